@@ -1,0 +1,52 @@
+# pmlab front door. `make run` and `make test` are the two commands of the README's quick start.
+SHELL := /bin/bash
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+SUITE     ?= all
+POOL      ?=
+RUN_ID    := $(shell date -u +%Y%m%d-%H%M%S)
+OUT       ?= results/$(RUN_ID)
+JOBS      ?= $(shell nproc)
+
+.PHONY: all setup build build-asan run test test-cpp test-asan test-python clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+$(ASAN_DIR)/build.ninja:
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPMLAB_SANITIZE=address,undefined
+
+build: setup $(BUILD_DIR)/build.ninja
+	ninja -C $(BUILD_DIR)
+
+build-asan: setup $(ASAN_DIR)/build.ninja
+	ninja -C $(ASAN_DIR)
+
+# The quick tour of every suite on a pool under /dev/shm (or POOL=…), then the report.
+run: build
+	@rc=0; $(BUILD_DIR)/pmlab run $(SUITE) --quick --out $(OUT) $(if $(POOL),--pool $(POOL)) || rc=$$?; \
+	if [ -f $(OUT)/results.json ]; then $(BUILD_DIR)/pmlab report $(OUT) || rc=$$?; fi; \
+	echo "results: $(OUT)/results.json"; echo "report:  $(OUT)/report.html"; exit $$rc
+
+test-cpp: build
+	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+test-asan: build-asan
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest -j$(JOBS) --output-on-failure
+
+# Two sessions: each test folder has its own conftest module.
+test-python: build
+	python3 -m pytest -q python/tests
+	python3 -m pytest -q tests/cli
+
+test: test-cpp test-asan test-python
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

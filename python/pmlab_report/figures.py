@@ -1,0 +1,89 @@
+"""Figure registry.
+
+A suite module registers figure functions with the `figure` decorator::
+
+    @figure("core", title="Cost per persist", caption="...", case="persist",
+            metrics=("latency_p50",))
+    def persist_latency(runs): ...
+
+A figure function takes all runs of its suite (any status) and returns a
+matplotlib Figure, or None when the data it needs is not there.  It must not
+use pyplot (figures are built with matplotlib.figure.Figure, which needs no GUI
+backend and keeps no global state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from matplotlib.figure import Figure
+
+from .model import Run
+
+FigureFunc = Callable[[Sequence[Run]], "Figure | None"]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    suite: str
+    key: str                      # unique id, e.g. "core.persist_latency"
+    title: str
+    caption: str
+    func: FigureFunc
+    case: str | None = None       # the case whose runs the figure reads (for the report's notes)
+    metrics: tuple[str, ...] = ()  # metrics it plots (so the report can label their kinds)
+
+
+@dataclass
+class FigureResult:
+    spec: FigureSpec
+    figure: Figure | None = None
+    error: str | None = None      # set when the figure function raised
+
+
+_REGISTRY: dict[str, list[FigureSpec]] = {}
+
+
+def figure(suite: str, *, title: str, caption: str, case: str | None = None,
+           metrics: Sequence[str] = (), key: str | None = None):
+    """Decorator registering a figure function for `suite`."""
+
+    def register(func: FigureFunc) -> FigureFunc:
+        spec = FigureSpec(suite=suite, key=key or f"{suite}.{func.__name__}", title=title,
+                          caption=caption, func=func, case=case, metrics=tuple(metrics))
+        specs = _REGISTRY.setdefault(suite, [])
+        specs[:] = [s for s in specs if s.key != spec.key]  # re-registration replaces
+        specs.append(spec)
+        return func
+
+    return register
+
+
+def figures_for(suite: str) -> list[FigureSpec]:
+    """Registered figures of `suite`, in registration order."""
+    return list(_REGISTRY.get(suite, []))
+
+
+def registered_suites() -> list[str]:
+    return list(_REGISTRY)
+
+
+def build(suite: str, runs: Sequence[Run]) -> list[FigureResult]:
+    """Call every figure function of `suite`.
+
+    A figure function that raises does not abort the report: its error is kept
+    and shown in place of the figure.
+    """
+    results = []
+    for spec in figures_for(suite):
+        try:
+            fig = spec.func(runs)
+        except Exception as exc:  # noqa: BLE001 - one broken figure must not lose the report
+            results.append(FigureResult(spec, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        if fig is not None and not isinstance(fig, Figure):
+            results.append(FigureResult(spec, error=f"returned {type(fig).__name__}, not a Figure"))
+            continue
+        results.append(FigureResult(spec, figure=fig))
+    return results

@@ -1,0 +1,394 @@
+"""Render a Results model as one self-contained, offline HTML page.
+
+Inline CSS, figures embedded as base64 PNG, no scripts and no external URLs.
+Every number shown carries a badge naming its kind (measured, modelled with the
+model's name, published with a numbered source).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from html import escape
+from typing import Any, Iterable, Sequence
+
+from . import figures as figure_registry
+from . import suites  # noqa: F401  (imports every suite module so its figures register)
+from .model import MEASURED, MODELLED, PUBLISHED, Metric, Results, Run, group_by_case
+from .model import group_by_suite, kinds_of, metric_columns, status_counts, unit_of
+from .units import DASH, format_quantity
+
+DPI = 110
+
+CSS = """
+:root { --fg:#1d1d1f; --muted:#5f6368; --line:#d9dce1; --bg-alt:#f6f7f9;
+        --meas:#1e6f3d; --meas-bg:#e3f3e8; --model:#8a4b00; --model-bg:#fdecd5;
+        --pub:#1f4e9c; --pub-bg:#e1ebfa; --err:#b3261e; --err-bg:#fbe4e2;
+        --skip:#5f6368; --skip-bg:#eceef1; --ok:#1e6f3d; --ok-bg:#e3f3e8; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       margin: 0 auto; padding: 24px 32px 64px; max-width: 1400px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 16px; margin: 24px 0 8px; }
+code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }
+.muted { color: var(--muted); }
+nav ul { margin: 4px 0; padding-left: 20px; }
+table { border-collapse: collapse; margin: 6px 0 12px; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 10px 4px 6px; text-align: left;
+         vertical-align: top; }
+thead th { position: sticky; top: 0; background: #fff; border-bottom: 2px solid var(--line);
+           white-space: nowrap; }
+table.kv th { width: 190px; font-weight: 600; }
+table.runs td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.runs tbody tr:nth-child(even) { background: var(--bg-alt); }
+table.runs td.name { font-size: 12px; max-width: 380px; word-break: break-word; }
+table.runs tr.notok td { background: var(--err-bg); }
+table.runs tr.skipped td { background: var(--skip-bg); }
+.scroll { overflow-x: auto; max-width: 100%; }
+.badge { display: inline-block; border-radius: 4px; padding: 0 5px; margin-left: 4px; font-size: 10.5px;
+         line-height: 16px; font-weight: 600; vertical-align: 1px; white-space: nowrap; }
+.kind-measured { color: var(--meas); background: var(--meas-bg); }
+.kind-modelled { color: var(--model); background: var(--model-bg); }
+.kind-published { color: var(--pub); background: var(--pub-bg); }
+.status-ok { color: var(--ok); background: var(--ok-bg); margin-left: 0; }
+.status-error { color: var(--err); background: var(--err-bg); margin-left: 0; border: 1px solid var(--err); }
+.status-skipped { color: var(--skip); background: var(--skip-bg); margin-left: 0; border: 1px solid var(--skip); }
+.flag-on { color: var(--ok); background: var(--ok-bg); margin: 0 4px 2px 0; }
+.flag-off { color: var(--muted); background: var(--skip-bg); margin: 0 4px 2px 0; text-decoration: line-through; }
+.legend { border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; background: var(--bg-alt); }
+.legend dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 12px; margin: 6px 0; }
+.legend dt { text-align: right; } .legend dd { margin: 0; }
+figure { margin: 16px 0 24px; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { max-width: 900px; color: #333; margin-top: 6px; }
+.note { color: var(--muted); font-style: italic; }
+.warn { color: var(--err); }
+.reason { color: var(--err); }
+ol.sources { margin: 4px 0; }
+"""
+
+
+# --------------------------------------------------------------------------- badges
+
+
+class Sources:
+    """Numbers the `source` strings of published metrics, in first-seen order."""
+
+    def __init__(self, runs: Iterable[Run]):
+        self.numbers: dict[str, int] = {}
+        for run in runs:
+            for metric in run.metrics.values():
+                if metric.kind == PUBLISHED and metric.source:
+                    self.numbers.setdefault(metric.source, len(self.numbers) + 1)
+
+    def number(self, source: str | None) -> int | None:
+        return self.numbers.get(source or "")
+
+
+def kind_badge(metric: Metric, sources: Sources | None = None) -> str:
+    """The small coloured label naming a number's kind."""
+    if metric.kind == MEASURED:
+        return '<span class="badge kind-measured" title="measured in this run">meas</span>'
+    if metric.kind == MODELLED:
+        model = metric.model or "?"
+        return (f'<span class="badge kind-modelled" title="modelled by {escape(model)}, not measured">'
+                f"model: {escape(model)}</span>")
+    if metric.kind == PUBLISHED:
+        source = metric.source or "?"
+        number = sources.number(source) if sources else None
+        text = f"pub [{number}]" if number else f"pub: {escape(source)}"
+        return (f'<span class="badge kind-published" title="published: {escape(source)}">'
+                f"{text}</span>")
+    return f'<span class="badge">{escape(str(metric.kind))}</span>'
+
+
+def measured_badge() -> str:
+    return kind_badge(Metric(None, "", MEASURED))
+
+
+def status_badge(status: str) -> str:
+    return f'<span class="badge status-{escape(status)}">{escape(status)}</span>'
+
+
+def _value(metric: Metric, sources: Sources | None = None) -> str:
+    return f"{escape(format_quantity(metric.value, metric.unit))}{kind_badge(metric, sources)}"
+
+
+def _measured(value: Any, unit: str) -> str:
+    if value is None:
+        return DASH
+    return f"{escape(format_quantity(value, unit))}{measured_badge()}"
+
+
+def _breakable(name: str) -> str:
+    return "/<wbr>".join(escape(part) for part in name.split("/"))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _anchor(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def figure_to_data_uri(fig, dpi: int = DPI) -> str:
+    """PNG of `fig` as a data: URI."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _header(results: Results) -> str:
+    ctx = results.context
+    counts = status_counts(results.runs)
+    quick = ctx.get("quick")
+    quick_text = ("yes — quick run: fewer sweep values and shorter measurements" if quick
+                  else "no" if quick is not None else DASH)
+    rows = [
+        ("Run id", f"<code>{escape(str(ctx.get('run_id', DASH)))}</code>"),
+        ("Date", escape(str(ctx.get("date", DASH)))),
+        ("Command line", f"<code>{escape(str(ctx.get('command_line', DASH)))}</code>"),
+        ("Quick", escape(quick_text)),
+        ("Host", escape(str(ctx.get("host", DASH)))),
+        ("pmlab version", escape(results.pmlab_version or DASH)
+         + f' <span class="muted">(results schema v{results.schema_version})</span>'),
+        ("Runs", f"{len(results.runs)}: " + ", ".join(
+            f"{n} {escape(s)}" for s, n in counts.items())),
+    ]
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return (f"<header><h1>pmlab report — {escape(str(ctx.get('run_id', '')))}</h1>"
+            f'<table class="kv">{body}</table></header>')
+
+
+def _legend(results: Results, sources: Sources) -> str:
+    models = sorted({m.model for r in results.runs for m in r.metrics.values()
+                     if m.kind == MODELLED and m.model})
+    model_text = (" Models used: " + ", ".join(f"<code>{escape(m)}</code>" for m in models) + "."
+                  if models else "")
+    parts = [
+        '<section class="legend" id="legend"><strong>How to read the numbers.</strong> '
+        "Every number carries a badge saying where it comes from:<dl>",
+        f'<dt>{kind_badge(Metric(None, "", MEASURED))}</dt>'
+        "<dd><b>measured</b> — timed on this machine in this run.</dd>",
+        f'<dt>{kind_badge(Metric(None, "", MODELLED, model="‹name›"))}</dt>'
+        "<dd><b>modelled</b> — computed by the named model from measured inputs; not a measurement."
+        f"{model_text}</dd>",
+        f'<dt><span class="badge kind-published">pub [n]</span></dt>'
+        "<dd><b>published</b> — quoted from the numbered source below, for comparison; "
+        "not produced by this run.</dd></dl>",
+    ]
+    if sources.numbers:
+        parts.append("Sources:<ol class=\"sources\">" + "".join(
+            f"<li value=\"{n}\">{escape(s)}</li>" for s, n in sources.numbers.items()) + "</ol>")
+    parts.append('<div class="muted">Unbadged numbers in the context section (cache sizes, core '
+                 "counts …) describe the machine as reported by the system; they are not "
+                 "measurements.</div></section>")
+    return "".join(parts)
+
+
+def _caches(caches: Sequence[dict]) -> str:
+    lines = []
+    for cache in caches:
+        lines.append(
+            f"L{escape(str(cache.get('level', '?')))} {escape(str(cache.get('type', '')))}: "
+            f"{escape(format_quantity(cache.get('size_bytes'), 'B'))}, "
+            f"{escape(format_quantity(cache.get('line_bytes'), 'B'))} lines, "
+            f"shared by {escape(str(cache.get('shared_by', '?')))} logical CPU(s)")
+    return "<br>".join(lines) or DASH
+
+
+def _flags(isa: dict) -> str:
+    if not isa:
+        return DASH
+    return "".join(
+        f'<span class="badge {"flag-on" if on else "flag-off"}" '
+        f'title="{"present" if on else "absent"}">{escape(name)}</span>'
+        for name, on in isa.items())
+
+
+_KNOWN_CONTEXT = {"run_id", "date", "command_line", "quick", "host", "kernel", "git_revision",
+                  "config_hash", "cpu", "numa_nodes", "timer", "hardware_counters", "pool",
+                  "durability_domain", "flush_instruction", "skipped"}
+
+
+def _context(ctx: dict) -> str:
+    cpu = ctx.get("cpu") or {}
+    timer = ctx.get("timer") or {}
+    counters = ctx.get("hardware_counters") or {}
+    pool = ctx.get("pool")
+
+    def text(value: Any) -> str:
+        return DASH if value is None else escape(str(value))
+
+    tsc = cpu.get("tsc_ghz")
+    cores = cpu.get("cores_used") or []
+    rows = [
+        ("CPU", f"{text(cpu.get('vendor'))} — {text(cpu.get('model'))}"),
+        ("Logical CPUs / cores used",
+         f"{text(cpu.get('logical_cpus'))} logical; benchmark pinned to "
+         f"{escape(', '.join(str(c) for c in cores)) or DASH}"),
+        ("ISA flags", _flags(cpu.get("isa") or {})),
+        ("Caches", _caches(cpu.get("caches") or [])),
+        ("TSC frequency", _measured(tsc, "GHz") if tsc is not None else "TSC not used"),
+        ("NUMA nodes", text(ctx.get("numa_nodes"))),
+        ("Kernel", text(ctx.get("kernel"))),
+        ("Timer", f"source <code>{text(timer.get('source'))}</code>; overhead "
+                  f"{_measured(timer.get('overhead_ns'), 'ns')}; resolution "
+                  f"{_measured(timer.get('resolution_ns'), 'ns')}"),
+        ("Hardware counters",
+         "available" if counters.get("available")
+         else f"not available — {text(counters.get('reason'))}"),
+    ]
+    if isinstance(pool, dict):
+        rows += [
+            ("Pool path", f"<code>{text(pool.get('path'))}</code>"),
+            ("Pool medium / filesystem", f"{text(pool.get('medium'))} on {text(pool.get('filesystem'))}"),
+            ("Pool size", escape(format_quantity(pool.get("size_bytes"), "B"))),
+            ("Store granularity", text(pool.get("store_granularity"))),
+        ]
+    else:
+        rows.append(("Pool", "no pool used"))
+    rows += [
+        ("Durability domain", f"{text(ctx.get('durability_domain'))} "
+                              '<span class="muted">(run-wide default; runs may override)</span>'),
+        ("Flush instruction", f"{text(ctx.get('flush_instruction'))} "
+                              '<span class="muted">(run-wide default; runs may override)</span>'),
+        ("Git revision", f"<code>{text(ctx.get('git_revision'))}</code>"),
+        ("Config hash", f"<code>{text(ctx.get('config_hash'))}</code>"),
+    ]
+    for key, value in ctx.items():
+        if key not in _KNOWN_CONTEXT:
+            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            rows.append((escape(key), f"<code>{escape(shown)}</code>"))
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+
+    skipped = ctx.get("skipped") or []
+    if skipped:
+        skipped_html = ('<table class="kv"><thead><tr><th>Skipped</th><th>Reason</th></tr></thead>'
+                        "<tbody>" + "".join(
+                            f"<tr><td><code>{text(s.get('name'))}</code></td>"
+                            f"<td>{text(s.get('reason'))}</td></tr>" for s in skipped)
+                        + "</tbody></table>")
+    else:
+        skipped_html = '<p class="muted">Nothing was skipped.</p>'
+    return (f'<section id="context"><h2>Context</h2><table class="kv">{body}</table>'
+            f'<h3 id="skipped">Skipped cases and sweeps</h3>{skipped_html}</section>')
+
+
+def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
+                  sources: Sources) -> str:
+    spec = result.spec
+    if result.error:
+        return (f'<p class="warn">Figure “{escape(spec.title)}” could not be drawn: '
+                f"{escape(result.error)}</p>")
+    case_runs = [r for r in runs if spec.case is None or r.case == spec.case]
+    if result.figure is None:
+        what = f"{spec.suite}.{spec.case}" if spec.case else spec.suite
+        return (f'<p class="note">Figure “{escape(spec.title)}” not drawn: this run has no usable '
+                f"{escape(what)} data for it.</p>")
+    uri = figure_to_data_uri(result.figure)
+    notes = []
+    kinds = kinds_of(case_runs, spec.metrics)
+    if kinds:
+        notes.append("Plotted values: " + "".join(kind_badge(m, sources) for m in kinds) + ".")
+    bad = [r for r in case_runs if not r.ok]
+    if bad:
+        counts = status_counts(bad)
+        listed = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        notes.append(f"Not plotted: {listed} run(s) — see the table for the reason.")
+    return (f'<figure><img alt="{escape(spec.title)}" src="{uri}">'
+            f"<figcaption><b>{escape(spec.title)}.</b> {escape(spec.caption)} "
+            f"{' '.join(notes)}</figcaption></figure>")
+
+
+def _column_header(runs: Sequence[Run], metric: str) -> str:
+    unit = unit_of(runs, metric)
+    unit_html = f' <span class="muted">({escape(unit)})</span>' if unit else ""
+    return f"<th>{escape(metric)}{unit_html}</th>"
+
+
+def _runs_table(runs: Sequence[Run], sources: Sources) -> str:
+    metrics = metric_columns(runs)
+    head = ("<thead><tr><th>run</th><th>status</th>"
+            + "".join(_column_header(runs, m) for m in metrics) + "</tr></thead>")
+    body = []
+    for run in runs:
+        classes = {"ok": "", "error": "notok", "skipped": "skipped"}.get(run.status, "notok")
+        cells = [f'<td class="name mono">{_breakable(run.name)}</td>']
+        status = status_badge(run.status)
+        if run.reason and (run.metrics or not metrics):
+            status += f'<div class="reason">{escape(run.reason)}</div>'
+        cells.append(f"<td>{status}</td>")
+        if not run.metrics and metrics:
+            reason = escape(run.reason) if run.reason else DASH
+            cells.append(f'<td class="reason" colspan="{len(metrics)}">{reason}</td>')
+        else:
+            for metric in metrics:
+                m = run.metrics.get(metric)
+                cells.append(f'<td class="num">{_value(m, sources) if m else DASH}</td>')
+        body.append(f'<tr id="run-{run.index}" class="{classes}">{"".join(cells)}</tr>')
+    used = {m.source for r in runs for m in r.metrics.values() if m.kind == PUBLISHED}
+    footnote = ""
+    if used - {None}:
+        footnote = "<p class=\"muted\">Sources: " + "; ".join(
+            f"[{n}] {escape(s)}" for s, n in sources.numbers.items() if s in used) + "</p>"
+    return (f'<div class="scroll"><table class="runs">{head}<tbody>{"".join(body)}</tbody>'
+            f"</table></div>{footnote}")
+
+
+def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
+    counts = status_counts(runs)
+    parts = [f'<section id="suite-{_anchor(suite)}"><h2>Suite <code>{escape(suite)}</code></h2>',
+             f'<p class="muted">{_plural(len(runs), "run")}: '
+             + ", ".join(f"{n} {escape(s)}" for s, n in counts.items()) + "</p>"]
+    bad = [r for r in runs if not r.ok]
+    if bad:
+        parts.append("<p><b>Runs not ok:</b></p><ul>" + "".join(
+            f'<li>{status_badge(r.status)} <a href="#run-{r.index}"><code>{escape(r.name)}</code></a>'
+            f' — <span class="reason">{escape(r.reason or "no reason given")}</span></li>'
+            for r in bad) + "</ul>")
+
+    results = figure_registry.build(suite, runs)
+    if not results:
+        parts.append(f'<p class="note">No figures are registered for suite '
+                     f"<code>{escape(suite)}</code>; its runs are listed below.</p>")
+    for result in results:
+        parts.append(_figure_block(result, runs, sources))
+        result.figure = None  # release the matplotlib figure
+
+    for case, case_runs in group_by_case(runs).items():
+        parts.append(f'<h3 id="table-{_anchor(suite)}-{_anchor(case)}">Runs of '
+                     f"<code>{escape(suite)}.{escape(case)}</code></h3>")
+        parts.append(_runs_table(case_runs, sources))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _nav(suite_names: Sequence[str]) -> str:
+    items = ['<li><a href="#context">Context</a></li>']
+    items += [f'<li><a href="#suite-{_anchor(s)}">Suite {escape(s)}</a></li>' for s in suite_names]
+    return f"<nav><ul>{''.join(items)}</ul></nav>"
+
+
+def render_report(results: Results) -> str:
+    """The whole report as an HTML string."""
+    sources = Sources(results.runs)
+    by_suite = group_by_suite(results.runs)
+    title = f"pmlab report — {results.context.get('run_id', '')}"
+    sections = [_header(results), _legend(results, sources), _nav(list(by_suite)),
+                _context(results.context)]
+    if not by_suite:
+        sections.append('<p class="note">This run has no runs.</p>')
+    sections += [_suite_section(suite, runs, sources) for suite, runs in by_suite.items()]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            + "\n".join(sections) + "</body></html>\n")

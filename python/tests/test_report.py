@@ -1,0 +1,116 @@
+import re
+
+import pytest
+
+from pmlab_report import model, render
+
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def quick_html():
+    from conftest import _QUICK
+    return render.render_report(model.from_document(_QUICK))
+
+
+@pytest.fixture(scope="module")
+def partial_html():
+    from conftest import _PARTIAL
+    return render.render_report(model.from_document(_PARTIAL))
+
+
+def test_report_is_a_full_page(quick_html):
+    assert quick_html.startswith("<!DOCTYPE html>")
+    assert quick_html.rstrip().endswith("</html>")
+
+
+def test_report_embeds_the_core_figures(quick_html):
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]+"', quick_html)
+    assert len(images) == 3
+    assert quick_html.count("<figcaption>") == 3
+    assert "vocabulary time / raw-intrinsics time" in quick_html
+    assert 'class="warn"' not in quick_html  # no figure failed
+
+
+def test_report_is_offline(quick_html):
+    assert not EXTERNAL.search(quick_html)
+    assert "<script" not in quick_html.lower()
+    assert "@import" not in quick_html and "url(" not in quick_html
+
+
+def test_header(quick_html):
+    for text in ("20261121-214000", "2026-11-21T21:40:00Z",
+                 "pmlab run core --quick --out results/x", "quick run"):
+        assert text in quick_html
+
+
+def test_context(quick_html):
+    for text in ("AMD EPYC (fixture)", "clflushopt", "movdir64b", "L3 unified: 32 MiB",
+                 "NUMA nodes", "Linux 6.1.0 x86_64", "/dev/shm/pmlab-0.pool", "emulated on tmpfs",
+                 "page", "Durability domain", "adr", "Flush instruction", "clwb",
+                 "perf_event_open: not supported", "0123456789abcdef", "Git revision", "unknown",
+                 "9.10 ns", "2.45 GHz"):
+        assert text in quick_html, text
+    assert "<code>idio.numa</code></td><td>one NUMA node" in quick_html
+
+
+def test_error_run_and_reason(quick_html):
+    assert "region of 64 MiB needed, pool has 32 MiB" in quick_html
+    assert 'class="badge status-error"' in quick_html
+
+
+def test_badges_for_the_three_kinds(quick_html):
+    assert 'class="badge kind-measured"' in quick_html
+    assert 'model: dcpmm</span>' in quick_html
+    assert 'title="published: PMIdioBench artifact, pmem-idiosyncrasies.txt (I3)">pub [1]' in quick_html
+    assert '<li value="1">PMIdioBench artifact, pmem-idiosyncrasies.txt (I3)</li>' in quick_html
+    for kind in ("<b>measured</b>", "<b>modelled</b>", "<b>published</b>"):
+        assert kind in quick_html  # the legend
+
+
+def test_every_metric_cell_has_a_badge(quick_html):
+    cells = re.findall(r'<td class="num">(.*?)</td>', quick_html)
+    assert cells
+    for cell in cells:
+        assert cell == "\u2014" or 'class="badge kind-' in cell, cell
+
+
+def test_suite_without_figures_gets_a_table(quick_html):
+    section = quick_html[quick_html.index('<section id="suite-other">'):]
+    assert "No figures are registered for suite" in section
+    assert '<table class="runs">' in section
+    assert "other.thing/<wbr>size:64" in section
+    assert "1.00 Mops/s" in section
+
+
+def test_numbers_are_formatted(quick_html):
+    assert "89.9 Mops/s" in quick_html
+    assert "5.36 GiB/s" in quick_html
+    assert "10.6 ns" in quick_html
+
+
+def test_partial_report(partial_html):
+    assert len(re.findall(r"<img ", partial_html)) == 3
+    assert "no pool used" in partial_html
+    assert "TSC not used" in partial_html
+    assert "Nothing was skipped." in partial_html
+    assert "size 256 not in quick sweep" in partial_html
+    assert "clflush faulted on pool mapping" in partial_html
+    assert 'class="badge status-skipped"' in partial_html
+    assert "Not plotted: 1 skipped run" in partial_html
+
+
+def test_figure_not_drawn_is_explained(partial_doc):
+    partial_doc["runs"] = [r for r in partial_doc["runs"] if r["case"] == "overhead"]
+    html = render.render_report(model.from_document(partial_doc))
+    assert len(re.findall(r"<img ", html)) == 1
+    assert html.count("not drawn: this run has no usable core.persist data") == 2
+
+
+def test_html_is_escaped(partial_doc):
+    partial_doc["context"]["command_line"] = "pmlab run <script>alert(1)</script>"
+    partial_doc["runs"][2]["metrics"]["bandwidth"]["unit"] = "<b>"
+    partial_doc["runs"] = partial_doc["runs"][2:4]
+    html = render.render_report(model.from_document(partial_doc))
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<b>)" not in html

@@ -1,0 +1,26 @@
+// Address streams for benchmarks, generated before the timed loop (never inside it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pmlab::bench {
+
+enum class Pattern { seq, rand };
+Pattern parse_pattern(const std::string& text);  // "seq" | "rand" (validated by the param spec)
+
+// Offsets of `count` accesses of `access` bytes inside [0, span): consecutive for seq (wrapping),
+// uniformly random and `access`-aligned for rand. count is rounded up to a power of two so the loop
+// can index with a mask. Reproducible from the seed.
+std::vector<uint64_t> make_offsets(Pattern pattern, uint64_t span, uint64_t access, size_t count, uint64_t seed);
+
+// splitmix64: seeds per-thread generators from one run seed.
+inline uint64_t splitmix64(uint64_t& state) noexcept {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace pmlab::bench

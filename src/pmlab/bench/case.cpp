@@ -1,0 +1,162 @@
+#include "pmlab/bench/case.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "pmlab/platform/topology.hpp"
+
+namespace pmlab::bench {
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add_suite(std::string name, std::string summary) { suites_.emplace_back(std::move(name), std::move(summary)); }
+
+void Registry::add(CaseDef def) { cases_.push_back(std::move(def)); }
+
+namespace std_params {
+
+ParamSpec medium(std::vector<std::string> defaults) {
+  ParamSpec p;
+  p.name = "medium";
+  p.type = ParamType::choice;
+  p.doc = "memory the case runs on: dram (anonymous memory) or pool (the run's pool file)";
+  p.choices = {"dram", "pool"};
+  p.defaults = std::move(defaults);
+  return p;
+}
+
+ParamSpec domain(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  ParamSpec p;
+  p.name = "domain";
+  p.type = ParamType::choice;
+  p.doc = "durability domain: none (nothing flushed or fenced), adr (flush + fence), eadr (fence only); "
+          "auto = the run's default";
+  p.choices = {"auto", "none", "adr", "eadr"};
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  return p;
+}
+
+ParamSpec flush(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  ParamSpec p;
+  p.name = "flush";
+  p.type = ParamType::choice;
+  p.doc = "flush instruction: clflush, clflushopt, clwb, or ntstore (non-temporal stores); auto = the run's default";
+  p.choices = {"auto", "clflush", "clflushopt", "clwb", "ntstore"};
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  return p;
+}
+
+ParamSpec threads(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  ParamSpec p;
+  p.name = "threads";
+  p.type = ParamType::integer;
+  p.doc = "worker threads, each pinned to its own CPU; at most the CPUs this process may use";
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  p.min = 1;
+  p.max = 1024;
+  return p;
+}
+
+ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
+               int64_t min, int64_t max) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamType::size;
+  p.doc = std::move(doc);
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  p.min = min;
+  p.max = max;
+  return p;
+}
+
+ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices, std::vector<std::string> defaults,
+                 std::vector<std::string> quick) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamType::choice;
+  p.doc = std::move(doc);
+  p.choices = std::move(choices);
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  return p;
+}
+
+}  // namespace std_params
+
+void RunContext::metric(std::string name, double value, std::string unit, MetricKind kind, std::string origin) {
+  record_.set(Metric{std::move(name), value, std::move(unit), kind, std::move(origin)});
+}
+
+void RunContext::skip(const std::string& reason) { throw RunAbort{RunStatus::skipped, reason}; }
+void RunContext::fail(const std::string& reason) { throw RunAbort{RunStatus::error, reason}; }
+
+void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
+  std::barrier<> sync(threads_);
+  std::vector<std::unique_ptr<ThreadState>> states;
+  for (int t = 0; t < threads_; ++t) states.push_back(std::make_unique<ThreadState>(t, threads_, control_, sync));
+  std::vector<std::thread> workers;
+  std::vector<int> pinned(threads_, 0);
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (int t = 0; t < threads_; ++t) {
+    workers.emplace_back([&, t] {
+      pinned[t] = platform::pin_current_thread(cpus_[static_cast<size_t>(t) % cpus_.size()]) ? 1 : 0;
+      try {
+        body(*states[t]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+
+  const platform::Clock& clock = platform::Clock::get();
+  Histogram merged;
+  uint64_t ops = 0, first = UINT64_MAX, last = 0;
+  persist::Counters counters{};
+  for (const auto& s : states) {
+    merged.merge(s->histogram());
+    ops += s->ops();
+    if (s->ops() > 0) {
+      first = std::min(first, s->start_tick());
+      last = std::max(last, s->end_tick());
+    }
+    counters += s->counters();
+  }
+  metric("threads_pinned", static_cast<double>(std::count(pinned.begin(), pinned.end(), 1)), "count");
+  if (std::none_of(states.begin(), states.end(), [](const auto& s) { return s->measured(); })) return;
+  if (ops == 0) fail("the case measured no operations");
+  const double seconds = clock.to_ns(last - first) / 1e9;
+  metric("ops", static_cast<double>(ops), "count");
+  metric("seconds", seconds, "s");
+  metric("throughput", static_cast<double>(ops) / seconds, "ops/s");
+  if (bytes_per_op_ > 0) metric("bandwidth", bytes_per_op_ * static_cast<double>(ops) / seconds / 1048576.0, "MiB/s");
+  if (merged.count() > 0) {
+    auto ns = [&](double ticks) { return ticks / clock.ticks_per_ns(); };
+    metric("latency_avg", ns(merged.mean()), "ns");
+    metric("latency_p50", ns(merged.quantile(0.50)), "ns");
+    metric("latency_p99", ns(merged.quantile(0.99)), "ns");
+    metric("latency_p999", ns(merged.quantile(0.999)), "ns");
+    metric("latency_max", ns(static_cast<double>(merged.max())), "ns");
+    record_.histogram_ns.clear();
+    for (const auto& [lo, n] : merged.buckets()) record_.histogram_ns.emplace_back(ns(static_cast<double>(lo)), n);
+  }
+  const double per_op = 1.0 / static_cast<double>(ops);
+  metric("flushes_per_op", static_cast<double>(counters.flushes) * per_op, "count");
+  metric("flushed_bytes_per_op", static_cast<double>(counters.flushed_bytes) * per_op, "B");
+  metric("fences_per_op", static_cast<double>(counters.fences) * per_op, "count");
+  metric("nt_bytes_per_op", static_cast<double>(counters.nt_bytes) * per_op, "B");
+}
+
+}  // namespace pmlab::bench

@@ -1,0 +1,203 @@
+// A benchmark case: declared once with its parameters, registered in a suite, run by the runner for every
+// point of its sweep. The case body runs its own tight loop (inlined, no virtual call per operation);
+// the harness owns threads, pinning, warm-up, timing, counters and records.
+#pragma once
+
+#include <barrier>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmlab/bench/histogram.hpp"
+#include "pmlab/bench/params.hpp"
+#include "pmlab/bench/record.hpp"
+#include "pmlab/media/region.hpp"
+#include "pmlab/persist/persister.hpp"
+#include "pmlab/platform/clock.hpp"
+
+namespace pmlab::bench {
+
+class RunContext;
+
+struct CaseDef {
+  std::string suite;
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // Bytes of medium the run needs at `params` (0: the case uses no medium).
+  std::function<uint64_t(const Params&)> region_bytes;
+  // A reason when this point of the sweep duplicates another (it is then left out of the sweep).
+  std::function<std::optional<std::string>(const Params&)> redundant;
+  std::function<void(RunContext&)> body;
+
+  std::string full_name() const { return suite + "." + name; }
+};
+
+class Registry {
+ public:
+  static Registry& instance();
+  void add_suite(std::string name, std::string summary);
+  void add(CaseDef def);
+  const std::vector<CaseDef>& cases() const { return cases_; }
+  const std::vector<std::pair<std::string, std::string>>& suites() const { return suites_; }
+
+ private:
+  std::vector<CaseDef> cases_;
+  std::vector<std::pair<std::string, std::string>> suites_;
+};
+
+// Registers at static-initialization time; suites are linked as object files so these always run.
+struct CaseRegistration {
+  explicit CaseRegistration(CaseDef def) { Registry::instance().add(std::move(def)); }
+};
+struct SuiteRegistration {
+  SuiteRegistration(std::string name, std::string summary) {
+    Registry::instance().add_suite(std::move(name), std::move(summary));
+  }
+};
+
+// Standard parameters the harness understands: it builds the medium and the persister from them.
+namespace std_params {
+ParamSpec medium(std::vector<std::string> defaults = {"dram", "pool"});
+// "auto" resolves to the run-wide choice (the pool's map-time decision, or --domain / --flush).
+ParamSpec domain(std::vector<std::string> defaults = {"auto"}, std::vector<std::string> quick = {});
+ParamSpec flush(std::vector<std::string> defaults = {"auto"}, std::vector<std::string> quick = {});
+ParamSpec threads(std::vector<std::string> defaults = {"1"}, std::vector<std::string> quick = {});
+ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
+               int64_t min, int64_t max);
+ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices,
+                 std::vector<std::string> defaults, std::vector<std::string> quick = {});
+}  // namespace std_params
+
+// How long each thread measures.
+struct RunControl {
+  double duration_s = 0.5;     // fixed-duration runs
+  uint64_t ops = 0;            // fixed-ops runs when non-zero (per thread)
+  double warmup_s = 0.05;      // untimed, before the start barrier
+  bool per_op_timing = true;   // latency histogram; otherwise only the whole loop is timed
+};
+
+// One worker thread's view: its index, and the measured loop.
+class ThreadState {
+ public:
+  ThreadState(int index, int count, const RunControl& control, std::barrier<>& sync)
+      : index_(index), count_(count), control_(control), sync_(sync) {}
+
+  int index() const noexcept { return index_; }
+  int count() const noexcept { return count_; }
+
+  // Runs op(i) with i = 0, 1, 2, …: warm-up, start barrier, timed operations, end barrier.
+  // op must not be cheaper than the timer when per-op timing is on (see Clock::overhead_ns).
+  template <class Op>
+  void measure(Op&& op) {
+    const platform::Clock& clock = platform::Clock::get();
+    uint64_t i = 0;
+    const uint64_t warm_until = platform::Clock::now() + clock.from_ns(control_.warmup_s * 1e9);
+    while (platform::Clock::now() < warm_until) {
+      for (int k = 0; k < 16; ++k) op(i++);
+    }
+    sync_.arrive_and_wait();
+    const persist::Counters before = persist::thread_counters();
+    const uint64_t start = platform::Clock::start();
+    const uint64_t deadline = control_.ops ? UINT64_MAX : start + clock.from_ns(control_.duration_s * 1e9);
+    const uint64_t target = control_.ops ? control_.ops : UINT64_MAX;
+    const uint64_t overhead = clock.from_ns(clock.overhead_ns());
+    uint64_t done = 0;
+    if (control_.per_op_timing) {
+      while (done < target) {
+        const uint64_t t0 = platform::Clock::start();
+        op(i++);
+        const uint64_t t1 = platform::Clock::stop();
+        const uint64_t d = t1 - t0;
+        histogram_.add(d > overhead ? d - overhead : 0);
+        ++done;
+        if (t1 >= deadline) break;
+      }
+    } else {
+      constexpr uint64_t kBatch = 64;
+      while (done < target) {
+        const uint64_t n = std::min(kBatch, target - done);
+        for (uint64_t k = 0; k < n; ++k) op(i++);
+        done += n;
+        if (platform::Clock::now() >= deadline) break;
+      }
+    }
+    end_ = platform::Clock::stop();
+    start_ = start;
+    ops_ = done;
+    counters_ = persist::thread_counters() - before;
+    measured_ = true;
+    sync_.arrive_and_wait();
+  }
+
+  const Histogram& histogram() const noexcept { return histogram_; }
+  uint64_t ops() const noexcept { return ops_; }
+  uint64_t start_tick() const noexcept { return start_; }
+  uint64_t end_tick() const noexcept { return end_; }
+  const persist::Counters& counters() const noexcept { return counters_; }
+  bool measured() const noexcept { return measured_; }
+
+ private:
+  int index_;
+  int count_;
+  const RunControl& control_;
+  std::barrier<>& sync_;
+  Histogram histogram_;
+  uint64_t ops_ = 0;
+  uint64_t start_ = 0;
+  uint64_t end_ = 0;
+  persist::Counters counters_{};
+  bool measured_ = false;
+};
+
+// Everything a case body sees for one run.
+class RunContext {
+ public:
+  RunContext(const CaseDef& def, const Params& params, RunRecord& record, media::Region region,
+             const persist::Persister& persister, RunControl control, int threads, std::vector<int> cpus,
+             bool quick)
+      : def_(def), params_(params), record_(record), region_(region), persister_(persister),
+        control_(control), threads_(threads), cpus_(std::move(cpus)), quick_(quick) {}
+
+  const Params& params() const noexcept { return params_; }
+  const media::Region& region() const noexcept { return region_; }
+  const persist::Persister& persister() const noexcept { return persister_; }
+  int threads() const noexcept { return threads_; }
+  bool quick() const noexcept { return quick_; }
+  RunControl& control() noexcept { return control_; }
+
+  // Spawns threads() workers pinned round-robin to the allowed CPUs, runs body(ThreadState&) in each,
+  // joins, then records throughput, latency percentiles and persistence counters per operation
+  // (only when the body used ThreadState::measure; a case that times itself records its own metrics).
+  void run_threads(const std::function<void(ThreadState&)>& body);
+  // Bytes each operation moves: adds a bandwidth metric (MiB/s) to the standard ones.
+  void set_bytes_per_op(double bytes) noexcept { bytes_per_op_ = bytes; }
+
+  void metric(std::string name, double value, std::string unit, MetricKind kind = MetricKind::measured,
+              std::string origin = {});
+  // Ends the run as skipped or failed; the rest of the sweep goes on.
+  [[noreturn]] void skip(const std::string& reason);
+  [[noreturn]] void fail(const std::string& reason);
+
+ private:
+  const CaseDef& def_;
+  const Params& params_;
+  RunRecord& record_;
+  media::Region region_;
+  const persist::Persister& persister_;
+  RunControl control_;
+  int threads_;
+  std::vector<int> cpus_;
+  bool quick_;
+  double bytes_per_op_ = 0.0;
+};
+
+// Thrown by RunContext::skip / fail, caught by the runner.
+struct RunAbort {
+  RunStatus status;
+  std::string reason;
+};
+
+}  // namespace pmlab::bench

@@ -1,0 +1,21 @@
+// The `context` block of results.json: the machine and setup every number in a run depends on.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace pmlab::bench {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kPmlabVersion = "0.1.0";
+
+// CPU (vendor, model, ISA flags, caches, TSC rate, allowed CPUs), NUMA nodes, kernel, host, timer,
+// hardware-counter availability, git revision.
+nlohmann::ordered_json machine_context();
+
+// "20261121-214000" in UTC, and the ISO 8601 form of the same instant.
+std::string run_id_now();
+std::string iso8601_now();
+
+}  // namespace pmlab::bench

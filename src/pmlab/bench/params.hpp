@@ -1,0 +1,60 @@
+// Benchmark parameters: each case declares its parameters once (name, type, documented default sweep,
+// quick sweep, validation); the runner expands the sweeps into concrete Params, one per run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab::bench {
+
+enum class ParamType { integer, size, choice, real, boolean };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::integer;
+  std::string doc;
+  std::vector<std::string> defaults;  // the full sweep
+  std::vector<std::string> quick;     // the --quick sweep; empty means the full one
+  std::vector<std::string> choices;   // allowed values of a choice
+  int64_t min = INT64_MIN;            // bounds of integer and size values
+  int64_t max = INT64_MAX;
+
+  // Parses and range-checks one value; the error names the parameter and what it accepts.
+  Result<nlohmann::ordered_json> parse(const std::string& text) const;
+  std::string describe_values() const;  // "64..16K", "clwb|clflushopt|…"
+};
+
+// One concrete point of a sweep: values in the case's parameter order.
+class Params {
+ public:
+  void set(const std::string& name, nlohmann::ordered_json value) { values_[name] = std::move(value); }
+  bool has(const std::string& name) const { return values_.contains(name); }
+  const std::string& text(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  uint64_t size(const std::string& name) const { return static_cast<uint64_t>(integer(name)); }
+  double real(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  const nlohmann::ordered_json& json() const { return values_; }
+  // "/key:value/…" in parameter order (sizes printed as given: 4096, not 4K, so names sort and parse).
+  std::string name_suffix() const;
+
+ private:
+  nlohmann::ordered_json values_ = nlohmann::ordered_json::object();
+};
+
+// `--set name=v1,v2` options, by parameter name.
+using Overrides = std::map<std::string, std::vector<std::string>>;
+// Parses "name=v1,v2,…" into `into`; a repeated name replaces the earlier list.
+Status parse_override(const std::string& text, Overrides& into);
+
+// Cartesian product of each parameter's list (override, else quick or full default), in order.
+Result<std::vector<Params>> expand(const std::vector<ParamSpec>& specs, const Overrides& overrides, bool quick);
+
+}  // namespace pmlab::bench

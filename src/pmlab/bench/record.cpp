@@ -1,0 +1,68 @@
+#include "pmlab/bench/record.hpp"
+
+#include <cmath>
+
+namespace pmlab::bench {
+
+const char* to_string(MetricKind k) noexcept {
+  switch (k) {
+    case MetricKind::measured: return "measured";
+    case MetricKind::modelled: return "modelled";
+    case MetricKind::published: return "published";
+  }
+  return "?";
+}
+
+const char* to_string(RunStatus s) noexcept {
+  switch (s) {
+    case RunStatus::ok: return "ok";
+    case RunStatus::error: return "error";
+    case RunStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+
+void RunRecord::set(Metric m) {
+  for (auto& existing : metrics)
+    if (existing.name == m.name) {
+      existing = std::move(m);
+      return;
+    }
+  metrics.push_back(std::move(m));
+}
+
+const Metric* RunRecord::find(const std::string& name) const {
+  for (const auto& m : metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+nlohmann::ordered_json to_json(const RunRecord& r) {
+  nlohmann::ordered_json j;
+  j["name"] = r.name;
+  j["suite"] = r.suite;
+  j["case"] = r.case_name;
+  j["params"] = r.params;
+  j["config_hash"] = r.config_hash;
+  j["status"] = to_string(r.status);
+  j["reason"] = r.reason.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.reason);
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  for (const auto& m : r.metrics) {
+    nlohmann::ordered_json e;
+    e["value"] = std::isfinite(m.value) ? nlohmann::ordered_json(m.value) : nlohmann::ordered_json(nullptr);
+    e["unit"] = m.unit;
+    e["kind"] = to_string(m.kind);
+    if (m.kind == MetricKind::modelled) e["model"] = m.origin;
+    if (m.kind == MetricKind::published) e["source"] = m.origin;
+    metrics[m.name] = e;
+  }
+  j["metrics"] = metrics;
+  if (!r.histogram_ns.empty()) {
+    nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+    for (const auto& [lo, n] : r.histogram_ns) buckets.push_back({lo, n});
+    j["histogram"] = {{"unit", "ns"}, {"buckets", buckets}};
+  }
+  return j;
+}
+
+}  // namespace pmlab::bench

@@ -1,0 +1,301 @@
+#include "pmlab/bench/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "pmlab/bench/context.hpp"
+#include "pmlab/bench/progress.hpp"
+#include "pmlab/common/units.hpp"
+#include "pmlab/media/region.hpp"
+#include "pmlab/platform/system.hpp"
+#include "pmlab/platform/topology.hpp"
+#include "pmlab/pool/layout.hpp"
+#include "pmlab/pool/pool.hpp"
+
+namespace pmlab::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kBenchLayout = "bench";
+constexpr uint64_t kMinBenchPool = 64ULL << 20;
+
+// Benchmarks use the pool's data area as scratch memory: nothing to recover.
+[[maybe_unused]] const bool bench_layout_registered = pool::LayoutRegistry::instance().add(
+    {kBenchLayout, 1, "scratch memory for benchmarks (no persistent structure, nothing to recover)", {}, {}});
+
+struct PlannedRun {
+  const CaseDef* def;
+  Params params;
+  std::string name;
+};
+
+bool uses_pool(const PlannedRun& r) {
+  return r.params.has("medium") && r.params.text("medium") == "pool";
+}
+
+uint64_t region_bytes(const PlannedRun& r) { return r.def->region_bytes ? r.def->region_bytes(r.params) : 0; }
+
+std::string default_pool_path() {
+  std::error_code ec;
+  fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path(ec);
+  return (dir / ("pmlab-" + std::to_string(getpid()) + ".pool")).string();
+}
+
+// Replaces domain=auto / flush=auto with the run's default so names and records say what ran.
+void resolve_auto(Params& p, const persist::Config& defaults) {
+  if (p.has("domain") && p.text("domain") == "auto") p.set("domain", persist::to_string(defaults.domain));
+  if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
+}
+
+Status write_file_atomically(const fs::path& path, const std::string& text) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return error(Errc::io_error, "cannot write " + tmp.string());
+    out << text;
+    if (!out.flush()) return error(Errc::io_error, "cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return error(Errc::io_error, "cannot rename " + tmp.string() + ": " + ec.message());
+  return Status::success();
+}
+
+}  // namespace
+
+Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>& selectors) {
+  const auto& cases = Registry::instance().cases();
+  std::vector<const CaseDef*> out;
+  auto add = [&](const CaseDef* c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  if (selectors.empty() || std::find(selectors.begin(), selectors.end(), "all") != selectors.end()) {
+    for (const auto& c : cases) add(&c);
+    return out;
+  }
+  for (const auto& sel : selectors) {
+    bool matched = false;
+    for (const auto& c : cases) {
+      if (c.suite == sel || c.full_name() == sel) {
+        add(&c);
+        matched = true;
+      }
+    }
+    if (!matched) return error(Errc::invalid_argument, "unknown suite or case '" + sel + "' (see pmlab list)");
+  }
+  return out;
+}
+
+Result<RunSummary> run(const RunOptions& options) {
+  auto selected = select_cases(options.selectors);
+  if (!selected) return selected.status();
+
+  // Every --set must name a parameter of some selected case: a typo must not silently run defaults.
+  for (const auto& [name, values] : options.overrides) {
+    bool known = false;
+    for (const CaseDef* c : *selected)
+      for (const auto& spec : c->params) known = known || spec.name == name;
+    if (!known) return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
+  }
+  std::optional<std::regex> filter;
+  if (!options.filter.empty()) {
+    try {
+      filter.emplace(options.filter);
+    } catch (const std::regex_error& e) {
+      return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
+    }
+  }
+  if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));
+  if (options.duration_s && *options.duration_s <= 0) return error(Errc::invalid_argument, "--duration must be positive");
+  if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
+
+  // Plan: expand the sweeps (names resolved after the run's defaults are known).
+  std::vector<PlannedRun> plan;
+  size_t redundant = 0;
+  for (const CaseDef* c : *selected) {
+    auto points = expand(c->params, options.overrides, options.quick);
+    if (!points) return error(Errc::invalid_argument, c->full_name() + ": " + points.status().message());
+    for (auto& p : *points) {
+      if (c->redundant && c->redundant(p)) {
+        ++redundant;
+        continue;
+      }
+      plan.push_back({c, std::move(p), {}});
+    }
+  }
+
+  // The pool, when any run needs it: opened once, locked for the whole run.
+  std::unique_ptr<pool::Pool> bench_pool;
+  bool created_pool = false;
+  std::string pool_path = options.pool_path.empty() ? default_pool_path() : options.pool_path;
+  if (std::any_of(plan.begin(), plan.end(), uses_pool)) {
+    std::error_code ec;
+    if (fs::exists(pool_path, ec)) {
+      pool::OpenOptions open_options;
+      open_options.layout = kBenchLayout;
+      auto opened = pool::Pool::open(pool_path, open_options);
+      if (!opened) return opened.status();
+      bench_pool = std::move(*opened);
+    } else {
+      uint64_t need = kMinBenchPool;
+      for (const auto& r : plan)
+        if (uses_pool(r)) need = std::max(need, region_bytes(r) + pool::kHeaderSize);
+      uint64_t size = options.pool_size ? options.pool_size : ((need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1));
+      auto made = pool::Pool::create(pool_path, size, kBenchLayout);
+      if (!made) return made.status();
+      bench_pool = std::move(*made);
+      created_pool = true;
+    }
+  }
+  struct PoolCleanup {
+    bool remove;
+    std::string path;
+    std::unique_ptr<pool::Pool>& pool;
+    ~PoolCleanup() {
+      pool.reset();
+      if (remove) (void)pool::remove(path);
+    }
+  } cleanup{created_pool && !options.keep_pool, pool_path, bench_pool};
+
+  // Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then flags.
+  persist::Config defaults;
+  if (bench_pool) {
+    defaults = bench_pool->persister().config();
+  } else {
+    auto d = persist::default_config(persist::Domain::adr, platform::CpuFeatures::host());
+    if (!d) return d.status();
+    defaults = *d;
+  }
+  if (options.domain) defaults.domain = *options.domain;
+  if (options.flush) defaults.flush = *options.flush;
+
+  std::set<std::string> seen;
+  std::vector<PlannedRun> runs;
+  for (auto& r : plan) {
+    resolve_auto(r.params, defaults);
+    r.name = r.def->full_name() + r.params.name_suffix();
+    if (filter && !std::regex_search(r.name, *filter)) continue;
+    if (!seen.insert(r.name).second) continue;
+    runs.push_back(std::move(r));
+  }
+  if (runs.empty()) return error(Errc::invalid_argument, "nothing to run: the selection and --filter match no run");
+
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kSchemaVersion;
+  doc["pmlab_version"] = kPmlabVersion;
+  nlohmann::ordered_json ctx;
+  const std::string run_id = run_id_now();
+  ctx["run_id"] = run_id;
+  ctx["date"] = iso8601_now();
+  ctx["command_line"] = options.command_line;
+  ctx["quick"] = options.quick;
+  const nlohmann::ordered_json machine = machine_context();
+  for (const auto& [k, v] : machine.items()) ctx[k] = v;
+  if (bench_pool) {
+    ctx["pool"] = {{"path", bench_pool->path()},
+                   {"medium", pool::to_string(bench_pool->medium())},
+                   {"filesystem", platform::filesystem_of(bench_pool->path())},
+                   {"size_bytes", bench_pool->size()},
+                   {"store_granularity", bench_pool->store_granularity()}};
+  } else {
+    ctx["pool"] = nullptr;
+  }
+  ctx["durability_domain"] = persist::to_string(defaults.domain);
+  ctx["flush_instruction"] = persist::to_string(defaults.flush);
+  RunControl control;
+  control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
+  control.warmup_s = std::min(0.1, control.duration_s / 5);
+  control.ops = options.ops.value_or(0);
+  ctx["run_control"] = {{"duration_s", control.ops ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(control.duration_s)},
+                        {"ops_per_thread", control.ops ? nlohmann::ordered_json(control.ops) : nlohmann::ordered_json(nullptr)},
+                        {"warmup_s", control.warmup_s}};
+  // The hash covers what shapes the numbers, so rows from different setups never join by accident.
+  nlohmann::ordered_json shaping = {{"cpu", ctx["cpu"]["model"]}, {"kernel", ctx["kernel"]},
+                                    {"pool", ctx["pool"].is_null() ? "" : ctx["pool"]["medium"].get<std::string>()},
+                                    {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
+                                    {"control", ctx["run_control"]}, {"version", kPmlabVersion},
+                                    {"git", ctx["git_revision"]}};
+  const std::string shaping_text = shaping.dump();
+  const uint64_t context_hash = fnv1a64(shaping_text.data(), shaping_text.size());
+  ctx["config_hash"] = hex64(context_hash);
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  if (redundant > 0)
+    skipped.push_back({{"name", "sweep"}, {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a domain that issues none) and were left out"}});
+
+  const std::vector<int> cpus = platform::allowed_cpus();
+  media::DramBuffer dram;
+  Progress progress(runs.size(), options.progress);
+  RunSummary summary;
+  nlohmann::ordered_json records = nlohmann::ordered_json::array();
+
+  for (const auto& r : runs) {
+    progress.step(r.name);
+    RunRecord rec;
+    rec.name = r.name;
+    rec.suite = r.def->suite;
+    rec.case_name = r.def->name;
+    rec.params = r.params.json();
+    rec.config_hash = hex64(fnv1a64(r.name.data(), r.name.size(), context_hash));
+    try {
+      const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
+      if (static_cast<size_t>(threads) > cpus.size())
+        throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
+                                               std::to_string(cpus.size()) + " CPUs this process may use"};
+      persist::Config pc = defaults;
+      if (r.params.has("domain")) pc.domain = persist::parse_domain(r.params.text("domain")).value();
+      if (r.params.has("flush")) pc.flush = persist::parse_flush(r.params.text("flush")).value();
+      auto persister = persist::Persister::create(pc);
+      if (!persister) throw RunAbort{RunStatus::skipped, persister.status().message()};
+
+      media::Region region;
+      const uint64_t bytes = region_bytes(r);
+      if (bytes > 0) {
+        if (uses_pool(r)) {
+          if (bench_pool->data_size() < bytes)
+            throw RunAbort{RunStatus::error, "needs " + format_size(bytes) + " of pool, " + bench_pool->path() + " has " +
+                                                 format_size(bench_pool->data_size()) + " (use a larger --pool-size)"};
+          region = {bench_pool->data(), bytes, media::Kind::pool};
+        } else {
+          if (Status s = dram.reserve(bytes); !s) throw RunAbort{RunStatus::error, s.message()};
+          region = dram.region();
+          region.size = bytes;
+        }
+      }
+      RunContext ctx_run(*r.def, r.params, rec, region, *persister, control, threads, cpus, options.quick);
+      r.def->body(ctx_run);
+    } catch (const RunAbort& abort) {
+      rec.status = abort.status;
+      rec.reason = abort.reason;
+    } catch (const std::exception& e) {
+      rec.status = RunStatus::error;
+      rec.reason = e.what();
+    }
+    if (rec.status == RunStatus::ok) ++summary.ok;
+    else if (rec.status == RunStatus::error) ++summary.errors;
+    else ++summary.skipped;
+    if (rec.status == RunStatus::error) progress.note("pmlab: error in " + rec.name + ": " + rec.reason);
+    records.push_back(to_json(rec));
+  }
+  ctx["skipped"] = skipped;
+  doc["context"] = ctx;
+  doc["runs"] = records;
+
+  fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
+  fs::path file = out / "results.json";
+  PMLAB_TRY(write_file_atomically(file, doc.dump(1) + "\n"));
+  summary.results_path = file.string();
+  return summary;
+}
+
+}  // namespace pmlab::bench

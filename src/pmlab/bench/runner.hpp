@@ -1,0 +1,45 @@
+// `pmlab run`: selects cases, expands their sweeps, provides media and persisters, runs, writes
+// results.json. One failing run is recorded as an error and the rest keep running.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmlab/bench/case.hpp"
+#include "pmlab/bench/params.hpp"
+#include "pmlab/common/status.hpp"
+#include "pmlab/persist/config.hpp"
+
+namespace pmlab::bench {
+
+struct RunOptions {
+  std::vector<std::string> selectors;  // "all", a suite ("core") or a case ("core.persist")
+  std::string filter;                  // regular expression on run names
+  Overrides overrides;                 // --set name=v1,v2
+  bool quick = false;
+  std::optional<double> duration_s;    // per run; default 0.5 s (0.05 s with --quick)
+  std::optional<uint64_t> ops;         // fixed operations per thread instead of a duration
+  std::string pool_path;               // empty: a fresh pool under /dev/shm, removed afterwards
+  uint64_t pool_size = 0;              // 0: what the selected runs need, at least 64 MiB
+  bool keep_pool = false;
+  std::optional<persist::Domain> domain;            // run-wide default for domain=auto
+  std::optional<persist::FlushInstruction> flush;   // run-wide default for flush=auto
+  std::string out_dir;                 // empty: results/<run-id>
+  bool progress = true;
+  std::string command_line;
+};
+
+struct RunSummary {
+  std::string results_path;
+  int ok = 0;
+  int errors = 0;
+  int skipped = 0;
+};
+
+// Cases named by the selectors (all when empty or "all"), in registration order.
+Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>& selectors);
+
+Result<RunSummary> run(const RunOptions& options);
+
+}  // namespace pmlab::bench

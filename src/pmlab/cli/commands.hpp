@@ -1,0 +1,27 @@
+// The subcommands of `pmlab`, one file each. Each adds itself to the app and stores its exit code in
+// `exit_code` when it runs.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab::cli {
+
+void add_info(CLI::App& app, int& exit_code);
+void add_list(CLI::App& app, int& exit_code);
+void add_run(CLI::App& app, int& exit_code);
+void add_report(CLI::App& app, int& exit_code);
+void add_pool(CLI::App& app, int& exit_code);
+
+// Prints "pmlab: error: <message>" on stderr and returns the status's exit code.
+int report_error(const Status& status);
+// Runs the Python report renderer on a run directory; returns its exit code.
+int render_report(const std::string& run_dir, const std::string& out_file);
+// The command line as typed, for results.json.
+const std::string& command_line();
+void set_command_line(int argc, char** argv);
+
+}  // namespace pmlab::cli

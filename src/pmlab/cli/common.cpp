@@ -1,0 +1,74 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cerrno>
+#include <filesystem>
+#include <vector>
+
+#include "pmlab/cli/commands.hpp"
+
+#ifndef PMLAB_SOURCE_DIR
+#define PMLAB_SOURCE_DIR ""
+#endif
+
+namespace pmlab::cli {
+namespace {
+std::string g_command_line;
+}
+
+void set_command_line(int argc, char** argv) {
+  g_command_line.clear();
+  for (int i = 0; i < argc; ++i) {
+    if (i) g_command_line += ' ';
+    g_command_line += i == 0 ? std::string("pmlab") : std::string(argv[i]);
+  }
+}
+
+const std::string& command_line() { return g_command_line; }
+
+int report_error(const Status& status) {
+  std::fprintf(stderr, "pmlab: error: %s\n", status.message().c_str());
+  return status.exit_code();
+}
+
+int render_report(const std::string& run_dir, const std::string& out_file) {
+  // The renderer is the Python package under python/ in the source tree (or PMLAB_PYTHONPATH).
+  std::string pythonpath;
+  if (const char* p = std::getenv("PMLAB_PYTHONPATH")) pythonpath = p;
+  else pythonpath = std::string(PMLAB_SOURCE_DIR) + "/python";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(pythonpath + "/pmlab_report", ec))
+    return report_error(error(Errc::not_found, "the report renderer is not at " + pythonpath +
+                                                   "/pmlab_report (set PMLAB_PYTHONPATH)"));
+  const char* python = std::getenv("PMLAB_PYTHON");
+  if (python == nullptr || *python == '\0') python = "python3";
+  std::vector<std::string> args = {python, "-m", "pmlab_report", run_dir};
+  if (!out_file.empty()) {
+    args.push_back("--out");
+    args.push_back(out_file);
+  }
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return report_error(error(Errc::io_error, "cannot start the report renderer"));
+  if (pid == 0) {
+    const char* old = std::getenv("PYTHONPATH");
+    std::string value = pythonpath + (old && *old ? std::string(":") + old : std::string());
+    setenv("PYTHONPATH", value.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "pmlab: error: cannot run %s: %s\n", python, std::strerror(errno));
+    _exit(4);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 1;
+}
+
+}  // namespace pmlab::cli

@@ -1,0 +1,70 @@
+// pmlab info: what this machine offers pmlab, and what it lacks.
+#include <cstdio>
+#include <memory>
+
+#include "pmlab/bench/context.hpp"
+#include "pmlab/cli/commands.hpp"
+#include "pmlab/persist/config.hpp"
+#include "pmlab/platform/cpu.hpp"
+#include "pmlab/platform/system.hpp"
+
+namespace pmlab::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& none) {
+  if (v.empty()) return none;
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+int run_info(bool as_json) {
+  nlohmann::ordered_json ctx = bench::machine_context();
+  const auto inv = platform::pmem_inventory();
+  const auto& cpu = platform::CpuFeatures::host();
+  ctx["pmem"] = {{"dax_mounts", inv.dax_mounts}, {"dax_devices", inv.dax_devices}, {"pmem_devices", inv.pmem_devices},
+                 {"nvdimm_regions", inv.regions}, {"cxl_memory_devices", inv.cxl_devices},
+                 {"platform_domain", inv.platform_domain}};
+  ctx["default_flush"] = persist::to_string(persist::best_line_flush(cpu));
+  if (as_json) {
+    std::printf("%s\n", ctx.dump(2).c_str());
+    return 0;
+  }
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  std::printf("CPU              %s (%s), %d logical CPUs, TSC %.3f GHz (%s)\n", cpu.model.c_str(), cpu.vendor.c_str(),
+              ctx["cpu"]["logical_cpus"].get<int>(), ctx["cpu"]["tsc_ghz"].get<double>(),
+              ctx["timer"]["source"].get<std::string>().c_str());
+  std::printf("flush            clflush %s, clflushopt %s, clwb %s (default: %s)\n", yes(cpu.clflush), yes(cpu.clflushopt),
+              yes(cpu.clwb), persist::to_string(persist::best_line_flush(cpu)));
+  std::printf("vector           avx2 %s, avx512f %s, movdir64b %s\n", yes(cpu.avx2), yes(cpu.avx512f), yes(cpu.movdir64b));
+  std::printf("caches          ");
+  for (const auto& c : ctx["cpu"]["caches"])
+    std::printf(" L%d %s %lluK;", c["level"].get<int>(), c["type"].get<std::string>().c_str(),
+                static_cast<unsigned long long>(c["size_bytes"].get<uint64_t>() >> 10));
+  std::printf("\nNUMA nodes       %zu\n", ctx["numa_nodes"].get<size_t>());
+  std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
+  std::printf("timer            %s, overhead %.1f ns per start/stop pair\n", ctx["timer"]["source"].get<std::string>().c_str(),
+              ctx["timer"]["overhead_ns"].get<double>());
+  auto hc = platform::hardware_counters();
+  std::printf("hw counters      %s\n", hc.available ? "readable (perf_event_open)" : ("not readable: " + hc.reason).c_str());
+  std::printf("PMEM DIMM counters not read by this version (ipmctl / ipmwatch are not used)\n");
+  std::printf("DAX mounts       %s\n", join(inv.dax_mounts, "none (pools here are emulated)").c_str());
+  std::printf("devices          dax: %s; pmem: %s; CXL memory: %s\n", join(inv.dax_devices, "none").c_str(),
+              join(inv.pmem_devices, "none").c_str(), join(inv.cxl_devices, "none").c_str());
+  std::printf("eADR             %s\n", inv.platform_domain == "eadr"   ? "yes (an nvdimm region reports cpu_cache)"
+                                       : inv.platform_domain == "adr" ? "no (nvdimm regions report memory_controller)"
+                                                                      : "unknown (no nvdimm region reports a persistence domain)");
+  std::printf("git revision     %s\n", ctx["git_revision"].get<std::string>().c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_info(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("info", "Show the CPU, caches, flush instructions, NUMA nodes, PMEM devices and counters");
+  auto as_json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *as_json, "print as JSON");
+  cmd->callback([&exit_code, as_json] { exit_code = run_info(*as_json); });
+}
+
+}  // namespace pmlab::cli

@@ -1,0 +1,124 @@
+// pmlab list / pmlab run.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "pmlab/bench/runner.hpp"
+#include "pmlab/cli/commands.hpp"
+#include "pmlab/common/units.hpp"
+
+namespace pmlab::cli {
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> selectors;
+  std::vector<std::string> sets;
+  std::string filter, out, pool, pool_size, duration, domain, flush;
+  uint64_t ops = 0;
+  bool quick = false, keep_pool = false, no_progress = false, report = false;
+};
+
+int run_list(const std::vector<std::string>& selectors, bool verbose) {
+  auto cases = bench::select_cases(selectors);
+  if (!cases) return report_error(cases.status());
+  const auto& suites = bench::Registry::instance().suites();
+  std::string suite;
+  for (const bench::CaseDef* c : *cases) {
+    if (c->suite != suite) {
+      suite = c->suite;
+      std::string summary;
+      for (const auto& [name, text] : suites)
+        if (name == suite) summary = text;
+      std::printf("%s%s: %s\n", suite == (*cases)[0]->suite ? "" : "\n", suite.c_str(), summary.c_str());
+    }
+    std::printf("  %-24s %s\n", c->full_name().c_str(), c->summary.c_str());
+    if (!verbose) continue;
+    for (const auto& p : c->params) {
+      std::string defaults, quick;
+      for (const auto& d : p.defaults) defaults += (defaults.empty() ? "" : ",") + d;
+      for (const auto& d : p.quick) quick += (quick.empty() ? "" : ",") + d;
+      std::printf("      %-10s %s\n                 values %s; default %s%s\n", p.name.c_str(), p.doc.c_str(),
+                  p.describe_values().c_str(), defaults.c_str(), quick.empty() ? "" : ("; --quick " + quick).c_str());
+    }
+  }
+  return 0;
+}
+
+int run_run(const RunArgs& a) {
+  bench::RunOptions o;
+  o.selectors = a.selectors;
+  o.filter = a.filter;
+  o.quick = a.quick;
+  o.pool_path = a.pool;
+  o.keep_pool = a.keep_pool;
+  o.out_dir = a.out;
+  o.progress = !a.no_progress;
+  o.command_line = command_line();
+  for (const auto& s : a.sets)
+    if (Status st = bench::parse_override(s, o.overrides); !st) return report_error(st);
+  if (!a.pool_size.empty()) {
+    auto s = parse_size(a.pool_size);
+    if (!s) return report_error(error(Errc::invalid_argument, "--pool-size: " + s.status().message()));
+    o.pool_size = *s;
+  }
+  if (!a.duration.empty()) {
+    auto d = parse_seconds(a.duration);
+    if (!d) return report_error(error(Errc::invalid_argument, "--duration: " + d.status().message()));
+    o.duration_s = *d;
+  }
+  if (a.ops) o.ops = a.ops;
+  if (!a.domain.empty()) {
+    auto d = persist::parse_domain(a.domain);
+    if (!d) return report_error(d.status());
+    o.domain = *d;
+  }
+  if (!a.flush.empty()) {
+    auto f = persist::parse_flush(a.flush);
+    if (!f) return report_error(f.status());
+    o.flush = *f;
+  }
+  auto summary = bench::run(o);
+  if (!summary) return report_error(summary.status());
+  std::printf("%d runs ok, %d failed, %d skipped\nresults: %s\n", summary->ok, summary->errors, summary->skipped,
+              summary->results_path.c_str());
+  int code = summary->errors > 0 ? 1 : 0;
+  if (a.report) {
+    std::string dir = std::filesystem::path(summary->results_path).parent_path().string();
+    int rc = render_report(dir, "");
+    if (rc != 0 && code == 0) code = rc;
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_list(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("list", "List suites and cases (with -v, their parameters)");
+  auto selectors = std::make_shared<std::vector<std::string>>();
+  auto verbose = std::make_shared<bool>(false);
+  cmd->add_option("selector", *selectors, "suites or cases to list (default: all)");
+  cmd->add_flag("-v,--params", *verbose, "show each case's parameters, values and defaults");
+  cmd->callback([&exit_code, selectors, verbose] { exit_code = run_list(*selectors, *verbose); });
+}
+
+void add_run(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "Run suites or cases and write results.json");
+  auto a = std::make_shared<RunArgs>();
+  cmd->add_option("selector", a->selectors, "suites (core), cases (core.persist) or all")->required();
+  cmd->add_flag("--quick", a->quick, "short sweeps and runs: a smoke test of the whole selection");
+  cmd->add_option("--out", a->out, "run directory for results.json (default results/<run-id>)");
+  cmd->add_option("--pool", a->pool, "pool file for medium=pool runs (default: a new one under /dev/shm, removed after)");
+  cmd->add_option("--pool-size", a->pool_size, "size of a pool pmlab creates (default: what the runs need, >= 64M)");
+  cmd->add_flag("--keep-pool", a->keep_pool, "keep a pool pmlab created");
+  cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)");
+  cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression");
+  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)");
+  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration");
+  cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr");
+  cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore");
+  cmd->add_flag("--no-progress", a->no_progress, "no progress output on stderr");
+  cmd->add_flag("--report", a->report, "render report.html into the run directory afterwards");
+  cmd->callback([&exit_code, a] { exit_code = run_run(*a); });
+}
+
+}  // namespace pmlab::cli

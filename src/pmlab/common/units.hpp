@@ -1,0 +1,24 @@
+// Parsing and printing of byte sizes and durations, the way users type them ("4K", "16KiB", "1G", "250ms").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab {
+
+// Binary multiples: K = KiB = 1024. Rejects negatives, fractions of a byte and overflow.
+Result<uint64_t> parse_size(std::string_view text);
+// The shortest exact form: 4096 -> "4K", 1536 -> "1536", 1073741824 -> "1G".
+std::string format_size(uint64_t bytes);
+// "1.5s", "250ms", "20us", or a bare number of seconds.
+Result<double> parse_seconds(std::string_view text);
+Result<int64_t> parse_int(std::string_view text);
+
+// FNV-1a, 64 bit: config hashes and header checksums (not cryptographic; detects accidents, not attacks).
+uint64_t fnv1a64(const void* data, size_t len, uint64_t seed = 0xcbf29ce484222325ULL) noexcept;
+std::string hex64(uint64_t value);
+
+}  // namespace pmlab

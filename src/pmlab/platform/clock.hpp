@@ -1,0 +1,53 @@
+// The time source for every measurement: the TSC, calibrated against CLOCK_MONOTONIC_RAW at start.
+//
+// The TSC frequency is never assumed (PMIdioBench hard-codes 2.7 GHz); it is measured. Without an
+// invariant TSC the clock falls back to clock_gettime and says so.
+#pragma once
+
+#include <x86intrin.h>
+
+#include <cstdint>
+#include <string>
+
+namespace pmlab::platform {
+
+class Clock {
+ public:
+  // Calibrates once (about 20 ms) on first use.
+  static const Clock& get();
+
+  // Start and end stamps for timing a short region; the fences keep the measured work inside them.
+  static inline uint64_t start() noexcept {
+    _mm_lfence();
+    uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+  }
+  static inline uint64_t stop() noexcept {
+    unsigned aux;
+    uint64_t t = __rdtscp(&aux);
+    _mm_lfence();
+    return t;
+  }
+  // Cheap stamp for coarse checks (deadline polling); not ordered with surrounding work.
+  static inline uint64_t now() noexcept { return __rdtsc(); }
+
+  double ticks_per_ns() const noexcept { return ticks_per_ns_; }
+  double to_ns(uint64_t ticks) const noexcept { return static_cast<double>(ticks) / ticks_per_ns_; }
+  uint64_t from_ns(double ns) const noexcept { return static_cast<uint64_t>(ns * ticks_per_ns_); }
+  // Median cost of an empty start()/stop() pair, in ns: the floor of any per-operation latency.
+  double overhead_ns() const noexcept { return overhead_ns_; }
+  double resolution_ns() const noexcept { return 1.0 / ticks_per_ns_; }
+  const std::string& source() const noexcept { return source_; }
+  bool uses_tsc() const noexcept { return source_ == "tsc"; }
+
+  static uint64_t monotonic_ns() noexcept;
+
+ private:
+  Clock();
+  double ticks_per_ns_ = 1.0;
+  double overhead_ns_ = 0.0;
+  std::string source_;
+};
+
+}  // namespace pmlab::platform

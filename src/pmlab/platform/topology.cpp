@@ -1,0 +1,57 @@
+#include "pmlab/platform/topology.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace pmlab::platform {
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &set)) out.push_back(i);
+  }
+  if (out.empty()) out.push_back(0);
+  return out;
+}
+
+std::vector<int> numa_nodes() {
+  namespace fs = std::filesystem;
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/sys/devices/system/node", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("node", 0) == 0 && name.size() > 4 && std::isdigit(static_cast<unsigned char>(name[4])))
+      out.push_back(std::atoi(name.c_str() + 4));
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) out.push_back(0);
+  return out;
+}
+
+int numa_node_of_cpu(int cpu) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("node", 0) == 0 && name.size() > 4) return std::atoi(name.c_str() + 4);
+  }
+  return -1;
+}
+
+bool pin_current_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+}  // namespace pmlab::platform

@@ -1,0 +1,242 @@
+#include "pmlab/pool/pool.hpp"
+
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "pmlab/common/units.hpp"
+#include "pmlab/platform/system.hpp"
+#include "pmlab/pool/layout.hpp"
+
+namespace pmlab::pool {
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// RAII for a descriptor until the Pool owns it.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+Status lock(int fd, bool exclusive, const std::string& path) {
+  if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) return Status::success();
+  if (errno == EWOULDBLOCK)
+    return error(Errc::busy, path + " is in use (another pmlab process, or this one, has it open)");
+  return error(Errc::io_error, path + ": cannot lock: " + errno_text(errno));
+}
+
+Status check_layout_name(std::string_view layout) {
+  if (layout.empty() || layout.size() > kLayoutNameMax)
+    return error(Errc::invalid_argument, "layout name must have 1 to " + std::to_string(kLayoutNameMax) + " characters");
+  for (char c : layout)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      return error(Errc::invalid_argument, "layout name '" + std::string(layout) + "' may hold only letters, digits, '-', '_' and '.'");
+  return Status::success();
+}
+
+Status pmem2_error(const std::string& path, const char* what) {
+  return error(Errc::io_error, path + ": " + what + ": " + pmem2_errormsg());
+}
+
+// Stats PATH; a clear error for a missing path or a directory.
+Result<struct stat> stat_pool_file(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) return error(Errc::not_found, path + ": no such pool file");
+    return error(Errc::io_error, path + ": " + errno_text(err));
+  }
+  if (S_ISDIR(st.st_mode)) return error(Errc::invalid_argument, path + " is a directory, not a pool file");
+  return st;
+}
+
+// Reads the header through an open descriptor and validates it against the file's size.
+Result<Header> read_validated_header(int fd, uint64_t file_size, const std::string& path) {
+  if (file_size < kHeaderSize)
+    return error(Errc::not_a_pool, path + " is too small to be a pmlab pool (" + std::to_string(file_size) + " bytes)");
+  Header h;
+  if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))
+    return error(Errc::io_error, path + ": cannot read the pool header");
+  PMLAB_TRY(validate(h, file_size, path));
+  return h;
+}
+
+}  // namespace
+
+const char* to_string(Medium m) noexcept { return m == Medium::pmem ? "pmem" : "emulated"; }
+
+Status Pool::map(const OpenOptions& options) {
+  pmem2_source* source = nullptr;
+  if (pmem2_source_from_fd(&source, fd_) != 0) return pmem2_error(path_, "cannot describe the file to libpmem2");
+  pmem2_config* config = nullptr;
+  if (pmem2_config_new(&config) != 0) {
+    pmem2_source_delete(&source);
+    return pmem2_error(path_, "libpmem2 config");
+  }
+  // Accept any granularity and read back what the mapping gives: that is how real PMEM is told from
+  // emulated pools.
+  pmem2_config_set_required_store_granularity(config, PMEM2_GRANULARITY_PAGE);
+  if (read_only_) pmem2_config_set_protection(config, PMEM2_PROT_READ);
+  int rc = pmem2_map_new(&map_, config, source);
+  pmem2_config_delete(&config);
+  pmem2_source_delete(&source);
+  if (rc != 0) return pmem2_error(path_, "cannot map the pool");
+
+  base_ = static_cast<std::byte*>(pmem2_map_get_address(map_));
+  size_ = pmem2_map_get_size(map_);
+  switch (pmem2_map_get_store_granularity(map_)) {
+    case PMEM2_GRANULARITY_BYTE:
+      medium_ = Medium::pmem;
+      granularity_ = "byte";
+      mapped_domain_ = persist::Domain::eadr;
+      break;
+    case PMEM2_GRANULARITY_CACHE_LINE:
+      medium_ = Medium::pmem;
+      granularity_ = "cache-line";
+      mapped_domain_ = persist::Domain::adr;
+      break;
+    case PMEM2_GRANULARITY_PAGE:
+      medium_ = Medium::emulated;
+      granularity_ = "page";
+      // Emulated pools model ADR PMEM: the designs flush and fence as on real hardware.
+      mapped_domain_ = persist::Domain::adr;
+      break;
+  }
+  persist::Config pc;
+  if (options.persist) {
+    pc = *options.persist;
+  } else {
+    auto dflt = persist::default_config(mapped_domain_, platform::CpuFeatures::host());
+    if (!dflt) return dflt.status();
+    pc = *dflt;
+  }
+  auto persister = persist::Persister::create(pc);
+  if (!persister) return persister.status();
+  persister_ = *persister;
+  return Status::success();
+}
+
+Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t size, std::string_view layout,
+                                           uint32_t layout_version, const OpenOptions& options) {
+  PMLAB_TRY(check_layout_name(layout));
+  if (size < kMinPoolSize)
+    return error(Errc::invalid_argument, "pool size " + format_size(size) + " is below the minimum " + format_size(kMinPoolSize));
+  if (size % kHeaderSize != 0)
+    return error(Errc::invalid_argument, "pool size " + std::to_string(size) + " is not a multiple of 4K");
+
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec))
+    return error(Errc::not_found, "cannot create " + path + ": directory " + parent.string() + " does not exist");
+
+  Fd fd{::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  if (fd.fd < 0) {
+    int err = errno;
+    if (err == EEXIST) return error(Errc::already_exists, path + " already exists; refusing to overwrite it (pmlab pool remove " + path + " first)");
+    if (err == EACCES || err == EROFS || err == EPERM) return error(Errc::permission_denied, "cannot create " + path + ": " + errno_text(err));
+    return error(Errc::io_error, "cannot create " + path + ": " + errno_text(err));
+  }
+  // From here on the file is ours: on failure remove it, so a failed create leaves nothing behind.
+  auto fail = [&](Status s) -> Status {
+    ::unlink(path.c_str());
+    return s;
+  };
+  if (flock(fd.fd, LOCK_EX | LOCK_NB) != 0) return fail(error(Errc::busy, path + " was locked while being created"));
+  if (int err = posix_fallocate(fd.fd, 0, static_cast<off_t>(size)); err != 0) {
+    if (err == ENOSPC || err == EFBIG || err == EDQUOT)
+      return fail(error(Errc::no_space, "no space for a " + format_size(size) + " pool at " + path + " (" + errno_text(err) + ")"));
+    return fail(error(Errc::io_error, "cannot allocate " + path + ": " + errno_text(err)));
+  }
+  std::unique_ptr<Pool> pool(new Pool(path, fd.release(), false));
+  if (Status s = pool->map(options); !s) {
+    pool.reset();
+    return fail(s);
+  }
+  Header h = make_header(layout, layout_version, size);
+  std::memcpy(pool->base_, &h, sizeof h);
+  pool->persister_.persist(pool->base_, sizeof h);
+  if (pool->medium_ == Medium::emulated) {
+    // The header is the one write an emulated pool makes durable for real, so a pool file outlives a
+    // reboot on a disk-backed file system. Benchmarks never msync.
+    msync(pool->base_, kHeaderSize, MS_SYNC);
+  }
+  return pool;
+}
+
+Result<std::unique_ptr<Pool>> Pool::open(const std::string& path, const OpenOptions& options) {
+  auto stat_result = stat_pool_file(path);
+  if (!stat_result) return stat_result.status();
+  const struct stat st = *stat_result;
+  // Root may write any file; a pool whose mode has no write bit is still treated as read-only, so the
+  // owner's intent is kept.
+  if (!options.read_only && (st.st_mode & 0222) == 0)
+    return error(Errc::permission_denied, path + " is read-only; refusing to open it for writing");
+  Fd fd{::open(path.c_str(), (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC)};
+  if (fd.fd < 0) {
+    int err = errno;
+    if (err == EACCES || err == EROFS || err == EPERM) return error(Errc::permission_denied, path + " is read-only (" + errno_text(err) + ")");
+    return error(Errc::io_error, "cannot open " + path + ": " + errno_text(err));
+  }
+  PMLAB_TRY(lock(fd.fd, !options.read_only, path));
+  auto header = read_validated_header(fd.fd, static_cast<uint64_t>(st.st_size), path);
+  if (!header) return header.status();
+  if (!options.layout.empty() && layout_name(*header) != options.layout)
+    return error(Errc::wrong_layout, path + " holds layout '" + layout_name(*header) + "', not '" + std::string(options.layout) + "'");
+
+  std::unique_ptr<Pool> pool(new Pool(path, fd.release(), options.read_only));
+  PMLAB_TRY(pool->map(options));
+  return pool;
+}
+
+Pool::~Pool() {
+  if (map_ != nullptr) pmem2_map_delete(&map_);
+  if (fd_ >= 0) close(fd_);  // releases the flock
+}
+
+Status Pool::recover() {
+  const Layout* layout = LayoutRegistry::instance().find(layout_name(header()));
+  if (layout == nullptr || !layout->recover) return Status::success();
+  return layout->recover(*this);
+}
+
+Result<Header> read_header(const std::string& path) {
+  auto st = stat_pool_file(path);
+  if (!st) return st.status();
+  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) return error(Errc::io_error, "cannot open " + path + ": " + errno_text(errno));
+  return read_validated_header(fd.fd, static_cast<uint64_t>(st->st_size), path);
+}
+
+Status remove(const std::string& path) {
+  auto st = stat_pool_file(path);
+  if (!st) return st.status();
+  if (!S_ISREG(st->st_mode)) return error(Errc::invalid_argument, path + " is not a regular file; refusing to remove it");
+  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) return error(Errc::io_error, "cannot open " + path + ": " + errno_text(errno));
+  PMLAB_TRY(lock(fd.fd, true, path));
+  char magic[sizeof kMagic] = {};
+  if (pread(fd.fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
+      std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    return error(Errc::not_a_pool, path + " is not a pmlab pool; refusing to remove it");
+  if (::unlink(path.c_str()) != 0) return error(Errc::io_error, "cannot remove " + path + ": " + errno_text(errno));
+  return Status::success();
+}
+
+}  // namespace pmlab::pool

@@ -1,0 +1,84 @@
+// A pool: a file mapped with libpmem2, a header, an exclusive lock, and the persister chosen at map time.
+//
+// On fsdax persistent memory the mapping is real PMEM (libpmem2 maps it MAP_SYNC and reports cache-line
+// or byte store granularity); anywhere else (tmpfs under /dev/shm, a plain file) the pool is *emulated*:
+// the same code runs on DRAM-backed pages, and every result says which it was.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/persist/persister.hpp"
+#include "pmlab/pool/header.hpp"
+
+struct pmem2_map;
+
+namespace pmlab::pool {
+
+enum class Medium : uint8_t {
+  pmem,      // DAX-mapped persistent memory: flushes from user space reach the durability domain
+  emulated,  // page-cache or tmpfs pages standing in for PMEM
+};
+const char* to_string(Medium m) noexcept;
+
+struct OpenOptions {
+  std::string_view layout;                     // required layout; empty accepts any
+  std::optional<persist::Config> persist;      // overrides the map-time choice (tests, sweeps)
+  bool read_only = false;                      // shared lock, read-only mapping
+};
+
+class Pool {
+ public:
+  // Creates PATH (which must not exist) with `size` bytes and an empty data area. Never overwrites.
+  static Result<std::unique_ptr<Pool>> create(const std::string& path, uint64_t size, std::string_view layout,
+                                              uint32_t layout_version = 1, const OpenOptions& options = {});
+  static Result<std::unique_ptr<Pool>> open(const std::string& path, const OpenOptions& options = {});
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  const std::string& path() const noexcept { return path_; }
+  const Header& header() const noexcept { return *reinterpret_cast<const Header*>(base_); }
+  std::byte* base() const noexcept { return base_; }
+  std::byte* data() const noexcept { return base_ + header().data_offset; }
+  uint64_t data_size() const noexcept { return size_ - header().data_offset; }
+  uint64_t size() const noexcept { return size_; }
+  bool read_only() const noexcept { return read_only_; }
+
+  Medium medium() const noexcept { return medium_; }
+  // libpmem2's store granularity of the mapping: "byte" (eADR), "cache-line" (ADR PMEM), "page".
+  const char* store_granularity() const noexcept { return granularity_; }
+  // The domain the mapping itself implies: eadr for byte granularity, adr otherwise.
+  persist::Domain mapped_domain() const noexcept { return mapped_domain_; }
+  const persist::Persister& persister() const noexcept { return persister_; }
+  persist::Persister& persister() noexcept { return persister_; }
+
+  // Runs the layout's registered recovery (pool/layout.hpp); no-op for layouts without one.
+  Status recover();
+
+ private:
+  Pool(std::string path, int fd, bool read_only) : path_(std::move(path)), fd_(fd), read_only_(read_only) {}
+  Status map(const OpenOptions& options);
+
+  std::string path_;
+  int fd_ = -1;
+  bool read_only_ = false;
+  pmem2_map* map_ = nullptr;
+  std::byte* base_ = nullptr;
+  uint64_t size_ = 0;
+  Medium medium_ = Medium::emulated;
+  const char* granularity_ = "page";
+  persist::Domain mapped_domain_ = persist::Domain::adr;
+  persist::Persister persister_ = persist::Persister::volatile_memory();
+};
+
+// Reads and validates PATH's header without mapping or locking it (for `pmlab pool info`).
+Result<Header> read_header(const std::string& path);
+// Deletes PATH if it is a pmlab pool (even one with a corrupted header) that nobody has open.
+Status remove(const std::string& path);
+
+}  // namespace pmlab::pool

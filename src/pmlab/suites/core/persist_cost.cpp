@@ -1,0 +1,75 @@
+// core.persist: what one persist of `size` bytes costs: copy into the medium, write back, fence, as the
+// persistence vocabulary does it for every design. Swept over flush instruction × durability domain ×
+// size × pattern × medium, so DRAM and the pool sit side by side.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/bench/case.hpp"
+#include "pmlab/platform/cpu.hpp"
+
+namespace pmlab::suites::core {
+namespace {
+
+using namespace bench;
+
+// Larger than the last-level cache, so sequential persists stream to memory rather than hit one set
+// of lines again and again.
+uint64_t span_bytes() {
+  const uint64_t llc = platform::llc_bytes();
+  return std::max<uint64_t>(64ULL << 20, 2 * llc);
+}
+
+std::optional<std::string> redundant(const Params& p) {
+  const std::string& domain = p.text("domain");
+  const std::string& flush = p.text("flush");
+  const std::string best = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
+  if (domain == "none" && flush != best) return "domain none issues no flush";
+  if (domain == "eadr" && flush != best && flush != "ntstore") return "eADR issues no line flush";
+  return std::nullopt;
+}
+
+void body(RunContext& ctx) {
+  const Params& p = ctx.params();
+  const uint64_t size = p.size("size");
+  const Pattern pattern = parse_pattern(p.text("pattern"));
+  const persist::Persister& persister = ctx.persister();
+  const uint64_t span = ctx.region().size / static_cast<uint64_t>(ctx.threads()) & ~uint64_t{4095};
+  if (span < size) ctx.fail("region too small for the access size");
+
+  ctx.set_bytes_per_op(static_cast<double>(size));
+  ctx.run_threads([&](ThreadState& t) {
+    std::byte* base = ctx.region().base + span * static_cast<uint64_t>(t.index());
+    const size_t slots = static_cast<size_t>(span / size);
+    const auto offsets = make_offsets(pattern, span, size, std::clamp<size_t>(slots, 1 << 12, 1 << 20),
+                                      0x5eed0000ULL + static_cast<uint64_t>(t.index()));
+    const size_t mask = offsets.size() - 1;
+    std::vector<unsigned char> source(size);
+    for (size_t i = 0; i < size; ++i) source[i] = static_cast<unsigned char>(i * 131 + 7);
+    t.measure([&](uint64_t i) {
+      void* dst = base + offsets[i & mask];
+      persister.copy_persist(dst, source.data(), size);
+    });
+  });
+}
+
+const CaseRegistration registration{CaseDef{
+    .suite = "core",
+    .name = "persist",
+    .summary = "latency of one persist (copy `size` bytes, flush, fence) per flush instruction and domain",
+    .params = {std_params::medium(),
+               std_params::domain({"none", "adr", "eadr"}),
+               std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
+               std_params::size("size", "bytes written and persisted per operation", {"64", "256", "1K", "4K", "16K"},
+                                {"64", "1K", "16K"}, 8, 1 << 24),
+               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned",
+                                  {"seq", "rand"}, {"seq", "rand"}),
+               std_params::threads()},
+    .region_bytes = [](const Params& p) { return span_bytes() * static_cast<uint64_t>(p.integer("threads")); },
+    .redundant = redundant,
+    .body = body,
+}};
+
+}  // namespace
+}  // namespace pmlab::suites::core

@@ -1,0 +1,196 @@
+// The runner end to end, and the results.json schema pinned by golden key lists.
+#include "pmlab/bench/runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <stdexcept>
+
+#include "../support/temp_dir.hpp"
+#include "pmlab/bench/context.hpp"
+
+namespace pmlab::bench {
+namespace {
+
+using pmlab::testing::TempDir;
+
+// Cases that exist only in the test binary, to drive the runner's paths.
+const CaseRegistration ok_case{CaseDef{
+    .suite = "selftest",
+    .name = "touch",
+    .summary = "writes one line per op",
+    .params = {std_params::medium({"dram", "pool"}), std_params::threads({"1"})},
+    .region_bytes = [](const Params&) { return uint64_t{1} << 20; },
+    .redundant = {},
+    .body =
+        [](RunContext& ctx) {
+          ctx.set_bytes_per_op(64);
+          ctx.run_threads([&](ThreadState& t) {
+            std::byte* base = ctx.region().base + static_cast<size_t>(t.index()) * 4096;
+            t.measure([&](uint64_t i) {
+              base[(i % 64) * 64] = std::byte{1};
+              ctx.persister().persist(base + (i % 64) * 64, 64);
+            });
+          });
+          ctx.metric("published_thing", 3.0, "ratio", MetricKind::published, "a paper");
+        },
+}};
+
+const CaseRegistration failing_case{CaseDef{
+    .suite = "selftest",
+    .name = "broken",
+    .summary = "always throws",
+    .params = {},
+    .region_bytes = {},
+    .redundant = {},
+    .body = [](RunContext&) { throw std::runtime_error("deliberate failure"); },
+}};
+
+nlohmann::json load(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> keys(const nlohmann::json& j) {
+  std::vector<std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) out.push_back(it.key());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+RunOptions quick_options(const TempDir& dir, std::vector<std::string> selectors) {
+  RunOptions o;
+  o.selectors = std::move(selectors);
+  o.quick = true;
+  o.ops = 200;
+  o.out_dir = dir.file("out");
+  o.pool_path = dir.file("bench.pool");
+  o.progress = false;
+  o.command_line = "test";
+  return o;
+}
+
+TEST(Runner, WritesTheSchemaVersionOneDocument) {
+  TempDir dir;
+  auto summary = run(quick_options(dir, {"selftest.touch"}));
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->ok, 2);
+  nlohmann::json doc = load(summary->results_path);
+
+  // Golden: renaming or removing any of these bumps schema_version (docs/results-schema.md).
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(keys(doc), (std::vector<std::string>{"context", "pmlab_version", "runs", "schema_version"}));
+  const std::vector<std::string> context_keys = {
+      "command_line", "config_hash",      "cpu",     "date",   "durability_domain", "flush_instruction",
+      "git_revision", "hardware_counters", "host",    "kernel", "numa_nodes",        "pool",
+      "quick",        "run_control",       "run_id",  "skipped", "timer",            "transparent_hugepages"};
+  EXPECT_EQ(keys(doc["context"]), context_keys);
+  EXPECT_EQ(keys(doc["context"]["cpu"]),
+            (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
+  EXPECT_EQ(keys(doc["context"]["pool"]),
+            (std::vector<std::string>{"filesystem", "medium", "path", "size_bytes", "store_granularity"}));
+  EXPECT_EQ(doc["context"]["pool"]["medium"], "emulated");
+  EXPECT_EQ(doc["context"]["pool"]["filesystem"], "tmpfs");
+
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  const auto& r = doc["runs"][0];
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"case", "config_hash", "histogram", "metrics", "name", "params", "reason",
+                                               "status", "suite"}));
+  EXPECT_EQ(r["name"], "selftest.touch/medium:dram/threads:1");
+  EXPECT_EQ(doc["runs"][1]["params"]["medium"], "pool");
+  EXPECT_NE(r["config_hash"], doc["runs"][1]["config_hash"]);
+  for (const char* m : {"throughput", "bandwidth", "latency_avg", "latency_p50", "latency_p99", "latency_p999",
+                        "latency_max", "flushes_per_op", "fences_per_op", "nt_bytes_per_op", "ops"}) {
+    ASSERT_TRUE(r["metrics"].contains(m)) << m;
+    EXPECT_EQ(keys(r["metrics"][m]), (std::vector<std::string>{"kind", "unit", "value"})) << m;
+    EXPECT_EQ(r["metrics"][m]["kind"], "measured");
+  }
+  EXPECT_EQ(r["metrics"]["ops"]["value"], 200);
+  EXPECT_EQ(r["metrics"]["fences_per_op"]["value"], 1.0);
+  EXPECT_EQ(r["metrics"]["published_thing"]["source"], "a paper");
+  EXPECT_EQ(r["metrics"]["published_thing"]["kind"], "published");
+  // The pool pmlab created for the run is gone afterwards.
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bench.pool")));
+}
+
+TEST(Runner, AFailingCaseIsRecordedAndTheRestRuns) {
+  TempDir dir;
+  auto summary = run(quick_options(dir, {"selftest"}));
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->errors, 1);
+  EXPECT_EQ(summary->ok, 2);
+  nlohmann::json doc = load(summary->results_path);
+  bool found = false;
+  for (const auto& r : doc["runs"])
+    if (r["name"] == "selftest.broken") {
+      found = true;
+      EXPECT_EQ(r["status"], "error");
+      EXPECT_EQ(r["reason"], "deliberate failure");
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Runner, MoreThreadsThanCpusIsSkippedWithTheReason) {
+  TempDir dir;
+  RunOptions o = quick_options(dir, {"selftest.touch"});
+  ASSERT_TRUE(parse_override("threads=1024", o.overrides).ok());
+  ASSERT_TRUE(parse_override("medium=dram", o.overrides).ok());
+  auto summary = run(o);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->skipped, 1);
+  nlohmann::json doc = load(summary->results_path);
+  EXPECT_NE(doc["runs"][0]["reason"].get<std::string>().find("exceeds"), std::string::npos);
+}
+
+TEST(Runner, RejectsUnknownSelectorsParametersAndFilters) {
+  TempDir dir;
+  EXPECT_EQ(run(quick_options(dir, {"nosuchsuite"})).status().code(), Errc::invalid_argument);
+  RunOptions o = quick_options(dir, {"selftest.touch"});
+  ASSERT_TRUE(parse_override("sizee=64", o.overrides).ok());
+  auto r = run(o);
+  EXPECT_EQ(r.status().code(), Errc::invalid_argument);
+  EXPECT_NE(r.status().message().find("sizee"), std::string::npos);
+  RunOptions f = quick_options(dir, {"selftest.touch"});
+  f.filter = "([";
+  EXPECT_EQ(run(f).status().code(), Errc::invalid_argument);
+  f.filter = "matches-nothing";
+  EXPECT_EQ(run(f).status().code(), Errc::invalid_argument);
+}
+
+TEST(Runner, NeverOverwritesAFileGivenAsThePool) {
+  TempDir dir;
+  RunOptions o = quick_options(dir, {"selftest.touch"});
+  {
+    std::ofstream out(o.pool_path);
+    out << std::string(1 << 16, 'q');
+  }
+  const uint64_t before = pmlab::testing::digest(o.pool_path);
+  auto r = run(o);
+  EXPECT_EQ(r.status().code(), Errc::not_a_pool);
+  EXPECT_EQ(pmlab::testing::digest(o.pool_path), before);
+}
+
+TEST(Runner, CoreSuiteRunsAndReportsTheVocabularyOverhead) {
+  TempDir dir;
+  RunOptions o = quick_options(dir, {"core"});
+  o.filter = "size:64(/|$)";
+  ASSERT_TRUE(parse_override("flush=clflush", o.overrides).ok());
+  auto summary = run(o);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->errors, 0);
+  nlohmann::json doc = load(summary->results_path);
+  int overhead_runs = 0;
+  for (const auto& r : doc["runs"]) {
+    if (r["case"] == "overhead") {
+      ++overhead_runs;
+      EXPECT_GT(r["metrics"]["overhead_ratio"]["value"].get<double>(), 0.0);
+    }
+    if (r["case"] == "persist" && r["params"]["domain"] == "adr") {
+      EXPECT_EQ(r["metrics"]["flushes_per_op"]["value"], 1.0) << r["name"];
+    }
+  }
+  EXPECT_EQ(overhead_runs, 2);  // dram and pool
+}
+
+}  // namespace
+}  // namespace pmlab::bench

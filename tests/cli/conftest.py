@@ -1,0 +1,40 @@
+"""Fixtures for driving the built `pmlab` binary as a user would."""
+import hashlib
+import os
+import pathlib
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def pmlab():
+    binary = pathlib.Path(os.environ.get("PMLAB_BIN", ROOT / "build" / "pmlab"))
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run `make build` first")
+
+    def run(*args, check=False, env=None):
+        full_env = dict(os.environ, **(env or {}))
+        proc = subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=300,
+                              env=full_env)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"pmlab {' '.join(map(str, args))} exited {proc.returncode}: {proc.stderr}")
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def shm_dir():
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(prefix="pmlab-cli-", dir=base) as d:
+        yield pathlib.Path(d)
+        for p in pathlib.Path(d).iterdir():
+            p.chmod(0o644)
+
+
+def digest(path):
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()

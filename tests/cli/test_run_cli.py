@@ -1,0 +1,68 @@
+"""`pmlab run`, `list`, `info`, `report` as a user calls them."""
+import json
+
+
+def test_help_on_every_command(pmlab):
+    for args in (["--help"], ["run", "--help"], ["list", "--help"], ["info", "--help"], ["report", "--help"],
+                 ["pool", "--help"], ["pool", "create", "--help"]):
+        proc = pmlab(*args)
+        assert proc.returncode == 0, args
+        assert "Usage" in proc.stdout or "usage" in proc.stdout.lower()
+
+
+def test_usage_errors_exit_2(pmlab, shm_dir):
+    assert pmlab().returncode == 2
+    assert pmlab("frobnicate").returncode == 2
+    proc = pmlab("run", "core", "--set", "size=lots", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "size=lots" in proc.stderr
+    proc = pmlab("run", "nosuch", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "unknown suite or case" in proc.stderr
+    proc = pmlab("run", "core", "--domain", "battery", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "battery" in proc.stderr
+
+
+def test_info_json_names_the_platform(pmlab):
+    info = json.loads(pmlab("info", "--json", check=True).stdout)
+    assert {"cpu", "numa_nodes", "hardware_counters", "pmem", "timer"} <= info.keys()
+    assert isinstance(info["hardware_counters"]["available"], bool)
+    if not info["hardware_counters"]["available"]:
+        assert info["hardware_counters"]["reason"]
+
+
+def test_list_shows_core_and_its_parameters(pmlab):
+    out = pmlab("list", "core", "-v", check=True).stdout
+    assert "core.persist" in out and "core.overhead" in out and "default" in out
+
+
+def test_unsupported_flush_instruction_exits_4(pmlab, shm_dir):
+    # PMLAB_NO_CLWB hides clwb as a CPU without it would.
+    proc = pmlab("run", "core.persist", "--flush", "clwb", "--out", shm_dir / "o", env={"PMLAB_NO_CLWB": "1"})
+    assert proc.returncode == 4
+    assert "clwb" in proc.stderr
+
+
+def test_quick_core_run_then_report(pmlab, shm_dir):
+    out = shm_dir / "run"
+    proc = pmlab("run", "core", "--quick", "--ops", "300", "--out", out, "--no-progress",
+                 "--filter", "size:(64|4096)(/|$)")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["schema_version"] == 1
+    assert doc["context"]["pool"]["medium"] == "emulated"
+    assert all(r["status"] == "ok" for r in doc["runs"]), [r for r in doc["runs"] if r["status"] != "ok"]
+    media = {r["params"]["medium"] for r in doc["runs"]}
+    assert media == {"dram", "pool"}
+    for r in doc["runs"]:
+        for name, m in r["metrics"].items():
+            assert m["kind"] in ("measured", "modelled", "published"), name
+    proc = pmlab("report", out)
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "report.html").read_text()
+    assert html.count("<img") + html.count("<svg") >= 1
+    assert "core.persist" in html
+
+
+def test_report_on_missing_results(pmlab, shm_dir):
+    proc = pmlab("report", shm_dir)
+    assert proc.returncode == 3
+    assert "results.json" in proc.stderr
