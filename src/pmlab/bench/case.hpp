@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pmlab/bench/histogram.hpp"
+#include "pmlab/bench/memory_model.hpp"
 #include "pmlab/bench/params.hpp"
 #include "pmlab/bench/record.hpp"
 #include "pmlab/media/region.hpp"
@@ -167,6 +168,9 @@ class RunContext {
   int threads() const noexcept { return threads_; }
   bool quick() const noexcept { return quick_; }
   RunControl& control() noexcept { return control_; }
+  // The device model attached to this run (`--model` / `--emulate`), or null.
+  MemoryModel* model() const noexcept { return model_; }
+  void set_model(MemoryModel* model) noexcept { model_ = model; }
 
   // Spawns threads() workers pinned round-robin to the allowed CPUs, runs body(ThreadState&) in each,
   // joins, then records throughput, latency percentiles and persistence counters per operation
@@ -192,6 +196,7 @@ class RunContext {
   std::vector<int> cpus_;
   bool quick_;
   double bytes_per_op_ = 0.0;
+  MemoryModel* model_ = nullptr;
 };
 
 // Thrown by RunContext::skip / fail, caught by the runner.

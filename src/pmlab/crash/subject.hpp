@@ -1,0 +1,87 @@
+// A design under crash test, as the crash simulator drives it.
+//
+// The simulator (crash/simulator.hpp) gives the design an image (a region it owns, at an address that
+// changes between the run and each recovery, so only offset-based designs pass), a Persister with the
+// simulated durability domain attached, and an OpTracker to mark where each operation begins and
+// returns. At every fence, and at exit, it enumerates crash states; for each it maps a private copy of
+// the crash image in a forked child and calls recover_and_check there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/persist/persister.hpp"
+
+namespace pmlab::crash {
+
+struct Image {
+  std::byte* base = nullptr;
+  size_t size = 0;
+};
+
+// Brackets the operations of a run, so a crash point knows which returned and which was in flight.
+class OpTracker {
+ public:
+  virtual ~OpTracker() = default;
+  virtual void begin(uint64_t op, std::string_view label) noexcept = 0;
+  virtual void end(uint64_t op) noexcept = 0;
+};
+
+// Where a crash state was taken.
+struct CrashPoint {
+  uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
+  bool op_in_flight = false;   // operation ops_completed had begun and not returned
+  uint64_t fence_index = 0;    // the crash came just before this fence (fences counted from 1), or at exit
+  bool at_exit = false;
+  std::string op_label;        // label of the operation in flight, or of the last one
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual size_t image_bytes() const = 0;
+  // Lays out an empty structure. Not observed: the formatted image is the initial durable image.
+  virtual void format(Image image, const persist::Persister& persister) = 0;
+  // Runs the operation stream, calling ops.begin(i, label) / ops.end(i) around operation i.
+  virtual void run(Image image, const persist::Persister& persister, OpTracker& ops) = 0;
+  // In a forked child, on a private copy of a crash image: the design's own recovery, then its structural
+  // invariants and its durability contract — every operation before `at.ops_completed` is present, none
+  // after it, and an in-flight one wholly present or wholly absent. A failed Status names what broke.
+  virtual Status recover_and_check(Image image, const persist::Persister& persister, const CrashPoint& at) = 0;
+};
+
+struct SubjectOptions {
+  uint64_t ops = 64;   // length of the operation stream
+  uint64_t seed = 1;   // for designs whose stream is randomized
+};
+
+struct SubjectInfo {
+  std::string name;                    // e.g. "log.zero", "selftest.commit-record"
+  std::string description;
+  std::vector<persist::Domain> domains{persist::Domain::adr, persist::Domain::eadr};  // domains it claims
+  bool deliberately_broken = false;    // a variant the simulator must catch; excluded from `all`
+  std::function<std::unique_ptr<Subject>(const SubjectOptions&)> make;
+};
+
+class SubjectRegistry {
+ public:
+  static SubjectRegistry& instance();
+  void add(SubjectInfo info);
+  const std::vector<SubjectInfo>& all() const { return subjects_; }
+  const SubjectInfo* find(std::string_view name) const;
+
+ private:
+  std::vector<SubjectInfo> subjects_;
+};
+
+struct SubjectRegistration {
+  explicit SubjectRegistration(SubjectInfo info) { SubjectRegistry::instance().add(std::move(info)); }
+};
+
+}  // namespace pmlab::crash
