@@ -66,3 +66,43 @@ def test_report_on_missing_results(pmlab, shm_dir):
     proc = pmlab("report", shm_dir)
     assert proc.returncode == 3
     assert "results.json" in proc.stderr
+
+
+def test_crash_all_quick_passes_and_reports_its_rate(pmlab, shm_dir):
+    out = shm_dir / "crash"
+    proc = pmlab("crash", "all", "--quick", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["runs"], "no design was crash-tested"
+    for r in doc["runs"]:
+        assert r["status"] == "ok", r
+        assert r["metrics"]["failures"]["value"] == 0
+        assert r["metrics"]["states_explored"]["value"] > 0
+        assert r["metrics"]["states_per_second"]["value"] > 0
+    assert not any("broken" in r["case"] for r in doc["runs"])
+    assert pmlab("report", out).returncode == 0
+
+
+def test_crash_catches_a_broken_design_and_replays_it(pmlab, shm_dir):
+    out = shm_dir / "crash"
+    proc = pmlab("crash", "selftest.broken.missing-flush", "--ops", "4", "--out", out)
+    assert proc.returncode == 1
+    assert "FAILED at crash point" in proc.stderr and "replay:" in proc.stderr
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["status"] == "error" and run["failures"]
+    failure = run["failures"][0]
+    assert "commit_record.cpp" in failure["site"]
+    again = pmlab("crash", "selftest.broken.missing-flush", "--ops", "4", "--out", shm_dir / "again",
+                  "--domain", "adr", "--granularity", "line", "--replay", failure["replay"])
+    assert again.returncode == 1
+    replayed = json.loads((shm_dir / "again" / "results.json").read_text())["runs"][0]
+    assert replayed["metrics"]["states_explored"]["value"] == 1
+    assert replayed["failures"][0]["property"] == failure["property"]
+
+
+def test_crash_bad_arguments(pmlab, shm_dir):
+    assert pmlab("crash", "no.such.design", "--out", shm_dir / "o").returncode == 2
+    assert pmlab("crash", "all", "--domain", "battery", "--out", shm_dir / "o").returncode == 2
+    assert pmlab("crash", "all", "--replay", "x", "--out", shm_dir / "o").returncode == 2
+    proc = pmlab("crash", "selftest.commit-record", "--domain", "none", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "nothing to crash-test" in proc.stderr

@@ -43,6 +43,10 @@ Result<nlohmann::ordered_json> ParamSpec::parse(const std::string& text) const {
       if (text == "true" || text == "1" || text == "on") return nlohmann::ordered_json(true);
       if (text == "false" || text == "0" || text == "off") return nlohmann::ordered_json(false);
       return bad("must be true or false");
+    case ParamType::text:
+      if (text.empty() || text.find_first_of("/:") != std::string::npos)
+        return bad("must be non-empty and hold no '/' or ':' (they separate a run name's parameters)");
+      return nlohmann::ordered_json(text);
     case ParamType::choice:
       if (std::find(choices.begin(), choices.end(), text) == choices.end())
         return bad("must be one of " + describe_values());
@@ -59,6 +63,7 @@ std::string ParamSpec::describe_values() const {
       return out;
     }
     case ParamType::boolean: return "true|false";
+    case ParamType::text: return "text";
     case ParamType::size: return format_size(static_cast<uint64_t>(std::max<int64_t>(min, 0))) + ".." +
                                  (max == INT64_MAX ? std::string("") : format_size(static_cast<uint64_t>(max)));
     default: return (min == INT64_MIN ? std::string("") : std::to_string(min)) + ".." +

@@ -14,7 +14,7 @@
 
 namespace pmlab::bench {
 
-enum class ParamType { integer, size, choice, real, boolean };
+enum class ParamType { integer, size, choice, real, boolean, text };  // text: free-form, the case validates
 
 struct ParamSpec {
   std::string name;

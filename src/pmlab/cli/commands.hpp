@@ -15,6 +15,7 @@ void add_list(CLI::App& app, int& exit_code);
 void add_run(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);
 void add_pool(CLI::App& app, int& exit_code);
+void add_crash(CLI::App& app, int& exit_code);
 
 // Prints "pmlab: error: <message>" on stderr and returns the status's exit code.
 int report_error(const Status& status);

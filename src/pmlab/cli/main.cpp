@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   pmlab::cli::add_run(app, exit_code);
   pmlab::cli::add_report(app, exit_code);
   pmlab::cli::add_pool(app, exit_code);
+  pmlab::cli::add_crash(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

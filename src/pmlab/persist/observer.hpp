@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <source_location>
 
 namespace pmlab::persist {
 
@@ -20,6 +21,12 @@ class Observer {
   // Before the fence runs: every writeback since the previous fence becomes durable at this point.
   // Called for every fence a design asks for, also where the domain issues no instruction.
   virtual void on_fence() noexcept = 0;
+  // The same event with the design's source location (file:line of its fence or persist call), for
+  // observers that report where things happened (the crash simulator). Defaults to on_fence().
+  virtual void on_fence_at(const std::source_location& where) noexcept {
+    (void)where;
+    on_fence();
+  }
 };
 
 }  // namespace pmlab::persist

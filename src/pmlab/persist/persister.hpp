@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <source_location>
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/persist/config.hpp"
@@ -61,9 +62,10 @@ class Persister {
   }
 
   // Makes every earlier flush and non-temporal store durable (and ordered before later stores).
-  void fence() const noexcept {
+  // `where` names the design's call site for observers; it costs nothing when none is attached.
+  void fence(const std::source_location where = std::source_location::current()) const noexcept {
     if (observer_ != nullptr) [[unlikely]]
-      observer_->on_fence();
+      observer_->on_fence_at(where);
     if (issue_fence_) {
       isa::sfence();
       ++tls_counters.fences;
@@ -72,9 +74,10 @@ class Persister {
     }
   }
 
-  void persist(const void* addr, size_t len) const noexcept {
+  void persist(const void* addr, size_t len,
+               const std::source_location where = std::source_location::current()) const noexcept {
     flush(addr, len);
-    fence();
+    fence(where);
   }
 
   // Copies with non-temporal stores (cache bypassed), flushing partial lines at the edges. Not fenced.
@@ -83,19 +86,21 @@ class Persister {
 
   // Copies and makes durable, the way the flush instruction says: non-temporal for `ntstore`, else
   // store + flush. Then fences.
-  void copy_persist(void* dst, const void* src, size_t len) const noexcept {
+  void copy_persist(void* dst, const void* src, size_t len,
+                    const std::source_location where = std::source_location::current()) const noexcept {
     if (config_.flush == FlushInstruction::ntstore) {
       copy_nt(dst, src, len);
     } else {
       std::memcpy(dst, src, len);
       flush(dst, len);
     }
-    fence();
+    fence(where);
   }
 
-  void fill_persist(void* dst, int byte, size_t len) const noexcept {
+  void fill_persist(void* dst, int byte, size_t len,
+                    const std::source_location where = std::source_location::current()) const noexcept {
     std::memset(dst, byte, len);
-    persist(dst, len);
+    persist(dst, len, where);
   }
 
   // An 8-byte store that no crash can tear: the commit word of every failure-atomic protocol.

@@ -1,0 +1,147 @@
+// selftest.commit-record and its broken twins: the simplest failure-atomic publish protocol, write a
+// record, make it durable, then publish it with an 8-byte commit word. The broken variants each drop
+// one rule the protocol depends on; the simulator must catch every one and pass the correct design.
+#include <cstring>
+
+#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+enum class Bug {
+  none,
+  missing_flush,  // the record is never written back before the commit (ADR)
+  missing_fence,  // record and commit are written back, but one fence orders nothing between them (ADR)
+  torn_commit,    // the commit is two words written with plain stores: only 8-byte stores are atomic
+  eadr_no_fence,  // under eADR, no fence at all: stores may still be in flight when the operation returns
+};
+
+struct Record {
+  uint64_t seq;
+  uint64_t payload[14];
+  uint64_t checksum;
+};
+static_assert(sizeof(Record) == 128);
+
+struct alignas(64) Header {
+  uint64_t count;  // records published
+  uint64_t check;  // ~count, written only by the torn_commit variant
+  uint64_t pad[6];
+};
+
+uint64_t payload_word(uint64_t seed, uint64_t op, int k) {
+  uint64_t s = seed * 0x100000001b3ULL + op * 31 + static_cast<uint64_t>(k);
+  return bench::splitmix64(s);
+}
+
+uint64_t checksum(const Record& r) {
+  uint64_t h = r.seq * 0x9e3779b97f4a7c15ULL;
+  for (uint64_t w : r.payload) h = (h ^ w) * 0x100000001b3ULL;
+  return h ^ 0x5bd1e995;
+}
+
+class CommitRecord final : public Subject {
+ public:
+  CommitRecord(Bug bug, const SubjectOptions& o) : bug_(bug), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    auto* header = reinterpret_cast<Header*>(image.base);
+    auto* records = reinterpret_cast<Record*>(image.base + sizeof(Header));
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "publish record " + std::to_string(i));
+      Record& r = records[i];
+      r.seq = i;
+      for (int k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
+      r.checksum = checksum(r);
+      switch (bug_) {
+        case Bug::none:
+          p.persist(&r, sizeof r);
+          persist::Persister::store8(&header->count, i + 1);
+          p.persist(&header->count, 8);
+          break;
+        case Bug::missing_flush:
+          persist::Persister::store8(&header->count, i + 1);
+          p.persist(&header->count, 8);
+          break;
+        case Bug::missing_fence:
+          p.flush(&r, sizeof r);
+          persist::Persister::store8(&header->count, i + 1);
+          p.flush(&header->count, 8);
+          p.fence();
+          break;
+        case Bug::torn_commit:
+          p.persist(&r, sizeof r);
+          header->count = i + 1;
+          header->check = ~(i + 1);
+          p.persist(header, 16);
+          break;
+        case Bug::eadr_no_fence:
+          persist::Persister::store8(&header->count, i + 1);
+          break;
+      }
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const auto* header = reinterpret_cast<const Header*>(image.base);
+    const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
+    const uint64_t count = header->count;
+    if (bug_ == Bug::torn_commit && count != 0 && header->check != ~count)
+      return error(Errc::failed, "commit is torn: count " + std::to_string(count) + " but its check word says " +
+                                     std::to_string(~header->check));
+    const uint64_t started = at.ops_completed + (at.op_in_flight ? 1 : 0);
+    if (count < at.ops_completed)
+      return error(Errc::failed, "record " + std::to_string(count) + " was published before the crash but is missing (count " +
+                                     std::to_string(count) + ", " + std::to_string(at.ops_completed) + " operations returned)");
+    if (count > started)
+      return error(Errc::failed, "count " + std::to_string(count) + " includes records never published (" +
+                                     std::to_string(started) + " operations started)");
+    for (uint64_t i = 0; i < count; ++i) {
+      const Record& r = records[i];
+      bool intact = r.seq == i && r.checksum == checksum(r);
+      for (int k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
+      if (!intact) return error(Errc::failed, "record " + std::to_string(i) + " is published but its data did not persist");
+    }
+    return Status::success();
+  }
+
+ private:
+  Bug bug_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+SubjectInfo info(std::string name, std::string description, Bug bug, std::vector<persist::Domain> domains) {
+  SubjectInfo i;
+  i.name = std::move(name);
+  i.description = std::move(description);
+  i.domains = std::move(domains);
+  i.deliberately_broken = bug != Bug::none;
+  i.make = [bug](const SubjectOptions& o) { return std::make_unique<CommitRecord>(bug, o); };
+  return i;
+}
+
+using persist::Domain;
+const SubjectRegistration correct{info("selftest.commit-record",
+                                       "record, persist, 8-byte commit word, persist (the correct protocol)", Bug::none,
+                                       {Domain::adr, Domain::eadr})};
+const SubjectRegistration missing_flush{info("selftest.broken.missing-flush",
+                                             "publishes a record that was never flushed", Bug::missing_flush, {Domain::adr})};
+const SubjectRegistration missing_fence{info("selftest.broken.missing-fence",
+                                             "no fence between the record's flush and the commit", Bug::missing_fence,
+                                             {Domain::adr})};
+const SubjectRegistration torn_commit{info("selftest.broken.torn-commit",
+                                           "commit spread over two words written with plain stores", Bug::torn_commit,
+                                           {Domain::adr, Domain::eadr})};
+const SubjectRegistration eadr_no_fence{info("selftest.broken.eadr-no-fence",
+                                             "eADR design without its fence: operations return with stores in flight",
+                                             Bug::eadr_no_fence, {Domain::eadr})};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

@@ -1,0 +1,110 @@
+// selftest.scan-log and its broken twin: a log of variable-length entries {len, checksum, payload}
+// with no commit word; recovery scans from the start. The correct recovery validates each entry's
+// length and checksum before trusting it; the broken one trusts the length.
+#include <cstring>
+
+#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+constexpr uint64_t kMaxPayload = 200;
+
+struct EntryHeader {
+  uint64_t len;       // payload bytes; 0 ends the log
+  uint64_t checksum;  // over len and payload
+};
+
+uint64_t entry_checksum(uint64_t len, const unsigned char* payload) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ len;
+  for (uint64_t i = 0; i < len; ++i) h = (h ^ payload[i]) * 0x100000001b3ULL;
+  return h | 1;  // never 0, so an all-zero header never validates
+}
+
+uint64_t payload_len(uint64_t seed, uint64_t op) {
+  uint64_t s = seed + op * 0x9e3779b97f4a7c15ULL;
+  return 8 + bench::splitmix64(s) % (kMaxPayload - 7);
+}
+
+unsigned char payload_byte(uint64_t seed, uint64_t op, uint64_t k) {
+  return static_cast<unsigned char>((seed * 131 + op * 31 + k * 7) % 251 + 1);
+}
+
+uint64_t padded(uint64_t len) { return sizeof(EntryHeader) + ((len + 7) & ~uint64_t{7}); }
+
+class ScanLog final : public Subject {
+ public:
+  ScanLog(bool trust_length, const SubjectOptions& o) : trust_length_(trust_length), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return ops_ * padded(kMaxPayload) + sizeof(EntryHeader); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    uint64_t tail = 0;
+    std::vector<unsigned char> payload(kMaxPayload);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "append entry " + std::to_string(i));
+      const uint64_t len = payload_len(seed_, i);
+      for (uint64_t k = 0; k < len; ++k) payload[k] = payload_byte(seed_, i, k);
+      std::byte* at = image.base + tail;
+      EntryHeader h{len, entry_checksum(len, payload.data())};
+      std::memcpy(at + sizeof h, payload.data(), len);
+      std::memcpy(at, &h, sizeof h);
+      p.persist(at, padded(len));
+      tail += padded(len);
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    // Recovery: scan entries from the start.
+    uint64_t offset = 0, found = 0;
+    std::vector<std::string> problems;
+    while (offset + sizeof(EntryHeader) <= image.size) {
+      EntryHeader h;
+      std::memcpy(&h, image.base + offset, sizeof h);
+      if (h.len == 0) break;
+      const auto* payload = reinterpret_cast<const unsigned char*>(image.base + offset + sizeof h);
+      if (!trust_length_) {
+        if (h.len > kMaxPayload || offset + padded(h.len) > image.size) break;
+        if (entry_checksum(h.len, payload) != h.checksum) break;
+      }
+      // Check: the entry recovery returned must be exactly the one appended as operation `found`.
+      const uint64_t want = payload_len(seed_, found);
+      bool exact = h.len == want;
+      for (uint64_t k = 0; k < want && exact; ++k) exact = payload[k] == payload_byte(seed_, found, k);
+      if (!exact) return error(Errc::failed, "recovery returned a torn entry " + std::to_string(found));
+      ++found;
+      offset += padded(h.len);
+    }
+    const uint64_t started = at.ops_completed + (at.op_in_flight ? 1 : 0);
+    if (found < at.ops_completed)
+      return error(Errc::failed, "entry " + std::to_string(found) + " was appended before the crash but is missing");
+    if (found > started) return error(Errc::failed, "recovery returned entries never appended");
+    return Status::success();
+  }
+
+ private:
+  bool trust_length_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+SubjectInfo info(std::string name, std::string description, bool trust_length) {
+  SubjectInfo i;
+  i.name = std::move(name);
+  i.description = std::move(description);
+  i.deliberately_broken = trust_length;
+  i.make = [trust_length](const SubjectOptions& o) { return std::make_unique<ScanLog>(trust_length, o); };
+  return i;
+}
+
+const SubjectRegistration correct{info("selftest.scan-log",
+                                       "variable-length entries, recovery validates length and checksum", false)};
+const SubjectRegistration trusting{info("selftest.broken.unvalidated-length",
+                                        "recovery trusts an entry's length without validating it", true)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest
