@@ -3,13 +3,14 @@ SHELL := /bin/bash
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+TSAN_DIR  ?= build-tsan
 SUITE     ?= all
 POOL      ?=
 RUN_ID    := $(shell date -u +%Y%m%d-%H%M%S)
 OUT       ?= results/$(RUN_ID)
 JOBS      ?= $(shell nproc)
 
-.PHONY: all setup build build-asan run test test-cpp test-asan test-python clean
+.PHONY: all setup build build-asan build-tsan run test test-cpp test-asan test-tsan test-python clean
 
 all: build
 
@@ -21,6 +22,9 @@ $(BUILD_DIR)/build.ninja:
 
 $(ASAN_DIR)/build.ninja:
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPMLAB_SANITIZE=address,undefined
+
+$(TSAN_DIR)/build.ninja:
+	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMLAB_SANITIZE=thread
 
 build: setup $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR)
@@ -41,12 +45,20 @@ test-asan: build-asan
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest -j$(JOBS) --output-on-failure
 
+# Concurrent designs under ThreadSanitizer: the tests named *Concurrent* or *Stress*.
+build-tsan: setup $(TSAN_DIR)/build.ninja
+	ninja -C $(TSAN_DIR) pmlab_tests
+
+test-tsan: build-tsan
+	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest -j$(JOBS) --output-on-failure -R 'Concurrent|Stress'
+
 # Two sessions: each test folder has its own conftest module.
 test-python: build
 	python3 -m pytest -q python/tests
 	python3 -m pytest -q tests/cli
 
-test: test-cpp test-asan test-python
+test: test-cpp test-asan test-tsan test-python
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

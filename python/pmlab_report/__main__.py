@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")  # never open a window; figures are rendered to PNG only
     from . import render
 
-    html = render.render_report(model.from_document(document))
+    html = render.render_report(model.from_document(document), args.run_dir)
 
     try:
         with open(out_path, "w", encoding="utf-8") as handle:

@@ -33,6 +33,7 @@ class Run:
     metrics: dict[str, Metric]
     config_hash: str | None = None
     histogram: dict | None = None
+    notes: dict[str, str] = field(default_factory=dict)  # text of derived rows (verdicts, reasoning)
 
     @property
     def ok(self) -> bool:
@@ -72,6 +73,7 @@ def run_from_dict(index: int, raw: dict) -> Run:
         metrics={k: metric_from_dict(v) for k, v in (raw.get("metrics") or {}).items()},
         config_hash=raw.get("config_hash"),
         histogram=raw.get("histogram"),
+        notes=dict(raw.get("notes") or {}),
     )
 
 

@@ -18,6 +18,7 @@ from . import suites  # noqa: F401  (imports every suite module so its figures r
 from .model import MEASURED, MODELLED, PUBLISHED, Metric, Results, Run, group_by_case
 from .model import group_by_suite, kinds_of, metric_columns, status_counts, unit_of
 from .units import DASH, format_quantity
+from .profiles import profile_section
 
 DPI = 110
 
@@ -379,8 +380,8 @@ def _nav(suite_names: Sequence[str]) -> str:
     return f"<nav><ul>{''.join(items)}</ul></nav>"
 
 
-def render_report(results: Results) -> str:
-    """The whole report as an HTML string."""
+def render_report(results: Results, run_dir: str | None = None) -> str:
+    """The whole report as an HTML string (run_dir: where profiles/*.svg of a --profile run are)."""
     sources = Sources(results.runs)
     by_suite = group_by_suite(results.runs)
     title = f"pmlab report — {results.context.get('run_id', '')}"
@@ -389,6 +390,7 @@ def render_report(results: Results) -> str:
     if not by_suite:
         sections.append('<p class="note">This run has no runs.</p>')
     sections += [_suite_section(suite, runs, sources) for suite, runs in by_suite.items()]
+    sections.append(profile_section(results, run_dir))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
             + "\n".join(sections) + "</body></html>\n")

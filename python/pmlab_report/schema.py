@@ -288,6 +288,12 @@ def _validate_runs(check: _Checker, runs: list) -> None:
         if check.field(run, rp, "histogram", "object", required=False, nullable=True):
             _validate_histogram(check, f"{rp}.histogram", run["histogram"])
 
+        # Derived rows (docs/results-schema.md) carry text in an optional object of strings.
+        if check.field(run, rp, "notes", "object", required=False):
+            for key, text in run["notes"].items():
+                if not isinstance(text, str):
+                    check.add(f"{rp}.notes", f"{key} must be a string (got {_type_name(text)})")
+
 
 def _validate_name(check: _Checker, rp: str, name: str, suite: str, case: str, params: dict) -> None:
     prefix = f"{suite}.{case}"

@@ -18,6 +18,8 @@ void Registry::add_suite(std::string name, std::string summary) { suites_.emplac
 
 void Registry::add(CaseDef def) { cases_.push_back(std::move(def)); }
 
+void Registry::add_summary(SuiteSummary summary) { summaries_.push_back(std::move(summary)); }
+
 namespace std_params {
 
 ParamSpec medium(std::vector<std::string> defaults) {
@@ -94,6 +96,15 @@ ParamSpec choice(std::string name, std::string doc, std::vector<std::string> cho
 
 void RunContext::metric(std::string name, double value, std::string unit, MetricKind kind, std::string origin) {
   record_.set(Metric{std::move(name), value, std::move(unit), kind, std::move(origin)});
+}
+
+void RunContext::note(std::string key, std::string text) {
+  for (auto& [k, t] : record_.notes)
+    if (k == key) {
+      t = std::move(text);
+      return;
+    }
+  record_.notes.emplace_back(std::move(key), std::move(text));
 }
 
 void RunContext::skip(const std::string& reason) { throw RunAbort{RunStatus::skipped, reason}; }

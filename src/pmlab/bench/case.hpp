@@ -36,17 +36,30 @@ struct CaseDef {
   std::string full_name() const { return suite + "." + name; }
 };
 
+// A suite's summary: rows derived from the finished runs of that suite (a classification, a table that
+// joins several cases). The runner calls `derive` once after every run of the invocation has finished,
+// with that suite's records in run order and the run's `context` block (e.g. whether the pool is
+// emulated), and appends the rows it returns to runs[] (docs/results-schema.md, "Derived rows"). A number
+// computed only from measured numbers is itself measured.
+struct SuiteSummary {
+  std::string suite;
+  std::function<std::vector<RunRecord>(const std::vector<RunRecord>& runs, const nlohmann::ordered_json& context)> derive;
+};
+
 class Registry {
  public:
   static Registry& instance();
   void add_suite(std::string name, std::string summary);
   void add(CaseDef def);
+  void add_summary(SuiteSummary summary);
   const std::vector<CaseDef>& cases() const { return cases_; }
   const std::vector<std::pair<std::string, std::string>>& suites() const { return suites_; }
+  const std::vector<SuiteSummary>& summaries() const { return summaries_; }
 
  private:
   std::vector<CaseDef> cases_;
   std::vector<std::pair<std::string, std::string>> suites_;
+  std::vector<SuiteSummary> summaries_;
 };
 
 // Registers at static-initialization time; suites are linked as object files so these always run.
@@ -57,6 +70,9 @@ struct SuiteRegistration {
   SuiteRegistration(std::string name, std::string summary) {
     Registry::instance().add_suite(std::move(name), std::move(summary));
   }
+};
+struct SuiteSummaryRegistration {
+  explicit SuiteSummaryRegistration(SuiteSummary summary) { Registry::instance().add_summary(std::move(summary)); }
 };
 
 // Standard parameters the harness understands: it builds the medium and the persister from them.
@@ -181,6 +197,8 @@ class RunContext {
 
   void metric(std::string name, double value, std::string unit, MetricKind kind = MetricKind::measured,
               std::string origin = {});
+  // Text that belongs to the run's row but is no number (e.g. why a peer tool gave no number): `notes`.
+  void note(std::string key, std::string text);
   // Ends the run as skipped or failed; the rest of the sweep goes on.
   [[noreturn]] void skip(const std::string& reason);
   [[noreturn]] void fail(const std::string& reason);

@@ -57,6 +57,11 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
     metrics[m.name] = e;
   }
   j["metrics"] = metrics;
+  if (!r.notes.empty()) {
+    nlohmann::ordered_json notes = nlohmann::ordered_json::object();
+    for (const auto& [key, text] : r.notes) notes[key] = text;
+    j["notes"] = notes;
+  }
   if (!r.histogram_ns.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
     for (const auto& [lo, n] : r.histogram_ns) buckets.push_back({lo, n});

@@ -37,6 +37,9 @@ struct RunRecord {
   std::string reason;
   std::vector<Metric> metrics;
   std::vector<std::pair<double, uint64_t>> histogram_ns;  // (lower bound in ns, count)
+  // Text that is no number but belongs to the row (a verdict and its reasoning): written as `notes`,
+  // an object of strings, only when non-empty.
+  std::vector<std::pair<std::string, std::string>> notes;
 
   // Adds or replaces a metric by name.
   void set(Metric m);

@@ -13,10 +13,12 @@
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/media/region.hpp"
+#include "pmlab/model/run_devices.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/profile/run_profiler.hpp"
 
 namespace pmlab::bench {
 namespace {
@@ -116,6 +118,8 @@ Result<RunSummary> run(const RunOptions& options) {
   if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));
   if (options.duration_s && *options.duration_s <= 0) return error(Errc::invalid_argument, "--duration must be positive");
   if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
+  auto devices = model::resolve_run_devices(options.model, options.emulate);
+  if (!devices) return devices.status();
 
   // Plan: expand the sweeps (names resolved after the run's defaults are known).
   std::vector<PlannedRun> plan;
@@ -210,6 +214,7 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   ctx["durability_domain"] = persist::to_string(defaults.domain);
   ctx["flush_instruction"] = persist::to_string(defaults.flush);
+  if (devices->active()) ctx["model"] = model::context_json(*devices);
   RunControl control;
   control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
   control.warmup_s = std::min(0.1, control.duration_s / 5);
@@ -223,6 +228,7 @@ Result<RunSummary> run(const RunOptions& options) {
                                     {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
                                     {"control", ctx["run_control"]}, {"version", kPmlabVersion},
                                     {"git", ctx["git_revision"]}};
+  if (devices->active()) shaping["model"] = ctx["model"];
   const std::string shaping_text = shaping.dump();
   const uint64_t context_hash = fnv1a64(shaping_text.data(), shaping_text.size());
   ctx["config_hash"] = hex64(context_hash);
@@ -232,9 +238,16 @@ Result<RunSummary> run(const RunOptions& options) {
 
   const std::vector<int> cpus = platform::allowed_cpus();
   media::DramBuffer dram;
+  const fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
+  std::unique_ptr<profile::RunProfiler> profiler;
+  if (options.profile) {
+    profiler = std::make_unique<profile::RunProfiler>(out.string());
+    ctx["profile"] = profiler->context_json();
+  }
   Progress progress(runs.size(), options.progress);
   RunSummary summary;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
+  std::vector<RunRecord> finished;  // what suite summaries derive their rows from
 
   for (const auto& r : runs) {
     progress.step(r.name);
@@ -254,6 +267,9 @@ Result<RunSummary> run(const RunOptions& options) {
       if (r.params.has("flush")) pc.flush = persist::parse_flush(r.params.text("flush")).value();
       auto persister = persist::Persister::create(pc);
       if (!persister) throw RunAbort{RunStatus::skipped, persister.status().message()};
+      // The device model of --model / --emulate, observing this run's persister.
+      std::unique_ptr<model::DeviceModel> device = model::model_for_run(*devices, uses_pool(r));
+      if (device) persister->attach(device.get());
 
       media::Region region;
       const uint64_t bytes = region_bytes(r);
@@ -270,7 +286,24 @@ Result<RunSummary> run(const RunOptions& options) {
         }
       }
       RunContext ctx_run(*r.def, r.params, rec, region, *persister, control, threads, cpus, options.quick);
-      r.def->body(ctx_run);
+      ctx_run.set_model(device.get());
+      if (device) device->reset();
+      if (profiler) {
+        // The same run once without perf first, so the record can state the profiling slowdown.
+        RunRecord unprofiled = rec;
+        {
+          RunContext ctx_plain(*r.def, r.params, unprofiled, region, *persister, control, threads, cpus, options.quick);
+          ctx_plain.set_model(device.get());
+          r.def->body(ctx_plain);
+        }
+        if (device) device->reset();
+        profiler->begin();
+        r.def->body(ctx_run);
+        profiler->end(rec, &unprofiled);
+      } else {
+        r.def->body(ctx_run);
+      }
+      if (device) model::finish_run(*device, rec);
     } catch (const RunAbort& abort) {
       rec.status = abort.status;
       rec.reason = abort.reason;
@@ -283,12 +316,39 @@ Result<RunSummary> run(const RunOptions& options) {
     else ++summary.skipped;
     if (rec.status == RunStatus::error) progress.note("pmlab: error in " + rec.name + ": " + rec.reason);
     records.push_back(to_json(rec));
+    finished.push_back(std::move(rec));
+  }
+  // Suite summaries: derived rows after every run, so they can join runs of several cases.
+  for (const SuiteSummary& s : Registry::instance().summaries()) {
+    std::vector<RunRecord> mine;
+    for (const auto& r : finished)
+      if (r.suite == s.suite) mine.push_back(r);
+    if (mine.empty() || !s.derive) continue;
+    std::vector<RunRecord> derived;
+    try {
+      derived = s.derive(mine, ctx);
+    } catch (const std::exception& e) {
+      RunRecord failed;
+      failed.name = s.suite + ".summary";
+      failed.case_name = "summary";
+      failed.status = RunStatus::error;
+      failed.reason = e.what();
+      derived = {std::move(failed)};
+    }
+    for (auto& d : derived) {
+      d.suite = s.suite;
+      d.config_hash = hex64(fnv1a64(d.name.data(), d.name.size(), context_hash));
+      if (d.status == RunStatus::ok) ++summary.ok;
+      else if (d.status == RunStatus::error) ++summary.errors;
+      else ++summary.skipped;
+      if (d.status == RunStatus::error) progress.note("pmlab: error in " + d.name + ": " + d.reason);
+      records.push_back(to_json(d));
+    }
   }
   ctx["skipped"] = skipped;
   doc["context"] = ctx;
   doc["runs"] = records;
 
-  fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());

@@ -25,8 +25,11 @@ struct RunOptions {
   bool keep_pool = false;
   std::optional<persist::Domain> domain;            // run-wide default for domain=auto
   std::optional<persist::FlushInstruction> flush;   // run-wide default for flush=auto
+  std::string model;                   // --model: device preset or JSON file; every run gets modelled metrics
+  std::string emulate;                 // --emulate: medium=pool runs also pay this device's modelled cost
   std::string out_dir;                 // empty: results/<run-id>
   bool progress = true;
+  bool profile = false;                // --profile: perf-record each run, flame graph + time breakdown
   std::string command_line;
 };
 

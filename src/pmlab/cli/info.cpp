@@ -4,6 +4,7 @@
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/profile/perf.hpp"
 #include "pmlab/persist/config.hpp"
 #include "pmlab/platform/cpu.hpp"
 #include "pmlab/platform/system.hpp"
@@ -48,6 +49,10 @@ int run_info(bool as_json) {
   auto hc = platform::hardware_counters();
   std::printf("hw counters      %s\n", hc.available ? "readable (perf_event_open)" : ("not readable: " + hc.reason).c_str());
   std::printf("PMEM DIMM counters not read by this version (ipmctl / ipmwatch are not used)\n");
+  const profile::PerfSupport perf = profile::detect_perf();
+  std::printf("profiling        %s\n", perf.available ? ("perf at " + perf.perf_path + ", software " + perf.event +
+                                                         " event, call graphs by frame pointer (pmlab run --profile)").c_str()
+                                                      : ("unavailable: " + perf.reason).c_str());
   std::printf("DAX mounts       %s\n", join(inv.dax_mounts, "none (pools here are emulated)").c_str());
   std::printf("devices          dax: %s; pmem: %s; CXL memory: %s\n", join(inv.dax_devices, "none").c_str(),
               join(inv.pmem_devices, "none").c_str(), join(inv.cxl_devices, "none").c_str());

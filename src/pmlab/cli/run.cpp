@@ -13,9 +13,9 @@ namespace {
 struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
-  std::string filter, out, pool, pool_size, duration, domain, flush;
+  std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
   uint64_t ops = 0;
-  bool quick = false, keep_pool = false, no_progress = false, report = false;
+  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false;
 };
 
 int run_list(const std::vector<std::string>& selectors, bool verbose) {
@@ -53,7 +53,10 @@ int run_run(const RunArgs& a) {
   o.keep_pool = a.keep_pool;
   o.out_dir = a.out;
   o.progress = !a.no_progress;
+  o.profile = a.profile;
   o.command_line = command_line();
+  o.model = a.model;
+  o.emulate = a.emulate;
   for (const auto& s : a.sets)
     if (Status st = bench::parse_override(s, o.overrides); !st) return report_error(st);
   if (!a.pool_size.empty()) {
@@ -116,8 +119,17 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration");
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr");
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore");
+  cmd->add_option("--model", a->model,
+                  "attach a device model to every run and add its modelled metrics (EWR, RWR, EBR, ...): "
+                  "c1, c2, c3, dcpmm, or a JSON file of device parameters");
+  cmd->add_option("--emulate", a->emulate,
+                  "make medium=pool runs pay a device's modelled media cost (DRAM runs stay the baseline): "
+                  "c1, c2, c3, dcpmm, or a JSON file");
   cmd->add_flag("--no-progress", a->no_progress, "no progress output on stderr");
   cmd->add_flag("--report", a->report, "render report.html into the run directory afterwards");
+  cmd->add_flag("--profile", a->profile,
+                "record each run with perf (software cpu-clock): a flame graph per run, its time breakdown "
+                "and the measured profiling slowdown (each run also runs once unprofiled)");
   cmd->callback([&exit_code, a] { exit_code = run_run(*a); });
 }
 

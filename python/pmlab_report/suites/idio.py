@@ -1,0 +1,485 @@
+"""Figures and tables of the `idio` suite (PMIdioBench's idiosyncrasies, seed 000).
+
+Reads (every plotted number keeps the kind the run gave it; published numbers come only from the
+derived rows, labelled with their source):
+  idio.i1_latency          params medium, op, flush, hit_ratio, threads; metrics latency_p50, hit_ratio_measured
+  idio.i2_bandwidth        params medium, op, flush, size, threads;        metric bandwidth (MiB/s)
+  idio.i3_small_writes     params medium, pattern, size, threads;          metric bandwidth
+  idio.i4_numa             params medium, locality, pattern, size, threads; metric bandwidth (or skipped + reason)
+  idio.i5_store_vs_pstore  params medium, pattern, op, size, threads;      metric bandwidth
+  idio.i6_read             params medium, pattern, size, threads;          metric bandwidth
+  idio.i7_rewrite          params medium, flush, target;                   metric latency_p50
+  idio.i8_dirty_load       params medium, domain;                          metric latency_p50
+  idio.vs_likwid / vs_fio  metrics ratio_vs_likwid / ratio_vs_fio, target_ratio
+  idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, reasoning, …
+  idio.recommendation      params rule; metrics impact_*; notes rule, impact_class, published_impact, …
+Every figure tolerates missing combinations and runs that are not ok; a figure whose data is absent
+returns None (the report says so), except I4, which draws its skip reason.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any, Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from ..figures import figure
+from ..model import Run, distinct
+from ..units import compact, size_label
+
+MEDIA = ("dram", "pool")
+FLUSHES = ("clflush", "clflushopt", "clwb", "ntstore")
+COLORS = {"load": "#1f77b4", "store": "#ff7f0e", "pstore": "#2ca02c", "clflush": "#d62728",
+          "clflushopt": "#9467bd", "clwb": "#2ca02c", "ntstore": "#8c564b", "seq": "#1f77b4",
+          "rand": "#d62728", "local": "#1f77b4", "remote": "#d62728"}
+VERDICT_COLORS = {"present": "#f6d5d3", "absent": "#dcefe0", "not applicable here": "#eceef1"}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive(value: Any) -> bool:
+    return _number(value) and value > 0
+
+
+def _ok(runs: Sequence[Run], case: str, metric: str) -> list[Run]:
+    return [r for r in runs if r.case == case and r.ok and _positive(r.value(metric))]
+
+
+def _media(runs: Sequence[Run]) -> list[Any]:
+    return distinct(runs, "medium", MEDIA) or [None]
+
+
+def _size_axis(ax, sizes: Sequence[float]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(list(sizes)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_label(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(sizes) == 1:
+        ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
+    ax.tick_params(axis="x", labelsize=7, labelrotation=45)
+
+
+def _grid(fig: Figure, ncols: int, nrows: int = 1):
+    return fig.subplots(nrows, ncols, squeeze=False)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if not _number(value):
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+# ----------------------------------------------------------------------------------------- I1
+
+
+@figure("idio", title="I1 — load and p-store latency versus LLC hit ratio",
+        caption=("Median per-operation latency (latency_p50, ns, log scale) of one 8-byte load and of one "
+                 "p-store (store + flush + fence) per flush instruction, against the fraction f of the "
+                 "region's lines primed into the cache (seed 000 Fig. 3a). Lower panels: the hit ratio "
+                 "the priming achieved, measured from the loads' latencies, against f (the diagonal is "
+                 "perfect priming). One column per medium; the smallest thread count is shown."),
+        case="i1_latency", metrics=("latency_p50", "hit_ratio_measured"))
+def i1_latency(runs: Sequence[Run]) -> Figure | None:
+    rows = _ok(runs, "i1_latency", "latency_p50")
+    if not rows:
+        return None
+    threads = distinct(rows, "threads")[0] if distinct(rows, "threads") else None
+    rows = [r for r in rows if r.param("threads") == threads]
+    media = _media(rows)
+    fig = Figure(figsize=(2.5 + 4.2 * len(media), 6.2), layout="constrained")
+    axes = fig.subplots(2, len(media), squeeze=False, sharex=True, height_ratios=(2.2, 1))
+    for col, medium in enumerate(media):
+        ax, hax = axes[0][col], axes[1][col]
+        cell = [r for r in rows if r.param("medium") == medium]
+        series = [("load", None)] + [("pstore", f) for f in distinct(cell, "flush", FLUSHES)]
+        for op, flush in series:
+            pts = {r.param("hit_ratio"): r.value("latency_p50") for r in cell
+                   if r.param("op") == op and (flush is None or r.param("flush") == flush)}
+            if not pts:
+                continue
+            xs = sorted(pts)
+            label = "load" if op == "load" else f"p-store · {flush}"
+            color = COLORS["load"] if op == "load" else COLORS.get(flush, "#555")
+            ax.plot(xs, [pts[x] for x in xs], marker="o" if op == "load" else "s", markersize=4,
+                    linewidth=1.6 if op == "load" else 1.1, color=color, label=label)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.set_title(f"medium: {medium}", fontsize=10)
+        if col == 0:
+            ax.set_ylabel("latency p50 (ns)", fontsize=9)
+        ax.legend(fontsize=7, frameon=False)
+        loads = sorted((r.param("hit_ratio"), r.value("hit_ratio_measured")) for r in cell
+                       if r.param("op") == "load" and _number(r.value("hit_ratio_measured")))
+        if loads:
+            hax.plot([x for x, _ in loads], [y for _, y in loads], marker="o", markersize=4,
+                     color=COLORS["load"], label="measured")
+        hax.plot([0, 1], [0, 1], linestyle="--", color="0.5", linewidth=0.8, label="f")
+        hax.set_ylim(-0.05, 1.05)
+        hax.grid(True, linewidth=0.4, alpha=0.5)
+        hax.set_xlabel("primed fraction f", fontsize=9)
+        if col == 0:
+            hax.set_ylabel("hit ratio", fontsize=9)
+    fig.suptitle(f"I1 — latency versus LLC hit ratio (threads = {threads})", fontsize=12)
+    return fig
+
+
+# ----------------------------------------------------------------------------------------- I2
+
+
+def _series_label(r: Run) -> str:
+    op = r.param("op")
+    if op == "pstore":
+        return "p-store · nt-store" if r.param("flush") == "ntstore" else f"p-store · {r.param('flush')}"
+    return str(op)
+
+
+@figure("idio", title="I2 — load, store and p-store bandwidth",
+        caption=("Sequential bandwidth (MiB/s, log scale) against access size (log\u2082), one line per "
+                 "operation: loads, cached stores without flush, p-stores with store + flush and with "
+                 "nt-stores (seed 000 Fig. 3b–d). Solid lines: all threads; dashed: one thread. One "
+                 "panel per medium."),
+        case="i2_bandwidth", metrics=("bandwidth",))
+def i2_bandwidth(runs: Sequence[Run]) -> Figure | None:
+    rows = _ok(runs, "i2_bandwidth", "bandwidth")
+    if not rows:
+        return None
+    media = _media(rows)
+    sizes = distinct(rows, "size")
+    threads = distinct(rows, "threads")
+    ends = [threads[-1]] + ([threads[0]] if threads[0] != threads[-1] else [])
+    fig = Figure(figsize=(2.8 + 4.2 * len(media), 3.9), layout="constrained")
+    axes = _grid(fig, len(media))[0]
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#8c564b", "#9467bd", "#d62728"]
+    labels = sorted({_series_label(r) for r in rows})
+    for ax, medium in zip(axes, media):
+        for i, label in enumerate(labels):
+            for t in ends:
+                pts = {r.param("size"): r.value("bandwidth") for r in rows if r.param("medium") == medium
+                       and _series_label(r) == label and r.param("threads") == t}
+                if not pts:
+                    continue
+                xs = sorted(pts)
+                ax.plot(xs, [pts[x] for x in xs], color=palette[i % len(palette)], marker="o", markersize=3,
+                        linestyle="-" if t == threads[-1] else "--", linewidth=1.3)
+        _size_axis(ax, sizes)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.set_title(f"medium: {medium}", fontsize=10)
+        ax.set_xlabel("access size", fontsize=9)
+    axes[0].set_ylabel("bandwidth (MiB/s)", fontsize=9)
+    handles = [Line2D([], [], color=palette[i % len(palette)], label=lab) for i, lab in enumerate(labels)]
+    handles += [Line2D([], [], color="0.3", linestyle="-", label=f"threads = {threads[-1]}")]
+    if len(ends) > 1:
+        handles.append(Line2D([], [], color="0.3", linestyle="--", label=f"threads = {threads[0]}"))
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
+    fig.suptitle("I2 — sequential bandwidth versus access size", fontsize=12)
+    return fig
+
+
+# ----------------------------------------------------------------------------------- I3 and I6
+
+
+def _pattern_curves(runs: Sequence[Run], case: str, title: str) -> Figure | None:
+    rows = _ok(runs, case, "bandwidth")
+    if not rows:
+        return None
+    threads = distinct(rows, "threads")[-1]
+    rows = [r for r in rows if r.param("threads") == threads]
+    media = _media(rows)
+    sizes = distinct(rows, "size")
+    fig = Figure(figsize=(2.2 + 4.0 * len(media), 3.6), layout="constrained")
+    axes = _grid(fig, len(media))[0]
+    for ax, medium in zip(axes, media):
+        for pattern in ("seq", "rand"):
+            pts = {r.param("size"): r.value("bandwidth") for r in rows
+                   if r.param("medium") == medium and r.param("pattern") == pattern}
+            if pts:
+                xs = sorted(pts)
+                ax.plot(xs, [pts[x] for x in xs], marker="o", markersize=4, color=COLORS[pattern],
+                        label="sequential" if pattern == "seq" else "random permutation")
+        _size_axis(ax, sizes)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.set_title(f"medium: {medium}", fontsize=10)
+        ax.set_xlabel("access size", fontsize=9)
+        ax.legend(fontsize=8, frameon=False)
+    axes[0].set_ylabel("bandwidth (MiB/s)", fontsize=9)
+    fig.suptitle(f"{title} (threads = {threads})", fontsize=12)
+    return fig
+
+
+@figure("idio", title="I3 — small sequential versus random p-store bandwidth",
+        caption=("P-store (store + flush + fence) bandwidth (MiB/s, log scale) of 64–512 B writes, "
+                 "sequential and in a random permutation of size-aligned slots (seed 000 Fig. 4a), at "
+                 "the largest thread count. One panel per medium."),
+        case="i3_small_writes", metrics=("bandwidth",))
+def i3_small_writes(runs: Sequence[Run]) -> Figure | None:
+    return _pattern_curves(runs, "i3_small_writes", "I3 — small writes, sequential versus random")
+
+
+# ----------------------------------------------------------------------------- heatmaps I4, I5
+
+
+def _heatmap(fig: Figure, ax, values: dict, sizes: list, threads: list, title: str) -> None:
+    import numpy as np
+
+    grid = np.full((len(threads), len(sizes)), np.nan)
+    for (t, s), v in values.items():
+        grid[threads.index(t)][sizes.index(s)] = v
+    # Colours saturate at ±100 % (the scale of seed 000's heatmaps); the labels keep the exact values.
+    image = ax.imshow(np.clip(grid, -100, 100), cmap="RdBu_r", vmin=-100, vmax=100, aspect="auto",
+                      origin="lower")
+    for i in range(len(threads)):
+        for j in range(len(sizes)):
+            v = grid[i][j]
+            dark = np.isfinite(v) and abs(v) > 60  # readable on saturated cells
+            ax.text(j, i, "—" if not np.isfinite(v) else f"{v:.0f}", ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
+    ax.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], fontsize=7, rotation=45)
+    ax.set_yticks(range(len(threads)), [str(t) for t in threads], fontsize=8)
+    ax.set_xlabel("access size", fontsize=9)
+    ax.set_ylabel("threads", fontsize=9)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=ax, shrink=0.8, label="difference (%)")
+
+
+def _percent_heatmaps(runs: Sequence[Run], case: str, key: str, better: str, worse: str,
+                      suptitle: str) -> Figure | None:
+    rows = _ok(runs, case, "bandwidth")
+    if not rows:
+        return None
+    media = _media(rows)
+    patterns = distinct(rows, "pattern", ("seq", "rand")) or [None]
+    panels = [(m, p) for m in media for p in patterns]
+    fig = Figure(figsize=(1.5 + 4.6 * len(patterns), 0.8 + 3.4 * len(media)), layout="constrained")
+    axes = fig.subplots(len(media), len(patterns), squeeze=False)
+    for idx, (medium, pattern) in enumerate(panels):
+        ax = axes[idx // len(patterns)][idx % len(patterns)]
+        cell = [r for r in rows if r.param("medium") == medium and r.param("pattern") == pattern]
+        sizes, threads = distinct(cell, "size"), distinct(cell, "threads")
+        values = {}
+        for t in threads:
+            for s in sizes:
+                good = [r.value("bandwidth") for r in cell if r.param("threads") == t
+                        and r.param("size") == s and r.param(key) == better]
+                bad = [r.value("bandwidth") for r in cell if r.param("threads") == t
+                       and r.param("size") == s and r.param(key) == worse]
+                if good and bad:
+                    values[(t, s)] = 100.0 * (good[0] - bad[0]) / good[0]
+        if not values:
+            ax.text(0.5, 0.5, "no pairs", ha="center", va="center", transform=ax.transAxes, color="0.5")
+            ax.set_axis_off()
+            continue
+        _heatmap(fig, ax, values, sizes, threads, f"medium: {medium} · pattern: {pattern}")
+    fig.suptitle(suptitle, fontsize=12)
+    return fig
+
+
+@figure("idio", title="I4 — local versus remote NUMA p-store bandwidth",
+        caption=("Heatmap of the difference between local and remote p-store bandwidth, "
+                 "100 × (local − remote) / local, over access size × threads (seed 000 Fig. 5): positive = "
+                 "remote is worse. Needs two NUMA nodes; on one node the runs are skipped and the "
+                 "figure states the reason."),
+        case="i4_numa", metrics=("bandwidth",))
+def i4_numa(runs: Sequence[Run]) -> Figure | None:
+    cases = [r for r in runs if r.case == "i4_numa"]
+    if not cases:
+        return None
+    fig = _percent_heatmaps(runs, "i4_numa", "locality", "local", "remote",
+                            "I4 — (local − remote) / local p-store bandwidth (%)")
+    if fig is not None:
+        return fig
+    reasons = sorted({r.reason for r in cases if r.reason})
+    fig = Figure(figsize=(7.5, 1.6), layout="constrained")
+    ax = fig.subplots()
+    ax.set_axis_off()
+    text = "; ".join(reasons) or "no run succeeded"
+    ax.text(0.5, 0.5, "\n".join(textwrap.wrap(f"I4 not measured: {len(cases)} runs skipped — {text}", 90)),
+            ha="center", va="center", fontsize=10, color="#5f6368")
+    return fig
+
+
+@figure("idio", title="I5 — store versus p-store bandwidth",
+        caption=("Heatmap of 100 × (p-store − store) / p-store bandwidth over access size × threads "
+                 "(seed 000 Fig. 6): positive = the un-flushed store is slower than the p-store. One "
+                 "row per medium, one column per pattern; colours saturate at ±100 %, labels are exact."),
+        case="i5_store_vs_pstore", metrics=("bandwidth",))
+def i5_store_vs_pstore(runs: Sequence[Run]) -> Figure | None:
+    return _percent_heatmaps(runs, "i5_store_vs_pstore", "op", "pstore", "store",
+                             "I5 — (p-store − store) / p-store bandwidth (%)")
+
+
+@figure("idio", title="I6 — sequential versus random read bandwidth",
+        caption=("Read bandwidth (MiB/s, log scale) against access size for consecutive reads and for a "
+                 "random permutation of the same slots — the order, not an MSR write, defeats the "
+                 "prefetchers (seed 000 Fig. 7a). Largest thread count; one panel per medium."),
+        case="i6_read", metrics=("bandwidth",))
+def i6_read(runs: Sequence[Run]) -> Figure | None:
+    return _pattern_curves(runs, "i6_read", "I6 — reads, sequential versus random")
+
+
+# ----------------------------------------------------------------------------------- I7 and I8
+
+
+@figure("idio", title="I7 and I8 — rewrite and dirty-cache latencies",
+        caption=("Left (I7): median latency of a 256 B p-store rewriting one block against p-stores "
+                 "spread over consecutive blocks, per flush (seed 000 Fig. 7d measures this with media "
+                 "counters, which only a device model provides here). Right (I8): median load latency "
+                 "after filling the cache with stores that were flushed (ADR) or left dirty (eADR)."),
+        case=None, metrics=("latency_p50",))
+def i7_i8(runs: Sequence[Run]) -> Figure | None:
+    i7 = _ok(runs, "i7_rewrite", "latency_p50")
+    i8 = _ok(runs, "i8_dirty_load", "latency_p50")
+    if not i7 and not i8:
+        return None
+    fig = Figure(figsize=(10, 3.6), layout="constrained")
+    left, right = _grid(fig, 2)[0]
+    for ax, rows, key, order, title in ((left, i7, "target", ("same", "spread"), "I7 — 256 B p-store"),
+                                        (right, i8, "domain", ("adr", "eadr"), "I8 — load after stores")):
+        if not rows:
+            ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.5")
+            ax.set_axis_off()
+            continue
+        groups = [(m, f) for m in _media(rows) for f in (distinct(rows, "flush") if key == "target" else [None])]
+        width = 0.38
+        for gi, (medium, flush) in enumerate(groups):
+            for k, value in enumerate(order):
+                match = [r.value("latency_p50") for r in rows if r.param("medium") == medium
+                         and r.param(key) == value and (flush is None or r.param("flush") == flush)]
+                if match:
+                    ax.bar(gi + (k - 0.5) * width, match[0], width * 0.95,
+                           color=("#1f77b4", "#d62728")[k], label=value if gi == 0 else None)
+        ax.set_xticks(range(len(groups)), [f"{m}" + (f"\n{f}" if f else "") for m, f in groups], fontsize=8)
+        ax.set_ylabel("latency p50 (ns)", fontsize=9)
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+        ax.legend(fontsize=8, frameon=False)
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+# ------------------------------------------------------------------------------------ peers
+
+
+@figure("idio", title="Peers — our loops beside likwid-bench and fio",
+        caption=("Our bandwidth divided by the peer's, measured side by side in the same run: "
+                 "sequential 64 KiB loads and nt-stores against likwid-bench's load / store_mem kernels "
+                 "(target ≥ 0.9, dashed), and 256 B p-stores against fio's libpmem engine on a file "
+                 "beside the pool (target ≥ 2, dashed). Bars below their target are red."),
+        case=None, metrics=("ratio_vs_likwid", "ratio_vs_fio"))
+def peers(runs: Sequence[Run]) -> Figure | None:
+    likwid = _ok(runs, "vs_likwid", "ratio_vs_likwid")
+    fio = _ok(runs, "vs_fio", "ratio_vs_fio")
+    if not likwid and not fio:
+        return None
+    fig = Figure(figsize=(10, 3.8), layout="constrained")
+    for ax, rows, metric, label_keys, title in (
+            (fig.add_subplot(1, 2, 1), likwid, "ratio_vs_likwid", ("medium", "kernel", "threads"), "vs likwid-bench"),
+            (fig.add_subplot(1, 2, 2), fio, "ratio_vs_fio", ("medium", "flush", "size", "threads"), "vs fio libpmem")):
+        if not rows:
+            ax.text(0.5, 0.5, "no peer runs (skipped?)", ha="center", va="center", transform=ax.transAxes,
+                    color="0.5")
+            ax.set_axis_off()
+            continue
+        target = rows[0].value("target_ratio") or 1.0
+        values = [r.value(metric) for r in rows]
+        ax.bar(range(len(rows)), values,
+               color=["#d62728" if v < target else "#2ca02c" for v in values])
+        for i, v in enumerate(values):
+            ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.axhline(target, color="0.2", linestyle="--", linewidth=1)
+        ax.set_xticks(range(len(rows)), ["\n".join(str(r.param(k)) for k in label_keys if r.param(k) is not None)
+                                         for r in rows], fontsize=7)
+        ax.set_ylabel("ours / peer", fontsize=9)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    return fig
+
+
+# ------------------------------------------------------------------------------------ tables
+
+
+def _table_figure(title: str, header: list[str], body: list[list[str]], widths: list[float],
+                  colors: list[str]) -> Figure:
+    wrapped = [[textwrap.fill(cell, max(8, int(w * 180)), break_long_words=False) for cell, w in zip(row, widths)]
+               for row in body]
+    heights = [max(cell.count("\n") + 1 for cell in row) for row in wrapped]
+    total = sum(heights) + 2
+    fig = Figure(figsize=(14, 0.6 + 0.17 * total), layout="constrained")
+    ax = fig.subplots()
+    ax.set_axis_off()
+    table = ax.table(cellText=wrapped, colLabels=header, colWidths=widths, loc="upper center",
+                     cellLoc="left")
+    table.auto_set_font_size(False)
+    table.set_fontsize(7)
+    unit = 1.0 / total
+    for (row, col), cell_obj in table.get_celld().items():
+        lines = 1.6 if row == 0 else heights[row - 1]
+        cell_obj.set_height(unit * lines)
+        if row == 0:
+            cell_obj.set_facecolor("#e8eaed")
+            cell_obj.get_text().set_fontweight("bold")
+        elif colors[row - 1]:
+            cell_obj.set_facecolor(colors[row - 1])
+    ax.set_title(title, fontsize=11, loc="left")
+    return fig
+
+
+def _metric_cell(run: Run, name: str) -> str:
+    m = run.metrics.get(name)
+    if m is None or not _number(m.value):
+        return "—"
+    tag = {"measured": "", "modelled": f" (modelled: {m.model})", "published": " (published)"}.get(m.kind, "")
+    return f"{m.value:.2f}×{tag}"
+
+
+@figure("idio", title="Table 1 for this platform — idiosyncrasies classified",
+        caption=("For each idiosyncrasy: the effect measured on the pool and on DRAM (a ratio ≥ 1 in the "
+                 "idiosyncrasy's direction), the same effect computed from PMIdioBench's published data "
+                 "(DCPMM, labelled published), the verdict — present (≥ 1.2×), absent, or not applicable "
+                 "here — whether it is PMEM-specific (pool ≥ 1.25 × DRAM), and the reasoning with seed 000 "
+                 "Table 1's root cause. The full text is in results.json (notes)."),
+        case="classification", metrics=("effect_pool", "effect_dram", "effect_published_pmem"))
+def classification_table(runs: Sequence[Run]) -> Figure | None:
+    rows = sorted((r for r in runs if r.case == "classification" and r.ok), key=lambda r: str(r.param("idiosyncrasy")))
+    if not rows:
+        return None
+    header = ["ID", "idiosyncrasy", "effect", "pool", "DRAM", "published PMEM / DRAM", "verdict",
+              "PMEM-\nspecific", "reasoning"]
+    body, colors = [], []
+    for r in rows:
+        n = r.notes
+        body.append([str(r.param("idiosyncrasy")), n.get("idiosyncrasy", ""), n.get("effect", ""),
+                     _metric_cell(r, "effect_pool"), _metric_cell(r, "effect_dram"),
+                     f"{_metric_cell(r, 'effect_published_pmem')} / {_metric_cell(r, 'effect_published_dram')}",
+                     n.get("verdict", "?"), n.get("pmem_specific", "?"), n.get("reasoning", "")])
+        colors.append(VERDICT_COLORS.get(n.get("verdict", ""), ""))
+    return _table_figure("Idiosyncrasies on this platform (seed 000 Table 1 method)", header, body,
+                         [0.03, 0.09, 0.11, 0.07, 0.07, 0.11, 0.06, 0.05, 0.41], colors)
+
+
+@figure("idio", title="Table 4 for this platform — recommendations R1–R7",
+        caption=("Each recommendation with the impact measured here (pool and DRAM; the ratio the "
+                 "recommendation avoids) and its class on Table 4's scale (none < 1.1×, low < 1.5×, "
+                 "moderate 1.5–3×, high > 3×), beside the impact seed 000 published for its classes."),
+        case="recommendation", metrics=("impact_pool", "impact_dram"))
+def recommendation_table(runs: Sequence[Run]) -> Figure | None:
+    rows = sorted((r for r in runs if r.case == "recommendation" and r.ok), key=lambda r: str(r.param("rule")))
+    if not rows:
+        return None
+    header = ["ID", "rule", "recommendation", "from", "impact pool", "impact DRAM", "class here",
+              "published impact", "reasoning"]
+    body = [[str(r.param("rule")), r.notes.get("rule", ""), r.notes.get("recommendation", ""),
+             r.notes.get("follows_from", ""), _metric_cell(r, "impact_pool"), _metric_cell(r, "impact_dram"),
+             r.notes.get("impact_class", ""), r.notes.get("published_impact", "") + " (published)",
+             r.notes.get("reasoning", "")] for r in rows]
+    return _table_figure("Recommendations with the impact measured here (seed 000 Table 4)", header, body,
+                         [0.03, 0.09, 0.12, 0.06, 0.06, 0.06, 0.06, 0.09, 0.43], [""] * len(rows))

@@ -1,0 +1,321 @@
+// The B+-tree, with selective persistence (as FPTree and NV-Tree): the leaves are the persistent
+// structure, a linked list in key order; the inner nodes are an index over them that is never made durable
+// and is rebuilt from the leaves by recover().
+//
+// Leaf: one commit word [next leaf's block number : 32][slot bitmap : 32], then unsorted slots
+// [key][value]. Every change to a leaf is one 8-byte store of that word:
+//  - insert: write a free slot, persist it, set its bit;
+//  - update: write a free slot with the new value, persist it, set its bit and clear the old one's;
+//  - split: copy the upper half of the keys into a new leaf that links to the old leaf's successor,
+//    persist it, then in one store link the old leaf to it and clear the moved bits.
+// So a crash leaves each leaf either before or after the operation, and no leaf or value is leaked by
+// updates (slots are reused). Locking: one reader-writer lock for the whole tree.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "pmlab/ds/common/arena.hpp"
+#include "pmlab/ds/common/locks.hpp"
+#include "pmlab/ds/common/options.hpp"
+
+namespace pmlab::ds {
+
+template <ModePolicy M>
+class BPTree {
+ public:
+  static constexpr uint64_t kMagic = 0x706d6c61622d6274ULL;  // "pmlab-bt"
+  static constexpr const char* kName = "bptree";
+  static constexpr uint32_t kFanout = 32;  // children per inner node
+  static constexpr int kMaxDepth = 16;
+
+  BPTree(Arena<M>& arena, const Options& o)
+      : arena_(arena), value_bytes_(o.value_bytes), stride_((o.value_bytes + 7u) & ~7u),
+        slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), concurrent_(o.concurrent) {}
+
+  static uint64_t bytes_needed(const Options& o) {
+    const uint64_t slots = std::clamp<uint32_t>(o.leaf_slots, 4, 32);
+    const uint64_t leaf = (8 + slots * (8 + ((o.value_bytes + 7u) & ~7u)) + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    // Leaves are at least half full after a split; inner nodes (~1/16 of the leaves) and one rebuild.
+    const uint64_t leaves = 2 * o.capacity / slots + 2;
+    return sizeof(ArenaHeader) + leaves * leaf + 2 * (leaves / (kFanout / 2) + 2) * kInnerBytes + 4 * kBlockAlign;
+  }
+
+  Status create(uint64_t) {
+    PMLAB_TRY(arena_.format(kMagic));
+    const uint64_t head = arena_.alloc(leaf_bytes());
+    if (head == 0) return error(Errc::no_space, "B+-tree first leaf does not fit the arena");
+    std::memset(arena_.bytes(head), 0, leaf_bytes());
+    arena_.flush(arena_.bytes(head), leaf_bytes());
+    arena_.root(0) = head;
+    arena_.root(1) = head;  // index root (volatile)
+    arena_.root(2) = 0;     // inner levels (volatile)
+    arena_.root(3) = slots_;
+    arena_.persist(&arena_.root(0), 32);
+    return Status::success();
+  }
+  // Checks the leaf list and rebuilds the inner nodes over it.
+  Status recover() {
+    PMLAB_TRY(arena_.open(kMagic));
+    if (arena_.root(3) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
+    PMLAB_TRY(check());
+    return rebuild_index();
+  }
+
+  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
+    GlobalLock::Exclusive guard(lock_, concurrent_);
+    return put(key, value, true);
+  }
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
+    GlobalLock::Exclusive guard(lock_, concurrent_);
+    return put(key, value, false);
+  }
+  bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
+    GlobalLock::Shared guard(lock_, concurrent_);
+    const uint64_t leaf = descend(key, nullptr);
+    const int s = find_slot(leaf, key);
+    if (s < 0) return false;
+    std::memcpy(out, slot(leaf, static_cast<uint32_t>(s)) + 8, value_bytes_);
+    return true;
+  }
+  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
+    GlobalLock::Shared guard(lock_, concurrent_);
+    uint32_t seen = 0;
+    std::array<std::pair<uint64_t, uint32_t>, 32> sorted;
+    for (uint64_t leaf = descend(key, nullptr); leaf != 0 && seen < n; leaf = next_of(leaf)) {
+      uint32_t m = 0;
+      for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
+        const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
+        const uint64_t k = key_at(leaf, s);
+        if (k >= key) sorted[m++] = {k, s};
+      }
+      std::sort(sorted.begin(), sorted.begin() + m);
+      for (uint32_t i = 0; i < m && seen < n; ++i, ++seen)
+        std::memcpy(out, slot(leaf, sorted[i].second) + 8, value_bytes_);
+    }
+    return seen;
+  }
+
+  uint64_t count() const noexcept {
+    uint64_t n = 0;
+    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) n += static_cast<uint64_t>(std::popcount(bitmap(leaf)));
+    return n;
+  }
+  // The leaf list: inside the arena, acyclic, bits only for existing slots, keys unique in a leaf, and every
+  // key of a leaf below every key of the next (the order splits establish).
+  Status check() const {
+    const uint64_t limit = arena_.used() / kBlockAlign;
+    uint64_t steps = 0;
+    bool any = false;
+    uint64_t previous_max = 0;
+    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) {
+      if (!arena_.contains(leaf, leaf_bytes()) || leaf % kBlockAlign != 0)
+        return error(Errc::corrupted, "B+-tree leaf list links outside the arena");
+      if (++steps > limit) return error(Errc::corrupted, "B+-tree leaf list has a cycle");
+      const uint32_t bits = bitmap(leaf);
+      if (slots_ < 32 && (bits >> slots_) != 0) return error(Errc::corrupted, "B+-tree leaf bitmap names slots it does not have");
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (uint32_t b = bits; b != 0; b &= b - 1) {
+        const uint32_t s = static_cast<uint32_t>(std::countr_zero(b));
+        const uint64_t k = key_at(leaf, s);
+        for (uint32_t o = b & (b - 1); o != 0; o &= o - 1)
+          if (key_at(leaf, static_cast<uint32_t>(std::countr_zero(o))) == k)
+            return error(Errc::corrupted, "B+-tree leaf holds a key twice");
+        lo = std::min(lo, k);
+        hi = std::max(hi, k);
+      }
+      if (bits != 0) {
+        if (any && lo <= previous_max) return error(Errc::corrupted, "B+-tree leaves are out of key order");
+        any = true;
+        previous_max = hi;
+      }
+    }
+    return Status::success();
+  }
+
+ private:
+  static constexpr uint64_t kInnerBytes = 8 + 8 * (kFanout - 1) + 8 * kFanout;
+  static constexpr uint64_t kBitsMask = 0xffffffffULL;
+
+  // Inner node: [children count][keys × (kFanout - 1)][children × kFanout]; child i holds keys in
+  // [keys[i-1], keys[i]).
+  struct Inner {
+    uint64_t count;
+    uint64_t keys[kFanout - 1];
+    uint64_t kids[kFanout];
+  };
+  static_assert(sizeof(Inner) == kInnerBytes);
+
+  size_t slot_bytes() const noexcept { return 8 + stride_; }
+  size_t leaf_bytes() const noexcept { return 8 + slots_ * slot_bytes(); }
+  uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
+  uint32_t bitmap(uint64_t leaf) const noexcept { return static_cast<uint32_t>(Arena<M>::load8(word(leaf)) & kBitsMask); }
+  uint64_t next_of(uint64_t leaf) const noexcept { return (Arena<M>::load8(word(leaf)) >> 32) * kBlockAlign; }
+  std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + 8 + s * slot_bytes()); }
+  uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept { return *reinterpret_cast<const uint64_t*>(slot(leaf, s)); }
+  Inner* inner(uint64_t off) const noexcept { return arena_.template at<Inner>(off); }
+
+  int find_slot(uint64_t leaf, uint64_t key) const noexcept {
+    for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
+      const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
+      if (key_at(leaf, s) == key) return static_cast<int>(s);
+    }
+    return -1;
+  }
+
+  // The leaf for `key`; `path` (when given) receives the inner nodes from the root down.
+  uint64_t descend(uint64_t key, uint64_t* path) const noexcept {
+    uint64_t node = arena_.root(1);
+    for (uint64_t level = 0; level < arena_.root(2); ++level) {
+      if (path != nullptr) path[level] = node;
+      const Inner* in = inner(node);
+      const uint64_t i = static_cast<uint64_t>(std::upper_bound(in->keys, in->keys + in->count - 1, key) - in->keys);
+      node = in->kids[i];
+    }
+    return node;
+  }
+
+  bool put(uint64_t key, const std::byte* value, bool may_insert) noexcept {
+    for (;;) {
+      uint64_t path[kMaxDepth];
+      const uint64_t leaf = descend(key, path);
+      const int existing = find_slot(leaf, key);
+      if (existing < 0 && !may_insert) return false;
+      const uint32_t bits = bitmap(leaf);
+      const uint32_t all = slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1;
+      if (bits != all) {
+        const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
+        std::byte* target = slot(leaf, s);
+        *reinterpret_cast<uint64_t*>(target) = key;
+        std::memcpy(target + 8, value, value_bytes_);
+        arena_.persist(target, 8 + value_bytes_);
+        uint32_t next_bits = bits | (1u << s);
+        if (existing >= 0) next_bits &= ~(1u << existing);
+        Arena<M>::store8(word(leaf), (Arena<M>::load8(word(leaf)) & ~kBitsMask) | next_bits);
+        arena_.persist(word(leaf), 8);
+        return true;
+      }
+      if (!split(leaf, path)) return false;
+    }
+  }
+
+  bool split(uint64_t leaf, const uint64_t* path) noexcept {
+    const uint64_t right = arena_.alloc(leaf_bytes());
+    if (right == 0) return false;
+    std::array<std::pair<uint64_t, uint32_t>, 32> live;
+    uint32_t n = 0;
+    for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
+      const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
+      live[n++] = {key_at(leaf, s), s};
+    }
+    std::sort(live.begin(), live.begin() + n);
+    const uint32_t keep = n / 2;
+    uint32_t moved_bits = 0;
+    for (uint32_t i = keep; i < n; ++i) {
+      std::memcpy(slot(right, i - keep), slot(leaf, live[i].second), slot_bytes());
+      moved_bits |= 1u << live[i].second;
+    }
+    const uint64_t old_word = Arena<M>::load8(word(leaf));
+    const uint32_t moved = n - keep;
+    *word(right) = (old_word & ~kBitsMask) | (moved == 32 ? 0xffffffffu : (1u << moved) - 1);
+    arena_.persist(arena_.bytes(right), 8 + moved * slot_bytes());
+    Arena<M>::store8(word(leaf), ((right / kBlockAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
+    arena_.persist(word(leaf), 8);
+    return add_to_parent(path, static_cast<int>(arena_.root(2)) - 1, live[keep].first, right);
+  }
+
+  // Inserts separator `sep` with its right child after the child that split, at path level `level`
+  // (-1: the split node was the root).
+  bool add_to_parent(const uint64_t* path, int level, uint64_t sep, uint64_t right) noexcept {
+    if (level < 0) {
+      if (arena_.root(2) + 1 >= kMaxDepth) return false;
+      const uint64_t root = arena_.alloc(kInnerBytes);
+      if (root == 0) return false;
+      Inner* in = inner(root);
+      in->count = 2;
+      in->keys[0] = sep;
+      in->kids[0] = arena_.root(1);
+      in->kids[1] = right;
+      arena_.root(1) = root;
+      arena_.root(2) += 1;
+      return true;
+    }
+    Inner* in = inner(path[level]);
+    uint64_t keys[kFanout];
+    uint64_t kids[kFanout + 1];
+    const uint64_t c = in->count;
+    const uint64_t pos = static_cast<uint64_t>(std::upper_bound(in->keys, in->keys + c - 1, sep) - in->keys);
+    for (uint64_t i = 0, j = 0; i < c - 1; ++i, ++j) {
+      if (i == pos) keys[j++] = sep;
+      keys[j] = in->keys[i];
+    }
+    if (pos == c - 1) keys[c - 1] = sep;
+    for (uint64_t i = 0, j = 0; i < c; ++i, ++j) {
+      kids[j] = in->kids[i];
+      if (i == pos) kids[++j] = right;
+    }
+    if (c < kFanout) {
+      std::copy(keys, keys + c, in->keys);
+      std::copy(kids, kids + c + 1, in->kids);
+      in->count = c + 1;
+      return true;
+    }
+    const uint64_t sibling = arena_.alloc(kInnerBytes);
+    if (sibling == 0) return false;
+    Inner* r = inner(sibling);
+    const uint64_t left_kids = (kFanout + 1) / 2;
+    in->count = left_kids;
+    std::copy(keys, keys + left_kids - 1, in->keys);
+    std::copy(kids, kids + left_kids, in->kids);
+    r->count = kFanout + 1 - left_kids;
+    std::copy(keys + left_kids, keys + kFanout, r->keys);
+    std::copy(kids + left_kids, kids + kFanout + 1, r->kids);
+    return add_to_parent(path, level - 1, keys[left_kids - 1], sibling);
+  }
+
+  // Bulk-builds full inner nodes over the leaves, bottom up.
+  Status rebuild_index() {
+    std::vector<std::pair<uint64_t, uint64_t>> level;  // (smallest key below, node)
+    uint64_t previous_min = 0;
+    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) {
+      uint64_t lo = UINT64_MAX;
+      for (uint32_t b = bitmap(leaf); b != 0; b &= b - 1) lo = std::min(lo, key_at(leaf, static_cast<uint32_t>(std::countr_zero(b))));
+      if (lo == UINT64_MAX) lo = previous_min;  // only the first leaf of an empty tree
+      level.emplace_back(lo, leaf);
+      previous_min = lo;
+    }
+    uint64_t depth = 0;
+    while (level.size() > 1) {
+      std::vector<std::pair<uint64_t, uint64_t>> up;
+      for (size_t i = 0; i < level.size(); i += kFanout) {
+        const uint64_t off = arena_.alloc(kInnerBytes);
+        if (off == 0) return error(Errc::no_space, "no room to rebuild the B+-tree index");
+        Inner* in = inner(off);
+        const size_t n = std::min<size_t>(kFanout, level.size() - i);
+        in->count = n;
+        for (size_t k = 0; k < n; ++k) {
+          in->kids[k] = level[i + k].second;
+          if (k > 0) in->keys[k - 1] = level[i + k].first;
+        }
+        up.emplace_back(level[i].first, off);
+      }
+      level = std::move(up);
+      ++depth;
+    }
+    arena_.root(1) = level.front().second;
+    arena_.root(2) = depth;
+    return Status::success();
+  }
+
+  Arena<M>& arena_;
+  uint32_t value_bytes_;
+  uint32_t stride_;
+  uint32_t slots_;
+  bool concurrent_;
+  GlobalLock lock_;
+};
+
+}  // namespace pmlab::ds

@@ -1,0 +1,107 @@
+// The memory a structure lives in: one region addressed by offsets (never pointers, so a persistent
+// structure survives being mapped at another address), a bump allocator, and the persistence calls of the
+// mode policy (which compile to nothing in the volatile modes).
+//
+// Layout: a 64-byte header at offset 0 (magic, bump offset, root words the structure owns), then
+// 64-byte aligned blocks. The bump word is written back before any block it covers is linked, so after a
+// crash it is never below a reachable block; blocks allocated but never linked are leaked (no garbage
+// collection: the bench never deletes, and a crash loses at most one in-flight block per thread).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <string>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/ds/common/mode.hpp"
+#include "pmlab/persist/persister.hpp"
+
+namespace pmlab::ds {
+
+inline constexpr uint64_t kBlockAlign = 64;
+inline constexpr int kRootWords = 6;
+
+struct alignas(64) ArenaHeader {
+  uint64_t magic;
+  uint64_t bump;  // next free offset
+  uint64_t root[kRootWords];
+};
+static_assert(sizeof(ArenaHeader) == 64);
+
+template <ModePolicy M>
+class Arena {
+ public:
+  Arena(std::byte* base, size_t size, const persist::Persister& persister) noexcept
+      : base_(base), size_(size & ~(kBlockAlign - 1)), persister_(&persister) {}
+
+  // Lays out an empty arena for a structure identified by `magic`.
+  Status format(uint64_t magic) {
+    if (size_ < 2 * kBlockAlign) return error(Errc::no_space, "arena of " + std::to_string(size_) + " bytes is too small");
+    if (reinterpret_cast<uintptr_t>(base_) % kBlockAlign != 0) return error(Errc::invalid_argument, "arena base is not 64-byte aligned");
+    ArenaHeader& h = header();
+    h = ArenaHeader{};
+    h.magic = magic;
+    h.bump = sizeof(ArenaHeader);
+    persist(&h, sizeof h);
+    return Status::success();
+  }
+  // Checks an existing arena: the structure's magic and a bump offset inside the region.
+  Status open(uint64_t magic) const {
+    const ArenaHeader& h = header();
+    if (h.magic != magic) return error(Errc::corrupted, "arena magic does not match the structure");
+    if (h.bump < sizeof(ArenaHeader) || h.bump > size_ || h.bump % kBlockAlign != 0)
+      return error(Errc::corrupted, "arena bump offset " + std::to_string(h.bump) + " outside the region");
+    return Status::success();
+  }
+
+  // A zeroed-or-stale block of `bytes` (rounded to 64), or 0 when the arena is full. Thread-safe. In the
+  // durable mode the bump word is flushed; the caller's next fence makes it durable before any link.
+  uint64_t alloc(size_t bytes) noexcept {
+    const uint64_t rounded = (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    std::atomic_ref<uint64_t> bump(header().bump);
+    uint64_t off = bump.load(std::memory_order_relaxed);
+    do {
+      if (off + rounded > size_) return 0;
+    } while (!bump.compare_exchange_weak(off, off + rounded, std::memory_order_relaxed));
+    flush(&header().bump, 8);
+    return off;
+  }
+
+  template <class T>
+  T* at(uint64_t off) const noexcept {
+    return reinterpret_cast<T*>(base_ + off);
+  }
+  std::byte* bytes(uint64_t off) const noexcept { return base_ + off; }
+  uint64_t offset_of(const void* p) const noexcept {
+    return static_cast<uint64_t>(static_cast<const std::byte*>(p) - base_);
+  }
+  bool contains(uint64_t off, size_t len) const noexcept { return off >= sizeof(ArenaHeader) && off + len <= header().bump; }
+
+  uint64_t& root(int i) const noexcept { return header().root[i]; }
+  uint64_t used() const noexcept { return header().bump; }
+  size_t size() const noexcept { return size_; }
+
+  void flush(const void* p, size_t len) const noexcept {
+    if constexpr (M::kDurable) persister_->flush(p, len);
+  }
+  void fence(const std::source_location where = std::source_location::current()) const noexcept {
+    if constexpr (M::kDurable) persister_->fence(where);
+  }
+  void persist(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
+    if constexpr (M::kDurable) persister_->persist(p, len, where);
+  }
+  // The commit store: atomic in every mode (concurrent readers may see it), durable only after persist.
+  static void store8(uint64_t* word, uint64_t value) noexcept { persist::Persister::store8(word, value); }
+  static uint64_t load8(const uint64_t* word) noexcept { return persist::Persister::load8(word); }
+
+ private:
+  ArenaHeader& header() const noexcept { return *reinterpret_cast<ArenaHeader*>(base_); }
+
+  std::byte* base_;
+  size_t size_;
+  const persist::Persister* persister_;
+};
+
+}  // namespace pmlab::ds

@@ -1,0 +1,159 @@
+// The crash subjects of the persistent structures: ds.<structure>.persist. Each runs a stream of inserts
+// of new keys and updates of earlier ones (values that span cache lines, B+-tree leaves of 4 slots so
+// splits happen), and after every simulated crash checks, with the structure's own recovery, its
+// invariants and the durability contract against a model of the stream: every returned operation is
+// there with its value, nothing later is, and the operation in flight is wholly there or wholly absent.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pmlab/crash/subject.hpp"
+#include "pmlab/ds/array/array.hpp"
+#include "pmlab/ds/bptree/bptree.hpp"
+#include "pmlab/ds/common/structure.hpp"
+#include "pmlab/ds/hashtable/hashtable.hpp"
+#include "pmlab/ds/list/list.hpp"
+#include "pmlab/ds/skiplist/skiplist.hpp"
+#include "pmlab/workload/random.hpp"
+
+namespace pmlab::ds {
+namespace {
+
+constexpr uint32_t kValueBytes = 72;  // two cache lines at most offsets: a torn value is visible
+
+struct StreamOp {
+  bool insert;
+  uint64_t record;
+  uint64_t key;
+  uint64_t version;  // the value written is value_for(key, version)
+};
+
+void value_for(uint64_t key, uint64_t version, std::byte* out) {
+  uint64_t s = key * 0x100000001b3ULL + version;
+  for (uint32_t i = 0; i < kValueBytes; i += 8) {
+    const uint64_t w = bench::splitmix64(s);
+    std::memcpy(out + i, &w, 8);
+  }
+}
+
+template <template <class> class S>
+  requires Structure<S<Durable>>
+class StructureSubject final : public crash::Subject {
+  using Tree = S<Durable>;
+
+ public:
+  explicit StructureSubject(const crash::SubjectOptions& o) {
+    options_.value_bytes = kValueBytes;
+    options_.capacity = o.ops + 1;
+    options_.leaf_slots = 4;
+    workload::Random rng(o.seed * 7919 + 17);
+    uint64_t inserted = 0;
+    for (uint64_t i = 0; i < o.ops; ++i) {
+      StreamOp op{};
+      op.insert = inserted < 3 || rng.next_below(3) != 0;
+      op.record = op.insert ? inserted++ : rng.next_below(inserted);
+      op.key = workload::fnv_hash64(op.record ^ (o.seed << 32));
+      op.version = i + 1;
+      stream_.push_back(op);
+    }
+  }
+
+  size_t image_bytes() const override { return Tree::bytes_needed(options_) + 16 * 1024; }
+
+  void format(crash::Image image, const persist::Persister& p) override {
+    Arena<Durable> arena(image.base, image.size, p);
+    Tree tree(arena, options_);
+    if (Status s = tree.create(options_.capacity); !s) throw std::runtime_error(s.message());
+  }
+
+  void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+    Arena<Durable> arena(image.base, image.size, p);
+    Tree tree(arena, options_);
+    std::byte value[kValueBytes];
+    for (uint64_t i = 0; i < stream_.size(); ++i) {
+      const StreamOp& op = stream_[i];
+      value_for(op.key, op.version, value);
+      ops.begin(i, std::string(op.insert ? "insert record " : "update record ") + std::to_string(op.record));
+      const bool done = op.insert ? tree.insert(op.key, op.record, value) : tree.update(op.key, op.record, value);
+      ops.end(i);
+      if (!done) throw std::runtime_error(std::string(Tree::kName) + ": operation " + std::to_string(i) + " failed");
+    }
+  }
+
+  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
+    Arena<Durable> arena(image.base, image.size, p);
+    Tree tree(arena, options_);
+    PMLAB_TRY(tree.recover());
+    PMLAB_TRY(tree.check());
+    std::map<uint64_t, uint64_t> model;  // key -> version
+    for (uint64_t i = 0; i < at.ops_completed && i < stream_.size(); ++i) model[stream_[i].key] = stream_[i].version;
+    const StreamOp* flight = at.op_in_flight && at.ops_completed < stream_.size() ? &stream_[at.ops_completed] : nullptr;
+
+    std::byte got[kValueBytes], want[kValueBytes], alternative[kValueBytes];
+    bool flight_present = false;
+    for (const auto& [key, version] : model) {
+      if (!tree.read(key, 0, got) && !read_by_record(tree, key, got))
+        return error(Errc::failed, "a key written by a returned operation is missing (version " + std::to_string(version) + ")");
+      value_for(key, version, want);
+      if (std::memcmp(got, want, kValueBytes) == 0) continue;
+      if (flight != nullptr && flight->key == key) {
+        value_for(key, flight->version, alternative);
+        if (std::memcmp(got, alternative, kValueBytes) == 0) {
+          flight_present = true;
+          continue;
+        }
+      }
+      return error(Errc::failed, "a key holds neither its durable value nor the in-flight one (torn value?)");
+    }
+    uint64_t expected = model.size();
+    if (flight != nullptr && !model.contains(flight->key)) {
+      if (tree.read(flight->key, flight->record, got)) {
+        value_for(flight->key, flight->version, want);
+        if (std::memcmp(got, want, kValueBytes) != 0) return error(Errc::failed, "the in-flight insert is present with a torn value");
+        flight_present = true;
+        ++expected;
+      }
+    }
+    if (tree.count() != expected)
+      return error(Errc::failed, "holds " + std::to_string(tree.count()) + " records, the model " + std::to_string(expected) +
+                                     (flight_present ? " (in-flight operation present)" : ""));
+    return Status::success();
+  }
+
+ private:
+  // The array is indexed by record number: find the record that owns the key.
+  bool read_by_record(Tree& tree, uint64_t key, std::byte* out) {
+    for (const StreamOp& op : stream_)
+      if (op.key == key) return tree.read(key, op.record, out);
+    return false;
+  }
+
+  Options options_;
+  std::vector<StreamOp> stream_;
+};
+
+template <template <class> class S>
+crash::SubjectInfo info(std::string description) {
+  crash::SubjectInfo i;
+  i.name = std::string("ds.") + S<Durable>::kName + ".persist";
+  i.description = std::move(description);
+  i.make = [](const crash::SubjectOptions& o) { return std::make_unique<StructureSubject<S>>(o); };
+  return i;
+}
+
+const crash::SubjectRegistration array_subject{
+    info<Array>("array slots: key, then value buffer + selector flip (8-byte commit)")};
+const crash::SubjectRegistration hashtable_subject{
+    info<Hashtable>("chained hashtable: durable node, then 8-byte bucket-head commit; updates by selector flip")};
+const crash::SubjectRegistration skiplist_subject{
+    info<Skiplist>("skiplist: durable node, level-0 link commit, upper links as hints")};
+const crash::SubjectRegistration bptree_subject{
+    info<BPTree>("B+-tree with persistent leaves (bitmap + next link in one word), index rebuilt on recovery")};
+const crash::SubjectRegistration list_subject{
+    info<List>("linked list: durable node, then 8-byte head commit; updates by selector flip")};
+
+}  // namespace
+}  // namespace pmlab::ds

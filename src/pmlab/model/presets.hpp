@@ -1,0 +1,25 @@
+// The PMEM classes of seed 000 (Table 2) as device presets.
+//
+//   c1     NVDIMM-N / battery-backed DRAM: DRAM timing, 64 B media lines, no buffers
+//   c2     PMEM with an internal cache and prefetcher, no access-granularity mismatch
+//   c3     PMEM with an access-granularity mismatch (256 B media lines), no buffers
+//   dcpmm  Intel Optane DC PMM (c4): 256 B XPLines, 16 KB XPBuffer, read buffer and prefetcher
+//
+// c2 and c3 keep DCPMM's media timing, so each class differs from DCPMM by its mechanism only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pmlab/model/device_params.hpp"
+
+namespace pmlab::model {
+
+// The preset's parameters; "c4" is an alias of "dcpmm".
+std::optional<DeviceParams> preset(std::string_view name);
+// Names accepted by preset(), aliases excluded, in class order.
+const std::vector<std::string>& preset_names();
+
+}  // namespace pmlab::model

@@ -1,0 +1,210 @@
+#include "pmlab/model/published.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace pmlab::model {
+namespace {
+
+constexpr const char* kIdiosyncrasies = "pmidiobench/pmem-idiosyncrasies.txt";
+constexpr const char* kXpbuffer = "optane-study/09-infer_xpbuffer.csv";
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error(Errc::not_found, "published data not found: " + path);
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::optional<double> number(const std::string& text) {
+  double v = 0;
+  const std::string t = trim(text);
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+// "B10" -> ("B", 10)
+std::optional<std::pair<std::string, int>> split_ref(const std::string& ref) {
+  size_t i = 0;
+  while (i < ref.size() && std::isupper(static_cast<unsigned char>(ref[i]))) ++i;
+  if (i == 0 || i == ref.size()) return std::nullopt;
+  int row = 0;
+  auto [end, ec] = std::from_chars(ref.data() + i, ref.data() + ref.size(), row);
+  if (ec != std::errc() || end != ref.data() + ref.size()) return std::nullopt;
+  return std::make_pair(ref.substr(0, i), row);
+}
+
+Result<SheetBook> idiosyncrasies() { return SheetBook::load(reference_dir() + "/" + kIdiosyncrasies); }
+
+Status missing(const SheetBook& book, const std::string& what) {
+  return error(Errc::corrupted, book.origin() + ": cannot find " + what);
+}
+
+Result<Published> cell_value(const SheetBook& book, const std::string& sheet, const std::string& column, int row,
+                             const std::string& what, std::string source) {
+  auto text = book.cell(sheet, column, row);
+  if (!text) return missing(book, what);
+  auto v = number(*text);
+  if (!v) return missing(book, what + " as a number");
+  return Published{*v, std::move(source)};
+}
+
+// Sheet I3's tables: a title row containing `title`, then "Pattern" / "IO Size" rows, sizes one row
+// below, then one row per pattern.
+Result<Published> i3_table(const std::string& title, const std::string& pattern, int size, const std::string& what) {
+  auto book = idiosyncrasies();
+  if (!book) return book.status();
+  auto title_row = book->find_row("I3", "A", title, 1, /*exact=*/false);
+  if (!title_row) return missing(*book, "sheet I3 table '" + title + "'");
+  auto header = book->find_row("I3", "A", "Pattern", *title_row);
+  if (!header) return missing(*book, "sheet I3 header of '" + title + "'");
+  auto column = book->find_column("I3", *header + 1, std::to_string(size));
+  if (!column) return missing(*book, "sheet I3 size " + std::to_string(size) + " of '" + title + "'");
+  auto row = book->find_row("I3", "A", pattern, *header + 2);
+  if (!row) return missing(*book, "sheet I3 row " + pattern + " of '" + title + "'");
+  return cell_value(*book, "I3", *column, *row, what,
+                    std::string("PMIdioBench I3, 16 threads (") + kIdiosyncrasies + " sheet I3)");
+}
+
+}  // namespace
+
+std::string reference_dir() { return std::string(PMLAB_SOURCE_DIR) + "/../shared/reference"; }
+
+Result<SheetBook> SheetBook::load(const std::string& path) {
+  auto text = read_text(path);
+  if (!text) return text.status();
+  return parse(*text, path);
+}
+
+Result<SheetBook> SheetBook::parse(const std::string& text, const std::string& origin) {
+  SheetBook book;
+  book.origin_ = origin;
+  std::istringstream lines(text);
+  std::string line, sheet;
+  int number_of_line = 0;
+  while (std::getline(lines, line)) {
+    ++number_of_line;
+    if (line.rfind("########", 0) == 0) {
+      // "######## sheet 2 I3": the name is the last word.
+      const std::string header = trim(line);
+      sheet = header.substr(header.find_last_of(' ') + 1);
+      continue;
+    }
+    if (trim(line).empty()) continue;
+    if (sheet.empty())
+      return error(Errc::corrupted, origin + ":" + std::to_string(number_of_line) + ": a cell before any sheet header");
+    size_t start = 0;
+    while (start <= line.size()) {
+      size_t bar = line.find(" | ", start);
+      const std::string cell = line.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+      const size_t eq = cell.find('=');
+      auto ref = eq == std::string::npos ? std::nullopt : split_ref(cell.substr(0, eq));
+      if (!ref) return error(Errc::corrupted, origin + ":" + std::to_string(number_of_line) + ": not a cell: " + cell);
+      book.sheets_[sheet][ref->second][ref->first] = trim(cell.substr(eq + 1));
+      if (bar == std::string::npos) break;
+      start = bar + 3;
+    }
+  }
+  return book;
+}
+
+std::optional<std::string> SheetBook::cell(const std::string& sheet, const std::string& column, int row) const {
+  auto s = sheets_.find(sheet);
+  if (s == sheets_.end()) return std::nullopt;
+  auto r = s->second.find(row);
+  if (r == s->second.end()) return std::nullopt;
+  auto c = r->second.find(column);
+  if (c == r->second.end()) return std::nullopt;
+  return c->second;
+}
+
+std::optional<int> SheetBook::find_row(const std::string& sheet, const std::string& column, const std::string& text,
+                                       int from, bool exact) const {
+  auto s = sheets_.find(sheet);
+  if (s == sheets_.end()) return std::nullopt;
+  for (auto r = s->second.lower_bound(from); r != s->second.end(); ++r) {
+    auto c = r->second.find(column);
+    if (c == r->second.end()) continue;
+    if (exact ? c->second == text : c->second.find(text) != std::string::npos) return r->first;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> SheetBook::find_column(const std::string& sheet, int row, const std::string& text) const {
+  auto s = sheets_.find(sheet);
+  if (s == sheets_.end()) return std::nullopt;
+  auto r = s->second.find(row);
+  if (r == s->second.end()) return std::nullopt;
+  for (const auto& [column, value] : r->second)
+    if (value == text) return column;
+  return std::nullopt;
+}
+
+Result<Published> published_i3_ewr(const std::string& pattern, int size) {
+  return i3_table("EWR", pattern, size, "I3 EWR " + pattern + " " + std::to_string(size) + " B");
+}
+
+Result<Published> published_i3_bandwidth(const std::string& pattern, int size) {
+  return i3_table("b/w", pattern, size, "I3 bandwidth " + pattern + " " + std::to_string(size) + " B");
+}
+
+Result<Published> published_i6_read_hit_ratio(const std::string& pattern) {
+  auto book = idiosyncrasies();
+  if (!book) return book.status();
+  auto row = book->find_row("I6", "A", "read_hit_ratio");
+  if (!row) return missing(*book, "sheet I6 read_hit_ratio");
+  auto header = book->find_row("I6", "A", "counter");
+  if (!header) return missing(*book, "sheet I6 counter header");
+  auto column = book->find_column("I6", *header, pattern);
+  if (!column) return missing(*book, "sheet I6 column " + pattern);
+  return cell_value(*book, "I6", *column, *row, "I6 read_hit_ratio " + pattern,
+                    std::string("PMIdioBench I6, 16 threads, 256 B (") + kIdiosyncrasies + " sheet I6)");
+}
+
+Result<Published> published_i7(const std::string& counter) {
+  auto book = idiosyncrasies();
+  if (!book) return book.status();
+  auto row = book->find_row("I7", "A", counter);
+  if (!row) return missing(*book, "sheet I7 counter " + counter);
+  return cell_value(*book, "I7", "B", *row, "I7 " + counter,
+                    std::string("PMIdioBench I7, repeated 256 B nt-stores (") + kIdiosyncrasies + " sheet I7)");
+}
+
+std::string xpbuffer_source() { return std::string("FAST'20 fig. 9 (") + kXpbuffer + ")"; }
+
+Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve() {
+  const std::string path = reference_dir() + "/" + kXpbuffer;
+  auto text = read_text(path);
+  if (!text) return text.status();
+  std::istringstream lines(*text);
+  std::string line;
+  std::vector<std::pair<double, double>> out;
+  bool header = true;
+  while (std::getline(lines, line)) {
+    if (trim(line).empty()) continue;
+    if (header) {  // "RegionSize,WriteAmp"
+      header = false;
+      continue;
+    }
+    const size_t comma = line.find(',');
+    auto region = comma == std::string::npos ? std::nullopt : number(line.substr(0, comma));
+    auto amp = comma == std::string::npos ? std::nullopt : number(line.substr(comma + 1));
+    if (!region || !amp) return error(Errc::corrupted, path + ": not a RegionSize,WriteAmp row: " + line);
+    out.emplace_back(*region, *amp);
+  }
+  if (out.empty()) return error(Errc::corrupted, path + ": no data rows");
+  return out;
+}
+
+}  // namespace pmlab::model

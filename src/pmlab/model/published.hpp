@@ -1,0 +1,58 @@
+// Published measurements the device model is validated against, read at run time from
+// ../shared/reference (see its README), so no published number is copied into the code. Every value
+// carries its source, for metrics of kind published.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab::model {
+
+struct Published {
+  double value = 0;
+  std::string source;
+};
+
+// PMLAB_SOURCE_DIR/../shared/reference.
+std::string reference_dir();
+
+// The text dumps of PMIdioBench's spreadsheets: "######## sheet N NAME" headers, then rows of
+// "A1=text | B1=text" cells.
+class SheetBook {
+ public:
+  static Result<SheetBook> load(const std::string& path);
+  static Result<SheetBook> parse(const std::string& text, const std::string& origin);
+
+  std::optional<std::string> cell(const std::string& sheet, const std::string& column, int row) const;
+  // The first row >= `from` whose cell in `column` satisfies `match` (exact text, or containing it).
+  std::optional<int> find_row(const std::string& sheet, const std::string& column, const std::string& text,
+                              int from = 1, bool exact = true) const;
+  // The column of row `row` whose text is exactly `text`.
+  std::optional<std::string> find_column(const std::string& sheet, int row, const std::string& text) const;
+  const std::string& origin() const noexcept { return origin_; }
+
+ private:
+  std::string origin_;
+  // sheet -> (row -> (column -> text))
+  std::map<std::string, std::map<int, std::map<std::string, std::string>>> sheets_;
+};
+
+// pmidiobench/pmem-idiosyncrasies.txt, sheet I3: EWR of 16-thread SeqW / RandW writes of `size` bytes.
+Result<Published> published_i3_ewr(const std::string& pattern, int size);
+// Sheet I3: bandwidth (MiB/s) of the same runs.
+Result<Published> published_i3_bandwidth(const std::string& pattern, int size);
+// Sheet I6: XPBuffer read hit ratio of 16-thread 256 B reads, pattern "SeqR" or "RandR".
+Result<Published> published_i6_read_hit_ratio(const std::string& pattern);
+// Sheet I7: a counter of repeated 256 B nt-stores to one XPLine ("EWR", "RWR", "write_hit_ratio", …).
+Result<Published> published_i7(const std::string& counter);
+
+// optane-study/09-infer_xpbuffer.csv: (region bytes, write amplification) in file order.
+Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve();
+std::string xpbuffer_source();
+
+}  // namespace pmlab::model

@@ -1,0 +1,360 @@
+// What every writer shares: geometry, format, open and recovery driver, iteration, truncation, and the
+// "log" pool layout.
+#include "pmlab/primitives/log/log.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "pmlab/common/units.hpp"
+#include "pmlab/platform/clock.hpp"
+#include "pmlab/pool/layout.hpp"
+#include "pmlab/pool/pool.hpp"
+#include "pmlab/primitives/log/on_media.hpp"
+#include "pmlab/primitives/log/writers.hpp"
+
+namespace pmlab::primitives::log {
+namespace om = on_media;
+
+const char* to_string(Kind k) noexcept {
+  switch (k) {
+    case Kind::classic: return "classic";
+    case Kind::header: return "header";
+    case Kind::header_dancing: return "header-dancing";
+    case Kind::zero: return "zero";
+  }
+  return "?";
+}
+
+Result<Kind> parse_kind(std::string_view text) {
+  for (Kind k : {Kind::classic, Kind::header, Kind::header_dancing, Kind::zero})
+    if (text == to_string(k)) return k;
+  return error(Errc::invalid_argument,
+               "unknown log writer '" + std::string(text) + "' (classic, header, header-dancing, zero)");
+}
+
+std::string writer_name(Kind k, bool padded) { return std::string(to_string(k)) + (padded ? "-padded" : ""); }
+
+Result<WriterChoice> parse_writer(std::string_view text) {
+  constexpr std::string_view kPadded = "-padded";
+  const bool padded = text.size() > kPadded.size() && text.substr(text.size() - kPadded.size()) == kPadded;
+  auto kind = parse_kind(padded ? text.substr(0, text.size() - kPadded.size()) : text);
+  if (!kind) return kind.status();
+  return WriterChoice{*kind, padded};
+}
+
+int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
+
+
+namespace {
+
+uint64_t superblock_checksum(const om::Superblock& sb) {
+  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
+  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
+  return fnv1a64(first, static_cast<size_t>(end - first));
+}
+
+uint32_t slots_for(const Options& o) {
+  switch (o.kind) {
+    case Kind::header: return 1;
+    case Kind::header_dancing: return o.dancing_slots;
+    default: return 0;
+  }
+}
+
+WriterMaker maker_for(Kind k) {
+  switch (k) {
+    case Kind::classic: return make_classic_log;
+    case Kind::header: return make_header_log;
+    case Kind::header_dancing: return make_dancing_header_log;
+    case Kind::zero: return make_zero_log;
+  }
+  return nullptr;
+}
+
+uint64_t fresh_log_id() {
+  std::random_device device;
+  uint64_t id = (static_cast<uint64_t>(device()) << 32) ^ device() ^ platform::Clock::now();
+  return id == 0 ? 1 : id;
+}
+
+Status check_options(const Options& o) {
+  if (maker_for(o.kind) == nullptr) return error(Errc::invalid_argument, "unknown log writer kind");
+  if (o.lanes == 0 || o.lanes > om::kMaxLanes)
+    return error(Errc::invalid_argument, "a log has 1 to " + std::to_string(om::kMaxLanes) + " lanes, not " +
+                                             std::to_string(o.lanes));
+  if (o.kind == Kind::header_dancing && (o.dancing_slots == 0 || o.dancing_slots > om::kMaxDancingSlots))
+    return error(Errc::invalid_argument, "header-dancing needs 1 to " + std::to_string(om::kMaxDancingSlots) +
+                                             " size fields per lane, not " + std::to_string(o.dancing_slots));
+  return Status::success();
+}
+
+uint64_t data_offset_for(const Options& o) {
+  return om::align_up(om::kSlotsOffset + static_cast<uint64_t>(o.lanes) * slots_for(o) * om::kLine, 4096);
+}
+
+}  // namespace
+
+Log::Log(std::span<std::byte> region, const persist::Persister& persister, const Options& options,
+         const Geometry& geometry)
+    : region_(region), persister_(persister), options_(options), geometry_(geometry),
+      lane_bytes_(geometry.lane_bytes), lanes_(std::make_unique<LaneState[]>(options.lanes)) {}
+
+uint64_t Log::entry_bytes(Kind kind, bool padded, uint64_t payload) noexcept {
+  if (kind == Kind::classic) return om::classic_footer_offset(padded, payload) + (padded ? om::kLine : 8);
+  return om::align_up(sizeof(om::EntryHeader) + payload, om::entry_align(padded));
+}
+
+uint64_t Log::region_bytes(const Options& options, uint64_t lane_bytes) {
+  const uint64_t lane = om::align_up(std::max(lane_bytes, om::kMinLaneBytes), 256);
+  return data_offset_for(options) + static_cast<uint64_t>(options.lanes) * lane;
+}
+
+Result<Geometry> Log::plan(const Options& options, uint64_t region_size) {
+  PMLAB_TRY(check_options(options));
+  Geometry g;
+  g.slots_per_lane = slots_for(options);
+  g.slots_offset = om::kSlotsOffset;
+  g.data_offset = data_offset_for(options);
+  const uint64_t need = region_bytes(options, om::kMinLaneBytes);
+  if (region_size < need)
+    return error(Errc::invalid_argument, "a region of " + format_size(region_size) + " is too small for a " +
+                                             writer_name(options.kind, options.padded) + " log with " +
+                                             std::to_string(options.lanes) + " lanes (needs at least " +
+                                             format_size(need) + ")");
+  // Lanes start on 256-byte boundaries: the media's access unit (seed 002 §2.2).
+  g.lane_bytes = ((region_size - g.data_offset) / options.lanes) & ~uint64_t{255};
+  g.region_bytes = g.data_offset + options.lanes * g.lane_bytes;
+  return g;
+}
+
+std::unique_ptr<Log> Log::make(std::span<std::byte> region, const persist::Persister& persister, const Options& options,
+                               const Geometry& geometry) {
+  return maker_for(options.kind)(region, persister, options, geometry);
+}
+
+std::byte* Log::lane_data(uint32_t lane) const noexcept {
+  return region_.data() + geometry_.data_offset + static_cast<uint64_t>(lane) * lane_bytes_;
+}
+
+uint64_t* Log::size_slot(uint32_t lane, uint32_t slot) const noexcept {
+  const uint64_t index = static_cast<uint64_t>(lane) * geometry_.slots_per_lane + slot;
+  return reinterpret_cast<uint64_t*>(region_.data() + geometry_.slots_offset + index * om::kLine);
+}
+
+uint64_t Log::first_lsn() const noexcept {
+  return persist::Persister::load8(reinterpret_cast<const uint64_t*>(region_.data() + om::kWatermarkOffset));
+}
+
+Status Log::lane_full(uint32_t lane, uint64_t need) const {
+  return error(Errc::pool_full, "log lane " + std::to_string(lane) + " is full: an entry of " + std::to_string(need) +
+                                    " bytes does not fit in the " + std::to_string(lane_bytes_ - lanes_[lane].tail) +
+                                    " bytes left of " + std::to_string(lane_bytes_) + " (truncate the log)");
+}
+
+Result<Log::Reservation> Log::reserve(uint32_t lane, Kind kind, size_t len) noexcept {
+  if (lane >= options_.lanes) return no_such_lane(lane);
+  const LaneState& s = lanes_[lane];
+  const uint64_t bytes = entry_bytes(kind, options_.padded, len);
+  if (len > on_media::kMaxPayload || s.tail + bytes > lane_bytes_) return lane_full(lane, bytes);
+  return Reservation{lane_data(lane) + s.tail, bytes, next_lsn()};
+}
+
+void Log::finish_append(uint32_t lane, const Reservation& entry) noexcept {
+  LaneState& s = lanes_[lane];
+  s.tail += entry.bytes;
+  s.last_lsn = entry.lsn;
+  ++s.appends;
+}
+
+Status Log::no_such_lane(uint32_t lane) const {
+  return error(Errc::invalid_argument,
+               "log lane " + std::to_string(lane) + " does not exist (the log has " + std::to_string(options_.lanes) + ")");
+}
+
+void Log::store_entry(std::byte* dst, const void* head, size_t head_len, const void* body, size_t body_len) const noexcept {
+  std::memcpy(dst, head, head_len);
+  if (persister_.config().flush == persist::FlushInstruction::ntstore && body_len >= om::kLine) {
+    std::byte* body_dst = dst + head_len;
+    persister_.copy_nt(body_dst, body, body_len);
+    // copy_nt wrote back the partial line where the body starts (it holds the head's last bytes too);
+    // the head's other lines are written back here.
+    const auto start = reinterpret_cast<uintptr_t>(body_dst);
+    const uintptr_t head_end = start % om::kLine ? (start & ~(om::kLine - 1)) : start;
+    if (head_end > reinterpret_cast<uintptr_t>(dst))
+      persister_.flush(dst, head_end - reinterpret_cast<uintptr_t>(dst));
+    return;
+  }
+  if (body_len > 0) std::memcpy(dst + head_len, body, body_len);  // an empty payload may have no address
+  persister_.flush(dst, head_len + body_len);
+}
+
+bool Log::walk(uint32_t lane, uint64_t end, const std::function<void(uint64_t, const Entry&)>& visit) const {
+  const std::byte* data = lane_data(lane);
+  uint64_t offset = 0;
+  while (offset < end) {
+    if (end - offset < sizeof(om::EntryHeader)) return false;
+    om::EntryHeader h;
+    std::memcpy(&h, data + offset, sizeof h);
+    const uint64_t bytes = entry_bytes(options_.kind, options_.padded, h.size);
+    if (h.size > om::kMaxPayload || bytes > end - offset) return false;
+    visit(offset, Entry{h.lsn, lane, {data + offset + sizeof h, h.size}});
+    offset += bytes;
+  }
+  return true;
+}
+
+Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const persist::Persister& persister,
+                                         const Options& options) {
+  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
+    return error(Errc::invalid_argument, "a log region must start on a 64-byte boundary");
+  auto planned = plan(options, region.size());
+  if (!planned) return planned.status();
+  Geometry g = *planned;
+  g.log_id = fresh_log_id();
+
+  // The magic goes first to zero and last to its value: a crash mid-format leaves a region open refuses.
+  auto* sb = reinterpret_cast<om::Superblock*>(region.data());
+  persist::Persister::store8(&sb->magic, 0);
+  persister.persist(&sb->magic, 8);
+  sb->version = om::kVersion;
+  sb->kind = static_cast<uint8_t>(options.kind);
+  sb->padded = options.padded ? 1 : 0;
+  sb->reserved = 0;
+  sb->lanes = options.lanes;
+  sb->slots_per_lane = g.slots_per_lane;
+  sb->lane_bytes = g.lane_bytes;
+  sb->data_offset = g.data_offset;
+  sb->log_id = g.log_id;
+  sb->region_bytes = g.region_bytes;
+  sb->checksum = superblock_checksum(*sb);
+  auto* watermark = reinterpret_cast<uint64_t*>(region.data() + om::kWatermarkOffset);
+  persist::Persister::store8(watermark, 1);
+  std::memset(region.data() + g.slots_offset, 0, g.data_offset - g.slots_offset);
+  persister.flush(region.data(), g.data_offset);
+
+  std::unique_ptr<Log> log = make(region, persister, options, g);
+  log->prepare_format();
+  persister.fence();
+  persist::Persister::store8(&sb->magic, om::kMagic);
+  persister.persist(&sb->magic, 8);
+  return log;
+}
+
+Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persist::Persister& persister) {
+  if (region.size() < om::kSlotsOffset)
+    return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a log");
+  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
+    return error(Errc::invalid_argument, "a log region must start on a 64-byte boundary");
+  om::Superblock sb;
+  std::memcpy(&sb, region.data(), sizeof sb);
+  if (sb.magic != om::kMagic)
+    return error(Errc::corrupted, "no log superblock (never formatted, or formatting did not finish)");
+  if (sb.checksum != superblock_checksum(sb)) return error(Errc::corrupted, "log superblock checksum mismatch");
+  if (sb.version != om::kVersion)
+    return error(Errc::corrupted, "log format version " + std::to_string(sb.version) + " (this pmlab reads " +
+                                      std::to_string(om::kVersion) + ")");
+  Options o;
+  o.kind = static_cast<Kind>(sb.kind);
+  o.padded = sb.padded != 0;
+  o.lanes = sb.lanes;
+  o.dancing_slots = o.kind == Kind::header_dancing ? sb.slots_per_lane : Options{}.dancing_slots;
+  if (maker_for(o.kind) == nullptr || sb.padded > 1)
+    return error(Errc::corrupted, "log superblock names an unknown writer (" + std::to_string(sb.kind) + ")");
+  if (Status s = check_options(o); !s) return error(Errc::corrupted, "log superblock: " + s.message());
+  Geometry g{sb.slots_per_lane, om::kSlotsOffset, sb.data_offset, sb.lane_bytes, sb.region_bytes, sb.log_id};
+  const bool consistent = g.slots_per_lane == slots_for(o) &&
+                          g.data_offset == data_offset_for(o) && g.lane_bytes >= om::kMinLaneBytes &&
+                          g.lane_bytes % 256 == 0 && g.region_bytes == g.data_offset + o.lanes * g.lane_bytes;
+  if (!consistent) return error(Errc::corrupted, "log superblock geometry is inconsistent");
+  if (g.region_bytes > region.size())
+    return error(Errc::corrupted, "the log needs " + std::to_string(g.region_bytes) + " bytes but its region has " +
+                                      std::to_string(region.size()) + " (truncated?)");
+  return make(region, persister, o, g);
+}
+
+Result<std::unique_ptr<Log>> Log::open(std::span<std::byte> region, const persist::Persister& persister) {
+  auto log = load(region, persister);
+  if (!log) return log.status();
+  PMLAB_TRY((*log)->recover(true));
+  return log;
+}
+
+Status Log::check(std::span<const std::byte> region) {
+  static const persist::Persister no_writes = persist::Persister::volatile_memory();
+  // Recovery with repair off only reads.
+  std::span<std::byte> view(const_cast<std::byte*>(region.data()), region.size());
+  auto log = load(view, no_writes);
+  if (!log) return log.status();
+  return (*log)->recover(false);
+}
+
+Status Log::recover(bool repair) {
+  recovery_ = {};
+  uint64_t max_lsn = 0;
+  for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
+    lanes_[lane] = LaneState{};
+    PMLAB_TRY(recover_lane(lane, repair));
+    max_lsn = std::max(max_lsn, lanes_[lane].last_lsn);
+  }
+  if (repair) persister_.fence();  // whatever recover_lane wrote back (torn tails zeroed, stale lanes reset)
+  const uint64_t next = std::max(first_lsn(), max_lsn + 1);
+  next_lsn_.store(next, std::memory_order_relaxed);
+  recovery_.next_lsn = next;
+  return Status::success();
+}
+
+std::vector<Entry> Log::entries() const {
+  std::vector<Entry> out;
+  for (uint32_t lane = 0; lane < options_.lanes; ++lane)
+    walk(lane, lanes_[lane].tail, [&](uint64_t, const Entry& e) { out.push_back(e); });
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.lsn < b.lsn; });
+  return out;
+}
+
+void Log::for_each(const std::function<void(const Entry&)>& visit) const {
+  for (const Entry& e : entries()) visit(e);
+}
+
+Status Log::truncate() {
+  // One word decides: once the watermark is durable every older entry is gone, whatever the lanes say.
+  auto* watermark = reinterpret_cast<uint64_t*>(region_.data() + om::kWatermarkOffset);
+  persist::Persister::store8(watermark, next_lsn_.load(std::memory_order_relaxed));
+  persister_.persist(watermark, 8);
+  for (uint32_t lane = 0; lane < options_.lanes; ++lane) reset_lane(lane);
+  persister_.fence();
+  for (uint32_t lane = 0; lane < options_.lanes; ++lane) lanes_[lane] = LaneState{};
+  return Status::success();
+}
+
+// --------------------------------------------------------------------------- the "log" pool layout
+
+Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_t size, const Options& options) {
+  auto made = pool::Pool::create(path, size, kPoolLayout);
+  if (!made) return made.status();
+  auto log = Log::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
+  if (!log) {
+    made->reset();
+    (void)pool::remove(path);
+    return log.status();
+  }
+  return made;
+}
+
+Result<std::unique_ptr<Log>> open_in_pool(pool::Pool& pool) {
+  if (pool::layout_name(pool.header()) != kPoolLayout)
+    return error(Errc::wrong_layout, pool.path() + " has layout '" + pool::layout_name(pool.header()) + "', not '" +
+                                         kPoolLayout + "'");
+  return Log::open({pool.data(), pool.data_size()}, pool.persister());
+}
+
+namespace {
+[[maybe_unused]] const bool pool_layout_registered = pool::LayoutRegistry::instance().add(
+    {kPoolLayout, 1, "failure-atomic log (classic, header, header-dancing or zero writer; primitives/log)",
+     [](pool::Pool& p) -> Status {
+       auto log = open_in_pool(p);
+       return log ? Status::success() : log.status();
+     },
+     [](const pool::Pool& p) -> Status { return Log::check({p.data(), p.data_size()}); }});
+}  // namespace
+
+}  // namespace pmlab::primitives::log

@@ -1,0 +1,121 @@
+// Zero logging (seed 002 §3.3.1): the log is zeroed before use, and each entry carries the number of set
+// bits in its size, LSN and payload. Header, count and payload are written back together under one
+// barrier. Bits only ever go from 0 to 1 in a zeroed lane, so any part of the entry that did not reach
+// the media lowers the count it would have: a torn entry never validates, at any tear granularity.
+//
+// The price is that space must be zero before it is appended to: format zeroes the lanes, truncate
+// zeroes what was used, and recovery zeroes a torn tail (and whatever an interrupted truncation left).
+#include <algorithm>
+#include <cstring>
+
+#include "pmlab/primitives/log/on_media.hpp"
+#include "pmlab/primitives/log/writers.hpp"
+
+namespace pmlab::primitives::log {
+namespace {
+namespace om = on_media;
+
+class ZeroLog final : public Log {
+ public:
+  using Log::Log;
+
+  Result<uint64_t> append(uint32_t lane, const void* payload, size_t len) noexcept override {
+    auto entry = reserve(lane, Kind::zero, len);
+    if (!entry) return entry.status();
+    const auto size = static_cast<uint32_t>(len);
+    const om::EntryHeader h{size, om::zero_check(size, entry->lsn, payload, len), entry->lsn};
+    store_entry(entry->at, &h, sizeof h, payload, len);
+    persister_.fence();
+    finish_append(lane, *entry);
+    return entry->lsn;
+  }
+
+ protected:
+  Status recover_lane(uint32_t lane, bool repair) override {
+    LaneState& s = lanes_[lane];
+    std::byte* data = lane_data(lane);
+    const uint64_t floor = first_lsn();
+    uint64_t offset = 0;
+    while (lane_bytes_ - offset >= sizeof(om::EntryHeader)) {
+      om::EntryHeader h;
+      std::memcpy(&h, data + offset, sizeof h);
+      if (h.check == 0) {  // never written, or written without its count reaching the media
+        if (h.size != 0 || h.lsn != 0) ++recovery_.torn_tails;
+        break;
+      }
+      const uint64_t bytes = entry_bytes(Kind::zero, options_.padded, h.size);
+      const bool valid = h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset && h.lsn >= floor &&
+                         h.lsn > s.last_lsn &&
+                         h.check == om::zero_check(h.size, h.lsn, data + offset + sizeof h, h.size);
+      if (!valid) {
+        if (offset == 0 && h.lsn < floor) ++recovery_.stale_lanes;
+        else ++recovery_.torn_tails;
+        break;
+      }
+      offset += bytes;
+      s.last_lsn = h.lsn;
+      ++recovery_.entries;
+    }
+    s.tail = offset;
+    if (repair) zero_from(lane, offset);
+    return Status::success();
+  }
+
+  // Truncation: the watermark already discarded the entries; zero what the lane used.
+  void reset_lane(uint32_t lane) override {
+    const uint64_t used = lanes_[lane].tail;
+    if (used == 0) return;
+    std::memset(lane_data(lane), 0, used);
+    persister_.flush(lane_data(lane), used);
+  }
+
+  void prepare_format() override {
+    for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
+      std::memset(lane_data(lane), 0, lane_bytes_);
+      persister_.flush(lane_data(lane), lane_bytes_);
+    }
+  }
+
+ private:
+  // Zeroes (and writes back) every non-zero line of the lane from `offset` on: a torn entry, and bytes
+  // an interrupted truncation did not reach. Lines already zero are only read.
+  void zero_from(uint32_t lane, uint64_t offset) {
+    std::byte* data = lane_data(lane);
+    uint64_t line = offset & ~(om::kLine - 1);
+    if (line < offset) {  // the partial line after the last kept entry
+      const uint64_t end = std::min(line + om::kLine, lane_bytes_);
+      if (!all_zero(data + offset, end - offset)) {
+        std::memset(data + offset, 0, end - offset);
+        persister_.flush(data + offset, end - offset);
+      }
+      line += om::kLine;
+    }
+    for (; line < lane_bytes_; line += om::kLine) {
+      const uint64_t n = std::min(om::kLine, lane_bytes_ - line);
+      if (all_zero(data + line, n)) continue;
+      std::memset(data + line, 0, n);
+      persister_.flush(data + line, n);
+    }
+  }
+
+  static bool all_zero(const std::byte* p, uint64_t n) noexcept {
+    uint64_t acc = 0;
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      acc |= w;
+    }
+    for (; i < n; ++i) acc |= static_cast<uint64_t>(p[i]);
+    return acc == 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Log> make_zero_log(std::span<std::byte> region, const persist::Persister& persister,
+                                   const Options& options, const Geometry& geometry) {
+  return std::make_unique<ZeroLog>(region, persister, options, geometry);
+}
+
+}  // namespace pmlab::primitives::log

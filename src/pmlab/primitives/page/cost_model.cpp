@@ -1,0 +1,154 @@
+#include "pmlab/primitives/page/cost_model.hpp"
+
+#include <array>
+#include <barrier>
+#include <mutex>
+#include <thread>
+
+#include "pmlab/platform/clock.hpp"
+#include "pmlab/platform/topology.hpp"
+#include "pmlab/primitives/page/flusher.hpp"
+
+namespace pmlab::primitives::page {
+namespace {
+
+double fastest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+// Where ulog stops being cheaper, from samples of one thread count sorted by dirty lines.
+double crossing(const std::vector<FlushCostModel::Sample>& s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const double diff = s[i].ulog_ns - s[i].cow_ns;
+    if (diff < 0) continue;
+    if (i == 0) return s[0].dirty;  // cow is cheaper from the first point on
+    const double before = s[i - 1].ulog_ns - s[i - 1].cow_ns;  // < 0
+    const double span = static_cast<double>(s[i].dirty) - static_cast<double>(s[i - 1].dirty);
+    return s[i - 1].dirty + span * (-before) / (diff - before);
+  }
+  return s.empty() ? 0.0 : static_cast<double>(s.back().dirty) + 1;  // ulog is cheaper everywhere
+}
+
+}  // namespace
+
+FlushCostModel FlushCostModel::fixed(double crossover) {
+  FlushCostModel m;
+  m.crossover_ = {crossover};
+  return m;
+}
+
+FlushCostModel FlushCostModel::from_samples(std::vector<Sample> samples) {
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return a.threads != b.threads ? a.threads < b.threads : a.dirty < b.dirty;
+  });
+  FlushCostModel m;
+  uint32_t max_threads = 1;
+  for (const Sample& s : samples) max_threads = std::max(max_threads, s.threads);
+  m.crossover_.assign(max_threads, 0.0);
+  for (uint32_t t = 1; t <= max_threads; ++t) {
+    std::vector<Sample> mine;
+    for (const Sample& s : samples)
+      if (s.threads == t) mine.push_back(s);
+    m.crossover_[t - 1] = mine.empty() ? (t > 1 ? m.crossover_[t - 2] : 0.0) : crossing(mine);
+  }
+  m.samples_ = std::move(samples);
+  return m;
+}
+
+Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_threads,
+                                                 const CalibrationOptions& options) {
+  const uint64_t pages = store.options().pages;
+  const uint32_t lines = store.options().page_size / kLineBytes;
+  if (max_threads == 0) return error(Errc::invalid_argument, "calibration needs at least one thread");
+  if (pages < max_threads)
+    return error(Errc::invalid_argument, "calibrating " + std::to_string(max_threads) + " threads needs as many pages; "
+                                             "the store has " + std::to_string(pages));
+  if (options.flushes_per_batch == 0 || options.rounds == 0)
+    return error(Errc::invalid_argument, "calibration needs at least one flush and one round");
+  std::vector<PageStore::Lane> lanes;
+  for (uint32_t k = 0; k < max_threads; ++k) {
+    auto lane = store.claim_lane();
+    if (!lane) return error(Errc::busy, "calibrating " + std::to_string(max_threads) + " threads: " + lane.status().message());
+    lanes.push_back(std::move(*lane));
+  }
+  std::vector<uint32_t> grid;
+  for (uint32_t d = 1; d < lines; d *= 2) grid.push_back(d);
+  grid.push_back(lines);
+
+  CowFlusher cow(store);
+  MicroLogFlusher ulog(store);
+  PageFlusher* flushers[2] = {&cow, &ulog};
+  const std::vector<int> cpus = platform::allowed_cpus();
+  const platform::Clock& clock = platform::Clock::get();
+  const uint64_t started = platform::Clock::now();
+  std::vector<Sample> samples;
+
+  for (uint32_t t = 1; t <= max_threads; ++t) {
+    // ns[thread][grid point][policy]: one mean per round.
+    std::vector<std::vector<std::array<std::vector<double>, 2>>> ns(t, std::vector<std::array<std::vector<double>, 2>>(grid.size()));
+    std::barrier<> sync(t);
+    std::mutex failure_mutex;
+    Status failure;
+    std::vector<std::thread> workers;
+    for (uint32_t k = 0; k < t; ++k) {
+      workers.emplace_back([&, k] {
+        if (!cpus.empty()) platform::pin_current_thread(cpus[k % cpus.size()]);
+        DramPage page(store.options().page_size);
+        const uint64_t own = std::max<uint64_t>(1, std::min<uint64_t>(64, pages / t));
+        uint64_t next = 0;
+        bool failed = false;
+        for (size_t g = 0; g < grid.size(); ++g) {
+          for (uint32_t round = 0; round < options.rounds; ++round) {
+            for (int i = 0; i < 2; ++i) {
+              const int policy = (round % 2 == 0) ? i : 1 - i;  // alternate which policy goes first
+              sync.arrive_and_wait();
+              if (failed) continue;
+              double total = 0;
+              for (uint32_t f = 0; f < options.flushes_per_batch; ++f, ++next) {
+                const uint64_t pid = k + (next % own) * t;
+                // The page's own content: calibration changes versions, never data.
+                if (Status s = store.read(pid, page); !s) {
+                  std::lock_guard<std::mutex> lock(failure_mutex);
+                  failure = s;
+                  failed = true;
+                  break;
+                }
+                const uint32_t d = grid[g];
+                for (uint32_t j = 0; j < d; ++j)
+                  page.mark_dirty(static_cast<uint32_t>((j * static_cast<uint64_t>(lines) / d + next) % lines));
+                const uint64_t t0 = platform::Clock::start();
+                Status s = flushers[policy]->flush(lanes[k], page);
+                const uint64_t t1 = platform::Clock::stop();
+                if (!s) {
+                  std::lock_guard<std::mutex> lock(failure_mutex);
+                  failure = s;
+                  failed = true;
+                  break;
+                }
+                total += clock.to_ns(t1 - t0);
+              }
+              if (!failed) ns[k][g][policy].push_back(total / options.flushes_per_batch);
+            }
+          }
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    if (!failure.ok()) return error(failure.code(), "calibration: " + failure.message());
+    for (size_t g = 0; g < grid.size(); ++g) {
+      // Each thread's fastest round: another process taking the CPU only ever adds time, so the fastest
+      // of several rounds is the undisturbed cost (timeit's estimator). Averaged over the threads.
+      Sample s;
+      s.threads = t;
+      s.dirty = grid[g];
+      for (uint32_t k = 0; k < t; ++k) {
+        s.cow_ns += fastest(ns[k][g][0]) / t;
+        s.ulog_ns += fastest(ns[k][g][1]) / t;
+      }
+      samples.push_back(s);
+    }
+  }
+  FlushCostModel model = from_samples(std::move(samples));
+  model.seconds_ = clock.to_ns(platform::Clock::now() - started) / 1e9;
+  return model;
+}
+
+}  // namespace pmlab::primitives::page

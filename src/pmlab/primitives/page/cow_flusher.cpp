@@ -1,0 +1,28 @@
+// Copy-on-write (seed 002 §3.2.1, Listing 1 left): the page goes whole to the lane's spare slot; once it
+// is durable, one atomic store of (page id, version) makes that slot the page. The old slot still holds
+// the previous version with a smaller version number, so no invalidation is needed first (seed 002: two
+// barriers instead of three), and recovery takes the newest valid slot of each page.
+#include "pmlab/primitives/page/flusher.hpp"
+#include "pmlab/primitives/page/on_media.hpp"
+
+namespace pmlab::primitives::page {
+namespace om = on_media;
+
+Status CowFlusher::flush(PageStore::Lane& lane, DramPage& page) {
+  PMLAB_TRY(store_.check_flush(lane, page));
+  if (page.dirty().empty()) return Status::success();
+  const persist::Persister& p = store_.persister();
+  const uint64_t pvn = store_.version(page.pid) + 1;
+  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
+  const uint64_t spare = store_.spare_of(lane);
+  om::write_back(p, store_.slot_data(spare), page.data(), page.size());
+  p.fence();
+  uint64_t* header = store_.slot_header(spare);
+  persist::Persister::store8(header, om::commit_word(page.pid, pvn));
+  p.persist(header, sizeof *header);
+  store_.moved(lane, page.pid, pvn);
+  page.clear_dirty();
+  return Status::success();
+}
+
+}  // namespace pmlab::primitives::page

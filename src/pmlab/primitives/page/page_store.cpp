@@ -1,0 +1,351 @@
+#include "pmlab/primitives/page/page_store.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstring>
+
+#include "pmlab/common/units.hpp"
+#include "pmlab/pool/layout.hpp"
+#include "pmlab/pool/pool.hpp"
+#include "pmlab/primitives/log/popcount.hpp"
+#include "pmlab/primitives/page/on_media.hpp"
+
+namespace pmlab::primitives::page {
+namespace om = on_media;
+
+namespace {
+
+constexpr uint32_t kMaxLanes = 1024;
+constexpr uint64_t kNoSlot = UINT64_MAX;
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint64_t superblock_checksum(const om::Superblock& sb) {
+  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
+  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
+  return fnv1a64(first, static_cast<size_t>(end - first));
+}
+
+}  // namespace
+
+PageStore::Lane::~Lane() {
+  if (store_ == nullptr) return;
+  store_->claimed_[index_].store(false, std::memory_order_release);
+  store_->active_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+PageStore::PageStore(std::span<std::byte> region, const persist::Persister& persister, const StoreOptions& options,
+                     const Geometry& geometry)
+    : region_(region), persister_(persister), options_(options), geometry_(geometry),
+      slot_of_(options.pages, kNoSlot), pvn_(options.pages, 0), spare_(options.lanes, kNoSlot),
+      ulog_next_(options.lanes, 0), claimed_(std::make_unique<std::atomic<bool>[]>(options.lanes)) {}
+
+PageStore::~PageStore() = default;
+
+Result<PageStore::Geometry> PageStore::plan(const StoreOptions& o) {
+  PMLAB_TRY(check_page_size(o.page_size));
+  if (o.pages == 0 || o.pages > om::kMaxPages)
+    return error(Errc::invalid_argument, "a page store holds 1 to " + std::to_string(om::kMaxPages) + " pages, not " +
+                                             std::to_string(o.pages));
+  if (o.lanes == 0 || o.lanes > kMaxLanes)
+    return error(Errc::invalid_argument,
+                 "a page store has 1 to " + std::to_string(kMaxLanes) + " lanes, not " + std::to_string(o.lanes));
+  Geometry g;
+  g.slots = o.pages + o.lanes;
+  g.ulogs_offset = align_up(om::kHeadersOffset + g.slots * om::kLine, 256);
+  g.ulog_lane_bytes = om::UlogGeometry::for_page(o.page_size).lane_bytes;
+  g.data_offset = align_up(g.ulogs_offset + o.lanes * g.ulog_lane_bytes, 4096);
+  g.region_bytes = g.data_offset + g.slots * o.page_size;
+  return g;
+}
+
+Result<uint64_t> PageStore::region_bytes(const StoreOptions& options) {
+  auto g = plan(options);
+  if (!g) return g.status();
+  return g->region_bytes;
+}
+
+uint64_t PageStore::pages_that_fit(uint64_t region_size, uint32_t page_size, uint32_t lanes) {
+  if (!check_page_size(page_size).ok() || lanes == 0) return 0;
+  const uint64_t per_page = page_size + om::kLine;
+  uint64_t pages = std::min<uint64_t>(region_size / per_page, om::kMaxPages);
+  while (pages > 0) {
+    auto bytes = region_bytes({page_size, pages, lanes});
+    if (bytes && *bytes <= region_size) break;
+    const uint64_t over = bytes ? *bytes - region_size : per_page;
+    pages -= std::min(pages, std::max<uint64_t>(1, over / per_page));
+  }
+  return pages;
+}
+
+std::byte* PageStore::slot_data(uint64_t slot) const noexcept {
+  return region_.data() + geometry_.data_offset + slot * options_.page_size;
+}
+
+uint64_t* PageStore::slot_header(uint64_t slot) const noexcept {
+  return reinterpret_cast<uint64_t*>(region_.data() + om::kHeadersOffset + slot * om::kLine);
+}
+
+std::byte* PageStore::ulog_buffer(const Lane& lane, uint32_t b) const noexcept {
+  return region_.data() + geometry_.ulogs_offset + lane.index() * geometry_.ulog_lane_bytes +
+         b * om::UlogGeometry::for_page(options_.page_size).buffer_bytes;
+}
+
+void PageStore::moved(const Lane& lane, uint64_t pid, uint64_t pvn) noexcept {
+  const uint64_t old = slot_of_[pid];
+  slot_of_[pid] = spare_[lane.index()];
+  spare_[lane.index()] = old;
+  pvn_[pid] = pvn;
+}
+
+std::span<const std::byte> PageStore::page_bytes(uint64_t pid) const noexcept {
+  return {slot_data(slot_of_[pid]), options_.page_size};
+}
+
+Status PageStore::read(uint64_t pid, DramPage& into) const {
+  if (pid >= options_.pages)
+    return error(Errc::invalid_argument, "page " + std::to_string(pid) + " is not in the store (it has " +
+                                             std::to_string(options_.pages) + " pages)");
+  if (into.size() != options_.page_size)
+    return error(Errc::invalid_argument, "a " + std::to_string(into.size()) + "-byte frame cannot hold a " +
+                                             std::to_string(options_.page_size) + "-byte page");
+  std::memcpy(into.data(), slot_data(slot_of_[pid]), options_.page_size);
+  into.pid = pid;
+  into.clear_dirty();
+  return Status::success();
+}
+
+Status PageStore::check_flush(const Lane& lane, const DramPage& page) const {
+  if (lane.store() != this) return error(Errc::invalid_argument, "the lane belongs to another page store");
+  if (page.size() != options_.page_size)
+    return error(Errc::invalid_argument, "a " + std::to_string(page.size()) + "-byte page cannot be flushed to a store of " +
+                                             std::to_string(options_.page_size) + "-byte pages");
+  if (page.pid >= options_.pages)
+    return error(Errc::invalid_argument, "page " + std::to_string(page.pid) + " is not in the store (it has " +
+                                             std::to_string(options_.pages) + " pages)");
+  return Status::success();
+}
+
+Result<PageStore::Lane> PageStore::claim_lane() {
+  for (uint32_t i = 0; i < options_.lanes; ++i) {
+    bool expected = false;
+    if (claimed_[i].compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+      active_.fetch_add(1, std::memory_order_relaxed);
+      return Lane(this, i);
+    }
+  }
+  return error(Errc::busy, "all " + std::to_string(options_.lanes) + " lanes of the page store are claimed");
+}
+
+Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region, const persist::Persister& persister,
+                                                     const StoreOptions& options) {
+  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
+    return error(Errc::invalid_argument, "a page store region must start on a 64-byte boundary");
+  auto planned = plan(options);
+  if (!planned) return planned.status();
+  const Geometry g = *planned;
+  if (region.size() < g.region_bytes)
+    return error(Errc::invalid_argument, "a region of " + format_size(region.size()) + " is too small for " +
+                                             std::to_string(options.pages) + " pages of " +
+                                             format_size(options.page_size) + " and " + std::to_string(options.lanes) +
+                                             " lanes (needs " + format_size(g.region_bytes) + ")");
+  auto* sb = reinterpret_cast<om::Superblock*>(region.data());
+  persist::Persister::store8(&sb->magic, 0);
+  persister.persist(&sb->magic, 8);
+  sb->version = om::kVersion;
+  sb->page_size = options.page_size;
+  sb->lanes = options.lanes;
+  sb->reserved = 0;
+  sb->pages = options.pages;
+  sb->slots = g.slots;
+  sb->ulogs_offset = g.ulogs_offset;
+  sb->data_offset = g.data_offset;
+  sb->checksum = superblock_checksum(*sb);
+
+  auto store = std::unique_ptr<PageStore>(new PageStore(region, persister, options, g));
+  // Page p starts in slot p at version 1; the last `lanes` slots are the spares.
+  std::memset(region.data() + om::kHeadersOffset, 0, g.data_offset - om::kHeadersOffset);
+  for (uint64_t pid = 0; pid < options.pages; ++pid) *store->slot_header(pid) = om::commit_word(pid, 1);
+  std::memset(region.data() + g.data_offset, 0, g.slots * options.page_size);
+  persister.flush(region.data(), g.region_bytes);
+  persister.fence();
+  persist::Persister::store8(&sb->magic, om::kMagic);
+  persister.persist(&sb->magic, 8);
+  PMLAB_TRY(store->recover(false));  // builds the DRAM map from what was just written
+  return store;
+}
+
+Result<std::unique_ptr<PageStore>> PageStore::load(std::span<std::byte> region, const persist::Persister& persister) {
+  if (region.size() < sizeof(om::Superblock))
+    return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a page store");
+  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
+    return error(Errc::invalid_argument, "a page store region must start on a 64-byte boundary");
+  om::Superblock sb;
+  std::memcpy(&sb, region.data(), sizeof sb);
+  if (sb.magic != om::kMagic)
+    return error(Errc::corrupted, "no page store superblock (never formatted, or formatting did not finish)");
+  if (sb.checksum != superblock_checksum(sb)) return error(Errc::corrupted, "page store superblock checksum mismatch");
+  if (sb.version != om::kVersion)
+    return error(Errc::corrupted, "page store format version " + std::to_string(sb.version) + " (this pmlab reads " +
+                                      std::to_string(om::kVersion) + ")");
+  const StoreOptions o{sb.page_size, sb.pages, sb.lanes};
+  auto g = plan(o);
+  if (!g) return error(Errc::corrupted, "page store superblock: " + g.status().message());
+  if (g->slots != sb.slots || g->ulogs_offset != sb.ulogs_offset || g->data_offset != sb.data_offset)
+    return error(Errc::corrupted, "page store superblock geometry is inconsistent");
+  if (g->region_bytes > region.size())
+    return error(Errc::corrupted, "the page store needs " + std::to_string(g->region_bytes) +
+                                      " bytes but its region has " + std::to_string(region.size()) + " (truncated?)");
+  return std::unique_ptr<PageStore>(new PageStore(region, persister, o, *g));
+}
+
+Result<std::unique_ptr<PageStore>> PageStore::open(std::span<std::byte> region, const persist::Persister& persister) {
+  auto store = load(region, persister);
+  if (!store) return store.status();
+  PMLAB_TRY((*store)->recover(true));
+  return store;
+}
+
+Status PageStore::check(std::span<const std::byte> region) {
+  static const persist::Persister no_writes = persist::Persister::volatile_memory();
+  auto store = load({const_cast<std::byte*>(region.data()), region.size()}, no_writes);
+  if (!store) return store.status();
+  return (*store)->recover(false);
+}
+
+Status PageStore::recover(bool repair) {
+  recovery_ = {};
+  std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
+  std::fill(pvn_.begin(), pvn_.end(), 0);
+  const uint64_t pages = options_.pages;
+
+  // Each page is its newest valid slot; copy-on-write leaves older versions behind, which are free.
+  for (uint64_t slot = 0; slot < geometry_.slots; ++slot) {
+    const uint64_t w = persist::Persister::load8(slot_header(slot));
+    if (!om::valid(w)) continue;
+    const uint64_t pid = om::pid_of(w), pvn = om::pvn_of(w);
+    if (pid >= pages || pvn == 0)
+      return error(Errc::corrupted, "slot " + std::to_string(slot) + " names page " + std::to_string(pid) +
+                                        " version " + std::to_string(pvn) + "; the store has " + std::to_string(pages) +
+                                        " pages");
+    if (slot_of_[pid] != kNoSlot && pvn == pvn_[pid])
+      return error(Errc::corrupted, "page " + std::to_string(pid) + " has two slots with version " + std::to_string(pvn));
+    if (slot_of_[pid] == kNoSlot || pvn > pvn_[pid]) {
+      if (slot_of_[pid] != kNoSlot) ++recovery_.stale_slots;
+      slot_of_[pid] = slot;
+      pvn_[pid] = pvn;
+    } else {
+      ++recovery_.stale_slots;
+    }
+  }
+  std::vector<bool> current(geometry_.slots, false);
+  for (uint64_t pid = 0; pid < pages; ++pid) {
+    if (slot_of_[pid] == kNoSlot) return error(Errc::corrupted, "page " + std::to_string(pid) + " has no valid slot");
+    current[slot_of_[pid]] = true;
+  }
+  uint32_t lane = 0;
+  for (uint64_t slot = 0; slot < geometry_.slots; ++slot)
+    if (!current[slot]) spare_[lane++] = slot;  // exactly `lanes` slots are not current
+
+  // Micro-log records: a valid one whose version is not older than its page's may not have been applied
+  // in full; applying it again is idempotent. Ascending versions, so the newest lands last.
+  struct Pending {
+    uint64_t pid, pvn;
+    const std::byte* buffer;
+  };
+  std::vector<Pending> replay;
+  const auto ug = om::UlogGeometry::for_page(options_.page_size);
+  const uint32_t lines = options_.page_size / om::kLine;
+  for (uint32_t l = 0; l < options_.lanes; ++l) {
+    const Lane view(nullptr, l);
+    ulog_next_[l] = 0;
+    for (uint32_t b = 0; b < 2; ++b) {
+      const std::byte* buffer = ulog_buffer(view, b);
+      om::UlogHeader h;
+      std::memcpy(&h, buffer, sizeof h);
+      if (!om::valid(h.commit)) continue;
+      const std::string where = "micro-log " + std::to_string(l) + "/" + std::to_string(b) + ": ";
+      // The count is stored whole into a zeroed word: it is the real count or zero, never more than a page.
+      if (h.count > lines)
+        return error(Errc::corrupted, where + "holds " + std::to_string(h.count) + " lines; a page has " +
+                                          std::to_string(lines));
+      const uint64_t bits = static_cast<uint64_t>(std::popcount(h.commit) + std::popcount(h.count)) +
+                            popcount_bytes(buffer + ug.kIndexOffset, h.count * sizeof(uint16_t)) +
+                            popcount_bytes(buffer + ug.lines_offset, h.count * om::kLine);
+      if (bits != h.check) {
+        ++recovery_.ulogs_torn;
+        continue;
+      }
+      const uint64_t pid = om::pid_of(h.commit), pvn = om::pvn_of(h.commit);
+      if (pid >= pages) return error(Errc::corrupted, where + "names page " + std::to_string(pid));
+      for (uint64_t k = 0; k < h.count; ++k) {
+        uint16_t index;
+        std::memcpy(&index, buffer + ug.kIndexOffset + k * sizeof index, sizeof index);
+        if (index >= lines) return error(Errc::corrupted, where + "names line " + std::to_string(index));
+      }
+      if (pvn >= pvn_[pid]) replay.push_back({pid, pvn, buffer});
+    }
+  }
+  std::sort(replay.begin(), replay.end(),
+            [](const Pending& a, const Pending& b) { return a.pid != b.pid ? a.pid < b.pid : a.pvn < b.pvn; });
+  recovery_.ulogs_replayed = replay.size();
+  if (!repair) return Status::success();
+  for (const Pending& r : replay) {
+    uint64_t count;
+    std::memcpy(&count, r.buffer + offsetof(om::UlogHeader, count), sizeof count);
+    std::byte* page = slot_data(slot_of_[r.pid]);
+    for (uint64_t k = 0; k < count; ++k) {
+      uint16_t index;
+      std::memcpy(&index, r.buffer + ug.kIndexOffset + k * sizeof index, sizeof index);
+      om::write_back(persister_, page + index * om::kLine, r.buffer + ug.lines_offset + k * om::kLine, om::kLine);
+    }
+    uint64_t* header = slot_header(slot_of_[r.pid]);
+    persist::Persister::store8(header, om::commit_word(r.pid, r.pvn));
+    persister_.flush(header, sizeof *header);
+    pvn_[r.pid] = r.pvn;
+  }
+  if (!replay.empty()) persister_.fence();  // applied before any record is zeroed
+  // Every buffer zero again before a flush writes it: records applied or not, torn or half recycled.
+  std::byte* ulogs = region_.data() + geometry_.ulogs_offset;
+  for (uint64_t line = 0; line < options_.lanes * geometry_.ulog_lane_bytes; line += om::kLine) {
+    const std::byte* at = ulogs + line;
+    if (std::all_of(at, at + om::kLine, [](std::byte b) { return b == std::byte{0}; })) continue;
+    persister_.copy_nt(ulogs + line, om::kZeros.data(), om::kLine);
+  }
+  persister_.fence();
+  return Status::success();
+}
+
+// --------------------------------------------------------------------------- the "pages" pool layout
+
+Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_t size, const StoreOptions& options) {
+  auto made = pool::Pool::create(path, size, kPoolLayout);
+  if (!made) return made.status();
+  auto store = PageStore::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
+  if (!store) {
+    made->reset();
+    (void)pool::remove(path);
+    return store.status();
+  }
+  return made;
+}
+
+Result<std::unique_ptr<PageStore>> open_in_pool(pool::Pool& pool) {
+  if (pool::layout_name(pool.header()) != kPoolLayout)
+    return error(Errc::wrong_layout, pool.path() + " has layout '" + pool::layout_name(pool.header()) + "', not '" +
+                                         kPoolLayout + "'");
+  return PageStore::open({pool.data(), pool.data_size()}, pool.persister());
+}
+
+namespace {
+[[maybe_unused]] const bool pool_layout_registered = pool::LayoutRegistry::instance().add(
+    {kPoolLayout, 1, "failure-atomic page store (copy-on-write slots and micro-logs; primitives/page)",
+     [](pool::Pool& p) -> Status {
+       auto store = open_in_pool(p);
+       return store ? Status::success() : store.status();
+     },
+     [](const pool::Pool& p) -> Status { return PageStore::check({p.data(), p.data_size()}); }});
+}  // namespace
+
+}  // namespace pmlab::primitives::page

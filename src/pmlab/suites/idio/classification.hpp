@@ -1,0 +1,77 @@
+// Seed 000's method applied to this platform: for each idiosyncrasy, its effect measured on the pool and
+// on DRAM, and a verdict — present, absent, or not applicable here — with Table 1's root cause. An effect
+// the DRAM shows as much as the pool is real but not PMEM-specific (§3: "if it also exists with DRAM, we
+// can pinpoint some hardware component other than DRAM and PMEM as the root cause"). Then Table 4: the
+// recommendations R1–R7 with the impact measured here. Pure functions of the finished run records, so
+// they are tested on fixtures.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmlab/bench/record.hpp"
+#include "pmlab/suites/idio/reference.hpp"
+
+namespace pmlab::suites::idio {
+
+// An effect is a ratio >= 1 in the idiosyncrasy's direction (e.g. p-store latency / load latency).
+inline constexpr double kPresentAt = 1.2;   // at least 20 % worse: the behaviour is there
+inline constexpr double kSpecificAt = 1.25;  // pool effect at least 1.25x the DRAM effect: PMEM-specific
+
+enum class Verdict { present, absent, not_applicable };
+const char* to_string(Verdict v) noexcept;
+
+struct Decision {
+  Verdict verdict = Verdict::not_applicable;
+  std::optional<bool> pmem_specific;  // unknown without a DRAM effect, or when not present
+};
+// The rule above. `pool` missing means the effect could not be measured here.
+Decision decide(std::optional<double> pool, std::optional<double> dram);
+
+struct Classification {
+  std::string id;             // "I1" … "I8"
+  std::string idiosyncrasy;   // seed 000 Table 1 wording
+  std::string root_cause;     // Table 1
+  std::string applicability;  // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher, C3 granularity mismatch, C4 DCPMM)
+  std::string effect;         // what the effect ratio is
+  std::optional<double> pool, dram;
+  std::optional<double> published_pmem, published_dram;
+  std::string published_source;
+  Decision decision;
+  std::string not_applicable_reason;  // set with Verdict::not_applicable
+  std::string reasoning;
+  std::vector<bench::Metric> extra;   // supporting numbers (kinds as measured / modelled / published)
+  bool pool_emulated = false;         // the pool is DRAM pages: no difference to DRAM can be PMEM's
+  // Set when an effect rests on modelled numbers (a run under --emulate): the model's name, and the
+  // effect is then written as kind modelled.
+  std::string pool_model = {}, dram_model = {};
+};
+
+// `pool_emulated`: context.pool.medium says the pool is emulated (DRAM pages behind a file), so an effect
+// stronger on the pool than on DRAM comes from the mapping or from noise, never from PMEM media.
+std::vector<Classification> classify(const std::vector<bench::RunRecord>& runs, const PublishedSheets& published,
+                                     bool pool_emulated = false);
+
+struct Recommendation {
+  std::string id;              // "R1" … "R7"
+  std::string rule;            // Table 4 "Rule"
+  std::string recommendation;  // Table 4 "Recommendation"
+  std::string follows_from;    // "I1, I2"
+  std::string published_impact;  // Table 4 "Impact" (text, published)
+  std::optional<double> impact_pool, impact_dram;
+  std::string impact_class;    // none | low | moderate | high | not measured here
+  std::string reasoning;
+  std::string pool_model = {}, dram_model = {};  // as in Classification
+};
+
+// Table 4's impact scale: N/A (no impact) below 1.1x, low < 1.5x, moderate 1.5-3x, high > 3x.
+std::string impact_class(std::optional<double> impact);
+
+std::vector<Recommendation> recommend(const std::vector<bench::RunRecord>& runs, const std::vector<Classification>& classes);
+
+// Rows for results.json: idio.classification/idiosyncrasy:In and idio.recommendation/rule:Rn.
+std::vector<bench::RunRecord> classification_records(const std::vector<Classification>& classes);
+std::vector<bench::RunRecord> recommendation_records(const std::vector<Recommendation>& recs);
+
+}  // namespace pmlab::suites::idio

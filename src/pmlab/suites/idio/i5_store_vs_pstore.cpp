@@ -1,0 +1,37 @@
+// idio.i5_store_vs_pstore: I5, store bandwidth lower than p-store bandwidth (seed 000 §4.5, Fig. 6).
+// The same vector stores with and without a flush after each access, over sizes × threads (the heatmap)
+// and both patterns. Without the flush the cache writes lines back when it evicts them, in its own order;
+// on DCPMM that order defeats the XPPrefetcher and the un-flushed stores come out slower.
+#include "pmlab/bench/case.hpp"
+#include "pmlab/suites/idio/common.hpp"
+#include "pmlab/suites/idio/stream.hpp"
+
+namespace pmlab::suites::idio {
+namespace {
+
+using namespace bench;
+
+void body(RunContext& ctx) {
+  run_stream(ctx, stream_job(ctx.params(), parse_stream_op(ctx.params().text("op"))));
+}
+
+const CaseRegistration registration{CaseDef{
+    .suite = kSuite,
+    .name = "i5_store_vs_pstore",
+    .summary = "I5: store versus p-store (store + flush) bandwidth, sizes x threads",
+    .params = {std_params::medium(),
+               adr_param(),
+               std_params::flush({"auto"}),
+               pattern_param({"seq"}),
+               std_params::choice("op", "store: cached stores, no flush; pstore: the same stores + flush + fence",
+                                  {"store", "pstore"}, {"store", "pstore"}),
+               std_params::size("size", "bytes per access", size_strings(64, 4096), {"64", "256", "4096"}, 64, 1 << 20),
+               std_params::threads(thread_sweep(), thread_ends()),
+               fio_param()},
+    .region_bytes = stream_region_bytes,
+    .redundant = {},
+    .body = body,
+}};
+
+}  // namespace
+}  // namespace pmlab::suites::idio

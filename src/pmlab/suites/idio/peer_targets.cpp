@@ -1,0 +1,154 @@
+// The suite measures the memory, not itself: our loops beside the peer tools, in the same run, with the
+// issue's targets as ratio metrics.
+//   idio.vs_likwid  sequential 64 KiB load / nt-store bandwidth, 1 thread and all CPUs, against
+//                   likwid-bench's load_* / store_mem_* kernels: ours / likwid >= 0.9.
+//   idio.vs_fio     256 B p-stores against fio's libpmem engine on a file beside the pool: ours / fio >= 2
+//                   (fio's per-I/O overhead dominates there).
+// Against likwid, each side runs three times, alternating, and its best round counts (other load on the machine
+// only ever lowers a bandwidth). Against fio, ours is measured before and after fio and averaged, which
+// can only understate ours. A peer that is missing or fails makes the run skipped, with its reason.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "pmlab/bench/case.hpp"
+#include "pmlab/platform/cpu.hpp"
+#include "pmlab/suites/idio/common.hpp"
+#include "pmlab/suites/idio/peers.hpp"
+#include "pmlab/suites/idio/stream.hpp"
+
+namespace pmlab::suites::idio {
+namespace {
+
+using namespace bench;
+
+constexpr double kLikwidTarget = 0.9;
+constexpr double kFioTarget = 2.0;
+constexpr uint64_t kLargeAccess = 64 << 10;
+constexpr int kLikwidRounds = 3;
+
+// Long enough that a moment of other load on the machine does not decide the ratio.
+double peer_seconds(const RunContext& ctx) { return ctx.quick() ? 0.3 : 1.0; }
+
+void vs_likwid(RunContext& ctx) {
+  const Params& p = ctx.params();
+  const bool load = p.text("kernel") == "load";
+  const LikwidKind kind = load ? LikwidKind::load : LikwidKind::ntstore;
+  if (!find_program("likwid-bench")) ctx.skip("likwid-bench not found in PATH (Debian package likwid)");
+  persist::Config nt_config{persist::Domain::adr, persist::FlushInstruction::ntstore, false, false};
+  auto nt = persist::Persister::create(nt_config);
+  if (!nt) ctx.skip(nt.status().message());
+  if (ctx.model() != nullptr) nt->attach(ctx.model());
+
+  StreamJob job;
+  job.op = load ? StreamOp::load : StreamOp::pstore;
+  job.pattern = Pattern::seq;
+  job.size = kLargeAccess;
+  job.span = stream_span();
+  job.persister = &*nt;
+  ctx.control().duration_s = peer_seconds(ctx);
+  // Three rounds each, alternating, best of each side: other load on the machine can only lower a
+  // bandwidth, so the best round is each side's capability, and alternation spreads drift over both.
+  std::vector<double> ours, theirs;
+  const uint64_t bytes = job.span * static_cast<uint64_t>(ctx.threads());
+  for (int round = 0; round < kLikwidRounds; ++round) {
+    ours.push_back(run_stream(ctx, job));
+    // As many sweeps over the working set as take likwid as long as our round took.
+    const double sweeps = peer_seconds(ctx) * ours.back() * 1048576.0 / static_cast<double>(bytes);
+    auto likwid = run_likwid(kind, ctx.threads(), bytes, static_cast<uint64_t>(std::ceil(sweeps)));
+    if (!likwid) ctx.skip(likwid.status().message());
+    theirs.push_back(*likwid);
+  }
+  const double best_ours = *std::max_element(ours.begin(), ours.end());
+  const double best_theirs = *std::max_element(theirs.begin(), theirs.end());
+  for (int round = 0; round < kLikwidRounds; ++round) {
+    ctx.metric("bandwidth_round" + std::to_string(round + 1), ours[static_cast<size_t>(round)], "MiB/s");
+    ctx.metric("likwid_bandwidth_round" + std::to_string(round + 1), theirs[static_cast<size_t>(round)], "MiB/s");
+  }
+  ctx.metric("bandwidth", best_ours, "MiB/s");
+  ctx.metric("likwid_bandwidth", best_theirs, "MiB/s");
+  ctx.metric("ratio_vs_likwid", best_ours / best_theirs, "ratio");
+  ctx.metric("target_ratio", kLikwidTarget, "ratio");
+  ctx.metric("target_met", best_ours / best_theirs >= kLikwidTarget ? 1.0 : 0.0, "bool");
+  ctx.note("peer", "likwid-bench -t " + likwid_kernel(kind) + " over " + std::to_string(job.span >> 20) +
+                       " MiB per thread, sized to run as long as ours; ours: " + read_kernel_name() + " " +
+                       (load ? "loads" : "nt-stores + fence") + " of 64 KiB; best of " + std::to_string(kLikwidRounds) +
+                       " alternating rounds each");
+}
+
+void vs_fio(RunContext& ctx) {
+  const Params& p = ctx.params();
+  if (!find_program("fio")) ctx.skip("fio not found in PATH (Debian package fio)");
+  StreamJob job = stream_job(p, StreamOp::pstore);
+  ctx.control().duration_s = peer_seconds(ctx);
+  const double before = run_stream(ctx, job);
+  FioJob fio;
+  fio.op = job.op;
+  fio.nontemporal = ctx.persister().config().flush == persist::FlushInstruction::ntstore;
+  fio.pattern = job.pattern;
+  fio.size = job.size;
+  fio.threads = ctx.threads();
+  fio.span = job.span;
+  fio.duration_s = peer_seconds(ctx);
+  fio.directory = directory_beside(ctx.region().base);
+  auto theirs = run_fio(fio);
+  if (!theirs) ctx.skip("fio: " + theirs.status().message());
+  const double after = run_stream(ctx, job);
+  const double ours = (before + after) / 2;
+  ctx.metric("bandwidth", ours, "MiB/s");
+  ctx.metric("bandwidth_before_peer", before, "MiB/s");
+  ctx.metric("bandwidth_after_peer", after, "MiB/s");
+  ctx.metric("fio_bandwidth", *theirs, "MiB/s");
+  ctx.metric("ratio_vs_fio", ours / *theirs, "ratio");
+  ctx.metric("target_ratio", kFioTarget, "ratio");
+  ctx.metric("target_met", ours / *theirs >= kFioTarget ? 1.0 : 0.0, "bool");
+  ctx.note("peer", std::string("fio --ioengine=libpmem --direct=") + (fio.nontemporal ? "1" : "0") +
+                       " --sync=1 --bs=" + std::to_string(fio.size) + " --numjobs=" + std::to_string(fio.threads) +
+                       ", files in " + fio.directory);
+}
+
+// likwid-bench allocates DRAM of its own: --quick compares on DRAM only.
+ParamSpec likwid_medium() {
+  ParamSpec m = std_params::medium();
+  m.quick = {"dram"};
+  return m;
+}
+
+// fio gets a file beside the pool ("the same file" as far as fio's engine allows): --quick on the pool only.
+ParamSpec fio_medium() {
+  ParamSpec m = std_params::medium();
+  m.quick = {"pool"};
+  return m;
+}
+
+const CaseRegistration likwid_registration{CaseDef{
+    .suite = kSuite,
+    .name = "vs_likwid",
+    .summary = "our sequential 64 KiB load / nt-store bandwidth beside likwid-bench's kernels (target ratio >= 0.9)",
+    .params = {likwid_medium(),
+               std_params::choice("kernel", "load: vector loads (likwid load_*); ntstore: nt-stores (likwid store_mem_*)",
+                                  {"load", "ntstore"}, {"load", "ntstore"}),
+               std_params::threads(thread_ends(), thread_ends())},
+    .region_bytes = stream_region_bytes,
+    .redundant = {},
+    .body = vs_likwid,
+}};
+
+const CaseRegistration fio_registration{CaseDef{
+    .suite = kSuite,
+    .name = "vs_fio",
+    .summary = "our p-store bandwidth beside fio's libpmem engine on the same job (target ratio >= 2 at 256 B)",
+    .params = {fio_medium(),
+               adr_param(),
+               std_params::flush({"ntstore", "auto"}),
+               std_params::choice("pattern", "seq: consecutive; rand: a random permutation of size-aligned slots",
+                                  {"seq", "rand"}, {"seq"}),
+               std_params::size("size", "bytes per write", {"256", "4096"}, {"256"}, 64, 1 << 20),
+               std_params::threads(thread_ends(), thread_ends())},
+    .region_bytes = stream_region_bytes,
+    .redundant = {},
+    .body = vs_fio,
+}};
+
+}  // namespace
+}  // namespace pmlab::suites::idio

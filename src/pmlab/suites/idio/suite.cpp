@@ -1,0 +1,33 @@
+// The idiosyncrasy suite: PMIdioBench's I1–I8 (seed 000) on this platform, DRAM beside the pool, then
+// classified (present / absent / not applicable here, with Table 1's root cause) and turned into
+// Table 4's recommendations with the impact measured here. Those two tables are derived rows appended
+// to results.json by the suite summary below.
+#include "pmlab/bench/case.hpp"
+#include "pmlab/suites/idio/classification.hpp"
+#include "pmlab/suites/idio/common.hpp"
+#include "pmlab/suites/idio/reference.hpp"
+
+namespace pmlab::suites::idio {
+namespace {
+
+std::vector<bench::RunRecord> summarize(const std::vector<bench::RunRecord>& runs, const nlohmann::ordered_json& context) {
+  auto published = PublishedSheets::load(PublishedSheets::default_path());
+  const PublishedSheets sheets = published ? *published : PublishedSheets{};
+  const auto pool = context.find("pool");
+  const bool emulated = pool != context.end() && pool->is_object() && pool->value("medium", "") == "emulated";
+  auto classes = classify(runs, sheets, emulated);
+  auto rows = classification_records(classes);
+  auto recs = recommendation_records(recommend(runs, classes));
+  rows.insert(rows.end(), recs.begin(), recs.end());
+  if (!published)
+    for (auto& r : rows) r.notes.emplace_back("published", "no published numbers: " + published.status().message());
+  return rows;
+}
+
+const bench::SuiteRegistration suite{
+    kSuite, "PMIdioBench idiosyncrasies I1-I8 on DRAM and the pool, classified (seed 000 Table 1) with the "
+            "recommendations R1-R7 (Table 4) and peer checks against likwid-bench and fio"};
+const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{kSuite, summarize}};
+
+}  // namespace
+}  // namespace pmlab::suites::idio

@@ -1,0 +1,105 @@
+#include "pmlab/suites/primitives/common.hpp"
+
+#include <cmath>
+
+#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/suites/primitives/pmdk_peers.hpp"
+
+namespace pmlab::suites::primitives {
+
+bench::ParamSpec medium_param() {
+  bench::ParamSpec p = bench::std_params::medium({"dram", "pool"});
+  p.quick = {"pool"};
+  return p;
+}
+
+bench::ParamSpec writer_param(std::vector<std::string> quick) {
+  return bench::std_params::choice("writer",
+                                   "log writer: classic (footer), header (size field), header-dancing (round-robin "
+                                   "size fields), zero (popcount, one barrier), or pmemlog (PMDK's libpmemlog)",
+                                   {"classic", "header", "header-dancing", "zero", kPmemLog},
+                                   {"classic", "header", "header-dancing", "zero", kPmemLog}, std::move(quick));
+}
+
+bench::ParamSpec flusher_param(std::vector<std::string> quick) {
+  return bench::std_params::choice("flusher",
+                                   "page flusher: cow (copy-on-write), ulog (micro-log), hybrid (cost model), or "
+                                   "pmemblk (PMDK's libpmemblk block write)",
+                                   {"cow", "ulog", "hybrid", kPmemBlk}, {"cow", "ulog", "hybrid", kPmemBlk},
+                                   std::move(quick));
+}
+
+bench::ParamSpec page_param() {
+  return bench::std_params::size("page", "page size (a power of two)", {"4K", "16K", "64K"}, {"4K", "16K"},
+                                 ppage::kMinPageBytes, ppage::kMaxPageBytes);
+}
+
+bench::ParamSpec dirty_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  bench::ParamSpec p;
+  p.name = "dirty";
+  p.type = bench::ParamType::integer;
+  p.doc = "dirty cache lines per flushed page (points beyond the page's lines are left out)";
+  p.defaults = std::move(defaults);
+  p.quick = std::move(quick);
+  p.min = 1;
+  p.max = ppage::kMaxLinesPerPage;
+  return p;
+}
+
+bench::ParamSpec padding_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  return bench::std_params::choice("padding",
+                                   "none: entries packed 8-byte aligned; line: each entry on its own cache lines "
+                                   "(seed 002 Figure 6 right)",
+                                   {"none", "line"}, std::move(defaults), std::move(quick));
+}
+
+std::optional<std::string> pmemlog_padding_is_redundant(const bench::Params& p) {
+  if (p.text("writer") == kPmemLog && p.text("padding") != "none") return "libpmemlog has no padding option";
+  return std::nullopt;
+}
+
+plog::Options log_options(const bench::Params& p, uint32_t lanes) {
+  plog::Options o;
+  o.kind = plog::parse_kind(p.text("writer")).value();
+  o.padded = p.text("padding") == "line";
+  o.lanes = lanes;
+  return o;
+}
+
+std::string peer_directory(bench::RunContext& ctx, const char* peer) {
+  if (ctx.region().kind != media::Kind::pool)
+    ctx.skip(std::string(peer) + " needs a pool file; it runs on medium=pool only");
+  auto dir = directory_of_mapping(ctx.region().base);
+  if (!dir) ctx.skip(std::string(peer) + ": " + dir.status().message());
+  return *dir;
+}
+
+void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op) {
+  const double unknown = std::nan("");
+  ctx.metric("flushes_per_op", unknown, "count");
+  ctx.metric("flushed_bytes_per_op", unknown, "B");
+  ctx.metric("nt_bytes_per_op", unknown, "B");
+  ctx.metric("fences_per_op", published_fences_per_op, "count", bench::MetricKind::published, kPmdkBarrierSource);
+  ctx.metric("pmem_is_pmem_force", force_pmem_for_pmdk(), "flag");
+}
+
+void prefault(std::byte* base, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += 4096) {
+    volatile std::byte* b = base + offset;
+    *b = *b;
+  }
+}
+
+std::vector<std::byte> random_bytes(size_t size, uint64_t seed) {
+  std::vector<std::byte> out(size);
+  for (size_t k = 0; k < size; ++k) out[k] = static_cast<std::byte>(bench::splitmix64(seed));
+  return out;
+}
+
+std::optional<std::string> dirty_beyond_page(const bench::Params& p) {
+  if (p.integer("dirty") > static_cast<int64_t>(p.size("page") / ppage::kLineBytes))
+    return "more dirty lines than the page has";
+  return std::nullopt;
+}
+
+}  // namespace pmlab::suites::primitives

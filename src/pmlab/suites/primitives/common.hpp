@@ -1,0 +1,70 @@
+// What the primitives suite's cases share: their parameters, the peers' setup, payloads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmlab/bench/case.hpp"
+#include "pmlab/primitives/log/log.hpp"
+#include "pmlab/primitives/page/dram_page.hpp"
+
+namespace pmlab::suites::primitives {
+
+namespace plog = pmlab::primitives::log;
+namespace ppage = pmlab::primitives::page;
+
+inline constexpr const char* kPmemLog = "pmemlog";
+inline constexpr const char* kPmemBlk = "pmemblk";
+// Each appending thread's share of a log: large enough that truncations are rare, small enough for
+// several runs in one pool.
+inline constexpr uint64_t kLaneBytes = 64ULL << 20;
+// A page store's region: larger than this machine's caches, so flushes reach memory.
+inline constexpr uint64_t kStoreBytes = 64ULL << 20;
+
+// medium dram,pool (quick: pool, where the peers run too).
+bench::ParamSpec medium_param();
+// classic | header | header-dancing | zero | pmemlog, and padding none | line.
+bench::ParamSpec writer_param(std::vector<std::string> quick = {});
+// cow | ulog | hybrid | pmemblk, page size 4K … 64K, dirty lines 1 … 1024 (points beyond the page are left out).
+bench::ParamSpec flusher_param(std::vector<std::string> quick = {});
+bench::ParamSpec page_param();
+bench::ParamSpec dirty_param(std::vector<std::string> defaults = {"1", "2", "4", "8", "16", "32", "64", "128", "256",
+                                                                  "512", "1024"},
+                             std::vector<std::string> quick = {"1", "8", "32", "64", "256"});
+bench::ParamSpec padding_param(std::vector<std::string> defaults = {"none", "line"}, std::vector<std::string> quick = {});
+// pmemlog has no padding option: its padded twin is left out of sweeps.
+std::optional<std::string> pmemlog_padding_is_redundant(const bench::Params& p);
+
+plog::Options log_options(const bench::Params& p, uint32_t lanes);
+
+// The directory for a peer's pool file: beside the run's pool. Skips the run on DRAM.
+std::string peer_directory(bench::RunContext& ctx, const char* peer);
+// The peer `create` returns; the run is skipped when the peer is unsupported here (PMDK built without it,
+// a DRAM medium) and fails on any other error.
+template <class Create>
+auto peer_or_skip(bench::RunContext& ctx, Create&& create) {
+  auto peer = create();
+  if (!peer) {
+    if (peer.status().code() == Errc::unsupported) ctx.skip(peer.status().message());
+    ctx.fail(peer.status().message());
+  }
+  return std::move(*peer);
+}
+
+// A page flush sweep point with more dirty lines than the page has is left out.
+std::optional<std::string> dirty_beyond_page(const bench::Params& p);
+
+// A peer's counters are not the persistence vocabulary's: its flush counts are unknown (null) and its
+// fences per operation are the published count. Records PMEM_IS_PMEM_FORCE as it was in effect.
+void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op);
+
+// Touches every page of the region (keeping its bytes), so no page fault lands in a timed loop: pools on
+// tmpfs or a file system are allocated on first write, as a database pre-allocates its log files.
+void prefault(std::byte* base, size_t bytes);
+
+// Bytes of a pseudo-random payload, the same for a seed.
+std::vector<std::byte> random_bytes(size_t size, uint64_t seed);
+
+}  // namespace pmlab::suites::primitives

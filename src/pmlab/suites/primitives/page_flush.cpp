@@ -1,0 +1,78 @@
+// primitives.page_flush: failure-atomic page flushes per second against the number of dirty cache lines,
+// per flusher, page size and threads, with PMDK's libpmemblk writing the same pages as blocks (seed 002
+// Figure 5). Each thread flushes random pages of its own share of the store; which pages and which lines
+// are dirty is drawn before the timed loop.
+#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/primitives/page/flusher.hpp"
+#include "pmlab/suites/primitives/common.hpp"
+#include "pmlab/suites/primitives/page_streams.hpp"
+#include "pmlab/suites/primitives/pmdk_peers.hpp"
+
+namespace pmlab::suites::primitives {
+namespace {
+
+using namespace bench;
+
+void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
+  const std::string dir = peer_directory(ctx, "libpmemblk");
+  auto peer = peer_or_skip(ctx, [&] { return PmemBlkPeer::create(dir, page_size, kStoreBytes); });
+  peer->prefault();
+  ctx.run_threads([&](ThreadState& t) {
+    const PageStreams streams(peer->blocks(), page_size, dirty, t.index(), t.count());
+    ppage::DramPage frame(page_size);
+    t.measure([&](uint64_t i) {
+      const uint64_t block = streams.touch(frame, i);
+      frame.clear_dirty();  // the peer writes whole blocks
+      if (!peer->write(frame.data(), block)) throw std::runtime_error("pmemblk_write failed");
+    });
+  });
+  record_peer_counters(ctx, kPmemBlkFencesPerWrite);
+}
+
+void body(RunContext& ctx) {
+  const Params& p = ctx.params();
+  const auto page_size = static_cast<uint32_t>(p.size("page"));
+  const auto dirty = static_cast<uint32_t>(p.integer("dirty"));
+  const auto threads = static_cast<uint32_t>(ctx.threads());
+  ctx.set_bytes_per_op(static_cast<double>(dirty) * ppage::kLineBytes);
+  if (p.text("flusher") == kPmemBlk) return run_pmemblk(ctx, page_size, dirty);
+
+  const uint64_t pages = ppage::PageStore::pages_that_fit(ctx.region().size, page_size, threads);
+  auto store = ppage::PageStore::format({ctx.region().base, ctx.region().size}, ctx.persister(),
+                                        {page_size, pages, threads});
+  if (!store) ctx.fail(store.status().message());
+  const ppage::Policy policy = ppage::parse_policy(p.text("flusher")).value();
+  auto flusher = ppage::make_flusher(policy, **store, threads);
+  if (!flusher) ctx.fail(flusher.status().message());
+  ctx.run_threads([&](ThreadState& t) {
+    auto lane = (*store)->claim_lane();
+    if (!lane) throw std::runtime_error(lane.status().message());
+    const PageStreams streams(pages, page_size, dirty, t.index(), t.count());
+    ppage::DramPage frame(page_size);
+    t.measure([&](uint64_t i) {
+      frame.pid = streams.touch(frame, i);
+      if (Status s = (*flusher)->flush(*lane, frame); !s) throw std::runtime_error(s.message());
+    });
+  });
+  ctx.metric("pages", static_cast<double>(pages), "count");
+  if (auto* hybrid = dynamic_cast<ppage::HybridFlusher*>(flusher->get())) {
+    ctx.metric("hybrid_crossover", hybrid->model().crossover(threads), "lines");
+    ctx.metric("hybrid_uses_ulog", hybrid->model().choose(dirty, threads) == ppage::Policy::ulog ? 1 : 0, "bool");
+    ctx.metric("calibration_s", hybrid->model().calibration_seconds(), "s");
+  }
+}
+
+const CaseRegistration registration{CaseDef{
+    .suite = "primitives",
+    .name = "page_flush",
+    .summary = "failure-atomic page flushes per dirty cache lines, flusher, page size and threads, beside "
+               "libpmemblk (seed 002 Fig. 5)",
+    .params = {medium_param(), std_params::domain(), std_params::flush(), flusher_param(), page_param(),
+               dirty_param(), std_params::threads({"1", "2"})},
+    .region_bytes = [](const Params& p) { return p.text("flusher") == kPmemBlk ? uint64_t{4096} : kStoreBytes; },
+    .redundant = dirty_beyond_page,
+    .body = body,
+}};
+
+}  // namespace
+}  // namespace pmlab::suites::primitives

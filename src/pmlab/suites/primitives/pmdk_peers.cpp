@@ -1,0 +1,148 @@
+#include "pmlab/suites/primitives/pmdk_peers.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+#include <algorithm>
+
+#ifdef PMLAB_HAVE_LIBPMEMLOG
+#include <libpmemlog.h>
+#endif
+#ifdef PMLAB_HAVE_LIBPMEMBLK
+#include <libpmemblk.h>
+#endif
+
+namespace pmlab::suites::primitives {
+namespace {
+
+std::string peer_path(const std::string& dir, const char* what) {
+  return (std::filesystem::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-" + what + ".pool")).string();
+}
+
+// A stale file of ours (same pid, an earlier crashed run) would make PMDK refuse to create.
+void remove_stale(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
+}  // namespace
+
+Result<std::string> directory_of_mapping(const void* addr) {
+  std::ifstream maps("/proc/self/maps");
+  if (!maps) return error(Errc::io_error, "cannot read /proc/self/maps");
+  const auto target = reinterpret_cast<uintptr_t>(addr);
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    fields >> range >> perms >> offset >> device >> inode;
+    std::getline(fields >> std::ws, path);
+    const size_t dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    const uintptr_t begin = std::stoull(range.substr(0, dash), nullptr, 16);
+    const uintptr_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (target < begin || target >= end) continue;
+    if (path.empty() || path[0] != '/')
+      return error(Errc::unsupported, "the region is not backed by a file (PMDK's peers need a pool file)");
+    return std::filesystem::path(path).parent_path().string();
+  }
+  return error(Errc::not_found, "no mapping holds the region");
+}
+
+int force_pmem_for_pmdk() {
+  setenv("PMEM_IS_PMEM_FORCE", "1", /*overwrite=*/0);
+  const char* value = std::getenv("PMEM_IS_PMEM_FORCE");
+  return value ? std::atoi(value) : 0;
+}
+
+// --------------------------------------------------------------------------- libpmemlog
+
+#ifdef PMLAB_HAVE_LIBPMEMLOG
+bool PmemLogPeer::available() noexcept { return true; }
+
+Result<std::unique_ptr<PmemLogPeer>> PmemLogPeer::create(const std::string& dir, uint64_t bytes) {
+  force_pmem_for_pmdk();
+  const std::string path = peer_path(dir, "pmemlog");
+  remove_stale(path);
+  PMEMlogpool* pool = pmemlog_create(path.c_str(), std::max<uint64_t>(bytes, PMEMLOG_MIN_POOL), 0600);
+  if (pool == nullptr) return error(Errc::io_error, "pmemlog_create " + path + ": " + pmemlog_errormsg());
+  return std::unique_ptr<PmemLogPeer>(new PmemLogPeer(pool, path));
+}
+
+PmemLogPeer::~PmemLogPeer() {
+  pmemlog_close(static_cast<PMEMlogpool*>(pool_));
+  remove_stale(path_);
+}
+
+bool PmemLogPeer::append(const void* data, size_t len) noexcept {
+  return pmemlog_append(static_cast<PMEMlogpool*>(pool_), data, len) == 0;
+}
+void PmemLogPeer::rewind() noexcept { pmemlog_rewind(static_cast<PMEMlogpool*>(pool_)); }
+void PmemLogPeer::prefault() {
+  std::vector<std::byte> chunk(1 << 20);
+  while (append(chunk.data(), chunk.size())) {
+  }
+  while (append(chunk.data(), 4096)) {
+  }
+  rewind();
+}
+uint64_t PmemLogPeer::bytes_used() const noexcept {
+  return static_cast<uint64_t>(pmemlog_tell(static_cast<PMEMlogpool*>(pool_)));
+}
+#else
+bool PmemLogPeer::available() noexcept { return false; }
+Result<std::unique_ptr<PmemLogPeer>> PmemLogPeer::create(const std::string&, uint64_t) {
+  return error(Errc::unsupported, "pmlab was built without libpmemlog (install libpmemlog-dev and rebuild)");
+}
+PmemLogPeer::~PmemLogPeer() = default;
+bool PmemLogPeer::append(const void*, size_t) noexcept { return false; }
+void PmemLogPeer::rewind() noexcept {}
+void PmemLogPeer::prefault() {}
+uint64_t PmemLogPeer::bytes_used() const noexcept { return 0; }
+#endif
+
+// --------------------------------------------------------------------------- libpmemblk
+
+#ifdef PMLAB_HAVE_LIBPMEMBLK
+bool PmemBlkPeer::available() noexcept { return true; }
+
+Result<std::unique_ptr<PmemBlkPeer>> PmemBlkPeer::create(const std::string& dir, uint32_t block_bytes, uint64_t bytes) {
+  force_pmem_for_pmdk();
+  const std::string path = peer_path(dir, "pmemblk");
+  remove_stale(path);
+  PMEMblkpool* pool = pmemblk_create(path.c_str(), block_bytes, std::max<uint64_t>(bytes, PMEMBLK_MIN_POOL), 0600);
+  if (pool == nullptr) return error(Errc::io_error, "pmemblk_create " + path + ": " + pmemblk_errormsg());
+  const uint64_t blocks = pmemblk_nblock(pool);
+  return std::unique_ptr<PmemBlkPeer>(new PmemBlkPeer(pool, path, blocks));
+}
+
+PmemBlkPeer::~PmemBlkPeer() {
+  pmemblk_close(static_cast<PMEMblkpool*>(pool_));
+  remove_stale(path_);
+}
+
+bool PmemBlkPeer::write(const void* block, uint64_t number) noexcept {
+  return pmemblk_write(static_cast<PMEMblkpool*>(pool_), block, static_cast<long long>(number)) == 0;
+}
+void PmemBlkPeer::prefault() {
+  std::vector<std::byte> block(static_cast<size_t>(pmemblk_bsize(static_cast<PMEMblkpool*>(pool_))));
+  for (uint64_t b = 0; b < blocks_; ++b) write(block.data(), b);
+}
+#else
+bool PmemBlkPeer::available() noexcept { return false; }
+Result<std::unique_ptr<PmemBlkPeer>> PmemBlkPeer::create(const std::string&, uint32_t, uint64_t) {
+  return error(Errc::unsupported, "pmlab was built without libpmemblk (install libpmemblk-dev and rebuild)");
+}
+PmemBlkPeer::~PmemBlkPeer() = default;
+bool PmemBlkPeer::write(const void*, uint64_t) noexcept { return false; }
+void PmemBlkPeer::prefault() {}
+#endif
+
+}  // namespace pmlab::suites::primitives

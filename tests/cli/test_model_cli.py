@@ -1,0 +1,39 @@
+"""`pmlab run --model / --emulate` as a user calls them: bad devices are one-line errors, nothing is written."""
+import json
+
+
+def _one_line_error(proc):
+    lines = proc.stderr.strip().splitlines()
+    return len(lines) == 1 and lines[0].startswith("pmlab: error:")
+
+
+def test_unknown_device_exits_2_and_names_the_presets(pmlab, shm_dir):
+    proc = pmlab("run", "model.rmw", "--model", "optane9000", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and _one_line_error(proc)
+    assert "optane9000" in proc.stderr and "dcpmm" in proc.stderr
+    assert not (shm_dir / "o").exists()
+
+
+def test_missing_device_file_exits_3(pmlab, shm_dir):
+    proc = pmlab("run", "model.rmw", "--emulate", shm_dir / "nope.json", "--out", shm_dir / "o")
+    assert proc.returncode == 3 and _one_line_error(proc)
+
+
+def test_bad_device_file_names_the_parameter(pmlab, shm_dir):
+    bad = shm_dir / "bad.json"
+    bad.write_text('{"base": "dcpmm", "media_line_bytes": 100}')
+    before = bad.read_bytes()
+    proc = pmlab("run", "model.rmw", "--model", bad, "--out", shm_dir / "o")
+    assert proc.returncode == 2 and _one_line_error(proc)
+    assert "media_line_bytes" in proc.stderr
+    assert bad.read_bytes() == before
+
+
+def test_a_device_file_is_recorded_in_the_context(pmlab, shm_dir):
+    device = shm_dir / "slow-dimms.json"
+    device.write_text('{"base": "c3", "media_write_gbps": 1.0}')
+    pmlab("run", "model.rmw", "--quick", "--model", device, "--out", shm_dir / "o", "--no-progress", check=True)
+    doc = json.loads((shm_dir / "o" / "results.json").read_text())
+    assert doc["context"]["model"]["name"] == "slow-dimms"
+    assert doc["context"]["model"]["parameters"]["media_write_gbps"] == 1.0
+    assert doc["context"]["model"]["parameters"]["write_buffer_lines"] == 0  # from base c3
