@@ -217,7 +217,7 @@ def _flags(isa: dict) -> str:
 
 
 _KNOWN_CONTEXT = {"run_id", "date", "command_line", "quick", "host", "kernel", "git_revision",
-                  "config_hash", "cpu", "numa_nodes", "timer", "hardware_counters", "pool",
+                  "config_hash", "cpu", "numa_nodes", "timer", "hardware_counters", "counters", "pool",
                   "durability_domain", "flush_instruction", "skipped"}
 
 
@@ -249,6 +249,14 @@ def _context(ctx: dict) -> str:
          "available" if counters.get("available")
          else f"not available — {text(counters.get('reason'))}"),
     ]
+    sources = ctx.get("counters") or {}
+    for key, label in (("core", "Core counters per run"), ("memory_traffic", "Memory traffic per run"),
+                       ("pmem_dimms", "PMEM DIMM media counters")):
+        src = sources.get(key)
+        if isinstance(src, dict):
+            rows.append((label, ("counted: " + escape(", ".join(src.get("events") or [])) if src.get("events")
+                                 else "counted") if src.get("available")
+                         else f"not counted — {text(src.get('reason'))}"))
     if isinstance(pool, dict):
         rows += [
             ("Pool path", f"<code>{text(pool.get('path'))}</code>"),

@@ -204,6 +204,13 @@ def _validate_context(check: _Checker, ctx: dict) -> None:
         check.field(hc, f"{p}.hardware_counters", "available", "bool")
         check.field(hc, f"{p}.hardware_counters", "reason", "string", nullable=True)
 
+    # Optional (results written before counters were read per run have none).
+    if isinstance(ctx.get("counters"), dict):
+        for key in ("core", "memory_traffic", "pmem_dimms"):
+            if check.field(ctx["counters"], f"{p}.counters", key, "object"):
+                check.field(ctx["counters"][key], f"{p}.counters.{key}", "available", "bool")
+                check.field(ctx["counters"][key], f"{p}.counters.{key}", "reason", "string", nullable=True)
+
     if check.field(ctx, p, "pool", "object", nullable=True):
         pool, pp = ctx["pool"], f"{p}.pool"
         check.field(pool, pp, "path", "string")

@@ -18,6 +18,7 @@
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/profile/counters.hpp"
 #include "pmlab/profile/run_profiler.hpp"
 
 namespace pmlab::bench {
@@ -244,6 +245,9 @@ Result<RunSummary> run(const RunOptions& options) {
     profiler = std::make_unique<profile::RunProfiler>(out.string());
     ctx["profile"] = profiler->context_json();
   }
+  // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
+  const profile::CounterSources counter_sources = profile::detect_counters();
+  ctx["counters"] = counter_sources.context_json();
   Progress progress(runs.size(), options.progress);
   RunSummary summary;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
@@ -298,10 +302,16 @@ Result<RunSummary> run(const RunOptions& options) {
         }
         if (device) device->reset();
         profiler->begin();
+        profile::RunCounters counters(counter_sources);
+        counters.begin();
         r.def->body(ctx_run);
+        counters.end(rec);
         profiler->end(rec, &unprofiled);
       } else {
+        profile::RunCounters counters(counter_sources);
+        counters.begin();
         r.def->body(ctx_run);
+        counters.end(rec);
       }
       if (device) model::finish_run(*device, rec);
     } catch (const RunAbort& abort) {

@@ -4,6 +4,7 @@
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/profile/counters.hpp"
 #include "pmlab/profile/perf.hpp"
 #include "pmlab/persist/config.hpp"
 #include "pmlab/platform/cpu.hpp"
@@ -27,6 +28,8 @@ int run_info(bool as_json) {
                  {"nvdimm_regions", inv.regions}, {"cxl_memory_devices", inv.cxl_devices},
                  {"platform_domain", inv.platform_domain}};
   ctx["default_flush"] = persist::to_string(persist::best_line_flush(cpu));
+  const profile::CounterSources counters = profile::detect_counters();
+  ctx["counters"] = counters.context_json();
   if (as_json) {
     std::printf("%s\n", ctx.dump(2).c_str());
     return 0;
@@ -46,9 +49,15 @@ int run_info(bool as_json) {
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
   std::printf("timer            %s, overhead %.1f ns per start/stop pair\n", ctx["timer"]["source"].get<std::string>().c_str(),
               ctx["timer"]["overhead_ns"].get<double>());
-  auto hc = platform::hardware_counters();
-  std::printf("hw counters      %s\n", hc.available ? "readable (perf_event_open)" : ("not readable: " + hc.reason).c_str());
-  std::printf("PMEM DIMM counters not read by this version (ipmctl / ipmwatch are not used)\n");
+  std::printf("hw counters      %s\n", counters.core ? "cycles, instructions, LLC misses per run (perf_event_open)"
+                                                      : ("not readable: " + counters.core_reason).c_str());
+  std::string imc;
+  for (const auto& e : counters.imc) imc += (imc.empty() ? "" : ", ") + e.name;
+  std::printf("memory traffic   %s\n", counters.imc.empty() ? ("not counted: " + counters.imc_reason).c_str()
+                                                            : ("per run from " + imc).c_str());
+  std::printf("PMEM DIMMs       %s\n", counters.ipmctl.empty()
+                                         ? ("no media counters: " + counters.ipmctl_reason).c_str()
+                                         : ("media reads/writes, EWR, RWR per run via " + counters.ipmctl).c_str());
   const profile::PerfSupport perf = profile::detect_perf();
   std::printf("profiling        %s\n", perf.available ? ("perf at " + perf.perf_path + ", software " + perf.event +
                                                          " event, call graphs by frame pointer (pmlab run --profile)").c_str()

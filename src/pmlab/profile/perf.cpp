@@ -25,6 +25,16 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+std::string last_line(const std::string& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+}  // namespace
+
 std::string find_in_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/bin:/bin");
@@ -36,15 +46,6 @@ std::string find_in_path(const std::string& name) {
   return {};
 }
 
-std::string last_line(const std::string& file) {
-  std::ifstream in(file);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
-// Runs argv with stdout captured into `out` and stderr into `err_file`; returns the exit status.
 Result<int> run_capture(const std::vector<std::string>& argv, std::string& out, const std::string& err_file) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return error(Errc::io_error, "pipe failed");
@@ -74,8 +75,6 @@ Result<int> run_capture(const std::vector<std::string>& argv, std::string& out, 
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
-
-}  // namespace
 
 PerfSupport detect_perf() {
   PerfSupport s;

@@ -26,6 +26,12 @@ struct PerfSupport {
   std::string reason;     // why not, when not
 };
 
+// Helper programs (perf, objdump, ipmctl): the path of `name` in PATH, empty when absent; and a run of
+// argv (argv[0] a path) with stdout captured into `out` and stderr into `err_file` (or discarded when
+// empty), returning the exit status.
+std::string find_in_path(const std::string& name);
+Result<int> run_capture(const std::vector<std::string>& argv, std::string& out, const std::string& err_file);
+
 // Finds perf (PMLAB_PERF overrides the search in PATH) and checks the permission to sample system-wide.
 PerfSupport detect_perf();
 
