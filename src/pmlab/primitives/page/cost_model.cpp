@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
@@ -92,8 +93,12 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
       workers.emplace_back([&, k] {
         if (!cpus.empty()) platform::pin_current_thread(cpus[k % cpus.size()]);
         DramPage page(store.options().page_size);
-        const uint64_t own = std::max<uint64_t>(1, std::min<uint64_t>(64, pages / t));
+        // Pages at random over this thread's whole share of the store, as a flushing workload visits them:
+        // cycling over a few pages would keep their slots in the CPU cache and make copy-on-write look
+        // cheaper than it is on a store larger than the cache (the crossover then came out too low).
+        const uint64_t own = std::max<uint64_t>(1, pages / t);
         uint64_t next = 0;
+        uint64_t mix = 0x9e3779b97f4a7c15ULL * (k + 1);
         bool failed = false;
         for (size_t g = 0; g < grid.size(); ++g) {
           for (uint32_t round = 0; round < options.rounds; ++round) {
@@ -103,7 +108,7 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
               if (failed) continue;
               double total = 0;
               for (uint32_t f = 0; f < options.flushes_per_batch; ++f, ++next) {
-                const uint64_t pid = k + (next % own) * t;
+                const uint64_t pid = k + (bench::splitmix64(mix) % own) * t;
                 // The page's own content: calibration changes versions, never data.
                 if (Status s = store.read(pid, page); !s) {
                   std::lock_guard<std::mutex> lock(failure_mutex);
