@@ -1,0 +1,309 @@
+#include "pmlab/lockfree/ring/ring_buffer.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include <immintrin.h>
+
+namespace pmlab::lockfree {
+namespace {
+
+constexpr uint64_t kLine = 64;
+constexpr uint64_t kRingMagic = 0x706d6c61622d7262ULL;  // "pmlab-rb"
+constexpr uint64_t kConsumed = uint64_t{1} << 63;
+constexpr uint64_t kUndoPush = uint64_t{1} << 62;  // undo log kind bits beside the slot index + 1
+constexpr uint64_t kUndoPop = uint64_t{1} << 61;
+
+struct alignas(64) Root {
+  uint64_t magic;
+  uint64_t design;
+  uint64_t capacity;
+  uint64_t slot_bytes;
+  uint64_t max_threads;
+  uint64_t pad[3];
+};
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t stride_of(uint32_t slot_bytes) { return round_up(8 + static_cast<uint64_t>(slot_bytes), kLine); }
+std::atomic_ref<uint64_t> word(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
+
+void relax(uint64_t& spins) noexcept {
+  if (++spins % 64 == 0)
+    std::this_thread::yield();  // the thread we wait for may not be running (fewer cores than threads)
+  else
+    _mm_pause();
+}
+
+}  // namespace
+
+const char* to_string(RingDesign d) noexcept {
+  switch (d) {
+    case RingDesign::volatile_ring: return "volatile";
+    case RingDesign::tx: return "tx";
+    case RingDesign::txfree: return "txfree";
+  }
+  return "?";
+}
+
+std::optional<RingDesign> parse_ring_design(std::string_view name) noexcept {
+  for (RingDesign d : {RingDesign::volatile_ring, RingDesign::tx, RingDesign::txfree})
+    if (name == to_string(d)) return d;
+  return std::nullopt;
+}
+
+std::vector<persist::Domain> claimed_domains(RingDesign d) {
+  using persist::Domain;
+  switch (d) {
+    case RingDesign::volatile_ring: return {Domain::none};
+    case RingDesign::tx: return {Domain::adr, Domain::eadr};
+    case RingDesign::txfree: return {Domain::eadr};
+  }
+  return {};
+}
+
+uint64_t RingBuffer::bytes_needed(uint32_t capacity, uint32_t slot_bytes, int max_threads) noexcept {
+  const uint64_t t = static_cast<uint64_t>(max_threads);
+  return 3 * kLine + t * kLine + t * (kLine + stride_of(slot_bytes)) + static_cast<uint64_t>(capacity) * stride_of(slot_bytes);
+}
+
+RingBuffer::RingBuffer(RingDesign design, std::byte* base, size_t size, const persist::Persister& p)
+    : design_(design), base_(base), size_(size), p_(p) {}
+
+void RingBuffer::attach_layout() {
+  const Root& r = *reinterpret_cast<const Root*>(base_);
+  capacity_ = static_cast<uint32_t>(r.capacity);
+  slot_bytes_ = static_cast<uint32_t>(r.slot_bytes);
+  threads_ = static_cast<int>(r.max_threads);
+  stride_ = stride_of(slot_bytes_);
+  threads_off_ = 3 * kLine;
+  undo_off_ = threads_off_ + static_cast<uint64_t>(threads_) * kLine;
+  undo_stride_ = kLine + stride_;
+  slots_off_ = undo_off_ + static_cast<uint64_t>(threads_) * undo_stride_;
+}
+
+uint64_t& RingBuffer::head() const noexcept { return *reinterpret_cast<uint64_t*>(base_ + kLine); }
+uint64_t& RingBuffer::tail() const noexcept { return *reinterpret_cast<uint64_t*>(base_ + 2 * kLine); }
+uint64_t* RingBuffer::thread_line(int tid) const noexcept {
+  return reinterpret_cast<uint64_t*>(base_ + threads_off_ + static_cast<uint64_t>(tid) * kLine);
+}
+std::byte* RingBuffer::slot(uint64_t ticket) const noexcept {
+  return base_ + slots_off_ + (ticket & (capacity_ - 1)) * stride_;
+}
+std::byte* RingBuffer::undo(int tid) const noexcept { return base_ + undo_off_ + static_cast<uint64_t>(tid) * undo_stride_; }
+
+void RingBuffer::flush_data(const void* data, size_t len) const noexcept {
+  if (slot_flusher_) slot_flusher_->flush(data, len);
+  else p_.flush(data, len);
+}
+
+Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOptions& options) {
+  if (capacity < 2 || (capacity & (capacity - 1)) != 0) return error(Errc::invalid_argument, "ring capacity must be a power of two >= 2");
+  if (options.max_threads < 1 || options.max_threads > 64) return error(Errc::invalid_argument, "max_threads out of range");
+  if (bytes_needed(capacity, slot_bytes, options.max_threads) > size_) return error(Errc::no_space, "region too small for the ring");
+  Root& r = *reinterpret_cast<Root*>(base_);
+  r = Root{kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), {}};
+  attach_layout();
+  std::memset(base_ + kLine, 0, slots_off_ - kLine);
+  for (int t = 0; t < threads_; ++t) {
+    uint64_t* line = thread_line(t);
+    line[0] = line[1] = line[2] = kNone;
+  }
+  for (uint64_t i = 0; i < capacity_; ++i) *reinterpret_cast<uint64_t*>(slot(i)) = 0;
+  p_.persist(base_, slots_off_);
+  for (uint64_t i = 0; i < capacity_; ++i) p_.flush(slot(i), 8);
+  p_.fence();
+  return recover(options);
+}
+
+Status RingBuffer::recover(const RingOptions& options) {
+  const Root& r = *reinterpret_cast<const Root*>(base_);
+  if (r.magic != kRingMagic || r.design != static_cast<uint64_t>(design_)) return error(Errc::corrupted, "not a ring of this design");
+  if (r.capacity < 2 || (r.capacity & (r.capacity - 1)) != 0 || r.max_threads < 1 || r.max_threads > 64 ||
+      r.slot_bytes > (1u << 24) ||
+      bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes), static_cast<int>(r.max_threads)) > size_)
+    return error(Errc::corrupted, "ring root describes a larger region");
+  attach_layout();
+  slot_flusher_.reset();
+  if (options.flush_slots && p_.domain() == persist::Domain::eadr) {
+    persist::Config c = p_.config();
+    c.domain = persist::Domain::adr;
+    if (c.flush == persist::FlushInstruction::ntstore) c.flush = persist::best_line_flush(platform::CpuFeatures::host());
+    auto flusher = persist::Persister::create(c);
+    if (!flusher) return flusher.status();
+    slot_flusher_.emplace(*flusher);
+  }
+  if (design_ == RingDesign::volatile_ring) {
+    // Nothing survives: an empty ring.
+    head() = tail() = 0;
+    for (int t = 0; t < threads_; ++t) thread_line(t)[0] = thread_line(t)[1] = thread_line(t)[2] = kNone;
+    last_head_.store(0);
+    last_tail_.store(0);
+    return Status::success();
+  }
+  // 1. tx: roll back every transaction that did not commit.
+  if (design_ == RingDesign::tx) {
+    for (int t = 0; t < threads_; ++t) {
+      uint64_t* log = reinterpret_cast<uint64_t*>(undo(t));
+      if (log[0] == 0) continue;
+      const uint64_t index = (log[0] & ~(kUndoPush | kUndoPop)) - 1;
+      if (index >= capacity_) return error(Errc::corrupted, "undo log names slot " + std::to_string(index));
+      std::byte* s = base_ + slots_off_ + index * stride_;
+      if (log[0] & kUndoPush) std::memcpy(s, undo(t) + kLine, stride_);
+      else *reinterpret_cast<uint64_t*>(s) = log[1];
+      p_.persist(s, stride_);
+      persist::Persister::store8(&log[0], 0);
+      p_.persist(log, 8);
+    }
+  }
+  // 2. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes.
+  std::vector<std::pair<uint64_t, uint64_t>> elements;  // ticket, slot index
+  for (uint64_t i = 0; i < capacity_; ++i) {
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + i * stride_);
+    if (stamp == 0 || (stamp & kConsumed)) continue;
+    const uint64_t ticket = stamp - 1;
+    if ((ticket & (capacity_ - 1)) != i) return error(Errc::corrupted, "slot " + std::to_string(i) + " stamped with ticket " + std::to_string(ticket));
+    bool in_flight = false;
+    for (int t = 0; t < threads_ && design_ == RingDesign::txfree; ++t) in_flight |= thread_line(t)[2] == ticket;
+    if (!in_flight) elements.emplace_back(ticket, i);
+  }
+  std::sort(elements.begin(), elements.end());
+  if (!elements.empty() && elements.back().first - elements.front().first >= capacity_)
+    return error(Errc::corrupted, "elements span more than one lap of the ring");
+  // 3. Consolidate: move the survivors down into tickets base, base+1, ... (never onto an unread source).
+  const uint64_t base = elements.empty() ? 0 : elements.front().first;
+  for (size_t k = 0; k < elements.size(); ++k) {
+    const uint64_t to = base + k;
+    if (elements[k].first == to) continue;
+    std::memcpy(slot(to) + 8, base_ + slots_off_ + elements[k].second * stride_ + 8, slot_bytes_);
+    *reinterpret_cast<uint64_t*>(slot(to)) = to + 1;
+    p_.flush(slot(to), stride_);
+  }
+  for (uint64_t ticket = base + elements.size(); ticket < base + capacity_; ++ticket) {
+    uint64_t& stamp = *reinterpret_cast<uint64_t*>(slot(ticket));
+    if (stamp != 0 && (stamp & kConsumed) == 0) {
+      stamp = 0;
+      p_.flush(&stamp, 8);
+    }
+  }
+  p_.fence();  // the consolidated slots before the counters that expose them
+  head() = base + elements.size();
+  tail() = base;
+  for (int t = 0; t < threads_; ++t) {
+    uint64_t* line = thread_line(t);
+    line[0] = line[1] = line[2] = kNone;
+  }
+  p_.persist(base_, slots_off_);
+  last_head_.store(head());
+  last_tail_.store(tail());
+  return Status::success();
+}
+
+void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
+  uint64_t spins = 0;
+  while (ticket >= last_tail_.load(std::memory_order_acquire) + capacity_) {
+    uint64_t min = word(tail()).load(std::memory_order_seq_cst);
+    for (int t = 0; t < threads_; ++t) min = std::min(min, word(thread_line(t)[1]).load(std::memory_order_seq_cst));
+    last_tail_.store(min, std::memory_order_release);
+    if (ticket < min + capacity_) break;
+    relax(spins);
+  }
+}
+
+void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
+  uint64_t spins = 0;
+  while (ticket >= last_head_.load(std::memory_order_acquire)) {
+    uint64_t min = word(head()).load(std::memory_order_seq_cst);
+    for (int t = 0; t < threads_; ++t) min = std::min(min, word(thread_line(t)[0]).load(std::memory_order_seq_cst));
+    last_head_.store(min, std::memory_order_release);
+    if (ticket < min) break;
+    relax(spins);
+  }
+}
+
+void RingBuffer::push(int tid, const void* data) noexcept {
+  uint64_t* line = thread_line(tid);
+  // The local head first holds a lower bound of the ticket, so consumers never pass it unseen.
+  word(line[0]).store(word(head()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  const uint64_t ticket = word(head()).fetch_add(1, std::memory_order_seq_cst);
+  word(line[0]).store(ticket, std::memory_order_seq_cst);
+  wait_for_space(ticket);
+  std::byte* s = slot(ticket);
+  uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
+  switch (design_) {
+    case RingDesign::volatile_ring:
+      std::memcpy(s + 8, data, slot_bytes_);
+      break;
+    case RingDesign::txfree:
+      word(line[2]).store(ticket, std::memory_order_relaxed);  // durable with the data: rolls back
+      std::memcpy(s + 8, data, slot_bytes_);
+      if (slot_flusher_) slot_flusher_->flush(s + 8, slot_bytes_);
+      p_.fence();
+      persist::Persister::store8(stamp, ticket + 1);
+      word(line[2]).store(kNone, std::memory_order_relaxed);
+      p_.fence();  // the push is durable before it returns (linearization: local head below)
+      break;
+    case RingDesign::tx: {
+      uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
+      std::memcpy(undo(tid) + kLine, s, stride_);  // undo: the slot's old stamp and data
+      p_.flush(undo(tid) + kLine, stride_);
+      p_.fence();
+      persist::Persister::store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPush);
+      p_.persist(log, 8);
+      std::memcpy(s + 8, data, slot_bytes_);
+      persist::Persister::store8(stamp, ticket + 1);
+      flush_data(s, stride_);
+      p_.fence();
+      persist::Persister::store8(&log[0], 0);  // commit
+      p_.persist(log, 8);
+      break;
+    }
+  }
+  word(line[0]).store(kNone, std::memory_order_seq_cst);
+}
+
+void RingBuffer::pop(int tid, void* out) noexcept {
+  uint64_t* line = thread_line(tid);
+  word(line[1]).store(word(tail()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  const uint64_t ticket = word(tail()).fetch_add(1, std::memory_order_seq_cst);
+  word(line[1]).store(ticket, std::memory_order_seq_cst);
+  wait_for_data(ticket);
+  std::byte* s = slot(ticket);
+  uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
+  std::memcpy(out, s + 8, slot_bytes_);
+  switch (design_) {
+    case RingDesign::volatile_ring:
+      break;
+    case RingDesign::txfree:
+      persist::Persister::store8(stamp, (ticket + 1) | kConsumed);
+      p_.flush(stamp, 8);
+      p_.fence();
+      break;
+    case RingDesign::tx: {
+      uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
+      persist::Persister::store8(&log[1], persist::Persister::load8(stamp));
+      p_.persist(&log[1], 8);
+      persist::Persister::store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPop);
+      p_.persist(log, 8);
+      persist::Persister::store8(stamp, (ticket + 1) | kConsumed);
+      p_.persist(stamp, 8);
+      persist::Persister::store8(&log[0], 0);  // commit
+      p_.persist(log, 8);
+      break;
+    }
+  }
+  word(line[1]).store(kNone, std::memory_order_seq_cst);
+}
+
+std::vector<std::byte> RingBuffer::contents() const {
+  std::vector<std::byte> out;
+  for (uint64_t t = tail(); t < head(); ++t) {
+    const std::byte* s = slot(t);
+    out.insert(out.end(), s + 8, s + 8 + slot_bytes_);
+  }
+  return out;
+}
+
+uint64_t RingBuffer::size() const noexcept { return head() - tail(); }
+
+}  // namespace pmlab::lockfree
