@@ -609,7 +609,7 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
   add("R7", "Avoid transactions", "Use techniques like per-thread logging or a dirty-bit design", "lock-free study (seed 000 §6)",
       "High (C1-C4)", std::nullopt, std::nullopt,
       "Not measured by this suite: R7 comes from seed 000's lock-free ring buffer and linked list study, which "
-      "idio does not run.");
+      "the lockfree suite runs (pmlab run lockfree: TX versus TX-free rings, TLog versus SOFT and Link-free sets).");
   return out;
 }
 
