@@ -1,0 +1,61 @@
+// What both PTMs (undo, redo) and the PMDK adapter share: the interface a workload is written against,
+// the regions and persisters a PTM is built on, and the lock scheme.
+//
+// Interface (a workload is a template over the PTM, so it is written once and instantiated per PTM
+// without a virtual call per word):
+//   ptm.run(slot, [&](auto& tx) { … })   one failure-atomic transaction on the thread's log slot
+//   tx.read(const uint64_t* word) -> uint64_t
+//   tx.write(uint64_t* word, uint64_t value)
+//   tx.alloc(bytes) -> payload offset (0: heap full)      tx.free(offset)
+//   tx.at<T>(offset) -> T*                                 tx.root(i) -> uint64_t* (i < kRoots)
+// Words are 8-byte aligned; structures link by offset (0 is null), never by pointer.
+//
+// Concurrency: one global lock serializes transactions (std::mutex, held from begin to the end of
+// commit). Each thread still has its own log slot, so recovery is per slot and a finer lock scheme would
+// not change the log layout. There is no user abort: a transaction runs to commit or the process dies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pmlab/persist/persister.hpp"
+
+namespace pmlab::ptm {
+
+// The memory a PTM runs on: the heap (data) and the log slots, possibly in different media
+// (pdram-lite puts the log on DRAM), each with the persister of its durability model.
+struct Regions {
+  std::byte* heap = nullptr;
+  size_t heap_bytes = 0;
+  std::byte* log = nullptr;
+  size_t log_bytes = 0;
+  const persist::Persister* log_persister = nullptr;
+  const persist::Persister* data_persister = nullptr;
+};
+
+struct Options {
+  int slots = 1;                   // log slots: one per thread that runs transactions
+  uint64_t slot_bytes = 64 << 10;  // bytes of each slot (header line + entries)
+  // Overhead breakdown only (seed 004): write no log. The transaction still buffers (redo) or writes in
+  // place (undo) and flushes its data; it is no longer failure-atomic and recovery finds nothing.
+  bool logging = true;
+};
+
+// Persistence counters a PTM keeps beside the per-thread flush/fence counters.
+struct TxCounters {
+  uint64_t transactions = 0;
+  uint64_t log_entries = 0;  // entries written to a persistent log
+};
+
+// The sum over a PTM's per-thread slots (each holding its own `counters`).
+template <class Slots>
+TxCounters sum_counters(const Slots& slots) noexcept {
+  TxCounters c;
+  for (const auto& s : slots) {
+    c.transactions += s->counters.transactions;
+    c.log_entries += s->counters.log_entries;
+  }
+  return c;
+}
+
+}  // namespace pmlab::ptm

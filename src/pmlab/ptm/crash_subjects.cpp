@@ -1,0 +1,201 @@
+// Crash subjects ptm.undo and ptm.redo: a stream of transactions on one log slot — bank transfers over 8
+// accounts, multi-word swaps, and queue moves that free one node and allocate another — checked against
+// the durability contract of a transaction: after recovery the heap's logical state (top, roots, and
+// every allocated block with its payload) is exactly the state after the transactions that returned
+// before the crash, plus the one in flight wholly or not at all. The expected states come from replaying
+// the same stream on a volatile scratch heap. Comparing allocated blocks also proves the transactional
+// allocator leaks nothing: a block carved or freed by a transaction that did not commit is free again.
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pmlab/crash/subject.hpp"
+#include "pmlab/ptm/redo/redo_ptm.hpp"
+#include "pmlab/ptm/undo/undo_ptm.hpp"
+#include "pmlab/ptm/workloads/queue.hpp"
+#include "pmlab/ptm/workloads/workload.hpp"
+
+namespace pmlab::ptm {
+namespace {
+
+constexpr uint64_t kSlotBytes = 4096;
+constexpr uint64_t kHeapBytes = 8192;
+constexpr uint64_t kAccounts = 8;
+constexpr uint64_t kQueueStart = 3;
+
+// Root 0: the accounts array.
+template <class Tx>
+void apply_op(Tx& tx, uint64_t seed, uint64_t op) {
+  workloads::Rng rng(seed * 1000003 + op);
+  uint64_t* acc = tx.template at<uint64_t>(tx.read(tx.root(0)));
+  switch (op % 3) {
+    case 0: {  // transfer
+      uint64_t* a = acc + rng.below(kAccounts);
+      uint64_t* b = acc + rng.below(kAccounts);
+      const uint64_t amount = 1 + rng.below(20);
+      const uint64_t va = tx.read(a);
+      if (a == b || va < amount) return;
+      tx.write(a, va - amount);
+      tx.write(b, tx.read(b) + amount);
+      break;
+    }
+    case 1: {  // three swaps (a word may be written twice)
+      for (int k = 0; k < 3; ++k) {
+        uint64_t* x = acc + rng.below(kAccounts);
+        uint64_t* y = acc + rng.below(kAccounts);
+        const uint64_t vx = tx.read(x), vy = tx.read(y);
+        tx.write(x, vy);
+        tx.write(y, vx);
+      }
+      break;
+    }
+    default: {  // queue move: free the head node, carve a new tail node
+      workloads::queue_dequeue(tx);
+      const uint64_t seq = tx.read(tx.root(5));
+      tx.write(tx.root(5), seq + 1);
+      if (!workloads::queue_enqueue(tx, seq)) throw std::runtime_error("ptm subject: heap full");
+      break;
+    }
+  }
+}
+
+template <class P>
+void load(P& ptm) {
+  ptm.run(0, [&](auto& tx) {
+    const uint64_t off = tx.alloc(kAccounts * 8);
+    uint64_t* a = tx.template at<uint64_t>(off);
+    for (uint64_t i = 0; i < kAccounts; ++i) tx.write(a + i, 100 + i);
+    tx.write(tx.root(0), off);
+    for (uint64_t i = 0; i < kQueueStart; ++i) workloads::queue_enqueue(tx, i);
+    tx.write(tx.root(5), kQueueStart);
+  });
+}
+
+// The logical state: top, roots, and every block below top with its payload when allocated.
+std::vector<uint64_t> digest(const Heap& heap) {
+  std::vector<uint64_t> d;
+  const HeapHeader& h = heap.header();
+  d.push_back(h.top);
+  for (uint64_t r : h.root) d.push_back(r);
+  for (uint64_t off = kFirstBlock; off < h.top;) {
+    const uint64_t word = *heap.at<uint64_t>(off);
+    const uint64_t bytes = word & ~kAllocated;
+    if (bytes == 0 || off + bytes > h.top) {
+      d.push_back(~uint64_t{0});
+      break;
+    }
+    d.push_back(off);
+    d.push_back(word);
+    if (word & kAllocated)
+      for (uint64_t w = 8; w < bytes; w += 8) d.push_back(*heap.at<uint64_t>(off + w));
+    off += bytes;
+  }
+  return d;
+}
+
+// kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
+// simulator must catch tearing a transaction.
+template <class P, bool kLogging = true>
+class PtmSubject final : public crash::Subject {
+ public:
+  explicit PtmSubject(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return kSlotBytes + kHeapBytes; }
+
+  void format(crash::Image image, const persist::Persister& p) override {
+    auto ptm = make(image.base, p);
+    if (Status s = ptm->format(); !s) throw std::runtime_error("ptm format: " + s.message());
+    load(*ptm);
+  }
+
+  void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+    auto ptm = make(image.base, p);
+    if (Status s = ptm->recover(); !s) throw std::runtime_error("ptm open: " + s.message());
+    for (uint64_t op = 0; op < ops_; ++op) {
+      ops.begin(op, op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move");
+      ptm->run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
+      ops.end(op);
+    }
+  }
+
+  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
+    auto ptm = make(image.base, p);
+    if (Status s = ptm->recover(); !s) return s;
+    const std::vector<uint64_t> got = digest(ptm->heap());
+    const uint64_t done = at.ops_completed;
+    if (got == expected(done)) return check_usable(*ptm);
+    if (at.op_in_flight && got == expected(done + 1)) return check_usable(*ptm);
+    return error(Errc::corrupted, std::string(P::kName) + " ptm: recovered heap is neither the state after " +
+                                      std::to_string(done) + " transactions" +
+                                      (at.op_in_flight ? " nor after " + std::to_string(done + 1) : std::string()));
+  }
+
+ private:
+  std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
+    Regions r;
+    r.log = base;
+    r.log_bytes = kSlotBytes;
+    r.heap = base + kSlotBytes;
+    r.heap_bytes = kHeapBytes;
+    r.log_persister = &p;
+    r.data_persister = &p;
+    Options o;
+    o.slots = 1;
+    o.slot_bytes = kSlotBytes;
+    o.logging = kLogging;
+    return std::make_unique<P>(r, o);
+  }
+
+  std::vector<uint64_t> expected(uint64_t ops) const {
+    std::vector<std::byte> buf(image_bytes() + 64);
+    auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+    const persist::Persister none = persist::Persister::volatile_memory();
+    auto ptm = make(base, none);
+    (void)ptm->format();
+    load(*ptm);
+    for (uint64_t op = 0; op < ops && op < ops_; ++op) ptm->run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
+    return digest(ptm->heap());
+  }
+
+  // The recovered PTM must run a transaction again (allocator rebuilt) and keep its invariants.
+  Status check_usable(P& ptm) const {
+    uint64_t total = 0;
+    bool queue_ok = true;
+    ptm.run(0, [&](auto& tx) {
+      uint64_t* acc = tx.template at<uint64_t>(tx.read(tx.root(0)));
+      for (uint64_t i = 0; i < kAccounts; ++i) total += tx.read(acc + i);
+      workloads::queue_dequeue(tx);
+      queue_ok = workloads::queue_enqueue(tx, 1u << 30);
+    });
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < kAccounts; ++i) want += 100 + i;
+    if (total != want) return error(Errc::corrupted, "ptm: account total " + std::to_string(total) + " != " + std::to_string(want));
+    if (!queue_ok) return error(Errc::corrupted, "ptm: recovered heap cannot allocate a queue node");
+    return Status::success();
+  }
+
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const crash::SubjectRegistration undo_subject{crash::SubjectInfo{
+    "ptm.undo", "undo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
+    {persist::Domain::adr, persist::Domain::eadr}, false,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm>>(o); }}};
+const crash::SubjectRegistration redo_subject{crash::SubjectInfo{
+    "ptm.redo", "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
+    {persist::Domain::adr, persist::Domain::eadr}, false,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
+const crash::SubjectRegistration undo_unlogged{crash::SubjectInfo{
+    "ptm.broken.undo-unlogged", "BROKEN: undo PTM with logging switched off (the breakdown's no-log point)",
+    {persist::Domain::adr, persist::Domain::eadr}, true,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm, false>>(o); }}};
+const crash::SubjectRegistration redo_unlogged{crash::SubjectInfo{
+    "ptm.broken.redo-unlogged", "BROKEN: redo PTM with logging switched off (applies in place without a log)",
+    {persist::Domain::adr, persist::Domain::eadr}, true,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, false>>(o); }}};
+
+}  // namespace
+}  // namespace pmlab::ptm

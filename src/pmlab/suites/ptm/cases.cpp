@@ -1,0 +1,122 @@
+// ptm.tx: seed 003 Figure 1 — throughput of undo, redo and PMDK per workload, durability model and
+// thread count. ptm.breakdown: seed 004 — the same transactions with logging, flushing and fencing
+// switched off in turn (ADR, one thread), each as a share of the full cost.
+#include "pmlab/bench/case.hpp"
+#include "pmlab/ptm/common/durability.hpp"
+#include "pmlab/suites/ptm/run_ptm.hpp"
+
+namespace pmlab::suites::ptm {
+namespace {
+
+using namespace bench;
+
+ParamSpec ptm_param() {
+  return std_params::choice("ptm", "transactional memory: undo (undo log), redo (redo log), pmdk (libpmemobj)",
+                            {"undo", "redo", "pmdk"}, {"undo", "redo", "pmdk"});
+}
+
+ParamSpec durability_param() {
+  return std_params::choice("durability",
+                            "durability model: adr (flush+fence), eadr (fence), pdram (all DRAM persistent: nothing), "
+                            "pdram-lite (redo log in persistent DRAM, data eADR)",
+                            {"adr", "eadr", "pdram", "pdram-lite"}, {"adr", "eadr", "pdram", "pdram-lite"});
+}
+
+ParamSpec workload_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  return std_params::choice("workload",
+                            "sps-N (N random swaps per transaction), queue (dequeue+enqueue: free+alloc), hashmap "
+                            "(50% lookups, 25% upserts, 25% removes), bptree (50% lookups, 50% upserts), bank "
+                            "(90% transfers, 10% vacation-like reservations)",
+                            workload_names(), std::move(defaults), std::move(quick));
+}
+
+// The medium follows the durability model: pdram runs on DRAM, the rest on the pool.
+std::optional<std::string> medium_mismatch(const Params& p) {
+  auto d = pmlab::ptm::parse_durability(p.has("durability") ? p.text("durability") : std::string("adr"));
+  if (!d) return std::nullopt;
+  const std::string want = pmlab::ptm::data_on_dram(*d) ? "dram" : "pool";
+  if (p.text("medium") != want) return "durability " + p.text("durability") + " runs on " + want;
+  return std::nullopt;
+}
+
+uint64_t bytes_of(const Params& p, bool quick_sizing) {
+  auto spec = spec_of(p, quick_sizing);
+  if (!spec) return 1 << 20;
+  if (spec->ptm == "pmdk") return 1 << 20;  // PMDK has its own pool file; the region only locates the pool
+  return heap_bytes(*spec) + log_bytes(*spec, static_cast<int>(p.integer("threads")));
+}
+
+void tx_body(RunContext& ctx) {
+  auto spec = spec_of(ctx.params(), ctx.quick());
+  if (!spec) ctx.fail(spec.status().message());
+  // PMDK under eADR is PMDK with its flushes off and its fences kept: what libpmem does when the platform
+  // reports eADR, and what PMEM_NO_FLUSH=1 forces (in a child process: libpmem reads it at load time).
+  if (spec->ptm == "pmdk" && spec->durability == pmlab::ptm::Durability::eadr) {
+    spec->elide_flush = true;
+    if (run_pmdk_without_flush(ctx, "ptm.tx")) return;
+  }
+  run(ctx, *spec);
+}
+
+const CaseRegistration tx_case{CaseDef{
+    "ptm", "tx",
+    "transactions per second of undo, redo and PMDK per workload, durability model and thread count (seed 003 Fig. 1)",
+    {ptm_param(), durability_param(),
+     workload_param({"sps-1", "sps-4", "sps-16", "sps-64", "queue", "hashmap", "bptree", "bank"},
+                    {"sps-1", "sps-64", "queue", "hashmap", "bptree", "bank"}),
+     std_params::threads({"1", "2", "4", "8", "16", "32", "64"}, {"1", "2"}), std_params::medium({"pool", "dram"})},
+    // Full-size records whatever the sweep: the region is sized before the body knows --quick.
+    [](const Params& p) { return bytes_of(p, false); },
+    [](const Params& p) -> std::optional<std::string> {
+      if (p.text("ptm") == "pmdk" && p.text("durability") != "adr" && p.text("durability") != "eadr")
+        return std::string("PMDK has no PDRAM mode (only the platform's ADR, or eADR through PMEM_NO_FLUSH=1)");
+      return medium_mismatch(p);
+    },
+    tx_body}};
+
+void breakdown_body(RunContext& ctx) {
+  auto spec = spec_of(ctx.params(), ctx.quick());
+  if (!spec) ctx.fail(spec.status().message());
+  ctx.note("breakdown", "ADR, one thread; the share of a cost is 1 - full throughput / throughput without it");
+  // Shares are differences of two runs: 50 ms runs (--quick) on a shared machine are too noisy for that.
+  if (ctx.control().ops == 0 && ctx.control().duration_s < 0.2) {
+    ctx.control().duration_s = 0.2;
+    ctx.note("duration", "raised to 0.2 s (a breakdown point)");
+  }
+  if (spec->ptm == "pmdk" && spec->elide_flush && run_pmdk_without_flush(ctx, "ptm.breakdown")) return;
+  run(ctx, *spec);
+}
+
+const CaseRegistration breakdown_case{CaseDef{
+    "ptm", "breakdown",
+    "throughput with logging, flushing and fencing switched off in turn, under ADR (seed 004)",
+    {ptm_param(), workload_param({"sps-16", "hashmap"}, {}),
+     std_params::choice("cost", "full, or one cost switched off: no-log, no-flush, no-fence",
+                        {"full", "no-log", "no-flush", "no-fence"}, {"full", "no-log", "no-flush", "no-fence"}),
+     std_params::threads({"1"}), std_params::medium({"pool"})},
+    [](const Params& p) { return bytes_of(p, false); },
+    nullptr, breakdown_body}};
+
+void target_body(RunContext& ctx) {
+  auto spec = spec_of(ctx.params(), ctx.quick());
+  if (!spec) ctx.fail(spec.status().message());
+  run_target(ctx, *spec);
+}
+
+const CaseRegistration target_case{CaseDef{
+    "ptm", "target",
+    "undo, redo and PMDK side by side on SPS and the hash map, ADR, one thread (targets: redo >= 2x PMDK, redo > undo)",
+    {std_params::choice("workload", "sps-N (N swaps per transaction) or hashmap", {"sps-1", "sps-16", "sps-64", "hashmap"},
+                        {"sps-1", "sps-16", "sps-64", "hashmap"}),
+     std_params::choice("ptm", "all three PTMs run side by side", {"all"}, {"all"}),
+     std_params::threads({"1"}), std_params::medium({"pool"})},
+    [](const Params& p) {
+      Params q = p;
+      q.set("ptm", "undo");
+      auto spec = spec_of(q, false);
+      return spec ? 2 * (heap_bytes(*spec) + (256 << 10)) : uint64_t{1} << 20;
+    },
+    nullptr, target_body}};
+
+}  // namespace
+}  // namespace pmlab::suites::ptm

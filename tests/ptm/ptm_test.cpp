@@ -1,0 +1,381 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "pmlab/crash/simulator.hpp"
+#include "pmlab/ptm/common/durability.hpp"
+#include "pmlab/ptm/pmdk/pmdk_ptm.hpp"
+#include "pmlab/ptm/redo/redo_ptm.hpp"
+#include "pmlab/ptm/undo/undo_ptm.hpp"
+#include "pmlab/ptm/workloads/bank.hpp"
+#include "pmlab/ptm/workloads/bptree.hpp"
+#include "pmlab/ptm/workloads/hashmap.hpp"
+#include "pmlab/ptm/workloads/queue.hpp"
+#include "pmlab/ptm/workloads/sps.hpp"
+#include "../support/temp_dir.hpp"
+
+namespace pmlab::ptm {
+namespace {
+
+// 64-byte aligned memory for a log and a heap, with the persisters of a durability model.
+class Memory {
+ public:
+  Memory(uint64_t heap_bytes, int slots, uint64_t slot_bytes, Durability d = Durability::adr, bool logging = true)
+      : heap_(heap_bytes / 8 + 8), log_(static_cast<uint64_t>(slots) * slot_bytes / 8 + 8) {
+    const persist::Config base{persist::Domain::adr, persist::best_line_flush(platform::CpuFeatures::host()), false, false};
+    log_p_ = std::make_unique<persist::Persister>(persist::Persister::create(log_config(d, base)).value());
+    data_p_ = std::make_unique<persist::Persister>(persist::Persister::create(data_config(d, base)).value());
+    regions_.heap = align(heap_.data());
+    regions_.heap_bytes = heap_bytes;
+    regions_.log = align(log_.data());
+    regions_.log_bytes = static_cast<uint64_t>(slots) * slot_bytes;
+    regions_.log_persister = log_p_.get();
+    regions_.data_persister = data_p_.get();
+    options_.slots = slots;
+    options_.slot_bytes = slot_bytes;
+    options_.logging = logging;
+  }
+  const Regions& regions() const { return regions_; }
+  const Options& options() const { return options_; }
+
+ private:
+  static std::byte* align(uint64_t* p) {
+    return reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+  }
+  std::vector<uint64_t> heap_, log_;
+  std::unique_ptr<persist::Persister> log_p_, data_p_;
+  Regions regions_;
+  Options options_;
+};
+
+TEST(Durability, ModelsMapToPerRegionDomains) {
+  const persist::Config base{persist::Domain::adr, persist::FlushInstruction::clwb, false, true};
+  for (Durability d : {Durability::adr, Durability::eadr, Durability::pdram, Durability::pdram_lite}) {
+    auto parsed = parse_durability(to_string(d));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, d);
+    EXPECT_TRUE(log_config(d, base).elide_fence) << "the breakdown switches must survive the model";
+  }
+  EXPECT_FALSE(parse_durability("nvram").ok());
+  EXPECT_EQ(data_config(Durability::pdram_lite, base).domain, persist::Domain::eadr);
+  EXPECT_EQ(log_config(Durability::pdram_lite, base).domain, persist::Domain::none);
+  EXPECT_EQ(data_config(Durability::pdram, base).domain, persist::Domain::none);
+  EXPECT_EQ(log_config(Durability::eadr, base).domain, persist::Domain::eadr);
+  EXPECT_TRUE(log_on_dram(Durability::pdram_lite));
+  EXPECT_FALSE(data_on_dram(Durability::pdram_lite));
+  EXPECT_TRUE(data_on_dram(Durability::pdram));
+}
+
+template <class P>
+class PtmTest : public ::testing::Test {};
+using Ptms = ::testing::Types<UndoPtm, RedoPtm>;
+TYPED_TEST_SUITE(PtmTest, Ptms);
+
+struct Abandon {};  // thrown from a transaction body: the process "dies" before commit
+
+TYPED_TEST(PtmTest, CommittedWritesSurviveReopenAndReadsSeeOwnWrites) {
+  Memory m(1 << 16, 1, 4096);
+  {
+    TypeParam ptm(m.regions(), m.options());
+    ASSERT_TRUE(ptm.format().ok());
+    ptm.run(0, [&](auto& tx) {
+      const uint64_t off = tx.alloc(64);
+      ASSERT_NE(off, 0u);
+      tx.write(tx.root(0), off);
+      tx.write(tx.root(1), 7);
+      EXPECT_EQ(tx.read(tx.root(1)), 7u);
+      tx.write(tx.root(1), 8);
+      EXPECT_EQ(tx.read(tx.root(1)), 8u);
+      tx.write(tx.template at<uint64_t>(off), 42);
+    });
+  }
+  TypeParam again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  again.run(0, [&](auto& tx) {
+    EXPECT_EQ(tx.read(tx.root(1)), 8u);
+    EXPECT_EQ(tx.read(tx.template at<uint64_t>(tx.read(tx.root(0)))), 42u);
+  });
+  auto st = again.heap().stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->allocated_blocks, 1u);
+}
+
+TYPED_TEST(PtmTest, AbandonedTransactionIsWhollyAbsentAfterRecovery) {
+  Memory m(1 << 16, 1, 4096);
+  uint64_t top_before = 0;
+  {
+    TypeParam ptm(m.regions(), m.options());
+    ASSERT_TRUE(ptm.format().ok());
+    ptm.run(0, [&](auto& tx) {
+      for (int i = 0; i < 4; ++i) tx.write(tx.root(i), 100 + static_cast<uint64_t>(i));
+    });
+    top_before = ptm.heap().header().top;
+    EXPECT_THROW(ptm.run(0,
+                         [&](auto& tx) {
+                           for (int i = 0; i < 4; ++i) tx.write(tx.root(i), 900);
+                           const uint64_t off = tx.alloc(1000);
+                           tx.write(tx.root(5), off);
+                           throw Abandon{};
+                         }),
+                 Abandon);
+  }
+  TypeParam again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  again.run(0, [&](auto& tx) {
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(tx.read(tx.root(i)), 100u + static_cast<uint64_t>(i));
+    EXPECT_EQ(tx.read(tx.root(5)), 0u);
+  });
+  EXPECT_EQ(again.heap().header().top, top_before) << "the abandoned allocation leaked";
+}
+
+TYPED_TEST(PtmTest, FreedBlocksAreReusedAndSurviveRecovery) {
+  Memory m(1 << 16, 1, 4096);
+  TypeParam ptm(m.regions(), m.options());
+  ASSERT_TRUE(ptm.format().ok());
+  uint64_t a = 0, b = 0;
+  ptm.run(0, [&](auto& tx) { a = tx.alloc(40); });
+  ptm.run(0, [&](auto& tx) { tx.free(a); });
+  ptm.run(0, [&](auto& tx) { b = tx.alloc(40); });
+  EXPECT_EQ(a, b);
+  ptm.run(0, [&](auto& tx) { tx.free(b); });
+  TypeParam again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  uint64_t c = 0;
+  again.run(0, [&](auto& tx) { c = tx.alloc(40); });
+  EXPECT_EQ(c, a) << "the free list was not rebuilt from the heap";
+  auto st = again.heap().stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->allocated_blocks, 1u);
+  EXPECT_EQ(st->free_blocks, 0u);
+}
+
+TEST(UndoPtm, FencesPerTransactionAreLoggedWordsPlusTwoUnderAdr) {
+  Memory m(1 << 16, 1, 4096);
+  UndoPtm ptm(m.regions(), m.options());
+  ASSERT_TRUE(ptm.format().ok());
+  const persist::Counters before = persist::thread_counters();
+  ptm.run(0, [&](auto& tx) {
+    for (int i = 0; i < 5; ++i) tx.write(tx.root(i), 1);
+    tx.write(tx.root(0), 2);  // a second write to a logged word logs nothing
+  });
+  const persist::Counters d = persist::thread_counters() - before;
+  EXPECT_EQ(d.fences, 5u + 2u);
+  EXPECT_EQ(ptm.counters().log_entries, 5u);
+}
+
+TEST(RedoPtm, FencesPerTransactionAreThreeUnderAdrOneUnderPdramLiteNoneUnderPdram) {
+  const std::pair<Durability, uint64_t> cases[] = {
+      {Durability::adr, 3}, {Durability::eadr, 3}, {Durability::pdram_lite, 1}, {Durability::pdram, 0}};
+  for (auto [d, fences] : cases) {
+    Memory m(1 << 16, 1, 4096, d);
+    RedoPtm ptm(m.regions(), m.options());
+    ASSERT_TRUE(ptm.format().ok());
+    const persist::Counters before = persist::thread_counters();
+    ptm.run(0, [&](auto& tx) {
+      for (int i = 0; i < 9; ++i) tx.write(tx.root(i), 1);
+    });
+    const persist::Counters delta = persist::thread_counters() - before;
+    EXPECT_EQ(delta.fences, fences) << to_string(d);
+    if (d == Durability::adr) {
+      EXPECT_GE(delta.flushes, 2u);
+    } else {
+      EXPECT_EQ(delta.flushes, 0u) << to_string(d);
+    }
+  }
+}
+
+TEST(RedoPtm, ReadOnlyTransactionIssuesNothing) {
+  Memory m(1 << 16, 1, 4096);
+  RedoPtm ptm(m.regions(), m.options());
+  ASSERT_TRUE(ptm.format().ok());
+  const persist::Counters before = persist::thread_counters();
+  uint64_t v = 1;
+  ptm.run(0, [&](auto& tx) { v = tx.read(tx.root(3)); });
+  EXPECT_EQ(v, 0u);
+  EXPECT_EQ((persist::thread_counters() - before).fences, 0u);
+}
+
+// A committed redo log whose apply never reached memory is replayed by recovery.
+TEST(RedoPtm, RecoveryReplaysACommittedUnappliedLog) {
+  Memory m(1 << 16, 1, 4096);
+  {
+    RedoPtm ptm(m.regions(), m.options());
+    ASSERT_TRUE(ptm.format().ok());
+    ptm.run(0, [&](auto& tx) { tx.write(tx.root(2), 77); });
+  }
+  // Forge the crash: un-apply the word and un-retire the log.
+  auto* heap = reinterpret_cast<HeapHeader*>(m.regions().heap);
+  auto* slot = reinterpret_cast<RedoSlotHeader*>(m.regions().log);
+  ASSERT_EQ(heap->root[2], 77u);
+  heap->root[2] = 0;
+  slot->retired_seq = slot->commit_seq - 1;
+  RedoPtm again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  EXPECT_EQ(again.replayed(), 1u);
+  EXPECT_EQ(heap->root[2], 77u);
+  // A torn log (checksum mismatch) is not replayed.
+  heap->root[2] = 0;
+  slot->retired_seq = slot->commit_seq - 1;
+  reinterpret_cast<RedoEntry*>(m.regions().log + sizeof(RedoSlotHeader))[0].value = 78;
+  RedoPtm torn(m.regions(), m.options());
+  ASSERT_TRUE(torn.recover().ok());
+  EXPECT_EQ(torn.replayed(), 0u);
+  EXPECT_EQ(heap->root[2], 0u);
+}
+
+// --- workloads on every PTM ------------------------------------------------------------------------
+
+template <template <class> class W, class P>
+void run_workload(P& ptm, const workloads::Config& c, int ops) {
+  W<P> w;
+  ASSERT_TRUE(w.load(ptm, c).ok());
+  workloads::Rng rng(3);
+  for (int i = 0; i < ops; ++i) w.op(ptm, 0, rng);
+  Status st = w.check(ptm);
+  EXPECT_TRUE(st.ok()) << st.message();
+}
+
+TYPED_TEST(PtmTest, EveryWorkloadKeepsItsInvariants) {
+  workloads::Config c;
+  c.records = 2000;
+  c.swaps = 8;
+  Memory m(8 << 20, 1, 1 << 20);
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    run_workload<workloads::Sps>(p, c, 500);
+  }
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    run_workload<workloads::Queue>(p, c, 500);
+    auto st = p.heap().stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->allocated_blocks, c.records) << "queue nodes leaked or lost";
+  }
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    run_workload<workloads::HashMap>(p, c, 3000);
+  }
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    run_workload<workloads::BPTree>(p, c, 3000);
+  }
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    run_workload<workloads::Bank>(p, c, 3000);
+  }
+}
+
+TEST(BPTree, HoldsEveryInsertedKeyThroughManySplits) {
+  Memory m(8 << 20, 1, 1 << 20);
+  RedoPtm p(m.regions(), m.options());
+  ASSERT_TRUE(p.format().ok());
+  for (uint64_t k = 0; k < 3000; ++k) p.run(0, [&](auto& tx) { ASSERT_TRUE(workloads::bt_upsert(tx, (k * 7919) % 3001, k)); });
+  p.run(0, [&](auto& tx) {
+    auto n = workloads::bt_check(tx);
+    ASSERT_TRUE(n.ok()) << n.status().message();
+    EXPECT_EQ(*n, 3000u);
+    uint64_t v = 0;
+    EXPECT_TRUE(workloads::bt_lookup(tx, (5 * 7919) % 3001, &v));
+    EXPECT_EQ(v, 5u);
+    EXPECT_FALSE(workloads::bt_lookup(tx, 5000, &v));
+  });
+}
+
+TEST(PmdkPtm, EveryWorkloadKeepsItsInvariants) {
+  if (!PmdkPtm::available()) GTEST_SKIP() << "built without libpmemobj";
+  setenv("PMEM_IS_PMEM_FORCE", "1", 0);
+  testing::TempDir dir;
+  workloads::Config c;
+  c.records = 2000;
+  auto p = PmdkPtm::create(dir.file("pmdk.pool"), 16 << 20);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  run_workload<workloads::Sps>(**p, c, 200);
+  run_workload<workloads::HashMap>(**p, c, 2000);
+  run_workload<workloads::BPTree>(**p, c, 2000);
+}
+
+// --- multi-threaded stress (run under TSan too) ----------------------------------------------------
+
+template <class P>
+void stress(int threads) {
+  Memory m(16 << 20, threads, 1 << 16);
+  P ptm(m.regions(), m.options());
+  ASSERT_TRUE(ptm.format().ok());
+  workloads::Config c;
+  c.records = 512;
+  workloads::Bank<P> bank;
+  workloads::Queue<P> queue;  // shares the heap: bank uses roots 0-1, the queue 2-5
+  ASSERT_TRUE(bank.load(ptm, c).ok());
+  ASSERT_TRUE(queue.load(ptm, c).ok());
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      workloads::Rng rng(static_cast<uint64_t>(t) + 11);
+      for (int i = 0; i < 2000; ++i) {
+        bank.op(ptm, t, rng);
+        queue.op(ptm, t, rng);
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_TRUE(bank.check(ptm).ok());
+  Status qs = queue.check(ptm);
+  EXPECT_TRUE(qs.ok()) << qs.message();
+  EXPECT_EQ(ptm.counters().transactions, static_cast<uint64_t>(threads) * 4000 + 6u);
+  // Recovery after a clean stop changes nothing and the allocator still balances.
+  P again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  auto st = again.heap().stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->allocated_blocks, 1u + c.records);  // the accounts array and the queue nodes
+}
+
+TEST(PtmStress, UndoFourThreadsBankAndQueue) { stress<UndoPtm>(4); }
+TEST(PtmStress, RedoFourThreadsBankAndQueue) { stress<RedoPtm>(4); }
+
+// --- crash tests ---------------------------------------------------------------------------------
+
+crash::SimReport simulate(const std::string& name, persist::Domain d, crash::Granularity g) {
+  const crash::SubjectInfo* info = crash::SubjectRegistry::instance().find(name);
+  EXPECT_NE(info, nullptr) << name;
+  if (info == nullptr) return {};
+  crash::SimOptions o;
+  o.domain = d;
+  o.granularity = g;
+  o.budget = 400;
+  o.subject.ops = 12;
+  auto r = crash::simulate(*info, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : crash::SimReport{};
+}
+
+TEST(PtmCrash, BothPtmsSurviveEveryDomainAndGranularity) {
+  for (const char* name : {"ptm.undo", "ptm.redo"})
+    for (auto d : {persist::Domain::adr, persist::Domain::eadr})
+      for (auto g : {crash::Granularity::line, crash::Granularity::word}) {
+        const crash::SimReport r = simulate(name, d, g);
+        EXPECT_EQ(r.failures, 0u) << name << " " << persist::to_string(d) << ": "
+                                  << (r.details.empty() ? "" : r.details[0].property + " at " + r.details[0].site);
+        EXPECT_GT(r.crash_points, 12u) << name;
+        EXPECT_GT(r.states_checked, 50u) << name;
+      }
+}
+
+TEST(PtmCrash, UnloggedTwinsAreCaught) {
+  for (const char* name : {"ptm.broken.undo-unlogged", "ptm.broken.redo-unlogged"}) {
+    const crash::SimReport r = simulate(name, persist::Domain::adr, crash::Granularity::line);
+    EXPECT_GT(r.failures, 0u) << name << " was not caught";
+  }
+}
+
+}  // namespace
+}  // namespace pmlab::ptm
