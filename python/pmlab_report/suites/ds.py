@@ -1,11 +1,15 @@
 """Figures of the `ds` suite (seed 001, storeds-bench): YCSB over data structures on DRAM and PMEM.
 
 Reads:
-  ds.ycsb  params structure, mode (dram | pmem-volatile | persist), workload[, threads, records, value]
-           metrics throughput (ops/s), latency_p50, latency_p99 (ns)
+  ds.ycsb      params structure (ours, or PMDK's example maps pmdk-*), mode (dram | pmem-volatile | persist |
+               tx | pmdk), workload, breakdown (none | no-flush | no-fence | no-log)[, threads, records, value]
+               metrics throughput (ops/s), latency_p50, latency_p99 (ns), flushes_per_op, fences_per_op
+  ds.target    derived rows: our persist structure / PMDK's peer throughput, target 1.5
+  ds.overhead  derived rows: ns per operation per mode, and what switching flushing, fencing or logging
+               off saves (seed 004's decomposition)
 Ratios drawn here (persistence overhead = persist / pmem-volatile throughput, PMEM cost = pmem-volatile /
-dram) are computed from two measured numbers of the same run file, so they are measured too.
-Every figure tolerates missing combinations and runs whose status is not ok.
+dram, transaction overhead = tx / persist) are computed from measured numbers of the same run file, so they
+are measured too. Every figure tolerates missing combinations and runs whose status is not ok.
 """
 
 from __future__ import annotations
@@ -18,9 +22,13 @@ from ..figures import figure
 from ..model import Run
 
 STRUCTURES = ("array", "hashtable", "skiplist", "bptree", "list")
-MODES = ("dram", "pmem-volatile", "persist")
+PEERS = ("pmdk-btree", "pmdk-ctree", "pmdk-rbtree", "pmdk-hashmap-tx", "pmdk-hashmap-atomic", "pmdk-skiplist")
+MODES = ("dram", "pmem-volatile", "persist", "tx")
 WORKLOADS = ("a", "b", "c", "d", "e", "f", "write-only")
-MODE_COLORS = {"dram": "#1f77b4", "pmem-volatile": "#ff7f0e", "persist": "#2ca02c"}
+MODE_COLORS = {"dram": "#1f77b4", "pmem-volatile": "#ff7f0e", "persist": "#2ca02c", "tx": "#d62728",
+               "pmdk": "#9467bd"}
+PEER_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
+PART_COLORS = {"base": "#ff7f0e", "flush": "#1f77b4", "fence": "#2ca02c", "log": "#d62728", "rest": "#c7c7c7"}
 OTHER_COLOR = "#7f7f7f"
 
 
@@ -34,7 +42,17 @@ def _rank(value, preferred: Sequence[str]) -> tuple:
 
 
 def _ycsb(runs: Sequence[Run]) -> list[Run]:
-    return [r for r in runs if r.case == "ycsb" and r.ok and r.value("throughput") is not None]
+    """The YCSB runs of the structures as designed (breakdown runs switch a cost off: not a design)."""
+    return [r for r in runs if r.case == "ycsb" and r.ok and r.value("throughput") is not None
+            and r.param("breakdown", "none") == "none"]
+
+
+def _ours(runs: Sequence[Run]) -> list[Run]:
+    return [r for r in _ycsb(runs) if not str(r.param("structure")).startswith("pmdk-")]
+
+
+def _peers(runs: Sequence[Run]) -> list[Run]:
+    return [r for r in _ycsb(runs) if str(r.param("structure")).startswith("pmdk-")]
 
 
 def _table(runs: Sequence[Run], metric: str) -> dict[tuple, float]:
@@ -50,19 +68,39 @@ def _table(runs: Sequence[Run], metric: str) -> dict[tuple, float]:
 @figure("ds", title="Throughput per structure, mode and workload (seed 001 Figure 1)", case="ycsb",
         caption="YCSB run-phase throughput (thousand operations per second, measured) of each structure in each "
                 "mode: dram (volatile, DRAM), pmem-volatile (volatile, on the pool), persist (crash-consistent "
-                "through flush + fence and 8-byte commits). Workloads are YCSB's a-f and write-only (100% "
-                "update); keys 8 B, values as the run's `value` parameter.",
+                "through flush + fence and 8-byte commits), tx (failure-atomic through PMDK transactions, the "
+                "arena in a libpmemobj pool); last panel: PMDK's example maps, built from libpmemobj-dev's "
+                "sources, in the same run on the same workload streams. Workloads are YCSB's a-f and "
+                "write-only (100% update); keys 8 B, values as the run's `value` parameter.",
         metrics=("throughput",))
 def throughput(runs: Sequence[Run]) -> Figure | None:
-    ycsb = _ycsb(runs)
-    if not ycsb:
+    ycsb = _ours(runs)
+    peers = _table(_peers(runs), "throughput")
+    if not ycsb and not peers:
         return None
     table = _table(ycsb, "throughput")
     structures = _ordered({k[0] for k in table}, STRUCTURES)
     modes = _ordered({k[1] for k in table}, MODES)
-    workloads = _ordered({k[2] for k in table}, WORKLOADS)
-    fig = Figure(figsize=(3.2 * len(structures) + 0.6, 3.4), layout="constrained")
-    axes = fig.subplots(1, len(structures), sharey=True, squeeze=False)[0]
+    workloads = _ordered({k[2] for k in table} | {k[2] for k in peers}, WORKLOADS)
+    panels = len(structures) + (1 if peers else 0)
+    fig = Figure(figsize=(3.2 * panels + 0.6, 3.4), layout="constrained")
+    axes = fig.subplots(1, panels, sharey=True, squeeze=False)[0]
+    if peers:
+        ax = axes[-1]
+        names = _ordered({k[0] for k in peers}, PEERS)
+        pw = 0.8 / len(names)
+        for p_index, name in enumerate(names):
+            xs = [w_index + (p_index - (len(names) - 1) / 2) * pw for w_index in range(len(workloads))]
+            ax.bar(xs, [peers.get((name, "pmdk", w), 0.0) / 1e3 for w in workloads], pw,
+                   label=name.removeprefix("pmdk-"), color=PEER_COLORS[p_index % len(PEER_COLORS)])
+        ax.set_xticks(range(len(workloads)), workloads)
+        ax.set_title("PMDK example maps (peers)")
+        ax.set_xlabel("workload")
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+        ax.legend(fontsize=7)
+        axes = axes[:-1]
+    if not structures:
+        return fig
     width = 0.8 / max(len(modes), 1)
     for ax, s in zip(axes, structures):
         for m_index, m in enumerate(modes):
@@ -107,7 +145,8 @@ def latency(runs: Sequence[Run]) -> Figure | None:
 
 
 def overhead_ratios(runs: Sequence[Run]) -> dict[tuple, dict[str, float]]:
-    """(structure, workload) -> {"pmem_cost": pmem-volatile/dram, "persist_cost": persist/pmem-volatile}."""
+    """(structure, workload) -> {"pmem_cost": pmem-volatile/dram, "persist_cost": persist/pmem-volatile,
+    "tx_cost": tx/persist}."""
     table = _table(_ycsb(runs), "throughput")
     out: dict[tuple, dict[str, float]] = {}
     for (s, m, w), v in table.items():
@@ -118,14 +157,16 @@ def overhead_ratios(runs: Sequence[Run]) -> dict[tuple, dict[str, float]]:
             entry["pmem_cost"] = v / table[(s, "dram", w)]
         if (s, "persist", w) in table:
             entry["persist_cost"] = table[(s, "persist", w)] / v
+            if (s, "tx", w) in table and table[(s, "persist", w)] > 0:
+                entry["tx_cost"] = table[(s, "tx", w)] / table[(s, "persist", w)]
         out[(s, w)] = entry
     return out
 
 
 @figure("ds", title="Overhead decomposition", case="ycsb",
         caption="Throughput ratios from the same run (measured / measured): the medium's cost, pmem-volatile / "
-                "dram, and the persistence overhead, persist / pmem-volatile, per structure and workload. "
-                "1.0 means no cost; below 1 the mode is slower.",
+                "dram, the persistence overhead, persist / pmem-volatile, and the transaction overhead, tx / "
+                "persist, per structure and workload. 1.0 means no cost; below 1 the mode is slower.",
         metrics=("throughput",))
 def overheads(runs: Sequence[Run]) -> Figure | None:
     ratios = overhead_ratios(runs)
@@ -135,10 +176,12 @@ def overheads(runs: Sequence[Run]) -> Figure | None:
     fig = Figure(figsize=(max(6.0, 0.45 * len(keys) + 1.5), 3.6), layout="constrained")
     ax = fig.subplots()
     xs = range(len(keys))
-    ax.bar([x - 0.2 for x in xs], [ratios[k].get("pmem_cost", 0) for k in keys], 0.4,
+    ax.bar([x - 0.27 for x in xs], [ratios[k].get("pmem_cost", 0) for k in keys], 0.27,
            label="pmem-volatile / dram", color=MODE_COLORS["pmem-volatile"])
-    ax.bar([x + 0.2 for x in xs], [ratios[k].get("persist_cost", 0) for k in keys], 0.4,
+    ax.bar(list(xs), [ratios[k].get("persist_cost", 0) for k in keys], 0.27,
            label="persist / pmem-volatile", color=MODE_COLORS["persist"])
+    ax.bar([x + 0.27 for x in xs], [ratios[k].get("tx_cost", 0) for k in keys], 0.27,
+           label="tx / persist", color=MODE_COLORS["tx"])
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     ax.set_xticks(list(xs), [f"{s}\n{w}" for s, w in keys], fontsize=7)
     ax.set_ylabel("throughput ratio")
@@ -149,7 +192,7 @@ def overheads(runs: Sequence[Run]) -> Figure | None:
 
 def rankings(runs: Sequence[Run]) -> dict[tuple, list[str]]:
     """(mode, workload) -> structures from fastest to slowest."""
-    table = _table(_ycsb(runs), "throughput")
+    table = _table(_ours(runs), "throughput")
     by: dict[tuple, list[tuple[float, str]]] = {}
     for (s, m, w), v in table.items():
         by.setdefault((m, w), []).append((v, s))
@@ -201,4 +244,99 @@ def ranking(runs: Sequence[Run]) -> Figure | None:
     axes[0].invert_yaxis()
     axes[0].set_ylabel("rank (1 = fastest)")
     axes[-1].legend(fontsize=7)
+    return fig
+
+
+def targets(runs: Sequence[Run]) -> list[Run]:
+    """The derived ds.target rows (our persist structure against PMDK's map), ok ones with a ratio."""
+    return [r for r in runs if r.case == "target" and r.ok and r.value("ratio") is not None]
+
+
+@figure("ds", title="Target: ours against PMDK's maps", case="target",
+        caption="Throughput of our persist-mode structure divided by that of PMDK's example map in the same run "
+                "on the same workload stream (measured / measured): B+-tree against PMDK's btree, hashtable "
+                "against hashmap_tx. The dashed line is the target (1.5x on workload a). Labels give each side's "
+                "flushes and fences per operation (PMDK's counted at libpmem's entry points).",
+        metrics=("ratio", "flushes_per_op", "fences_per_op"))
+def target(runs: Sequence[Run]) -> Figure | None:
+    rows = sorted(targets(runs), key=lambda r: (str(r.param("structure")), _rank(str(r.param("workload")), WORKLOADS)))
+    if not rows:
+        return None
+    fig = Figure(figsize=(max(5.0, 0.9 * len(rows) + 1.5), 3.6), layout="constrained")
+    ax = fig.subplots()
+    xs = range(len(rows))
+    ratios = [r.value("ratio") for r in rows]
+    colors = [MODE_COLORS["persist"] if r.value("target_met") == 1 else MODE_COLORS["tx"] for r in rows]
+    ax.bar(list(xs), ratios, 0.6, color=colors)
+    goal = rows[0].value("target_ratio") or 1.5
+    ax.axhline(goal, color="0.2", linestyle="--", linewidth=0.9, label=f"target {goal:g}x")
+    ax.axhline(1.0, color="0.5", linewidth=0.6)
+    for x, r in zip(xs, rows):
+        label = (f"{r.value('ratio'):.2f}x\n"
+                 f"fl {r.value('flushes_per_op') or 0:.1f}/{r.value('peer_flushes_per_op') or 0:.1f}\n"
+                 f"fe {r.value('fences_per_op') or 0:.1f}/{r.value('peer_fences_per_op') or 0:.1f}")
+        ax.text(x, r.value("ratio"), label, ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(list(xs), [f"{r.param('structure')} / {str(r.param('peer')).removeprefix('pmdk-')}\n"
+                             f"{r.param('workload')}" for r in rows], fontsize=7)
+    ax.set_ylabel("throughput ratio (ours / PMDK)")
+    ax.set_ylim(0, max(max(ratios), goal) * 1.35)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    return fig
+
+
+def breakdown_parts(runs: Sequence[Run]) -> dict[tuple, dict[str, float]]:
+    """(structure, workload, mode) -> ns per operation split into base (the pmem-volatile run), flush, fence,
+    log and rest, from the derived ds.overhead rows; parts below zero (noise) are drawn as zero."""
+    out: dict[tuple, dict[str, float]] = {}
+    for r in runs:
+        if r.case != "overhead" or not r.ok:
+            continue
+        s, w = str(r.param("structure")), str(r.param("workload"))
+        for mode in ("persist", "tx", "pmdk"):
+            total = r.value(f"ns_{mode}")
+            if total is None or r.value(f"{mode}_flush_ns") is None:
+                continue
+            base = r.value("ns_pmem_volatile") or 0.0
+            parts = {"base": base}
+            for part in ("flush", "fence", "log"):
+                v = r.value(f"{mode}_{part}_ns")
+                if v is not None:
+                    parts[part] = max(v, 0.0)
+            parts["rest"] = max(total - sum(parts.values()), 0.0)
+            parts["total"] = total
+            out[(s, w, mode)] = parts
+    return out
+
+
+@figure("ds", title="Overhead breakdown: flushing, fencing, logging (seed 004)", case="overhead",
+        caption="Nanoseconds per operation of each durable mode (measured), split by what switching one cost "
+                "off saves in a run of its own (breakdown=no-flush / no-fence / no-log): base is the same "
+                "structure's pmem-volatile run (PMDK's maps have none: their base is 0), rest is what no switch "
+                "removes (stores, undo-log bookkeeping, transaction begin/commit). The parts overlap (a fence "
+                "waits for the flushes before it), so they are an attribution, not a sum: the black mark is the "
+                "measured total; a stack above it means the savings overlap or are noise. PMDK's flushes and "
+                "fences are switched at libpmem's entry points; their undo logging cannot be switched off.",
+        metrics=("ns_persist", "ns_tx", "tx_flush_ns", "tx_fence_ns", "tx_log_ns"))
+def breakdown(runs: Sequence[Run]) -> Figure | None:
+    parts = breakdown_parts(runs)
+    if not parts:
+        return None
+    modes_order = ("persist", "tx", "pmdk")
+    keys = sorted(parts, key=lambda k: (_rank(k[1], WORKLOADS), _rank(k[0], STRUCTURES + PEERS),
+                                        modes_order.index(k[2])))
+    fig = Figure(figsize=(max(6.0, 0.42 * len(keys) + 1.5), 3.8), layout="constrained")
+    ax = fig.subplots()
+    xs = list(range(len(keys)))
+    bottom = [0.0] * len(keys)
+    for part in ("base", "flush", "fence", "log", "rest"):
+        ys = [parts[k].get(part, 0.0) for k in keys]
+        ax.bar(xs, ys, 0.7, bottom=bottom, label=part, color=PART_COLORS[part])
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    ax.plot(xs, [parts[k]["total"] for k in keys], "_", color="black", markersize=14, markeredgewidth=2,
+            label="measured total")
+    ax.set_xticks(xs, [f"{k[0].removeprefix('pmdk-')}\n{k[2]} · {k[1]}" for k in keys], fontsize=6, rotation=90)
+    ax.set_ylabel("ns per operation")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     return fig

@@ -47,6 +47,7 @@ class Array {
   bool insert(uint64_t key, uint64_t record, const std::byte* value) noexcept {
     if (record >= capacity()) return false;
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     std::byte* s = slot(record);
     // The key is written before the selector that makes the slot present, in the same durable step.
     if (!cell_.present(s + 8)) {
@@ -59,6 +60,7 @@ class Array {
   bool update(uint64_t key, uint64_t record, const std::byte* value) noexcept {
     if (record >= capacity()) return false;
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     std::byte* s = slot(record);
     if (!cell_.present(s + 8) || *reinterpret_cast<uint64_t*>(s) != key) return false;
     cell_.store(arena_, s + 8, value);

@@ -67,10 +67,12 @@ class BPTree {
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     return put(key, value, true);
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     return put(key, value, false);
   }
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
@@ -179,6 +181,7 @@ class BPTree {
   }
 
   bool put(uint64_t key, const std::byte* value, bool may_insert) noexcept {
+    bool split_before = false;  // then the free slot may be one the split just moved out (live at the start)
     for (;;) {
       uint64_t path[kMaxDepth];
       const uint64_t leaf = descend(key, path);
@@ -189,6 +192,7 @@ class BPTree {
       if (bits != all) {
         const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
         std::byte* target = slot(leaf, s);
+        if (split_before) arena_.will_overwrite(target, 8 + value_bytes_);
         *reinterpret_cast<uint64_t*>(target) = key;
         std::memcpy(target + 8, value, value_bytes_);
         arena_.persist(target, 8 + value_bytes_);
@@ -199,6 +203,7 @@ class BPTree {
         return true;
       }
       if (!split(leaf, path)) return false;
+      split_before = true;
     }
   }
 

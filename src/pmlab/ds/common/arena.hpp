@@ -6,6 +6,12 @@
 // 64-byte aligned blocks. The bump word is written back before any block it covers is linked, so after a
 // crash it is never below a reachable block; blocks allocated but never linked are leaked (no garbage
 // collection: the bench never deletes, and a crash loses at most one in-flight block per thread).
+//
+// In the transactional mode the arena lies inside a libpmemobj pool (ds/tx/obj_pool.hpp) and its
+// persistence calls become the transaction's hooks (ds/tx/transaction.hpp): operation() brackets one
+// structure operation in a transaction, store8 undo-logs the word it overwrites, flush / persist register
+// fresh bytes for the commit's flush, fence waits for the commit. An allocation is not rolled back by an
+// abort (its block leaks, as after a crash in the persist mode): the bump word is shared by all threads.
 #pragma once
 
 #include <atomic>
@@ -16,6 +22,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/ds/common/mode.hpp"
+#include "pmlab/ds/tx/transaction.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::ds {
@@ -33,8 +40,19 @@ static_assert(sizeof(ArenaHeader) == 64);
 template <ModePolicy M>
 class Arena {
  public:
-  Arena(std::byte* base, size_t size, const persist::Persister& persister) noexcept
-      : base_(base), size_(size & ~(kBlockAlign - 1)), persister_(&persister) {}
+  // `obj_pool`: the PMEMobjpool holding the region (transactional mode only).
+  Arena(std::byte* base, size_t size, const persist::Persister& persister, void* obj_pool = nullptr) noexcept
+      : base_(base), size_(size & ~(kBlockAlign - 1)), persister_(&persister), obj_pool_(obj_pool) {}
+
+  // One failure-atomic structure operation (a transaction in the transactional mode, nothing otherwise).
+  // Take it after the operation's locks, so the commit happens before they are released.
+  struct NoScope {};
+  auto operation() const noexcept {
+    if constexpr (M::kTransactional)
+      return tx::Scope(obj_pool_);
+    else
+      return NoScope{};
+  }
 
   // Lays out an empty arena for a structure identified by `magic`.
   Status format(uint64_t magic) {
@@ -84,16 +102,32 @@ class Arena {
   size_t size() const noexcept { return size_; }
 
   void flush(const void* p, size_t len) const noexcept {
+    if constexpr (M::kTransactional)
+      if (tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->flush(p, len);
   }
   void fence(const std::source_location where = std::source_location::current()) const noexcept {
+    if constexpr (M::kTransactional)
+      if (tx::in_transaction()) return;
     if constexpr (M::kDurable) persister_->fence(where);
   }
   void persist(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
+    if constexpr (M::kTransactional)
+      if (tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->persist(p, len, where);
   }
+  // Bytes about to change that may have been reachable when the operation began although they are not
+  // now (a B+-tree slot freed by a split earlier in the same operation): the transactional mode undo-logs
+  // them first, since its flush registrations assume bytes unreachable at the start of the transaction.
+  void will_overwrite(const void* p, size_t len) const noexcept {
+    if constexpr (M::kTransactional) tx::snapshot(p, len);
+  }
   // The commit store: atomic in every mode (concurrent readers may see it), durable only after persist.
-  static void store8(uint64_t* word, uint64_t value) noexcept { persist::Persister::store8(word, value); }
+  // Transactional: the word is undo-logged first.
+  static void store8(uint64_t* word, uint64_t value) noexcept {
+    if constexpr (M::kTransactional) tx::snapshot(word, 8);
+    persist::Persister::store8(word, value);
+  }
   static uint64_t load8(const uint64_t* word) noexcept { return persist::Persister::load8(word); }
 
  private:
@@ -102,6 +136,7 @@ class Arena {
   std::byte* base_;
   size_t size_;
   const persist::Persister* persister_;
+  void* obj_pool_;
 };
 
 }  // namespace pmlab::ds

@@ -9,14 +9,15 @@ const char* to_string(Mode m) noexcept {
     case Mode::dram: return "dram";
     case Mode::pmem_volatile: return "pmem-volatile";
     case Mode::persist: return "persist";
+    case Mode::tx: return "tx";
   }
   return "?";
 }
 
 Result<Mode> parse_mode(std::string_view text) {
-  for (Mode m : {Mode::dram, Mode::pmem_volatile, Mode::persist})
+  for (Mode m : {Mode::dram, Mode::pmem_volatile, Mode::persist, Mode::tx})
     if (text == to_string(m)) return m;
-  return error(Errc::invalid_argument, "unknown structure mode '" + std::string(text) + "' (dram|pmem-volatile|persist)");
+  return error(Errc::invalid_argument, "unknown structure mode '" + std::string(text) + "' (dram|pmem-volatile|persist|tx)");
 }
 
 const char* medium_of(Mode m) noexcept { return m == Mode::dram ? "dram" : "pool"; }

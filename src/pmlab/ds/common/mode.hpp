@@ -4,6 +4,9 @@
 //   dram           volatile policy on a DRAM buffer
 //   pmem-volatile  volatile policy on the pool (PMEM used as plain memory)
 //   persist        durable policy on the pool: flush + fence and 8-byte atomic commits, with recovery
+//   tx             transactional policy: the same structure code, its arena inside a libpmemobj pool, each
+//                  insert / update one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
+//                  ds/tx/transaction.hpp), recovered by PMDK's own recovery plus the structure's
 #pragma once
 
 #include <concepts>
@@ -13,7 +16,7 @@
 
 namespace pmlab::ds {
 
-enum class Mode : uint8_t { dram, pmem_volatile, persist };
+enum class Mode : uint8_t { dram, pmem_volatile, persist, tx };
 const char* to_string(Mode m) noexcept;
 Result<Mode> parse_mode(std::string_view text);
 // The medium a mode runs on: "dram" or "pool" (the bench's std_params::medium values).
@@ -21,14 +24,24 @@ const char* medium_of(Mode m) noexcept;
 
 struct Volatile {
   static constexpr bool kDurable = false;
+  static constexpr bool kTransactional = false;
 };
 struct Durable {
   static constexpr bool kDurable = true;
+  static constexpr bool kTransactional = false;
+};
+// Durable through PMDK transactions: the arena's hooks snapshot a word before an in-place commit store and
+// register freshly written ranges for the commit's flush; the structure brackets each change in
+// Arena::operation().
+struct Transactional {
+  static constexpr bool kDurable = true;
+  static constexpr bool kTransactional = true;
 };
 
 template <class M>
 concept ModePolicy = requires {
   { M::kDurable } -> std::convertible_to<bool>;
+  { M::kTransactional } -> std::convertible_to<bool>;
 };
 
 }  // namespace pmlab::ds

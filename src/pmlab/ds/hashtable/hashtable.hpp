@@ -51,6 +51,7 @@ class Hashtable {
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     if (std::byte* node = find(b, key)) {
       cell_.store(arena_, node + 16, value);
       return true;
@@ -70,6 +71,7 @@ class Hashtable {
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     std::byte* node = find(b, key);
     if (node == nullptr) return false;
     cell_.store(arena_, node + 16, value);

@@ -39,6 +39,7 @@ class List {
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     if (std::byte* node = find(key)) {
       cell_.store(arena_, node + 16, value);
       return true;
@@ -56,6 +57,7 @@ class List {
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     std::byte* node = find(key);
     if (node == nullptr) return false;
     cell_.store(arena_, node + 16, value);

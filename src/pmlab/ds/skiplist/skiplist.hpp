@@ -52,6 +52,7 @@ class Skiplist {
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     uint64_t preds[kMaxHeight];
     if (const uint64_t found = search(key, preds)) {
       cell_.store(arena_, cell(found), value);
@@ -77,6 +78,7 @@ class Skiplist {
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
     const uint64_t found = find(key);
     if (found == 0) return false;
     cell_.store(arena_, cell(found), value);

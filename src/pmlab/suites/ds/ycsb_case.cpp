@@ -2,9 +2,21 @@
 // records (in parallel, one share per thread, untimed), each thread's run-phase operations are generated
 // before the timed loop, and the loop only executes them (wrapping around its stream; a repeated insert
 // is an upsert). Modes: dram (volatile on DRAM), pmem-volatile (volatile on the pool), persist (durable on
-// the pool); a mode on the other medium is left out of the sweep.
+// the pool), tx (PMDK transactions, the arena in a libpmemobj pool beside the run's pool), and pmdk for
+// PMDK's example maps (the peers, structure pmdk-*; pmdk_maps.hpp); a mode on the other medium is left out
+// of the sweep.
+//
+// Overhead decomposition (seed 004): `breakdown` switches one cost off per run, on the write-heavy
+// workloads (a, write-only): no-flush / no-fence (persist: the run's persister with elide_flush /
+// elide_fence; tx and pmdk: PMDK's flushes and drains, through the libpmem interposer of
+// ds/tx/pmdk_persistence.hpp), no-log (tx only: snapshots become no-snapshot registrations). Such runs
+// measure a cost, not a design: their crash guarantees are void.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -16,6 +28,11 @@
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ds/list/list.hpp"
 #include "pmlab/ds/skiplist/skiplist.hpp"
+#include "pmlab/ds/tx/obj_pool.hpp"
+#include "pmlab/ds/tx/pmdk_persistence.hpp"
+#include "pmlab/ds/tx/transaction.hpp"
+#include "pmlab/suites/ds/pmdk_maps.hpp"
+#include "pmlab/suites/primitives/pmdk_peers.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
@@ -25,12 +42,16 @@ using namespace bench;
 using pmlab::ds::Durable;
 using pmlab::ds::Mode;
 using pmlab::ds::Options;
+using pmlab::ds::Transactional;
 using pmlab::ds::Volatile;
 using workload::Op;
 using workload::OpType;
 
 // The list looks every key up by walking it: beyond this many records a run would not finish.
 constexpr uint64_t kListMaxRecords = 50000;
+// PMDK's skiplist_map has 4 levels (SKIPLIST_LEVELS_NUM): a lookup walks ~records/8 nodes.
+constexpr uint64_t kPmdkSkiplistMaxRecords = 20000;
+constexpr double kQuickSeconds = 0.2;
 
 struct Setup {
   workload::WorkloadSpec spec;
@@ -68,7 +89,8 @@ uint64_t bytes_for(const Params& p) {
   return S<Durable>::bytes_needed(o) * 5 / 4 + (1u << 20);
 }
 
-uint64_t region_bytes(const Params& p) {
+// Bytes of the structure's arena (tx mode: inside its libpmemobj pool).
+uint64_t arena_bytes(const Params& p) {
   const std::string& s = p.text("structure");
   if (s == "array") return bytes_for<pmlab::ds::Array>(p);
   if (s == "hashtable") return bytes_for<pmlab::ds::Hashtable>(p);
@@ -77,10 +99,31 @@ uint64_t region_bytes(const Params& p) {
   return bytes_for<pmlab::ds::List>(p);
 }
 
+// The tx mode and PMDK's maps live in libpmemobj pools of their own; from the run's pool they take one page,
+// whose file tells them the directory to put theirs in.
+uint64_t region_bytes(const Params& p) {
+  if (p.text("mode") == "tx" || p.text("mode") == "pmdk") return 4096;
+  return arena_bytes(p);
+}
+
 std::optional<std::string> redundant(const Params& p) {
-  auto mode = pmlab::ds::parse_mode(p.text("mode"));
-  if (mode && p.text("medium") != pmlab::ds::medium_of(*mode))
-    return std::string("mode ") + p.text("mode") + " runs on " + pmlab::ds::medium_of(*mode);
+  const std::string& mode_text = p.text("mode");
+  const bool pmdk_mode = mode_text == "pmdk";
+  if (pmdk_mode != PmdkMap::is_pmdk(p.text("structure")))
+    return std::string("PMDK's example maps run in mode pmdk, and only they do");
+  auto mode = pmlab::ds::parse_mode(mode_text);
+  const char* medium = pmdk_mode ? "pool" : mode ? pmlab::ds::medium_of(*mode) : p.text("medium").c_str();
+  if (p.text("medium") != medium) return std::string("mode ") + mode_text + " runs on " + medium;
+  const std::string& breakdown = p.text("breakdown");
+  if (breakdown != "none") {
+    if (mode_text != "persist" && mode_text != "tx" && !pmdk_mode)
+      return std::string("the breakdown switches off persistence costs: persist, tx and pmdk modes only");
+    if (p.text("workload") != "a" && p.text("workload") != "write-only")
+      return std::string("the breakdown runs on the write-heavy workloads a and write-only");
+    if (breakdown == "no-log" && mode_text != "tx")
+      return std::string("no-log: the persist mode keeps no log, and PMDK's maps add their undo-log ranges "
+                         "inside PMDK's own sources");
+  }
   return std::nullopt;
 }
 
@@ -90,14 +133,11 @@ std::vector<std::byte> value_pattern(uint32_t bytes, uint64_t seed) {
   return v;
 }
 
-template <class Tree, class M>
-void run_structure(RunContext& ctx, const Setup& setup) {
-  const media::Region& region = ctx.region();
-  pmlab::ds::Arena<M> arena(region.base, region.size, ctx.persister());
-  Tree tree(arena, setup.options);
-  if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+// Load, run phase and checks over any structure with the Structure interface (ours in every mode, and
+// PMDK's maps).
+template <class Tree>
+void run_ops(RunContext& ctx, const Setup& setup, Tree& tree) {
   const int threads = ctx.threads();
-
   // Load phase: untimed, one share of the records per thread.
   std::atomic<uint64_t> load_failures{0};
   {
@@ -110,7 +150,7 @@ void run_structure(RunContext& ctx, const Setup& setup) {
       });
     for (std::thread& l : loaders) l.join();
   }
-  if (load_failures.load() != 0) ctx.fail("load phase ran out of arena space (" + std::to_string(load_failures.load()) + " inserts failed)");
+  if (load_failures.load() != 0) ctx.fail("load phase ran out of space (" + std::to_string(load_failures.load()) + " inserts failed)");
   if (tree.count() != setup.keys.records)
     ctx.fail("load phase holds " + std::to_string(tree.count()) + " records, expected " + std::to_string(setup.keys.records));
 
@@ -158,40 +198,162 @@ void run_structure(RunContext& ctx, const Setup& setup) {
     failures.fetch_add(failed);
     lookups.fetch_add(looked_up);
   });
-  if (failures.load() != 0) ctx.fail(std::to_string(failures.load()) + " inserts ran out of arena space");
+  if (failures.load() != 0) ctx.fail(std::to_string(failures.load()) + " inserts ran out of space");
   ctx.metric("miss_ratio", lookups.load() ? static_cast<double>(misses.load()) / static_cast<double>(lookups.load()) : 0.0,
              "ratio");
-  ctx.metric("arena_bytes", static_cast<double>(arena.used()), "B");
   if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
 }
 
+// What a breakdown run switches off, for the run's lifetime (restored however the run ends).
+class BreakdownScope {
+ public:
+  BreakdownScope(const std::string& breakdown, bool pmdk_persistence) {
+    pmlab::ds::tx::PmdkPersistence p;
+    p.count = pmdk_persistence;
+    p.elide_flush = breakdown == "no-flush";
+    p.elide_fence = breakdown == "no-fence";
+    pmlab::ds::tx::set_pmdk_persistence(p);
+    pmlab::ds::tx::set_logging(breakdown != "no-log");
+  }
+  ~BreakdownScope() {
+    pmlab::ds::tx::set_pmdk_persistence({});
+    pmlab::ds::tx::set_logging(true);
+  }
+  BreakdownScope(const BreakdownScope&) = delete;
+  BreakdownScope& operator=(const BreakdownScope&) = delete;
+};
+
+// The file for a libpmemobj pool beside the run's pool.
+std::string pool_file_beside(RunContext& ctx, const std::string& what) {
+  auto dir = primitives::directory_of_mapping(ctx.region().base);
+  if (!dir) ctx.skip("no directory for PMDK's pool: " + dir.status().message());
+  ctx.note("pmem_is_pmem_force", std::to_string(pmlab::ds::tx::force_pmem_for_pmdk()) +
+                                     " (PMEM_IS_PMEM_FORCE as PMDK read it; pmlab sets 1 unless the user set it, "
+                                     "so PMDK flushes instead of msync on an emulated pool)");
+  return (std::filesystem::path(*dir) / ("pmlab-" + std::to_string(getpid()) + "-ds-" + what + ".pool")).string();
+}
+
 template <template <class> class S>
-void dispatch_mode(RunContext& ctx, const Setup& setup, Mode mode) {
-  if (mode == Mode::persist)
-    run_structure<S<Durable>, Durable>(ctx, setup);
-  else
-    run_structure<S<Volatile>, Volatile>(ctx, setup);
+void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Persister& persister) {
+  const media::Region& region = ctx.region();
+  if (mode == Mode::tx) {
+    if (!pmlab::ds::tx::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
+    const std::string path = pool_file_beside(ctx, std::string(S<Transactional>::kName) + "-tx");
+    auto pool = pmlab::ds::tx::ObjArenaPool::create(path, arena_bytes(ctx.params()));
+    if (!pool) ctx.fail(pool.status().message());
+    (*pool)->remove_on_close(true);
+    const uint64_t aborts_before = pmlab::ds::tx::aborts();
+    {
+      pmlab::ds::Arena<Transactional> arena((*pool)->arena(), (*pool)->arena_bytes(), persister, (*pool)->handle());
+      S<Transactional> tree(arena, setup.options);
+      if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+      run_ops(ctx, setup, tree);
+      ctx.metric("arena_bytes", static_cast<double>(arena.used()), "B");
+    }
+    if (pmlab::ds::tx::aborts() != aborts_before)
+      ctx.fail(std::to_string(pmlab::ds::tx::aborts() - aborts_before) + " transactions aborted");
+    // Recovery as after a crash: PMDK's (reopening the pool), then the structure's over the arena.
+    const uint64_t records = setup.keys.records;
+    (*pool)->remove_on_close(false);
+    pool->reset();
+    auto reopened = pmlab::ds::tx::ObjArenaPool::open(path);
+    if (!reopened) ctx.fail("reopening the tx pool: " + reopened.status().message());
+    (*reopened)->remove_on_close(true);
+    pmlab::ds::Arena<Transactional> arena((*reopened)->arena(), (*reopened)->arena_bytes(), persister, (*reopened)->handle());
+    S<Transactional> tree(arena, setup.options);
+    if (Status s = tree.recover(); !s) ctx.fail("tx recovery: " + s.message());
+    if (Status s = tree.check(); !s) ctx.fail("tx recovery: " + s.message());
+    if (tree.count() < records) ctx.fail("tx recovery lost records: " + std::to_string(tree.count()));
+    return;
+  }
+  pmlab::ds::Arena<Durable> durable_arena(region.base, region.size, persister);
+  pmlab::ds::Arena<Volatile> volatile_arena(region.base, region.size, persister);
+  if (mode == Mode::persist) {
+    S<Durable> tree(durable_arena, setup.options);
+    if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+    run_ops(ctx, setup, tree);
+    ctx.metric("arena_bytes", static_cast<double>(durable_arena.used()), "B");
+  } else {
+    S<Volatile> tree(volatile_arena, setup.options);
+    if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+    run_ops(ctx, setup, tree);
+    ctx.metric("arena_bytes", static_cast<double>(volatile_arena.used()), "B");
+  }
+}
+
+void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure) {
+  if (std::string why = PmdkMap::unavailable_reason(); !why.empty()) ctx.skip(why);
+  if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
+  if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
+  if (structure == "pmdk-skiplist" && setup.keys.records > kPmdkSkiplistMaxRecords)
+    ctx.skip("PMDK's skiplist_map has 4 levels, a lookup walks ~records/8 nodes: run it with --set records=<" +
+             std::to_string(kPmdkSkiplistMaxRecords + 1));
+  const std::string path = pool_file_beside(ctx, structure);
+  auto map = PmdkMap::create(structure, path, PmdkMap::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
+                             setup.options.value_bytes);
+  if (!map) ctx.fail(map.status().message());
+  run_ops(ctx, setup, **map);
+  if ((*map)->aborts() != 0) ctx.fail(std::to_string((*map)->aborts()) + " transactions aborted");
+  if (Status s = (*map)->reopen(); !s) ctx.fail("PMDK recovery: " + s.message());
+  if (Status s = (*map)->check(); !s) ctx.fail("PMDK recovery: " + s.message());
+  if ((*map)->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
 }
 
 void body(RunContext& ctx) {
   const Params& p = ctx.params();
   auto setup = setup_of(p, ctx.threads(), ctx.quick());
   if (!setup) ctx.fail(setup.status().message());
-  auto mode = pmlab::ds::parse_mode(p.text("mode"));
-  if (!mode) ctx.fail(mode.status().message());
   const std::string& structure = p.text("structure");
+  const std::string& mode_text = p.text("mode");
+  const std::string& breakdown = p.text("breakdown");
+  const bool pmdk = mode_text == "pmdk";
   if (structure == "list" && setup->keys.records > kListMaxRecords)
     ctx.skip("the list walks every record per lookup: run it with --set records=<" + std::to_string(kListMaxRecords + 1));
+  auto mode = pmdk ? Result<Mode>(Mode::tx) : pmlab::ds::parse_mode(mode_text);
+  if (!mode) ctx.fail(mode.status().message());
   if (*mode == Mode::persist && !ctx.persister().issues_fences() && ctx.persister().domain() == persist::Domain::none)
     ctx.note("persistence", "the run's durability domain is none: persist mode issues no flush or fence");
-  ctx.note("locking", ctx.threads() == 1 ? "none (one thread)"
+  ctx.note("locking", pmdk ? "none (PMDK's maps: one thread)"
+                      : ctx.threads() == 1 ? "none (one thread)"
                       : structure == "array" || structure == "hashtable" ? "striped spinlocks (per slot / bucket)"
                                                                            : "one reader-writer lock");
-  if (structure == "array") dispatch_mode<pmlab::ds::Array>(ctx, *setup, *mode);
-  else if (structure == "hashtable") dispatch_mode<pmlab::ds::Hashtable>(ctx, *setup, *mode);
-  else if (structure == "skiplist") dispatch_mode<pmlab::ds::Skiplist>(ctx, *setup, *mode);
-  else if (structure == "bptree") dispatch_mode<pmlab::ds::BPTree>(ctx, *setup, *mode);
-  else dispatch_mode<pmlab::ds::List>(ctx, *setup, *mode);
+  if (breakdown != "none")
+    ctx.note("breakdown", breakdown + ": " +
+                              (breakdown == "no-log" ? "transactions register ranges without undo-logging them"
+                               : *mode == Mode::persist ? "the run's persister with elide_" + breakdown.substr(3)
+                                                        : "PMDK's libpmem calls elide every " + breakdown.substr(3)) +
+                              "; crash guarantees void (a measured cost, not a design)");
+  // A 50 ms quick loop of YCSB operations on a shared machine is mostly noise: quick runs measure 0.2 s.
+  if (ctx.quick() && ctx.control().ops == 0 && ctx.control().duration_s < kQuickSeconds)
+    ctx.control().duration_s = kQuickSeconds;
+  // PMDK's flushes and fences are counted into the per-operation counters in the tx and pmdk modes.
+  BreakdownScope scope(breakdown, *mode == Mode::tx);
+  if (*mode == Mode::tx && !pmlab::ds::tx::pmdk_persistence_interposed() && pmlab::ds::tx::available())
+    ctx.note("pmdk_counters", "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
+  if (pmdk) return run_pmdk(ctx, *setup, structure);
+
+  persist::Config config = ctx.persister().config();
+  config.elide_flush = *mode == Mode::persist && breakdown == "no-flush";
+  config.elide_fence = *mode == Mode::persist && breakdown == "no-fence";
+  std::optional<persist::Persister> own;
+  if (config.elide_flush || config.elide_fence) {
+    auto created = persist::Persister::create(config);
+    if (!created) ctx.skip(created.status().message());
+    own.emplace(std::move(*created));
+  }
+  const persist::Persister& persister = own ? *own : ctx.persister();
+  if (structure == "array") run_ours<pmlab::ds::Array>(ctx, *setup, *mode, persister);
+  else if (structure == "hashtable") run_ours<pmlab::ds::Hashtable>(ctx, *setup, *mode, persister);
+  else if (structure == "skiplist") run_ours<pmlab::ds::Skiplist>(ctx, *setup, *mode, persister);
+  else if (structure == "bptree") run_ours<pmlab::ds::BPTree>(ctx, *setup, *mode, persister);
+  else run_ours<pmlab::ds::List>(ctx, *setup, *mode, persister);
+}
+
+std::vector<std::string> structures(bool with_list = true) {
+  std::vector<std::string> s{"array", "hashtable", "skiplist", "bptree"};
+  if (with_list) s.emplace_back("list");
+  for (const std::string& m : PmdkMap::names()) s.push_back(m);
+  return s;
 }
 
 ParamSpec workload_param() {
@@ -209,12 +371,18 @@ const CaseRegistration registration{CaseDef{
     .suite = "ds",
     .name = "ycsb",
     .summary = "YCSB throughput and latency per structure x mode x workload (seed 001 Figure 1)",
-    .params = {std_params::choice("structure", "the data structure (list: O(n) lookups, small record counts only)",
-                                  {"array", "hashtable", "skiplist", "bptree", "list"},
-                                  {"array", "hashtable", "skiplist", "bptree"}),
+    .params = {std_params::choice("structure", "the data structure (list: O(n) lookups, small record counts only; "
+                                               "pmdk-*: PMDK's example maps, mode pmdk)",
+                                  structures(), structures(false)),
                std_params::choice("mode", "dram: volatile on DRAM; pmem-volatile: volatile on the pool; persist: "
-                                          "crash-consistent on the pool",
-                                  {"dram", "pmem-volatile", "persist"}, {"dram", "pmem-volatile", "persist"}),
+                                          "crash-consistent on the pool; tx: failure-atomic through PMDK "
+                                          "transactions; pmdk: PMDK's example maps (the peers)",
+                                  {"dram", "pmem-volatile", "persist", "tx", "pmdk"},
+                                  {"dram", "pmem-volatile", "persist", "tx", "pmdk"}),
+               std_params::choice("breakdown", "switch one persistence cost off (seed 004's decomposition; persist, tx "
+                                               "and pmdk modes, workloads a and write-only): none, no-flush, "
+                                               "no-fence, no-log (tx)",
+                                  {"none", "no-flush", "no-fence", "no-log"}, {"none", "no-flush", "no-fence", "no-log"}),
                std_params::medium(),
                workload_param(),
                std_params::choice("distribution", "request distribution; default: the workload's own",

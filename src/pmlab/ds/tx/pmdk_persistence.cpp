@@ -1,0 +1,158 @@
+#include "pmlab/ds/tx/pmdk_persistence.hpp"
+
+#include <atomic>
+
+#ifdef PMLAB_HAVE_LIBPMEMOBJ
+#include <dlfcn.h>
+#include <libpmem.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "pmlab/persist/counters.hpp"
+#endif
+
+namespace pmlab::ds::tx {
+namespace {
+std::atomic<bool> g_count{false};
+std::atomic<bool> g_elide_flush{false};
+std::atomic<bool> g_elide_fence{false};
+std::atomic<bool> g_reached{false};
+}  // namespace
+
+void set_pmdk_persistence(const PmdkPersistence& p) noexcept {
+  g_count.store(p.count, std::memory_order_relaxed);
+  g_elide_flush.store(p.elide_flush, std::memory_order_relaxed);
+  g_elide_fence.store(p.elide_fence, std::memory_order_relaxed);
+}
+PmdkPersistence pmdk_persistence() noexcept {
+  return {g_count.load(std::memory_order_relaxed), g_elide_flush.load(std::memory_order_relaxed),
+          g_elide_fence.load(std::memory_order_relaxed)};
+}
+bool pmdk_persistence_interposed() noexcept { return g_reached.load(std::memory_order_relaxed); }
+
+#ifdef PMLAB_HAVE_LIBPMEMOBJ
+namespace {
+
+constexpr uintptr_t kLine = 64;
+constexpr size_t kMovntThreshold = 256;  // libpmem's default PMEM_MOVNT_THRESHOLD
+
+struct Real {
+  void (*flush)(const void*, size_t);
+  void (*drain)();
+  void (*persist)(const void*, size_t);
+  void* (*memcpy)(void*, const void*, size_t, unsigned);
+  void* (*memmove)(void*, const void*, size_t, unsigned);
+  void* (*memset)(void*, int, size_t, unsigned);
+};
+
+template <class F>
+F lookup(const char* name) {
+  void* f = dlvsym(RTLD_NEXT, name, "LIBPMEM_1.0");
+  if (f == nullptr) f = dlsym(RTLD_NEXT, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "pmlab: error: libpmem's %s not found behind pmlab's interposer\n", name);
+    std::abort();
+  }
+  return reinterpret_cast<F>(f);
+}
+
+const Real& real() {
+  static const Real r{lookup<decltype(Real::flush)>("pmem_flush"), lookup<decltype(Real::drain)>("pmem_drain"),
+                      lookup<decltype(Real::persist)>("pmem_persist"), lookup<decltype(Real::memcpy)>("pmem_memcpy"),
+                      lookup<decltype(Real::memmove)>("pmem_memmove"), lookup<decltype(Real::memset)>("pmem_memset")};
+  g_reached.store(true, std::memory_order_relaxed);
+  return r;
+}
+
+uint64_t lines_of(const void* addr, size_t len) noexcept {
+  if (len == 0) return 0;
+  const auto first = reinterpret_cast<uintptr_t>(addr) & ~(kLine - 1);
+  const auto end = reinterpret_cast<uintptr_t>(addr) + len;
+  return (end - first + kLine - 1) / kLine;
+}
+
+void count_flush(const void* addr, size_t len) noexcept {
+  const uint64_t lines = lines_of(addr, len);
+  persist::tls_counters.flushes += lines;
+  persist::tls_counters.flushed_bytes += lines * kLine;
+}
+
+// What libpmem does for pmem_memcpy & co. with `flags` (flush lines, or non-temporal stores, and a drain
+// unless NODRAIN), counted as issued: what this run switched off is not counted.
+void count_copy(void* dest, size_t len, unsigned flags, bool flush_on, bool fence_on) noexcept {
+  if (flags & PMEM_F_MEM_NOFLUSH) return;
+  if (flush_on) {
+    const bool nt = (flags & (PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_WC)) ||
+                    (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
+    if (nt)
+      persist::tls_counters.nt_bytes += len;
+    else
+      count_flush(dest, len);
+  }
+  if (fence_on && !(flags & PMEM_F_MEM_NODRAIN)) persist::tls_counters.fences += 1;
+}
+
+template <class RealCopy, class PlainCopy>
+void* copy(RealCopy real_copy, PlainCopy plain_copy, void* dest, size_t len, unsigned flags) {
+  const bool count = g_count.load(std::memory_order_relaxed);
+  const bool flush_on = !g_elide_flush.load(std::memory_order_relaxed);
+  const bool fence_on = !g_elide_fence.load(std::memory_order_relaxed);
+  if (count) count_copy(dest, len, flags, flush_on, fence_on);
+  if (flush_on) return real_copy(fence_on ? flags : flags | PMEM_F_MEM_NODRAIN);
+  plain_copy();
+  if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) __builtin_ia32_sfence();
+  return dest;
+}
+
+}  // namespace
+}  // namespace pmlab::ds::tx
+
+// The interposers: same signatures as <libpmem.h>.
+extern "C" {
+
+void pmem_flush(const void* addr, size_t len) {
+  using namespace pmlab::ds::tx;
+  const Real& r = real();
+  if (g_elide_flush.load(std::memory_order_relaxed)) return;
+  if (g_count.load(std::memory_order_relaxed)) count_flush(addr, len);
+  r.flush(addr, len);
+}
+
+void pmem_drain(void) {
+  using namespace pmlab::ds::tx;
+  const Real& r = real();
+  if (g_elide_fence.load(std::memory_order_relaxed)) return;
+  if (g_count.load(std::memory_order_relaxed)) pmlab::persist::tls_counters.fences += 1;
+  r.drain();
+}
+
+void pmem_persist(const void* addr, size_t len) {
+  pmem_flush(addr, len);
+  pmem_drain();
+}
+
+void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags) {
+  using namespace pmlab::ds::tx;
+  const Real& r = real();
+  return copy([&](unsigned f) { return r.memcpy(dest, src, len, f); }, [&] { std::memcpy(dest, src, len); }, dest,
+              len, flags);
+}
+
+void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
+  using namespace pmlab::ds::tx;
+  const Real& r = real();
+  return copy([&](unsigned f) { return r.memmove(dest, src, len, f); }, [&] { std::memmove(dest, src, len); }, dest,
+              len, flags);
+}
+
+void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
+  using namespace pmlab::ds::tx;
+  const Real& r = real();
+  return copy([&](unsigned f) { return r.memset(dest, c, len, f); }, [&] { std::memset(dest, c, len); }, dest,
+              len, flags);
+}
+
+}  // extern "C"
+#endif

@@ -1,0 +1,191 @@
+// The ds suite's derived rows (bench::SuiteSummary), computed from the measured runs of the same
+// invocation, so they are measured too:
+//   ds.target/structure:S/peer:P/workload:W   our persist-mode S against PMDK's P (the target: our
+//       B+-tree vs PMDK's btree and our hashtable vs PMDK's hashmap_tx, >= 1.5x on workload a), with both
+//       sides' flushes and fences per operation (why a target is missed);
+//   ds.overhead/structure:S/workload:W        seed 001's overheads as throughput ratios (medium cost
+//       dram / pmem-volatile, persistence overhead pmem-volatile / persist, transaction overhead persist /
+//       tx) and seed 004's decomposition in ns per operation: for each durable mode, the time a breakdown
+//       run saves by switching flushing, fencing or logging off. The parts are not additive in general (a
+//       fence waits for the flushes before it); `rest` is what no switch removes (stores, log bookkeeping,
+//       transaction begin/commit).
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pmlab/suites/ds/summary.hpp"
+
+namespace pmlab::suites::ds {
+namespace {
+
+using bench::Metric;
+using bench::MetricKind;
+using bench::RunRecord;
+using bench::RunStatus;
+
+std::string ptext(const RunRecord& r, const char* key) {
+  auto it = r.params.find(key);
+  if (it == r.params.end()) return {};
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::optional<double> value_of(const RunRecord* r, const char* metric) {
+  if (r == nullptr) return std::nullopt;
+  const Metric* m = r->find(metric);
+  if (m == nullptr || !std::isfinite(m->value)) return std::nullopt;
+  return m->value;
+}
+
+// (structure, mode, breakdown, workload) -> run, for one setting of the other parameters.
+using Key = std::tuple<std::string, std::string, std::string, std::string>;
+
+struct Group {
+  std::map<Key, const RunRecord*> runs;
+  const RunRecord* find(const std::string& s, const std::string& m, const std::string& w, const std::string& b = "none") const {
+    auto it = runs.find({s, m, b, w});
+    return it == runs.end() ? nullptr : it->second;
+  }
+};
+
+void put(RunRecord& row, const char* name, std::optional<double> v, const char* unit) {
+  if (v) row.set(Metric{name, *v, unit, MetricKind::measured, {}});
+}
+
+std::optional<double> ns_per_op(const RunRecord* r) {
+  auto t = value_of(r, "throughput");
+  if (!t || *t <= 0) return std::nullopt;
+  return 1e9 / *t;
+}
+
+std::optional<double> saved(const RunRecord* full, const RunRecord* without) {
+  auto a = ns_per_op(full), b = ns_per_op(without);
+  if (!a || !b) return std::nullopt;
+  return *a - *b;
+}
+
+std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b <= 0) return std::nullopt;
+  return *a / *b;
+}
+
+// A derived row's name: suite.case, then every parameter in order (as the runner composes run names).
+std::string compose_name(const RunRecord& row) {
+  std::string name = "ds." + row.case_name;
+  for (const auto& [k, v] : row.params.items()) name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return name;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
+  // Runs of one setting of the parameters the rows do not compare (threads, records, value, distribution).
+  std::map<std::string, Group> groups;
+  for (const RunRecord& r : runs) {
+    if (r.case_name != "ycsb" || r.status != RunStatus::ok) continue;
+    const std::string rest = ptext(r, "threads") + "|" + ptext(r, "records") + "|" + ptext(r, "value") + "|" +
+                             ptext(r, "distribution");
+    groups[rest].runs[{ptext(r, "structure"), ptext(r, "mode"), ptext(r, "breakdown").empty() ? "none" : ptext(r, "breakdown"),
+                       ptext(r, "workload")}] = &r;
+  }
+  std::vector<RunRecord> rows;
+  for (const auto& [rest, g] : groups) {
+    const RunRecord* any = g.runs.begin()->second;
+    auto base_params = [&](RunRecord& row) {
+      for (const char* k : {"threads", "records", "value", "distribution"})
+        if (auto it = any->params.find(k); it != any->params.end()) row.params[k] = *it;
+    };
+    std::map<std::string, bool> workloads;
+    for (const auto& [k, r] : g.runs) workloads[std::get<3>(k)] = true;
+
+    for (const auto& [w, _] : workloads) {
+      for (const auto& [ours, peer] : kTargetPairs) {
+        const RunRecord* a = g.find(ours, "persist", w);
+        const RunRecord* b = g.find(peer, "pmdk", w);
+        if (a == nullptr || b == nullptr) continue;
+        RunRecord row;
+        row.case_name = "target";
+        row.params["structure"] = ours;
+        row.params["peer"] = peer;
+        row.params["workload"] = w;
+        base_params(row);
+        row.name = compose_name(row);
+        const auto r = ratio(value_of(a, "throughput"), value_of(b, "throughput"));
+        put(row, "throughput", value_of(a, "throughput"), "ops/s");
+        put(row, "peer_throughput", value_of(b, "throughput"), "ops/s");
+        put(row, "ratio", r, "ratio");
+        row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});
+        if (r) row.set(Metric{"target_met", *r >= kTargetRatio ? 1.0 : 0.0, "bool", MetricKind::measured, {}});
+        for (const char* m : {"flushes_per_op", "fences_per_op", "nt_bytes_per_op", "latency_p50", "latency_p99"}) {
+          put(row, m, value_of(a, m), a->find(m) ? a->find(m)->unit.c_str() : "");
+          put(row, ("peer_" + std::string(m)).c_str(), value_of(b, m), b->find(m) ? b->find(m)->unit.c_str() : "");
+        }
+        if (r) {
+          std::string why = "ours " + fixed(*r, 3) + "x the peer (target " + fixed(kTargetRatio, 1) + "x); per op: ours " +
+                            fixed(value_of(a, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
+                            fixed(value_of(a, "fences_per_op").value_or(NAN), 2) + " fences; " + peer + " " +
+                            fixed(value_of(b, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
+                            fixed(value_of(b, "fences_per_op").value_or(NAN), 2) + " fences (PMDK's counted at libpmem's entry points)";
+          row.notes.emplace_back("verdict", *r >= kTargetRatio ? "met" : "missed");
+          row.notes.emplace_back("reasoning", why);
+        }
+        rows.push_back(std::move(row));
+      }
+
+      std::map<std::string, bool> structures;
+      for (const auto& [k, r] : g.runs)
+        if (std::get<3>(k) == w) structures[std::get<0>(k)] = true;
+      for (const auto& [s, __] : structures) {
+        RunRecord row;
+        row.case_name = "overhead";
+        row.params["structure"] = s;
+        row.params["workload"] = w;
+        base_params(row);
+        row.name = compose_name(row);
+        const RunRecord* dram = g.find(s, "dram", w);
+        const RunRecord* vol = g.find(s, "pmem-volatile", w);
+        const RunRecord* per = g.find(s, "persist", w);
+        const RunRecord* tx = g.find(s, "tx", w);
+        const RunRecord* pmdk = g.find(s, "pmdk", w);
+        put(row, "ns_dram", ns_per_op(dram), "ns");
+        put(row, "ns_pmem_volatile", ns_per_op(vol), "ns");
+        put(row, "ns_persist", ns_per_op(per), "ns");
+        put(row, "ns_tx", ns_per_op(tx), "ns");
+        put(row, "ns_pmdk", ns_per_op(pmdk), "ns");
+        put(row, "medium_cost", ratio(value_of(dram, "throughput"), value_of(vol, "throughput")), "ratio");
+        put(row, "persistence_overhead", ratio(value_of(vol, "throughput"), value_of(per, "throughput")), "ratio");
+        put(row, "transaction_overhead", ratio(value_of(per, "throughput"), value_of(tx, "throughput")), "ratio");
+        for (const auto& [mode, run] : {std::pair{std::string("persist"), per}, {std::string("tx"), tx}, {std::string("pmdk"), pmdk}}) {
+          if (run == nullptr) continue;
+          const auto flush = saved(run, g.find(s, mode, w, "no-flush"));
+          const auto fence = saved(run, g.find(s, mode, w, "no-fence"));
+          const auto log = saved(run, g.find(s, mode, w, "no-log"));
+          put(row, (mode + "_flush_ns").c_str(), flush, "ns");
+          put(row, (mode + "_fence_ns").c_str(), fence, "ns");
+          put(row, (mode + "_log_ns").c_str(), log, "ns");
+          // What no switch removes, above the volatile run on the same medium.
+          if (auto total = ns_per_op(run); total && flush && fence) {
+            const double base = ns_per_op(vol).value_or(0.0);
+            put(row, (mode + "_rest_ns").c_str(), *total - base - *flush - *fence - log.value_or(0.0), "ns");
+          }
+        }
+        if (row.metrics.size() > 2) rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rows;
+}
+
+namespace {
+const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{"ds", summarize}};
+}  // namespace
+
+}  // namespace pmlab::suites::ds

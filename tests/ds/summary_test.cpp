@@ -1,0 +1,70 @@
+// The ds suite's derived rows from hand-built run records (inputs, not results): the target ratio against
+// PMDK's maps and the overhead decomposition, named like runs.
+#include <gtest/gtest.h>
+
+#include "pmlab/suites/ds/summary.hpp"
+
+namespace pmlab::suites::ds {
+namespace {
+
+using bench::Metric;
+using bench::MetricKind;
+using bench::RunRecord;
+
+RunRecord ycsb(const std::string& structure, const std::string& mode, const std::string& breakdown, double throughput,
+               double fences = 0) {
+  RunRecord r;
+  r.suite = "ds";
+  r.case_name = "ycsb";
+  r.params["structure"] = structure;
+  r.params["mode"] = mode;
+  r.params["breakdown"] = breakdown;
+  r.params["workload"] = "a";
+  r.params["records"] = 1000;
+  r.params["value"] = 128;
+  r.params["threads"] = 1;
+  r.params["distribution"] = "default";
+  r.set(Metric{"throughput", throughput, "ops/s", MetricKind::measured, {}});
+  r.set(Metric{"fences_per_op", fences, "count", MetricKind::measured, {}});
+  r.set(Metric{"flushes_per_op", 2 * fences, "count", MetricKind::measured, {}});
+  return r;
+}
+
+const RunRecord* row_named(const std::vector<RunRecord>& rows, const std::string& prefix) {
+  for (const RunRecord& r : rows)
+    if (r.name.rfind(prefix, 0) == 0) return &r;
+  return nullptr;
+}
+
+TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
+  std::vector<RunRecord> runs{ycsb("bptree", "pmem-volatile", "none", 2e6),
+                              ycsb("bptree", "persist", "none", 1e6, 1),
+                              ycsb("bptree", "tx", "none", 5e5, 3),
+                              ycsb("bptree", "tx", "no-flush", 1e6, 3),
+                              ycsb("pmdk-btree", "pmdk", "none", 8e5, 3),
+                              ycsb("hashtable", "persist", "none", 1e6, 1),
+                              ycsb("pmdk-hashmap-tx", "pmdk", "none", 5e5, 3)};
+  runs.back().status = bench::RunStatus::error;  // a failed peer run gives no ratio
+  const auto rows = summarize(runs, nlohmann::ordered_json::object());
+
+  const RunRecord* bt = row_named(rows, "ds.target/structure:bptree/peer:pmdk-btree/workload:a/");
+  ASSERT_NE(bt, nullptr);
+  EXPECT_DOUBLE_EQ(bt->find("ratio")->value, 1.25);
+  EXPECT_DOUBLE_EQ(bt->find("target_met")->value, 0.0);  // 1.25 < 1.5
+  EXPECT_DOUBLE_EQ(bt->find("peer_fences_per_op")->value, 3.0);
+  EXPECT_EQ(bt->find("ratio")->kind, MetricKind::measured);
+  EXPECT_EQ(row_named(rows, "ds.target/structure:hashtable"), nullptr);
+
+  const RunRecord* ov = row_named(rows, "ds.overhead/structure:bptree/workload:a/");
+  ASSERT_NE(ov, nullptr);
+  EXPECT_DOUBLE_EQ(ov->find("persistence_overhead")->value, 2.0);
+  EXPECT_DOUBLE_EQ(ov->find("transaction_overhead")->value, 2.0);
+  EXPECT_DOUBLE_EQ(ov->find("ns_tx")->value, 2000.0);
+  EXPECT_DOUBLE_EQ(ov->find("tx_flush_ns")->value, 1000.0);  // 2000 ns with flushes, 1000 without
+  EXPECT_EQ(ov->find("tx_fence_ns"), nullptr);                // no no-fence run: no number
+  // Named like runs: every parameter in order.
+  EXPECT_EQ(ov->name, "ds.overhead/structure:bptree/workload:a/threads:1/records:1000/value:128/distribution:default");
+}
+
+}  // namespace
+}  // namespace pmlab::suites::ds
