@@ -4,7 +4,7 @@
 //                   likwid-bench's load_* / store_mem_* kernels: ours / likwid >= 0.9.
 //   idio.vs_fio     256 B p-stores against fio's libpmem engine on a file beside the pool: ours / fio >= 2
 //                   (fio's per-I/O overhead dominates there).
-// Against likwid, each side runs three times, alternating, and its best round counts (other load on the machine
+// Against likwid, each side runs five times, alternating, and its best round counts (other load on the machine
 // only ever lowers a bandwidth). Against fio, ours is measured before and after fio and averaged, which
 // can only understate ours. A peer that is missing or fails makes the run skipped, with its reason.
 #include <algorithm>
@@ -25,7 +25,7 @@ using namespace bench;
 constexpr double kLikwidTarget = 0.9;
 constexpr double kFioTarget = 2.0;
 constexpr uint64_t kLargeAccess = 64 << 10;
-constexpr int kLikwidRounds = 3;
+constexpr int kLikwidRounds = 5;
 
 // Long enough that a moment of other load on the machine does not decide the ratio.
 double peer_seconds(const RunContext& ctx) { return ctx.quick() ? 0.3 : 1.0; }
@@ -47,7 +47,7 @@ void vs_likwid(RunContext& ctx) {
   job.span = stream_span();
   job.persister = &*nt;
   ctx.control().duration_s = peer_seconds(ctx);
-  // Three rounds each, alternating, best of each side: other load on the machine can only lower a
+  // Five rounds each, alternating, best of each side: other load on the machine can only lower a
   // bandwidth, so the best round is each side's capability, and alternation spreads drift over both.
   std::vector<double> ours, theirs;
   const uint64_t bytes = job.span * static_cast<uint64_t>(ctx.threads());
