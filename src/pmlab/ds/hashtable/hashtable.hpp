@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "pmlab/ds/common/arena.hpp"
+#include "pmlab/ds/common/chain.hpp"
 #include "pmlab/ds/common/locks.hpp"
 #include "pmlab/ds/common/options.hpp"
 #include "pmlab/ds/common/value_cell.hpp"
@@ -132,13 +133,7 @@ class Hashtable {
   uint64_t bucket_of(uint64_t key) const noexcept {
     return mix_key(key) >> (64 - std::countr_zero(arena_.root(1)));
   }
-  std::byte* find(uint64_t b, uint64_t key) const noexcept {
-    for (uint64_t off = Arena<M>::load8(heads() + b); off != 0; off = *arena_.template at<uint64_t>(off)) {
-      std::byte* node = arena_.bytes(off);
-      if (reinterpret_cast<const uint64_t*>(node)[1] == key) return node;
-    }
-    return nullptr;
-  }
+  std::byte* find(uint64_t b, uint64_t key) const noexcept { return find_in_chain(arena_, heads() + b, key); }
 
   Arena<M>& arena_;
   ValueCell cell_;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "pmlab/ds/common/arena.hpp"
+#include "pmlab/ds/common/chain.hpp"
 #include "pmlab/ds/common/locks.hpp"
 #include "pmlab/ds/common/options.hpp"
 #include "pmlab/ds/common/value_cell.hpp"
@@ -101,13 +102,7 @@ class List {
   }
 
  private:
-  std::byte* find(uint64_t key) const noexcept {
-    for (uint64_t off = Arena<M>::load8(&arena_.root(0)); off != 0; off = *arena_.template at<uint64_t>(off)) {
-      std::byte* node = arena_.bytes(off);
-      if (reinterpret_cast<const uint64_t*>(node)[1] == key) return node;
-    }
-    return nullptr;
-  }
+  std::byte* find(uint64_t key) const noexcept { return find_in_chain(arena_, &arena_.root(0), key); }
 
   Arena<M>& arena_;
   ValueCell cell_;
