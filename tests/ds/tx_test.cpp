@@ -21,6 +21,7 @@
 #include <vector>
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
+#include <libpmem.h>
 #include <libpmemobj.h>
 #endif
 
@@ -353,6 +354,50 @@ TEST(PmdkPersistence, CountsAndElidesPmdkFlushesAndFences) {
   EXPECT_GE(d.fences, 2u);
   EXPECT_GE(d.flushes + d.nt_bytes / 64, 2u);
   EXPECT_EQ(tx::aborts(), 0u);
+}
+
+// What the device model (or any observer) is told of libpmem's work, through the entry points libpmemobj,
+// libpmemlog and libpmemblk call.
+TEST(PmdkPersistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
+  struct Recorder final : persist::Observer {
+    struct Event {
+      uintptr_t addr;
+      size_t len;
+      persist::Writeback kind;
+    };
+    std::vector<Event> writebacks;
+    int fences = 0;
+    void on_writeback(const void* addr, size_t len, persist::Writeback kind) noexcept override {
+      writebacks.push_back({reinterpret_cast<uintptr_t>(addr), len, kind});
+    }
+    void on_fence() noexcept override { ++fences; }
+  };
+  alignas(64) static unsigned char buf[1024];
+  static const unsigned char src[300] = {1, 2, 3};
+  const auto at = [](size_t off) { return reinterpret_cast<uintptr_t>(buf) + off; };
+  Recorder r;
+  {
+    tx::PmdkPersistence seen;
+    seen.observer = &r;
+    tx::ScopedPmdkPersistence scope(seen);
+    pmem_persist(buf + 10, 100);               // bytes 10..110: lines 0 and 1, then a drain
+    pmem_memcpy_nodrain(buf + 256, src, 64);   // below libpmem's non-temporal threshold: a flushed line
+    pmem_memset_persist(buf + 512, 0, 300);    // at or above it: non-temporal stores, then a drain
+  }
+  pmem_persist(buf, 64);  // the scope ended: no observer any more
+  ASSERT_EQ(r.writebacks.size(), 3u);
+  EXPECT_EQ(r.writebacks[0].addr, at(0));
+  EXPECT_EQ(r.writebacks[0].len, 128u);
+  EXPECT_EQ(r.writebacks[0].kind, persist::Writeback::flush);
+  EXPECT_EQ(r.writebacks[1].addr, at(256));
+  EXPECT_EQ(r.writebacks[1].len, 64u);
+  EXPECT_EQ(r.writebacks[1].kind, persist::Writeback::flush);
+  EXPECT_EQ(r.writebacks[2].addr, at(512));
+  EXPECT_EQ(r.writebacks[2].len, 300u);
+  EXPECT_EQ(r.writebacks[2].kind, persist::Writeback::nt_store);
+  EXPECT_EQ(r.fences, 2);
+  EXPECT_EQ(tx::pmdk_persistence().observer, nullptr);
+  EXPECT_EQ(buf[256], 1);
 }
 #endif
 

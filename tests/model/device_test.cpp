@@ -217,6 +217,29 @@ TEST(DeviceTiming, AWriteMissWaitsForItsReadModifyWriteReadAndAHitOnlyForTheWrit
   EXPECT_DOUBLE_EQ(d.write(4096 + 64, 64, 9010.0).accepted_ns, 9000.0 + p.media_read_ns + p.write_ns);
 }
 
+TEST(DeviceTiming, ALineWrittenAgainSoonWaitsForItsEarlierWrite) {
+  const DeviceParams p = one_dimm(dcpmm());
+  Device d(p);
+  const double first = d.write(0, 64, 1000.0).accepted_ns;
+  // The same line 10 ns later: accepted a rewrite interval after the first, not a write latency after t.
+  EXPECT_DOUBLE_EQ(d.write(0, 64, 1010.0).accepted_ns, first + p.line_rewrite_ns);
+  // Its neighbour in the same media line is another 64 B line: it waits only for the media line's
+  // read-modify-write read, as before.
+  EXPECT_DOUBLE_EQ(d.write(64, 64, 1010.0).accepted_ns, 1000.0 + p.media_read_ns + p.write_ns);
+  // Long after, the line is free again.
+  EXPECT_DOUBLE_EQ(d.write(0, 64, 50000.0).accepted_ns, 50000.0 + p.write_ns);
+  EXPECT_EQ(d.counters().rewrite_waits, 1u);
+}
+
+TEST(DeviceTiming, WithoutARewriteIntervalALineIsRewrittenAtWriteLatency) {
+  DeviceParams p = one_dimm(dcpmm());
+  p.line_rewrite_ns = 0;
+  Device d(p);
+  d.write(0, 64, 1000.0);
+  EXPECT_DOUBLE_EQ(d.write(0, 64, 2000.0).accepted_ns, 2000.0 + p.write_ns);
+  EXPECT_EQ(d.counters().rewrite_waits, 0u);
+}
+
 TEST(DeviceTiming, APrefetchedLineNeedsNoReadOfItsOwn) {
   const DeviceParams p = one_dimm(dcpmm());
   Device d(p);

@@ -117,6 +117,22 @@ TEST(Validation, InterleavedReadersDefeatTheDimmPrefetcher) {
   EXPECT_NEAR(many.metrics.read_hit_ratio, 0.75, 0.05);
 }
 
+// line_rewrite_ns is fitted to this very point, so the test checks the replay and the fit agree (and that
+// the DRAM class is fitted the same way); the evidence that the rule is real is seed 002 §2.3.
+TEST(Validation, OneLinePstoresFrom8ThreadsMatchPmidiobenchI1) {
+  if (!have_reference()) GTEST_SKIP() << "no ../shared/reference beside the source tree";
+  for (const auto& [medium, device] : {std::pair{"PMEM", "dcpmm"}, std::pair{"DRAM", "c1"}}) {
+    auto published = published_i1_pstore_ns(medium);
+    ASSERT_TRUE(published.ok()) << published.status().message();
+    const double modelled = one_line_pstore_ns(*preset(device), 8, 2000);
+    EXPECT_NEAR(modelled / published->value, 1.0, 0.10) << medium << ": " << modelled << " ns vs " << published->value;
+  }
+  // The ratio the emulation target is about (published 3.4).
+  EXPECT_GE(one_line_pstore_ns(dcpmm(), 8, 2000) / one_line_pstore_ns(*preset("c1"), 8, 2000), 3.0);
+  // One writer alone never waits for itself longer than the rewrite interval.
+  EXPECT_NEAR(one_line_pstore_ns(dcpmm(), 1, 2000), dcpmm().line_rewrite_ns, 1.0);
+}
+
 TEST(Published, SheetsParseAndBadLinesAreNamed) {
   auto book = SheetBook::parse("######## sheet 0 I9\nA1=title\nA2=x | B2=1.5\n", "t.txt");
   ASSERT_TRUE(book.ok());

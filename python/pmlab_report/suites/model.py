@@ -6,7 +6,8 @@ with their source; the figures draw the two differently so they are never confus
   model.small_writes  params device, pattern, size; metrics ewr, ewr_published
   model.rmw           params device; metrics ewr, rwr, write_hit_ratio (+ _published)
   model.reads         params device, pattern, size, streams; metrics read_hit_ratio (+ _published)
-  model.emulation     params device; metrics pstore_{seq,rand}_{dram,emulated}_ns, pstore_*_ratio,
+  model.emulation     params device; metrics pstore_{one_line,seq,rand}_{dram,emulated}_ns, pstore_*_ratio,
+                      pstore_one_line_ratio_published,
                       bandwidth_{seq,rand}_{dram,emulated}, seq_rand_ratio_{dram,emulated}
   model.cost          params device, stream; metrics trace_ns_per_request, live_ns_per_request
 Every figure tolerates missing combinations and runs that are not ok, and returns None without data.
@@ -224,13 +225,16 @@ def xpbuffer_counters(runs: Sequence[Run]) -> Figure | None:
 @figure(
     "model",
     title="model.emulation — DRAM versus the emulated device, same run",
-    caption=("Left: median p-store latency (store + write-back + fence of a cached 64 B line, LLC hit ratio "
-             "1) on plain DRAM (green) and on DRAM emulating the device (red), lines visited in address "
-             "order or at random; the label is emulated / DRAM, the issue's target is at least 2.5 (seed 000 "
-             "measured 3.4 on Optane). Right: 64 B persist bandwidth, sequential and random, over a region "
-             "larger than the LLC; the label is sequential / random, target at least 1.5 emulated."),
+    caption=("Left: p-store latency at LLC hit ratio 1 on plain DRAM (green) and on DRAM emulating the "
+             "device (red). 'one line' is PMIdioBench's own method (test_i1.c: every core stores to its "
+             "lines and persists the region's first line; pass time / stores per thread), on which the "
+             "published Optane/DRAM ratio (grey label) was measured with 8 threads; the issue's target "
+             "(at least 2.5) is on it. 'seq' and 'rand': one thread persists each line it stores, in "
+             "address or random order (medians). Labels are emulated / DRAM. Right: 64 B persist bandwidth, "
+             "sequential and random, over a region larger than the LLC; the label is sequential / random, "
+             "target at least 1.5 emulated."),
     case="emulation",
-    metrics=("pstore_rand_ratio", "seq_rand_ratio_emulated"),
+    metrics=("pstore_one_line_ratio", "pstore_rand_ratio", "seq_rand_ratio_emulated"),
 )
 def emulation(runs: Sequence[Run]) -> Figure | None:
     rows = [r for r in _ok(runs, "emulation") if _number(r.value("pstore_rand_emulated_ns"))]
@@ -240,7 +244,7 @@ def emulation(runs: Sequence[Run]) -> Figure | None:
     fig = Figure(figsize=(9.0, 3.7), layout="constrained")
     left, right = fig.subplots(1, 2)
     width = 0.38
-    for i, pattern in enumerate(("seq", "rand")):
+    for i, pattern in enumerate(("one_line", "seq", "rand")):
         dram = run.value(f"pstore_{pattern}_dram_ns")
         emul = run.value(f"pstore_{pattern}_emulated_ns")
         if _number(dram):
@@ -249,17 +253,25 @@ def emulation(runs: Sequence[Run]) -> Figure | None:
             left.bar(i + width / 2, emul, width, color=EMULATED_COLOR)
         ratio = run.value(f"pstore_{pattern}_ratio")
         if _number(ratio) and _number(emul):
-            met = ratio >= PSTORE_TARGET
+            met = ratio >= PSTORE_TARGET or pattern != "one_line"  # the target is on the published method
             left.text(i + width / 2, emul, f"{ratio:.1f}\u00d7", ha="center", va="bottom", fontsize=8,
                       fontweight="bold", color="black" if met else EMULATED_COLOR)
+        published = run.value(f"pstore_{pattern}_ratio_published")
+        if _number(published) and _number(dram):
+            left.text(i - width / 2, dram, f"pub. {published:.1f}\u00d7", ha="center", va="bottom", fontsize=7,
+                      color="grey")
+        if pattern == "one_line":
+            continue
+        i -= 1
         bw_dram = run.value(f"bandwidth_{pattern}_dram")
         bw_emul = run.value(f"bandwidth_{pattern}_emulated")
         if _number(bw_dram):
             right.bar(i - width / 2, bw_dram, width, color=DRAM_COLOR)
         if _number(bw_emul):
             right.bar(i + width / 2, bw_emul, width, color=EMULATED_COLOR)
-    for ax, unit in ((left, "median p-store latency (ns)"), (right, "64 B persist bandwidth (MiB/s)")):
-        ax.set_xticks([0, 1], ["seq", "rand"], fontsize=9)
+    left.set_xticks([0, 1, 2], ["one line", "seq", "rand"], fontsize=9)
+    right.set_xticks([0, 1], ["seq", "rand"], fontsize=9)
+    for ax, unit in ((left, "p-store latency (ns)"), (right, "64 B persist bandwidth (MiB/s)")):
         ax.set_ylabel(unit, fontsize=9)
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
         ax.tick_params(axis="y", labelsize=8)

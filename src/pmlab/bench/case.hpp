@@ -182,6 +182,8 @@ class RunContext {
   const media::Region& region() const noexcept { return region_; }
   const persist::Persister& persister() const noexcept { return persister_; }
   int threads() const noexcept { return threads_; }
+  // The CPUs this run's threads are pinned to, in order (a case that starts threads of its own uses them).
+  const std::vector<int>& cpus() const noexcept { return cpus_; }
   bool quick() const noexcept { return quick_; }
   RunControl& control() noexcept { return control_; }
   // The device model attached to this run (`--model` / `--emulate`), or null.

@@ -15,6 +15,7 @@ struct DeviceCounters {
   uint64_t media_writes = 0;    // media lines written
   uint64_t rmw_reads = 0;       // media reads a partial write caused
   uint64_t prefetch_reads = 0;  // media reads the prefetcher issued
+  uint64_t rewrite_waits = 0;   // writes that waited for an earlier write of the same 64 B line
   uint64_t fences = 0;          // fences seen (through the persistence layer)
   // Not a count of events but the state at the end: lines still in a write buffer, each owing one media
   // write when it leaves. The metrics count them as written, so a short run does not overstate EWR by
@@ -32,6 +33,7 @@ struct DeviceCounters {
     media_writes += o.media_writes;
     rmw_reads += o.rmw_reads;
     prefetch_reads += o.prefetch_reads;
+    rewrite_waits += o.rewrite_waits;
     fences += o.fences;
     buffered_lines += o.buffered_lines;
     return *this;

@@ -51,6 +51,7 @@ std::vector<bench::Metric> device_metrics(const DeviceParams& p, const DeviceCou
   add("media_write_bytes", static_cast<double>(c.media_writes_owed()) * p.media_line_bytes, "B");
   add("media_rmw_reads", static_cast<double>(c.rmw_reads), "count");
   add("media_prefetch_reads", static_cast<double>(c.prefetch_reads), "count");
+  add("line_rewrite_waits", static_cast<double>(c.rewrite_waits), "count");
   add("ipmctl_media_reads", static_cast<double>(c.media_reads) * per_line, "count");
   add("ipmctl_media_writes", static_cast<double>(c.media_writes_owed()) * per_line, "count");
   add("ipmctl_read_requests", static_cast<double>(c.imc_reads), "count");

@@ -78,6 +78,7 @@ const std::vector<std::pair<std::string, Field>>& fields() {
       {"buffer_read_ns", real_field("buffer_read_ns", &DeviceParams::buffer_read_ns)},
       {"write_ns", real_field("write_ns", &DeviceParams::write_ns)},
       {"host_read_ns", real_field("host_read_ns", &DeviceParams::host_read_ns)},
+      {"line_rewrite_ns", real_field("line_rewrite_ns", &DeviceParams::line_rewrite_ns)},
       {"media_read_gbps", real_field("media_read_gbps", &DeviceParams::media_read_gbps)},
       {"media_write_gbps", real_field("media_write_gbps", &DeviceParams::media_write_gbps)},
       {"write_queue_bytes", unsigned_field("write_queue_bytes", &DeviceParams::write_queue_bytes)},
@@ -118,6 +119,7 @@ Status validate(const DeviceParams& p) {
   PMLAB_TRY(check_latency("buffer_read_ns", p.buffer_read_ns));
   PMLAB_TRY(check_latency("write_ns", p.write_ns));
   PMLAB_TRY(check_latency("host_read_ns", p.host_read_ns));
+  PMLAB_TRY(check_latency("line_rewrite_ns", p.line_rewrite_ns));
   PMLAB_TRY(check_bandwidth("media_read_gbps", p.media_read_gbps));
   PMLAB_TRY(check_bandwidth("media_write_gbps", p.media_write_gbps));
   return Status::success();

@@ -40,6 +40,12 @@ struct DeviceParams {
   double buffer_read_ns = 169.4;  // a load served by an on-DIMM buffer
   double write_ns = 62.3;         // a persist (write + fence) accepted by the device
   double host_read_ns = 101.5;    // what the host's DRAM already charges a load (emulation adds the rest)
+  // The least time between two writes of one 64 B line accepted by the device: a write to a line written
+  // less than this ago waits for the earlier one (0: no such wait). Seed 002 §2.3 finds a line persisted
+  // twice in a row pays a large penalty on Optane (padding log entries to lines: ~8x throughput); the
+  // value is fitted to PMIdioBench I1, whose store test persists one line from 8 threads: 2493 ns per
+  // operation on Optane = 8 serialized writes of 311.6 ns (711.1 ns on DRAM: 88.9 ns each).
+  double line_rewrite_ns = 311.6;
   // Per-DIMM media bandwidth in GB/s (= bytes per ns): media reads and writes proceed in parallel.
   double media_read_gbps = 6.5;
   double media_write_gbps = 2.2;

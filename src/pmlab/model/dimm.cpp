@@ -13,15 +13,18 @@ Dimm::Dimm(const DeviceParams& p)
       read_service_ns_(p.media_read_service_ns()),
       write_service_ns_(p.media_write_service_ns()),
       queue_ns_(static_cast<double>(p.write_queue_bytes) / p.media_line_bytes * p.media_write_service_ns()),
+      rewrite_ns_(p.line_rewrite_ns),
       write_buffer_(p.write_buffer_lines),
       read_buffer_(p.read_buffer_lines),
-      prefetcher_(p.prefetch_lines) {}
+      prefetcher_(p.prefetch_lines),
+      recent_writes_(p.line_rewrite_ns > 0 ? kRecentWrites : 0) {}
 
 void Dimm::reset() {
   write_buffer_.clear();
   read_buffer_.clear();
   prefetcher_.reset();
   media_ = MediaServers{};
+  std::fill(recent_writes_.begin(), recent_writes_.end(), RecentWrite{});
   counters_ = DeviceCounters{};
 }
 
@@ -36,6 +39,18 @@ void Dimm::media_write(double t) {
 }
 
 double Dimm::admission(double t) const noexcept { return std::max(t, media_.write_free() - queue_ns_); }
+
+double Dimm::order_after_previous_write(uint64_t line, uint32_t sector, double accepted) {
+  if (recent_writes_.empty()) return accepted;
+  const uint64_t key = line * sectors_ + sector;
+  RecentWrite& slot = recent_writes_[(key ^ (key >> 10)) % kRecentWrites];
+  if (slot.key == key && slot.accepted_ns + rewrite_ns_ > accepted) {
+    ++counters_.rewrite_waits;
+    accepted = slot.accepted_ns + rewrite_ns_;
+  }
+  slot = {key, accepted};
+  return accepted;
+}
 
 void Dimm::prefetch_around(uint64_t line, double t) {
   const SequentialPrefetcher::Fetch f = prefetcher_.on_line(line);
@@ -61,7 +76,7 @@ WriteTiming Dimm::write(uint64_t line, uint32_t sector, uint64_t mask, double t)
     read_buffer_.erase(line);  // a cached copy would be stale now
     media_write(ready);
     const double admitted = admission(t);
-    return {admitted, std::max(ready + write_ns_, admitted)};
+    return {admitted, order_after_previous_write(line, sector, std::max(ready + write_ns_, admitted))};
   }
 
   double ready = t;
@@ -95,7 +110,7 @@ WriteTiming Dimm::write(uint64_t line, uint32_t sector, uint64_t mask, double t)
     }
   }
   const double admitted = admission(t);
-  return {admitted, std::max(std::max(t, ready) + write_ns_, admitted)};
+  return {admitted, order_after_previous_write(line, sector, std::max(std::max(t, ready) + write_ns_, admitted))};
 }
 
 double Dimm::read(uint64_t line, double t) {

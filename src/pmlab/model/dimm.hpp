@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "pmlab/model/buffers.hpp"
 #include "pmlab/model/counters.hpp"
@@ -42,6 +43,17 @@ class Dimm {
   // The earliest a new write is accepted: while more media writes are queued than the DIMM can hold,
   // writers wait (the buffer, or the controller's write queue, is full).
   double admission(double t) const noexcept;
+  // Applies the same-line rule to a write of sector `sector` of `line` the device would accept at
+  // `accepted`: returns when it is accepted, and remembers it for the line's next write.
+  double order_after_previous_write(uint64_t line, uint32_t sector, double accepted);
+
+  // The last accepted write of recently written 64 B lines, direct-mapped: a slot another line takes
+  // only forgets a constraint, and the constraint only matters for a few hundred ns anyway.
+  struct RecentWrite {
+    uint64_t key = ~uint64_t{0};
+    double accepted_ns = 0;
+  };
+  static constexpr size_t kRecentWrites = 1024;
 
   uint32_t sectors_;
   bool write_out_full_;
@@ -51,11 +63,13 @@ class Dimm {
   double read_service_ns_;
   double write_service_ns_;
   double queue_ns_;
+  double rewrite_ns_;
 
   WriteBuffer write_buffer_;
   ReadBuffer read_buffer_;
   SequentialPrefetcher prefetcher_;
   MediaServers media_;
+  std::vector<RecentWrite> recent_writes_;
   DeviceCounters counters_;
 };
 

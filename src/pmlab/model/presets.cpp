@@ -10,6 +10,9 @@ namespace {
 //     05-bandwidth_accesssize_optane_ni.csv  one DIMM, >= 256 B: read ~6.5 GB/s, ntstore ~2.2 GB/s
 //     04-bandwidth_thcount_dram.csv  six DRAM channels: read ~105.6 GB/s, ntstore ~76.8 GB/s
 //     09-infer_xpbuffer.csv     write-combining knee at a 16-20 KB region: 64 XPLines of 256 B
+//   PMIdioBench I1 (pmidiobench/pmem-idiosyncrasies.txt) with its test_i1.c method (8 threads persist
+//                               one line): 2493 ns per p-store on Optane, 711.1 ns on DRAM; the least
+//                               interval between two writes of one line is that / 8 (line_rewrite_ns)
 //   seed 000 (PMIdioBench)      6 DIMMs per socket, 4 KB interleave; I7: full XPLines are written out
 //                               at once. The read buffer size and prefetch depth are not published:
 //                               64 lines and 4 lines ahead are this model's assumptions.
@@ -33,6 +36,7 @@ DeviceParams c1() {
   p.media_read_ns = 101.5;
   p.buffer_read_ns = 101.5;
   p.write_ns = 57.3;
+  p.line_rewrite_ns = 711.1 / 8;  // PMIdioBench I1's DRAM p-store, one line persisted by 8 threads
   p.media_read_gbps = 105.56 / 6;
   p.media_write_gbps = 76.81 / 6;
   p.write_queue_bytes = 4096;  // the memory controller's write pending queue, 64 entries (assumed)

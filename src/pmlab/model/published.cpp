@@ -181,6 +181,20 @@ Result<Published> published_i7(const std::string& counter) {
                     std::string("PMIdioBench I7, repeated 256 B nt-stores (") + kIdiosyncrasies + " sheet I7)");
 }
 
+Result<Published> published_i1_pstore_ns(const std::string& medium) {
+  auto book = idiosyncrasies();
+  if (!book) return book.status();
+  auto header = book->find_row("I1", "A", "cache hit ratio");
+  if (!header) return missing(*book, "sheet I1 header");
+  auto column = book->find_column("I1", *header, medium + "-Store");
+  if (!column) return missing(*book, "sheet I1 column " + medium + "-Store");
+  auto row = book->find_row("I1", "A", "1", *header + 1);
+  if (!row) return missing(*book, "sheet I1 hit ratio 1");
+  return cell_value(*book, "I1", *column, *row, "I1 " + medium + "-Store",
+                    std::string("PMIdioBench I1, 8 threads, hit ratio 1, test_i1.c's method (") + kIdiosyncrasies +
+                        " sheet I1)");
+}
+
 std::string xpbuffer_source() { return std::string("FAST'20 fig. 9 (") + kXpbuffer + ")"; }
 
 Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve() {

@@ -51,6 +51,10 @@ Result<Published> published_i6_read_hit_ratio(const std::string& pattern);
 // Sheet I7: a counter of repeated 256 B nt-stores to one XPLine ("EWR", "RWR", "write_hit_ratio", …).
 Result<Published> published_i7(const std::string& counter);
 
+// Sheet I1: p-store latency (ns) at LLC hit ratio 1, medium "PMEM" or "DRAM" (8 threads persisting the
+// region's first line, as test_i1.c does).
+Result<Published> published_i1_pstore_ns(const std::string& medium);
+
 // optane-study/09-infer_xpbuffer.csv: (region bytes, write amplification) in file order.
 Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve();
 std::string xpbuffer_source();

@@ -88,4 +88,12 @@ StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t t
   return finish(d, events);
 }
 
+double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer) {
+  Device d(p);
+  std::vector<double> ready(writers, 0.0);  // when each writer's fence returned
+  for (uint32_t op = 0; op < pstores_per_writer; ++op)
+    for (uint32_t w = 0; w < writers; ++w) ready[w] = d.write(0, 64, ready[w]).accepted_ns;
+  return *std::max_element(ready.begin(), ready.end()) / pstores_per_writer;
+}
+
 }  // namespace pmlab::model

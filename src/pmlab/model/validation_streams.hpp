@@ -31,6 +31,11 @@ StreamResult xpbuffer_probe(const DeviceParams& p, uint64_t region, uint64_t tot
 // Seed 000 I7: `repeats` full-line (256 B on DCPMM) non-temporal stores to one media line.
 StreamResult repeated_line(const DeviceParams& p, uint32_t repeats);
 
+// PMIdioBench I1's p-store test as test_i1.c runs it: `writers` threads (8 in the paper) each persist the
+// same 64 B line, each issuing its next write when its previous one was accepted (its fence returned).
+// Returns the mean ns per p-store of one writer, the published metric.
+double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer);
+
 // Seed 000 I6: `threads` readers of `size`-byte pieces, consecutive or random, interleaved.
 StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                    uint64_t seed = 1);

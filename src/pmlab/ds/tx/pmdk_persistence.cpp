@@ -19,16 +19,18 @@ std::atomic<bool> g_count{false};
 std::atomic<bool> g_elide_flush{false};
 std::atomic<bool> g_elide_fence{false};
 std::atomic<bool> g_reached{false};
+std::atomic<persist::Observer*> g_observer{nullptr};
 }  // namespace
 
 void set_pmdk_persistence(const PmdkPersistence& p) noexcept {
   g_count.store(p.count, std::memory_order_relaxed);
   g_elide_flush.store(p.elide_flush, std::memory_order_relaxed);
   g_elide_fence.store(p.elide_fence, std::memory_order_relaxed);
+  g_observer.store(p.observer, std::memory_order_release);
 }
 PmdkPersistence pmdk_persistence() noexcept {
   return {g_count.load(std::memory_order_relaxed), g_elide_flush.load(std::memory_order_relaxed),
-          g_elide_fence.load(std::memory_order_relaxed)};
+          g_elide_fence.load(std::memory_order_relaxed), g_observer.load(std::memory_order_acquire)};
 }
 bool pmdk_persistence_interposed() noexcept { return g_reached.load(std::memory_order_relaxed); }
 
@@ -73,6 +75,13 @@ uint64_t lines_of(const void* addr, size_t len) noexcept {
   return (end - first + kLine - 1) / kLine;
 }
 
+// The whole lines a flush of [addr, addr+len) writes back, as a Persister reports them.
+void observe_flush(persist::Observer* o, const void* addr, size_t len) noexcept {
+  if (o == nullptr || len == 0) return;
+  const auto first = reinterpret_cast<uintptr_t>(addr) & ~(kLine - 1);
+  o->on_writeback(reinterpret_cast<const void*>(first), lines_of(addr, len) * kLine, persist::Writeback::flush);
+}
+
 void count_flush(const void* addr, size_t len) noexcept {
   const uint64_t lines = lines_of(addr, len);
   persist::tls_counters.flushes += lines;
@@ -94,13 +103,35 @@ void count_copy(void* dest, size_t len, unsigned flags, bool flush_on, bool fenc
   if (fence_on && !(flags & PMEM_F_MEM_NODRAIN)) persist::tls_counters.fences += 1;
 }
 
+// What the copy wrote back and whether it drained, told to the observer (the device model) in the order
+// it happened: the write-backs, then the fence (before the real drain, so emulation's wait overlaps it).
+void observe_copy(persist::Observer* o, void* dest, size_t len, unsigned flags, bool fence_on) noexcept {
+  if (o == nullptr || (flags & PMEM_F_MEM_NOFLUSH)) return;
+  const bool nt = (flags & (PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_WC)) ||
+                  (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
+  if (nt)
+    o->on_writeback(dest, len, persist::Writeback::nt_store);
+  else
+    observe_flush(o, dest, len);
+  if (fence_on && !(flags & PMEM_F_MEM_NODRAIN)) o->on_fence();
+}
+
 template <class RealCopy, class PlainCopy>
 void* copy(RealCopy real_copy, PlainCopy plain_copy, void* dest, size_t len, unsigned flags) {
   const bool count = g_count.load(std::memory_order_relaxed);
   const bool flush_on = !g_elide_flush.load(std::memory_order_relaxed);
   const bool fence_on = !g_elide_fence.load(std::memory_order_relaxed);
   if (count) count_copy(dest, len, flags, flush_on, fence_on);
-  if (flush_on) return real_copy(fence_on ? flags : flags | PMEM_F_MEM_NODRAIN);
+  if (flush_on) {
+    persist::Observer* o = g_observer.load(std::memory_order_acquire);
+    if (o == nullptr) return real_copy(fence_on ? flags : flags | PMEM_F_MEM_NODRAIN);
+    // Copy and write back without the drain, tell the model, then drain: the model's fence wait comes
+    // before the real one, as a Persister's observer is called before its fence.
+    void* out = real_copy(flags | PMEM_F_MEM_NODRAIN);
+    observe_copy(o, dest, len, flags, fence_on);
+    if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) real().drain();
+    return out;
+  }
   plain_copy();
   if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) __builtin_ia32_sfence();
   return dest;
@@ -118,6 +149,7 @@ void pmem_flush(const void* addr, size_t len) {
   if (g_elide_flush.load(std::memory_order_relaxed)) return;
   if (g_count.load(std::memory_order_relaxed)) count_flush(addr, len);
   r.flush(addr, len);
+  observe_flush(g_observer.load(std::memory_order_acquire), addr, len);
 }
 
 void pmem_drain(void) {
@@ -125,6 +157,7 @@ void pmem_drain(void) {
   const Real& r = real();
   if (g_elide_fence.load(std::memory_order_relaxed)) return;
   if (g_count.load(std::memory_order_relaxed)) pmlab::persist::tls_counters.fences += 1;
+  if (pmlab::persist::Observer* o = g_observer.load(std::memory_order_acquire)) o->on_fence();
   r.drain();
 }
 
@@ -153,6 +186,18 @@ void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
   return copy([&](unsigned f) { return r.memset(dest, c, len, f); }, [&] { std::memset(dest, c, len); }, dest,
               len, flags);
 }
+
+// The fixed-flag forms libpmemlog and libpmemblk call (libpmem defines them the same way).
+void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len) {
+  return pmem_memcpy(dest, src, len, PMEM_F_MEM_NODRAIN);
+}
+void* pmem_memcpy_persist(void* dest, const void* src, size_t len) { return pmem_memcpy(dest, src, len, 0); }
+void* pmem_memmove_nodrain(void* dest, const void* src, size_t len) {
+  return pmem_memmove(dest, src, len, PMEM_F_MEM_NODRAIN);
+}
+void* pmem_memmove_persist(void* dest, const void* src, size_t len) { return pmem_memmove(dest, src, len, 0); }
+void* pmem_memset_nodrain(void* dest, int c, size_t len) { return pmem_memset(dest, c, len, PMEM_F_MEM_NODRAIN); }
+void* pmem_memset_persist(void* dest, int c, size_t len) { return pmem_memset(dest, c, len, 0); }
 
 }  // extern "C"
 #endif

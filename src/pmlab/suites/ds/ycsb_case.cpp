@@ -204,12 +204,14 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree) {
   if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
 }
 
-// What a breakdown run switches off, for the run's lifetime (restored however the run ends).
+// What a breakdown run switches off, for the run's lifetime (restored however the run ends); the run's
+// device model sees PMDK's write-backs and drains as it sees the persister's.
 class BreakdownScope {
  public:
-  BreakdownScope(const std::string& breakdown, bool pmdk_persistence) {
+  BreakdownScope(const std::string& breakdown, bool pmdk_persistence, persist::Observer* model) {
     pmlab::ds::tx::PmdkPersistence p;
     p.count = pmdk_persistence;
+    p.observer = model;
     p.elide_flush = breakdown == "no-flush";
     p.elide_fence = breakdown == "no-fence";
     pmlab::ds::tx::set_pmdk_persistence(p);
@@ -327,7 +329,7 @@ void body(RunContext& ctx) {
   if (ctx.quick() && ctx.control().ops == 0 && ctx.control().duration_s < kQuickSeconds)
     ctx.control().duration_s = kQuickSeconds;
   // PMDK's flushes and fences are counted into the per-operation counters in the tx and pmdk modes.
-  BreakdownScope scope(breakdown, *mode == Mode::tx);
+  BreakdownScope scope(breakdown, *mode == Mode::tx, ctx.model());
   if (*mode == Mode::tx && !pmlab::ds::tx::pmdk_persistence_interposed() && pmlab::ds::tx::available())
     ctx.note("pmdk_counters", "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
   if (pmdk) return run_pmdk(ctx, *setup, structure);

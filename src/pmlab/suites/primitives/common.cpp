@@ -102,4 +102,10 @@ std::optional<std::string> dirty_beyond_page(const bench::Params& p) {
   return std::nullopt;
 }
 
+ds::tx::ScopedPmdkPersistence peer_persistence_seen_by_model(bench::RunContext& ctx) {
+  ds::tx::PmdkPersistence p = ds::tx::pmdk_persistence();
+  p.observer = ctx.model();
+  return ds::tx::ScopedPmdkPersistence(p);
+}
+
 }  // namespace pmlab::suites::primitives

@@ -17,6 +17,7 @@ void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
   const std::string dir = peer_directory(ctx, "libpmemblk");
   auto peer = peer_or_skip(ctx, [&] { return PmemBlkPeer::create(dir, page_size, kStoreBytes); });
   peer->prefault();
+  const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
   ctx.run_threads([&](ThreadState& t) {
     const PageStreams streams(peer->blocks(), page_size, dirty, t.index(), t.count());
     ppage::DramPage frame(page_size);

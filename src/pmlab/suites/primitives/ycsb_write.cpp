@@ -91,6 +91,7 @@ void body(RunContext& ctx) {
     const std::string dir = peer_directory(ctx, "libpmemlog");
     auto peer = peer_or_skip(ctx, [&] { return PmemLogPeer::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
     peer->prefault();
+    const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
     Maintenance rewind(threads, [&] { peer->rewind(); });
     run(rewind, [&](int, const Update& u) { return peer->append(&u, sizeof u); });
     record_peer_counters(ctx, kPmemLogFencesPerAppend);
