@@ -10,7 +10,8 @@ derived rows, labelled with their source):
   idio.i6_read             params medium, pattern, size, threads;          metric bandwidth
   idio.i7_rewrite          params medium, flush, target;                   metric latency_p50
   idio.i8_dirty_load       params medium, domain;                          metric latency_p50
-  idio.vs_likwid / vs_fio  metrics ratio_vs_likwid / ratio_vs_fio, target_ratio
+  idio.vs_likwid / vs_fio  params (medium, pages, kernel | flush, size, threads); metrics ratio_vs_likwid /
+                           ratio_vs_fio, target_ratio
   idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, reasoning, …
   idio.recommendation      params rule; metrics impact_*; notes rule, impact_class, published_impact, …
 Every figure tolerates missing combinations and runs that are not ok; a figure whose data is absent
@@ -382,7 +383,7 @@ def peers(runs: Sequence[Run]) -> Figure | None:
         return None
     fig = Figure(figsize=(10, 3.8), layout="constrained")
     for ax, rows, metric, label_keys, title in (
-            (fig.add_subplot(1, 2, 1), likwid, "ratio_vs_likwid", ("medium", "kernel", "threads"), "vs likwid-bench"),
+            (fig.add_subplot(1, 2, 1), likwid, "ratio_vs_likwid", ("medium", "pages", "kernel", "threads"), "vs likwid-bench"),
             (fig.add_subplot(1, 2, 2), fio, "ratio_vs_fio", ("medium", "flush", "size", "threads"), "vs fio libpmem")):
         if not rows:
             ax.text(0.5, 0.5, "no peer runs (skipped?)", ha="center", va="center", transform=ax.transAxes,

@@ -21,6 +21,11 @@ struct Region {
   Kind kind = Kind::dram;
 };
 
+// The page size a DRAM buffer asks for. The run's DRAM medium uses base pages, as the pool does on tmpfs,
+// so DRAM-versus-pool comparisons see the same TLB; `huge` (2 MiB transparent huge pages, where the
+// kernel grants them) is for comparisons with a peer given huge pages too.
+enum class Pages : uint8_t { base, huge };
+
 // Anonymous memory, pre-faulted so no page fault lands in a timed region.
 class DramBuffer {
  public:
@@ -29,13 +34,20 @@ class DramBuffer {
   DramBuffer(const DramBuffer&) = delete;
   DramBuffer& operator=(const DramBuffer&) = delete;
 
-  // Grows to at least `bytes` (keeps the mapping when it is large enough).
-  Status reserve(size_t bytes);
+  // Grows to at least `bytes` (keeps the mapping when it is large enough and of the same page kind).
+  Status reserve(size_t bytes, Pages pages = Pages::base);
   Region region() const { return {base_, size_, Kind::dram}; }
 
  private:
+  void release() noexcept;
+
   std::byte* base_ = nullptr;
   size_t size_ = 0;
+  Pages pages_ = Pages::base;
 };
+
+// Bytes of the mapping that contains `addr` backed by huge pages (AnonHugePages, ShmemPmdMapped and
+// FilePmdMapped of /proc/self/smaps); 0 when none or unknown.
+uint64_t huge_mapped_bytes(const void* addr);
 
 }  // namespace pmlab::media

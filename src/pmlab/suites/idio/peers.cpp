@@ -152,12 +152,14 @@ Result<double> parse_likwid_bandwidth(const std::string& report) {
   return error(Errc::failed, "likwid-bench printed no 'MByte/s:' line");
 }
 
-Result<double> run_likwid(LikwidKind kind, int threads, uint64_t bytes, uint64_t iterations) {
+Result<double> run_likwid(LikwidKind kind, int threads, uint64_t bytes, uint64_t iterations, bool huge_pages) {
   const std::string kernel = likwid_kernel(kind);
   // N: the node-wide thread domain; the size is split among the threads. kB keeps it exact.
   const std::string workgroup = "N:" + std::to_string(bytes / 1000) + "kB:" + std::to_string(threads);
+  std::vector<std::string> env;
+  if (huge_pages) env.push_back("GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
   auto out = run_tool({"likwid-bench", "-t", kernel, "-w", workgroup, "-i", std::to_string(std::max<uint64_t>(iterations, 10))},
-                      {}, 120);
+                      env, 120);
   if (!out) return out.status();
   auto mib = parse_likwid_bandwidth(out->out);
   if (!mib) return error(Errc::failed, "likwid-bench " + kernel + ": " + mib.status().message());

@@ -56,8 +56,9 @@ struct AlignedFree {
 double run_stream(RunContext& ctx, const StreamJob& job) {
   const uint64_t size = job.size;
   if (size % 64 != 0) ctx.fail("access size must be a multiple of 64 bytes (whole cache lines)");
-  if (job.span < size || ctx.region().size < job.span * static_cast<uint64_t>(ctx.threads()))
+  if (job.span < size || (job.base == nullptr && ctx.region().size < job.span * static_cast<uint64_t>(ctx.threads())))
     ctx.fail("region too small for the access size and thread count");
+  std::byte* const memory = job.base != nullptr ? job.base : ctx.region().base;
   const persist::Persister& persister = job.persister != nullptr ? *job.persister : ctx.persister();
   const bool nt = persister.config().flush == persist::FlushInstruction::ntstore;
   const ReadFn read = read_kernel();
@@ -72,7 +73,7 @@ double run_stream(RunContext& ctx, const StreamJob& job) {
   std::vector<Span> spans(static_cast<size_t>(ctx.threads()));
   ctx.run_threads([&](ThreadState& t) {
     if (!job.cpus.empty()) platform::pin_current_thread(job.cpus[static_cast<size_t>(t.index()) % job.cpus.size()]);
-    std::byte* base = ctx.region().base + job.span * static_cast<uint64_t>(t.index());
+    std::byte* base = memory + job.span * static_cast<uint64_t>(t.index());
     const auto offsets = stream_offsets(job.pattern, job.span, size, 0x5eed + static_cast<uint64_t>(t.index()));
     const size_t mask = offsets.size() - 1;
     // Writes copy from a source small enough to stay in L1 (chunk by chunk for larger accesses): a 64 KiB

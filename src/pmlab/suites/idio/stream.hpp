@@ -29,6 +29,8 @@ struct StreamJob {
   std::vector<int> cpus;
   // The persistence vocabulary to use instead of the run's (a peer comparison that needs nt-stores).
   const persist::Persister* persister = nullptr;
+  // Memory to use instead of the run's region (threads × span bytes; a peer comparison's own pages).
+  std::byte* base = nullptr;
 };
 
 // The job of a case whose params hold "size" and, unless the case fixes it, "pattern" (sequential otherwise).
