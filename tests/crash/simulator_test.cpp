@@ -14,7 +14,8 @@ namespace {
 
 using persist::Domain;
 
-SimReport simulate_ok(const std::string& name, Domain domain, Granularity g, uint64_t budget = 400, uint64_t ops = 12) {
+SimReport simulate_ok(const std::string& name, Domain domain, Granularity g, uint64_t budget = 400, uint64_t ops = 12,
+                      uint64_t recovery_budget = 0, uint64_t recovery_every = 1) {
   const SubjectInfo* info = SubjectRegistry::instance().find(name);
   EXPECT_NE(info, nullptr) << name;
   if (info == nullptr) return {};
@@ -23,6 +24,8 @@ SimReport simulate_ok(const std::string& name, Domain domain, Granularity g, uin
   o.granularity = g;
   o.budget = budget;
   o.subject.ops = ops;
+  o.recovery_budget = recovery_budget;
+  o.recovery_every = recovery_every;
   auto r = simulate(*info, o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? *r : SimReport{};
@@ -173,6 +176,27 @@ TEST(Simulator, CatchesRecoveryThatTrustsAnUnvalidatedLength) {
 }
 TEST(Simulator, CatchesAnEadrDesignWithoutItsFence) { expect_caught("selftest.broken.eadr-no-fence", Domain::eadr, Granularity::line); }
 
+// A crash inside recovery: the unsafe twin runs the correct protocol, so only this check can see it.
+TEST(Simulator, CatchesARecoveryThatIsNotCrashSafe) {
+  for (Domain d : {Domain::adr, Domain::eadr}) {
+    EXPECT_EQ(simulate_ok("selftest.broken.unsafe-recovery", d, Granularity::line).failures, 0u)
+        << "with recovery not crash-tested, nothing else should notice";
+    const SimReport r = simulate_ok("selftest.broken.unsafe-recovery", d, Granularity::line, 400, 12, 4, 1);
+    EXPECT_GT(r.failures, 0u) << persist::to_string(d);
+    EXPECT_GT(r.recovery_states_checked, 0u);
+    ASSERT_FALSE(r.details.empty());
+    EXPECT_NE(r.details[0].property.find("crash inside recovery"), std::string::npos) << r.details[0].property;
+  }
+}
+
+TEST(Simulator, ARecoveryThatWritesSafelySurvivesItsOwnCrashes) {
+  for (Domain d : {Domain::adr, Domain::eadr}) {
+    const SimReport r = simulate_ok("selftest.commit-record-stamp", d, Granularity::line, 400, 12, 4, 1);
+    EXPECT_EQ(r.failures, 0u) << (r.details.empty() ? "" : r.details[0].property);
+    EXPECT_GT(r.recovery_states_checked, 20u);
+  }
+}
+
 TEST(Simulator, AFailureNamesItsCrashPointAndReplaysFromItsIndex) {
   const SubjectInfo* info = SubjectRegistry::instance().find("selftest.broken.missing-fence");
   ASSERT_NE(info, nullptr);
@@ -250,7 +274,8 @@ TEST(EveryDesign, SurvivesSimulatedPowerFailures) {
     ++designs;
     for (Domain d : info.domains)
       for (Granularity g : {Granularity::line, Granularity::word}) {
-        SimReport r = simulate_ok(info.name, d, g, 300, 16);
+        // Recovery crash-tested too, on every fourth state, two crash states per recovery fence.
+        SimReport r = simulate_ok(info.name, d, g, 300, 16, 2, 4);
         EXPECT_EQ(r.failures, 0u) << info.name << " " << persist::to_string(d) << "/" << to_string(g) << ": "
                                   << (r.details.empty() ? "" : r.details[0].property + " at " + r.details[0].site +
                                                                    " replay " + r.details[0].replay());

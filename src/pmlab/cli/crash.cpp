@@ -22,6 +22,8 @@ struct CrashArgs {
   uint64_t ops = 0;
   uint64_t seed = 1;
   double timeout = 5.0;
+  uint64_t recovery_budget = 4;
+  uint64_t recovery_every = 8;
   bool quick = false;
   bool include_broken = false;
   std::string out;
@@ -73,6 +75,8 @@ int run_crash(const CrashArgs& a) {
   base.subject.seed = a.seed;
   base.seed = a.seed;
   base.timeout_s = a.timeout;
+  base.recovery_budget = a.recovery_budget;
+  base.recovery_every = std::max<uint64_t>(1, a.recovery_every);
   if (!a.replay.empty()) {
     size_t colon = a.replay.find(':');
     auto p = parse_int(a.replay.substr(0, colon == std::string::npos ? 0 : colon));
@@ -120,6 +124,7 @@ int run_crash(const CrashArgs& a) {
                           {"states_enumerated", metric(static_cast<double>(r->states_enumerated), "count")},
                           {"states_explored", metric(static_cast<double>(r->states_checked), "count")},
                           {"duplicate_states", metric(static_cast<double>(r->duplicate_states), "count")},
+                          {"recovery_states_explored", metric(static_cast<double>(r->recovery_states_checked), "count")},
                           {"failures", metric(static_cast<double>(r->failures), "count")},
                           {"seconds", metric(r->seconds, "s")},
                           {"states_per_second", metric(r->seconds > 0 ? static_cast<double>(r->states_checked) / r->seconds : 0.0, "states/s")}};
@@ -160,6 +165,7 @@ int run_crash(const CrashArgs& a) {
   ctx["durability_domain"] = forced_domains ? persist::to_string(forced_domains->front()) : "adr";
   ctx["flush_instruction"] = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
   ctx["crash"] = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
+                  {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. "
                             "Lines written since are each durable or not (any subset; torn mode splits lines into 8-byte words)."}};
   const std::string shaping = ctx["crash"].dump() + ctx["cpu"]["model"].get<std::string>();
@@ -205,6 +211,10 @@ void add_crash(CLI::App& app, int& exit_code) {
   cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)");
   cmd->add_option("--seed", a->seed, "seed of the operation stream and of random crash states");
   cmd->add_option("--timeout", a->timeout, "seconds a recovery may take before it counts as hung (default 5)");
+  cmd->add_option("--recovery-budget", a->recovery_budget,
+                  "crash states taken at each fence of a recovery and recovered again (default 4; 0: recovery is not crash-tested)");
+  cmd->add_option("--recovery-every", a->recovery_every,
+                  "crash-test the recovery of every Nth state checked (default 8)");
   cmd->add_flag("--quick", a->quick, "small budget and streams");
   cmd->add_flag("--include-broken", a->include_broken, "with all or a family: also the deliberately broken variants");
   cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)");

@@ -21,6 +21,9 @@
 namespace pmlab::crash {
 namespace {
 
+// Set while a recovery runs under recover_with_crashes: cleared by recovery_done().
+thread_local bool* tls_recovery_running = nullptr;
+
 // Anonymous memory for an image; each mapping lands at its own address.
 class Mapping {
  public:
@@ -96,6 +99,7 @@ struct ChildResult {
   uint64_t index;
   uint32_t ok;
   uint32_t length;
+  uint64_t recovery_states;  // crash states taken inside this state's recovery and checked
 };
 
 bool write_all(int fd, const void* data, size_t len) {
@@ -206,6 +210,7 @@ class Simulation {
         std::string message(r.length, '\0');
         if (r.length > 0 && !read_all(fds[0], message.data(), r.length)) break;
         ++report_->states_checked;
+        report_->recovery_states_checked += r.recovery_states;
         if (!r.ok) fail(point, at, site, units, states, to_check[r.index], message);
         reported = r.index + 1;
       }
@@ -247,12 +252,98 @@ class Simulation {
       const unsigned seconds = static_cast<unsigned>(std::ceil(options_.timeout_s));
       alarm(seconds > 0 ? seconds : 1);
       build_image(tracker_->durable(), units, states[to_check[k]], copy.base());
-      Status s = subject_->recover_and_check({copy.base(), image_.size}, *recovery_persister, at);
+      uint64_t recovery_states = 0;
+      // A replayed state always gets its recovery crash-tested: the failure being replayed may be there.
+      const bool nested = options_.recovery_budget > 0 &&
+                          (options_.replay || (report_->states_checked + k) % options_.recovery_every == 0);
+      Status s = nested ? recover_with_crashes({copy.base(), image_.size}, at, recovery_states)
+                        : subject_->recover_and_check({copy.base(), image_.size}, *recovery_persister, at);
       alarm(0);
-      ChildResult r{k, s.ok() ? 1u : 0u, static_cast<uint32_t>(s.message().size())};
+      ChildResult r{k, s.ok() ? 1u : 0u, static_cast<uint32_t>(s.message().size()), recovery_states};
       if (!write_all(fd, &r, sizeof r) || !write_all(fd, s.message().data(), s.message().size())) _exit(4);
     }
     _exit(0);
+  }
+
+  // Recovery on `image` with its own writes tracked: at each of its fences, up to recovery_budget crash
+  // states of what it wrote so far are recovered again, from scratch, in a grandchild, against the same
+  // contract. The first such failure is the result; else the recovery's own.
+  Status recover_with_crashes(Image image, const CrashPoint& at, uint64_t& checked) {
+    auto persister = persist::Persister::create(persister_->config());
+    if (!persister) return persister.status();
+    Status nested = Status::success();
+    uint64_t fence = 0;
+    bool running = true;  // until the subject says its recovery is done
+    DurabilityTracker* self = nullptr;
+    DurabilityTracker tracker(image, options_.domain, [&](const std::source_location& where) {
+      ++fence;
+      if (!nested.ok() || !running) return;
+      const std::vector<PendingUnit> units = self->pending(options_.granularity);
+      EnumerationLimits limits{.budget = options_.recovery_budget,
+                               .exhaustive_limit = options_.exhaustive_limit,
+                               .max_deviation = options_.max_deviation,
+                               .seed = options_.seed ^ (fence * 0xbf58476d1ce4e5b9ULL)};
+      for (const CrashState& state : enumerate_states(units, limits)) {
+        ++checked;
+        Status s = recover_in_grandchild(self->durable(), units, state, at);
+        if (s.ok()) continue;
+        nested = error(Errc::failed, "crash inside recovery, before its fence " + std::to_string(fence) + " at " +
+                                         site_of(where) + " (" + state.strategy + "; " + describe(units, state) +
+                                         "), then recovery again: " + s.message());
+        return;
+      }
+    });
+    self = &tracker;
+    tracker.adopt_working_as_durable();
+    persister->attach(&tracker);
+    tls_recovery_running = &running;
+    Status s = subject_->recover_and_check(image, *persister, at);
+    tls_recovery_running = nullptr;
+    persister->detach();
+    return nested.ok() ? s : nested;
+  }
+
+  // One crash state of an interrupted recovery, recovered and checked in a process of its own (a new
+  // address again); its verdict comes back through a pipe.
+  Status recover_in_grandchild(const std::vector<std::byte>& durable, const std::vector<PendingUnit>& units,
+                               const CrashState& state, const CrashPoint& at) {
+    int fds[2];
+    if (pipe(fds) != 0) return error(Errc::io_error, "cannot create a pipe for the nested checker");
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return error(Errc::io_error, std::string("cannot fork the nested checker: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      const unsigned seconds = static_cast<unsigned>(std::ceil(options_.timeout_s));
+      alarm(seconds > 0 ? seconds : 1);
+      Mapping again(image_.size);
+      if (again.base() == nullptr) _exit(3);
+      build_image(durable, units, state, again.base());
+      auto persister = persist::Persister::create(persister_->config());
+      Status s = persister ? subject_->recover_and_check({again.base(), image_.size}, *persister, at) : persister.status();
+      if (!s.ok()) write_all(fds[1], s.message().data(), s.message().size());
+      _exit(s.ok() ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string message;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      message.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::success();
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return error(Errc::failed, message);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return error(Errc::failed, "recovery hung");
+    if (WIFSIGNALED(status)) return error(Errc::failed, std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + ")");
+    return error(Errc::failed, "recovery failed abnormally (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
   }
 
   void fail(uint64_t point, const CrashPoint& at, const std::string& site, const std::vector<PendingUnit>& units,
@@ -302,6 +393,10 @@ Result<uint64_t> count_crash_points(const SubjectInfo& info, const SimOptions& o
 }
 
 }  // namespace
+
+void recovery_done() noexcept {
+  if (tls_recovery_running != nullptr) *tls_recovery_running = false;
+}
 
 Result<SimReport> simulate(const SubjectInfo& info, const SimOptions& options) {
   if (options.domain == persist::Domain::none)

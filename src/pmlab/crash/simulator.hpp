@@ -1,5 +1,6 @@
 // The crash simulator: runs a Subject's operation stream on a tracked region and, at every fence and at
-// exit, checks crash states in forked children with the design's own recovery.
+// exit, checks crash states in forked children with the design's own recovery. Recovery is crash-tested
+// too: at its own fences, what it has written so far is crashed and recovered again, from scratch.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,11 @@ struct SimOptions {
   // Check only this (crash point, state): crash points numbered from 1 in order, states from 0.
   std::optional<std::pair<uint64_t, uint64_t>> replay;
   size_t max_failure_details = 20;
+  // Crash during recovery: for every `recovery_every`-th state checked, recovery runs tracked, and at each
+  // of its fences up to `recovery_budget` crash states of its writes are recovered again in a grandchild
+  // and must meet the same contract (a recovery must survive its own crash). 0: off.
+  uint64_t recovery_budget = 0;
+  uint64_t recovery_every = 1;
 };
 
 struct Failure {
@@ -49,6 +55,7 @@ struct SimReport {
   uint64_t states_enumerated = 0;
   uint64_t states_checked = 0;
   uint64_t duplicate_states = 0;  // identical (image, operation history) seen before: checked once
+  uint64_t recovery_states_checked = 0;  // crash states taken inside recovery and recovered again
   uint64_t failures = 0;
   double seconds = 0.0;
   std::vector<Failure> details;

@@ -87,6 +87,7 @@ class StructureSubject final : public crash::Subject {
     Arena<Durable> arena(image.base, image.size, p);
     Tree tree(arena, options_);
     PMLAB_TRY(tree.recover());
+    crash::recovery_done();
     PMLAB_TRY(tree.check());
     std::map<uint64_t, uint64_t> model;  // key -> version
     for (uint64_t i = 0; i < at.ops_completed && i < stream_.size(); ++i) model[stream_[i].key] = stream_[i].version;

@@ -123,6 +123,7 @@ class PtmSubject final : public crash::Subject {
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     auto ptm = make(image.base, p);
     if (Status s = ptm->recover(); !s) return s;
+    crash::recovery_done();
     const std::vector<uint64_t> got = digest(ptm->heap());
     const uint64_t done = at.ops_completed;
     if (got == expected(done)) return check_usable(*ptm);

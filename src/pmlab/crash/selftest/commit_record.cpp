@@ -1,6 +1,9 @@
 // selftest.commit-record and its broken twins: the simplest failure-atomic publish protocol, write a
 // record, make it durable, then publish it with an 8-byte commit word. The broken variants each drop
 // one rule the protocol depends on; the simulator must catch every one and pass the correct design.
+// Two variants write during recovery, for the crash-during-recovery check: one stamps a recovery count
+// (safe at any crash), the other takes the commit word down while it re-validates the records and puts it
+// back afterwards (a crash in between loses every published record).
 #include <cstring>
 
 #include "pmlab/bench/access_pattern.hpp"
@@ -15,7 +18,10 @@ enum class Bug {
   missing_fence,  // record and commit are written back, but one fence orders nothing between them (ADR)
   torn_commit,    // the commit is two words written with plain stores: only 8-byte stores are atomic
   eadr_no_fence,  // under eADR, no fence at all: stores may still be in flight when the operation returns
+  unsafe_recovery,  // correct run; recovery zeroes the commit word, re-validates, then restores it
 };
+
+enum class Recovery { reads_only, stamps };
 
 struct Record {
   uint64_t seq;
@@ -43,7 +49,8 @@ uint64_t checksum(const Record& r) {
 
 class CommitRecord final : public Subject {
  public:
-  CommitRecord(Bug bug, const SubjectOptions& o) : bug_(bug), ops_(o.ops), seed_(o.seed) {}
+  CommitRecord(Bug bug, Recovery recovery, const SubjectOptions& o)
+      : bug_(bug), recovery_(recovery), ops_(o.ops), seed_(o.seed) {}
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
 
@@ -60,6 +67,7 @@ class CommitRecord final : public Subject {
       r.checksum = checksum(r);
       switch (bug_) {
         case Bug::none:
+        case Bug::unsafe_recovery:
           p.persist(&r, sizeof r);
           persist::Persister::store8(&header->count, i + 1);
           p.persist(&header->count, 8);
@@ -88,9 +96,21 @@ class CommitRecord final : public Subject {
     }
   }
 
-  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const auto* header = reinterpret_cast<const Header*>(image.base);
+  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+    auto* header = reinterpret_cast<Header*>(image.base);
     const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
+    if (recovery_ == Recovery::stamps) {
+      persist::Persister::store8(&header->pad[0], header->pad[0] + 1);
+      p.persist(&header->pad[0], 8);
+    }
+    if (bug_ == Bug::unsafe_recovery) {
+      const uint64_t published = header->count;
+      persist::Persister::store8(&header->count, 0);
+      p.persist(&header->count, 8);
+      persist::Persister::store8(&header->count, published);
+      p.persist(&header->count, 8);
+    }
+    recovery_done();
     const uint64_t count = header->count;
     if (bug_ == Bug::torn_commit && count != 0 && header->check != ~count)
       return error(Errc::failed, "commit is torn: count " + std::to_string(count) + " but its check word says " +
@@ -113,17 +133,19 @@ class CommitRecord final : public Subject {
 
  private:
   Bug bug_;
+  Recovery recovery_;
   uint64_t ops_;
   uint64_t seed_;
 };
 
-SubjectInfo info(std::string name, std::string description, Bug bug, std::vector<persist::Domain> domains) {
+SubjectInfo info(std::string name, std::string description, Bug bug, std::vector<persist::Domain> domains,
+                 Recovery recovery = Recovery::reads_only) {
   SubjectInfo i;
   i.name = std::move(name);
   i.description = std::move(description);
   i.domains = std::move(domains);
   i.deliberately_broken = bug != Bug::none;
-  i.make = [bug](const SubjectOptions& o) { return std::make_unique<CommitRecord>(bug, o); };
+  i.make = [bug, recovery](const SubjectOptions& o) { return std::make_unique<CommitRecord>(bug, recovery, o); };
   return i;
 }
 
@@ -131,6 +153,12 @@ using persist::Domain;
 const SubjectRegistration correct{info("selftest.commit-record",
                                        "record, persist, 8-byte commit word, persist (the correct protocol)", Bug::none,
                                        {Domain::adr, Domain::eadr})};
+const SubjectRegistration stamping{info("selftest.commit-record-stamp",
+                                        "the correct protocol, whose recovery also persists a recovery count",
+                                        Bug::none, {Domain::adr, Domain::eadr}, Recovery::stamps)};
+const SubjectRegistration unsafe_recovery{info("selftest.broken.unsafe-recovery",
+                                               "recovery takes the commit word down while it re-validates",
+                                               Bug::unsafe_recovery, {Domain::adr, Domain::eadr})};
 const SubjectRegistration missing_flush{info("selftest.broken.missing-flush",
                                              "publishes a record that was never flushed", Bug::missing_flush, {Domain::adr})};
 const SubjectRegistration missing_fence{info("selftest.broken.missing-fence",

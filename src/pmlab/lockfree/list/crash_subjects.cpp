@@ -72,6 +72,7 @@ class ListSubject final : public crash::Subject {
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     List list(image.base, image.size, p, 1);
     if (Status s = list.recover(); !s) return error(Errc::failed, "recovery: " + s.message());
+    crash::recovery_done();
     const std::vector<uint64_t> got = list.keys();
     const std::set<uint64_t> recovered(got.begin(), got.end());
     if (recovered.size() != got.size()) return error(Errc::failed, "recovered list holds a key twice");

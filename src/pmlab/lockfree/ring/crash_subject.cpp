@@ -60,6 +60,7 @@ class RingSubject final : public crash::Subject {
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     RingBuffer ring(design_, image.base, image.size, p);
     if (Status s = ring.recover({false, 1}); !s) return error(Errc::failed, "recovery: " + s.message());
+    crash::recovery_done();
     const std::vector<std::byte> bytes = ring.contents();
     std::vector<uint64_t> got;
     for (size_t e = 0; e * kSlotBytes < bytes.size(); ++e) {

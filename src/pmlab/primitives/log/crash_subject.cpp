@@ -68,6 +68,7 @@ class LogSubject final : public crash::Subject {
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     auto log = Log::open({image.base, image.size}, p);
     if (!log) return error(Errc::failed, "recovery failed: " + log.status().message());
+    crash::recovery_done();
     // The appends that must be there: those that returned since the last truncation that returned.
     std::vector<uint64_t> acked;
     for (uint64_t op = 0; op < at.ops_completed; ++op) {

@@ -103,6 +103,7 @@ class PageSubject final : public crash::Subject {
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     auto store = PageStore::open({image.base, image.size}, p);
     if (!store) return error(Errc::failed, "recovery failed: " + store.status().message());
+    crash::recovery_done();
     const Pages returned = model(seed_, at.ops_completed);
     const bool in_flight = at.op_in_flight && at.ops_completed < ops_;
     const Pages with_flying = in_flight ? model(seed_, at.ops_completed + 1) : returned;
