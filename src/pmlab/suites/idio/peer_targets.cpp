@@ -13,8 +13,11 @@
 // second to the next) only ever lowers a bandwidth, and more, shorter rounds give each side more chances
 // to meet a quiet moment than a few long ones. Against fio, ours is measured before and after fio and averaged, which
 // can only understate ours. A peer that is missing or fails makes the run skipped, with its reason.
+#include <gnu/libc-version.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +44,13 @@ constexpr int kLikwidRounds = 11;
 double peer_seconds(const RunContext& ctx) { return ctx.quick() ? 0.3 : 1.0; }
 double likwid_round_seconds(const RunContext& ctx) { return ctx.quick() ? 0.12 : 0.4; }
 
+// glibc's malloc advises huge pages on request from 2.35 on (glibc.malloc.hugetlb); likwid-bench shares
+// this process's glibc, as both come from the system.
+bool glibc_can_give_likwid_huge_pages() {
+  int major = 0, minor = 0;
+  return std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 35));
+}
+
 void vs_likwid(RunContext& ctx) {
   const Params& p = ctx.params();
   const bool load = p.text("kernel") == "load";
@@ -60,6 +70,9 @@ void vs_likwid(RunContext& ctx) {
   // On DRAM, ours runs on memory allocated for the comparison with the chosen page size, as likwid-bench
   // allocates its own for each run.
   const bool huge = p.text("pages") == "huge";
+  if (huge && !glibc_can_give_likwid_huge_pages())
+    ctx.skip(std::string("glibc ") + gnu_get_libc_version() +
+             " cannot give likwid-bench huge pages (glibc.malloc.hugetlb needs 2.35): see pages=base");
   media::DramBuffer own;
   if (ctx.region().kind == media::Kind::dram || huge) {
     const media::Pages pages = huge ? media::Pages::huge : media::Pages::base;
