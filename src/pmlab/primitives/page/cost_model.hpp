@@ -21,7 +21,7 @@ namespace pmlab::primitives::page {
 class PageStore;
 
 struct CalibrationOptions {
-  uint32_t flushes_per_batch = 8;  // timed one by one; a batch per policy per round
+  uint32_t flushes_per_batch = 8;  // timed back to back after one untimed flush; a phase per policy per round
   uint32_t rounds = 7;             // each point takes its fastest round; policies alternate which goes first
 };
 
