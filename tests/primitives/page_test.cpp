@@ -352,7 +352,7 @@ TEST(FlushCostModel, CalibrationTimesBothPoliciesAndChangesNoData) {
   auto model = FlushCostModel::calibrate(**store, 2, {.flushes_per_batch = 2, .rounds = 3});
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->calibrated_threads(), 2u);
-  EXPECT_EQ(model->samples().size(), 2u * 7u);  // dirty 1, 2, 4, 8, 16, 32, 64 per thread count
+  EXPECT_EQ(model->samples().size(), 2u * 12u);  // dirty 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 per thread count
   for (const auto& s : model->samples()) EXPECT_TRUE(s.cow_ns > 0 && s.ulog_ns > 0);
   EXPECT_GE(model->crossover(1), 0.0);
   EXPECT_LE(model->crossover(1), 65.0);

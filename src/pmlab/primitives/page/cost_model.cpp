@@ -72,7 +72,12 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
     lanes.push_back(std::move(*lane));
   }
   std::vector<uint32_t> grid;
-  for (uint32_t d = 1; d < lines; d *= 2) grid.push_back(d);
+  // Powers of two and the points halfway between them (1, 2, 3, 4, 6, 8, 12, …): the crossover is
+  // interpolated between two neighbours, and the two policies' costs are not linear over an octave.
+  for (uint32_t d = 1; d < lines; d *= 2) {
+    grid.push_back(d);
+    if (d >= 2 && d + d / 2 < lines) grid.push_back(d + d / 2);
+  }
   grid.push_back(lines);
 
   CowFlusher cow(store);
