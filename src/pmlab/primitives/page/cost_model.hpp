@@ -22,7 +22,7 @@ class PageStore;
 
 struct CalibrationOptions {
   uint32_t flushes_per_batch = 8;  // timed back to back after one untimed flush; a phase per policy per round
-  uint32_t rounds = 7;             // each point takes its fastest round; policies alternate which goes first
+  uint32_t rounds = 15;            // each point takes its fastest round; policies alternate which goes first
 };
 
 class FlushCostModel {
