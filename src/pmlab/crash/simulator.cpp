@@ -224,18 +224,7 @@ class Simulation {
       } else if (reported < to_check.size()) {
         // The child died while checking to_check[reported].
         ++report_->states_checked;
-        std::string why;
-        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "recovery hung (no result within %.1f s)", options_.timeout_s);
-          why = buf;
-        } else if (WIFSIGNALED(status)) {
-          why = std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + ")";
-        } else {
-          why = "recovery failed abnormally (exit status " + std::to_string(WEXITSTATUS(status)) +
-                ", e.g. a sanitizer report on stderr)";
-        }
-        fail(point, at, site, units, states, to_check[reported], why);
+        fail(point, at, site, units, states, to_check[reported], abnormal_end(status));
         ++reported;
       }
       next = reported;
@@ -263,6 +252,18 @@ class Simulation {
       if (!write_all(fd, &r, sizeof r) || !write_all(fd, s.message().data(), s.message().size())) _exit(4);
     }
     _exit(0);
+  }
+
+  // Why a checker process ended without a verdict (waitpid's status).
+  std::string abnormal_end(int status) const {
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "recovery hung (no result within %.1f s)", options_.timeout_s);
+      return buf;
+    }
+    if (WIFSIGNALED(status)) return std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + ")";
+    return "recovery failed abnormally (exit status " + std::to_string(WEXITSTATUS(status)) +
+           ", e.g. a sanitizer report on stderr)";
   }
 
   // Recovery on `image` with its own writes tracked: at each of its fences, up to recovery_budget crash
@@ -341,9 +342,7 @@ class Simulation {
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::success();
     if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return error(Errc::failed, message);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return error(Errc::failed, "recovery hung");
-    if (WIFSIGNALED(status)) return error(Errc::failed, std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + ")");
-    return error(Errc::failed, "recovery failed abnormally (exit status " + std::to_string(WEXITSTATUS(status)) + ")");
+    return error(Errc::failed, abnormal_end(status));
   }
 
   void fail(uint64_t point, const CrashPoint& at, const std::string& site, const std::vector<PendingUnit>& units,

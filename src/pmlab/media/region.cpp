@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -71,8 +72,9 @@ uint64_t huge_mapped_bytes(const void* addr) {
     const size_t space = line.find(' ');
     if (dash != std::string::npos && space != std::string::npos && dash < space && line.find(':') > space) {
       if (inside) break;
-      const uint64_t lo = std::stoull(line.substr(0, dash), nullptr, 16);
-      const uint64_t hi = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
+      uint64_t lo = 0, hi = 0;  // from_chars: a line that is not a range leaves them 0 (no match)
+      std::from_chars(line.data(), line.data() + dash, lo, 16);
+      std::from_chars(line.data() + dash + 1, line.data() + space, hi, 16);
       inside = lo <= a && a < hi;
       continue;
     }

@@ -8,7 +8,7 @@
 //   device_bandwidth controller bytes / that same time (MiB/s)
 //   read_hit_ratio, write_hit_ratio  requests served by / landing in an on-DIMM buffer
 //   imc_read_bytes, imc_write_bytes, media_read_bytes, media_write_bytes, media_rmw_reads,
-//   media_prefetch_reads
+//   media_prefetch_reads, line_rewrite_waits (writes that waited for an earlier write of their line)
 //   ipmctl_media_reads, ipmctl_media_writes, ipmctl_read_requests, ipmctl_write_requests
 //                    the same traffic in the units of `ipmctl show -performance` (64 B each)
 // Media writes include the lines still buffered at the end (DeviceCounters::buffered_lines).

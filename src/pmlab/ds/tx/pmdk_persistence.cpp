@@ -88,14 +88,18 @@ void count_flush(const void* addr, size_t len) noexcept {
   persist::tls_counters.flushed_bytes += lines * kLine;
 }
 
+// Whether libpmem copies with non-temporal stores (else stores + line flushes) for these flags and length.
+bool copies_nontemporally(size_t len, unsigned flags) noexcept {
+  return (flags & (PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_WC)) ||
+         (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
+}
+
 // What libpmem does for pmem_memcpy & co. with `flags` (flush lines, or non-temporal stores, and a drain
 // unless NODRAIN), counted as issued: what this run switched off is not counted.
 void count_copy(void* dest, size_t len, unsigned flags, bool flush_on, bool fence_on) noexcept {
   if (flags & PMEM_F_MEM_NOFLUSH) return;
   if (flush_on) {
-    const bool nt = (flags & (PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_WC)) ||
-                    (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
-    if (nt)
+    if (copies_nontemporally(len, flags))
       persist::tls_counters.nt_bytes += len;
     else
       count_flush(dest, len);
@@ -107,9 +111,7 @@ void count_copy(void* dest, size_t len, unsigned flags, bool flush_on, bool fenc
 // it happened: the write-backs, then the fence (before the real drain, so emulation's wait overlaps it).
 void observe_copy(persist::Observer* o, void* dest, size_t len, unsigned flags, bool fence_on) noexcept {
   if (o == nullptr || (flags & PMEM_F_MEM_NOFLUSH)) return;
-  const bool nt = (flags & (PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_WC)) ||
-                  (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
-  if (nt)
+  if (copies_nontemporally(len, flags))
     o->on_writeback(dest, len, persist::Writeback::nt_store);
   else
     observe_flush(o, dest, len);

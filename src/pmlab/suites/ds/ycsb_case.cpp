@@ -208,21 +208,19 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree) {
 // device model sees PMDK's write-backs and drains as it sees the persister's.
 class BreakdownScope {
  public:
-  BreakdownScope(const std::string& breakdown, bool pmdk_persistence, persist::Observer* model) {
-    pmlab::ds::tx::PmdkPersistence p;
-    p.count = pmdk_persistence;
-    p.observer = model;
-    p.elide_flush = breakdown == "no-flush";
-    p.elide_fence = breakdown == "no-fence";
-    pmlab::ds::tx::set_pmdk_persistence(p);
+  BreakdownScope(const std::string& breakdown, bool pmdk_persistence, persist::Observer* model)
+      : persistence_({.count = pmdk_persistence,
+                      .elide_flush = breakdown == "no-flush",
+                      .elide_fence = breakdown == "no-fence",
+                      .observer = model}) {
     pmlab::ds::tx::set_logging(breakdown != "no-log");
   }
-  ~BreakdownScope() {
-    pmlab::ds::tx::set_pmdk_persistence({});
-    pmlab::ds::tx::set_logging(true);
-  }
+  ~BreakdownScope() { pmlab::ds::tx::set_logging(true); }
   BreakdownScope(const BreakdownScope&) = delete;
   BreakdownScope& operator=(const BreakdownScope&) = delete;
+
+ private:
+  pmlab::ds::tx::ScopedPmdkPersistence persistence_;
 };
 
 // The file for a libpmemobj pool beside the run's pool.
