@@ -140,3 +140,48 @@ def test_null_throughput_is_left_out(doc):
             run["metrics"]["throughput"]["value"] = None
     fig = primitives.log_throughput(_runs(doc))
     assert all(line.get_label() != "zero" for line in _lines(fig))
+
+
+def _with_streaming_twins(document, case):
+    """Each of our writers' runs of `case` again as a streaming twin (the fixture predates the option)."""
+    twins = []
+    for run in document["runs"]:
+        if run["case"] == case and run["params"].get("writer") != "pmemlog":
+            run["params"]["stores"] = "cached"
+            twin = copy.deepcopy(run)
+            twin["params"]["stores"] = "streaming"
+            twin["name"] = run["name"] + "/stores:streaming"
+            if isinstance(twin["metrics"].get("throughput", {}).get("value"), (int, float)):
+                twin["metrics"]["throughput"]["value"] *= 1.5
+            twins.append(twin)
+    document["runs"].extend(twins)
+    return document
+
+
+def test_log_figure_draws_each_writer_per_store_mode(doc):
+    fig = primitives.log_throughput(_runs(_with_streaming_twins(doc, "log_append")))
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert lines["zero"].get_linestyle() == "-" and lines["zero (cached)"].get_linestyle() == ":"
+    assert all(a > b for a, b in zip(lines["zero"].get_ydata(), lines["zero (cached)"].get_ydata()))
+    assert "pmemlog (PMDK)" in lines and "pmemlog (cached)" not in lines
+    # The fences figure draws one store mode (both write back the same lines under the same fences).
+    costs = primitives.persistence_costs(_runs(doc))
+    assert [line.get_label() for line in costs.axes[0].get_lines()].count("zero") == 1
+
+
+def test_ycsb_dots_the_cached_bars_beside_streaming(doc):
+    fig = primitives.ycsb(_runs(_with_streaming_twins(doc, "ycsb_write")))
+    ax = fig.axes[0]
+    dotted = [p for p in ax.patches if p.get_hatch() == ".."]
+    plain = [p for p in ax.patches if p.get_hatch() is None]
+    assert dotted and len(plain) == len(dotted) + 1  # libpmemlog: one bar, neither option
+
+
+def test_targets_tick_the_one_barrier_bound(doc):
+    for run in doc["runs"]:
+        if run["case"] == "log_target":
+            run["metrics"]["one_barrier_streaming_vs_pmemlog"] = {"value": 3.25, "unit": "ratio", "kind": "measured"}
+    fig = primitives.targets(_runs(doc))
+    ticks = [line for line in fig.axes[0].get_lines() if line.get_marker() == "_"]
+    assert ticks and all(list(line.get_ydata()) == [3.25] for line in ticks)
+    assert len(ticks) == len(fig.axes[0].patches)

@@ -156,6 +156,35 @@ TEST(Persister, NonTemporalCopyCountsBodyBytesAndFlushesEdges) {
   EXPECT_EQ(rec.events[1].what, 'F');
 }
 
+// copy_nt_words: whole lines of composed words, exact, counted as non-temporal bytes and seen by the
+// observer as one write-back, under every domain (a plain copy where nothing needs to reach memory).
+TEST(Persister, WordCopyOfComposedLinesIsExactAndCounted) {
+  for (Domain domain : {Domain::adr, Domain::eadr, Domain::none}) {
+    auto dst = std::make_unique<Buffer>();
+    std::memset(dst->bytes, 0xee, sizeof dst->bytes);
+    alignas(64) uint64_t words[24];
+    for (size_t i = 0; i < 24; ++i) words[i] = 0x0101010101010101ULL * (i + 1);
+    Persister p = make(domain, FlushInstruction::clwb);
+    Recorder rec;
+    p.attach(&rec);
+    const Counters before = thread_counters();
+    p.copy_nt_words(dst->bytes + 64, words, 192);
+    p.fence();
+    const Counters d = thread_counters() - before;
+    ASSERT_EQ(std::memcmp(dst->bytes + 64, words, 192), 0) << to_string(domain);
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(dst->bytes[i], 0xee);
+    for (size_t i = 256; i < sizeof dst->bytes; ++i) ASSERT_EQ(dst->bytes[i], 0xee);
+    EXPECT_EQ(d.nt_bytes, domain == Domain::none ? 0u : 192u);
+    EXPECT_EQ(d.flushes, 0u);
+    if (domain == Domain::none) continue;
+    ASSERT_EQ(rec.events.size(), 2u);
+    EXPECT_EQ(rec.events[0].what, 'n');
+    EXPECT_EQ(rec.events[0].addr, reinterpret_cast<uintptr_t>(dst->bytes + 64));
+    EXPECT_EQ(rec.events[0].len, 192u);
+    EXPECT_EQ(rec.events[1].what, 'F');
+  }
+}
+
 TEST(Persister, RefusesAnInstructionTheCpuLacks) {
   platform::CpuFeatures cpu = platform::CpuFeatures::host();
   cpu.clwb = false;

@@ -32,15 +32,22 @@ const persist::Persister& adr() {
   return p;
 }
 
-std::vector<WriterChoice> all_writers() {
-  std::vector<WriterChoice> out;
+struct Writer {
+  Kind kind;
+  bool padded;
+  Stores stores;
+};
+
+std::vector<Writer> all_writers() {
+  std::vector<Writer> out;
   for (Kind k : {Kind::classic, Kind::header, Kind::header_dancing, Kind::zero})
-    for (bool padded : {false, true}) out.push_back({k, padded});
+    for (bool padded : {false, true})
+      for (Stores stores : {Stores::cached, Stores::streaming}) out.push_back({k, padded, stores});
   return out;
 }
 
-std::string label(const ::testing::TestParamInfo<WriterChoice>& info) {
-  std::string name = writer_name(info.param.kind, info.param.padded);
+std::string label(const ::testing::TestParamInfo<Writer>& info) {
+  std::string name = writer_name(info.param.kind, info.param.padded) + "_" + to_string(info.param.stores);
   for (char& c : name)
     if (c == '-') c = '_';
   return name;
@@ -57,12 +64,14 @@ bool same(const Entry& e, const std::vector<std::byte>& want) {
   return e.payload.size() == want.size() && std::equal(want.begin(), want.end(), e.payload.begin());
 }
 
-class LogWriter : public ::testing::TestWithParam<WriterChoice> {
+class LogWriter : public ::testing::TestWithParam<Writer> {
  protected:
+  Stores stores() const { return GetParam().stores; }
   Options options(uint32_t lanes = 2) const {
     Options o;
     o.kind = GetParam().kind;
     o.padded = GetParam().padded;
+    o.stores = GetParam().stores;
     o.lanes = lanes;
     o.dancing_slots = 4;
     return o;
@@ -94,7 +103,7 @@ TEST_P(LogWriter, AppendIterateReopenTruncate) {
     }
   }
   // Reopen at the same place: recovery keeps everything, and appends continue after the last LSN.
-  auto log = Log::open(region.span(), adr());
+  auto log = Log::open(region.span(), adr(), stores());
   ASSERT_TRUE(log.ok()) << log.status().message();
   EXPECT_EQ((*log)->recovery().entries, 40u);
   EXPECT_EQ((*log)->recovery().torn_tails, 0u);
@@ -114,12 +123,52 @@ TEST_P(LogWriter, AppendIterateReopenTruncate) {
   ASSERT_TRUE(after.ok());
   EXPECT_GT(*after, *next);
   log->reset();
-  auto reopened = Log::open(region.span(), adr());
+  auto reopened = Log::open(region.span(), adr(), stores());
   ASSERT_TRUE(reopened.ok()) << reopened.status().message();
   entries = (*reopened)->entries();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].lsn, *after);
   EXPECT_TRUE(same(entries[0], p));
+}
+
+// Entries larger than a streamed entry's stack staging, and appends that continue mid-line after a
+// reopen (a streaming writer composes that line from what recovery read back).
+TEST_P(LogWriter, LargeEntriesAndAppendsAfterReopenKeepEveryByte) {
+  Region region(64 << 10);
+  auto bytes = [](uint64_t size, uint64_t seed) {
+    std::vector<std::byte> p(size);
+    for (size_t k = 0; k < size; ++k) p[k] = static_cast<std::byte>((seed * 29 + k * 13) % 253 + 1);
+    return p;
+  };
+  const std::vector<uint64_t> sizes{1, 3, 1100, 7, 2500, 64, 9, 1023, 5, 0, 4096, 2};
+  std::vector<std::vector<std::byte>> appended;
+  auto append_all = [&](Log& log, size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      appended.push_back(bytes(sizes[i], i));
+      ASSERT_TRUE(log.append(0, appended.back().data(), appended.back().size()).ok()) << "entry " << i;
+    }
+  };
+  auto expect_all = [&](const Log& log) {
+    const auto entries = log.entries();
+    ASSERT_EQ(entries.size(), appended.size());
+    for (size_t i = 0; i < entries.size(); ++i) EXPECT_TRUE(same(entries[i], appended[i])) << "entry " << i;
+  };
+  {
+    auto log = Log::format(region.span(), adr(), options(1));
+    ASSERT_TRUE(log.ok());
+    append_all(**log, 0, 6);
+    expect_all(**log);
+  }
+  for (size_t part : {6u, 9u}) {
+    auto log = Log::open(region.span(), adr(), stores());
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    append_all(**log, part, part + 3);
+    expect_all(**log);
+  }
+  auto log = Log::open(region.span(), adr(), stores());
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->recovery().torn_tails, 0u);
+  expect_all(**log);
 }
 
 TEST_P(LogWriter, ReportsAFullLaneAndKeepsWorkingOnTheOther) {
@@ -162,13 +211,13 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
   }
   auto persister = persist::Persister::create({persist::Domain::adr, persist::FlushInstruction::clflush, false, false});
   ASSERT_TRUE(persister.ok());
-  for (uint64_t size : {0, 1, 40, 64, 200, 700}) {
+  for (uint64_t size : {0, 1, 40, 64, 200, 700, 1500}) {
     std::vector<std::byte> durable(region.base, region.base + kBytes);
     std::vector<std::byte> p(size);
     for (size_t k = 0; k < size; ++k) p[k] = static_cast<std::byte>(0xff - k % 3);  // many set bits
     FenceSnapshots snaps(region.span());
     {
-      auto log = Log::open(region.span(), *persister);
+      auto log = Log::open(region.span(), *persister, stores());
       ASSERT_TRUE(log.ok());
       persister->attach(&snaps);
       ASSERT_TRUE((*log)->append(0, p.data(), p.size()).ok());
@@ -197,7 +246,7 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
         std::memcpy(crash.base, base.data(), kBytes);
         for (size_t b = 0; b < lines.size(); ++b)
           if (mask >> b & 1) std::memcpy(crash.base + lines[b], at_fence.data() + lines[b], 64);
-        auto recovered = Log::open(crash.span(), adr());
+        auto recovered = Log::open(crash.span(), adr(), stores());
         ASSERT_TRUE(recovered.ok()) << recovered.status().message();
         auto entries = (*recovered)->entries();
         ASSERT_TRUE(entries.size() == 5 || entries.size() == 6) << entries.size() << " entries";
@@ -207,7 +256,7 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
         }
         // Recovery leaves a log that appends and recovers again.
         ASSERT_TRUE((*recovered)->append(0, "after", 5).ok());
-        auto again = Log::open(crash.span(), adr());
+        auto again = Log::open(crash.span(), adr(), stores());
         ASSERT_TRUE(again.ok());
         ASSERT_EQ((*again)->entries().size(), entries.size() + 1);
         ++states;
@@ -216,7 +265,7 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
     }
     EXPECT_GT(states, 1u);
     // The append returned: every one of its lines is durable from now on.
-    auto log = Log::open(region.span(), adr());
+    auto log = Log::open(region.span(), adr(), stores());
     ASSERT_TRUE(log.ok());
     ASSERT_TRUE((*log)->truncate().ok());
     for (uint64_t i = 1; i <= 5; ++i) {
@@ -241,7 +290,7 @@ TEST_P(LogWriter, AnInterruptedTruncationKeepsAllOrNothing) {
   std::vector<std::byte> before(region.base, region.base + region.size);
   FenceSnapshots snaps(region.span());
   {
-    auto log = Log::open(region.span(), *persister);
+    auto log = Log::open(region.span(), *persister, stores());
     ASSERT_TRUE(log.ok());
     persister->attach(&snaps);
     ASSERT_TRUE((*log)->truncate().ok());
@@ -256,12 +305,12 @@ TEST_P(LogWriter, AnInterruptedTruncationKeepsAllOrNothing) {
   for (const Image* image : std::initializer_list<const Image*>{&before, &snaps.snapshots[0], &mixed, &done}) {
     Region crash(region.size);
     std::memcpy(crash.base, image->data(), region.size);
-    auto log = Log::open(crash.span(), adr());
+    auto log = Log::open(crash.span(), adr(), stores());
     ASSERT_TRUE(log.ok()) << log.status().message();
     const size_t n = (*log)->entries().size();
     EXPECT_TRUE(n == 12 || (n == 0 && image != &before)) << n;
     ASSERT_TRUE((*log)->append(1, "z", 1).ok());
-    auto again = Log::open(crash.span(), adr());
+    auto again = Log::open(crash.span(), adr(), stores());
     ASSERT_TRUE(again.ok());
     EXPECT_EQ((*again)->entries().size(), n + 1);
     EXPECT_TRUE(Log::check(crash.span()).ok());
@@ -283,7 +332,7 @@ TEST_P(LogWriter, ConcurrentLanesAppendWithoutLosingEntries) {
     });
   }
   for (auto& t : threads) t.join();
-  auto reopened = Log::open(region.span(), adr());
+  auto reopened = Log::open(region.span(), adr(), stores());
   ASSERT_TRUE(reopened.ok());
   auto entries = (*reopened)->entries();
   ASSERT_EQ(entries.size(), 2 * kPerLane);

@@ -1,13 +1,15 @@
 """Figures of the `primitives` suite: log writers and page flushers beside PMDK (seed 002 §3).
 
 Reads:
-  primitives.log_append    params medium, writer, padding, size, threads; metric throughput (ops/s),
+  primitives.log_append    params medium, writer, padding, stores, size, threads; metric throughput (ops/s),
                            fences_per_op, flushes_per_op (pmemlog: fences published, flushes null)
   primitives.page_flush    params medium, flusher, page, dirty, threads; metric throughput (pages/s),
                            fences_per_op, flushes_per_op (pmemblk: fences published, flushes null)
-  primitives.ycsb_write    params medium, writer, padding, threads; metrics throughput (tx/s),
+  primitives.ycsb_write    params medium, writer, padding, stores, threads; metrics throughput (tx/s),
                            seed002_throughput (published)
-  primitives.log_target    params padding, size, threads; metric zero_vs_pmemlog (ratio), target
+  primitives.log_target    params padding, size, threads; metrics zero_vs_pmemlog (ratio), target,
+                           one_barrier_streaming_vs_pmemlog (the bound, ratio)
+Runs without a `stores` param (older result files) count as cached stores.
   primitives.flush_target  params page, dirty, threads; metrics hybrid_vs_best, best_vs_pmemblk,
                            pmemblk_target (ratios)
 Figures tolerate missing combinations, runs that are not ok and null values. PMDK's peers are drawn
@@ -33,6 +35,7 @@ WRITERS = ("classic", "header", "header-dancing", "zero", "pmemlog")
 FLUSHERS = ("cow", "ulog", "hybrid", "pmemblk")
 PEERS = ("pmemlog", "pmemblk")
 PADDINGS = ("none", "line")
+STORES = ("streaming", "cached")
 COLORS = {"classic": "#1f77b4", "header": "#ff7f0e", "header-dancing": "#2ca02c", "zero": "#d62728",
           "cow": "#1f77b4", "ulog": "#ff7f0e", "hybrid": "#9467bd", "pmemlog": "black", "pmemblk": "black"}
 MARKERS = {"classic": "o", "header": "s", "header-dancing": "^", "zero": "D", "cow": "o", "ulog": "s",
@@ -75,6 +78,14 @@ def _log_y(ax) -> None:
     ax.tick_params(axis="y", labelsize=8)
 
 
+def _stores(r: Run) -> str:
+    return r.param("stores") or "cached"
+
+
+def _stores_present(runs: Sequence[Run]) -> list[str]:
+    return [s for s in STORES if any(_stores(r) == s and r.param("writer") != "pmemlog" for r in runs)]
+
+
 def _one_medium(runs: list[Run]) -> tuple[list[Run], Any]:
     """The pool's runs when there are any (where the PMDK peers run), else the first medium's."""
     media = distinct(runs, "medium", ("pool", "dram"))
@@ -110,9 +121,10 @@ def _legend(fig, names: Sequence[str], title: str) -> None:
     title="primitives.log_append — durable appends per second (seed 002 Figure 6)",
     caption=("Appends per second (log scale) against the payload size (log\u2082), one line per log writer; "
              "libpmemlog (PMDK, black dashed) appended to a pool file beside ours and has no padding, so it "
-             "appears in both columns. Columns: entries packed (padding none) or each on its own cache lines "
-             "(padding line); rows: appending threads (each its own lane). A full log is truncated in a pause "
-             "that is not timed. Pool medium when present."),
+             "appears in both columns. Solid: our writers storing entries as whole non-temporal lines "
+             "(streaming); dotted: stored through the cache and flushed (cached). Columns: entries packed "
+             "(padding none) or each on its own cache lines (padding line); rows: appending threads (each its "
+             "own lane). A full log is truncated in a pause that is not timed. Pool medium when present."),
     case="log_append",
     metrics=("throughput",),
 )
@@ -124,6 +136,7 @@ def log_throughput(runs: Sequence[Run]) -> Figure | None:
     paddings = [p for p in PADDINGS if any(r.param("padding") == p for r in ok)] or ["none"]
     sizes = distinct(ok, "size")
     writers = [w for w in WRITERS if any(r.param("writer") == w for r in ok)]
+    stores_present = _stores_present(ok) or ["cached"]
     fig = Figure(figsize=(2.6 + 4.0 * len(paddings), 0.9 + 2.8 * len(threads)), layout="constrained")
     axes = fig.subplots(len(threads), len(paddings), sharex=True, sharey=True, squeeze=False)
     for row, t in enumerate(threads):
@@ -131,9 +144,14 @@ def log_throughput(runs: Sequence[Run]) -> Figure | None:
             ax = axes[row][col]
             for w in writers:
                 pad = "none" if w == "pmemlog" else padding
-                xs, ys = _curve(ok, "size", "throughput", writer=w, padding=pad, threads=t)
-                if xs:
-                    ax.plot(xs, ys, **_style(w))
+                for stores in ("cached",) if w == "pmemlog" else stores_present:
+                    xs, ys = _curve([r for r in ok if _stores(r) == stores], "size", "throughput", writer=w,
+                                    padding=pad, threads=t)
+                    if xs:
+                        style = _style(w)
+                        if stores == "cached" and w != "pmemlog" and len(stores_present) > 1:
+                            style.update(linestyle=":", label=f"{w} (cached)")
+                        ax.plot(xs, ys, **style)
             _log2_axis(ax, sizes, size_label)
             _log_y(ax)
             ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
@@ -142,7 +160,12 @@ def log_throughput(runs: Sequence[Run]) -> Figure | None:
                 ax.set_xlabel("payload per entry", fontsize=9)
             if col == 0:
                 ax.set_ylabel("appends/s", fontsize=9)
-    _legend(fig, writers, "writer")
+    handles = [Line2D([], [], **_style(n)) for n in writers]
+    if len(stores_present) > 1:
+        handles += [Line2D([], [], color="0.3", linestyle="-", label="streaming stores"),
+                    Line2D([], [], color="0.3", linestyle=":", label="cached stores")]
+    fig.legend(handles=handles, loc="outside right upper", title="writer", fontsize=8, title_fontsize=9,
+               frameon=False)
     fig.suptitle(f"Log appends{f' (medium: {medium})' if medium else ''}", fontsize=12)
     return fig
 
@@ -217,6 +240,8 @@ def persistence_costs(runs: Sequence[Run]) -> Figure | None:
     logs, _ = _one_medium([r for r in runs if r.case == "log_append" and r.ok])
     pages, _ = _one_medium([r for r in runs if r.case == "page_flush" and r.ok])
     logs = [r for r in logs if r.param("threads") == min(distinct(logs, "threads") or [None])]
+    # Both store modes write back the same lines under the same fences: draw the cached one.
+    logs = [r for r in logs if _stores(r) == "cached"]
     pages = [r for r in pages if r.param("threads") == min(distinct(pages, "threads") or [None])]
     smallest = min(distinct(pages, "page") or [None])
     pages = [r for r in pages if r.param("page") == smallest]
@@ -275,8 +300,8 @@ def persistence_costs(runs: Sequence[Run]) -> Figure | None:
     title="primitives.ycsb_write — YCSB 100% updates on a DRAM table (seed 002 §3.3.2)",
     caption=("Transactions per second: each latches a record, appends its redo entry durably through the "
              "writer, and updates the DRAM table (scrambled-zipfian keys). Bars per writer, packed and padded "
-             "entries; one panel per thread count. Grey hatched bars are the paper's numbers (published, "
-             "HyMem on an Optane DC PMM prototype, 1 thread), not ours."),
+             "entries, stored streaming or (dotted) cached; one panel per thread count. Grey hatched bars are "
+             "the paper's numbers (published, HyMem on an Optane DC PMM prototype, 1 thread), not ours."),
     case="ycsb_write",
     metrics=("throughput", "seed002_throughput"),
 )
@@ -286,28 +311,29 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
         return None
     threads = distinct(ok, "threads")
     writers = [w for w in WRITERS if any(r.param("writer") == w for r in ok)]
-    fig = Figure(figsize=(2.6 + 4.2 * len(threads), 3.8), layout="constrained")
+    stores_present = _stores_present(ok) or ["cached"]
+    series = [(padding, stores) for padding in PADDINGS for stores in stores_present] + [("published", None)]
+    fig = Figure(figsize=(2.6 + (2.2 + 0.5 * len(series)) * len(threads), 3.8), layout="constrained")
     axes = fig.subplots(1, len(threads), sharey=True, squeeze=False)[0]
-    series = (("none", 0.0), ("line", 1.0), ("published", 2.0))
-    width = 0.26
+    width = 0.8 / len(series)
     for ax, t in zip(axes, threads):
         for i, w in enumerate(writers):
-            for name, slot in series:
-                x = i - width + slot * width
-                if name == "published":
+            for slot, (padding, stores) in enumerate(series):
+                x = i - 0.4 + width * (slot + 0.5)
+                if padding == "published":
                     vals = [r.value("seed002_throughput") for r in ok if r.param("writer") == w
                             and r.param("threads") == t and _positive(r.value("seed002_throughput"))]
                     if vals:
                         ax.bar(x, vals[0], width * 0.9, color="0.85", edgecolor="0.4", hatch="//")
                     continue
-                pad = "none" if w == "pmemlog" else name
-                if w == "pmemlog" and name == "line":
-                    continue
+                if w == "pmemlog" and (padding == "line" or stores != stores_present[-1]):
+                    continue  # libpmemlog has neither option: one bar
                 vals = [r.value("throughput") for r in ok if r.param("writer") == w and r.param("threads") == t
-                        and r.param("padding") == pad]
+                        and r.param("padding") == padding and (w == "pmemlog" or _stores(r) == stores)]
                 if vals:
                     ax.bar(x, vals[0], width * 0.9, color=COLORS.get(w, "0.5"),
-                           alpha=1.0 if name == "none" else 0.55, edgecolor="black", linewidth=0.5)
+                           alpha=1.0 if padding == "none" else 0.55, edgecolor="black", linewidth=0.5,
+                           hatch=".." if stores == "cached" and len(stores_present) > 1 and w != "pmemlog" else None)
         ax.set_xticks(range(len(writers)), writers, fontsize=8, rotation=15)
         ax.set_title(f"threads: {t}", fontsize=10)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
@@ -316,6 +342,9 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
     handles = [Patch(facecolor="0.4", edgecolor="black", label="packed entries"),
                Patch(facecolor="0.4", alpha=0.55, edgecolor="black", label="padded entries"),
                Patch(facecolor="0.85", edgecolor="0.4", hatch="//", label="seed 002 (published)")]
+    if len(stores_present) > 1:
+        handles.insert(2, Patch(facecolor="white", edgecolor="black", hatch="..",
+                                label="cached stores (else streaming)"))
     fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
     fig.suptitle(f"YCSB 100% updates{f' (medium: {medium})' if medium else ''}", fontsize=12)
     return fig
@@ -328,10 +357,11 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
     SUITE,
     title="primitives — speed targets, measured side by side",
     caption=("Each ratio comes from one run that alternates the contenders in phases over many rounds (median "
-             "of the rounds' ratios). Left: zero log / libpmemlog appends per second (ADR, clwb), target \u2265 3 "
-             "(red dashed). Middle: hybrid / the better of cow and ulog at each dirty-line count, target "
-             "\u2265 0.95. Right: our best flusher / libpmemblk; the red markers are the 4 KiB targets "
-             "(\u2265 2 up to 8 dirty lines, \u2265 1 with all lines dirty). Filled markers meet their target, "
+             "of the rounds' ratios). Left: zero log (streaming stores) / libpmemlog appends per second (ADR, "
+             "clwb), target \u2265 3 (red dashed); black ticks: the bound, the entry's lines made durable "
+             "non-temporally under one barrier with no log work, over libpmemlog. Middle: hybrid / the better "
+             "of cow and ulog at each dirty-line count, target \u2265 0.95. Right: our best flusher / "
+             "libpmemblk; the red markers are the 4 KiB targets (\u2265 2 up to 8 dirty lines, \u2265 1 with all lines dirty). Filled markers meet their target, "
              "hollow ones do not."),
     case=None,
     metrics=("zero_vs_pmemlog", "hybrid_vs_best", "best_vs_pmemblk"),
@@ -350,6 +380,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
         sizes = distinct(logs, "size")
         combos = sorted({(r.param("padding"), r.param("threads")) for r in logs}, key=str)
         width = 0.8 / max(1, len(combos))
+        drew_bound = False
         for j, (padding, t) in enumerate(combos):
             for i, size in enumerate(sizes):
                 vals = [r.value("zero_vs_pmemlog") for r in logs if r.param("size") == size
@@ -357,7 +388,14 @@ def targets(runs: Sequence[Run]) -> Figure | None:
                 if not vals:
                     continue
                 met = vals[0] >= ZERO_TARGET
-                ax_log.bar(i - 0.4 + width * (j + 0.5), vals[0], width * 0.9,
+                x = i - 0.4 + width * (j + 0.5)
+                bounds = [r.value("one_barrier_streaming_vs_pmemlog") for r in logs if r.param("size") == size
+                          and r.param("padding") == padding and r.param("threads") == t]
+                if bounds and _number(bounds[0]):
+                    ax_log.plot([x], [bounds[0]], marker="_", markersize=10, markeredgewidth=2, color="black",
+                                label="bound: the entry's lines, one barrier" if not drew_bound else None)
+                    drew_bound = True
+                ax_log.bar(x, vals[0], width * 0.9,
                            color=COLORS["zero"], alpha=0.35 + 0.65 * (j + 1) / len(combos),
                            edgecolor="black", linewidth=0.5, hatch=None if met else "///",
                            label=f"padding {padding}, {t} thr" if i == 0 else None)

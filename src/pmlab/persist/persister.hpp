@@ -84,6 +84,12 @@ class Persister {
   // Under domain none it is a plain memcpy: nothing needs to reach memory.
   void copy_nt(void* dst, const void* src, size_t len) const noexcept;
 
+  // copy_nt for whole lines the caller has just composed in 8-byte stores: copied with 8-byte
+  // non-temporal stores, so each load takes its word straight from the store buffer. A vector copy would
+  // load across several pending stores, which cannot be forwarded and waits for them to reach the cache
+  // (~10 ns per entry on Zen 4). dst and len are whole lines. Not fenced.
+  void copy_nt_words(void* dst, const uint64_t* words, size_t len) const noexcept;
+
   // Copies and makes durable, the way the flush instruction says: non-temporal for `ntstore`, else
   // store + flush. Then fences.
   void copy_persist(void* dst, const void* src, size_t len,

@@ -22,11 +22,11 @@ class ClassicLog final : public Log {
     if (!entry) return entry.status();
     const uint64_t offset = lanes_[lane].tail;
     const om::EntryHeader h{static_cast<uint32_t>(len), 0, entry->lsn};
-    store_entry(entry->at, &h, sizeof h, payload, len);
+    store_entry(lane, entry->at, &h, sizeof h, payload, len);
     persister_.fence();
     auto* footer = reinterpret_cast<uint64_t*>(entry->at + om::classic_footer_offset(options_.padded, len));
-    persist::Persister::store8(footer, om::classic_tag(log_id(), entry->lsn, len, offset));
-    persister_.persist(footer, sizeof *footer);
+    store_entry_word(lane, footer, om::classic_tag(log_id(), entry->lsn, len, offset));
+    persister_.fence();
     finish_append(lane, *entry);
     return entry->lsn;
   }

@@ -1,4 +1,4 @@
-// Crash subjects log.<writer>[-padded]: appends through two lanes and an occasional truncation, checked
+// Crash subjects log.<writer>[-padded][-streaming]: appends through two lanes and an occasional truncation, checked
 // against the durability contract: every append that returned is recovered exactly (payload, lane, LSN
 // order), none that had not begun, the one in flight wholly or not at all, a truncation in flight all or
 // nothing; and the recovered log appends and recovers again.
@@ -29,9 +29,10 @@ std::vector<std::byte> payload(uint64_t seed, uint64_t op) {
 
 class LogSubject final : public crash::Subject {
  public:
-  LogSubject(Kind kind, bool padded, const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {
+  LogSubject(Kind kind, bool padded, Stores stores, const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {
     options_.kind = kind;
     options_.padded = padded;
+    options_.stores = stores;
     options_.lanes = 2;
     options_.dancing_slots = 4;
   }
@@ -47,7 +48,7 @@ class LogSubject final : public crash::Subject {
   }
 
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
-    auto log = Log::open({image.base, image.size}, p);
+    auto log = Log::open({image.base, image.size}, p, options_.stores);
     if (!log) throw std::runtime_error("log open: " + log.status().message());
     for (uint64_t op = 0; op < ops_; ++op) {
       if (is_truncate(op)) {
@@ -66,7 +67,7 @@ class LogSubject final : public crash::Subject {
   }
 
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    auto log = Log::open({image.base, image.size}, p);
+    auto log = Log::open({image.base, image.size}, p, options_.stores);
     if (!log) return error(Errc::failed, "recovery failed: " + log.status().message());
     crash::recovery_done();
     // The appends that must be there: those that returned since the last truncation that returned.
@@ -107,7 +108,7 @@ class LogSubject final : public crash::Subject {
       return error(Errc::failed, "append after recovery failed: " + r.status().message());
     const size_t before = entries.size();
     log->reset();
-    auto again = Log::open({image.base, image.size}, p);
+    auto again = Log::open({image.base, image.size}, p, options_.stores);
     if (!again) return error(Errc::failed, "second recovery failed: " + again.status().message());
     if ((*again)->entries().size() != before + 1)
       return error(Errc::failed, "an append after recovery was lost by the next recovery");
@@ -120,12 +121,14 @@ class LogSubject final : public crash::Subject {
   uint64_t seed_;
 };
 
-crash::SubjectInfo info(Kind kind, bool padded) {
+crash::SubjectInfo info(Kind kind, bool padded, Stores stores = Stores::cached) {
+  const std::string writer = writer_name(kind, padded) + (stores == Stores::streaming ? "-streaming" : "");
   crash::SubjectInfo i;
-  i.name = "log." + writer_name(kind, padded);
-  i.description = writer_name(kind, padded) + " log writer, two lanes, appends of 0-150 bytes and a truncation "
-                  "every 10 operations";
-  i.make = [kind, padded](const crash::SubjectOptions& o) { return std::make_unique<LogSubject>(kind, padded, o); };
+  i.name = "log." + writer;
+  i.description = writer + " log writer, two lanes, appends of 0-150 bytes and a truncation every 10 operations";
+  i.make = [kind, padded, stores](const crash::SubjectOptions& o) {
+    return std::make_unique<LogSubject>(kind, padded, stores, o);
+  };
   return i;
 }
 
@@ -137,6 +140,12 @@ const crash::SubjectRegistration dancing{info(Kind::header_dancing, false)};
 const crash::SubjectRegistration dancing_padded{info(Kind::header_dancing, true)};
 const crash::SubjectRegistration zero{info(Kind::zero, false)};
 const crash::SubjectRegistration zero_padded{info(Kind::zero, true)};
+// Streaming stores: packed entries share lines, so each append re-stores its first line from DRAM.
+const crash::SubjectRegistration classic_streaming{info(Kind::classic, false, Stores::streaming)};
+const crash::SubjectRegistration header_streaming{info(Kind::header, false, Stores::streaming)};
+const crash::SubjectRegistration dancing_streaming{info(Kind::header_dancing, false, Stores::streaming)};
+const crash::SubjectRegistration zero_streaming{info(Kind::zero, false, Stores::streaming)};
+const crash::SubjectRegistration zero_padded_streaming{info(Kind::zero, true, Stores::streaming)};
 
 }  // namespace
 }  // namespace pmlab::primitives::log

@@ -15,9 +15,7 @@ class DancingHeaderLog final : public SizeFieldLog {
 
  protected:
   void publish(uint32_t lane, uint64_t tail) noexcept override {
-    uint64_t* field = size_slot(lane, static_cast<uint32_t>(lanes_[lane].appends % geometry_.slots_per_lane));
-    persist::Persister::store8(field, tail);
-    persister_.flush(field, sizeof *field);
+    store_size_field(size_slot(lane, static_cast<uint32_t>(lanes_[lane].appends % geometry_.slots_per_lane)), tail);
   }
   uint64_t published_tail(uint32_t lane) const noexcept override {
     uint64_t tail = 0;

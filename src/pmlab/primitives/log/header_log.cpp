@@ -13,9 +13,7 @@ class HeaderLog final : public SizeFieldLog {
 
  protected:
   void publish(uint32_t lane, uint64_t tail) noexcept override {
-    uint64_t* field = size_slot(lane, 0);
-    persist::Persister::store8(field, tail);
-    persister_.flush(field, sizeof *field);
+    store_size_field(size_slot(lane, 0), tail);
   }
   uint64_t published_tail(uint32_t lane) const noexcept override {
     return persist::Persister::load8(size_slot(lane, 0));

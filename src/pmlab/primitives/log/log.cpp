@@ -3,6 +3,7 @@
 #include "pmlab/primitives/log/log.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <random>
 
 #include "pmlab/common/units.hpp"
@@ -40,6 +41,14 @@ Result<WriterChoice> parse_writer(std::string_view text) {
   auto kind = parse_kind(padded ? text.substr(0, text.size() - kPadded.size()) : text);
   if (!kind) return kind.status();
   return WriterChoice{*kind, padded};
+}
+
+const char* to_string(Stores s) noexcept { return s == Stores::streaming ? "streaming" : "cached"; }
+
+Result<Stores> parse_stores(std::string_view text) {
+  for (Stores s : {Stores::cached, Stores::streaming})
+    if (text == to_string(s)) return s;
+  return error(Errc::invalid_argument, "unknown log stores '" + std::string(text) + "' (cached, streaming)");
 }
 
 int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
@@ -171,7 +180,12 @@ Status Log::no_such_lane(uint32_t lane) const {
                "log lane " + std::to_string(lane) + " does not exist (the log has " + std::to_string(options_.lanes) + ")");
 }
 
-void Log::store_entry(std::byte* dst, const void* head, size_t head_len, const void* body, size_t body_len) const noexcept {
+void Log::store_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
+                      size_t body_len) noexcept {
+  if (options_.stores == Stores::streaming) {
+    stream_entry(lane, dst, head, head_len, body, body_len);
+    return;
+  }
   std::memcpy(dst, head, head_len);
   if (persister_.config().flush == persist::FlushInstruction::ntstore && body_len >= om::kLine) {
     std::byte* body_dst = dst + head_len;
@@ -186,6 +200,103 @@ void Log::store_entry(std::byte* dst, const void* head, size_t head_len, const v
   }
   if (body_len > 0) std::memcpy(dst + head_len, body, body_len);  // an empty payload may have no address
   persister_.flush(dst, head_len + body_len);
+}
+
+void Log::store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept {
+  if (options_.stores == Stores::streaming) {
+    // x86 stores an aligned 8-byte part of a non-temporal line atomically, as it does a cached store.
+    stream_entry(lane, reinterpret_cast<std::byte*>(word), &value, sizeof value, nullptr, 0);
+    return;
+  }
+  persist::Persister::store8(word, value);
+  persister_.flush(word, sizeof *word);
+}
+
+void Log::store_size_field(uint64_t* field, uint64_t value) const noexcept {
+  if (options_.stores == Stores::streaming) {
+    alignas(64) std::array<uint64_t, om::kLine / 8> line{};
+    line[0] = value;
+    persister_.copy_nt_words(field, line.data(), om::kLine);
+    return;
+  }
+  persist::Persister::store8(field, value);
+  persister_.flush(field, sizeof *field);
+}
+
+void Log::stream_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
+                       size_t body_len) noexcept {
+  LaneState& s = lanes_[lane];
+  std::byte* data = lane_data(lane);
+  const auto begin = static_cast<uint64_t>(dst - data);
+  const uint64_t body_begin = begin + head_len;
+  const uint64_t end = body_begin + body_len;
+  const auto* head_bytes = static_cast<const std::byte*>(head);
+  const auto* body_bytes = static_cast<const std::byte*>(body);
+  // Entries, heads and so bodies start on 8-byte boundaries: lines are composed word by word.
+  assert(begin % 8 == 0 && head_len % 8 == 0);
+
+  // Fills out[0, n) with the lane's words from byte `from` (a line start): what the lane holds before the
+  // entry, the entry, zero after it.
+  auto compose = [&](uint64_t from, uint64_t n, uint64_t* out) {
+    const uint64_t to = from + 8 * n;
+    auto load = [](const std::byte* p) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      return w;
+    };
+    uint64_t at = from;
+    // Appends follow the tail, so the line before the entry is the remembered one; reading the media is
+    // only the fallback (and slow: a streamed line is not in the cache).
+    const std::byte* before = from == s.tail_line_offset ? s.tail_line.data() - from : data;
+    for (; at < begin && at < to; at += 8) *out++ = load(before + at);
+    for (; at < body_begin && at < to; at += 8) *out++ = load(head_bytes + (at - begin));
+    for (; at + 8 <= end && at < to; at += 8) *out++ = load(body_bytes + (at - body_begin));
+    if (at < end && at < to) {  // the body's last, partial word
+      uint64_t w = 0;
+      std::memcpy(&w, body_bytes + (at - body_begin), end - at);
+      *out++ = w;
+      at += 8;
+    }
+    for (; at < to; at += 8) *out++ = 0;
+  };
+
+  const uint64_t first = begin & ~(om::kLine - 1);
+  const uint64_t last = om::align_up(end, om::kLine);
+  alignas(64) std::array<uint64_t, kStagedEntryBytes / 8> staged;
+  const bool whole = last - first <= kStagedEntryBytes;
+  if (whole) {  // composed whole, stored with one copy
+    compose(first, (last - first) / 8, staged.data());
+    persister_.copy_nt_words(data + first, staged.data(), last - first);
+  } else {
+    // Larger entries: the whole lines inside the body go straight from it (the source need not be
+    // aligned), and only the lines before and after them are composed.
+    const uint64_t inner_begin = om::align_up(body_begin, om::kLine);
+    const uint64_t inner_end = end & ~(om::kLine - 1);
+    persister_.copy_nt(data + inner_begin, body_bytes + (inner_begin - body_begin), inner_end - inner_begin);
+    for (uint64_t line = first; line < inner_begin; line += om::kLine) {
+      compose(line, om::kLine / 8, staged.data());
+      persister_.copy_nt_words(data + line, staged.data(), om::kLine);
+    }
+    if (inner_end < last) {
+      compose(inner_end, om::kLine / 8, staged.data());
+      persister_.copy_nt_words(data + inner_end, staged.data(), om::kLine);
+    }
+  }
+  // The next entry starts in the last line when it is partial: keep it.
+  if (end < last) {
+    const uint64_t* last_line = staged.data() + (whole ? (last - om::kLine - first) / 8 : 0);
+    std::memcpy(s.tail_line.data(), last_line, om::kLine);
+  } else {
+    s.tail_line.fill(std::byte{0});
+  }
+  s.tail_line_offset = end & ~(om::kLine - 1);
+}
+
+void Log::remember_tail_line(uint32_t lane) noexcept {
+  LaneState& s = lanes_[lane];
+  s.tail_line_offset = s.tail & ~(om::kLine - 1);
+  s.tail_line.fill(std::byte{0});
+  std::memcpy(s.tail_line.data(), lane_data(lane) + s.tail_line_offset, s.tail - s.tail_line_offset);
 }
 
 bool Log::walk(uint32_t lane, uint64_t end, const std::function<void(uint64_t, const Entry&)>& visit) const {
@@ -240,7 +351,8 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   return log;
 }
 
-Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persist::Persister& persister) {
+Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persist::Persister& persister,
+                                       Stores stores) {
   if (region.size() < om::kSlotsOffset)
     return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a log");
   if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
@@ -257,6 +369,7 @@ Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persis
   o.kind = static_cast<Kind>(sb.kind);
   o.padded = sb.padded != 0;
   o.lanes = sb.lanes;
+  o.stores = stores;
   o.dancing_slots = o.kind == Kind::header_dancing ? sb.slots_per_lane : Options{}.dancing_slots;
   if (maker_for(o.kind) == nullptr || sb.padded > 1)
     return error(Errc::corrupted, "log superblock names an unknown writer (" + std::to_string(sb.kind) + ")");
@@ -272,8 +385,9 @@ Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persis
   return make(region, persister, o, g);
 }
 
-Result<std::unique_ptr<Log>> Log::open(std::span<std::byte> region, const persist::Persister& persister) {
-  auto log = load(region, persister);
+Result<std::unique_ptr<Log>> Log::open(std::span<std::byte> region, const persist::Persister& persister,
+                                       Stores stores) {
+  auto log = load(region, persister, stores);
   if (!log) return log.status();
   PMLAB_TRY((*log)->recover(true));
   return log;
@@ -283,7 +397,7 @@ Status Log::check(std::span<const std::byte> region) {
   static const persist::Persister no_writes = persist::Persister::volatile_memory();
   // Recovery with repair off only reads.
   std::span<std::byte> view(const_cast<std::byte*>(region.data()), region.size());
-  auto log = load(view, no_writes);
+  auto log = load(view, no_writes, Stores::cached);
   if (!log) return log.status();
   return (*log)->recover(false);
 }
@@ -294,6 +408,7 @@ Status Log::recover(bool repair) {
   for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
     lanes_[lane] = LaneState{};
     PMLAB_TRY(recover_lane(lane, repair));
+    remember_tail_line(lane);
     max_lsn = std::max(max_lsn, lanes_[lane].last_lsn);
   }
   if (repair) persister_.fence();  // whatever recover_lane wrote back (torn tails zeroed, stale lanes reset)

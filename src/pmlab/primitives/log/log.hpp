@@ -11,6 +11,13 @@
 // Padding puts every entry on its own cache lines (and classic's footer on a line of its own), so an
 // append never writes back a line the previous one wrote back (seed 002 Figure 6, right).
 //
+// Stores: an entry's lines go through the cache and are written back by the persister's flush
+// (`cached`), or are written as whole lines with non-temporal stores (`streaming`; seed 002 §2:
+// streaming stores should be used when possible, and libpmem's copies do the same above 256 bytes).
+// A streamed line must be whole, or it would merge with whatever the cache holds of it: each lane keeps
+// its last partial line in DRAM, so an entry that starts mid-line is stored without reading the line
+// back, and the bytes after an entry's end in its last line are stored as zero.
+//
 // Concurrency: the log is split into lanes, each a sub-log with its own tail. A lane is used by one
 // thread at a time; different lanes append concurrently without sharing a line. Every entry gets a
 // log-wide sequence number (LSN) from one counter, so iteration returns entries in LSN order across
@@ -19,6 +26,7 @@
 // Everything in the region is addressed by offsets: a log recovers at any address.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -52,9 +60,15 @@ Result<WriterChoice> parse_writer(std::string_view text);
 // Persistency barriers (fences) one append issues.
 int barriers_per_append(Kind k) noexcept;
 
+// How appends store an entry's lines; a choice of the writing process, not recorded on the media.
+enum class Stores : uint8_t { cached, streaming };
+const char* to_string(Stores s) noexcept;
+Result<Stores> parse_stores(std::string_view text);  // "cached", "streaming"
+
 struct Options {
   Kind kind = Kind::zero;
   bool padded = false;
+  Stores stores = Stores::cached;
   uint32_t lanes = 1;          // concurrent appenders; the region is divided evenly between them
   uint32_t dancing_slots = 64; // size fields per lane for header-dancing (seed 002 used 64)
 };
@@ -99,8 +113,9 @@ class Log {
                                              const Options& options);
   // Opens a formatted region and recovers it: every entry whose append returned is kept, a torn last
   // entry of a lane is discarded (and, for zero, its bytes zeroed again), a half-done truncation is
-  // finished.
-  static Result<std::unique_ptr<Log>> open(std::span<std::byte> region, const persist::Persister& persister);
+  // finished. `stores` is how this process's appends will store entries.
+  static Result<std::unique_ptr<Log>> open(std::span<std::byte> region, const persist::Persister& persister,
+                                           Stores stores = Stores::cached);
   // Verifies the region read-only: the superblock, and that every lane parses into entries.
   static Status check(std::span<const std::byte> region);
   // Smallest region that holds a log with these options and `lane_bytes` of entries per lane.
@@ -133,6 +148,10 @@ class Log {
     uint64_t tail = 0;     // bytes of the lane holding entries
     uint64_t appends = 0;  // appends since open or truncate (header-dancing picks its size field by it)
     uint64_t last_lsn = 0;
+    // Streaming: the lane's line at `tail_line_offset`, the one holding `tail` — its bytes before the
+    // tail as the media has them, zero after.
+    uint64_t tail_line_offset = 0;
+    alignas(64) std::array<std::byte, 64> tail_line{};
   };
 
   // Writer hooks. recover_lane finds the lane's durable tail, keeps it in lanes_[lane], reports stale or
@@ -146,7 +165,16 @@ class Log {
   uint64_t* size_slot(uint32_t lane, uint32_t slot) const noexcept;
   uint64_t first_lsn() const noexcept;
   uint64_t log_id() const noexcept { return geometry_.log_id; }
-  uint64_t next_lsn() noexcept { return next_lsn_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t next_lsn() noexcept {
+    // One lane has one appender at a time, ordered by whoever hands the lane over: no locked add needed
+    // (it costs a full barrier's worth of waiting on x86, a tenth of a streamed append).
+    if (options_.lanes == 1) {
+      const uint64_t lsn = next_lsn_.load(std::memory_order_relaxed);
+      next_lsn_.store(lsn + 1, std::memory_order_relaxed);
+      return lsn;
+    }
+    return next_lsn_.fetch_add(1, std::memory_order_relaxed);
+  }
   Status lane_full(uint32_t lane, uint64_t need) const;
   Status no_such_lane(uint32_t lane) const;
 
@@ -160,9 +188,15 @@ class Log {
   Result<Reservation> reserve(uint32_t lane, Kind kind, size_t len) noexcept;
   void finish_append(uint32_t lane, const Reservation& entry) noexcept;
 
-  // Stores `head` then `body` contiguously at dst and writes both back (non-temporal for ntstore),
-  // without a fence.
-  void store_entry(std::byte* dst, const void* head, size_t head_len, const void* body, size_t body_len) const noexcept;
+  // Stores `head` then `body` contiguously at dst, a place in `lane` at or past its tail, and writes both
+  // back the way options_.stores says (cached: non-temporal body for flush=ntstore), without a fence.
+  void store_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
+                   size_t body_len) noexcept;
+  // An 8-byte word of an entry (classic's footer), stored atomically and written back, without a fence.
+  void store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept;
+  // A lane's size field (a word alone on its line), stored atomically and written back, without a fence.
+  // Streaming stores its line whole (the word, then zeros): no read-for-ownership of the line first.
+  void store_size_field(uint64_t* field, uint64_t value) const noexcept;
   // Walks entries [0, end) of a lane by their size fields; false when one does not fit.
   bool walk(uint32_t lane, uint64_t end, const std::function<void(uint64_t offset, const Entry&)>& visit) const;
 
@@ -179,8 +213,16 @@ class Log {
   static std::unique_ptr<Log> make(std::span<std::byte> region, const persist::Persister& persister,
                                    const Options& options, const Geometry& geometry);
   static Result<Geometry> plan(const Options& options, uint64_t region_size);
-  static Result<std::unique_ptr<Log>> load(std::span<std::byte> region, const persist::Persister& persister);
+  static Result<std::unique_ptr<Log>> load(std::span<std::byte> region, const persist::Persister& persister,
+                                           Stores stores);
   Status recover(bool repair);
+  // Streaming: [dst, dst + head_len + body_len) as whole non-temporal lines (see Stores). Entries whose
+  // lines fit kStagedEntryBytes are composed whole on the stack.
+  static constexpr uint64_t kStagedEntryBytes = 1024;
+  void stream_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
+                    size_t body_len) noexcept;
+  // Loads the lane's tail line from the media (after recovery found the tail).
+  void remember_tail_line(uint32_t lane) noexcept;
 };
 
 // A pool file holding one log in its data area: layout "log", recovered by Pool::recover and checked by

@@ -9,7 +9,7 @@ Result<uint64_t> SizeFieldLog::append(uint32_t lane, const void* payload, size_t
   auto entry = reserve(lane, options_.kind, len);
   if (!entry) return entry.status();
   const om::EntryHeader h{static_cast<uint32_t>(len), 0, entry->lsn};
-  store_entry(entry->at, &h, sizeof h, payload, len);
+  store_entry(lane, entry->at, &h, sizeof h, payload, len);
   persister_.fence();
   publish(lane, lanes_[lane].tail + entry->bytes);
   persister_.fence();
@@ -50,9 +50,7 @@ Status SizeFieldLog::recover_lane(uint32_t lane, bool repair) {
 
 void SizeFieldLog::reset_lane(uint32_t lane) {
   for (uint32_t slot = 0; slot < geometry_.slots_per_lane; ++slot) {
-    uint64_t* field = size_slot(lane, slot);
-    persist::Persister::store8(field, 0);
-    persister_.flush(field, sizeof *field);
+    store_size_field(size_slot(lane, slot), 0);
   }
 }
 

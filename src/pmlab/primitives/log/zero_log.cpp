@@ -6,6 +6,7 @@
 // The price is that space must be zero before it is appended to: format zeroes the lanes, truncate
 // zeroes what was used, and recovery zeroes a torn tail (and whatever an interrupted truncation left).
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "pmlab/primitives/log/on_media.hpp"
@@ -24,7 +25,7 @@ class ZeroLog final : public Log {
     if (!entry) return entry.status();
     const auto size = static_cast<uint32_t>(len);
     const om::EntryHeader h{size, om::zero_check(size, entry->lsn, payload, len), entry->lsn};
-    store_entry(entry->at, &h, sizeof h, payload, len);
+    store_entry(lane, entry->at, &h, sizeof h, payload, len);
     persister_.fence();
     finish_append(lane, *entry);
     return entry->lsn;
@@ -64,16 +65,11 @@ class ZeroLog final : public Log {
   // Truncation: the watermark already discarded the entries; zero what the lane used.
   void reset_lane(uint32_t lane) override {
     const uint64_t used = lanes_[lane].tail;
-    if (used == 0) return;
-    std::memset(lane_data(lane), 0, used);
-    persister_.flush(lane_data(lane), used);
+    if (used > 0) write_zeros(lane_data(lane), used);
   }
 
   void prepare_format() override {
-    for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
-      std::memset(lane_data(lane), 0, lane_bytes_);
-      persister_.flush(lane_data(lane), lane_bytes_);
-    }
+    for (uint32_t lane = 0; lane < options_.lanes; ++lane) write_zeros(lane_data(lane), lane_bytes_);
   }
 
  private:
@@ -96,6 +92,19 @@ class ZeroLog final : public Log {
       std::memset(data + line, 0, n);
       persister_.flush(data + line, n);
     }
+  }
+
+  // Zeroes and writes back (no fence) the way appends will store: a streaming append costs more when its
+  // line is still in the cache (the non-temporal store must evict it first), a cached one less.
+  void write_zeros(std::byte* at, uint64_t n) const noexcept {
+    if (options_.stores == Stores::cached) {
+      std::memset(at, 0, n);
+      persister_.flush(at, n);
+      return;
+    }
+    alignas(64) static constexpr std::array<std::byte, 4096> kZeros{};
+    for (uint64_t done = 0; done < n; done += kZeros.size())
+      persister_.copy_nt(at + done, kZeros.data(), std::min<uint64_t>(kZeros.size(), n - done));
   }
 
   static bool all_zero(const std::byte* p, uint64_t n) noexcept {

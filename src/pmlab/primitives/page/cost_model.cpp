@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/persist/instructions.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/topology.hpp"
@@ -16,15 +17,21 @@ namespace {
 
 double fastest(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 
+// ulog's cost relative to cow's, minus one: negative where ulog is cheaper.
+double ulog_excess(const FlushCostModel::Sample& s) {
+  if (s.ulog_vs_cow > 0) return s.ulog_vs_cow - 1;
+  return s.cow_ns > 0 ? (s.ulog_ns - s.cow_ns) / s.cow_ns : 0;
+}
+
 // Where ulog stops being cheaper, from samples of one thread count sorted by dirty lines.
 double crossing(const std::vector<FlushCostModel::Sample>& s) {
   for (size_t i = 0; i < s.size(); ++i) {
-    const double diff = s[i].ulog_ns - s[i].cow_ns;
-    if (diff < 0) continue;
+    const double excess = ulog_excess(s[i]);
+    if (excess < 0) continue;
     if (i == 0) return s[0].dirty;  // cow is cheaper from the first point on
-    const double before = s[i - 1].ulog_ns - s[i - 1].cow_ns;  // < 0
+    const double before = ulog_excess(s[i - 1]);  // < 0
     const double span = static_cast<double>(s[i].dirty) - static_cast<double>(s[i - 1].dirty);
-    return s[i - 1].dirty + span * (-before) / (diff - before);
+    return s[i - 1].dirty + span * (-before) / (excess - before);
   }
   return s.empty() ? 0.0 : static_cast<double>(s.back().dirty) + 1;  // ulog is cheaper everywhere
 }
@@ -63,8 +70,9 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
   if (pages < max_threads)
     return error(Errc::invalid_argument, "calibrating " + std::to_string(max_threads) + " threads needs as many pages; "
                                              "the store has " + std::to_string(pages));
-  if (options.flushes_per_batch == 0 || options.rounds == 0)
-    return error(Errc::invalid_argument, "calibration needs at least one flush and one round");
+  if (options.rounds == 0) return error(Errc::invalid_argument, "calibration needs at least one round");
+  const uint64_t auto_batch = std::max<uint64_t>(8, CalibrationOptions::kAutoBatchBytes / store.options().page_size);
+  const uint32_t batch = options.flushes_per_batch > 0 ? options.flushes_per_batch : static_cast<uint32_t>(auto_batch);
   std::vector<PageStore::Lane> lanes;
   for (uint32_t k = 0; k < max_threads; ++k) {
     auto lane = store.claim_lane();
@@ -109,43 +117,41 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
         std::vector<DramPage> frames;
         uint64_t mix = 0x9e3779b97f4a7c15ULL * (k + 1);
         bool failed = false;
-        for (uint32_t f = 0; f <= options.flushes_per_batch && !failed; ++f) {
+        auto fail = [&](const Status& s) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          failure = s;
+          failed = true;
+        };
+        for (uint32_t f = 0; f <= batch && !failed; ++f) {
           frames.emplace_back(store.options().page_size);
-          const uint64_t pid = k + (bench::splitmix64(mix) % own) * t;
-          if (Status s = store.read(pid, frames.back()); !s) {
-            std::lock_guard<std::mutex> lock(failure_mutex);
-            failure = s;
-            failed = true;
-          }
+          if (Status s = store.read(k + (bench::splitmix64(mix) % own) * t, frames.back()); !s) fail(s);
         }
         for (const DramPage& frame : frames) {
           const std::span<const std::byte> slot = store.page_bytes(frame.pid);
           for (size_t o = 0; o < slot.size(); o += kLineBytes) persist::isa::clflush(slot.data() + o);
         }
-        uint64_t next = 0;
-        for (size_t g = 0; g < grid.size(); ++g) {
-          for (uint32_t round = 0; round < options.rounds; ++round) {
+        std::vector<uint32_t> order(lines);
+        for (uint32_t j = 0; j < lines; ++j) order[j] = j;
+        // Rounds outermost: a change of the machine's speed mid-calibration then reaches every point alike.
+        for (uint32_t round = 0; round < options.rounds; ++round) {
+          for (size_t g = 0; g < grid.size(); ++g) {
             for (int i = 0; i < 2; ++i) {
               const int policy = (round % 2 == 0) ? i : 1 - i;  // alternate which policy goes first
               sync.arrive_and_wait();
               if (failed) continue;
               const uint32_t d = grid[g];
               for (DramPage& frame : frames) {
-                for (uint32_t j = 0; j < d; ++j)
-                  frame.mark_dirty(static_cast<uint32_t>((j * static_cast<uint64_t>(lines) / d + next) % lines));
-                ++next;
+                for (uint32_t j = 0; j < d; ++j) {  // a partial Fisher-Yates shuffle: d distinct lines
+                  std::swap(order[j], order[j + bench::splitmix64(mix) % (lines - j)]);
+                  frame.mark_dirty(order[j]);
+                }
               }
               uint64_t t0 = 0;
               for (size_t f = 0; f < frames.size() && !failed; ++f) {
                 if (f == 1) t0 = platform::Clock::start();
-                if (Status s = flushers[policy]->flush(lanes[k], frames[f]); !s) {
-                  std::lock_guard<std::mutex> lock(failure_mutex);
-                  failure = s;
-                  failed = true;
-                }
+                if (Status s = flushers[policy]->flush(lanes[k], frames[f]); !s) fail(s);
               }
-              if (!failed)
-                ns[k][g][policy].push_back(clock.to_ns(platform::Clock::stop() - t0) / options.flushes_per_batch);
+              if (!failed) ns[k][g][policy].push_back(clock.to_ns(platform::Clock::stop() - t0) / batch);
             }
           }
         }
@@ -163,6 +169,17 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
         s.cow_ns += fastest(ns[k][g][0]) / t;
         s.ulog_ns += fastest(ns[k][g][1]) / t;
       }
+      std::vector<double> ratios;
+      for (uint32_t round = 0; round < options.rounds; ++round) {
+        double cow_ns = 0, ulog_ns = 0;
+        for (uint32_t k = 0; k < t; ++k) {
+          if (round >= ns[k][g][0].size() || round >= ns[k][g][1].size()) continue;
+          cow_ns += ns[k][g][0][round];
+          ulog_ns += ns[k][g][1][round];
+        }
+        if (cow_ns > 0) ratios.push_back(ulog_ns / cow_ns);
+      }
+      s.ulog_vs_cow = median(ratios);
       samples.push_back(s);
     }
   }

@@ -21,7 +21,10 @@ namespace pmlab::primitives::page {
 class PageStore;
 
 struct CalibrationOptions {
-  uint32_t flushes_per_batch = 8;  // timed back to back after one untimed flush; a phase per policy per round
+  // Timed back to back after one untimed flush; a phase per policy per round. 0: as many as make
+  // kAutoBatchBytes of pages (at least 8): a few microseconds of 4 KiB flushes are all timer noise.
+  uint32_t flushes_per_batch = 0;
+  static constexpr uint64_t kAutoBatchBytes = 256 << 10;
   uint32_t rounds = 15;            // each point takes its fastest round; policies alternate which goes first
 };
 
@@ -33,11 +36,15 @@ class FlushCostModel {
     uint32_t dirty = 1;
     double cow_ns = 0;
     double ulog_ns = 0;
+    // Median over the rounds of ulog's time over cow's in the same round (adjacent phases), which a
+    // change of the machine's speed between rounds moves less than either time; 0: not measured, the
+    // model then uses ulog_ns / cow_ns.
+    double ulog_vs_cow = 0;
   };
 
   // A model that takes the micro-log below `crossover` dirty lines at any thread count.
   static FlushCostModel fixed(double crossover);
-  // A model from samples: per thread count, where ulog_ns - cow_ns turns from negative to not, linearly
+  // A model from samples: per thread count, where ulog's cost relative to cow's turns from below 1 to not, linearly
   // interpolated between the two samples around the turn.
   static FlushCostModel from_samples(std::vector<Sample> samples);
   // Times cow and ulog on the store with 1 … max_threads concurrent flushers at dirty lines 1, 2, 4, …,

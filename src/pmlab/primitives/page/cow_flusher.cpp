@@ -17,9 +17,8 @@ Status CowFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   const uint64_t spare = store_.spare_of(lane);
   om::write_back(p, store_.slot_data(spare), page.data(), page.size());
   p.fence();
-  uint64_t* header = store_.slot_header(spare);
-  persist::Persister::store8(header, om::commit_word(page.pid, pvn));
-  p.persist(header, sizeof *header);
+  store_.write_header(spare, om::commit_word(page.pid, pvn));
+  p.fence();
   store_.moved(lane, page.pid, pvn);
   page.clear_dirty();
   return Status::success();

@@ -1,6 +1,7 @@
 #include "pmlab/primitives/page/page_store.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -85,6 +86,12 @@ std::byte* PageStore::slot_data(uint64_t slot) const noexcept {
 
 uint64_t* PageStore::slot_header(uint64_t slot) const noexcept {
   return reinterpret_cast<uint64_t*>(region_.data() + om::kHeadersOffset + slot * om::kLine);
+}
+
+void PageStore::write_header(uint64_t slot, uint64_t word) const noexcept {
+  alignas(64) std::array<uint64_t, om::kLine / 8> line{};
+  line[0] = word;
+  persister_.copy_nt_words(slot_header(slot), line.data(), om::kLine);
 }
 
 std::byte* PageStore::ulog_buffer(const Lane& lane, uint32_t b) const noexcept {
@@ -300,9 +307,7 @@ Status PageStore::recover(bool repair) {
       std::memcpy(&index, r.buffer + ug.kIndexOffset + k * sizeof index, sizeof index);
       om::write_back(persister_, page + index * om::kLine, r.buffer + ug.lines_offset + k * om::kLine, om::kLine);
     }
-    uint64_t* header = slot_header(slot_of_[r.pid]);
-    persist::Persister::store8(header, om::commit_word(r.pid, r.pvn));
-    persister_.flush(header, sizeof *header);
+    write_header(slot_of_[r.pid], om::commit_word(r.pid, r.pvn));
     pvn_[r.pid] = r.pvn;
   }
   if (!replay.empty()) persister_.fence();  // applied before any record is zeroed

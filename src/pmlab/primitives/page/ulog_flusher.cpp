@@ -82,9 +82,7 @@ Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   for_each_run(page.dirty(), [&](uint32_t first, uint32_t n) {
     om::write_back(p, data + first * om::kLine, page.data() + first * om::kLine, n * om::kLine);
   });
-  uint64_t* slot_header = store_.slot_header(slot);
-  persist::Persister::store8(slot_header, om::commit_word(page.pid, pvn));
-  p.flush(slot_header, sizeof *slot_header);
+  store_.write_header(slot, om::commit_word(page.pid, pvn));
   p.fence();
 
   // 3. Recycle the buffer: zeros, durable by the lane's next barrier, needed two flushes from now.

@@ -9,6 +9,7 @@
 
 #include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/bench/case.hpp"
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/cpu.hpp"
 
@@ -100,12 +101,6 @@ RawFn raw_for(const persist::Persister& p) {
   if (kernel == "avx512") return raw_nt_avx512;
   if (kernel == "avx2") return raw_nt_avx2;
   return raw_nt_sse2;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void body(RunContext& ctx) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/persist/instructions.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/cpu.hpp"
@@ -12,12 +13,6 @@
 
 namespace pmlab::suites::idio {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 inline void full_fence() noexcept { __asm__ volatile("mfence" ::: "memory"); }
 

@@ -30,13 +30,6 @@ void report_stream(bench::RunContext& ctx, const DeviceParams& device, const pml
   ctx.metric("requests", static_cast<double>(r.events), "count", kind, device.name);
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 void report_published(bench::RunContext& ctx, const std::string& name, const Result<pmlab::model::Published>& p,
                       const std::string& unit) {
   if (!p) {

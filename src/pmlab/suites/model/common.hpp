@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/model/device_params.hpp"
 #include "pmlab/model/published.hpp"
 #include "pmlab/model/validation_streams.hpp"
@@ -21,8 +22,6 @@ pmlab::model::DeviceParams device_of(const bench::RunContext& ctx);
 // The modelled ratios of a stream (kind modelled, model = device name).
 void report_stream(bench::RunContext& ctx, const pmlab::model::DeviceParams& device,
                    const pmlab::model::StreamResult& r);
-// The median of a run's repeated measurements (rounds interleave what they compare).
-double median(std::vector<double> values);
 
 // A published value beside a modelled one, as `<name>_published`; a missing reference file is a note,
 // not an error (the modelled numbers stand on their own).

@@ -53,8 +53,17 @@ bench::ParamSpec padding_param(std::vector<std::string> defaults, std::vector<st
                                    {"none", "line"}, std::move(defaults), std::move(quick));
 }
 
-std::optional<std::string> pmemlog_padding_is_redundant(const bench::Params& p) {
-  if (p.text("writer") == kPmemLog && p.text("padding") != "none") return "libpmemlog has no padding option";
+bench::ParamSpec stores_param() {
+  return bench::std_params::choice("stores",
+                                   "cached: entries stored through the cache and flushed; streaming: whole lines "
+                                   "with non-temporal stores (seed 002 §2)",
+                                   {"cached", "streaming"}, {"cached", "streaming"}, {});
+}
+
+std::optional<std::string> pmemlog_options_are_redundant(const bench::Params& p) {
+  if (p.text("writer") != kPmemLog) return std::nullopt;
+  if (p.text("padding") != "none") return "libpmemlog has no padding option";
+  if (p.text("stores") != "cached") return "libpmemlog chooses its stores itself (non-temporal from 256 B)";
   return std::nullopt;
 }
 
@@ -62,6 +71,7 @@ plog::Options log_options(const bench::Params& p, uint32_t lanes) {
   plog::Options o;
   o.kind = plog::parse_kind(p.text("writer")).value();
   o.padded = p.text("padding") == "line";
+  o.stores = plog::parse_stores(p.text("stores")).value();
   o.lanes = lanes;
   return o;
 }

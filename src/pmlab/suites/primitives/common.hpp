@@ -35,8 +35,10 @@ bench::ParamSpec dirty_param(std::vector<std::string> defaults = {"1", "2", "4",
                                                                   "512", "1024"},
                              std::vector<std::string> quick = {"1", "8", "32", "64", "256"});
 bench::ParamSpec padding_param(std::vector<std::string> defaults = {"none", "line"}, std::vector<std::string> quick = {});
-// pmemlog has no padding option: its padded twin is left out of sweeps.
-std::optional<std::string> pmemlog_padding_is_redundant(const bench::Params& p);
+// How our writers store entries (plog::Stores).
+bench::ParamSpec stores_param();
+// libpmemlog has no padding or stores option: its twins with one are left out of sweeps.
+std::optional<std::string> pmemlog_options_are_redundant(const bench::Params& p);
 
 plog::Options log_options(const bench::Params& p, uint32_t lanes);
 

@@ -70,11 +70,12 @@ const CaseRegistration registration{CaseDef{
     .name = "log_append",
     .summary = "durable log appends per writer, padding, entry size and threads, beside libpmemlog (seed 002 Fig. 6)",
     .params = {medium_param(), std_params::domain(), std_params::flush(), writer_param(), padding_param(),
+               stores_param(),
                std_params::size("size", "payload bytes per entry", {"16", "64", "256", "1K", "4K"},
                                 {"16", "64", "256", "4K"}, 1, 1 << 20),
                std_params::threads({"1", "2"})},
     .region_bytes = region_bytes,
-    .redundant = pmemlog_padding_is_redundant,
+    .redundant = pmemlog_options_are_redundant,
     .body = body,
 }};
 

@@ -38,11 +38,22 @@ void Maintenance::join() {
   ++active_;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+std::vector<std::vector<size_t>> phase_orders(size_t n) {
+  if (n == 0) return {};
+  std::vector<size_t> first{0};  // 0, 1, n-1, 2, n-2, …
+  for (size_t lo = 1, hi = n - 1; first.size() < n;) {
+    first.push_back(lo++);
+    if (first.size() < n) first.push_back(hi--);
+  }
+  std::vector<std::vector<size_t>> rows;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<size_t> row;
+    for (size_t c : first) row.push_back((c + i) % n);
+    rows.push_back(row);
+  }
+  if (n % 2 == 1)  // odd n: the mirrored rows complete the balance
+    for (size_t i = 0; i < n; ++i) rows.emplace_back(rows[i].rbegin(), rows[i].rend());
+  return rows;
 }
 
 std::vector<std::vector<double>> interleave(bench::RunContext& ctx, int rounds, double phase_s,
@@ -55,13 +66,15 @@ std::vector<std::vector<double>> interleave(bench::RunContext& ctx, int rounds, 
   bench::RunControl phase;
   phase.duration_s = phase_s;
   phase.warmup_s = std::min(0.005, phase_s / 4);
+  phase.per_op_timing = false;  // ratios of throughput: a timer read per operation would shrink the faster one
   // [thread][round * n + contender]: ops and active ticks
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> measured(threads, std::vector<std::pair<uint64_t, uint64_t>>(rounds * n));
   std::barrier<> sync(threads);
+  const std::vector<std::vector<size_t>> orders = phase_orders(n);
   ctx.run_threads([&](bench::ThreadState& t) {
     for (int r = 0; r < rounds; ++r) {
       for (size_t k = 0; k < n; ++k) {
-        const size_t c = r % 2 == 0 ? k : n - 1 - k;
+        const size_t c = orders[static_cast<size_t>(r) % orders.size()][k];
         const size_t slot = static_cast<size_t>(r) * n + c;
         const LoopResult res = pausable_loop(phase, sync, *maintenance[slot],
                                              [&](uint64_t i) { return contenders[c].op(t.index(), i); });

@@ -132,14 +132,14 @@ const CaseRegistration registration{CaseDef{
     .name = "ycsb_write",
     .summary = "YCSB 100% updates on a DRAM table, each update logged durably through a writer (seed 002 §3.3.2)",
     .params = {medium_param(), std_params::domain(), std_params::flush(), writer_param(),
-               padding_param(), records_param(), std_params::threads({"1", "2"})},
+               padding_param(), stores_param(), records_param(), std_params::threads({"1", "2"})},
     .region_bytes =
         [](const Params& p) {
           const auto threads = static_cast<uint32_t>(p.integer("threads"));
           if (p.text("writer") == kPmemLog) return uint64_t{4096};
           return plog::Log::region_bytes(log_options(p, threads), kLaneBytes);
         },
-    .redundant = pmemlog_padding_is_redundant,
+    .redundant = pmemlog_options_are_redundant,
     .body = body,
 }};
 
