@@ -22,6 +22,10 @@ inline void clflushopt(const void* line) noexcept {
 inline void clwb(const void* line) noexcept {
   __asm__ volatile("clwb %0" : "+m"(*const_cast<volatile char*>(static_cast<const volatile char*>(line))));
 }
+// A non-temporal 8-byte store (SSE2: every x86_64 has it).
+inline void movnti(uint64_t* dst, uint64_t value) noexcept {
+  __asm__ volatile("movnti %1, %0" : "=m"(*dst) : "r"(value));
+}
 inline void sfence() noexcept { __asm__ volatile("sfence" ::: "memory"); }
 // Orders the compiler only: where a fence is not needed for durability, reordering must still not
 // move stores across the point the design marked.

@@ -1,7 +1,5 @@
 #include "pmlab/persist/persister.hpp"
 
-#include <immintrin.h>
-
 #include "pmlab/persist/x86_64/nt_copy.hpp"
 
 namespace pmlab::persist {
@@ -95,19 +93,6 @@ void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
     tls_counters.nt_bytes += body_end - body_begin;
     edge(body_end, end);
   }
-  if (observer_ != nullptr) [[unlikely]]
-    observer_->on_writeback(dst, len, Writeback::nt_store);
-}
-
-void Persister::copy_nt_words(void* dst, const uint64_t* words, size_t len) const noexcept {
-  assert(reinterpret_cast<uintptr_t>(dst) % kCacheLine == 0 && len % kCacheLine == 0);
-  if (!nt_enabled_) {
-    std::memcpy(dst, words, len);
-    return;
-  }
-  auto* d = static_cast<long long*>(dst);
-  for (size_t i = 0; i < len / 8; ++i) _mm_stream_si64(d + i, static_cast<long long>(words[i]));
-  tls_counters.nt_bytes += len;
   if (observer_ != nullptr) [[unlikely]]
     observer_->on_writeback(dst, len, Writeback::nt_store);
 }

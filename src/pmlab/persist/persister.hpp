@@ -88,7 +88,18 @@ class Persister {
   // non-temporal stores, so each load takes its word straight from the store buffer. A vector copy would
   // load across several pending stores, which cannot be forwarded and waits for them to reach the cache
   // (~10 ns per entry on Zen 4). dst and len are whole lines. Not fenced.
-  void copy_nt_words(void* dst, const uint64_t* words, size_t len) const noexcept;
+  void copy_nt_words(void* dst, const uint64_t* words, size_t len) const noexcept {
+    assert(reinterpret_cast<uintptr_t>(dst) % kCacheLine == 0 && len % kCacheLine == 0);
+    if (!nt_enabled_) {
+      std::memcpy(dst, words, len);
+      return;
+    }
+    auto* d = static_cast<uint64_t*>(dst);
+    for (size_t i = 0; i < len / 8; ++i) isa::movnti(d + i, words[i]);
+    tls_counters.nt_bytes += len;
+    if (observer_ != nullptr) [[unlikely]]
+      observer_->on_writeback(dst, len, Writeback::nt_store);
+  }
 
   // Copies and makes durable, the way the flush instruction says: non-temporal for `ntstore`, else
   // store + flush. Then fences.

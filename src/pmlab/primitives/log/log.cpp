@@ -247,8 +247,8 @@ void Log::stream_entry(uint32_t lane, std::byte* dst, const void* head, size_t h
     uint64_t at = from;
     // Appends follow the tail, so the line before the entry is the remembered one; reading the media is
     // only the fallback (and slow: a streamed line is not in the cache).
-    const std::byte* before = from == s.tail_line_offset ? s.tail_line.data() - from : data;
-    for (; at < begin && at < to; at += 8) *out++ = load(before + at);
+    const std::byte* before = from == s.tail_line_offset ? s.tail_line.data() : data + from;  // bytes from `from`
+    for (; at < begin && at < to; at += 8) *out++ = load(before + (at - from));
     for (; at < body_begin && at < to; at += 8) *out++ = load(head_bytes + (at - begin));
     for (; at + 8 <= end && at < to; at += 8) *out++ = load(body_bytes + (at - body_begin));
     if (at < end && at < to) {  // the body's last, partial word
