@@ -156,6 +156,28 @@ TEST(Persister, NonTemporalCopyCountsBodyBytesAndFlushesEdges) {
   EXPECT_EQ(rec.events[1].what, 'F');
 }
 
+// zero_nt: exactly the range, for every alignment and for lengths beyond its internal 4 KiB block.
+TEST(Persister, NonTemporalZeroingIsExact) {
+  struct alignas(64) Big {
+    unsigned char bytes[3 * 4096];
+  };
+  auto dst = std::make_unique<Big>();
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  for (size_t offset : {0, 8, 63, 64}) {
+    for (size_t len : {0, 1, 64, 100, 4096, 5000, 8200}) {
+      std::memset(dst->bytes, 0xee, sizeof dst->bytes);
+      const Counters before = thread_counters();
+      p.zero_nt(dst->bytes + offset, len);
+      p.fence();
+      for (size_t i = 0; i < sizeof dst->bytes; ++i)
+        ASSERT_EQ(dst->bytes[i], i >= offset && i < offset + len ? 0 : 0xee) << offset << "+" << len << " @" << i;
+      if (offset == 0 && len == 8200) {
+        EXPECT_EQ((thread_counters() - before).nt_bytes, 8192u);
+      }
+    }
+  }
+}
+
 // copy_nt_words: whole lines of composed words, exact, counted as non-temporal bytes and seen by the
 // observer as one write-back, under every domain (a plain copy where nothing needs to reach memory).
 TEST(Persister, WordCopyOfComposedLinesIsExactAndCounted) {

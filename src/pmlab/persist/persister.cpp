@@ -1,5 +1,7 @@
 #include "pmlab/persist/persister.hpp"
 
+#include <algorithm>
+
 #include "pmlab/persist/x86_64/nt_copy.hpp"
 
 namespace pmlab::persist {
@@ -95,6 +97,13 @@ void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
   }
   if (observer_ != nullptr) [[unlikely]]
     observer_->on_writeback(dst, len, Writeback::nt_store);
+}
+
+void Persister::zero_nt(void* dst, size_t len) const noexcept {
+  alignas(64) static constexpr unsigned char kZeros[4096] = {};
+  auto* d = static_cast<unsigned char*>(dst);
+  for (size_t done = 0; done < len; done += sizeof kZeros)
+    copy_nt(d + done, kZeros, std::min(sizeof kZeros, len - done));
 }
 
 }  // namespace pmlab::persist

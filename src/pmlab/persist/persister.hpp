@@ -84,6 +84,9 @@ class Persister {
   // Under domain none it is a plain memcpy: nothing needs to reach memory.
   void copy_nt(void* dst, const void* src, size_t len) const noexcept;
 
+  // Zeroes with non-temporal stores, as copy_nt copies (edges through the cache). Not fenced.
+  void zero_nt(void* dst, size_t len) const noexcept;
+
   // copy_nt for whole lines the caller has just composed in 8-byte stores: copied with 8-byte
   // non-temporal stores, so each load takes its word straight from the store buffer. A vector copy would
   // load across several pending stores, which cannot be forwarded and waits for them to reach the cache

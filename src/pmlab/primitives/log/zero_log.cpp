@@ -6,7 +6,6 @@
 // The price is that space must be zero before it is appended to: format zeroes the lanes, truncate
 // zeroes what was used, and recovery zeroes a torn tail (and whatever an interrupted truncation left).
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "pmlab/primitives/log/on_media.hpp"
@@ -102,9 +101,7 @@ class ZeroLog final : public Log {
       persister_.flush(at, n);
       return;
     }
-    alignas(64) static constexpr std::array<std::byte, 4096> kZeros{};
-    for (uint64_t done = 0; done < n; done += kZeros.size())
-      persister_.copy_nt(at + done, kZeros.data(), std::min<uint64_t>(kZeros.size(), n - done));
+    persister_.zero_nt(at, n);
   }
 
   static bool all_zero(const std::byte* p, uint64_t n) noexcept {

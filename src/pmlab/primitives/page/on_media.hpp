@@ -11,7 +11,6 @@
 // version. A micro-log record validates itself by its bit count over a zeroed buffer (as zero logging).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -81,9 +80,6 @@ struct UlogGeometry {
   }
 };
 inline constexpr uint64_t kMaxUlogMetadata = UlogGeometry::metadata_bytes(kMaxLinesPerPage);
-
-// Zeros to recycle micro-log buffers with (a page's worth: the most a buffer's lines take).
-inline constexpr std::array<std::byte, kMaxPageBytes> kZeros{};
 
 // Page data is written in whole cache lines to lines that are usually not cached (a spare slot, a page
 // written long ago): non-temporal stores write them without reading them first (seed 002 §3.2.3: streaming

@@ -316,7 +316,7 @@ Status PageStore::recover(bool repair) {
   for (uint64_t line = 0; line < options_.lanes * geometry_.ulog_lane_bytes; line += om::kLine) {
     const std::byte* at = ulogs + line;
     if (std::all_of(at, at + om::kLine, [](std::byte b) { return b == std::byte{0}; })) continue;
-    persister_.copy_nt(ulogs + line, om::kZeros.data(), om::kLine);
+    persister_.zero_nt(ulogs + line, om::kLine);
   }
   persister_.fence();
   return Status::success();

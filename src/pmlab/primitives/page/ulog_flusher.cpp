@@ -86,8 +86,8 @@ Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   p.fence();
 
   // 3. Recycle the buffer: zeros, durable by the lane's next barrier, needed two flushes from now.
-  p.copy_nt(buffer, om::kZeros.data(), metadata);
-  p.copy_nt(lines, om::kZeros.data(), count * om::kLine);
+  p.zero_nt(buffer, metadata);
+  p.zero_nt(lines, count * om::kLine);
 
   store_.updated_in_place(page.pid, pvn);
   store_.ulog_used(lane, b);
