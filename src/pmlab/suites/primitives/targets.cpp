@@ -1,5 +1,5 @@
 // The speed targets, each measured side by side in one run and reported as a ratio. Contenders
-// alternate in phases over many rounds (the order flips every round); a round's ratio compares phases
+// alternate in phases over many rounds (orders from a balanced Latin square); a round's ratio compares phases
 // adjacent in time, and the target uses the median of the rounds' ratios, so drift and a phase disturbed
 // by another process move single rounds, not the estimate. The ratio of each contender's best round
 // (its least disturbed speed) is reported beside it as `*_of_best_rounds`.
