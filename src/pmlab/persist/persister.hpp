@@ -84,6 +84,14 @@ class Persister {
   // Under domain none it is a plain memcpy: nothing needs to reach memory.
   void copy_nt(void* dst, const void* src, size_t len) const noexcept;
 
+  // Stores the line at `line` as `word` followed by zeros, non-temporally: for a line that holds one word
+  // and nothing else (a commit word, a size field), so no read-for-ownership precedes its store. The
+  // aligned word is as atomic as a plain 8-byte store. Not fenced.
+  void store_word_line(uint64_t* line, uint64_t word) const noexcept {
+    alignas(64) uint64_t words[kCacheLine / 8] = {word};
+    copy_nt_words(line, words, kCacheLine);
+  }
+
   // Zeroes with non-temporal stores, as copy_nt copies (edges through the cache). Not fenced.
   void zero_nt(void* dst, size_t len) const noexcept;
 

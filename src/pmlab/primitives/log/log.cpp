@@ -214,9 +214,7 @@ void Log::store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexce
 
 void Log::store_size_field(uint64_t* field, uint64_t value) const noexcept {
   if (options_.stores == Stores::streaming) {
-    alignas(64) std::array<uint64_t, om::kLine / 8> line{};
-    line[0] = value;
-    persister_.copy_nt_words(field, line.data(), om::kLine);
+    persister_.store_word_line(field, value);
     return;
   }
   persist::Persister::store8(field, value);

@@ -195,7 +195,7 @@ class Log {
   // An 8-byte word of an entry (classic's footer), stored atomically and written back, without a fence.
   void store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept;
   // A lane's size field (a word alone on its line), stored atomically and written back, without a fence.
-  // Streaming stores its line whole (the word, then zeros): no read-for-ownership of the line first.
+  // Streaming stores its line whole (Persister::store_word_line): no read-for-ownership of the line first.
   void store_size_field(uint64_t* field, uint64_t value) const noexcept;
   // Walks entries [0, end) of a lane by their size fields; false when one does not fit.
   bool walk(uint32_t lane, uint64_t end, const std::function<void(uint64_t offset, const Entry&)>& visit) const;

@@ -60,12 +60,17 @@ uint64_t portable(uint64_t word0, uint64_t word1, const unsigned char* b, size_t
   return count;
 }
 
+namespace {
+bool cpu_runs_vector() noexcept {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vpopcntdq");
+}
+}  // namespace
+
 std::vector<Kernel> runnable() {
   std::vector<Kernel> out{portable};
   if (__builtin_cpu_supports("popcnt")) out.push_back(scalar);
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vpopcntdq"))
-    out.push_back(vector);
+  if (cpu_runs_vector()) out.push_back(vector);
   return out;
 }
 
@@ -76,9 +81,7 @@ namespace {
 // POPCNT is in every x86_64 CPU since 2008; the portable loop is the fallback for the rest.
 // PMLAB_NO_AVX512 turns the vector path off, as it does the non-temporal copy kernels.
 popcount_kernels::Kernel choose_kernel() noexcept {
-  if (platform::CpuFeatures::host().avx512f && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vpopcntdq"))
-    return popcount_kernels::vector;
+  if (platform::CpuFeatures::host().avx512f && popcount_kernels::cpu_runs_vector()) return popcount_kernels::vector;
   return __builtin_cpu_supports("popcnt") ? popcount_kernels::scalar : popcount_kernels::portable;
 }
 

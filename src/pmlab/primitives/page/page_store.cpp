@@ -1,7 +1,6 @@
 #include "pmlab/primitives/page/page_store.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
@@ -89,9 +88,7 @@ uint64_t* PageStore::slot_header(uint64_t slot) const noexcept {
 }
 
 void PageStore::write_header(uint64_t slot, uint64_t word) const noexcept {
-  alignas(64) std::array<uint64_t, om::kLine / 8> line{};
-  line[0] = word;
-  persister_.copy_nt_words(slot_header(slot), line.data(), om::kLine);
+  persister_.store_word_line(slot_header(slot), word);
 }
 
 std::byte* PageStore::ulog_buffer(const Lane& lane, uint32_t b) const noexcept {

@@ -94,8 +94,7 @@ class PageStore {
   std::byte* slot_data(uint64_t slot) const noexcept;
   uint64_t* slot_header(uint64_t slot) const noexcept;
   // Stores a slot's header line — the commit word, then zeros, as the layout has it — whole and
-  // non-temporally: no read-for-ownership of a line that holds nothing else (a cached store + flush waited
-  // ~70 ns for it). An aligned 8-byte part of the line is as atomic as a plain store. Not fenced.
+  // non-temporally (Persister::store_word_line; a cached store + flush waited ~70 ns for the line). Not fenced.
   void write_header(uint64_t slot, uint64_t word) const noexcept;
   uint64_t slot_of(uint64_t pid) const noexcept { return slot_of_[pid]; }
   uint64_t spare_of(const Lane& lane) const noexcept { return spare_[lane.index()]; }

@@ -112,28 +112,25 @@ LoopResult pausable_loop(const bench::RunControl& control, std::barrier<>& sync,
       r.paused_ticks += segment - stopped;
       continue;
     }
-    if (!control.per_op_timing) {  // throughput only: no timer read per operation (they cost ~50 ns here)
-      if (!op(i)) {
-        maintenance.request();
-        continue;
-      }
-      ++i;
-      ++r.ops;
-      if (r.ops % 64 == 0 && r.active_ticks + (platform::Clock::now() - segment) >= budget) break;
-      continue;
-    }
-    const uint64_t t0 = platform::Clock::start();
+    // Throughput only (per_op_timing off): no fenced timer pair around each operation (~50 ns here); the
+    // budget is checked every 64 operations with a plain timestamp.
+    const bool timed = control.per_op_timing;
+    const uint64_t t0 = timed ? platform::Clock::start() : 0;
     const bool done = op(i);
-    const uint64_t t1 = platform::Clock::stop();
+    const uint64_t t1 = timed ? platform::Clock::stop() : 0;
     if (!done) {
       maintenance.request();
       continue;
     }
     ++i;
     ++r.ops;
-    const uint64_t d = t1 - t0;
-    r.histogram.add(d > overhead ? d - overhead : 0);
-    if (r.active_ticks + (t1 - segment) >= budget) break;
+    if (timed) {
+      const uint64_t d = t1 - t0;
+      r.histogram.add(d > overhead ? d - overhead : 0);
+      if (r.active_ticks + (t1 - segment) >= budget) break;
+    } else if (r.ops % 64 == 0 && r.active_ticks + (platform::Clock::now() - segment) >= budget) {
+      break;
+    }
   }
   r.active_ticks += platform::Clock::stop() - segment;
   r.counters = (persist::thread_counters() - before) - in_pauses;
