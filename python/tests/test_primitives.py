@@ -112,6 +112,21 @@ def test_targets_hollow_markers_below_target(doc):
     assert hollow == {8}
 
 
+def test_targets_cross_the_calibrated_hybrid_where_it_was_run(doc):
+    flushes = [run for run in doc["runs"] if run["case"] == "flush_target" and run["status"] == "ok"]
+    assert flushes
+    fig = primitives.targets(_runs(doc))
+    assert not fig.axes[1].collections  # the fixture predates the calibrated contender
+    for run in flushes:
+        run["metrics"]["hybrid_calibrated_vs_best"] = {"value": 0.9 if run["params"]["dirty"] == 8 else 1.01,
+                                                       "unit": "ratio", "kind": "measured"}
+    fig = primitives.targets(_runs(doc))
+    (crosses,) = fig.axes[1].collections
+    offsets = crosses.get_offsets()
+    assert len(offsets) == len(flushes)
+    assert {round(y, 2) for x, y in offsets if x == 8} == {0.9}
+
+
 SUBSETS = {
     "logs-only": lambda r: r.case in ("log_append", "log_target"),
     "pages-only": lambda r: r.case in ("page_flush", "flush_target"),

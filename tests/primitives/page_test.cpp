@@ -363,6 +363,42 @@ TEST(FlushCostModel, CalibrationTimesBothPoliciesAndChangesNoData) {
   EXPECT_EQ(FlushCostModel::calibrate(**store, 2).status().code(), Errc::busy);
 }
 
+// On a real store, from a model that is wrong by far, the hybrid's online refinement finds the cheaper
+// policy: at 64 KiB one dirty line costs copy-on-write its whole page (1024 lines) and the micro-log two,
+// and with every line dirty the micro-log writes each twice and zeroes its record. Gaps of several times,
+// so timing noise (a loaded machine, sanitizers) cannot turn them.
+TEST(HybridFlusher, OnlineRefinementOverridesAWrongModelOnAStore) {
+  constexpr uint32_t kPage = 65536, kLines = kPage / kLineBytes;
+  Region region(4 << 20);
+  auto store = PageStore::format(region.span(), adr(), {kPage, 8, 1});
+  ASSERT_TRUE(store.ok());
+  auto lane = (*store)->claim_lane();
+  ASSERT_TRUE(lane.ok());
+  struct Point {
+    uint32_t dirty;
+    double wrong_crossover;  // the model's: below it ulog
+    Policy cheaper;
+  };
+  for (const Point& point : {Point{1, 0, Policy::ulog}, Point{kLines, 1e9, Policy::cow}}) {
+    HybridFlusher hybrid(**store, FlushCostModel::fixed(point.wrong_crossover));
+    ASSERT_NE(hybrid.model().choose(point.dirty, 1), point.cheaper);
+    DramPage page(kPage);
+    for (uint64_t i = 0; i < 1500; ++i) {
+      page.pid = i % 8;
+      for (uint32_t l = 0; l < point.dirty; ++l) scribble(page, (static_cast<uint32_t>(i) + l) % kLines, i);
+      ASSERT_TRUE(hybrid.flush(*lane, page).ok());
+    }
+    const PolicyLearner* learner = hybrid.learner(lane->index());
+    ASSERT_NE(learner, nullptr);
+    EXPECT_EQ(learner->current(point.dirty, 1), point.cheaper) << point.dirty;
+    const double cheaper_share = static_cast<double>(learner->flushes(point.cheaper)) / 1500;
+    EXPECT_GT(cheaper_share, 0.8) << point.dirty;
+  }
+  // With the refinement off, the model's choice stands.
+  HybridFlusher fixed(**store, FlushCostModel::fixed(0), Refinement::model);
+  EXPECT_EQ(fixed.learner(lane->index()), nullptr);
+}
+
 TEST(PageStore, PoolLayoutRecoversAndChecks) {
   pmlab::testing::TempDir dir;
   const std::string path = dir.file("pages.pool");

@@ -3,8 +3,9 @@
 // last returned flush wrote, except the page of the flush in flight, which is wholly that version or
 // wholly the new one; and the recovered store flushes and recovers again.
 //
-// page.hybrid uses a fixed crossover (micro-log below 16 dirty lines) instead of timing the machine, so
-// the same page goes through both protocols in turn and the crash states do not depend on timing.
+// page.hybrid uses a fixed crossover (micro-log below 16 dirty lines) and no online refinement instead of
+// timing the machine, so the same page goes through both protocols in turn and the crash states do not
+// depend on timing.
 #include <array>
 #include <cstring>
 #include <stdexcept>
@@ -63,7 +64,7 @@ std::unique_ptr<PageFlusher> make(Policy policy, PageStore& store) {
   switch (policy) {
     case Policy::cow: return std::make_unique<CowFlusher>(store);
     case Policy::ulog: return std::make_unique<MicroLogFlusher>(store);
-    case Policy::hybrid: return std::make_unique<HybridFlusher>(store, FlushCostModel::fixed(kHybridCrossover));
+    case Policy::hybrid: return std::make_unique<HybridFlusher>(store, FlushCostModel::fixed(kHybridCrossover), Refinement::model);
   }
   return nullptr;
 }

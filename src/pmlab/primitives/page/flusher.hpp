@@ -8,7 +8,8 @@
 //           itself by its bit count over a zeroed buffer, as zero logging does), writes each dirty line
 //           twice and zeroes the record again afterwards.
 //   hybrid  picks cow or ulog per flush from a cost model of dirty lines and concurrent flushers,
-//           calibrated on the store at start (cost_model.hpp).
+//           calibrated on the store at start (cost_model.hpp) and refined by timing a few of its own
+//           flushes and now and then trying the other policy (policy_learner.hpp).
 //
 // Whole lines of page data and micro-log records are written with non-temporal stores, whatever the
 // persister's flush instruction (on_media.hpp: no read-for-ownership of lines about to be overwritten);
@@ -17,10 +18,12 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "pmlab/primitives/page/cost_model.hpp"
 #include "pmlab/primitives/page/page_store.hpp"
 #include "pmlab/primitives/page/policy.hpp"
+#include "pmlab/primitives/page/policy_learner.hpp"
 
 namespace pmlab::primitives::page {
 
@@ -54,18 +57,35 @@ class MicroLogFlusher final : public PageFlusher {
   PageStore& store_;
 };
 
+// How the hybrid chooses: `model` alone, or the model refined online by timing the lane's own flushes
+// (policy_learner.hpp). `model` alone makes the choice a function of dirty lines and flushers only, which
+// crash tests need: their crash states must not depend on timing.
+enum class Refinement : uint8_t { model, online };
+
 class HybridFlusher final : public PageFlusher {
  public:
-  HybridFlusher(PageStore& store, FlushCostModel model) : cow_(store), ulog_(store), store_(store), model_(std::move(model)) {}
+  HybridFlusher(PageStore& store, FlushCostModel model, Refinement refinement = Refinement::online);
   Status flush(PageStore::Lane& lane, DramPage& page) override;
   Policy policy() const noexcept override { return Policy::hybrid; }
   const FlushCostModel& model() const noexcept { return model_; }
+  Refinement refinement() const noexcept { return refinement_; }
+  // The learner of a lane (nullptr with Refinement::model or a bad index). Read it while no thread
+  // flushes through that lane.
+  const PolicyLearner* learner(uint32_t lane) const noexcept {
+    return lane < learners_.size() ? &learners_[lane].learner : nullptr;
+  }
 
  private:
+  struct alignas(64) LaneLearner {  // one per lane, on lines of its own: lanes flush concurrently
+    explicit LaneLearner(const FlushCostModel& model) : learner(model) {}
+    PolicyLearner learner;
+  };
   CowFlusher cow_;
   MicroLogFlusher ulog_;
   PageStore& store_;
   FlushCostModel model_;
+  Refinement refinement_;
+  std::vector<LaneLearner> learners_;
 };
 
 // cow and ulog as they are; hybrid calibrates its cost model on the store first (cost_model.hpp), which

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/suites/primitives/pmdk_peers.hpp"
 
 namespace pmlab::suites::primitives {
@@ -91,6 +92,25 @@ void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op
   ctx.metric("nt_bytes_per_op", unknown, "B");
   ctx.metric("fences_per_op", published_fences_per_op, "count", bench::MetricKind::published, kPmdkBarrierSource);
   ctx.metric("pmem_is_pmem_force", force_pmem_for_pmdk(), "flag");
+}
+
+void record_hybrid_choices(bench::RunContext& ctx, const ppage::HybridFlusher& hybrid, uint32_t dirty,
+                           uint32_t threads) {
+  const ppage::FlushCostModel& model = hybrid.model();
+  ctx.metric("hybrid_crossover", model.crossover(threads), "lines");
+  ctx.metric("hybrid_model_uses_ulog", model.choose(dirty, threads) == ppage::Policy::ulog ? 1 : 0, "bool");
+  uint64_t ulog = 0, all = 0, explored = 0;
+  std::vector<double> learned;
+  for (uint32_t lane = 0; const ppage::PolicyLearner* learner = hybrid.learner(lane); ++lane) {
+    ulog += learner->flushes(ppage::Policy::ulog);
+    all += learner->flushes(ppage::Policy::ulog) + learner->flushes(ppage::Policy::cow);
+    explored += learner->explored();
+    if (const double r = learner->ulog_vs_cow(dirty, threads); r > 0) learned.push_back(r);
+  }
+  if (all == 0) return;  // no online refinement
+  ctx.metric("hybrid_ulog_share", static_cast<double>(ulog) / static_cast<double>(all), "ratio");
+  ctx.metric("hybrid_explored_share", static_cast<double>(explored) / static_cast<double>(all), "ratio");
+  if (!learned.empty()) ctx.metric("hybrid_learned_ulog_vs_cow", median(learned), "ratio");
 }
 
 void prefault(std::byte* base, size_t bytes) {

@@ -10,6 +10,7 @@
 #include "pmlab/ds/tx/pmdk_persistence.hpp"
 #include "pmlab/primitives/log/log.hpp"
 #include "pmlab/primitives/page/dram_page.hpp"
+#include "pmlab/primitives/page/flusher.hpp"
 
 namespace pmlab::suites::primitives {
 
@@ -67,6 +68,12 @@ std::optional<std::string> dirty_beyond_page(const bench::Params& p);
 // A peer's counters are not the persistence vocabulary's: its flush counts are unknown (null) and its
 // fences per operation are the published count. Records PMEM_IS_PMEM_FORCE as it was in effect.
 void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op);
+
+// What the hybrid flusher chose at a (dirty lines, threads) point: its calibrated crossover and the
+// model's choice, the share of its flushes that went through the micro-log and that explored the other
+// policy (its online learners', summed over lanes), and the learners' median ratio of ulog's time to cow's.
+void record_hybrid_choices(bench::RunContext& ctx, const ppage::HybridFlusher& hybrid, uint32_t dirty,
+                           uint32_t threads);
 
 // Touches every page of the region (keeping its bytes), so no page fault lands in a timed loop: pools on
 // tmpfs or a file system are allocated on first write, as a database pre-allocates its log files.

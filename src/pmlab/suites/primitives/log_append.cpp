@@ -3,8 +3,8 @@
 // medium (seed 002 Figure 6). A full log is truncated in a pause the clock does not count (pausable_loop).
 #include <cstring>
 
+#include "pmlab/bench/pausable_loop.hpp"
 #include "pmlab/suites/primitives/common.hpp"
-#include "pmlab/suites/primitives/pausable_loop.hpp"
 #include "pmlab/suites/primitives/pmdk_peers.hpp"
 
 namespace pmlab::suites::primitives {

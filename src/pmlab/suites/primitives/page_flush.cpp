@@ -57,8 +57,7 @@ void body(RunContext& ctx) {
   });
   ctx.metric("pages", static_cast<double>(pages), "count");
   if (auto* hybrid = dynamic_cast<ppage::HybridFlusher*>(flusher->get())) {
-    ctx.metric("hybrid_crossover", hybrid->model().crossover(threads), "lines");
-    ctx.metric("hybrid_uses_ulog", hybrid->model().choose(dirty, threads) == ppage::Policy::ulog ? 1 : 0, "bool");
+    record_hybrid_choices(ctx, *hybrid, dirty, threads);
     ctx.metric("calibration_s", hybrid->model().calibration_seconds(), "s");
   }
 }

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "pmlab/bench/pausable_loop.hpp"
 #include "pmlab/suites/primitives/common.hpp"
-#include "pmlab/suites/primitives/pausable_loop.hpp"
 #include "pmlab/suites/primitives/pmdk_peers.hpp"
 #include "pmlab/workload/random.hpp"
 #include "pmlab/workload/scrambled_zipfian.hpp"

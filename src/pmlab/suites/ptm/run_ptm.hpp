@@ -33,8 +33,8 @@ Result<RunSpec> spec_of(const bench::Params& p, bool quick);
 void run(bench::RunContext& ctx, const RunSpec& spec);
 
 // ptm.target: undo, redo and PMDK on the same workload, ADR, one thread, side by side in alternating
-// short phases (the order flips every round); ratios are medians of per-round ratios, so a phase
-// disturbed by another process moves one round, not the verdict.
+// short phases (bench::interleave: orders from a balanced Latin square); ratios are medians of per-round
+// ratios, so a phase disturbed by another process moves one round, not the verdict.
 void run_target(bench::RunContext& ctx, const RunSpec& spec);
 
 // Runs this very point in a child `pmlab run` with PMEM_NO_FLUSH=1 in its environment (libpmem reads it

@@ -9,22 +9,22 @@
 // follow ThreadState::measure.
 #pragma once
 
+#include <atomic>
 #include <barrier>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <string>
+#include <utility>
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/histogram.hpp"
-#include "pmlab/common/statistics.hpp"
 #include "pmlab/persist/counters.hpp"
 #include "pmlab/platform/clock.hpp"
 
-namespace pmlab::suites::primitives {
+namespace pmlab::bench {
 
 // A maintenance request every thread of a run pauses for; the last to pause does the work.
 class Maintenance {
@@ -53,9 +53,9 @@ class Maintenance {
 };
 
 struct LoopResult {
-  bench::Histogram histogram;  // ticks per operation, timer cost subtracted
+  Histogram histogram;           // ticks per operation, timer cost subtracted
   uint64_t ops = 0;
-  uint64_t active_ticks = 0;   // timed, without the pauses
+  uint64_t active_ticks = 0;     // timed, without the pauses
   uint64_t paused_ticks = 0;
   uint64_t pauses = 0;
   persist::Counters counters{};  // of the timed operations only
@@ -65,7 +65,7 @@ struct LoopResult {
 // requests maintenance and retries after it. Runs control.duration_s of active time or control.ops ops.
 // With control.per_op_timing off the histogram stays empty and only the active time is measured.
 template <class Op>
-LoopResult pausable_loop(const bench::RunControl& control, std::barrier<>& sync, Maintenance& maintenance, Op&& op) {
+LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Maintenance& maintenance, Op&& op) {
   const platform::Clock& clock = platform::Clock::get();
   // A thread that leaves by an exception must not keep the others waiting for it.
   struct Membership {
@@ -138,27 +138,9 @@ LoopResult pausable_loop(const bench::RunControl& control, std::barrier<>& sync,
   return r;
 }
 
-// A side-by-side comparison in one run (speed targets are ratios measured this way): `rounds` rounds, and
-// in each every contender runs for phase_s of active time on all threads at once. The orders form a
-// balanced Latin square (phase_orders): over its rows every contender follows every other equally often,
-// so none keeps inheriting one neighbour's cache and media state (with orders that only flipped, the
-// third of four contenders followed libpmemblk in every other round). op(thread, i) returns false
-// when the contender needs maintenance (a full log), which runs in a pause as in pausable_loop.
-struct Contender {
-  std::string name;
-  std::function<bool(int thread, uint64_t i)> op;
-  std::function<void()> maintain = [] {};
-};
-// ops/s of each contender in each round: [round][contender], summed over threads.
-std::vector<std::vector<double>> interleave(bench::RunContext& ctx, int rounds, double phase_s,
-                                            const std::vector<Contender>& contenders);
-// A balanced Latin square (Williams) of n contenders: n orders (2n for odd n) in which each contender
-// runs first equally often and directly follows each other contender equally often.
-std::vector<std::vector<size_t>> phase_orders(size_t n);
-
 // Aggregate throughput (each thread's ops over its active time, summed), latency percentiles, bandwidth
 // when bytes_per_op > 0, persistence counters per operation, and the pauses: the metric names
 // RunContext::run_threads uses, plus pauses and paused_s.
-void record_loops(bench::RunContext& ctx, const std::vector<LoopResult>& results, double bytes_per_op);
+void record_loops(RunContext& ctx, const std::vector<LoopResult>& results, double bytes_per_op);
 
-}  // namespace pmlab::suites::primitives
+}  // namespace pmlab::bench

@@ -1,0 +1,77 @@
+#include "pmlab/bench/side_by_side.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <memory>
+
+#include "pmlab/bench/pausable_loop.hpp"
+#include "pmlab/platform/clock.hpp"
+
+namespace pmlab::bench {
+
+std::vector<std::vector<size_t>> phase_orders(size_t n) {
+  if (n == 0) return {};
+  std::vector<size_t> first{0};  // 0, 1, n-1, 2, n-2, …
+  for (size_t lo = 1, hi = n - 1; first.size() < n;) {
+    first.push_back(lo++);
+    if (first.size() < n) first.push_back(hi--);
+  }
+  std::vector<std::vector<size_t>> rows;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<size_t> row;
+    for (size_t c : first) row.push_back((c + i) % n);
+    rows.push_back(row);
+  }
+  if (n % 2 == 1)  // odd n: the mirrored rows complete the balance
+    for (size_t i = 0; i < n; ++i) rows.emplace_back(rows[i].rbegin(), rows[i].rend());
+  return rows;
+}
+
+InterleaveResult interleave(RunContext& ctx, int rounds, double phase_s, const std::vector<Contender>& contenders) {
+  const int threads = ctx.threads();
+  const size_t n = contenders.size();
+  const size_t phases = static_cast<size_t>(rounds) * n;
+  std::vector<std::unique_ptr<Maintenance>> maintenance;
+  for (int r = 0; r < rounds; ++r)
+    for (const Contender& c : contenders) maintenance.push_back(std::make_unique<Maintenance>(threads, c.maintain));
+  RunControl phase;
+  phase.duration_s = phase_s;
+  phase.warmup_s = std::min(0.005, phase_s / 4);
+  phase.per_op_timing = false;  // ratios of throughput: a timer read per operation would shrink the faster one
+  struct Measured {
+    uint64_t ops = 0;
+    uint64_t active_ticks = 0;
+    persist::Counters counters{};
+  };
+  std::vector<std::vector<Measured>> measured(threads, std::vector<Measured>(phases));  // [thread][round * n + c]
+  std::barrier<> sync(threads);
+  const std::vector<std::vector<size_t>> orders = phase_orders(n);
+  ctx.run_threads([&](ThreadState& t) {
+    for (int r = 0; r < rounds; ++r) {
+      for (size_t k = 0; k < n; ++k) {
+        const size_t c = orders[static_cast<size_t>(r) % orders.size()][k];
+        const size_t slot = static_cast<size_t>(r) * n + c;
+        const LoopResult res = pausable_loop(phase, sync, *maintenance[slot],
+                                             [&](uint64_t i) { return contenders[c].op(t.index(), i); });
+        measured[t.index()][slot] = {res.ops, res.active_ticks, res.counters};
+      }
+    }
+  });
+  const platform::Clock& clock = platform::Clock::get();
+  InterleaveResult out;
+  out.throughput.assign(rounds, std::vector<double>(n, 0.0));
+  out.counters.assign(n, persist::Counters{});
+  out.ops.assign(n, 0);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t c = 0; c < n; ++c)
+      for (int t = 0; t < threads; ++t) {
+        const Measured& m = measured[t][static_cast<size_t>(r) * n + c];
+        if (m.ops > 0 && m.active_ticks > 0)
+          out.throughput[r][c] += static_cast<double>(m.ops) / (clock.to_ns(m.active_ticks) / 1e9);
+        out.counters[c] += m.counters;
+        out.ops[c] += m.ops;
+      }
+  return out;
+}
+
+}  // namespace pmlab::bench
