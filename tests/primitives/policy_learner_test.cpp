@@ -58,7 +58,7 @@ TEST(PolicyLearner, KeepsARightModelAndExploresWithinItsBudget) {
   const FlushCostModel model = FlushCostModel::fixed(8);
   for (const double slower : {1.02, 1.1, 1.5, 3.0, 12.0}) {
     PolicyLearner learner(model);
-    const uint64_t n = 200000;
+    const uint64_t n = 1000000;
     const Tally t = drive(learner, n, 4, 1, fixed_costs(1000 * slower, 1000));
     EXPECT_EQ(learner.current(4, 1), Policy::ulog) << slower;
     // The time spent on cow beyond what ulog would have taken, as a share of the whole.
@@ -73,10 +73,11 @@ TEST(PolicyLearner, FollowsAChangeOfTheCheaperPolicy) {
   PolicyLearner learner(FlushCostModel::fixed(8));
   drive(learner, 50000, 4, 1, fixed_costs(1300, 1000));
   ASSERT_EQ(learner.current(4, 1), Policy::ulog);
-  // The machine changes: cow becomes the cheaper by as much; within a few thousand flushes it follows.
-  const Tally after = drive(learner, 20000, 4, 1, fixed_costs(1000, 1300));
+  // The machine changes: cow becomes the cheaper by as much; within some ten thousand flushes (four
+  // comparisons, one every ~2400 flushes at this gap) it follows.
+  const Tally after = drive(learner, 100000, 4, 1, fixed_costs(1000, 1300));
   EXPECT_EQ(learner.current(4, 1), Policy::cow);
-  EXPECT_GT(1 - after.share_ulog(), 0.9);
+  EXPECT_GT(1 - after.share_ulog(), 0.8);
 }
 
 TEST(PolicyLearner, DisturbedSamplesDoNotDecide) {
