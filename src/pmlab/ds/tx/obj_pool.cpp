@@ -3,17 +3,13 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "pmlab/pool/pmdk_environment.hpp"
+
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 #include <libpmemobj.h>
 #endif
 
 namespace pmlab::ds::tx {
-
-int force_pmem_for_pmdk() {
-  setenv("PMEM_IS_PMEM_FORCE", "1", /*overwrite=*/0);
-  const char* value = std::getenv("PMEM_IS_PMEM_FORCE");
-  return value ? std::atoi(value) : 0;
-}
 
 uint64_t ObjArenaPool::pool_bytes_for(uint64_t arena_bytes) noexcept {
   // PMDK: ~4 MiB of lanes, heap metadata (a few %), the root object's header; undo logs grow in the heap.
@@ -37,7 +33,7 @@ struct RootHeader {
 bool ObjArenaPool::available() noexcept { return true; }
 
 Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::create(const std::string& path, uint64_t arena_bytes) {
-  force_pmem_for_pmdk();
+  pool::force_pmem_for_pmdk();
   arena_bytes &= ~uint64_t{63};
   PMEMobjpool* pop = pmemobj_create(path.c_str(), kLayout, std::max<uint64_t>(pool_bytes_for(arena_bytes), PMEMOBJ_MIN_POOL), 0600);
   if (pop == nullptr) return error(Errc::io_error, "pmemobj_create " + path + ": " + pmemobj_errormsg());
@@ -63,7 +59,7 @@ Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::create(const std::string& pa
 }
 
 Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::open(const std::string& path) {
-  force_pmem_for_pmdk();
+  pool::force_pmem_for_pmdk();
   PMEMobjpool* pop = pmemobj_open(path.c_str(), kLayout);
   if (pop == nullptr) return error(Errc::io_error, "pmemobj_open " + path + ": " + pmemobj_errormsg());
   const size_t size = pmemobj_root_size(pop);

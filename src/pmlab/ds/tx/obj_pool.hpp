@@ -6,7 +6,7 @@
 //
 // PMDK decides at create/open whether the mapping is PMEM; on an emulated pool (/dev/shm, a plain file) it
 // would say no and msync every persist, so PMEM_IS_PMEM_FORCE=1 is set first unless the user set it
-// (force_pmem_for_pmdk(), whose value the bench records with every run).
+// (pool::force_pmem_for_pmdk(), whose value the bench records with every run).
 #pragma once
 
 #include <cstddef>
@@ -17,9 +17,6 @@
 #include "pmlab/common/status.hpp"
 
 namespace pmlab::ds::tx {
-
-// PMEM_IS_PMEM_FORCE as PMDK will read it: set to 1 unless already set. Returns the value in effect.
-int force_pmem_for_pmdk();
 
 class ObjArenaPool {
  public:

@@ -1,6 +1,7 @@
 #include "pmlab/suites/ds/pmdk_maps.hpp"
 
 #include "pmlab/ds/tx/obj_pool.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -96,7 +97,7 @@ PmdkMap::~PmdkMap() = default;
 
 Result<std::unique_ptr<PmdkMap>> PmdkMap::create(const std::string& structure, const std::string& path,
                                                  uint64_t pool_bytes, uint32_t value_bytes) {
-  pmlab::ds::tx::force_pmem_for_pmdk();  // before PMDK's first is-it-PMEM question, which it answers once
+  pool::force_pmem_for_pmdk();  // before PMDK's first is-it-PMEM question, which it answers once
   auto impl = std::make_unique<Impl>();
   impl->ops = ops_of(structure);
   if (impl->ops == nullptr) return error(Errc::invalid_argument, "no PMDK map named " + structure);

@@ -32,7 +32,7 @@
 #include "pmlab/ds/tx/pmdk_persistence.hpp"
 #include "pmlab/ds/tx/transaction.hpp"
 #include "pmlab/suites/ds/pmdk_maps.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
@@ -225,9 +225,9 @@ class BreakdownScope {
 
 // The file for a libpmemobj pool beside the run's pool.
 std::string pool_file_beside(RunContext& ctx, const std::string& what) {
-  auto dir = primitives::directory_of_mapping(ctx.region().base);
+  auto dir = pool::directory_of_mapping(ctx.region().base);
   if (!dir) ctx.skip("no directory for PMDK's pool: " + dir.status().message());
-  ctx.note("pmem_is_pmem_force", std::to_string(pmlab::ds::tx::force_pmem_for_pmdk()) +
+  ctx.note("pmem_is_pmem_force", std::to_string(pool::force_pmem_for_pmdk()) +
                                      " (PMEM_IS_PMEM_FORCE as PMDK read it; pmlab sets 1 unless the user set it, "
                                      "so PMDK flushes instead of msync on an emulated pool)");
   return (std::filesystem::path(*dir) / ("pmlab-" + std::to_string(getpid()) + "-ds-" + what + ".pool")).string();

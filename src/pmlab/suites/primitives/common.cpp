@@ -4,6 +4,7 @@
 
 #include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/common/statistics.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 #include "pmlab/suites/primitives/pmdk_peers.hpp"
 
 namespace pmlab::suites::primitives {
@@ -80,7 +81,7 @@ plog::Options log_options(const bench::Params& p, uint32_t lanes) {
 std::string peer_directory(bench::RunContext& ctx, const char* peer) {
   if (ctx.region().kind != media::Kind::pool)
     ctx.skip(std::string(peer) + " needs a pool file; it runs on medium=pool only");
-  auto dir = directory_of_mapping(ctx.region().base);
+  auto dir = pool::directory_of_mapping(ctx.region().base);
   if (!dir) ctx.skip(std::string(peer) + ": " + dir.status().message());
   return *dir;
 }
@@ -91,7 +92,7 @@ void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op
   ctx.metric("flushed_bytes_per_op", unknown, "B");
   ctx.metric("nt_bytes_per_op", unknown, "B");
   ctx.metric("fences_per_op", published_fences_per_op, "count", bench::MetricKind::published, kPmdkBarrierSource);
-  ctx.metric("pmem_is_pmem_force", force_pmem_for_pmdk(), "flag");
+  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
 }
 
 void record_hybrid_choices(bench::RunContext& ctx, const ppage::HybridFlusher& hybrid, uint32_t dirty,

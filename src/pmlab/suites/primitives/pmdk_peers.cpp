@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 #include <algorithm>
+
+#include "pmlab/pool/pmdk_environment.hpp"
 
 #ifdef PMLAB_HAVE_LIBPMEMLOG
 #include <libpmemlog.h>
@@ -34,41 +34,13 @@ void remove_stale(const std::string& path) {
 
 }  // namespace
 
-Result<std::string> directory_of_mapping(const void* addr) {
-  std::ifstream maps("/proc/self/maps");
-  if (!maps) return error(Errc::io_error, "cannot read /proc/self/maps");
-  const auto target = reinterpret_cast<uintptr_t>(addr);
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, device, inode, path;
-    fields >> range >> perms >> offset >> device >> inode;
-    std::getline(fields >> std::ws, path);
-    const size_t dash = range.find('-');
-    if (dash == std::string::npos) continue;
-    const uintptr_t begin = std::stoull(range.substr(0, dash), nullptr, 16);
-    const uintptr_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
-    if (target < begin || target >= end) continue;
-    if (path.empty() || path[0] != '/')
-      return error(Errc::unsupported, "the region is not backed by a file (PMDK's peers need a pool file)");
-    return std::filesystem::path(path).parent_path().string();
-  }
-  return error(Errc::not_found, "no mapping holds the region");
-}
-
-int force_pmem_for_pmdk() {
-  setenv("PMEM_IS_PMEM_FORCE", "1", /*overwrite=*/0);
-  const char* value = std::getenv("PMEM_IS_PMEM_FORCE");
-  return value ? std::atoi(value) : 0;
-}
-
 // --------------------------------------------------------------------------- libpmemlog
 
 #ifdef PMLAB_HAVE_LIBPMEMLOG
 bool PmemLogPeer::available() noexcept { return true; }
 
 Result<std::unique_ptr<PmemLogPeer>> PmemLogPeer::create(const std::string& dir, uint64_t bytes) {
-  force_pmem_for_pmdk();
+  pool::force_pmem_for_pmdk();
   const std::string path = peer_path(dir, "pmemlog");
   remove_stale(path);
   PMEMlogpool* pool = pmemlog_create(path.c_str(), std::max<uint64_t>(bytes, PMEMLOG_MIN_POOL), 0600);
@@ -114,7 +86,7 @@ uint64_t PmemLogPeer::bytes_used() const noexcept { return 0; }
 bool PmemBlkPeer::available() noexcept { return true; }
 
 Result<std::unique_ptr<PmemBlkPeer>> PmemBlkPeer::create(const std::string& dir, uint32_t block_bytes, uint64_t bytes) {
-  force_pmem_for_pmdk();
+  pool::force_pmem_for_pmdk();
   const std::string path = peer_path(dir, "pmemblk");
   remove_stale(path);
   PMEMblkpool* pool = pmemblk_create(path.c_str(), block_bytes, std::max<uint64_t>(bytes, PMEMBLK_MIN_POOL), 0600);

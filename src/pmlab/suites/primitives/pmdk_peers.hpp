@@ -16,12 +16,6 @@
 
 namespace pmlab::suites::primitives {
 
-// The directory of the file mapped at `addr` (the run's pool), for the peers' own pool files.
-Result<std::string> directory_of_mapping(const void* addr);
-
-// PMEM_IS_PMEM_FORCE as PMDK will read it: set to 1 unless already set. Returns the value in effect.
-int force_pmem_for_pmdk();
-
 class PmemLogPeer {
  public:
   // Creates `dir`/pmlab-<pid>-pmemlog.pool of `bytes`; unavailable without libpmemlog.

@@ -21,6 +21,7 @@
 
 #include "pmlab/bench/side_by_side.hpp"
 #include "pmlab/common/statistics.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
 #include "pmlab/suites/primitives/common.hpp"
 #include "pmlab/suites/primitives/page_streams.hpp"
@@ -146,7 +147,7 @@ void log_target(RunContext& ctx) {
              median(column[kBoundStreaming]) > 0 ? median(column[kStreaming]) / median(column[kBoundStreaming]) : 0,
              "ratio");
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
-  ctx.metric("pmem_is_pmem_force", force_pmem_for_pmdk(), "flag");
+  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
 }
 
 const CaseRegistration log_registration{CaseDef{
@@ -265,7 +266,7 @@ void flush_target(RunContext& ctx) {
     ctx.metric("pmemblk_target_met", b >= target ? 1 : 0, "bool");
   }
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
-  ctx.metric("pmem_is_pmem_force", force_pmem_for_pmdk(), "flag");
+  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
 }
 
 const CaseRegistration flush_registration{CaseDef{

@@ -19,7 +19,7 @@
 #include "pmlab/ptm/workloads/hashmap.hpp"
 #include "pmlab/ptm/workloads/queue.hpp"
 #include "pmlab/ptm/workloads/sps.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 
 namespace pmlab::suites::ptm {
 
@@ -175,10 +175,10 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
                          : "internal: PMDK without flushes must run in a child with PMEM_NO_FLUSH=1");
   if (!spec.logging || spec.elide_fence)
     ctx.skip("not measurable: PMDK's logging and fences cannot be switched off without modifying libpmemobj");
-  const int forced = suites::primitives::force_pmem_for_pmdk();
+  const int forced = pool::force_pmem_for_pmdk();
   std::string dir = "/dev/shm";
   if (ctx.region().base != nullptr) {
-    auto d = suites::primitives::directory_of_mapping(ctx.region().base);
+    auto d = pool::directory_of_mapping(ctx.region().base);
     if (d) dir = *d;
   }
   const std::string path = (fs::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-pmdk.pool")).string();

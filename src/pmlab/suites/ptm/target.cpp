@@ -18,7 +18,7 @@
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/hashmap.hpp"
 #include "pmlab/ptm/workloads/sps.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pool/pmdk_environment.hpp"
 #include "pmlab/suites/ptm/run_ptm.hpp"
 
 namespace pmlab::suites::ptm {
@@ -64,9 +64,9 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   if (Status s = undo.format(); !s) ctx.fail(s.message());
   if (Status s = redo.format(); !s) ctx.fail(s.message());
   if (!PmdkPtm::available()) ctx.skip("pmlab was built without libpmemobj");
-  const int forced = suites::primitives::force_pmem_for_pmdk();
+  const int forced = pool::force_pmem_for_pmdk();
   std::string dir = "/dev/shm";
-  if (auto d = suites::primitives::directory_of_mapping(ctx.region().base)) dir = *d;
+  if (auto d = pool::directory_of_mapping(ctx.region().base)) dir = *d;
   const std::string path =
       (std::filesystem::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-target.pool")).string();
   auto pmdk = PmdkPtm::create(path, heap * 3 / 2 + (16 << 20));
