@@ -64,7 +64,8 @@ std::unique_ptr<PageFlusher> make(Policy policy, PageStore& store) {
   switch (policy) {
     case Policy::cow: return std::make_unique<CowFlusher>(store);
     case Policy::ulog: return std::make_unique<MicroLogFlusher>(store);
-    case Policy::hybrid: return std::make_unique<HybridFlusher>(store, FlushCostModel::fixed(kHybridCrossover), Refinement::model);
+    case Policy::hybrid:
+      return std::make_unique<HybridFlusher>(store, FlushCostModel::fixed(kHybridCrossover), Refinement::model);
   }
   return nullptr;
 }

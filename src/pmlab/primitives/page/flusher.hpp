@@ -68,7 +68,6 @@ class HybridFlusher final : public PageFlusher {
   Status flush(PageStore::Lane& lane, DramPage& page) override;
   Policy policy() const noexcept override { return Policy::hybrid; }
   const FlushCostModel& model() const noexcept { return model_; }
-  Refinement refinement() const noexcept { return refinement_; }
   // The learner of a lane (nullptr with Refinement::model or a bad index). Read it while no thread
   // flushes through that lane.
   const PolicyLearner* learner(uint32_t lane) const noexcept {
@@ -84,8 +83,7 @@ class HybridFlusher final : public PageFlusher {
   MicroLogFlusher ulog_;
   PageStore& store_;
   FlushCostModel model_;
-  Refinement refinement_;
-  std::vector<LaneLearner> learners_;
+  std::vector<LaneLearner> learners_;  // empty with Refinement::model
 };
 
 // cow and ulog as they are; hybrid calibrates its cost model on the store first (cost_model.hpp), which

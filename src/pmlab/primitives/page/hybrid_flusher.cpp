@@ -8,8 +8,8 @@
 namespace pmlab::primitives::page {
 
 HybridFlusher::HybridFlusher(PageStore& store, FlushCostModel model, Refinement refinement)
-    : cow_(store), ulog_(store), store_(store), model_(std::move(model)), refinement_(refinement) {
-  if (refinement_ == Refinement::online) learners_.assign(store.options().lanes, LaneLearner(model_));
+    : cow_(store), ulog_(store), store_(store), model_(std::move(model)) {
+  if (refinement == Refinement::online) learners_.assign(store.options().lanes, LaneLearner(model_));
 }
 
 Status HybridFlusher::flush(PageStore::Lane& lane, DramPage& page) {

@@ -98,12 +98,11 @@ void PolicyLearner::compare(Cell& c) {
     ++c.ratio_count;
     ++comparisons_;
   }
-  const uint32_t kept = std::min(c.ratio_count, kRatios);
-  if (kept < kDecideAfter) {
+  if (c.ratio_count < kDecideAfter) {
     c.until_explore = kBootstrapInterval;
     return;
   }
-  const double r = median(std::vector<double>(c.ratios.begin(), c.ratios.begin() + kept));
+  const double r = c.median_ratio();
   c.decided = true;
   c.learned = r < 1 ? Policy::ulog : Policy::cow;
   // How much slower the other policy is; exploring it kExplore flushes every `interval` costs about
@@ -121,10 +120,12 @@ Policy PolicyLearner::current(uint32_t dirty, uint32_t threads) const {
 
 double PolicyLearner::ulog_vs_cow(uint32_t dirty, uint32_t threads) const {
   const size_t i = index(dirty, threads);
-  if (i >= cells_.size() || cells_[i].ratio_count == 0) return 0;
-  const Cell& c = cells_[i];
-  const uint32_t kept = std::min(c.ratio_count, kRatios);
-  return median(std::vector<double>(c.ratios.begin(), c.ratios.begin() + kept));
+  return i < cells_.size() ? cells_[i].median_ratio() : 0;
+}
+
+double PolicyLearner::Cell::median_ratio() const {
+  const uint32_t kept = std::min(ratio_count, kRatios);
+  return kept == 0 ? 0 : median(std::vector<double>(ratios.begin(), ratios.begin() + kept));
 }
 
 }  // namespace pmlab::primitives::page

@@ -100,6 +100,7 @@ class PolicyLearner {
     std::array<uint32_t, 2> in_window{};
     std::array<double, kRatios> ratios{};
     uint32_t ratio_count = 0;  // all comparisons; the last kRatios are kept
+    double median_ratio() const;  // of the kept ones; 0 before any
   };
   static size_t index(uint32_t dirty, uint32_t threads) noexcept;
   static size_t slot(Policy p) noexcept { return p == Policy::ulog ? 1 : 0; }
