@@ -1,4 +1,5 @@
 #include "pmlab/common/units.hpp"
+#include "pmlab/common/status.hpp"
 
 #include <gtest/gtest.h>
 
@@ -49,6 +50,34 @@ TEST(Status, CodesMapToDocumentedExitCodes) {
   EXPECT_EQ(error(Errc::busy, "x").exit_code(), 3);
   EXPECT_EQ(error(Errc::unsupported, "x").exit_code(), 4);
   EXPECT_STREQ(errc_name(Errc::not_a_pool), "not_a_pool");
+}
+
+// Success is a null pointer inside; what callers see of a Status must not depend on that.
+TEST(Status, CopiesKeepTheErrorAndMovesLeaveSuccess) {
+  const Status ok = Status::success();
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.code(), Errc::ok);
+  EXPECT_EQ(ok.message(), "");
+  EXPECT_TRUE(Status(Errc::ok, "ignored").ok());
+
+  Status full = error(Errc::pool_full, "lane 3 is full");
+  Status copy = full;
+  EXPECT_EQ(copy.code(), Errc::pool_full);
+  EXPECT_EQ(copy.message(), "lane 3 is full");
+  copy = ok;
+  EXPECT_TRUE(copy.ok());
+  EXPECT_EQ(full.message(), "lane 3 is full") << "a copy is independent of its source";
+  Status moved = std::move(full);
+  EXPECT_EQ(moved.code(), Errc::pool_full);
+  EXPECT_TRUE(full.ok());  // NOLINT(bugprone-use-after-move): documented moved-from state
+
+  Result<uint64_t> value = uint64_t{7};
+  EXPECT_TRUE(value.ok());
+  EXPECT_TRUE(value.status().ok());
+  Result<uint64_t> failed = moved;
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), Errc::pool_full);
+  EXPECT_EQ(failed.status().message(), "lane 3 is full");
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace pmlab::persist {
@@ -178,33 +181,113 @@ TEST(Persister, NonTemporalZeroingIsExact) {
   }
 }
 
-// copy_nt_words: whole lines of composed words, exact, counted as non-temporal bytes and seen by the
-// observer as one write-back, under every domain (a plain copy where nothing needs to reach memory).
-TEST(Persister, WordCopyOfComposedLinesIsExactAndCounted) {
-  for (Domain domain : {Domain::adr, Domain::eadr, Domain::none}) {
-    auto dst = std::make_unique<Buffer>();
-    std::memset(dst->bytes, 0xee, sizeof dst->bytes);
-    alignas(64) uint64_t words[24];
-    for (size_t i = 0; i < 24; ++i) words[i] = 0x0101010101010101ULL * (i + 1);
-    Persister p = make(domain, FlushInstruction::clwb);
-    Recorder rec;
-    p.attach(&rec);
-    const Counters before = thread_counters();
-    p.copy_nt_words(dst->bytes + 64, words, 192);
-    p.fence();
-    const Counters d = thread_counters() - before;
-    ASSERT_EQ(std::memcmp(dst->bytes + 64, words, 192), 0) << to_string(domain);
-    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(dst->bytes[i], 0xee);
-    for (size_t i = 256; i < sizeof dst->bytes; ++i) ASSERT_EQ(dst->bytes[i], 0xee);
-    EXPECT_EQ(d.nt_bytes, domain == Domain::none ? 0u : 192u);
-    EXPECT_EQ(d.flushes, 0u);
-    if (domain == Domain::none) continue;
-    ASSERT_EQ(rec.events.size(), 2u);
-    EXPECT_EQ(rec.events[0].what, 'n');
-    EXPECT_EQ(rec.events[0].addr, reinterpret_cast<uintptr_t>(dst->bytes + 64));
-    EXPECT_EQ(rec.events[0].len, 192u);
-    EXPECT_EQ(rec.events[1].what, 'F');
+// What store_record_nt must leave in a line-aligned buffer: the record byte by byte, zeros to the end of
+// its last line.
+std::vector<unsigned char> expected_lines(const LineRecord& r) {
+  std::vector<unsigned char> out(r.line_bytes(), 0);
+  if (out.empty()) return out;  // an empty record stores no line
+  std::memcpy(out.data(), r.prefix, r.prefix_len);
+  std::memcpy(out.data() + r.prefix_len, r.words, 8 * r.word_count);
+  if (r.body_len > 0) std::memcpy(out.data() + r.prefix_len + 8 * r.word_count, r.body, r.body_len);
+  return out;
+}
+
+// Every split of prefix, words and body, on both kernels and under every domain: exact lines, nothing
+// stored past them, the last line handed back, counted as non-temporal bytes and seen as one write-back.
+TEST(Persister, RecordStoreIsExactOnEveryKernel) {
+  platform::CpuFeatures portable = platform::CpuFeatures::host();
+  portable.avx512bw = false;
+  std::vector<platform::CpuFeatures> cpus{portable};
+  if (platform::CpuFeatures::host().avx512bw) cpus.push_back(platform::CpuFeatures::host());
+  alignas(64) unsigned char prefix[64];
+  std::vector<unsigned char> body(1200 + 8);
+  for (size_t i = 0; i < sizeof prefix; ++i) prefix[i] = static_cast<unsigned char>(0xa0 + i);
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (const auto& cpu : cpus) {
+    for (Domain domain : {Domain::adr, Domain::eadr, Domain::none}) {
+      const Config config{.domain = domain, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
+      auto p = Persister::create(config, cpu);
+      ASSERT_TRUE(p.ok());
+      EXPECT_STREQ(p->nt_record_kernel_name(), cpu.avx512bw ? "avx512bw" : "movnti");
+      for (uint32_t prefix_len = 0; prefix_len < 64; prefix_len += 8) {
+        for (uint32_t word_count = 0; word_count <= 2; ++word_count) {
+          for (size_t body_len : {0, 1, 7, 8, 9, 40, 47, 48, 55, 56, 63, 64, 65, 127, 128, 129, 200, 256, 300, 1000}) {
+            for (size_t misalign : {0, 3}) {
+              LineRecord r{};
+              r.prefix = prefix;
+              r.prefix_len = prefix_len;
+              r.word_count = word_count;
+              r.words[0] = 0x1122334455667788ULL;
+              r.words[1] = 0x99aabbccddeeff00ULL;
+              r.body = body_len > 0 ? body.data() + misalign : nullptr;
+              r.body_len = body_len;
+              auto dst = std::make_unique<Buffer>();
+              std::memset(dst->bytes, 0xee, sizeof dst->bytes);
+              alignas(64) unsigned char last[64];
+              std::memset(last, 0xee, sizeof last);
+              Recorder rec;
+              p->attach(&rec);
+              const Counters before = thread_counters();
+              p->store_record_nt(dst->bytes, r, last);
+              const Counters d = thread_counters() - before;
+              p->detach();
+              const auto want = expected_lines(r);
+              const std::string what = std::string(p->nt_record_kernel_name()) + " " + to_string(domain) + " prefix " +
+                                       std::to_string(prefix_len) + " words " + std::to_string(word_count) + " body " +
+                                       std::to_string(body_len) + "+" + std::to_string(misalign);
+              if (!want.empty()) {
+                ASSERT_EQ(std::memcmp(dst->bytes, want.data(), want.size()), 0) << what;
+              }
+              for (size_t i = want.size(); i < sizeof dst->bytes; ++i) ASSERT_EQ(dst->bytes[i], 0xee) << what;
+              if (r.end() % 64 != 0) ASSERT_EQ(std::memcmp(last, want.data() + want.size() - 64, 64), 0) << what;
+              else for (unsigned char c : last) ASSERT_EQ(c, 0) << what;
+              EXPECT_EQ(d.flushes, 0u);
+              EXPECT_EQ(d.nt_bytes, domain == Domain::none ? 0u : want.size()) << what;
+              if (domain == Domain::none) continue;
+              ASSERT_EQ(rec.events.size(), 1u) << what;
+              EXPECT_EQ(rec.events[0].what, 'n');
+              EXPECT_EQ(rec.events[0].len, want.size());
+            }
+          }
+        }
+      }
+    }
   }
+}
+
+// The vector kernel loads whole lines under byte masks: a body that ends where readable memory ends, or
+// starts where it begins, must not fault on the masked-off bytes (nor must the portable path read them).
+TEST(Persister, RecordStoreReadsNoByteOutsideItsParts) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* guarded = static_cast<unsigned char*>(
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(guarded, MAP_FAILED);
+  ASSERT_EQ(mprotect(guarded, page, PROT_NONE), 0);
+  ASSERT_EQ(mprotect(guarded + 2 * page, page, PROT_NONE), 0);
+  unsigned char* readable = guarded + page;
+  for (size_t i = 0; i < page; ++i) readable[i] = static_cast<unsigned char>(i ^ 0x5a);
+  platform::CpuFeatures portable = platform::CpuFeatures::host();
+  portable.avx512bw = false;
+  for (const auto& cpu : {platform::CpuFeatures::host(), portable}) {
+    const Config config{.domain = Domain::adr, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
+    Persister p = std::move(Persister::create(config, cpu)).value();
+    for (size_t body_len : {1, 13, 64, 100}) {
+      for (const unsigned char* body : {readable, readable + page - body_len}) {
+        LineRecord r{};
+        r.prefix = readable + page - 24;  // the prefix ends at the guard too
+        r.prefix_len = 24;
+        r.word_count = 1;
+        r.words[0] = 42;
+        r.body = body;
+        r.body_len = body_len;
+        auto dst = std::make_unique<Buffer>();
+        p.store_record_nt(dst->bytes, r, nullptr);
+        const auto want = expected_lines(r);
+        ASSERT_EQ(std::memcmp(dst->bytes, want.data(), want.size()), 0) << p.nt_record_kernel_name() << " " << body_len;
+      }
+    }
+  }
+  munmap(guarded, 3 * page);
 }
 
 TEST(Persister, RefusesAnInstructionTheCpuLacks) {
@@ -228,7 +311,14 @@ TEST(Persister, EnvironmentMasksHardwarePaths) {
   EXPECT_FALSE(masked.clwb);
   EXPECT_FALSE(masked.avx2);
   EXPECT_FALSE(masked.avx512f);
+  EXPECT_FALSE(masked.avx512bw);
+  EXPECT_FALSE(masked.avx512vpopcntdq);
   EXPECT_EQ(masked.clflushopt, raw.clflushopt);
+  setenv("PMLAB_NO_AVX512", "1", 1);
+  const platform::CpuFeatures no512 = raw.masked_by_environment();
+  unsetenv("PMLAB_NO_AVX512");
+  EXPECT_FALSE(no512.avx512bw);
+  EXPECT_EQ(no512.avx2, raw.avx2);
 }
 
 TEST(Persister, DefaultConfigCanBeForcedAndRejectsNonsense) {

@@ -9,6 +9,7 @@
 // follow ThreadState::measure.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <condition_variable>
@@ -61,11 +62,32 @@ struct LoopResult {
   persist::Counters counters{};  // of the timed operations only
 };
 
-// One thread's loop: `op(i)` returns false when it did nothing because the log is full; the loop then
-// requests maintenance and retries after it. Runs control.duration_s of active time or control.ops ops.
-// With control.per_op_timing off the histogram stays empty and only the active time is measured.
+// Runs op(first), op(first+1), … until n ran or one returned false (it did nothing: the log is full), and
+// returns how many ran. Compiled around the operation, so a batch pays for one call.
 template <class Op>
-LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Maintenance& maintenance, Op&& op) {
+uint64_t run_batch(Op& op, uint64_t first, uint64_t n) {
+  uint64_t done = 0;
+  while (done < n && op(first + done)) ++done;
+  return done;
+}
+
+// pausable_loop's batch from an operation op(i) -> bool.
+template <class Op>
+auto batches_of(Op op) {
+  return [op = std::move(op)](uint64_t first, uint64_t n) mutable { return run_batch(op, first, n); };
+}
+
+// One thread's loop over batches of operations: batch(first, n) runs up to n operations and returns how
+// many ran, fewer when the log is full; the loop then requests maintenance and goes on after it. Runs
+// control.duration_s of active time or control.ops operations. With control.per_op_timing each batch is
+// one operation, timed; without it the histogram stays empty, only the active time is measured, and a
+// batch is kOpsPerBatch operations: a call per operation through a type-erased function (its frame, its
+// arguments by reference) costs ~10 ns here, 8% of a 120 ns log append, and would shrink the faster
+// contender's ratio.
+inline constexpr uint64_t kOpsPerBatch = 64;
+
+template <class Batch>
+LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Maintenance& maintenance, Batch&& batch) {
   const platform::Clock& clock = platform::Clock::get();
   // A thread that leaves by an exception must not keep the others waiting for it.
   struct Membership {
@@ -79,13 +101,16 @@ LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Mainte
   } member{maintenance};
   LoopResult r;
   uint64_t i = 0;
+  constexpr uint64_t kWarmBatch = 16;
   const uint64_t warm_until = platform::Clock::now() + clock.from_ns(control.warmup_s * 1e9);
   while (platform::Clock::now() < warm_until) {
-    for (int k = 0; k < 16; ++k) {
-      if (maintenance.requested()) maintenance.pause();
-      else if (op(i)) ++i;
-      else maintenance.request();
+    if (maintenance.requested()) {
+      maintenance.pause();
+      continue;
     }
+    const uint64_t done = batch(i, kWarmBatch);
+    i += done;
+    if (done < kWarmBatch) maintenance.request();
   }
   // Threads still warming up may need maintenance while others wait here: leave during the wait, and
   // join between two barriers, when nobody appends.
@@ -97,6 +122,10 @@ LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Mainte
   const uint64_t budget = control.ops ? UINT64_MAX : clock.from_ns(control.duration_s * 1e9);
   const uint64_t target = control.ops ? control.ops : UINT64_MAX;
   const uint64_t overhead = clock.from_ns(clock.overhead_ns());
+  // Throughput only (per_op_timing off): no fenced timer pair around each operation (~50 ns here); the
+  // budget is checked after each batch with a plain timestamp.
+  const bool timed = control.per_op_timing;
+  const uint64_t per_batch = timed ? 1 : kOpsPerBatch;
   persist::Counters in_pauses{};
   const persist::Counters before = persist::thread_counters();
   uint64_t segment = platform::Clock::start();
@@ -112,23 +141,21 @@ LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Mainte
       r.paused_ticks += segment - stopped;
       continue;
     }
-    // Throughput only (per_op_timing off): no fenced timer pair around each operation (~50 ns here); the
-    // budget is checked every 64 operations with a plain timestamp.
-    const bool timed = control.per_op_timing;
+    const uint64_t want = std::min(per_batch, target - r.ops);
     const uint64_t t0 = timed ? platform::Clock::start() : 0;
-    const bool done = op(i);
+    const uint64_t done = batch(i, want);
     const uint64_t t1 = timed ? platform::Clock::stop() : 0;
-    if (!done) {
+    i += done;
+    r.ops += done;
+    if (done < want) {
       maintenance.request();
       continue;
     }
-    ++i;
-    ++r.ops;
     if (timed) {
       const uint64_t d = t1 - t0;
       r.histogram.add(d > overhead ? d - overhead : 0);
       if (r.active_ticks + (t1 - segment) >= budget) break;
-    } else if (r.ops % 64 == 0 && r.active_ticks + (platform::Clock::now() - segment) >= budget) {
+    } else if (r.active_ticks + (platform::Clock::now() - segment) >= budget) {
       break;
     }
   }

@@ -51,8 +51,9 @@ InterleaveResult interleave(RunContext& ctx, int rounds, double phase_s, const s
       for (size_t k = 0; k < n; ++k) {
         const size_t c = orders[static_cast<size_t>(r) % orders.size()][k];
         const size_t slot = static_cast<size_t>(r) * n + c;
-        const LoopResult res = pausable_loop(phase, sync, *maintenance[slot],
-                                             [&](uint64_t i) { return contenders[c].op(t.index(), i); });
+        const LoopResult res = pausable_loop(phase, sync, *maintenance[slot], [&](uint64_t first, uint64_t count) {
+          return contenders[c].batch(t.index(), first, count);
+        });
         measured[t.index()][slot] = {res.ops, res.active_ticks, res.counters};
       }
     }

@@ -2,25 +2,39 @@
 // in each every contender runs for phase_s of active time on all threads at once. The orders form a
 // balanced Latin square (phase_orders): over its rows every contender follows every other equally often,
 // so none keeps inheriting one neighbour's cache and media state (with orders that only flipped, the
-// third of four contenders followed libpmemblk in every other round). op(thread, i) returns false
-// when the contender needs maintenance (a full log), which runs in a pause as in pausable_loop.
+// third of four contenders followed libpmemblk in every other round). An operation returns false when
+// the contender needs maintenance (a full log), which runs in a pause as in pausable_loop.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
+#include "pmlab/bench/pausable_loop.hpp"
 #include "pmlab/persist/counters.hpp"
 
 namespace pmlab::bench {
 
 struct Contender {
+  // op(thread, i) -> bool, one operation (false: it needs maintenance first). It is compiled into a loop
+  // that runs a batch of operations per call (run_batch), so what a call costs is not an operation's.
+  template <class Op>
+  Contender(std::string contender_name, Op op, std::function<void()> maintenance = [] {})
+      : name(std::move(contender_name)),
+        batch([op = std::move(op)](int thread, uint64_t first, uint64_t n) mutable {
+          auto on_thread = [&](uint64_t i) { return op(thread, i); };
+          return run_batch(on_thread, first, n);
+        }),
+        maintain(std::move(maintenance)) {}
+
   std::string name;
-  std::function<bool(int thread, uint64_t i)> op;
-  std::function<void()> maintain = [] {};
+  // Runs operations first… on `thread` until n ran or one needed maintenance; returns how many ran.
+  std::function<uint64_t(int thread, uint64_t first, uint64_t n)> batch;
+  std::function<void()> maintain;
 };
 
 // What interleave measured, each contender in the order given.

@@ -24,4 +24,9 @@ int errc_exit_code(Errc code) noexcept {
   return 1;
 }
 
+const std::string& Status::message() const noexcept {
+  static const std::string kNone;
+  return rep_ ? rep_->message : kNone;
+}
+
 }  // namespace pmlab

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cassert>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,21 +38,35 @@ enum class Errc {
 const char* errc_name(Errc code) noexcept;
 int errc_exit_code(Errc code) noexcept;
 
+// Success is a null pointer: building, returning and destroying an ok Status is one store and one test,
+// which matters on paths that return one per operation (a log append: every store after a fence waits in
+// the store queue for the drain, ~0.5 ns each on Zen 4). A moved-from Status is ok.
 class [[nodiscard]] Status {
  public:
-  Status() = default;
-  Status(Errc code, std::string message) : code_(code), message_(std::move(message)) {}
-  static Status success() { return {}; }
+  Status() noexcept = default;
+  Status(Errc code, std::string message)
+      : rep_(code == Errc::ok ? nullptr : std::make_unique<Rep>(Rep{code, std::move(message)})) {}
+  Status(const Status& other) : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  static Status success() noexcept { return {}; }
 
-  bool ok() const noexcept { return code_ == Errc::ok; }
+  bool ok() const noexcept { return rep_ == nullptr; }
   explicit operator bool() const noexcept { return ok(); }
-  Errc code() const noexcept { return code_; }
-  const std::string& message() const noexcept { return message_; }
-  int exit_code() const noexcept { return errc_exit_code(code_); }
+  Errc code() const noexcept { return rep_ ? rep_->code : Errc::ok; }
+  const std::string& message() const noexcept;
+  int exit_code() const noexcept { return errc_exit_code(code()); }
 
  private:
-  Errc code_ = Errc::ok;
-  std::string message_;
+  struct Rep {
+    Errc code;
+    std::string message;
+  };
+  std::unique_ptr<Rep> rep_;
 };
 
 // A value or the Status that explains its absence; shaped like std::expected (absent from GCC 12).

@@ -27,6 +27,7 @@ Result<Persister> Persister::create(const Config& config, const platform::CpuFea
   p.issue_fence_ = config.domain != Domain::none && !config.elide_fence;
   p.nt_enabled_ = config.domain != Domain::none;
 
+  if (cpu.avx512bw) p.nt_record_ = x86_64::nt_record_avx512bw;
   if (cpu.avx512f) {
     p.nt_copy_ = x86_64::nt_copy_avx512;
     p.nt_kernel_name_ = "avx512";
@@ -97,6 +98,70 @@ void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
   }
   if (observer_ != nullptr) [[unlikely]]
     observer_->on_writeback(dst, len, Writeback::nt_store);
+}
+
+namespace {
+
+// The record's eight words from byte `from` (a line boundary) of it.
+void compose_line(const LineRecord& r, uint64_t from, uint64_t* out) noexcept {
+  const uint64_t head_begin = r.prefix_len;
+  const uint64_t body_begin = head_begin + 8 * uint64_t{r.word_count};
+  const uint64_t end = r.end();
+  const auto* prefix = static_cast<const unsigned char*>(r.prefix);
+  const auto* body = static_cast<const unsigned char*>(r.body);
+  for (uint64_t i = 0; i < kCacheLine / 8; ++i) {
+    const uint64_t at = from + 8 * i;
+    uint64_t w = 0;
+    if (at < head_begin) std::memcpy(&w, prefix + at, 8);
+    else if (at < body_begin) w = r.words[(at - head_begin) / 8];
+    else if (at < end) std::memcpy(&w, body + (at - body_begin), std::min<uint64_t>(8, end - at));
+    out[i] = w;
+  }
+}
+
+}  // namespace
+
+void Persister::store_record_composed(void* line, const void* prefix, uint64_t word0, uint64_t word1, const void* body,
+                                      uint64_t shape, void* last_line) const noexcept {
+  const LineRecord record{.prefix = prefix,
+                          .prefix_len = static_cast<uint32_t>(shape & 0xff),
+                          .word_count = static_cast<uint32_t>((shape >> 8) & 0xff),
+                          .words = {word0, word1},
+                          .body = body,
+                          .body_len = shape >> 16};
+  const uint64_t len = record.line_bytes();
+  auto* dst = static_cast<unsigned char*>(line);
+  // Lines holding the prefix, the words or the body's edges are composed; the body's whole lines between
+  // them are copied straight from it (the copy kernels take any source alignment).
+  const uint64_t body_begin = record.prefix_len + 8 * uint64_t{record.word_count};
+  const uint64_t inner_begin = (body_begin + kCacheLine - 1) & ~(kCacheLine - 1);
+  const uint64_t inner_end = std::max(inner_begin, record.end() & ~(kCacheLine - 1));
+  alignas(64) uint64_t words[kCacheLine / 8];
+  auto store_composed = [&](uint64_t from) {
+    compose_line(record, from, words);
+    auto* d = reinterpret_cast<uint64_t*>(dst + from);
+    if (nt_enabled_) {
+      for (uint64_t i = 0; i < kCacheLine / 8; ++i) isa::movnti(d + i, words[i]);
+    } else {
+      std::memcpy(d, words, kCacheLine);
+    }
+  };
+  for (uint64_t from = 0; from < inner_begin && from < len; from += kCacheLine) store_composed(from);
+  if (inner_begin < inner_end) {
+    const auto* src = static_cast<const unsigned char*>(record.body) + (inner_begin - body_begin);
+    if (nt_enabled_) nt_copy_(dst + inner_begin, src, inner_end - inner_begin);
+    else std::memcpy(dst + inner_begin, src, inner_end - inner_begin);
+  }
+  for (uint64_t from = inner_end; from < len; from += kCacheLine) store_composed(from);
+  if (last_line != nullptr) {
+    if (record.end() % kCacheLine != 0) compose_line(record, len - kCacheLine, words);
+    else std::memset(words, 0, sizeof words);
+    std::memcpy(last_line, words, kCacheLine);
+  }
+  if (!nt_enabled_) return;
+  tls_counters.nt_bytes += len;
+  if (observer_ != nullptr) [[unlikely]]
+    observer_->on_writeback(line, len, Writeback::nt_store);
 }
 
 void Persister::zero_nt(void* dst, size_t len) const noexcept {

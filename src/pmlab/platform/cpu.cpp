@@ -46,6 +46,8 @@ CpuFeatures CpuFeatures::detect_raw() {
     f.movdir64b = (c >> 28) & 1;
     bool avx2 = (b >> 5) & 1;
     bool avx512f = (b >> 16) & 1;
+    const bool avx512bw = (b >> 30) & 1;
+    const bool avx512vpopcntdq = (c >> 14) & 1;
     // The OS must also save the wide registers (XCR0), or the instructions fault.
     unsigned long long xcr0 = 0;
     if (osxsave) {
@@ -55,6 +57,8 @@ CpuFeatures CpuFeatures::detect_raw() {
     }
     f.avx2 = avx2 && (xcr0 & 0x6) == 0x6;
     f.avx512f = avx512f && (xcr0 & 0xe6) == 0xe6;
+    f.avx512bw = f.avx512f && avx512bw;
+    f.avx512vpopcntdq = f.avx512f && avx512vpopcntdq;
   }
   __get_cpuid(0x80000000, &a, &b, &c, &d);
   const unsigned max_ext = a;
@@ -87,8 +91,8 @@ CpuFeatures CpuFeatures::masked_by_environment() const {
   CpuFeatures f = *this;
   if (env_set("PMLAB_NO_CLWB")) f.clwb = false;
   if (env_set("PMLAB_NO_CLFLUSHOPT")) f.clflushopt = false;
-  if (env_set("PMLAB_NO_AVX512")) f.avx512f = false;
-  if (env_set("PMLAB_NO_AVX2")) f.avx2 = f.avx512f = false;
+  if (env_set("PMLAB_NO_AVX512") || env_set("PMLAB_NO_AVX2")) f.avx512f = f.avx512bw = f.avx512vpopcntdq = false;
+  if (env_set("PMLAB_NO_AVX2")) f.avx2 = false;
   return f;
 }
 

@@ -19,6 +19,8 @@ struct CpuFeatures {
   bool sse2 = false;
   bool avx2 = false;
   bool avx512f = false;
+  bool avx512bw = false;         // byte and word lanes, byte masks (needs avx512f)
+  bool avx512vpopcntdq = false;  // vector popcount (needs avx512f)
   bool movdir64b = false;
   bool invariant_tsc = false;
   bool rdtscp = false;

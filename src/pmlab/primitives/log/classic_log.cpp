@@ -21,8 +21,7 @@ class ClassicLog final : public Log {
     auto entry = reserve(lane, Kind::classic, len);
     if (!entry) return entry.status();
     const uint64_t offset = lanes_[lane].tail;
-    const om::EntryHeader h{static_cast<uint32_t>(len), 0, entry->lsn};
-    store_entry(lane, entry->at, &h, sizeof h, payload, len);
+    store_entry(lane, entry->at, om::header_words(static_cast<uint32_t>(len), 0, entry->lsn), payload, len);
     persister_.fence();
     auto* footer = reinterpret_cast<uint64_t*>(entry->at + om::classic_footer_offset(options_.padded, len));
     store_entry_word(lane, footer, om::classic_tag(log_id(), entry->lsn, len, offset));

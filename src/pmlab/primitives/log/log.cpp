@@ -109,8 +109,7 @@ Log::Log(std::span<std::byte> region, const persist::Persister& persister, const
       lane_bytes_(geometry.lane_bytes), lanes_(std::make_unique<LaneState[]>(options.lanes)) {}
 
 uint64_t Log::entry_bytes(Kind kind, bool padded, uint64_t payload) noexcept {
-  if (kind == Kind::classic) return om::classic_footer_offset(padded, payload) + (padded ? om::kLine : 8);
-  return om::align_up(sizeof(om::EntryHeader) + payload, om::entry_align(padded));
+  return om::entry_footprint(kind, padded, payload);
 }
 
 uint64_t Log::region_bytes(const Options& options, uint64_t lane_bytes) {
@@ -141,10 +140,6 @@ std::unique_ptr<Log> Log::make(std::span<std::byte> region, const persist::Persi
   return maker_for(options.kind)(region, persister, options, geometry);
 }
 
-std::byte* Log::lane_data(uint32_t lane) const noexcept {
-  return region_.data() + geometry_.data_offset + static_cast<uint64_t>(lane) * lane_bytes_;
-}
-
 uint64_t* Log::size_slot(uint32_t lane, uint32_t slot) const noexcept {
   const uint64_t index = static_cast<uint64_t>(lane) * geometry_.slots_per_lane + slot;
   return reinterpret_cast<uint64_t*>(region_.data() + geometry_.slots_offset + index * om::kLine);
@@ -160,33 +155,15 @@ Status Log::lane_full(uint32_t lane, uint64_t need) const {
                                     " bytes left of " + std::to_string(lane_bytes_) + " (truncate the log)");
 }
 
-Result<Log::Reservation> Log::reserve(uint32_t lane, Kind kind, size_t len) noexcept {
-  if (lane >= options_.lanes) return no_such_lane(lane);
-  const LaneState& s = lanes_[lane];
-  const uint64_t bytes = entry_bytes(kind, options_.padded, len);
-  if (len > on_media::kMaxPayload || s.tail + bytes > lane_bytes_) return lane_full(lane, bytes);
-  return Reservation{lane_data(lane) + s.tail, bytes, next_lsn()};
-}
-
-void Log::finish_append(uint32_t lane, const Reservation& entry) noexcept {
-  LaneState& s = lanes_[lane];
-  s.tail += entry.bytes;
-  s.last_lsn = entry.lsn;
-  ++s.appends;
-}
-
 Status Log::no_such_lane(uint32_t lane) const {
   return error(Errc::invalid_argument,
                "log lane " + std::to_string(lane) + " does not exist (the log has " + std::to_string(options_.lanes) + ")");
 }
 
-void Log::store_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
-                      size_t body_len) noexcept {
-  if (options_.stores == Stores::streaming) {
-    stream_entry(lane, dst, head, head_len, body, body_len);
-    return;
-  }
-  std::memcpy(dst, head, head_len);
+void Log::store_entry_cached(std::byte* dst, const om::HeaderWords& head, const void* body, size_t body_len) noexcept {
+  const uint64_t words[2] = {head.word0, head.lsn};
+  constexpr size_t head_len = sizeof words;
+  std::memcpy(dst, words, head_len);
   if (persister_.config().flush == persist::FlushInstruction::ntstore && body_len >= om::kLine) {
     std::byte* body_dst = dst + head_len;
     persister_.copy_nt(body_dst, body, body_len);
@@ -205,7 +182,7 @@ void Log::store_entry(uint32_t lane, std::byte* dst, const void* head, size_t he
 void Log::store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept {
   if (options_.stores == Stores::streaming) {
     // x86 stores an aligned 8-byte part of a non-temporal line atomically, as it does a cached store.
-    stream_entry(lane, reinterpret_cast<std::byte*>(word), &value, sizeof value, nullptr, 0);
+    stream_entry(lane, reinterpret_cast<std::byte*>(word), &value, 1, nullptr, 0);
     return;
   }
   persist::Persister::store8(word, value);
@@ -219,75 +196,6 @@ void Log::store_size_field(uint64_t* field, uint64_t value) const noexcept {
   }
   persist::Persister::store8(field, value);
   persister_.flush(field, sizeof *field);
-}
-
-void Log::stream_entry(uint32_t lane, std::byte* dst, const void* head, size_t head_len, const void* body,
-                       size_t body_len) noexcept {
-  LaneState& s = lanes_[lane];
-  std::byte* data = lane_data(lane);
-  const auto begin = static_cast<uint64_t>(dst - data);
-  const uint64_t body_begin = begin + head_len;
-  const uint64_t end = body_begin + body_len;
-  const auto* head_bytes = static_cast<const std::byte*>(head);
-  const auto* body_bytes = static_cast<const std::byte*>(body);
-  // Entries, heads and so bodies start on 8-byte boundaries: lines are composed word by word.
-  assert(begin % 8 == 0 && head_len % 8 == 0);
-
-  // Fills out[0, n) with the lane's words from byte `from` (a line start): what the lane holds before the
-  // entry, the entry, zero after it.
-  auto compose = [&](uint64_t from, uint64_t n, uint64_t* out) {
-    const uint64_t to = from + 8 * n;
-    auto load = [](const std::byte* p) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      return w;
-    };
-    uint64_t at = from;
-    // Appends follow the tail, so the line before the entry is the remembered one; reading the media is
-    // only the fallback (and slow: a streamed line is not in the cache).
-    const std::byte* before = from == s.tail_line_offset ? s.tail_line.data() : data + from;  // bytes from `from`
-    for (; at < begin && at < to; at += 8) *out++ = load(before + (at - from));
-    for (; at < body_begin && at < to; at += 8) *out++ = load(head_bytes + (at - begin));
-    for (; at + 8 <= end && at < to; at += 8) *out++ = load(body_bytes + (at - body_begin));
-    if (at < end && at < to) {  // the body's last, partial word
-      uint64_t w = 0;
-      std::memcpy(&w, body_bytes + (at - body_begin), end - at);
-      *out++ = w;
-      at += 8;
-    }
-    for (; at < to; at += 8) *out++ = 0;
-  };
-
-  const uint64_t first = begin & ~(om::kLine - 1);
-  const uint64_t last = om::align_up(end, om::kLine);
-  alignas(64) std::array<uint64_t, kStagedEntryBytes / 8> staged;
-  const bool whole = last - first <= kStagedEntryBytes;
-  if (whole) {  // composed whole, stored with one copy
-    compose(first, (last - first) / 8, staged.data());
-    persister_.copy_nt_words(data + first, staged.data(), last - first);
-  } else {
-    // Larger entries: the whole lines inside the body go straight from it (the source need not be
-    // aligned), and only the lines before and after them are composed.
-    const uint64_t inner_begin = om::align_up(body_begin, om::kLine);
-    const uint64_t inner_end = end & ~(om::kLine - 1);
-    persister_.copy_nt(data + inner_begin, body_bytes + (inner_begin - body_begin), inner_end - inner_begin);
-    for (uint64_t line = first; line < inner_begin; line += om::kLine) {
-      compose(line, om::kLine / 8, staged.data());
-      persister_.copy_nt_words(data + line, staged.data(), om::kLine);
-    }
-    if (inner_end < last) {
-      compose(inner_end, om::kLine / 8, staged.data());
-      persister_.copy_nt_words(data + inner_end, staged.data(), om::kLine);
-    }
-  }
-  // The next entry starts in the last line when it is partial: keep it.
-  if (end < last) {
-    const uint64_t* last_line = staged.data() + (whole ? (last - om::kLine - first) / 8 : 0);
-    std::memcpy(s.tail_line.data(), last_line, om::kLine);
-  } else {
-    s.tail_line.fill(std::byte{0});
-  }
-  s.tail_line_offset = end & ~(om::kLine - 1);
 }
 
 void Log::remember_tail_line(uint32_t lane) noexcept {

@@ -9,6 +9,7 @@
 // stores), or 64-byte aligned when padded.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -52,12 +53,30 @@ struct EntryHeader {
 };
 static_assert(sizeof(EntryHeader) == 16);
 
+// An EntryHeader as the two words appends store (given by value, see persist::LineRecord).
+struct HeaderWords {
+  uint64_t word0;  // size, then check
+  uint64_t lsn;
+};
+inline constexpr HeaderWords header_words(uint32_t size, uint32_t check, uint64_t lsn) noexcept {
+  return {size | uint64_t{check} << 32, lsn};
+}
+static_assert(std::bit_cast<EntryHeader>(header_words(7, 9, 11)).size == 7 &&
+              std::bit_cast<EntryHeader>(header_words(7, 9, 11)).check == 9 &&
+              std::bit_cast<EntryHeader>(header_words(7, 9, 11)).lsn == 11);
+
 inline constexpr uint64_t align_up(uint64_t v, uint64_t a) noexcept { return (v + a - 1) & ~(a - 1); }
 inline constexpr uint64_t entry_align(bool padded) noexcept { return padded ? kLine : 8; }
 
 // Classic: where the footer of an entry with `payload` bytes sits, from the entry's start. Padded
 // entries give the footer a line of its own, so the second barrier writes back only that line.
 inline constexpr uint64_t classic_footer_offset(bool padded, uint64_t payload) noexcept {
+  return align_up(sizeof(EntryHeader) + payload, entry_align(padded));
+}
+
+// Bytes one entry of `payload` bytes occupies in a lane (Log::entry_bytes).
+inline constexpr uint64_t entry_footprint(Kind kind, bool padded, uint64_t payload) noexcept {
+  if (kind == Kind::classic) return classic_footer_offset(padded, payload) + (padded ? kLine : 8);
   return align_up(sizeof(EntryHeader) + payload, entry_align(padded));
 }
 

@@ -61,44 +61,23 @@ uint64_t portable(uint64_t word0, uint64_t word1, const unsigned char* b, size_t
 }
 
 namespace {
-bool cpu_runs_vector() noexcept {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vpopcntdq");
-}
+bool cpu_runs_vector(const platform::CpuFeatures& cpu) noexcept { return cpu.avx512bw && cpu.avx512vpopcntdq; }
 }  // namespace
 
 std::vector<Kernel> runnable() {
   std::vector<Kernel> out{portable};
   if (__builtin_cpu_supports("popcnt")) out.push_back(scalar);
-  if (cpu_runs_vector()) out.push_back(vector);
+  if (cpu_runs_vector(platform::CpuFeatures::detect_raw())) out.push_back(vector);
   return out;
 }
 
-}  // namespace popcount_kernels
-
-namespace {
-
 // POPCNT is in every x86_64 CPU since 2008; the portable loop is the fallback for the rest.
 // PMLAB_NO_AVX512 turns the vector path off, as it does the non-temporal copy kernels.
-popcount_kernels::Kernel choose_kernel() noexcept {
-  if (platform::CpuFeatures::host().avx512f && popcount_kernels::cpu_runs_vector()) return popcount_kernels::vector;
-  return __builtin_cpu_supports("popcnt") ? popcount_kernels::scalar : popcount_kernels::portable;
+Kernel choose() noexcept {
+  if (cpu_runs_vector(platform::CpuFeatures::host())) return vector;
+  return __builtin_cpu_supports("popcnt") ? scalar : portable;
 }
 
-// Chosen on first use (not at static initialization: other objects' constructors may count bits).
-popcount_kernels::Kernel kernel() noexcept {
-  static const popcount_kernels::Kernel chosen = choose_kernel();
-  return chosen;
-}
-
-}  // namespace
-
-uint64_t popcount_bytes(const void* p, size_t n) noexcept {
-  return kernel()(0, 0, static_cast<const unsigned char*>(p), n);
-}
-
-uint64_t popcount_bytes(uint64_t word0, uint64_t word1, const void* p, size_t n) noexcept {
-  return kernel()(word0, word1, static_cast<const unsigned char*>(p), n);
-}
+}  // namespace popcount_kernels
 
 }  // namespace pmlab::primitives

@@ -1,6 +1,7 @@
 #include "pmlab/primitives/log/size_field_log.hpp"
 
 #include "pmlab/primitives/log/on_media.hpp"
+#include "pmlab/primitives/log/writers.hpp"
 
 namespace pmlab::primitives::log {
 namespace om = on_media;
@@ -8,8 +9,7 @@ namespace om = on_media;
 Result<uint64_t> SizeFieldLog::append(uint32_t lane, const void* payload, size_t len) noexcept {
   auto entry = reserve(lane, options_.kind, len);
   if (!entry) return entry.status();
-  const om::EntryHeader h{static_cast<uint32_t>(len), 0, entry->lsn};
-  store_entry(lane, entry->at, &h, sizeof h, payload, len);
+  store_entry(lane, entry->at, om::header_words(static_cast<uint32_t>(len), 0, entry->lsn), payload, len);
   persister_.fence();
   publish(lane, lanes_[lane].tail + entry->bytes);
   persister_.fence();

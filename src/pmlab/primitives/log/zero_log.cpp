@@ -23,8 +23,8 @@ class ZeroLog final : public Log {
     auto entry = reserve(lane, Kind::zero, len);
     if (!entry) return entry.status();
     const auto size = static_cast<uint32_t>(len);
-    const om::EntryHeader h{size, om::zero_check(size, entry->lsn, payload, len), entry->lsn};
-    store_entry(lane, entry->at, &h, sizeof h, payload, len);
+    const uint32_t check = om::zero_check(size, entry->lsn, payload, len);
+    store_entry(lane, entry->at, om::header_words(size, check, entry->lsn), payload, len);
     persister_.fence();
     finish_append(lane, *entry);
     return entry->lsn;

@@ -24,7 +24,7 @@ void run_loops(RunContext& ctx, Maintenance& maintenance, Append append) {
   std::barrier<> sync(ctx.threads());
   ctx.run_threads([&](ThreadState& t) {
     results[static_cast<size_t>(t.index())] =
-        pausable_loop(ctx.control(), sync, maintenance, [&](uint64_t) { return append(t.index()); });
+        pausable_loop(ctx.control(), sync, maintenance, batches_of([&](uint64_t) { return append(t.index()); }));
   });
   record_loops(ctx, results, static_cast<double>(ctx.params().size("size")));
 }

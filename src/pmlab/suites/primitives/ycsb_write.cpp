@@ -80,9 +80,10 @@ void body(RunContext& ctx) {
   auto run = [&](Maintenance& maintenance, auto&& append) {
     ctx.run_threads([&](ThreadState& t) {
       const auto& mine = keys[static_cast<size_t>(t.index())];
-      results[static_cast<size_t>(t.index())] = pausable_loop(ctx.control(), sync, maintenance, [&](uint64_t i) {
-        return transact(table, mine, values, i, [&](const Update& u) { return append(t.index(), u); });
-      });
+      results[static_cast<size_t>(t.index())] =
+          pausable_loop(ctx.control(), sync, maintenance, batches_of([&](uint64_t i) {
+            return transact(table, mine, values, i, [&](const Update& u) { return append(t.index(), u); });
+          }));
     });
     record_loops(ctx, results, 0);
   };
