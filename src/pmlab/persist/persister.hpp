@@ -108,9 +108,10 @@ class Persister {
   // With AVX-512BW each line is composed in a register by masked loads. Composing in memory first (then
   // copying) is slower: after a fence, the composing stores wait in the store queue for the drain, and
   // loads across them wait too. On this Zen 4 VM the register version took a padded 128 B zero-log
-  // append from ~151 to ~116 ns (the one-barrier bound is ~108 ns). Other CPUs compose each edge line on
-  // the stack and store it with 8-byte non-temporal stores, which each load straight from its store;
-  // the body's whole lines go straight from the body.
+  // append from ~151 to ~116 ns (the one-barrier bound is ~108 ns). Other CPUs compose a record of up to
+  // 1 KiB of lines on the stack in 8-byte words and store it in one run of 8-byte non-temporal stores,
+  // each loading its word straight from its pending store (larger records: the body's whole lines go
+  // straight from the body).
   void store_record_nt(void* line, const LineRecord& record, void* last_line) const noexcept {
     assert(reinterpret_cast<uintptr_t>(line) % kCacheLine == 0);
     assert(record.prefix_len < kCacheLine && record.prefix_len % 8 == 0 && record.word_count <= 2);

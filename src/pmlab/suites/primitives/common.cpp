@@ -95,6 +95,12 @@ void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op
   ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
 }
 
+void note_record_kernel(bench::RunContext& ctx) {
+  const std::string kernel = ctx.persister().nt_record_kernel_name();
+  ctx.note("record_kernel", kernel + (kernel == "avx512bw" ? ": streamed lines composed in registers"
+                                                           : ": streamed lines composed on the stack"));
+}
+
 void record_hybrid_choices(bench::RunContext& ctx, const ppage::HybridFlusher& hybrid, uint32_t dirty,
                            uint32_t threads) {
   const ppage::FlushCostModel& model = hybrid.model();

@@ -68,6 +68,9 @@ std::optional<std::string> dirty_beyond_page(const bench::Params& p);
 // A peer's counters are not the persistence vocabulary's: its flush counts are unknown (null) and its
 // fences per operation are the published count. Records PMEM_IS_PMEM_FORCE as it was in effect.
 void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op);
+// Which kernel composed streamed entries' lines (Persister::store_record_nt): it moves a streamed
+// append by ~10%, so a run says which it had.
+void note_record_kernel(bench::RunContext& ctx);
 
 // What the hybrid flusher chose at a (dirty lines, threads) point: its calibrated crossover and the
 // model's choice, the share of its flushes that went through the micro-log and that explored the other

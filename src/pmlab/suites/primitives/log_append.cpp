@@ -48,6 +48,7 @@ void body(RunContext& ctx) {
   }
 
   const plog::Options options = log_options(p, static_cast<uint32_t>(threads));
+  if (options.stores == plog::Stores::streaming) note_record_kernel(ctx);
   prefault(ctx.region().base, ctx.region().size);
   auto log = plog::Log::format({ctx.region().base, ctx.region().size}, ctx.persister(), options);
   if (!log) ctx.fail(log.status().message());

@@ -148,6 +148,7 @@ void log_target(RunContext& ctx) {
              "ratio");
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
   ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
+  note_record_kernel(ctx);
 }
 
 const CaseRegistration log_registration{CaseDef{
