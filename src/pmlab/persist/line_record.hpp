@@ -35,5 +35,15 @@ struct LineRecord {
 inline constexpr uint64_t record_shape(const LineRecord& r) noexcept {
   return uint64_t{r.prefix_len} | uint64_t{r.word_count} << 8 | uint64_t{r.body_len} << 16;
 }
+// The record a kernel's arguments describe.
+inline constexpr LineRecord unpack_record(const void* prefix, uint64_t word0, uint64_t word1, const void* body,
+                                          uint64_t shape) noexcept {
+  return {.prefix = prefix,
+          .prefix_len = static_cast<uint32_t>(shape & 0xff),
+          .word_count = static_cast<uint32_t>((shape >> 8) & 0xff),
+          .words = {word0, word1},
+          .body = body,
+          .body_len = shape >> 16};
+}
 
 }  // namespace pmlab::persist

@@ -129,12 +129,7 @@ constexpr uint64_t kComposedBytes = 1024;
 
 void Persister::store_record_composed(void* line, const void* prefix, uint64_t word0, uint64_t word1, const void* body,
                                       uint64_t shape, void* last_line) const noexcept {
-  const LineRecord record{.prefix = prefix,
-                          .prefix_len = static_cast<uint32_t>(shape & 0xff),
-                          .word_count = static_cast<uint32_t>((shape >> 8) & 0xff),
-                          .words = {word0, word1},
-                          .body = body,
-                          .body_len = shape >> 16};
+  const LineRecord record = unpack_record(prefix, word0, word1, body, shape);
   const uint64_t len = record.line_bytes();
   auto* dst = static_cast<unsigned char*>(line);
   // Lines are composed on the stack in 8-byte words, then stored with 8-byte non-temporal stores in one

@@ -49,10 +49,11 @@ inline uint64_t byte_mask(uint64_t lo, uint64_t hi) noexcept {
 __attribute__((target("avx512f,avx512bw"))) void nt_record_avx512bw(void* line, const void* prefix, uint64_t word0,
                                                                     uint64_t word1, const void* body, uint64_t shape,
                                                                     void* last_line) noexcept {
-  const uint64_t head_begin = shape & 0xff;
-  const uint64_t word_count = (shape >> 8) & 0xff;
+  const LineRecord r = unpack_record(prefix, word0, word1, body, shape);
+  const uint64_t head_begin = r.prefix_len;
+  const uint64_t word_count = r.word_count;
   const uint64_t body_begin = head_begin + 8 * word_count;
-  const uint64_t end = body_begin + (shape >> 16);
+  const uint64_t end = r.end();
   // The words sit at 8-byte boundaries, a qword lane each, in the first line or (the second word after
   // a 56-byte prefix) at the start of the second.
   const unsigned word_lane = static_cast<unsigned>(head_begin / 8);

@@ -160,10 +160,9 @@ Status Log::no_such_lane(uint32_t lane) const {
                "log lane " + std::to_string(lane) + " does not exist (the log has " + std::to_string(options_.lanes) + ")");
 }
 
-void Log::store_entry_cached(std::byte* dst, const om::HeaderWords& head, const void* body, size_t body_len) noexcept {
-  const uint64_t words[2] = {head.word0, head.lsn};
-  constexpr size_t head_len = sizeof words;
-  std::memcpy(dst, words, head_len);
+void Log::store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body, size_t body_len) noexcept {
+  constexpr size_t head_len = sizeof head;
+  std::memcpy(dst, head.data(), head_len);
   if (persister_.config().flush == persist::FlushInstruction::ntstore && body_len >= om::kLine) {
     std::byte* body_dst = dst + head_len;
     persister_.copy_nt(body_dst, body, body_len);

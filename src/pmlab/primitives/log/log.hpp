@@ -43,11 +43,11 @@
 namespace pmlab::pool {
 class Pool;
 }
-namespace pmlab::primitives::log::on_media {
-struct HeaderWords;
-}
 
 namespace pmlab::primitives::log {
+
+// An entry header's two words, as appends store them (on_media::header_words).
+using HeaderWords = std::array<uint64_t, 2>;
 
 enum class Kind : uint8_t { classic = 1, header = 2, header_dancing = 3, zero = 4 };
 
@@ -198,7 +198,7 @@ class Log {
   // Stores the entry header `head` then `body` contiguously at dst, a place in `lane` at or past its tail,
   // and writes both back the way options_.stores says (cached: non-temporal body for flush=ntstore),
   // without a fence.
-  inline void store_entry(uint32_t lane, std::byte* dst, const on_media::HeaderWords& head, const void* body,
+  inline void store_entry(uint32_t lane, std::byte* dst, const HeaderWords& head, const void* body,
                           size_t body_len) noexcept;
   // An 8-byte word of an entry (classic's footer), stored atomically and written back, without a fence.
   void store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept;
@@ -229,7 +229,7 @@ class Log {
   inline void stream_entry(uint32_t lane, std::byte* dst, const uint64_t* words, uint32_t word_count,
                            const void* body, size_t body_len) noexcept;
   // store_entry through the cache (and flush), out of line.
-  void store_entry_cached(std::byte* dst, const on_media::HeaderWords& head, const void* body,
+  void store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body,
                           size_t body_len) noexcept;
   // Loads the lane's tail line from the media (after recovery found the tail).
   void remember_tail_line(uint32_t lane) noexcept;

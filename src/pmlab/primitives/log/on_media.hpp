@@ -53,11 +53,8 @@ struct EntryHeader {
 };
 static_assert(sizeof(EntryHeader) == 16);
 
-// An EntryHeader as the two words appends store (given by value, see persist::LineRecord).
-struct HeaderWords {
-  uint64_t word0;  // size, then check
-  uint64_t lsn;
-};
+// An EntryHeader as the two words appends store (given by value, see persist::LineRecord): size and
+// check, then the LSN.
 inline constexpr HeaderWords header_words(uint32_t size, uint32_t check, uint64_t lsn) noexcept {
   return {size | uint64_t{check} << 32, lsn};
 }

@@ -42,14 +42,13 @@ inline void Log::finish_append(uint32_t lane, const Reservation& entry) noexcept
   ++s.appends;
 }
 
-inline void Log::store_entry(uint32_t lane, std::byte* dst, const on_media::HeaderWords& head, const void* body,
+inline void Log::store_entry(uint32_t lane, std::byte* dst, const HeaderWords& head, const void* body,
                              size_t body_len) noexcept {
   if (options_.stores == Stores::cached) {
     store_entry_cached(dst, head, body, body_len);
     return;
   }
-  const uint64_t words[2] = {head.word0, head.lsn};
-  stream_entry(lane, dst, words, 2, body, body_len);
+  stream_entry(lane, dst, head.data(), 2, body, body_len);
 }
 
 inline void Log::stream_entry(uint32_t lane, std::byte* dst, const uint64_t* words, uint32_t word_count,
