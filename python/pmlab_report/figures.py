@@ -10,6 +10,10 @@ A figure function takes all runs of its suite (any status) and returns a
 matplotlib Figure, or None when the data it needs is not there.  It must not
 use pyplot (figures are built with matplotlib.figure.Figure, which needs no GUI
 backend and keeps no global state).
+
+Where the answer is a list of names and numbers (a reader searches and copies
+them), a suite registers a table function instead, with the `table` decorator;
+it returns Table objects (or an empty list), which the report renders as HTML.
 """
 
 from __future__ import annotations
@@ -67,6 +71,54 @@ def figures_for(suite: str) -> list[FigureSpec]:
 
 def registered_suites() -> list[str]:
     return list(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: tuple[str, ...]           # with the unit in the header where a column has one
+    rows: tuple[tuple[str, ...], ...]  # text, one per column
+    note: str = ""
+    collapsed: bool = False            # long listings start folded
+
+
+TableFunc = Callable[[Sequence[Run]], "list[Table]"]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    suite: str
+    key: str
+    title: str
+    caption: str
+    func: TableFunc
+
+
+_TABLES: dict[str, list[TableSpec]] = {}
+
+
+def table(suite: str, *, title: str, caption: str, key: str | None = None):
+    """Decorator registering a table function for `suite`."""
+
+    def register(func: TableFunc) -> TableFunc:
+        spec = TableSpec(suite=suite, key=key or f"{suite}.{func.__name__}", title=title, caption=caption, func=func)
+        specs = _TABLES.setdefault(suite, [])
+        specs[:] = [s for s in specs if s.key != spec.key]
+        specs.append(spec)
+        return func
+
+    return register
+
+
+def build_tables(suite: str, runs: Sequence[Run]) -> list[tuple[TableSpec, list[Table], str | None]]:
+    """Call every table function of `suite`; one that raises keeps its error in place of its tables."""
+    out = []
+    for spec in _TABLES.get(suite, []):
+        try:
+            out.append((spec, list(spec.func(runs)), None))
+        except Exception as exc:  # noqa: BLE001 - one broken table must not lose the report
+            out.append((spec, [], f"{type(exc).__name__}: {exc}"))
+    return out
 
 
 def build(suite: str, runs: Sequence[Run]) -> list[FigureResult]:

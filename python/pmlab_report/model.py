@@ -34,6 +34,8 @@ class Run:
     config_hash: str | None = None
     histogram: dict | None = None
     notes: dict[str, str] = field(default_factory=dict)  # text of derived rows (verdicts, reasoning)
+    # Lists a run carries besides its metrics: a crash run's "failures", a mutation run's "mutants".
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,9 @@ class Results:
     runs: tuple[Run, ...] = field(default_factory=tuple)
 
 
+EXTRA_LISTS = ("failures", "mutants")
+
+
 def metric_from_dict(raw: dict) -> Metric:
     return Metric(value=raw.get("value"), unit=raw.get("unit", ""), kind=raw["kind"],
                   model=raw.get("model"), source=raw.get("source"))
@@ -74,6 +79,7 @@ def run_from_dict(index: int, raw: dict) -> Run:
         config_hash=raw.get("config_hash"),
         histogram=raw.get("histogram"),
         notes=dict(raw.get("notes") or {}),
+        extra={k: raw[k] for k in EXTRA_LISTS if isinstance(raw.get(k), list)},
     )
 
 

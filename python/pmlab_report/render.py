@@ -319,6 +319,24 @@ def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
             f"{' '.join(notes)}</figcaption></figure>")
 
 
+def _table_block(spec: figure_registry.TableSpec, tables: Sequence[figure_registry.Table],
+                 error: str | None) -> str:
+    if error:
+        return f'<p class="warn">Table “{escape(spec.title)}” could not be made: {escape(error)}</p>'
+    if not tables:
+        return ""
+    parts = [f"<h3>{escape(spec.title)}</h3><p class=\"muted\">{escape(spec.caption)}</p>"]
+    for t in tables:
+        head = "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in t.columns) + "</tr></thead>"
+        body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in t.rows)
+        inner = f'<div class="scroll"><table class="runs">{head}<tbody>{body}</tbody></table></div>'
+        if t.note:
+            inner += f'<p class="muted">{escape(t.note)}</p>'
+        parts.append(f"<details{'' if t.collapsed else ' open'}><summary><b>{escape(t.title)}</b></summary>"
+                     f"{inner}</details>")
+    return "".join(parts)
+
+
 def _column_header(runs: Sequence[Run], metric: str) -> str:
     unit = unit_of(runs, metric)
     unit_html = f' <span class="muted">({escape(unit)})</span>' if unit else ""
@@ -373,6 +391,8 @@ def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
     for result in results:
         parts.append(_figure_block(result, runs, sources))
         result.figure = None  # release the matplotlib figure
+    for spec, tables, error in figure_registry.build_tables(suite, runs):
+        parts.append(_table_block(spec, tables, error))
 
     for case, case_runs in group_by_case(runs).items():
         parts.append(f'<h3 id="table-{_anchor(suite)}-{_anchor(case)}">Runs of '

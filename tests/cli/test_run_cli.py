@@ -77,7 +77,7 @@ def test_crash_all_quick_passes_and_reports_its_rate(pmlab, shm_dir):
     for r in doc["runs"]:
         assert r["status"] == "ok", r
         assert r["metrics"]["failures"]["value"] == 0
-        assert r["metrics"]["states_explored"]["value"] > 0
+        assert r["metrics"]["states_checked"]["value"] > 0
         assert r["metrics"]["states_per_second"]["value"] > 0
     assert not any("broken" in r["case"] for r in doc["runs"])
     assert pmlab("report", out).returncode == 0
@@ -96,13 +96,66 @@ def test_crash_catches_a_broken_design_and_replays_it(pmlab, shm_dir):
                   "--domain", "adr", "--granularity", "line", "--replay", failure["replay"])
     assert again.returncode == 1
     replayed = json.loads((shm_dir / "again" / "results.json").read_text())["runs"][0]
-    assert replayed["metrics"]["states_explored"]["value"] == 1
+    assert replayed["metrics"]["states_checked"]["value"] == 1
     assert replayed["failures"][0]["property"] == failure["property"]
 
 
 def test_crash_bad_arguments(pmlab, shm_dir):
     assert pmlab("crash", "no.such.design", "--out", shm_dir / "o").returncode == 2
     assert pmlab("crash", "all", "--domain", "battery", "--out", shm_dir / "o").returncode == 2
-    assert pmlab("crash", "all", "--replay", "x", "--out", shm_dir / "o").returncode == 2
+    assert pmlab("crash", "selftest.commit-record", "--replay", "x", "--out", shm_dir / "o").returncode == 2
     proc = pmlab("crash", "selftest.commit-record", "--domain", "none", "--out", shm_dir / "o")
     assert proc.returncode == 2 and "nothing to crash-test" in proc.stderr
+
+
+def test_crash_refuses_bad_numbers_and_granularities(pmlab, shm_dir):
+    for args in (["--budget", "-1"], ["--budget", "18446744073709551616"], ["--ops", "0"], ["--seed", "-1"],
+                 ["--timeout", "-1"], ["--timeout", "nan"], ["--recovery-budget", "-1"], ["--granularity", "line,,word"],
+                 ["--shard", "3/2"], ["--shard", "0/4"], ["--jobs", "99"]):
+        proc = pmlab("crash", "selftest.commit-record", *args, "--out", shm_dir / "o")
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.startswith("pmlab: error: "), (args, proc.stderr)
+    assert not (shm_dir / "o").exists()
+
+
+def test_crash_replay_of_nothing_and_of_several_designs_is_refused(pmlab, shm_dir):
+    proc = pmlab("crash", "selftest.commit-record", "--replay", "999999:0", "--granularity", "line",
+                 "--domain", "adr", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "names no crash state" in proc.stderr
+    proc = pmlab("crash", "selftest", "--replay", "1:0", "--out", shm_dir / "o")
+    assert proc.returncode == 2 and "exactly one" in proc.stderr
+
+
+def test_crash_shards_merge_into_the_whole_run(pmlab, shm_dir):
+    common = ["selftest.scan-log", "selftest.broken.missing-fence", "--budget", "300", "--ops", "8",
+              "--granularity", "line", "--domain", "adr"]
+    whole = pmlab("crash", *common, "--out", shm_dir / "whole")
+    assert whole.returncode == 1  # the broken design fails
+    for k in (1, 2, 3):
+        assert pmlab("crash", *common, "--shard", f"{k}/3", "--out", shm_dir / f"s{k}").returncode in (0, 1)
+    merged = pmlab("crash", "merge", shm_dir / "s1", shm_dir / "s2", shm_dir / "s3", "--out", shm_dir / "merged")
+    assert merged.returncode == 1, merged.stderr
+    def by_name(path):
+        return {r["name"]: r for r in json.loads((path / "results.json").read_text())["runs"]}
+    a, b = by_name(shm_dir / "whole"), by_name(shm_dir / "merged")
+    assert a.keys() == b.keys()
+    for name in a:
+        for metric in ("states_checked", "failures", "states_enumerated"):
+            assert a[name]["metrics"][metric]["value"] == b[name]["metrics"][metric]["value"], (name, metric)
+        assert len(b[name]["failures"]) == len(a[name]["failures"]) or len(b[name]["failures"]) >= 20
+    # Two shards of three are not the whole: refused.
+    proc = pmlab("crash", "merge", shm_dir / "s1", shm_dir / "s2", "--out", shm_dir / "partial")
+    assert proc.returncode == 2 and "every shard" in proc.stderr
+
+
+def test_crash_mutate_reports_a_score(pmlab, shm_dir):
+    out = shm_dir / "mut"
+    proc = pmlab("crash", "selftest.commit-record", "--mutate", "--quick", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    assert run["params"]["test"] == "mutation"
+    assert run["metrics"]["mutation_score"]["value"] == 1.0
+    assert run["metrics"]["killed"]["value"] >= 4
+    assert all(m["killed"] or m["equivalent"] for m in run["mutants"])
+    assert pmlab("report", out).returncode == 0
+    assert "Mutation score" in (out / "report.html").read_text()

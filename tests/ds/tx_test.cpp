@@ -367,10 +367,10 @@ TEST(PmdkPersistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
     };
     std::vector<Event> writebacks;
     int fences = 0;
-    void on_writeback(const void* addr, size_t len, persist::Writeback kind) noexcept override {
+    void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location&) noexcept override {
       writebacks.push_back({reinterpret_cast<uintptr_t>(addr), len, kind});
     }
-    void on_fence() noexcept override { ++fences; }
+    void on_fence(const std::source_location&) noexcept override { ++fences; }
   };
   alignas(64) static unsigned char buf[1024];
   static const unsigned char src[300] = {1, 2, 3};

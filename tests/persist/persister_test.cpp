@@ -21,10 +21,10 @@ struct Recorder final : Observer {
     size_t len;
   };
   std::vector<Event> events;
-  void on_writeback(const void* addr, size_t len, Writeback kind) noexcept override {
+  void on_writeback(const void* addr, size_t len, Writeback kind, const std::source_location&) noexcept override {
     events.push_back({kind == Writeback::flush ? 'f' : 'n', reinterpret_cast<uintptr_t>(addr), len});
   }
-  void on_fence() noexcept override { events.push_back({'F', 0, 0}); }
+  void on_fence(const std::source_location&) noexcept override { events.push_back({'F', 0, 0}); }
 };
 
 Persister make(Domain d, FlushInstruction f) {
@@ -350,10 +350,101 @@ TEST(Persister, ParsesAndNamesDomainsAndInstructions) {
   EXPECT_STREQ(to_string(FlushInstruction::ntstore), "ntstore");
 }
 
-TEST(Persister, Store8IsAnAtomicAlignedWord) {
+TEST(Persister, Store8IsAnAtomicAlignedWordTheObserverSees) {
   alignas(8) uint64_t word = 0;
-  Persister::store8(&word, 0x1122334455667788ULL);
+  Persister::volatile_memory().store8(&word, 0x1122334455667788ULL);
   EXPECT_EQ(Persister::load8(&word), 0x1122334455667788ULL);
+
+  struct Stores final : Observer {
+    std::vector<std::pair<char, size_t>> seen;  // 'b' before / 'a' after, size
+    void on_writeback(const void*, size_t, Writeback, const std::source_location&) noexcept override {}
+    void on_fence(const std::source_location&) noexcept override {}
+    void before_store(const void*, size_t len, const std::source_location&) noexcept override { seen.push_back({'b', len}); }
+    void after_atomic_store(const void*, size_t len, const std::source_location&) noexcept override { seen.push_back({'a', len}); }
+  } stores;
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  p.attach(&stores);
+  p.store8(&word, 7);
+  uint64_t expected = 7;
+  EXPECT_TRUE(p.word(&word).compare_exchange_strong(expected, 9));
+  EXPECT_EQ(p.word(&word).fetch_add(1), 9u);
+  p.detach();
+  EXPECT_EQ(word, 10u);
+  EXPECT_EQ(stores.seen, (std::vector<std::pair<char, size_t>>{{'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}}));
+}
+
+// Every call names its site; persist() is a flush and a fence at one site, each of which a mutation can
+// drop on its own; a split store is two plain halves.
+TEST(Persister, AMutationChangesOneCallAtOneSite) {
+  struct Mutator final : Observer {
+    Call target;
+    Mutation how;
+    uint32_t line = 0;
+    std::vector<char> events;
+    std::vector<uint32_t> lines;
+    int halves = 0;
+    bool split_effective = false;
+    void on_writeback(const void*, size_t, Writeback, const std::source_location& where) noexcept override {
+      events.push_back('w');
+      lines.push_back(where.line());
+    }
+    void on_fence(const std::source_location& where) noexcept override {
+      events.push_back('F');
+      lines.push_back(where.line());
+    }
+    void before_store(const void*, size_t len, const std::source_location&) noexcept override { halves += len == 4; }
+    void after_split_store(bool effective, const std::source_location&) noexcept override { split_effective = effective; }
+    Mutation mutation(Call call, const void*, size_t, const std::source_location& where) noexcept override {
+      return call == target && where.line() == line ? how : Mutation::none;
+    }
+  };
+  auto buf = std::make_unique<Buffer>();
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  Mutator m;
+  m.target = Call::fence;
+  m.how = Mutation::drop;
+  p.attach(&m);
+  const uint32_t persist_line = std::source_location::current().line() + 1;
+  p.persist(buf->bytes, 64);
+  EXPECT_EQ(m.lines, (std::vector<uint32_t>{persist_line, persist_line}));  // flush and fence, one site
+  m.events.clear();
+  const Counters before = thread_counters();
+  m.line = std::source_location::current().line() + 1;
+  p.persist(buf->bytes, 64);  // this line: its fence is dropped, its flush is not
+  EXPECT_EQ(m.events, (std::vector<char>{'w'}));
+  EXPECT_EQ((thread_counters() - before).fences, 0u);
+
+  alignas(8) uint64_t word = 0;
+  m.target = Call::atomic_store;
+  m.how = Mutation::split;
+  m.line = std::source_location::current().line() + 1;
+  p.store8(&word, 0x0000000100000002ULL);
+  EXPECT_EQ(word, 0x0000000100000002ULL);
+  EXPECT_EQ(m.halves, 2);
+  EXPECT_TRUE(m.split_effective);
+  m.line = std::source_location::current().line() + 1;
+  p.store8(&word, 0x0000000100000003ULL);  // the high half does not change: the split makes no new state
+  EXPECT_FALSE(m.split_effective);
+  p.detach();
+}
+
+TEST(Persister, DeclaringVolatileReachesTheObserverOnly) {
+  struct Volatiles final : Observer {
+    size_t bytes = 0;
+    void on_writeback(const void*, size_t, Writeback, const std::source_location&) noexcept override {}
+    void on_fence(const std::source_location&) noexcept override {}
+    void on_volatile(const void*, size_t len) noexcept override { bytes += len; }
+  } v;
+  auto buf = std::make_unique<Buffer>();
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  const Counters before = thread_counters();
+  p.declare_volatile(buf->bytes, 128);  // no observer: nothing at all
+  p.attach(&v);
+  p.declare_volatile(buf->bytes, 128);
+  p.detach();
+  EXPECT_EQ(v.bytes, 128u);
+  const Counters d = thread_counters() - before;
+  EXPECT_EQ(d.flushes + d.fences + d.nt_bytes, 0u);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 """Figures of crash testing (`pmlab crash`) and of the simulator's cost (`pmlab run crash`).
 
 Reads:
-  crash.<design>  params domain, granularity; metrics states_explored, failures, states_per_second
+  crash.<design>  params domain, granularity; metrics states_checked, failures, states_per_second,
+                  state_space, coverage, exhaustive_points, crash_points, deviation_depth
+  crash.<design>  params test=mutation; metrics sites, mutants, killed, equivalent, survivors,
+                  mutation_score; list "mutants" (site, function, call, mutation, killed, equivalent)
   crash.cost      params design, domain, granularity; metrics tracking_slowdown, states_per_second
 """
 
@@ -11,7 +14,7 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
-from ..figures import figure
+from ..figures import Table, figure, table
 from ..model import Run
 from ..units import compact
 
@@ -22,20 +25,48 @@ def _label(run: Run) -> str:
     return f"{run.case} · {run.param('domain')} · {run.param('granularity')}"
 
 
+def _is_mutation(run: Run) -> bool:
+    return run.param("test") == "mutation"
+
+
+def _family(run: Run) -> str:
+    return run.case.split(".", 1)[0]
+
+
+def _by_family(runs: Sequence[Run]) -> dict[str, list[Run]]:
+    out: dict[str, list[Run]] = {}
+    for r in sorted(runs, key=lambda r: (_family(r), r.name)):
+        out.setdefault(_family(r), []).append(r)
+    return out
+
+
+def _count(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _space(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value < 1e6:
+        return f"{value:,.0f}"
+    exponent = len(f"{value:.0f}") - 1 if value < 1e300 else 300
+    return f"≥ 10^{exponent}" if value >= 1e300 else f"{value / 10 ** exponent:.1f}·10^{exponent}"
+
+
 @figure("crash", title="Crash states explored per design",
         caption="Crash states checked with the design's own recovery, per design, durability domain and crash "
                 "granularity (line, or torn 8-byte words). Red bars had failures; the label gives failures and "
                 "states checked per second. Measured in this run.",
-        metrics=("states_explored", "failures", "states_per_second"))
+        metrics=("states_checked", "failures", "states_per_second"))
 def states_per_design(runs: Sequence[Run]) -> Figure | None:
-    tested = [r for r in runs if r.case != "cost" and r.value("states_explored") is not None]
+    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and r.value("states_checked") is not None]
     if not tested:
         return None
     tested.sort(key=_label)
     fig = Figure(figsize=(9.0, 0.9 + 0.32 * len(tested)), layout="constrained")
     ax = fig.subplots()
     ys = range(len(tested))
-    values = [r.value("states_explored") or 0 for r in tested]
+    values = [r.value("states_checked") or 0 for r in tested]
     colors = [FAIL_COLOR if (r.value("failures") or 0) > 0 else PASS_COLOR for r in tested]
     ax.barh(list(ys), values, color=colors)
     ax.set_yticks(list(ys), [_label(r) for r in tested], fontsize=8)
@@ -73,3 +104,69 @@ def simulator_cost(runs: Sequence[Run]) -> Figure | None:
     for ax in (left, right):
         ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
     return fig
+
+
+@table("crash", title="Crash-state coverage",
+       caption="Per design, domain and granularity (line: cache lines persist whole; word: aligned 8-byte words; "
+               "byte: plain stores tear byte by byte). State space: crash states of every crash point together; "
+               "exhaustive: crash points whose every state was checked; depth: the shallowest whole-line "
+               "deviation level complete at a point not covered exhaustively. Measured in this run.")
+def coverage_tables(runs: Sequence[Run]) -> list[Table]:
+    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and r.value("states_checked") is not None]
+    tables = []
+    for family, members in _by_family(tested).items():
+        rows = []
+        for r in members:
+            coverage = r.value("coverage")
+            rows.append((r.case, str(r.param("domain")), str(r.param("granularity")), _count(r.value("states_checked")),
+                         _space(r.value("state_space")), "–" if coverage is None else f"{100 * coverage:.3g}",
+                         f"{_count(r.value('exhaustive_points'))} / {_count(r.value('crash_points'))}",
+                         _count(r.value("deviation_depth")), _count(r.value("recovery_states_checked")),
+                         _count(r.value("failures")), _count(r.value("states_per_second"))))
+        tables.append(Table(title=f"{family} ({len(members)} runs)",
+                            columns=("design", "domain", "granularity", "states checked (count)", "state space (count)",
+                                     "coverage (%)", "exhaustive / crash points", "depth (lines)",
+                                     "recovery states (count)", "failures (count)", "speed (states/s)"),
+                            rows=tuple(rows), collapsed=True))
+    return tables
+
+
+@table("crash", title="Mutation score",
+       caption="pmlab crash --mutate: each persistence call site of a design removed or weakened in turn (a flush or "
+               "fence dropped, non-temporal stores made cached stores, an 8-byte atomic store made two plain halves); "
+               "killed: the simulator failed the mutant. Equivalent: the mutant never changed what a crash could "
+               "leave, so nothing could kill it; not counted. Score: killed / counted. Measured in this run.")
+def mutation_tables(runs: Sequence[Run]) -> list[Table]:
+    mutated = [r for r in runs if _is_mutation(r)]
+    if not mutated:
+        return []
+    tables = []
+    total_killed = total_counted = 0.0
+    for family, members in _by_family(mutated).items():
+        rows = []
+        for r in members:
+            if not r.ok:
+                rows.append((r.case, "–", "–", "–", "–", "–", r.reason or "error"))
+                continue
+            killed, counted = r.value("killed") or 0, (r.value("mutants") or 0) - (r.value("equivalent") or 0)
+            total_killed += killed
+            total_counted += counted
+            score = r.value("mutation_score")
+            rows.append((r.case, _count(r.value("sites")), _count(counted), _count(killed), _count(r.value("equivalent")),
+                         _count(r.value("survivors")), "–" if score is None else f"{100 * score:.0f}"))
+        tables.append(Table(title=f"{family}", columns=("design", "sites (count)", "mutants (count)", "killed (count)",
+                                                       "equivalent (count)", "survivors (count)", "score (%)"),
+                            rows=tuple(rows)))
+    survivors = []
+    for r in mutated:
+        for m in r.extra.get("mutants", []):
+            if not m.get("killed") and not m.get("equivalent"):
+                survivors.append((r.case, str(m.get("site")), str(m.get("function")), str(m.get("call")),
+                                  str(m.get("mutation")), ", ".join(m.get("survived_in") or [])))
+    overall = f"Overall: {total_killed:.0f} of {total_counted:.0f} mutants killed"
+    if total_counted:
+        overall += f" ({100 * total_killed / total_counted:.1f}%)."
+    tables.append(Table(title=f"Survivors ({len(survivors)})",
+                        columns=("design", "site", "function", "call", "mutation", "survived in (domain/granularity)"),
+                        rows=tuple(survivors), note=overall, collapsed=len(survivors) > 12))
+    return tables

@@ -1,4 +1,5 @@
 #include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 
 #include <stdexcept>
 

@@ -15,12 +15,4 @@ Pattern parse_pattern(const std::string& text);  // "seq" | "rand" (validated by
 // can index with a mask. Reproducible from the seed.
 std::vector<uint64_t> make_offsets(Pattern pattern, uint64_t span, uint64_t access, size_t count, uint64_t seed);
 
-// splitmix64: seeds per-thread generators from one run seed.
-inline uint64_t splitmix64(uint64_t& state) noexcept {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 }  // namespace pmlab::bench

@@ -1,63 +1,219 @@
-// pmlab crash: simulated power failures for every persistent design (or one), with results.json.
+// pmlab crash: simulated power failures for every persistent design (or one), mutation testing of their
+// persistence, and the merge of sharded runs; results.json either way.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/common/units.hpp"
+#include "pmlab/crash/mutation.hpp"
 #include "pmlab/crash/simulator.hpp"
 
 namespace pmlab::cli {
 namespace {
 
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
 struct CrashArgs {
   std::vector<std::string> designs;
   std::vector<std::string> domains;
-  std::string granularity = "line,word";
-  uint64_t budget = 0;
-  uint64_t ops = 0;
-  uint64_t seed = 1;
-  double timeout = 5.0;
-  uint64_t recovery_budget = 4;
-  uint64_t recovery_every = 8;
+  std::string granularity = "line,word,byte";
+  std::string budget, ops, seed = "1", timeout = "5", recovery_budget = "4", recovery_every = "4", jobs = "0";
+  std::string shard;
   bool quick = false;
   bool include_broken = false;
+  bool mutate = false;
   std::string out;
   std::string replay;
 };
 
-nlohmann::ordered_json metric(double value, const char* unit) {
-  return {{"value", value}, {"unit", unit}, {"kind", "measured"}};
+// A whole number in [min, max], or a usage error naming the option.
+Result<uint64_t> count_option(const char* name, const std::string& text, uint64_t min, uint64_t max = UINT64_MAX) {
+  auto v = parse_int(text);
+  if (!v || *v < 0 || static_cast<uint64_t>(*v) < min || static_cast<uint64_t>(*v) > max)
+    return error(Errc::invalid_argument, std::string(name) + " takes a whole number" +
+                                             (max == UINT64_MAX ? " of at least " + std::to_string(min)
+                                                                : " from " + std::to_string(min) + " to " + std::to_string(max)) +
+                                             ", not '" + text + "'");
+  return static_cast<uint64_t>(*v);
+}
+
+json metric(double value, const char* unit) { return {{"value", value}, {"unit", unit}, {"kind", "measured"}}; }
+
+json run_record(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
+  const std::string name = "crash." + design + "/domain:" + persist::to_string(r.domain) + "/granularity:" + crash::to_string(r.granularity);
+  json run;
+  run["name"] = name;
+  run["suite"] = "crash";
+  run["case"] = design;
+  run["params"] = {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}};
+  run["config_hash"] = hex64(fnv1a64(name.data(), name.size(), o.seed * 1000003 + o.budget * 31 + o.subject.ops));
+  run["status"] = r.failures ? "error" : "ok";
+  run["reason"] = r.failures ? json(r.details.empty() ? "failures" : r.details[0].property) : json(nullptr);
+  const double coverage = r.state_space > 0 ? static_cast<double>(r.states_checked) / r.state_space : 1.0;
+  run["metrics"] = {{"operations", metric(static_cast<double>(r.operations), "count")},
+                    {"crash_points", metric(static_cast<double>(r.crash_points), "count")},
+                    {"crash_points_checked", metric(static_cast<double>(r.crash_points_checked), "count")},
+                    {"states_enumerated", metric(static_cast<double>(r.states_enumerated), "count")},
+                    {"states_checked", metric(static_cast<double>(r.states_checked), "count")},
+                    {"duplicate_states", metric(static_cast<double>(r.duplicate_states), "count")},
+                    {"recovery_states_checked", metric(static_cast<double>(r.recovery_states_checked), "count")},
+                    {"failures", metric(static_cast<double>(r.failures), "count")},
+                    {"seconds", metric(r.seconds, "s")},
+                    {"states_per_second", metric(r.seconds > 0 ? static_cast<double>(r.states_checked) / r.seconds : 0.0, "states/s")},
+                    {"state_space", metric(r.state_space, "count")},
+                    {"coverage", metric(std::min(1.0, coverage), "ratio")},
+                    {"exhaustive_points", metric(static_cast<double>(r.exhaustive_points), "count")},
+                    {"deviation_depth", metric(static_cast<double>(r.deviation_depth), "count")},
+                    {"max_pending_lines", metric(static_cast<double>(r.max_pending_lines), "count")},
+                    {"dropped_values", metric(static_cast<double>(r.dropped_values), "count")}};
+  json failures = json::array();
+  for (const auto& f : r.details)
+    failures.push_back({{"crash_point", f.crash_point}, {"state", f.state}, {"replay", f.replay()},
+                        {"operation", f.at.op_label}, {"ops_completed", f.at.ops_completed},
+                        {"op_in_flight", f.at.op_in_flight}, {"fence", f.at.fence_index}, {"at_exit", f.at.at_exit},
+                        {"site", f.site}, {"strategy", f.strategy}, {"persisted", f.persisted}, {"property", f.property}});
+  run["failures"] = failures;
+  return run;
+}
+
+json mutation_record(const crash::MutationReport& m, const std::string& domains, const std::string& granularities) {
+  json run;
+  const std::string name = "crash." + m.subject + "/test:mutation/domains:" + domains + "/granularities:" + granularities;
+  run["name"] = name;
+  run["suite"] = "crash";
+  run["case"] = m.subject;
+  run["params"] = {{"test", "mutation"}, {"domains", domains}, {"granularities", granularities}};
+  run["config_hash"] = hex64(fnv1a64(name.data(), name.size()));
+  const uint64_t survivors = m.survivors();
+  run["status"] = "ok";
+  run["reason"] = nullptr;
+  run["metrics"] = {{"sites", metric(static_cast<double>(m.sites), "count")},
+                    {"mutants", metric(static_cast<double>(m.mutants.size()), "count")},
+                    {"killed", metric(static_cast<double>(m.killed), "count")},
+                    {"survivors", metric(static_cast<double>(survivors), "count")},
+                    {"equivalent", metric(static_cast<double>(m.equivalent), "count")},
+                    {"mutation_score", metric(m.score(), "ratio")},
+                    {"states_checked", metric(static_cast<double>(m.states_checked), "count")},
+                    {"seconds", metric(m.seconds, "s")}};
+  json mutants = json::array();
+  for (const auto& r : m.mutants) {
+    mutants.push_back({{"site", crash::site_position(r.mutant.site.file, r.mutant.site.line, r.mutant.site.column)},
+                       {"function", r.mutant.function},
+                       {"call", persist::to_string(r.mutant.site.call)},
+                       {"mutation", persist::to_string(r.mutant.mutation)},
+                       {"killed", r.killed},
+                       {"equivalent", r.equivalent},
+                       {"killed_in", r.killed ? json(r.killed_in) : json(nullptr)},
+                       {"evidence", r.killed ? json(r.evidence) : json(nullptr)},
+                       {"survived_in", r.tried}});
+  }
+  run["mutants"] = mutants;
+  return run;
+}
+
+template <class T>
+std::string names_of(const std::vector<T>& items) {
+  std::string out;
+  for (const T& item : items) {
+    if (!out.empty()) out += ",";
+    if constexpr (std::is_same_v<T, persist::Domain>) out += persist::to_string(item);
+    else out += crash::to_string(item);
+  }
+  return out;
+}
+
+json crash_context(const json& crash_settings, const std::string& domain) {
+  json ctx;
+  const std::string run_id = bench::run_id_now();
+  ctx["run_id"] = run_id;
+  ctx["date"] = bench::iso8601_now();
+  ctx["command_line"] = command_line();
+  const json machine = bench::machine_context();
+  for (const auto& [k, v] : machine.items()) ctx[k] = v;
+  ctx["pool"] = nullptr;  // the simulator runs on private images, not on a pool file
+  ctx["durability_domain"] = domain;
+  ctx["flush_instruction"] = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
+  ctx["crash"] = crash_settings;
+  const std::string shaping = crash_settings.dump() + ctx["cpu"]["model"].get<std::string>();
+  ctx["config_hash"] = hex64(fnv1a64(shaping.data(), shaping.size()));
+  ctx["skipped"] = json::array();
+  return ctx;
+}
+
+// Writes DIR/results.json through a temporary file in DIR, so a failed write leaves no half file.
+Result<fs::path> write_results(const std::string& dir, const std::string& default_name, const json& doc) {
+  fs::path out = dir.empty() ? fs::path("results") / default_name : fs::path(dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
+  const fs::path file = out / "results.json", tmp = out / ".results.json.tmp";
+  {
+    std::ofstream f(tmp);
+    f << doc.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+    f.flush();
+    if (!f) {
+      fs::remove(tmp, ec);
+      return error(Errc::io_error, "cannot write " + file.string());
+    }
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) return error(Errc::io_error, "cannot write " + file.string() + ": " + ec.message());
+  return file;
+}
+
+void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
+  for (const auto& f : r.details)
+    std::fprintf(stderr,
+                 "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
+                 "    replay: pmlab crash %s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
+                 f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
+                 f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
+                 f.property.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
+                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
+                 static_cast<unsigned long long>(o.budget), f.replay().c_str());
 }
 
 int run_crash(const CrashArgs& a) {
   using crash::SubjectRegistry;
   std::vector<const crash::SubjectInfo*> chosen;
+  std::set<std::string> taken;
   for (const auto& name : a.designs) {
-    if (name == "all") {
-      for (const auto& s : SubjectRegistry::instance().all())
-        if (!s.deliberately_broken || a.include_broken) chosen.push_back(&s);
-      continue;
-    }
     bool matched = false;
     for (const auto& s : SubjectRegistry::instance().all()) {
-      // A design, or a prefix naming a family ("selftest", "log").
-      if (s.name == name || s.name.rfind(name + ".", 0) == 0) {
-        if (s.deliberately_broken && s.name != name && !a.include_broken) continue;
-        chosen.push_back(&s);
-        matched = true;
-      }
+      // A design, a family ("selftest", "log") or all.
+      const bool named = s.name == name;
+      if (!named && name != "all" && s.name.rfind(name + ".", 0) != 0) continue;
+      if (s.deliberately_broken && !named && !a.include_broken) continue;
+      matched = true;
+      if (taken.insert(s.name).second) chosen.push_back(&s);
     }
     if (!matched) return report_error(error(Errc::invalid_argument, "no crash-testable design '" + name + "' (see pmlab crash --list)"));
   }
   std::vector<crash::Granularity> granularities;
-  for (const std::string g : {"line", "word"})
-    if (a.granularity.find(g) != std::string::npos) granularities.push_back(g == "line" ? crash::Granularity::line : crash::Granularity::word);
-  if (granularities.empty()) return report_error(error(Errc::invalid_argument, "--granularity takes line, word or line,word"));
+  {
+    size_t from = 0;
+    for (;;) {
+      const size_t comma = a.granularity.find(',', from);
+      const std::string part = a.granularity.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      auto g = crash::parse_granularity(part);
+      if (!g) return report_error(error(Errc::invalid_argument, "--granularity takes line, word and byte, comma-separated, not '" + a.granularity + "'"));
+      if (std::find(granularities.begin(), granularities.end(), *g) == granularities.end()) granularities.push_back(*g);
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+  }
   std::optional<std::vector<persist::Domain>> forced_domains;
   if (!a.domains.empty()) {
     forced_domains.emplace();
@@ -70,128 +226,209 @@ int run_crash(const CrashArgs& a) {
     }
   }
   crash::SimOptions base;
-  base.budget = a.budget ? a.budget : (a.quick ? 400 : 5000);
-  base.subject.ops = a.ops ? a.ops : (a.quick ? 16 : 64);
-  base.subject.seed = a.seed;
-  base.seed = a.seed;
-  base.timeout_s = a.timeout;
-  base.recovery_budget = a.recovery_budget;
-  base.recovery_every = std::max<uint64_t>(1, a.recovery_every);
+  auto budget = count_option("--budget", a.budget.empty() ? (a.quick ? "400" : "5000") : a.budget, 1);
+  auto ops = count_option("--ops", a.ops.empty() ? (a.quick ? "16" : "64") : a.ops, 1, 1u << 20);
+  auto seed = count_option("--seed", a.seed, 0);
+  auto recovery_budget = count_option("--recovery-budget", a.recovery_budget, 0, 1u << 20);
+  auto recovery_every = count_option("--recovery-every", a.recovery_every, 1);
+  auto jobs = count_option("--jobs", a.jobs, 0, 16);
+  auto timeout = parse_seconds(a.timeout);
+  for (const Status* s : {&budget.status(), &ops.status(), &seed.status(), &recovery_budget.status(), &recovery_every.status(), &jobs.status()})
+    if (!s->ok()) return report_error(*s);
+  if (!timeout || !std::isfinite(*timeout) || *timeout <= 0 || *timeout > 86400)
+    return report_error(error(Errc::invalid_argument, "--timeout takes a positive number of seconds, not '" + a.timeout + "'"));
+  base.budget = *budget;
+  base.subject.ops = *ops;
+  base.subject.seed = *seed;
+  base.seed = *seed;
+  base.timeout_s = *timeout;
+  base.recovery_budget = *recovery_budget;
+  base.recovery_every = *recovery_every;
+  base.jobs = static_cast<unsigned>(*jobs);
+  if (!a.shard.empty()) {
+    const size_t slash = a.shard.find('/');
+    auto k = count_option("--shard K/N: K", slash == std::string::npos ? a.shard : a.shard.substr(0, slash), 1);
+    auto n = count_option("--shard K/N: N", slash == std::string::npos ? "" : a.shard.substr(slash + 1), 1, 1u << 20);
+    if (!k || !n || *k > *n)
+      return report_error(error(Errc::invalid_argument, "--shard takes K/N with 1 <= K <= N (e.g. 3/8), not '" + a.shard + "'"));
+    base.shard = *k - 1;
+    base.shards = *n;
+  }
   if (!a.replay.empty()) {
-    size_t colon = a.replay.find(':');
-    auto p = parse_int(a.replay.substr(0, colon == std::string::npos ? 0 : colon));
-    auto s = parse_int(colon == std::string::npos ? "" : a.replay.substr(colon + 1));
-    if (!p || !s || *p < 1 || *s < 0) return report_error(error(Errc::invalid_argument, "--replay takes POINT:STATE, as a failure report prints it"));
-    base.replay = std::make_pair(static_cast<uint64_t>(*p), static_cast<uint64_t>(*s));
+    const size_t colon = a.replay.find(':');
+    auto p = count_option("--replay POINT", colon == std::string::npos ? "" : a.replay.substr(0, colon), 1);
+    auto s = count_option("--replay STATE", colon == std::string::npos ? "" : a.replay.substr(colon + 1), 0);
+    if (!p || !s) return report_error(error(Errc::invalid_argument, "--replay takes POINT:STATE, as a failure report prints it"));
+    if (chosen.size() != 1) return report_error(error(Errc::invalid_argument, "--replay names a state of one design: name exactly one"));
+    if (a.mutate) return report_error(error(Errc::invalid_argument, "--replay and --mutate do not go together"));
+    base.replay = std::make_pair(*p, *s);
   }
 
-  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  json runs = json::array();
   uint64_t total_failures = 0;
+  std::string all_domains;
   for (const crash::SubjectInfo* info : chosen) {
     const std::vector<persist::Domain> domains = forced_domains ? *forced_domains : info->domains;
+    if (a.mutate) {
+      crash::MutationOptions mo{base, domains, granularities};
+      std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", info->name.c_str());
+      auto m = crash::mutate(*info, mo);
+      if (!m) {
+        std::fprintf(stderr, "error\n");
+        ++total_failures;
+        crash::MutationReport none;
+        none.subject = info->name;
+        json run = mutation_record(none, names_of(domains), names_of(granularities));
+        run["status"] = "error";
+        run["reason"] = m.status().message();
+        run["metrics"] = json::object();
+        runs.push_back(run);
+        continue;
+      }
+      std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites)\n",
+                   static_cast<unsigned long long>(m->killed), static_cast<unsigned long long>(m->counted()),
+                   static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
+      for (const auto& r : m->mutants)
+        if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
+      runs.push_back(mutation_record(*m, names_of(domains), names_of(granularities)));
+      continue;
+    }
     for (persist::Domain d : domains) {
       for (crash::Granularity g : granularities) {
         crash::SimOptions o = base;
         o.domain = d;
         o.granularity = g;
         const std::string name = "crash." + info->name + "/domain:" + persist::to_string(d) + "/granularity:" + crash::to_string(g);
-        nlohmann::ordered_json run;
-        run["name"] = name;
-        run["suite"] = "crash";
-        run["case"] = info->name;
-        run["params"] = {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}};
-        run["config_hash"] = hex64(fnv1a64(name.data(), name.size(), o.seed * 1000003 + o.budget * 31 + o.subject.ops));
         std::fprintf(stderr, "pmlab crash: %s ... ", name.c_str());
         auto r = crash::simulate(*info, o);
         if (!r) {
           std::fprintf(stderr, "error\n");
-          run["status"] = "error";
-          run["reason"] = r.status().message();
-          run["metrics"] = nlohmann::ordered_json::object();
           ++total_failures;
-          runs.push_back(run);
+          runs.push_back({{"name", name}, {"suite", "crash"}, {"case", info->name},
+                          {"params", {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}}},
+                          {"config_hash", hex64(fnv1a64(name.data(), name.size()))}, {"status", "error"},
+                          {"reason", r.status().message()}, {"metrics", json::object()}, {"failures", json::array()}});
           continue;
+        }
+        if (o.replay && r->states_checked == 0) {
+          std::fprintf(stderr, "no such state\n");
+          return report_error(error(Errc::invalid_argument, "--replay " + a.replay + " names no crash state of " + name +
+                                                                " (" + std::to_string(r->crash_points) + " crash points)"));
         }
         total_failures += r->failures;
         std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
                      static_cast<unsigned long long>(r->failures));
-        run["status"] = r->failures ? "error" : "ok";
-        run["reason"] = r->failures ? nlohmann::ordered_json(r->details.empty() ? "failures" : r->details[0].property)
-                                    : nlohmann::ordered_json(nullptr);
-        run["metrics"] = {{"operations", metric(static_cast<double>(r->operations), "count")},
-                          {"crash_points", metric(static_cast<double>(r->crash_points), "count")},
-                          {"crash_points_checked", metric(static_cast<double>(r->crash_points_checked), "count")},
-                          {"states_enumerated", metric(static_cast<double>(r->states_enumerated), "count")},
-                          {"states_explored", metric(static_cast<double>(r->states_checked), "count")},
-                          {"duplicate_states", metric(static_cast<double>(r->duplicate_states), "count")},
-                          {"recovery_states_explored", metric(static_cast<double>(r->recovery_states_checked), "count")},
-                          {"failures", metric(static_cast<double>(r->failures), "count")},
-                          {"seconds", metric(r->seconds, "s")},
-                          {"states_per_second", metric(r->seconds > 0 ? static_cast<double>(r->states_checked) / r->seconds : 0.0, "states/s")}};
-        nlohmann::ordered_json failures = nlohmann::ordered_json::array();
-        for (const auto& f : r->details) {
-          failures.push_back({{"crash_point", f.crash_point}, {"state", f.state}, {"replay", f.replay()},
-                              {"operation", f.at.op_label}, {"ops_completed", f.at.ops_completed},
-                              {"op_in_flight", f.at.op_in_flight}, {"fence", f.at.fence_index}, {"at_exit", f.at.at_exit},
-                              {"site", f.site}, {"strategy", f.strategy}, {"persisted", f.persisted},
-                              {"property", f.property}});
-          std::fprintf(stderr, "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
-                       "    replay: pmlab crash %s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
-                       f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
-                       f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
-                       f.property.c_str(), info->name.c_str(), persist::to_string(d), crash::to_string(g),
-                       static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
-                       static_cast<unsigned long long>(o.budget), f.replay().c_str());
-        }
-        run["failures"] = failures;
-        runs.push_back(run);
+        print_failures(*r, o, info->name);
+        runs.push_back(run_record(*r, o, info->name));
       }
     }
   }
-
-  nlohmann::ordered_json doc;
+  json doc;
   doc["schema_version"] = bench::kSchemaVersion;
   doc["pmlab_version"] = bench::kPmlabVersion;
-  nlohmann::ordered_json ctx;
-  const std::string run_id = bench::run_id_now();
-  ctx["run_id"] = run_id;
-  ctx["date"] = bench::iso8601_now();
-  ctx["command_line"] = command_line();
-  ctx["quick"] = a.quick;
-  const nlohmann::ordered_json machine = bench::machine_context();
-  for (const auto& [k, v] : machine.items()) ctx[k] = v;
-  ctx["pool"] = nullptr;  // the simulator runs on private images, not on a pool file
-  // The run-wide default (each run names its own domain in params): ADR unless one was forced.
-  ctx["durability_domain"] = forced_domains ? persist::to_string(forced_domains->front()) : "adr";
-  ctx["flush_instruction"] = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
-  ctx["crash"] = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
-                  {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
-                  {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. "
-                            "Lines written since are each durable or not (any subset; torn mode splits lines into 8-byte words)."}};
-  const std::string shaping = ctx["crash"].dump() + ctx["cpu"]["model"].get<std::string>();
-  ctx["config_hash"] = hex64(fnv1a64(shaping.data(), shaping.size()));
-  ctx["skipped"] = nlohmann::ordered_json::array();
-  doc["context"] = ctx;
+  json settings = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
+                   {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
+                   {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", a.mutate},
+                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+                             "changed since may persist with any content it held at a persistence call since; line, word "
+                             "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+  doc["context"] = crash_context(settings, forced_domains ? persist::to_string(forced_domains->front()) : "adr");
+  doc["context"]["quick"] = a.quick;
   doc["runs"] = runs;
-
-  namespace fs = std::filesystem;
-  fs::path out = a.out.empty() ? fs::path("results") / ("crash-" + run_id) : fs::path(a.out);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) return report_error(error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message()));
-  std::ofstream file(out / "results.json");
-  file << doc.dump(1) << "\n";
-  if (!file) return report_error(error(Errc::io_error, "cannot write " + (out / "results.json").string()));
+  auto written = write_results(a.out, "crash-" + doc["context"]["run_id"].get<std::string>(), doc);
+  if (!written) return report_error(written.status());
   std::printf("%zu runs, %llu failures\nresults: %s\n", runs.size(), static_cast<unsigned long long>(total_failures),
-              (out / "results.json").c_str());
+              written->c_str());
   return total_failures ? 1 : 0;
+}
+
+// pmlab crash merge: the shards of one sharded run, added up into the run it stands for.
+int merge_shards(const std::vector<std::string>& dirs, const std::string& out) {
+  if (dirs.empty()) return report_error(error(Errc::invalid_argument, "name the shards' run directories"));
+  std::vector<json> docs;
+  for (const auto& dir : dirs) {
+    const fs::path file = fs::path(dir) / "results.json";
+    std::ifstream in(file);
+    if (!in) return report_error(error(Errc::not_found, "cannot read " + file.string()));
+    json doc = json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("context") || !doc["context"].contains("crash") ||
+        !doc["context"]["crash"].contains("shard"))
+      return report_error(error(Errc::corrupted, file.string() + " is not the results of a sharded pmlab crash run"));
+    docs.push_back(std::move(doc));
+  }
+  const json& first = docs.front()["context"]["crash"];
+  const uint64_t shards = first["shard"]["of"].get<uint64_t>();
+  std::set<uint64_t> seen;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    json settings = docs[i]["context"]["crash"], reference = first;
+    const uint64_t index = settings["shard"]["index"].get<uint64_t>();
+    settings.erase("shard");
+    reference.erase("shard");
+    if (settings != reference || docs[i]["context"]["crash"]["shard"]["of"] != shards)
+      return report_error(error(Errc::invalid_argument, dirs[i] + " was run with other settings than " + dirs[0]));
+    if (!seen.insert(index).second) return report_error(error(Errc::invalid_argument, "shard " + std::to_string(index) + " is given twice"));
+  }
+  if (seen.size() != shards)
+    return report_error(error(Errc::invalid_argument, "shards " + std::to_string(seen.size()) + " of " + std::to_string(shards) +
+                                                          " given: every shard is needed for the whole"));
+  // Runs by name: counts of this shard's states add up; the exploration's own numbers are the same in every shard.
+  static const std::set<std::string> summed = {"states_checked", "duplicate_states", "recovery_states_checked", "failures", "seconds"};
+  std::map<std::string, json> merged;
+  std::vector<std::string> order;
+  for (const json& doc : docs) {
+    for (const json& run : doc["runs"]) {
+      const std::string name = run["name"];
+      auto [it, fresh] = merged.emplace(name, run);
+      if (fresh) {
+        order.push_back(name);
+        continue;
+      }
+      json& m = it->second;
+      for (const auto& key : summed)
+        if (m["metrics"].contains(key) && run["metrics"].contains(key))
+          m["metrics"][key]["value"] = m["metrics"][key]["value"].get<double>() + run["metrics"][key]["value"].get<double>();
+      for (const json& f : run["failures"]) m["failures"].push_back(f);
+      if (run["status"] == "error") {
+        m["status"] = "error";
+        if (m["reason"].is_null()) m["reason"] = run["reason"];
+      }
+    }
+  }
+  json runs = json::array();
+  uint64_t failures = 0;
+  for (const auto& name : order) {
+    json run = merged[name];
+    json& metrics = run["metrics"];
+    if (metrics.contains("states_checked") && metrics.contains("seconds")) {
+      const double s = metrics["seconds"]["value"].get<double>();
+      metrics["states_per_second"]["value"] = s > 0 ? metrics["states_checked"]["value"].get<double>() / s : 0.0;
+      if (metrics.contains("state_space") && metrics["state_space"]["value"].get<double>() > 0)
+        metrics["coverage"]["value"] =
+            std::min(1.0, metrics["states_checked"]["value"].get<double>() / metrics["state_space"]["value"].get<double>());
+    }
+    std::sort(run["failures"].begin(), run["failures"].end(), [](const json& x, const json& y) {
+      return std::make_pair(x["crash_point"].get<uint64_t>(), x["state"].get<uint64_t>()) <
+             std::make_pair(y["crash_point"].get<uint64_t>(), y["state"].get<uint64_t>());
+    });
+    if (metrics.contains("failures")) failures += static_cast<uint64_t>(metrics["failures"]["value"].get<double>());
+    runs.push_back(run);
+  }
+  json doc = docs.front();
+  doc["context"]["crash"]["shard"] = {{"index", nullptr}, {"of", shards}, {"merged_from", dirs}};
+  doc["context"]["command_line"] = command_line();
+  doc["runs"] = runs;
+  auto written = write_results(out, "crash-merged-" + bench::run_id_now(), doc);
+  if (!written) return report_error(written.status());
+  std::printf("%zu shards, %zu runs, %llu failures\nresults: %s\n", docs.size(), runs.size(),
+              static_cast<unsigned long long>(failures), written->c_str());
+  return failures ? 1 : 0;
 }
 
 int list_designs() {
   for (const auto& s : crash::SubjectRegistry::instance().all()) {
     std::string domains;
     for (auto d : s.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
-    std::printf("%-36s %-10s %s%s\n", s.name.c_str(), domains.c_str(), s.deliberately_broken ? "[broken on purpose] " : "",
+    std::printf("%-40s %-10s %s%s\n", s.name.c_str(), domains.c_str(), s.deliberately_broken ? "[broken on purpose] " : "",
                 s.description.c_str());
   }
   return 0;
@@ -206,20 +443,33 @@ void add_crash(CLI::App& app, int& exit_code) {
   cmd->add_option("design", a->designs, "designs (e.g. selftest.commit-record), families (selftest) or all");
   cmd->add_flag("--list", *list, "list crash-testable designs and the domains they claim");
   cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)");
-  cmd->add_option("--granularity", a->granularity, "line, word (torn 8-byte words) or line,word (default)");
+  cmd->add_option("--granularity", a->granularity,
+                  "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)");
   cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick)");
   cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)");
-  cmd->add_option("--seed", a->seed, "seed of the operation stream and of random crash states");
+  cmd->add_option("--seed", a->seed, "seed of the operation stream and of random crash states (default 1)");
   cmd->add_option("--timeout", a->timeout, "seconds a recovery may take before it counts as hung (default 5)");
   cmd->add_option("--recovery-budget", a->recovery_budget,
-                  "crash states taken at each fence of a recovery and recovered again (default 4; 0: recovery is not crash-tested)");
+                  "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)");
   cmd->add_option("--recovery-every", a->recovery_every,
-                  "crash-test the recovery of every Nth state checked (default 8)");
+                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4)");
+  cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)");
+  cmd->add_option("--shard", a->shard, "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up");
+  cmd->add_flag("--mutate", a->mutate, "mutation testing: remove or weaken each persistence call site in turn; report the score");
   cmd->add_flag("--quick", a->quick, "small budget and streams");
   cmd->add_flag("--include-broken", a->include_broken, "with all or a family: also the deliberately broken variants");
   cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)");
-  cmd->add_option("--replay", a->replay, "check only POINT:STATE, as printed by a failure");
-  cmd->callback([&exit_code, a, list] {
+  cmd->add_option("--replay", a->replay, "check only POINT:STATE of one design, as printed by a failure");
+
+  auto* merge = cmd->add_subcommand("merge", "Add up the results of a sharded run (pmlab crash … --shard K/N)");
+  auto merge_dirs = std::make_shared<std::vector<std::string>>();
+  auto merge_out = std::make_shared<std::string>();
+  merge->add_option("dirs", *merge_dirs, "the shards' run directories")->required();
+  merge->add_option("--out", *merge_out, "run directory for the merged results.json");
+  merge->callback([&exit_code, merge_dirs, merge_out] { exit_code = merge_shards(*merge_dirs, *merge_out); });
+
+  cmd->callback([&exit_code, a, list, cmd] {
+    if (cmd->got_subcommand("merge")) return;
     if (*list) {
       exit_code = list_designs();
       return;

@@ -3,84 +3,245 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pmlab/crash/call_sites.hpp"
+
 namespace pmlab::crash {
 
-namespace {
-constexpr size_t kLine = 64;
-constexpr size_t kWord = 8;
-}  // namespace
+const char* to_string(Granularity g) noexcept {
+  switch (g) {
+    case Granularity::line: return "line";
+    case Granularity::word: return "word";
+    case Granularity::byte: return "byte";
+  }
+  return "?";
+}
 
-const char* to_string(Granularity g) noexcept { return g == Granularity::line ? "line" : "word"; }
+Result<Granularity> parse_granularity(std::string_view text) {
+  if (text == "line") return Granularity::line;
+  if (text == "word") return Granularity::word;
+  if (text == "byte") return Granularity::byte;
+  return error(Errc::invalid_argument, "granularity '" + std::string(text) + "' is not line, word or byte");
+}
 
 DurabilityTracker::DurabilityTracker(Image working, persist::Domain domain,
                                      std::function<void(const std::source_location&)> on_crash_point)
-    : working_(working), domain_(domain), on_crash_point_(std::move(on_crash_point)), durable_(working.size) {
+    : working_(working),
+      domain_(domain),
+      on_crash_point_(std::move(on_crash_point)),
+      durable_(working.size),
+      shadow_(working.size),
+      lines_((working.size + kLineBytes - 1) / kLineBytes) {
   adopt_working_as_durable();
 }
 
 void DurabilityTracker::adopt_working_as_durable() {
   std::memcpy(durable_.data(), working_.base, working_.size);
-  written_back_.clear();
+  std::memcpy(shadow_.data(), working_.base, working_.size);
+  for (LineState& l : lines_) reset(l);
 }
 
-void DurabilityTracker::on_writeback(const void* addr, size_t len, persist::Writeback) noexcept {
-  const auto begin = reinterpret_cast<uintptr_t>(addr);
-  const auto base = reinterpret_cast<uintptr_t>(working_.base);
-  if (begin + len <= base || begin >= base + working_.size) return;  // outside the region under test
-  size_t from = begin > base ? begin - base : 0;
-  size_t to = std::min(working_.size, begin + len - base);
-  for (size_t line = from & ~(kLine - 1); line < to; line += kLine) {
-    const size_t n = std::min(kLine, working_.size - line);
-    auto& snap = written_back_[line];
-    snap.assign(working_.base + line, working_.base + line + n);
+void DurabilityTracker::reset(LineState& line) {
+  line.history.clear();
+  line.written_back = -1;
+  line.order = 0;
+  line.plain_bytes = 0;
+  line.active = false;
+}
+
+void DurabilityTracker::settle_dropped(bool effective) noexcept {
+  if (sites_ != nullptr && (dropped_fence_ || !dropped_lines_.empty())) sites_->note_effect(effective);
+  dropped_fence_ = false;
+  dropped_lines_.clear();
+}
+
+void DurabilityTracker::capture(const Attribution* a) noexcept {
+  ++events_;
+  const std::byte* now = working_.base;
+  std::byte* seen = shadow_.data();
+  for (size_t index = 0; index < lines_.size(); ++index) {
+    const size_t off = index * kLineBytes;
+    const size_t n = std::min(kLineBytes, working_.size - off);
+    if (std::memcmp(now + off, seen + off, n) == 0) continue;
+    uint64_t changed = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (now[off + i] != seen[off + i]) changed |= uint64_t{1} << i;
+    // The bytes the vocabulary's own store explains; every other change was a plain store.
+    uint64_t explained = 0;
+    if (a != nullptr) {
+      const uintptr_t line_begin = reinterpret_cast<uintptr_t>(now + off);
+      uintptr_t from = std::max(a->begin, line_begin), to = std::min(a->end, line_begin + n);
+      // Non-temporal stores hold per aligned word only on whole lines; copy_nt's partial edge lines go
+      // through the cache as plain stores.
+      if (a->non_temporal && !(a->begin <= line_begin && a->end >= line_begin + n)) from = to;
+      for (uintptr_t p = from; p < to; ++p) explained |= uint64_t{1} << (p - line_begin);
+    }
+    LineState& line = lines_[index];
+    if (dropped_fence_ || std::find(dropped_lines_.begin(), dropped_lines_.end(), index) != dropped_lines_.end())
+      settle_dropped(true);
+    if (!line.active) {
+      line.active = true;
+      line.order = events_;
+    }
+    line.plain_bytes |= changed & ~explained;
+    LineBytes value{};
+    std::memcpy(value.data(), now + off, n);
+    line.history.push_back(value);
+    // A line rewritten at every call between two fences would grow without bound: keep the newest values
+    // and the written-back one.
+    if (line.history.size() > 4 * kMaxLineValues) {
+      const size_t drop = line.written_back == 0 ? 1 : 0;
+      line.history.erase(line.history.begin() + static_cast<std::ptrdiff_t>(drop));
+      if (line.written_back > static_cast<int>(drop)) --line.written_back;
+      ++dropped_values_;
+    }
+    std::memcpy(seen + off, now + off, n);
   }
 }
 
-void DurabilityTracker::on_fence() noexcept { on_fence_at(std::source_location::current()); }
+void DurabilityTracker::on_writeback(const void* addr, size_t len, persist::Writeback kind,
+                                     const std::source_location&) noexcept {
+  const auto begin = reinterpret_cast<uintptr_t>(addr);
+  const auto base = reinterpret_cast<uintptr_t>(working_.base);
+  if (kind == persist::Writeback::nt_store) {
+    const Attribution a{begin, begin + len, true};
+    capture(&a);
+  } else {
+    capture(nullptr);
+  }
+  if (begin + len <= base || begin >= base + working_.size) return;  // outside the region under test
+  const size_t from = begin > base ? begin - base : 0;
+  const size_t to = std::min(working_.size, begin + len - base);
+  if (dropped_fence_) settle_dropped(true);
+  for (size_t off = from & ~(kLineBytes - 1); off < to; off += kLineBytes) {
+    LineState& line = lines_[off / kLineBytes];
+    if (line.active) line.written_back = static_cast<int>(line.history.size()) - 1;
+    std::erase(dropped_lines_, off / kLineBytes);  // written back unchanged: the dropped flush is made up
+  }
+}
 
-void DurabilityTracker::on_fence_at(const std::source_location& where) noexcept {
+void DurabilityTracker::before_store(const void*, size_t, const std::source_location&) noexcept { capture(nullptr); }
+
+void DurabilityTracker::after_atomic_store(const void* addr, size_t size, const std::source_location&) noexcept {
+  const auto begin = reinterpret_cast<uintptr_t>(addr);
+  const Attribution a{begin, begin + size, false};
+  capture(&a);
+}
+
+void DurabilityTracker::on_volatile(const void* addr, size_t len) noexcept {
+  const auto begin = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(working_.base);
+  if (begin + len <= base || begin >= base + working_.size) return;
+  const size_t from = begin > base ? begin - base : 0, to = std::min(working_.size, begin + len - base);
+  for (size_t b = from; b < to; ++b) lines_[b / kLineBytes].volatile_bytes |= uint64_t{1} << (b % kLineBytes);
+}
+
+persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* addr, size_t len,
+                                              const std::source_location& where) noexcept {
+  if (sites_ == nullptr) return persist::Mutation::none;
+  const persist::Mutation m = sites_->on_call(call, where);
+  if (m != persist::Mutation::drop) return m;
+  // Did dropping it change what a crash can leave? Settled at once where that is known, else later.
+  capture(nullptr);
+  if (call == persist::Call::nt_store) {
+    sites_->note_effect(true);
+  } else if (call == persist::Call::fence) {
+    bool pending = false;
+    for (const LineState& l : lines_) pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back >= 0);
+    if (!pending) sites_->note_effect(false);
+    else dropped_fence_ = true;
+  } else if (call == persist::Call::flush) {
+    const auto begin = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(working_.base);
+    bool any = false;
+    if (begin + len > base && begin < base + working_.size) {
+      const size_t from = begin > base ? begin - base : 0, to = std::min(working_.size, begin + len - base);
+      for (size_t off = from & ~(kLineBytes - 1); off < to; off += kLineBytes)
+        if (lines_[off / kLineBytes].active) {
+          dropped_lines_.push_back(off / kLineBytes);
+          any = true;
+        }
+    }
+    if (!any) sites_->note_effect(false);
+  }
+  return m;
+}
+
+void DurabilityTracker::after_split_store(bool effective, const std::source_location&) noexcept {
+  if (sites_ != nullptr) sites_->note_effect(effective);
+}
+
+void DurabilityTracker::on_fence(const std::source_location& where) noexcept {
+  capture(nullptr);
+  // A dropped fence with nothing stored since changed nothing; a dropped flush whose lines were not
+  // written back since leaves them undurable.
+  if (dropped_fence_) settle_dropped(false);
+  else if (!dropped_lines_.empty()) settle_dropped(true);
   ++fences_;
   if (on_crash_point_) on_crash_point_(where);
   commit();
 }
 
 void DurabilityTracker::commit() {
-  if (domain_ == persist::Domain::eadr) {
-    // The caches are durable: the fence makes every earlier store durable.
-    std::memcpy(durable_.data(), working_.base, working_.size);
-  } else if (domain_ == persist::Domain::adr) {
-    for (const auto& [line, snap] : written_back_) std::memcpy(durable_.data() + line, snap.data(), snap.size());
+  for (size_t index = 0; index < lines_.size(); ++index) {
+    LineState& line = lines_[index];
+    if (!line.active) continue;
+    const size_t off = index * kLineBytes;
+    const size_t n = std::min(kLineBytes, working_.size - off);
+    if (domain_ == persist::Domain::eadr) {
+      // The caches are durable: the fence makes every earlier store durable.
+      std::memcpy(durable_.data() + off, shadow_.data() + off, n);
+      reset(line);
+    } else if (line.written_back >= 0) {
+      const auto wb = static_cast<size_t>(line.written_back);
+      std::memcpy(durable_.data() + off, line.history[wb].data(), n);
+      line.history.erase(line.history.begin(), line.history.begin() + static_cast<std::ptrdiff_t>(wb + 1));
+      line.written_back = -1;
+      if (line.history.empty()) reset(line);
+    }
   }
-  written_back_.clear();
 }
 
-std::vector<PendingUnit> DurabilityTracker::pending(Granularity g) const {
-  std::vector<PendingUnit> out;
-  const size_t unit = g == Granularity::line ? kLine : kWord;
-  for (size_t line = 0; line < working_.size; line += kLine) {
-    const size_t line_len = std::min(kLine, working_.size - line);
-    auto wb = written_back_.find(line);
-    const std::byte* latest = working_.base + line;
-    const std::byte* durable = durable_.data() + line;
-    const bool changed = std::memcmp(latest, durable, line_len) != 0;
-    if (!changed && wb == written_back_.end()) continue;
-    for (size_t off = line; off < line + line_len; off += unit) {
-      const size_t n = std::min(unit, line + line_len - off);
-      PendingUnit u;
-      u.offset = off;
-      u.size = n;
-      u.written_back = wb != written_back_.end();
-      const std::byte* d = durable_.data() + off;
-      if (u.written_back) {
-        const std::byte* s = wb->second.data() + (off - line);
-        if (std::memcmp(s, d, n) != 0) u.candidates.emplace_back(s, s + n);
-      }
-      const std::byte* w = working_.base + off;
-      if (std::memcmp(w, d, n) != 0 &&
-          (u.candidates.empty() || std::memcmp(u.candidates.back().data(), w, n) != 0))
-        u.candidates.emplace_back(w, w + n);
-      if (!u.candidates.empty()) out.push_back(std::move(u));
+std::vector<PendingLine> DurabilityTracker::pending() const {
+  std::vector<PendingLine> out;
+  for (size_t index = 0; index < lines_.size(); ++index) {
+    const LineState& line = lines_[index];
+    if (!line.active) continue;
+    const size_t off = index * kLineBytes;
+    const size_t n = std::min(kLineBytes, working_.size - off);
+    const std::byte* durable = durable_.data() + off;
+    // Bytes declared volatile keep their durable content in every crash state: only the rest is explored.
+    auto masked = [&](const std::byte* v) {
+      LineBytes m{};
+      for (size_t i = 0; i < n; ++i) m[i] = (line.volatile_bytes >> i) & 1 ? durable[i] : v[i];
+      return m;
+    };
+    auto same = [n](const LineBytes& a, const LineBytes& b) { return std::memcmp(a.data(), b.data(), n) == 0; };
+    const LineBytes base = masked(durable), now = masked(shadow_.data() + off);
+    const LineBytes written = line.written_back >= 0 ? masked(line.history[static_cast<size_t>(line.written_back)].data()) : base;
+    // Each value once, newest first; the written-back value is kept even when older values are cut.
+    std::vector<LineBytes> values;
+    for (size_t h = line.history.size(); h-- > 0;) {
+      const LineBytes v = masked(line.history[h].data());
+      if (same(v, base) || std::any_of(values.begin(), values.end(), [&](const LineBytes& w) { return same(v, w); })) continue;
+      values.push_back(v);
     }
+    if (values.empty()) continue;
+    if (values.size() > kMaxLineValues) {
+      const auto wb = std::find_if(values.begin(), values.end(), [&](const LineBytes& v) { return same(v, written); });
+      if (wb != values.end() && wb - values.begin() >= static_cast<std::ptrdiff_t>(kMaxLineValues))
+        values[kMaxLineValues - 1] = *wb;
+      values.resize(kMaxLineValues);
+    }
+    std::reverse(values.begin(), values.end());
+    PendingLine p;
+    p.offset = off;
+    p.size = n;
+    p.order = line.order;
+    p.plain_bytes = line.plain_bytes & ~line.volatile_bytes;
+    p.values = std::move(values);
+    for (size_t i = 0; i < p.values.size(); ++i) {
+      if (same(p.values[i], now)) p.latest = static_cast<int>(i);
+      if (line.written_back >= 0 && same(p.values[i], written)) p.written_back = static_cast<int>(i);
+    }
+    out.push_back(std::move(p));
   }
   return out;
 }

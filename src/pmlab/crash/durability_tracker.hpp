@@ -1,64 +1,127 @@
-// The simulated durability domain: an Observer that keeps the durable image of a region.
+// The simulated durability domain: an Observer that keeps the durable image of a region, and what else
+// a crash could leave of each cache line.
 //
-// ADR: a cache line reaches the durable image when it has been written back (flush or non-temporal
-// store) and a fence follows; the content that reaches it is the line as it was when written back.
-// eADR: everything stored before a fence is durable at the fence. Either way, a line that was written
-// but is not yet durable may reach memory at any moment (eviction), so at a crash the durable image may
-// hold, for each such line, its durable content, its written-back snapshot, or its latest content.
+// ADR: a line reaches the durable image when it has been written back (flush or non-temporal store) and a
+// fence follows; the content that reaches it is the line as it was when written back. eADR: everything
+// stored before a fence is durable at the fence. Either way a line that changed since it was last durable
+// may reach memory at any moment (eviction), with any content it held since: the tracker keeps each such
+// line's history, one value per persistence call at which the line had changed (a call is the only moment
+// it can look; a value stored and overwritten between two calls is never seen).
+//
+// It also learns how each byte changed: by the vocabulary's atomic stores (store8, PmWord: the word changes
+// as one), its non-temporal stores (whole lines: every aligned 8-byte word changes as one), or plain stores
+// between calls (nothing makes those atomic; the byte granularity lets them tear byte by byte).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "pmlab/common/status.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/persist/observer.hpp"
 
 namespace pmlab::crash {
 
-// The smallest piece a crash can split: a cache line, or an 8-byte word (torn-line mode; only aligned
-// 8-byte stores are atomic on x86).
-enum class Granularity : uint8_t { line, word };
-const char* to_string(Granularity g) noexcept;
+class CallSites;
 
-// One piece of the region that is not durable yet, with the values it may hold after a crash besides
-// its durable one: the written-back snapshot (if any, and different) and the latest content.
-struct PendingUnit {
-  size_t offset = 0;
-  size_t size = 0;
-  std::vector<std::vector<std::byte>> candidates;  // 1 or 2 contents, each != durable
-  bool written_back = false;                       // flushed or non-temporally stored since the last fence
+// The smallest piece a crash can split. line: a cache line persists whole. word: aligned 8-byte words
+// persist independently (x86's guarantee for aligned 8-byte stores). byte: like word, but bytes changed
+// by plain stores persist independently (a compiler may split any plain store); only the vocabulary's
+// atomic and non-temporal stores hold.
+enum class Granularity : uint8_t { line, word, byte };
+const char* to_string(Granularity g) noexcept;
+Result<Granularity> parse_granularity(std::string_view text);
+
+inline constexpr size_t kLineBytes = 64;
+// Values a pending line keeps besides its durable content; older ones are dropped (counted).
+inline constexpr size_t kMaxLineValues = 16;
+
+using LineBytes = std::array<std::byte, kLineBytes>;
+
+// A cache line a crash may leave other than durable.
+struct PendingLine {
+  size_t offset = 0;  // in the region
+  size_t size = 0;    // 64, less at the region's end
+  // The contents it held since it was last durable, other than the durable one, each once, oldest first.
+  std::vector<LineBytes> values;
+  int latest = -1;        // index of its content now in `values`, -1 when that is the durable content
+  int written_back = -1;  // index of the content written back since the last fence, -1 when none
+  uint64_t order = 0;     // when it first changed since it was last durable (write order)
+  uint64_t plain_bytes = 0;  // bit i: byte i was changed by a plain store
 };
 
 class DurabilityTracker final : public persist::Observer {
  public:
-  // `on_crash_point` runs at every fence, before the fence takes effect.
+  // `on_crash_point` runs at every fence, before it takes effect.
   DurabilityTracker(Image working, persist::Domain domain, std::function<void(const std::source_location&)> on_crash_point);
 
   // The working image as it is now becomes the durable image (after format, before tracking starts).
   void adopt_working_as_durable();
+  // Where mutation testing's decisions and the call-site record come from (may be null).
+  void set_call_sites(CallSites* sites) noexcept { sites_ = sites; }
 
-  void on_writeback(const void* addr, size_t len, persist::Writeback kind) noexcept override;
-  void on_fence() noexcept override;
-  void on_fence_at(const std::source_location& where) noexcept override;
+  void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location& where) noexcept override;
+  void on_fence(const std::source_location& where) noexcept override;
+  void before_store(const void* addr, size_t len, const std::source_location& where) noexcept override;
+  void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept override;
+  persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;
+  void on_volatile(const void* addr, size_t len) noexcept override;
+  void after_split_store(bool effective, const std::source_location& where) noexcept override;
 
-  // The units a crash at this instant may or may not have persisted, in address order.
-  std::vector<PendingUnit> pending(Granularity g) const;
+  // Records the region as it is now: call before pending() at a crash point that is not a fence.
+  void capture() noexcept { capture(nullptr); }
+  // At the end of what is tracked: records the region, and a dropped call not yet made up counts.
+  void finish() noexcept {
+    capture(nullptr);
+    settle_dropped(true);
+  }
+  // The lines a crash at this instant may leave other than durable, in address order.
+  std::vector<PendingLine> pending() const;
   const std::vector<std::byte>& durable() const noexcept { return durable_; }
   uint64_t fences() const noexcept { return fences_; }
+  uint64_t dropped_values() const noexcept { return dropped_values_; }
 
  private:
+  // The vocabulary store that explains changed bytes: an atomic store, or non-temporal stores.
+  struct Attribution {
+    uintptr_t begin, end;
+    bool non_temporal;
+  };
+  struct LineState {
+    std::vector<LineBytes> history;  // contents at calls since durable, each different from the one before
+    int written_back = -1;           // index in history
+    uint64_t order = 0;
+    uint64_t plain_bytes = 0;
+    uint64_t volatile_bytes = 0;  // declared volatile: never explored (kept across resets)
+    bool active = false;
+  };
+
+  void capture(const Attribution* attribution) noexcept;
   void commit();
+  // Settles a dropped call whose effect showed (or could not show) by now.
+  void settle_dropped(bool effective) noexcept;
+  void reset(LineState& line);
 
   Image working_;
   persist::Domain domain_;
   std::function<void(const std::source_location&)> on_crash_point_;
+  CallSites* sites_ = nullptr;
   std::vector<std::byte> durable_;
-  std::map<size_t, std::vector<std::byte>> written_back_;  // line offset -> snapshot, since the last fence
+  std::vector<std::byte> shadow_;  // the region at the last capture
+  std::vector<LineState> lines_;
+  // A dropped fence makes a difference only if something is stored or written back before the next
+  // fence; a dropped flush only if its lines are not written back again, unchanged, before it.
+  bool dropped_fence_ = false;
+  std::vector<size_t> dropped_lines_;
+  uint64_t events_ = 0;
   uint64_t fences_ = 0;
+  uint64_t dropped_values_ = 0;
 };
 
 }  // namespace pmlab::crash

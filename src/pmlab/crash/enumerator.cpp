@@ -1,153 +1,417 @@
 #include "pmlab/crash/enumerator.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <set>
+#include <numeric>
+#include <unordered_set>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 
 namespace pmlab::crash {
 namespace {
 
-uint64_t word_term(uint64_t index, uint64_t value) {
-  uint64_t s = value ^ (index * 0x9e3779b97f4a7c15ULL);
-  return bench::splitmix64(s);
-}
+constexpr size_t kWord = 8;
+constexpr double kHuge = 1e300;
 
-uint64_t load_word(const std::byte* p, size_t n) {
+uint64_t word_term(uint64_t index, uint64_t value) { return mix64(value ^ (index * 0x9e3779b97f4a7c15ULL)); }
+
+uint64_t load_word(const std::byte* image, size_t size, size_t word) {
   uint64_t v = 0;
-  std::memcpy(&v, p, n);
+  const size_t off = word * kWord;
+  std::memcpy(&v, image + off, std::min(kWord, size - off));
   return v;
 }
 
+// A line's value as a state gives it: -1 durable, else an index into its values.
+using LineValues = std::vector<int>;
+
 class Collector {
  public:
-  Collector(size_t units, uint64_t budget) : units_(units), budget_(budget) {}
+  Collector(const CrashSpace& space, uint64_t budget) : space_(space), budget_(budget) {}
   bool full() const { return out_.size() >= budget_; }
-  void add(std::vector<uint8_t> choice, const char* strategy) {
-    if (full() || !seen_.insert(choice).second) return;
+  size_t size() const { return out_.size(); }
+  bool add(std::vector<uint8_t> choice, Strategy strategy) {
+    if (full()) return false;
+    uint64_t h = 0x243f6a8885a308d3ULL;
+    for (size_t i = 0; i < choice.size(); ++i)
+      if (choice[i] != 0) h = mix64(h ^ (i << 8 | choice[i]));
+    if (!seen_.insert(h).second) return false;
     out_.push_back({std::move(choice), strategy});
+    return true;
+  }
+  bool add_lines(const LineValues& v, Strategy strategy) { return add(choice_of(v), strategy); }
+  std::vector<uint8_t> choice_of(const LineValues& v) const {
+    std::vector<uint8_t> choice(space_.pieces.size(), 0);
+    for (size_t l = 0; l < v.size(); ++l) {
+      if (v[l] < 0) continue;
+      const uint32_t end = l + 1 < space_.lines.size() ? space_.first_piece[l + 1] : static_cast<uint32_t>(space_.pieces.size());
+      for (uint32_t p = space_.first_piece[l]; p < end; ++p) choice[p] = space_.pieces[p].option_of_value[static_cast<size_t>(v[l])];
+    }
+    return choice;
   }
   std::vector<CrashState> take() { return std::move(out_); }
-  size_t units() const { return units_; }
 
  private:
-  size_t units_;
+  const CrashSpace& space_;
   uint64_t budget_;
-  std::set<std::vector<uint8_t>> seen_;
+  std::unordered_set<uint64_t> seen_;
   std::vector<CrashState> out_;
 };
 
-// Every way to change `depth` units of `base`, each to another of its options, in lexicographic order.
-void deviations(const std::vector<PendingUnit>& units, const std::vector<uint8_t>& base, int depth, size_t start,
-                std::vector<uint8_t>& current, Collector& c) {
-  if (c.full()) return;
-  if (depth == 0) {
-    c.add(current, "deviation");
-    return;
-  }
-  for (size_t i = start; i < units.size() && !c.full(); ++i) {
-    const uint8_t options = static_cast<uint8_t>(units[i].candidates.size() + 1);
-    for (uint8_t v = 0; v < options; ++v) {
-      if (v == base[i]) continue;
-      current[i] = v;
-      deviations(units, base, depth - 1, i + 1, current, c);
-      current[i] = base[i];
+// Lexicographic successor of a d-subset of [0, n); false after the last.
+bool next_subset(std::vector<size_t>& s, size_t n) {
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] < n - s.size() + i) {
+      ++s[i];
+      for (size_t j = i + 1; j < s.size(); ++j) s[j] = s[j - 1] + 1;
+      return true;
     }
   }
+  return false;
+}
+
+// The values a line may take away from `base`: every value other than base (-1 included).
+std::vector<int> alternatives(const PendingLine& line, int base) {
+  std::vector<int> out;
+  for (int v = -1; v < static_cast<int>(line.values.size()); ++v)
+    if (v != base) out.push_back(v);
+  return out;
 }
 
 }  // namespace
 
-std::vector<CrashState> enumerate_states(const std::vector<PendingUnit>& units, const EnumerationLimits& limits) {
-  const size_t n = units.size();
-  Collector c(n, limits.budget);
-  std::vector<uint8_t> none(n, 0), all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = static_cast<uint8_t>(units[i].candidates.size());
-  c.add(none, "none");
-  c.add(all, "all");
-
-  // Exhaustive when the product of options is small.
-  uint64_t total = 1;
-  for (const auto& u : units) {
-    total *= u.candidates.size() + 1;
-    if (total > limits.exhaustive_limit) break;
+const char* to_string(Strategy s) noexcept {
+  switch (s) {
+    case Strategy::none: return "none";
+    case Strategy::all: return "all";
+    case Strategy::written_back: return "written back";
+    case Strategy::exhaustive: return "exhaustive";
+    case Strategy::prefix: return "prefix";
+    case Strategy::deviation: return "deviation";
+    case Strategy::random: return "random";
+    case Strategy::torn: return "torn";
   }
-  if (total <= limits.exhaustive_limit) {
-    std::vector<uint8_t> cur(n, 0);
-    while (!c.full()) {
-      c.add(cur, "exhaustive");
-      size_t i = 0;
-      while (i < n) {
-        if (++cur[i] <= units[i].candidates.size()) break;
-        cur[i] = 0;
-        ++i;
+  return "?";
+}
+
+CrashSpace make_space(std::vector<PendingLine> lines, const std::vector<std::byte>& durable, Granularity g) {
+  CrashSpace space;
+  space.granularity = g;
+  space.lines = std::move(lines);
+  for (uint32_t li = 0; li < space.lines.size(); ++li) {
+    const PendingLine& line = space.lines[li];
+    space.first_piece.push_back(static_cast<uint32_t>(space.pieces.size()));
+    space.line_states = std::min(kHuge, space.line_states * static_cast<double>(line.values.size() + 1));
+    // The piece boundaries of this line.
+    std::vector<std::pair<uint32_t, uint32_t>> bounds;  // offset, size
+    if (g == Granularity::line) {
+      bounds.push_back({0, static_cast<uint32_t>(line.size)});
+    } else {
+      for (uint32_t w = 0; w * kWord < line.size; ++w) {
+        const uint32_t from = w * static_cast<uint32_t>(kWord);
+        const uint32_t n = std::min<uint32_t>(kWord, static_cast<uint32_t>(line.size) - from);
+        const bool plain = ((line.plain_bytes >> from) & ((uint64_t{1} << n) - 1)) != 0;
+        if (g == Granularity::byte && plain) {
+          for (uint32_t b = 0; b < n; ++b) bounds.push_back({from + b, 1});
+        } else {
+          bounds.push_back({from, n});
+        }
       }
-      if (i == n) break;
     }
-    return c.take();
+    const std::byte* d = durable.data() + line.offset;
+    for (auto [off, size] : bounds) {
+      Piece piece;
+      piece.line = li;
+      piece.offset = off;
+      piece.size = size;
+      for (const LineBytes& value : line.values) {
+        const std::byte* v = value.data() + off;
+        uint8_t option = 0;
+        if (std::memcmp(v, d + off, size) != 0) {
+          const uint32_t known = piece.option_count();
+          for (uint32_t k = 0; k < known && option == 0; ++k)
+            if (std::memcmp(piece.options.data() + k * size, v, size) == 0) option = static_cast<uint8_t>(k + 1);
+          if (option == 0) {
+            piece.options.insert(piece.options.end(), v, v + size);
+            option = static_cast<uint8_t>(known + 1);
+          }
+        }
+        piece.option_of_value.push_back(option);
+      }
+      if (piece.option_count() == 0) continue;  // never differs from durable
+      space.states = std::min(kHuge, space.states * static_cast<double>(piece.option_count() + 1));
+      space.pieces.push_back(std::move(piece));
+    }
   }
-
-  // Accumulative: the first k units at their latest content.
-  for (size_t k = 1; k < n && !c.full(); ++k) {
-    std::vector<uint8_t> cur(n, 0);
-    for (size_t i = 0; i < k; ++i) cur[i] = all[i];
-    c.add(cur, "prefix");
-  }
-  for (int d = 1; d <= limits.max_deviation && !c.full(); ++d) {
-    std::vector<uint8_t> cur = none;
-    deviations(units, none, d, 0, cur, c);
-    cur = all;
-    deviations(units, all, d, 0, cur, c);
-  }
-  uint64_t state = limits.seed;
-  for (uint64_t attempts = 0; !c.full() && attempts < 4 * limits.budget; ++attempts) {
-    std::vector<uint8_t> cur(n);
-    for (size_t i = 0; i < n; ++i) cur[i] = static_cast<uint8_t>(bench::splitmix64(state) % (units[i].candidates.size() + 1));
-    c.add(cur, "random");
-  }
-  return c.take();
+  return space;
 }
 
-void build_image(const std::vector<std::byte>& durable, const std::vector<PendingUnit>& units, const CrashState& state,
-                 std::byte* out) {
+Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
+  Exploration result;
+  Collector c(space, budget);
+  const size_t n = space.lines.size();
+  const size_t pieces = space.pieces.size();
+  Random rng(seed);
+
+  LineValues none(n, -1), all(n, -1), written(n, -1);
+  bool any_written = false;
+  for (size_t l = 0; l < n; ++l) {
+    all[l] = space.lines[l].latest;
+    written[l] = space.lines[l].written_back;
+    any_written = any_written || written[l] >= 0;
+  }
+  c.add_lines(none, Strategy::none);
+  c.add_lines(all, Strategy::all);
+  if (any_written) c.add_lines(written, Strategy::written_back);
+
+  if (space.states <= static_cast<double>(budget)) {
+    std::vector<uint8_t> choice(pieces, 0);
+    while (!c.full()) {
+      c.add(choice, Strategy::exhaustive);
+      size_t i = 0;
+      for (; i < pieces; ++i) {
+        if (++choice[i] <= space.pieces[i].option_count()) break;
+        choice[i] = 0;
+      }
+      if (i == pieces) break;
+    }
+    result.exhaustive = true;
+    result.deviation_depth = static_cast<uint32_t>(n);
+    result.states = c.take();
+    return result;
+  }
+
+  const bool tears = space.granularity != Granularity::line;
+  const uint64_t line_budget = tears ? std::max<uint64_t>(c.size(), budget / 2) : budget;
+  auto share_end = [&](uint64_t cap, double fraction) {
+    return std::min<uint64_t>(cap, c.size() + static_cast<uint64_t>(static_cast<double>(cap - std::min<uint64_t>(cap, c.size())) * fraction));
+  };
+  Collector* col = &c;
+  auto add_until = [&](uint64_t cap, const LineValues& v, Strategy s) { return col->size() < cap && col->add_lines(v, s); };
+
+  if (space.line_states <= static_cast<double>(line_budget - std::min<uint64_t>(line_budget, c.size()))) {
+    LineValues v(n, -1);
+    for (;;) {
+      add_until(line_budget, v, Strategy::exhaustive);
+      size_t i = 0;
+      for (; i < n; ++i) {
+        if (++v[i] < static_cast<int>(space.lines[i].values.size())) break;
+        v[i] = -1;
+      }
+      if (i == n || c.size() >= line_budget) break;
+    }
+    result.deviation_depth = static_cast<uint32_t>(n);
+  } else {
+    // Prefixes and suffixes, in write order and in address order.
+    std::vector<size_t> by_write(n), by_address(n);
+    std::iota(by_address.begin(), by_address.end(), 0);
+    by_write = by_address;
+    std::stable_sort(by_write.begin(), by_write.end(),
+                     [&](size_t a, size_t b) { return space.lines[a].order < space.lines[b].order; });
+    const uint64_t prefix_cap = share_end(line_budget, 0.25);
+    for (size_t k = 1; k < n && c.size() < prefix_cap; ++k) {
+      for (const auto* order : {&by_write, &by_address}) {
+        LineValues prefix(n, -1), suffix(n, -1);
+        for (size_t i = 0; i < k; ++i) prefix[(*order)[i]] = all[(*order)[i]];
+        for (size_t i = n - k; i < n; ++i) suffix[(*order)[i]] = all[(*order)[i]];
+        add_until(prefix_cap, prefix, Strategy::prefix);
+        add_until(prefix_cap, suffix, Strategy::prefix);
+      }
+    }
+    // Deviations from none and from all, level by level; the first level that does not fit is sampled.
+    const uint64_t deviation_cap = share_end(line_budget, 0.5);
+    std::vector<double> e(n + 1, 0.0);  // elementary symmetric sums of the lines' alternative counts
+    e[0] = 1;
+    for (size_t l = 0; l < n; ++l)
+      for (size_t d = std::min(n, l + 1); d >= 1; --d)
+        e[d] = std::min(kHuge, e[d] + e[d - 1] * static_cast<double>(space.lines[l].values.size()));
+    for (size_t d = 1; d <= n && c.size() < deviation_cap; ++d) {
+      const double level = 2 * e[d];
+      if (level <= static_cast<double>(deviation_cap - c.size())) {
+        for (const LineValues* base : {&none, &all}) {
+          std::vector<size_t> subset(d);
+          std::iota(subset.begin(), subset.end(), 0);
+          do {
+            std::vector<std::vector<int>> alts;
+            for (size_t l : subset) alts.push_back(alternatives(space.lines[l], (*base)[l]));
+            std::vector<size_t> digit(d, 0);
+            for (;;) {
+              LineValues v = *base;
+              for (size_t i = 0; i < d; ++i) v[subset[i]] = alts[i][digit[i]];
+              add_until(deviation_cap, v, Strategy::deviation);
+              size_t i = 0;
+              for (; i < d; ++i) {
+                if (++digit[i] < alts[i].size()) break;
+                digit[i] = 0;
+              }
+              if (i == d) break;
+            }
+          } while (next_subset(subset, n) && c.size() < deviation_cap);
+        }
+        if (c.size() < deviation_cap) result.deviation_depth = static_cast<uint32_t>(d);
+        else break;
+      } else {
+        std::vector<size_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        for (uint64_t attempt = 0; c.size() < deviation_cap && attempt < 4 * budget; ++attempt) {
+          const LineValues& base = attempt % 2 == 0 ? all : none;
+          LineValues v = base;
+          for (size_t i = 0; i < d; ++i) {
+            const size_t j = i + static_cast<size_t>(rng.next_below(n - i));
+            std::swap(order[i], order[j]);
+            const std::vector<int> alts = alternatives(space.lines[order[i]], base[order[i]]);
+            v[order[i]] = alts[rng.next_below(alts.size())];
+          }
+          add_until(deviation_cap, v, Strategy::deviation);
+        }
+        break;
+      }
+    }
+    // Random whole-line states, each with its own persistence probability.
+    for (uint64_t attempt = 0; c.size() < line_budget && attempt < 4 * budget; ++attempt) {
+      const double p = rng.next_double();
+      LineValues v(n, -1);
+      for (size_t l = 0; l < n; ++l) {
+        if (rng.next_double() >= p) continue;
+        const PendingLine& line = space.lines[l];
+        v[l] = line.latest >= 0 && rng.next_below(2) == 0 ? line.latest
+                                                           : static_cast<int>(rng.next_below(line.values.size()));
+      }
+      add_until(line_budget, v, Strategy::random);
+    }
+  }
+
+  // Torn lines: a whole-line state with one or two lines split between two of their contents.
+  if (tears && n > 0) {
+    std::vector<size_t> by_write(n);
+    std::iota(by_write.begin(), by_write.end(), 0);
+    std::stable_sort(by_write.begin(), by_write.end(),
+                     [&](size_t a, size_t b) { return space.lines[a].order < space.lines[b].order; });
+    for (uint64_t k = 0; !c.full() && k < 4 * budget; ++k) {
+      LineValues base = k % 3 == 0 ? all : k % 3 == 1 ? none : LineValues(n, -1);
+      if (k % 3 == 2) {
+        const double p = rng.next_double();
+        for (size_t l = 0; l < n; ++l)
+          if (rng.next_double() < p) base[l] = static_cast<int>(rng.next_below(space.lines[l].values.size()));
+      }
+      std::vector<uint8_t> choice = c.choice_of(base);
+      const size_t torn_lines = k % 4 == 3 && n > 1 ? 2 : 1;
+      for (size_t t = 0; t < torn_lines; ++t) {
+        const size_t l = t == 0 ? by_write[(k / 3) % n] : static_cast<size_t>(rng.next_below(n));
+        const std::vector<int> alts = alternatives(space.lines[l], base[l]);
+        const int other = alts[rng.next_below(alts.size())];
+        const bool scatter = rng.next_below(4) == 0;
+        const double q = rng.next_double();
+        const uint32_t end = l + 1 < n ? space.first_piece[l + 1] : static_cast<uint32_t>(pieces);
+        for (uint32_t p = space.first_piece[l]; p < end; ++p) {
+          const Piece& piece = space.pieces[p];
+          if (scatter) choice[p] = static_cast<uint8_t>(rng.next_below(piece.option_count() + 1));
+          else if (rng.next_double() < q) choice[p] = other < 0 ? 0 : piece.option_of_value[static_cast<size_t>(other)];
+        }
+      }
+      c.add(std::move(choice), Strategy::torn);
+    }
+  }
+  result.states = c.take();
+  return result;
+}
+
+void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state, std::byte* out) {
   std::memcpy(out, durable.data(), durable.size());
-  for (size_t i = 0; i < units.size(); ++i)
-    if (state.choice[i] != 0) std::memcpy(out + units[i].offset, units[i].candidates[state.choice[i] - 1].data(), units[i].size);
+  for (size_t p = 0; p < space.pieces.size(); ++p) {
+    const uint8_t c = state.choice[p];
+    if (c == 0) continue;
+    const Piece& piece = space.pieces[p];
+    std::memcpy(out + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size, piece.size);
+  }
 }
 
-uint64_t image_hash(const std::vector<std::byte>& durable) {
+uint64_t image_hash(const std::byte* image, size_t size) {
   uint64_t h = 0;
-  for (size_t off = 0; off < durable.size(); off += 8)
-    h += word_term(off / 8, load_word(durable.data() + off, std::min<size_t>(8, durable.size() - off)));
+  for (size_t w = 0; w * kWord < size; ++w) h += word_term(w, load_word(image, size, w));
   return h;
 }
 
-uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable, const std::vector<PendingUnit>& units,
+uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable, const CrashSpace& space,
                     const CrashState& state) {
   uint64_t h = durable_hash;
-  for (size_t i = 0; i < units.size(); ++i) {
-    if (state.choice[i] == 0) continue;
-    const auto& content = units[i].candidates[state.choice[i] - 1];
-    for (size_t w = 0; w < units[i].size; w += 8) {
-      const size_t off = units[i].offset + w;
-      const size_t n = std::min<size_t>(8, units[i].size - w);
-      h -= word_term(off / 8, load_word(durable.data() + off, n));
-      h += word_term(off / 8, load_word(content.data() + w, n));
+  size_t word = SIZE_MAX;
+  uint64_t old_value = 0, new_value = 0;
+  auto finish = [&] {
+    if (word != SIZE_MAX) h += word_term(word, new_value) - word_term(word, old_value);
+  };
+  for (size_t p = 0; p < space.pieces.size(); ++p) {
+    const uint8_t c = state.choice[p];
+    if (c == 0) continue;
+    const Piece& piece = space.pieces[p];
+    const std::byte* bytes = piece.options.data() + (c - 1) * piece.size;
+    const size_t at = space.lines[piece.line].offset + piece.offset;
+    for (size_t b = 0; b < piece.size;) {
+      const size_t abs = at + b, w = abs / kWord, in = abs % kWord, k = std::min(piece.size - b, kWord - in);
+      if (w != word) {
+        finish();
+        word = w;
+        old_value = new_value = load_word(durable.data(), durable.size(), w);
+      }
+      std::memcpy(reinterpret_cast<std::byte*>(&new_value) + in, bytes + b, k);
+      b += k;
     }
   }
+  finish();
   return h;
 }
 
-std::string describe(const std::vector<PendingUnit>& units, const CrashState& state) {
+std::string describe(const CrashSpace& space, const CrashState& state) {
   std::string out;
-  char buf[64];
-  for (size_t i = 0; i < units.size(); ++i) {
-    if (state.choice[i] == 0) continue;
-    const bool latest = state.choice[i] == units[i].candidates.size();
-    std::snprintf(buf, sizeof buf, "%s0x%zx+%zu (%s)", out.empty() ? "" : ", ", units[i].offset, units[i].size,
-                  latest ? "latest" : "written back");
+  char buf[96];
+  auto value_name = [&](const PendingLine& line, int v) -> std::string {
+    if (v < 0) return "durable";
+    if (v == line.latest) return "latest";
+    if (v == line.written_back) return "written back";
+    return "value " + std::to_string(v + 1) + " of " + std::to_string(line.values.size());
+  };
+  for (uint32_t l = 0; l < space.lines.size() && out.size() < 600; ++l) {
+    const PendingLine& line = space.lines[l];
+    const uint32_t begin = space.first_piece[l];
+    const uint32_t end = l + 1 < space.lines.size() ? space.first_piece[l + 1] : static_cast<uint32_t>(space.pieces.size());
+    bool changed = false;
+    for (uint32_t p = begin; p < end; ++p) changed = changed || state.choice[p] != 0;
+    if (!changed) continue;
+    // A whole line at one of its values, the latest and the written-back one preferred.
+    std::vector<int> order;
+    if (line.latest >= 0) order.push_back(line.latest);
+    if (line.written_back >= 0) order.push_back(line.written_back);
+    for (int v = 0; v < static_cast<int>(line.values.size()); ++v) order.push_back(v);
+    int whole = -2;
+    for (int v : order) {
+      bool match = true;
+      for (uint32_t p = begin; p < end && match; ++p) match = state.choice[p] == space.pieces[p].option_of_value[static_cast<size_t>(v)];
+      if (match) {
+        whole = v;
+        break;
+      }
+    }
+    std::snprintf(buf, sizeof buf, "%s0x%zx", out.empty() ? "" : ", ", line.offset);
     out += buf;
+    if (whole != -2) {
+      out += " (" + value_name(line, whole) + ")";
+      continue;
+    }
+    out += " torn (";
+    bool first = true;
+    for (uint32_t p = begin; p < end; ++p) {
+      if (state.choice[p] == 0) continue;  // left durable
+      const Piece& piece = space.pieces[p];
+      int v = -1;
+      for (size_t k = 0; k < piece.option_of_value.size(); ++k)
+        if (piece.option_of_value[k] == state.choice[p] && (v < 0 || static_cast<int>(k) == line.latest)) v = static_cast<int>(k);
+      std::snprintf(buf, sizeof buf, "%s+%u:%u %s", first ? "" : ", ", piece.offset, piece.size, value_name(line, v).c_str());
+      out += buf;
+      first = false;
+    }
+    out += ")";
   }
+  if (out.size() >= 600) out += ", …";
   return out.empty() ? "nothing beyond the durable image" : out;
 }
 

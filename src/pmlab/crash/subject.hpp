@@ -1,10 +1,26 @@
 // A design under crash test, as the crash simulator drives it.
 //
-// The simulator (crash/simulator.hpp) gives the design an image (a region it owns, at an address that
-// changes between the run and each recovery, so only offset-based designs pass), a Persister with the
-// simulated durability domain attached, and an OpTracker to mark where each operation begins and
-// returns. At every fence, and at exit, it enumerates crash states; for each it maps a private copy of
-// the crash image in a forked child and calls recover_and_check there.
+// The simulator (crash/simulator.hpp) gives the design an image (a region it owns), a Persister with the
+// simulated durability domain attached, and an OpTracker to mark where each operation begins and returns.
+// At every fence, and at exit, it enumerates crash states; each is recovered and checked as after a
+// reboot (crash/checker.hpp).
+//
+// The contract a design signs:
+//   - format() and run() are called more than once per simulation (the first run measures each crash
+//     point's state space, the second checks), each time on a fresh, zero-filled image at the same
+//     address, on a freshly made Subject. They must be deterministic: the same operations, the same
+//     persistence calls, the same bytes. A design whose runs differ is reported, not trusted.
+//   - Every byte the design means to persist goes through the Persister: stores to the image are plain
+//     stores that persist only as a flush or eviction takes them; commit words go through store8, and
+//     words that threads update atomically through Persister::word (PmWord). The simulator treats only
+//     those as atomic; in byte granularity any other store may tear byte by byte.
+//   - recover_and_check runs in a process that never ran the design: on a Subject made afresh by the
+//     registered factory from the same SubjectOptions (nothing run() left in the object's members, its DRAM
+//     state, survives), on a private copy of the crash image mapped at an address of its own. It may read
+//     the image, its own members as the constructor set them, and anything it recomputes from the
+//     options (the operation stream, to check against). It must not follow absolute pointers stored in
+//     the image: the run's mapping is inaccessible there, and reading it is a failure ("it followed an
+//     absolute pointer"). It must not depend on which state was checked before it in the same process.
 #pragma once
 
 #include <cstddef>
@@ -46,19 +62,23 @@ class Subject {
  public:
   virtual ~Subject() = default;
   virtual size_t image_bytes() const = 0;
-  // Lays out an empty structure. Not observed: the formatted image is the initial durable image.
+  // Lays out an empty structure on a zero-filled image. Not observed: the formatted image is the initial
+  // durable image, and its persistence calls are not crash-tested (nor mutated).
   virtual void format(Image image, const persist::Persister& persister) = 0;
-  // Runs the operation stream, calling ops.begin(i, label) / ops.end(i) around operation i.
+  // Runs the operation stream, calling ops.begin(i, label) / ops.end(i) around operation i. Called more
+  // than once, on a fresh Subject each time: must be deterministic.
   virtual void run(Image image, const persist::Persister& persister, OpTracker& ops) = 0;
-  // In a forked child, on a private copy of a crash image: the design's own recovery, then its structural
-  // invariants and its durability contract — every operation before `at.ops_completed` is present, none
-  // after it, and an in-flight one wholly present or wholly absent. A failed Status names what broke.
+  // On a fresh Subject in a checker process, on a private copy of a crash image: the design's own
+  // recovery, then its structural invariants and its durability contract — every operation before
+  // `at.ops_completed` is present, none after it, and an in-flight one wholly present or wholly absent.
+  // A failed Status names what broke.
   virtual Status recover_and_check(Image image, const persist::Persister& persister, const CrashPoint& at) = 0;
 };
 
 // Called by a Subject's recover_and_check once its recovery is done, before it checks or runs new
-// operations on the recovered structure: the simulator crash-tests the recovery up to this call (a crash
-// after it is a crash of new work, under another contract). Without the call, the whole of
+// operations on the recovered structure: the simulator crash-tests the recovery up to this call, and
+// crashes it here, at its end (a recovery must make its repairs durable before it returns; a crash after
+// this call is a crash of new work, under another contract). Without the call, the whole of
 // recover_and_check counts as recovery. Costs nothing outside the simulator.
 void recovery_done() noexcept;
 

@@ -34,7 +34,7 @@ struct StreamOp {
 void value_for(uint64_t key, uint64_t version, std::byte* out) {
   uint64_t s = key * 0x100000001b3ULL + version;
   for (uint32_t i = 0; i < kValueBytes; i += 8) {
-    const uint64_t w = bench::splitmix64(s);
+    const uint64_t w = splitmix64(s);
     std::memcpy(out + i, &w, 8);
   }
 }

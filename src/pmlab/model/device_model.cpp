@@ -74,14 +74,14 @@ WriteTiming DeviceModel::record_write(const void* addr, size_t len) noexcept {
   return w;
 }
 
-void DeviceModel::on_writeback(const void* addr, size_t len, persist::Writeback) noexcept {
+void DeviceModel::on_writeback(const void* addr, size_t len, persist::Writeback, const std::source_location&) noexcept {
   const WriteTiming w = record_write(addr, len);
   if (!emulate_) return;
   if (tls_pending.generation != generation_) tls_pending = {generation_, 0};
   tls_pending.accepted_ns = std::max(tls_pending.accepted_ns, w.accepted_ns);
 }
 
-void DeviceModel::on_fence() noexcept {
+void DeviceModel::on_fence(const std::source_location&) noexcept {
   // Bookkeeping first and without a lock: it then overlaps the modelled wait instead of adding to it.
   const uint64_t before = platform::Clock::now();
   fences_.fetch_add(1, std::memory_order_relaxed);

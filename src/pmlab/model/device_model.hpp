@@ -23,8 +23,9 @@ class DeviceModel final : public bench::MemoryModel {
  public:
   DeviceModel(DeviceParams params, bool emulate);
 
-  void on_writeback(const void* addr, size_t len, persist::Writeback kind) noexcept override;
-  void on_fence() noexcept override;
+  void on_writeback(const void* addr, size_t len, persist::Writeback kind,
+                    const std::source_location& where = std::source_location::current()) noexcept override;
+  void on_fence(const std::source_location& where = std::source_location::current()) noexcept override;
   void on_read(const void* addr, size_t len) noexcept override;
   void on_evict(const void* addr, size_t len) noexcept override;
   void reset() noexcept override;

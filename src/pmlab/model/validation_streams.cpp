@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/model/device.hpp"
 
 namespace pmlab::model {
@@ -31,7 +31,7 @@ uint64_t interleaved(bool random, uint32_t size, uint32_t threads, uint64_t tota
   for (uint64_t i = 0; i < per_thread; ++i) {
     for (uint32_t t = 0; t < threads; ++t) {
       const uint64_t base = kRegionPerThread * t;
-      const uint64_t offset = random ? (bench::splitmix64(state[t]) % (kRandomSpan / size)) * size : i * size;
+      const uint64_t offset = random ? (splitmix64(state[t]) % (kRandomSpan / size)) * size : i * size;
       access(base + offset);
     }
   }

@@ -58,11 +58,25 @@ const char* Persister::line_flush_name() const noexcept {
   return "?";
 }
 
-void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
+void Persister::copy_nt(void* dst, const void* src, size_t len, const std::source_location where) const noexcept {
   if (!nt_enabled_ || len == 0) {
     std::memcpy(dst, src, len);
     return;
   }
+  if (observer_ != nullptr) [[unlikely]] {
+    if (observer_->mutation(Call::nt_store, dst, len, where) == Mutation::drop) {
+      std::memcpy(dst, src, len);  // cached stores, never written back
+      return;
+    }
+    observer_->before_store(dst, len, where);
+    copy_nt_now(dst, src, len);
+    observer_->on_writeback(dst, len, Writeback::nt_store, where);
+    return;
+  }
+  copy_nt_now(dst, src, len);
+}
+
+void Persister::copy_nt_now(void* dst, const void* src, size_t len) const noexcept {
   auto* d = static_cast<unsigned char*>(dst);
   auto* s = static_cast<const unsigned char*>(src);
   const uintptr_t begin = reinterpret_cast<uintptr_t>(d);
@@ -75,15 +89,7 @@ void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
   auto edge = [&](uintptr_t from, uintptr_t to) {
     if (from >= to) return;
     std::memcpy(reinterpret_cast<void*>(from), s + (from - begin), to - from);
-    if (line_flush_ == LineFlush::none) return;  // eADR: the cache is durable
-    const uintptr_t line = from & ~(kCacheLine - 1);
-    switch (line_flush_) {
-      case LineFlush::clwb: isa::clwb(reinterpret_cast<void*>(line)); break;
-      case LineFlush::clflushopt: isa::clflushopt(reinterpret_cast<void*>(line)); break;
-      default: isa::clflush(reinterpret_cast<void*>(line)); break;
-    }
-    ++tls_counters.flushes;
-    tls_counters.flushed_bytes += kCacheLine;
+    if (line_flush_ != LineFlush::none) flush_lines(reinterpret_cast<void*>(from), 1);  // eADR: the cache is durable
   };
 
   if (body_begin >= body_end) {  // no whole line inside: at most two partial lines
@@ -96,8 +102,74 @@ void Persister::copy_nt(void* dst, const void* src, size_t len) const noexcept {
     tls_counters.nt_bytes += body_end - body_begin;
     edge(body_end, end);
   }
-  if (observer_ != nullptr) [[unlikely]]
-    observer_->on_writeback(dst, len, Writeback::nt_store);
+}
+
+void Persister::flush_observed(const void* addr, size_t len, const std::source_location& where) const noexcept {
+  if (observer_->mutation(Call::flush, addr, len, where) == Mutation::drop) return;
+  flush_lines(addr, len);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(addr) & ~(kCacheLine - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(addr) + len + kCacheLine - 1) & ~(kCacheLine - 1);
+  observer_->on_writeback(reinterpret_cast<const void*>(first), end - first, Writeback::flush, where);
+}
+
+void Persister::fence_observed(const std::source_location& where) const noexcept {
+  if (observer_->mutation(Call::fence, nullptr, 0, where) == Mutation::drop) return;
+  observer_->on_fence(where);
+  fence_now();
+}
+
+void Persister::store_record_observed(void* line, const LineRecord& record, void* last_line,
+                                      const std::source_location& where) const noexcept {
+  const uint64_t shape = record_shape(record);
+  const bool written_back =
+      nt_enabled_ && observer_->mutation(Call::nt_store, line, record.line_bytes(), where) != Mutation::drop;
+  if (written_back) observer_->before_store(line, record.line_bytes(), where);
+  if (!written_back || nt_record_ == nullptr) {
+    store_record_composed(line, record.prefix, record.words[0], record.words[1], record.body, shape, last_line,
+                          written_back);
+  } else {
+    nt_record_(line, record.prefix, record.words[0], record.words[1], record.body, shape, last_line);
+    tls_counters.nt_bytes += record.line_bytes();
+  }
+  if (written_back) observer_->on_writeback(line, record.line_bytes(), Writeback::nt_store, where);
+}
+
+void Persister::atomic_store_observed(uint64_t* word, uint64_t value, std::memory_order order,
+                                      const std::source_location& where) const noexcept {
+  if (observer_->mutation(Call::atomic_store, word, 8, where) == Mutation::split) {
+    const uint64_t changed = std::atomic_ref<uint64_t>(*word).load(std::memory_order_relaxed) ^ value;
+    // Plain stores, as a design that forgot store8 would make: the observer sees the word between the
+    // halves, and nothing makes its bytes atomic.
+    auto* half = reinterpret_cast<uint32_t*>(word);
+    for (int i = 0; i < 2; ++i) {
+      observer_->before_store(half + i, 4, where);
+      std::atomic_ref<uint32_t>(half[i]).store(static_cast<uint32_t>(value >> (32 * i)), order);
+    }
+    observer_->after_split_store((changed & 0xffffffffu) != 0 && (changed >> 32) != 0, where);
+    return;
+  }
+  observer_->before_store(word, 8, where);
+  std::atomic_ref<uint64_t>(*word).store(value, order);
+  observer_->after_atomic_store(word, 8, where);
+}
+
+bool Persister::compare_exchange_observed(uint64_t* word, uint64_t& expected, uint64_t desired, std::memory_order order,
+                                          const std::source_location& where) const noexcept {
+  (void)observer_->mutation(Call::atomic_rmw, word, 8, where);  // heard; a read-modify-write is never mutated
+  observer_->before_store(word, 8, where);
+  const bool swapped = std::atomic_ref<uint64_t>(*word).compare_exchange_strong(expected, desired, order);
+  observer_->after_atomic_store(word, 8, where);
+  return swapped;
+}
+
+uint64_t Persister::rmw_observed(uint64_t* word, Rmw op, uint64_t operand, std::memory_order order,
+                                 const std::source_location& where) const noexcept {
+  (void)observer_->mutation(Call::atomic_rmw, word, 8, where);
+  observer_->before_store(word, 8, where);
+  std::atomic_ref<uint64_t> ref(*word);
+  const uint64_t old = op == Rmw::add ? ref.fetch_add(operand, order) : ref.fetch_or(operand, order);
+  observer_->after_atomic_store(word, 8, where);
+  return old;
 }
 
 namespace {
@@ -128,7 +200,7 @@ constexpr uint64_t kComposedBytes = 1024;
 }  // namespace
 
 void Persister::store_record_composed(void* line, const void* prefix, uint64_t word0, uint64_t word1, const void* body,
-                                      uint64_t shape, void* last_line) const noexcept {
+                                      uint64_t shape, void* last_line, bool non_temporal) const noexcept {
   const LineRecord record = unpack_record(prefix, word0, word1, body, shape);
   const uint64_t len = record.line_bytes();
   auto* dst = static_cast<unsigned char*>(line);
@@ -141,7 +213,7 @@ void Persister::store_record_composed(void* line, const void* prefix, uint64_t w
   };
   auto store = [&](uint64_t from, const uint64_t* words, uint64_t bytes) {
     auto* d = reinterpret_cast<uint64_t*>(dst + from);
-    if (nt_enabled_) {
+    if (non_temporal) {
       for (uint64_t i = 0; i < bytes / 8; ++i) isa::movnti(d + i, words[i]);
     } else {
       for (uint64_t i = 0; i < bytes / 8; ++i) std::memcpy(d + i, words + i, 8);
@@ -159,7 +231,7 @@ void Persister::store_record_composed(void* line, const void* prefix, uint64_t w
     const uint64_t inner_begin = (body_begin + kCacheLine - 1) & ~(kCacheLine - 1);
     const uint64_t inner_end = record.end() & ~(kCacheLine - 1);
     const auto* src = static_cast<const unsigned char*>(record.body) + (inner_begin - body_begin);
-    if (nt_enabled_) nt_copy_(dst + inner_begin, src, inner_end - inner_begin);
+    if (non_temporal) nt_copy_(dst + inner_begin, src, inner_end - inner_begin);
     else std::memcpy(dst + inner_begin, src, inner_end - inner_begin);
     compose(0, inner_begin, composed);
     store(0, composed, inner_begin);
@@ -174,17 +246,34 @@ void Persister::store_record_composed(void* line, const void* prefix, uint64_t w
     if (record.end() % kCacheLine == 0) std::memset(last, 0, kCacheLine);
     else for (uint64_t i = 0; i < kCacheLine / 8; ++i) std::memcpy(last + 8 * i, last_words + i, 8);
   }
-  if (!nt_enabled_) return;
-  tls_counters.nt_bytes += len;
-  if (observer_ != nullptr) [[unlikely]]
-    observer_->on_writeback(line, len, Writeback::nt_store);
+  if (non_temporal) tls_counters.nt_bytes += len;
 }
 
-void Persister::zero_nt(void* dst, size_t len) const noexcept {
+void Persister::zero_nt(void* dst, size_t len, const std::source_location where) const noexcept {
   alignas(64) static constexpr unsigned char kZeros[4096] = {};
   auto* d = static_cast<unsigned char*>(dst);
   for (size_t done = 0; done < len; done += sizeof kZeros)
-    copy_nt(d + done, kZeros, std::min(sizeof kZeros, len - done));
+    copy_nt(d + done, kZeros, std::min(sizeof kZeros, len - done), where);
+}
+
+const char* to_string(Call c) noexcept {
+  switch (c) {
+    case Call::flush: return "flush";
+    case Call::fence: return "fence";
+    case Call::nt_store: return "nt_store";
+    case Call::atomic_store: return "atomic_store";
+    case Call::atomic_rmw: return "atomic_rmw";
+  }
+  return "?";
+}
+
+const char* to_string(Mutation m) noexcept {
+  switch (m) {
+    case Mutation::none: return "none";
+    case Mutation::drop: return "drop";
+    case Mutation::split: return "split";
+  }
+  return "?";
 }
 
 }  // namespace pmlab::persist

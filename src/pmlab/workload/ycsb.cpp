@@ -139,7 +139,7 @@ uint64_t records_after_run(const WorkloadSpec& w, const KeySpace& keys, uint64_t
 std::vector<Op> run_ops(const WorkloadSpec& w, const KeySpace& keys, uint64_t count, uint64_t seed, int thread,
                         int threads) {
   uint64_t mixed = seed ^ (0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(thread) + 1));
-  Random rng(bench::splitmix64(mixed));
+  Random rng(splitmix64(mixed));
   const double total = w.read + w.update + w.insert + w.scan + w.read_modify_write;
   const double cut_read = w.read / total, cut_update = cut_read + w.update / total,
                cut_insert = cut_update + w.insert / total, cut_scan = cut_insert + w.scan / total;

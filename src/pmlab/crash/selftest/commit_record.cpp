@@ -6,7 +6,7 @@
 // back afterwards (a crash in between loses every published record).
 #include <cstring>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/crash/selftest/support.hpp"
 #include "pmlab/crash/subject.hpp"
 
 namespace pmlab::crash::selftest {
@@ -36,16 +36,7 @@ struct alignas(64) Header {
   uint64_t pad[6];
 };
 
-uint64_t payload_word(uint64_t seed, uint64_t op, int k) {
-  uint64_t s = seed * 0x100000001b3ULL + op * 31 + static_cast<uint64_t>(k);
-  return bench::splitmix64(s);
-}
-
-uint64_t checksum(const Record& r) {
-  uint64_t h = r.seq * 0x9e3779b97f4a7c15ULL;
-  for (uint64_t w : r.payload) h = (h ^ w) * 0x100000001b3ULL;
-  return h ^ 0x5bd1e995;
-}
+uint64_t checksum(const Record& r) { return checksum_words(&r.seq, 15); }
 
 class CommitRecord final : public Subject {
  public:
@@ -63,22 +54,22 @@ class CommitRecord final : public Subject {
       ops.begin(i, "publish record " + std::to_string(i));
       Record& r = records[i];
       r.seq = i;
-      for (int k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
+      for (uint64_t k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.checksum = checksum(r);
       switch (bug_) {
         case Bug::none:
         case Bug::unsafe_recovery:
           p.persist(&r, sizeof r);
-          persist::Persister::store8(&header->count, i + 1);
+          p.store8(&header->count, i + 1);
           p.persist(&header->count, 8);
           break;
         case Bug::missing_flush:
-          persist::Persister::store8(&header->count, i + 1);
+          p.store8(&header->count, i + 1);
           p.persist(&header->count, 8);
           break;
         case Bug::missing_fence:
           p.flush(&r, sizeof r);
-          persist::Persister::store8(&header->count, i + 1);
+          p.store8(&header->count, i + 1);
           p.flush(&header->count, 8);
           p.fence();
           break;
@@ -89,7 +80,7 @@ class CommitRecord final : public Subject {
           p.persist(header, 16);
           break;
         case Bug::eadr_no_fence:
-          persist::Persister::store8(&header->count, i + 1);
+          p.store8(&header->count, i + 1);
           break;
       }
       ops.end(i);
@@ -100,14 +91,14 @@ class CommitRecord final : public Subject {
     auto* header = reinterpret_cast<Header*>(image.base);
     const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
     if (recovery_ == Recovery::stamps) {
-      persist::Persister::store8(&header->pad[0], header->pad[0] + 1);
+      p.store8(&header->pad[0], header->pad[0] + 1);
       p.persist(&header->pad[0], 8);
     }
     if (bug_ == Bug::unsafe_recovery) {
       const uint64_t published = header->count;
-      persist::Persister::store8(&header->count, 0);
+      p.store8(&header->count, 0);
       p.persist(&header->count, 8);
-      persist::Persister::store8(&header->count, published);
+      p.store8(&header->count, published);
       p.persist(&header->count, 8);
     }
     recovery_done();
@@ -125,7 +116,7 @@ class CommitRecord final : public Subject {
     for (uint64_t i = 0; i < count; ++i) {
       const Record& r = records[i];
       bool intact = r.seq == i && r.checksum == checksum(r);
-      for (int k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
+      for (uint64_t k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
       if (!intact) return error(Errc::failed, "record " + std::to_string(i) + " is published but its data did not persist");
     }
     return Status::success();
@@ -138,38 +129,29 @@ class CommitRecord final : public Subject {
   uint64_t seed_;
 };
 
-SubjectInfo info(std::string name, std::string description, Bug bug, std::vector<persist::Domain> domains,
-                 Recovery recovery = Recovery::reads_only) {
-  SubjectInfo i;
-  i.name = std::move(name);
-  i.description = std::move(description);
-  i.domains = std::move(domains);
-  i.deliberately_broken = bug != Bug::none;
-  i.make = [bug, recovery](const SubjectOptions& o) { return std::make_unique<CommitRecord>(bug, recovery, o); };
-  return i;
-}
-
 using persist::Domain;
-const SubjectRegistration correct{info("selftest.commit-record",
-                                       "record, persist, 8-byte commit word, persist (the correct protocol)", Bug::none,
-                                       {Domain::adr, Domain::eadr})};
-const SubjectRegistration stamping{info("selftest.commit-record-stamp",
-                                        "the correct protocol, whose recovery also persists a recovery count",
-                                        Bug::none, {Domain::adr, Domain::eadr}, Recovery::stamps)};
-const SubjectRegistration unsafe_recovery{info("selftest.broken.unsafe-recovery",
-                                               "recovery takes the commit word down while it re-validates",
-                                               Bug::unsafe_recovery, {Domain::adr, Domain::eadr})};
-const SubjectRegistration missing_flush{info("selftest.broken.missing-flush",
-                                             "publishes a record that was never flushed", Bug::missing_flush, {Domain::adr})};
-const SubjectRegistration missing_fence{info("selftest.broken.missing-fence",
-                                             "no fence between the record's flush and the commit", Bug::missing_fence,
-                                             {Domain::adr})};
-const SubjectRegistration torn_commit{info("selftest.broken.torn-commit",
-                                           "commit spread over two words written with plain stores", Bug::torn_commit,
-                                           {Domain::adr, Domain::eadr})};
-const SubjectRegistration eadr_no_fence{info("selftest.broken.eadr-no-fence",
-                                             "eADR design without its fence: operations return with stores in flight",
-                                             Bug::eadr_no_fence, {Domain::eadr})};
+const std::vector<Domain> kAdr{Domain::adr}, kEadr{Domain::eadr};
+const SubjectRegistration correct{variant<CommitRecord>(
+    "selftest.commit-record", "record, persist, 8-byte commit word, persist (the correct protocol)", false, kBothDomains,
+    Bug::none, Recovery::reads_only)};
+const SubjectRegistration stamping{variant<CommitRecord>(
+    "selftest.commit-record-stamp", "the correct protocol, whose recovery also persists a recovery count", false,
+    kBothDomains, Bug::none, Recovery::stamps)};
+const SubjectRegistration unsafe_recovery{variant<CommitRecord>(
+    "selftest.broken.unsafe-recovery", "recovery takes the commit word down while it re-validates", true, kBothDomains,
+    Bug::unsafe_recovery, Recovery::reads_only)};
+const SubjectRegistration missing_flush{variant<CommitRecord>(
+    "selftest.broken.missing-flush", "publishes a record that was never flushed", true, kAdr, Bug::missing_flush,
+    Recovery::reads_only)};
+const SubjectRegistration missing_fence{variant<CommitRecord>(
+    "selftest.broken.missing-fence", "no fence between the record's flush and the commit", true, kAdr,
+    Bug::missing_fence, Recovery::reads_only)};
+const SubjectRegistration torn_commit{variant<CommitRecord>(
+    "selftest.broken.torn-commit", "commit spread over two words written with plain stores", true, kBothDomains,
+    Bug::torn_commit, Recovery::reads_only)};
+const SubjectRegistration eadr_no_fence{variant<CommitRecord>(
+    "selftest.broken.eadr-no-fence", "eADR design without its fence: operations return with stores in flight", true,
+    kEadr, Bug::eadr_no_fence, Recovery::reads_only)};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

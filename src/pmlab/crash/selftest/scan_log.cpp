@@ -3,7 +3,8 @@
 // length and checksum before trusting it; the broken one trusts the length.
 #include <cstring>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
+#include "pmlab/crash/selftest/support.hpp"
 #include "pmlab/crash/subject.hpp"
 
 namespace pmlab::crash::selftest {
@@ -24,7 +25,7 @@ uint64_t entry_checksum(uint64_t len, const unsigned char* payload) {
 
 uint64_t payload_len(uint64_t seed, uint64_t op) {
   uint64_t s = seed + op * 0x9e3779b97f4a7c15ULL;
-  return 8 + bench::splitmix64(s) % (kMaxPayload - 7);
+  return 8 + splitmix64(s) % (kMaxPayload - 7);
 }
 
 unsigned char payload_byte(uint64_t seed, uint64_t op, uint64_t k) {
@@ -92,19 +93,11 @@ class ScanLog final : public Subject {
   uint64_t seed_;
 };
 
-SubjectInfo info(std::string name, std::string description, bool trust_length) {
-  SubjectInfo i;
-  i.name = std::move(name);
-  i.description = std::move(description);
-  i.deliberately_broken = trust_length;
-  i.make = [trust_length](const SubjectOptions& o) { return std::make_unique<ScanLog>(trust_length, o); };
-  return i;
-}
-
-const SubjectRegistration correct{info("selftest.scan-log",
-                                       "variable-length entries, recovery validates length and checksum", false)};
-const SubjectRegistration trusting{info("selftest.broken.unvalidated-length",
-                                        "recovery trusts an entry's length without validating it", true)};
+const SubjectRegistration correct{variant<ScanLog>(
+    "selftest.scan-log", "variable-length entries, recovery validates length and checksum", false, kBothDomains, false)};
+const SubjectRegistration trusting{variant<ScanLog>(
+    "selftest.broken.unvalidated-length", "recovery trusts an entry's length without validating it", true, kBothDomains,
+    true)};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

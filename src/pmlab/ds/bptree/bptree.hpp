@@ -34,7 +34,9 @@ class BPTree {
 
   BPTree(Arena<M>& arena, const Options& o)
       : arena_(arena), value_bytes_(o.value_bytes), stride_((o.value_bytes + 7u) & ~7u),
-        slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), concurrent_(o.concurrent) {}
+        slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), concurrent_(o.concurrent) {
+    arena_.declare_volatile(&arena_.root(1), 16);  // the index root and its depth
+  }
 
   static uint64_t bytes_needed(const Options& o) {
     const uint64_t slots = std::clamp<uint32_t>(o.leaf_slots, 4, 32);
@@ -62,7 +64,10 @@ class BPTree {
     PMLAB_TRY(arena_.open(kMagic));
     if (arena_.root(3) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
     PMLAB_TRY(check());
-    return rebuild_index();
+    PMLAB_TRY(rebuild_index());
+    // The rebuild took arena space: the bump offset it advanced is durable before new leaves follow it.
+    arena_.fence();
+    return Status::success();
   }
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
@@ -159,6 +164,12 @@ class BPTree {
   std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + 8 + s * slot_bytes()); }
   uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept { return *reinterpret_cast<const uint64_t*>(slot(leaf, s)); }
   Inner* inner(uint64_t off) const noexcept { return arena_.template at<Inner>(off); }
+  // Inner nodes live in the arena but are never made durable: recovery rebuilds them from the leaves.
+  uint64_t alloc_inner() noexcept {
+    const uint64_t off = arena_.alloc(kInnerBytes);
+    if (off != 0) arena_.declare_volatile(arena_.bytes(off), kInnerBytes);
+    return off;
+  }
 
   int find_slot(uint64_t leaf, uint64_t key) const noexcept {
     for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
@@ -198,7 +209,7 @@ class BPTree {
         arena_.persist(target, 8 + value_bytes_);
         uint32_t next_bits = bits | (1u << s);
         if (existing >= 0) next_bits &= ~(1u << existing);
-        Arena<M>::store8(word(leaf), (Arena<M>::load8(word(leaf)) & ~kBitsMask) | next_bits);
+        arena_.store8(word(leaf), (Arena<M>::load8(word(leaf)) & ~kBitsMask) | next_bits);
         arena_.persist(word(leaf), 8);
         return true;
       }
@@ -227,7 +238,7 @@ class BPTree {
     const uint32_t moved = n - keep;
     *word(right) = (old_word & ~kBitsMask) | (moved == 32 ? 0xffffffffu : (1u << moved) - 1);
     arena_.persist(arena_.bytes(right), 8 + moved * slot_bytes());
-    Arena<M>::store8(word(leaf), ((right / kBlockAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
+    arena_.store8(word(leaf), ((right / kBlockAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
     arena_.persist(word(leaf), 8);
     return add_to_parent(path, static_cast<int>(arena_.root(2)) - 1, live[keep].first, right);
   }
@@ -237,7 +248,7 @@ class BPTree {
   bool add_to_parent(const uint64_t* path, int level, uint64_t sep, uint64_t right) noexcept {
     if (level < 0) {
       if (arena_.root(2) + 1 >= kMaxDepth) return false;
-      const uint64_t root = arena_.alloc(kInnerBytes);
+      const uint64_t root = alloc_inner();
       if (root == 0) return false;
       Inner* in = inner(root);
       in->count = 2;
@@ -268,7 +279,7 @@ class BPTree {
       in->count = c + 1;
       return true;
     }
-    const uint64_t sibling = arena_.alloc(kInnerBytes);
+    const uint64_t sibling = alloc_inner();
     if (sibling == 0) return false;
     Inner* r = inner(sibling);
     const uint64_t left_kids = (kFanout + 1) / 2;
@@ -296,7 +307,7 @@ class BPTree {
     while (level.size() > 1) {
       std::vector<std::pair<uint64_t, uint64_t>> up;
       for (size_t i = 0; i < level.size(); i += kFanout) {
-        const uint64_t off = arena_.alloc(kInnerBytes);
+        const uint64_t off = alloc_inner();
         if (off == 0) return error(Errc::no_space, "no room to rebuild the B+-tree index");
         Inner* in = inner(off);
         const size_t n = std::min<size_t>(kFanout, level.size() - i);

@@ -78,11 +78,11 @@ class Arena {
   // durable mode the bump word is flushed; the caller's next fence makes it durable before any link.
   uint64_t alloc(size_t bytes) noexcept {
     const uint64_t rounded = (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
-    std::atomic_ref<uint64_t> bump(header().bump);
+    const persist::PmWord bump = persister_->word(&header().bump);
     uint64_t off = bump.load(std::memory_order_relaxed);
     do {
       if (off + rounded > size_) return 0;
-    } while (!bump.compare_exchange_weak(off, off + rounded, std::memory_order_relaxed));
+    } while (!bump.compare_exchange_strong(off, off + rounded, std::memory_order_relaxed));
     flush(&header().bump, 8);
     return off;
   }
@@ -101,10 +101,10 @@ class Arena {
   uint64_t used() const noexcept { return header().bump; }
   size_t size() const noexcept { return size_; }
 
-  void flush(const void* p, size_t len) const noexcept {
+  void flush(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
       if (tx::add_fresh(p, len)) return;
-    if constexpr (M::kDurable) persister_->flush(p, len);
+    if constexpr (M::kDurable) persister_->flush(p, len, where);
   }
   void fence(const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
@@ -116,6 +116,10 @@ class Arena {
       if (tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->persist(p, len, where);
   }
+  // Bytes the structure never makes durable and rebuilds after a crash (see Persister::declare_volatile).
+  void declare_volatile(const void* p, size_t len) const noexcept {
+    if constexpr (M::kDurable) persister_->declare_volatile(p, len);
+  }
   // Bytes about to change that may have been reachable when the operation began although they are not
   // now (a B+-tree slot freed by a split earlier in the same operation): the transactional mode undo-logs
   // them first, since its flush registrations assume bytes unreachable at the start of the transaction.
@@ -124,9 +128,9 @@ class Arena {
   }
   // The commit store: atomic in every mode (concurrent readers may see it), durable only after persist.
   // Transactional: the word is undo-logged first.
-  static void store8(uint64_t* word, uint64_t value) noexcept {
+  void store8(uint64_t* word, uint64_t value, const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional) tx::snapshot(word, 8);
-    persist::Persister::store8(word, value);
+    persister_->store8(word, value, where);
   }
   static uint64_t load8(const uint64_t* word) noexcept { return persist::Persister::load8(word); }
 

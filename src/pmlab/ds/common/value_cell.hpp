@@ -36,7 +36,7 @@ class ValueCell {
     std::byte* buffer = cell + 8 + (next - 1) * stride_;
     std::memcpy(buffer, value, value_bytes_);
     arena.persist(buffer, value_bytes_);
-    Arena<M>::store8(selector, next);
+    arena.store8(selector, next);
     arena.persist(selector, 8);
   }
   bool present(const std::byte* cell) const noexcept { return selector(cell) != 0; }

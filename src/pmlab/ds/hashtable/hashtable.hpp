@@ -65,7 +65,7 @@ class Hashtable {
     reinterpret_cast<uint64_t*>(node)[1] = key;
     cell_.init(arena_, node + 16, value);
     arena_.persist(node, 16 + cell_.bytes());
-    Arena<M>::store8(head, off);
+    arena_.store8(head, off);
     arena_.persist(head, 8);
     return true;
   }

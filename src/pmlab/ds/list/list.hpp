@@ -52,7 +52,7 @@ class List {
     reinterpret_cast<uint64_t*>(node)[1] = key;
     cell_.init(arena_, node + 16, value);
     arena_.persist(node, 16 + cell_.bytes());
-    Arena<M>::store8(&arena_.root(0), off);
+    arena_.store8(&arena_.root(0), off);
     arena_.persist(&arena_.root(0), 8);
     return true;
   }

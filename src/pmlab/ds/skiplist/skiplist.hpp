@@ -67,10 +67,10 @@ class Skiplist {
     for (uint32_t i = 0; i < h; ++i) next[i] = links(preds[i])[i];
     cell_.init(arena_, cell(off), value);
     arena_.persist(arena_.bytes(off), node_bytes(h));
-    Arena<M>::store8(&links(preds[0])[0], off);
+    arena_.store8(&links(preds[0])[0], off);
     arena_.persist(&links(preds[0])[0], 8);
     for (uint32_t i = 1; i < h; ++i) {
-      Arena<M>::store8(&links(preds[i])[i], off);
+      arena_.store8(&links(preds[i])[i], off);
       arena_.flush(&links(preds[i])[i], 8);
     }
     if (h > 1) arena_.fence();

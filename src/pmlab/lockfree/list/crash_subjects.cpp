@@ -7,7 +7,7 @@
 // new updates.
 #include <set>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/lockfree/list/linked_list.hpp"
 #include "pmlab/lockfree/list/linkfree_list.hpp"
@@ -30,7 +30,7 @@ std::vector<Step> stream(uint64_t ops, uint64_t seed) {
   uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 7;
   std::vector<Step> out;
   for (uint64_t i = 0; i < ops; ++i) {
-    const uint64_t r = bench::splitmix64(state);
+    const uint64_t r = splitmix64(state);
     const uint64_t kind = r % 8;  // 4/8 insert, 3/8 delete, 1/8 lookup: the set fills and drains
     out.push_back({kind < 4 ? Op::insert : kind < 7 ? Op::remove : Op::contains, 1 + (r >> 8) % kKeys});
   }

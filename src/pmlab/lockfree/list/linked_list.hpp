@@ -72,7 +72,7 @@ class LinkedList {
           if (Status s = redo(*log, reached); !s) return s;
           unlink_marked();
         }
-        persist::Persister::store8(log, 0);
+        p_.store8(log, 0);
         p_.persist(log, 8);
       }
     }
@@ -219,7 +219,7 @@ class LinkedList {
 
   list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
-  std::atomic_ref<uint64_t> link(uint64_t off) const noexcept { return std::atomic_ref<uint64_t>(node(off)->next); }
+  persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
   uint64_t* log_word(int tid) const noexcept { return reinterpret_cast<uint64_t*>(base_ + list_layout::log_offset(tid)); }
   int threads() const noexcept { return static_cast<int>(root().max_threads); }
 
@@ -269,11 +269,11 @@ class LinkedList {
 
   void write_log(int tid, LogOp op, uint64_t key, uint64_t n) {
     const uint64_t entry = static_cast<uint64_t>(slab_->index_of(n)) << 32 | (key & kMaxKey) << 2 | op;
-    persist::Persister::store8(log_word(tid), entry);
+    p_.store8(log_word(tid), entry);
     p_.flush(log_word(tid), 8);
   }
   void clear_log(int tid) {
-    persist::Persister::store8(log_word(tid), 0);
+    p_.store8(log_word(tid), 0);
     p_.persist(log_word(tid), 8);
   }
 
@@ -301,7 +301,7 @@ class LinkedList {
     const bool is_reached = std::find(reached.begin(), reached.end(), n) != reached.end();
     if (op == kDelete) {
       if (is_reached && (node(n)->next & list_layout::kMark) == 0) {
-        node(n)->next |= list_layout::kMark;
+        link(n).store(node(n)->next | list_layout::kMark);
         p_.persist(&node(n)->next, 8);
       }
       return Status::success();
@@ -318,7 +318,7 @@ class LinkedList {
         return Status::success();  // the key is there: the insert would have returned false
       node(n)->next = curr;
       p_.persist(node(n), sizeof(Node));
-      node(pred)->next = n;
+      link(pred).store(n);
       p_.persist(&node(pred)->next, 8);
       return Status::success();
     }
@@ -332,12 +332,12 @@ class LinkedList {
       if (curr == 0) break;
       const uint64_t cw = node(curr)->next;
       if (cw & list_layout::kMark) {
-        node(pred)->next = list_layout::ptr(cw);
+        link(pred).store(list_layout::ptr(cw));
         p_.persist(&node(pred)->next, 8);
         continue;
       }
       if (word & list_layout::kDirty) {
-        node(pred)->next = curr;
+        link(pred).store(curr);
         p_.persist(&node(pred)->next, 8);
       }
       pred = curr;

@@ -55,7 +55,8 @@ class LinkFreeList {
   }
 
   // Scans every node of the slab: the valid, undeleted ones are the set; they are relinked in key order
-  // (links are volatile, so nothing is flushed) and are the only nodes marked taken.
+  // (links are volatile, so no link is flushed) and are the only nodes marked taken. Each member's
+  // insert-flushed flag is set and made durable, so that no operation flushes it again, crash or not.
   Status recover() {
     PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(ListDesign::linkfree), "Link-free list"));
     make_slab();
@@ -77,11 +78,15 @@ class LinkFreeList {
     for (const auto& [key, n] : members) {
       (void)key;
       node(prev)->next = n;
-      node(n)->meta |= validity::kInsFlushed;
+      if ((node(n)->meta & validity::kInsFlushed) == 0) {
+        p_.word(&node(n)->meta).fetch_or(validity::kInsFlushed);
+        p_.flush(&node(n)->meta, 8);
+      }
       slab_->mark_allocated(n);
       prev = n;
     }
     node(prev)->next = 0;
+    p_.fence();
     return Status::success();
   }
 
@@ -194,11 +199,13 @@ class LinkFreeList {
   };
   list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
-  std::atomic_ref<uint64_t> link(uint64_t off) const noexcept { return std::atomic_ref<uint64_t>(node(off)->next); }
-  std::atomic_ref<uint64_t> meta(uint64_t off) const noexcept { return std::atomic_ref<uint64_t>(node(off)->meta); }
+  persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
+  persist::PmWord meta(uint64_t off) const noexcept { return p_.word(&node(off)->meta); }
   void make_slab() {
     slab_ = std::make_unique<Slab>(base_, list_layout::slab_offset(static_cast<int>(root().max_threads)),
                                    static_cast<uint32_t>(sizeof(Node)), static_cast<uint32_t>(root().capacity));
+    p_.declare_volatile(&node(list_layout::kHead)->next, 8);
+    for (uint32_t i = 0; i < slab_->count(); ++i) p_.declare_volatile(&node(slab_->offset_of(i))->next, 8);
   }
 
   void flush_insert(uint64_t n) {

@@ -103,7 +103,7 @@ class SoftList {
           if (v != 0) vslab_->free(v);
           return InsertOutcome::no_space;
         }
-        std::atomic_ref<uint64_t>(pnode(pn)->meta).store(validity::fresh(key), std::memory_order_relaxed);
+        p_.word(&pnode(pn)->meta).store(validity::fresh(key), std::memory_order_relaxed);
         vnode(v)->key = key;
         vnode(v)->aux = pn;
         state(v).store(kIntendInsert, std::memory_order_relaxed);
@@ -200,7 +200,7 @@ class SoftList {
     const uint64_t pn = vnode(v)->aux;
     uint64_t fresh = validity::fresh(vnode(v)->key);
     // A CAS, not a store: a late helper must not revive a node whose deletion is already recorded.
-    std::atomic_ref<uint64_t>(pnode(pn)->meta).compare_exchange_strong(fresh, fresh | validity::kValid, std::memory_order_acq_rel);
+    p_.word(&pnode(pn)->meta).compare_exchange_strong(fresh, fresh | validity::kValid, std::memory_order_acq_rel);
     if (state(v).load(std::memory_order_acquire) != kIntendInsert) return;
     p_.persist(pnode(pn), sizeof(Node));
     uint64_t s = kIntendInsert;
@@ -211,7 +211,7 @@ class SoftList {
   uint64_t help_delete(uint64_t v) {
     if (state(v).load(std::memory_order_acquire) == kIntendDelete) {
       const uint64_t pn = vnode(v)->aux;
-      std::atomic_ref<uint64_t>(pnode(pn)->meta).fetch_or(validity::kDeleted, std::memory_order_acq_rel);
+      p_.word(&pnode(pn)->meta).fetch_or(validity::kDeleted, std::memory_order_acq_rel);
       p_.persist(pnode(pn), sizeof(Node));
       uint64_t s = kIntendDelete;
       state(v).compare_exchange_strong(s, kDeleted, std::memory_order_acq_rel);

@@ -6,7 +6,7 @@
 // flight as well, in FIFO order, with intact data; and it must keep working.
 #include <deque>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/lockfree/ring/ring_buffer.hpp"
 
@@ -25,7 +25,7 @@ class RingSubject final : public crash::Subject {
     uint64_t state = o.seed * 0x2545f4914f6cdd1dULL + 3;
     uint64_t size = 0;
     for (uint64_t i = 0; i < o.ops; ++i) {
-      const bool push = size == 0 || (size < kCapacity && bench::splitmix64(state) % 3 != 0);
+      const bool push = size == 0 || (size < kCapacity && splitmix64(state) % 3 != 0);
       pushes_.push_back(push);
       size += push ? 1 : -1;
     }

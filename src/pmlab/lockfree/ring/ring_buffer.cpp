@@ -26,7 +26,6 @@ struct alignas(64) Root {
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t stride_of(uint32_t slot_bytes) { return round_up(8 + static_cast<uint64_t>(slot_bytes), kLine); }
-std::atomic_ref<uint64_t> word(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
 
 void relax(uint64_t& spins) noexcept {
   if (++spins % 64 == 0)
@@ -152,7 +151,7 @@ Status RingBuffer::recover(const RingOptions& options) {
       if (log[0] & kUndoPush) std::memcpy(s, undo(t) + kLine, stride_);
       else *reinterpret_cast<uint64_t*>(s) = log[1];
       p_.persist(s, stride_);
-      persist::Persister::store8(&log[0], 0);
+      p_.store8(&log[0], 0);
       p_.persist(log, 8);
     }
   }
@@ -202,8 +201,8 @@ Status RingBuffer::recover(const RingOptions& options) {
 void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
   uint64_t spins = 0;
   while (ticket >= last_tail_.load(std::memory_order_acquire) + capacity_) {
-    uint64_t min = word(tail()).load(std::memory_order_seq_cst);
-    for (int t = 0; t < threads_; ++t) min = std::min(min, word(thread_line(t)[1]).load(std::memory_order_seq_cst));
+    uint64_t min = p_.word(&tail()).load(std::memory_order_seq_cst);
+    for (int t = 0; t < threads_; ++t) min = std::min(min, p_.word(&thread_line(t)[1]).load(std::memory_order_seq_cst));
     last_tail_.store(min, std::memory_order_release);
     if (ticket < min + capacity_) break;
     relax(spins);
@@ -213,8 +212,8 @@ void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
 void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
   uint64_t spins = 0;
   while (ticket >= last_head_.load(std::memory_order_acquire)) {
-    uint64_t min = word(head()).load(std::memory_order_seq_cst);
-    for (int t = 0; t < threads_; ++t) min = std::min(min, word(thread_line(t)[0]).load(std::memory_order_seq_cst));
+    uint64_t min = p_.word(&head()).load(std::memory_order_seq_cst);
+    for (int t = 0; t < threads_; ++t) min = std::min(min, p_.word(&thread_line(t)[0]).load(std::memory_order_seq_cst));
     last_head_.store(min, std::memory_order_release);
     if (ticket < min) break;
     relax(spins);
@@ -224,9 +223,9 @@ void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
 void RingBuffer::push(int tid, const void* data) noexcept {
   uint64_t* line = thread_line(tid);
   // The local head first holds a lower bound of the ticket, so consumers never pass it unseen.
-  word(line[0]).store(word(head()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-  const uint64_t ticket = word(head()).fetch_add(1, std::memory_order_seq_cst);
-  word(line[0]).store(ticket, std::memory_order_seq_cst);
+  p_.word(&line[0]).store(p_.word(&head()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  const uint64_t ticket = p_.word(&head()).fetch_add(1, std::memory_order_seq_cst);
+  p_.word(&line[0]).store(ticket, std::memory_order_seq_cst);
   wait_for_space(ticket);
   std::byte* s = slot(ticket);
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
@@ -235,12 +234,12 @@ void RingBuffer::push(int tid, const void* data) noexcept {
       std::memcpy(s + 8, data, slot_bytes_);
       break;
     case RingDesign::txfree:
-      word(line[2]).store(ticket, std::memory_order_relaxed);  // durable with the data: rolls back
+      p_.word(&line[2]).store(ticket, std::memory_order_relaxed);  // durable with the data: rolls back
       std::memcpy(s + 8, data, slot_bytes_);
       if (slot_flusher_) slot_flusher_->flush(s + 8, slot_bytes_);
       p_.fence();
-      persist::Persister::store8(stamp, ticket + 1);
-      word(line[2]).store(kNone, std::memory_order_relaxed);
+      p_.store8(stamp, ticket + 1);
+      p_.word(&line[2]).store(kNone, std::memory_order_relaxed);
       p_.fence();  // the push is durable before it returns (linearization: local head below)
       break;
     case RingDesign::tx: {
@@ -248,25 +247,25 @@ void RingBuffer::push(int tid, const void* data) noexcept {
       std::memcpy(undo(tid) + kLine, s, stride_);  // undo: the slot's old stamp and data
       p_.flush(undo(tid) + kLine, stride_);
       p_.fence();
-      persist::Persister::store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPush);
+      p_.store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPush);
       p_.persist(log, 8);
       std::memcpy(s + 8, data, slot_bytes_);
-      persist::Persister::store8(stamp, ticket + 1);
+      p_.store8(stamp, ticket + 1);
       flush_data(s, stride_);
       p_.fence();
-      persist::Persister::store8(&log[0], 0);  // commit
+      p_.store8(&log[0], 0);  // commit
       p_.persist(log, 8);
       break;
     }
   }
-  word(line[0]).store(kNone, std::memory_order_seq_cst);
+  p_.word(&line[0]).store(kNone, std::memory_order_seq_cst);
 }
 
 void RingBuffer::pop(int tid, void* out) noexcept {
   uint64_t* line = thread_line(tid);
-  word(line[1]).store(word(tail()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-  const uint64_t ticket = word(tail()).fetch_add(1, std::memory_order_seq_cst);
-  word(line[1]).store(ticket, std::memory_order_seq_cst);
+  p_.word(&line[1]).store(p_.word(&tail()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  const uint64_t ticket = p_.word(&tail()).fetch_add(1, std::memory_order_seq_cst);
+  p_.word(&line[1]).store(ticket, std::memory_order_seq_cst);
   wait_for_data(ticket);
   std::byte* s = slot(ticket);
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
@@ -275,24 +274,24 @@ void RingBuffer::pop(int tid, void* out) noexcept {
     case RingDesign::volatile_ring:
       break;
     case RingDesign::txfree:
-      persist::Persister::store8(stamp, (ticket + 1) | kConsumed);
+      p_.store8(stamp, (ticket + 1) | kConsumed);
       p_.flush(stamp, 8);
       p_.fence();
       break;
     case RingDesign::tx: {
       uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
-      persist::Persister::store8(&log[1], persist::Persister::load8(stamp));
+      p_.store8(&log[1], persist::Persister::load8(stamp));
       p_.persist(&log[1], 8);
-      persist::Persister::store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPop);
+      p_.store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPop);
       p_.persist(log, 8);
-      persist::Persister::store8(stamp, (ticket + 1) | kConsumed);
+      p_.store8(stamp, (ticket + 1) | kConsumed);
       p_.persist(stamp, 8);
-      persist::Persister::store8(&log[0], 0);  // commit
+      p_.store8(&log[0], 0);  // commit
       p_.persist(log, 8);
       break;
     }
   }
-  word(line[1]).store(kNone, std::memory_order_seq_cst);
+  p_.word(&line[1]).store(kNone, std::memory_order_seq_cst);
 }
 
 std::vector<std::byte> RingBuffer::contents() const {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/primitives/log/log.hpp"
 
@@ -22,8 +22,8 @@ bool is_truncate(uint64_t op) { return op % kTruncateEvery == kTruncateEvery - 1
 
 std::vector<std::byte> payload(uint64_t seed, uint64_t op) {
   uint64_t s = seed ^ (op * 0x9e3779b97f4a7c15ULL);
-  std::vector<std::byte> p(bench::splitmix64(s) % (kMaxPayload + 1));
-  for (size_t k = 0; k < p.size(); ++k) p[k] = static_cast<std::byte>(bench::splitmix64(s) | 0x11);
+  std::vector<std::byte> p(splitmix64(s) % (kMaxPayload + 1));
+  for (size_t k = 0; k < p.size(); ++k) p[k] = static_cast<std::byte>(splitmix64(s) | 0x11);
   return p;
 }
 
@@ -35,6 +35,7 @@ class LogSubject final : public crash::Subject {
     options_.stores = stores;
     options_.lanes = 2;
     options_.dancing_slots = 4;
+    options_.log_id = mix64(o.seed) | 1;  // the same bytes in every run of the stream
   }
 
   size_t image_bytes() const override {

@@ -162,7 +162,14 @@ Status Log::no_such_lane(uint32_t lane) const {
 
 void Log::store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body, size_t body_len) noexcept {
   constexpr size_t head_len = sizeof head;
-  std::memcpy(dst, head.data(), head_len);
+  if (options_.kind == Kind::zero) {
+    // The count in one store: a count torn byte by byte can equal the bits that persisted of a torn
+    // payload. (Other writers' headers are judged by a footer or size field written after them.)
+    persister_.store8(reinterpret_cast<uint64_t*>(dst), head[0]);
+    std::memcpy(dst + 8, &head[1], 8);
+  } else {
+    std::memcpy(dst, head.data(), head_len);
+  }
   if (persister_.config().flush == persist::FlushInstruction::ntstore && body_len >= om::kLine) {
     std::byte* body_dst = dst + head_len;
     persister_.copy_nt(body_dst, body, body_len);
@@ -184,7 +191,9 @@ void Log::store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexce
     stream_entry(lane, reinterpret_cast<std::byte*>(word), &value, 1, nullptr, 0);
     return;
   }
-  persist::Persister::store8(word, value);
+  // A plain store: the word is compared whole with what the entry implies (a classic footer with its
+  // tag), so a torn word never passes for a written one.
+  std::memcpy(word, &value, sizeof value);
   persister_.flush(word, sizeof *word);
 }
 
@@ -193,7 +202,7 @@ void Log::store_size_field(uint64_t* field, uint64_t value) const noexcept {
     persister_.store_word_line(field, value);
     return;
   }
-  persist::Persister::store8(field, value);
+  persister_.store8(field, value);
   persister_.flush(field, sizeof *field);
 }
 
@@ -226,11 +235,11 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   auto planned = plan(options, region.size());
   if (!planned) return planned.status();
   Geometry g = *planned;
-  g.log_id = fresh_log_id();
+  g.log_id = options.log_id != 0 ? options.log_id : fresh_log_id();
 
   // The magic goes first to zero and last to its value: a crash mid-format leaves a region open refuses.
   auto* sb = reinterpret_cast<om::Superblock*>(region.data());
-  persist::Persister::store8(&sb->magic, 0);
+  persister.store8(&sb->magic, 0);
   persister.persist(&sb->magic, 8);
   sb->version = om::kVersion;
   sb->kind = static_cast<uint8_t>(options.kind);
@@ -244,14 +253,14 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   sb->region_bytes = g.region_bytes;
   sb->checksum = superblock_checksum(*sb);
   auto* watermark = reinterpret_cast<uint64_t*>(region.data() + om::kWatermarkOffset);
-  persist::Persister::store8(watermark, 1);
+  persister.store8(watermark, 1);
   std::memset(region.data() + g.slots_offset, 0, g.data_offset - g.slots_offset);
   persister.flush(region.data(), g.data_offset);
 
   std::unique_ptr<Log> log = make(region, persister, options, g);
   log->prepare_format();
   persister.fence();
-  persist::Persister::store8(&sb->magic, om::kMagic);
+  persister.store8(&sb->magic, om::kMagic);
   persister.persist(&sb->magic, 8);
   return log;
 }
@@ -338,10 +347,14 @@ void Log::for_each(const std::function<void(const Entry&)>& visit) const {
 Status Log::truncate() {
   // One word decides: once the watermark is durable every older entry is gone, whatever the lanes say.
   auto* watermark = reinterpret_cast<uint64_t*>(region_.data() + om::kWatermarkOffset);
-  persist::Persister::store8(watermark, next_lsn_.load(std::memory_order_relaxed));
+  persister_.store8(watermark, next_lsn_.load(std::memory_order_relaxed));
   persister_.persist(watermark, 8);
-  for (uint32_t lane = 0; lane < options_.lanes; ++lane) reset_lane(lane);
-  persister_.fence();
+  // Writers that empty their lanes do so after the watermark is durable (a crash mid-way must not take
+  // entries the watermark does not yet disown), and make it durable before the next append.
+  if (truncation_rewrites_lanes()) {
+    for (uint32_t lane = 0; lane < options_.lanes; ++lane) reset_lane(lane);
+    persister_.fence();
+  }
   for (uint32_t lane = 0; lane < options_.lanes; ++lane) lanes_[lane] = LaneState{};
   return Status::success();
 }

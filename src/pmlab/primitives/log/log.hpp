@@ -74,6 +74,9 @@ struct Options {
   Stores stores = Stores::cached;
   uint32_t lanes = 1;          // concurrent appenders; the region is divided evenly between them
   uint32_t dancing_slots = 64; // size fields per lane for header-dancing (seed 002 used 64)
+  // The id written into the superblock, which tells this log's entries from a former log's in the same
+  // region. 0: a fresh random id. Set it where the bytes must repeat (a crash test runs its stream twice).
+  uint64_t log_id = 0;
 };
 
 // One entry as recovery or iteration sees it; payload points into the log's region.
@@ -161,6 +164,8 @@ class Log {
   // torn tails; `repair` false for the read-only check. reset_lane empties a lane durably (no fence).
   virtual Status recover_lane(uint32_t lane, bool repair) = 0;
   virtual void reset_lane(uint32_t lane) = 0;
+  // Whether reset_lane writes at all (a classic lane is disowned by the watermark alone).
+  virtual bool truncation_rewrites_lanes() const noexcept { return true; }
   // Makes freshly formatted space appendable (a zero log zeroes it). Not fenced.
   virtual void prepare_format() {}
 
@@ -200,7 +205,7 @@ class Log {
   // without a fence.
   inline void store_entry(uint32_t lane, std::byte* dst, const HeaderWords& head, const void* body,
                           size_t body_len) noexcept;
-  // An 8-byte word of an entry (classic's footer), stored atomically and written back, without a fence.
+  // An 8-byte word of an entry (classic's footer), stored and written back, without a fence.
   void store_entry_word(uint32_t lane, uint64_t* word, uint64_t value) noexcept;
   // A lane's size field (a word alone on its line), stored atomically and written back, without a fence.
   // Streaming stores its line whole (Persister::store_word_line): no read-for-ownership of the line first.

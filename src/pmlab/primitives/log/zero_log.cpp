@@ -74,8 +74,19 @@ class ZeroLog final : public Log {
  private:
   // Zeroes (and writes back) every non-zero line of the lane from `offset` on: a torn entry, and bytes
   // an interrupted truncation did not reach. Lines already zero are only read.
+  //
+  // The torn entry's count is cleared first, in one store: zeroing takes bits away, and a count torn
+  // byte by byte on its way to zero could match what is left of the payload. Whole, it is the old count
+  // (more bits than are left) or zero (recovery stops at this entry), whatever else persisted.
   void zero_from(uint32_t lane, uint64_t offset) {
     std::byte* data = lane_data(lane);
+    if (offset + sizeof(om::EntryHeader) <= lane_bytes_) {
+      auto* size_and_check = reinterpret_cast<uint64_t*>(data + offset);
+      if (*size_and_check != 0) {
+        persister_.store8(size_and_check, 0);
+        persister_.flush(size_and_check, 8);
+      }
+    }
     uint64_t line = offset & ~(om::kLine - 1);
     if (line < offset) {  // the partial line after the last kept entry
       const uint64_t end = std::min(line + om::kLine, lane_bytes_);

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/persist/instructions.hpp"
 #include "pmlab/platform/clock.hpp"
@@ -124,7 +124,7 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
         };
         for (uint32_t f = 0; f <= batch && !failed; ++f) {
           frames.emplace_back(store.options().page_size);
-          if (Status s = store.read(k + (bench::splitmix64(mix) % own) * t, frames.back()); !s) fail(s);
+          if (Status s = store.read(k + (splitmix64(mix) % own) * t, frames.back()); !s) fail(s);
         }
         for (const DramPage& frame : frames) {
           const std::span<const std::byte> slot = store.page_bytes(frame.pid);
@@ -142,7 +142,7 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
               const uint32_t d = grid[g];
               for (DramPage& frame : frames) {
                 for (uint32_t j = 0; j < d; ++j) {  // a partial Fisher-Yates shuffle: d distinct lines
-                  std::swap(order[j], order[j + bench::splitmix64(mix) % (lines - j)]);
+                  std::swap(order[j], order[j + splitmix64(mix) % (lines - j)]);
                   frame.mark_dirty(order[j]);
                 }
               }

@@ -155,7 +155,7 @@ Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region
                                              format_size(options.page_size) + " and " + std::to_string(options.lanes) +
                                              " lanes (needs " + format_size(g.region_bytes) + ")");
   auto* sb = reinterpret_cast<om::Superblock*>(region.data());
-  persist::Persister::store8(&sb->magic, 0);
+  persister.store8(&sb->magic, 0);
   persister.persist(&sb->magic, 8);
   sb->version = om::kVersion;
   sb->page_size = options.page_size;
@@ -174,7 +174,7 @@ Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region
   std::memset(region.data() + g.data_offset, 0, g.slots * options.page_size);
   persister.flush(region.data(), g.region_bytes);
   persister.fence();
-  persist::Persister::store8(&sb->magic, om::kMagic);
+  persister.store8(&sb->magic, om::kMagic);
   persister.persist(&sb->magic, 8);
   PMLAB_TRY(store->recover(false));  // builds the DRAM map from what was just written
   return store;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "pmlab/common/random.hpp"
+
 namespace pmlab::ptm {
 
 class WordMap {
@@ -71,15 +73,5 @@ class WordMap {
   uint32_t epoch_ = 1;
   size_t size_ = 0;
 };
-
-// 64-bit mixing (splitmix64's finalizer): checksums of log entries.
-inline uint64_t mix64(uint64_t x) noexcept {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
 
 }  // namespace pmlab::ptm

@@ -44,11 +44,11 @@ Status RedoPtm::recover() {
         return error(Errc::corrupted, "redo log slot " + std::to_string(s.index) + " entry " + std::to_string(i) +
                                           " points outside the heap");
       uint64_t* word = heap_.at<uint64_t>(e.off);
-      persist::Persister::store8(word, e.value);
+      data_p_.store8(word, e.value);
       data_p_.flush(word, 8);
     }
     data_p_.fence();
-    persist::Persister::store8(&h.retired_seq, seq);
+    log_p_.store8(&h.retired_seq, seq);
     log_p_.persist(&h.retired_seq, 8);
     ++replayed_;
   }
@@ -74,7 +74,7 @@ void RedoPtm::commit(Slot& s) {
     std::memcpy(s.entries, s.writes.data(), n * sizeof(RedoEntry));
     h.n = n;
     h.checksum = checksum_of(s.writes.data(), n, seq, s.index);
-    persist::Persister::store8(&h.commit_seq, seq);
+    log_p_.store8(&h.commit_seq, seq);
     log_p_.flush(s.entries, n * sizeof(RedoEntry));
     log_p_.flush(&h, sizeof h);
     log_p_.fence();
@@ -84,7 +84,7 @@ void RedoPtm::commit(Slot& s) {
   if (n > 0) {
     // Every store first, then one write-back per line: a line written back before its last store would
     // reach memory without it.
-    for (const RedoEntry& e : s.writes) persist::Persister::store8(heap_.at<uint64_t>(e.off), e.value);
+    for (const RedoEntry& e : s.writes) data_p_.store8(heap_.at<uint64_t>(e.off), e.value);
     s.lines.clear();
     for (const RedoEntry& e : s.writes) {
       const uint64_t line = e.off & ~uint64_t{63};
@@ -93,7 +93,7 @@ void RedoPtm::commit(Slot& s) {
     data_p_.fence();
   }
   if (log_it) {
-    persist::Persister::store8(&s.header->retired_seq, seq);
+    log_p_.store8(&s.header->retired_seq, seq);
     log_p_.persist(&s.header->retired_seq, 8);
   }
   finish_frees(heap_, s.alloc);

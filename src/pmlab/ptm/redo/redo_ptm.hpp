@@ -114,7 +114,7 @@ class RedoPtm::Tx {
   void write(uint64_t* word, uint64_t value) {
     const uint64_t off = ptm_.heap_.offset_of(word);
     if (s_.alloc.is_fresh(off)) {
-      persist::Persister::store8(word, value);
+      ptm_.data_p_.store8(word, value);
       const uint64_t line = off & ~uint64_t{63};
       if (s_.lines.insert(line, 0).second) s_.fresh_lines.push_back(line);
       return;

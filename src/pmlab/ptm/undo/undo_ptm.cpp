@@ -45,11 +45,11 @@ Status UndoPtm::recover() {
           return error(Errc::corrupted, "undo log slot " + std::to_string(s.index) + " entry " + std::to_string(i) +
                                             " points outside the heap");
         uint64_t* word = heap_.at<uint64_t>(e.off);
-        persist::Persister::store8(word, e.old);
+        data_p_.store8(word, e.old);
         data_p_.flush(word, 8);
       }
       data_p_.fence();
-      persist::Persister::store8(&s.header->seq, seq + 1);
+      log_p_.store8(&s.header->seq, seq + 1);
       log_p_.persist(&s.header->seq, 8);
       ++rolled_back_;
       s.seq = seq + 1;
@@ -69,7 +69,7 @@ void UndoPtm::commit(Slot& s) {
   if (s.n > 0) {
     s.counters.log_entries += s.n;
     ++s.seq;
-    persist::Persister::store8(&s.header->seq, s.seq);
+    log_p_.store8(&s.header->seq, s.seq);
     log_p_.persist(&s.header->seq, 8);
   }
   finish_frees(heap_, s.alloc);

@@ -113,7 +113,7 @@ class UndoPtm::Tx {
       e->check = ptm_.check_of(off, old, s_.seq, s_.index);
       ptm_.log_p_.persist(e, sizeof *e);
     }
-    persist::Persister::store8(word, value);
+    ptm_.data_p_.store8(word, value);
     const uint64_t line = off & ~uint64_t{63};
     if (s_.lines.insert(line, 0).second) s_.dirty.push_back(line);
   }

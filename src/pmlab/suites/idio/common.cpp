@@ -6,6 +6,7 @@
 #include <bit>
 #include <numeric>
 
+#include "pmlab/common/random.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/cpu.hpp"
 #include "pmlab/platform/topology.hpp"
@@ -38,7 +39,7 @@ std::vector<uint32_t> permutation(size_t n, uint64_t seed) {
   std::iota(out.begin(), out.end(), 0u);
   uint64_t state = seed;
   for (size_t i = n; i > 1; --i) {  // Fisher-Yates
-    const size_t j = static_cast<size_t>(bench::splitmix64(state) % i);
+    const size_t j = static_cast<size_t>(splitmix64(state) % i);
     std::swap(out[i - 1], out[j]);
   }
   return out;

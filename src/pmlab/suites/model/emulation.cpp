@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/histogram.hpp"
 #include "pmlab/model/device_model.hpp"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/pool/pmdk_environment.hpp"
 #include "pmlab/suites/primitives/pmdk_peers.hpp"
@@ -129,7 +129,7 @@ void prefault(std::byte* base, size_t bytes) {
 
 std::vector<std::byte> random_bytes(size_t size, uint64_t seed) {
   std::vector<std::byte> out(size);
-  for (size_t k = 0; k < size; ++k) out[k] = static_cast<std::byte>(bench::splitmix64(seed));
+  for (size_t k = 0; k < size; ++k) out[k] = static_cast<std::byte>(splitmix64(seed));
   return out;
 }
 

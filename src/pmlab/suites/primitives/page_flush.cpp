@@ -2,7 +2,7 @@
 // per flusher, page size and threads, with PMDK's libpmemblk writing the same pages as blocks (seed 002
 // Figure 5). Each thread flushes random pages of its own share of the store; which pages and which lines
 // are dirty is drawn before the timed loop.
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
 #include "pmlab/suites/primitives/common.hpp"
 #include "pmlab/suites/primitives/page_streams.hpp"

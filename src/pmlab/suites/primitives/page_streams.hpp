@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "pmlab/bench/access_pattern.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/primitives/page/dram_page.hpp"
 
 namespace pmlab::suites::primitives {
@@ -20,13 +20,13 @@ class PageStreams {
       : dirty_(dirty), pids_(kPicks), lines_(static_cast<size_t>(kSets) * dirty) {
     uint64_t seed = 0x9a9e5eed + static_cast<uint64_t>(thread);
     const uint64_t own = std::max<uint64_t>(1, pages / static_cast<uint64_t>(threads));
-    for (uint64_t& pid : pids_) pid = static_cast<uint64_t>(thread) + (bench::splitmix64(seed) % own) * threads;
+    for (uint64_t& pid : pids_) pid = static_cast<uint64_t>(thread) + (splitmix64(seed) % own) * threads;
     const uint32_t count = page_size / pmlab::primitives::page::kLineBytes;
     std::vector<uint16_t> all(count);
     std::iota(all.begin(), all.end(), uint16_t{0});
     for (uint32_t s = 0; s < kSets; ++s) {
       for (uint32_t j = 0; j < dirty; ++j) {  // a partial Fisher-Yates shuffle: `dirty` distinct lines
-        const uint32_t k = j + static_cast<uint32_t>(bench::splitmix64(seed) % (count - j));
+        const uint32_t k = j + static_cast<uint32_t>(splitmix64(seed) % (count - j));
         std::swap(all[j], all[k]);
         lines_[static_cast<size_t>(s) * dirty + j] = all[j];
       }

@@ -1,0 +1,54 @@
+// Mutation testing of a design's persistence: does the crash simulator notice when one call site is
+// removed or weakened?
+//
+// A discovery run collects every persistence call site the design's run and recoveries reach, per domain.
+// Each site then yields its mutants (call_sites.hpp): a flush or fence dropped, non-temporal stores made
+// cached stores that are never written back, an 8-byte atomic store split in two. Each mutant runs under
+// the simulator until a failure kills it, in the domains and granularities where it can matter (a
+// dropped flush or non-temporal store only under ADR, a split store only where words can tear). A
+// survivor is a blind spot of the simulator, or a call the design does not need: a performance finding.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/crash/simulator.hpp"
+
+namespace pmlab::crash {
+
+struct MutantResult {
+  Mutant mutant;
+  bool killed = false;
+  std::string killed_in;  // "adr/word": the first run that failed
+  std::string evidence;   // what that run's first failure said
+  std::vector<std::string> tried;  // the domain/granularity runs it survived
+  // It never changed what a crash could leave (every split store had a half that did not change, every
+  // dropped call had nothing pending): equivalent to the design on this stream, so no checker could kill
+  // it. Not counted in the score.
+  bool equivalent = false;
+};
+
+struct MutationReport {
+  std::string subject;
+  uint64_t sites = 0;  // persistence call sites reached
+  std::vector<MutantResult> mutants;
+  uint64_t killed = 0;
+  uint64_t equivalent = 0;
+  uint64_t states_checked = 0;
+  double seconds = 0.0;
+  uint64_t counted() const { return mutants.size() - equivalent; }
+  uint64_t survivors() const { return counted() - killed; }
+  double score() const { return counted() == 0 ? 1.0 : static_cast<double>(killed) / static_cast<double>(counted()); }
+};
+
+struct MutationOptions {
+  SimOptions base;  // budget, ops, seed, recovery crash-testing; domain and granularity are set per run
+  std::vector<persist::Domain> domains;
+  std::vector<Granularity> granularities;
+};
+
+Result<MutationReport> mutate(const SubjectInfo& subject, const MutationOptions& options);
+
+}  // namespace pmlab::crash

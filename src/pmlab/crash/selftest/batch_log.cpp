@@ -1,0 +1,123 @@
+// selftest.batch-log and its broken twin: a log written in batches of eight two-line records. A batch
+// writes a header line (batches begun), its records (a head and a tail line each, interleaved), and an
+// index line (records begun) at the far end of the image; it flushes all eighteen lines, fences once, then
+// commits with an 8-byte count of batches and persists it.
+//
+// The broken twin's recovery tries to salvage a batch that was written but not committed: if all eight
+// heads of the batch after the committed ones are whole while both bookkeeping lines still describe the
+// committed state, it concludes the bookkeeping was lost and rolls the count forward, by two batches
+// instead of one. The bug needs one particular subset of the eighteen pending lines: the eight heads
+// persisted and the two bookkeeping lines not, whatever the tails did. It is neither a prefix nor a suffix
+// of the lines in address or write order, and it is two lines away from "all persisted".
+#include <cstring>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+constexpr uint64_t kRecords = 8;
+
+struct alignas(64) Line {
+  uint64_t tag;  // 1 + batch * 64 + record * 2 + (0 head, 1 tail); 0 when never written
+  uint64_t payload[6];
+  uint64_t check;
+};
+struct alignas(64) Word {
+  uint64_t value;
+  uint64_t pad[7];
+};
+struct Front {
+  Word commit;  // batches committed
+  Word header;  // batches begun
+};
+
+class BatchLog final : public Subject {
+ public:
+  BatchLog(bool salvage, const SubjectOptions& o) : salvage_(salvage), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Front) + (ops_ + 1) * 2 * kRecords * sizeof(Line) + sizeof(Word); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    Front* f = front(image);
+    Word* index = index_word(image);
+    for (uint64_t b = 0; b < ops_; ++b) {
+      ops.begin(b, "append batch " + std::to_string(b));
+      p.store8(&f->header.value, b + 1);
+      for (uint64_t r = 0; r < kRecords; ++r) {
+        write_line(*line(image, b, r, 0), b, r, 0);
+        write_line(*line(image, b, r, 1), b, r, 1);
+      }
+      p.store8(&index->value, (b + 1) * kRecords);
+      p.flush(&f->header, sizeof(Word));
+      p.flush(line(image, b, 0, 0), 2 * kRecords * sizeof(Line));
+      p.flush(index, sizeof(Word));
+      p.fence();
+      p.store8(&f->commit.value, b + 1);
+      p.persist(&f->commit.value, 8);
+      ops.end(b);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+    Front* f = front(image);
+    uint64_t committed = f->commit.value;
+    if (salvage_ && committed < ops_ && f->header.value == committed && index_word(image)->value == committed * kRecords) {
+      bool heads = true;
+      for (uint64_t r = 0; r < kRecords && heads; ++r) heads = valid(*line(image, committed, r, 0), committed, r, 0);
+      if (heads) {
+        p.store8(&f->commit.value, committed + 2);
+        p.persist(&f->commit.value, 8);
+        committed += 2;
+      }
+    }
+    recovery_done();
+    if (committed < at.ops_completed) return broken("batch " + std::to_string(committed) + " committed before the crash is missing");
+    if (committed > at.ops_completed + (at.op_in_flight ? 1 : 0))
+      return broken("the commit count " + std::to_string(committed) + " includes batches never appended");
+    // The bookkeeping is durable with the batch it describes, so it never claims less than is committed.
+    if (f->header.value < committed || index_word(image)->value < committed * kRecords)
+      return broken("the bookkeeping lines describe fewer batches than the " + std::to_string(committed) + " committed");
+    for (uint64_t b = 0; b < committed; ++b)
+      for (uint64_t r = 0; r < kRecords; ++r)
+        if (!valid(*line(image, b, r, 0), b, r, 0) || !valid(*line(image, b, r, 1), b, r, 1))
+          return broken("batch " + std::to_string(b) + " is committed but record " + std::to_string(r) + " did not persist");
+    return Status::success();
+  }
+
+ private:
+  static Front* front(Image image) { return reinterpret_cast<Front*>(image.base); }
+  static Word* index_word(Image image) { return reinterpret_cast<Word*>(image.base + image.size - sizeof(Word)); }
+  static Line* line(Image image, uint64_t batch, uint64_t record, uint64_t part) {
+    return reinterpret_cast<Line*>(image.base + sizeof(Front)) + (batch * kRecords + record) * 2 + part;
+  }
+  static uint64_t tag(uint64_t batch, uint64_t record, uint64_t part) { return 1 + batch * 64 + record * 2 + part; }
+
+  void write_line(Line& l, uint64_t batch, uint64_t record, uint64_t part) const {
+    l.tag = tag(batch, record, part);
+    for (uint64_t k = 0; k < 6; ++k) l.payload[k] = payload_word(seed_, l.tag, k);
+    l.check = checksum_words(&l.tag, 7);
+  }
+  bool valid(const Line& l, uint64_t batch, uint64_t record, uint64_t part) const {
+    return l.tag == tag(batch, record, part) && l.check == checksum_words(&l.tag, 7) &&
+           l.payload[0] == payload_word(seed_, l.tag, 0);
+  }
+
+  bool salvage_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const SubjectRegistration correct{variant<BatchLog>(
+    "selftest.batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count", false, kBothDomains,
+    false)};
+const SubjectRegistration salvage{variant<BatchLog>(
+    "selftest.broken.batch-log-salvage",
+    "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 not)",
+    true, kBothDomains, true)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

@@ -1,0 +1,99 @@
+// selftest.epoch-pair and its broken twin: a configuration block kept as two copies, updated by writing the
+// copy not in use and then naming it with a 64-bit epoch in a selector word (shadow paging in miniature).
+// The selector must change in one atomic store. The broken twin writes it as two 4-byte halves with plain
+// stores: each half is atomic, the word is not, and a torn epoch names a copy that does not hold it. Only a
+// model that knows how the word was written (not where it lies) can see this.
+#include <cstring>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+constexpr uint64_t kEpochStep = 0x100000001ULL;  // both halves change at every update
+
+struct alignas(64) Copy {
+  uint64_t epoch;
+  uint64_t payload[6];
+  uint64_t check;
+};
+struct alignas(64) Selector {
+  uint64_t epoch;  // names copy (epoch / kEpochStep) % 2
+  uint64_t pad[7];
+};
+struct Block {
+  Selector selector;
+  Copy copies[2];
+};
+
+class EpochPair final : public Subject {
+ public:
+  EpochPair(bool halves, const SubjectOptions& o) : halves_(halves), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Block); }
+
+  void format(Image image, const persist::Persister& p) override {
+    std::memset(image.base, 0, image.size);
+    write_copy(block(image)->copies[0], 0);
+    p.persist(image.base, image.size);
+  }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    Block* b = block(image);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "publish configuration " + std::to_string(i + 1));
+      const uint64_t epoch = (i + 1) * kEpochStep;
+      Copy& spare = b->copies[(i + 1) % 2];
+      write_copy(spare, i + 1);
+      p.persist(&spare, sizeof spare);
+      if (halves_) {
+        auto* half = reinterpret_cast<uint32_t*>(&b->selector.epoch);
+        half[0] = static_cast<uint32_t>(epoch);
+        half[1] = static_cast<uint32_t>(epoch >> 32);
+      } else {
+        p.store8(&b->selector.epoch, epoch);
+      }
+      p.persist(&b->selector.epoch, 8);
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    recovery_done();
+    const Block* b = block(image);
+    const uint64_t epoch = b->selector.epoch;
+    const uint64_t version = epoch / kEpochStep;
+    const Copy& named = b->copies[version % 2];
+    if (epoch % kEpochStep != 0 || named.epoch != epoch || named.check != checksum_words(&named.epoch, 7))
+      return broken("the selector's epoch " + std::to_string(epoch) + " names a copy that does not hold it");
+    for (uint64_t k = 0; k < 6; ++k)
+      if (named.payload[k] != payload_word(seed_, version, k)) return broken("the named copy holds another payload");
+    if (version == at.ops_completed || (at.op_in_flight && version == at.ops_completed + 1)) return Status::success();
+    return broken("configuration " + std::to_string(version) + " is current, but " + std::to_string(at.ops_completed) +
+                  " updates returned");
+  }
+
+ private:
+  static Block* block(Image image) { return reinterpret_cast<Block*>(image.base); }
+
+  void write_copy(Copy& c, uint64_t version) const {
+    c.epoch = version * kEpochStep;
+    for (uint64_t k = 0; k < 6; ++k) c.payload[k] = payload_word(seed_, version, k);
+    c.check = checksum_words(&c.epoch, 7);
+  }
+
+  bool halves_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const SubjectRegistration correct{variant<EpochPair>(
+    "selftest.epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store", false, kBothDomains,
+    false)};
+const SubjectRegistration halves{variant<EpochPair>(
+    "selftest.broken.epoch-halves", "the epoch selector written as two 4-byte halves with plain stores", true, kBothDomains,
+    true)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

@@ -1,0 +1,87 @@
+// selftest.indexed-store and its broken twin: an append-only key-value store with a volatile index. Each
+// put writes a record line and persists it, then publishes it by an 8-byte count and persists that; the
+// design also keeps, in DRAM, the keys in order and how many records it knows to be durable.
+//
+// The broken twin's recovery trusts its DRAM bookkeeping, the number of records it remembers as durable,
+// instead of the count in the image. After a real power failure that memory is gone (a fresh process
+// starts with an empty object), so recovery finds nothing. A checker that lets recovery run in a copy of
+// the process that ran the operations hands it that memory, and the bug hides.
+#include <cstring>
+#include <vector>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+struct alignas(64) Record {
+  uint64_t key;
+  uint64_t payload[6];
+  uint64_t check;
+};
+struct alignas(64) Header {
+  uint64_t count;
+  uint64_t pad[7];
+};
+
+class IndexedStore final : public Subject {
+ public:
+  IndexedStore(bool trusts_dram, const SubjectOptions& o) : trusts_dram_(trusts_dram), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    auto* header = reinterpret_cast<Header*>(image.base);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "put key " + std::to_string(key_of(i)));
+      Record& r = record(image, i);
+      r.key = key_of(i);
+      for (uint64_t k = 0; k < 6; ++k) r.payload[k] = payload_word(seed_, i, k);
+      r.check = checksum_words(&r.key, 7);
+      p.persist(&r, sizeof r);
+      p.store8(&header->count, i + 1);
+      p.persist(&header->count, 8);
+      keys_.push_back(r.key);
+      durable_records_ = i + 1;
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const auto* header = reinterpret_cast<const Header*>(image.base);
+    const uint64_t count = trusts_dram_ ? durable_records_ : header->count;
+    recovery_done();
+    if (count > ops_) return broken("count " + std::to_string(count) + " is beyond the image");
+    for (uint64_t i = 0; i < count; ++i) {
+      const Record& r = record(image, i);
+      if (r.key != key_of(i) || r.check != checksum_words(&r.key, 7))
+        return broken("record " + std::to_string(i) + " is published but did not persist");
+    }
+    if (count < at.ops_completed) return broken("put " + std::to_string(count) + " returned before the crash but is missing");
+    if (count > at.ops_completed + (at.op_in_flight ? 1 : 0)) return broken("the store holds puts never made");
+    return Status::success();
+  }
+
+ private:
+  uint64_t key_of(uint64_t i) const { return payload_word(seed_, i, 99) | 1; }
+  static Record& record(Image image, uint64_t i) { return reinterpret_cast<Record*>(image.base + sizeof(Header))[i]; }
+
+  bool trusts_dram_;
+  uint64_t ops_;
+  uint64_t seed_;
+  std::vector<uint64_t> keys_;    // DRAM: the keys in put order (the volatile index)
+  uint64_t durable_records_ = 0;  // DRAM: records known durable
+};
+
+const SubjectRegistration correct{variant<IndexedStore>(
+    "selftest.indexed-store", "append-only records published by a durable count, DRAM index beside", false, kBothDomains,
+    false)};
+const SubjectRegistration dram{variant<IndexedStore>(
+    "selftest.broken.indexed-store-dram-count", "recovery trusts the record count it kept in DRAM during the run", true,
+    kBothDomains, true)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

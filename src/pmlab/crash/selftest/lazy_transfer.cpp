@@ -1,0 +1,137 @@
+// selftest.lazy-transfer and its broken twin: bank transfers made durable as an intent (redo) record and
+// applied to the balances later. A transfer persists its intent (the two accounts and their new balances,
+// so applying it twice is harmless), commits it with one atomic store and returns; the next transfer, or
+// recovery, applies the committed intent to both balances, persists them, and only then retires the intent.
+// The balances live on lines of their own.
+//
+// The broken twin's recovery applies the intent and retires it with plain stores and never persists
+// either: it leaves a correct picture in the cache, and every check of that picture passes. A crash right
+// after recovery persists any subset of those lines, and a retired intent without its balances loses a
+// transfer that returned.
+#include <cstring>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+constexpr uint64_t kAccounts = 6;
+constexpr uint64_t kOpening = 1000;
+
+struct alignas(64) Intent {
+  uint64_t committed;  // 1 + the transfer it commits; 0 when retired
+  uint64_t from, to, from_balance, to_balance;
+  uint64_t check;
+  uint64_t pad[2];
+};
+struct alignas(64) Account {
+  uint64_t balance;
+  uint64_t pad[7];
+};
+struct Bank {
+  Intent intent;
+  Account accounts[kAccounts];
+};
+
+struct Transfer {
+  uint64_t from, to, amount;
+};
+
+class LazyTransfer final : public Subject {
+ public:
+  LazyTransfer(bool durable_repair, const SubjectOptions& o) : durable_repair_(durable_repair), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Bank); }
+
+  void format(Image image, const persist::Persister& p) override {
+    std::memset(image.base, 0, image.size);
+    for (auto& a : bank(image)->accounts) a.balance = kOpening;
+    p.persist(image.base, image.size);
+  }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    Bank* b = bank(image);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "transfer " + std::to_string(i));
+      apply_committed(b, p, true);
+      const Transfer t = transfer(i);
+      b->intent.from = t.from;
+      b->intent.to = t.to;
+      b->intent.from_balance = b->accounts[t.from].balance - t.amount;
+      b->intent.to_balance = b->accounts[t.to].balance + t.amount;
+      b->intent.check = checksum_words(&b->intent.from, 4);
+      p.persist(&b->intent.from, 40);
+      p.store8(&b->intent.committed, i + 1);
+      p.persist(&b->intent.committed, 8);
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+    Bank* b = bank(image);
+    apply_committed(b, p, durable_repair_);
+    recovery_done();
+    if (b->intent.committed != 0) return broken("recovery left a committed intent unapplied");
+    uint64_t expect[kAccounts], alternative[kAccounts];
+    balances_after(at.ops_completed, expect);
+    balances_after(at.ops_completed + 1, alternative);
+    bool same = true, same_alt = at.op_in_flight;
+    for (uint64_t a = 0; a < kAccounts; ++a) {
+      same = same && b->accounts[a].balance == expect[a];
+      same_alt = same_alt && b->accounts[a].balance == alternative[a];
+    }
+    if (same || same_alt) return Status::success();
+    return broken("balances do not match the " + std::to_string(at.ops_completed) + " transfers that returned");
+  }
+
+ private:
+  static Bank* bank(Image image) { return reinterpret_cast<Bank*>(image.base); }
+
+  Transfer transfer(uint64_t i) const {
+    const uint64_t from = payload_word(seed_, i, 0) % kAccounts;
+    const uint64_t to = (from + 1 + payload_word(seed_, i, 1) % (kAccounts - 1)) % kAccounts;
+    return {from, to, 1 + payload_word(seed_, i, 2) % 50};
+  }
+
+  void balances_after(uint64_t ops, uint64_t* out) const {
+    for (uint64_t a = 0; a < kAccounts; ++a) out[a] = kOpening;
+    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+      const Transfer t = transfer(i);
+      out[t.from] -= t.amount;
+      out[t.to] += t.amount;
+    }
+  }
+
+  // Applies a committed intent and retires it; `durable` makes the balances durable before the retirement
+  // and the retirement durable before returning.
+  static void apply_committed(Bank* b, const persist::Persister& p, bool durable) {
+    const Intent& in = b->intent;
+    if (in.committed == 0 || in.check != checksum_words(&in.from, 4) || in.from >= kAccounts || in.to >= kAccounts) return;
+    b->accounts[in.from].balance = in.from_balance;
+    b->accounts[in.to].balance = in.to_balance;
+    if (durable) {
+      p.flush(&b->accounts[in.from], 8);
+      p.flush(&b->accounts[in.to], 8);
+      p.fence();
+      p.store8(&b->intent.committed, 0);
+      p.persist(&b->intent.committed, 8);
+    } else {
+      b->intent.committed = 0;
+    }
+  }
+
+  bool durable_repair_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const SubjectRegistration correct{variant<LazyTransfer>(
+    "selftest.lazy-transfer", "transfers committed as redo intents, applied later and retired durably", false,
+    kBothDomains, true)};
+const SubjectRegistration volatile_repair{variant<LazyTransfer>(
+    "selftest.broken.lazy-transfer-volatile-repair",
+    "recovery applies and retires the committed intent with plain stores it never persists", true, kBothDomains, false)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

@@ -1,0 +1,122 @@
+// selftest.offset-stack and its broken twins: a persistent stack of linked nodes. A push writes a node
+// (its link to the old top inside it), persists it, then swings the top with one 8-byte store; a pop
+// swings the top to the next node. The correct design links by offsets from the image's base. The broken
+// ones link by absolute addresses, which name the run's mapping and mean nothing after a reboot: one
+// otherwise correct, one that also forgets to flush the node, a real bug that an absolute pointer into
+// still-live memory would hide.
+#include <cstring>
+#include <vector>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+enum class Links { offsets, absolute, absolute_unflushed };
+
+struct alignas(64) Node {
+  uint64_t next;  // offset or address of the node below; 0 at the bottom
+  uint64_t seq;   // the operation that pushed it
+  uint64_t payload[5];
+  uint64_t check;
+};
+struct alignas(64) Head {
+  uint64_t top;
+  uint64_t pad[7];
+};
+
+class PointerStack final : public Subject {
+ public:
+  PointerStack(Links links, const SubjectOptions& o) : links_(links), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(Head) + ops_ * sizeof(Node); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    auto* head = reinterpret_cast<Head*>(image.base);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      const bool pop = is_pop(i);
+      ops.begin(i, (pop ? "pop, operation " : "push node ") + std::to_string(i));
+      if (pop) {
+        const Node* top = deref(image, head->top);
+        if (top != nullptr) {
+          p.store8(&head->top, top->next);
+          p.persist(&head->top, 8);
+        }
+      } else {
+        Node& n = node(image, i);
+        n.next = head->top;
+        n.seq = i;
+        for (uint64_t k = 0; k < 5; ++k) n.payload[k] = payload_word(seed_, i, k);
+        n.check = checksum_words(&n.next, 7);
+        if (links_ != Links::absolute_unflushed) p.persist(&n, sizeof n);
+        p.store8(&head->top, ref(image, &n));
+        p.persist(&head->top, 8);
+      }
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    recovery_done();  // nothing to repair: the top word is the commit
+    std::vector<uint64_t> found;  // seqs from the top down
+    const Head* head = reinterpret_cast<const Head*>(image.base);
+    for (const Node* n = deref(image, head->top); n != nullptr; n = deref(image, n->next)) {
+      if (n->check != checksum_words(&n->next, 7) || n->seq >= ops_)
+        return broken("a node reachable from the top did not persist (seq " + std::to_string(n->seq) + ")");
+      if (found.size() > ops_) return broken("the stack's links form a cycle");
+      found.push_back(n->seq);
+    }
+    const std::vector<uint64_t> before = model(at.ops_completed);
+    if (found == before) return Status::success();
+    if (at.op_in_flight && found == model(at.ops_completed + 1)) return Status::success();
+    return broken("the stack holds " + std::to_string(found.size()) + " nodes, not the " + std::to_string(before.size()) +
+                  " the returned operations left");
+  }
+
+ private:
+  static bool is_pop(uint64_t op) { return op % 5 == 4; }
+
+  // The stack after the first `ops` operations, top first.
+  std::vector<uint64_t> model(uint64_t ops) const {
+    std::vector<uint64_t> stack;
+    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+      if (!is_pop(i)) stack.push_back(i);
+      else if (!stack.empty()) stack.pop_back();
+    }
+    return {stack.rbegin(), stack.rend()};
+  }
+
+  static Node& node(Image image, uint64_t i) { return reinterpret_cast<Node*>(image.base + sizeof(Head))[i]; }
+
+  uint64_t ref(Image image, const Node* n) const {
+    if (links_ == Links::offsets) return static_cast<uint64_t>(reinterpret_cast<const std::byte*>(n) - image.base);
+    return reinterpret_cast<uint64_t>(n);
+  }
+
+  const Node* deref(Image image, uint64_t r) const {
+    if (r == 0) return nullptr;
+    if (links_ != Links::offsets) return reinterpret_cast<const Node*>(r);  // trusted: that is the bug
+    if (r < sizeof(Head) || r + sizeof(Node) > image.size || (r - sizeof(Head)) % sizeof(Node) != 0) return nullptr;
+    return reinterpret_cast<const Node*>(image.base + r);
+  }
+
+  Links links_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const SubjectRegistration correct{variant<PointerStack>(
+    "selftest.offset-stack", "linked stack, links are offsets from the image base", false, kBothDomains, Links::offsets)};
+const SubjectRegistration absolute{variant<PointerStack>(
+    "selftest.broken.absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", true,
+    kBothDomains, Links::absolute)};
+const SubjectRegistration absolute_unflushed{variant<PointerStack>(
+    "selftest.broken.absolute-stack-unflushed",
+    "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)", true, kBothDomains,
+    Links::absolute_unflushed)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

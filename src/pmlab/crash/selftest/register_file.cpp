@@ -1,0 +1,121 @@
+// selftest.register-file and its broken twin: a file of registers, each a value kept in two slots and a
+// state word naming the live one. A write fills the other slot and persists it; then it counts the write
+// in a journal line (flushed, not fenced) and flips the state word with one atomic store; one fence makes
+// both durable.
+//
+// The broken twin marks the register busy in its state word, for readers, between the slot's fence and
+// the flip. Nothing flushes the mark and the flip overwrites it before the next fence, but nothing stops
+// the cache from evicting the line while it holds it: a crash then leaves a register whose last completed
+// write is gone. The value is transient: it is neither the line's durable content, nor its content at a
+// flush or a fence, only what the line held at a persistence call in between.
+#include <cstring>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::selftest {
+namespace {
+
+constexpr uint64_t kRegisters = 4;
+constexpr uint64_t kBusy = ~uint64_t{0};
+
+struct alignas(64) Slot {
+  uint64_t version;  // the write that filled it
+  uint64_t payload[6];
+  uint64_t check;
+};
+struct alignas(64) Register {
+  uint64_t state;  // 0: never written; 1 + slot: the live slot; kBusy in the broken twin, transiently
+  uint64_t pad[7];
+  Slot slots[2];
+};
+struct alignas(64) Journal {
+  uint64_t writes;  // the number of writes begun, an audit trail recovery does not need
+  uint64_t pad[7];
+};
+struct File {
+  Journal journal;
+  Register registers[kRegisters];
+};
+
+class RegisterFile final : public Subject {
+ public:
+  RegisterFile(bool busy_mark, const SubjectOptions& o) : busy_mark_(busy_mark), ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return sizeof(File); }
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    File* f = file(image);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      Register& r = f->registers[i % kRegisters];
+      ops.begin(i, "write register " + std::to_string(i % kRegisters) + ", version " + std::to_string(i + 1));
+      const uint64_t live = r.state == 0 ? 1 : r.state;
+      Slot& spare = r.slots[live == 1 ? 1 : 0];
+      spare.version = i + 1;
+      for (uint64_t k = 0; k < 6; ++k) spare.payload[k] = payload_word(seed_, i + 1, k);
+      spare.check = checksum_words(&spare.version, 7);
+      p.persist(&spare, sizeof spare);
+      if (busy_mark_) r.state = kBusy;  // a plain store for readers, overwritten before the next fence
+      f->journal.writes = i + 1;
+      p.flush(&f->journal, sizeof f->journal);  // made durable by the flip's fence
+      p.store8(&r.state, live == 1 ? 2 : 1);
+      p.persist(&r.state, 8);
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    recovery_done();
+    const File* f = file(image);
+    // The journal is made durable by the flip's fence: it counts at least every write that returned.
+    if (f->journal.writes < at.ops_completed)
+      return broken("the journal counts " + std::to_string(f->journal.writes) + " writes, " +
+                    std::to_string(at.ops_completed) + " returned");
+    for (uint64_t reg = 0; reg < kRegisters; ++reg) {
+      const Register& r = f->registers[reg];
+      // The versions this register may hold: the last write that returned, or the one in flight.
+      const uint64_t want = last_write(reg, at.ops_completed);
+      const uint64_t flight = at.op_in_flight && at.ops_completed < ops_ && at.ops_completed % kRegisters == reg
+                                  ? at.ops_completed + 1
+                                  : 0;
+      uint64_t holds = 0;
+      if (r.state == 1 || r.state == 2) {
+        const Slot& s = r.slots[r.state - 1];
+        if (s.check != checksum_words(&s.version, 7)) return broken("register " + std::to_string(reg) + "'s live slot is torn");
+        holds = s.version;
+      } else if (r.state != 0) {
+        return broken("register " + std::to_string(reg) + " was left busy: its last completed write is lost");
+      }
+      if (holds != want && (flight == 0 || holds != flight))
+        return broken("register " + std::to_string(reg) + " holds version " + std::to_string(holds) + ", not " +
+                      std::to_string(want));
+    }
+    return Status::success();
+  }
+
+ private:
+  static File* file(Image image) { return reinterpret_cast<File*>(image.base); }
+
+  // The version register `reg` holds once the first `ops` writes returned (0: never written).
+  uint64_t last_write(uint64_t reg, uint64_t ops) const {
+    uint64_t v = 0;
+    for (uint64_t i = reg; i < ops && i < ops_; i += kRegisters) v = i + 1;
+    return v;
+  }
+
+  bool busy_mark_;
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+const SubjectRegistration correct{variant<RegisterFile>(
+    "selftest.register-file", "registers of two slots and a state word flipped by one atomic store", false, kBothDomains,
+    false)};
+const SubjectRegistration busy{variant<RegisterFile>(
+    "selftest.broken.register-busy-mark",
+    "marks a register busy in its state word while writing, never flushing the mark", true, kBothDomains, true)};
+
+}  // namespace
+}  // namespace pmlab::crash::selftest

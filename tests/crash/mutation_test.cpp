@@ -1,0 +1,120 @@
+// Mutation testing: each persistence call site of a design, removed or weakened in turn, must make the
+// simulator fail the design; a call that changes nothing is told apart (equivalent), not counted.
+#include "pmlab/crash/mutation.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pmlab::crash {
+namespace {
+
+using persist::Domain;
+
+MutationOptions quick(std::vector<Domain> domains) {
+  MutationOptions o;
+  o.base.budget = 400;
+  o.base.subject.ops = 16;
+  o.base.recovery_budget = 4;
+  o.base.recovery_every = 2;
+  o.domains = std::move(domains);
+  o.granularities = {Granularity::line, Granularity::word, Granularity::byte};
+  return o;
+}
+
+const MutantResult* find(const MutationReport& r, persist::Call call, const char* function) {
+  for (const auto& m : r.mutants)
+    if (m.mutant.site.call == call && m.mutant.function.find(function) != std::string::npos) return &m;
+  return nullptr;
+}
+
+TEST(Mutation, EveryCallOfTheCommitRecordMatters) {
+  const SubjectInfo* info = SubjectRegistry::instance().find("selftest.commit-record");
+  auto r = mutate(*info, quick({Domain::adr, Domain::eadr}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->sites, 5u);  // record persist (flush, fence), commit store8, commit persist (flush, fence)
+  EXPECT_EQ(r->survivors(), 0u);
+  for (const auto& m : r->mutants) {
+    if (m.equivalent) continue;
+    EXPECT_TRUE(m.killed) << m.mutant.describe();
+    EXPECT_FALSE(m.evidence.empty());
+  }
+  // The commit count stays below 2^32: a split store changes one half only, so it is equivalent here.
+  const MutantResult* split = find(*r, persist::Call::atomic_store, "run");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->equivalent);
+}
+
+TEST(Mutation, ASplitCommitWordIsKilledWhereItsHalvesBothChange) {
+  const SubjectInfo* info = SubjectRegistry::instance().find("selftest.epoch-pair");
+  auto r = mutate(*info, quick({Domain::adr}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const MutantResult* split = find(*r, persist::Call::atomic_store, "run");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->killed);
+  EXPECT_FALSE(split->equivalent);
+}
+
+// A fence the design does not need survives: mutation testing reports it, with its site.
+class RedundantFence final : public Subject {
+ public:
+  explicit RedundantFence(const SubjectOptions& o) : ops_(o.ops) {}
+  size_t image_bytes() const override { return 64 * (ops_ + 1); }
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    auto* count = reinterpret_cast<uint64_t*>(image.base);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "publish");
+      auto* slot = reinterpret_cast<uint64_t*>(image.base + 64 * (i + 1));
+      p.store8(slot, i + 1);
+      p.flush(slot, 8);
+      p.fence();
+      p.fence();  // a second fence with nothing between: it orders nothing
+      p.store8(count, i + 1);
+      p.persist(count, 8);
+      ops.end(i);
+    }
+  }
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    recovery_done();
+    const uint64_t count = *reinterpret_cast<const uint64_t*>(image.base);
+    if (count < at.ops_completed || count > at.ops_completed + (at.op_in_flight ? 1 : 0))
+      return error(Errc::failed, "count disagrees with the operations that returned");
+    for (uint64_t i = 0; i < count; ++i)
+      if (*reinterpret_cast<const uint64_t*>(image.base + 64 * (i + 1)) != i + 1)
+        return error(Errc::failed, "a published slot did not persist");
+    return Status::success();
+  }
+
+ private:
+  uint64_t ops_;
+};
+
+TEST(Mutation, AFenceThatOrdersNothingIsEquivalentNotASurvivor) {
+  SubjectInfo info{.name = "test.redundant-fence", .description = "", .domains = {Domain::adr},
+                   .deliberately_broken = true,
+                   .make = [](const SubjectOptions& o) { return std::make_unique<RedundantFence>(o); }};
+  auto r = mutate(info, quick({Domain::adr}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int fences = 0, equivalent_fences = 0;
+  for (const auto& m : r->mutants) {
+    if (m.mutant.site.call != persist::Call::fence) continue;
+    ++fences;
+    equivalent_fences += m.equivalent;
+    if (!m.equivalent) {
+      EXPECT_TRUE(m.killed) << m.mutant.describe();
+    }
+  }
+  EXPECT_EQ(fences, 3);
+  // Dropping either of the two back-to-back fences leaves the other: neither changes what can persist.
+  // (The simulator sees each as dropped with a fence right after it; one of the two is the redundant one.)
+  EXPECT_GE(equivalent_fences, 1);
+}
+
+TEST(Mutation, RefusesADesignThatFailsUnmutated) {
+  const SubjectInfo* info = SubjectRegistry::instance().find("selftest.broken.missing-fence");
+  auto r = mutate(*info, quick({Domain::adr}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unmutated"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pmlab::crash
