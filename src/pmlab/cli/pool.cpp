@@ -26,7 +26,9 @@ std::string created_time(uint64_t unix_ns) {
 }
 
 int pool_create(const std::string& path, const std::string& size_text, const std::string& layout) {
-  auto size = parse_size(size_text);
+  // The default fits every run of the quick tour (`pmlab run all --quick --pool PATH`, `make run`);
+  // worked out only when needed, since it plans every case.
+  auto size = size_text.empty() ? bench::pool_size_for({"all"}, true) : parse_size(size_text);
   if (!size) return report_error(error(Errc::invalid_argument, "--size: " + size.status().message()));
   auto pool = pool::Pool::create(path, *size, layout);
   if (!pool) return report_error(pool.status());
@@ -101,11 +103,10 @@ void add_pool(CLI::App& app, int& exit_code) {
 
   auto* create = pool->add_subcommand("create", "Create a pool file (never overwrites)");
   auto cpath = std::make_shared<std::string>();
-  // The default fits every run of the quick tour (`pmlab run all --quick --pool PATH`, `make run`).
-  auto csize = std::make_shared<std::string>(format_size(bench::pool_size_for({"all"}, true).value()));
+  auto csize = std::make_shared<std::string>();
   auto clayout = std::make_shared<std::string>("bench");
   create->add_option("path", *cpath, "pool file to create")->required()->check(non_empty_value());
-  create->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default " + *csize + ": what pmlab run all --quick needs; minimum 1M)")
+  create->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default: what pmlab run all --quick needs, 262M today; minimum 1M)")
       ->check(size_value(pool::kMinPoolSize));
   create->add_option("--layout", *clayout, "layout name stored in the header (default bench)")->check(non_empty_value());
   create->callback([&exit_code, cpath, csize, clayout] { exit_code = pool_create(*cpath, *csize, *clayout); });

@@ -85,6 +85,8 @@ int run_run(const RunArgs& a) {
     if (!f) return report_error(f.status());
     o.flush = *f;
   }
+  // Held until the exit code is known, so a stop signal at any moment of the command is handled.
+  StopSignals stop_signals;
   auto summary = bench::run(o);
   if (!summary) return report_error(summary.status());
   std::printf("%d runs ok, %d failed, %d skipped\nresults: %s\n", summary->ok, summary->errors, summary->skipped,

@@ -21,9 +21,14 @@ void on_stop_signal(int signo) {
   _exit(128 + expected);
 }
 
+// Scopes nest (the CLI holds one around the runner, which holds its own): only the outermost installs
+// and restores the handlers, so a signal between the two never meets the default action.
+int g_depth = 0;
+
 }  // namespace
 
 StopSignals::StopSignals() {
+  if (g_depth++ > 0) return;
   detail::g_stop_signal.store(0);
   struct sigaction action{};
   action.sa_handler = on_stop_signal;
@@ -34,6 +39,7 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (--g_depth > 0) return;
   for (int i = 0; i < 4; ++i) sigaction(kStopSignals[i], &previous_[i], nullptr);
   set_file_to_remove("");
 }

@@ -20,7 +20,8 @@ inline std::atomic<int> g_stop_signal{0};
 inline int stop_signal() noexcept { return detail::g_stop_signal.load(std::memory_order_relaxed); }
 inline bool stop_requested() noexcept { return stop_signal() != 0; }
 
-// Installs the handlers for its lifetime and restores the previous ones afterwards. One at a time.
+// Installs the handlers for its lifetime and restores the previous ones afterwards. Scopes nest: the
+// outermost one installs and restores. Not for concurrent use from several threads.
 class StopSignals {
  public:
   StopSignals();
