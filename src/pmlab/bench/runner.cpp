@@ -456,10 +456,14 @@ Result<RunSummary> run(const RunOptions& options) {
   doc["runs"] = records;
 
   std::error_code ec;
+  const bool out_existed = fs::exists(out, ec);
   fs::create_directories(out, ec);
   if (ec) return errno_status(ec.value(), "cannot create " + out.string());
   fs::path file = out / "results.json";
-  PMLAB_TRY(write_file_atomically(file.string(), json_text(doc, 1) + "\n"));
+  if (Status s = write_file_atomically(file.string(), json_text(doc, 1) + "\n"); !s) {
+    if (!out_existed) fs::remove(out, ec);  // no empty run directory left behind (removes only an empty one)
+    return s;
+  }
   // --force: the old report described the old results.
   if (options.force) fs::remove(out / "report.html", ec);
   summary.results_path = file.string();

@@ -61,6 +61,11 @@ int parse_command_line(CLI::App& app, int argc, const char* const* argv, int& ex
     std::fprintf(stderr, "pmlab: error: %s\n", printable(message).c_str());
     std::fprintf(stderr, "Run with --help for more information.\n");
     return 2;
+  } catch (const std::exception& e) {
+    // Expected failures are Status values; an exception here is a bug. Catching it unwinds the stack,
+    // so destructors still run (a temporary pool is removed) instead of std::terminate aborting.
+    std::fprintf(stderr, "pmlab: error: internal error: %s\n", printable(e.what()).c_str());
+    return 1;
   }
   return exit_code;
 }
