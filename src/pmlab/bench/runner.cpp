@@ -71,8 +71,8 @@ void resolve_auto(Params& p, const persist::Config& defaults) {
   if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
 }
 
-// Temporary pools of processes that ended without removing them (SIGKILL, a power cut) fill /dev/shm
-// run after run. Removes the ones whose process is gone and whose lock is free; names the others.
+// Temporary pools of processes that ended without removing them (SIGKILL) fill /dev/shm run after run.
+// Removes the ones whose process is gone and whose lock is free; names those it cannot remove.
 void sweep_stale_pools(const fs::path& dir) {
   const auto note = [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); };
   std::error_code ec;
@@ -83,11 +83,8 @@ void sweep_stale_pools(const fs::path& dir) {
     auto pid = parse_count(digits, 1, INT32_MAX);
     if (!pid || static_cast<pid_t>(*pid) == getpid()) continue;
     const std::string path = entry.path().string();
-    if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM) {
-      note("pmlab: note: " + path + " belongs to process " + digits +
-                    ", which is running; if it is not a pmlab run, remove the pool with: pmlab pool remove " + path);
-      continue;
-    }
+    // A live process may be a pmlab run that is using its pool: not ours to judge.
+    if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM) continue;
     // remove() takes the pool's lock first, so a pool some process still has open is left alone.
     if (Status s = pool::remove(path, pool::RemoveMode::damaged_too); s) {
       note("pmlab: removed stale pool " + path + " (process " + digits + " ended without removing it)");
@@ -332,12 +329,17 @@ Result<RunSummary> run(const RunOptions& options) {
   for (const auto& r : runs) {
     if (stop_requested()) break;
     progress.step(r.name);
-    RunRecord rec;
-    rec.name = r.name;
-    rec.suite = r.def->suite;
-    rec.case_name = r.def->name;
-    rec.params = r.params.json();
-    rec.config_hash = hex64(fnv1a64(r.name.data(), r.name.size(), context_hash));
+    // A run's record before it runs: what it is, nothing measured.
+    const auto blank_record = [&] {
+      RunRecord blank;
+      blank.name = r.name;
+      blank.suite = r.def->suite;
+      blank.case_name = r.def->name;
+      blank.params = r.params.json();
+      blank.config_hash = hex64(fnv1a64(r.name.data(), r.name.size(), context_hash));
+      return blank;
+    };
+    RunRecord rec = blank_record();
     try {
       const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
       if (static_cast<size_t>(threads) > cpus.size())
@@ -404,12 +406,7 @@ Result<RunSummary> run(const RunOptions& options) {
     }
     // A run a stop signal cut short measured less than it says: it is abandoned, not recorded as ok.
     if (stop_requested() && rec.status == RunStatus::ok) {
-      rec = RunRecord{};
-      rec.name = r.name;
-      rec.suite = r.def->suite;
-      rec.case_name = r.def->name;
-      rec.params = r.params.json();
-      rec.config_hash = hex64(fnv1a64(r.name.data(), r.name.size(), context_hash));
+      rec = blank_record();
       rec.status = RunStatus::skipped;
       rec.reason = "interrupted by " + signal_name(stop_signal()) + " before it finished";
     }

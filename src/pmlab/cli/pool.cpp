@@ -106,7 +106,7 @@ void add_pool(CLI::App& app, int& exit_code) {
   auto csize = std::make_shared<std::string>();
   auto clayout = std::make_shared<std::string>("bench");
   create->add_option("path", *cpath, "pool file to create")->required()->check(non_empty_value());
-  create->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default: what pmlab run all --quick needs, 262M today; minimum 1M)")
+  create->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default: what pmlab run all --quick needs; minimum 1M)")
       ->check(size_value(pool::kMinPoolSize));
   create->add_option("--layout", *clayout, "layout name stored in the header (default bench)")->check(non_empty_value());
   create->callback([&exit_code, cpath, csize, clayout] { exit_code = pool_create(*cpath, *csize, *clayout); });
