@@ -105,7 +105,7 @@ def test_a_fifo_is_refused_without_blocking(pmlab, shm_dir):
     assert fifo.is_fifo()
 
 
-@pytest.mark.parametrize("value", ["-1", "18446744073709551616", "abc", "", "1e3", " 5", "0"])
+@pytest.mark.parametrize("value", ["-1", "18446744073709551616", "18446744073709551615", "abc", "", "1e3", " 5", "0"])
 def test_ops_takes_only_a_positive_integer(pmlab, shm_dir, value):
     proc = pmlab("run", "core", "--ops", value, "--out", shm_dir / "o")
     assert_error(proc, 2, "--ops")
@@ -113,6 +113,7 @@ def test_ops_takes_only_a_positive_integer(pmlab, shm_dir, value):
 
 
 @pytest.mark.parametrize("option,value", [("--duration", "nan"), ("--duration", "-1s"), ("--duration", "inf"),
+                                          ("--duration", "1e300"),
                                           ("--pool-size", "0"), ("--pool-size", "-1"), ("--pool-size", "99999999999999999999"),
                                           ("--domain", ""), ("--model", ""), ("--out", ""), ("--pool", ""), ("--flush", ""),
                                           ("--set", ""), ("--filter", "")])

@@ -35,10 +35,12 @@ CLI::Validator size_value(uint64_t min) {
   });
 }
 
-CLI::Validator duration_value() {
-  return from_parser([](const std::string& t) -> Result<double> {
+CLI::Validator duration_value(double max_seconds) {
+  return from_parser([max_seconds](const std::string& t) -> Result<double> {
     auto seconds = parse_seconds(t);
     if (seconds && *seconds <= 0) return error(Errc::invalid_argument, "'" + t + "' is not a positive duration");
+    if (seconds && *seconds > max_seconds)
+      return error(Errc::invalid_argument, "'" + t + "' is longer than the limit of " + std::to_string(static_cast<uint64_t>(max_seconds)) + "s");
     return seconds;
   });
 }

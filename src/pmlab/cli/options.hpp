@@ -17,8 +17,8 @@ CLI::Validator count_value(uint64_t min = 0, uint64_t max = std::numeric_limits<
 CLI::Validator real_value(double min, double max);
 // A byte size as parse_size reads it ("64M"), at least `min` bytes.
 CLI::Validator size_value(uint64_t min = 1);
-// A duration as parse_seconds reads it ("0.5s", "250ms"), above zero.
-CLI::Validator duration_value();
+// A duration as parse_seconds reads it ("0.5s", "250ms"), above zero and at most `max_seconds`.
+CLI::Validator duration_value(double max_seconds);
 // Any text but the empty string (an empty --out or --domain is a mistake, not "the default").
 CLI::Validator non_empty_value();
 

@@ -14,6 +14,12 @@
 namespace pmlab::cli {
 namespace {
 
+// Bounds that no intended run reaches, so a slip of the keyboard (an extra digit, 2^64-1) is refused
+// instead of running for days: a day per run, and 10^12 operations per thread (minutes at a
+// nanosecond each, days for slow operations).
+constexpr double kMaxRunSeconds = 86400;
+constexpr uint64_t kMaxOpsPerThread = 1000000000000ULL;
+
 struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
@@ -130,8 +136,8 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_flag("--keep-pool", a->keep_pool, "keep a pool pmlab created");
   cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)")->check(non_empty_value());
   cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")->check(non_empty_value());
-  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value());
-  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")->check(count_value(1));
+  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value(kMaxRunSeconds));
+  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")->check(count_value(1, kMaxOpsPerThread));
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
       ->check(non_empty_value());
