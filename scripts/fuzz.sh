@@ -4,7 +4,7 @@
 # Not part of `make test` (which replays the corpus); installs clang and atheris when missing.
 #
 #   FUZZ_SECONDS=60 make fuzz            # a shorter pass
-#   FUZZ_TARGETS="pool_header" make fuzz # some targets only
+#   FUZZ_TARGETS="pool_header" make fuzz # some targets only (FUZZ_KEEP_SUMMARY=1 appends to the summary)
 #
 # New inputs go to build-fuzz/corpus/<target> (tests/fuzz/corpus/<target> is read, never written);
 # crashes, hangs and leaks to build-fuzz/findings/<target>/; a summary line per target to
@@ -38,13 +38,17 @@ nice -n 10 ninja -C "$dir" fuzz_targets
 
 targets=${FUZZ_TARGETS:-$(cd tests/fuzz && ls ./*_fuzz.cpp ./*_fuzz.py | sed 's|^\./||; s/_fuzz\.\(cpp\|py\)$//' | sort -u)}
 summary="$dir/fuzz-summary.txt"
-: > "$summary"
+[ -n "${FUZZ_KEEP_SUMMARY:-}" ] || : > "$summary"
 status=0
 for t in $targets; do
   mkdir -p "$dir/corpus/$t" "$dir/findings/$t" "tests/fuzz/corpus/$t"
-  # Recovery scans a whole pool image per input: a larger input reaches more of it.
-  max_len=4096
-  [ "$t" = layout_recovery ] && max_len=65536
+  # Inputs that are files need room for the structures in them: a pool header is 4 KiB, recovery
+  # scans a whole pool image, and a results.json seed is tens of KiB.
+  case "$t" in
+    pool_header) max_len=16384 ;;
+    layout_recovery | results_schema) max_len=65536 ;;
+    *) max_len=4096 ;;
+  esac
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len="$max_len" -close_fd_mask=3
         -artifact_prefix="$dir/findings/$t/" -print_final_stats=1 "$dir/corpus/$t" "tests/fuzz/corpus/$t")
   if [ -f "tests/fuzz/${t}_fuzz.py" ]; then
