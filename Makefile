@@ -10,7 +10,7 @@ RUN_ID    := $(shell date -u +%Y%m%d-%H%M%S)
 OUT       ?= results/$(RUN_ID)
 JOBS      ?= $(shell nproc)
 
-.PHONY: all setup build build-asan build-tsan run test test-cpp test-asan test-tsan test-python clean
+.PHONY: all setup build build-asan build-tsan run test test-cpp test-asan test-tsan test-python fuzz clean
 
 all: build
 
@@ -60,5 +60,10 @@ test-python: build
 
 test: test-cpp test-asan test-tsan test-python
 
+# libFuzzer targets (clang, ASan+UBSan) in build-fuzz, each for FUZZ_SECONDS (default 600); not part of
+# `make test`, which replays their corpus (tests/fuzz/corpus). See docs/reliability.md.
+fuzz: setup
+	scripts/fuzz.sh
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) build-fuzz

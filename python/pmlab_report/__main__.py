@@ -1,7 +1,8 @@
 """Command line: python3 -m pmlab_report RUN_DIR [--out FILE].
 
-Exit codes: 0 report written; 2 bad usage; 3 results.json missing, unreadable or
-invalid; 1 the report could not be written.
+Exit codes: 0 report written; 2 bad usage (also --out naming the input);
+3 results.json missing, unreadable or invalid, or the report could not be written
+(the message names the cause; an existing report is left as it was).
 """
 
 from __future__ import annotations
@@ -10,18 +11,24 @@ import argparse
 import os
 import sys
 
-from . import model, schema
+from . import atomic, model, schema
 
 PROG = "pmlab report"
-EXIT_OK, EXIT_WRITE, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_WRITE = 0, 2, 3, 3
+
+
+def _non_empty(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("an empty value is not allowed")
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Write RUN_DIR/report.html (self-contained, offline) from RUN_DIR/results.json.")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory holding results.json")
-    parser.add_argument("--out", metavar="FILE",
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=_non_empty, help="run directory holding results.json")
+    parser.add_argument("--out", metavar="FILE", type=_non_empty,
                         help="where to write the report (default: RUN_DIR/report.html)")
     return parser
 
@@ -29,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
 def _fail(message: str, code: int) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return code
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     except schema.ResultsError as exc:
         return _fail(exc.summary(), EXIT_INPUT)
 
+    if _same_file(out_path, results_path):
+        return _fail(f"--out {out_path} is the input results.json; the report would replace it", EXIT_USAGE)
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         return _fail(f"cannot write {out_path}: directory {out_dir} does not exist", EXIT_WRITE)
@@ -54,10 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     html = render.render_report(model.from_document(document), args.run_dir)
 
     try:
-        with open(out_path, "w", encoding="utf-8") as handle:
-            handle.write(html)
-    except OSError as exc:
-        return _fail(f"cannot write {out_path}: {exc.strerror or exc}", EXIT_WRITE)
+        atomic.write_atomically(out_path, html)
+    except atomic.WriteError as exc:
+        return _fail(str(exc), EXIT_WRITE)
     print(out_path)
     return EXIT_OK
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from typing import Any
 
 SUPPORTED_VERSIONS = (1,)
@@ -57,18 +59,48 @@ def parse(text: str, origin: str = "results.json") -> Any:
         raise ResultsError([f"{origin} is not valid JSON: {exc}"]) from None
 
 
-def read(path) -> Any:
-    """Read and parse a results file (no validation)."""
+MAX_BYTES = 256 << 20  # far above any run's results; a bigger file is not one
+
+
+def read_regular_file(path, what: str = "results file") -> bytes:
+    """The bytes of PATH, which must be a regular file: a FIFO or a device is refused without
+    blocking (opened O_NONBLOCK, checked with fstat), a directory is refused too."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as exc:
         raise ResultsError([f"cannot read {path}: {exc.strerror or exc}"]) from None
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ResultsError([f"cannot read {path}: it is not a regular file"])
+        if info.st_size > MAX_BYTES:
+            raise ResultsError([f"{path} is too large for a {what} ({info.st_size} bytes)"])
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ResultsError([f"cannot read {path}: {exc.strerror or exc}"]) from None
+    finally:
+        os.close(fd)
+
+
+def decode(raw: bytes, origin: str = "results.json") -> Any:
+    """Parse the bytes of a results file (no validation)."""
+    try:
         text = raw.decode("utf-8-sig")  # tolerate a byte-order mark
     except UnicodeDecodeError as exc:
-        raise ResultsError([f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
-    return parse(text, str(path))
+        raise ResultsError([f"{origin} is not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
+    return parse(text, origin)
+
+
+def read(path) -> Any:
+    """Read and parse a results file (no validation)."""
+    return decode(read_regular_file(path), str(path))
 
 
 def load(path) -> dict:
@@ -88,6 +120,9 @@ def _type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no infinity: Python reads a number too large for a double (1e400) as one.
+        return "a number too large for a double"
     if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, str):
@@ -186,6 +221,8 @@ def _validate_context(check: _Checker, ctx: dict) -> None:
     for key in ("run_id", "date", "command_line", "host", "kernel", "git_revision", "config_hash"):
         check.field(ctx, p, key, "string")
     check.field(ctx, p, "quick", "bool")
+    # Optional (results written before stop signals were handled have none).
+    check.field(ctx, p, "interrupted", "bool", required=False)
     check.field(ctx, p, "numa_nodes", "int")
     check.field(ctx, p, "durability_domain", "string", choices=DOMAINS)
     check.field(ctx, p, "flush_instruction", "string", choices=FLUSHES)

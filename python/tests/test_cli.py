@@ -94,6 +94,6 @@ def test_bad_usage(python_dir, args):
 def test_unwritable_output(tmp_path, python_dir, partial_doc):
     run_dir = write_run_dir(tmp_path / "run", partial_doc)
     result = run_cli(python_dir, run_dir, "--out", tmp_path / "missing-dir" / "r.html")
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert result.stderr.startswith("pmlab report: error: cannot write ")
     assert "Traceback" not in result.stderr

@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -168,3 +169,30 @@ def test_load_raises_with_summary(tmp_path, quick_doc):
         schema.load(path)
     assert err.value.summary() == (
         "runs[0]: status must be ok, error or skipped (got 'bogus') (and 2 more problems)")
+
+
+def test_a_number_too_large_for_a_double_is_named(tmp_path, quick_doc):
+    # Python reads 1e400 as infinity; the message must not read "must be a number (got number)".
+    text = json.dumps(quick_doc)
+    first = next(iter(quick_doc["runs"][0]["metrics"]))
+    text = text.replace(json.dumps(quick_doc["runs"][0]["metrics"][first]["value"]), "1e400", 1)
+    path = tmp_path / "results.json"
+    path.write_text(text)
+    with pytest.raises(schema.ResultsError) as caught:
+        schema.load(path)
+    assert "got a number too large for a double" in caught.value.summary()
+
+
+def test_interrupted_is_an_optional_boolean(quick_doc):
+    quick_doc["context"]["interrupted"] = True
+    assert schema.validate(quick_doc) == []
+    quick_doc["context"]["interrupted"] = "yes"
+    assert schema.validate(quick_doc) == ["context: interrupted must be a boolean (got string)"]
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    with pytest.raises(schema.ResultsError) as caught:
+        schema.load(fifo)
+    assert "not a regular file" in caught.value.summary()

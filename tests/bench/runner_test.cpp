@@ -82,7 +82,7 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   EXPECT_EQ(keys(doc), (std::vector<std::string>{"context", "pmlab_version", "runs", "schema_version"}));
   const std::vector<std::string> context_keys = {
       "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",
-      "git_revision", "hardware_counters", "host",    "kernel", "numa_nodes",        "pool",
+      "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "numa_nodes", "pool",
       "quick",        "run_control",       "run_id",  "skipped", "timer",            "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);
   EXPECT_EQ(keys(doc["context"]["cpu"]),

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <regex>
 
@@ -192,7 +193,71 @@ TEST_F(BadInput, OpenAReadOnlyFileForWriting) {
 }
 
 TEST_F(BadInput, OpenADirectory) {
-  EXPECT_EQ(Pool::open(dir.path()).status().code(), Errc::invalid_argument);
+  EXPECT_EQ(Pool::open(dir.path()).status().code(), Errc::not_a_file);
+  EXPECT_EQ(read_header(dir.path()).status().code(), Errc::not_a_file);
+}
+
+// Opening a FIFO would wait for a writer forever; every path that opens a pool refuses it at once.
+TEST_F(BadInput, OpenAFifoDoesNotBlock) {
+  std::string path = dir.file("fifo");
+  ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+  EXPECT_EQ(Pool::open(path).status().code(), Errc::not_a_file);
+  EXPECT_EQ(Pool::open(path, {.layout = {}, .persist = std::nullopt, .read_only = true}).status().code(), Errc::not_a_file);
+  EXPECT_EQ(read_header(path).status().code(), Errc::not_a_file);
+  EXPECT_EQ(remove(path, RemoveMode::damaged_too).code(), Errc::not_a_file);
+  EXPECT_TRUE(std::filesystem::exists(path));
+}
+
+// Rewrites a pool's header with `edit` applied and a valid checksum: a crafted header.
+void craft_header(const std::string& path, const std::function<void(Header&)>& edit) {
+  Header h{};
+  {
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&h), sizeof h);
+  }
+  edit(h);
+  h.checksum = header_checksum(h);
+  std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+  out.write(reinterpret_cast<const char*>(&h), sizeof h);
+}
+
+TEST_F(BadInput, AKnownLayoutInAnUnknownVersionIsRefused) {
+  std::string path = create_pool(dir, "v.pool", "bench");
+  craft_header(path, [](Header& h) { h.layout_version = 999; });
+  auto header = read_header(path);
+  EXPECT_EQ(header.status().code(), Errc::wrong_layout);
+  EXPECT_NE(header.status().message().find("version 999"), std::string::npos);
+}
+
+TEST_F(BadInput, AHeaderThatDisagreesWithTheFileSizeIsRefused) {
+  std::string path = create_pool(dir);
+  craft_header(path, [](Header& h) { h.pool_size = kSize / 2; });
+  EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
+  craft_header(path, [](Header& h) { h.pool_size = kSize + 4096; });
+  EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
+  craft_header(path, [](Header& h) { h.pool_size = 4096; h.data_offset = 4096; });
+  EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
+}
+
+TEST_F(BadInput, RemoveNeedsForceForADamagedPool) {
+  std::string path = create_pool(dir);
+  ASSERT_EQ(truncate(path.c_str(), kSize / 2), 0);
+  const uint64_t before = digest(path);
+  Status refused = remove(path);
+  EXPECT_EQ(refused.code(), Errc::corrupted);
+  EXPECT_NE(refused.message().find("--force"), std::string::npos);
+  EXPECT_EQ(digest(path), before);
+  EXPECT_TRUE(remove(path, RemoveMode::damaged_too).ok());
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST_F(BadInput, RemoveNeverTakesAShortFileThatOnlyBeginsWithTheMagic) {
+  std::string path = dir.file("notes.txt");
+  write_bytes(path, std::string(kMagic, sizeof kMagic) + " is how a pool begins, says this text");
+  const uint64_t before = digest(path);
+  EXPECT_EQ(remove(path).code(), Errc::not_a_pool);
+  EXPECT_EQ(remove(path, RemoveMode::damaged_too).code(), Errc::not_a_pool);
+  EXPECT_EQ(digest(path), before);
 }
 
 TEST_F(BadInput, RemoveRefusesFilesThatAreNotPools) {

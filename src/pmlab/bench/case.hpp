@@ -14,6 +14,7 @@
 #include "pmlab/bench/memory_model.hpp"
 #include "pmlab/bench/params.hpp"
 #include "pmlab/bench/record.hpp"
+#include "pmlab/common/stop_signal.hpp"
 #include "pmlab/media/region.hpp"
 #include "pmlab/persist/persister.hpp"
 #include "pmlab/platform/clock.hpp"
@@ -131,6 +132,8 @@ class ThreadState {
         histogram_.add(d > overhead ? d - overhead : 0);
         ++done;
         if (t1 >= deadline) break;
+        // A stop signal ends a long fixed-ops run early; polled outside the timed interval.
+        if ((done & 63) == 0 && stop_requested()) break;
       }
     } else {
       constexpr uint64_t kBatch = 64;
@@ -138,7 +141,7 @@ class ThreadState {
         const uint64_t n = std::min(kBatch, target - done);
         for (uint64_t k = 0; k < n; ++k) op(i++);
         done += n;
-        if (platform::Clock::now() >= deadline) break;
+        if (platform::Clock::now() >= deadline || stop_requested()) break;
       }
     }
     end_ = platform::Clock::stop();

@@ -28,6 +28,7 @@ struct RunOptions {
   std::string model;                   // --model: device preset or JSON file; every run gets modelled metrics
   std::string emulate;                 // --emulate: medium=pool runs also pay this device's modelled cost
   std::string out_dir;                 // empty: results/<run-id>
+  bool force = false;                  // --force: replace the results (and drop the report) in out_dir
   bool progress = true;
   bool profile = false;                // --profile: perf-record each run, flame graph + time breakdown
   std::string command_line;
@@ -38,11 +39,18 @@ struct RunSummary {
   int ok = 0;
   int errors = 0;
   int skipped = 0;
+  int stop_signal = 0;  // the signal that stopped the run early (results.json says interrupted), or 0
 };
 
 // Cases named by the selectors (all when empty or "all"), in registration order.
 Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>& selectors);
 
+// The pool size `pmlab run SELECTORS` creates when given no --pool-size: what its pool runs need, at
+// least 64 MiB. `pmlab pool create` defaults to the size for `all`, so its pools fit every run.
+Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool quick);
+
+// Runs the selection and writes results.json. A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ends it
+// early: the runs so far are written with context.interrupted = true and `stop_signal` says which.
 Result<RunSummary> run(const RunOptions& options);
 
 }  // namespace pmlab::bench

@@ -2,6 +2,7 @@
 // `exit_code` when it runs.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,12 @@
 #include "pmlab/common/status.hpp"
 
 namespace pmlab::cli {
+
+// The whole command line: every subcommand added; running one stores its exit code in `exit_code`.
+std::unique_ptr<CLI::App> make_app(int& exit_code);
+// Parses ARGV and runs the chosen subcommand; returns the exit code (2 for bad usage, with one
+// "pmlab: error: ..." line on stderr).
+int parse_command_line(CLI::App& app, int argc, const char* const* argv, int& exit_code);
 
 void add_info(CLI::App& app, int& exit_code);
 void add_list(CLI::App& app, int& exit_code);

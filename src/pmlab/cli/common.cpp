@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/common/text.hpp"
 
 #ifndef PMLAB_SOURCE_DIR
 #define PMLAB_SOURCE_DIR ""
@@ -30,7 +31,7 @@ void set_command_line(int argc, char** argv) {
 const std::string& command_line() { return g_command_line; }
 
 int report_error(const Status& status) {
-  std::fprintf(stderr, "pmlab: error: %s\n", status.message().c_str());
+  std::fprintf(stderr, "pmlab: error: %s\n", printable(status.message()).c_str());
   return status.exit_code();
 }
 

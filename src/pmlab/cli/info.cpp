@@ -4,6 +4,7 @@
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/profile/counters.hpp"
 #include "pmlab/profile/perf.hpp"
 #include "pmlab/persist/config.hpp"
@@ -31,7 +32,7 @@ int run_info(bool as_json) {
   const profile::CounterSources counters = profile::detect_counters();
   ctx["counters"] = counters.context_json();
   if (as_json) {
-    std::printf("%s\n", ctx.dump(2).c_str());
+    std::printf("%s\n", json_text(ctx, 2).c_str());
     return 0;
   }
   auto yes = [](bool b) { return b ? "yes" : "no"; };

@@ -5,17 +5,27 @@
 
 #include "pmlab/bench/runner.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/cli/options.hpp"
+#include "pmlab/common/stop_signal.hpp"
+#include "pmlab/common/text.hpp"
+#include "pmlab/pool/header.hpp"
 #include "pmlab/common/units.hpp"
 
 namespace pmlab::cli {
 namespace {
+
+// Bounds that no intended run reaches, so a slip of the keyboard (an extra digit, 2^64-1) is refused
+// instead of running for days: a day per run, and 10^12 operations per thread (minutes at a
+// nanosecond each, days for slow operations).
+constexpr double kMaxRunSeconds = 86400;
+constexpr uint64_t kMaxOpsPerThread = 1000000000000ULL;
 
 struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
   uint64_t ops = 0;
-  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false;
+  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false;
 };
 
 int run_list(const std::vector<std::string>& selectors, bool verbose) {
@@ -52,6 +62,7 @@ int run_run(const RunArgs& a) {
   o.pool_path = a.pool;
   o.keep_pool = a.keep_pool;
   o.out_dir = a.out;
+  o.force = a.force;
   o.progress = !a.no_progress;
   o.profile = a.profile;
   o.command_line = command_line();
@@ -80,10 +91,18 @@ int run_run(const RunArgs& a) {
     if (!f) return report_error(f.status());
     o.flush = *f;
   }
+  // Held until the exit code is known, so a stop signal at any moment of the command is handled.
+  StopSignals stop_signals;
   auto summary = bench::run(o);
   if (!summary) return report_error(summary.status());
   std::printf("%d runs ok, %d failed, %d skipped\nresults: %s\n", summary->ok, summary->errors, summary->skipped,
-              summary->results_path.c_str());
+              printable(summary->results_path).c_str());
+  if (summary->stop_signal != 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "pmlab: stopped by %s: the runs so far are in %s (marked interrupted)\n",
+                 signal_name(summary->stop_signal).c_str(), printable(summary->results_path).c_str());
+    return 128 + summary->stop_signal;
+  }
   int code = summary->errors > 0 ? 1 : 0;
   if (a.report) {
     std::string dir = std::filesystem::path(summary->results_path).parent_path().string();
@@ -109,22 +128,28 @@ void add_run(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("selector", a->selectors, "suites (core), cases (core.persist) or all")->required();
   cmd->add_flag("--quick", a->quick, "short sweeps and runs: a smoke test of the whole selection");
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/<run-id>)");
-  cmd->add_option("--pool", a->pool, "pool file for medium=pool runs (default: a new one under /dev/shm, removed after)");
-  cmd->add_option("--pool-size", a->pool_size, "size of a pool pmlab creates (default: what the runs need, >= 64M)");
+  cmd->add_option("--out", a->out, "run directory for results.json (default results/<run-id>); one that holds results needs --force")->check(non_empty_value());
+  cmd->add_option("--pool", a->pool, "pool file for medium=pool runs (default: a new one under /dev/shm, removed after)")
+      ->check(non_empty_value());
+  cmd->add_option("--pool-size", a->pool_size, "size of a pool pmlab creates (default: what the runs need, >= 64M)")
+      ->check(size_value(pool::kMinPoolSize));
   cmd->add_flag("--keep-pool", a->keep_pool, "keep a pool pmlab created");
-  cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)");
-  cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression");
-  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)");
-  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration");
-  cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr");
-  cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore");
+  cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)")->check(non_empty_value());
+  cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")->check(non_empty_value());
+  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value(kMaxRunSeconds));
+  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")->check(count_value(1, kMaxOpsPerThread));
+  cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
+  cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
+      ->check(non_empty_value());
   cmd->add_option("--model", a->model,
                   "attach a device model to every run and add its modelled metrics (EWR, RWR, EBR, ...): "
-                  "c1, c2, c3, dcpmm, or a JSON file of device parameters");
+                  "c1, c2, c3, dcpmm, or a JSON file of device parameters")
+      ->check(non_empty_value());
   cmd->add_option("--emulate", a->emulate,
                   "make medium=pool runs pay a device's modelled media cost (DRAM runs stay the baseline): "
-                  "c1, c2, c3, dcpmm, or a JSON file");
+                  "c1, c2, c3, dcpmm, or a JSON file")
+      ->check(non_empty_value());
+  cmd->add_flag("--force", a->force, "write into an --out directory that already holds results (its old report is removed)");
   cmd->add_flag("--no-progress", a->no_progress, "no progress output on stderr");
   cmd->add_flag("--report", a->report, "render report.html into the run directory afterwards");
   cmd->add_flag("--profile", a->profile,

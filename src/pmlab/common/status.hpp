@@ -21,6 +21,7 @@ namespace pmlab {
   X(io_error, 3, "I/O error")                                       \
   X(no_space, 3, "no space")                                        \
   X(permission_denied, 3, "permission denied")                      \
+  X(not_a_file, 3, "not a regular file")                            \
   X(not_a_pool, 3, "not a pmlab pool")                              \
   X(corrupted, 3, "corrupted")                                      \
   X(wrong_layout, 3, "wrong layout")                                \

@@ -1,5 +1,6 @@
 #include "pmlab/common/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -13,6 +14,13 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+// The shortest text that reads back as V ("0", "0.5", "1e+06").
+std::string format_real(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 std::string lower(std::string_view s) {
@@ -29,6 +37,37 @@ Result<int64_t> parse_int(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
     return error(Errc::invalid_argument, "'" + std::string(text) + "' is not an integer");
+  return value;
+}
+
+Result<uint64_t> parse_count(std::string_view text, uint64_t min, uint64_t max) {
+  const std::string range = max == UINT64_MAX ? "an integer >= " + std::to_string(min)
+                                              : "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (text.empty()) return error(Errc::invalid_argument, "an empty value is not " + range);
+  const bool digits_only = std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits_only) return error(Errc::invalid_argument, "'" + std::string(text) + "' is not " + range);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && (value < min || value > max)))
+    return error(Errc::invalid_argument, "'" + std::string(text) + "' is out of range: expected " + range);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return error(Errc::invalid_argument, "'" + std::string(text) + "' is not " + range);
+  return value;
+}
+
+Result<double> parse_real(std::string_view text, double min, double max) {
+  const std::string range = "a number from " + format_real(min) + " to " + format_real(max);
+  if (text.empty()) return error(Errc::invalid_argument, "an empty value is not " + range);
+  // from_chars also takes "nan", "inf" and hex digits after a 0x-less prefix: allow only a plain decimal.
+  const bool decimal = std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
+  });
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+  if (!decimal || ec == std::errc::invalid_argument || end != text.data() + text.size())
+    return error(Errc::invalid_argument, "'" + std::string(text) + "' is not " + range);
+  if (ec == std::errc::result_out_of_range || !std::isfinite(value) || value < min || value > max)
+    return error(Errc::invalid_argument, "'" + std::string(text) + "' is out of range: expected " + range);
   return value;
 }
 

@@ -16,6 +16,11 @@ std::string format_size(uint64_t bytes);
 // "1.5s", "250ms", "20us", or a bare number of seconds.
 Result<double> parse_seconds(std::string_view text);
 Result<int64_t> parse_int(std::string_view text);
+// Strict forms for values typed on a command line: only the decimal digits of a number in
+// [min, max] (no sign, no spaces, no hex); a finite decimal number in [min, max] (no nan, inf or hex).
+// The message says what was typed and what is accepted.
+Result<uint64_t> parse_count(std::string_view text, uint64_t min = 0, uint64_t max = UINT64_MAX);
+Result<double> parse_real(std::string_view text, double min, double max);
 
 // FNV-1a, 64 bit: config hashes and header checksums (not cryptographic; detects accidents, not attacks).
 uint64_t fnv1a64(const void* data, size_t len, uint64_t seed = 0xcbf29ce484222325ULL) noexcept;

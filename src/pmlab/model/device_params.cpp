@@ -2,12 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <utility>
 #include <vector>
 
+#include "pmlab/common/files.hpp"
 #include "pmlab/model/presets.hpp"
 
 namespace pmlab::model {
@@ -156,10 +155,9 @@ Result<DeviceParams> resolve_device(std::string_view preset_or_path) {
     for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
     return error(Errc::invalid_argument, "unknown device '" + text + "' (presets: " + names + "; or a JSON file)");
   }
-  std::ifstream in(text, std::ios::binary);
-  if (!in) return error(fs::exists(text, ec) ? Errc::io_error : Errc::not_found, "cannot read device file " + text);
-  const std::string body{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  auto body = read_regular_file(text, "device file");
+  if (!body) return body.status();
+  nlohmann::json doc = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return error(Errc::invalid_argument, text + ": not valid JSON");
   if (!doc.is_object()) return error(Errc::invalid_argument, text + ": must be a JSON object of device parameters");
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "pmlab/common/units.hpp"
+#include "pmlab/pool/layout.hpp"
 
 namespace pmlab::pool {
 
@@ -58,9 +59,24 @@ Status validate(const Header& h, uint64_t file_size, const std::string& path) {
   if (h.header_size != kHeaderSize || h.data_offset < kHeaderSize || h.data_offset > h.pool_size ||
       h.layout[sizeof h.layout - 1] != '\0')
     return error(Errc::corrupted, path + ": pool header is corrupted (inconsistent fields)");
+  if (h.pool_size < kMinPoolSize || h.pool_size % kHeaderSize != 0)
+    return error(Errc::corrupted, path + ": pool header is corrupted (pool size " + std::to_string(h.pool_size) +
+                                      " is below 1M or not a multiple of 4K)");
   if (file_size < h.pool_size)
     return error(Errc::corrupted, path + " is truncated: the header says " + std::to_string(h.pool_size) +
                                       " bytes, the file has " + std::to_string(file_size));
+  // Pools never grow: a longer file was changed behind pmlab's back, and its data area would not be
+  // the one the layout formatted.
+  if (file_size > h.pool_size)
+    return error(Errc::corrupted, path + " does not match its header: the header says " + std::to_string(h.pool_size) +
+                                      " bytes, the file has " + std::to_string(file_size));
+  // A layout this pmlab knows is read only in the versions it knows; an unknown layout's data is never
+  // interpreted, so its version does not matter.
+  if (const Layout* layout = LayoutRegistry::instance().find(layout_name(h));
+      layout != nullptr && h.layout_version != layout->version)
+    return error(Errc::wrong_layout, path + ": layout '" + layout->name + "' version " + std::to_string(h.layout_version) +
+                                         " is not supported (this pmlab reads version " +
+                                         std::to_string(layout->version) + ")");
   return Status::success();
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "pmlab/common/files.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/pool/layout.hpp"
@@ -51,18 +52,6 @@ Status check_layout_name(std::string_view layout) {
 
 Status pmem2_error(const std::string& path, const char* what) {
   return error(Errc::io_error, path + ": " + what + ": " + pmem2_errormsg());
-}
-
-// Stats PATH; a clear error for a missing path or a directory.
-Result<struct stat> stat_pool_file(const std::string& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOENT) return error(Errc::not_found, path + ": no such pool file");
-    return error(Errc::io_error, path + ": " + errno_text(err));
-  }
-  if (S_ISDIR(st.st_mode)) return error(Errc::invalid_argument, path + " is a directory, not a pool file");
-  return st;
 }
 
 // Reads the header through an open descriptor and validates it against the file's size.
@@ -181,19 +170,22 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
 }
 
 Result<std::unique_ptr<Pool>> Pool::open(const std::string& path, const OpenOptions& options) {
-  auto stat_result = stat_pool_file(path);
-  if (!stat_result) return stat_result.status();
-  const struct stat st = *stat_result;
+  // Opened read-only first: the file's kind and mode are checked before anything could write it.
+  auto probe = open_regular_file(path, O_RDONLY, "pool file");
+  if (!probe) return probe.status();
+  struct stat st{};
+  if (::fstat(probe->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   // Root may write any file; a pool whose mode has no write bit is still treated as read-only, so the
   // owner's intent is kept.
   if (!options.read_only && (st.st_mode & 0222) == 0)
     return error(Errc::permission_denied, path + " is read-only; refusing to open it for writing");
-  Fd fd{::open(path.c_str(), (options.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC)};
-  if (fd.fd < 0) {
-    int err = errno;
-    if (err == EACCES || err == EROFS || err == EPERM) return error(Errc::permission_denied, path + " is read-only (" + errno_text(err) + ")");
-    return error(Errc::io_error, "cannot open " + path + ": " + errno_text(err));
+  Result<FileDescriptor> opened = options.read_only ? std::move(probe) : open_regular_file(path, O_RDWR, "pool file");
+  if (!opened) {
+    if (opened.status().code() == Errc::permission_denied)
+      return error(Errc::permission_denied, path + " is read-only (" + opened.status().message() + ")");
+    return opened.status();
   }
+  Fd fd{opened->release()};
   PMLAB_TRY(lock(fd.fd, !options.read_only, path));
   auto header = read_validated_header(fd.fd, static_cast<uint64_t>(st.st_size), path);
   if (!header) return header.status();
@@ -217,25 +209,33 @@ Status Pool::recover() {
 }
 
 Result<Header> read_header(const std::string& path) {
-  auto st = stat_pool_file(path);
-  if (!st) return st.status();
-  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) return error(Errc::io_error, "cannot open " + path + ": " + errno_text(errno));
-  return read_validated_header(fd.fd, static_cast<uint64_t>(st->st_size), path);
+  auto fd = open_regular_file(path, O_RDONLY, "pool file");
+  if (!fd) return fd.status();
+  struct stat st{};
+  if (::fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
+  return read_validated_header(fd->get(), static_cast<uint64_t>(st.st_size), path);
 }
 
-Status remove(const std::string& path) {
-  auto st = stat_pool_file(path);
-  if (!st) return st.status();
-  if (!S_ISREG(st->st_mode)) return error(Errc::invalid_argument, path + " is not a regular file; refusing to remove it");
-  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) return error(Errc::io_error, "cannot open " + path + ": " + errno_text(errno));
-  PMLAB_TRY(lock(fd.fd, true, path));
-  char magic[sizeof kMagic] = {};
-  if (pread(fd.fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
-      std::memcmp(magic, kMagic, sizeof kMagic) != 0)
-    return error(Errc::not_a_pool, path + " is not a pmlab pool; refusing to remove it");
-  if (::unlink(path.c_str()) != 0) return error(Errc::io_error, "cannot remove " + path + ": " + errno_text(errno));
+Status remove(const std::string& path, RemoveMode mode) {
+  auto fd = open_regular_file(path, O_RDONLY, "pool file");
+  if (!fd) return fd.status();
+  struct stat st{};
+  if (::fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
+  PMLAB_TRY(lock(fd->get(), true, path));
+  auto header = read_validated_header(fd->get(), static_cast<uint64_t>(st.st_size), path);
+  if (!header) {
+    // A damaged pool still begins with the magic and holds at least its header's 4 KiB; anything
+    // else was never a pool, and --force does not change that.
+    char magic[sizeof kMagic] = {};
+    const bool has_magic = pread(fd->get(), magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
+                           std::memcmp(magic, kMagic, sizeof kMagic) == 0;
+    if (!has_magic || static_cast<uint64_t>(st.st_size) < kHeaderSize)
+      return error(Errc::not_a_pool, path + " is not a pmlab pool; refusing to remove it");
+    if (mode != RemoveMode::damaged_too)
+      return error(header.status().code(), header.status().message() +
+                                               "; refusing to remove it (pmlab pool remove --force removes a damaged pool)");
+  }
+  if (::unlink(path.c_str()) != 0) return errno_status(errno, "cannot remove " + path);
   return Status::success();
 }
 

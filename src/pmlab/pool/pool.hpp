@@ -78,7 +78,12 @@ class Pool {
 
 // Reads and validates PATH's header without mapping or locking it (for `pmlab pool info`).
 Result<Header> read_header(const std::string& path);
-// Deletes PATH if it is a pmlab pool (even one with a corrupted header) that nobody has open.
-Status remove(const std::string& path);
+enum class RemoveMode : uint8_t {
+  valid_only,   // a pool whose header validates
+  damaged_too,  // also a damaged one: the magic and a whole header's bytes, failing validation (--force)
+};
+// Deletes PATH if it is a pmlab pool that nobody has open. Never deletes anything else: a file without
+// the pool magic, or shorter than a header, is refused whatever the mode.
+Status remove(const std::string& path, RemoveMode mode = RemoveMode::valid_only);
 
 }  // namespace pmlab::pool

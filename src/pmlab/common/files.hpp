@@ -1,0 +1,56 @@
+// Files named by users: opened without blocking, read whole, and written so a failure never loses the
+// old contents. Every command that reads or writes a user-named file goes through here, so a FIFO, a
+// directory or a full disk gets the same clear error everywhere.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab {
+
+// A Status for a failed system call: `what` (e.g. "cannot write /x/results.json") followed by the
+// cause. The code says what kind of failure it is: no_space for ENOSPC, EDQUOT and EFBIG (the file
+// size limit), permission_denied for EACCES, EPERM and EROFS (a read-only file system), not_found for
+// ENOENT, io_error otherwise.
+Status errno_status(int err, const std::string& what);
+
+// An open descriptor, closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  FileDescriptor() noexcept = default;
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.release()) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor();
+
+  int get() const noexcept { return fd_; }
+  int release() noexcept {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Opens PATH, which must be a regular file, with `flags` (O_RDONLY or O_RDWR; never creates). The open
+// itself does not block: a FIFO, a device or a directory is refused with Errc::not_a_file instead of
+// waiting for a writer. `what` names the file's role in messages ("pool file", "device file").
+Result<FileDescriptor> open_regular_file(const std::string& path, int flags, std::string_view what);
+
+// Reads a regular file whole (through open_regular_file), refusing files above `max_bytes`.
+Result<std::string> read_regular_file(const std::string& path, std::string_view what,
+                                      uint64_t max_bytes = 64ULL << 20);
+
+// Writes `content` to PATH so that PATH holds either its old contents or all of the new ones: the bytes
+// go to a temporary file beside PATH, which is fsynced and renamed over PATH, then the directory is
+// fsynced. On any error the temporary file is removed, PATH is untouched, and the Status names the
+// cause. An existing PATH that is not a regular file (a directory, a FIFO) is refused.
+Status write_file_atomically(const std::string& path, std::string_view content);
+
+}  // namespace pmlab

@@ -1,0 +1,42 @@
+// A graceful stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT for long commands (pmlab run).
+//
+// The first signal only raises a flag: the command polls it between runs and inside its timed loops,
+// finishes what it can cheaply finish, writes what it has (marked interrupted), cleans up and exits
+// with 128 + the signal's number. A second signal means "now": the handler unlinks the registered
+// temporary file itself (unlink is async-signal-safe) and exits at once.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <string>
+
+namespace pmlab {
+
+namespace detail {
+inline std::atomic<int> g_stop_signal{0};
+}
+
+// The number of the first stop signal received while a StopSignals scope was active, or 0.
+inline int stop_signal() noexcept { return detail::g_stop_signal.load(std::memory_order_relaxed); }
+inline bool stop_requested() noexcept { return stop_signal() != 0; }
+
+// Installs the handlers for its lifetime and restores the previous ones afterwards. Scopes nest: the
+// outermost one installs and restores. Not for concurrent use from several threads.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // The file a second signal removes before exiting (a temporary pool); empty to forget it.
+  static void set_file_to_remove(const std::string& path);
+
+ private:
+  struct sigaction previous_[4];
+};
+
+// "SIGINT" for SIGINT, "signal N" for others.
+std::string signal_name(int signo);
+
+}  // namespace pmlab

@@ -1,0 +1,64 @@
+#include "pmlab/common/text.hpp"
+
+#include <cstdio>
+
+namespace pmlab {
+namespace {
+
+// Length of the valid UTF-8 sequence starting TEXT, or 0 when it is not one (overlong forms,
+// surrogates and code points above U+10FFFF are invalid).
+size_t utf8_sequence(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;
+    if (lead == 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;
+    if (lead == 0xf4) high = 0x8f;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  if (byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+  return length;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const unsigned char c = static_cast<unsigned char>(text.front());
+    const size_t n = utf8_sequence(text);
+    if (n == 1 && c >= 0x20 && c != 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else if (n == 1 && c == '\\') {
+      out += "\\\\";
+    } else if (n > 1 && !(n == 2 && c == 0xc2 && static_cast<unsigned char>(text[1]) < 0xa0)) {
+      out.append(text.data(), n);  // valid UTF-8 other than the C1 control characters
+    } else {
+      const size_t bytes = n > 1 ? n : 1;
+      for (size_t i = 0; i < bytes; ++i) {
+        char hex[5];
+        std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[i]));
+        out += hex;
+      }
+      text.remove_prefix(bytes);
+      continue;
+    }
+    text.remove_prefix(n);
+  }
+  return out;
+}
+
+}  // namespace pmlab

@@ -1,0 +1,21 @@
+// Text from outside (paths, header fields, JSON strings) made safe for a terminal and for JSON.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace pmlab {
+
+// TEXT with every control character and every byte that is not part of valid UTF-8 written as \xNN
+// (and the backslash as \\), so a crafted name can neither move the cursor nor garble the line.
+std::string printable(std::string_view text);
+
+// Serializes a nlohmann JSON value. Strings that are not valid UTF-8 (paths and header fields come
+// from outside) get U+FFFD for their invalid bytes instead of an exception: every JSON pmlab writes
+// goes through here.
+template <class Json>
+std::string json_text(const Json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace pmlab

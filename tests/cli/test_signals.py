@@ -1,0 +1,62 @@
+"""SIGINT and SIGTERM at random moments of a short `pmlab run`: it stops with 128 + the signal (or
+finishes first), leaves no temporary pool in /dev/shm, and leaves a valid results.json marked
+interrupted, or none at all."""
+import json
+import pathlib
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "python"))
+from pmlab_report import schema  # noqa: E402
+
+# A few dozen short runs on DRAM and the pool: about two seconds, long enough to land inside.
+RUN = ["run", "core", "--quick", "--no-progress", "--duration", "0.02s"]
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_at_a_random_moment(shm_dir, signo):
+    rng = random.Random()
+    seed = rng.randrange(1 << 30)
+    rng.seed(seed)
+    for attempt in range(4):
+        out = shm_dir / f"{signo.name}-{attempt}"
+        proc = subprocess.Popen([str(ROOT / "build" / "pmlab"), *RUN, "--out", str(out)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        # From planning and pool creation to the end of the runs (the first 50 ms are the process's
+        # start-up, before any handler can be installed).
+        time.sleep(rng.uniform(0.05, 1.5))
+        proc.send_signal(signo)
+        stdout, stderr = proc.communicate(timeout=120)
+        where = f"seed {seed}, attempt {attempt}: exit {proc.returncode}, stderr {stderr!r}"
+        assert proc.returncode in (0, 128 + signo), where
+        assert not pathlib.Path(f"/dev/shm/pmlab-{proc.pid}.pool").exists(), where
+        results = out / "results.json"
+        if results.exists():
+            doc = schema.load(results)  # valid, partial or not
+            assert doc["context"]["interrupted"] is (proc.returncode != 0), where
+            if proc.returncode != 0:
+                assert f"stopped by {signo.name}" in stderr, where
+        else:
+            assert proc.returncode == 128 + signo, where
+        assert [p.name for p in out.iterdir()] in ([], ["results.json"]) if out.exists() else True, where
+
+
+def test_a_second_signal_ends_at_once_and_still_removes_the_pool(shm_dir):
+    proc = subprocess.Popen([str(ROOT / "build" / "pmlab"), *RUN, "--out", str(shm_dir / "o")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pool = pathlib.Path(f"/dev/shm/pmlab-{proc.pid}.pool")
+    deadline = time.monotonic() + 60
+    while not pool.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130)
+    assert not pool.exists()
