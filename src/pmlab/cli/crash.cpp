@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +13,9 @@
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/cli/options.hpp"
+#include "pmlab/common/files.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/crash/mutation.hpp"
 #include "pmlab/crash/simulator.hpp"
@@ -29,7 +30,8 @@ struct CrashArgs {
   std::vector<std::string> designs;
   std::vector<std::string> domains;
   std::string granularity = "line,word,byte";
-  std::string budget, ops, seed = "1", timeout = "5", recovery_budget = "4", recovery_every = "4", jobs = "0";
+  uint64_t budget = 0, ops = 0, seed = 1, recovery_budget = 4, recovery_every = 4, jobs = 0;  // 0: the default
+  double timeout = 5.0;
   std::string shard;
   bool quick = false;
   bool include_broken = false;
@@ -38,15 +40,11 @@ struct CrashArgs {
   std::string replay;
 };
 
-// A whole number in [min, max], or a usage error naming the option.
+// Part of an option's value (K of --shard K/N): a whole number in [min, max], or a usage error naming it.
 Result<uint64_t> count_option(const char* name, const std::string& text, uint64_t min, uint64_t max = UINT64_MAX) {
-  auto v = parse_int(text);
-  if (!v || *v < 0 || static_cast<uint64_t>(*v) < min || static_cast<uint64_t>(*v) > max)
-    return error(Errc::invalid_argument, std::string(name) + " takes a whole number" +
-                                             (max == UINT64_MAX ? " of at least " + std::to_string(min)
-                                                                : " from " + std::to_string(min) + " to " + std::to_string(max)) +
-                                             ", not '" + text + "'");
-  return static_cast<uint64_t>(*v);
+  auto v = parse_count(text, min, max);
+  if (!v) return error(Errc::invalid_argument, std::string(name) + ": " + v.status().message());
+  return v;
 }
 
 json metric(double value, const char* unit) { return {{"value", value}, {"unit", unit}, {"kind", "measured"}}; }
@@ -152,24 +150,14 @@ json crash_context(const json& crash_settings, const std::string& domain) {
   return ctx;
 }
 
-// Writes DIR/results.json through a temporary file in DIR, so a failed write leaves no half file.
+// Writes DIR/results.json whole or not at all (the old file stays on any error).
 Result<fs::path> write_results(const std::string& dir, const std::string& default_name, const json& doc) {
   fs::path out = dir.empty() ? fs::path("results") / default_name : fs::path(dir);
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
-  const fs::path file = out / "results.json", tmp = out / ".results.json.tmp";
-  {
-    std::ofstream f(tmp);
-    f << doc.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
-    f.flush();
-    if (!f) {
-      fs::remove(tmp, ec);
-      return error(Errc::io_error, "cannot write " + file.string());
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) return error(Errc::io_error, "cannot write " + file.string() + ": " + ec.message());
+  const fs::path file = out / "results.json";
+  PMLAB_TRY(write_file_atomically(file.string(), json_text(doc, 1) + "\n"));
   return file;
 }
 
@@ -226,25 +214,15 @@ int run_crash(const CrashArgs& a) {
     }
   }
   crash::SimOptions base;
-  auto budget = count_option("--budget", a.budget.empty() ? (a.quick ? "400" : "5000") : a.budget, 1);
-  auto ops = count_option("--ops", a.ops.empty() ? (a.quick ? "16" : "64") : a.ops, 1, 1u << 20);
-  auto seed = count_option("--seed", a.seed, 0);
-  auto recovery_budget = count_option("--recovery-budget", a.recovery_budget, 0, 1u << 20);
-  auto recovery_every = count_option("--recovery-every", a.recovery_every, 1);
-  auto jobs = count_option("--jobs", a.jobs, 0, 16);
-  auto timeout = parse_seconds(a.timeout);
-  for (const Status* s : {&budget.status(), &ops.status(), &seed.status(), &recovery_budget.status(), &recovery_every.status(), &jobs.status()})
-    if (!s->ok()) return report_error(*s);
-  if (!timeout || !std::isfinite(*timeout) || *timeout <= 0 || *timeout > 86400)
-    return report_error(error(Errc::invalid_argument, "--timeout takes a positive number of seconds, not '" + a.timeout + "'"));
-  base.budget = *budget;
-  base.subject.ops = *ops;
-  base.subject.seed = *seed;
-  base.seed = *seed;
-  base.timeout_s = *timeout;
-  base.recovery_budget = *recovery_budget;
-  base.recovery_every = *recovery_every;
-  base.jobs = static_cast<unsigned>(*jobs);
+  // Every value was checked as typed (options.hpp); what is left here are the defaults.
+  base.budget = a.budget ? a.budget : (a.quick ? 400 : 5000);
+  base.subject.ops = a.ops ? a.ops : (a.quick ? 16 : 64);
+  base.subject.seed = a.seed;
+  base.seed = a.seed;
+  base.timeout_s = a.timeout;
+  base.recovery_budget = a.recovery_budget;
+  base.recovery_every = a.recovery_every;
+  base.jobs = static_cast<unsigned>(a.jobs);
   if (!a.shard.empty()) {
     const size_t slash = a.shard.find('/');
     auto k = count_option("--shard K/N: K", slash == std::string::npos ? a.shard : a.shard.substr(0, slash), 1);
@@ -348,9 +326,9 @@ int merge_shards(const std::vector<std::string>& dirs, const std::string& out) {
   std::vector<json> docs;
   for (const auto& dir : dirs) {
     const fs::path file = fs::path(dir) / "results.json";
-    std::ifstream in(file);
-    if (!in) return report_error(error(Errc::not_found, "cannot read " + file.string()));
-    json doc = json::parse(in, nullptr, false);
+    auto text = read_regular_file(file.string(), "results file");
+    if (!text) return report_error(text.status());
+    json doc = json::parse(*text, nullptr, false);
     if (doc.is_discarded() || !doc.contains("context") || !doc["context"].contains("crash") ||
         !doc["context"]["crash"].contains("shard"))
       return report_error(error(Errc::corrupted, file.string() + " is not the results of a sharded pmlab crash run"));
@@ -442,30 +420,38 @@ void add_crash(CLI::App& app, int& exit_code) {
   auto list = std::make_shared<bool>(false);
   cmd->add_option("design", a->designs, "designs (e.g. selftest.commit-record), families (selftest) or all");
   cmd->add_flag("--list", *list, "list crash-testable designs and the domains they claim");
-  cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)");
+  cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)")->check(non_empty_value());
   cmd->add_option("--granularity", a->granularity,
-                  "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)");
-  cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick)");
-  cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)");
-  cmd->add_option("--seed", a->seed, "seed of the operation stream and of random crash states (default 1)");
-  cmd->add_option("--timeout", a->timeout, "seconds a recovery may take before it counts as hung (default 5)");
+                  "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)")
+      ->check(non_empty_value());
+  cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick)")
+      ->check(count_value(1, 1ULL << 40));
+  cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)")
+      ->check(count_value(1, 1u << 20));
+  cmd->add_option("--seed", a->seed, "seed of the operation stream and of random crash states (default 1)")
+      ->check(count_value(0));
+  cmd->add_option("--timeout", a->timeout, "seconds a recovery may take before it counts as hung (default 5)")
+      ->check(real_value(0.001, 86400));
   cmd->add_option("--recovery-budget", a->recovery_budget,
-                  "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)");
+                  "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)")
+      ->check(count_value(0, 1u << 20));
   cmd->add_option("--recovery-every", a->recovery_every,
-                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4)");
-  cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)");
-  cmd->add_option("--shard", a->shard, "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up");
+                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4)")
+      ->check(count_value(1));
+  cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)")->check(count_value(0, 16));
+  cmd->add_option("--shard", a->shard, "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up")
+      ->check(non_empty_value());
   cmd->add_flag("--mutate", a->mutate, "mutation testing: remove or weaken each persistence call site in turn; report the score");
   cmd->add_flag("--quick", a->quick, "small budget and streams");
   cmd->add_flag("--include-broken", a->include_broken, "with all or a family: also the deliberately broken variants");
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)");
-  cmd->add_option("--replay", a->replay, "check only POINT:STATE of one design, as printed by a failure");
+  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)")->check(non_empty_value());
+  cmd->add_option("--replay", a->replay, "check only POINT:STATE of one design, as printed by a failure")->check(non_empty_value());
 
   auto* merge = cmd->add_subcommand("merge", "Add up the results of a sharded run (pmlab crash … --shard K/N)");
   auto merge_dirs = std::make_shared<std::vector<std::string>>();
   auto merge_out = std::make_shared<std::string>();
   merge->add_option("dirs", *merge_dirs, "the shards' run directories")->required();
-  merge->add_option("--out", *merge_out, "run directory for the merged results.json");
+  merge->add_option("--out", *merge_out, "run directory for the merged results.json")->check(non_empty_value());
   merge->callback([&exit_code, merge_dirs, merge_out] { exit_code = merge_shards(*merge_dirs, *merge_out); });
 
   cmd->callback([&exit_code, a, list, cmd] {
