@@ -393,7 +393,9 @@ TEST(Persister, AMutationChangesOneCallAtOneSite) {
       lines.push_back(where.line());
     }
     void before_store(const void*, size_t len, const std::source_location&) noexcept override { halves += len == 4; }
-    void after_split_store(bool effective, const std::source_location&) noexcept override { split_effective = effective; }
+    void after_split_store(const void*, bool effective, const std::source_location&) noexcept override {
+      split_effective = effective;
+    }
     Mutation mutation(Call call, const void*, size_t, const std::source_location& where) noexcept override {
       return call == target && where.line() == line ? how : Mutation::none;
     }

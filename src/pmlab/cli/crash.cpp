@@ -30,7 +30,7 @@ struct CrashArgs {
   std::vector<std::string> designs;
   std::vector<std::string> domains;
   std::string granularity = "line,word,byte";
-  uint64_t budget = 0, ops = 0, seed = 1, recovery_budget = 4, recovery_every = 4, jobs = 0;  // 0: the default
+  uint64_t budget = 0, ops = 0, seed = 1, recovery_budget = 4, recovery_every = 0, jobs = 0;  // 0: the default
   double timeout = 5.0;
   std::string shard;
   bool quick = false;
@@ -221,7 +221,9 @@ int run_crash(const CrashArgs& a) {
   base.seed = a.seed;
   base.timeout_s = a.timeout;
   base.recovery_budget = a.recovery_budget;
-  base.recovery_every = a.recovery_every;
+  // A mutant inside recovery shows only where recovery is crashed: mutation testing crashes every one
+  // (a killed mutant stops at its first failure, so this costs little).
+  base.recovery_every = a.recovery_every ? a.recovery_every : (a.mutate ? 1 : 4);
   base.jobs = static_cast<unsigned>(a.jobs);
   if (!a.shard.empty()) {
     const size_t slash = a.shard.find('/');
@@ -436,7 +438,7 @@ void add_crash(CLI::App& app, int& exit_code) {
                   "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)")
       ->check(count_value(0, 1u << 20));
   cmd->add_option("--recovery-every", a->recovery_every,
-                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4)")
+                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4; 1 with --mutate)")
       ->check(count_value(1));
   cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)")->check(count_value(0, 16));
   cmd->add_option("--shard", a->shard, "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up")

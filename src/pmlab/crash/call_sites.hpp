@@ -81,7 +81,9 @@ class CallSiteObserver final : public persist::Observer {
     if (m == persist::Mutation::drop) sites_.note_effect(true);
     return m;
   }
-  void after_split_store(bool effective, const std::source_location&) noexcept override { sites_.note_effect(effective); }
+  void after_split_store(const void*, bool effective, const std::source_location&) noexcept override {
+    sites_.note_effect(effective);
+  }
 
  private:
   CallSites& sites_;

@@ -164,8 +164,15 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
   return m;
 }
 
-void DurabilityTracker::after_split_store(bool effective, const std::source_location&) noexcept {
-  if (sites_ != nullptr) sites_->note_effect(effective);
+void DurabilityTracker::after_split_store(const void* addr, bool effective, const std::source_location&) noexcept {
+  if (sites_ == nullptr) return;
+  // A word declared volatile is never explored: how it was written makes no difference.
+  const auto at = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(working_.base);
+  if (at >= base && at + 8 <= base + working_.size) {
+    const size_t off = at - base;
+    effective = effective && ((lines_[off / kLineBytes].volatile_bytes >> (off % kLineBytes)) & 0xff) != 0xff;
+  }
+  sites_->note_effect(effective);
 }
 
 void DurabilityTracker::on_fence(const std::source_location& where) noexcept {

@@ -72,7 +72,7 @@ class DurabilityTracker final : public persist::Observer {
   void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept override;
   persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;
   void on_volatile(const void* addr, size_t len) noexcept override;
-  void after_split_store(bool effective, const std::source_location& where) noexcept override;
+  void after_split_store(const void* addr, bool effective, const std::source_location& where) noexcept override;
 
   // Records the region as it is now: call before pending() at a crash point that is not a fence.
   void capture() noexcept { capture(nullptr); }

@@ -65,10 +65,10 @@ class Observer {
     (void)call, (void)addr, (void)len, (void)where;
     return Mutation::none;
   }
-  // After a split store: whether its halves made a state the whole store would not have (both halves
-  // changed). A mutation that never does is equivalent to the original on this run.
-  virtual void after_split_store(bool effective, const std::source_location& where) noexcept {
-    (void)effective, (void)where;
+  // After a split store to `addr`: whether its halves made a state the whole store would not have (both
+  // halves changed). A mutation that never does is equivalent to the original on this run.
+  virtual void after_split_store(const void* addr, bool effective, const std::source_location& where) noexcept {
+    (void)addr, (void)effective, (void)where;
   }
 };
 

@@ -145,7 +145,7 @@ void Persister::atomic_store_observed(uint64_t* word, uint64_t value, std::memor
       observer_->before_store(half + i, 4, where);
       std::atomic_ref<uint32_t>(half[i]).store(static_cast<uint32_t>(value >> (32 * i)), order);
     }
-    observer_->after_split_store((changed & 0xffffffffu) != 0 && (changed >> 32) != 0, where);
+    observer_->after_split_store(word, (changed & 0xffffffffu) != 0 && (changed >> 32) != 0, where);
     return;
   }
   observer_->before_store(word, 8, where);

@@ -1,4 +1,4 @@
-// Crash subjects ptm.undo and ptm.redo: a stream of transactions on one log slot — bank transfers over 8
+// Crash subjects ptm.undo and ptm.redo: a stream of transactions on two log slots by turns — bank transfers over 8
 // accounts, multi-word swaps, and queue moves that free one node and allocate another — checked against
 // the durability contract of a transaction: after recovery the heap's logical state (top, roots, and
 // every allocated block with its payload) is exactly the state after the transactions that returned
@@ -21,6 +21,9 @@ namespace pmlab::ptm {
 namespace {
 
 constexpr uint64_t kSlotBytes = 4096;
+// Two log slots, used by turns as two threads would: a slot's log must be retired before the other
+// slot's next transaction may overwrite the same words, or recovery replays it over them.
+constexpr uint64_t kSlots = 2;
 constexpr uint64_t kHeapBytes = 8192;
 constexpr uint64_t kAccounts = 8;
 constexpr uint64_t kQueueStart = 3;
@@ -102,7 +105,7 @@ class PtmSubject final : public crash::Subject {
  public:
   explicit PtmSubject(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
 
-  size_t image_bytes() const override { return kSlotBytes + kHeapBytes; }
+  size_t image_bytes() const override { return kSlots * kSlotBytes + kHeapBytes; }
 
   void format(crash::Image image, const persist::Persister& p) override {
     auto ptm = make(image.base, p);
@@ -115,7 +118,7 @@ class PtmSubject final : public crash::Subject {
     if (Status s = ptm->recover(); !s) throw std::runtime_error("ptm open: " + s.message());
     for (uint64_t op = 0; op < ops_; ++op) {
       ops.begin(op, op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move");
-      ptm->run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
+      ptm->run(static_cast<int>(op % kSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
       ops.end(op);
     }
   }
@@ -137,13 +140,13 @@ class PtmSubject final : public crash::Subject {
   std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
     Regions r;
     r.log = base;
-    r.log_bytes = kSlotBytes;
-    r.heap = base + kSlotBytes;
+    r.log_bytes = kSlots * kSlotBytes;
+    r.heap = base + kSlots * kSlotBytes;
     r.heap_bytes = kHeapBytes;
     r.log_persister = &p;
     r.data_persister = &p;
     Options o;
-    o.slots = 1;
+    o.slots = kSlots;
     o.slot_bytes = kSlotBytes;
     o.logging = kLogging;
     return std::make_unique<P>(r, o);

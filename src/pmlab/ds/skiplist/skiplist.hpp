@@ -69,11 +69,9 @@ class Skiplist {
     arena_.persist(arena_.bytes(off), node_bytes(h));
     arena_.store8(&links(preds[0])[0], off);
     arena_.persist(&links(preds[0])[0], 8);
-    for (uint32_t i = 1; i < h; ++i) {
-      arena_.store8(&links(preds[i])[i], off);
-      arena_.flush(&links(preds[i])[i], 8);
-    }
-    if (h > 1) arena_.fence();
+    // Upper links are hints, never flushed: level 0 alone says what the list holds, and an upper link
+    // that reaches memory by eviction points to a node whose level-0 link was durable before it.
+    for (uint32_t i = 1; i < h; ++i) arena_.store8(&links(preds[i])[i], off);
     return true;
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {

@@ -79,6 +79,11 @@ void RingBuffer::attach_layout() {
   undo_off_ = threads_off_ + static_cast<uint64_t>(threads_) * kLine;
   undo_stride_ = kLine + stride_;
   slots_off_ = undo_off_ + static_cast<uint64_t>(threads_) * undo_stride_;
+  // Head, tail and each thread's local head and tail are for the threads only: recovery recomputes
+  // them from the slots' stamps and never reads them.
+  p_.declare_volatile(&head(), 8);
+  p_.declare_volatile(&tail(), 8);
+  for (int t = 0; t < threads_; ++t) p_.declare_volatile(thread_line(t), 16);
 }
 
 uint64_t& RingBuffer::head() const noexcept { return *reinterpret_cast<uint64_t*>(base_ + kLine); }
@@ -234,12 +239,15 @@ void RingBuffer::push(int tid, const void* data) noexcept {
       std::memcpy(s + 8, data, slot_bytes_);
       break;
     case RingDesign::txfree:
-      p_.word(&line[2]).store(ticket, std::memory_order_relaxed);  // durable with the data: rolls back
+      // The push position, durable with the data: recovery rolls back the element it names. A plain
+      // store: only recovery reads it, and a torn position names no ticket, so nothing is rolled back
+      // that is not in flight.
+      line[2] = ticket;
       std::memcpy(s + 8, data, slot_bytes_);
       if (slot_flusher_) slot_flusher_->flush(s + 8, slot_bytes_);
       p_.fence();
       p_.store8(stamp, ticket + 1);
-      p_.word(&line[2]).store(kNone, std::memory_order_relaxed);
+      line[2] = kNone;
       p_.fence();  // the push is durable before it returns (linearization: local head below)
       break;
     case RingDesign::tx: {

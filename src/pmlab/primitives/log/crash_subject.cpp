@@ -20,10 +20,19 @@ constexpr uint64_t kTruncateEvery = 10;  // op 9, 19, … truncates
 
 bool is_truncate(uint64_t op) { return op % kTruncateEvery == kTruncateEvery - 1; }
 
+// The append at a given place of each truncation epoch has the same size, so it lands where the one of
+// the epoch before did, and bytes that are a rotation of that one's: the same bits set per byte, other
+// values. Over stale bytes (space whose zeroing never became durable) any mix of old and new bytes then
+// has the count a zero log checks for: only durable zeroing tells a new entry from an old one.
 std::vector<std::byte> payload(uint64_t seed, uint64_t op) {
-  uint64_t s = seed ^ (op * 0x9e3779b97f4a7c15ULL);
+  const uint64_t place = op % kTruncateEvery, epoch = op / kTruncateEvery;
+  uint64_t s = seed ^ (place * 0x9e3779b97f4a7c15ULL);
   std::vector<std::byte> p(splitmix64(s) % (kMaxPayload + 1));
-  for (size_t k = 0; k < p.size(); ++k) p[k] = static_cast<std::byte>(splitmix64(s) | 0x11);
+  for (size_t k = 0; k < p.size(); ++k) {
+    const auto base = static_cast<uint8_t>(splitmix64(s) | 0x11);  // never all zeros or all ones
+    const unsigned r = static_cast<unsigned>(epoch % 7) + 1;
+    p[k] = static_cast<std::byte>(static_cast<uint8_t>(base << r | base >> (8 - r)));
+  }
   return p;
 }
 
