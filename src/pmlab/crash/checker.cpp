@@ -55,6 +55,8 @@ struct SlotHeader {
   uint64_t tag;
   uint64_t ops_completed, fence_index, recovery_seed;
   uint8_t op_in_flight, at_exit, crash_recovery;
+  uint32_t history_len;
+  OpEvent history[kMaxOpEvents];  // a concurrent run's operations (CrashPoint::history)
   // The verdict.
   uint32_t ok, message_len;
   uint64_t recovery_states;
@@ -298,6 +300,7 @@ CheckVerdict check_slot(const Context& ctx, const persist::Persister& persister,
   at.op_in_flight = h.op_in_flight != 0;
   at.fence_index = h.fence_index;
   at.at_exit = h.at_exit != 0;
+  at.history.assign(h.history, h.history + h.history_len);
   const Image image{ctx.layout.image(slot), ctx.run_image.size};
   CheckVerdict v;
   Status s;
@@ -529,6 +532,8 @@ void CheckerPool::submit(size_t slot, uint64_t tag, const CheckRequest& request)
   h.at_exit = request.at.at_exit ? 1 : 0;
   h.crash_recovery = request.crash_recovery ? 1 : 0;
   h.recovery_seed = request.recovery_seed;
+  h.history_len = static_cast<uint32_t>(std::min(request.at.history.size(), kMaxOpEvents));
+  std::copy_n(request.at.history.begin(), h.history_len, h.history);
   ++outstanding_;
   const auto token = static_cast<uint32_t>(slot);
   if (!write_all(job_fd_, &token, sizeof token)) {

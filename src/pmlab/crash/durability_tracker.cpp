@@ -42,7 +42,7 @@ void DurabilityTracker::adopt_working_as_durable() {
 
 void DurabilityTracker::reset(LineState& line) {
   line.history.clear();
-  line.written_back = -1;
+  line.written_back.fill(-1);
   line.order = 0;
   line.plain_bytes = 0;
   line.active = false;
@@ -89,9 +89,13 @@ void DurabilityTracker::capture(const Attribution* a) noexcept {
     // A line rewritten at every call between two fences would grow without bound: keep the newest values
     // and the written-back one.
     if (line.history.size() > 4 * kMaxLineValues) {
-      const size_t drop = line.written_back == 0 ? 1 : 0;
+      // The oldest value no thread wrote back (values written back are what a fence will make durable).
+      size_t drop = 0;
+      while (std::find(line.written_back.begin(), line.written_back.end(), static_cast<int>(drop)) != line.written_back.end())
+        ++drop;
       line.history.erase(line.history.begin() + static_cast<std::ptrdiff_t>(drop));
-      if (line.written_back > static_cast<int>(drop)) --line.written_back;
+      for (int& wb : line.written_back)
+        if (wb > static_cast<int>(drop)) --wb;
       ++dropped_values_;
     }
     std::memcpy(seen + off, now + off, n);
@@ -100,6 +104,7 @@ void DurabilityTracker::capture(const Attribution* a) noexcept {
 
 void DurabilityTracker::on_writeback(const void* addr, size_t len, persist::Writeback kind,
                                      const std::source_location&) noexcept {
+  handover();
   const auto begin = reinterpret_cast<uintptr_t>(addr);
   const auto base = reinterpret_cast<uintptr_t>(working_.base);
   if (kind == persist::Writeback::nt_store) {
@@ -114,12 +119,15 @@ void DurabilityTracker::on_writeback(const void* addr, size_t len, persist::Writ
   if (dropped_fence_) settle_dropped(true);
   for (size_t off = from & ~(kLineBytes - 1); off < to; off += kLineBytes) {
     LineState& line = lines_[off / kLineBytes];
-    if (line.active) line.written_back = static_cast<int>(line.history.size()) - 1;
+    if (line.active) line.written_back[Interleaving::current()] = static_cast<int>(line.history.size()) - 1;
     std::erase(dropped_lines_, off / kLineBytes);  // written back unchanged: the dropped flush is made up
   }
 }
 
-void DurabilityTracker::before_store(const void*, size_t, const std::source_location&) noexcept { capture(nullptr); }
+void DurabilityTracker::before_store(const void*, size_t, const std::source_location&) noexcept {
+  handover();
+  capture(nullptr);
+}
 
 void DurabilityTracker::after_atomic_store(const void* addr, size_t size, const std::source_location&) noexcept {
   const auto begin = reinterpret_cast<uintptr_t>(addr);
@@ -145,7 +153,8 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
     sites_->note_effect(true);
   } else if (call == persist::Call::fence) {
     bool pending = false;
-    for (const LineState& l : lines_) pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back >= 0);
+    const unsigned me = Interleaving::current();
+    for (const LineState& l : lines_) pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back[me] >= 0);
     if (!pending) sites_->note_effect(false);
     else dropped_fence_ = true;
   } else if (call == persist::Call::flush) {
@@ -176,6 +185,7 @@ void DurabilityTracker::after_split_store(const void* addr, bool effective, cons
 }
 
 void DurabilityTracker::on_fence(const std::source_location& where) noexcept {
+  handover();
   capture(nullptr);
   // A dropped fence with nothing stored since changed nothing; a dropped flush whose lines were not
   // written back since leaves them undurable.
@@ -183,10 +193,18 @@ void DurabilityTracker::on_fence(const std::source_location& where) noexcept {
   else if (!dropped_lines_.empty()) settle_dropped(true);
   ++fences_;
   if (on_crash_point_) on_crash_point_(where);
-  commit();
+  commit(Interleaving::current());
 }
 
-void DurabilityTracker::commit() {
+void DurabilityTracker::after_locked_rmw(const std::source_location& where) noexcept {
+  if (domain_ != persist::Domain::eadr) return;  // under ADR only a fence makes write-backs durable
+  capture(nullptr);
+  ++fences_;
+  if (on_crash_point_) on_crash_point_(where);
+  commit(Interleaving::current());
+}
+
+void DurabilityTracker::commit(unsigned thread) {
   for (size_t index = 0; index < lines_.size(); ++index) {
     LineState& line = lines_[index];
     if (!line.active) continue;
@@ -196,11 +214,12 @@ void DurabilityTracker::commit() {
       // The caches are durable: the fence makes every earlier store durable.
       std::memcpy(durable_.data() + off, shadow_.data() + off, n);
       reset(line);
-    } else if (line.written_back >= 0) {
-      const auto wb = static_cast<size_t>(line.written_back);
-      std::memcpy(durable_.data() + off, line.history[wb].data(), n);
-      line.history.erase(line.history.begin(), line.history.begin() + static_cast<std::ptrdiff_t>(wb + 1));
-      line.written_back = -1;
+    } else if (line.written_back[thread] >= 0) {
+      const int wb = line.written_back[thread];
+      std::memcpy(durable_.data() + off, line.history[static_cast<size_t>(wb)].data(), n);
+      line.history.erase(line.history.begin(), line.history.begin() + wb + 1);
+      // Another thread's write-back of an older content is overtaken by this one.
+      for (int& other : line.written_back) other = other > wb ? other - (wb + 1) : -1;
       if (line.history.empty()) reset(line);
     }
   }
@@ -222,7 +241,9 @@ std::vector<PendingLine> DurabilityTracker::pending() const {
     };
     auto same = [n](const LineBytes& a, const LineBytes& b) { return std::memcmp(a.data(), b.data(), n) == 0; };
     const LineBytes base = masked(durable), now = masked(shadow_.data() + off);
-    const LineBytes written = line.written_back >= 0 ? masked(line.history[static_cast<size_t>(line.written_back)].data()) : base;
+    // The newest content any thread wrote back: the one a prefix of fences would make durable last.
+    const int newest = *std::max_element(line.written_back.begin(), line.written_back.end());
+    const LineBytes written = newest >= 0 ? masked(line.history[static_cast<size_t>(newest)].data()) : base;
     // Each value once, newest first; the written-back value is kept even when older values are cut.
     std::vector<LineBytes> values;
     for (size_t h = line.history.size(); h-- > 0;) {
@@ -246,7 +267,7 @@ std::vector<PendingLine> DurabilityTracker::pending() const {
     p.values = std::move(values);
     for (size_t i = 0; i < p.values.size(); ++i) {
       if (same(p.values[i], now)) p.latest = static_cast<int>(i);
-      if (line.written_back >= 0 && same(p.values[i], written)) p.written_back = static_cast<int>(i);
+      if (newest >= 0 && same(p.values[i], written)) p.written_back = static_cast<int>(i);
     }
     out.push_back(std::move(p));
   }

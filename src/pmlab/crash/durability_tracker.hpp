@@ -11,6 +11,11 @@
 // It also learns how each byte changed: by the vocabulary's atomic stores (store8, PmWord: the word changes
 // as one), its non-temporal stores (whole lines: every aligned 8-byte word changes as one), or plain stores
 // between calls (nothing makes those atomic; the byte granularity lets them tear byte by byte).
+//
+// In a concurrent run (crash/interleaving.hpp) a fence orders only its own thread's write-backs: a line
+// another thread wrote back stays pending until that thread fences. Under eADR a locked read-modify-write
+// is a durability point like a fence (what it makes visible to other threads is in the caches, which are
+// durable): another thread cannot see a value a crash could still take back.
 #pragma once
 
 #include <array>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "pmlab/common/status.hpp"
+#include "pmlab/crash/interleaving.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/persist/observer.hpp"
 
@@ -65,12 +71,15 @@ class DurabilityTracker final : public persist::Observer {
   void adopt_working_as_durable();
   // Where mutation testing's decisions and the call-site record come from (may be null).
   void set_call_sites(CallSites* sites) noexcept { sites_ = sites; }
+  // A concurrent run's threads: every event is a handover point (may be null).
+  void set_interleaving(Interleaving* interleaving) noexcept { interleaving_ = interleaving; }
 
   void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location& where) noexcept override;
   void on_fence(const std::source_location& where) noexcept override;
   void before_store(const void* addr, size_t len, const std::source_location& where) noexcept override;
   void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept override;
   persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;
+  void after_locked_rmw(const std::source_location& where) noexcept override;
   void on_volatile(const void* addr, size_t len) noexcept override;
   void after_split_store(const void* addr, bool effective, const std::source_location& where) noexcept override;
 
@@ -95,7 +104,8 @@ class DurabilityTracker final : public persist::Observer {
   };
   struct LineState {
     std::vector<LineBytes> history;  // contents at calls since durable, each different from the one before
-    int written_back = -1;           // index in history
+    // Per thread: the index in history of the content it wrote back since its last fence, -1 when none.
+    std::array<int, Interleaving::kMaxThreads> written_back{-1, -1, -1, -1};
     uint64_t order = 0;
     uint64_t plain_bytes = 0;
     uint64_t volatile_bytes = 0;  // declared volatile: never explored (kept across resets)
@@ -103,7 +113,10 @@ class DurabilityTracker final : public persist::Observer {
   };
 
   void capture(const Attribution* attribution) noexcept;
-  void commit();
+  void commit(unsigned thread);
+  void handover() {
+    if (interleaving_ != nullptr) interleaving_->point();
+  }
   // Settles a dropped call whose effect showed (or could not show) by now.
   void settle_dropped(bool effective) noexcept;
   void reset(LineState& line);
@@ -112,6 +125,7 @@ class DurabilityTracker final : public persist::Observer {
   persist::Domain domain_;
   std::function<void(const std::source_location&)> on_crash_point_;
   CallSites* sites_ = nullptr;
+  Interleaving* interleaving_ = nullptr;
   std::vector<std::byte> durable_;
   std::vector<std::byte> shadow_;  // the region at the last capture
   std::vector<LineState> lines_;

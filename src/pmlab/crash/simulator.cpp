@@ -12,36 +12,74 @@
 #include "pmlab/crash/checker.hpp"
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/image_mapping.hpp"
+#include "pmlab/crash/interleaving.hpp"
 #include "pmlab/platform/clock.hpp"
 
 namespace pmlab::crash {
 namespace {
 
+// Operations of a run: which returned and which is in flight; in a concurrent run, every beginning and
+// return in order, and the threads' interleaving.
 class Tracker final : public OpTracker {
  public:
-  void begin(uint64_t, std::string_view label) noexcept override {
-    in_flight_ = true;
+  static constexpr size_t kMaxHistory = kMaxOpEvents;
+
+  explicit Tracker(uint64_t seed) : interleaving_(mix64(seed ^ 0x1e7e51ea7ULL)) {}
+
+  void begin(uint64_t op, std::string_view label) noexcept override {
+    interleaving_.point();
+    in_flight_ += 1;
     label_.assign(label.data(), label.size());
+    record({.thread = Interleaving::current(), .op = static_cast<uint32_t>(op), .result = 0, .returned = false});
   }
-  void end(uint64_t op) noexcept override {
-    in_flight_ = false;
-    completed_ = op + 1;
+  void end(uint64_t op) noexcept override { end_returning(op, 0); }
+  void end_returning(uint64_t op, uint64_t result) noexcept override {
+    in_flight_ -= 1;
+    completed_ = concurrent_ ? completed_ + 1 : op + 1;
+    record({.thread = Interleaving::current(), .op = static_cast<uint32_t>(op), .result = result, .returned = true});
+    interleaving_.point();
+  }
+  void run_threads(unsigned threads, const std::function<void(unsigned)>& body) override {
+    if (threads > Interleaving::kMaxThreads) {
+      problem_ = "it asked for " + std::to_string(threads) + " threads (the simulator runs at most " +
+                 std::to_string(Interleaving::kMaxThreads) + ")";
+      return;
+    }
+    concurrent_ = true;
+    interleaving_.run(threads, body);
   }
   CrashPoint point(uint64_t fence, bool at_exit) const {
     CrashPoint p;
     p.ops_completed = completed_;
-    p.op_in_flight = in_flight_;
+    p.op_in_flight = in_flight_ > 0;
     p.fence_index = fence;
     p.at_exit = at_exit;
     p.op_label = label_;
+    if (concurrent_) p.history = history_;
     return p;
   }
   uint64_t completed() const { return completed_; }
+  Interleaving& interleaving() noexcept { return interleaving_; }
+  // Why the run cannot be checked, or empty.
+  const std::string& problem() const noexcept { return problem_; }
 
  private:
+  void record(const OpEvent& e) {
+    if (!concurrent_) return;
+    if (history_.size() == kMaxHistory) {
+      problem_ = "its concurrent history exceeds " + std::to_string(kMaxHistory) + " events (run fewer --ops)";
+      return;
+    }
+    history_.push_back(e);
+  }
+
+  Interleaving interleaving_;
   uint64_t completed_ = 0;
-  bool in_flight_ = false;
+  uint64_t in_flight_ = 0;
+  bool concurrent_ = false;
   std::string label_;
+  std::vector<OpEvent> history_;
+  std::string problem_;
 };
 
 // What a crash point leaves pending, in one number: where and what each pending line may hold. Two runs of
@@ -137,10 +175,12 @@ class Simulation {
       DurabilityTracker tracker(image_, options_.domain, [&](const std::source_location&) { measure(); });
       self = &tracker;
       tracker.set_call_sites(&sites);
-      Tracker ops;
+      Tracker ops(options_.seed);
+      tracker.set_interleaving(&ops.interleaving());
       persister->attach(&tracker);
       subject->run(image_, *persister, ops);
       persister->detach();
+      if (!ops.problem().empty()) return error(Errc::invalid_argument, info_.name + " cannot be crash-tested: " + ops.problem());
       tracker.finish();
       measure();
       report_.sites = sites.seen();
@@ -160,6 +200,7 @@ class Simulation {
         crash_point(site_of(where), false);
       });
       tracker.set_call_sites(&sites);
+      tracker.set_interleaving(&ops_.interleaving());
       tracker_ = &tracker;
       persister->attach(&tracker);
       subject->run(image_, *persister, ops_);
@@ -291,7 +332,7 @@ class Simulation {
   CheckerPool* pool_ = nullptr;
   CheckerPool::OnVerdict on_verdict_;
   DurabilityTracker* tracker_ = nullptr;
-  Tracker ops_;
+  Tracker ops_{options_.seed};
   std::vector<double> sizes_;
   std::vector<uint64_t> signatures_;
   std::vector<uint64_t> allocation_;

@@ -1,6 +1,15 @@
 #include "pmlab/crash/subject.hpp"
 
+#include <thread>
+
 namespace pmlab::crash {
+
+// Outside the simulator the threads simply run.
+void OpTracker::run_threads(unsigned threads, const std::function<void(unsigned)>& body) {
+  std::vector<std::thread> running;
+  for (unsigned t = 0; t < threads; ++t) running.emplace_back(body, t);
+  for (std::thread& t : running) t.join();
+}
 
 SubjectRegistry& SubjectRegistry::instance() {
   static SubjectRegistry registry;

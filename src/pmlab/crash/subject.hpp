@@ -47,7 +47,29 @@ class OpTracker {
   virtual ~OpTracker() = default;
   virtual void begin(uint64_t op, std::string_view label) noexcept = 0;
   virtual void end(uint64_t op) noexcept = 0;
+  // As end(), with what the operation returned: a concurrent run's check needs it (an insert that found
+  // its key, a lookup that saw another thread's update).
+  virtual void end_returning(uint64_t op, uint64_t result) noexcept {
+    (void)result;
+    end(op);
+  }
+  // Runs body(0) .. body(threads-1) on threads of their own. Under the simulator they run one at a time,
+  // handing over at persistence calls and atomic stores in a seeded, reproducible interleaving, so a run
+  // stays deterministic; each thread's operations are tracked apart (CrashPoint::history). Operation
+  // numbers are per thread. A body must not wait for another thread without making a persistence call
+  // (a spin on a plain load would never hand over).
+  virtual void run_threads(unsigned threads, const std::function<void(unsigned)>& body);
 };
+
+// One operation beginning or returning, in a concurrent run.
+struct OpEvent {
+  uint32_t thread = 0;
+  uint32_t op = 0;       // the thread's operation number
+  uint64_t result = 0;   // what it returned (ends only)
+  bool returned = false; // false: it began
+};
+// The events a concurrent run may record (a crash point carries them all to its checker).
+inline constexpr size_t kMaxOpEvents = 1024;
 
 // Where a crash state was taken.
 struct CrashPoint {
@@ -56,6 +78,10 @@ struct CrashPoint {
   uint64_t fence_index = 0;    // the crash came just before this fence (fences counted from 1), or at exit
   bool at_exit = false;
   std::string op_label;        // label of the operation in flight, or of the last one
+  // A concurrent run (run_threads): every operation's beginning and return before the crash, in the order
+  // they happened; a check looks for a linearization of it (crash/linearizability.hpp). Empty otherwise,
+  // and then ops_completed / op_in_flight say it all.
+  std::vector<OpEvent> history;
 };
 
 class Subject {

@@ -57,6 +57,9 @@ class Observer {
   virtual void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept {
     (void)addr, (void)size, (void)where;
   }
+  // After a locked read-modify-write (PmWord compare-exchange, fetch-add, fetch-or): on x86 it drains the
+  // store buffer, so everything the thread stored is visible to others, and with eADR visible is durable.
+  virtual void after_locked_rmw(const std::source_location& where) noexcept { (void)where; }
   // [addr, addr+len) is volatile by design (Persister::declare_volatile).
   virtual void on_volatile(const void* addr, size_t len) noexcept { (void)addr, (void)len; }
   // Asked before each observed call is carried out; [addr, addr+len) is what the call covers (empty for a

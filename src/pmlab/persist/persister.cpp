@@ -159,6 +159,7 @@ bool Persister::compare_exchange_observed(uint64_t* word, uint64_t& expected, ui
   observer_->before_store(word, 8, where);
   const bool swapped = std::atomic_ref<uint64_t>(*word).compare_exchange_strong(expected, desired, order);
   observer_->after_atomic_store(word, 8, where);
+  observer_->after_locked_rmw(where);  // a failed compare-exchange is locked too
   return swapped;
 }
 
@@ -169,6 +170,7 @@ uint64_t Persister::rmw_observed(uint64_t* word, Rmw op, uint64_t operand, std::
   std::atomic_ref<uint64_t> ref(*word);
   const uint64_t old = op == Rmw::add ? ref.fetch_add(operand, order) : ref.fetch_or(operand, order);
   observer_->after_atomic_store(word, 8, where);
+  observer_->after_locked_rmw(where);
   return old;
 }
 

@@ -1,13 +1,15 @@
 // Crash-test subjects for the persistent lists: lockfree.list.{tlog,logfree,soft,linkfree}.
 //
-// One thread runs a seeded stream of inserts, deletes and lookups over a few keys, so nodes are freed
-// and reused (the reclaimer advances its epoch on every operation). After a crash, recovery must yield
-// exactly the set after the operations that returned, or after the one in flight as well; the list must
-// be well-formed, every slab node taken must be a member (no leak), and the recovered list must accept
-// new updates.
-#include <set>
+// Two threads each run a seeded stream (of --ops operations) of inserts, deletes and lookups over the same few keys, interleaved by the
+// simulator at persistence calls and atomic words, so an update can be seen by the other thread before it
+// returns, and nodes are freed and reused (the reclaimer advances its epoch on every operation). After a
+// crash the recovered set must be durably linearizable: the set after some order of the operations that
+// returned (with the results they returned) and any of those in flight. The list must also be well-formed,
+// every slab node taken must be a member (no leak), and the recovered list must accept new updates.
+#include <optional>
 
 #include "pmlab/common/random.hpp"
+#include "pmlab/crash/linearizability.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/lockfree/list/linked_list.hpp"
 #include "pmlab/lockfree/list/linkfree_list.hpp"
@@ -16,7 +18,7 @@
 namespace pmlab::lockfree {
 namespace {
 
-constexpr uint32_t kCapacity = 24;
+constexpr uint32_t kCapacity = 32;
 constexpr int kThreads = 2;
 constexpr uint64_t kKeys = 6;
 
@@ -37,16 +39,19 @@ std::vector<Step> stream(uint64_t ops, uint64_t seed) {
   return out;
 }
 
-std::string describe(const std::set<uint64_t>& s) {
+std::string describe(uint64_t keys) {
   std::string out = "{";
-  for (uint64_t k : s) out += (out.size() > 1 ? "," : "") + std::to_string(k);
+  for (uint64_t k = 1; k <= kKeys; ++k)
+    if (keys >> k & 1) out += (out.size() > 1 ? "," : "") + std::to_string(k);
   return out + "}";
 }
 
 template <class List>
 class ListSubject final : public crash::Subject {
  public:
-  explicit ListSubject(const crash::SubjectOptions& o) : steps_(stream(o.ops, o.seed)) {}
+  explicit ListSubject(const crash::SubjectOptions& o) {
+    for (int t = 0; t < kThreads; ++t) steps_.push_back(stream(o.ops, o.seed + 977 * static_cast<uint64_t>(t)));
+  }
 
   size_t image_bytes() const override { return List::bytes_needed(kCapacity, kThreads); }
 
@@ -58,15 +63,19 @@ class ListSubject final : public crash::Subject {
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
     List list(image.base, image.size, p, 1);
     if (Status s = list.recover(); !s) std::abort();
-    for (uint64_t i = 0; i < steps_.size(); ++i) {
-      const Step& st = steps_[i];
-      const char* name = st.op == Op::insert ? "insert " : st.op == Op::remove ? "delete " : "contains ";
-      ops.begin(i, name + std::to_string(st.key));
-      if (st.op == Op::insert) (void)list.insert(0, st.key);
-      else if (st.op == Op::remove) (void)list.remove(0, st.key);
-      else (void)list.contains(0, st.key);
-      ops.end(i);
-    }
+    ops.run_threads(static_cast<unsigned>(kThreads), [&](unsigned t) {
+      const int tid = static_cast<int>(t);
+      for (uint64_t i = 0; i < steps_[t].size(); ++i) {
+        const Step& st = steps_[t][i];
+        const char* name = st.op == Op::insert ? "insert " : st.op == Op::remove ? "delete " : "contains ";
+        ops.begin(i, "thread " + std::to_string(t) + ": " + name + std::to_string(st.key));
+        bool result = false;
+        if (st.op == Op::insert) result = list.insert(tid, st.key);
+        else if (st.op == Op::remove) result = list.remove(tid, st.key);
+        else result = list.contains(tid, st.key);
+        ops.end_returning(i, result ? 1 : 0);
+      }
+    });
   }
 
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
@@ -74,22 +83,29 @@ class ListSubject final : public crash::Subject {
     if (Status s = list.recover(); !s) return error(Errc::failed, "recovery: " + s.message());
     crash::recovery_done();
     const std::vector<uint64_t> got = list.keys();
-    const std::set<uint64_t> recovered(got.begin(), got.end());
-    if (recovered.size() != got.size()) return error(Errc::failed, "recovered list holds a key twice");
-    std::set<uint64_t> before = state_after(at.ops_completed);
-    bool ok = recovered == before;
-    std::set<uint64_t> after = before;
-    if (!ok && at.op_in_flight) {
-      after = state_after(at.ops_completed + 1);
-      ok = recovered == after;
+    uint64_t recovered = 0;
+    for (uint64_t k : got) {
+      if (k == 0 || k > kKeys) return error(Errc::failed, "recovered list holds key " + std::to_string(k) + ", never inserted");
+      if (recovered >> k & 1) return error(Errc::failed, "recovered list holds key " + std::to_string(k) + " twice");
+      recovered |= uint64_t{1} << k;
     }
-    if (!ok)
-      return error(Errc::failed, "recovered " + describe(recovered) + ", expected " + describe(before) +
-                                     (at.op_in_flight ? " or " + describe(after) : std::string()));
+    auto step = [&](uint64_t set, unsigned t, uint32_t op, std::optional<uint64_t> result) -> std::optional<uint64_t> {
+      const Step& st = steps_[t][op];
+      const uint64_t bit = uint64_t{1} << st.key;
+      const bool had = (set & bit) != 0;
+      const bool returns = st.op == Op::insert ? !had : had;
+      if (result && *result != (returns ? 1u : 0u)) return std::nullopt;
+      if (st.op == Op::insert) return set | bit;
+      if (st.op == Op::remove) return set & ~bit;
+      return set;
+    };
+    if (!crash::durably_linearizable(at.history, uint64_t{0}, recovered, step))
+      return error(Errc::failed, "recovered " + describe(recovered) + ": no order of the " + std::to_string(at.ops_completed) +
+                                     " operations that returned (and those in flight), with their results, leaves it");
     if (Status s = list.check(); !s) return error(Errc::failed, "after recovery: " + s.message());
     // The recovered list must work: its slab bitmap must not hand out a member's node.
     for (uint64_t k = 1; k <= kKeys + 2; ++k) {
-      const bool had = recovered.count(k) != 0;
+      const bool had = (recovered >> k & 1) != 0;
       if (list.insert(1, k) == had) return error(Errc::failed, "insert " + std::to_string(k) + " after recovery disagrees");
       if (!had && !list.remove(1, k)) return error(Errc::failed, "delete " + std::to_string(k) + " after recovery failed");
     }
@@ -98,16 +114,7 @@ class ListSubject final : public crash::Subject {
   }
 
  private:
-  std::set<uint64_t> state_after(uint64_t n) const {
-    std::set<uint64_t> s;
-    for (uint64_t i = 0; i < n && i < steps_.size(); ++i) {
-      if (steps_[i].op == Op::insert) s.insert(steps_[i].key);
-      else if (steps_[i].op == Op::remove) s.erase(steps_[i].key);
-    }
-    return s;
-  }
-
-  std::vector<Step> steps_;
+  std::vector<std::vector<Step>> steps_;
 };
 
 template <class List>

@@ -64,6 +64,7 @@ class LinkedList {
     std::vector<uint64_t> reached;
     if (Status s = walk(reached); !s) return s;
     unlink_marked();
+    if constexpr (!kTLog) p_.fence();  // the unlinks durable before recovery returns (TLog fences below)
     if constexpr (kTLog) {
       for (int t = 0; t < threads(); ++t) {
         uint64_t* log = log_word(t);
@@ -72,6 +73,9 @@ class LinkedList {
           if (Status s = redo(*log, reached); !s) return s;
           unlink_marked();
         }
+        // The repairs (flushed as they were made) durable before the log that may be needed to redo them
+        // is cleared; one fence for all of them, as a crash before it only repeats idempotent repairs.
+        p_.fence();
         p_.store8(log, 0);
         p_.persist(log, 8);
       }
@@ -302,7 +306,7 @@ class LinkedList {
     if (op == kDelete) {
       if (is_reached && (node(n)->next & list_layout::kMark) == 0) {
         link(n).store(node(n)->next | list_layout::kMark);
-        p_.persist(&node(n)->next, 8);
+        p_.flush(&node(n)->next, 8);  // fenced with the other repairs, before the log is cleared
       }
       return Status::success();
     }
@@ -317,9 +321,9 @@ class LinkedList {
       if (curr != 0 && node(curr)->key == key && (node(curr)->next & list_layout::kMark) == 0)
         return Status::success();  // the key is there: the insert would have returned false
       node(n)->next = curr;
-      p_.persist(node(n), sizeof(Node));
+      p_.persist(node(n), sizeof(Node));  // the node durable before it is reachable
       link(pred).store(n);
-      p_.persist(&node(pred)->next, 8);
+      p_.flush(&node(pred)->next, 8);  // fenced with the other repairs, before the log is cleared
       return Status::success();
     }
   }
@@ -331,14 +335,16 @@ class LinkedList {
       const uint64_t curr = list_layout::ptr(word);
       if (curr == 0) break;
       const uint64_t cw = node(curr)->next;
+      // Repairs a crash may undo are redone by the next recovery (the marks and dirty bits stay); the
+      // caller fences them before it clears a log.
       if (cw & list_layout::kMark) {
         link(pred).store(list_layout::ptr(cw));
-        p_.persist(&node(pred)->next, 8);
+        p_.flush(&node(pred)->next, 8);
         continue;
       }
       if (word & list_layout::kDirty) {
         link(pred).store(curr);
-        p_.persist(&node(pred)->next, 8);
+        p_.flush(&node(pred)->next, 8);
       }
       pred = curr;
     }

@@ -183,6 +183,7 @@ Status RingBuffer::recover(const RingOptions& options) {
     *reinterpret_cast<uint64_t*>(slot(to)) = to + 1;
     p_.flush(slot(to), stride_);
   }
+  p_.fence();  // the moved copies durable before their sources are cleared below
   for (uint64_t ticket = base + elements.size(); ticket < base + capacity_; ++ticket) {
     uint64_t& stamp = *reinterpret_cast<uint64_t*>(slot(ticket));
     if (stamp != 0 && (stamp & kConsumed) == 0) {
@@ -190,7 +191,8 @@ Status RingBuffer::recover(const RingOptions& options) {
       p_.flush(&stamp, 8);
     }
   }
-  p_.fence();  // the consolidated slots before the counters that expose them
+  // The counters are hints rebuilt here (declared volatile): the persist below makes the cleared stamps
+  // durable before recovery returns, and nothing needs ordering against the counters.
   head() = base + elements.size();
   tail() = base;
   for (int t = 0; t < threads_; ++t) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "pmlab/common/random.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
 
@@ -41,9 +42,13 @@ Flush flush_of(uint64_t seed, uint64_t op) {
 }
 
 // What op writes into a line: every word names the op and the line, so a mixed line shows.
+// Every word of every version holds exactly 32 one bits (a random half and its complement): a micro-log
+// record that validates by counting bits cannot tell a line of another version from the right one, so a
+// stale line left in a recycled buffer is the adversary it must be protected from by the recycling itself.
 void fill_line(std::byte* line, uint64_t op, uint32_t index) {
   for (uint32_t w = 0; w < kLineBytes / 8; ++w) {
-    const uint64_t v = (op + 1) << 32 | uint64_t{index} << 8 | w;
+    const auto half = static_cast<uint32_t>(mix64((op + 1) * 0x9e3779b97f4a7c15ULL ^ uint64_t{index} << 8 ^ w));
+    const uint64_t v = uint64_t{half} | uint64_t{~half} << 32;
     std::memcpy(line + w * 8, &v, 8);
   }
 }
