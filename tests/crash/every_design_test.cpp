@@ -3,6 +3,7 @@
 // reported on its own; the full-budget exploration is a benchmark (`pmlab crash all`), not a test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,7 @@ TEST(EveryDesign, CoversTheRegisteredFamilies) {
     const std::string family = c.design.substr(0, c.design.find('.'));
     if (families.empty() || families.back() != family) families.push_back(family);
   }
-  for (const char* f : {"selftest", "ds", "lockfree", "log", "page", "ptm"})
+  for (const char* f : {"selftest", "corpus", "ds", "lockfree", "log", "page", "ptm"})
     EXPECT_NE(std::find(families.begin(), families.end(), f), families.end()) << f;
 }
 

@@ -1,0 +1,77 @@
+// What the bug corpus's designs share beyond the self-tests' payloads and checksums: the last check each
+// one makes, durable linearizability against the operation history, and bounds-checked offsets, so a
+// design's recovery never follows a torn or stale link out of its own structure.
+//
+// Every design computes its expected state from the options alone (the operation stream is a function of
+// `ops` and `seed`), never from what its run left in DRAM: recovery runs on a freshly made subject.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pmlab/crash/selftest/support.hpp"
+#include "pmlab/crash/subject.hpp"
+
+namespace pmlab::crash::corpus {
+
+using selftest::broken;
+using selftest::checksum_words;
+using selftest::kBothDomains;
+using selftest::payload_word;
+using selftest::variant;
+
+// What every corpus design keeps: which variant it is (the correct one or a broken twin) and its stream's
+// length and seed. Its image starts zero-filled and durable unless the design lays out more.
+template <class Variant>
+class Design : public Subject {
+ public:
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+ protected:
+  Design(Variant variant, const SubjectOptions& o) : variant_(variant), ops_(o.ops), seed_(o.seed) {}
+
+  // The payload operation `op` writes: n words, and whether `words` hold them.
+  void fill_payload(uint64_t* words, size_t n, uint64_t op) const {
+    for (size_t k = 0; k < n; ++k) words[k] = payload_word(seed_, op, k);
+  }
+  bool payload_is(const uint64_t* words, size_t n, uint64_t op) const {
+    for (size_t k = 0; k < n; ++k)
+      if (words[k] != payload_word(seed_, op, k)) return false;
+    return true;
+  }
+
+  const Variant variant_;
+  const uint64_t ops_;
+  const uint64_t seed_;
+};
+
+// Designs whose bug exists only where flushes are needed (under eADR the fence persists every store).
+inline const std::vector<persist::Domain> kAdrOnly{persist::Domain::adr};
+
+// The state recovery found must be the one the operations that returned left (`after(at.ops_completed)`),
+// or, with an operation in flight, the one it leaves when it completes: wholly absent or wholly present.
+template <class State, class After>
+Status durably_linearizable(const State& found, const CrashPoint& at, const After& after, const std::string& what) {
+  if (found == after(at.ops_completed)) return Status::success();
+  if (at.op_in_flight && found == after(at.ops_completed + 1)) return Status::success();
+  return broken("recovered " + what + ": not what the " + std::to_string(at.ops_completed) + " operations that returned left" +
+                (at.op_in_flight ? ", nor that and the one in flight" : ""));
+}
+
+// The element of an array of `count` T's at `first` (an offset in the image) that `offset` names, or null
+// when it names none: outside the array, or not on an element's boundary.
+template <class T>
+T* element_at(Image image, uint64_t offset, uint64_t first, uint64_t count) {
+  if (offset < first || (offset - first) % sizeof(T) != 0 || (offset - first) / sizeof(T) >= count) return nullptr;
+  if (offset + sizeof(T) > image.size) return nullptr;
+  return reinterpret_cast<T*>(image.base + offset);
+}
+
+template <class T>
+uint64_t offset_of(Image image, const T* object) {
+  return static_cast<uint64_t>(reinterpret_cast<const std::byte*>(object) - image.base);
+}
+
+}  // namespace pmlab::crash::corpus

@@ -1,0 +1,112 @@
+// corpus.job-journal and its broken twin: a journal of submitted jobs, each one line with a completion
+// mark, and a count of submitted jobs. Every third operation completes the oldest pending job; the others
+// submit a new one.
+//
+// Protocol. A submit writes the job, persists it, then raises the count with one atomic store and persists
+// it. A completion sets the job's mark with one atomic store and persists it before it returns: once a
+// caller is told a job is done, no crash may hand it out again.
+//
+// Twin:
+//  - unfenced-ack: a completion writes its mark back but leaves the fence to the next operation's (a
+//    group commit of acknowledgements). It returns with the mark in flight; a crash before the next fence
+//    brings a job the caller was told is done back as pending: an operation acknowledged before it is
+//    durable, a durable-linearizability violation [Durinn] (a durability bug [Agamotto]). Caught in line
+//    mode under both domains.
+#include <vector>
+
+#include "pmlab/crash/corpus/history.hpp"
+
+namespace pmlab::crash::corpus {
+namespace {
+
+struct alignas(64) Header {
+  uint64_t submitted;
+  uint64_t pad[7];
+};
+struct alignas(64) Job {
+  uint64_t seq;  // its index in the journal
+  uint64_t payload[5];
+  uint64_t check;  // over seq and payload
+  uint64_t done;   // 1 once completed
+};
+
+struct Step {
+  bool complete;
+  uint64_t job;
+};
+
+using Marks = std::vector<uint64_t>;  // per submitted job, its completion mark
+
+enum class Bug { none, unfenced_ack };
+
+class JobJournal final : public Design<Bug> {
+ public:
+  JobJournal(Bug bug, const SubjectOptions& o) : Design(bug, o) {
+    uint64_t submitted = 0, completed = 0;
+    for (uint64_t i = 0; i < ops_; ++i) {
+      if (i % 3 == 2 && completed < submitted) plan_.push_back({true, completed++});
+      else plan_.push_back({false, submitted++});
+    }
+  }
+
+  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Job); }
+
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    Header* h = reinterpret_cast<Header*>(image.base);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      const Step step = plan_[i];
+      Job& job = job_at(image, step.job);
+      ops.begin(i, (step.complete ? "complete job " : "submit job ") + std::to_string(step.job));
+      if (step.complete) {
+        p.store8(&job.done, 1);
+        p.flush(&job.done, 8);
+        if (variant_ != Bug::unfenced_ack) p.fence();
+      } else {
+        job.seq = step.job;
+        fill_payload(job.payload, 5, step.job);
+        job.check = checksum_words(&job.seq, 6);
+        p.persist(&job, sizeof job);
+        p.store8(&h->submitted, step.job + 1);
+        p.persist(&h->submitted, 8);
+      }
+      ops.end(i);
+    }
+  }
+
+  Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    recovery_done();  // nothing to repair: the count and the marks are the commits
+    const uint64_t submitted = reinterpret_cast<const Header*>(image.base)->submitted;
+    if (submitted > ops_) return broken("the journal counts " + std::to_string(submitted) + " jobs, more than it holds");
+    Marks found;
+    for (uint64_t j = 0; j < submitted; ++j) {
+      const Job& job = job_at(image, j);
+      if (job.seq != j || job.check != checksum_words(&job.seq, 6) || job.done > 1 || !payload_is(job.payload, 5, j)) return broken("job " + std::to_string(j) + " is counted but did not persist");
+      found.push_back(job.done);
+    }
+    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the jobs and their marks");
+  }
+
+ private:
+  static Job& job_at(Image image, uint64_t j) { return reinterpret_cast<Job*>(image.base + sizeof(Header))[j]; }
+
+  Marks after(uint64_t ops) const {
+    Marks marks;
+    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+      if (plan_[i].complete) marks[plan_[i].job] = 1;
+      else marks.push_back(0);
+    }
+    return marks;
+  }
+
+  std::vector<Step> plan_;
+};
+
+const SubjectRegistration correct{variant<JobJournal>(
+    "corpus.job-journal", "jobs counted by an atomic store; a completion mark is durable before it is acknowledged", false,
+    kBothDomains, Bug::none)};
+const SubjectRegistration unfenced_ack{variant<JobJournal>(
+    "corpus.broken.job-journal-unfenced-ack", "acknowledges a completion before its mark is fenced (left to the next operation)",
+    true, kBothDomains, Bug::unfenced_ack)};
+
+}  // namespace
+}  // namespace pmlab::crash::corpus
