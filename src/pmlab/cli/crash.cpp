@@ -215,7 +215,9 @@ int run_crash(const CrashArgs& a) {
   }
   crash::SimOptions base;
   // Every value was checked as typed (options.hpp); what is left here are the defaults.
-  base.budget = a.budget ? a.budget : (a.quick ? 400 : 5000);
+  // A mutant is one particular bug that may need one particular state: mutation testing keeps the full
+  // budget per crash point even with --quick (which then shortens the streams only).
+  base.budget = a.budget ? a.budget : (a.quick && !a.mutate ? 400 : 5000);
   base.subject.ops = a.ops ? a.ops : (a.quick ? 16 : 64);
   base.subject.seed = a.seed;
   base.seed = a.seed;
@@ -426,7 +428,7 @@ void add_crash(CLI::App& app, int& exit_code) {
   cmd->add_option("--granularity", a->granularity,
                   "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)")
       ->check(non_empty_value());
-  cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick)")
+  cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick, unless --mutate)")
       ->check(count_value(1, 1ULL << 40));
   cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)")
       ->check(count_value(1, 1u << 20));

@@ -149,6 +149,9 @@ class LinkedList {
         if constexpr (kTLog) {
           if (!logged) {
             write_log(tid, kDelete, key, w.curr);
+            // The entry durable before the mark exists: another thread that sees the mark answers "absent"
+            // before this delete returns, and only the entry can redo a mark a crash takes back. (Its
+            // mutants survive single-threaded runs and most interleavings: see docs/crash-simulator.md.)
             p_.fence();
             logged = true;
           }
@@ -157,6 +160,8 @@ class LinkedList {
         if (link(w.curr).compare_exchange_strong(succ, desired, std::memory_order_acq_rel)) {
           marked = true;
           if constexpr (kTLog) {
+            // Durable before the dirty bit goes: a thread that then unlinks the node in find() persists
+            // only its unlink, and this delete's entry may be cleared before that unlink is durable.
             p_.persist(&node(w.curr)->next, 8);
             uint64_t dirty = desired;
             link(w.curr).compare_exchange_strong(dirty, desired & ~list_layout::kDirty, std::memory_order_acq_rel);
@@ -276,6 +281,8 @@ class LinkedList {
     p_.store8(log_word(tid), entry);
     p_.flush(log_word(tid), 8);
   }
+  // Cleared durably: a stale delete entry would be redone on its node after another thread reused the
+  // node for the same key.
   void clear_log(int tid) {
     p_.store8(log_word(tid), 0);
     p_.persist(log_word(tid), 8);
