@@ -37,3 +37,22 @@ def test_a_device_file_is_recorded_in_the_context(pmlab, shm_dir):
     assert doc["context"]["model"]["name"] == "slow-dimms"
     assert doc["context"]["model"]["parameters"]["media_write_gbps"] == 1.0
     assert doc["context"]["model"]["parameters"]["write_buffer_lines"] == 0  # from base c3
+
+
+def _media_writes(doc):
+    return {r["params"].get("cost", r["params"].get("breakdown")): (r["metrics"].get("media_write_bytes") or {}).get("value", 0)
+            for r in doc["runs"] if r["status"] == "ok"}
+
+
+def test_ptm_and_ds_writes_reach_the_device_model(pmlab, shm_dir):
+    """The PTMs and the structures' breakdowns run on persisters derived from the run's: the model sees them."""
+    pmlab("run", "ptm.breakdown", "--quick", "--model", "dcpmm", "--set", "ptm=redo", "--set", "workload=sps-16",
+          "--set", "cost=full,no-flush", "--out", shm_dir / "ptm", "--no-progress", check=True)
+    ptm = _media_writes(json.loads((shm_dir / "ptm" / "results.json").read_text()))
+    assert ptm["full"] > 0, ptm        # flushed lines reach the model
+    assert ptm["no-flush"] == 0, ptm   # and without flushes there are none
+    pmlab("run", "ds.ycsb", "--quick", "--model", "dcpmm", "--set", "structure=hashtable", "--set", "mode=persist",
+          "--set", "breakdown=none,no-fence", "--set", "medium=pool", "--set", "workload=write-only",
+          "--out", shm_dir / "ds", "--no-progress", check=True)
+    ds = _media_writes(json.loads((shm_dir / "ds" / "results.json").read_text()))
+    assert ds["none"] > 0 and ds["no-fence"] > 0, ds  # the no-fence run's persister is derived

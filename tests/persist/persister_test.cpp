@@ -111,6 +111,32 @@ TEST(Persister, ObserverSeesFencesEvenWhereNoInstructionIsIssued) {
   EXPECT_EQ(rec.events[0].what, 'F');
 }
 
+// A persister derived for another configuration (a log's domain, an elided fence) reports to the run's
+// observer (the device model, the crash tracker); one for non-persistent memory reports to nobody.
+TEST(Persister, ADerivedPersisterKeepsTheRunsObserver) {
+  auto buf = std::make_unique<Buffer>();
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  Recorder rec;
+  p.attach(&rec);
+  Config elided = p.config();
+  elided.elide_fence = true;
+  auto derived = p.derive(elided);
+  ASSERT_TRUE(derived.ok());
+  derived->persist(buf->bytes, 64);
+  ASSERT_EQ(rec.events.size(), 2u);
+  EXPECT_EQ(rec.events[0].what, 'f');
+  EXPECT_EQ(rec.events[1].what, 'F');  // observed although no fence is issued
+  EXPECT_FALSE(derived->issues_fences());
+
+  Config dram = p.config();
+  dram.domain = Domain::none;
+  auto volatile_one = p.derive(dram);
+  ASSERT_TRUE(volatile_one.ok());
+  volatile_one->persist(buf->bytes, 64);
+  EXPECT_EQ(rec.events.size(), 2u);
+  EXPECT_EQ(volatile_one->observer(), nullptr);
+}
+
 // Non-temporal copies must be byte-exact for every alignment and length, on every kernel.
 void check_copy_nt(const platform::CpuFeatures& cpu, Domain domain) {
   auto p = Persister::create({.domain = domain, .flush = FlushInstruction::ntstore, .elide_flush = false, .elide_fence = false}, cpu);

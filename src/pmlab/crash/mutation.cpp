@@ -1,5 +1,6 @@
 #include "pmlab/crash/mutation.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -30,22 +31,28 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
   // Discovery: the sites each domain reaches, with the unmutated design passing.
   std::map<SiteKey, std::string> functions;
   std::map<SiteKey, std::set<persist::Domain>> reached_in;
+  unsigned schedules = 1;  // more once the design turns out to run threads
   for (persist::Domain d : options.domains) {
-    SimOptions o = options.base;
-    o.domain = d;
-    o.granularity = options.granularities.front();
-    o.record_sites = true;
-    o.mutant.reset();
-    auto r = simulate(info, o);
-    if (!r) return r.status();
-    report.states_checked += r->states_checked;
-    if (r->failures > 0)
-      return error(Errc::failed, info.name + " fails its crash test unmutated (" + run_name(d, o.granularity) + ": " +
-                                     (r->details.empty() ? "failures" : r->details[0].property) +
-                                     "): mutation testing needs a passing design");
-    for (const auto& [key, function] : r->sites) {
-      functions.emplace(key, function);
-      reached_in[key].insert(d);
+    for (unsigned schedule = 0; schedule < schedules; ++schedule) {
+      SimOptions o = options.base;
+      o.domain = d;
+      o.granularity = options.granularities.front();
+      o.seed = options.base.seed + schedule;
+      o.record_sites = true;
+      o.mutant.reset();
+      auto r = simulate(info, o);
+      if (!r) return r.status();
+      report.states_checked += r->states_checked;
+      if (r->failures > 0)
+        return error(Errc::failed, info.name + " fails its crash test unmutated (" + run_name(d, o.granularity) +
+                                       (schedule ? ", seed " + std::to_string(o.seed) : std::string()) + ": " +
+                                       (r->details.empty() ? "failures" : r->details[0].property) +
+                                       "): mutation testing needs a passing design");
+      for (const auto& [key, function] : r->sites) {
+        functions.emplace(key, function);
+        reached_in[key].insert(d);
+      }
+      if (r->concurrent) schedules = std::max(1u, options.schedules);
     }
   }
   report.sites = functions.size();
@@ -59,23 +66,25 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
         if (!reached_in[key].contains(d)) continue;
         for (Granularity g : options.granularities) {
           if (result.killed || !can_matter(key.call, d)) continue;
-          SimOptions o = options.base;
-          o.domain = d;
-          o.granularity = g;
-          o.mutant = result.mutant;
-          o.stop_at_first_failure = true;
-          o.max_failure_details = 1;
-          auto r = simulate(info, o);
-          if (!r) return error(r.status().code(), result.mutant.describe() + ": " + r.status().message());
-          report.states_checked += r->states_checked;
-          effective += r->effective_mutations;
-          if (r->failures > 0) {
-            result.killed = true;
-            result.killed_in = run_name(d, g);
-            result.evidence = r->details.empty() ? "" : r->details[0].property;
-          } else {
-            result.tried.push_back(run_name(d, g));
+          for (unsigned schedule = 0; schedule < schedules && !result.killed; ++schedule) {
+            SimOptions o = options.base;
+            o.domain = d;
+            o.granularity = g;
+            o.seed = options.base.seed + schedule;
+            o.mutant = result.mutant;
+            o.stop_at_first_failure = true;
+            o.max_failure_details = 1;
+            auto r = simulate(info, o);
+            if (!r) return error(r.status().code(), result.mutant.describe() + ": " + r.status().message());
+            report.states_checked += r->states_checked;
+            effective += r->effective_mutations;
+            if (r->failures > 0) {
+              result.killed = true;
+              result.killed_in = run_name(d, g) + (schedule ? " (seed " + std::to_string(o.seed) + ")" : "");
+              result.evidence = r->details.empty() ? "" : r->details[0].property;
+            }
           }
+          if (!result.killed) result.tried.push_back(run_name(d, g));
         }
       }
       // A mutant no run could notice (e.g. a split store with only line granularity asked for) is not

@@ -47,6 +47,9 @@ struct MutationOptions {
   SimOptions base;  // budget, ops, seed, recovery crash-testing; domain and granularity are set per run
   std::vector<persist::Domain> domains;
   std::vector<Granularity> granularities;
+  // A concurrent design's mutant is tried under this many interleavings (seeds base.seed, base.seed+1,
+  // ...) before it counts as a survivor: one schedule reaches a given race only sometimes.
+  unsigned schedules = 4;
 };
 
 Result<MutationReport> mutate(const SubjectInfo& subject, const MutationOptions& options);

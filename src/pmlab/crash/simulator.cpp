@@ -59,6 +59,7 @@ class Tracker final : public OpTracker {
     return p;
   }
   uint64_t completed() const { return completed_; }
+  bool concurrent() const noexcept { return concurrent_; }
   Interleaving& interleaving() noexcept { return interleaving_; }
   // Why the run cannot be checked, or empty.
   const std::string& problem() const noexcept { return problem_; }
@@ -212,6 +213,7 @@ class Simulation {
       tracker_ = nullptr;
     }
     report_.operations = ops_.completed();
+    report_.concurrent = ops_.concurrent();
     Status finished = pool_->finish(on_verdict);
     if (options_.record_sites) report_.sites.merge(pool_->sites());
     report_.effective_mutations += pool_->effective_mutations();

@@ -62,6 +62,7 @@ struct SimReport {
   Granularity granularity = Granularity::line;
   uint64_t shard = 0, shards = 1;
   uint64_t operations = 0;
+  bool concurrent = false;  // the subject ran threads (OpTracker::run_threads)
   uint64_t crash_points = 0;
   uint64_t crash_points_checked = 0;  // points with at least one state checked
   uint64_t states_enumerated = 0;     // states the explorations chose (all shards)

@@ -104,6 +104,12 @@ void Persister::copy_nt_now(void* dst, const void* src, size_t len) const noexce
   }
 }
 
+Result<Persister> Persister::derive(const Config& config) const {
+  auto p = create(config);
+  if (p && config.domain != Domain::none) p->observer_ = observer_;
+  return p;
+}
+
 void Persister::flush_observed(const void* addr, size_t len, const std::source_location& where) const noexcept {
   if (observer_->mutation(Call::flush, addr, len, where) == Mutation::drop) return;
   flush_lines(addr, len);

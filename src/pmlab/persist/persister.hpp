@@ -187,6 +187,12 @@ class Persister {
       observer_->on_volatile(addr, len);
   }
 
+  // A Persister of another configuration (a flush or fence elided, another domain for a log) that keeps
+  // this one's observer, so the device model, the counters and the crash tracking see its writes as the
+  // run's. Under domain none (memory that is not persistent, such as PDRAM's DRAM) nothing reaches a
+  // durability domain and no observer is kept.
+  Result<Persister> derive(const Config& config) const;
+
   // Attach before the threads that use this Persister start, detach after they stop.
   void attach(Observer* observer) noexcept { observer_ = observer; }
   void detach() noexcept { observer_ = nullptr; }

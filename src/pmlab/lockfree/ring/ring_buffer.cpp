@@ -133,7 +133,7 @@ Status RingBuffer::recover(const RingOptions& options) {
     persist::Config c = p_.config();
     c.domain = persist::Domain::adr;
     if (c.flush == persist::FlushInstruction::ntstore) c.flush = persist::best_line_flush(platform::CpuFeatures::host());
-    auto flusher = persist::Persister::create(c);
+    auto flusher = p_.derive(c);
     if (!flusher) return flusher.status();
     slot_flusher_.emplace(*flusher);
   }

@@ -337,7 +337,7 @@ void body(RunContext& ctx) {
   config.elide_fence = *mode == Mode::persist && breakdown == "no-fence";
   std::optional<persist::Persister> own;
   if (config.elide_flush || config.elide_fence) {
-    auto created = persist::Persister::create(config);
+    auto created = ctx.persister().derive(config);
     if (!created) ctx.skip(created.status().message());
     own.emplace(std::move(*created));
   }

@@ -57,9 +57,8 @@ void vs_likwid(RunContext& ctx) {
   const LikwidKind kind = load ? LikwidKind::load : LikwidKind::ntstore;
   if (!find_program("likwid-bench")) ctx.skip("likwid-bench not found in PATH (Debian package likwid)");
   persist::Config nt_config{persist::Domain::adr, persist::FlushInstruction::ntstore, false, false};
-  auto nt = persist::Persister::create(nt_config);
+  auto nt = ctx.persister().derive(nt_config);
   if (!nt) ctx.skip(nt.status().message());
-  if (ctx.model() != nullptr) nt->attach(ctx.model());
 
   StreamJob job;
   job.op = load ? StreamOp::load : StreamOp::pstore;

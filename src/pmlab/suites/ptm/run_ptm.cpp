@@ -123,8 +123,8 @@ void run_pmlab_ptm(RunContext& ctx, const RunSpec& spec) {
   persist::Config base = ctx.persister().config();
   base.elide_flush = spec.elide_flush;
   base.elide_fence = spec.elide_fence;
-  auto log_p = persist::Persister::create(log_config(spec.durability, base));
-  auto data_p = persist::Persister::create(data_config(spec.durability, base));
+  auto log_p = ctx.persister().derive(log_config(spec.durability, base));
+  auto data_p = ctx.persister().derive(data_config(spec.durability, base));
   if (!log_p) ctx.skip(log_p.status().message());
   if (!data_p) ctx.skip(data_p.status().message());
 

@@ -42,8 +42,8 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   // The PTMs have one slot each, and each contender one Rng: the case declares only threads:1.
   if (ctx.threads() != 1) ctx.fail("ptm.target runs on one thread");
   persist::Config base = ctx.persister().config();
-  auto log_p = persist::Persister::create(log_config(Durability::adr, base));
-  auto data_p = persist::Persister::create(data_config(Durability::adr, base));
+  auto log_p = ctx.persister().derive(log_config(Durability::adr, base));
+  auto data_p = ctx.persister().derive(data_config(Durability::adr, base));
   if (!log_p || !data_p) ctx.skip(log_p ? data_p.status().message() : log_p.status().message());
   const uint64_t heap = heap_bytes(spec);
   Options o;
