@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::bench {

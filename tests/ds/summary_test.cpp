@@ -7,9 +7,9 @@
 namespace pmlab::suites::ds {
 namespace {
 
-using bench::Metric;
-using bench::MetricKind;
-using bench::RunRecord;
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
 
 RunRecord ycsb(const std::string& structure, const std::string& mode, const std::string& breakdown, double throughput,
                double fences = 0) {
@@ -44,7 +44,7 @@ TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
                               ycsb("pmdk-btree", "pmdk", "none", 8e5, 3),
                               ycsb("hashtable", "persist", "none", 1e6, 1),
                               ycsb("pmdk-hashmap-tx", "pmdk", "none", 5e5, 3)};
-  runs.back().status = bench::RunStatus::error;  // a failed peer run gives no ratio
+  runs.back().status = record::RunStatus::error;  // a failed peer run gives no ratio
   const auto rows = summarize(runs, nlohmann::ordered_json::object());
 
   const RunRecord* bt = row_named(rows, "ds.target/structure:bptree/peer:pmdk-btree/workload:a/");

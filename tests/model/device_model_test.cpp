@@ -16,7 +16,7 @@
 namespace pmlab::model {
 namespace {
 
-const bench::Metric* metric(const bench::RunRecord& r, const std::string& name) { return r.find(name); }
+const record::Metric* metric(const record::RunRecord& r, const std::string& name) { return r.find(name); }
 
 persist::Persister adr_persister() {
   persist::Config c;
@@ -39,19 +39,19 @@ TEST(DeviceModel, SeesThePersistersWritebacksAndAddsModelledMetrics) {
   EXPECT_EQ(c.imc_writes, 64u);
   EXPECT_EQ(c.fences, 64u);
 
-  bench::RunRecord rec;
-  rec.metrics.push_back({"latency_avg", 10.0, "ns", bench::MetricKind::measured, ""});
+  record::RunRecord rec;
+  rec.metrics.push_back({"latency_avg", 10.0, "ns", record::MetricKind::measured, ""});
   model.add_metrics(rec);
   for (const char* name : {"ewr", "rwr", "ebr", "write_hit_ratio", "imc_write_bytes", "media_write_bytes",
                            "ipmctl_write_requests", "ipmctl_media_writes", "device_bandwidth"}) {
-    const bench::Metric* m = metric(rec, name);
+    const record::Metric* m = metric(rec, name);
     ASSERT_NE(m, nullptr) << name;
-    EXPECT_EQ(m->kind, bench::MetricKind::modelled) << name;
+    EXPECT_EQ(m->kind, record::MetricKind::modelled) << name;
     EXPECT_EQ(m->origin, "dcpmm") << name;
   }
   EXPECT_EQ(metric(rec, "ipmctl_write_requests")->value, 64.0);
   EXPECT_EQ(metric(rec, "emulation_wait_per_fence"), nullptr);  // not emulating
-  EXPECT_EQ(metric(rec, "latency_avg")->kind, bench::MetricKind::measured);
+  EXPECT_EQ(metric(rec, "latency_avg")->kind, record::MetricKind::measured);
 }
 
 TEST(DeviceModel, NonTemporalCopiesAreModelledWithTheirExactBytes) {
@@ -71,7 +71,7 @@ TEST(DeviceModel, NonTemporalCopiesAreModelledWithTheirExactBytes) {
 
 TEST(DeviceModel, NothingSeenMeansNoMetrics) {
   DeviceModel model(*preset("dcpmm"), false);
-  bench::RunRecord rec;
+  record::RunRecord rec;
   model.add_metrics(rec);
   EXPECT_TRUE(rec.metrics.empty());
 }
@@ -117,7 +117,7 @@ TEST(Emulation, AFenceWaitsForTheModelledReadModifyWrite) {
     EXPECT_GE(clock.to_ns(platform::Clock::stop() - t0), p.media_read_ns + p.write_ns);
     model.reset();  // the next write misses again
   }
-  bench::RunRecord rec;
+  record::RunRecord rec;
   model.on_writeback(page->bytes, 64, persist::Writeback::flush);
   model.on_fence();
   model.add_metrics(rec);
@@ -132,7 +132,7 @@ TEST(Emulation, AFenceThatOrdersNoWriteDoesNotWait) {
   model.on_read(page->bytes, 64);  // the model has seen something, but no write
   model.on_fence();
   model.on_fence();
-  bench::RunRecord rec;
+  record::RunRecord rec;
   model.add_metrics(rec);
   ASSERT_NE(rec.find("emulation_wait_per_fence"), nullptr);
   EXPECT_EQ(rec.find("emulation_wait_per_fence")->value, 0.0);
@@ -150,13 +150,13 @@ TEST(Emulation, AReadPaysTheDeviceLatencyBeyondTheHostsOwn) {
 }
 
 TEST(Emulation, LabelsEveryMeasuredNumberOfTheRun) {
-  bench::RunRecord rec;
-  rec.metrics.push_back({"throughput", 5.0, "ops/s", bench::MetricKind::measured, ""});
-  rec.metrics.push_back({"x_published", 1.0, "ratio", bench::MetricKind::published, "a paper"});
+  record::RunRecord rec;
+  rec.metrics.push_back({"throughput", 5.0, "ops/s", record::MetricKind::measured, ""});
+  rec.metrics.push_back({"x_published", 1.0, "ratio", record::MetricKind::published, "a paper"});
   label_emulated(rec, "emulated:dcpmm");
-  EXPECT_EQ(rec.find("throughput")->kind, bench::MetricKind::modelled);
+  EXPECT_EQ(rec.find("throughput")->kind, record::MetricKind::modelled);
   EXPECT_EQ(rec.find("throughput")->origin, "emulated:dcpmm");
-  EXPECT_EQ(rec.find("x_published")->kind, bench::MetricKind::published);
+  EXPECT_EQ(rec.find("x_published")->kind, record::MetricKind::published);
 }
 
 }  // namespace

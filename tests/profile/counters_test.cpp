@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 
 namespace pmlab::profile {
 namespace {
@@ -92,12 +92,12 @@ TEST(Counters, ParsesIpmctlPerformanceAndDerivesEwrAndRwr) {
     for (const auto& x : m)
       if (x.name == name) return x;
     ADD_FAILURE() << name;
-    return bench::Metric{};
+    return record::Metric{};
   };
   EXPECT_DOUBLE_EQ(find("dimm_ewr").value, 0.25);
   EXPECT_DOUBLE_EQ(find("dimm_rwr").value, 0.5);
   EXPECT_DOUBLE_EQ(find("dimm_media_write_bytes").value, 200 * 64.0);
-  EXPECT_EQ(find("dimm_ewr").kind, bench::MetricKind::measured);
+  EXPECT_EQ(find("dimm_ewr").kind, record::MetricKind::measured);
   // A DIMM missing from one snapshot, or a counter that went backwards, gives nothing rather than a guess.
   EXPECT_TRUE(dimm_metrics({(*before)[0]}, after).empty());
   auto reset = after;
@@ -125,8 +125,8 @@ TEST(Counters, AMissingSourceIsReportedAndAddsNoMetric) {
       EXPECT_FALSE(j[key]["reason"].get<std::string>().empty()) << key;
     }
   }
-  bench::RunRecord rec;
-  rec.set(bench::Metric{"ops", 1000, "count", bench::MetricKind::measured, {}});
+  record::RunRecord rec;
+  rec.set(record::Metric{"ops", 1000, "count", record::MetricKind::measured, {}});
   RunCounters counters(sources);
   counters.begin();
   volatile uint64_t sink = 0;

@@ -157,7 +157,7 @@ TEST(NoPerf, DetectionSaysWhyAndTheRunGoesOnWithoutAProfile) {
   RunProfiler profiler(dir.path(), perf);
   EXPECT_EQ(profiler.context_json()["available"], false);
   EXPECT_EQ(profiler.context_json()["reason"], perf.reason);
-  bench::RunRecord rec;
+  record::RunRecord rec;
   rec.name = "x";
   profiler.begin();
   profiler.end(rec, nullptr);

@@ -10,16 +10,24 @@
 #include <string>
 #include <vector>
 
-#include "pmlab/bench/histogram.hpp"
-#include "pmlab/bench/memory_model.hpp"
 #include "pmlab/bench/params.hpp"
-#include "pmlab/bench/record.hpp"
 #include "pmlab/common/stop_signal.hpp"
 #include "pmlab/media/region.hpp"
+#include "pmlab/model/memory_model.hpp"
 #include "pmlab/persist/persister.hpp"
 #include "pmlab/platform/clock.hpp"
+#include "pmlab/record/histogram.hpp"
+#include "pmlab/record/record.hpp"
 
 namespace pmlab::bench {
+
+// The harness writes what record/ defines, and hands a case the device model the run attached.
+using model::MemoryModel;
+using record::Histogram;
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
+using record::RunStatus;
 
 class RunContext;
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 #include "pmlab/persist/counters.hpp"
 #include "pmlab/platform/clock.hpp"
 

@@ -29,14 +29,14 @@ DeviceMetrics derive(const DeviceParams& p, const DeviceCounters& c, double busi
   return m;
 }
 
-std::vector<bench::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
+std::vector<record::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
                                           double elapsed_ns) {
   if (c.imc_reads + c.imc_writes == 0) return {};
   const DeviceMetrics m = derive(p, c, busiest_dimm_ns, elapsed_ns);
   const double per_line = static_cast<double>(p.media_line_bytes / kImcLine);
-  std::vector<bench::Metric> out;
+  std::vector<record::Metric> out;
   auto add = [&](const char* name, double value, const char* unit) {
-    out.push_back(bench::Metric{name, value, unit, bench::MetricKind::modelled, p.name});
+    out.push_back(record::Metric{name, value, unit, record::MetricKind::modelled, p.name});
   };
   add("ewr", m.ewr, "ratio");
   add("rwr", m.rwr, "ratio");

@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/model/counters.hpp"
 #include "pmlab/model/device_params.hpp"
 
@@ -30,7 +30,7 @@ struct DeviceMetrics {
 DeviceMetrics derive(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns, double elapsed_ns);
 
 // Every metric above, named as listed; empty when the device saw no request.
-std::vector<bench::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
+std::vector<record::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
                                           double elapsed_ns);
 
 }  // namespace pmlab::model

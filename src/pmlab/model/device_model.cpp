@@ -135,7 +135,7 @@ DeviceCounters DeviceModel::counters() const {
   return c;
 }
 
-void DeviceModel::add_metrics(bench::RunRecord& record) const {
+void DeviceModel::add_metrics(record::RunRecord& record) const {
   DeviceCounters c;
   double busiest = 0, span = 0;
   uint64_t reads = 0;
@@ -154,16 +154,16 @@ void DeviceModel::add_metrics(bench::RunRecord& record) const {
   const std::string label = emulation_label();
   if (c.fences > 0)
     record.set({"emulation_wait_per_fence", clock.to_ns(fence_wait_ticks_.load()) / static_cast<double>(c.fences), "ns",
-                bench::MetricKind::modelled, label});
+                record::MetricKind::modelled, label});
   if (reads > 0)
     record.set({"emulation_wait_per_read", clock.to_ns(read_wait_ticks_.load()) / static_cast<double>(reads), "ns",
-                bench::MetricKind::modelled, label});
+                record::MetricKind::modelled, label});
 }
 
-void label_emulated(bench::RunRecord& record, const std::string& label) {
+void label_emulated(record::RunRecord& record, const std::string& label) {
   for (auto& m : record.metrics) {
-    if (m.kind != bench::MetricKind::measured) continue;
-    m.kind = bench::MetricKind::modelled;
+    if (m.kind != record::MetricKind::measured) continue;
+    m.kind = record::MetricKind::modelled;
     m.origin = label;
   }
 }

@@ -1,4 +1,4 @@
-// The device model attached to a live run (`pmlab run --model P` / `--emulate P`): a bench::MemoryModel
+// The device model attached to a live run (`pmlab run --model P` / `--emulate P`): a model::MemoryModel
 // that feeds a Device from the Persister's write-backs and fences and from benchmark-reported reads and
 // evictions, safely from every worker thread of the run.
 //
@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <string>
 
-#include "pmlab/bench/memory_model.hpp"
+#include "pmlab/model/memory_model.hpp"
 #include "pmlab/model/device.hpp"
 
 namespace pmlab::model {
 
-class DeviceModel final : public bench::MemoryModel {
+class DeviceModel final : public model::MemoryModel {
  public:
   DeviceModel(DeviceParams params, bool emulate);
 
@@ -30,7 +30,7 @@ class DeviceModel final : public bench::MemoryModel {
   void on_evict(const void* addr, size_t len) noexcept override;
   void reset() noexcept override;
   // The device metrics (model = device name); with emulation also the delay it added.
-  void add_metrics(bench::RunRecord& record) const override;
+  void add_metrics(record::RunRecord& record) const override;
 
   bool emulating() const noexcept { return emulate_; }
   const DeviceParams& params() const noexcept { return device_.params(); }
@@ -61,6 +61,6 @@ class DeviceModel final : public bench::MemoryModel {
 
 // Every number a run measured on an emulated device is modelled, not measured: relabels the record's
 // measured metrics as modelled by `label` (e.g. "emulated:dcpmm").
-void label_emulated(bench::RunRecord& record, const std::string& label);
+void label_emulated(record::RunRecord& record, const std::string& label);
 
 }  // namespace pmlab::model

@@ -29,7 +29,7 @@ std::unique_ptr<DeviceModel> model_for_run(const RunDevices& devices, bool pool_
   return std::make_unique<DeviceModel>(*devices.device, emulate);
 }
 
-void finish_run(const DeviceModel& model, bench::RunRecord& record) {
+void finish_run(const DeviceModel& model, record::RunRecord& record) {
   if (model.emulating()) label_emulated(record, model.emulation_label());
   model.add_metrics(record);
 }

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/common/status.hpp"
 #include "pmlab/model/device_model.hpp"
 
@@ -34,7 +34,7 @@ Result<RunDevices> resolve_run_devices(const std::string& model, const std::stri
 std::unique_ptr<DeviceModel> model_for_run(const RunDevices& devices, bool pool_run);
 
 // After the run's body: adds the modelled metrics and, on an emulated run, labels its measured numbers.
-void finish_run(const DeviceModel& model, bench::RunRecord& record);
+void finish_run(const DeviceModel& model, record::RunRecord& record);
 
 // results.json's context.model: {name, emulate, scope, parameters}; null when no device is attached.
 nlohmann::ordered_json context_json(const RunDevices& devices);

@@ -81,8 +81,8 @@ constexpr CoreEvent kCoreEvents[] = {{"cycles", PERF_COUNT_HW_CPU_CYCLES},
                                      {"instructions", PERF_COUNT_HW_INSTRUCTIONS},
                                      {"llc_misses", PERF_COUNT_HW_CACHE_MISSES}};
 
-bench::Metric measured(std::string name, double value, std::string unit, std::string origin) {
-  return bench::Metric{std::move(name), value, std::move(unit), bench::MetricKind::measured, std::move(origin)};
+record::Metric measured(std::string name, double value, std::string unit, std::string origin) {
+  return record::Metric{std::move(name), value, std::move(unit), record::MetricKind::measured, std::move(origin)};
 }
 
 Result<std::vector<DimmCounters>> ipmctl_snapshot(const std::string& ipmctl) {
@@ -202,7 +202,7 @@ Result<std::vector<DimmCounters>> parse_ipmctl_performance(std::string_view text
   return dimms;
 }
 
-std::vector<bench::Metric> dimm_metrics(const std::vector<DimmCounters>& before, const std::vector<DimmCounters>& after) {
+std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before, const std::vector<DimmCounters>& after) {
   uint64_t media_reads = 0, media_writes = 0, read_requests = 0, write_requests = 0;
   for (const DimmCounters& a : after) {
     const DimmCounters* b = nullptr;
@@ -297,10 +297,10 @@ void RunCounters::begin() {
   for (auto& [event, fd] : imc_fds_) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
-void RunCounters::end(bench::RunRecord& rec) {
+void RunCounters::end(record::RunRecord& rec) {
   for (auto& [name, fd] : core_fds_) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   for (auto& [event, fd] : imc_fds_) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-  const bench::Metric* ops_metric = rec.find("ops");
+  const record::Metric* ops_metric = rec.find("ops");
   const double ops = ops_metric != nullptr && ops_metric->value > 0 ? ops_metric->value : 0;
   std::map<std::string, double> core;
   for (auto& [name, fd] : core_fds_) {

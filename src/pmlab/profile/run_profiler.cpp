@@ -54,7 +54,7 @@ void RunProfiler::begin() {
   else recording_ = std::move(*r);
 }
 
-void RunProfiler::end(bench::RunRecord& rec, const bench::RunRecord* unprofiled) {
+void RunProfiler::end(record::RunRecord& rec, const record::RunRecord* unprofiled) {
   auto missing = [&](const std::string& why) { rec.notes.emplace_back("profile_missing", why); };
   if (!recording_) {
     missing(start_error_);
@@ -75,8 +75,8 @@ void RunProfiler::end(bench::RunRecord& rec, const bench::RunRecord* unprofiled)
     return;
   }
   const Breakdown b = breakdown(*samples, sites_);
-  using bench::Metric;
-  using bench::MetricKind;
+  using record::Metric;
+  using record::MetricKind;
   rec.set(Metric{"profile_samples", static_cast<double>(b.samples), "count", MetricKind::measured, {}});
   for (int i = 0; i < kActivities; ++i) {
     const auto a = static_cast<Activity>(i);

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/profile/perf.hpp"
 
 namespace pmlab::profile {
@@ -26,7 +26,7 @@ class RunProfiler {
   // Stops sampling and adds to `rec`: metrics profile_samples, profile_share_<activity> (fraction of
   // sampled time, measured), and profile_slowdown when `unprofiled` (the same run without perf) has a
   // throughput; notes profile_svg and profile_event, or profile_missing with the reason.
-  void end(bench::RunRecord& rec, const bench::RunRecord* unprofiled);
+  void end(record::RunRecord& rec, const record::RunRecord* unprofiled);
 
   bool available() const { return perf_.available; }
 

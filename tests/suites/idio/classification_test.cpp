@@ -10,10 +10,10 @@
 namespace pmlab::suites::idio {
 namespace {
 
-using bench::Metric;
-using bench::MetricKind;
-using bench::RunRecord;
-using bench::RunStatus;
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
+using record::RunStatus;
 
 RunRecord run(const std::string& case_name, nlohmann::ordered_json params, std::vector<std::pair<std::string, double>> metrics,
               RunStatus status = RunStatus::ok, std::string reason = {}) {

@@ -21,10 +21,10 @@
 namespace pmlab::suites::ds {
 namespace {
 
-using bench::Metric;
-using bench::MetricKind;
-using bench::RunRecord;
-using bench::RunStatus;
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
+using record::RunStatus;
 
 std::string ptext(const RunRecord& r, const char* key) {
   auto it = r.params.find(key);

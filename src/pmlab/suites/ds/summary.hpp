@@ -17,6 +17,6 @@ inline constexpr double kTargetRatio = 1.5;
 inline const std::vector<std::pair<std::string, std::string>> kTargetPairs{{"bptree", "pmdk-btree"},
                                                                            {"hashtable", "pmdk-hashmap-tx"}};
 
-std::vector<bench::RunRecord> summarize(const std::vector<bench::RunRecord>& runs, const nlohmann::ordered_json& context);
+std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs, const nlohmann::ordered_json& context);
 
 }  // namespace pmlab::suites::ds

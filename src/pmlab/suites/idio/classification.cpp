@@ -10,10 +10,10 @@
 
 namespace pmlab::suites::idio {
 
-using bench::Metric;
-using bench::MetricKind;
-using bench::RunRecord;
-using bench::RunStatus;
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
+using record::RunStatus;
 
 const char* to_string(Verdict v) noexcept {
   switch (v) {

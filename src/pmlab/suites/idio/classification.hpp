@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/suites/idio/reference.hpp"
 
 namespace pmlab::suites::idio {
@@ -41,7 +41,7 @@ struct Classification {
   Decision decision;
   std::string not_applicable_reason;  // set with Verdict::not_applicable
   std::string reasoning;
-  std::vector<bench::Metric> extra;   // supporting numbers (kinds as measured / modelled / published)
+  std::vector<record::Metric> extra;   // supporting numbers (kinds as measured / modelled / published)
   bool pool_emulated = false;         // the pool is DRAM pages: no difference to DRAM can be PMEM's
   // Set when an effect rests on modelled numbers (a run under --emulate): the model's name, and the
   // effect is then written as kind modelled.
@@ -50,7 +50,7 @@ struct Classification {
 
 // `pool_emulated`: context.pool.medium says the pool is emulated (DRAM pages behind a file), so an effect
 // stronger on the pool than on DRAM comes from the mapping or from noise, never from PMEM media.
-std::vector<Classification> classify(const std::vector<bench::RunRecord>& runs, const PublishedSheets& published,
+std::vector<Classification> classify(const std::vector<record::RunRecord>& runs, const PublishedSheets& published,
                                      bool pool_emulated = false);
 
 struct Recommendation {
@@ -68,10 +68,10 @@ struct Recommendation {
 // Table 4's impact scale: N/A (no impact) below 1.1x, low < 1.5x, moderate 1.5-3x, high > 3x.
 std::string impact_class(std::optional<double> impact);
 
-std::vector<Recommendation> recommend(const std::vector<bench::RunRecord>& runs, const std::vector<Classification>& classes);
+std::vector<Recommendation> recommend(const std::vector<record::RunRecord>& runs, const std::vector<Classification>& classes);
 
 // Rows for results.json: idio.classification/idiosyncrasy:In and idio.recommendation/rule:Rn.
-std::vector<bench::RunRecord> classification_records(const std::vector<Classification>& classes);
-std::vector<bench::RunRecord> recommendation_records(const std::vector<Recommendation>& recs);
+std::vector<record::RunRecord> classification_records(const std::vector<Classification>& classes);
+std::vector<record::RunRecord> recommendation_records(const std::vector<Recommendation>& recs);
 
 }  // namespace pmlab::suites::idio

@@ -143,7 +143,7 @@ std::vector<std::string> size_strings(uint64_t from, uint64_t to) {
   return out;
 }
 
-void add_latency_metrics(bench::RunContext& ctx, const bench::Histogram& ticks) {
+void add_latency_metrics(bench::RunContext& ctx, const record::Histogram& ticks) {
   const platform::Clock& clock = platform::Clock::get();
   auto ns = [&](double t) { return t / clock.ticks_per_ns(); };
   ctx.metric("latency_avg", ns(ticks.mean()), "ns");

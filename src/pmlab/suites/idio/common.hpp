@@ -54,7 +54,7 @@ std::vector<std::string> size_strings(uint64_t from, uint64_t to);
 
 // latency_avg, _p50, _p99, _p999, _max (ns) from a histogram of timer ticks, for cases that time each
 // operation themselves (their loop cannot be ThreadState::measure's: it must not warm up or repeat).
-void add_latency_metrics(bench::RunContext& ctx, const bench::Histogram& ticks);
+void add_latency_metrics(bench::RunContext& ctx, const record::Histogram& ticks);
 
 // "domain", fixed to adr: every p-store of these families flushes (eADR is I8's subject).
 bench::ParamSpec adr_param();

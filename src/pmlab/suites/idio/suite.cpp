@@ -10,7 +10,7 @@
 namespace pmlab::suites::idio {
 namespace {
 
-std::vector<bench::RunRecord> summarize(const std::vector<bench::RunRecord>& runs, const nlohmann::ordered_json& context) {
+std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs, const nlohmann::ordered_json& context) {
   auto published = PublishedSheets::load(PublishedSheets::default_path());
   const PublishedSheets sheets = published ? *published : PublishedSheets{};
   const auto pool = context.find("pool");

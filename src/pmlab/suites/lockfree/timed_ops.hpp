@@ -11,7 +11,7 @@
 #include <string>
 
 #include "pmlab/bench/case.hpp"
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 #include "pmlab/persist/counters.hpp"
 #include "pmlab/platform/clock.hpp"
 
@@ -33,7 +33,7 @@ inline void at_least(bench::RunContext& ctx, double seconds) {
 
 template <int Kinds>
 struct TimedTotals {
-  std::array<bench::Histogram, Kinds> latency;
+  std::array<record::Histogram, Kinds> latency;
   persist::Counters counters{};
   uint64_t ops = 0;
   uint64_t first = UINT64_MAX, last = 0;
@@ -47,7 +47,7 @@ void timed_thread(bench::RunContext& ctx, std::barrier<>& sync, TimedTotals<Kind
   uint64_t i = 0;
   const uint64_t warm_until = platform::Clock::now() + clock.from_ns(ctx.control().warmup_s * 1e9);
   while (platform::Clock::now() < warm_until) (void)op(i++);
-  std::array<bench::Histogram, Kinds> mine;
+  std::array<record::Histogram, Kinds> mine;
   sync.arrive_and_wait();
   const persist::Counters before = persist::thread_counters();
   const uint64_t start = platform::Clock::start();
@@ -84,7 +84,7 @@ void record_timed(bench::RunContext& ctx, const TimedTotals<Kinds>& totals, cons
   ctx.metric("flushes_per_op", static_cast<double>(totals.counters.flushes) * per_op, "count");
   ctx.metric("fences_per_op", static_cast<double>(totals.counters.fences) * per_op, "count");
   for (int k = 0; k < Kinds; ++k) {
-    const bench::Histogram& h = totals.latency[static_cast<size_t>(k)];
+    const record::Histogram& h = totals.latency[static_cast<size_t>(k)];
     if (h.count() == 0) continue;
     const std::string n = names[static_cast<size_t>(k)];
     auto ns = [&](double ticks) { return ticks / clock.ticks_per_ns(); };

@@ -19,7 +19,7 @@ DeviceParams device_of(const bench::RunContext& ctx) {
 }
 
 void report_stream(bench::RunContext& ctx, const DeviceParams& device, const pmlab::model::StreamResult& r) {
-  const auto kind = bench::MetricKind::modelled;
+  const auto kind = record::MetricKind::modelled;
   ctx.metric("ewr", r.metrics.ewr, "ratio", kind, device.name);
   ctx.metric("rwr", r.metrics.rwr, "ratio", kind, device.name);
   ctx.metric("ebr", r.metrics.ebr, "ratio", kind, device.name);
@@ -36,7 +36,7 @@ void report_published(bench::RunContext& ctx, const std::string& name, const Res
     ctx.note(name + "_published", p.status().message());
     return;
   }
-  ctx.metric(name + "_published", p->value, unit, bench::MetricKind::published, p->source);
+  ctx.metric(name + "_published", p->value, unit, record::MetricKind::published, p->source);
 }
 
 }  // namespace pmlab::suites::model

@@ -24,7 +24,7 @@
 #include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/common/random.hpp"
 #include "pmlab/bench/case.hpp"
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 #include "pmlab/model/device_model.hpp"
 #include "pmlab/model/published.hpp"
 #include "pmlab/model/validation_streams.hpp"

@@ -124,7 +124,7 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   const double pmdk_tx = static_cast<double>((*pmdk)->transactions() - pmdk_tx0);
   const double ranges = pmdk_tx > 0 ? static_cast<double>((*pmdk)->ranges_added() - pmdk_ranges0) / pmdk_tx : 0;
   ctx.metric("pmdk_ranges_per_tx", ranges, "count");
-  ctx.metric("pmdk_fences_per_tx", 2.0 + 2.0 * ranges, "count", bench::MetricKind::modelled,
+  ctx.metric("pmdk_fences_per_tx", 2.0 + 2.0 * ranges, "count", record::MetricKind::modelled,
              "PMDK 1.12 tx: 2 + 2 x ranges added (shared/reference/README.md, from PMDK sources)");
   ctx.metric("redo_vs_undo", r_undo, "ratio");
   ctx.metric("redo_vs_pmdk", r_pmdk, "ratio");

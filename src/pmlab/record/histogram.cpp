@@ -1,9 +1,9 @@
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace pmlab::bench {
+namespace pmlab::record {
 
 // Bucket layout: values below 2*kSub have a bucket each; above, the bucket of v keeps its top kSubBits+1
 // bits, so index = kSub*shift + (v >> shift) with v >> shift in [kSub, 2*kSub) and shift >= 1.
@@ -53,4 +53,4 @@ std::vector<std::pair<uint64_t, uint64_t>> Histogram::buckets() const {
   return out;
 }
 
-}  // namespace pmlab::bench
+}  // namespace pmlab::record

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 
-namespace pmlab::bench {
+namespace pmlab::record {
 
 // Every number says where it comes from.
 enum class MetricKind { measured, modelled, published };
@@ -48,4 +48,4 @@ struct RunRecord {
 
 nlohmann::ordered_json to_json(const RunRecord& r);
 
-}  // namespace pmlab::bench
+}  // namespace pmlab::record

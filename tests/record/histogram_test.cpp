@@ -1,4 +1,4 @@
-#include "pmlab/bench/histogram.hpp"
+#include "pmlab/record/histogram.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-namespace pmlab::bench {
+namespace pmlab::record {
 namespace {
 
 TEST(Histogram, BucketsAreContiguousAndOrdered) {
@@ -61,4 +61,4 @@ TEST(Histogram, EmptyIsZero) {
 }
 
 }  // namespace
-}  // namespace pmlab::bench
+}  // namespace pmlab::record

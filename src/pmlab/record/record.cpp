@@ -1,8 +1,8 @@
-#include "pmlab/bench/record.hpp"
+#include "pmlab/record/record.hpp"
 
 #include <cmath>
 
-namespace pmlab::bench {
+namespace pmlab::record {
 
 const char* to_string(MetricKind k) noexcept {
   switch (k) {
@@ -70,4 +70,4 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
   return j;
 }
 
-}  // namespace pmlab::bench
+}  // namespace pmlab::record

@@ -1,4 +1,4 @@
-// The interface a memory device model presents to the benchmark harness (see the device-model issue).
+// The interface a memory device model presents to the benchmark harness.
 //
 // A model is a persist::Observer: it sees every write-back and fence of the run's Persister. Benchmarks
 // whose access stream is known also report the traffic the Persister cannot see (loads that miss the
@@ -9,10 +9,10 @@
 
 #include <cstddef>
 
-#include "pmlab/bench/record.hpp"
 #include "pmlab/persist/observer.hpp"
+#include "pmlab/record/record.hpp"
 
-namespace pmlab::bench {
+namespace pmlab::model {
 
 class MemoryModel : public persist::Observer {
  public:
@@ -23,7 +23,7 @@ class MemoryModel : public persist::Observer {
   // Forget all state: called before each run's timed region.
   virtual void reset() noexcept = 0;
   // Adds the run's modelled metrics (kind modelled, with the model's name) to the record.
-  virtual void add_metrics(RunRecord& record) const = 0;
+  virtual void add_metrics(record::RunRecord& record) const = 0;
 };
 
-}  // namespace pmlab::bench
+}  // namespace pmlab::model

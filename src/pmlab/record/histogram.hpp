@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace pmlab::bench {
+namespace pmlab::record {
 
 class Histogram {
  public:
@@ -51,4 +51,4 @@ class Histogram {
   uint64_t max_ = 0;
 };
 
-}  // namespace pmlab::bench
+}  // namespace pmlab::record
