@@ -1,3 +1,4 @@
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/common/status.hpp"
 

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 
 namespace pmlab::testing {

@@ -15,6 +15,7 @@
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/stop_signal.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"

@@ -15,6 +15,7 @@
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/cli/options.hpp"
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/crash/mutation.hpp"

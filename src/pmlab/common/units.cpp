@@ -122,16 +122,6 @@ Result<double> parse_seconds(std::string_view text) {
   return value * scale;
 }
 
-uint64_t fnv1a64(const void* data, size_t len, uint64_t seed) noexcept {
-  auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = seed;
-  for (size_t i = 0; i < len; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::string hex64(uint64_t value) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(value));

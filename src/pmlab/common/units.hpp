@@ -22,8 +22,6 @@ Result<int64_t> parse_int(std::string_view text);
 Result<uint64_t> parse_count(std::string_view text, uint64_t min = 0, uint64_t max = UINT64_MAX);
 Result<double> parse_real(std::string_view text, double min, double max);
 
-// FNV-1a, 64 bit: config hashes and header checksums (not cryptographic; detects accidents, not attacks).
-uint64_t fnv1a64(const void* data, size_t len, uint64_t seed = 0xcbf29ce484222325ULL) noexcept;
 std::string hex64(uint64_t value);
 
 }  // namespace pmlab

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/pool/layout.hpp"
 

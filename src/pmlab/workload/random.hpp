@@ -4,22 +4,15 @@
 
 #include <cstdint>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/random.hpp"
 
 namespace pmlab::workload {
 
 using pmlab::Random;
 
-// YCSB's 64-bit FNV-1a over the eight bytes of a value, low byte first: how it scrambles zipfian ranks
-// and turns record numbers into hashed keys.
-constexpr uint64_t fnv_hash64(uint64_t value) noexcept {
-  uint64_t hash = 0xCBF29CE484222325ULL;
-  for (int i = 0; i < 8; ++i) {
-    hash ^= value & 0xff;
-    hash *= 1099511628211ULL;
-    value >>= 8;
-  }
-  return hash;
-}
+// YCSB's key hash: FNV-1a over the eight bytes of a value, low byte first; how it scrambles zipfian
+// ranks and turns record numbers into hashed keys.
+constexpr uint64_t fnv_hash64(uint64_t value) noexcept { return fnv1a64_word(value); }
 
 }  // namespace pmlab::workload

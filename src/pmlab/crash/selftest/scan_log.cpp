@@ -3,6 +3,7 @@
 // length and checksum before trusting it; the broken one trusts the length.
 #include <cstring>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/selftest/support.hpp"
 #include "pmlab/crash/subject.hpp"
@@ -18,9 +19,7 @@ struct EntryHeader {
 };
 
 uint64_t entry_checksum(uint64_t len, const unsigned char* payload) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ len;
-  for (uint64_t i = 0; i < len; ++i) h = (h ^ payload[i]) * 0x100000001b3ULL;
-  return h | 1;  // never 0, so an all-zero header never validates
+  return fnv1a64(payload, len, kFnvOffsetBasis64 ^ len) | 1;  // never 0: an all-zero header never validates
 }
 
 uint64_t payload_len(uint64_t seed, uint64_t op) {

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <random>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/pool/layout.hpp"

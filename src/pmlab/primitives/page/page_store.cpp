@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"

@@ -1,0 +1,30 @@
+// FNV-1a, 64 bit (Fowler, Noll, Vo): config hashes, header checksums and YCSB's key scrambling. Not
+// cryptographic: it detects accidents, not attacks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pmlab {
+
+inline constexpr uint64_t kFnvOffsetBasis64 = 0xcbf29ce484222325ULL;
+inline constexpr uint64_t kFnvPrime64 = 0x100000001b3ULL;
+
+// One byte into the hash.
+constexpr uint64_t fnv1a64_byte(uint64_t hash, uint8_t byte) noexcept { return (hash ^ byte) * kFnvPrime64; }
+
+inline uint64_t fnv1a64(const void* data, size_t len, uint64_t seed = kFnvOffsetBasis64) noexcept {
+  auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = seed;
+  for (size_t i = 0; i < len; ++i) h = fnv1a64_byte(h, p[i]);
+  return h;
+}
+
+// The eight bytes of a value, low byte first (its bytes in memory on x86), from the offset basis.
+constexpr uint64_t fnv1a64_word(uint64_t value) noexcept {
+  uint64_t h = kFnvOffsetBasis64;
+  for (int i = 0; i < 8; ++i, value >>= 8) h = fnv1a64_byte(h, static_cast<uint8_t>(value));
+  return h;
+}
+
+}  // namespace pmlab
