@@ -18,7 +18,7 @@ def _run(index, structure, mode, workload, throughput, status="ok", breakdown="n
 
 
 def _runs():
-    # On DRAM the bptree beats the skiplist; persisted, the order flips (the shape seed 001 reports).
+    # On DRAM the bptree beats the skiplist; persisted, the order flips (the shape [StoredsBench] reports).
     table = {("bptree", "dram"): 1400, ("skiplist", "dram"): 1000, ("bptree", "pmem-volatile"): 700,
              ("skiplist", "pmem-volatile"): 600, ("bptree", "persist"): 150, ("skiplist", "persist"): 300}
     runs = [_run(i, s, m, "write-only", v * 1e3) for i, ((s, m), v) in enumerate(table.items())]

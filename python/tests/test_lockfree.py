@@ -23,7 +23,8 @@ def _ring(index, design, domain, flush, push_avg, published_ratio=None):
     metrics = {"push_latency_avg": Metric(push_avg, "ns", "measured"),
                "pop_latency_avg": Metric(2 * push_avg, "ns", "measured")}
     if published_ratio is not None:
-        metrics["published_noflush_ratio_push_avg"] = Metric(published_ratio, "ratio", "published", source="seed 000")
+        metrics["published_noflush_ratio_push_avg"] = Metric(published_ratio, "ratio", "published",
+                                                             source="[PMIdioBench]")
     return Run(index=index, name=f"lockfree.ring/{design}/{domain}/{flush}", suite="lockfree", case="ring",
                params={"design": design, "domain": domain, "slot_flush": flush, "threads": 2},
                status="ok", reason=None, metrics=metrics)

@@ -1,6 +1,6 @@
 // The crash simulator proves itself: correct self-test designs pass, and every broken twin is caught in
-// the mode where its bug exists. Each of the blind spots it once had has a twin here (a design of a shape
-// the project's own designs do not have), and the test that would have failed then.
+// the mode where its bug exists. Each blind spot a simpler simulator would have has a twin here (a design
+// of a shape the project's own designs do not have), with a test that fails if the blind spot returns.
 #include "pmlab/crash/simulator.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The trace-driven device model, one mechanism at a time: interleaving, the write-combining buffer
 // (read-modify-write, write-out of full lines, LRU eviction), the read buffer and its prefetcher, and
-// how the presets of seed 000's PMEM classes differ.
+// how the presets of the PMEM classes of [PMIdioBench] differ.
 #include "pmlab/model/device.hpp"
 
 #include <gtest/gtest.h>
@@ -94,7 +94,7 @@ TEST(Device, ACompletedLineIsWrittenOutAtOnceAndLeavesTheBuffer) {
   Device d(one_dimm(dcpmm()));
   d.write(0, 256);  // four 64 B requests complete the XPLine
   EXPECT_EQ(d.counters().media_writes, 1u);
-  d.write(0, 256);  // rewritten: it left the buffer, so it is read again (seed 000 I7)
+  d.write(0, 256);  // rewritten: it left the buffer, so it is read again ([PMIdioBench] I7)
   EXPECT_EQ(d.counters().media_writes, 2u);
   EXPECT_EQ(d.counters().rmw_reads, 2u);
 }

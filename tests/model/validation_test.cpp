@@ -1,4 +1,4 @@
-// The model against published DCPMM measurements, within the stated tolerances:
+// The model against published DCPMM measurements, within the validation tolerances:
 //   random 64 B writes EWR 0.20-0.30 and sequential >= 0.90 (PMIdioBench I3: 0.248 and 0.991);
 //   the XPBuffer knee of FAST'20 fig. 9 between a 16 and a 20 KB region, in the model and the data;
 //   I7's repeated 256 B writes with EWR and RWR near 1 (published 0.913 and 0.793).
@@ -118,7 +118,7 @@ TEST(Validation, InterleavedReadersDefeatTheDimmPrefetcher) {
 }
 
 // line_rewrite_ns is fitted to this very point, so the test checks the replay and the fit agree (and that
-// the DRAM class is fitted the same way); the evidence that the rule is real is seed 002 §2.3.
+// the DRAM class is fitted the same way); the evidence that the rule is real is [PMemIO] §2.3.
 TEST(Validation, OneLinePstoresFrom8ThreadsMatchPmidiobenchI1) {
   if (!have_reference()) GTEST_SKIP() << "no ../shared/reference beside the source tree";
   for (const auto& [medium, device] : {std::pair{"PMEM", "dcpmm"}, std::pair{"DRAM", "c1"}}) {

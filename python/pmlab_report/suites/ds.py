@@ -1,4 +1,4 @@
-"""Figures of the `ds` suite (seed 001, storeds-bench): YCSB over data structures on DRAM and PMEM.
+"""Figures of the `ds` suite (storeds-bench [StoredsBench]): YCSB over data structures on DRAM and PMEM.
 
 Reads:
   ds.ycsb      params structure (ours, or PMDK's example maps pmdk-*), mode (dram | pmem-volatile | persist |
@@ -6,7 +6,7 @@ Reads:
                metrics throughput (ops/s), latency_p50, latency_p99 (ns), flushes_per_op, fences_per_op
   ds.target    derived rows: our persist structure / PMDK's peer throughput, target 1.5
   ds.overhead  derived rows: ns per operation per mode, and what switching flushing, fencing or logging
-               off saves (seed 004's decomposition)
+               off saves (the decomposition of [PMDKOverheads])
 Ratios drawn here (persistence overhead = persist / pmem-volatile throughput, PMEM cost = pmem-volatile /
 dram, transaction overhead = tx / persist) are computed from measured numbers of the same run file, so they
 are measured too. Every figure tolerates missing combinations and runs whose status is not ok.
@@ -65,7 +65,7 @@ def _table(runs: Sequence[Run], metric: str) -> dict[tuple, float]:
     return table
 
 
-@figure("ds", title="Throughput per structure, mode and workload (seed 001 Figure 1)", case="ycsb",
+@figure("ds", title="Throughput per structure, mode and workload ([StoredsBench] Figure 1)", case="ycsb",
         caption="YCSB run-phase throughput (thousand operations per second, measured) of each structure in each "
                 "mode: dram (volatile, DRAM), pmem-volatile (volatile, on the pool), persist (crash-consistent "
                 "through flush + fence and 8-byte commits), tx (failure-atomic through PMDK transactions, the "
@@ -200,7 +200,7 @@ def rankings(runs: Sequence[Run]) -> dict[tuple, list[str]]:
 
 
 def ranking_changes(runs: Sequence[Run]) -> list[tuple[str, str, list[str], list[str]]]:
-    """Workloads whose structure ranking on DRAM differs from that in a PMEM mode (seed 001's point)."""
+    """Workloads whose structure ranking on DRAM differs from that in a PMEM mode (the point of [StoredsBench])."""
     ranks = rankings(runs)
     changes = []
     for (m, w), order in sorted(ranks.items()):
@@ -215,7 +215,7 @@ def ranking_changes(runs: Sequence[Run]) -> list[tuple[str, str, list[str], list
 
 @figure("ds", title="Ranking changes between DRAM and PMEM", case="ycsb",
         caption="Rank of each structure by throughput (1 = fastest, measured) per workload, on DRAM and in each "
-                "PMEM mode. Crossing lines are the ranking changes seed 001 highlights: the structure that is "
+                "PMEM mode. Crossing lines are the ranking changes [StoredsBench] highlights: the structure that is "
                 "best on DRAM need not be best on PMEM.",
         metrics=("throughput",))
 def ranking(runs: Sequence[Run]) -> Figure | None:
@@ -309,7 +309,7 @@ def breakdown_parts(runs: Sequence[Run]) -> dict[tuple, dict[str, float]]:
     return out
 
 
-@figure("ds", title="Overhead breakdown: flushing, fencing, logging (seed 004)", case="overhead",
+@figure("ds", title="Overhead breakdown: flushing, fencing, logging [PMDKOverheads]", case="overhead",
         caption="Nanoseconds per operation of each durable mode (measured), split by what switching one cost "
                 "off saves in a run of its own (breakdown=no-flush / no-fence / no-log): base is the same "
                 "structure's pmem-volatile run (PMDK's maps have none: their base is 0), rest is what no switch "

@@ -1,4 +1,4 @@
-"""Figures and tables of the `idio` suite (PMIdioBench's idiosyncrasies, seed 000).
+"""Figures and tables of the `idio` suite (the idiosyncrasies of [PMIdioBench]).
 
 Reads (every plotted number keeps the kind the run gave it; published numbers come only from the
 derived rows, labelled with their source):
@@ -82,7 +82,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 @figure("idio", title="I1 — load and p-store latency versus LLC hit ratio",
         caption=("Median per-operation latency (latency_p50, ns, log scale) of one 8-byte load and of one "
                  "p-store (store + flush + fence) per flush instruction, against the fraction f of the "
-                 "region's lines primed into the cache (seed 000 Fig. 3a). Lower panels: the hit ratio "
+                 "region's lines primed into the cache ([PMIdioBench] Fig. 3a). Lower panels: the hit ratio "
                  "the priming achieved, measured from the loads' latencies, against f (the diagonal is "
                  "perfect priming). One column per medium; the smallest thread count is shown."),
         case="i1_latency", metrics=("latency_p50", "hit_ratio_measured"))
@@ -144,7 +144,7 @@ def _series_label(r: Run) -> str:
 @figure("idio", title="I2 — load, store and p-store bandwidth",
         caption=("Sequential bandwidth (MiB/s, log scale) against access size (log\u2082), one line per "
                  "operation: loads, cached stores without flush, p-stores with store + flush and with "
-                 "nt-stores (seed 000 Fig. 3b–d). Solid lines: all threads; dashed: one thread. One "
+                 "nt-stores ([PMIdioBench] Fig. 3b–d). Solid lines: all threads; dashed: one thread. One "
                  "panel per medium."),
         case="i2_bandwidth", metrics=("bandwidth",))
 def i2_bandwidth(runs: Sequence[Run]) -> Figure | None:
@@ -220,7 +220,7 @@ def _pattern_curves(runs: Sequence[Run], case: str, title: str) -> Figure | None
 
 @figure("idio", title="I3 — small sequential versus random p-store bandwidth",
         caption=("P-store (store + flush + fence) bandwidth (MiB/s, log scale) of 64–512 B writes, "
-                 "sequential and in a random permutation of size-aligned slots (seed 000 Fig. 4a), at "
+                 "sequential and in a random permutation of size-aligned slots ([PMIdioBench] Fig. 4a), at "
                  "the largest thread count. One panel per medium."),
         case="i3_small_writes", metrics=("bandwidth",))
 def i3_small_writes(runs: Sequence[Run]) -> Figure | None:
@@ -236,7 +236,7 @@ def _heatmap(fig: Figure, ax, values: dict, sizes: list, threads: list, title: s
     grid = np.full((len(threads), len(sizes)), np.nan)
     for (t, s), v in values.items():
         grid[threads.index(t)][sizes.index(s)] = v
-    # Colours saturate at ±100 % (the scale of seed 000's heatmaps); the labels keep the exact values.
+    # Colours saturate at ±100 % (the scale of the heatmaps of [PMIdioBench]); the labels keep the exact values.
     image = ax.imshow(np.clip(grid, -100, 100), cmap="RdBu_r", vmin=-100, vmax=100, aspect="auto",
                       origin="lower")
     for i in range(len(threads)):
@@ -287,7 +287,7 @@ def _percent_heatmaps(runs: Sequence[Run], case: str, key: str, better: str, wor
 
 @figure("idio", title="I4 — local versus remote NUMA p-store bandwidth",
         caption=("Heatmap of the difference between local and remote p-store bandwidth, "
-                 "100 × (local − remote) / local, over access size × threads (seed 000 Fig. 5): positive = "
+                 "100 × (local − remote) / local, over access size × threads ([PMIdioBench] Fig. 5): positive = "
                  "remote is worse. Needs two NUMA nodes; on one node the runs are skipped and the "
                  "figure states the reason."),
         case="i4_numa", metrics=("bandwidth",))
@@ -311,7 +311,7 @@ def i4_numa(runs: Sequence[Run]) -> Figure | None:
 
 @figure("idio", title="I5 — store versus p-store bandwidth",
         caption=("Heatmap of 100 × (p-store − store) / p-store bandwidth over access size × threads "
-                 "(seed 000 Fig. 6): positive = the un-flushed store is slower than the p-store. One "
+                 "([PMIdioBench] Fig. 6): positive = the un-flushed store is slower than the p-store. One "
                  "row per medium, one column per pattern; colours saturate at ±100 %, labels are exact."),
         case="i5_store_vs_pstore", metrics=("bandwidth",))
 def i5_store_vs_pstore(runs: Sequence[Run]) -> Figure | None:
@@ -322,7 +322,7 @@ def i5_store_vs_pstore(runs: Sequence[Run]) -> Figure | None:
 @figure("idio", title="I6 — sequential versus random read bandwidth",
         caption=("Read bandwidth (MiB/s, log scale) against access size for consecutive reads and for a "
                  "random permutation of the same slots — the order, not an MSR write, defeats the "
-                 "prefetchers (seed 000 Fig. 7a). Largest thread count; one panel per medium."),
+                 "prefetchers ([PMIdioBench] Fig. 7a). Largest thread count; one panel per medium."),
         case="i6_read", metrics=("bandwidth",))
 def i6_read(runs: Sequence[Run]) -> Figure | None:
     return _pattern_curves(runs, "i6_read", "I6 — reads, sequential versus random")
@@ -333,7 +333,7 @@ def i6_read(runs: Sequence[Run]) -> Figure | None:
 
 @figure("idio", title="I7 and I8 — rewrite and dirty-cache latencies",
         caption=("Left (I7): median latency of a 256 B p-store rewriting one block against p-stores "
-                 "spread over consecutive blocks, per flush (seed 000 Fig. 7d measures this with media "
+                 "spread over consecutive blocks, per flush ([PMIdioBench] Fig. 7d measures this with media "
                  "counters, which only a device model provides here). Right (I8): median load latency "
                  "after filling the cache with stores that were flushed (ADR) or left dirty (eADR)."),
         case=None, metrics=("latency_p50",))
@@ -446,7 +446,7 @@ def _metric_cell(run: Run, name: str) -> str:
         caption=("For each idiosyncrasy: the effect measured on the pool and on DRAM (a ratio ≥ 1 in the "
                  "idiosyncrasy's direction), the same effect computed from PMIdioBench's published data "
                  "(DCPMM, labelled published), the verdict — present (≥ 1.2×), absent, or not applicable "
-                 "here — whether it is PMEM-specific (pool ≥ 1.25 × DRAM), and the reasoning with seed 000 "
+                 "here — whether it is PMEM-specific (pool ≥ 1.25 × DRAM), and the reasoning with [PMIdioBench] "
                  "Table 1's root cause. The full text is in results.json (notes)."),
         case="classification", metrics=("effect_pool", "effect_dram", "effect_published_pmem"))
 def classification_table(runs: Sequence[Run]) -> Figure | None:
@@ -463,14 +463,14 @@ def classification_table(runs: Sequence[Run]) -> Figure | None:
                      f"{_metric_cell(r, 'effect_published_pmem')} / {_metric_cell(r, 'effect_published_dram')}",
                      n.get("verdict", "?"), n.get("pmem_specific", "?"), n.get("reasoning", "")])
         colors.append(VERDICT_COLORS.get(n.get("verdict", ""), ""))
-    return _table_figure("Idiosyncrasies on this platform (seed 000 Table 1 method)", header, body,
+    return _table_figure("Idiosyncrasies on this platform ([PMIdioBench] Table 1 method)", header, body,
                          [0.03, 0.09, 0.11, 0.07, 0.07, 0.11, 0.06, 0.05, 0.41], colors)
 
 
 @figure("idio", title="Table 4 for this platform — recommendations R1–R7",
         caption=("Each recommendation with the impact measured here (pool and DRAM; the ratio the "
                  "recommendation avoids) and its class on Table 4's scale (none < 1.1×, low < 1.5×, "
-                 "moderate 1.5–3×, high > 3×), beside the impact seed 000 published for its classes."),
+                 "moderate 1.5–3×, high > 3×), beside the impact [PMIdioBench] published for its classes."),
         case="recommendation", metrics=("impact_pool", "impact_dram"))
 def recommendation_table(runs: Sequence[Run]) -> Figure | None:
     rows = sorted((r for r in runs if r.case == "recommendation" and r.ok), key=lambda r: str(r.param("rule")))
@@ -482,5 +482,5 @@ def recommendation_table(runs: Sequence[Run]) -> Figure | None:
              r.notes.get("follows_from", ""), _metric_cell(r, "impact_pool"), _metric_cell(r, "impact_dram"),
              r.notes.get("impact_class", ""), r.notes.get("published_impact", "") + " (published)",
              r.notes.get("reasoning", "")] for r in rows]
-    return _table_figure("Recommendations with the impact measured here (seed 000 Table 4)", header, body,
+    return _table_figure("Recommendations with the impact measured here ([PMIdioBench] Table 4)", header, body,
                          [0.03, 0.09, 0.12, 0.06, 0.06, 0.06, 0.06, 0.09, 0.43], [""] * len(rows))

@@ -1,4 +1,4 @@
-"""Figures of the `lockfree` suite: seed 000 §6 (lock-free persistent list and ring buffer).
+"""Figures of the `lockfree` suite: [PMIdioBench] §6 (lock-free persistent list and ring buffer).
 
 Reads:
   lockfree.list          params design, domain, update, range, threads; metrics throughput (ops/s,
@@ -119,11 +119,11 @@ def r5_ratios(runs: Sequence[Run]) -> dict[str, dict[str, float]]:
 # --------------------------------------------------------------------------- figures
 
 
-@figure(SUITE, title="Lock-free list throughput vs update ratio (seed 000 Figure 11)", case="list",
+@figure(SUITE, title="Lock-free list throughput vs update ratio ([PMIdioBench] Figure 11)", case="list",
         caption="Total throughput (ops/s, log scale) of each set design per durability domain (rows) and key range "
                 "(columns), against the percentage of updates (half inserts, half deletes; the set prefilled to half "
                 "the range). Solid: measured in this run (the volatile Harris list on DRAM repeated in every panel as "
-                "the baseline). Dashed, same colour: published by seed 000 (PMIdioBench, 28 threads on Optane DCPMM). "
+                "the baseline). Dashed, same colour: published by [PMIdioBench] (28 threads on Optane DCPMM). "
                 "Our thread count is in the legend.",
         metrics=("throughput", "published_throughput"))
 def list_throughput(runs: Sequence[Run]) -> Figure | None:
@@ -168,11 +168,11 @@ def list_throughput(runs: Sequence[Run]) -> Figure | None:
     return fig
 
 
-@figure(SUITE, title="Lock-free list latency: find and update (seed 000 Figure 13)", case="list_latency",
+@figure(SUITE, title="Lock-free list latency: find and update ([PMIdioBench] Figure 13)", case="list_latency",
         caption="Average latency (ns) of a lookup (find = contains) and of an update (insert or delete, including its "
                 "search and its persistence) per design and key range, at 5% and 50% updates. Bars: measured in this "
-                "run. Black markers: published by seed 000 at 28 threads (x = find, + = search, the traversal inside "
-                "updates, which the paper times without the update's persistence).",
+                "run. Black markers: published by [PMIdioBench] at 28 threads (x = find, + = search, the traversal "
+                "inside updates, which the paper times without the update's persistence).",
         metrics=("find_latency_avg", "update_latency_avg", "published_find_latency", "published_search_latency"))
 def list_latency(runs: Sequence[Run]) -> Figure | None:
     chosen = [r for r in _ok(runs, "list_latency") if _number(r.value("find_latency_avg"))]
@@ -231,11 +231,11 @@ def _paired_bars(ax, keys: Sequence[str], series: Sequence[tuple[str, dict[str, 
                        hatch=PUBLISHED_HATCH if pi == 1 else None, linewidth=0.8)
 
 
-@figure(SUITE, title="R5: latency without / with slot flush under eADR (seed 000 Figure 15)", case="ring",
+@figure(SUITE, title="R5: latency without / with slot flush under eADR ([PMIdioBench] Figure 15)", case="ring",
         caption="Ring buffer latency when slot data is left in the cache divided by the latency when each push writes "
                 "its slot back with clwb (both under eADR), for TX and TX-free; above 1, flushing the low-locality "
                 "slot data is faster (recommendation R5). Solid: measured (a ratio of two measured runs). Hatched: "
-                "published by seed 000 (28 threads, Optane DCPMM).",
+                "published by [PMIdioBench] (28 threads, Optane DCPMM).",
         metrics=("push_latency_avg", "pop_latency_avg", "published_noflush_ratio_push_avg"))
 def ring_r5(runs: Sequence[Run]) -> Figure | None:
     ratios = r5_ratios(runs)
@@ -256,11 +256,11 @@ def ring_r5(runs: Sequence[Run]) -> Figure | None:
     return fig
 
 
-@figure(SUITE, title="Ring buffer push / pop latency (seed 000 Figure 16(a))", case="ring",
+@figure(SUITE, title="Ring buffer push / pop latency ([PMIdioBench] Figure 16(a))", case="ring",
         caption="Average, 99th and 99.9th percentile latency (ns, log scale) of push and pop with 4 KB slots, every "
                 "thread alternating a push and a pop, ring prefilled to half its slots (working set beyond the LLC). "
                 "eADR runs flush slot data, as the paper's Figure 16 does. Solid: measured; hatched: published by "
-                "seed 000 (14 producers + 14 consumers, Optane DCPMM).",
+                "[PMIdioBench] (14 producers + 14 consumers, Optane DCPMM).",
         metrics=("push_latency_avg", "pop_latency_p99", "published_push_latency_avg"))
 def ring_latency(runs: Sequence[Run]) -> Figure | None:
     table = ring_latency_table(runs)
@@ -287,8 +287,8 @@ def ring_latency(runs: Sequence[Run]) -> Figure | None:
 @figure(SUITE, title="Persistence instructions per operation", case="list",
         caption="Flushes and fences issued per operation (measured by the persistence vocabulary's counters) for each "
                 "list design and domain at the highest update ratio and the middle key range of the run, and for each "
-                "ring design (one push or one pop on average). Seed 000 / Zuriel et al. give SOFT one fence per "
-                "insert or delete and none per lookup.",
+                "ring design (one push or one pop on average). [PMIdioBench] and Zuriel et al. [DurableSets] give "
+                "SOFT one fence per insert or delete and none per lookup.",
         metrics=("flushes_per_op", "fences_per_op"))
 def persistence_counters(runs: Sequence[Run]) -> Figure | None:
     lists = [r for r in _ok(runs, "list") if _number(r.value("fences_per_op"))]

@@ -32,8 +32,8 @@ PUBLISHED_COLOR = "#7f7f7f"
 DRAM_COLOR = "#2ca02c"
 EMULATED_COLOR = "#d62728"
 KNEE_BAND = (16384, 20480)  # FAST'20: the XPBuffer's write-amplification knee lies between these
-PSTORE_TARGET = 2.5         # issue "done when": emulated p-store latency / DRAM's
-SEQ_RAND_TARGET = 1.5       # issue "done when": emulated seq / rand 64 B bandwidth
+PSTORE_TARGET = 2.5         # target: emulated p-store latency / DRAM's
+SEQ_RAND_TARGET = 1.5       # target: emulated seq / rand 64 B bandwidth
 
 
 def _number(value: Any) -> bool:
@@ -147,7 +147,7 @@ def xpbuffer_knee(runs: Sequence[Run]) -> Figure | None:
     caption=("Effective write ratio (bytes written by the CPU / bytes written to the media; 1 = no "
              "amplification) of 16 interleaved write streams per write size, sequential and random. "
              "Solid blue: the device model; hatched grey: PMIdioBench's ipmwatch counters (I3). The "
-             "issue's tolerance is 0.20-0.30 for random 64 B writes and at least 0.90 for sequential."),
+             "model's tolerance is 0.20-0.30 for random 64 B writes and at least 0.90 for sequential."),
     case="small_writes",
     metrics=("ewr", "ewr_published"),
 )
@@ -228,7 +228,7 @@ def xpbuffer_counters(runs: Sequence[Run]) -> Figure | None:
     caption=("Left: p-store latency at LLC hit ratio 1 on plain DRAM (green) and on DRAM emulating the "
              "device (red). 'one line' is PMIdioBench's own method (test_i1.c: every core stores to its "
              "lines and persists the region's first line; pass time / stores per thread), on which the "
-             "published Optane/DRAM ratio (grey label) was measured with 8 threads; the issue's target "
+             "published Optane/DRAM ratio (grey label) was measured with 8 threads; the emulation's target "
              "(at least 2.5) is on it. 'seq' and 'rand': one thread persists each line it stores, in "
              "address or random order (medians). Labels are emulated / DRAM. Right: 64 B persist bandwidth, "
              "sequential and random, over a region larger than the LLC; the label is sequential / random, "

@@ -1,4 +1,4 @@
-"""Figures of the `primitives` suite: log writers and page flushers beside PMDK (seed 002 §3).
+"""Figures of the `primitives` suite: log writers and page flushers beside PMDK ([PMemIO] §3).
 
 Reads:
   primitives.log_append    params medium, writer, padding, stores, size, threads; metric throughput (ops/s),
@@ -6,7 +6,7 @@ Reads:
   primitives.page_flush    params medium, flusher, page, dirty, threads; metric throughput (pages/s),
                            fences_per_op, flushes_per_op (pmemblk: fences published, flushes null)
   primitives.ycsb_write    params medium, writer, padding, stores, threads; metrics throughput (tx/s),
-                           seed002_throughput (published)
+                           published_throughput (published)
   primitives.log_target    params padding, size, threads; metrics zero_vs_pmemlog (ratio), target,
                            one_barrier_streaming_vs_pmemlog (the bound, ratio)
 Runs without a `stores` param (older result files) count as cached stores.
@@ -118,7 +118,7 @@ def _legend(fig, names: Sequence[str], title: str) -> None:
 
 @figure(
     SUITE,
-    title="primitives.log_append — durable appends per second (seed 002 Figure 6)",
+    title="primitives.log_append — durable appends per second ([PMemIO] Figure 6)",
     caption=("Appends per second (log scale) against the payload size (log\u2082), one line per log writer; "
              "libpmemlog (PMDK, black dashed) appended to a pool file beside ours and has no padding, so it "
              "appears in both columns. Solid: our writers storing entries as whole non-temporal lines "
@@ -175,7 +175,7 @@ def log_throughput(runs: Sequence[Run]) -> Figure | None:
 
 @figure(
     SUITE,
-    title="primitives.page_flush — failure-atomic page flushes per second (seed 002 Figure 5)",
+    title="primitives.page_flush — failure-atomic page flushes per second ([PMemIO] Figure 5)",
     caption=("Pages flushed per second (log scale) against the dirty cache lines per page (log\u2082), one line "
              "per flusher: copy-on-write, micro-log, and the hybrid that picks one per flush from its "
              "calibrated cost model; libpmemblk (PMDK, black dashed) writes the whole page as a block whatever "
@@ -297,13 +297,13 @@ def persistence_costs(runs: Sequence[Run]) -> Figure | None:
 
 @figure(
     SUITE,
-    title="primitives.ycsb_write — YCSB 100% updates on a DRAM table (seed 002 §3.3.2)",
+    title="primitives.ycsb_write — YCSB 100% updates on a DRAM table ([PMemIO] §3.3.2)",
     caption=("Transactions per second: each latches a record, appends its redo entry durably through the "
              "writer, and updates the DRAM table (scrambled-zipfian keys). Bars per writer, packed and padded "
              "entries, stored streaming or (dotted) cached; one panel per thread count. Grey hatched bars are "
              "the paper's numbers (published, HyMem on an Optane DC PMM prototype, 1 thread), not ours."),
     case="ycsb_write",
-    metrics=("throughput", "seed002_throughput"),
+    metrics=("throughput", "published_throughput"),
 )
 def ycsb(runs: Sequence[Run]) -> Figure | None:
     ok, medium = _one_medium(_ok(runs, "ycsb_write", "throughput"))
@@ -321,8 +321,8 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
             for slot, (padding, stores) in enumerate(series):
                 x = i - 0.4 + width * (slot + 0.5)
                 if padding == "published":
-                    vals = [r.value("seed002_throughput") for r in ok if r.param("writer") == w
-                            and r.param("threads") == t and _positive(r.value("seed002_throughput"))]
+                    vals = [r.value("published_throughput") for r in ok if r.param("writer") == w
+                            and r.param("threads") == t and _positive(r.value("published_throughput"))]
                     if vals:
                         ax.bar(x, vals[0], width * 0.9, color="0.85", edgecolor="0.4", hatch="//")
                     continue
@@ -341,7 +341,7 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
     axes[0].set_ylabel("transactions/s", fontsize=9)
     handles = [Patch(facecolor="0.4", edgecolor="black", label="packed entries"),
                Patch(facecolor="0.4", alpha=0.55, edgecolor="black", label="padded entries"),
-               Patch(facecolor="0.85", edgecolor="0.4", hatch="//", label="seed 002 (published)")]
+               Patch(facecolor="0.85", edgecolor="0.4", hatch="//", label="[PMemIO] (published)")]
     if len(stores_present) > 1:
         handles.insert(2, Patch(facecolor="white", edgecolor="black", hatch="..",
                                 label="cached stores (else streaming)"))

@@ -1,4 +1,4 @@
-"""Figures of the `ptm` suite: persistent transactions (seeds 003 and 004).
+"""Figures of the `ptm` suite: persistent transactions ([OptanePTM] and [PMDKOverheads]).
 
 Reads:
   ptm.tx         params ptm (undo | redo | pmdk), durability (adr | eadr | pdram | pdram-lite), workload,
@@ -7,8 +7,8 @@ Reads:
   ptm.target     derived rows (measured): redo_vs_undo, redo_vs_pmdk, verdict notes
 A cost's share is 1 - full throughput / throughput without it: the part of a transaction's time the cost
 takes (computed from two measured numbers of one run file, so measured). PMDK's logging and fencing
-cannot be switched off without modifying it: those bars are absent and marked "n/m". Seed 004's
-published PMDK ranges are drawn beside ours, labelled published.
+cannot be switched off without modifying it: those bars are absent and marked "n/m". The PMDK ranges
+published in [PMDKOverheads] are drawn beside ours, labelled published.
 Every figure tolerates missing combinations and runs whose status is not ok.
 """
 
@@ -30,7 +30,7 @@ DURABILITY_COLORS = {"adr": "#d62728", "eadr": "#ff7f0e", "pdram-lite": "#2ca02c
 PTM_STYLE = {"undo": "--", "redo": "-", "pmdk": ":"}
 PTM_MARKER = {"undo": "s", "redo": "o", "pmdk": "^"}
 COST_COLORS = {"no-log": "#9467bd", "no-flush": "#d62728", "no-fence": "#8c564b"}
-# Seed 004 (Wang & Diestelhorst, MEMSYS'18), PMDK on Arm: share of each cost, published ranges in %.
+# [PMDKOverheads] (Wang & Diestelhorst, MEMSYS'18), PMDK on Arm: share of each cost, published ranges in %.
 PUBLISHED_PMDK = {"no-log": (0, 35), "no-flush": (14, 53), "no-fence": (2, 5)}
 
 
@@ -48,7 +48,7 @@ def _threads(r: Run) -> int:
     return int(r.param("threads", 1) or 1)
 
 
-@figure("ptm", title="Throughput per workload, PTM and durability model (seed 003 Figure 1)", case="tx",
+@figure("ptm", title="Throughput per workload, PTM and durability model ([OptanePTM] Figure 1)", case="tx",
         caption="Transactions per second (thousands, measured) against threads, one panel per workload. Colour: "
                 "durability model (adr: flush+fence; eadr: fence only; pdram-lite: redo log in persistent DRAM, data "
                 "eADR; pdram: all DRAM persistent, no flush or fence, the flush-on-failure cost left out). Line: "
@@ -93,9 +93,9 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
     return fig
 
 
-@figure("ptm", title="Durability models at one thread (seed 003 Figure 1c)", case="tx",
+@figure("ptm", title="Durability models at one thread ([OptanePTM] Figure 1c)", case="tx",
         caption="Single-thread transactions per second (thousands, measured) of undo and redo under each durability "
-                "model, with PMDK under ADR and eADR (PMEM_NO_FLUSH=1), per workload. Seed 003 expects ADR < eADR < "
+                "model, with PMDK under ADR and eADR (PMEM_NO_FLUSH=1), per workload. [OptanePTM] expects ADR < eADR < "
                 "PDRAM-Lite < PDRAM for redo; "
                 "pdram-lite moves only the log (undo gets the same placement, for comparison).",
         metrics=("throughput",))
@@ -144,12 +144,13 @@ def breakdown_shares(runs: Sequence[Run]) -> dict[tuple, dict[str, float | None]
     return out
 
 
-@figure("ptm", title="Overhead breakdown: logging, flushing, fencing (seed 004)", case="breakdown",
+@figure("ptm", title="Overhead breakdown: logging, flushing, fencing [PMDKOverheads]", case="breakdown",
         caption="Share of a transaction's time (%, measured: 1 - full throughput / throughput with the cost switched "
                 "off) taken by logging, flushing and fencing, under ADR at one thread. PMDK: flushing is measured in a "
                 "child process with PMEM_NO_FLUSH=1; its logging and fencing cannot be switched off without modifying "
-                "libpmemobj (n/m). Grey bands: seed 004's published PMDK ranges (logging 0-35%, flushing 14-53%, "
-                "fencing 2-5%, Arm, 2018), published. Shares need not add up to 100%: the costs overlap.",
+                "libpmemobj (n/m). Grey bands: the PMDK ranges published in [PMDKOverheads] (logging 0-35%, "
+                "flushing 14-53%, fencing 2-5%, Arm, 2018), published. Shares need not add up to 100%: the costs "
+                "overlap.",
         metrics=("throughput",))
 def breakdown(runs: Sequence[Run]) -> Figure | None:
     shares = breakdown_shares(runs)
@@ -166,7 +167,7 @@ def breakdown(runs: Sequence[Run]) -> Figure | None:
             v = shares[key][cost]
             if key[0] == "pmdk":
                 ax.bar(x, hi - lo, width, bottom=lo, color="#cccccc", alpha=0.6,
-                       label="published (seed 004)" if ci == 0 and ki == keys.index(key) else None)
+                       label="published [PMDKOverheads]" if ci == 0 and ki == keys.index(key) else None)
             if v is None:
                 ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=6, rotation=90)
                 continue

@@ -2,7 +2,7 @@
 //
 // A log benchmark runs until its log is full, then truncates it and goes on. Truncating is maintenance a
 // storage engine does off the append path (checkpointing; for zero logging, zeroing recycled space ahead
-// of time — seed 002 §3.3.1 "each log file is initialized to zero"), so it must not be timed as part of an
+// of time — [PMemIO] §3.3.1 "each log file is initialized to zero"), so it must not be timed as part of an
 // append. ThreadState::measure would time it; this loop stops the clock for it instead, makes every thread
 // pause while one thread does it (a truncation is not concurrent with appends), and reports the pauses
 // apart. Warm-up, start barrier, per-operation timing with the timer's cost subtracted, and the counters
@@ -82,8 +82,8 @@ auto batches_of(Op op) {
 // control.duration_s of active time or control.ops operations. With control.per_op_timing each batch is
 // one operation, timed; without it the histogram stays empty, only the active time is measured, and a
 // batch is kOpsPerBatch operations: a call per operation through a type-erased function (its frame, its
-// arguments by reference) costs ~10 ns here, 8% of a 120 ns log append, and would shrink the faster
-// contender's ratio.
+// arguments by reference) costs a visible share of an operation as short as a log append, and would
+// shrink the faster contender's ratio.
 inline constexpr uint64_t kOpsPerBatch = 64;
 
 template <class Batch>
@@ -122,7 +122,7 @@ LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Mainte
   const uint64_t budget = control.ops ? UINT64_MAX : clock.from_ns(control.duration_s * 1e9);
   const uint64_t target = control.ops ? control.ops : UINT64_MAX;
   const uint64_t overhead = clock.from_ns(clock.overhead_ns());
-  // Throughput only (per_op_timing off): no fenced timer pair around each operation (~50 ns here); the
+  // Throughput only (per_op_timing off): no fenced timer pair around each operation; the
   // budget is checked after each batch with a plain timestamp.
   const bool timed = control.per_op_timing;
   const uint64_t per_batch = timed ? 1 : kOpsPerBatch;

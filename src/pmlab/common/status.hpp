@@ -41,7 +41,7 @@ int errc_exit_code(Errc code) noexcept;
 
 // Success is a null pointer: building, returning and destroying an ok Status is one store and one test,
 // which matters on paths that return one per operation (a log append: every store after a fence waits in
-// the store queue for the drain, ~0.5 ns each on Zen 4). A moved-from Status is ok.
+// the store queue for the drain). A moved-from Status is ok.
 class [[nodiscard]] Status {
  public:
   Status() noexcept = default;

@@ -1,6 +1,7 @@
 // The modelled metrics of a run, from the device's counters (all kind modelled, model = device name).
 //
-//   ewr              bytes written at the memory controller / bytes written to the media (seed 000, FAST'20)
+//   ewr              bytes written at the memory controller / bytes written to the media
+//                    ([PMIdioBench], FAST'20)
 //   rwr              media bytes read / media bytes written (PMIdioBench's I7 read-write ratio)
 //   imc_rwr          controller bytes read / written
 //   ebr              achieved / peak bandwidth: the time the traffic needs at the device's peak, over the

@@ -29,7 +29,7 @@ struct DeviceParams {
 
   // On-DIMM write-combining buffer (XPBuffer). 0 lines: every write goes straight to the media.
   uint32_t write_buffer_lines = 64;
-  // Write a line to the media and free its slot as soon as all its bytes have been written (seed 000 I7).
+  // Write a line to the media and free its slot as soon as all its bytes have been written ([PMIdioBench] I7).
   bool write_out_full_lines = true;
   // On-DIMM read buffer, and how many media lines the sequential prefetcher keeps ahead (0: none).
   uint32_t read_buffer_lines = 64;
@@ -41,7 +41,7 @@ struct DeviceParams {
   double write_ns = 62.3;         // a persist (write + fence) accepted by the device
   double host_read_ns = 101.5;    // what the host's DRAM already charges a load (emulation adds the rest)
   // The least time between two writes of one 64 B line accepted by the device: a write to a line written
-  // less than this ago waits for the earlier one (0: no such wait). Seed 002 §2.3 finds a line persisted
+  // less than this ago waits for the earlier one (0: no such wait). [PMemIO] §2.3 finds a line persisted
   // twice in a row pays a large penalty on Optane (padding log entries to lines: ~8x throughput); the
   // value is fitted to PMIdioBench I1, whose store test persists one line from 8 threads: 2493 ns per
   // operation on Optane = 8 serialized writes of 311.6 ns (711.1 ns on DRAM: 88.9 ns each).

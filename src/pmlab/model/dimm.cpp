@@ -103,7 +103,7 @@ WriteTiming Dimm::write(uint64_t line, uint32_t sector, uint64_t mask, double t)
   if (write_out_full_) {
     const WriteBufferLine* entry = write_buffer_.find(line);
     if (entry->written.complete(sectors_)) {
-      // Seed 000 I7: a completely written XPLine goes to the media at once and leaves the buffer, so a
+      // [PMIdioBench] I7: a completely written XPLine goes to the media at once and leaves the buffer, so a
       // rewrite of it reads the media again.
       media_write(std::max(t, entry->ready_ns));
       write_buffer_.erase(line);

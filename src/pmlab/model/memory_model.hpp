@@ -1,4 +1,4 @@
-// The interface a memory device model presents to the benchmark harness.
+// The interface a memory device model presents to the benchmark harness (docs/device-model.md).
 //
 // A model is a persist::Observer: it sees every write-back and fence of the run's Persister. Benchmarks
 // whose access stream is known also report the traffic the Persister cannot see (loads that miss the

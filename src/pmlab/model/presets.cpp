@@ -13,14 +13,14 @@ namespace {
 //   PMIdioBench I1 (pmidiobench/pmem-idiosyncrasies.txt) with its test_i1.c method (8 threads persist
 //                               one line): 2493 ns per p-store on Optane, 711.1 ns on DRAM; the least
 //                               interval between two writes of one line is that / 8 (line_rewrite_ns)
-//   seed 000 (PMIdioBench)      6 DIMMs per socket, 4 KB interleave; I7: full XPLines are written out
+//   [PMIdioBench]               6 DIMMs per socket, 4 KB interleave; I7: full XPLines are written out
 //                               at once. The read buffer size and prefetch depth are not published:
 //                               64 lines and 4 lines ahead are this model's assumptions.
 DeviceParams dcpmm() {
   DeviceParams p;
   p.name = "dcpmm";
   p.description = "C4 Intel Optane DC PMM: 256 B XPLines, 16 KB XPBuffer (64 lines, LRU) with read-modify-write, "
-                  "read buffer with sequential prefetcher, 4 KB interleave over 6 DIMMs (FAST'20, seed 000)";
+                  "read buffer with sequential prefetcher, 4 KB interleave over 6 DIMMs (FAST'20, [PMIdioBench])";
   return p;  // the struct's defaults are the DCPMM values
 }
 

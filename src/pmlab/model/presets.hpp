@@ -1,4 +1,4 @@
-// The PMEM classes of seed 000 (Table 2) as device presets.
+// The PMEM classes of [PMIdioBench] (Table 2) as device presets.
 //
 //   c1     NVDIMM-N / battery-backed DRAM: DRAM timing, 64 B media lines, no buffers
 //   c2     PMEM with an internal cache and prefetcher, no access-granularity mismatch

@@ -18,7 +18,7 @@ struct StreamResult {
   double write_amplification() const noexcept { return metrics.ewr > 0 ? 1.0 / metrics.ewr : 0.0; }
 };
 
-// Seed 000 I3: `threads` writers (16 in the paper), each writing `size`-byte pieces of its own region,
+// [PMIdioBench] I3: `threads` writers (16 in the paper), each writing `size`-byte pieces of its own region,
 // consecutively or at random size-aligned offsets, interleaved request by request.
 StreamResult small_writes(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                           uint64_t seed = 1);
@@ -28,7 +28,7 @@ StreamResult small_writes(const DeviceParams& p, bool random, uint32_t size, uin
 // while the region fits the write-combining buffer.
 StreamResult xpbuffer_probe(const DeviceParams& p, uint64_t region, uint64_t total_bytes);
 
-// Seed 000 I7: `repeats` full-line (256 B on DCPMM) non-temporal stores to one media line.
+// [PMIdioBench] I7: `repeats` full-line (256 B on DCPMM) non-temporal stores to one media line.
 StreamResult repeated_line(const DeviceParams& p, uint32_t repeats);
 
 // PMIdioBench I1's p-store test as test_i1.c runs it: `writers` threads (8 in the paper) each persist the
@@ -36,7 +36,7 @@ StreamResult repeated_line(const DeviceParams& p, uint32_t repeats);
 // Returns the mean ns per p-store of one writer, the published metric.
 double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer);
 
-// Seed 000 I6: `threads` readers of `size`-byte pieces, consecutive or random, interleaved.
+// [PMIdioBench] I6: `threads` readers of `size`-byte pieces, consecutive or random, interleaved.
 StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                    uint64_t seed = 1);
 

@@ -29,7 +29,7 @@ enum class FlushInstruction : uint8_t {
 struct Config {
   Domain domain = Domain::adr;
   FlushInstruction flush = FlushInstruction::clwb;
-  // Overhead decomposition (seed 004): pretend a cost away. A design's crash guarantees are void.
+  // Overhead decomposition [PMDKOverheads]: pretend a cost away. A design's crash guarantees are void.
   bool elide_flush = false;
   bool elide_fence = false;
 };

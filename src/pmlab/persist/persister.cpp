@@ -214,7 +214,8 @@ void Persister::store_record_composed(void* line, const void* prefix, uint64_t w
   auto* dst = static_cast<unsigned char*>(line);
   // Lines are composed on the stack in 8-byte words, then stored with 8-byte non-temporal stores in one
   // run, each loading its word straight from its pending store. A run of streaming stores with other
-  // work between them, or a wider load across several pending stores, measured 1.5-2x slower here.
+  // work between them, or a wider load across several pending stores, waits longer for the previous
+  // fence's drain (docs/primitives.md, "Stores").
   alignas(64) uint64_t composed[kComposedBytes / 8];
   auto compose = [&](uint64_t from, uint64_t bytes, uint64_t* out) {
     for (uint64_t i = 0; i < bytes / 8; ++i) out[i] = record_word(record, from + 8 * i);

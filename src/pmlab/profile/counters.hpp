@@ -1,5 +1,5 @@
 // Hardware counters of a run, read wherever the platform exposes them, so a result carries its own
-// explanation (seed 000's counter tool, without Intel-only scripts):
+// explanation (the counter tool of [PMIdioBench], without Intel-only scripts):
 //
 //   core     cycles, instructions and last-level-cache misses of this process and the run's worker
 //            threads (perf_event_open, inherited by threads created after it opened)
@@ -7,7 +7,7 @@
 //            under /sys/bus/event_source/devices (Intel's uncore_imc_N cas_count_read / _write; whole
 //            socket, so other processes' traffic counts too)
 //   dimm     PMEM DIMM media counters through `ipmctl show -dimm -performance`: media reads and writes,
-//            read and write requests, and EWR / RWR computed from them (seed 000 §3)
+//            read and write requests, and EWR / RWR computed from them ([PMIdioBench] §3)
 //
 // Each source is detected once. A missing source is reported with the reason (e.g. no PMU in a VM) and
 // its metrics are left out: never estimated. Every metric added here is kind measured.

@@ -43,8 +43,9 @@ struct WorkloadSpec {
   double hotspot_op_fraction = 0.8;    // hotspot: the hot set's share of the operations
 };
 
-// "a".."f" (YCSB's workloada..workloadf), "write-only" (100% update, zipfian: seed 001's 0(R)/100(W)), or a
-// custom mix "mix:R/U/I/S/M" in percent of read/update/insert/scan/read-modify-write, zipfian.
+// "a".."f" (YCSB's workloada..workloadf), "write-only" (100% update, zipfian: the 0(R)/100(W) of
+// [StoredsBench]), or a custom mix "mix:R/U/I/S/M" in percent of read/update/insert/scan/read-modify-write,
+// zipfian.
 Result<WorkloadSpec> workload_named(std::string_view name);
 Status validate(const WorkloadSpec& spec);
 

@@ -196,7 +196,7 @@ TEST(Classify, RowsAreNamedAndCarryVerdictNotesAndKinds) {
   const Metric* pub = rows[0].find("effect_published_pmem");
   ASSERT_NE(pub, nullptr);
   EXPECT_EQ(pub->kind, MetricKind::published);
-  EXPECT_NE(pub->origin.find("seed 000"), std::string::npos);
+  EXPECT_NE(pub->origin.find("[PMIdioBench]"), std::string::npos);
   EXPECT_EQ(rows[0].find("effect_pool")->kind, MetricKind::measured);
   EXPECT_TRUE(std::isnan(rows[3].find("effect_pool")->value));  // I4: not measured
 }
@@ -235,7 +235,7 @@ TEST(PublishedSheets, ParsesTheDumpFormat) {
   EXPECT_EQ(PublishedSheets::load("/nonexistent/file.txt").status().code(), Errc::not_found);
 }
 
-TEST(PublishedSheets, TheSharedReferenceGivesSeed000sHeadlineRatios) {
+TEST(PublishedSheets, TheSharedReferenceGivesPMIdioBenchHeadlineRatios) {
   const std::string path = PublishedSheets::default_path();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not here";
   auto s = PublishedSheets::load(path);

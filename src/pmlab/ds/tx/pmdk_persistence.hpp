@@ -1,6 +1,7 @@
-// PMDK's persistence, seen and switched from inside the process (the overhead decomposition of seed 004 for
-// PMDK's transactions, the per-operation flush / fence counters of the tx mode and the PMDK peers, and the
-// device model of `--model` / `--emulate` for libpmemobj, libpmemlog and libpmemblk as for our designs).
+// PMDK's persistence, seen and switched from inside the process (the overhead decomposition of
+// [PMDKOverheads] for PMDK's transactions, the per-operation flush / fence counters of the tx mode and the
+// PMDK peers, and the device model of `--model` / `--emulate` for libpmemobj, libpmemlog and libpmemblk as
+// for our designs).
 //
 // libpmemobj persists through libpmem's exported entry points (pmem_flush, pmem_drain, pmem_persist,
 // pmem_memcpy / memmove / memset), resolved by the dynamic linker. pmlab defines those symbols itself

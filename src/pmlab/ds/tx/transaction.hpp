@@ -43,7 +43,7 @@ class Scope {
   bool active_ = false;
 };
 
-// Overhead decomposition (seed 004): "logging off" turns every snapshot into a no-snapshot registration.
+// Overhead decomposition [PMDKOverheads]: "logging off" turns every snapshot into a no-snapshot registration.
 // Process-wide; the bench sets it for one run and restores it. Crash guarantees are void while off.
 void set_logging(bool on) noexcept;
 bool logging() noexcept;

@@ -1,5 +1,6 @@
-// Epoch-based reclamation (Fraser's EBR, seed 000 §6.2 [15]): a node unlinked from a lock-free
-// structure goes back to its slab only when no thread can still hold a reference to it.
+// Epoch-based reclamation (Fraser's EBR [PracticalLockFreedom], as [PMIdioBench] §6.2 uses it): a node
+// unlinked from a lock-free structure goes back to its slab only when no thread can still hold a reference
+// to it.
 //
 // Every operation runs inside a Guard, which announces the global epoch the thread saw. A retired node
 // waits in its thread's limbo list, tagged with the global epoch at its unlink; the epoch advances when

@@ -1,5 +1,5 @@
 // A slab of fixed-size nodes inside a region addressed by offsets, indexed by a volatile lock-free
-// bitmap (seed 000 §6.2, "Memory Allocator Design").
+// bitmap ([PMIdioBench] §6.2, "Memory Allocator Design").
 //
 // The nodes live in the region (the pool for persistent designs); the bitmap that says which are taken
 // lives in DRAM and is never persisted. After a crash the owner rebuilds it by walking its structure and
@@ -7,7 +7,7 @@
 // but not yet reclaimed, comes back free, so a crash leaks nothing and allocation needs no log.
 // Nodes are named by offsets from the region base (0 is null), so the region may map anywhere.
 //
-// Bits are searched a 64-bit word at a time with std::countr_one (the seed artifact searched its 64-bit
+// Bits are searched a 64-bit word at a time with std::countr_one (the PMIdioBench artifact searched its 64-bit
 // words with the 32-bit ffs and never found the upper half free).
 #pragma once
 

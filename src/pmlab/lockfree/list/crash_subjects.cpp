@@ -128,9 +128,9 @@ crash::SubjectInfo info(ListDesign d, std::string description) {
 }
 
 const crash::SubjectRegistration tlog{info<LinkedList<ListDesign::tlog>>(
-    ListDesign::tlog, "Harris list, persisted links, per-thread micro-log redone on recovery (seed 000 TLog)")};
+    ListDesign::tlog, "Harris list, persisted links, per-thread micro-log redone on recovery ([PMIdioBench] TLog)")};
 const crash::SubjectRegistration logfree{info<LinkedList<ListDesign::logfree>>(
-    ListDesign::logfree, "Harris list with fences at linearization points, eADR only (seed 000 Log-free)")};
+    ListDesign::logfree, "Harris list with fences at linearization points, eADR only ([PMIdioBench] Log-free)")};
 const crash::SubjectRegistration soft{info<SoftList>(
     ListDesign::soft, "volatile list + persistent nodes with validity, rebuilt by scanning (Zuriel et al. SOFT)")};
 const crash::SubjectRegistration linkfree{info<LinkFreeList>(

@@ -1,4 +1,4 @@
-// Harris's lock-free sorted list with its links in the region, in three designs (seed 000 §6.2):
+// Harris's lock-free sorted list with its links in the region, in three designs ([PMIdioBench] §6.2):
 //
 //  volatile_harris  Harris on DRAM; nothing persisted.
 //  logfree (eADR)   Harris as is: a fence after a new node's stores (so it is durable before it is

@@ -1,4 +1,4 @@
-// What every lock-free sorted set in pmlab offers, and the names of its designs (seed 000 Table 3).
+// What every lock-free sorted set in pmlab offers, and the names of its designs ([PMIdioBench] Table 3).
 #pragma once
 
 #include <atomic>

@@ -121,9 +121,11 @@ crash::SubjectInfo info(RingDesign d, std::string description) {
   return i;
 }
 
-const crash::SubjectRegistration tx{info(RingDesign::tx, "Krizhanovsky ring, push/pop in per-thread undo-log transactions (seed 000 TX)")};
-const crash::SubjectRegistration txfree{info(
-    RingDesign::txfree, "Krizhanovsky ring, slot stamps + persistent push positions, eADR only (seed 000 TX-free)")};
+const crash::SubjectRegistration tx{
+    info(RingDesign::tx, "Krizhanovsky ring, push/pop in per-thread undo-log transactions ([PMIdioBench] TX)")};
+const crash::SubjectRegistration txfree{
+    info(RingDesign::txfree,
+         "Krizhanovsky ring, slot stamps + persistent push positions, eADR only ([PMIdioBench] TX-free)")};
 
 }  // namespace
 }  // namespace pmlab::lockfree

@@ -1,5 +1,5 @@
-// Krizhanovsky's lock-free MPMC ring buffer (seed 000 §6.3 [37]) with fixed-size slots copied in and
-// out, in three designs:
+// Krizhanovsky's lock-free MPMC ring buffer ([KrizhanovskyRing], as [PMIdioBench] §6.3 uses it) with
+// fixed-size slots copied in and out, in three designs:
 //
 //  volatile  the original algorithm: global head/tail taken with fetch_add, per-thread local head/tail
 //            (the ticket a thread works on, or "none"), and last_head/last_tail, the earliest operation

@@ -63,8 +63,8 @@ __attribute__((target("avx512f,avx512bw"))) void nt_record_avx512bw(void* line, 
   // touches the bytes outside it).
   const uintptr_t body_origin = reinterpret_cast<uintptr_t>(body) - body_begin;
   auto* dst = static_cast<unsigned char*>(line);
-  // Not even a masked load without a prefix: one with an empty mask took ~80 ns per record here (it still
-  // waits for the store that wrote the buffer last, the previous record's last line, behind the fence).
+  // Not even a masked load without a prefix: one with an empty mask still waits for the store that wrote
+  // the buffer last (the previous record's last line, behind the fence).
   __m512i v = head_begin > 0 ? _mm512_maskz_loadu_epi8(byte_mask(0, head_begin), prefix) : _mm512_setzero_si512();
   v = _mm512_mask_set1_epi64(v, static_cast<__mmask8>(word0_lanes), static_cast<long long>(word0));
   v = _mm512_mask_set1_epi64(v, static_cast<__mmask8>(word1_lanes), static_cast<long long>(word1));

@@ -1,9 +1,9 @@
-// Classic logging (seed 002 §3.3.1): header and payload, barrier, then a footer, barrier.
+// Classic logging ([PMemIO] §3.3.1): header and payload, barrier, then a footer, barrier.
 //
 // The footer is the entry's tag (log id, LSN, size, position mixed into one word), written with one
 // atomic store after the entry is durable: recovery trusts an entry only when its footer matches, so a
 // torn entry — or stale bytes from an earlier log or epoch — ends the lane. Without the first barrier the
-// footer could reach the media before the payload (seed 002: "due to the flushes being reordered").
+// footer could reach the media before the payload ([PMemIO]: "due to the flushes being reordered").
 #include <cstring>
 
 #include "pmlab/primitives/log/on_media.hpp"

@@ -1,4 +1,4 @@
-// Header logging with dancing size fields (seed 002 §3.3.2): N size fields per lane, each on a cache
+// Header logging with dancing size fields ([PMemIO] §3.3.2): N size fields per lane, each on a cache
 // line of its own, written round-robin, so an append never persists the line the previous one did.
 // Sizes only grow between truncations, so the lane's size is the largest field.
 #include <algorithm>

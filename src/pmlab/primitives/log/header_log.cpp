@@ -1,6 +1,6 @@
-// Header logging (seed 002 §3.3.1), the protocol of PMDK's libpmemlog: one size field per lane, written
+// Header logging ([PMemIO] §3.3.1), the protocol of PMDK's libpmemlog: one size field per lane, written
 // after every entry. Consecutive appends persist the same cache line twice in a row, which the media
-// punishes (seed 002 §2.3); header-dancing avoids it.
+// punishes ([PMemIO] §2.3); header-dancing avoids it.
 #include "pmlab/primitives/log/size_field_log.hpp"
 #include "pmlab/primitives/log/writers.hpp"
 

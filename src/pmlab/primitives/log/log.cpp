@@ -130,7 +130,7 @@ Result<Geometry> Log::plan(const Options& options, uint64_t region_size) {
                                              writer_name(options.kind, options.padded) + " log with " +
                                              std::to_string(options.lanes) + " lanes (needs at least " +
                                              format_size(need) + ")");
-  // Lanes start on 256-byte boundaries: the media's access unit (seed 002 §2.2).
+  // Lanes start on 256-byte boundaries: the media's access unit ([PMemIO] §2.2).
   g.lane_bytes = ((region_size - g.data_offset) / options.lanes) & ~uint64_t{255};
   g.region_bytes = g.data_offset + options.lanes * g.lane_bytes;
   return g;

@@ -1,4 +1,4 @@
-// Failure-atomic log writers (seed 002 §3.3): one append / recover / iterate / truncate interface over
+// Failure-atomic log writers ([PMemIO] §3.3): one append / recover / iterate / truncate interface over
 // four ways of making an appended entry durable, each with and without cache-line padding.
 //
 //   classic         header + payload, barrier, then a footer that repeats the entry's tag, barrier (2)
@@ -9,10 +9,10 @@
 //                   barrier makes it durable and a torn entry can never validate (1)
 //
 // Padding puts every entry on its own cache lines (and classic's footer on a line of its own), so an
-// append never writes back a line the previous one wrote back (seed 002 Figure 6, right).
+// append never writes back a line the previous one wrote back ([PMemIO] Figure 6, right).
 //
 // Stores: an entry's lines go through the cache and are written back by the persister's flush
-// (`cached`), or are written as whole lines with non-temporal stores (`streaming`; seed 002 §2:
+// (`cached`), or are written as whole lines with non-temporal stores (`streaming`; [PMemIO] §2:
 // streaming stores should be used when possible, and libpmem's copies do the same above 256 bytes).
 // A streamed line must be whole, or it would merge with whatever the cache holds of it: each lane keeps
 // its last partial line in DRAM, so an entry that starts mid-line is stored without reading the line
@@ -73,7 +73,7 @@ struct Options {
   bool padded = false;
   Stores stores = Stores::cached;
   uint32_t lanes = 1;          // concurrent appenders; the region is divided evenly between them
-  uint32_t dancing_slots = 64; // size fields per lane for header-dancing (seed 002 used 64)
+  uint32_t dancing_slots = 64; // size fields per lane for header-dancing ([PMemIO] used 64)
   // The id written into the superblock, which tells this log's entries from a former log's in the same
   // region. 0: a fresh random id. Set it where the bytes must repeat (a crash test runs its stream twice).
   uint64_t log_id = 0;
@@ -194,9 +194,9 @@ class Log {
     uint64_t lsn = 0;
   };
   // The append path (reserve, finish_append, store_entry, stream_entry) is defined inline in writers.hpp.
-  // After the previous append's fence every store waits in the store queue for the drain (~0.5 ns a
-  // store on Zen 4), and call frames and returned structs are stores: out of line, this path added
-  // ~8 ns to a 120 ns streamed append.
+  // After the previous append's fence every store waits in the store queue for the drain, and call
+  // frames and returned structs are stores: out of line, this path would make a short append measurably
+  // slower (docs/primitives.md, "Stores").
   inline Result<Reservation> reserve(uint32_t lane, Kind kind, size_t len) noexcept;
   inline void finish_append(uint32_t lane, const Reservation& entry) noexcept;
 

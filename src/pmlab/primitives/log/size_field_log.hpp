@@ -1,5 +1,5 @@
 // What header and header-dancing share: the entry is made durable first, then the lane's new size is
-// published in a size field (libpmemlog's protocol, seed 002 §3.3.1 "Header"). Recovery trusts the size
+// published in a size field (libpmemlog's protocol, [PMemIO] §3.3.1 "Header"). Recovery trusts the size
 // field and never scans past it, so an entry whose size was not published does not exist.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Zero logging (seed 002 §3.3.1): the log is zeroed before use, and each entry carries the number of set
+// Zero logging ([PMemIO] §3.3.1): the log is zeroed before use, and each entry carries the number of set
 // bits in its size, LSN and payload. Header, count and payload are written back together under one
 // barrier. Bits only ever go from 0 to 1 in a zeroed lane, so any part of the entry that did not reach
 // the media lowers the count it would have: a torn entry never validates, at any tear granularity.

@@ -111,8 +111,8 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
         // re-zeroing in flight, which the next flush pays). The pages are read once, at random over this
         // thread's share (their own content: calibration changes versions, never data), and their slots
         // evicted from the CPU cache; from then on every write is non-temporal, as in the workload. Timing
-        // each flush right after reading its page instead hid that deferred work and cached the slots:
-        // the 16 KiB crossover came out at 11-21 dirty lines where back-to-back flushes cross at ~12.
+        // each flush right after reading its page would hide that deferred work and cache the slots, and
+        // misplace the crossover (docs/primitives.md, "Calibration").
         const uint64_t own = std::max<uint64_t>(1, pages / t);
         std::vector<DramPage> frames;
         uint64_t mix = 0x9e3779b97f4a7c15ULL * (k + 1);

@@ -1,4 +1,4 @@
-// The hybrid flusher's cost model (seed 002 §3.2.3: "a hybrid technique based on a simple cost model
+// The hybrid flusher's cost model ([PMemIO] §3.2.3: "a hybrid technique based on a simple cost model
 // should be used to choose the better technique, depending on the number of dirty cache lines (and
 // single/multi threading)").
 //

@@ -1,6 +1,6 @@
-// Copy-on-write (seed 002 §3.2.1, Listing 1 left): the page goes whole to the lane's spare slot; once it
+// Copy-on-write ([PMemIO] §3.2.1, Listing 1 left): the page goes whole to the lane's spare slot; once it
 // is durable, one atomic store of (page id, version) makes that slot the page. The old slot still holds
-// the previous version with a smaller version number, so no invalidation is needed first (seed 002: two
+// the previous version with a smaller version number, so no invalidation is needed first ([PMemIO]: two
 // barriers instead of three), and recovery takes the newest valid slot of each page.
 #include "pmlab/primitives/page/flusher.hpp"
 #include "pmlab/primitives/page/on_media.hpp"

@@ -1,9 +1,9 @@
 // Page flushers: make a DRAM page's changes durable in a PageStore, failure-atomically.
 //
-//   cow     copy-on-write (seed 002 §3.2.1): the whole page to the lane's spare slot, barrier, then the
+//   cow     copy-on-write ([PMemIO] §3.2.1): the whole page to the lane's spare slot, barrier, then the
 //           slot header (page id and page version number in one word), barrier. 2 barriers, writes the
 //           whole page whatever is dirty.
-//   ulog    micro-log (seed 002 §3.2.2): a record of the dirty lines to the lane's micro-log, barrier,
+//   ulog    micro-log ([PMemIO] §3.2.2): a record of the dirty lines to the lane's micro-log, barrier,
 //           then the lines in place, barrier. 2 barriers (the paper's protocol has 4: the record validates
 //           itself by its bit count over a zeroed buffer, as zero logging does), writes each dirty line
 //           twice and zeroes the record again afterwards.

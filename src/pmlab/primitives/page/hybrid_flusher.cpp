@@ -1,5 +1,5 @@
 // Hybrid: per flush, the cheaper of copy-on-write and micro-log for this many dirty lines and this many
-// concurrent flushers, as the store's calibrated cost model predicts (seed 002 §3.2.3), refined online by
+// concurrent flushers, as the store's calibrated cost model predicts ([PMemIO] §3.2.3), refined online by
 // the lane's learner. Both protocols write the same store, so the choice can change from one flush of a
 // page to the next.
 #include "pmlab/platform/clock.hpp"

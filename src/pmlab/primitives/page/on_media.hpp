@@ -82,7 +82,7 @@ struct UlogGeometry {
 inline constexpr uint64_t kMaxUlogMetadata = UlogGeometry::metadata_bytes(kMaxLinesPerPage);
 
 // Page data is written in whole cache lines to lines that are usually not cached (a spare slot, a page
-// written long ago): non-temporal stores write them without reading them first (seed 002 §3.2.3: streaming
+// written long ago): non-temporal stores write them without reading them first ([PMemIO] §3.2.3: streaming
 // stores flush pages fastest; PMDK's pmem_memcpy does the same above 256 bytes). Anything else goes through
 // the cache and is written back with the persister's flush instruction. Not fenced.
 inline void write_back(const persist::Persister& p, void* dst, const void* src, size_t len) noexcept {

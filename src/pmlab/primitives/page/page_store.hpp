@@ -1,4 +1,4 @@
-// Failure-atomic page storage (seed 002 §3.2): buffer-pool pages in DRAM are flushed to slots in a
+// Failure-atomic page storage ([PMemIO] §3.2): buffer-pool pages in DRAM are flushed to slots in a
 // region; after a crash every page is wholly the version its last returned flush wrote, or (for the flush
 // in flight) wholly the new one.
 //
@@ -94,7 +94,8 @@ class PageStore {
   std::byte* slot_data(uint64_t slot) const noexcept;
   uint64_t* slot_header(uint64_t slot) const noexcept;
   // Stores a slot's header line — the commit word, then zeros, as the layout has it — whole and
-  // non-temporally (Persister::store_word_line; a cached store + flush waited ~70 ns for the line). Not fenced.
+  // non-temporally (Persister::store_word_line; a cached store + flush would wait to read the line for
+  // ownership first). Not fenced.
   void write_header(uint64_t slot, uint64_t word) const noexcept;
   uint64_t slot_of(uint64_t pid) const noexcept { return slot_of_[pid]; }
   uint64_t spare_of(const Lane& lane) const noexcept { return spare_[lane.index()]; }

@@ -46,16 +46,15 @@ class PolicyLearner {
   static constexpr uint32_t kMinInterval = 64;
   static constexpr uint32_t kMaxInterval = 1 << 20;  // (a 10x gap asks for ~80000)
   // The nominal share of the throughput spent exploring. Exploring costs more than nominal: the flushes
-  // after a switch pay the other policy's drain, and the learner's ratios understate large gaps (0.23 for
-  // ulog/cow at 64 KiB / 4 lines where the throughputs say 0.18). At 0.25% the online hybrid trailed the
-  // calibrated one by ~2% in flush_target; at 0.05%, by 0.5-1.5%.
+  // after a switch pay the other policy's drain, and the learner's ratios understate large gaps. Hence a
+  // small budget (the measurements behind it: docs/primitives.md, "Online refinement").
   static constexpr double kExploreBudget = 0.0005;
 
   explicit PolicyLearner(FlushCostModel prior) : prior_(std::move(prior)) {}
 
   // The policy of the lane's next flush of `dirty` lines (> 0) with `threads` concurrent flushers. Between
-  // a cell's samples and explorations, flushes of the same point take the inline path: a 330 ns flush
-  // (16 KiB, one dirty line) paid ~5 ns for the full one, a visible share of what the hybrid may lose.
+  // a cell's samples and explorations, flushes of the same point take the inline path: on a short flush
+  // the full one costs a visible share of what the hybrid may lose.
   Policy plan(uint32_t dirty, uint32_t threads) {
     if (run_left_ > 0 && dirty == run_dirty_ && threads == run_threads_) {
       --run_left_;
@@ -66,8 +65,8 @@ class PolicyLearner {
   }
   // Whether the flush just planned wants stamp() called with the time right before it (it is timed, or
   // it ends a timed flush's cycle), and whether it is one of a comparison's samples. (Not one struct
-  // returned by plan(): GCC 12 assembled that from byte stores through the stack and the load stalled on
-  // store forwarding, 12-16 ns a flush.)
+  // returned by plan(): GCC 12 assembles that from byte stores through the stack, and the load stalls on
+  // store forwarding.)
   bool wants_stamp() const noexcept { return time_next_ || cycle_open_; }
   bool sampling() const noexcept { return time_next_; }
   // The time (ns, any origin) right before the flush the last plan() was for.

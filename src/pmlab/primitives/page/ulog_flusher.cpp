@@ -1,4 +1,4 @@
-// Micro-log (seed 002 §3.2.2, Listing 1 right): the dirty lines go to the lane's micro-log, then in place
+// Micro-log ([PMemIO] §3.2.2, Listing 1 right): the dirty lines go to the lane's micro-log, then in place
 // together with the slot header's new version. Recovery applies a valid record again when its version is
 // not older than its page's, so a crash during the in-place writes leaves the page wholly new, and a
 // crash before the record is whole leaves it wholly old.

@@ -1,4 +1,4 @@
-// The durability models a PTM runs under (seed 003): which of its two regions — the log and the data
+// The durability models a PTM runs under [OptanePTM]: which of its two regions — the log and the data
 // (heap) — need a line flush and a fence, and where each region lives.
 //
 // Expressed as a pair of Persisters rather than a new persist::Domain: the platform's domain stays the

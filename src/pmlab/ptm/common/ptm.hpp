@@ -36,7 +36,7 @@ struct Regions {
 struct Options {
   int slots = 1;                   // log slots: one per thread that runs transactions
   uint64_t slot_bytes = 64 << 10;  // bytes of each slot (header line + entries)
-  // Overhead breakdown only (seed 004): write no log. The transaction still buffers (redo) or writes in
+  // Overhead breakdown only [PMDKOverheads]: write no log. The transaction still buffers (redo) or writes in
   // place (undo) and flushes its data; it is no longer failure-atomic and recovery finds nothing.
   bool logging = true;
 };

@@ -10,7 +10,7 @@
 //   commit:   flush every dirty data line, fence; seq += 1, flush + fence (the log is retired).
 //   recover:  per slot, the prefix of entries valid for seq is rolled back in reverse, flushed, fenced,
 //             and seq += 1.
-// Fences per writing transaction under ADR: distinct logged words + 2 (the cost seed 003 blames).
+// Fences per writing transaction under ADR: distinct logged words + 2 (the cost [OptanePTM] blames).
 #pragma once
 
 #include <atomic>

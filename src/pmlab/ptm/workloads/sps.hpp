@@ -1,4 +1,4 @@
-// SPS (seed 003): an array of `records` words holding a permutation; a transaction swaps `swaps` random
+// SPS [OptanePTM]: an array of `records` words holding a permutation; a transaction swaps `swaps` random
 // pairs of entries (2 reads and 2 writes each). Invariant: the array stays a permutation of 0..n-1.
 #pragma once
 

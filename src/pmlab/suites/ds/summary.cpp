@@ -1,14 +1,14 @@
 // The ds suite's derived rows (bench::SuiteSummary), computed from the measured runs of the same
 // invocation, so they are measured too:
-//   ds.target/structure:S/peer:P/workload:W   our persist-mode S against PMDK's P (the target: our
+//   ds.target/structure:S/peer:P/workload:W   our persist-mode S against PMDK's P (the target: our
 //       B+-tree vs PMDK's btree and our hashtable vs PMDK's hashmap_tx, >= 1.5x on workload a), with both
 //       sides' flushes and fences per operation (why a target is missed);
-//   ds.overhead/structure:S/workload:W        seed 001's overheads as throughput ratios (medium cost
-//       dram / pmem-volatile, persistence overhead pmem-volatile / persist, transaction overhead persist /
-//       tx) and seed 004's decomposition in ns per operation: for each durable mode, the time a breakdown
-//       run saves by switching flushing, fencing or logging off. The parts are not additive in general (a
-//       fence waits for the flushes before it); `rest` is what no switch removes (stores, log bookkeeping,
-//       transaction begin/commit).
+//   ds.overhead/structure:S/workload:W        the overheads of [StoredsBench] as throughput ratios
+//       (medium cost dram / pmem-volatile, persistence overhead pmem-volatile / persist, transaction
+//       overhead persist / tx) and the decomposition of [PMDKOverheads] in ns per operation: for each
+//       durable mode, the time a breakdown run saves by switching flushing, fencing or logging off. The
+//       parts are not additive in general (a fence waits for the flushes before it); `rest` is what no
+//       switch removes (stores, log bookkeeping, transaction begin/commit).
 #include <cmath>
 #include <map>
 #include <optional>

@@ -12,7 +12,7 @@
 
 namespace pmlab::suites::ds {
 
-// The target: our persist-mode structure >= 1.5x the throughput of PMDK's peer (workload a).
+// The target: our persist-mode structure >= 1.5x the throughput of PMDK's peer (workload a).
 inline constexpr double kTargetRatio = 1.5;
 inline const std::vector<std::pair<std::string, std::string>> kTargetPairs{{"bptree", "pmdk-btree"},
                                                                            {"hashtable", "pmdk-hashmap-tx"}};

@@ -6,7 +6,7 @@
 // PMDK's example maps (the peers, structure pmdk-*; pmdk_maps.hpp); a mode on the other medium is left out
 // of the sweep.
 //
-// Overhead decomposition (seed 004): `breakdown` switches one cost off per run, on the write-heavy
+// Overhead decomposition [PMDKOverheads]: `breakdown` switches one cost off per run, on the write-heavy
 // workloads (a, write-only): no-flush / no-fence (persist: the run's persister with elide_flush /
 // elide_fence; tx and pmdk: PMDK's flushes and drains, through the libpmem interposer of
 // ds/tx/pmdk_persistence.hpp), no-log (tx only: snapshots become no-snapshot registrations). Such runs
@@ -370,7 +370,7 @@ ParamSpec workload_param() {
 const CaseRegistration registration{CaseDef{
     .suite = "ds",
     .name = "ycsb",
-    .summary = "YCSB throughput and latency per structure x mode x workload (seed 001 Figure 1)",
+    .summary = "YCSB throughput and latency per structure x mode x workload ([StoredsBench] Figure 1)",
     .params = {std_params::choice("structure", "the data structure (list: O(n) lookups, small record counts only; "
                                                "pmdk-*: PMDK's example maps, mode pmdk)",
                                   structures(), structures(false)),
@@ -379,9 +379,9 @@ const CaseRegistration registration{CaseDef{
                                           "transactions; pmdk: PMDK's example maps (the peers)",
                                   {"dram", "pmem-volatile", "persist", "tx", "pmdk"},
                                   {"dram", "pmem-volatile", "persist", "tx", "pmdk"}),
-               std_params::choice("breakdown", "switch one persistence cost off (seed 004's decomposition; persist, tx "
-                                               "and pmdk modes, workloads a and write-only): none, no-flush, "
-                                               "no-fence, no-log (tx)",
+               std_params::choice("breakdown", "switch one persistence cost off (the decomposition of "
+                                               "[PMDKOverheads]; persist, tx and pmdk modes, workloads a and "
+                                               "write-only): none, no-flush, no-fence, no-log (tx)",
                                   {"none", "no-flush", "no-fence", "no-log"}, {"none", "no-flush", "no-fence", "no-log"}),
                std_params::medium(),
                workload_param(),

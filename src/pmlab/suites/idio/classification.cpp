@@ -171,7 +171,7 @@ std::optional<double> grid_value(const PublishedSheets& p, const std::string& sh
   return p.number(sheet, cell(column, first_row + static_cast<int>(thread_idx)));
 }
 
-// EBR (seed 000 §3): achieved bandwidth / the peak bandwidth of the same medium and direction, the peak
+// EBR ([PMIdioBench] §3): achieved bandwidth / the peak bandwidth of the same medium and direction, the peak
 // being the best any run of this suite reached. Technology-independent, and measured.
 std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const std::string& medium, bool write) {
   std::optional<double> best;
@@ -207,27 +207,27 @@ std::string reason_text(const Classification& c) {
     case Verdict::present:
       if (c.pool_emulated && c.dram) {
         s += "Present, but the pool is emulated (DRAM pages behind a file), so nothing here is PMEM-specific: the "
-             "pool/DRAM difference (" + x(*c.pool / *c.dram) + ") comes from the mapping or from noise (seed 000 "
+             "pool/DRAM difference (" + x(*c.pool / *c.dram) + ") comes from the mapping or from noise ([PMIdioBench] "
              "names " + c.root_cause + "; classes " + c.applicability + ").";
       } else if (c.decision.pmem_specific.value_or(false)) {
         s += "Present and PMEM-specific here: the pool shows it " + x(*c.pool / *c.dram) +
-             " as strongly as DRAM, which points at the memory device (seed 000: " + c.root_cause + ", classes " +
+             " as strongly as DRAM, which points at the memory device ([PMIdioBench]: " + c.root_cause + ", classes " +
              c.applicability + ").";
       } else if (c.decision.pmem_specific) {
         s += "Present, but DRAM shows it as well, so here it is not PMEM-specific: the cause lies outside the "
-             "memory device (seed 000 names " + c.root_cause + "; classes " + c.applicability + ").";
+             "memory device ([PMIdioBench] names " + c.root_cause + "; classes " + c.applicability + ").";
       } else {
-        s += "Present on the pool; without a DRAM effect to compare, PMEM-specificity is unknown (seed 000: " +
+        s += "Present on the pool; without a DRAM effect to compare, PMEM-specificity is unknown ([PMIdioBench]: " +
              c.root_cause + ", classes " + c.applicability + ").";
       }
       break;
     case Verdict::absent:
-      s += "Absent: below the " + x(kPresentAt) + " threshold on the pool. Seed 000 attributes it to " + c.root_cause +
-           " (classes " + c.applicability + "); memory without that component does not show it.";
+      s += "Absent: below the " + x(kPresentAt) + " threshold on the pool. [PMIdioBench] attributes it to " +
+           c.root_cause + " (classes " + c.applicability + "); memory without that component does not show it.";
       break;
     case Verdict::not_applicable:
-      s = "Not applicable here: " + c.not_applicable_reason + " Seed 000 attributes it to " + c.root_cause + " (classes " +
-          c.applicability + ").";
+      s = "Not applicable here: " + c.not_applicable_reason + " [PMIdioBench] attributes it to " + c.root_cause +
+          " (classes " + c.applicability + ").";
       break;
   }
   if (c.effect.find("(modelled") != std::string::npos && c.decision.verdict != Verdict::not_applicable)
@@ -557,7 +557,7 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
     }
     r.impact_class = impact_class(pool);
     r.reasoning = std::move(why) + " Impact here: pool " + x(pool) + " (" + r.impact_class + "), DRAM " + x(dram) +
-                  ". Published impact (seed 000 Table 4): " + r.published_impact + ".";
+                  ". Published impact ([PMIdioBench] Table 4): " + r.published_impact + ".";
     out.push_back(std::move(r));
   };
 
@@ -606,10 +606,11 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
       max_of(effect("I6", false), effect("I3", false)),
       "The larger of sequential / random read (I6) and write (I3) bandwidth.");
 
-  add("R7", "Avoid transactions", "Use techniques like per-thread logging or a dirty-bit design", "lock-free study (seed 000 §6)",
-      "High (C1-C4)", std::nullopt, std::nullopt,
-      "Not measured by this suite: R7 comes from seed 000's lock-free ring buffer and linked list study, which "
-      "the lockfree suite runs (pmlab run lockfree: TX versus TX-free rings, TLog versus SOFT and Link-free sets).");
+  add("R7", "Avoid transactions", "Use techniques like per-thread logging or a dirty-bit design",
+      "lock-free study ([PMIdioBench] §6)", "High (C1-C4)", std::nullopt, std::nullopt,
+      "Not measured by this suite: R7 comes from the lock-free ring buffer and linked list study of "
+      "[PMIdioBench], which the lockfree suite runs (pmlab run lockfree: TX versus TX-free rings, TLog versus "
+      "SOFT and Link-free sets).");
   return out;
 }
 
@@ -664,7 +665,7 @@ std::vector<RunRecord> recommendation_records(const std::vector<Recommendation>&
                {"follows_from", rec.follows_from},
                {"impact_class", rec.impact_class},
                {"published_impact", rec.published_impact},
-               {"published_source", "seed 000 Table 4 (Gugnani et al., PVLDB 14(4) 2021)"},
+               {"published_source", "[PMIdioBench] Table 4 (Gugnani et al., PVLDB 14(4) 2021)"},
                {"reasoning", rec.reasoning}};
     out.push_back(std::move(r));
   }

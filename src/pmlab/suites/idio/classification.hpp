@@ -1,9 +1,9 @@
-// Seed 000's method applied to this platform: for each idiosyncrasy, its effect measured on the pool and
-// on DRAM, and a verdict — present, absent, or not applicable here — with Table 1's root cause. An effect
-// the DRAM shows as much as the pool is real but not PMEM-specific (§3: "if it also exists with DRAM, we
-// can pinpoint some hardware component other than DRAM and PMEM as the root cause"). Then Table 4: the
-// recommendations R1–R7 with the impact measured here. Pure functions of the finished run records, so
-// they are tested on fixtures.
+// The method of [PMIdioBench] applied to this platform: for each idiosyncrasy, its effect measured on the
+// pool and on DRAM, and a verdict — present, absent, or not applicable here — with Table 1's root cause. An
+// effect the DRAM shows as much as the pool is real but not PMEM-specific (§3: "if it also exists with DRAM,
+// we can pinpoint some hardware component other than DRAM and PMEM as the root cause"). Then Table 4: the
+// recommendations R1–R7 with the impact measured here. Pure functions of the finished run records, so they
+// are tested on fixtures.
 #pragma once
 
 #include <optional>
@@ -31,7 +31,7 @@ Decision decide(std::optional<double> pool, std::optional<double> dram);
 
 struct Classification {
   std::string id;             // "I1" … "I8"
-  std::string idiosyncrasy;   // seed 000 Table 1 wording
+  std::string idiosyncrasy;   // [PMIdioBench] Table 1 wording
   std::string root_cause;     // Table 1
   std::string applicability;  // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher, C3 granularity mismatch, C4 DCPMM)
   std::string effect;         // what the effect ratio is

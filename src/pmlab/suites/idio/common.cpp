@@ -59,10 +59,10 @@ std::vector<uint64_t> stream_offsets(bench::Pattern pattern, uint64_t span, uint
 
 namespace {
 
-// Loads only: the data is not needed, and folding it (an XOR per line, as the AVX2 and SSE2 kernels do)
-// cost 7% of the bandwidth of a 64 KiB sequential stream on a Zen 4 core, whose 512-bit ALU ops take two
-// passes; asm keeps the loads the compiler would otherwise drop. Returns the range's first word, so the
-// caller still has a value that depends on the memory.
+// Loads only: the data is not needed, and folding it (an XOR per line, as the AVX2 and SSE2 kernels do) costs
+// bandwidth on a core whose 512-bit ALU ops take two passes (docs/idio.md); asm keeps the loads the compiler
+// would otherwise drop. Returns the range's first word, so the caller still has a value that depends on the
+// memory.
 __attribute__((target("avx512f"))) uint64_t read_avx512(const std::byte* p, size_t len) noexcept {
   size_t o = 0;
   for (; o + 512 <= len; o += 512)

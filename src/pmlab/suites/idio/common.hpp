@@ -1,4 +1,4 @@
-// Pieces every family of the idiosyncrasy suite shares (seed 000, PMIdioBench): the sweeps, the spans
+// Pieces every family of the idiosyncrasy suite shares [PMIdioBench]: the sweeps, the spans
 // that make streams reach memory, address orders that defeat prefetchers, and the kernels.
 #pragma once
 

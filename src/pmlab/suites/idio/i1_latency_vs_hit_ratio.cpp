@@ -1,4 +1,5 @@
-// idio.i1_latency: I1, asymmetric load / p-store latency versus the LLC hit ratio (seed 000 §4.1, Fig. 3a).
+// idio.i1_latency: I1, asymmetric load / p-store latency versus the LLC hit ratio
+// ([PMIdioBench] §4.1, Fig. 3a).
 //
 // A region the size of the cache as this experiment sees it (measured: see priming.hpp) is evicted with
 // clflushopt, then a fraction f of its lines is loaded, and every line is visited once, in a random order,

@@ -1,7 +1,7 @@
-// idio.i2_bandwidth: I2, asymmetric load / p-store bandwidth (seed 000 §4.2, Fig. 3b–d). Sequential load,
-// store, and p-store (stores + flush, or nt-stores) bandwidth versus access size (64 B – 64 KiB) and
-// threads (1 … all CPUs), on DRAM and on the pool. Its largest accesses are also what idio.vs_likwid
-// compares with likwid-bench.
+// idio.i2_bandwidth: I2, asymmetric load / p-store bandwidth ([PMIdioBench] §4.2, Fig. 3b–d). Sequential
+// load, store, and p-store (stores + flush, or nt-stores) bandwidth versus access size (64 B – 64 KiB) and
+// threads (1 … all CPUs), on DRAM and on the pool. Its largest accesses are also what idio.vs_likwid compares
+// with likwid-bench.
 #include "pmlab/bench/case.hpp"
 #include "pmlab/suites/idio/common.hpp"
 #include "pmlab/suites/idio/stream.hpp"

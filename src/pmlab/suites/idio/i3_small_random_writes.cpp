@@ -1,4 +1,4 @@
-// idio.i3_small_writes: I3, poor bandwidth for small random writes (seed 000 §4.3, Fig. 4). Sequential
+// idio.i3_small_writes: I3, poor bandwidth for small random writes ([PMIdioBench] §4.3, Fig. 4). Sequential
 // versus random p-store bandwidth at 64–512 B. On DCPMM a random write smaller than the 256 B media line
 // costs a read-modify-write; a medium without that mismatch shows only the CPU's own random-access cost.
 // EWR is the device model's (kind modelled) when one is attached: this platform has no media counters.

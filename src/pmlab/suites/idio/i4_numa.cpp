@@ -1,4 +1,4 @@
-// idio.i4_numa: I4, poor p-store bandwidth on remote NUMA memory (seed 000 §4.4, Fig. 5). P-store
+// idio.i4_numa: I4, poor p-store bandwidth on remote NUMA memory ([PMIdioBench] §4.4, Fig. 5). P-store
 // bandwidth with the threads on the memory's own node (local) and on another node (remote), over
 // sizes × threads for the heatmap of their difference. Needs two NUMA nodes: on one, every run is recorded
 // skipped with that reason.

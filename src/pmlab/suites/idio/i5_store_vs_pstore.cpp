@@ -1,4 +1,4 @@
-// idio.i5_store_vs_pstore: I5, store bandwidth lower than p-store bandwidth (seed 000 §4.5, Fig. 6).
+// idio.i5_store_vs_pstore: I5, store bandwidth lower than p-store bandwidth ([PMIdioBench] §4.5, Fig. 6).
 // The same vector stores with and without a flush after each access, over sizes × threads (the heatmap)
 // and both patterns. Without the flush the cache writes lines back when it evicts them, in its own order;
 // on DCPMM that order defeats the XPPrefetcher and the un-flushed stores come out slower.

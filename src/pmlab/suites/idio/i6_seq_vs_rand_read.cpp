@@ -1,7 +1,7 @@
-// idio.i6_read: I6, sequential reads faster than random reads (seed 000 §4.6, Fig. 7a–c). Read bandwidth
-// versus access size for consecutive accesses and for a random permutation of the same slots: every slot
-// read once per pass, no stride for a prefetcher to learn and no repeat for a cache to keep. Prefetchers
-// are defeated by the order, never by writing MSRs.
+// idio.i6_read: I6, sequential reads faster than random reads ([PMIdioBench] §4.6, Fig. 7a–c). Read bandwidth
+// versus access size for consecutive accesses and for a random permutation of the same slots: every slot read
+// once per pass, no stride for a prefetcher to learn and no repeat for a cache to keep. Prefetchers are
+// defeated by the order, never by writing MSRs.
 #include "pmlab/bench/case.hpp"
 #include "pmlab/suites/idio/common.hpp"
 #include "pmlab/suites/idio/stream.hpp"

@@ -1,4 +1,4 @@
-// idio.i7_rewrite: I7, p-stores are read-modify-write transactions (seed 000 §4.7, Fig. 7d). Repeated
+// idio.i7_rewrite: I7, p-stores are read-modify-write transactions ([PMIdioBench] §4.7, Fig. 7d). Repeated
 // full p-stores of one 256 B block (one DCPMM XPLine) against the same p-stores spread over consecutive
 // blocks, timed one by one. On DCPMM the repeated block is written to media at once and each 64 B
 // request costs a media read (EWR ≈ 0.91, RWR ≈ 0.79 in PMIdioBench's counters). Those are media counters:

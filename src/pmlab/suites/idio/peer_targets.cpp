@@ -1,18 +1,18 @@
 // The suite measures the memory, not itself: our loops beside the peer tools, in the same run, with the
-// issue's targets as ratio metrics.
+// targets (ours / peer) as ratio metrics.
 //   idio.vs_likwid  sequential 64 KiB load / nt-store bandwidth, 1 thread and all CPUs, against
 //                   likwid-bench's load_* / store_mem_* kernels: ours / likwid >= 0.9. Both sides on the
 //                   same page size: `pages=huge` gives ours a 2 MiB-page buffer and likwid glibc's huge-page
-//                   malloc; `pages=base` both 4 KiB pages (ours on the pool for medium=pool). On this VM a
-//                   4 KiB nt-store stream runs at 12-24 GB/s from one buffer to the next, for both tools
-//                   (page walks, and which physical pages the buffer got); 2 MiB pages hold 22-25.
+//                   malloc; `pages=base` both 4 KiB pages (ours on the pool for medium=pool). On 4 KiB
+//                   pages a stream's bandwidth varies from one buffer to the next, for both tools (page
+//                   walks, and which physical pages the buffer got); 2 MiB pages vary far less (docs/idio.md).
 //   idio.vs_fio     256 B p-stores against fio's libpmem engine on a file beside the pool: ours / fio >= 2
 //                   (fio's per-I/O overhead dominates there).
 // Against likwid, each side runs eleven short rounds, alternating, and its best round counts: other load
-// on the machine (on this VM the host's memory bandwidth, which swings 13-25 GB/s for nt-stores from one
-// second to the next) only ever lowers a bandwidth, and more, shorter rounds give each side more chances
-// to meet a quiet moment than a few long ones. Against fio, ours is measured before and after fio and averaged, which
-// can only understate ours. A peer that is missing or fails makes the run skipped, with its reason.
+// on the machine (in a VM, also the host's memory bandwidth, which can swing from one second to the next)
+// only ever lowers a bandwidth, and more, shorter rounds give each side more chances to meet a quiet
+// moment than a few long ones. Against fio, ours is measured before and after fio and averaged, which can
+// only understate ours. A peer that is missing or fails makes the run skipped, with its reason.
 #include <gnu/libc-version.h>
 
 #include <algorithm>

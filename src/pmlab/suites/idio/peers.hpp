@@ -35,10 +35,11 @@ enum class LikwidKind { load, ntstore };
 std::string likwid_kernel(LikwidKind kind);
 // The "MByte/s:" figure of likwid-bench's report (10^6 bytes per second), converted to MiB/s.
 Result<double> parse_likwid_bandwidth(const std::string& report);
-// Runs the kernel with `threads` threads over `bytes` in total, `iterations` sweeps (likwid-bench's own
-// -s estimate ran as little as 50 ms here, so the caller sizes the run); MiB/s. With `huge_pages`, glibc's
-// malloc advises its large allocations for transparent huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1,
-// glibc >= 2.35): likwid-bench allocates with posix_memalign and cannot be asked itself.
+// Runs the kernel with `threads` threads over `bytes` in total, `iterations` sweeps (likwid-bench's own -s
+// estimate can make a run too short to measure, so the caller sizes the run); MiB/s. With `huge_pages`,
+// glibc's malloc advises its large allocations for transparent huge pages
+// (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, glibc >= 2.35): likwid-bench allocates with posix_memalign and
+// cannot be asked itself.
 Result<double> run_likwid(LikwidKind kind, int threads, uint64_t bytes, uint64_t iterations, bool huge_pages = false);
 
 // ---- fio, libpmem engine

@@ -1,4 +1,4 @@
-// Cache-state control for I1 (latency versus LLC hit ratio, seed 000 §4.1): evict a region with
+// Cache-state control for I1 (latency versus LLC hit ratio, [PMIdioBench] §4.1): evict a region with
 // clflushopt, then load a chosen fraction f of it, so that a fraction f of the tested lines is cached —
 // and measure that it is, instead of assuming it.
 #pragma once

@@ -1,4 +1,4 @@
-// Published numbers to print beside ours: PMIdioBench's data (seed 000's artifact) as dumped in
+// Published numbers to print beside ours: PMIdioBench's data (the artifact of [PMIdioBench]) as dumped in
 // shared/reference/pmidiobench/pmem-idiosyncrasies.txt, read at run time so every printed number can be
 // traced to its cell. Never presented as ours: the summary labels them kind published, with the source.
 #pragma once

@@ -77,8 +77,8 @@ double run_stream(RunContext& ctx, const StreamJob& job) {
     const auto offsets = stream_offsets(job.pattern, job.span, size, 0x5eed + static_cast<uint64_t>(t.index()));
     const size_t mask = offsets.size() - 1;
     // Writes copy from a source small enough to stay in L1 (chunk by chunk for larger accesses): a 64 KiB
-    // source would sit in L2 and its loads would cost measurable store bandwidth (about 10 % of
-    // nt-store bandwidth on the development machine), i.e. we would measure ourselves, not the memory.
+    // source would sit in L2 and its loads would cost measurable store bandwidth (docs/idio.md), i.e. we
+    // would measure ourselves, not the memory.
     const uint64_t chunk = std::min<uint64_t>(size, kSourceBytes);
     std::unique_ptr<std::byte, AlignedFree> source(static_cast<std::byte*>(std::aligned_alloc(64, chunk)));
     for (size_t i = 0; i < chunk; ++i) source.get()[i] = static_cast<std::byte>(i * 131 + 7);

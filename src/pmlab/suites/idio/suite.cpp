@@ -1,4 +1,4 @@
-// The idiosyncrasy suite: PMIdioBench's I1–I8 (seed 000) on this platform, DRAM beside the pool, then
+// The idiosyncrasy suite: PMIdioBench's I1–I8 [PMIdioBench] on this platform, DRAM beside the pool, then
 // classified (present / absent / not applicable here, with Table 1's root cause) and turned into
 // Table 4's recommendations with the impact measured here. Those two tables are derived rows appended
 // to results.json by the suite summary below.
@@ -25,7 +25,7 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
 }
 
 const bench::SuiteRegistration suite{
-    kSuite, "PMIdioBench idiosyncrasies I1-I8 on DRAM and the pool, classified (seed 000 Table 1) with the "
+    kSuite, "PMIdioBench idiosyncrasies I1-I8 on DRAM and the pool, classified ([PMIdioBench] Table 1) with the "
             "recommendations R1-R7 (Table 4) and peer checks against likwid-bench and fio"};
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{kSuite, summarize}};
 

@@ -1,5 +1,5 @@
-// lockfree.list and lockfree.list_latency: the sorted sets of seed 000 §6.2 under a mix of lookups and
-// updates (half inserts, half deletes) over a key range, prefilled to half the range (seed 000 Figures 11
+// lockfree.list and lockfree.list_latency: the sorted sets of [PMIdioBench] §6.2 under a mix of lookups and
+// updates (half inserts, half deletes) over a key range, prefilled to half the range ([PMIdioBench] Figures 11
 // and 13). Operation streams are generated before the timed loop.
 #include <algorithm>
 #include <barrier>
@@ -62,7 +62,7 @@ List& prepared(RunContext& ctx, std::unique_ptr<List>& holder, uint64_t range) {
   const media::Region& region = ctx.region();
   holder = std::make_unique<List>(region.base, region.size, ctx.persister());
   if (Status s = holder->format(capacity_for(range), ctx.threads()); !s) ctx.fail(s.message());
-  // Prefill: every other key, so half the range is present (seed 000's setup).
+  // Prefill: every other key, so half the range is present (the setup of [PMIdioBench]).
   for (uint64_t k = 2; k <= range; k += 2)
     if (!holder->insert(0, k)) ctx.fail("prefill failed at key " + std::to_string(k));
   return *holder;
@@ -193,7 +193,7 @@ ParamSpec range_param() {
 const CaseRegistration throughput{CaseDef{
     .suite = "lockfree",
     .name = "list",
-    .summary = "sorted-set throughput vs update ratio and key range per design and domain (seed 000 Figure 11)",
+    .summary = "sorted-set throughput vs update ratio and key range per design and domain ([PMIdioBench] Figure 11)",
     .params = {design_param({"volatile", "tlog", "logfree", "soft", "linkfree"}),
                std_params::domain({"none", "adr", "eadr"}),
                std_params::medium(),
@@ -208,7 +208,7 @@ const CaseRegistration throughput{CaseDef{
 const CaseRegistration latency{CaseDef{
     .suite = "lockfree",
     .name = "list_latency",
-    .summary = "lookup (find) and update latency per design at 5 and 50% updates (seed 000 Figure 13)",
+    .summary = "lookup (find) and update latency per design at 5 and 50% updates ([PMIdioBench] Figure 13)",
     .params = {design_param({"tlog", "soft", "linkfree", "logfree"}, {"tlog", "soft"}),
                std_params::domain({"adr", "eadr"}, {"adr"}),
                std_params::medium({"pool"}),

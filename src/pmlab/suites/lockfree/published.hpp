@@ -1,4 +1,4 @@
-// Published numbers of seed 000 §6 (PMIdioBench artifact spreadsheets, text dumps in
+// Published numbers of [PMIdioBench] §6 (PMIdioBench artifact spreadsheets, text dumps in
 // shared/reference/pmidiobench/lock-free-results.txt): 28 threads on a 2nd-gen Xeon with Optane DCPMM.
 // Recorded beside ours as `published` metrics with their source, never as measurements.
 #pragma once
@@ -9,7 +9,7 @@
 namespace pmlab::suites::lockfree {
 
 inline constexpr const char* kPublishedSource =
-    "seed 000 (PMIdioBench) lock-free-results.txt: 28 threads, Intel Optane DCPMM";
+    "[PMIdioBench] lock-free-results.txt: 28 threads, Intel Optane DCPMM";
 
 // Figure 11: list throughput (ops/s). domain adr|eadr, design tlog|logfree|soft|linkfree, range
 // 256|1024|4096, update 0|5|10|20|30|40|50 (%).

@@ -1,6 +1,6 @@
-// lockfree.ring: the ring buffers of seed 000 §6.3. Every thread alternates a push and a pop (50/50) on a
+// lockfree.ring: the ring buffers of [PMIdioBench] §6.3. Every thread alternates a push and a pop (50/50) on a
 // ring prefilled to half its slots, so no operation waits for room or data unless another thread is
-// mid-operation on the same slot. Push and pop latencies are kept apart (seed 000 Figure 16(a)); with
+// mid-operation on the same slot. Push and pop latencies are kept apart ([PMIdioBench] Figure 16(a)); with
 // slot_flush on, slot data is written back with clwb even under eADR (Figure 15, recommendation R5).
 #include <algorithm>
 #include <barrier>
@@ -112,7 +112,7 @@ const CaseRegistration ring_case{CaseDef{
     .suite = "lockfree",
     .name = "ring",
     .summary = "ring buffer push/pop latency (avg, p99, p99.9) per design and domain, slot flush under eADR on/off "
-               "(seed 000 Figures 15, 16(a))",
+               "([PMIdioBench] Figures 15, 16(a))",
     .params = {std_params::choice("design",
                                   "volatile: Krizhanovsky on DRAM; tx: undo-log transactions (ADR, eADR); "
                                   "txfree: slot stamps + push positions (eADR)",

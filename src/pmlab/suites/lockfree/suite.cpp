@@ -14,7 +14,8 @@ std::string default_threads() {
 
 namespace {
 const bench::SuiteRegistration suite{
-    "lockfree", "lock-free persistent structures (seed 000 §6): Harris sets (volatile, TLog, Log-free, SOFT, Link-free) "
-                "and Krizhanovsky ring buffers (volatile, TX, TX-free) under ADR and eADR, beside the published numbers"};
+    "lockfree", "lock-free persistent structures ([PMIdioBench] §6): Harris sets (volatile, TLog, Log-free, SOFT, "
+                "Link-free) and Krizhanovsky ring buffers (volatile, TX, TX-free) under ADR and eADR, beside the "
+                "published numbers"};
 }  // namespace
 }  // namespace pmlab::suites::lockfree

@@ -9,7 +9,7 @@ namespace pmlab::suites::model {
 using pmlab::model::DeviceParams;
 
 bench::ParamSpec device_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  return bench::std_params::choice("device", "modelled device: a PMEM class preset of seed 000 Table 2",
+  return bench::std_params::choice("device", "modelled device: a PMEM class preset of [PMIdioBench] Table 2",
                                    pmlab::model::preset_names(), std::move(defaults), std::move(quick));
 }
 

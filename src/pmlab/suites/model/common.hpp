@@ -14,7 +14,7 @@ namespace pmlab::suites::model {
 
 inline constexpr const char* kSuite = "model";
 
-// device=c1|c2|c3|dcpmm (the presets of seed 000's PMEM classes).
+// device=c1|c2|c3|dcpmm (the presets of the PMEM classes of [PMIdioBench]).
 bench::ParamSpec device_param(std::vector<std::string> defaults = {"dcpmm"}, std::vector<std::string> quick = {});
 // The run's device preset.
 pmlab::model::DeviceParams device_of(const bench::RunContext& ctx);

@@ -1,8 +1,8 @@
 // model.emulation: what `--emulate` does to a real run, DRAM and the emulated device side by side on the
-// same memory, in the same thread, interleaved round by round (the speed targets of the device-model
-// issue as ratios, never as timed unit tests):
+// same memory, in the same thread, interleaved round by round (the emulation's speed targets, checked
+// as ratios, never as timed unit tests):
 //
-//   p-store latency at LLC hit ratio 1 (seed 000 I1: Optane 3.4x DRAM). Three variants:
+//   p-store latency at LLC hit ratio 1 ([PMIdioBench] I1: Optane 3.4x DRAM). Three variants:
 //   - one_line, PMIdioBench's own method (test_i1.c), on which the published 3.4x was measured: every
 //     core stores to its own lines of the primed region, in 64-line chunks dealt round-robin like its
 //     `omp for schedule(static, 64)`, and persists the region's first line after each store (test_i1.c
@@ -10,8 +10,8 @@
 //     per thread, as published. Target: median emulated / median DRAM >= 2.5.
 //   - seq, rand: one thread stores to each line, writes that line back and fences, in address order or a
 //     random order (the idiom I1 was meant to show; reported beside it, per-operation medians).
-//   64 B persist bandwidth, sequential vs random over a region larger than the LLC (seed 000 I3), at the
-//   median pace of 32-persist chunks; target: emulated sequential / emulated random >= 1.5.
+//   64 B persist bandwidth, sequential vs random over a region larger than the LLC ([PMIdioBench] I3), at
+//   the median pace of 32-persist chunks; target: emulated sequential / emulated random >= 1.5.
 #include <algorithm>
 #include <array>
 #include <barrier>
@@ -39,8 +39,8 @@ namespace {
 using namespace bench;
 namespace pm = pmlab::model;
 
-constexpr double kPstoreTarget = 2.5;   // issue "done when"; seed 000 measured 3.4x
-constexpr double kSeqRandTarget = 1.5;  // issue "done when"
+constexpr double kPstoreTarget = 2.5;   // emulated / DRAM p-store latency; [PMIdioBench] measured 3.4x
+constexpr double kSeqRandTarget = 1.5;  // emulated sequential / random 64 B persist bandwidth
 constexpr uint64_t kHotBytes = uint64_t{1} << 20;  // well inside the L2/LLC, so priming makes it hit ratio 1
 
 uint64_t stream_span() { return std::max<uint64_t>(uint64_t{64} << 20, 2 * platform::llc_bytes()); }
@@ -105,7 +105,7 @@ double one_line_pass(const persist::Persister& p, std::byte* hot, const std::vec
 }
 
 // n persists of 64 B at the given offsets, timed in chunks; returns MiB/s at the median chunk's pace, so
-// a chunk in which the thread was descheduled (2 cores shared by many) does not decide the result.
+// a chunk in which the thread was descheduled (more threads than cores) does not decide the result.
 double bandwidth_pass(const persist::Persister& p, std::byte* base, const std::vector<uint64_t>& offsets,
                       uint64_t& next, uint64_t n, const unsigned char* source) {
   constexpr uint64_t kChunk = 32;

@@ -51,14 +51,14 @@ bench::ParamSpec dirty_param(std::vector<std::string> defaults, std::vector<std:
 bench::ParamSpec padding_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
   return bench::std_params::choice("padding",
                                    "none: entries packed 8-byte aligned; line: each entry on its own cache lines "
-                                   "(seed 002 Figure 6 right)",
+                                   "([PMemIO] Figure 6 right)",
                                    {"none", "line"}, std::move(defaults), std::move(quick));
 }
 
 bench::ParamSpec stores_param() {
   return bench::std_params::choice("stores",
                                    "cached: entries stored through the cache and flushed; streaming: whole lines "
-                                   "with non-temporal stores (seed 002 §2)",
+                                   "with non-temporal stores ([PMemIO] §2)",
                                    {"cached", "streaming"}, {"cached", "streaming"}, {});
 }
 

@@ -1,6 +1,6 @@
 // primitives.log_append: throughput and latency of durable appends of `size` bytes, per writer, padding
 // and number of appending threads (each its own lane of one log), with PMDK's libpmemlog on the same
-// medium (seed 002 Figure 6). A full log is truncated in a pause the clock does not count (pausable_loop).
+// medium ([PMemIO] Figure 6). A full log is truncated in a pause the clock does not count (pausable_loop).
 #include <cstring>
 
 #include "pmlab/bench/pausable_loop.hpp"
@@ -69,7 +69,7 @@ void body(RunContext& ctx) {
 const CaseRegistration registration{CaseDef{
     .suite = "primitives",
     .name = "log_append",
-    .summary = "durable log appends per writer, padding, entry size and threads, beside libpmemlog (seed 002 Fig. 6)",
+    .summary = "durable log appends per writer, padding, entry size and threads, beside libpmemlog ([PMemIO] Fig. 6)",
     .params = {medium_param(), std_params::domain(), std_params::flush(), writer_param(), padding_param(),
                stores_param(),
                std_params::size("size", "payload bytes per entry", {"16", "64", "256", "1K", "4K"},

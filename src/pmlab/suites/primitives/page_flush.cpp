@@ -1,5 +1,5 @@
 // primitives.page_flush: failure-atomic page flushes per second against the number of dirty cache lines,
-// per flusher, page size and threads, with PMDK's libpmemblk writing the same pages as blocks (seed 002
+// per flusher, page size and threads, with PMDK's libpmemblk writing the same pages as blocks ([PMemIO]
 // Figure 5). Each thread flushes random pages of its own share of the store; which pages and which lines
 // are dirty is drawn before the timed loop.
 #include "pmlab/common/random.hpp"
@@ -66,7 +66,7 @@ const CaseRegistration registration{CaseDef{
     .suite = "primitives",
     .name = "page_flush",
     .summary = "failure-atomic page flushes per dirty cache lines, flusher, page size and threads, beside "
-               "libpmemblk (seed 002 Fig. 5)",
+               "libpmemblk ([PMemIO] Fig. 5)",
     .params = {medium_param(), std_params::domain(), std_params::flush(), flusher_param(), page_param(),
                dirty_param(), std_params::threads({"1", "2"})},
     .region_bytes = [](const Params& p) { return p.text("flusher") == kPmemBlk ? uint64_t{4096} : kStoreBytes; },

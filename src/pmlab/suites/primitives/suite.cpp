@@ -4,6 +4,6 @@ namespace pmlab::suites::primitives {
 namespace {
 const bench::SuiteRegistration suite{
     "primitives", "log writers (classic, header, header-dancing, zero; padded or not) against libpmemlog, and "
-                  "failure-atomic page flushers (cow, ulog, hybrid) against libpmemblk (seed 002 §3)"};
+                  "failure-atomic page flushers (cow, ulog, hybrid) against libpmemblk ([PMemIO] §3)"};
 }  // namespace
 }  // namespace pmlab::suites::primitives

@@ -1,11 +1,11 @@
-// The speed targets, each measured side by side in one run and reported as a ratio. Contenders
+// The primitives' speed targets, each measured side by side in one run and reported as a ratio. Contenders
 // alternate in phases over many rounds (orders from a balanced Latin square); a round's ratio compares phases
 // adjacent in time, and the target uses the median of the rounds' ratios, so drift and a phase disturbed
 // by another process move single rounds, not the estimate. The ratio of each contender's best round
 // (its least disturbed speed) is reported beside it as `*_of_best_rounds`.
 //
 //   primitives.log_target    zero appends ≥ 3× libpmemlog's for 64–256 B entries (ADR, clwb). The zero
-//                            log streams its entries (non-temporal whole lines, as seed 002 §2 advises and
+//                            log streams its entries (non-temporal whole lines, as [PMemIO] §2 advises and
 //                            libpmem does from 256 B); the same log storing through the cache and flushing
 //                            with clwb runs beside it. So do the bounds: the entry's lines (16 B header and
 //                            payload) made durable under one barrier, cached + clwb or non-temporal, the
@@ -36,10 +36,9 @@ constexpr double kZeroTarget = 3.0;
 constexpr uint64_t kBarrierSpan = uint64_t{4} << 20;  // the bounds' lines, after the logs' regions
 constexpr double kHybridTarget = 0.95;
 
-// Many short phases rather than a few long ones, for the same time per contender: this VM's speed changes
-// in spells longer than a round of 10 ms phases, so most rounds fall inside one spell and their ratios are
-// undisturbed. The calibrated hybrid running the better policy (the same work) measured 0.961-1.022 of it
-// with 21 rounds of 50 ms, 0.977-1.008 with 105 rounds of 10 ms (5 repetitions at 3 points).
+// Many short phases rather than a few long ones, for the same time per contender: a shared machine's
+// speed changes in spells longer than a round of 10 ms phases, so most rounds fall inside one spell and
+// their ratios are undisturbed (the measurements behind this: docs/primitives.md, "Benchmarks and targets").
 int rounds(const RunContext& ctx) { return ctx.quick() ? 11 : 105; }
 double phase_seconds(RunContext& ctx) { return std::max(0.01, ctx.control().duration_s / (ctx.quick() ? 10 : 50)); }
 

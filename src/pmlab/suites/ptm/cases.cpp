@@ -1,5 +1,5 @@
-// ptm.tx: seed 003 Figure 1 — throughput of undo, redo and PMDK per workload, durability model and
-// thread count. ptm.breakdown: seed 004 — the same transactions with logging, flushing and fencing
+// ptm.tx: [OptanePTM] Figure 1 — throughput of undo, redo and PMDK per workload, durability model and
+// thread count. ptm.breakdown: [PMDKOverheads] — the same transactions with logging, flushing and fencing
 // switched off in turn (ADR, one thread), each as a share of the full cost.
 #include "pmlab/bench/case.hpp"
 #include "pmlab/ptm/common/durability.hpp"
@@ -60,7 +60,8 @@ void tx_body(RunContext& ctx) {
 
 const CaseRegistration tx_case{CaseDef{
     "ptm", "tx",
-    "transactions per second of undo, redo and PMDK per workload, durability model and thread count (seed 003 Fig. 1)",
+    "transactions per second of undo, redo and PMDK per workload, durability model and thread count "
+    "([OptanePTM] Fig. 1)",
     {ptm_param(), durability_param(),
      workload_param({"sps-1", "sps-4", "sps-16", "sps-64", "queue", "hashmap", "bptree", "bank"},
                     {"sps-1", "sps-64", "queue", "hashmap", "bptree", "bank"}),
@@ -89,7 +90,7 @@ void breakdown_body(RunContext& ctx) {
 
 const CaseRegistration breakdown_case{CaseDef{
     "ptm", "breakdown",
-    "throughput with logging, flushing and fencing switched off in turn, under ADR (seed 004)",
+    "throughput with logging, flushing and fencing switched off in turn, under ADR [PMDKOverheads]",
     {ptm_param(), workload_param({"sps-16", "hashmap"}, {}),
      std_params::choice("cost", "full, or one cost switched off: no-log, no-flush, no-fence",
                         {"full", "no-log", "no-flush", "no-fence"}, {"full", "no-log", "no-flush", "no-fence"}),

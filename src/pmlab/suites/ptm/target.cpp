@@ -1,5 +1,5 @@
-// ptm.target: the targets on SPS and the hash map under ADR — redo ≥ 2× PMDK's throughput, and
-// redo ahead of undo (seed 003) — measured side by side (bench::interleave): the three PTMs alternate in
+// ptm.target: the PTM targets on SPS and the hash map under ADR — redo ≥ 2× PMDK's throughput, and
+// redo ahead of undo [OptanePTM] — measured side by side (bench::interleave): the three PTMs alternate in
 // short phases over many rounds, in orders from a balanced Latin square, each round's ratios compare phases
 // adjacent in time, and the verdict uses the medians.
 // Flushes and fences per transaction (pmlab's counters; PMDK's modelled from the ranges it snapshots)
