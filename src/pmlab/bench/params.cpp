@@ -89,6 +89,18 @@ double Params::real(const std::string& name) const {
   return it->get<double>();
 }
 
+persist::Domain Params::domain() const {
+  auto d = persist::parse_domain(text("domain"));
+  if (!d) throw std::logic_error(d.status().message());
+  return *d;
+}
+
+persist::FlushInstruction Params::flush() const {
+  auto f = persist::parse_flush(text("flush"));
+  if (!f) throw std::logic_error(f.status().message());
+  return *f;
+}
+
 bool Params::flag(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end() || !it->is_boolean()) throw std::logic_error("no boolean parameter " + name);

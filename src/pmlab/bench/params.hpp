@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pmlab/common/status.hpp"
+#include "pmlab/persist/config.hpp"
 
 namespace pmlab::bench {
 
@@ -41,6 +42,10 @@ class Params {
   uint64_t size(const std::string& name) const { return static_cast<uint64_t>(integer(name)); }
   double real(const std::string& name) const;
   bool flag(const std::string& name) const;
+  // The standard "domain" and "flush" parameters (std_params), typed: a case asks what the domain does
+  // through persist's queries rather than comparing names.
+  persist::Domain domain() const;
+  persist::FlushInstruction flush() const;
   const nlohmann::ordered_json& json() const { return values_; }
   // "/key:value/…" in parameter order (sizes printed as given: 4096, not 4K, so names sort and parse).
   std::string name_suffix() const;

@@ -22,11 +22,12 @@ uint64_t span_bytes() {
 }
 
 std::optional<std::string> redundant(const Params& p) {
-  const std::string& domain = p.text("domain");
-  const std::string& flush = p.text("flush");
-  const std::string best = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
-  if (domain == "none" && flush != best) return "domain none issues no flush";
-  if (domain == "eadr" && flush != best && flush != "ntstore") return "eADR issues no line flush";
+  const persist::Domain domain = p.domain();
+  const persist::FlushInstruction flush = p.flush();
+  const persist::FlushInstruction best = persist::best_line_flush(platform::CpuFeatures::host());
+  if (!persist::persists(domain) && flush != best) return "domain none issues no flush";
+  if (persist::caches_are_durable(domain) && flush != best && flush != persist::FlushInstruction::ntstore)
+    return "eADR issues no line flush";
   return std::nullopt;
 }
 

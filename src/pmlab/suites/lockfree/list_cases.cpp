@@ -78,7 +78,7 @@ void finish(RunContext& ctx, List& list) {
 void notes(RunContext& ctx) {
   ctx.note("published_setup", std::string("published numbers: ") + kPublishedSource + "; this run: " +
                                   std::to_string(ctx.threads()) + " threads");
-  if (ctx.params().text("domain") == "eadr")
+  if (persist::caches_are_durable(ctx.params().domain()))
     ctx.note("domain", "eadr as the persistence vocabulary applies it: fences issued, flushes elided (durable only "
                        "on a platform whose caches are in the power-fail domain)");
 }

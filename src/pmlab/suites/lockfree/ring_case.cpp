@@ -32,7 +32,8 @@ std::optional<std::string> redundant(const Params& p) {
   const auto domain = persist::parse_domain(p.text("domain"));
   if (domain && std::find(domains.begin(), domains.end(), *domain) == domains.end())
     return p.text("design") + " is not designed for domain " + p.text("domain");
-  if (p.flag("slot_flush") && p.text("domain") != "eadr") return std::string("slot_flush only changes eADR runs");
+  if (p.flag("slot_flush") && !persist::caches_are_durable(p.domain()))
+    return std::string("slot_flush only changes eADR runs");
   const bool dram = *d == RingDesign::volatile_ring;
   if (p.text("medium") != (dram ? "dram" : "pool")) return p.text("design") + " runs on " + (dram ? "dram" : "pool");
   return std::nullopt;
@@ -86,13 +87,14 @@ void body(RunContext& ctx) {
   const std::string d = p.text("design"), domain = p.text("domain");
   const std::string system = design == RingDesign::volatile_ring ? "volatile" : d + "-" + domain;
   // Figure 16(a) used slot flushing under eADR ("we flush slot data in eADR mode for all subsequent experiments").
-  const bool fig16_setup = domain != "eadr" || flush_slots;
+  const bool eadr = persist::caches_are_durable(p.domain());
+  const bool fig16_setup = !eadr || flush_slots;
   for (const char* op : {"push", "pop"})
     for (const char* stat : {"avg", "p99", "p999"}) {
       if (fig16_setup)
         if (auto v = published_ring_latency(system, op, stat))
           ctx.metric(std::string("published_") + op + "_latency_" + stat, *v * 1e3, "ns", MetricKind::published, kPublishedSource);
-      if (domain == "eadr" && !flush_slots)
+      if (eadr && !flush_slots)
         if (auto v = published_r5_ratio(d, op, stat))
           ctx.metric(std::string("published_noflush_ratio_") + op + "_" + stat, *v, "ratio", MetricKind::published,
                      kPublishedSource);

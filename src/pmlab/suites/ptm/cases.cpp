@@ -69,7 +69,8 @@ const CaseRegistration tx_case{CaseDef{
     // Full-size records whatever the sweep: the region is sized before the body knows --quick.
     [](const Params& p) { return bytes_of(p, false); },
     [](const Params& p) -> std::optional<std::string> {
-      if (p.text("ptm") == "pmdk" && p.text("durability") != "adr" && p.text("durability") != "eadr")
+      const auto durability = pmlab::ptm::parse_durability(p.text("durability"));
+      if (p.text("ptm") == "pmdk" && durability && (log_on_dram(*durability) || data_on_dram(*durability)))
         return std::string("PMDK has no PDRAM mode (only the platform's ADR, or eADR through PMEM_NO_FLUSH=1)");
       return medium_mismatch(p);
     },
