@@ -186,19 +186,19 @@ void DurabilityTracker::after_split_store(const void* addr, bool effective, cons
 
 void DurabilityTracker::on_fence(const std::source_location& where) noexcept {
   handover();
+  durability_point(where);
+}
+
+void DurabilityTracker::after_locked_rmw(const std::source_location& where) noexcept {
+  if (domain_ == persist::Domain::eadr) durability_point(where);  // under ADR only a fence makes write-backs durable
+}
+
+void DurabilityTracker::durability_point(const std::source_location& where) noexcept {
   capture(nullptr);
   // A dropped fence with nothing stored since changed nothing; a dropped flush whose lines were not
   // written back since leaves them undurable.
   if (dropped_fence_) settle_dropped(false);
   else if (!dropped_lines_.empty()) settle_dropped(true);
-  ++fences_;
-  if (on_crash_point_) on_crash_point_(where);
-  commit(Interleaving::current());
-}
-
-void DurabilityTracker::after_locked_rmw(const std::source_location& where) noexcept {
-  if (domain_ != persist::Domain::eadr) return;  // under ADR only a fence makes write-backs durable
-  capture(nullptr);
   ++fences_;
   if (on_crash_point_) on_crash_point_(where);
   commit(Interleaving::current());

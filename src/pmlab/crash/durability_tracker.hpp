@@ -102,10 +102,15 @@ class DurabilityTracker final : public persist::Observer {
     uintptr_t begin, end;
     bool non_temporal;
   };
+  static constexpr std::array<int, Interleaving::kMaxThreads> none_written_back() {
+    std::array<int, Interleaving::kMaxThreads> a{};
+    a.fill(-1);
+    return a;
+  }
   struct LineState {
     std::vector<LineBytes> history;  // contents at calls since durable, each different from the one before
     // Per thread: the index in history of the content it wrote back since its last fence, -1 when none.
-    std::array<int, Interleaving::kMaxThreads> written_back{-1, -1, -1, -1};
+    std::array<int, Interleaving::kMaxThreads> written_back = none_written_back();
     uint64_t order = 0;
     uint64_t plain_bytes = 0;
     uint64_t volatile_bytes = 0;  // declared volatile: never explored (kept across resets)
@@ -113,6 +118,9 @@ class DurabilityTracker final : public persist::Observer {
   };
 
   void capture(const Attribution* attribution) noexcept;
+  // A fence, or under eADR a locked read-modify-write: a crash point, then the thread's write-backs (eADR:
+  // every store) durable.
+  void durability_point(const std::source_location& where) noexcept;
   void commit(unsigned thread);
   void handover() {
     if (interleaving_ != nullptr) interleaving_->point();

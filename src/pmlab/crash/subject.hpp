@@ -75,7 +75,9 @@ inline constexpr size_t kMaxOpEvents = 1024;
 struct CrashPoint {
   uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
   bool op_in_flight = false;   // operation ops_completed had begun and not returned
-  uint64_t fence_index = 0;    // the crash came just before this fence (fences counted from 1), or at exit
+  // The crash came just before this durability point (a fence; under eADR also a locked read-modify-write),
+  // counted from 1, or at exit.
+  uint64_t fence_index = 0;
   bool at_exit = false;
   std::string op_label;        // label of the operation in flight, or of the last one
   // A concurrent run (run_threads): every operation's beginning and return before the crash, in the order
