@@ -32,6 +32,47 @@ TEST(Interleaving, ConcurrentThreadsTakeSeededTurnsAndEveryOneFinishes) {
   EXPECT_NE(a, std::string(20, 'a') + std::string(20, 'b') + std::string(20, 'c'));
 }
 
+// Targeted preemption: the thread that made the hot call is parked at its depth-th handover point after
+// it, and the other runs `hold` of its points before the parked one may run again.
+TEST(Interleaving, AHotCallParksItsThreadWhileTheOtherRuns) {
+  Interleaving il(3, /*switch_every=*/1000000);  // random switches practically never
+  il.park_after(2, 5);
+  std::string order;
+  il.run(2, [&](unsigned t) {
+    for (int i = 0; i < 12; ++i) {
+      order += static_cast<char>('a' + t);
+      if (t == 0 && i == 3) il.hot_call();
+      il.point();
+    }
+  });
+  // a's 4th step makes the call; at its 2nd point after it (after its 5th step) it is parked: b runs 5
+  // points (then its 6th step, as the turn passes at its 5th), and a takes the turn back only when b
+  // passes it or finishes.
+  ASSERT_EQ(order.size(), 24u);
+  EXPECT_EQ(order.substr(0, 5), "aaaaa");
+  EXPECT_EQ(order.substr(5, 5), "bbbbb");
+  EXPECT_EQ(std::count(order.begin(), order.end(), 'a'), 12);
+}
+
+// A spin-wait passes the turn: a thread waiting for another one's progress cannot hold it forever.
+TEST(Interleaving, AWaitPassesTheTurn) {
+  Interleaving il(5, /*switch_every=*/1000000);
+  bool ready = false;  // guarded by the turn
+  int waits = 0;
+  il.run(2, [&](unsigned t) {
+    if (t == 0) {
+      while (!ready) {
+        ++waits;
+        il.wait();
+      }
+    } else {
+      ready = true;
+    }
+  });
+  EXPECT_TRUE(ready);
+  EXPECT_EQ(waits, 1);
+}
+
 TEST(Interleaving, APointOutsideARunDoesNothing) {
   Interleaving il(1);
   il.point();

@@ -257,7 +257,7 @@ int run_crash(const CrashArgs& a) {
       std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", info->name.c_str());
       auto m = crash::mutate(*info, mo);
       if (!m) {
-        std::fprintf(stderr, "error\n");
+        std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
         ++total_failures;
         crash::MutationReport none;
         none.subject = info->name;
@@ -285,7 +285,7 @@ int run_crash(const CrashArgs& a) {
         std::fprintf(stderr, "pmlab crash: %s ... ", name.c_str());
         auto r = crash::simulate(*info, o);
         if (!r) {
-          std::fprintf(stderr, "error\n");
+          std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
           ++total_failures;
           runs.push_back({{"name", name}, {"suite", "crash"}, {"case", info->name},
                           {"params", {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}}},

@@ -146,6 +146,7 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
                                               const std::source_location& where) noexcept {
   if (sites_ == nullptr) return persist::Mutation::none;
   const persist::Mutation m = sites_->on_call(call, where);
+  if (m != persist::Mutation::none && interleaving_ != nullptr) interleaving_->hot_call();
   if (m != persist::Mutation::drop) return m;
   // Did dropping it change what a crash can leave? Settled at once where that is known, else later.
   capture(nullptr);

@@ -76,6 +76,9 @@ class DurabilityTracker final : public persist::Observer {
 
   void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location& where) noexcept override;
   void on_fence(const std::source_location& where) noexcept override;
+  void on_wait() noexcept override {
+    if (interleaving_ != nullptr) interleaving_->wait();
+  }
   void before_store(const void* addr, size_t len, const std::source_location& where) noexcept override;
   void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept override;
   persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;

@@ -1,5 +1,7 @@
 #include "pmlab/crash/interleaving.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <thread>
 
 namespace pmlab::crash {
@@ -19,12 +21,18 @@ void Interleaving::wait_turn(std::unique_lock<std::mutex>& lock, unsigned me) {
 
 void Interleaving::pass_from(unsigned me) {
   const auto n = static_cast<unsigned>(done_.size());
-  for (unsigned step = 1; step <= n; ++step) {
+  bool passed = false;
+  for (unsigned step = 1; step <= n && !passed; ++step) {
     const unsigned next = (me + step) % n;
-    if (!done_[next]) {
+    if (!done_[next] && static_cast<int>(next) != parked_) {
       turn_ = next;
-      break;
+      passed = true;
     }
+  }
+  // Only the parked thread is left: it runs again.
+  if (!passed && parked_ >= 0 && !done_[static_cast<unsigned>(parked_)]) {
+    turn_ = static_cast<unsigned>(parked_);
+    parked_ = -1;
   }
   turn_changed_.notify_all();
 }
@@ -35,6 +43,8 @@ void Interleaving::run(unsigned threads, const std::function<void(unsigned)>& bo
     done_.assign(threads, false);
     turn_ = 0;
     active_ = true;
+    parked_ = -1;
+    std::fill(std::begin(countdown_), std::end(countdown_), 0u);
   }
   std::vector<std::thread> running;
   running.reserve(threads);
@@ -63,7 +73,32 @@ void Interleaving::point() {
   if (tls_owner != this) return;
   const unsigned me = tls_thread;
   std::unique_lock<std::mutex> lock(mutex_);
+  if (parked_ >= 0 && static_cast<int>(me) != parked_ && --parked_left_ == 0) parked_ = -1;
+  if (countdown_[me] > 0 && --countdown_[me] == 0 && parked_ < 0) {
+    parked_ = static_cast<int>(me);
+    parked_left_ = park_hold_;
+    pass_from(me);
+    wait_turn(lock, me);
+    return;
+  }
   if (random_.next_below(switch_every_) != 0) return;
+  pass_from(me);
+  wait_turn(lock, me);
+}
+
+void Interleaving::hot_call() {
+  if (tls_owner != this || park_depth_ == 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const unsigned me = tls_thread;
+  if (countdown_[me] == 0 && parked_ != static_cast<int>(me)) countdown_[me] = park_depth_;
+}
+
+void Interleaving::wait() {
+  if (tls_owner != this) return;
+  const unsigned me = tls_thread;
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The others may all be waiting for the parked thread: their waits count towards its release.
+  if (parked_ >= 0 && static_cast<int>(me) != parked_ && --parked_left_ == 0) parked_ = -1;
   pass_from(me);
   wait_turn(lock, me);
 }

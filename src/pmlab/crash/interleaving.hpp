@@ -6,6 +6,13 @@
 // on. What the threads do between two handover points is therefore atomic to the others; the points are
 // where lock-free designs synchronize (their atomic words go through the vocabulary), so interleavings that
 // matter to durability are reachable. Plain loads and stores are not handover points.
+//
+// A random schedule reaches a race of two threads around one call only sometimes. Mutation testing knows
+// the call that matters (the mutated one), so it can also preempt there, as PCT places its priority
+// change points (Burckhardt et al., "A Randomized Scheduler with Probabilistic Guarantees of Finding
+// Bugs", ASPLOS 2010): `park_after(depth, hold)` parks the thread that made the call at its depth-th
+// handover point after it, while the others run for `hold` of theirs, so they act on what it left not
+// yet durable. Spin-waits (wait()) pass the turn so that a thread waiting for another cannot hold it.
 #pragma once
 
 #include <condition_variable>
@@ -29,12 +36,21 @@ class Interleaving {
   void run(unsigned threads, const std::function<void(unsigned)>& body);
   // A handover point: on a thread of run(), maybe passes the turn. Elsewhere a no-op.
   void point();
+  // Targeted preemption after a hot call (0: off).
+  void park_after(unsigned depth, unsigned hold) noexcept {
+    park_depth_ = depth;
+    park_hold_ = hold;
+  }
+  // The calling thread just made the call that matters (the mutated one): arms its parking.
+  void hot_call();
+  // The calling thread waits for another: the turn passes (when another thread can take it).
+  void wait();
   // The thread (of run()) making the call; 0 outside run().
   static unsigned current() noexcept;
   bool running() const noexcept { return active_; }
 
  private:
-  void pass_from(unsigned me);  // with the lock held: the turn to the next thread still running
+  void pass_from(unsigned me);  // with the lock held: the turn to the next thread still running, the parked one last
   void wait_turn(std::unique_lock<std::mutex>& lock, unsigned me);
 
   Random random_;
@@ -44,6 +60,10 @@ class Interleaving {
   unsigned turn_ = 0;
   std::vector<bool> done_;
   bool active_ = false;
+  unsigned park_depth_ = 0, park_hold_ = 0;
+  unsigned countdown_[kMaxThreads] = {};  // per thread: handover points until it is parked (0: not armed)
+  int parked_ = -1;                       // the parked thread, -1 when none
+  unsigned parked_left_ = 0;              // handover points of the others before it may run again
 };
 
 }  // namespace pmlab::crash

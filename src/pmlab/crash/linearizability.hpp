@@ -49,8 +49,8 @@ inline std::vector<std::vector<HistoryOp>> operations_by_thread(const std::vecto
 // Whether some linearization of `history` takes `initial` to `recovered`. `step(state, thread, op,
 // result)` applies one operation: the state after it, or nullopt when it could not have returned `result`
 // from `state`; `result` is nullopt for an operation in flight (any result will do). State needs == and
-// std::hash.
-template <class State, class Step>
+// a hash (std::hash unless given).
+template <class State, class Hash = std::hash<State>, class Step>
 bool durably_linearizable(const std::vector<OpEvent>& history, const State& initial, const State& recovered, Step&& step) {
   const auto threads = operations_by_thread(history);
   const size_t n = threads.size();
@@ -61,7 +61,7 @@ bool durably_linearizable(const std::vector<OpEvent>& history, const State& init
   };
   struct NodeHash {
     size_t operator()(const Node& v) const {
-      uint64_t h = std::hash<State>{}(v.state);
+      uint64_t h = Hash{}(v.state);
       for (uint32_t a : v.at) h = mix64(h ^ a);
       return static_cast<size_t>(h);
     }

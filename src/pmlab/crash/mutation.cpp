@@ -66,11 +66,16 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
         if (!reached_in[key].contains(d)) continue;
         for (Granularity g : options.granularities) {
           if (result.killed || !can_matter(key.call, d)) continue;
-          for (unsigned schedule = 0; schedule < schedules && !result.killed; ++schedule) {
+          // Random schedules, then (concurrent designs, at the first granularity: a race does not need a
+          // torn word to show) targeted ones at each parking depth.
+          const unsigned targeted =
+              schedules > 1 && g == options.granularities.front() ? static_cast<unsigned>(options.park_depths.size()) : 0;
+          for (unsigned schedule = 0; schedule < schedules + targeted && !result.killed; ++schedule) {
             SimOptions o = options.base;
             o.domain = d;
             o.granularity = g;
-            o.seed = options.base.seed + schedule;
+            o.seed = options.base.seed + (schedule < schedules ? schedule : 0);
+            o.park_depth = schedule < schedules ? 0 : options.park_depths[schedule - schedules];
             o.mutant = result.mutant;
             o.stop_at_first_failure = true;
             o.max_failure_details = 1;
@@ -80,7 +85,9 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
             effective += r->effective_mutations;
             if (r->failures > 0) {
               result.killed = true;
-              result.killed_in = run_name(d, g) + (schedule ? " (seed " + std::to_string(o.seed) + ")" : "");
+              result.killed_in = run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
+                                                   : schedule ? " (seed " + std::to_string(o.seed) + ")"
+                                                              : "");
               result.evidence = r->details.empty() ? "" : r->details[0].property;
             }
           }

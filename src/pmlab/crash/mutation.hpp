@@ -50,6 +50,9 @@ struct MutationOptions {
   // A concurrent design's mutant is tried under this many interleavings (seeds base.seed, base.seed+1,
   // ...) before it counts as a survivor: one schedule reaches a given race only sometimes.
   unsigned schedules = 4;
+  // Then under targeted schedules: the thread that makes the mutated call parked at each of these depths
+  // (its handover points after the call) while the others run (SimOptions::park_depth).
+  std::vector<unsigned> park_depths = {1, 2, 3, 5, 8};
 };
 
 Result<MutationReport> mutate(const SubjectInfo& subject, const MutationOptions& options);

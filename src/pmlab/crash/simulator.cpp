@@ -177,6 +177,7 @@ class Simulation {
       self = &tracker;
       tracker.set_call_sites(&sites);
       Tracker ops(options_.seed);
+      ops.interleaving().park_after(options_.park_depth, options_.park_hold);
       tracker.set_interleaving(&ops.interleaving());
       persister->attach(&tracker);
       subject->run(image_, *persister, ops);
@@ -201,6 +202,7 @@ class Simulation {
         crash_point(site_of(where), false);
       });
       tracker.set_call_sites(&sites);
+      ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
       tracker.set_interleaving(&ops_.interleaving());
       tracker_ = &tracker;
       persister->attach(&tracker);

@@ -41,6 +41,10 @@ struct SimOptions {
   // by their content, so shards run anywhere and `crash merge` adds them up to the whole.
   uint64_t shard = 0, shards = 1;
   std::optional<Mutant> mutant;  // mutation testing: one call site removed or weakened
+  // A concurrent run's targeted preemption (Interleaving::park_after): the thread that makes the mutated
+  // call is parked at its `park_depth`-th handover point after it while the others run `park_hold` of
+  // theirs. 0: the seeded random schedule alone.
+  unsigned park_depth = 0, park_hold = 48;
   bool stop_at_first_failure = false;
   bool record_sites = false;  // report the call sites the run and the recoveries reached
 };

@@ -60,6 +60,9 @@ class Observer {
   // After a locked read-modify-write (PmWord compare-exchange, fetch-add, fetch-or): on x86 it drains the
   // store buffer, so everything the thread stored is visible to others, and with eADR visible is durable.
   virtual void after_locked_rmw(const std::source_location& where) noexcept { (void)where; }
+  // The thread spins waiting for another (Persister::spin_wait): a tool that runs threads one at a time
+  // must let the other run.
+  virtual void on_wait() noexcept {}
   // [addr, addr+len) is volatile by design (Persister::declare_volatile).
   virtual void on_volatile(const void* addr, size_t len) noexcept { (void)addr, (void)len; }
   // Asked before each observed call is carried out; [addr, addr+len) is what the call covers (empty for a

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <source_location>
 
+#include <immintrin.h>
+
 #include "pmlab/common/status.hpp"
 #include "pmlab/persist/config.hpp"
 #include "pmlab/persist/counters.hpp"
@@ -182,6 +184,14 @@ class Persister {
   // rebuilds it rather than reading it after a crash (selective persistence: a B+-tree's inner nodes, a
   // list's links). No instruction is issued; the crash simulator neither explores these bytes nor asks
   // recovery to persist them.
+  // One round of a spin-wait for another thread's progress: tells the observer (a crash simulator runs
+  // threads one at a time and must pass the turn), then pauses the core.
+  void spin_wait() const noexcept {
+    if (observer_ != nullptr) [[unlikely]]
+      observer_->on_wait();
+    _mm_pause();
+  }
+
   void declare_volatile(const void* addr, size_t len) const noexcept {
     if (observer_ != nullptr) [[unlikely]]
       observer_->on_volatile(addr, len);

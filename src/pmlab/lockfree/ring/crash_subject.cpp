@@ -1,12 +1,17 @@
 // Crash-test subjects for the persistent ring buffer: lockfree.ring.{tx,txfree}.
 //
-// One thread pushes and pops a seeded mix on a 4-slot ring (so slots are reused within the stream).
-// Each element's data is six words derived from its sequence number, so a torn slot is caught. After a
-// crash the ring must hold exactly the queue after the operations that returned, or after the one in
-// flight as well, in FIFO order, with intact data; and it must keep working.
+// Two producers and two consumers share a 4-slot ring (so slots are reused within the stream), run one at
+// a time in a seeded interleaving by the simulator; each producer pushes its own numbered elements and
+// each consumer pops as many, so pushes and pops both overlap (in-flight operations leave holes for
+// recovery to consolidate). Each element's data is six words derived from its number, so a torn slot is
+// caught. After a crash the ring must hold, in FIFO order and with intact data, the queue after some
+// linearization of the operations that returned (with the elements pops returned) and any in flight
+// (durable linearizability, crash/linearizability.hpp); and it must keep working.
 #include <deque>
+#include <functional>
+#include <optional>
 
-#include "pmlab/common/random.hpp"
+#include "pmlab/crash/linearizability.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/lockfree/ring/ring_buffer.hpp"
 
@@ -16,100 +21,109 @@ namespace {
 constexpr uint32_t kCapacity = 4;
 constexpr uint32_t kSlotBytes = 48;
 constexpr int kWords = kSlotBytes / 8;
+constexpr unsigned kProducers = 2, kConsumers = 2, kThreads = kProducers + kConsumers;
 
 uint64_t data_word(uint64_t element, int k) { return element * 0x100000001b3ULL + static_cast<uint64_t>(k) * 0x9e3779b9ULL + 1; }
+// Producer t's i-th element.
+uint64_t element_id(unsigned t, uint64_t i) { return 1 + t * 1000 + i; }
+
+// The queue a linearization has built: element numbers, front first.
+struct Fifo {
+  std::deque<uint64_t> ids;
+  bool operator==(const Fifo&) const = default;
+};
+struct FifoHash {
+  size_t operator()(const Fifo& f) const noexcept {
+    uint64_t h = f.ids.size();
+    for (uint64_t id : f.ids) h = h * 0x100000001b3ULL ^ id;
+    return static_cast<size_t>(h);
+  }
+};
+
+std::string describe(const std::deque<uint64_t>& ids) {
+  std::string text;
+  for (uint64_t id : ids) text += " " + std::to_string(id);
+  return "[" + text + " ]";
+}
 
 class RingSubject final : public crash::Subject {
  public:
-  RingSubject(RingDesign d, const crash::SubjectOptions& o) : design_(d) {
-    uint64_t state = o.seed * 0x2545f4914f6cdd1dULL + 3;
-    uint64_t size = 0;
-    for (uint64_t i = 0; i < o.ops; ++i) {
-      const bool push = size == 0 || (size < kCapacity && splitmix64(state) % 3 != 0);
-      pushes_.push_back(push);
-      size += push ? 1 : -1;
-    }
-  }
+  RingSubject(RingDesign d, const crash::SubjectOptions& o)
+      : design_(d), per_thread_(std::max<uint64_t>(2, o.ops / kThreads)) {}
 
-  size_t image_bytes() const override { return RingBuffer::bytes_needed(kCapacity, kSlotBytes, 1); }
+  size_t image_bytes() const override { return RingBuffer::bytes_needed(kCapacity, kSlotBytes, kThreads); }
 
   void format(crash::Image image, const persist::Persister& p) override {
     RingBuffer ring(design_, image.base, image.size, p);
-    if (Status s = ring.format(kCapacity, kSlotBytes, {false, 1}); !s) std::abort();
+    if (Status s = ring.format(kCapacity, kSlotBytes, {false, kThreads}); !s) std::abort();
   }
 
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
     RingBuffer ring(design_, image.base, image.size, p);
-    if (Status s = ring.recover({false, 1}); !s) std::abort();
-    uint64_t next = 0;
-    uint64_t buf[kWords];
-    for (uint64_t i = 0; i < pushes_.size(); ++i) {
-      if (pushes_[i]) {
-        ops.begin(i, "push " + std::to_string(next));
-        for (int k = 0; k < kWords; ++k) buf[k] = data_word(next, k);
-        ring.push(0, buf);
-        ++next;
-      } else {
-        ops.begin(i, "pop");
-        ring.pop(0, buf);
+    if (Status s = ring.recover({false, kThreads}); !s) std::abort();
+    ops.run_threads(kThreads, [&](unsigned t) {
+      uint64_t buf[kWords];
+      for (uint64_t i = 0; i < per_thread_; ++i) {
+        if (t < kProducers) {
+          const uint64_t id = element_id(t, i);
+          ops.begin(i, "thread " + std::to_string(t) + ": push " + std::to_string(id));
+          for (int k = 0; k < kWords; ++k) buf[k] = data_word(id, k);
+          ring.push(static_cast<int>(t), buf);
+          ops.end(i);
+        } else {
+          ops.begin(i, "thread " + std::to_string(t) + ": pop");
+          ring.pop(static_cast<int>(t), buf);
+          ops.end_returning(i, (buf[0] - 1) / 0x100000001b3ULL);
+        }
       }
-      ops.end(i);
-    }
+    });
   }
 
   Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     RingBuffer ring(design_, image.base, image.size, p);
-    if (Status s = ring.recover({false, 1}); !s) return error(Errc::failed, "recovery: " + s.message());
+    if (Status s = ring.recover({false, kThreads}); !s) return error(Errc::failed, "recovery: " + s.message());
     crash::recovery_done();
     const std::vector<std::byte> bytes = ring.contents();
-    std::vector<uint64_t> got;
+    Fifo got;
     for (size_t e = 0; e * kSlotBytes < bytes.size(); ++e) {
       uint64_t w[kWords];
       std::memcpy(w, bytes.data() + e * kSlotBytes, kSlotBytes);
       const uint64_t id = (w[0] - 1) / 0x100000001b3ULL;
       for (int k = 0; k < kWords; ++k)
         if (w[k] != data_word(id, k)) return error(Errc::failed, "element " + std::to_string(e) + " has torn or stale data");
-      got.push_back(id);
+      got.ids.push_back(id);
     }
-    const std::deque<uint64_t> before = queue_after(at.ops_completed);
-    bool ok = std::equal(got.begin(), got.end(), before.begin(), before.end());
-    if (!ok && at.op_in_flight) {
-      const std::deque<uint64_t> after = queue_after(at.ops_completed + 1);
-      ok = std::equal(got.begin(), got.end(), after.begin(), after.end());
-    }
-    if (!ok) {
-      std::string text;
-      for (uint64_t id : got) text += " " + std::to_string(id);
-      return error(Errc::failed, "recovered queue [" + text + " ] is not the queue after " + std::to_string(at.ops_completed) +
-                                     " operations" + (at.op_in_flight ? " (or one more)" : ""));
-    }
+    auto step = [&](const Fifo& q, unsigned t, uint32_t op, std::optional<uint64_t> result) -> std::optional<Fifo> {
+      Fifo next = q;
+      if (t < kProducers) {
+        next.ids.push_back(element_id(t, op));
+        return next;
+      }
+      if (q.ids.empty() || (result && *result != q.ids.front())) return std::nullopt;
+      next.ids.pop_front();
+      return next;
+    };
+    if (!crash::durably_linearizable<Fifo, FifoHash>(at.history, Fifo{}, got, step))
+      return error(Errc::failed, "recovered queue " + describe(got.ids) + ": no order of the " +
+                                     std::to_string(at.ops_completed) +
+                                     " operations that returned (and those in flight), with the elements pops returned, leaves it");
     // It keeps working: fill it, then drain it in order.
     uint64_t buf[kWords];
-    for (uint64_t id = 1000; ring.size() < kCapacity; ++id) {
+    for (uint64_t id = 5000; ring.size() < kCapacity; ++id) {
       for (int k = 0; k < kWords; ++k) buf[k] = data_word(id, k);
       ring.push(0, buf);
     }
     for (size_t e = 0; ring.size() > 0; ++e) {
       ring.pop(0, buf);
-      const uint64_t expect = e < got.size() ? got[e] : 1000 + (e - got.size());
+      const uint64_t expect = e < got.ids.size() ? got.ids[e] : 5000 + (e - got.ids.size());
       if (buf[0] != data_word(expect, 0)) return error(Errc::failed, "after recovery the ring does not pop in FIFO order");
     }
     return Status::success();
   }
 
  private:
-  std::deque<uint64_t> queue_after(uint64_t n) const {
-    std::deque<uint64_t> q;
-    uint64_t next = 0;
-    for (uint64_t i = 0; i < n && i < pushes_.size(); ++i) {
-      if (pushes_[i]) q.push_back(next++);
-      else q.pop_front();
-    }
-    return q;
-  }
-
   RingDesign design_;
-  std::vector<bool> pushes_;
+  uint64_t per_thread_;
 };
 
 crash::SubjectInfo info(RingDesign d, std::string description) {

@@ -4,8 +4,6 @@
 #include <thread>
 #include <utility>
 
-#include <immintrin.h>
-
 namespace pmlab::lockfree {
 namespace {
 
@@ -21,17 +19,20 @@ struct alignas(64) Root {
   uint64_t capacity;
   uint64_t slot_bytes;
   uint64_t max_threads;
-  uint64_t pad[3];
+  // The consolidation move in progress, (source slot + 1) << 32 | (destination slot + 1); 0: none. A crash
+  // between a move's copy and the clearing of its source would leave the element twice.
+  uint64_t move;
+  uint64_t pad[2];
 };
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t stride_of(uint32_t slot_bytes) { return round_up(8 + static_cast<uint64_t>(slot_bytes), kLine); }
 
-void relax(uint64_t& spins) noexcept {
+void relax(const persist::Persister& p, uint64_t& spins) noexcept {
   if (++spins % 64 == 0)
     std::this_thread::yield();  // the thread we wait for may not be running (fewer cores than threads)
   else
-    _mm_pause();
+    p.spin_wait();
 }
 
 }  // namespace
@@ -106,7 +107,7 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
   if (options.max_threads < 1 || options.max_threads > 64) return error(Errc::invalid_argument, "max_threads out of range");
   if (bytes_needed(capacity, slot_bytes, options.max_threads) > size_) return error(Errc::no_space, "region too small for the ring");
   Root& r = *reinterpret_cast<Root*>(base_);
-  r = Root{kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), {}};
+  r = Root{kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), 0, {}};
   attach_layout();
   std::memset(base_ + kLine, 0, slots_off_ - kLine);
   for (int t = 0; t < threads_; ++t) {
@@ -157,14 +158,38 @@ Status RingBuffer::recover(const RingOptions& options) {
       else *reinterpret_cast<uint64_t*>(s) = log[1];
       p_.persist(s, stride_);
       p_.store8(&log[0], 0);
-      p_.persist(log, 8);
+      // Durable at the next fence (the first move's record, or the end of recovery): until then a crash
+      // only repeats this roll-back, from the same log.
+      p_.flush(log, 8);
     }
   }
-  // 2. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes.
+  // 2. A move an earlier recovery did not finish: finish it (the undo logs were cleared before it began).
+  if (const uint64_t move = r.move; move != 0) {
+    const uint64_t from = (move >> 32) - 1, to = (move & 0xffffffffu) - 1;
+    if (from >= capacity_ || to >= capacity_ || from == to) return error(Errc::corrupted, "ring root names a bad move");
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + from * stride_);
+    // Still stamped: the copy may be incomplete, so it is made again; else the source was cleared after
+    // the copy was durable.
+    if (stamp != 0 && (stamp & kConsumed) == 0) {
+      const uint64_t ticket = stamp - 1;
+      move_element(ticket, ticket - ((from - to) & (capacity_ - 1)));
+    }
+    // The record stays until the end of recovery: its source is clear now, so a redo would do nothing.
+  }
+  // 3. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes, less
+  // those below the newest consumed ticket. Pops claim tickets in order and a pop returns only once its
+  // consumed stamp is durable, so an unconsumed ticket below a consumed one was claimed by a pop still in
+  // flight: it is taken (kept, it would come back after a pop that returned a later element, which no
+  // order of the operations explains).
+  uint64_t consumed_end = 0;  // newest consumed ticket + 1
+  for (uint64_t i = 0; i < capacity_; ++i) {
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + i * stride_);
+    if (stamp & kConsumed) consumed_end = std::max(consumed_end, stamp & ~kConsumed);
+  }
   std::vector<std::pair<uint64_t, uint64_t>> elements;  // ticket, slot index
   for (uint64_t i = 0; i < capacity_; ++i) {
     const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + i * stride_);
-    if (stamp == 0 || (stamp & kConsumed)) continue;
+    if (stamp == 0 || (stamp & kConsumed) || stamp < consumed_end) continue;
     const uint64_t ticket = stamp - 1;
     if ((ticket & (capacity_ - 1)) != i) return error(Errc::corrupted, "slot " + std::to_string(i) + " stamped with ticket " + std::to_string(ticket));
     bool in_flight = false;
@@ -174,16 +199,27 @@ Status RingBuffer::recover(const RingOptions& options) {
   std::sort(elements.begin(), elements.end());
   if (!elements.empty() && elements.back().first - elements.front().first >= capacity_)
     return error(Errc::corrupted, "elements span more than one lap of the ring");
-  // 3. Consolidate: move the survivors down into tickets base, base+1, ... (never onto an unread source).
-  const uint64_t base = elements.empty() ? 0 : elements.front().first;
-  for (size_t k = 0; k < elements.size(); ++k) {
-    const uint64_t to = base + k;
-    if (elements[k].first == to) continue;
-    std::memcpy(slot(to) + 8, base_ + slots_off_ + elements[k].second * stride_ + 8, slot_bytes_);
-    *reinterpret_cast<uint64_t*>(slot(to)) = to + 1;
-    p_.flush(slot(to), stride_);
+  // txfree: the in-flight pushes are dropped for good before anything moves (a moved element may take the
+  // ticket of one, and must not then be taken for it). eADR only: the fence makes the stores durable.
+  if (design_ == RingDesign::txfree) {
+    bool any = false;
+    for (int t = 0; t < threads_; ++t) {
+      uint64_t& position = thread_line(t)[2];
+      if (position == kNone) continue;
+      uint64_t* stamp = reinterpret_cast<uint64_t*>(slot(position));
+      if (*stamp == position + 1) p_.store8(stamp, 0);
+      position = kNone;  // plain, as push stores it: a torn position names no ticket
+      any = true;
+    }
+    if (any) p_.fence();
   }
-  p_.fence();  // the moved copies durable before their sources are cleared below
+  // 4. Consolidate: move the survivors down into tickets base, base+1, ... (never onto an unread source),
+  // one move at a time under the root's move record.
+  // Tickets go on from the consumed ones, so that the rule above holds for the next recovery too.
+  const uint64_t base = elements.empty() ? consumed_end : elements.front().first;
+  for (size_t k = 0; k < elements.size(); ++k) {
+    if (elements[k].first != base + k) move_element(elements[k].first, base + k);
+  }
   for (uint64_t ticket = base + elements.size(); ticket < base + capacity_; ++ticket) {
     uint64_t& stamp = *reinterpret_cast<uint64_t*>(slot(ticket));
     if (stamp != 0 && (stamp & kConsumed) == 0) {
@@ -191,18 +227,35 @@ Status RingBuffer::recover(const RingOptions& options) {
       p_.flush(&stamp, 8);
     }
   }
-  // The counters are hints rebuilt here (declared volatile): the persist below makes the cleared stamps
-  // durable before recovery returns, and nothing needs ordering against the counters.
+  if (root_move() != 0) {
+    p_.store8(&root_move(), 0);
+    p_.flush(&root_move(), 8);
+  }
+  // The counters are rebuilt here and declared volatile: nothing needs ordering against them, and only
+  // the cleared stamps must be durable before recovery returns.
   head() = base + elements.size();
   tail() = base;
   for (int t = 0; t < threads_; ++t) {
     uint64_t* line = thread_line(t);
-    line[0] = line[1] = line[2] = kNone;
+    line[0] = line[1] = kNone;  // [2], the push position, was reset above
   }
-  p_.persist(base_, slots_off_);
+  p_.fence();  // the cleared stamps (the undo logs were cleared durably above; the rest is volatile)
   last_head_.store(head());
   last_tail_.store(tail());
   return Status::success();
+}
+
+uint64_t& RingBuffer::root_move() const noexcept { return reinterpret_cast<Root*>(base_)->move; }
+
+void RingBuffer::move_element(uint64_t from, uint64_t to) noexcept {
+  const uint64_t from_slot = from & (capacity_ - 1), to_slot = to & (capacity_ - 1);
+  p_.store8(&root_move(), (from_slot + 1) << 32 | (to_slot + 1));
+  p_.persist(&root_move(), 8);
+  std::memcpy(slot(to) + 8, slot(from) + 8, slot_bytes_);
+  *reinterpret_cast<uint64_t*>(slot(to)) = to + 1;  // plain: the record redoes a torn copy
+  p_.persist(slot(to), stride_);
+  p_.store8(reinterpret_cast<uint64_t*>(slot(from)), 0);
+  p_.persist(slot(from), 8);
 }
 
 void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
@@ -212,7 +265,7 @@ void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
     for (int t = 0; t < threads_; ++t) min = std::min(min, p_.word(&thread_line(t)[1]).load(std::memory_order_seq_cst));
     last_tail_.store(min, std::memory_order_release);
     if (ticket < min + capacity_) break;
-    relax(spins);
+    relax(p_, spins);
   }
 }
 
@@ -223,7 +276,7 @@ void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
     for (int t = 0; t < threads_; ++t) min = std::min(min, p_.word(&thread_line(t)[0]).load(std::memory_order_seq_cst));
     last_head_.store(min, std::memory_order_release);
     if (ticket < min) break;
-    relax(spins);
+    relax(p_, spins);
   }
 }
 
@@ -260,7 +313,7 @@ void RingBuffer::push(int tid, const void* data) noexcept {
       p_.store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPush);
       p_.persist(log, 8);
       std::memcpy(s + 8, data, slot_bytes_);
-      p_.store8(stamp, ticket + 1);
+      *stamp = ticket + 1;  // a plain store: until the commit below, the undo log takes a torn stamp back
       flush_data(s, stride_);
       p_.fence();
       p_.store8(&log[0], 0);  // commit
@@ -289,6 +342,10 @@ void RingBuffer::pop(int tid, void* out) noexcept {
       p_.fence();
       break;
     case RingDesign::tx: {
+      // The TX design wraps every operation in a transaction ([PMIdioBench] §6.3), and this is its cost.
+      // For a pop the log buys nothing: its one change is an atomic stamp, and recovery takes any element
+      // below a consumed one as popped. Mutation testing shows it (this log's persists and the stamp's
+      // fence survive removal); it stays so that TX measures what the paper's TX measures.
       uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
       p_.store8(&log[1], persist::Persister::load8(stamp));
       p_.persist(&log[1], 8);

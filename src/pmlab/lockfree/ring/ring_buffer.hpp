@@ -83,6 +83,9 @@ class RingBuffer {
   uint64_t* thread_line(int tid) const noexcept;  // [0] local head, [1] local tail, [2] push position
   std::byte* slot(uint64_t ticket) const noexcept;
   std::byte* undo(int tid) const noexcept;  // [0] valid word, [1] saved stamp, line 1.. saved slot
+  uint64_t& root_move() const noexcept;
+  // Recovery: moves the element of ticket `from` to ticket `to` under the root's move record.
+  void move_element(uint64_t from, uint64_t to) noexcept;
   void wait_for_space(uint64_t ticket) noexcept;
   void wait_for_data(uint64_t ticket) noexcept;
   void flush_data(const void* data, size_t len) const noexcept;
