@@ -1,6 +1,7 @@
 #include "pmlab/model/published.hpp"
 
 #include <cctype>
+#include <cstdlib>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -79,7 +80,10 @@ Result<Published> i3_table(const std::string& title, const std::string& pattern,
 
 }  // namespace
 
-std::string reference_dir() { return std::string(PMLAB_SOURCE_DIR) + "/../shared/reference"; }
+std::string reference_dir() {
+  const char* dir = std::getenv("PMLAB_REFERENCE_DIR");
+  return dir != nullptr ? std::string(dir) : std::string(PMLAB_SOURCE_DIR) + "/../shared/reference";
+}
 
 Result<SheetBook> SheetBook::load(const std::string& path) {
   auto text = read_text(path);

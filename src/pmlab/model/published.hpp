@@ -18,7 +18,7 @@ struct Published {
   std::string source;
 };
 
-// PMLAB_SOURCE_DIR/../shared/reference.
+// $PMLAB_REFERENCE_DIR, else PMLAB_SOURCE_DIR/../shared/reference.
 std::string reference_dir();
 
 // The text dumps of PMIdioBench's spreadsheets: "######## sheet N NAME" headers, then rows of
@@ -35,6 +35,7 @@ class SheetBook {
   // The column of row `row` whose text is exactly `text`.
   std::optional<std::string> find_column(const std::string& sheet, int row, const std::string& text) const;
   const std::string& origin() const noexcept { return origin_; }
+  bool empty() const noexcept { return sheets_.empty(); }
 
  private:
   std::string origin_;
