@@ -56,8 +56,8 @@ class OpTracker {
   // Runs body(0) .. body(threads-1) on threads of their own. Under the simulator they run one at a time,
   // handing over at persistence calls and atomic stores in a seeded, reproducible interleaving, so a run
   // stays deterministic; each thread's operations are tracked apart (CrashPoint::history). Operation
-  // numbers are per thread. A body must not wait for another thread without making a persistence call
-  // (a spin on a plain load would never hand over).
+  // numbers are per thread. A body that waits for another thread must call Persister::spin_wait() in its
+  // loop (there the turn passes; a spin on plain loads alone would never hand over).
   virtual void run_threads(unsigned threads, const std::function<void(unsigned)>& body);
 };
 
