@@ -341,6 +341,15 @@ TEST(PmdkPersistence, CountsAndElidesPmdkFlushesAndFences) {
   const persist::Counters off = cost_of_persist({});
   EXPECT_EQ(off.flushes + off.fences, 0u);  // not counting: libpmem's own path, untouched
 
+  // A persisting copy drains once: libpmem's own drain after it reaches this process's pmem_drain, and must
+  // not be counted beside the copy's.
+  tx::set_pmdk_persistence({true, false, false});
+  const persist::Counters before_copy = persist::thread_counters();
+  pmemobj_memcpy_persist(pop, a + 1024, a, 256);
+  const persist::Counters copied = persist::thread_counters() - before_copy;
+  tx::set_pmdk_persistence({});
+  EXPECT_EQ(copied.fences, 1u);
+
   // A transaction's commit goes through the same entry points.
   tx::set_pmdk_persistence({true, false, false});
   const persist::Counters before = persist::thread_counters();

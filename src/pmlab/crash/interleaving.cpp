@@ -37,6 +37,12 @@ void Interleaving::pass_from(unsigned me) {
   turn_changed_.notify_all();
 }
 
+void Interleaving::count_towards_release(unsigned me) {
+  if (parked_ < 0 || static_cast<int>(me) == parked_) return;
+  if (parked_left_ <= 1) parked_ = -1;
+  else --parked_left_;
+}
+
 void Interleaving::run(unsigned threads, const std::function<void(unsigned)>& body) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -73,7 +79,7 @@ void Interleaving::point() {
   if (tls_owner != this) return;
   const unsigned me = tls_thread;
   std::unique_lock<std::mutex> lock(mutex_);
-  if (parked_ >= 0 && static_cast<int>(me) != parked_ && --parked_left_ == 0) parked_ = -1;
+  count_towards_release(me);
   if (countdown_[me] > 0 && --countdown_[me] == 0 && parked_ < 0) {
     parked_ = static_cast<int>(me);
     parked_left_ = park_hold_;
@@ -98,7 +104,7 @@ void Interleaving::wait() {
   const unsigned me = tls_thread;
   std::unique_lock<std::mutex> lock(mutex_);
   // The others may all be waiting for the parked thread: their waits count towards its release.
-  if (parked_ >= 0 && static_cast<int>(me) != parked_ && --parked_left_ == 0) parked_ = -1;
+  count_towards_release(me);
   pass_from(me);
   wait_turn(lock, me);
 }

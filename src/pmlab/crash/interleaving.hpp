@@ -52,6 +52,7 @@ class Interleaving {
  private:
   void pass_from(unsigned me);  // with the lock held: the turn to the next thread still running, the parked one last
   void wait_turn(std::unique_lock<std::mutex>& lock, unsigned me);
+  void count_towards_release(unsigned me);  // with the lock held: a handover point of a thread not parked
 
   Random random_;
   unsigned switch_every_;

@@ -180,10 +180,6 @@ class Persister {
   // The word at `word`, for atomic updates by concurrent threads (see PmWord).
   PmWord word(uint64_t* word) const noexcept { return PmWord(word, *this); }
 
-  // Declares [addr, addr+len) volatile by design: the design never makes it durable, and its recovery
-  // rebuilds it rather than reading it after a crash (selective persistence: a B+-tree's inner nodes, a
-  // list's links). No instruction is issued; the crash simulator neither explores these bytes nor asks
-  // recovery to persist them.
   // One round of a spin-wait for another thread's progress: tells the observer (a crash simulator runs
   // threads one at a time and must pass the turn), then pauses the core.
   void spin_wait() const noexcept {
@@ -192,6 +188,10 @@ class Persister {
     _mm_pause();
   }
 
+  // Declares [addr, addr+len) volatile by design: the design never makes it durable, and its recovery
+  // rebuilds it rather than reading it after a crash (selective persistence: a B+-tree's inner nodes, a
+  // list's links). No instruction is issued; the crash simulator neither explores these bytes nor asks
+  // recovery to persist them.
   void declare_volatile(const void* addr, size_t len) const noexcept {
     if (observer_ != nullptr) [[unlikely]]
       observer_->on_volatile(addr, len);

@@ -125,12 +125,12 @@ void* copy(RealCopy real_copy, PlainCopy plain_copy, void* dest, size_t len, uns
   const bool fence_on = !g_elide_fence.load(std::memory_order_relaxed);
   if (count) count_copy(dest, len, flags, flush_on, fence_on);
   if (flush_on) {
-    persist::Observer* o = g_observer.load(std::memory_order_acquire);
-    if (o == nullptr) return real_copy(fence_on ? flags : flags | PMEM_F_MEM_NODRAIN);
-    // Copy and write back without the drain, tell the model, then drain: the model's fence wait comes
-    // before the real one, as a Persister's observer is called before its fence.
+    // Copy and write back without the drain, tell the model, then drain. libpmem's own drain after a copy
+    // calls pmem_drain through its PLT, that is this file's pmem_drain, which would count the fence a
+    // second time; the real drain here is called directly. (The model's fence wait also comes before the
+    // real one, as a Persister's observer is called before its fence.)
     void* out = real_copy(flags | PMEM_F_MEM_NODRAIN);
-    observe_copy(o, dest, len, flags, fence_on);
+    observe_copy(g_observer.load(std::memory_order_acquire), dest, len, flags, fence_on);
     if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) real().drain();
     return out;
   }

@@ -24,6 +24,8 @@ constexpr int kWords = kSlotBytes / 8;
 constexpr unsigned kProducers = 2, kConsumers = 2, kThreads = kProducers + kConsumers;
 
 uint64_t data_word(uint64_t element, int k) { return element * 0x100000001b3ULL + static_cast<uint64_t>(k) * 0x9e3779b9ULL + 1; }
+// The element whose data starts with `word0` (the inverse of data_word(·, 0)).
+uint64_t element_of(uint64_t word0) { return (word0 - 1) / 0x100000001b3ULL; }
 // Producer t's i-th element.
 uint64_t element_id(unsigned t, uint64_t i) { return 1 + t * 1000 + i; }
 
@@ -73,7 +75,7 @@ class RingSubject final : public crash::Subject {
         } else {
           ops.begin(i, "thread " + std::to_string(t) + ": pop");
           ring.pop(static_cast<int>(t), buf);
-          ops.end_returning(i, (buf[0] - 1) / 0x100000001b3ULL);
+          ops.end_returning(i, element_of(buf[0]));
         }
       }
     });
@@ -88,7 +90,7 @@ class RingSubject final : public crash::Subject {
     for (size_t e = 0; e * kSlotBytes < bytes.size(); ++e) {
       uint64_t w[kWords];
       std::memcpy(w, bytes.data() + e * kSlotBytes, kSlotBytes);
-      const uint64_t id = (w[0] - 1) / 0x100000001b3ULL;
+      const uint64_t id = element_of(w[0]);
       for (int k = 0; k < kWords; ++k)
         if (w[k] != data_word(id, k)) return error(Errc::failed, "element " + std::to_string(e) + " has torn or stale data");
       got.ids.push_back(id);

@@ -153,7 +153,7 @@ Status RingBuffer::recover(const RingOptions& options) {
       if (log[0] == 0) continue;
       const uint64_t index = (log[0] & ~(kUndoPush | kUndoPop)) - 1;
       if (index >= capacity_) return error(Errc::corrupted, "undo log names slot " + std::to_string(index));
-      std::byte* s = base_ + slots_off_ + index * stride_;
+      std::byte* s = slot(index);
       if (log[0] & kUndoPush) std::memcpy(s, undo(t) + kLine, stride_);
       else *reinterpret_cast<uint64_t*>(s) = log[1];
       p_.persist(s, stride_);
@@ -167,28 +167,30 @@ Status RingBuffer::recover(const RingOptions& options) {
   if (const uint64_t move = r.move; move != 0) {
     const uint64_t from = (move >> 32) - 1, to = (move & 0xffffffffu) - 1;
     if (from >= capacity_ || to >= capacity_ || from == to) return error(Errc::corrupted, "ring root names a bad move");
-    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + from * stride_);
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(from));
     // Still stamped: the copy may be incomplete, so it is made again; else the source was cleared after
     // the copy was durable.
     if (stamp != 0 && (stamp & kConsumed) == 0) {
-      const uint64_t ticket = stamp - 1;
-      move_element(ticket, ticket - ((from - to) & (capacity_ - 1)));
+      const uint64_t ticket = stamp - 1, distance = (from - to) & (capacity_ - 1);
+      if ((ticket & (capacity_ - 1)) != from || ticket < distance)
+        return error(Errc::corrupted, "the move's source slot " + std::to_string(from) + " holds ticket " + std::to_string(ticket));
+      move_element(ticket, ticket - distance);
     }
     // The record stays until the end of recovery: its source is clear now, so a redo would do nothing.
   }
   // 3. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes, less
   // those below the newest consumed ticket. Pops claim tickets in order and a pop returns only once its
   // consumed stamp is durable, so an unconsumed ticket below a consumed one was claimed by a pop still in
-  // flight: it is taken (kept, it would come back after a pop that returned a later element, which no
-  // order of the operations explains).
+  // flight: it counts as popped. (Kept, it would come back after a pop that returned a later element,
+  // which no order of the operations explains.)
   uint64_t consumed_end = 0;  // newest consumed ticket + 1
   for (uint64_t i = 0; i < capacity_; ++i) {
-    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + i * stride_);
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(i));
     if (stamp & kConsumed) consumed_end = std::max(consumed_end, stamp & ~kConsumed);
   }
   std::vector<std::pair<uint64_t, uint64_t>> elements;  // ticket, slot index
   for (uint64_t i = 0; i < capacity_; ++i) {
-    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(base_ + slots_off_ + i * stride_);
+    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(i));
     if (stamp == 0 || (stamp & kConsumed) || stamp < consumed_end) continue;
     const uint64_t ticket = stamp - 1;
     if ((ticket & (capacity_ - 1)) != i) return error(Errc::corrupted, "slot " + std::to_string(i) + " stamped with ticket " + std::to_string(ticket));

@@ -193,7 +193,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
   {
     // PMDK's flushes and drains counted (and shown to the run's device model) through pmlab's libpmem
     // interposer, as our PTMs' are through their persisters.
-    const ds::tx::ScopedPmdkPersistence seen({.count = true, .elide_flush = false, .elide_fence = false, .observer = ctx.model()});
+    const ds::tx::ScopedPmdkPersistence seen({.count = true, .observer = ctx.model()});
     dispatch(ctx, **ptm, spec, [&] { before = {(*ptm)->transactions(), (*ptm)->ranges_added()}; });
   }
   const double txs = static_cast<double>((*ptm)->transactions() - before.tx);

@@ -100,7 +100,7 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   // PMDK's flushes and drains counted (and shown to the device model) through pmlab's libpmem interposer.
   const bool pmdk_counted = ds::tx::pmdk_persistence_interposed();
   const bench::InterleaveResult measured = [&] {
-    const ds::tx::ScopedPmdkPersistence seen({.count = true, .elide_flush = false, .elide_fence = false, .observer = ctx.model()});
+    const ds::tx::ScopedPmdkPersistence seen({.count = true, .observer = ctx.model()});
     return bench::interleave(ctx, rounds, seconds, contenders);
   }();
   std::vector<double> vs_pmdk, vs_undo;
