@@ -31,9 +31,9 @@
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ds/list/list.hpp"
 #include "pmlab/ds/skiplist/skiplist.hpp"
-#include "pmlab/ds/tx/obj_pool.hpp"
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
-#include "pmlab/ds/tx/transaction.hpp"
+#include "pmlab/pmdk/obj_pool.hpp"
+#include "pmlab/pmdk/persistence.hpp"
+#include "pmlab/pmdk/tx.hpp"
 #include "pmlab/persist/counters.hpp"
 #include "pmlab/workload/random.hpp"
 #include "../support/temp_dir.hpp"
@@ -42,7 +42,7 @@ namespace pmlab::ds {
 namespace {
 
 using testing::TempDir;
-using tx::ObjArenaPool;
+using pmdk::ObjArenaPool;
 
 constexpr uint32_t kValue = 72;  // spans two cache lines: a torn value is visible
 
@@ -66,7 +66,7 @@ uint64_t arena_for(const Options& o) {
 }
 
 #define SKIP_WITHOUT_PMEMOBJ() \
-  if (!tx::available()) GTEST_SKIP() << "built without libpmemobj"
+  if (!pmdk::tx::available()) GTEST_SKIP() << "built without libpmemobj"
 
 template <template <class> class S>
 void tx_matches_a_map() {
@@ -97,7 +97,7 @@ void tx_matches_a_map() {
         ASSERT_EQ(tree.update(key, record, v.data()), model.contains(key));
         if (model.contains(key)) model[key] = i;
       }
-      ASSERT_FALSE(tx::in_transaction());
+      ASSERT_FALSE(pmdk::tx::in_transaction());
     }
     ASSERT_EQ(tree.count(), model.size());
     ASSERT_TRUE(tree.check().ok());
@@ -210,9 +210,9 @@ CrashReport crash_at_every_hook(uint64_t ops, bool logging) {
       Arena<Transactional> arena((*pool)->arena(), (*pool)->arena_bytes(), p, (*pool)->handle());
       Tree tree(arena, o);
       if (!tree.recover().ok()) _exit(4);
-      tx::set_logging(logging);
+      pmdk::tx::set_logging(logging);
       g_countdown = k;
-      tx::set_fault_hook(crash_at_countdown);
+      pmdk::tx::set_fault_hook(crash_at_countdown);
       for (uint64_t i = 0; i < stream.size(); ++i) {
         const StreamOp& op = stream[i];
         const auto v = value_of(op.key, op.version);
@@ -268,7 +268,7 @@ CrashReport crash_at_every_hook(uint64_t ops, bool logging) {
     if (tree.count() != model.size())
       violation("holds " + std::to_string(tree.count()) + " records, committed " + std::to_string(model.size()));
   }
-  tx::set_fault_hook(nullptr);
+  pmdk::tx::set_fault_hook(nullptr);
   munmap(shared, sizeof(Progress));
   return report;
 }
@@ -314,22 +314,22 @@ TEST(TxModeCrash, WithoutLoggingTheCheckFindsTornOperations) {
 // ------------------------------------------------------------------------------------ PMDK's persistence
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
-TEST(PmdkPersistence, CountsAndElidesPmdkFlushesAndFences) {
+TEST(Persistence, CountsAndElidesPmdkFlushesAndFences) {
   TempDir dir;
   auto pool = ObjArenaPool::create(dir.file("count.pool"), 1 << 20);
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   auto* pop = static_cast<PMEMobjpool*>((*pool)->handle());
   std::byte* a = (*pool)->arena();
-  auto cost_of_persist = [&](const tx::PmdkPersistence& setting) {
-    tx::set_pmdk_persistence(setting);
+  auto cost_of_persist = [&](const pmdk::Persistence& setting) {
+    pmdk::set_persistence(setting);
     const persist::Counters before = persist::thread_counters();
     pmemobj_persist(pop, a, 256);
     const persist::Counters d = persist::thread_counters() - before;
-    tx::set_pmdk_persistence({});
+    pmdk::set_persistence({});
     return d;
   };
   const persist::Counters counted = cost_of_persist({true, false, false});
-  EXPECT_TRUE(tx::pmdk_persistence_interposed());
+  EXPECT_TRUE(pmdk::interposed());
   EXPECT_EQ(counted.flushes, 4u);  // 256 aligned bytes: four lines
   EXPECT_EQ(counted.fences, 1u);
   const persist::Counters no_flush = cost_of_persist({true, true, false});
@@ -343,31 +343,48 @@ TEST(PmdkPersistence, CountsAndElidesPmdkFlushesAndFences) {
 
   // A persisting copy drains once: libpmem's own drain after it reaches this process's pmem_drain, and must
   // not be counted beside the copy's.
-  tx::set_pmdk_persistence({true, false, false});
+  pmdk::set_persistence({true, false, false});
   const persist::Counters before_copy = persist::thread_counters();
   pmemobj_memcpy_persist(pop, a + 1024, a, 256);
   const persist::Counters copied = persist::thread_counters() - before_copy;
-  tx::set_pmdk_persistence({});
+  pmdk::set_persistence({});
   EXPECT_EQ(copied.fences, 1u);
 
+  // Flushes switched off (eADR, the no-flush breakdown): a copy libpmem makes with non-temporal stores
+  // stays non-temporal, a small cached copy is not written back, and both still drain.
+  pmdk::set_persistence({.count = true, .elide_flush = true});
+  const persist::Counters before_elided = persist::thread_counters();
+  pmemobj_memcpy_persist(pop, a + 4096, a, 4096);
+  const persist::Counters large = persist::thread_counters() - before_elided;
+  pmemobj_memcpy_persist(pop, a + 1024, a, 64);
+  const persist::Counters small = persist::thread_counters() - before_elided - large;
+  pmdk::set_persistence({});
+  EXPECT_EQ(large.flushes, 0u);
+  EXPECT_EQ(large.nt_bytes, 4096u);
+  EXPECT_EQ(large.fences, 1u);
+  EXPECT_EQ(small.flushes, 0u);
+  EXPECT_EQ(small.nt_bytes, 0u);
+  EXPECT_EQ(small.fences, 1u);
+  EXPECT_EQ(std::memcmp(a + 4096, a, 4096), 0);
+
   // A transaction's commit goes through the same entry points.
-  tx::set_pmdk_persistence({true, false, false});
+  pmdk::set_persistence({true, false, false});
   const persist::Counters before = persist::thread_counters();
   {
-    tx::Scope scope(pop);
-    tx::snapshot(a + 512, 8);
+    pmdk::tx::Scope scope(pop);
+    pmdk::tx::snapshot(a + 512, 8);
     *reinterpret_cast<uint64_t*>(a + 512) = 7;
   }
   const persist::Counters d = persist::thread_counters() - before;
-  tx::set_pmdk_persistence({});
+  pmdk::set_persistence({});
   EXPECT_GE(d.fences, 2u);
   EXPECT_GE(d.flushes + d.nt_bytes / 64, 2u);
-  EXPECT_EQ(tx::aborts(), 0u);
+  EXPECT_EQ(pmdk::tx::aborts(), 0u);
 }
 
 // What the device model (or any observer) is told of libpmem's work, through the entry points libpmemobj,
 // libpmemlog and libpmemblk call.
-TEST(PmdkPersistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
+TEST(Persistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
   struct Recorder final : persist::Observer {
     struct Event {
       uintptr_t addr;
@@ -386,9 +403,9 @@ TEST(PmdkPersistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
   const auto at = [](size_t off) { return reinterpret_cast<uintptr_t>(buf) + off; };
   Recorder r;
   {
-    tx::PmdkPersistence seen;
+    pmdk::Persistence seen;
     seen.observer = &r;
-    tx::ScopedPmdkPersistence scope(seen);
+    pmdk::ScopedPersistence scope(seen);
     pmem_persist(buf + 10, 100);               // bytes 10..110: lines 0 and 1, then a drain
     pmem_memcpy_nodrain(buf + 256, src, 64);   // below libpmem's non-temporal threshold: a flushed line
     pmem_memset_persist(buf + 512, 0, 300);    // at or above it: non-temporal stores, then a drain
@@ -405,7 +422,7 @@ TEST(PmdkPersistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
   EXPECT_EQ(r.writebacks[2].len, 300u);
   EXPECT_EQ(r.writebacks[2].kind, persist::Writeback::nt_store);
   EXPECT_EQ(r.fences, 2);
-  EXPECT_EQ(tx::pmdk_persistence().observer, nullptr);
+  EXPECT_EQ(pmdk::persistence().observer, nullptr);
   EXPECT_EQ(buf[256], 1);
 }
 #endif

@@ -9,7 +9,7 @@
 
 #include "pmlab/crash/simulator.hpp"
 #include "pmlab/ptm/common/durability.hpp"
-#include "pmlab/ptm/pmdk/pmdk_ptm.hpp"
+#include "pmlab/pmdk/obj_ptm.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/bank.hpp"
@@ -291,13 +291,13 @@ TEST(BPTree, HoldsEveryInsertedKeyThroughManySplits) {
   });
 }
 
-TEST(PmdkPtm, EveryWorkloadKeepsItsInvariants) {
-  if (!PmdkPtm::available()) GTEST_SKIP() << "built without libpmemobj";
+TEST(PmdkObjPtm, EveryWorkloadKeepsItsInvariants) {
+  if (!pmdk::ObjPtm::available()) GTEST_SKIP() << "built without libpmemobj";
   setenv("PMEM_IS_PMEM_FORCE", "1", 0);
   testing::TempDir dir;
   workloads::Config c;
   c.records = 2000;
-  auto p = PmdkPtm::create(dir.file("pmdk.pool"), 16 << 20);
+  auto p = pmdk::ObjPtm::create(dir.file("pmdk.pool"), 16 << 20);
   ASSERT_TRUE(p.ok()) << p.status().message();
   run_workload<workloads::Sps>(**p, c, 200);
   run_workload<workloads::HashMap>(**p, c, 2000);

@@ -52,7 +52,7 @@ def _threads(r: Run) -> int:
         caption="Transactions per second (thousands, measured) against threads, one panel per workload. Colour: "
                 "durability model (adr: flush+fence; eadr: fence only; pdram-lite: redo log in persistent DRAM, data "
                 "eADR; pdram: all DRAM persistent, no flush or fence, the flush-on-failure cost left out). Line: "
-                "redo solid, undo dashed, PMDK dotted (ADR; eADR = PMEM_NO_FLUSH=1). One global lock serializes "
+                "redo solid, undo dashed, PMDK dotted (ADR; eADR = its flushes switched off). One global lock serializes "
                 "transactions, so "
                 "threads show contention, not scaling. On an emulated pool every medium is DRAM: the models differ "
                 "only in the flushes and fences issued.",
@@ -95,7 +95,7 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
 
 @figure("ptm", title="Durability models at one thread ([OptanePTM] Figure 1c)", case="tx",
         caption="Single-thread transactions per second (thousands, measured) of undo and redo under each durability "
-                "model, with PMDK under ADR and eADR (PMEM_NO_FLUSH=1), per workload. [OptanePTM] expects ADR < eADR < "
+                "model, with PMDK under ADR and eADR (flushes switched off), per workload. [OptanePTM] expects ADR < eADR < "
                 "PDRAM-Lite < PDRAM for redo; "
                 "pdram-lite moves only the log (undo gets the same placement, for comparison).",
         metrics=("throughput",))
@@ -146,8 +146,8 @@ def breakdown_shares(runs: Sequence[Run]) -> dict[tuple, dict[str, float | None]
 
 @figure("ptm", title="Overhead breakdown: logging, flushing, fencing [PMDKOverheads]", case="breakdown",
         caption="Share of a transaction's time (%, measured: 1 - full throughput / throughput with the cost switched "
-                "off) taken by logging, flushing and fencing, under ADR at one thread. PMDK: flushing is measured in a "
-                "child process with PMEM_NO_FLUSH=1; its logging and fencing cannot be switched off without modifying "
+                "off) taken by logging, flushing and fencing, under ADR at one thread. PMDK: flushing is switched off at "
+                "libpmem's entry points; its logging and fencing cannot be switched off without modifying "
                 "libpmemobj (n/m). Grey bands: the PMDK ranges published in [PMDKOverheads] (logging 0-35%, "
                 "flushing 14-53%, fencing 2-5%, Arm, 2018), published. Shares need not add up to 100%: the costs "
                 "overlap.",

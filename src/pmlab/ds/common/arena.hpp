@@ -7,8 +7,8 @@
 // crash it is never below a reachable block; blocks allocated but never linked are leaked (no garbage
 // collection: the bench never deletes, and a crash loses at most one in-flight block per thread).
 //
-// In the transactional mode the arena lies inside a libpmemobj pool (ds/tx/obj_pool.hpp) and its
-// persistence calls become the transaction's hooks (ds/tx/transaction.hpp): operation() brackets one
+// In the transactional mode the arena lies inside a libpmemobj pool (pmdk/obj_pool.hpp) and its
+// persistence calls become the transaction's hooks (pmdk/tx.hpp): operation() brackets one
 // structure operation in a transaction, store8 undo-logs the word it overwrites, flush / persist register
 // fresh bytes for the commit's flush, fence waits for the commit. An allocation is not rolled back by an
 // abort (its block leaks, as after a crash in the persist mode): the bump word is shared by all threads.
@@ -22,7 +22,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/ds/common/mode.hpp"
-#include "pmlab/ds/tx/transaction.hpp"
+#include "pmlab/pmdk/tx.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::ds {
@@ -49,7 +49,7 @@ class Arena {
   struct NoScope {};
   auto operation() const noexcept {
     if constexpr (M::kTransactional)
-      return tx::Scope(obj_pool_);
+      return pmdk::tx::Scope(obj_pool_);
     else
       return NoScope{};
   }
@@ -103,17 +103,17 @@ class Arena {
 
   void flush(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
-      if (tx::add_fresh(p, len)) return;
+      if (pmdk::tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->flush(p, len, where);
   }
   void fence(const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
-      if (tx::in_transaction()) return;
+      if (pmdk::tx::in_transaction()) return;
     if constexpr (M::kDurable) persister_->fence(where);
   }
   void persist(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
-      if (tx::add_fresh(p, len)) return;
+      if (pmdk::tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->persist(p, len, where);
   }
   // Bytes the structure never makes durable and rebuilds after a crash (see Persister::declare_volatile).
@@ -124,12 +124,12 @@ class Arena {
   // now (a B+-tree slot freed by a split earlier in the same operation): the transactional mode undo-logs
   // them first, since its flush registrations assume bytes unreachable at the start of the transaction.
   void will_overwrite(const void* p, size_t len) const noexcept {
-    if constexpr (M::kTransactional) tx::snapshot(p, len);
+    if constexpr (M::kTransactional) pmdk::tx::snapshot(p, len);
   }
   // The commit store: atomic in every mode (concurrent readers may see it), durable only after persist.
   // Transactional: the word is undo-logged first.
   void store8(uint64_t* word, uint64_t value, const std::source_location where = std::source_location::current()) const noexcept {
-    if constexpr (M::kTransactional) tx::snapshot(word, 8);
+    if constexpr (M::kTransactional) pmdk::tx::snapshot(word, 8);
     persister_->store8(word, value, where);
   }
   static uint64_t load8(const uint64_t* word) noexcept { return persist::Persister::load8(word); }

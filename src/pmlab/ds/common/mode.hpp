@@ -6,7 +6,7 @@
 //   persist        durable policy on the pool: flush + fence and 8-byte atomic commits, with recovery
 //   tx             transactional policy: the same structure code, its arena inside a libpmemobj pool, each
 //                  insert / update one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
-//                  ds/tx/transaction.hpp), recovered by PMDK's own recovery plus the structure's
+//                  pmdk/tx.hpp), recovered by PMDK's own recovery plus the structure's
 #pragma once
 
 #include <concepts>

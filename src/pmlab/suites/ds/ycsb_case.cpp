@@ -3,13 +3,13 @@
 // before the timed loop, and the loop only executes them (wrapping around its stream; a repeated insert
 // is an upsert). Modes: dram (volatile on DRAM), pmem-volatile (volatile on the pool), persist (durable on
 // the pool), tx (PMDK transactions, the arena in a libpmemobj pool beside the run's pool), and pmdk for
-// PMDK's example maps (the peers, structure pmdk-*; pmdk_maps.hpp); a mode on the other medium is left out
+// PMDK's example maps (the peers, structure pmdk-*; pmdk/maps.hpp); a mode on the other medium is left out
 // of the sweep.
 //
 // Overhead decomposition [PMDKOverheads]: `breakdown` switches one cost off per run, on the write-heavy
 // workloads (a, write-only): no-flush / no-fence (persist: the run's persister with elide_flush /
 // elide_fence; tx and pmdk: PMDK's flushes and drains, through the libpmem interposer of
-// ds/tx/pmdk_persistence.hpp), no-log (tx only: snapshots become no-snapshot registrations). Such runs
+// pmdk/persistence.hpp), no-log (tx only: snapshots become no-snapshot registrations). Such runs
 // measure a cost, not a design: their crash guarantees are void.
 #include <unistd.h>
 
@@ -28,11 +28,11 @@
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ds/list/list.hpp"
 #include "pmlab/ds/skiplist/skiplist.hpp"
-#include "pmlab/ds/tx/obj_pool.hpp"
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
-#include "pmlab/ds/tx/transaction.hpp"
-#include "pmlab/suites/ds/pmdk_maps.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/obj_pool.hpp"
+#include "pmlab/pmdk/persistence.hpp"
+#include "pmlab/pmdk/tx.hpp"
+#include "pmlab/pmdk/maps.hpp"
+#include "pmlab/pmdk/environment.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
@@ -109,7 +109,7 @@ uint64_t region_bytes(const Params& p) {
 std::optional<std::string> redundant(const Params& p) {
   const std::string& mode_text = p.text("mode");
   const bool pmdk_mode = mode_text == "pmdk";
-  if (pmdk_mode != PmdkMap::is_pmdk(p.text("structure")))
+  if (pmdk_mode != pmdk::Map::is_pmdk(p.text("structure")))
     return std::string("PMDK's example maps run in mode pmdk, and only they do");
   auto mode = pmlab::ds::parse_mode(mode_text);
   const char* medium = pmdk_mode ? "pool" : mode ? pmlab::ds::medium_of(*mode) : p.text("medium").c_str();
@@ -213,21 +213,21 @@ class BreakdownScope {
                       .elide_flush = breakdown == "no-flush",
                       .elide_fence = breakdown == "no-fence",
                       .observer = model}) {
-    pmlab::ds::tx::set_logging(breakdown != "no-log");
+    pmdk::tx::set_logging(breakdown != "no-log");
   }
-  ~BreakdownScope() { pmlab::ds::tx::set_logging(true); }
+  ~BreakdownScope() { pmdk::tx::set_logging(true); }
   BreakdownScope(const BreakdownScope&) = delete;
   BreakdownScope& operator=(const BreakdownScope&) = delete;
 
  private:
-  pmlab::ds::tx::ScopedPmdkPersistence persistence_;
+  pmdk::ScopedPersistence persistence_;
 };
 
 // The file for a libpmemobj pool beside the run's pool.
 std::string pool_file_beside(RunContext& ctx, const std::string& what) {
-  auto dir = pool::directory_of_mapping(ctx.region().base);
+  auto dir = pmdk::directory_of_mapping(ctx.region().base);
   if (!dir) ctx.skip("no directory for PMDK's pool: " + dir.status().message());
-  ctx.note("pmem_is_pmem_force", std::to_string(pool::force_pmem_for_pmdk()) +
+  ctx.note("pmem_is_pmem_force", std::to_string(pmdk::force_pmem_is_pmem()) +
                                      " (PMEM_IS_PMEM_FORCE as PMDK read it; pmlab sets 1 unless the user set it, "
                                      "so PMDK flushes instead of msync on an emulated pool)");
   return (std::filesystem::path(*dir) / ("pmlab-" + std::to_string(getpid()) + "-ds-" + what + ".pool")).string();
@@ -237,12 +237,12 @@ template <template <class> class S>
 void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Persister& persister) {
   const media::Region& region = ctx.region();
   if (mode == Mode::tx) {
-    if (!pmlab::ds::tx::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
+    if (!pmdk::tx::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
     const std::string path = pool_file_beside(ctx, std::string(S<Transactional>::kName) + "-tx");
-    auto pool = pmlab::ds::tx::ObjArenaPool::create(path, arena_bytes(ctx.params()));
+    auto pool = pmdk::ObjArenaPool::create(path, arena_bytes(ctx.params()));
     if (!pool) ctx.fail(pool.status().message());
     (*pool)->remove_on_close(true);
-    const uint64_t aborts_before = pmlab::ds::tx::aborts();
+    const uint64_t aborts_before = pmdk::tx::aborts();
     {
       pmlab::ds::Arena<Transactional> arena((*pool)->arena(), (*pool)->arena_bytes(), persister, (*pool)->handle());
       S<Transactional> tree(arena, setup.options);
@@ -250,13 +250,13 @@ void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Per
       run_ops(ctx, setup, tree);
       ctx.metric("arena_bytes", static_cast<double>(arena.used()), "B");
     }
-    if (pmlab::ds::tx::aborts() != aborts_before)
-      ctx.fail(std::to_string(pmlab::ds::tx::aborts() - aborts_before) + " transactions aborted");
+    if (pmdk::tx::aborts() != aborts_before)
+      ctx.fail(std::to_string(pmdk::tx::aborts() - aborts_before) + " transactions aborted");
     // Recovery as after a crash: PMDK's (reopening the pool), then the structure's over the arena.
     const uint64_t records = setup.keys.records;
     (*pool)->remove_on_close(false);
     pool->reset();
-    auto reopened = pmlab::ds::tx::ObjArenaPool::open(path);
+    auto reopened = pmdk::ObjArenaPool::open(path);
     if (!reopened) ctx.fail("reopening the tx pool: " + reopened.status().message());
     (*reopened)->remove_on_close(true);
     pmlab::ds::Arena<Transactional> arena((*reopened)->arena(), (*reopened)->arena_bytes(), persister, (*reopened)->handle());
@@ -282,14 +282,14 @@ void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Per
 }
 
 void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure) {
-  if (std::string why = PmdkMap::unavailable_reason(); !why.empty()) ctx.skip(why);
+  if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
   if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
   if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
   if (structure == "pmdk-skiplist" && setup.keys.records > kPmdkSkiplistMaxRecords)
     ctx.skip("PMDK's skiplist_map has 4 levels, a lookup walks ~records/8 nodes: run it with --set records=<" +
              std::to_string(kPmdkSkiplistMaxRecords + 1));
   const std::string path = pool_file_beside(ctx, structure);
-  auto map = PmdkMap::create(structure, path, PmdkMap::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
+  auto map = pmdk::Map::create(structure, path, pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
                              setup.options.value_bytes);
   if (!map) ctx.fail(map.status().message());
   run_ops(ctx, setup, **map);
@@ -328,7 +328,7 @@ void body(RunContext& ctx) {
     ctx.control().duration_s = kQuickSeconds;
   // PMDK's flushes and fences are counted into the per-operation counters in the tx and pmdk modes.
   BreakdownScope scope(breakdown, *mode == Mode::tx, ctx.model());
-  if (*mode == Mode::tx && !pmlab::ds::tx::pmdk_persistence_interposed() && pmlab::ds::tx::available())
+  if (*mode == Mode::tx && !pmdk::interposed() && pmdk::tx::available())
     ctx.note("pmdk_counters", "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
   if (pmdk) return run_pmdk(ctx, *setup, structure);
 
@@ -352,7 +352,7 @@ void body(RunContext& ctx) {
 std::vector<std::string> structures(bool with_list = true) {
   std::vector<std::string> s{"array", "hashtable", "skiplist", "bptree"};
   if (with_list) s.emplace_back("list");
-  for (const std::string& m : PmdkMap::names()) s.push_back(m);
+  for (const std::string& m : pmdk::Map::names()) s.push_back(m);
   return s;
 }
 

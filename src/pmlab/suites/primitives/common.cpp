@@ -4,8 +4,8 @@
 
 #include "pmlab/common/random.hpp"
 #include "pmlab/common/statistics.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pmdk/environment.hpp"
+#include "pmlab/pmdk/log_blk.hpp"
 
 namespace pmlab::suites::primitives {
 
@@ -81,7 +81,7 @@ plog::Options log_options(const bench::Params& p, uint32_t lanes) {
 std::string peer_directory(bench::RunContext& ctx, const char* peer) {
   if (ctx.region().kind != media::Kind::pool)
     ctx.skip(std::string(peer) + " needs a pool file; it runs on medium=pool only");
-  auto dir = pool::directory_of_mapping(ctx.region().base);
+  auto dir = pmdk::directory_of_mapping(ctx.region().base);
   if (!dir) ctx.skip(std::string(peer) + ": " + dir.status().message());
   return *dir;
 }
@@ -91,8 +91,8 @@ void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op
   ctx.metric("flushes_per_op", unknown, "count");
   ctx.metric("flushed_bytes_per_op", unknown, "B");
   ctx.metric("nt_bytes_per_op", unknown, "B");
-  ctx.metric("fences_per_op", published_fences_per_op, "count", record::MetricKind::published, kPmdkBarrierSource);
-  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
+  ctx.metric("fences_per_op", published_fences_per_op, "count", record::MetricKind::published, pmdk::kPmdkBarrierSource);
+  ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
 }
 
 void note_record_kernel(bench::RunContext& ctx) {
@@ -139,10 +139,10 @@ std::optional<std::string> dirty_beyond_page(const bench::Params& p) {
   return std::nullopt;
 }
 
-ds::tx::ScopedPmdkPersistence peer_persistence_seen_by_model(bench::RunContext& ctx) {
-  ds::tx::PmdkPersistence p = ds::tx::pmdk_persistence();
+pmdk::ScopedPersistence peer_persistence_seen_by_model(bench::RunContext& ctx) {
+  pmdk::Persistence p = pmdk::persistence();
   p.observer = ctx.model();
-  return ds::tx::ScopedPmdkPersistence(p);
+  return pmdk::ScopedPersistence(p);
 }
 
 }  // namespace pmlab::suites::primitives

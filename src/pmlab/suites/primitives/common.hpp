@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
+#include "pmlab/pmdk/persistence.hpp"
 #include "pmlab/primitives/log/log.hpp"
 #include "pmlab/primitives/page/dram_page.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
@@ -60,7 +60,7 @@ auto peer_or_skip(bench::RunContext& ctx, Create&& create) {
 // While alive, the run's device model (`--model`, `--emulate`) sees the PMDK peers' write-backs and drains
 // (through pmlab's libpmem interposers) as it sees our writers', so both sides pay the same emulation.
 // Taken after the peer's prefault, so the model sees only the measured work.
-[[nodiscard]] ds::tx::ScopedPmdkPersistence peer_persistence_seen_by_model(bench::RunContext& ctx);
+[[nodiscard]] pmdk::ScopedPersistence peer_persistence_seen_by_model(bench::RunContext& ctx);
 
 // A page flush sweep point with more dirty lines than the page has is left out.
 std::optional<std::string> dirty_beyond_page(const bench::Params& p);

@@ -5,7 +5,7 @@
 
 #include "pmlab/bench/pausable_loop.hpp"
 #include "pmlab/suites/primitives/common.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pmdk/log_blk.hpp"
 
 namespace pmlab::suites::primitives {
 namespace {
@@ -37,12 +37,12 @@ void body(RunContext& ctx) {
 
   if (p.text("writer") == kPmemLog) {
     const std::string dir = peer_directory(ctx, "libpmemlog");
-    auto peer = peer_or_skip(ctx, [&] { return PmemLogPeer::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
+    auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
     peer->prefault();
     const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
     Maintenance rewind(threads, [&] { peer->rewind(); });
     run_loops(ctx, rewind, [&](int) { return peer->append(payload.data(), size); });
-    record_peer_counters(ctx, kPmemLogFencesPerAppend);
+    record_peer_counters(ctx, pmdk::kPmemLogFencesPerAppend);
     ctx.metric("entry_bytes", static_cast<double>(size), "B");
     return;
   }

@@ -6,7 +6,7 @@
 #include "pmlab/primitives/page/flusher.hpp"
 #include "pmlab/suites/primitives/common.hpp"
 #include "pmlab/suites/primitives/page_streams.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pmdk/log_blk.hpp"
 
 namespace pmlab::suites::primitives {
 namespace {
@@ -15,7 +15,7 @@ using namespace bench;
 
 void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
   const std::string dir = peer_directory(ctx, "libpmemblk");
-  auto peer = peer_or_skip(ctx, [&] { return PmemBlkPeer::create(dir, page_size, kStoreBytes); });
+  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   peer->prefault();
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
   ctx.run_threads([&](ThreadState& t) {
@@ -27,7 +27,7 @@ void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
       if (!peer->write(frame.data(), block)) throw std::runtime_error("pmemblk_write failed");
     });
   });
-  record_peer_counters(ctx, kPmemBlkFencesPerWrite);
+  record_peer_counters(ctx, pmdk::kPmemBlkFencesPerWrite);
 }
 
 void body(RunContext& ctx) {

@@ -21,11 +21,11 @@
 
 #include "pmlab/bench/side_by_side.hpp"
 #include "pmlab/common/statistics.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
 #include "pmlab/suites/primitives/common.hpp"
 #include "pmlab/suites/primitives/page_streams.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pmdk/log_blk.hpp"
 
 namespace pmlab::suites::primitives {
 namespace {
@@ -66,7 +66,7 @@ void log_target(RunContext& ctx) {
   const int threads = ctx.threads();
   const std::vector<std::byte> payload = random_bytes(size, 0x10c5eed);
   const std::string dir = peer_directory(ctx, "libpmemlog");
-  auto peer = peer_or_skip(ctx, [&] { return PmemLogPeer::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
+  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
   peer->prefault();
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
 
@@ -146,7 +146,7 @@ void log_target(RunContext& ctx) {
              median(column[kBoundStreaming]) > 0 ? median(column[kStreaming]) / median(column[kBoundStreaming]) : 0,
              "ratio");
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
-  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
+  ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
   note_record_kernel(ctx);
 }
 
@@ -180,7 +180,7 @@ void flush_target(RunContext& ctx) {
   const auto dirty = static_cast<uint32_t>(p.integer("dirty"));
   const int threads = ctx.threads();
   const std::string dir = peer_directory(ctx, "libpmemblk");
-  auto peer = peer_or_skip(ctx, [&] { return PmemBlkPeer::create(dir, page_size, kStoreBytes); });
+  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   peer->prefault();
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
 
@@ -266,7 +266,7 @@ void flush_target(RunContext& ctx) {
     ctx.metric("pmemblk_target_met", b >= target ? 1 : 0, "bool");
   }
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
-  ctx.metric("pmem_is_pmem_force", pool::force_pmem_for_pmdk(), "flag");
+  ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
 }
 
 const CaseRegistration flush_registration{CaseDef{

@@ -8,7 +8,7 @@
 
 #include "pmlab/bench/pausable_loop.hpp"
 #include "pmlab/suites/primitives/common.hpp"
-#include "pmlab/suites/primitives/pmdk_peers.hpp"
+#include "pmlab/pmdk/log_blk.hpp"
 #include "pmlab/workload/random.hpp"
 #include "pmlab/workload/scrambled_zipfian.hpp"
 
@@ -90,12 +90,12 @@ void body(RunContext& ctx) {
 
   if (p.text("writer") == kPmemLog) {
     const std::string dir = peer_directory(ctx, "libpmemlog");
-    auto peer = peer_or_skip(ctx, [&] { return PmemLogPeer::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
+    auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
     peer->prefault();
     const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
     Maintenance rewind(threads, [&] { peer->rewind(); });
     run(rewind, [&](int, const Update& u) { return peer->append(&u, sizeof u); });
-    record_peer_counters(ctx, kPmemLogFencesPerAppend);
+    record_peer_counters(ctx, pmdk::kPmemLogFencesPerAppend);
   } else {
     const plog::Options options = log_options(p, static_cast<uint32_t>(threads));
     prefault(ctx.region().base, ctx.region().size);

@@ -5,14 +5,13 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
+#include "pmlab/pmdk/persistence.hpp"
 #include "pmlab/media/region.hpp"
-#include "pmlab/ptm/pmdk/pmdk_ptm.hpp"
+#include "pmlab/pmdk/obj_ptm.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/bank.hpp"
@@ -20,7 +19,7 @@
 #include "pmlab/ptm/workloads/hashmap.hpp"
 #include "pmlab/ptm/workloads/queue.hpp"
 #include "pmlab/ptm/workloads/sps.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 
 namespace pmlab::suites::ptm {
 
@@ -29,6 +28,7 @@ using bench::RunContext;
 using bench::ThreadState;
 
 namespace fs = std::filesystem;
+static_assert(pmdk::ObjPtm::kRootWords >= pmlab::ptm::kRoots, "the PMDK peer holds every root a workload uses");
 
 namespace {
 constexpr uint64_t kSlotBytes = 256 << 10;
@@ -166,24 +166,19 @@ void run_pmlab_ptm(RunContext& ctx, const RunSpec& spec) {
 }
 
 void run_pmdk(RunContext& ctx, const RunSpec& spec) {
-  if (!PmdkPtm::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
+  if (!pmdk::ObjPtm::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
   if (spec.durability != Durability::adr && spec.durability != Durability::eadr)
-    ctx.skip("PMDK has no PDRAM mode (only the platform's ADR, or eADR through PMEM_NO_FLUSH=1)");
-  const char* no_flush = std::getenv("PMEM_NO_FLUSH");
-  const bool flushes_off = no_flush != nullptr && std::string(no_flush) == "1";
-  if (flushes_off != spec.elide_flush)
-    ctx.skip(flushes_off ? "PMEM_NO_FLUSH=1 is set for this process: PMDK's full-cost runs are not possible in it"
-                         : "internal: PMDK without flushes must run in a child with PMEM_NO_FLUSH=1");
+    ctx.skip("PMDK has no PDRAM mode (only ADR, or eADR with its flushes off)");
   if (!spec.logging || spec.elide_fence)
     ctx.skip("not measurable: PMDK's logging and fences cannot be switched off without modifying libpmemobj");
-  const int forced = pool::force_pmem_for_pmdk();
+  const int forced = pmdk::force_pmem_is_pmem();
   std::string dir = "/dev/shm";
   if (ctx.region().base != nullptr) {
-    auto d = pool::directory_of_mapping(ctx.region().base);
+    auto d = pmdk::directory_of_mapping(ctx.region().base);
     if (d) dir = *d;
   }
   const std::string path = (fs::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-pmdk.pool")).string();
-  auto ptm = PmdkPtm::create(path, heap_bytes(spec) * 3 / 2 + (16 << 20));
+  auto ptm = pmdk::ObjPtm::create(path, heap_bytes(spec) * 3 / 2 + (16 << 20));
   if (!ptm) ctx.fail(ptm.status().message());
   // Counted over the timed loop only (the load's transactions are subtracted after it).
   struct Counts {
@@ -192,10 +187,13 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
   Counts before{0, 0};
   {
     // PMDK's flushes and drains counted (and shown to the run's device model) through pmlab's libpmem
-    // interposer, as our PTMs' are through their persisters.
-    const ds::tx::ScopedPmdkPersistence seen({.count = true, .observer = ctx.model()});
+    // interposer, as our PTMs' are through their persisters; under eADR (and the no-flush breakdown) the
+    // interposer issues no flush, as libpmem does on a platform that reports eADR.
+    const pmdk::ScopedPersistence seen({.count = true, .elide_flush = spec.elide_flush, .observer = ctx.model()});
     dispatch(ctx, **ptm, spec, [&] { before = {(*ptm)->transactions(), (*ptm)->ranges_added()}; });
   }
+  if (spec.elide_flush && !pmdk::interposed())
+    ctx.fail("PMDK's flushes could not be switched off: libpmem's calls did not reach pmlab's interposer");
   const double txs = static_cast<double>((*ptm)->transactions() - before.tx);
   if (txs > 0) {
     const double ranges = static_cast<double>((*ptm)->ranges_added() - before.ranges) / txs;
@@ -204,9 +202,9 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
                "PMDK 1.12 tx: 2 + 2 x ranges added (shared/reference/README.md, from PMDK sources)");
   }
   ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path + " (removed after the run), "
-                   "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (flushes_off ? ", PMEM_NO_FLUSH=1" : "") +
+                   "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +
                    "; one global lock serializes transactions as for undo/redo");
-  ctx.note("counters", ds::tx::pmdk_persistence_interposed()
+  ctx.note("counters", pmdk::interposed()
                            ? "flushes_per_op and fences_per_op count PMDK's libpmem calls (pmlab's interposer)"
                            : "flushes_per_op and fences_per_op read zero: libpmem's calls did not reach pmlab's "
                              "interposer in this process");
@@ -220,45 +218,6 @@ void run(RunContext& ctx, const RunSpec& spec) {
   if (spec.ptm == "undo") run_pmlab_ptm<UndoPtm>(ctx, spec);
   else if (spec.ptm == "redo") run_pmlab_ptm<RedoPtm>(ctx, spec);
   else run_pmdk(ctx, spec);
-}
-
-bool run_pmdk_without_flush(RunContext& ctx, const std::string& case_name) {
-  const char* no_flush = std::getenv("PMEM_NO_FLUSH");
-  if (no_flush != nullptr && std::string(no_flush) == "1") return false;  // we are the child: measure here
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) ctx.skip("cannot find pmlab's own executable to run PMDK with PMEM_NO_FLUSH=1");
-  char tmpl[] = "/dev/shm/pmlab-ptm-child-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) ctx.fail("mkdtemp for the PMEM_NO_FLUSH child failed");
-  const std::string out = tmpl;
-  std::string cmd = "PMEM_NO_FLUSH=1 PMEM_IS_PMEM_FORCE=1 '" + self.string() + "' run " + case_name + " --no-progress --out '" + out + "'";
-  for (const auto& [k, v] : ctx.params().json().items())
-    cmd += " --set " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  if (ctx.quick()) cmd += " --quick";
-  if (ctx.control().ops) cmd += " --ops " + std::to_string(ctx.control().ops);
-  else cmd += " --duration " + std::to_string(ctx.control().duration_s) + "s";
-  cmd += " >/dev/null 2>&1";
-  const int rc = std::system(cmd.c_str());
-  nlohmann::json doc;
-  {
-    std::ifstream in(out + "/results.json");
-    if (in) doc = nlohmann::json::parse(in, nullptr, false);
-  }
-  fs::remove_all(out, ec);
-  if (doc.is_discarded() || !doc.contains("runs") || doc["runs"].empty())
-    ctx.fail("the PMEM_NO_FLUSH=1 child wrote no results (exit " + std::to_string(rc) + ")");
-  const auto& child = doc["runs"][0];
-  if (child.value("status", "") != "ok")
-    ctx.fail("the PMEM_NO_FLUSH=1 child run failed: " + child.value("reason", std::string("?")));
-  for (const auto& [name, m] : child["metrics"].items())
-    if (m["value"].is_number() && m.value("kind", "") == "measured")
-      ctx.metric(name, m["value"].get<double>(), m.value("unit", ""));
-  if (child.contains("notes") && child["notes"].is_object())
-    for (auto it = child["notes"].begin(); it != child["notes"].end(); ++it)
-      if (it.value().is_string()) ctx.note(it.key(), it.value().get<std::string>());
-  ctx.note("pmem_no_flush", "measured in a child pmlab process started with PMEM_NO_FLUSH=1: libpmem reads it once, "
-                            "when it is loaded, so it cannot be switched within one process");
-  return true;
 }
 
 }  // namespace pmlab::suites::ptm

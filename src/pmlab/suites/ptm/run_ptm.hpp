@@ -37,8 +37,4 @@ void run(bench::RunContext& ctx, const RunSpec& spec);
 // ratios, so a phase disturbed by another process moves one round, not the verdict.
 void run_target(bench::RunContext& ctx, const RunSpec& spec);
 
-// Runs this very point in a child `pmlab run` with PMEM_NO_FLUSH=1 in its environment (libpmem reads it
-// once, when it is loaded) and records the child's measured metrics in this run.
-bool run_pmdk_without_flush(bench::RunContext& ctx, const std::string& case_name);
-
 }  // namespace pmlab::suites::ptm

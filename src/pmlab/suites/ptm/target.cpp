@@ -13,13 +13,13 @@
 
 #include "pmlab/bench/side_by_side.hpp"
 #include "pmlab/common/statistics.hpp"
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
-#include "pmlab/ptm/pmdk/pmdk_ptm.hpp"
+#include "pmlab/pmdk/persistence.hpp"
+#include "pmlab/pmdk/obj_ptm.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/hashmap.hpp"
 #include "pmlab/ptm/workloads/sps.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 #include "pmlab/suites/ptm/run_ptm.hpp"
 
 namespace pmlab::suites::ptm {
@@ -64,18 +64,18 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   RedoPtm redo(regions(1), o);
   if (Status s = undo.format(); !s) ctx.fail(s.message());
   if (Status s = redo.format(); !s) ctx.fail(s.message());
-  if (!PmdkPtm::available()) ctx.skip("pmlab was built without libpmemobj");
-  const int forced = pool::force_pmem_for_pmdk();
+  if (!pmdk::ObjPtm::available()) ctx.skip("pmlab was built without libpmemobj");
+  const int forced = pmdk::force_pmem_is_pmem();
   std::string dir = "/dev/shm";
-  if (auto d = pool::directory_of_mapping(ctx.region().base)) dir = *d;
+  if (auto d = pmdk::directory_of_mapping(ctx.region().base)) dir = *d;
   const std::string path =
       (std::filesystem::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-target.pool")).string();
-  auto pmdk = PmdkPtm::create(path, heap * 3 / 2 + (16 << 20));
+  auto pmdk = pmdk::ObjPtm::create(path, heap * 3 / 2 + (16 << 20));
   if (!pmdk) ctx.fail(pmdk.status().message());
 
   W<UndoPtm> wu;
   W<RedoPtm> wr;
-  W<PmdkPtm> wp;
+  W<pmdk::ObjPtm> wp;
   if (Status s = wu.load(undo, spec.config); !s) ctx.fail(s.message());
   if (Status s = wr.load(redo, spec.config); !s) ctx.fail(s.message());
   if (Status s = wp.load(**pmdk, spec.config); !s) ctx.fail(s.message());
@@ -98,9 +98,9 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   const int rounds = ctx.quick() ? 11 : 31;
   const double seconds = std::max(0.005, ctx.control().duration_s / 5);
   // PMDK's flushes and drains counted (and shown to the device model) through pmlab's libpmem interposer.
-  const bool pmdk_counted = ds::tx::pmdk_persistence_interposed();
+  const bool pmdk_counted = pmdk::interposed();
   const bench::InterleaveResult measured = [&] {
-    const ds::tx::ScopedPmdkPersistence seen({.count = true, .observer = ctx.model()});
+    const pmdk::ScopedPersistence seen({.count = true, .observer = ctx.model()});
     return bench::interleave(ctx, rounds, seconds, contenders);
   }();
   std::vector<double> vs_pmdk, vs_undo;

@@ -1,4 +1,4 @@
-#include "pmlab/ds/tx/transaction.hpp"
+#include "pmlab/pmdk/tx.hpp"
 
 #include <atomic>
 
@@ -6,7 +6,7 @@
 #include <libpmemobj.h>
 #endif
 
-namespace pmlab::ds::tx {
+namespace pmlab::pmdk::tx {
 namespace {
 std::atomic<bool> g_logging{true};
 std::atomic<uint64_t> g_aborts{0};
@@ -69,4 +69,4 @@ Scope::Scope(void*) noexcept {}
 Scope::~Scope() = default;
 #endif
 
-}  // namespace pmlab::ds::tx
+}  // namespace pmlab::pmdk::tx

@@ -6,7 +6,7 @@
 //
 // PMDK decides at create/open whether the mapping is PMEM; on an emulated pool (/dev/shm, a plain file) it
 // would say no and msync every persist, so PMEM_IS_PMEM_FORCE=1 is set first unless the user set it
-// (pool::force_pmem_for_pmdk(), whose value the bench records with every run).
+// (force_pmem_is_pmem(), whose value the bench records with every run).
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 
 #include "pmlab/common/status.hpp"
 
-namespace pmlab::ds::tx {
+namespace pmlab::pmdk {
 
 class ObjArenaPool {
  public:
@@ -51,4 +51,4 @@ class ObjArenaPool {
   bool remove_ = false;
 };
 
-}  // namespace pmlab::ds::tx
+}  // namespace pmlab::pmdk

@@ -14,15 +14,15 @@
 
 #include "pmlab/common/status.hpp"
 
-namespace pmlab::suites::primitives {
+namespace pmlab::pmdk {
 
-class PmemLogPeer {
+class PmemLog {
  public:
   // Creates `dir`/pmlab-<pid>-pmemlog.pool of `bytes`; unavailable without libpmemlog.
-  static Result<std::unique_ptr<PmemLogPeer>> create(const std::string& dir, uint64_t bytes);
-  ~PmemLogPeer();
-  PmemLogPeer(const PmemLogPeer&) = delete;
-  PmemLogPeer& operator=(const PmemLogPeer&) = delete;
+  static Result<std::unique_ptr<PmemLog>> create(const std::string& dir, uint64_t bytes);
+  ~PmemLog();
+  PmemLog(const PmemLog&) = delete;
+  PmemLog& operator=(const PmemLog&) = delete;
 
   // False when the log is full (rewind, then append again).
   bool append(const void* data, size_t len) noexcept;
@@ -33,18 +33,18 @@ class PmemLogPeer {
   static bool available() noexcept;
 
  private:
-  PmemLogPeer(void* pool, std::string path) : pool_(pool), path_(std::move(path)) {}
+  PmemLog(void* pool, std::string path) : pool_(pool), path_(std::move(path)) {}
   void* pool_;
   std::string path_;
 };
 
-class PmemBlkPeer {
+class PmemBlk {
  public:
   // Creates `dir`/pmlab-<pid>-pmemblk.pool of `bytes` with blocks of `block_bytes`.
-  static Result<std::unique_ptr<PmemBlkPeer>> create(const std::string& dir, uint32_t block_bytes, uint64_t bytes);
-  ~PmemBlkPeer();
-  PmemBlkPeer(const PmemBlkPeer&) = delete;
-  PmemBlkPeer& operator=(const PmemBlkPeer&) = delete;
+  static Result<std::unique_ptr<PmemBlk>> create(const std::string& dir, uint32_t block_bytes, uint64_t bytes);
+  ~PmemBlk();
+  PmemBlk(const PmemBlk&) = delete;
+  PmemBlk& operator=(const PmemBlk&) = delete;
 
   bool write(const void* block, uint64_t number) noexcept;
   uint64_t blocks() const noexcept { return blocks_; }
@@ -53,7 +53,7 @@ class PmemBlkPeer {
   static bool available() noexcept;
 
  private:
-  PmemBlkPeer(void* pool, std::string path, uint64_t blocks) : pool_(pool), path_(std::move(path)), blocks_(blocks) {}
+  PmemBlk(void* pool, std::string path, uint64_t blocks) : pool_(pool), path_(std::move(path)), blocks_(blocks) {}
   void* pool_;
   std::string path_;
   uint64_t blocks_;
@@ -64,4 +64,4 @@ inline constexpr double kPmemLogFencesPerAppend = 2;
 inline constexpr double kPmemBlkFencesPerWrite = 4;
 inline constexpr const char* kPmdkBarrierSource = "PMDK 1.12 sources (shared/reference/README.md, barrier counts per op)";
 
-}  // namespace pmlab::suites::primitives
+}  // namespace pmlab::pmdk

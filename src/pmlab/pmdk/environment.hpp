@@ -8,7 +8,7 @@
 
 #include "pmlab/common/status.hpp"
 
-namespace pmlab::pool {
+namespace pmlab::pmdk {
 
 // The directory of the file mapped at `addr` (the run's pool). unsupported: the region is not backed by
 // a file (a DRAM medium); not_found: no mapping holds it.
@@ -16,6 +16,6 @@ Result<std::string> directory_of_mapping(const void* addr);
 
 // PMEM_IS_PMEM_FORCE as PMDK will read it: set to 1 unless already set (the user's value stands).
 // Returns the value in effect, which the bench records with every run that uses PMDK.
-int force_pmem_for_pmdk();
+int force_pmem_is_pmem();
 
-}  // namespace pmlab::pool
+}  // namespace pmlab::pmdk

@@ -1,7 +1,7 @@
-#include "pmlab/suites/ds/pmdk_maps.hpp"
+#include "pmlab/pmdk/maps.hpp"
 
-#include "pmlab/ds/tx/obj_pool.hpp"
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/obj_pool.hpp"
+#include "pmlab/pmdk/environment.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -19,17 +19,17 @@
 #include "map_skiplist.h"
 #endif
 
-namespace pmlab::suites::ds {
+namespace pmlab::pmdk {
 
-const std::vector<std::string>& PmdkMap::names() {
+const std::vector<std::string>& Map::names() {
   static const std::vector<std::string> n{"pmdk-btree",      "pmdk-ctree",          "pmdk-rbtree",
                                           "pmdk-hashmap-tx", "pmdk-hashmap-atomic", "pmdk-skiplist"};
   return n;
 }
 
-bool PmdkMap::is_pmdk(const std::string& structure) { return structure.rfind("pmdk-", 0) == 0; }
+bool Map::is_pmdk(const std::string& structure) { return structure.rfind("pmdk-", 0) == 0; }
 
-uint64_t PmdkMap::pool_bytes_for(uint64_t records, uint32_t value_bytes) noexcept {
+uint64_t Map::pool_bytes_for(uint64_t records, uint32_t value_bytes) noexcept {
   return 2 * records * (value_bytes + 256) + (64ull << 20);
 }
 
@@ -72,7 +72,7 @@ int count_one(uint64_t, PMEMoid, void* arg) {
 
 }  // namespace
 
-struct PmdkMap::Impl {
+struct Map::Impl {
   std::string path;
   const map_ops* ops = nullptr;
   bool atomic = false;
@@ -90,14 +90,14 @@ struct PmdkMap::Impl {
   PeerRoot* root() const { return static_cast<PeerRoot*>(pmemobj_direct(pmemobj_root(pop, sizeof(PeerRoot)))); }
 };
 
-std::string PmdkMap::unavailable_reason() { return {}; }
+std::string Map::unavailable_reason() { return {}; }
 
-PmdkMap::PmdkMap(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-PmdkMap::~PmdkMap() = default;
+Map::Map(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Map::~Map() = default;
 
-Result<std::unique_ptr<PmdkMap>> PmdkMap::create(const std::string& structure, const std::string& path,
+Result<std::unique_ptr<Map>> Map::create(const std::string& structure, const std::string& path,
                                                  uint64_t pool_bytes, uint32_t value_bytes) {
-  pool::force_pmem_for_pmdk();  // before PMDK's first is-it-PMEM question, which it answers once
+  force_pmem_is_pmem();  // before PMDK's first is-it-PMEM question, which it answers once
   auto impl = std::make_unique<Impl>();
   impl->ops = ops_of(structure);
   if (impl->ops == nullptr) return error(Errc::invalid_argument, "no PMDK map named " + structure);
@@ -117,10 +117,10 @@ Result<std::unique_ptr<PmdkMap>> PmdkMap::create(const std::string& structure, c
     return error(Errc::io_error, structure + ": map_create failed: " + pmemobj_errormsg());
   impl->map = root->map;
   if (map_init(impl->mapc, impl->map) != 0) return error(Errc::io_error, structure + ": map_init failed");
-  return std::unique_ptr<PmdkMap>(new PmdkMap(std::move(impl)));
+  return std::unique_ptr<Map>(new Map(std::move(impl)));
 }
 
-bool PmdkMap::insert(uint64_t key, uint64_t record, const std::byte* value) noexcept {
+bool Map::insert(uint64_t key, uint64_t record, const std::byte* value) noexcept {
   Impl& m = *impl_;
   if (map_lookup(m.mapc, m.map, key)) return update(key, record, value);
   if (m.atomic) {
@@ -147,7 +147,7 @@ bool PmdkMap::insert(uint64_t key, uint64_t record, const std::byte* value) noex
   return true;
 }
 
-bool PmdkMap::update(uint64_t key, uint64_t, const std::byte* value) noexcept {
+bool Map::update(uint64_t key, uint64_t, const std::byte* value) noexcept {
   Impl& m = *impl_;
   const PMEMoid v = map_get(m.mapc, m.map, key);
   if (OID_IS_NULL(v)) return false;
@@ -166,7 +166,7 @@ bool PmdkMap::update(uint64_t key, uint64_t, const std::byte* value) noexcept {
   return true;
 }
 
-bool PmdkMap::read(uint64_t key, uint64_t, std::byte* out) noexcept {
+bool Map::read(uint64_t key, uint64_t, std::byte* out) noexcept {
   Impl& m = *impl_;
   const PMEMoid v = map_get(m.mapc, m.map, key);
   if (OID_IS_NULL(v)) return false;
@@ -174,18 +174,18 @@ bool PmdkMap::read(uint64_t key, uint64_t, std::byte* out) noexcept {
   return true;
 }
 
-uint64_t PmdkMap::count() const noexcept {
+uint64_t Map::count() const noexcept {
   uint64_t n = 0;
   map_foreach(impl_->mapc, impl_->map, count_one, &n);
   return n;
 }
 
-Status PmdkMap::check() const {
+Status Map::check() const {
   if (map_check(impl_->mapc, impl_->map) != 0) return error(Errc::corrupted, "the PMDK map's own check failed");
   return Status::success();
 }
 
-Status PmdkMap::reopen() {
+Status Map::reopen() {
   Impl& m = *impl_;
   map_ctx_free(m.mapc);
   m.mapc = nullptr;
@@ -199,8 +199,8 @@ Status PmdkMap::reopen() {
   return Status::success();
 }
 #else
-struct PmdkMap::Impl {};
-std::string PmdkMap::unavailable_reason() {
+struct Map::Impl {};
+std::string Map::unavailable_reason() {
 #ifdef PMLAB_PMDK_MAPS_MISSING
   return std::string("PMDK's example map sources are missing (") + PMLAB_PMDK_MAPS_MISSING +
          "; install libpmemobj-dev and rebuild)";
@@ -208,17 +208,17 @@ std::string PmdkMap::unavailable_reason() {
   return "pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)";
 #endif
 }
-PmdkMap::PmdkMap(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-PmdkMap::~PmdkMap() = default;
-Result<std::unique_ptr<PmdkMap>> PmdkMap::create(const std::string&, const std::string&, uint64_t, uint32_t) {
+Map::Map(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Map::~Map() = default;
+Result<std::unique_ptr<Map>> Map::create(const std::string&, const std::string&, uint64_t, uint32_t) {
   return error(Errc::unsupported, unavailable_reason());
 }
-bool PmdkMap::insert(uint64_t, uint64_t, const std::byte*) noexcept { return false; }
-bool PmdkMap::update(uint64_t, uint64_t, const std::byte*) noexcept { return false; }
-bool PmdkMap::read(uint64_t, uint64_t, std::byte*) noexcept { return false; }
-uint64_t PmdkMap::count() const noexcept { return 0; }
-Status PmdkMap::check() const { return error(Errc::unsupported, unavailable_reason()); }
-Status PmdkMap::reopen() { return error(Errc::unsupported, unavailable_reason()); }
+bool Map::insert(uint64_t, uint64_t, const std::byte*) noexcept { return false; }
+bool Map::update(uint64_t, uint64_t, const std::byte*) noexcept { return false; }
+bool Map::read(uint64_t, uint64_t, std::byte*) noexcept { return false; }
+uint64_t Map::count() const noexcept { return 0; }
+Status Map::check() const { return error(Errc::unsupported, unavailable_reason()); }
+Status Map::reopen() { return error(Errc::unsupported, unavailable_reason()); }
 #endif
 
-}  // namespace pmlab::suites::ds
+}  // namespace pmlab::pmdk

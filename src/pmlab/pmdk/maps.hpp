@@ -21,9 +21,9 @@
 
 #include "pmlab/common/status.hpp"
 
-namespace pmlab::suites::ds {
+namespace pmlab::pmdk {
 
-class PmdkMap {
+class Map {
  public:
   // The structure values of the YCSB case: pmdk-btree, pmdk-ctree, pmdk-rbtree, pmdk-hashmap-tx,
   // pmdk-hashmap-atomic, pmdk-skiplist.
@@ -32,13 +32,13 @@ class PmdkMap {
   // Empty when the maps were built in; otherwise why not.
   static std::string unavailable_reason();
 
-  static Result<std::unique_ptr<PmdkMap>> create(const std::string& structure, const std::string& path,
+  static Result<std::unique_ptr<Map>> create(const std::string& structure, const std::string& path,
                                                  uint64_t pool_bytes, uint32_t value_bytes);
   // Pool bytes for `records` records of `value_bytes` (values, map nodes, allocator headers, rebuilds).
   static uint64_t pool_bytes_for(uint64_t records, uint32_t value_bytes) noexcept;
-  ~PmdkMap();
-  PmdkMap(const PmdkMap&) = delete;
-  PmdkMap& operator=(const PmdkMap&) = delete;
+  ~Map();
+  Map(const Map&) = delete;
+  Map& operator=(const Map&) = delete;
 
   bool insert(uint64_t key, uint64_t record, const std::byte* value) noexcept;
   bool update(uint64_t key, uint64_t record, const std::byte* value) noexcept;
@@ -54,9 +54,9 @@ class PmdkMap {
 
  private:
   struct Impl;
-  explicit PmdkMap(std::unique_ptr<Impl> impl);
+  explicit Map(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   uint64_t aborts_ = 0;
 };
 
-}  // namespace pmlab::suites::ds
+}  // namespace pmlab::pmdk

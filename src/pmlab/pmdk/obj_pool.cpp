@@ -1,15 +1,15 @@
-#include "pmlab/ds/tx/obj_pool.hpp"
+#include "pmlab/pmdk/obj_pool.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 #include <libpmemobj.h>
 #endif
 
-namespace pmlab::ds::tx {
+namespace pmlab::pmdk {
 
 uint64_t ObjArenaPool::pool_bytes_for(uint64_t arena_bytes) noexcept {
   // PMDK: ~4 MiB of lanes, heap metadata (a few %), the root object's header; undo logs grow in the heap.
@@ -33,7 +33,7 @@ struct RootHeader {
 bool ObjArenaPool::available() noexcept { return true; }
 
 Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::create(const std::string& path, uint64_t arena_bytes) {
-  pool::force_pmem_for_pmdk();
+  force_pmem_is_pmem();
   arena_bytes &= ~uint64_t{63};
   PMEMobjpool* pop = pmemobj_create(path.c_str(), kLayout, std::max<uint64_t>(pool_bytes_for(arena_bytes), PMEMOBJ_MIN_POOL), 0600);
   if (pop == nullptr) return error(Errc::io_error, "pmemobj_create " + path + ": " + pmemobj_errormsg());
@@ -59,7 +59,7 @@ Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::create(const std::string& pa
 }
 
 Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::open(const std::string& path) {
-  pool::force_pmem_for_pmdk();
+  force_pmem_is_pmem();
   PMEMobjpool* pop = pmemobj_open(path.c_str(), kLayout);
   if (pop == nullptr) return error(Errc::io_error, "pmemobj_open " + path + ": " + pmemobj_errormsg());
   const size_t size = pmemobj_root_size(pop);
@@ -95,4 +95,4 @@ Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::open(const std::string&) {
 ObjArenaPool::~ObjArenaPool() = default;
 #endif
 
-}  // namespace pmlab::ds::tx
+}  // namespace pmlab::pmdk

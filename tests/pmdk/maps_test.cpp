@@ -5,11 +5,11 @@
 #include <map>
 #include <vector>
 
-#include "pmlab/suites/ds/pmdk_maps.hpp"
+#include "pmlab/pmdk/maps.hpp"
 #include "pmlab/workload/random.hpp"
 #include "../support/temp_dir.hpp"
 
-namespace pmlab::suites::ds {
+namespace pmlab::pmdk {
 namespace {
 
 constexpr uint32_t kValue = 128;
@@ -21,12 +21,12 @@ std::vector<std::byte> value_of(uint64_t key, uint64_t version) {
 }
 
 TEST(PmdkMaps, EveryMapMatchesAMapAcrossReopen) {
-  if (const std::string why = PmdkMap::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = Map::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   constexpr uint64_t kRecords = 1500;
-  for (const std::string& name : PmdkMap::names()) {
+  for (const std::string& name : Map::names()) {
     SCOPED_TRACE(name);
     pmlab::testing::TempDir dir;
-    auto map = PmdkMap::create(name, dir.file("map.pool"), PmdkMap::pool_bytes_for(kRecords, kValue), kValue);
+    auto map = Map::create(name, dir.file("map.pool"), Map::pool_bytes_for(kRecords, kValue), kValue);
     ASSERT_TRUE(map.ok()) << map.status().message();
     std::map<uint64_t, uint64_t> model;
     workload::Random rng(5);
@@ -63,4 +63,4 @@ TEST(PmdkMaps, EveryMapMatchesAMapAcrossReopen) {
 }
 
 }  // namespace
-}  // namespace pmlab::suites::ds
+}  // namespace pmlab::pmdk

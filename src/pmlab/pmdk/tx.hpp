@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace pmlab::ds::tx {
+namespace pmlab::pmdk::tx {
 
 bool available() noexcept;
 
@@ -56,4 +56,4 @@ uint64_t aborts() noexcept;
 using FaultHook = void (*)() noexcept;
 void set_fault_hook(FaultHook hook) noexcept;
 
-}  // namespace pmlab::ds::tx
+}  // namespace pmlab::pmdk::tx

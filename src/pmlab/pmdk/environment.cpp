@@ -1,4 +1,4 @@
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace pmlab::pool {
+namespace pmlab::pmdk {
 
 Result<std::string> directory_of_mapping(const void* addr) {
   std::ifstream maps("/proc/self/maps");
@@ -30,10 +30,10 @@ Result<std::string> directory_of_mapping(const void* addr) {
   return error(Errc::not_found, "no mapping holds the region");
 }
 
-int force_pmem_for_pmdk() {
+int force_pmem_is_pmem() {
   setenv("PMEM_IS_PMEM_FORCE", "1", /*overwrite=*/0);
   const char* value = std::getenv("PMEM_IS_PMEM_FORCE");
   return value ? std::atoi(value) : 0;
 }
 
-}  // namespace pmlab::pool
+}  // namespace pmlab::pmdk

@@ -1,5 +1,5 @@
 // Where PMDK's pools go beside a run's pool, and PMEM_IS_PMEM_FORCE as PMDK will read it.
-#include "pmlab/pool/pmdk_environment.hpp"
+#include "pmlab/pmdk/environment.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 
 #include "../support/temp_dir.hpp"
 
-namespace pmlab::pool {
+namespace pmlab::pmdk {
 namespace {
 
 TEST(PmdkEnvironment, DirectoryOfMappingIsTheMappedFilesDirectory) {
@@ -39,13 +39,13 @@ TEST(PmdkEnvironment, ForcesPmemUnlessTheUserChoseOtherwise) {
   const char* before = std::getenv("PMEM_IS_PMEM_FORCE");
   const std::string saved = before ? before : "";
   ::unsetenv("PMEM_IS_PMEM_FORCE");
-  EXPECT_EQ(force_pmem_for_pmdk(), 1);
+  EXPECT_EQ(force_pmem_is_pmem(), 1);
   EXPECT_STREQ(std::getenv("PMEM_IS_PMEM_FORCE"), "1");
   ::setenv("PMEM_IS_PMEM_FORCE", "0", 1);  // the user's choice stands: PMDK then measures msync
-  EXPECT_EQ(force_pmem_for_pmdk(), 0);
+  EXPECT_EQ(force_pmem_is_pmem(), 0);
   if (before) ::setenv("PMEM_IS_PMEM_FORCE", saved.c_str(), 1);
   else ::unsetenv("PMEM_IS_PMEM_FORCE");
 }
 
 }  // namespace
-}  // namespace pmlab::pool
+}  // namespace pmlab::pmdk

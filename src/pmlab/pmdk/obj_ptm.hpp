@@ -1,5 +1,5 @@
-// The peer: PMDK libpmemobj transactions (undo logging, its own allocator) behind the same interface as
-// pmlab's PTMs, so every workload runs on it unchanged.
+// The peer of pmlab's PTMs: PMDK libpmemobj transactions (undo logging, its own allocator) behind the
+// interface of ptm/common/ptm.hpp, so every ptm workload runs on it unchanged.
 //
 // Mapping: run() = pmemobj_tx_begin … pmemobj_tx_commit / pmemobj_tx_end; write() snapshots the word with
 // pmemobj_tx_add_range_direct (PMDK merges repeated ranges) then stores it; read() is a plain load;
@@ -19,24 +19,25 @@
 #include <vector>
 
 #include "pmlab/common/status.hpp"
-#include "pmlab/ptm/common/heap.hpp"
 
-namespace pmlab::ptm {
+namespace pmlab::pmdk {
 
-class PmdkPtm {
+class ObjPtm {
  public:
   static constexpr const char* kName = "pmdk";
+  // Words of the root object: the entry points a ptm workload keeps (at least ptm::kRoots).
+  static constexpr int kRootWords = 16;
 
   static bool available() noexcept;
   // Creates the pool file `path` of `bytes` (removed by the destructor).
-  static Result<std::unique_ptr<PmdkPtm>> create(const std::string& path, uint64_t bytes);
-  ~PmdkPtm();
-  PmdkPtm(const PmdkPtm&) = delete;
-  PmdkPtm& operator=(const PmdkPtm&) = delete;
+  static Result<std::unique_ptr<ObjPtm>> create(const std::string& path, uint64_t bytes);
+  ~ObjPtm();
+  ObjPtm(const ObjPtm&) = delete;
+  ObjPtm& operator=(const ObjPtm&) = delete;
 
   class Tx {
    public:
-    explicit Tx(PmdkPtm& ptm) noexcept : ptm_(ptm) {}
+    explicit Tx(ObjPtm& ptm) noexcept : ptm_(ptm) {}
     uint64_t read(const uint64_t* word) const noexcept { return *word; }
     void write(uint64_t* word, uint64_t value);
     uint64_t alloc(uint64_t bytes);
@@ -48,8 +49,9 @@ class PmdkPtm {
     uint64_t* root(int i) const noexcept { return ptm_.roots_ + i; }
 
    private:
-    PmdkPtm& ptm_;
-    TxAllocState fresh_;
+    ObjPtm& ptm_;
+    // [begin, end) offsets of objects this transaction allocated: written without a snapshot.
+    std::vector<std::pair<uint64_t, uint64_t>> fresh_;
   };
 
   template <class F>
@@ -70,7 +72,7 @@ class PmdkPtm {
   const std::string& path() const noexcept { return path_; }
 
  private:
-  PmdkPtm() = default;
+  ObjPtm() = default;
   void begin();
   void commit();
 
@@ -84,4 +86,4 @@ class PmdkPtm {
   uint64_t transactions_ = 0;  // guarded by lock_
 };
 
-}  // namespace pmlab::ptm
+}  // namespace pmlab::pmdk

@@ -1,4 +1,4 @@
-#include "pmlab/ds/tx/pmdk_persistence.hpp"
+#include "pmlab/pmdk/persistence.hpp"
 
 #include <atomic>
 
@@ -13,7 +13,7 @@
 #include "pmlab/persist/counters.hpp"
 #endif
 
-namespace pmlab::ds::tx {
+namespace pmlab::pmdk {
 namespace {
 std::atomic<bool> g_count{false};
 std::atomic<bool> g_elide_flush{false};
@@ -22,17 +22,17 @@ std::atomic<bool> g_reached{false};
 std::atomic<persist::Observer*> g_observer{nullptr};
 }  // namespace
 
-void set_pmdk_persistence(const PmdkPersistence& p) noexcept {
+void set_persistence(const Persistence& p) noexcept {
   g_count.store(p.count, std::memory_order_relaxed);
   g_elide_flush.store(p.elide_flush, std::memory_order_relaxed);
   g_elide_fence.store(p.elide_fence, std::memory_order_relaxed);
   g_observer.store(p.observer, std::memory_order_release);
 }
-PmdkPersistence pmdk_persistence() noexcept {
+Persistence persistence() noexcept {
   return {g_count.load(std::memory_order_relaxed), g_elide_flush.load(std::memory_order_relaxed),
           g_elide_fence.load(std::memory_order_relaxed), g_observer.load(std::memory_order_acquire)};
 }
-bool pmdk_persistence_interposed() noexcept { return g_reached.load(std::memory_order_relaxed); }
+bool interposed() noexcept { return g_reached.load(std::memory_order_relaxed); }
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 namespace {
@@ -94,59 +94,63 @@ bool copies_nontemporally(size_t len, unsigned flags) noexcept {
          (!(flags & (PMEM_F_MEM_TEMPORAL | PMEM_F_MEM_WB)) && len >= kMovntThreshold);
 }
 
-// What libpmem does for pmem_memcpy & co. with `flags` (flush lines, or non-temporal stores, and a drain
-// unless NODRAIN), counted as issued: what this run switched off is not counted.
-void count_copy(void* dest, size_t len, unsigned flags, bool flush_on, bool fence_on) noexcept {
-  if (flags & PMEM_F_MEM_NOFLUSH) return;
-  if (flush_on) {
-    if (copies_nontemporally(len, flags))
-      persist::tls_counters.nt_bytes += len;
-    else
-      count_flush(dest, len);
-  }
-  if (fence_on && !(flags & PMEM_F_MEM_NODRAIN)) persist::tls_counters.fences += 1;
+// How a pmem_memcpy & co. with `flags` and `len` writes its bytes back in this run: non-temporal stores
+// where libpmem would use them (also with flushes switched off: libpmem keeps them on an eADR platform,
+// as a Persister keeps copy_nt under eADR or elide_flush), else cached stores and line flushes, or no
+// write-back at all when the caller asked for none or the run switched flushes off.
+enum class CopyWriteback { none, nontemporal, flushed };
+
+CopyWriteback copy_writeback(size_t len, unsigned flags, bool flush_on) noexcept {
+  if (flags & PMEM_F_MEM_NOFLUSH) return CopyWriteback::none;
+  if (copies_nontemporally(len, flags)) return CopyWriteback::nontemporal;
+  return flush_on ? CopyWriteback::flushed : CopyWriteback::none;
 }
 
-// What the copy wrote back and whether it drained, told to the observer (the device model) in the order
-// it happened: the write-backs, then the fence (before the real drain, so emulation's wait overlaps it).
-void observe_copy(persist::Observer* o, void* dest, size_t len, unsigned flags, bool fence_on) noexcept {
-  if (o == nullptr || (flags & PMEM_F_MEM_NOFLUSH)) return;
-  if (copies_nontemporally(len, flags))
-    o->on_writeback(dest, len, persist::Writeback::nt_store);
-  else
-    observe_flush(o, dest, len);
-  if (fence_on && !(flags & PMEM_F_MEM_NODRAIN)) o->on_fence();
+// What the copy issued, counted (what this run switched off is not) and told to the observer (the device
+// model) in the order it happened: the write-backs, then the fence (before the real drain, so emulation's
+// wait overlaps it).
+void count_and_observe_copy(void* dest, size_t len, unsigned flags, CopyWriteback wb, bool fence_on) noexcept {
+  const bool drains = fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH));
+  if (g_count.load(std::memory_order_relaxed)) {
+    if (wb == CopyWriteback::nontemporal) persist::tls_counters.nt_bytes += len;
+    if (wb == CopyWriteback::flushed) count_flush(dest, len);
+    if (drains) persist::tls_counters.fences += 1;
+  }
+  if (persist::Observer* o = g_observer.load(std::memory_order_acquire)) {
+    if (wb == CopyWriteback::nontemporal) o->on_writeback(dest, len, persist::Writeback::nt_store);
+    if (wb == CopyWriteback::flushed) observe_flush(o, dest, len);
+    if (drains) o->on_fence();
+  }
 }
 
 template <class RealCopy, class PlainCopy>
 void* copy(RealCopy real_copy, PlainCopy plain_copy, void* dest, size_t len, unsigned flags) {
-  const bool count = g_count.load(std::memory_order_relaxed);
   const bool flush_on = !g_elide_flush.load(std::memory_order_relaxed);
   const bool fence_on = !g_elide_fence.load(std::memory_order_relaxed);
-  if (count) count_copy(dest, len, flags, flush_on, fence_on);
-  if (flush_on) {
-    // Copy and write back without the drain, tell the model, then drain. libpmem's own drain after a copy
-    // calls pmem_drain through its PLT, that is this file's pmem_drain, which would count the fence a
-    // second time; the real drain here is called directly. (The model's fence wait also comes before the
-    // real one, as a Persister's observer is called before its fence.)
-    void* out = real_copy(flags | PMEM_F_MEM_NODRAIN);
-    observe_copy(g_observer.load(std::memory_order_acquire), dest, len, flags, fence_on);
-    if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) real().drain();
-    return out;
+  const CopyWriteback wb = copy_writeback(len, flags, flush_on);
+  // Copy and write back without the drain, count and tell the model, then drain. libpmem's own drain
+  // after a copy calls pmem_drain through its PLT, that is this file's pmem_drain, which would count the
+  // fence a second time; the real drain here is called directly.
+  void* out = dest;
+  if (flush_on) out = real_copy(flags | PMEM_F_MEM_NODRAIN);
+  else if (wb == CopyWriteback::nontemporal) out = real_copy(flags | PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+  else plain_copy();
+  count_and_observe_copy(dest, len, flags, wb, fence_on);
+  if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) {
+    if (flush_on) real().drain();
+    else __builtin_ia32_sfence();
   }
-  plain_copy();
-  if (fence_on && !(flags & (PMEM_F_MEM_NODRAIN | PMEM_F_MEM_NOFLUSH))) __builtin_ia32_sfence();
-  return dest;
+  return out;
 }
 
 }  // namespace
-}  // namespace pmlab::ds::tx
+}  // namespace pmlab::pmdk
 
 // The interposers: same signatures as <libpmem.h>.
 extern "C" {
 
 void pmem_flush(const void* addr, size_t len) {
-  using namespace pmlab::ds::tx;
+  using namespace pmlab::pmdk;
   const Real& r = real();
   if (g_elide_flush.load(std::memory_order_relaxed)) return;
   if (g_count.load(std::memory_order_relaxed)) count_flush(addr, len);
@@ -155,7 +159,7 @@ void pmem_flush(const void* addr, size_t len) {
 }
 
 void pmem_drain(void) {
-  using namespace pmlab::ds::tx;
+  using namespace pmlab::pmdk;
   const Real& r = real();
   if (g_elide_fence.load(std::memory_order_relaxed)) return;
   if (g_count.load(std::memory_order_relaxed)) pmlab::persist::tls_counters.fences += 1;
@@ -169,21 +173,21 @@ void pmem_persist(const void* addr, size_t len) {
 }
 
 void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags) {
-  using namespace pmlab::ds::tx;
+  using namespace pmlab::pmdk;
   const Real& r = real();
   return copy([&](unsigned f) { return r.memcpy(dest, src, len, f); }, [&] { std::memcpy(dest, src, len); }, dest,
               len, flags);
 }
 
 void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
-  using namespace pmlab::ds::tx;
+  using namespace pmlab::pmdk;
   const Real& r = real();
   return copy([&](unsigned f) { return r.memmove(dest, src, len, f); }, [&] { std::memmove(dest, src, len); }, dest,
               len, flags);
 }
 
 void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
-  using namespace pmlab::ds::tx;
+  using namespace pmlab::pmdk;
   const Real& r = real();
   return copy([&](unsigned f) { return r.memset(dest, c, len, f); }, [&] { std::memset(dest, c, len); }, dest,
               len, flags);
