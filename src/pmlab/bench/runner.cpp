@@ -14,6 +14,7 @@
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/progress.hpp"
+#include "pmlab/bench/results.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/stop_signal.hpp"
@@ -96,20 +97,6 @@ void sweep_stale_pools(const fs::path& dir) {
   }
 }
 
-// A run directory that already holds results would end up with new results beside an old report.
-Status check_out_dir(const fs::path& out, bool force) {
-  std::error_code ec;
-  if (!fs::exists(out, ec)) return Status::success();
-  if (!fs::is_directory(out, ec)) return error(Errc::not_a_file, "--out " + out.string() + " exists and is not a directory");
-  for (const char* name : {"results.json", "report.html"}) {
-    if (!force && fs::exists(out / name, ec))
-      return error(Errc::already_exists, "--out " + out.string() + " already holds " + name +
-                                             "; choose a new directory, or pass --force to replace its results "
-                                             "(the old report is removed with them)");
-  }
-  return Status::success();
-}
-
 }  // namespace
 
 Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>& selectors) {
@@ -165,14 +152,15 @@ Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool q
   return pool_bytes_for(*plan);
 }
 
-Result<RunSummary> run(const RunOptions& options) {
-  auto selected = select_cases(options.selectors);
-  if (!selected) return selected.status();
+namespace {
 
-  // Every --set must name a parameter of some selected case: a typo must not silently run defaults.
+// Every --set names a parameter of some selected case (a typo must not silently run defaults), the filter
+// is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
+// lacks would skip every run and "succeed"), and the run control is positive.
+Result<std::optional<std::regex>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected) {
   for (const auto& [name, values] : options.overrides) {
     bool known = false;
-    for (const CaseDef* c : *selected)
+    for (const CaseDef* c : selected)
       for (const auto& spec : c->params) known = known || spec.name == name;
     if (!known) return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
   }
@@ -180,12 +168,11 @@ Result<RunSummary> run(const RunOptions& options) {
   if (!options.filter.empty()) {
     try {
       filter.emplace(options.filter);
-    } catch (const std::regex_error& e) {
+    } catch (const std::regex_error&) {
       return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
     }
   }
   if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));
-  // A sweep that names a flush instruction the CPU lacks would skip every run and "succeed".
   if (auto it = options.overrides.find("flush"); it != options.overrides.end()) {
     for (const std::string& value : it->second) {
       if (value == "auto") continue;
@@ -197,56 +184,52 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   if (options.duration_s && *options.duration_s <= 0) return error(Errc::invalid_argument, "--duration must be positive");
   if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
-  auto devices = model::resolve_run_devices(options.model, options.emulate);
-  if (!devices) return devices.status();
+  return filter;
+}
 
-  // Plan: expand the sweeps (names resolved after the run's defaults are known).
-  size_t redundant = 0;
-  auto planned = plan_runs(*selected, options.overrides, options.quick, redundant);
-  if (!planned) return planned.status();
-  std::vector<PlannedRun>& plan = *planned;
-
-  const std::string run_id = run_id_now();
-  const fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
-  PMLAB_TRY(check_out_dir(out, options.force));
-
-  // From here on a stop signal ends the run cleanly: the temporary pool is removed, what ran is written.
-  StopSignals stop_signals;
-
-  // The pool, when any run needs it: opened once, locked for the whole run.
-  std::unique_ptr<pool::Pool> bench_pool;
-  bool created_pool = false;
-  std::string pool_path = options.pool_path.empty() ? default_pool_path() : options.pool_path;
-  if (options.pool_path.empty()) sweep_stale_pools(fs::path(pool_path).parent_path());
-  if (std::any_of(plan.begin(), plan.end(), uses_pool)) {
+// The pool, when any run needs it: opened once and locked for the whole run; a pool pmlab created is
+// removed at the end (also on a stop signal) unless --keep-pool.
+class BenchPool {
+ public:
+  Status open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
+    path_ = options.pool_path.empty() ? default_pool_path() : options.pool_path;
+    if (options.pool_path.empty()) sweep_stale_pools(fs::path(path_).parent_path());
+    if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
     std::error_code ec;
-    if (fs::exists(pool_path, ec) || fs::is_symlink(pool_path, ec)) {
+    if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {
       pool::OpenOptions open_options;
       open_options.layout = kBenchLayout;
-      auto opened = pool::Pool::open(pool_path, open_options);
+      auto opened = pool::Pool::open(path_, open_options);
       if (!opened) return opened.status();
-      bench_pool = std::move(*opened);
-    } else {
-      const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan);
-      if (!options.keep_pool) StopSignals::set_file_to_remove(pool_path);
-      auto made = pool::Pool::create(pool_path, size, kBenchLayout);
-      if (!made) return made.status();
-      bench_pool = std::move(*made);
-      created_pool = true;
+      pool_ = std::move(*opened);
+      return Status::success();
     }
+    const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan);
+    remove_ = !options.keep_pool;
+    if (remove_) StopSignals::set_file_to_remove(path_);
+    auto made = pool::Pool::create(path_, size, kBenchLayout);
+    if (!made) return made.status();
+    pool_ = std::move(*made);
+    created_ = true;
+    return Status::success();
   }
-  struct PoolCleanup {
-    bool remove;
-    std::string path;
-    std::unique_ptr<pool::Pool>& pool;
-    ~PoolCleanup() {
-      pool.reset();
-      if (remove) (void)pool::remove(path, pool::RemoveMode::damaged_too);
-      StopSignals::set_file_to_remove("");
-    }
-  } cleanup{created_pool && !options.keep_pool, pool_path, bench_pool};
+  ~BenchPool() {
+    pool_.reset();
+    if (created_ && remove_) (void)pool::remove(path_, pool::RemoveMode::damaged_too);
+    StopSignals::set_file_to_remove("");
+  }
+  pool::Pool* get() const noexcept { return pool_.get(); }
+  bool created() const noexcept { return created_; }
 
-  // Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then flags.
+ private:
+  std::string path_;
+  std::unique_ptr<pool::Pool> pool_;
+  bool created_ = false;
+  bool remove_ = false;
+};
+
+// Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then the flags.
+Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool* bench_pool) {
   persist::Config defaults;
   if (bench_pool) {
     defaults = bench_pool->persister().config();
@@ -257,7 +240,13 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   if (options.domain) defaults.domain = *options.domain;
   if (options.flush) defaults.flush = *options.flush;
+  return defaults;
+}
 
+// Names the runs once the defaults are known (domain=auto -> what ran), keeps those the filter selects,
+// once each.
+std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
+                                        const std::optional<std::regex>& filter) {
   std::set<std::string> seen;
   std::vector<PlannedRun> runs;
   for (auto& r : plan) {
@@ -267,18 +256,23 @@ Result<RunSummary> run(const RunOptions& options) {
     if (!seen.insert(r.name).second) continue;
     runs.push_back(std::move(r));
   }
-  if (runs.empty()) return error(Errc::invalid_argument, "nothing to run: the selection and --filter match no run");
+  return runs;
+}
 
-  nlohmann::ordered_json doc;
-  doc["schema_version"] = kSchemaVersion;
-  doc["pmlab_version"] = kPmlabVersion;
-  nlohmann::ordered_json ctx;
-  ctx["run_id"] = run_id;
-  ctx["date"] = iso8601_now();
-  ctx["command_line"] = options.command_line;
-  ctx["quick"] = options.quick;
-  const nlohmann::ordered_json machine = machine_context();
-  for (const auto& [k, v] : machine.items()) ctx[k] = v;
+RunControl run_control(const RunOptions& options) {
+  RunControl control;
+  control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
+  control.warmup_s = std::min(0.1, control.duration_s / 5);
+  control.ops = options.ops.value_or(0);
+  return control;
+}
+
+// The context block: the machine, the pool, the defaults, the run control, the model; and its hash over
+// what shapes the numbers.
+nlohmann::ordered_json run_context(const RunOptions& options, const std::string& run_id, const pool::Pool* bench_pool,
+                                   const persist::Config& defaults, const model::RunDevices& devices,
+                                   const RunControl& control, uint64_t* hash) {
+  nlohmann::ordered_json ctx = base_context(run_id, options.command_line, options.quick);
   if (bench_pool) {
     ctx["pool"] = {{"path", bench_pool->path()},
                    {"medium", pool::to_string(bench_pool->medium())},
@@ -290,136 +284,136 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   ctx["durability_domain"] = persist::to_string(defaults.domain);
   ctx["flush_instruction"] = persist::to_string(defaults.flush);
-  if (devices->active()) ctx["model"] = model::context_json(*devices);
-  RunControl control;
-  control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
-  control.warmup_s = std::min(0.1, control.duration_s / 5);
-  control.ops = options.ops.value_or(0);
-  ctx["run_control"] = {{"duration_s", control.ops ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(control.duration_s)},
-                        {"ops_per_thread", control.ops ? nlohmann::ordered_json(control.ops) : nlohmann::ordered_json(nullptr)},
+  if (devices.active()) ctx["model"] = model::context_json(devices);
+  using J = nlohmann::ordered_json;
+  ctx["run_control"] = {{"duration_s", control.ops ? J(nullptr) : J(control.duration_s)},
+                        {"ops_per_thread", control.ops ? J(control.ops) : J(nullptr)},
                         {"warmup_s", control.warmup_s}};
-  // The hash covers what shapes the numbers, so rows from different setups never join by accident.
-  nlohmann::ordered_json shaping = {{"cpu", ctx["cpu"]["model"]}, {"kernel", ctx["kernel"]},
-                                    {"pool", ctx["pool"].is_null() ? "" : ctx["pool"]["medium"].get<std::string>()},
-                                    {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
-                                    {"control", ctx["run_control"]}, {"version", kPmlabVersion},
-                                    {"git", ctx["git_revision"]}};
-  if (devices->active()) shaping["model"] = ctx["model"];
-  const std::string shaping_text = json_text(shaping);
-  const uint64_t context_hash = fnv1a64(shaping_text.data(), shaping_text.size());
-  ctx["config_hash"] = hex64(context_hash);
-  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-  if (redundant > 0)
-    skipped.push_back({{"name", "sweep"}, {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a domain that issues none) and were left out"}});
+  J shaping = {{"cpu", ctx["cpu"]["model"]}, {"kernel", ctx["kernel"]},
+               {"pool", ctx["pool"].is_null() ? "" : ctx["pool"]["medium"].get<std::string>()},
+               {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
+               {"control", ctx["run_control"]}, {"version", kPmlabVersion}, {"git", ctx["git_revision"]}};
+  if (devices.active()) shaping["model"] = ctx["model"];
+  *hash = context_hash(shaping);
+  ctx["config_hash"] = hex64(*hash);
+  return ctx;
+}
 
-  const std::vector<int> cpus = platform::allowed_cpus();
+// What every run of one `pmlab run` shares while it executes.
+struct Execution {
+  const RunOptions& options;
+  const model::RunDevices& devices;
+  const persist::Config& defaults;
+  const RunControl& control;
+  const BenchPool& bench_pool;
+  const std::vector<PlannedRun>& runs;
+  uint64_t context_hash;
+  std::vector<int> cpus;
   media::DramBuffer dram;
-  std::unique_ptr<profile::RunProfiler> profiler;
-  if (options.profile) {
-    profiler = std::make_unique<profile::RunProfiler>(out.string());
-    ctx["profile"] = profiler->context_json();
-  }
-  // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
-  const profile::CounterSources counter_sources = profile::detect_counters();
-  ctx["counters"] = counter_sources.context_json();
-  Progress progress(runs.size(), options.progress);
-  RunSummary summary;
-  nlohmann::ordered_json records = nlohmann::ordered_json::array();
-  std::vector<RunRecord> finished;  // what suite summaries derive their rows from
+  profile::RunProfiler* profiler = nullptr;
+  profile::CounterSources counter_sources;
+};
 
-  for (const auto& r : runs) {
-    if (stop_requested()) break;
-    progress.step(r.name);
-    // A run's record before it runs: what it is, nothing measured.
-    const auto blank_record = [&] {
-      RunRecord blank;
-      blank.name = r.name;
-      blank.suite = r.def->suite;
-      blank.case_name = r.def->name;
-      blank.params = r.params.json();
-      blank.config_hash = hex64(fnv1a64(r.name.data(), r.name.size(), context_hash));
-      return blank;
-    };
-    RunRecord rec = blank_record();
-    try {
-      const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
-      if (static_cast<size_t>(threads) > cpus.size())
-        throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
-                                               std::to_string(cpus.size()) + " CPUs this process may use"};
-      persist::Config pc = defaults;
-      if (r.params.has("domain")) pc.domain = persist::parse_domain(r.params.text("domain")).value();
-      if (r.params.has("flush")) pc.flush = persist::parse_flush(r.params.text("flush")).value();
-      auto persister = persist::Persister::create(pc);
-      if (!persister) throw RunAbort{RunStatus::skipped, persister.status().message()};
-      // The device model of --model / --emulate, observing this run's persister.
-      std::unique_ptr<model::DeviceModel> device = model::model_for_run(*devices, uses_pool(r));
-      if (device) persister->attach(device.get());
+// A run's record before it runs: what it is, nothing measured.
+RunRecord blank_record(const PlannedRun& r, uint64_t context_hash) {
+  RunRecord blank;
+  blank.name = r.name;
+  blank.suite = r.def->suite;
+  blank.case_name = r.def->name;
+  blank.params = r.params.json();
+  blank.config_hash = run_hash(r.name, context_hash);
+  return blank;
+}
 
-      media::Region region;
-      const uint64_t bytes = region_bytes(r);
-      if (bytes > 0) {
-        if (uses_pool(r)) {
-          if (bench_pool->data_size() < bytes)
-            throw RunAbort{RunStatus::error, "needs " + format_size(bytes) + " of pool, " + bench_pool->path() + " has " +
-                                                 format_size(bench_pool->data_size()) +
-                                                 (created_pool ? std::string(" (use a larger --pool-size)")
-                                                               : " (--pool-size applies only to a pool pmlab creates: "
-                                                                 "make a larger one with pmlab pool create PATH --size " +
-                                                                     format_size(pool_bytes_for(runs)) + ")")};
-          region = {bench_pool->data(), bytes, media::Kind::pool};
-        } else {
-          if (Status s = dram.reserve(bytes); !s) throw RunAbort{RunStatus::error, s.message()};
-          region = dram.region();
-          region.size = bytes;
-        }
-      }
-      RunContext ctx_run(*r.def, r.params, rec, region, *persister, control, threads, cpus, options.quick);
-      ctx_run.set_model(device.get());
-      if (device) device->reset();
-      if (profiler) {
-        // The same run once without perf first, so the record can state the profiling slowdown.
-        RunRecord unprofiled = rec;
-        {
-          RunContext ctx_plain(*r.def, r.params, unprofiled, region, *persister, control, threads, cpus, options.quick);
-          ctx_plain.set_model(device.get());
-          r.def->body(ctx_plain);
-        }
-        if (device) device->reset();
-        profiler->begin();
-        profile::RunCounters counters(counter_sources);
-        counters.begin();
-        r.def->body(ctx_run);
-        counters.end(rec);
-        profiler->end(rec, &unprofiled);
-      } else {
-        profile::RunCounters counters(counter_sources);
-        counters.begin();
-        r.def->body(ctx_run);
-        counters.end(rec);
-      }
-      if (device) model::finish_run(*device, rec);
-    } catch (const RunAbort& abort) {
-      rec.status = abort.status;
-      rec.reason = abort.reason;
-    } catch (const std::exception& e) {
-      rec.status = RunStatus::error;
-      rec.reason = e.what();
-    }
-    // A run a stop signal cut short measured less than it says: it is abandoned, not recorded as ok.
-    if (stop_requested() && rec.status == RunStatus::ok) {
-      rec = blank_record();
-      rec.status = RunStatus::skipped;
-      rec.reason = "interrupted by " + signal_name(stop_signal()) + " before it finished";
-    }
-    if (rec.status == RunStatus::ok) ++summary.ok;
-    else if (rec.status == RunStatus::error) ++summary.errors;
-    else ++summary.skipped;
-    if (rec.status == RunStatus::error) progress.note("pmlab: error in " + rec.name + ": " + rec.reason);
-    records.push_back(to_json(rec));
-    finished.push_back(std::move(rec));
+// The memory a run measures on: part of the pool's data area, or the reusable DRAM buffer.
+media::Region region_for(Execution& ex, const PlannedRun& r) {
+  const uint64_t bytes = region_bytes(r);
+  if (bytes == 0) return {};
+  if (!uses_pool(r)) {
+    if (Status s = ex.dram.reserve(bytes); !s) throw RunAbort{RunStatus::error, s.message()};
+    media::Region region = ex.dram.region();
+    region.size = bytes;
+    return region;
   }
-  // Suite summaries: derived rows after every run, so they can join runs of several cases. An
-  // interrupted run has only some of the rows a summary joins: it gets none.
+  const pool::Pool& p = *ex.bench_pool.get();
+  if (p.data_size() < bytes)
+    throw RunAbort{RunStatus::error,
+                   "needs " + format_size(bytes) + " of pool, " + p.path() + " has " + format_size(p.data_size()) +
+                       (ex.bench_pool.created() ? std::string(" (use a larger --pool-size)")
+                                                : " (--pool-size applies only to a pool pmlab creates: make a larger "
+                                                  "one with pmlab pool create PATH --size " +
+                                                      format_size(pool_bytes_for(ex.runs)) + ")")};
+  return {p.data(), bytes, media::Kind::pool};
+}
+
+// Executes one run into `rec`: its persister (with the run's device model attached), its region, the
+// case body with counters around it; under --profile once plainly first, so the slowdown can be stated.
+void execute_body(Execution& ex, const PlannedRun& r, RunRecord& rec) {
+  const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
+  if (static_cast<size_t>(threads) > ex.cpus.size())
+    throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
+                                           std::to_string(ex.cpus.size()) + " CPUs this process may use"};
+  persist::Config pc = ex.defaults;
+  if (r.params.has("domain")) pc.domain = persist::parse_domain(r.params.text("domain")).value();
+  if (r.params.has("flush")) pc.flush = persist::parse_flush(r.params.text("flush")).value();
+  auto persister = persist::Persister::create(pc);
+  if (!persister) throw RunAbort{RunStatus::skipped, persister.status().message()};
+  std::unique_ptr<model::DeviceModel> device = model::model_for_run(ex.devices, uses_pool(r));
+  if (device) persister->attach(device.get());
+  const media::Region region = region_for(ex, r);
+  const auto body = [&](RunRecord& into) {
+    RunContext ctx(*r.def, r.params, into, region, *persister, ex.control, threads, ex.cpus, ex.options.quick);
+    ctx.set_model(device.get());
+    r.def->body(ctx);
+  };
+  if (device) device->reset();
+  RunRecord unprofiled = rec;
+  if (ex.profiler) {
+    body(unprofiled);
+    if (device) device->reset();
+    ex.profiler->begin();
+  }
+  profile::RunCounters counters(ex.counter_sources);
+  counters.begin();
+  body(rec);
+  counters.end(rec);
+  if (ex.profiler) ex.profiler->end(rec, &unprofiled);
+  if (device) model::finish_run(*device, rec);
+}
+
+// One run, whatever happens in it: an abort or exception is its record's status, and a run a stop signal
+// cut short is abandoned (it measured less than it says), not recorded as ok.
+RunRecord execute_run(Execution& ex, const PlannedRun& r) {
+  RunRecord rec = blank_record(r, ex.context_hash);
+  try {
+    execute_body(ex, r, rec);
+  } catch (const RunAbort& abort) {
+    rec.status = abort.status;
+    rec.reason = abort.reason;
+  } catch (const std::exception& e) {
+    rec.status = RunStatus::error;
+    rec.reason = e.what();
+  }
+  if (stop_requested() && rec.status == RunStatus::ok) {
+    rec = blank_record(r, ex.context_hash);
+    rec.status = RunStatus::skipped;
+    rec.reason = "interrupted by " + signal_name(stop_signal()) + " before it finished";
+  }
+  return rec;
+}
+
+void tally(RunSummary& summary, Progress& progress, const RunRecord& r) {
+  if (r.status == RunStatus::ok) ++summary.ok;
+  else if (r.status == RunStatus::error) ++summary.errors;
+  else ++summary.skipped;
+  if (r.status == RunStatus::error) progress.note("pmlab: error in " + r.name + ": " + r.reason);
+}
+
+// Suite summaries: rows derived after every run, so they can join runs of several cases. An interrupted
+// run has only some of the rows a summary joins: it gets none.
+std::vector<RunRecord> derive_summaries(const std::vector<RunRecord>& finished, const nlohmann::ordered_json& ctx,
+                                        uint64_t context_hash) {
+  std::vector<RunRecord> out;
   for (const SuiteSummary& s : Registry::instance().summaries()) {
     if (stop_requested()) break;
     std::vector<RunRecord> mine;
@@ -439,32 +433,79 @@ Result<RunSummary> run(const RunOptions& options) {
     }
     for (auto& d : derived) {
       d.suite = s.suite;
-      d.config_hash = hex64(fnv1a64(d.name.data(), d.name.size(), context_hash));
-      if (d.status == RunStatus::ok) ++summary.ok;
-      else if (d.status == RunStatus::error) ++summary.errors;
-      else ++summary.skipped;
-      if (d.status == RunStatus::error) progress.note("pmlab: error in " + d.name + ": " + d.reason);
-      records.push_back(to_json(d));
+      d.config_hash = run_hash(d.name, context_hash);
+      out.push_back(std::move(d));
     }
   }
+  return out;
+}
+
+}  // namespace
+
+Result<RunSummary> run(const RunOptions& options) {
+  // Plan: what runs, where, under which defaults.
+  auto selected = select_cases(options.selectors);
+  if (!selected) return selected.status();
+  auto filter = check_options(options, *selected);
+  if (!filter) return filter.status();
+  auto devices = model::resolve_run_devices(options.model, options.emulate);
+  if (!devices) return devices.status();
+  size_t redundant = 0;
+  auto planned = plan_runs(*selected, options.overrides, options.quick, redundant);
+  if (!planned) return planned.status();
+  const std::string run_id = run_id_now();
+  const fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
+  PMLAB_TRY(check_out_dir(out, options.force));
+
+  // From here on a stop signal ends the run cleanly: the temporary pool is removed, what ran is written.
+  StopSignals stop_signals;
+  BenchPool bench_pool;
+  PMLAB_TRY(bench_pool.open(options, *planned));
+  auto defaults = run_defaults(options, bench_pool.get());
+  if (!defaults) return defaults.status();
+  const std::vector<PlannedRun> runs = name_and_filter(*planned, *defaults, *filter);
+  if (runs.empty()) return error(Errc::invalid_argument, "nothing to run: the selection and --filter match no run");
+  const RunControl control = run_control(options);
+  uint64_t hash = 0;
+  ResultsDocument results(run_context(options, run_id, bench_pool.get(), *defaults, *devices, control, &hash));
+  nlohmann::ordered_json& ctx = results.context();
+
+  // Execute.
+  Execution ex{options, *devices, *defaults, control, bench_pool, runs, hash, platform::allowed_cpus(), {}, nullptr, {}};
+  std::unique_ptr<profile::RunProfiler> profiler;
+  if (options.profile) {
+    profiler = std::make_unique<profile::RunProfiler>(out.string());
+    ex.profiler = profiler.get();
+    ctx["profile"] = profiler->context_json();
+  }
+  // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
+  ex.counter_sources = profile::detect_counters();
+  ctx["counters"] = ex.counter_sources.context_json();
+  Progress progress(runs.size(), options.progress);
+  RunSummary summary;
+  std::vector<RunRecord> finished;
+  for (const auto& r : runs) {
+    if (stop_requested()) break;
+    progress.step(r.name);
+    finished.push_back(execute_run(ex, r));
+    tally(summary, progress, finished.back());
+    results.add(finished.back());
+  }
+  for (const RunRecord& d : derive_summaries(finished, ctx, ex.context_hash)) {
+    tally(summary, progress, d);
+    results.add(d);
+  }
+
+  // Record.
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  if (redundant > 0)
+    skipped.push_back({{"name", "sweep"}, {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a domain that issues none) and were left out"}});
   ctx["skipped"] = skipped;
   summary.stop_signal = stop_signal();
   ctx["interrupted"] = summary.stop_signal != 0;
-  doc["context"] = ctx;
-  doc["runs"] = records;
-
-  std::error_code ec;
-  const bool out_existed = fs::exists(out, ec);
-  fs::create_directories(out, ec);
-  if (ec) return errno_status(ec.value(), "cannot create " + out.string());
-  fs::path file = out / "results.json";
-  if (Status s = write_file_atomically(file.string(), json_text(doc, 1) + "\n"); !s) {
-    if (!out_existed) fs::remove(out, ec);  // no empty run directory left behind (removes only an empty one)
-    return s;
-  }
-  // --force: the old report described the old results.
-  if (options.force) fs::remove(out / "report.html", ec);
-  summary.results_path = file.string();
+  auto written = results.write(out, options.force);
+  if (!written) return written.status();
+  summary.results_path = *written;
   return summary;
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pmlab/bench/context.hpp"
+#include "pmlab/bench/results.hpp"
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/cli/options.hpp"
 #include "pmlab/common/files.hpp"
@@ -48,64 +49,75 @@ Result<uint64_t> count_option(const char* name, const std::string& text, uint64_
   return v;
 }
 
-json metric(double value, const char* unit) { return {{"value", value}, {"unit", unit}, {"kind", "measured"}}; }
+void measured(record::RunRecord& rec, const char* name, double value, const char* unit) {
+  rec.metrics.push_back({name, value, unit, record::MetricKind::measured, ""});
+}
 
-json run_record(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
-  const std::string name = "crash." + design + "/domain:" + persist::to_string(r.domain) + "/granularity:" + crash::to_string(r.granularity);
-  json run;
-  run["name"] = name;
-  run["suite"] = "crash";
-  run["case"] = design;
-  run["params"] = {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}};
-  run["config_hash"] = hex64(fnv1a64(name.data(), name.size(), o.seed * 1000003 + o.budget * 31 + o.subject.ops));
-  run["status"] = r.failures ? "error" : "ok";
-  run["reason"] = r.failures ? json(r.details.empty() ? "failures" : r.details[0].property) : json(nullptr);
+// A crash run's record before its outcome: what it is (an ordinary run record of the `crash` suite).
+record::RunRecord crash_record(const std::string& name, const std::string& design, json params, uint64_t context_hash) {
+  record::RunRecord rec;
+  rec.name = name;
+  rec.suite = "crash";
+  rec.case_name = design;
+  rec.params = std::move(params);
+  rec.config_hash = bench::run_hash(name, context_hash);
+  return rec;
+}
+
+std::string sim_run_name(const std::string& design, persist::Domain d, crash::Granularity g) {
+  return "crash." + design + "/domain:" + persist::to_string(d) + "/granularity:" + crash::to_string(g);
+}
+
+record::RunRecord run_record(const crash::SimReport& r, const std::string& design, uint64_t context_hash) {
+  record::RunRecord run = crash_record(sim_run_name(design, r.domain, r.granularity), design,
+                                       {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}},
+                                       context_hash);
+  if (r.failures) {
+    run.status = record::RunStatus::error;
+    run.reason = r.details.empty() ? "failures" : r.details[0].property;
+  }
   const double coverage = r.state_space > 0 ? static_cast<double>(r.states_checked) / r.state_space : 1.0;
-  run["metrics"] = {{"operations", metric(static_cast<double>(r.operations), "count")},
-                    {"crash_points", metric(static_cast<double>(r.crash_points), "count")},
-                    {"crash_points_checked", metric(static_cast<double>(r.crash_points_checked), "count")},
-                    {"states_enumerated", metric(static_cast<double>(r.states_enumerated), "count")},
-                    {"states_checked", metric(static_cast<double>(r.states_checked), "count")},
-                    {"duplicate_states", metric(static_cast<double>(r.duplicate_states), "count")},
-                    {"recovery_states_checked", metric(static_cast<double>(r.recovery_states_checked), "count")},
-                    {"failures", metric(static_cast<double>(r.failures), "count")},
-                    {"seconds", metric(r.seconds, "s")},
-                    {"states_per_second", metric(r.seconds > 0 ? static_cast<double>(r.states_checked) / r.seconds : 0.0, "states/s")},
-                    {"state_space", metric(r.state_space, "count")},
-                    {"coverage", metric(std::min(1.0, coverage), "ratio")},
-                    {"exhaustive_points", metric(static_cast<double>(r.exhaustive_points), "count")},
-                    {"deviation_depth", metric(static_cast<double>(r.deviation_depth), "count")},
-                    {"max_pending_lines", metric(static_cast<double>(r.max_pending_lines), "count")},
-                    {"dropped_values", metric(static_cast<double>(r.dropped_values), "count")}};
+  const auto count = [](uint64_t v) { return static_cast<double>(v); };
+  measured(run, "operations", count(r.operations), "count");
+  measured(run, "crash_points", count(r.crash_points), "count");
+  measured(run, "crash_points_checked", count(r.crash_points_checked), "count");
+  measured(run, "states_enumerated", count(r.states_enumerated), "count");
+  measured(run, "states_checked", count(r.states_checked), "count");
+  measured(run, "duplicate_states", count(r.duplicate_states), "count");
+  measured(run, "recovery_states_checked", count(r.recovery_states_checked), "count");
+  measured(run, "failures", count(r.failures), "count");
+  measured(run, "seconds", r.seconds, "s");
+  measured(run, "states_per_second", r.seconds > 0 ? count(r.states_checked) / r.seconds : 0.0, "states/s");
+  measured(run, "state_space", r.state_space, "count");
+  measured(run, "coverage", std::min(1.0, coverage), "ratio");
+  measured(run, "exhaustive_points", count(r.exhaustive_points), "count");
+  measured(run, "deviation_depth", count(r.deviation_depth), "count");
+  measured(run, "max_pending_lines", count(r.max_pending_lines), "count");
+  measured(run, "dropped_values", count(r.dropped_values), "count");
   json failures = json::array();
   for (const auto& f : r.details)
     failures.push_back({{"crash_point", f.crash_point}, {"state", f.state}, {"replay", f.replay()},
                         {"operation", f.at.op_label}, {"ops_completed", f.at.ops_completed},
                         {"op_in_flight", f.at.op_in_flight}, {"fence", f.at.fence_index}, {"at_exit", f.at.at_exit},
                         {"site", f.site}, {"strategy", f.strategy}, {"persisted", f.persisted}, {"property", f.property}});
-  run["failures"] = failures;
+  run.details["failures"] = failures;
   return run;
 }
 
-json mutation_record(const crash::MutationReport& m, const std::string& domains, const std::string& granularities) {
-  json run;
-  const std::string name = "crash." + m.subject + "/test:mutation/domains:" + domains + "/granularities:" + granularities;
-  run["name"] = name;
-  run["suite"] = "crash";
-  run["case"] = m.subject;
-  run["params"] = {{"test", "mutation"}, {"domains", domains}, {"granularities", granularities}};
-  run["config_hash"] = hex64(fnv1a64(name.data(), name.size()));
-  const uint64_t survivors = m.survivors();
-  run["status"] = "ok";
-  run["reason"] = nullptr;
-  run["metrics"] = {{"sites", metric(static_cast<double>(m.sites), "count")},
-                    {"mutants", metric(static_cast<double>(m.mutants.size()), "count")},
-                    {"killed", metric(static_cast<double>(m.killed), "count")},
-                    {"survivors", metric(static_cast<double>(survivors), "count")},
-                    {"equivalent", metric(static_cast<double>(m.equivalent), "count")},
-                    {"mutation_score", metric(m.score(), "ratio")},
-                    {"states_checked", metric(static_cast<double>(m.states_checked), "count")},
-                    {"seconds", metric(m.seconds, "s")}};
+record::RunRecord mutation_record(const crash::MutationReport& m, const std::string& domains,
+                                  const std::string& granularities, uint64_t context_hash) {
+  record::RunRecord run =
+      crash_record("crash." + m.subject + "/test:mutation/domains:" + domains + "/granularities:" + granularities, m.subject,
+                   {{"test", "mutation"}, {"domains", domains}, {"granularities", granularities}}, context_hash);
+  const auto count = [](uint64_t v) { return static_cast<double>(v); };
+  measured(run, "sites", count(m.sites), "count");
+  measured(run, "mutants", count(m.mutants.size()), "count");
+  measured(run, "killed", count(m.killed), "count");
+  measured(run, "survivors", count(m.survivors()), "count");
+  measured(run, "equivalent", count(m.equivalent), "count");
+  measured(run, "mutation_score", m.score(), "ratio");
+  measured(run, "states_checked", count(m.states_checked), "count");
+  measured(run, "seconds", m.seconds, "s");
   json mutants = json::array();
   for (const auto& r : m.mutants) {
     mutants.push_back({{"site", crash::site_position(r.mutant.site.file, r.mutant.site.line, r.mutant.site.column)},
@@ -118,7 +130,7 @@ json mutation_record(const crash::MutationReport& m, const std::string& domains,
                        {"evidence", r.killed ? json(r.evidence) : json(nullptr)},
                        {"survived_in", r.tried}});
   }
-  run["mutants"] = mutants;
+  run.details["mutants"] = mutants;
   return run;
 }
 
@@ -133,33 +145,22 @@ std::string names_of(const std::vector<T>& items) {
   return out;
 }
 
-json crash_context(const json& crash_settings, const std::string& domain) {
-  json ctx;
-  const std::string run_id = bench::run_id_now();
-  ctx["run_id"] = run_id;
-  ctx["date"] = bench::iso8601_now();
-  ctx["command_line"] = command_line();
-  const json machine = bench::machine_context();
-  for (const auto& [k, v] : machine.items()) ctx[k] = v;
-  ctx["pool"] = nullptr;  // the simulator runs on private images, not on a pool file
+// The context of a crash run: the machine (as for `pmlab run`), no pool (the simulator runs on private
+// images), and the simulator's settings, which with the CPU shape its numbers.
+json crash_context(const json& crash_settings, const std::string& domain, bool quick, uint64_t* hash) {
+  json ctx = bench::base_context(bench::run_id_now(), command_line(), quick);
+  ctx["pool"] = nullptr;
   ctx["durability_domain"] = domain;
   ctx["flush_instruction"] = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
   ctx["crash"] = crash_settings;
-  const std::string shaping = crash_settings.dump() + ctx["cpu"]["model"].get<std::string>();
-  ctx["config_hash"] = hex64(fnv1a64(shaping.data(), shaping.size()));
+  *hash = bench::context_hash({{"crash", crash_settings}, {"cpu", ctx["cpu"]["model"]}});
+  ctx["config_hash"] = hex64(*hash);
   ctx["skipped"] = json::array();
   return ctx;
 }
 
-// Writes DIR/results.json whole or not at all (the old file stays on any error).
-Result<fs::path> write_results(const std::string& dir, const std::string& default_name, const json& doc) {
-  fs::path out = dir.empty() ? fs::path("results") / default_name : fs::path(dir);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
-  const fs::path file = out / "results.json";
-  PMLAB_TRY(write_file_atomically(file.string(), json_text(doc, 1) + "\n"));
-  return file;
+fs::path out_dir(const std::string& dir, const std::string& default_name) {
+  return dir.empty() ? fs::path("results") / default_name : fs::path(dir);
 }
 
 void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
@@ -247,9 +248,16 @@ int run_crash(const CrashArgs& a) {
     base.replay = std::make_pair(*p, *s);
   }
 
-  json runs = json::array();
+  json settings = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
+                   {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
+                   {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", a.mutate},
+                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+                             "changed since may persist with any content it held at a persistence call since; line, word "
+                             "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+  uint64_t hash = 0;
+  bench::ResultsDocument results(
+      crash_context(settings, forced_domains ? persist::to_string(forced_domains->front()) : "adr", a.quick, &hash));
   uint64_t total_failures = 0;
-  std::string all_domains;
   for (const crash::SubjectInfo* info : chosen) {
     const std::vector<persist::Domain> domains = forced_domains ? *forced_domains : info->domains;
     if (a.mutate) {
@@ -261,11 +269,11 @@ int run_crash(const CrashArgs& a) {
         ++total_failures;
         crash::MutationReport none;
         none.subject = info->name;
-        json run = mutation_record(none, names_of(domains), names_of(granularities));
-        run["status"] = "error";
-        run["reason"] = m.status().message();
-        run["metrics"] = json::object();
-        runs.push_back(run);
+        record::RunRecord run = mutation_record(none, names_of(domains), names_of(granularities), hash);
+        run.status = record::RunStatus::error;
+        run.reason = m.status().message();
+        run.metrics.clear();
+        results.add(run);
         continue;
       }
       std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites)\n",
@@ -273,7 +281,7 @@ int run_crash(const CrashArgs& a) {
                    static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
       for (const auto& r : m->mutants)
         if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
-      runs.push_back(mutation_record(*m, names_of(domains), names_of(granularities)));
+      results.add(mutation_record(*m, names_of(domains), names_of(granularities), hash));
       continue;
     }
     for (persist::Domain d : domains) {
@@ -281,16 +289,18 @@ int run_crash(const CrashArgs& a) {
         crash::SimOptions o = base;
         o.domain = d;
         o.granularity = g;
-        const std::string name = "crash." + info->name + "/domain:" + persist::to_string(d) + "/granularity:" + crash::to_string(g);
+        const std::string name = sim_run_name(info->name, d, g);
         std::fprintf(stderr, "pmlab crash: %s ... ", name.c_str());
         auto r = crash::simulate(*info, o);
         if (!r) {
           std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
           ++total_failures;
-          runs.push_back({{"name", name}, {"suite", "crash"}, {"case", info->name},
-                          {"params", {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}}},
-                          {"config_hash", hex64(fnv1a64(name.data(), name.size()))}, {"status", "error"},
-                          {"reason", r.status().message()}, {"metrics", json::object()}, {"failures", json::array()}});
+          record::RunRecord run = crash_record(
+              name, info->name, {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}}, hash);
+          run.status = record::RunStatus::error;
+          run.reason = r.status().message();
+          run.details["failures"] = json::array();
+          results.add(run);
           continue;
         }
         if (o.replay && r->states_checked == 0) {
@@ -302,25 +312,13 @@ int run_crash(const CrashArgs& a) {
         std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
                      static_cast<unsigned long long>(r->failures));
         print_failures(*r, o, info->name);
-        runs.push_back(run_record(*r, o, info->name));
+        results.add(run_record(*r, info->name, hash));
       }
     }
   }
-  json doc;
-  doc["schema_version"] = bench::kSchemaVersion;
-  doc["pmlab_version"] = bench::kPmlabVersion;
-  json settings = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
-                   {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
-                   {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", a.mutate},
-                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
-                             "changed since may persist with any content it held at a persistence call since; line, word "
-                             "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
-  doc["context"] = crash_context(settings, forced_domains ? persist::to_string(forced_domains->front()) : "adr");
-  doc["context"]["quick"] = a.quick;
-  doc["runs"] = runs;
-  auto written = write_results(a.out, "crash-" + doc["context"]["run_id"].get<std::string>(), doc);
+  auto written = results.write(out_dir(a.out, "crash-" + results.context()["run_id"].get<std::string>()));
   if (!written) return report_error(written.status());
-  std::printf("%zu runs, %llu failures\nresults: %s\n", runs.size(), static_cast<unsigned long long>(total_failures),
+  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(total_failures),
               written->c_str());
   return total_failures ? 1 : 0;
 }
@@ -396,11 +394,11 @@ int merge_shards(const std::vector<std::string>& dirs, const std::string& out) {
     if (metrics.contains("failures")) failures += static_cast<uint64_t>(metrics["failures"]["value"].get<double>());
     runs.push_back(run);
   }
-  json doc = docs.front();
-  doc["context"]["crash"]["shard"] = {{"index", nullptr}, {"of", shards}, {"merged_from", dirs}};
-  doc["context"]["command_line"] = command_line();
-  doc["runs"] = runs;
-  auto written = write_results(out, "crash-merged-" + bench::run_id_now(), doc);
+  bench::ResultsDocument merged_doc(docs.front()["context"]);
+  merged_doc.context()["crash"]["shard"] = {{"index", nullptr}, {"of", shards}, {"merged_from", dirs}};
+  merged_doc.context()["command_line"] = command_line();
+  for (json& run : runs) merged_doc.add_json(std::move(run));
+  auto written = merged_doc.write(out_dir(out, "crash-merged-" + bench::run_id_now()));
   if (!written) return report_error(written.status());
   std::printf("%zu shards, %zu runs, %llu failures\nresults: %s\n", docs.size(), runs.size(),
               static_cast<unsigned long long>(failures), written->c_str());

@@ -62,6 +62,7 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
     for (const auto& [key, text] : r.notes) notes[key] = text;
     j["notes"] = notes;
   }
+  for (const auto& [key, value] : r.details.items()) j[key] = value;
   if (!r.histogram_ns.empty()) {
     nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
     for (const auto& [lo, n] : r.histogram_ns) buckets.push_back({lo, n});

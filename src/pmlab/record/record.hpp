@@ -40,6 +40,9 @@ struct RunRecord {
   // Text that is no number but belongs to the row (a verdict and its reasoning): written as `notes`,
   // an object of strings, only when non-empty.
   std::vector<std::pair<std::string, std::string>> notes;
+  // Evidence that is neither a number nor a note (a crash run's failures with their replay points, a
+  // mutation run's mutants): each key is written beside `metrics`.
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
 
   // Adds or replaces a metric by name.
   void set(Metric m);
