@@ -6,6 +6,7 @@
 #include <cassert>
 #include <random>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/platform/clock.hpp"
@@ -17,22 +18,17 @@
 namespace pmlab::primitives::log {
 namespace om = on_media;
 
-const char* to_string(Kind k) noexcept {
-  switch (k) {
-    case Kind::classic: return "classic";
-    case Kind::header: return "header";
-    case Kind::header_dancing: return "header-dancing";
-    case Kind::zero: return "zero";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kKinds = enum_names<Kind>("log writer", {{Kind::classic, "classic"},
+                                                        {Kind::header, "header"},
+                                                        {Kind::header_dancing, "header-dancing"},
+                                                        {Kind::zero, "zero"}});
+constexpr auto kStores =
+    enum_names<Stores>("log stores", {{Stores::cached, "cached"}, {Stores::streaming, "streaming"}});
+}  // namespace
 
-Result<Kind> parse_kind(std::string_view text) {
-  for (Kind k : {Kind::classic, Kind::header, Kind::header_dancing, Kind::zero})
-    if (text == to_string(k)) return k;
-  return error(Errc::invalid_argument,
-               "unknown log writer '" + std::string(text) + "' (classic, header, header-dancing, zero)");
-}
+const char* to_string(Kind k) noexcept { return kKinds.name(k); }
+Result<Kind> parse_kind(std::string_view text) { return kKinds.parse(text); }
 
 std::string writer_name(Kind k, bool padded) { return std::string(to_string(k)) + (padded ? "-padded" : ""); }
 
@@ -44,13 +40,8 @@ Result<WriterChoice> parse_writer(std::string_view text) {
   return WriterChoice{*kind, padded};
 }
 
-const char* to_string(Stores s) noexcept { return s == Stores::streaming ? "streaming" : "cached"; }
-
-Result<Stores> parse_stores(std::string_view text) {
-  for (Stores s : {Stores::cached, Stores::streaming})
-    if (text == to_string(s)) return s;
-  return error(Errc::invalid_argument, "unknown log stores '" + std::string(text) + "' (cached, streaming)");
-}
+const char* to_string(Stores s) noexcept { return kStores.name(s); }
+Result<Stores> parse_stores(std::string_view text) { return kStores.parse(text); }
 
 int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
 

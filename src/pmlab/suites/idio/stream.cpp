@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/suites/idio/common.hpp"
@@ -14,21 +15,18 @@ namespace pmlab::suites::idio {
 
 using namespace bench;
 
+namespace {
+constexpr auto kStreamOps = enum_names<StreamOp>(
+    "stream operation", {{StreamOp::load, "load"}, {StreamOp::store, "store"}, {StreamOp::pstore, "pstore"}});
+}  // namespace
+
 StreamOp parse_stream_op(const std::string& text) {
-  if (text == "load") return StreamOp::load;
-  if (text == "store") return StreamOp::store;
-  if (text == "pstore") return StreamOp::pstore;
-  throw std::invalid_argument("unknown stream operation '" + text + "'");
+  auto op = kStreamOps.parse(text);
+  if (!op) throw std::invalid_argument(op.status().message());
+  return *op;
 }
 
-const char* to_string(StreamOp op) noexcept {
-  switch (op) {
-    case StreamOp::load: return "load";
-    case StreamOp::store: return "store";
-    case StreamOp::pstore: return "pstore";
-  }
-  return "?";
-}
+const char* to_string(StreamOp op) noexcept { return kStreamOps.name(op); }
 
 StreamJob stream_job(const bench::Params& params, StreamOp op) {
   StreamJob job;
