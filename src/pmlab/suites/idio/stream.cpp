@@ -41,6 +41,22 @@ uint64_t stream_region_bytes(const Params& p) {
   return stream_span() * static_cast<uint64_t>(p.has("threads") ? p.integer("threads") : 1);
 }
 
+CaseDef stream_case(std::string name, std::string summary, std::optional<StreamOp> op, std::vector<ParamSpec> params,
+                    std::function<std::optional<std::string>(const Params&)> redundant) {
+  params.push_back(fio_param());
+  return CaseDef{
+      .suite = kSuite,
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .params = std::move(params),
+      .region_bytes = stream_region_bytes,
+      .redundant = std::move(redundant),
+      .body = [op](RunContext& ctx) {
+        run_stream(ctx, stream_job(ctx.params(), op ? *op : parse_stream_op(ctx.params().text("op"))));
+      },
+  };
+}
+
 namespace {
 
 constexpr uint64_t kSourceBytes = 4096;
