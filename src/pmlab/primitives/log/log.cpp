@@ -10,8 +10,8 @@
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/platform/clock.hpp"
-#include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/pool/structure_layout.hpp"
 #include "pmlab/primitives/log/on_media.hpp"
 #include "pmlab/primitives/log/writers.hpp"
 
@@ -354,32 +354,16 @@ Status Log::truncate() {
 // --------------------------------------------------------------------------- the "log" pool layout
 
 Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_t size, const Options& options) {
-  auto made = pool::Pool::create(path, size, kPoolLayout);
-  if (!made) return made.status();
-  auto log = Log::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
-  if (!log) {
-    made->reset();
-    (void)pool::remove(path);
-    return log.status();
-  }
-  return made;
+  return pool::create_structure_pool<Log>(path, size, kPoolLayout, options);
 }
 
 Result<std::unique_ptr<Log>> open_in_pool(pool::Pool& pool) {
-  if (pool::layout_name(pool.header()) != kPoolLayout)
-    return error(Errc::wrong_layout, pool.path() + " has layout '" + pool::layout_name(pool.header()) + "', not '" +
-                                         kPoolLayout + "'");
-  return Log::open({pool.data(), pool.data_size()}, pool.persister());
+  return pool::open_structure<Log>(pool, kPoolLayout);
 }
 
 namespace {
-[[maybe_unused]] const bool pool_layout_registered = pool::LayoutRegistry::instance().add(
-    {kPoolLayout, 1, "failure-atomic log (classic, header, header-dancing or zero writer; primitives/log)",
-     [](pool::Pool& p) -> Status {
-       auto log = open_in_pool(p);
-       return log ? Status::success() : log.status();
-     },
-     [](const pool::Pool& p) -> Status { return Log::check({p.data(), p.data_size()}); }});
+[[maybe_unused]] const bool pool_layout_registered = pool::register_structure_layout<Log>(
+    kPoolLayout, "failure-atomic log (classic, header, header-dancing or zero writer; primitives/log)");
 }  // namespace
 
 }  // namespace pmlab::primitives::log
