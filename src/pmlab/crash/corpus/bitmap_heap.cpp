@@ -152,14 +152,12 @@ class BitmapHeap final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<BitmapHeap, Bug> registered{
-    "corpus.bitmap-heap",
-    "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects", Bug::none,
-    {{"corpus.broken.bitmap-heap-link-before-bit",
+const CorpusDesign<BitmapHeap, Bug> registered{
+    "bitmap-heap", "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects",
+    {{"link-before-bit",
       "names a new object from its root before setting its bit: a crash between allocates it twice",
       Bug::link_before_bit},
-     {"corpus.broken.bitmap-heap-leak",
-      "recovery trusts the bitmap: an object allocated but never linked leaks", Bug::leak}}};
+     {"leak", "recovery trusts the bitmap: an object allocated but never linked leaks", Bug::leak}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -114,10 +114,9 @@ class CowTree final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<CowTree, Bug> registered{
-    "corpus.cow-tree",
-    "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable", Bug::none,
-    {{"corpus.broken.cow-tree-publish-before-flush",
+const CorpusDesign<CowTree, Bug> registered{
+    "cow-tree", "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
+    {{"publish-before-flush",
       "swaps the root's link to a leaf copy before persisting the copy", Bug::publish_before_flush, kAdrOnly}}};
 
 }  // namespace

@@ -116,10 +116,9 @@ class DeltaRedo final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<DeltaRedo, Bug> registered{
-    "corpus.delta-redo",
-    "counters behind a redo log of new values, applied at group checkpoints and by recovery", Bug::none,
-    {{"corpus.broken.delta-redo-replays-deltas",
+const CorpusDesign<DeltaRedo, Bug> registered{
+    "delta-redo", "counters behind a redo log of new values, applied at group checkpoints and by recovery",
+    {{"replays-deltas",
       "the redo log holds amounts to add: replaying an applied record adds it twice", Bug::replays_deltas}}};
 
 }  // namespace

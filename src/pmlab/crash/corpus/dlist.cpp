@@ -143,12 +143,10 @@ class DList final : public Design<Repair> {
   }
 };
 
-const DesignWithTwins<DList, Repair> registered{
-    "corpus.dlist",
-    "sorted doubly-linked list; forward links commit, recovery repairs prev links durably", Repair::durable,
-    {{"corpus.broken.dlist-forward-only-repair",
-      "recovery repairs no prev link after a crash between the two link stores", Repair::none},
-     {"corpus.broken.dlist-unpersisted-repair",
+const CorpusDesign<DList, Repair> registered{
+    "dlist", "sorted doubly-linked list; forward links commit, recovery repairs prev links durably",
+    {{"forward-only-repair", "recovery repairs no prev link after a crash between the two link stores", Repair::none},
+     {"unpersisted-repair",
       "recovery repairs prev links with plain stores it never writes back", Repair::unpersisted}}};
 
 }  // namespace

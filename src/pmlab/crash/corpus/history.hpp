@@ -19,9 +19,19 @@ namespace pmlab::crash::corpus {
 using selftest::broken;
 using selftest::checksum_words;
 using selftest::Design;
-using selftest::DesignWithTwins;
 using selftest::kBothDomains;
 using selftest::payload_word;
+using selftest::Twin;
+
+// A corpus design and its broken twins, registered as corpus.<name> and corpus.broken.<name>-<twin>: a
+// twin's name starts with the name of the design it breaks.
+template <class D, class Bug>
+struct CorpusDesign {
+  CorpusDesign(const std::string& name, std::string description, std::vector<Twin<Bug>> twins) {
+    for (Twin<Bug>& t : twins) t.name = name + "-" + t.name;
+    selftest::register_with_twins<D>("corpus", name, std::move(description), std::move(twins));
+  }
+};
 
 // Designs whose bug exists only where flushes are needed (under eADR the fence persists every store).
 inline const std::vector<persist::Domain> kAdrOnly{persist::Domain::adr};

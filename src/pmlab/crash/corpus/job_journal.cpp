@@ -99,10 +99,9 @@ class JobJournal final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const DesignWithTwins<JobJournal, Bug> registered{
-    "corpus.job-journal",
-    "jobs counted by an atomic store; a completion mark is durable before it is acknowledged", Bug::none,
-    {{"corpus.broken.job-journal-unfenced-ack",
+const CorpusDesign<JobJournal, Bug> registered{
+    "job-journal", "jobs counted by an atomic store; a completion mark is durable before it is acknowledged",
+    {{"unfenced-ack",
       "acknowledges a completion before its mark is fenced (left to the next operation)", Bug::unfenced_ack}}};
 
 }  // namespace

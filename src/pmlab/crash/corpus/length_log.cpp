@@ -81,11 +81,9 @@ class LengthLog final : public Design<Bug> {
 
 };
 
-const DesignWithTwins<LengthLog, Bug> registered{
-    "corpus.length-log",
-    "checksummed records behind a length written under the same fence; recovery validates it", Bug::none,
-    {{"corpus.broken.length-log-trusted-length",
-      "recovery trusts a length that may have persisted before its record", Bug::trusted_length}}};
+const CorpusDesign<LengthLog, Bug> registered{
+    "length-log", "checksummed records behind a length written under the same fence; recovery validates it",
+    {{"trusted-length", "recovery trusts a length that may have persisted before its record", Bug::trusted_length}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -106,10 +106,9 @@ class SlotPool final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<SlotPool, Bug> registered{
-    "corpus.slot-pool", "records in reused slots, each persisted before an atomic index store names it", Bug::none,
-    {{"corpus.broken.slot-pool-stale-reuse",
-      "skips the record's persist when it reuses a freed slot", Bug::stale_reuse, kAdrOnly}}};
+const CorpusDesign<SlotPool, Bug> registered{
+    "slot-pool", "records in reused slots, each persisted before an atomic index store names it",
+    {{"stale-reuse", "skips the record's persist when it reuses a freed slot", Bug::stale_reuse, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -85,11 +85,9 @@ class WideCounter final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<WideCounter, Bug> registered{
-    "corpus.wide-counter",
-    "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation", Bug::none,
-    {{"corpus.broken.wide-counter-torn",
-      "updates a 16-byte {count, total} in place with a struct assignment", Bug::torn}}};
+const CorpusDesign<WideCounter, Bug> registered{
+    "wide-counter", "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
+    {{"torn", "updates a 16-byte {count, total} in place with a struct assignment", Bug::torn}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

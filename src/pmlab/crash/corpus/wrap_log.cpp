@@ -144,11 +144,9 @@ class WrapLog final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const DesignWithTwins<WrapLog, Bug> registered{
-    "corpus.wrap-log",
-    "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable", Bug::none,
-    {{"corpus.broken.wrap-log-unflushed-wrap",
-      "writes back a wrapping record only up to the ring's end", Bug::unflushed_wrap, kAdrOnly}}};
+const CorpusDesign<WrapLog, Bug> registered{
+    "wrap-log", "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable",
+    {{"unflushed-wrap", "writes back a wrapping record only up to the ring's end", Bug::unflushed_wrap, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

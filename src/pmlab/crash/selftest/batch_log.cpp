@@ -108,9 +108,9 @@ class BatchLog final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<BatchLog, Bug> registered{
-    "selftest.batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count", Bug::none,
-    {{"selftest.broken.batch-log-salvage",
+const SelfTestDesign<BatchLog, Bug> registered{
+    "batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count",
+    {{"batch-log-salvage",
       "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 not)",
       Bug::salvage}}};
 

@@ -86,10 +86,9 @@ class EpochPair final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<EpochPair, Bug> registered{
-    "selftest.epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store", Bug::none,
-    {{"selftest.broken.epoch-halves",
-      "the epoch selector written as two 4-byte halves with plain stores", Bug::halves}}};
+const SelfTestDesign<EpochPair, Bug> registered{
+    "epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store",
+    {{"epoch-halves", "the epoch selector written as two 4-byte halves with plain stores", Bug::halves}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -73,10 +73,9 @@ class IndexedStore final : public Design<Bug> {
   uint64_t durable_records_ = 0;  // DRAM: records known durable
 };
 
-const DesignWithTwins<IndexedStore, Bug> registered{
-    "selftest.indexed-store", "append-only records published by a durable count, DRAM index beside", Bug::none,
-    {{"selftest.broken.indexed-store-dram-count",
-      "recovery trusts the record count it kept in DRAM during the run", Bug::dram_count}}};
+const SelfTestDesign<IndexedStore, Bug> registered{
+    "indexed-store", "append-only records published by a durable count, DRAM index beside",
+    {{"indexed-store-dram-count", "recovery trusts the record count it kept in DRAM during the run", Bug::dram_count}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -124,9 +124,9 @@ class LazyTransfer final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<LazyTransfer, Bug> registered{
-    "selftest.lazy-transfer", "transfers committed as redo intents, applied later and retired durably", Bug::none,
-    {{"selftest.broken.lazy-transfer-volatile-repair",
+const SelfTestDesign<LazyTransfer, Bug> registered{
+    "lazy-transfer", "transfers committed as redo intents, applied later and retired durably",
+    {{"lazy-transfer-volatile-repair",
       "recovery applies and retires the committed intent with plain stores it never persists", Bug::volatile_repair}}};
 
 }  // namespace

@@ -101,11 +101,10 @@ class PointerStack final : public Design<Links> {
   }
 };
 
-const DesignWithTwins<PointerStack, Links> registered{
-    "selftest.offset-stack", "linked stack, links are offsets from the image base", Links::offsets,
-    {{"selftest.broken.absolute-stack",
-      "linked stack whose links are absolute addresses of the run's mapping", Links::absolute},
-     {"selftest.broken.absolute-stack-unflushed",
+const SelfTestDesign<PointerStack, Links> registered{
+    "offset-stack", "linked stack, links are offsets from the image base",
+    {{"absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", Links::absolute},
+     {"absolute-stack-unflushed",
       "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)",
       Links::absolute_unflushed}}};
 

@@ -106,9 +106,9 @@ class RegisterFile final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<RegisterFile, Bug> registered{
-    "selftest.register-file", "registers of two slots and a state word flipped by one atomic store", Bug::none,
-    {{"selftest.broken.register-busy-mark",
+const SelfTestDesign<RegisterFile, Bug> registered{
+    "register-file", "registers of two slots and a state word flipped by one atomic store",
+    {{"register-busy-mark",
       "marks a register busy in its state word while writing, never flushing the mark", Bug::busy_mark}}};
 
 }  // namespace

@@ -87,10 +87,9 @@ class ScanLog final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<ScanLog, Bug> registered{
-    "selftest.scan-log", "variable-length entries, recovery validates length and checksum", Bug::none,
-    {{"selftest.broken.unvalidated-length",
-      "recovery trusts an entry's length without validating it", Bug::trusted_length}}};
+const SelfTestDesign<ScanLog, Bug> registered{
+    "scan-log", "variable-length entries, recovery validates length and checksum",
+    {{"unvalidated-length", "recovery trusts an entry's length without validating it", Bug::trusted_length}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

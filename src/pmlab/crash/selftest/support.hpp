@@ -55,15 +55,23 @@ struct Twin {
   std::vector<persist::Domain> domains = kBothDomains;
 };
 
-// Registers a design's correct variant, which claims both domains, and each of its broken twins, marked
-// deliberately broken so that `all` leaves them out: one statement beside the design.
+// Registers design D of `family` as "<family>.<name>" with the variant Variant{} (the first value of its
+// enum is the correct design), claiming both domains, and each broken twin as "<family>.broken.<twin>",
+// marked deliberately broken so that `all` leaves it out.
 template <class D, class Variant>
-struct DesignWithTwins {
-  DesignWithTwins(std::string name, std::string description, Variant correct, std::vector<Twin<Variant>> twins) {
-    SubjectRegistration{variant<D>(std::move(name), std::move(description), false, kBothDomains, correct)};
-    for (Twin<Variant>& t : twins)
-      SubjectRegistration{
-          variant<D>(std::move(t.name), std::move(t.description), true, std::move(t.domains), t.variant)};
+void register_with_twins(const std::string& family, const std::string& name, std::string description,
+                         std::vector<Twin<Variant>> twins) {
+  SubjectRegistration{variant<D>(family + "." + name, std::move(description), false, kBothDomains, Variant{})};
+  for (Twin<Variant>& t : twins)
+    SubjectRegistration{variant<D>(family + ".broken." + t.name, std::move(t.description), true, std::move(t.domains),
+                                   t.variant)};
+}
+
+// A self-test design and its broken twins, registered as selftest.<name> and selftest.broken.<twin>.
+template <class D, class Variant>
+struct SelfTestDesign {
+  SelfTestDesign(const std::string& name, std::string description, std::vector<Twin<Variant>> twins) {
+    register_with_twins<D>("selftest", name, std::move(description), std::move(twins));
   }
 };
 

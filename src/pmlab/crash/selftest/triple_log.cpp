@@ -97,9 +97,9 @@ class TripleLog final : public Design<Bug> {
   }
 };
 
-const DesignWithTwins<TripleLog, Bug> registered{
-    "selftest.triple-log", "three-line self-validating records, torn tails erased durably", Bug::none,
-    {{"selftest.broken.triple-log-unsafe-repair",
+const SelfTestDesign<TripleLog, Bug> registered{
+    "triple-log", "three-line self-validating records, torn tails erased durably",
+    {{"triple-log-unsafe-repair",
       "repairing a tail of one valid line, recovery briefly unlinks the last record", Bug::unsafe_repair}}};
 
 }  // namespace
