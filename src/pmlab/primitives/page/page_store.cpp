@@ -121,7 +121,7 @@ Status PageStore::read(uint64_t pid, DramPage& into) const {
   return Status::success();
 }
 
-Status PageStore::check_flush(const Lane& lane, const DramPage& page) const {
+Result<uint64_t> PageStore::begin_flush(const Lane& lane, const DramPage& page) const {
   if (lane.store() != this) return error(Errc::invalid_argument, "the lane belongs to another page store");
   if (page.size() != options_.page_size)
     return error(Errc::invalid_argument, "a " + std::to_string(page.size()) + "-byte page cannot be flushed to a store of " +
@@ -129,7 +129,10 @@ Status PageStore::check_flush(const Lane& lane, const DramPage& page) const {
   if (page.pid >= options_.pages)
     return error(Errc::invalid_argument, "page " + std::to_string(page.pid) + " is not in the store (it has " +
                                              std::to_string(options_.pages) + " pages)");
-  return Status::success();
+  if (page.dirty().empty()) return uint64_t{0};
+  const uint64_t pvn = version(page.pid) + 1;
+  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
+  return pvn;
 }
 
 Result<PageStore::Lane> PageStore::claim_lane() {
