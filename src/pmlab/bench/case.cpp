@@ -21,75 +21,66 @@ void Registry::add(CaseDef def) { cases_.push_back(std::move(def)); }
 void Registry::add_summary(SuiteSummary summary) { summaries_.push_back(std::move(summary)); }
 
 namespace std_params {
+namespace {
 
-ParamSpec medium(std::vector<std::string> defaults) {
-  ParamSpec p;
-  p.name = "medium";
-  p.type = ParamType::choice;
-  p.doc = "memory the case runs on: dram (anonymous memory) or pool (the run's pool file)";
-  p.choices = {"dram", "pool"};
-  p.defaults = std::move(defaults);
-  return p;
-}
-
-ParamSpec domain(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  ParamSpec p;
-  p.name = "domain";
-  p.type = ParamType::choice;
-  p.doc = "durability domain: none (nothing flushed or fenced), adr (flush + fence), eadr (fence only); "
-          "auto = the run's default";
-  p.choices = {"auto", "none", "adr", "eadr"};
-  p.defaults = std::move(defaults);
-  p.quick = std::move(quick);
-  return p;
-}
-
-ParamSpec flush(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  ParamSpec p;
-  p.name = "flush";
-  p.type = ParamType::choice;
-  p.doc = "flush instruction: clflush, clflushopt, clwb, or ntstore (non-temporal stores); auto = the run's default";
-  p.choices = {"auto", "clflush", "clflushopt", "clwb", "ntstore"};
-  p.defaults = std::move(defaults);
-  p.quick = std::move(quick);
-  return p;
-}
-
-ParamSpec threads(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  ParamSpec p;
-  p.name = "threads";
-  p.type = ParamType::integer;
-  p.doc = "worker threads, each pinned to its own CPU; at most the CPUs this process may use";
-  p.defaults = std::move(defaults);
-  p.quick = std::move(quick);
-  p.min = 1;
-  p.max = 1024;
-  return p;
-}
-
-ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
-               int64_t min, int64_t max) {
+// The fields every parameter has.
+ParamSpec spec(std::string name, ParamType type, std::string doc, std::vector<std::string> defaults,
+               std::vector<std::string> quick) {
   ParamSpec p;
   p.name = std::move(name);
-  p.type = ParamType::size;
+  p.type = type;
   p.doc = std::move(doc);
   p.defaults = std::move(defaults);
   p.quick = std::move(quick);
+  return p;
+}
+
+// An integer or size parameter bounded to [min, max].
+ParamSpec bounded(std::string name, ParamType type, std::string doc, std::vector<std::string> defaults,
+                  std::vector<std::string> quick, int64_t min, int64_t max) {
+  ParamSpec p = spec(std::move(name), type, std::move(doc), std::move(defaults), std::move(quick));
   p.min = min;
   p.max = max;
   return p;
 }
 
+}  // namespace
+
 ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices, std::vector<std::string> defaults,
                  std::vector<std::string> quick) {
-  ParamSpec p;
-  p.name = std::move(name);
-  p.type = ParamType::choice;
-  p.doc = std::move(doc);
+  ParamSpec p = spec(std::move(name), ParamType::choice, std::move(doc), std::move(defaults), std::move(quick));
   p.choices = std::move(choices);
-  p.defaults = std::move(defaults);
-  p.quick = std::move(quick);
   return p;
+}
+
+ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
+               int64_t min, int64_t max) {
+  return bounded(std::move(name), ParamType::size, std::move(doc), std::move(defaults), std::move(quick), min, max);
+}
+
+ParamSpec medium(std::vector<std::string> defaults) {
+  return choice("medium", "memory the case runs on: dram (anonymous memory) or pool (the run's pool file)",
+                {"dram", "pool"}, std::move(defaults));
+}
+
+ParamSpec domain(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  return choice("domain",
+                "durability domain: none (nothing flushed or fenced), adr (flush + fence), eadr (fence only); "
+                "auto = the run's default",
+                {"auto", "none", "adr", "eadr"}, std::move(defaults), std::move(quick));
+}
+
+ParamSpec flush(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  return choice("flush",
+                "flush instruction: clflush, clflushopt, clwb, or ntstore (non-temporal stores); auto = the run's "
+                "default",
+                {"auto", "clflush", "clflushopt", "clwb", "ntstore"}, std::move(defaults), std::move(quick));
+}
+
+ParamSpec threads(std::vector<std::string> defaults, std::vector<std::string> quick) {
+  return bounded("threads", ParamType::integer,
+                 "worker threads, each pinned to its own CPU; at most the CPUs this process may use",
+                 std::move(defaults), std::move(quick), 1, 1024);
 }
 
 }  // namespace std_params

@@ -174,6 +174,28 @@ class RecoveryEnd final : public RecoveryWatch {
 
 // One state's recovery with its writes tracked: at each of its fences and at its end, crash states of
 // what it wrote are recovered again from scratch and must meet the same contract.
+// Watches a recovery that runs to its end (no crash points in it): with a mutant, a tracker of its writes,
+// so that whether the mutant made a difference is known, not assumed; otherwise the call sites it reaches.
+class RecoveryObserver {
+ public:
+  RecoveryObserver(const Context& ctx, CallSites& sites, Image image, persist::Persister& persister) : sites_(sites) {
+    if (ctx.options.mutant) {
+      tracker_.emplace(image, ctx.options.domain, nullptr);
+      tracker_->set_call_sites(&sites);
+      persister.attach(&*tracker_);
+    } else {
+      persister.attach(&sites_);
+    }
+  }
+  void finish() {
+    if (tracker_) tracker_->finish();
+  }
+
+ private:
+  std::optional<DurabilityTracker> tracker_;
+  CallSiteObserver sites_;
+};
+
 class RecoveryCrash final : public RecoveryWatch {
  public:
   RecoveryCrash(const Context& ctx, const persist::Persister& persister, CallSites& sites, Mapping& again, Image image,
@@ -258,19 +280,11 @@ class RecoveryCrash final : public RecoveryWatch {
       auto subject = ctx_.info->make(ctx_.options.subject);
       const Image again{again_.base(), image_.size};
       persist::Persister persister = persister_;
-      std::optional<DurabilityTracker> tracker;  // with a mutant: whether it made a difference
-      CallSiteObserver observer(sites_);
-      if (ctx_.options.mutant) {
-        tracker.emplace(again, ctx_.options.domain, nullptr);
-        tracker->set_call_sites(&sites_);
-        persister.attach(&*tracker);
-      } else {
-        persister.attach(&observer);
-      }
+      RecoveryObserver observer(ctx_, sites_, again, persister);
       arm(ctx_.options.timeout_s);
       s = subject->recover_and_check(again, persister, at_);
       alarm(0);
-      if (tracker) tracker->finish();
+      observer.finish();
     }
     tls_recovery = outer;
     mprotect(image_.base, round_pages(image_.size), PROT_READ | PROT_WRITE);
@@ -310,24 +324,14 @@ CheckVerdict check_slot(const Context& ctx, const persist::Persister& persister,
   } else {
     auto subject = ctx.info->make(ctx.options.subject);
     persist::Persister observed = persister;
-    // With a mutant, the recovery's writes are tracked (no crash points) so that whether the mutant made
-    // a difference is known, not assumed.
-    std::optional<DurabilityTracker> tracker;
-    CallSiteObserver observer(sites);
-    if (ctx.options.mutant) {
-      tracker.emplace(image, ctx.options.domain, nullptr);
-      tracker->set_call_sites(&sites);
-      observed.attach(&*tracker);
-    } else {
-      observed.attach(&observer);
-    }
+    RecoveryObserver observer(ctx, sites, image, observed);
     RecoveryEnd end(sites, ctx.options.record_sites);
     tls_recovery = &end;
     arm(ctx.options.timeout_s);
     s = subject->recover_and_check(image, observed, at);
     alarm(0);
     tls_recovery = nullptr;
-    if (tracker) tracker->finish();
+    observer.finish();
   }
   v.ok = s.ok();
   v.message = s.message();

@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/crash/call_sites.hpp"
 
 namespace pmlab::crash {
 
-const char* to_string(Granularity g) noexcept {
-  switch (g) {
-    case Granularity::line: return "line";
-    case Granularity::word: return "word";
-    case Granularity::byte: return "byte";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kGranularities = enum_names<Granularity>(
+    "granularity", {{Granularity::line, "line"}, {Granularity::word, "word"}, {Granularity::byte, "byte"}});
+}  // namespace
 
-Result<Granularity> parse_granularity(std::string_view text) {
-  if (text == "line") return Granularity::line;
-  if (text == "word") return Granularity::word;
-  if (text == "byte") return Granularity::byte;
-  return error(Errc::invalid_argument, "granularity '" + std::string(text) + "' is not line, word or byte");
-}
+const char* to_string(Granularity g) noexcept { return kGranularities.name(g); }
+Result<Granularity> parse_granularity(std::string_view text) { return kGranularities.parse(text); }
 
 DurabilityTracker::DurabilityTracker(Image working, persist::Domain domain,
                                      std::function<void(const std::source_location&)> on_crash_point)

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/common/random.hpp"
 
 namespace pmlab::crash {
@@ -78,21 +79,13 @@ std::vector<int> alternatives(const PendingLine& line, int base) {
   return out;
 }
 
+constexpr auto kStrategies = enum_names<Strategy>(
+    "strategy", {{Strategy::none, "none"}, {Strategy::all, "all"}, {Strategy::written_back, "written back"},
+                 {Strategy::exhaustive, "exhaustive"}, {Strategy::prefix, "prefix"}, {Strategy::deviation, "deviation"},
+                 {Strategy::random, "random"}, {Strategy::torn, "torn"}});
 }  // namespace
 
-const char* to_string(Strategy s) noexcept {
-  switch (s) {
-    case Strategy::none: return "none";
-    case Strategy::all: return "all";
-    case Strategy::written_back: return "written back";
-    case Strategy::exhaustive: return "exhaustive";
-    case Strategy::prefix: return "prefix";
-    case Strategy::deviation: return "deviation";
-    case Strategy::random: return "random";
-    case Strategy::torn: return "torn";
-  }
-  return "?";
-}
+const char* to_string(Strategy s) noexcept { return kStrategies.name(s); }
 
 CrashSpace make_space(std::vector<PendingLine> lines, const std::vector<std::byte>& durable, Granularity g) {
   CrashSpace space;

@@ -8,17 +8,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/common/units.hpp"
 
 namespace pmlab::media {
 
-const char* to_string(Kind k) noexcept { return k == Kind::dram ? "dram" : "pool"; }
+namespace {
+constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}});
+}  // namespace
 
-Result<Kind> parse_kind(std::string_view text) {
-  if (text == "dram") return Kind::dram;
-  if (text == "pool") return Kind::pool;
-  return error(Errc::invalid_argument, "unknown medium '" + std::string(text) + "' (dram, pool)");
-}
+const char* to_string(Kind k) noexcept { return kKinds.name(k); }
+Result<Kind> parse_kind(std::string_view text) { return kKinds.parse(text); }
 
 DramBuffer::~DramBuffer() { release(); }
 

@@ -62,16 +62,21 @@ void DeviceModel::note_event(uint64_t tick) noexcept {
   }
 }
 
-WriteTiming DeviceModel::record_write(const void* addr, size_t len) noexcept {
+template <class Access>
+auto DeviceModel::access_now(const Access& access) noexcept {
   const uint64_t tick = platform::Clock::now();
   const double t = since_reset(tick);
-  WriteTiming w;
+  decltype(access(t)) result;
   {
     Guard g(lock_);
-    w = device_.write(address(addr), len, t);
+    result = access(t);
   }
   note_event(tick);
-  return w;
+  return result;
+}
+
+WriteTiming DeviceModel::record_write(const void* addr, size_t len) noexcept {
+  return access_now([&](double t) { return device_.write(address(addr), len, t); });
 }
 
 void DeviceModel::on_writeback(const void* addr, size_t len, persist::Writeback, const std::source_location&) noexcept {
@@ -94,15 +99,11 @@ void DeviceModel::on_fence(const std::source_location&) noexcept {
 }
 
 void DeviceModel::on_read(const void* addr, size_t len) noexcept {
-  const uint64_t tick = platform::Clock::now();
-  const double t = since_reset(tick);
-  double arrives;
-  {
-    Guard g(lock_);
-    arrives = device_.read(address(addr), len, t);
+  const double arrives = access_now([&](double t) {
+    const double at = device_.read(address(addr), len, t);
     ++reads_;
-  }
-  note_event(tick);
+    return at;
+  });
   if (!emulate_) return;
   // The loads already paid the host's DRAM latency: wait only for the rest of the device's.
   const uint64_t before = platform::Clock::now();

@@ -42,6 +42,9 @@ class DeviceModel final : public model::MemoryModel {
   class Guard;
   double since_reset(uint64_t tick) const noexcept;  // the model's time, ns
   WriteTiming record_write(const void* addr, size_t len) noexcept;  // feeds the device, now
+  // What `access(t)` returns, run on the device under the lock at the model's time t of now, the event noted.
+  template <class Access>
+  auto access_now(const Access& access) noexcept;
   void spin_until(double ns) const noexcept;
   // Widens the span of events seen (the run's time for EBR); lock-free, so fences need no lock.
   void note_event(uint64_t tick) noexcept;

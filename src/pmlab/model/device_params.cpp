@@ -22,43 +22,35 @@ struct Field {
   std::function<nlohmann::ordered_json(const DeviceParams&)> write;
 };
 
-template <class T>
-Field unsigned_field(const char* key, T DeviceParams::*member) {
-  return {[key, member](const nlohmann::json& v, DeviceParams& p) -> Status {
-            // JSON parses non-negative integers as unsigned; a negative one is a signed integer.
-            if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX)
-              return bad(std::string(key) + " must be an integer from 0 to 4294967295");
-            p.*member = static_cast<T>(v.get<uint64_t>());
+// A field whose JSON value `accepts` approves is read as a T; any other is refused: "<key> must be <what>".
+template <class T, class Accepts>
+Field field(const char* key, T DeviceParams::*member, Accepts accepts, const char* what) {
+  return {[key, member, accepts, what](const nlohmann::json& v, DeviceParams& p) -> Status {
+            if (!accepts(v)) return bad(std::string(key) + " must be " + what);
+            p.*member = v.get<T>();
             return Status::success();
           },
           [member](const DeviceParams& p) { return nlohmann::ordered_json(p.*member); }};
+}
+
+template <class T>
+Field unsigned_field(const char* key, T DeviceParams::*member) {
+  // JSON parses non-negative integers as unsigned; a negative one is a signed integer.
+  return field(
+      key, member, [](const nlohmann::json& v) { return v.is_number_unsigned() && v.get<uint64_t>() <= UINT32_MAX; },
+      "an integer from 0 to 4294967295");
 }
 
 Field real_field(const char* key, double DeviceParams::*member) {
-  return {[key, member](const nlohmann::json& v, DeviceParams& p) -> Status {
-            if (!v.is_number()) return bad(std::string(key) + " must be a number");
-            p.*member = v.get<double>();
-            return Status::success();
-          },
-          [member](const DeviceParams& p) { return nlohmann::ordered_json(p.*member); }};
+  return field(key, member, [](const nlohmann::json& v) { return v.is_number(); }, "a number");
 }
 
 Field bool_field(const char* key, bool DeviceParams::*member) {
-  return {[key, member](const nlohmann::json& v, DeviceParams& p) -> Status {
-            if (!v.is_boolean()) return bad(std::string(key) + " must be true or false");
-            p.*member = v.get<bool>();
-            return Status::success();
-          },
-          [member](const DeviceParams& p) { return nlohmann::ordered_json(p.*member); }};
+  return field(key, member, [](const nlohmann::json& v) { return v.is_boolean(); }, "true or false");
 }
 
 Field string_field(const char* key, std::string DeviceParams::*member) {
-  return {[key, member](const nlohmann::json& v, DeviceParams& p) -> Status {
-            if (!v.is_string()) return bad(std::string(key) + " must be a string");
-            p.*member = v.get<std::string>();
-            return Status::success();
-          },
-          [member](const DeviceParams& p) { return nlohmann::ordered_json(p.*member); }};
+  return field(key, member, [](const nlohmann::json& v) { return v.is_string(); }, "a string");
 }
 
 // In the order results.json prints them.

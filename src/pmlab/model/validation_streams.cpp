@@ -38,14 +38,22 @@ uint64_t interleaved(bool random, uint32_t size, uint32_t threads, uint64_t tota
   return per_thread * threads * ((size + kImcLine - 1) / kImcLine);
 }
 
+// Interleaved streams of writes (or reads) on a fresh device, and what the device made of them.
+StreamResult interleaved_on_device(const DeviceParams& p, bool writes, bool random, uint32_t size, uint32_t threads,
+                                   uint64_t total_bytes, uint64_t seed) {
+  Device d(p);
+  const uint64_t events = interleaved(random, size, threads, total_bytes, seed, [&](uint64_t addr) {
+    if (writes) d.write(addr, size);
+    else d.read(addr, size);
+  });
+  return finish(d, events);
+}
+
 }  // namespace
 
 StreamResult small_writes(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                           uint64_t seed) {
-  Device d(p);
-  const uint64_t events =
-      interleaved(random, size, threads, total_bytes, seed, [&](uint64_t addr) { d.write(addr, size); });
-  return finish(d, events);
+  return interleaved_on_device(p, true, random, size, threads, total_bytes, seed);
 }
 
 StreamResult xpbuffer_probe(const DeviceParams& p, uint64_t region, uint64_t total_bytes) {
@@ -82,10 +90,7 @@ StreamResult repeated_line(const DeviceParams& p, uint32_t repeats) {
 
 StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                    uint64_t seed) {
-  Device d(p);
-  const uint64_t events =
-      interleaved(random, size, threads, total_bytes, seed, [&](uint64_t addr) { d.read(addr, size); });
-  return finish(d, events);
+  return interleaved_on_device(p, false, random, size, threads, total_bytes, seed);
 }
 
 double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer) {

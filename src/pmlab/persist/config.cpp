@@ -3,40 +3,22 @@
 #include <cstdlib>
 #include <string>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::persist {
 
-const char* to_string(Domain d) noexcept {
-  switch (d) {
-    case Domain::none: return "none";
-    case Domain::adr: return "adr";
-    case Domain::eadr: return "eadr";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kDomains =
+    enum_names<Domain>("durability domain", {{Domain::none, "none"}, {Domain::adr, "adr"}, {Domain::eadr, "eadr"}});
+constexpr auto kFlushes = enum_names<FlushInstruction>(
+    "flush instruction", {{FlushInstruction::clflush, "clflush"}, {FlushInstruction::clflushopt, "clflushopt"},
+                          {FlushInstruction::clwb, "clwb"}, {FlushInstruction::ntstore, "ntstore"}});
+}  // namespace
 
-const char* to_string(FlushInstruction f) noexcept {
-  switch (f) {
-    case FlushInstruction::clflush: return "clflush";
-    case FlushInstruction::clflushopt: return "clflushopt";
-    case FlushInstruction::clwb: return "clwb";
-    case FlushInstruction::ntstore: return "ntstore";
-  }
-  return "?";
-}
-
-Result<Domain> parse_domain(std::string_view text) {
-  for (Domain d : {Domain::none, Domain::adr, Domain::eadr})
-    if (text == to_string(d)) return d;
-  return error(Errc::invalid_argument, "unknown durability domain '" + std::string(text) + "' (none, adr, eadr)");
-}
-
-Result<FlushInstruction> parse_flush(std::string_view text) {
-  for (FlushInstruction f : {FlushInstruction::clflush, FlushInstruction::clflushopt, FlushInstruction::clwb,
-                             FlushInstruction::ntstore})
-    if (text == to_string(f)) return f;
-  return error(Errc::invalid_argument,
-               "unknown flush instruction '" + std::string(text) + "' (clflush, clflushopt, clwb, ntstore)");
-}
+const char* to_string(Domain d) noexcept { return kDomains.name(d); }
+const char* to_string(FlushInstruction f) noexcept { return kFlushes.name(f); }
+Result<Domain> parse_domain(std::string_view text) { return kDomains.parse(text); }
+Result<FlushInstruction> parse_flush(std::string_view text) { return kFlushes.parse(text); }
 
 Status check_supported(FlushInstruction f, const platform::CpuFeatures& cpu) {
   switch (f) {

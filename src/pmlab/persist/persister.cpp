@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/persist/x86_64/nt_copy.hpp"
 
 namespace pmlab::persist {
@@ -265,24 +266,15 @@ void Persister::zero_nt(void* dst, size_t len, const std::source_location where)
     copy_nt(d + done, kZeros, std::min(sizeof kZeros, len - done), where);
 }
 
-const char* to_string(Call c) noexcept {
-  switch (c) {
-    case Call::flush: return "flush";
-    case Call::fence: return "fence";
-    case Call::nt_store: return "nt_store";
-    case Call::atomic_store: return "atomic_store";
-    case Call::atomic_rmw: return "atomic_rmw";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kCalls = enum_names<Call>(
+    "persister call", {{Call::flush, "flush"}, {Call::fence, "fence"}, {Call::nt_store, "nt_store"},
+                       {Call::atomic_store, "atomic_store"}, {Call::atomic_rmw, "atomic_rmw"}});
+constexpr auto kMutations =
+    enum_names<Mutation>("mutation", {{Mutation::none, "none"}, {Mutation::drop, "drop"}, {Mutation::split, "split"}});
+}  // namespace
 
-const char* to_string(Mutation m) noexcept {
-  switch (m) {
-    case Mutation::none: return "none";
-    case Mutation::drop: return "drop";
-    case Mutation::split: return "split";
-  }
-  return "?";
-}
+const char* to_string(Call c) noexcept { return kCalls.name(c); }
+const char* to_string(Mutation m) noexcept { return kMutations.name(m); }
 
 }  // namespace pmlab::persist

@@ -2,25 +2,20 @@
 
 #include <cmath>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::record {
 
-const char* to_string(MetricKind k) noexcept {
-  switch (k) {
-    case MetricKind::measured: return "measured";
-    case MetricKind::modelled: return "modelled";
-    case MetricKind::published: return "published";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kMetricKinds = enum_names<MetricKind>(
+    "metric kind",
+    {{MetricKind::measured, "measured"}, {MetricKind::modelled, "modelled"}, {MetricKind::published, "published"}});
+constexpr auto kRunStatuses = enum_names<RunStatus>(
+    "run status", {{RunStatus::ok, "ok"}, {RunStatus::error, "error"}, {RunStatus::skipped, "skipped"}});
+}  // namespace
 
-const char* to_string(RunStatus s) noexcept {
-  switch (s) {
-    case RunStatus::ok: return "ok";
-    case RunStatus::error: return "error";
-    case RunStatus::skipped: return "skipped";
-  }
-  return "?";
-}
+const char* to_string(MetricKind k) noexcept { return kMetricKinds.name(k); }
+const char* to_string(RunStatus s) noexcept { return kRunStatuses.name(s); }
 
 void RunRecord::set(Metric m) {
   for (auto& existing : metrics)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/workload/hotspot.hpp"
 #include "pmlab/workload/latest.hpp"
 #include "pmlab/workload/random.hpp"
@@ -13,33 +14,18 @@
 
 namespace pmlab::workload {
 
-const char* to_string(OpType t) noexcept {
-  switch (t) {
-    case OpType::read: return "read";
-    case OpType::update: return "update";
-    case OpType::insert: return "insert";
-    case OpType::scan: return "scan";
-    case OpType::read_modify_write: return "read-modify-write";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kOpTypes = enum_names<OpType>(
+    "operation", {{OpType::read, "read"}, {OpType::update, "update"}, {OpType::insert, "insert"},
+                  {OpType::scan, "scan"}, {OpType::read_modify_write, "read-modify-write"}});
+constexpr auto kDistributions = enum_names<Distribution>(
+    "request distribution", {{Distribution::uniform, "uniform"}, {Distribution::zipfian, "zipfian"},
+                             {Distribution::latest, "latest"}, {Distribution::hotspot, "hotspot"}});
+}  // namespace
 
-const char* to_string(Distribution d) noexcept {
-  switch (d) {
-    case Distribution::uniform: return "uniform";
-    case Distribution::zipfian: return "zipfian";
-    case Distribution::latest: return "latest";
-    case Distribution::hotspot: return "hotspot";
-  }
-  return "?";
-}
-
-Result<Distribution> parse_distribution(std::string_view text) {
-  for (Distribution d : {Distribution::uniform, Distribution::zipfian, Distribution::latest, Distribution::hotspot})
-    if (text == to_string(d)) return d;
-  return error(Errc::invalid_argument,
-               "unknown request distribution '" + std::string(text) + "' (uniform|zipfian|latest|hotspot)");
-}
+const char* to_string(OpType t) noexcept { return kOpTypes.name(t); }
+const char* to_string(Distribution d) noexcept { return kDistributions.name(d); }
+Result<Distribution> parse_distribution(std::string_view text) { return kDistributions.parse(text); }
 
 namespace {
 

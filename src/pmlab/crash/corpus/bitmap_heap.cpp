@@ -56,7 +56,7 @@ using Picture = std::array<uint64_t, kRoots>;  // per root: 1 + the operation wh
 
 class BitmapHeap final : public Design<Bug> {
  public:
-  BitmapHeap(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Heap); }
 
@@ -145,25 +145,19 @@ class BitmapHeap final : public Design<Bug> {
 
   // The roots once the first `ops` operations returned.
   Picture after(uint64_t ops) const {
-    Picture roots{};
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+    return replay(ops, Picture{}, [this](Picture& roots, uint64_t i) {
       uint64_t& root = roots[root_of(i)];
       root = root == 0 ? i + 1 : 0;
-    }
-    return roots;
+    });
   }
 };
 
-const SubjectRegistration correct{variant<BitmapHeap>(
-    "corpus.bitmap-heap", "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects",
-    false, kBothDomains, Bug::none)};
-const SubjectRegistration link_before_bit{variant<BitmapHeap>(
-    "corpus.broken.bitmap-heap-link-before-bit",
-    "names a new object from its root before setting its bit: a crash between allocates it twice", true, kBothDomains,
-    Bug::link_before_bit)};
-const SubjectRegistration leak{variant<BitmapHeap>(
-    "corpus.broken.bitmap-heap-leak", "recovery trusts the bitmap: an object allocated but never linked leaks", true,
-    kBothDomains, Bug::leak)};
+const CorpusDesign<BitmapHeap, Bug> registered{
+    "bitmap-heap", "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects",
+    {{"link-before-bit",
+      "names a new object from its root before setting its bit: a crash between allocates it twice",
+      Bug::link_before_bit},
+     {"leak", "recovery trusts the bitmap: an object allocated but never linked leaks", Bug::leak}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

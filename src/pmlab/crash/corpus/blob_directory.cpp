@@ -33,7 +33,7 @@ enum class Bug { none, plain_pointer };
 
 class BlobDirectory final : public Design<Bug> {
  public:
-  BlobDirectory(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Directory) + ops_ * kMaxLines * 64; }
 
@@ -94,18 +94,13 @@ class BlobDirectory final : public Design<Bug> {
   }
 
   Versions after(uint64_t ops) const {
-    Versions v{};
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) v[entry_of(i)] = i + 1;
-    return v;
+    return replay(ops, Versions{}, [this](Versions& v, uint64_t i) { v[entry_of(i)] = i + 1; });
   }
 };
 
-const SubjectRegistration correct{variant<BlobDirectory>(
-    "corpus.blob-directory", "immutable blobs named from a directory by version and offset, stored atomically", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration plain_pointer{variant<BlobDirectory>(
-    "corpus.broken.blob-directory-plain-pointer", "stores a directory entry's word with a plain 8-byte copy (memcpy)",
-    true, kBothDomains, Bug::plain_pointer)};
+const CorpusDesign<BlobDirectory, Bug> registered{
+    "blob-directory", "immutable blobs named from a directory by version and offset, stored atomically",
+    {{"plain-pointer", "stores a directory entry's word with a plain 8-byte copy (memcpy)", Bug::plain_pointer}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

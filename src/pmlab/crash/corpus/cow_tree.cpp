@@ -41,7 +41,7 @@ enum class Bug { none, publish_before_flush };
 
 class CowTree final : public Design<Bug> {
  public:
-  CowTree(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return pool() * sizeof(Leaf) + sizeof(Root); }
 
@@ -110,17 +110,14 @@ class CowTree final : public Design<Bug> {
   Values after(uint64_t ops) const {
     Values v;
     for (uint64_t k = 0; k < v.size(); ++k) v[k] = k + 1;
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) v[key_of(i)] = value_of(i);
-    return v;
+    return replay(ops, v, [this](Values& values, uint64_t i) { values[key_of(i)] = value_of(i); });
   }
 };
 
-const SubjectRegistration correct{variant<CowTree>(
-    "corpus.cow-tree", "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
-    false, kBothDomains, Bug::none)};
-const SubjectRegistration publish_first{variant<CowTree>(
-    "corpus.broken.cow-tree-publish-before-flush", "swaps the root's link to a leaf copy before persisting the copy",
-    true, kAdrOnly, Bug::publish_before_flush)};
+const CorpusDesign<CowTree, Bug> registered{
+    "cow-tree", "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
+    {{"publish-before-flush",
+      "swaps the root's link to a leaf copy before persisting the copy", Bug::publish_before_flush, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

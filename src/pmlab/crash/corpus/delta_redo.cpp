@@ -52,7 +52,7 @@ enum class Bug { none, replays_deltas };
 
 class DeltaRedo final : public Design<Bug> {
  public:
-  DeltaRedo(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Store); }
 
@@ -112,18 +112,14 @@ class DeltaRedo final : public Design<Bug> {
   }
 
   Values after(uint64_t ops) const {
-    Values v{};
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) v[counter_of(i)] += amount_of(i);
-    return v;
+    return replay(ops, Values{}, [this](Values& v, uint64_t i) { v[counter_of(i)] += amount_of(i); });
   }
 };
 
-const SubjectRegistration correct{variant<DeltaRedo>(
-    "corpus.delta-redo", "counters behind a redo log of new values, applied at group checkpoints and by recovery", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration replays{variant<DeltaRedo>(
-    "corpus.broken.delta-redo-replays-deltas", "the redo log holds amounts to add: replaying an applied record adds it twice",
-    true, kBothDomains, Bug::replays_deltas)};
+const CorpusDesign<DeltaRedo, Bug> registered{
+    "delta-redo", "counters behind a redo log of new values, applied at group checkpoints and by recovery",
+    {{"replays-deltas",
+      "the redo log holds amounts to add: replaying an applied record adds it twice", Bug::replays_deltas}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -41,7 +41,7 @@ using Keys = std::vector<std::pair<uint64_t, uint64_t>>;  // (key, seq) in list 
 
 class DList final : public Design<Repair> {
  public:
-  DList(Repair repair, const SubjectOptions& o) : Design(repair, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return pool() * sizeof(Node); }
 
@@ -131,8 +131,7 @@ class DList final : public Design<Repair> {
   }
 
   Keys after(uint64_t ops) const {
-    Keys list;
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+    return replay(ops, Keys{}, [this](Keys& list, uint64_t i) {
       if (erases(i, !list.empty())) {
         list.erase(list.begin());
       } else {
@@ -140,20 +139,15 @@ class DList final : public Design<Repair> {
         while (at != list.end() && at->first < key_of(i)) ++at;
         list.insert(at, {key_of(i), i});
       }
-    }
-    return list;
+    });
   }
 };
 
-const SubjectRegistration correct{variant<DList>(
-    "corpus.dlist", "sorted doubly-linked list; forward links commit, recovery repairs prev links durably", false,
-    kBothDomains, Repair::durable)};
-const SubjectRegistration forward_only{variant<DList>(
-    "corpus.broken.dlist-forward-only-repair", "recovery repairs no prev link after a crash between the two link stores",
-    true, kBothDomains, Repair::none)};
-const SubjectRegistration unpersisted{variant<DList>(
-    "corpus.broken.dlist-unpersisted-repair", "recovery repairs prev links with plain stores it never writes back", true,
-    kBothDomains, Repair::unpersisted)};
+const CorpusDesign<DList, Repair> registered{
+    "dlist", "sorted doubly-linked list; forward links commit, recovery repairs prev links durably",
+    {{"forward-only-repair", "recovery repairs no prev link after a crash between the two link stores", Repair::none},
+     {"unpersisted-repair",
+      "recovery repairs prev links with plain stores it never writes back", Repair::unpersisted}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

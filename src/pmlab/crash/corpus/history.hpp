@@ -1,6 +1,6 @@
-// What the bug corpus's designs share beyond the self-tests' payloads and checksums: the last check each
-// one makes, durable linearizability against the operation history, and bounds-checked offsets, so a
-// design's recovery never follows a torn or stale link out of its own structure.
+// What the bug corpus's designs share beyond the self-tests' base, payloads, checksums and registration:
+// the last check each one makes, durable linearizability against the operation history, and bounds-checked
+// offsets, so a design's recovery never follows a torn or stale link out of its own structure.
 //
 // Every design computes its expected state from the options alone (the operation stream is a function of
 // `ops` and `seed`), never from what its run left in DRAM: recovery runs on a freshly made subject.
@@ -18,33 +18,19 @@ namespace pmlab::crash::corpus {
 
 using selftest::broken;
 using selftest::checksum_words;
+using selftest::Design;
 using selftest::kBothDomains;
 using selftest::payload_word;
-using selftest::variant;
+using selftest::Twin;
 
-// What every corpus design keeps: which variant it is (the correct one or a broken twin) and its stream's
-// length and seed. Its image starts zero-filled and durable unless the design lays out more.
-template <class Variant>
-class Design : public Subject {
- public:
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
-
- protected:
-  Design(Variant variant, const SubjectOptions& o) : variant_(variant), ops_(o.ops), seed_(o.seed) {}
-
-  // The payload operation `op` writes: n words, and whether `words` hold them.
-  void fill_payload(uint64_t* words, size_t n, uint64_t op) const {
-    for (size_t k = 0; k < n; ++k) words[k] = payload_word(seed_, op, k);
+// A corpus design and its broken twins, registered as corpus.<name> and corpus.broken.<name>-<twin>: a
+// twin's name starts with the name of the design it breaks.
+template <class D, class Bug>
+struct CorpusDesign {
+  CorpusDesign(const std::string& name, std::string description, std::vector<Twin<Bug>> twins) {
+    for (Twin<Bug>& t : twins) t.name = name + "-" + t.name;
+    selftest::register_with_twins<D>("corpus", name, std::move(description), std::move(twins));
   }
-  bool payload_is(const uint64_t* words, size_t n, uint64_t op) const {
-    for (size_t k = 0; k < n; ++k)
-      if (words[k] != payload_word(seed_, op, k)) return false;
-    return true;
-  }
-
-  const Variant variant_;
-  const uint64_t ops_;
-  const uint64_t seed_;
 };
 
 // Designs whose bug exists only where flushes are needed (under eADR the fence persists every store).

@@ -90,23 +90,19 @@ class JobJournal final : public Design<Bug> {
   static Job& job_at(Image image, uint64_t j) { return reinterpret_cast<Job*>(image.base + sizeof(Header))[j]; }
 
   Marks after(uint64_t ops) const {
-    Marks marks;
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+    return replay(ops, Marks{}, [this](Marks& marks, uint64_t i) {
       if (plan_[i].complete) marks[plan_[i].job] = 1;
       else marks.push_back(0);
-    }
-    return marks;
+    });
   }
 
   std::vector<Step> plan_;
 };
 
-const SubjectRegistration correct{variant<JobJournal>(
-    "corpus.job-journal", "jobs counted by an atomic store; a completion mark is durable before it is acknowledged", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration unfenced_ack{variant<JobJournal>(
-    "corpus.broken.job-journal-unfenced-ack", "acknowledges a completion before its mark is fenced (left to the next operation)",
-    true, kBothDomains, Bug::unfenced_ack)};
+const CorpusDesign<JobJournal, Bug> registered{
+    "job-journal", "jobs counted by an atomic store; a completion mark is durable before it is acknowledged",
+    {{"unfenced-ack",
+      "acknowledges a completion before its mark is fenced (left to the next operation)", Bug::unfenced_ack}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

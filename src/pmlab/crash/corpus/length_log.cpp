@@ -34,7 +34,7 @@ enum class Bug { none, trusted_length };
 
 class LengthLog final : public Design<Bug> {
  public:
-  LengthLog(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
 
@@ -81,12 +81,9 @@ class LengthLog final : public Design<Bug> {
 
 };
 
-const SubjectRegistration correct{variant<LengthLog>(
-    "corpus.length-log", "checksummed records behind a length written under the same fence; recovery validates it",
-    false, kBothDomains, Bug::none)};
-const SubjectRegistration trusted{variant<LengthLog>(
-    "corpus.broken.length-log-trusted-length", "recovery trusts a length that may have persisted before its record",
-    true, kBothDomains, Bug::trusted_length)};
+const CorpusDesign<LengthLog, Bug> registered{
+    "length-log", "checksummed records behind a length written under the same fence; recovery validates it",
+    {{"trusted-length", "recovery trusts a length that may have persisted before its record", Bug::trusted_length}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -150,11 +150,11 @@ class ProbeTable final : public Design<Bug> {
   bool intact(const Value& v) const { return v.check == checksum_words(&v.key, 7) && payload_is(v.payload, 5, v.seq); }
 
   Contents after(uint64_t ops) const {
-    std::map<uint64_t, uint64_t> live;
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
-      if (plan_[i].erase) live.erase(plan_[i].key);
-      else live[plan_[i].key] = i;
-    }
+    using Live = std::map<uint64_t, uint64_t>;
+    const Live live = replay(ops, Live{}, [this](Live& keys, uint64_t i) {
+      if (plan_[i].erase) keys.erase(plan_[i].key);
+      else keys[plan_[i].key] = i;
+    });
     return {live.begin(), live.end()};
   }
 
@@ -162,15 +162,10 @@ class ProbeTable final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const SubjectRegistration correct{variant<ProbeTable>(
-    "corpus.probe-table", "open addressing with tombstones; value and key durable before an atomic full mark", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration unfenced_flag{variant<ProbeTable>(
-    "corpus.broken.probe-table-unfenced-flag", "value, key and full mark written back under one fence", true, kAdrOnly,
-    Bug::unfenced_flag)};
-const SubjectRegistration flag_first{variant<ProbeTable>(
-    "corpus.broken.probe-table-flag-first", "the entry's state stored before its key, in the same line, by plain stores",
-    true, kBothDomains, Bug::flag_first)};
+const CorpusDesign<ProbeTable, Bug> registered{
+    "probe-table", "open addressing with tombstones; value and key durable before an atomic full mark",
+    {{"unfenced-flag", "value, key and full mark written back under one fence", Bug::unfenced_flag, kAdrOnly},
+     {"flag-first", "the entry's state stored before its key, in the same line, by plain stores", Bug::flag_first}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -41,7 +41,7 @@ enum class Bug { none, stale_reuse };
 
 class SlotPool final : public Design<Bug> {
  public:
-  SlotPool(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Index) + kKeys * sizeof(Record); }
 
@@ -102,18 +102,13 @@ class SlotPool final : public Design<Bug> {
   }
 
   Present after(uint64_t ops) const {
-    Present p{};
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) p[key_of(i)] = p[key_of(i)] == 0 ? i + 1 : 0;
-    return p;
+    return replay(ops, Present{}, [this](Present& p, uint64_t i) { p[key_of(i)] = p[key_of(i)] == 0 ? i + 1 : 0; });
   }
 };
 
-const SubjectRegistration correct{variant<SlotPool>(
-    "corpus.slot-pool", "records in reused slots, each persisted before an atomic index store names it", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration stale_reuse{variant<SlotPool>(
-    "corpus.broken.slot-pool-stale-reuse", "skips the record's persist when it reuses a freed slot", true, kAdrOnly,
-    Bug::stale_reuse)};
+const CorpusDesign<SlotPool, Bug> registered{
+    "slot-pool", "records in reused slots, each persisted before an atomic index store names it",
+    {{"stale-reuse", "skips the record's persist when it reuses a freed slot", Bug::stale_reuse, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

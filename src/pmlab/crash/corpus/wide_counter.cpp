@@ -38,7 +38,7 @@ enum class Bug { none, torn };
 
 class WideCounter final : public Design<Bug> {
  public:
-  WideCounter(Bug bug, const SubjectOptions& o) : Design(bug, o) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return kMeters * sizeof(Meter); }
 
@@ -78,21 +78,16 @@ class WideCounter final : public Design<Bug> {
   uint64_t amount_of(uint64_t op) const { return 1 + payload_word(seed_, op, 2) % 100000; }
 
   Readings after(uint64_t ops) const {
-    Readings r{};
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
+    return replay(ops, Readings{}, [this](Readings& r, uint64_t i) {
       r[meter_of(i)].first += 1;
       r[meter_of(i)].second += amount_of(i);
-    }
-    return r;
+    });
   }
 };
 
-const SubjectRegistration correct{variant<WideCounter>(
-    "corpus.wide-counter", "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
-    false, kBothDomains, Bug::none)};
-const SubjectRegistration torn{variant<WideCounter>(
-    "corpus.broken.wide-counter-torn", "updates a 16-byte {count, total} in place with a struct assignment", true,
-    kBothDomains, Bug::torn)};
+const CorpusDesign<WideCounter, Bug> registered{
+    "wide-counter", "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
+    {{"torn", "updates a 16-byte {count, total} in place with a struct assignment", Bug::torn}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -144,12 +144,9 @@ class WrapLog final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const SubjectRegistration correct{variant<WrapLog>(
-    "corpus.wrap-log", "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable", false,
-    kBothDomains, Bug::none)};
-const SubjectRegistration unflushed_wrap{variant<WrapLog>(
-    "corpus.broken.wrap-log-unflushed-wrap", "writes back a wrapping record only up to the ring's end", true, kAdrOnly,
-    Bug::unflushed_wrap)};
+const CorpusDesign<WrapLog, Bug> registered{
+    "wrap-log", "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable",
+    {{"unflushed-wrap", "writes back a wrapping record only up to the ring's end", Bug::unflushed_wrap, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

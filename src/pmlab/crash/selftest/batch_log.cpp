@@ -33,13 +33,13 @@ struct Front {
   Word header;  // batches begun
 };
 
-class BatchLog final : public Subject {
+enum class Bug { none, salvage };
+
+class BatchLog final : public Design<Bug> {
  public:
-  BatchLog(bool salvage, const SubjectOptions& o) : salvage_(salvage), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Front) + (ops_ + 1) * 2 * kRecords * sizeof(Line) + sizeof(Word); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Front* f = front(image);
@@ -65,7 +65,8 @@ class BatchLog final : public Subject {
   Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
     Front* f = front(image);
     uint64_t committed = f->commit.value;
-    if (salvage_ && committed < ops_ && f->header.value == committed && index_word(image)->value == committed * kRecords) {
+    if (variant_ == Bug::salvage && committed < ops_ && f->header.value == committed &&
+        index_word(image)->value == committed * kRecords) {
       bool heads = true;
       for (uint64_t r = 0; r < kRecords && heads; ++r) heads = valid(*line(image, committed, r, 0), committed, r, 0);
       if (heads) {
@@ -105,19 +106,13 @@ class BatchLog final : public Subject {
     return l.tag == tag(batch, record, part) && l.check == checksum_words(&l.tag, 7) &&
            l.payload[0] == payload_word(seed_, l.tag, 0);
   }
-
-  bool salvage_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<BatchLog>(
-    "selftest.batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count", false, kBothDomains,
-    false)};
-const SubjectRegistration salvage{variant<BatchLog>(
-    "selftest.broken.batch-log-salvage",
-    "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 not)",
-    true, kBothDomains, true)};
+const SelfTestDesign<BatchLog, Bug> registered{
+    "batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count",
+    {{"batch-log-salvage",
+      "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 not)",
+      Bug::salvage}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -38,14 +38,11 @@ struct alignas(64) Header {
 
 uint64_t checksum(const Record& r) { return checksum_words(&r.seq, 15); }
 
-class CommitRecord final : public Subject {
+class CommitRecord final : public Design<Bug> {
  public:
-  CommitRecord(Bug bug, Recovery recovery, const SubjectOptions& o)
-      : bug_(bug), recovery_(recovery), ops_(o.ops), seed_(o.seed) {}
+  CommitRecord(Bug bug, Recovery recovery, const SubjectOptions& o) : Design(bug, o), recovery_(recovery) {}
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     auto* header = reinterpret_cast<Header*>(image.base);
@@ -56,7 +53,7 @@ class CommitRecord final : public Subject {
       r.seq = i;
       for (uint64_t k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.checksum = checksum(r);
-      switch (bug_) {
+      switch (variant_) {
         case Bug::none:
         case Bug::unsafe_recovery:
           p.persist(&r, sizeof r);
@@ -94,7 +91,7 @@ class CommitRecord final : public Subject {
       p.store8(&header->pad[0], header->pad[0] + 1);
       p.persist(&header->pad[0], 8);
     }
-    if (bug_ == Bug::unsafe_recovery) {
+    if (variant_ == Bug::unsafe_recovery) {
       const uint64_t published = header->count;
       p.store8(&header->count, 0);
       p.persist(&header->count, 8);
@@ -103,7 +100,7 @@ class CommitRecord final : public Subject {
     }
     recovery_done();
     const uint64_t count = header->count;
-    if (bug_ == Bug::torn_commit && count != 0 && header->check != ~count)
+    if (variant_ == Bug::torn_commit && count != 0 && header->check != ~count)
       return error(Errc::failed, "commit is torn: count " + std::to_string(count) + " but its check word says " +
                                      std::to_string(~header->check));
     const uint64_t started = at.ops_completed + (at.op_in_flight ? 1 : 0);
@@ -123,10 +120,7 @@ class CommitRecord final : public Subject {
   }
 
  private:
-  Bug bug_;
-  Recovery recovery_;
-  uint64_t ops_;
-  uint64_t seed_;
+  const Recovery recovery_;
 };
 
 using persist::Domain;

@@ -27,9 +27,11 @@ struct Block {
   Copy copies[2];
 };
 
-class EpochPair final : public Subject {
+enum class Bug { none, halves };
+
+class EpochPair final : public Design<Bug> {
  public:
-  EpochPair(bool halves, const SubjectOptions& o) : halves_(halves), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Block); }
 
@@ -47,7 +49,7 @@ class EpochPair final : public Subject {
       Copy& spare = b->copies[(i + 1) % 2];
       write_copy(spare, i + 1);
       p.persist(&spare, sizeof spare);
-      if (halves_) {
+      if (variant_ == Bug::halves) {
         auto* half = reinterpret_cast<uint32_t*>(&b->selector.epoch);
         half[0] = static_cast<uint32_t>(epoch);
         half[1] = static_cast<uint32_t>(epoch >> 32);
@@ -82,18 +84,11 @@ class EpochPair final : public Subject {
     for (uint64_t k = 0; k < 6; ++k) c.payload[k] = payload_word(seed_, version, k);
     c.check = checksum_words(&c.epoch, 7);
   }
-
-  bool halves_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<EpochPair>(
-    "selftest.epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store", false, kBothDomains,
-    false)};
-const SubjectRegistration halves{variant<EpochPair>(
-    "selftest.broken.epoch-halves", "the epoch selector written as two 4-byte halves with plain stores", true, kBothDomains,
-    true)};
+const SelfTestDesign<EpochPair, Bug> registered{
+    "epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store",
+    {{"epoch-halves", "the epoch selector written as two 4-byte halves with plain stores", Bug::halves}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -25,13 +25,13 @@ struct alignas(64) Header {
   uint64_t pad[7];
 };
 
-class IndexedStore final : public Subject {
+enum class Bug { none, dram_count };
+
+class IndexedStore final : public Design<Bug> {
  public:
-  IndexedStore(bool trusts_dram, const SubjectOptions& o) : trusts_dram_(trusts_dram), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     auto* header = reinterpret_cast<Header*>(image.base);
@@ -52,7 +52,7 @@ class IndexedStore final : public Subject {
 
   Status recover_and_check(Image image, const persist::Persister&, const CrashPoint& at) override {
     const auto* header = reinterpret_cast<const Header*>(image.base);
-    const uint64_t count = trusts_dram_ ? durable_records_ : header->count;
+    const uint64_t count = variant_ == Bug::dram_count ? durable_records_ : header->count;
     recovery_done();
     if (count > ops_) return broken("count " + std::to_string(count) + " is beyond the image");
     for (uint64_t i = 0; i < count; ++i) {
@@ -69,19 +69,13 @@ class IndexedStore final : public Subject {
   uint64_t key_of(uint64_t i) const { return payload_word(seed_, i, 99) | 1; }
   static Record& record(Image image, uint64_t i) { return reinterpret_cast<Record*>(image.base + sizeof(Header))[i]; }
 
-  bool trusts_dram_;
-  uint64_t ops_;
-  uint64_t seed_;
   std::vector<uint64_t> keys_;    // DRAM: the keys in put order (the volatile index)
   uint64_t durable_records_ = 0;  // DRAM: records known durable
 };
 
-const SubjectRegistration correct{variant<IndexedStore>(
-    "selftest.indexed-store", "append-only records published by a durable count, DRAM index beside", false, kBothDomains,
-    false)};
-const SubjectRegistration dram{variant<IndexedStore>(
-    "selftest.broken.indexed-store-dram-count", "recovery trusts the record count it kept in DRAM during the run", true,
-    kBothDomains, true)};
+const SelfTestDesign<IndexedStore, Bug> registered{
+    "indexed-store", "append-only records published by a durable count, DRAM index beside",
+    {{"indexed-store-dram-count", "recovery trusts the record count it kept in DRAM during the run", Bug::dram_count}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

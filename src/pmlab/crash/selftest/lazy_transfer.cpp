@@ -38,9 +38,11 @@ struct Transfer {
   uint64_t from, to, amount;
 };
 
-class LazyTransfer final : public Subject {
+enum class Bug { none, volatile_repair };
+
+class LazyTransfer final : public Design<Bug> {
  public:
-  LazyTransfer(bool durable_repair, const SubjectOptions& o) : durable_repair_(durable_repair), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Bank); }
 
@@ -70,7 +72,7 @@ class LazyTransfer final : public Subject {
 
   Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
     Bank* b = bank(image);
-    apply_committed(b, p, durable_repair_);
+    apply_committed(b, p, variant_ != Bug::volatile_repair);
     recovery_done();
     if (b->intent.committed != 0) return broken("recovery left a committed intent unapplied");
     uint64_t expect[kAccounts], alternative[kAccounts];
@@ -120,18 +122,12 @@ class LazyTransfer final : public Subject {
       b->intent.committed = 0;
     }
   }
-
-  bool durable_repair_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<LazyTransfer>(
-    "selftest.lazy-transfer", "transfers committed as redo intents, applied later and retired durably", false,
-    kBothDomains, true)};
-const SubjectRegistration volatile_repair{variant<LazyTransfer>(
-    "selftest.broken.lazy-transfer-volatile-repair",
-    "recovery applies and retires the committed intent with plain stores it never persists", true, kBothDomains, false)};
+const SelfTestDesign<LazyTransfer, Bug> registered{
+    "lazy-transfer", "transfers committed as redo intents, applied later and retired durably",
+    {{"lazy-transfer-volatile-repair",
+      "recovery applies and retires the committed intent with plain stores it never persists", Bug::volatile_repair}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

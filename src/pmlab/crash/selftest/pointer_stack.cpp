@@ -26,13 +26,11 @@ struct alignas(64) Head {
   uint64_t pad[7];
 };
 
-class PointerStack final : public Subject {
+class PointerStack final : public Design<Links> {
  public:
-  PointerStack(Links links, const SubjectOptions& o) : links_(links), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Head) + ops_ * sizeof(Node); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     auto* head = reinterpret_cast<Head*>(image.base);
@@ -51,7 +49,7 @@ class PointerStack final : public Subject {
         n.seq = i;
         for (uint64_t k = 0; k < 5; ++k) n.payload[k] = payload_word(seed_, i, k);
         n.check = checksum_words(&n.next, 7);
-        if (links_ != Links::absolute_unflushed) p.persist(&n, sizeof n);
+        if (variant_ != Links::absolute_unflushed) p.persist(&n, sizeof n);
         p.store8(&head->top, ref(image, &n));
         p.persist(&head->top, 8);
       }
@@ -81,42 +79,34 @@ class PointerStack final : public Subject {
 
   // The stack after the first `ops` operations, top first.
   std::vector<uint64_t> model(uint64_t ops) const {
-    std::vector<uint64_t> stack;
-    for (uint64_t i = 0; i < ops && i < ops_; ++i) {
-      if (!is_pop(i)) stack.push_back(i);
-      else if (!stack.empty()) stack.pop_back();
-    }
+    const auto stack = replay(ops, std::vector<uint64_t>{}, [](std::vector<uint64_t>& s, uint64_t i) {
+      if (!is_pop(i)) s.push_back(i);
+      else if (!s.empty()) s.pop_back();
+    });
     return {stack.rbegin(), stack.rend()};
   }
 
   static Node& node(Image image, uint64_t i) { return reinterpret_cast<Node*>(image.base + sizeof(Head))[i]; }
 
   uint64_t ref(Image image, const Node* n) const {
-    if (links_ == Links::offsets) return static_cast<uint64_t>(reinterpret_cast<const std::byte*>(n) - image.base);
+    if (variant_ == Links::offsets) return static_cast<uint64_t>(reinterpret_cast<const std::byte*>(n) - image.base);
     return reinterpret_cast<uint64_t>(n);
   }
 
   const Node* deref(Image image, uint64_t r) const {
     if (r == 0) return nullptr;
-    if (links_ != Links::offsets) return reinterpret_cast<const Node*>(r);  // trusted: that is the bug
+    if (variant_ != Links::offsets) return reinterpret_cast<const Node*>(r);  // trusted: that is the bug
     if (r < sizeof(Head) || r + sizeof(Node) > image.size || (r - sizeof(Head)) % sizeof(Node) != 0) return nullptr;
     return reinterpret_cast<const Node*>(image.base + r);
   }
-
-  Links links_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<PointerStack>(
-    "selftest.offset-stack", "linked stack, links are offsets from the image base", false, kBothDomains, Links::offsets)};
-const SubjectRegistration absolute{variant<PointerStack>(
-    "selftest.broken.absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", true,
-    kBothDomains, Links::absolute)};
-const SubjectRegistration absolute_unflushed{variant<PointerStack>(
-    "selftest.broken.absolute-stack-unflushed",
-    "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)", true, kBothDomains,
-    Links::absolute_unflushed)};
+const SelfTestDesign<PointerStack, Links> registered{
+    "offset-stack", "linked stack, links are offsets from the image base",
+    {{"absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", Links::absolute},
+     {"absolute-stack-unflushed",
+      "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)",
+      Links::absolute_unflushed}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -38,13 +38,13 @@ struct File {
   Register registers[kRegisters];
 };
 
-class RegisterFile final : public Subject {
+enum class Bug { none, busy_mark };
+
+class RegisterFile final : public Design<Bug> {
  public:
-  RegisterFile(bool busy_mark, const SubjectOptions& o) : busy_mark_(busy_mark), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(File); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     File* f = file(image);
@@ -57,7 +57,7 @@ class RegisterFile final : public Subject {
       for (uint64_t k = 0; k < 6; ++k) spare.payload[k] = payload_word(seed_, i + 1, k);
       spare.check = checksum_words(&spare.version, 7);
       p.persist(&spare, sizeof spare);
-      if (busy_mark_) r.state = kBusy;  // a plain store for readers, overwritten before the next fence
+      if (variant_ == Bug::busy_mark) r.state = kBusy;  // a plain store for readers, overwritten before the next fence
       f->journal.writes = i + 1;
       p.flush(&f->journal, sizeof f->journal);  // made durable by the flip's fence
       p.store8(&r.state, live == 1 ? 2 : 1);
@@ -104,18 +104,12 @@ class RegisterFile final : public Subject {
     for (uint64_t i = reg; i < ops && i < ops_; i += kRegisters) v = i + 1;
     return v;
   }
-
-  bool busy_mark_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<RegisterFile>(
-    "selftest.register-file", "registers of two slots and a state word flipped by one atomic store", false, kBothDomains,
-    false)};
-const SubjectRegistration busy{variant<RegisterFile>(
-    "selftest.broken.register-busy-mark",
-    "marks a register busy in its state word while writing, never flushing the mark", true, kBothDomains, true)};
+const SelfTestDesign<RegisterFile, Bug> registered{
+    "register-file", "registers of two slots and a state word flipped by one atomic store",
+    {{"register-busy-mark",
+      "marks a register busy in its state word while writing, never flushing the mark", Bug::busy_mark}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

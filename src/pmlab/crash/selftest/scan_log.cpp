@@ -33,13 +33,13 @@ unsigned char payload_byte(uint64_t seed, uint64_t op, uint64_t k) {
 
 uint64_t padded(uint64_t len) { return sizeof(EntryHeader) + ((len + 7) & ~uint64_t{7}); }
 
-class ScanLog final : public Subject {
+enum class Bug { none, trusted_length };
+
+class ScanLog final : public Design<Bug> {
  public:
-  ScanLog(bool trust_length, const SubjectOptions& o) : trust_length_(trust_length), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return ops_ * padded(kMaxPayload) + sizeof(EntryHeader); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     uint64_t tail = 0;
@@ -67,7 +67,7 @@ class ScanLog final : public Subject {
       std::memcpy(&h, image.base + offset, sizeof h);
       if (h.len == 0) break;
       const auto* payload = reinterpret_cast<const unsigned char*>(image.base + offset + sizeof h);
-      if (!trust_length_) {
+      if (variant_ != Bug::trusted_length) {
         if (h.len > kMaxPayload || offset + padded(h.len) > image.size) break;
         if (entry_checksum(h.len, payload) != h.checksum) break;
       }
@@ -85,18 +85,11 @@ class ScanLog final : public Subject {
     if (found > started) return error(Errc::failed, "recovery returned entries never appended");
     return Status::success();
   }
-
- private:
-  bool trust_length_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<ScanLog>(
-    "selftest.scan-log", "variable-length entries, recovery validates length and checksum", false, kBothDomains, false)};
-const SubjectRegistration trusting{variant<ScanLog>(
-    "selftest.broken.unvalidated-length", "recovery trusts an entry's length without validating it", true, kBothDomains,
-    true)};
+const SelfTestDesign<ScanLog, Bug> registered{
+    "scan-log", "variable-length entries, recovery validates length and checksum",
+    {{"unvalidated-length", "recovery trusts an entry's length without validating it", Bug::trusted_length}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -5,7 +5,6 @@
 // The broken twin's read returns what it sees without helping: the writer is still between its store and
 // its fence, the reader's answer is out, and a crash loses the value it answered with. Only a run whose
 // threads interleave can show it: with one thread, every read comes after the write it sees returned.
-#include <cstring>
 #include <optional>
 
 #include "pmlab/crash/linearizability.hpp"
@@ -22,16 +21,13 @@ struct alignas(64) Register {
   uint64_t pad[7];
 };
 
-class SharedRegister final : public Subject {
+enum class Bug { none, read_unpersisted };
+
+class SharedRegister final : public Design<Bug> {
  public:
-  SharedRegister(bool reader_helps, const SubjectOptions& o) : helps_(reader_helps), ops_(o.ops) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return sizeof(Register); }
-
-  void format(Image image, const persist::Persister& p) override {
-    std::memset(image.base, 0, image.size);
-    p.persist(image.base, image.size);
-  }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     const persist::PmWord reg = p.word(&reinterpret_cast<Register*>(image.base)->word);
@@ -49,7 +45,7 @@ class SharedRegister final : public Subject {
           ops.end(i);
         } else {
           uint64_t seen = reg.load();
-          if (helps_ && (seen & kDirty)) {
+          if (variant_ != Bug::read_unpersisted && (seen & kDirty)) {
             p.flush(reg.address(), 8);
             p.fence();
           }
@@ -77,19 +73,13 @@ class SharedRegister final : public Subject {
       return broken("the register holds " + std::to_string(recovered) + ", but a read that returned saw a later value");
     return Status::success();
   }
-
- private:
-  bool helps_;
-  uint64_t ops_;
 };
 
-const SubjectRegistration correct{variant<SharedRegister>(
-    "selftest.shared-register", "a register written by one thread, read by another; a read persists a value still dirty",
-    false, kBothDomains, true)};
-const SubjectRegistration unhelped{variant<SharedRegister>(
-    "selftest.broken.shared-register-read-unpersisted",
-    "a read returns a value its writer has not yet made durable (found only when threads interleave)", true,
-    std::vector<persist::Domain>{persist::Domain::adr}, false)};
+const SelfTestDesign<SharedRegister, Bug> registered{
+    "shared-register", "a register written by one thread, read by another; a read persists a value still dirty",
+    {{"shared-register-read-unpersisted",
+      "a read returns a value its writer has not yet made durable (found only when threads interleave)",
+      Bug::read_unpersisted, {persist::Domain::adr}}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

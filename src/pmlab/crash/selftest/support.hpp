@@ -1,5 +1,7 @@
-// What the self-test designs share: reproducible payload words and a checksum over words, so each design
-// states its protocol and its recovery and nothing else.
+// What the self-test designs (and the bug corpus's, which build on them) share: a base that keeps the
+// variant and the stream's length and seed, reproducible payload words, a checksum over words, and the
+// registration of a design with its broken twins, so each design states its protocol and its recovery and
+// nothing else.
 #pragma once
 
 #include <cstddef>
@@ -42,5 +44,69 @@ SubjectInfo variant(std::string name, std::string description, bool broken, std:
   i.make = [args...](const SubjectOptions& o) { return std::make_unique<Design>(args..., o); };
   return i;
 }
+
+// A broken twin of a design: its name, what it does wrong, the variant that does it, and the domains in
+// which the bug exists (and the simulator must catch it).
+template <class Variant>
+struct Twin {
+  std::string name;
+  std::string description;
+  Variant variant;
+  std::vector<persist::Domain> domains = kBothDomains;
+};
+
+// Registers design D of `family` as "<family>.<name>" with the variant Variant{} (the first value of its
+// enum is the correct design), claiming both domains, and each broken twin as "<family>.broken.<twin>",
+// marked deliberately broken so that `all` leaves it out.
+template <class D, class Variant>
+void register_with_twins(const std::string& family, const std::string& name, std::string description,
+                         std::vector<Twin<Variant>> twins) {
+  SubjectRegistration{variant<D>(family + "." + name, std::move(description), false, kBothDomains, Variant{})};
+  for (Twin<Variant>& t : twins)
+    SubjectRegistration{variant<D>(family + ".broken." + t.name, std::move(t.description), true, std::move(t.domains),
+                                   t.variant)};
+}
+
+// A self-test design and its broken twins, registered as selftest.<name> and selftest.broken.<twin>.
+template <class D, class Variant>
+struct SelfTestDesign {
+  SelfTestDesign(const std::string& name, std::string description, std::vector<Twin<Variant>> twins) {
+    register_with_twins<D>("selftest", name, std::move(description), std::move(twins));
+  }
+};
+
+// What every self-test and corpus design keeps: which variant it is (the correct one or a broken twin) and
+// its stream's length and seed. Its image starts zero-filled and durable unless the design lays out more.
+// A design that needs nothing more takes this constructor as its own (`using Design::Design;`).
+template <class Variant>
+class Design : public Subject {
+ public:
+  Design(Variant variant, const SubjectOptions& o) : variant_(variant), ops_(o.ops), seed_(o.seed) {}
+
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+
+ protected:
+  // The payload operation `op` writes: n words, and whether `words` hold them.
+  void fill_payload(uint64_t* words, size_t n, uint64_t op) const {
+    for (size_t k = 0; k < n; ++k) words[k] = payload_word(seed_, op, k);
+  }
+  bool payload_is(const uint64_t* words, size_t n, uint64_t op) const {
+    for (size_t k = 0; k < n; ++k)
+      if (words[k] != payload_word(seed_, op, k)) return false;
+    return true;
+  }
+
+  // The state the first `ops` operations of the stream leave (the whole stream when it is shorter), from
+  // `state` and each operation's effect on it: what a recovered image is checked against.
+  template <class State, class Effect>
+  State replay(uint64_t ops, State state, const Effect& effect) const {
+    for (uint64_t i = 0; i < ops && i < ops_; ++i) effect(state, i);
+    return state;
+  }
+
+  const Variant variant_;
+  const uint64_t ops_;
+  const uint64_t seed_;
+};
 
 }  // namespace pmlab::crash::selftest

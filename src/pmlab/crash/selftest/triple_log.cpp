@@ -26,13 +26,13 @@ struct alignas(64) Line {
   uint64_t check;
 };
 
-class TripleLog final : public Subject {
+enum class Bug { none, unsafe_repair };
+
+class TripleLog final : public Design<Bug> {
  public:
-  TripleLog(bool unsafe_repair, const SubjectOptions& o) : unsafe_repair_(unsafe_repair), ops_(o.ops), seed_(o.seed) {}
+  using Design::Design;
 
   size_t image_bytes() const override { return (ops_ + 1) * kLinesPerRecord * sizeof(Line); }
-
-  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     for (uint64_t i = 0; i < ops_; ++i) {
@@ -50,7 +50,7 @@ class TripleLog final : public Subject {
     if (whole < ops_) {
       const unsigned tail = valid_lines(image, whole);
       if (tail != 0) {
-        const bool unlink = unsafe_repair_ && tail == 0b001 && whole > 0;
+        const bool unlink = variant_ == Bug::unsafe_repair && tail == 0b001 && whole > 0;
         Line* last = unlink ? line(image, whole - 1, kLinesPerRecord - 1) : nullptr;
         if (unlink) {
           last->check ^= 1;
@@ -95,17 +95,12 @@ class TripleLog final : public Subject {
     }
     return bits;
   }
-
-  bool unsafe_repair_;
-  uint64_t ops_;
-  uint64_t seed_;
 };
 
-const SubjectRegistration correct{variant<TripleLog>(
-    "selftest.triple-log", "three-line self-validating records, torn tails erased durably", false, kBothDomains, false)};
-const SubjectRegistration unsafe{variant<TripleLog>(
-    "selftest.broken.triple-log-unsafe-repair",
-    "repairing a tail of one valid line, recovery briefly unlinks the last record", true, kBothDomains, true)};
+const SelfTestDesign<TripleLog, Bug> registered{
+    "triple-log", "three-line self-validating records, torn tails erased durably",
+    {{"triple-log-unsafe-repair",
+      "repairing a tail of one valid line, recovery briefly unlinks the last record", Bug::unsafe_repair}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -2,23 +2,18 @@
 
 #include <string>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::ds {
 
-const char* to_string(Mode m) noexcept {
-  switch (m) {
-    case Mode::dram: return "dram";
-    case Mode::pmem_volatile: return "pmem-volatile";
-    case Mode::persist: return "persist";
-    case Mode::tx: return "tx";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kModes = enum_names<Mode>(
+    "structure mode",
+    {{Mode::dram, "dram"}, {Mode::pmem_volatile, "pmem-volatile"}, {Mode::persist, "persist"}, {Mode::tx, "tx"}});
+}  // namespace
 
-Result<Mode> parse_mode(std::string_view text) {
-  for (Mode m : {Mode::dram, Mode::pmem_volatile, Mode::persist, Mode::tx})
-    if (text == to_string(m)) return m;
-  return error(Errc::invalid_argument, "unknown structure mode '" + std::string(text) + "' (dram|pmem-volatile|persist|tx)");
-}
+const char* to_string(Mode m) noexcept { return kModes.name(m); }
+Result<Mode> parse_mode(std::string_view text) { return kModes.parse(text); }
 
 const char* medium_of(Mode m) noexcept { return m == Mode::dram ? "dram" : "pool"; }
 

@@ -37,6 +37,25 @@ inline constexpr uint64_t kDelFlushed = 8;   // the deleted state is known durab
 inline constexpr uint64_t key_of(uint64_t word) noexcept { return word >> 4; }
 inline constexpr uint64_t fresh(uint64_t key) noexcept { return key << 4; }
 inline constexpr bool member(uint64_t word) noexcept { return (word & kValid) != 0 && (word & kDeleted) == 0; }
+
+// What recovery rebuilds a set from: (key, node offset) of every member among the nodes of `slab` (whose
+// offsets are from `base`), in key order; corrupted when a member's key is out of range or two hold one key.
+inline Result<std::vector<std::pair<uint64_t, uint64_t>>> members(const Slab& slab, const std::byte* base) {
+  std::vector<std::pair<uint64_t, uint64_t>> found;
+  for (uint32_t i = 0; i < slab.count(); ++i) {
+    const uint64_t n = slab.offset_of(i);
+    const uint64_t m = reinterpret_cast<const list_layout::Node*>(base + n)->meta;
+    if (!member(m)) continue;
+    const uint64_t key = key_of(m);
+    if (key == 0 || key > kMaxKey) return error(Errc::corrupted, "valid node with key out of range");
+    found.emplace_back(key, n);
+  }
+  std::sort(found.begin(), found.end());
+  for (size_t i = 1; i < found.size(); ++i)
+    if (found[i].first == found[i - 1].first)
+      return error(Errc::corrupted, "two valid nodes hold key " + std::to_string(found[i].first));
+  return found;
+}
 }  // namespace validity
 
 class LinkFreeList {
@@ -60,22 +79,11 @@ class LinkFreeList {
   Status recover() {
     PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(ListDesign::linkfree), "Link-free list"));
     make_slab();
-    std::vector<std::pair<uint64_t, uint64_t>> members;  // key, node
-    for (uint32_t i = 0; i < slab_->count(); ++i) {
-      const uint64_t n = slab_->offset_of(i);
-      const uint64_t m = node(n)->meta;
-      if (!validity::member(m)) continue;
-      const uint64_t key = validity::key_of(m);
-      if (key == 0 || key > kMaxKey) return error(Errc::corrupted, "valid node with key out of range");
-      members.emplace_back(key, n);
-    }
-    std::sort(members.begin(), members.end());
-    for (size_t i = 1; i < members.size(); ++i)
-      if (members[i].first == members[i - 1].first)
-        return error(Errc::corrupted, "two valid nodes hold key " + std::to_string(members[i].first));
+    auto members = validity::members(*slab_, base_);
+    if (!members) return members.status();
     slab_->reset_all_free();
     uint64_t prev = list_layout::kHead;
-    for (const auto& [key, n] : members) {
+    for (const auto& [key, n] : *members) {
       (void)key;
       node(prev)->next = n;
       if ((node(n)->meta & validity::kInsFlushed) == 0) {

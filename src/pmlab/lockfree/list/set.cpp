@@ -1,23 +1,17 @@
 #include "pmlab/lockfree/list/set.hpp"
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::lockfree {
 
-const char* to_string(ListDesign d) noexcept {
-  switch (d) {
-    case ListDesign::volatile_harris: return "volatile";
-    case ListDesign::tlog: return "tlog";
-    case ListDesign::logfree: return "logfree";
-    case ListDesign::soft: return "soft";
-    case ListDesign::linkfree: return "linkfree";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kNames = enum_names<ListDesign>(
+    "list design", {{ListDesign::volatile_harris, "volatile"}, {ListDesign::tlog, "tlog"},
+                    {ListDesign::logfree, "logfree"}, {ListDesign::soft, "soft"}, {ListDesign::linkfree, "linkfree"}});
+}  // namespace
 
-std::optional<ListDesign> parse_list_design(std::string_view name) noexcept {
-  for (ListDesign d : kListDesigns)
-    if (name == to_string(d)) return d;
-  return std::nullopt;
-}
+const char* to_string(ListDesign d) noexcept { return kNames.name(d); }
+std::optional<ListDesign> parse_list_design(std::string_view name) noexcept { return kNames.find(name); }
 
 std::vector<persist::Domain> claimed_domains(ListDesign d) {
   using persist::Domain;

@@ -49,22 +49,11 @@ class SoftList {
   Status recover() {
     PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(ListDesign::soft), "SOFT list"));
     make_slabs();
-    std::vector<std::pair<uint64_t, uint64_t>> members;  // key, persistent node
-    for (uint32_t i = 0; i < pslab_->count(); ++i) {
-      const uint64_t pn = pslab_->offset_of(i);
-      const uint64_t m = pnode(pn)->meta;
-      if (!validity::member(m)) continue;
-      const uint64_t key = validity::key_of(m);
-      if (key == 0 || key > kMaxKey) return error(Errc::corrupted, "valid node with key out of range");
-      members.emplace_back(key, pn);
-    }
-    std::sort(members.begin(), members.end());
-    for (size_t i = 1; i < members.size(); ++i)
-      if (members[i].first == members[i - 1].first)
-        return error(Errc::corrupted, "two valid nodes hold key " + std::to_string(members[i].first));
+    auto members = validity::members(*pslab_, base_);  // (key, persistent node)
+    if (!members) return members.status();
     pslab_->reset_all_free();
     uint64_t prev = kVHead;
-    for (const auto& [key, pn] : members) {
+    for (const auto& [key, pn] : *members) {
       pslab_->mark_allocated(pn);
       const uint64_t v = vslab_->alloc(0);
       if (v == 0) return error(Errc::corrupted, "more members than capacity");

@@ -4,6 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::lockfree {
 namespace {
 
@@ -37,20 +39,13 @@ void relax(const persist::Persister& p, uint64_t& spins) noexcept {
 
 }  // namespace
 
-const char* to_string(RingDesign d) noexcept {
-  switch (d) {
-    case RingDesign::volatile_ring: return "volatile";
-    case RingDesign::tx: return "tx";
-    case RingDesign::txfree: return "txfree";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kDesignNames = enum_names<RingDesign>(
+    "ring design", {{RingDesign::volatile_ring, "volatile"}, {RingDesign::tx, "tx"}, {RingDesign::txfree, "txfree"}});
+}  // namespace
 
-std::optional<RingDesign> parse_ring_design(std::string_view name) noexcept {
-  for (RingDesign d : {RingDesign::volatile_ring, RingDesign::tx, RingDesign::txfree})
-    if (name == to_string(d)) return d;
-  return std::nullopt;
-}
+const char* to_string(RingDesign d) noexcept { return kDesignNames.name(d); }
+std::optional<RingDesign> parse_ring_design(std::string_view name) noexcept { return kDesignNames.find(name); }
 
 std::vector<persist::Domain> claimed_domains(RingDesign d) {
   using persist::Domain;

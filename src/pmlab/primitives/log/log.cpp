@@ -6,33 +6,29 @@
 #include <cassert>
 #include <random>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/platform/clock.hpp"
-#include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/pool/structure_layout.hpp"
 #include "pmlab/primitives/log/on_media.hpp"
 #include "pmlab/primitives/log/writers.hpp"
 
 namespace pmlab::primitives::log {
 namespace om = on_media;
 
-const char* to_string(Kind k) noexcept {
-  switch (k) {
-    case Kind::classic: return "classic";
-    case Kind::header: return "header";
-    case Kind::header_dancing: return "header-dancing";
-    case Kind::zero: return "zero";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kKinds = enum_names<Kind>("log writer", {{Kind::classic, "classic"},
+                                                        {Kind::header, "header"},
+                                                        {Kind::header_dancing, "header-dancing"},
+                                                        {Kind::zero, "zero"}});
+constexpr auto kStores =
+    enum_names<Stores>("log stores", {{Stores::cached, "cached"}, {Stores::streaming, "streaming"}});
+}  // namespace
 
-Result<Kind> parse_kind(std::string_view text) {
-  for (Kind k : {Kind::classic, Kind::header, Kind::header_dancing, Kind::zero})
-    if (text == to_string(k)) return k;
-  return error(Errc::invalid_argument,
-               "unknown log writer '" + std::string(text) + "' (classic, header, header-dancing, zero)");
-}
+const char* to_string(Kind k) noexcept { return kKinds.name(k); }
+Result<Kind> parse_kind(std::string_view text) { return kKinds.parse(text); }
 
 std::string writer_name(Kind k, bool padded) { return std::string(to_string(k)) + (padded ? "-padded" : ""); }
 
@@ -44,13 +40,8 @@ Result<WriterChoice> parse_writer(std::string_view text) {
   return WriterChoice{*kind, padded};
 }
 
-const char* to_string(Stores s) noexcept { return s == Stores::streaming ? "streaming" : "cached"; }
-
-Result<Stores> parse_stores(std::string_view text) {
-  for (Stores s : {Stores::cached, Stores::streaming})
-    if (text == to_string(s)) return s;
-  return error(Errc::invalid_argument, "unknown log stores '" + std::string(text) + "' (cached, streaming)");
-}
+const char* to_string(Stores s) noexcept { return kStores.name(s); }
+Result<Stores> parse_stores(std::string_view text) { return kStores.parse(text); }
 
 int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
 
@@ -363,32 +354,16 @@ Status Log::truncate() {
 // --------------------------------------------------------------------------- the "log" pool layout
 
 Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_t size, const Options& options) {
-  auto made = pool::Pool::create(path, size, kPoolLayout);
-  if (!made) return made.status();
-  auto log = Log::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
-  if (!log) {
-    made->reset();
-    (void)pool::remove(path);
-    return log.status();
-  }
-  return made;
+  return pool::create_structure_pool<Log>(path, size, kPoolLayout, options);
 }
 
 Result<std::unique_ptr<Log>> open_in_pool(pool::Pool& pool) {
-  if (pool::layout_name(pool.header()) != kPoolLayout)
-    return error(Errc::wrong_layout, pool.path() + " has layout '" + pool::layout_name(pool.header()) + "', not '" +
-                                         kPoolLayout + "'");
-  return Log::open({pool.data(), pool.data_size()}, pool.persister());
+  return pool::open_structure<Log>(pool, kPoolLayout);
 }
 
 namespace {
-[[maybe_unused]] const bool pool_layout_registered = pool::LayoutRegistry::instance().add(
-    {kPoolLayout, 1, "failure-atomic log (classic, header, header-dancing or zero writer; primitives/log)",
-     [](pool::Pool& p) -> Status {
-       auto log = open_in_pool(p);
-       return log ? Status::success() : log.status();
-     },
-     [](const pool::Pool& p) -> Status { return Log::check({p.data(), p.data_size()}); }});
+[[maybe_unused]] const bool pool_layout_registered = pool::register_structure_layout<Log>(
+    kPoolLayout, "failure-atomic log (classic, header, header-dancing or zero writer; primitives/log)");
 }  // namespace
 
 }  // namespace pmlab::primitives::log

@@ -9,17 +9,16 @@ namespace pmlab::primitives::page {
 namespace om = on_media;
 
 Status CowFlusher::flush(PageStore::Lane& lane, DramPage& page) {
-  PMLAB_TRY(store_.check_flush(lane, page));
-  if (page.dirty().empty()) return Status::success();
+  const auto pvn = store_.begin_flush(lane, page);
+  if (!pvn) return pvn.status();
+  if (*pvn == 0) return Status::success();
   const persist::Persister& p = store_.persister();
-  const uint64_t pvn = store_.version(page.pid) + 1;
-  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
   const uint64_t spare = store_.spare_of(lane);
   om::write_back(p, store_.slot_data(spare), page.data(), page.size());
   p.fence();
-  store_.write_header(spare, om::commit_word(page.pid, pvn));
+  store_.write_header(spare, om::commit_word(page.pid, *pvn));
   p.fence();
-  store_.moved(lane, page.pid, pvn);
+  store_.moved(lane, page.pid, *pvn);
   page.clear_dirty();
   return Status::success();
 }

@@ -2,22 +2,17 @@
 
 #include <string>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::primitives::page {
 
-const char* to_string(Policy p) noexcept {
-  switch (p) {
-    case Policy::cow: return "cow";
-    case Policy::ulog: return "ulog";
-    case Policy::hybrid: return "hybrid";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kPolicies =
+    enum_names<Policy>("page flusher", {{Policy::cow, "cow"}, {Policy::ulog, "ulog"}, {Policy::hybrid, "hybrid"}});
+}  // namespace
 
-Result<Policy> parse_policy(std::string_view text) {
-  for (Policy p : {Policy::cow, Policy::ulog, Policy::hybrid})
-    if (text == to_string(p)) return p;
-  return error(Errc::invalid_argument, "unknown page flusher '" + std::string(text) + "' (cow, ulog, hybrid)");
-}
+const char* to_string(Policy p) noexcept { return kPolicies.name(p); }
+Result<Policy> parse_policy(std::string_view text) { return kPolicies.parse(text); }
 
 Result<std::unique_ptr<PageFlusher>> make_flusher(Policy policy, PageStore& store, uint32_t max_threads) {
   switch (policy) {

@@ -7,8 +7,8 @@
 
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/units.hpp"
-#include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/pool/structure_layout.hpp"
 #include "pmlab/primitives/log/popcount.hpp"
 #include "pmlab/primitives/page/on_media.hpp"
 
@@ -121,7 +121,7 @@ Status PageStore::read(uint64_t pid, DramPage& into) const {
   return Status::success();
 }
 
-Status PageStore::check_flush(const Lane& lane, const DramPage& page) const {
+Result<uint64_t> PageStore::begin_flush(const Lane& lane, const DramPage& page) const {
   if (lane.store() != this) return error(Errc::invalid_argument, "the lane belongs to another page store");
   if (page.size() != options_.page_size)
     return error(Errc::invalid_argument, "a " + std::to_string(page.size()) + "-byte page cannot be flushed to a store of " +
@@ -129,7 +129,10 @@ Status PageStore::check_flush(const Lane& lane, const DramPage& page) const {
   if (page.pid >= options_.pages)
     return error(Errc::invalid_argument, "page " + std::to_string(page.pid) + " is not in the store (it has " +
                                              std::to_string(options_.pages) + " pages)");
-  return Status::success();
+  if (page.dirty().empty()) return uint64_t{0};
+  const uint64_t pvn = version(page.pid) + 1;
+  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
+  return pvn;
 }
 
 Result<PageStore::Lane> PageStore::claim_lane() {
@@ -323,32 +326,16 @@ Status PageStore::recover(bool repair) {
 // --------------------------------------------------------------------------- the "pages" pool layout
 
 Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_t size, const StoreOptions& options) {
-  auto made = pool::Pool::create(path, size, kPoolLayout);
-  if (!made) return made.status();
-  auto store = PageStore::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
-  if (!store) {
-    made->reset();
-    (void)pool::remove(path);
-    return store.status();
-  }
-  return made;
+  return pool::create_structure_pool<PageStore>(path, size, kPoolLayout, options);
 }
 
 Result<std::unique_ptr<PageStore>> open_in_pool(pool::Pool& pool) {
-  if (pool::layout_name(pool.header()) != kPoolLayout)
-    return error(Errc::wrong_layout, pool.path() + " has layout '" + pool::layout_name(pool.header()) + "', not '" +
-                                         kPoolLayout + "'");
-  return PageStore::open({pool.data(), pool.data_size()}, pool.persister());
+  return pool::open_structure<PageStore>(pool, kPoolLayout);
 }
 
 namespace {
-[[maybe_unused]] const bool pool_layout_registered = pool::LayoutRegistry::instance().add(
-    {kPoolLayout, 1, "failure-atomic page store (copy-on-write slots and micro-logs; primitives/page)",
-     [](pool::Pool& p) -> Status {
-       auto store = open_in_pool(p);
-       return store ? Status::success() : store.status();
-     },
-     [](const pool::Pool& p) -> Status { return PageStore::check({p.data(), p.data_size()}); }});
+[[maybe_unused]] const bool pool_layout_registered = pool::register_structure_layout<PageStore>(
+    kPoolLayout, "failure-atomic page store (copy-on-write slots and micro-logs; primitives/page)");
 }  // namespace
 
 }  // namespace pmlab::primitives::page

@@ -89,8 +89,10 @@ class PageStore {
   const StoreRecovery& recovery() const noexcept { return recovery_; }
 
   // ---- for the flushers (flusher.hpp): the store's parts, and the DRAM map they keep up to date.
-  // Fails with invalid_argument for a page or lane this store does not have, or a page of another size.
-  Status check_flush(const Lane& lane, const DramPage& page) const;
+  // The version a flush of `page` through `lane` writes (the page's next), or 0 for a clean page, which is
+  // not written. Fails with invalid_argument for a page or lane this store does not have or a page of
+  // another size, and with failed when the page has no version numbers left.
+  Result<uint64_t> begin_flush(const Lane& lane, const DramPage& page) const;
   std::byte* slot_data(uint64_t slot) const noexcept;
   uint64_t* slot_header(uint64_t slot) const noexcept;
   // Stores a slot's header line — the commit word, then zeros, as the layout has it — whole and

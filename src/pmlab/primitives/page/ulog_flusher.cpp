@@ -42,11 +42,10 @@ void for_each_run(const DirtyLines& dirty, Write&& write) {
 }  // namespace
 
 Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
-  PMLAB_TRY(store_.check_flush(lane, page));
-  if (page.dirty().empty()) return Status::success();
+  const auto pvn = store_.begin_flush(lane, page);
+  if (!pvn) return pvn.status();
+  if (*pvn == 0) return Status::success();
   const persist::Persister& p = store_.persister();
-  const uint64_t pvn = store_.version(page.pid) + 1;
-  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
   const auto g = om::UlogGeometry::for_page(page.size());
 
   // 1. The record, into a zeroed buffer: the lines, then the header and indices, staged here so that
@@ -68,7 +67,7 @@ Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
     ++k;
   });
   om::UlogHeader header;
-  header.commit = om::commit_word(page.pid, pvn);
+  header.commit = om::commit_word(page.pid, *pvn);
   header.count = count;
   header.check = static_cast<uint64_t>(std::popcount(header.commit) + std::popcount(header.count)) +
                  popcount_bytes(index, count * sizeof *index) + line_bits;
@@ -82,7 +81,7 @@ Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   for_each_run(page.dirty(), [&](uint32_t first, uint32_t n) {
     om::write_back(p, data + first * om::kLine, page.data() + first * om::kLine, n * om::kLine);
   });
-  store_.write_header(slot, om::commit_word(page.pid, pvn));
+  store_.write_header(slot, om::commit_word(page.pid, *pvn));
   p.fence();
 
   // 3. Recycle the buffer: zeros, durable by the lane's next barrier, needed two flushes from now. With
@@ -92,7 +91,7 @@ Status MicroLogFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   p.zero_nt(buffer, metadata);
   p.zero_nt(lines, count * om::kLine);
 
-  store_.updated_in_place(page.pid, pvn);
+  store_.updated_in_place(page.pid, *pvn);
   store_.ulog_used(lane, b);
   page.clear_dirty();
   return Status::success();

@@ -2,26 +2,18 @@
 
 #include <string>
 
+#include "pmlab/common/enum_names.hpp"
+
 namespace pmlab::ptm {
 
-const char* to_string(Durability d) noexcept {
-  switch (d) {
-    case Durability::adr: return "adr";
-    case Durability::eadr: return "eadr";
-    case Durability::pdram: return "pdram";
-    case Durability::pdram_lite: return "pdram-lite";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kDurabilities = enum_names<Durability>(
+    "durability model", {{Durability::adr, "adr"}, {Durability::eadr, "eadr"}, {Durability::pdram, "pdram"},
+                         {Durability::pdram_lite, "pdram-lite"}});
+}  // namespace
 
-Result<Durability> parse_durability(std::string_view text) {
-  if (text == "adr") return Durability::adr;
-  if (text == "eadr") return Durability::eadr;
-  if (text == "pdram") return Durability::pdram;
-  if (text == "pdram-lite") return Durability::pdram_lite;
-  return error(Errc::invalid_argument,
-               "unknown durability model '" + std::string(text) + "' (adr, eadr, pdram, pdram-lite)");
-}
+const char* to_string(Durability d) noexcept { return kDurabilities.name(d); }
+Result<Durability> parse_durability(std::string_view text) { return kDurabilities.parse(text); }
 
 bool log_on_dram(Durability d) noexcept { return d == Durability::pdram || d == Durability::pdram_lite; }
 bool data_on_dram(Durability d) noexcept { return d == Durability::pdram; }

@@ -5,28 +5,8 @@
 
 namespace pmlab::ptm {
 
-RedoPtm::RedoPtm(const Regions& r, const Options& options)
-    : heap_(r.heap, r.heap_bytes), log_(r.log), log_p_(*r.log_persister), data_p_(*r.data_persister), options_(options) {
-  if (r.log_bytes < log_bytes(options)) ptm_fatal("redo log region smaller than slots x slot_bytes");
-  for (int i = 0; i < options.slots; ++i) {
-    auto s = std::make_unique<Slot>();
-    std::byte* base = log_ + static_cast<uint64_t>(i) * options.slot_bytes;
-    s->index = i;
-    s->header = reinterpret_cast<RedoSlotHeader*>(base);
-    s->entries = reinterpret_cast<RedoEntry*>(base + sizeof(RedoSlotHeader));
-    s->capacity = (options.slot_bytes - sizeof(RedoSlotHeader)) / sizeof(RedoEntry);
-    s->writes.reserve(256);
-    slots_.push_back(std::move(s));
-  }
-}
-
 Status RedoPtm::format() {
-  if (Status st = heap_.format(data_p_); !st) return st;
-  const uint64_t bytes = log_bytes(options_);
-  std::memset(log_, 0, bytes);
-  for (auto& s : slots_) s->seq = 0;
-  log_p_.persist(log_, bytes);
-  return Status::success();
+  return format_with([](Slot& s) { s.seq = 0; });
 }
 
 Status RedoPtm::recover() {
@@ -39,13 +19,7 @@ Status RedoPtm::recover() {
     s.seq = seq > retired ? seq : retired;
     if (seq <= retired || h.n > s.capacity || checksum_of(s.entries, h.n, seq, s.index) != h.checksum) continue;
     for (uint64_t i = 0; i < h.n; ++i) {
-      const RedoEntry& e = s.entries[i];
-      if (e.off % 8 != 0 || e.off + 8 > heap_.size())
-        return error(Errc::corrupted, "redo log slot " + std::to_string(s.index) + " entry " + std::to_string(i) +
-                                          " points outside the heap");
-      uint64_t* word = heap_.at<uint64_t>(e.off);
-      data_p_.store8(word, e.value);
-      data_p_.flush(word, 8);
+      if (Status st = restore_word(s, i, s.entries[i].off, s.entries[i].value); !st) return st;
     }
     data_p_.fence();
     log_p_.store8(&h.retired_seq, seq);
@@ -98,7 +72,5 @@ void RedoPtm::commit(Slot& s) {
   }
   finish_frees(heap_, s.alloc);
 }
-
-TxCounters RedoPtm::counters() const noexcept { return sum_counters(slots_); }
 
 }  // namespace pmlab::ptm

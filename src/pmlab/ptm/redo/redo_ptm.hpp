@@ -16,13 +16,13 @@
 // Fences per writing transaction under ADR: 3 whatever its size, 4 when it allocates.
 #pragma once
 
-#include <memory>
-#include <mutex>
+#include <string>
 #include <vector>
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/ptm/common/heap.hpp"
 #include "pmlab/ptm/common/ptm.hpp"
+#include "pmlab/ptm/common/slot_ptm.hpp"
 #include "pmlab/ptm/common/word_map.hpp"
 
 namespace pmlab::ptm {
@@ -41,45 +41,41 @@ struct alignas(64) RedoSlotHeader {
   uint64_t pad[4];
 };
 
-class RedoPtm {
+struct alignas(64) RedoSlot : LogSlot<RedoSlotHeader, RedoEntry> {
+  RedoSlot() { writes.reserve(256); }
+  void begin() noexcept {
+    writes.clear();
+    index_of.clear();
+    filter = 0;
+    lines.clear();
+    fresh_lines.clear();
+    alloc.clear();
+  }
+
+  std::vector<RedoEntry> writes;  // the volatile write set, in first-write order
+  WordMap index_of;               // offset -> position in `writes`
+  uint64_t filter = 0;            // 64-bit Bloom filter over the written offsets: most reads skip the map
+  WordMap lines;
+  std::vector<uint64_t> fresh_lines;
+};
+
+class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
  public:
   static constexpr const char* kName = "redo";
 
-  explicit RedoPtm(const Regions& regions, const Options& options = {});
-  RedoPtm(const RedoPtm&) = delete;
-  RedoPtm& operator=(const RedoPtm&) = delete;
+  explicit RedoPtm(const Regions& regions, const Options& options = {}) : SlotPtm(regions, options) {}
 
-  static uint64_t log_bytes(const Options& options) noexcept {
-    return static_cast<uint64_t>(options.slots) * options.slot_bytes;
-  }
   Status format();
   // Replays every slot's committed, unretired transaction, then opens the heap.
   Status recover();
 
   class Tx;
-  template <class F>
-  void run(int slot, F&& body);
-
-  Heap& heap() noexcept { return heap_; }
-  const Options& options() const noexcept { return options_; }
-  TxCounters counters() const noexcept;
   uint64_t replayed() const noexcept { return replayed_; }
 
  private:
-  struct alignas(64) Slot {
-    int index = 0;
-    RedoSlotHeader* header = nullptr;
-    RedoEntry* entries = nullptr;
-    uint64_t capacity = 0;
-    uint64_t seq = 0;
-    std::vector<RedoEntry> writes;  // the volatile write set, in first-write order
-    WordMap index_of;               // offset -> position in `writes`
-    uint64_t filter = 0;            // 64-bit Bloom filter over the written offsets: most reads skip the map
-    WordMap lines;
-    std::vector<uint64_t> fresh_lines;
-    TxAllocState alloc;
-    TxCounters counters;
-  };
+  friend class SlotPtm<RedoPtm, RedoSlot>;
+  using Slot = RedoSlot;
+
   uint64_t checksum_of(const RedoEntry* entries, uint64_t n, uint64_t seq, int slot) const noexcept {
     uint64_t h = mix64(seq ^ (n << 32) ^ (static_cast<uint64_t>(slot) + 1));
     for (uint64_t i = 0; i < n; ++i) h = mix64(h ^ entries[i].off) + mix64(h ^ entries[i].value ^ 0x5bd1e995ull);
@@ -87,23 +83,16 @@ class RedoPtm {
   }
   void commit(Slot& s);
 
-  Heap heap_;
-  std::byte* log_;
-  const persist::Persister& log_p_;
-  const persist::Persister& data_p_;
-  Options options_;
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::mutex lock_;
   uint64_t replayed_ = 0;
 };
 
-class RedoPtm::Tx {
+class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
  public:
-  Tx(RedoPtm& ptm, Slot& slot) noexcept : ptm_(ptm), s_(slot) {}
+  Tx(RedoPtm& ptm, RedoSlot& slot) noexcept : TxShell(ptm.heap_, slot), ptm_(ptm) {}
 
   uint64_t read(const uint64_t* word) const noexcept {
     if (s_.filter != 0) {
-      const uint64_t off = ptm_.heap_.offset_of(word);
+      const uint64_t off = heap_.offset_of(word);
       if ((s_.filter >> (WordMap::hash(off) & 63)) & 1) {
         if (const uint32_t* i = s_.index_of.find(off)) return s_.writes[*i].value;
       }
@@ -112,7 +101,7 @@ class RedoPtm::Tx {
   }
 
   void write(uint64_t* word, uint64_t value) {
-    const uint64_t off = ptm_.heap_.offset_of(word);
+    const uint64_t off = heap_.offset_of(word);
     if (s_.alloc.is_fresh(off)) {
       ptm_.data_p_.store8(word, value);
       const uint64_t line = off & ~uint64_t{63};
@@ -131,35 +120,8 @@ class RedoPtm::Tx {
     }
   }
 
-  uint64_t alloc(uint64_t bytes) { return tx_alloc(*this, bytes); }
-  void free(uint64_t off) { tx_free(*this, off); }
-  template <class T>
-  T* at(uint64_t off) const noexcept {
-    return ptm_.heap_.at<T>(off);
-  }
-  uint64_t* root(int i) const noexcept { return &ptm_.heap_.header().root[i]; }
-
-  Heap& heap() noexcept { return ptm_.heap_; }
-  TxAllocState& alloc_state() noexcept { return s_.alloc; }
-
  private:
   RedoPtm& ptm_;
-  Slot& s_;
 };
-
-template <class F>
-void RedoPtm::run(int slot, F&& body) {
-  Slot& s = *slots_[static_cast<size_t>(slot)];
-  std::lock_guard<std::mutex> guard(lock_);
-  s.writes.clear();
-  s.index_of.clear();
-  s.filter = 0;
-  s.lines.clear();
-  s.fresh_lines.clear();
-  s.alloc.clear();
-  Tx tx(*this, s);
-  body(tx);
-  commit(s);
-}
 
 }  // namespace pmlab::ptm

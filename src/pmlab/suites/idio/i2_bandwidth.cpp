@@ -16,28 +16,18 @@ std::optional<std::string> redundant(const Params& p) {
   return std::nullopt;
 }
 
-void body(RunContext& ctx) {
-  run_stream(ctx, stream_job(ctx.params(), parse_stream_op(ctx.params().text("op"))));
-}
-
-const CaseRegistration registration{CaseDef{
-    .suite = kSuite,
-    .name = "i2_bandwidth",
-    .summary = "I2: sequential load, store and p-store bandwidth versus access size and threads",
-    .params = {std_params::medium(),
-               adr_param(),
-               std_params::choice("op", "load: vector loads; store: cached stores, no flush; pstore: stores + flush + "
-                                        "fence (or nt-stores + fence with flush=ntstore)",
-                                  {"load", "store", "pstore"}, {"load", "store", "pstore"}),
-               std_params::flush({"auto", "ntstore"}),
-               std_params::size("size", "bytes per access", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,
-                                1 << 20),
-               std_params::threads(thread_sweep(), thread_ends()),
-               fio_param()},
-    .region_bytes = stream_region_bytes,
-    .redundant = redundant,
-    .body = body,
-}};
+const CaseRegistration registration{stream_case(
+    "i2_bandwidth", "I2: sequential load, store and p-store bandwidth versus access size and threads", std::nullopt,
+    {std_params::medium(),
+     adr_param(),
+     std_params::choice("op", "load: vector loads; store: cached stores, no flush; pstore: stores + flush + "
+                              "fence (or nt-stores + fence with flush=ntstore)",
+                        {"load", "store", "pstore"}, {"load", "store", "pstore"}),
+     std_params::flush({"auto", "ntstore"}),
+     std_params::size("size", "bytes per access", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,
+                      1 << 20),
+     std_params::threads(thread_sweep(), thread_ends())},
+    redundant)};
 
 }  // namespace
 }  // namespace pmlab::suites::idio

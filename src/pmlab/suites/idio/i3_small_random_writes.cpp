@@ -11,25 +11,14 @@ namespace {
 
 using namespace bench;
 
-void body(RunContext& ctx) {
-  run_stream(ctx, stream_job(ctx.params(), StreamOp::pstore));
-}
-
-const CaseRegistration registration{CaseDef{
-    .suite = kSuite,
-    .name = "i3_small_writes",
-    .summary = "I3: sequential versus random p-store bandwidth for 64-512 B writes",
-    .params = {std_params::medium(),
-               adr_param(),
-               std_params::flush({"auto"}),
-               pattern_param(),
-               std_params::size("size", "bytes per write", {"64", "128", "256", "512"}, {}, 64, 1 << 20),
-               std_params::threads(thread_sweep(), {std::to_string(all_cpus())}),
-               fio_param()},
-    .region_bytes = stream_region_bytes,
-    .redundant = {},
-    .body = body,
-}};
+const CaseRegistration registration{stream_case(
+    "i3_small_writes", "I3: sequential versus random p-store bandwidth for 64-512 B writes", StreamOp::pstore,
+    {std_params::medium(),
+     adr_param(),
+     std_params::flush({"auto"}),
+     pattern_param(),
+     std_params::size("size", "bytes per write", {"64", "128", "256", "512"}, {}, 64, 1 << 20),
+     std_params::threads(thread_sweep(), {std::to_string(all_cpus())})})};
 
 }  // namespace
 }  // namespace pmlab::suites::idio

@@ -11,27 +11,16 @@ namespace {
 
 using namespace bench;
 
-void body(RunContext& ctx) {
-  run_stream(ctx, stream_job(ctx.params(), parse_stream_op(ctx.params().text("op"))));
-}
-
-const CaseRegistration registration{CaseDef{
-    .suite = kSuite,
-    .name = "i5_store_vs_pstore",
-    .summary = "I5: store versus p-store (store + flush) bandwidth, sizes x threads",
-    .params = {std_params::medium(),
-               adr_param(),
-               std_params::flush({"auto"}),
-               pattern_param({"seq"}),
-               std_params::choice("op", "store: cached stores, no flush; pstore: the same stores + flush + fence",
-                                  {"store", "pstore"}, {"store", "pstore"}),
-               std_params::size("size", "bytes per access", size_strings(64, 4096), {"64", "256", "4096"}, 64, 1 << 20),
-               std_params::threads(thread_sweep(), thread_ends()),
-               fio_param()},
-    .region_bytes = stream_region_bytes,
-    .redundant = {},
-    .body = body,
-}};
+const CaseRegistration registration{stream_case(
+    "i5_store_vs_pstore", "I5: store versus p-store (store + flush) bandwidth, sizes x threads", std::nullopt,
+    {std_params::medium(),
+     adr_param(),
+     std_params::flush({"auto"}),
+     pattern_param({"seq"}),
+     std_params::choice("op", "store: cached stores, no flush; pstore: the same stores + flush + fence",
+                        {"store", "pstore"}, {"store", "pstore"}),
+     std_params::size("size", "bytes per access", size_strings(64, 4096), {"64", "256", "4096"}, 64, 1 << 20),
+     std_params::threads(thread_sweep(), thread_ends())})};
 
 }  // namespace
 }  // namespace pmlab::suites::idio

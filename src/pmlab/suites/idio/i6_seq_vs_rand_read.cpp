@@ -11,24 +11,13 @@ namespace {
 
 using namespace bench;
 
-void body(RunContext& ctx) {
-  run_stream(ctx, stream_job(ctx.params(), StreamOp::load));
-}
-
-const CaseRegistration registration{CaseDef{
-    .suite = kSuite,
-    .name = "i6_read",
-    .summary = "I6: sequential versus random-permutation read bandwidth versus access size",
-    .params = {std_params::medium(),
-               pattern_param(),
-               std_params::size("size", "bytes per read", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,
-                                1 << 20),
-               std_params::threads(thread_sweep(), {std::to_string(all_cpus())}),
-               fio_param()},
-    .region_bytes = stream_region_bytes,
-    .redundant = {},
-    .body = body,
-}};
+const CaseRegistration registration{stream_case(
+    "i6_read", "I6: sequential versus random-permutation read bandwidth versus access size", StreamOp::load,
+    {std_params::medium(),
+     pattern_param(),
+     std_params::size("size", "bytes per read", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,
+                      1 << 20),
+     std_params::threads(thread_sweep(), {std::to_string(all_cpus())})})};
 
 }  // namespace
 }  // namespace pmlab::suites::idio

@@ -7,6 +7,7 @@
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/suites/idio/common.hpp"
+#include "pmlab/suites/idio/stream.hpp"
 
 namespace pmlab::suites::idio {
 namespace {
@@ -14,8 +15,6 @@ namespace {
 using namespace bench;
 
 constexpr uint64_t kBlock = 256;
-
-uint64_t region_bytes(const Params& p) { return stream_span() * static_cast<uint64_t>(p.integer("threads")); }
 
 void body(RunContext& ctx) {
   const Params& p = ctx.params();
@@ -54,7 +53,7 @@ const CaseRegistration registration{CaseDef{
                std_params::choice("target", "same: every p-store rewrites one 256 B block; spread: consecutive blocks",
                                   {"same", "spread"}, {"same", "spread"}),
                std_params::threads({"1"}, {"1"})},
-    .region_bytes = region_bytes,
+    .region_bytes = stream_region_bytes,
     .redundant = {},
     .body = body,
 }};

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "pmlab/common/enum_names.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/suites/idio/common.hpp"
@@ -14,21 +15,18 @@ namespace pmlab::suites::idio {
 
 using namespace bench;
 
+namespace {
+constexpr auto kStreamOps = enum_names<StreamOp>(
+    "stream operation", {{StreamOp::load, "load"}, {StreamOp::store, "store"}, {StreamOp::pstore, "pstore"}});
+}  // namespace
+
 StreamOp parse_stream_op(const std::string& text) {
-  if (text == "load") return StreamOp::load;
-  if (text == "store") return StreamOp::store;
-  if (text == "pstore") return StreamOp::pstore;
-  throw std::invalid_argument("unknown stream operation '" + text + "'");
+  auto op = kStreamOps.parse(text);
+  if (!op) throw std::invalid_argument(op.status().message());
+  return *op;
 }
 
-const char* to_string(StreamOp op) noexcept {
-  switch (op) {
-    case StreamOp::load: return "load";
-    case StreamOp::store: return "store";
-    case StreamOp::pstore: return "pstore";
-  }
-  return "?";
-}
+const char* to_string(StreamOp op) noexcept { return kStreamOps.name(op); }
 
 StreamJob stream_job(const bench::Params& params, StreamOp op) {
   StreamJob job;
@@ -41,6 +39,22 @@ StreamJob stream_job(const bench::Params& params, StreamOp op) {
 
 uint64_t stream_region_bytes(const Params& p) {
   return stream_span() * static_cast<uint64_t>(p.has("threads") ? p.integer("threads") : 1);
+}
+
+CaseDef stream_case(std::string name, std::string summary, std::optional<StreamOp> op, std::vector<ParamSpec> params,
+                    std::function<std::optional<std::string>(const Params&)> redundant) {
+  params.push_back(fio_param());
+  return CaseDef{
+      .suite = kSuite,
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .params = std::move(params),
+      .region_bytes = stream_region_bytes,
+      .redundant = std::move(redundant),
+      .body = [op](RunContext& ctx) {
+        run_stream(ctx, stream_job(ctx.params(), op ? *op : parse_stream_op(ctx.params().text("op"))));
+      },
+  };
 }
 
 namespace {

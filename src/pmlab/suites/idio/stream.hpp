@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,5 +45,12 @@ double run_stream(bench::RunContext& ctx, const StreamJob& job);
 
 // Bytes of region a stream case needs at these params (threads × stream_span()).
 uint64_t stream_region_bytes(const bench::Params& p);
+
+// An idio bandwidth case: its body streams `op` (without one, the operation its "op" parameter names) and
+// its region holds every thread's span. `params` are the case's own; the "fio" switch every bandwidth case
+// offers is appended.
+bench::CaseDef stream_case(std::string name, std::string summary, std::optional<StreamOp> op,
+                           std::vector<bench::ParamSpec> params,
+                           std::function<std::optional<std::string>(const bench::Params&)> redundant = {});
 
 }  // namespace pmlab::suites::idio

@@ -37,6 +37,12 @@ std::vector<ListOp> stream_for(int thread, uint64_t range, int update_pct) {
   return ops;
 }
 
+std::vector<std::vector<ListOp>> thread_streams(int threads, uint64_t range, int update_pct) {
+  std::vector<std::vector<ListOp>> streams;
+  for (int t = 0; t < threads; ++t) streams.push_back(stream_for(t, range, update_pct));
+  return streams;
+}
+
 // Deleted nodes wait for reclamation: room for the range plus what the epochs hold back.
 uint32_t capacity_for(uint64_t range) { return static_cast<uint32_t>(2 * range + (1u << 16)); }
 constexpr int kMaxThreads = 64;
@@ -48,24 +54,44 @@ uint64_t region_bytes(const Params& p) {
 std::optional<std::string> redundant(const Params& p) {
   const auto d = pmlab::lockfree::parse_list_design(p.text("design"));
   if (!d) return std::nullopt;
-  const auto domains = pmlab::lockfree::claimed_domains(*d);
-  const auto domain = persist::parse_domain(p.text("domain"));
-  if (domain && std::find(domains.begin(), domains.end(), *domain) == domains.end())
-    return p.text("design") + " is not designed for domain " + p.text("domain");
-  const bool dram = *d == ListDesign::volatile_harris;
-  if (p.text("medium") != (dram ? "dram" : "pool")) return p.text("design") + " runs on " + (dram ? "dram" : "pool");
-  return std::nullopt;
+  if (auto why = unclaimed_domain(p, pmlab::lockfree::claimed_domains(*d))) return why;
+  return other_medium(p, *d == ListDesign::volatile_harris);
 }
 
+// What a list case runs on: its "range" and "update", the list formatted and prefilled on the run's
+// region, and each thread's operation stream.
 template <class List>
-List& prepared(RunContext& ctx, std::unique_ptr<List>& holder, uint64_t range) {
+struct Prepared {
+  uint64_t range;
+  int update;
+  std::unique_ptr<List> list;
+  std::vector<std::vector<ListOp>> streams;
+};
+
+template <class List>
+Prepared<List> prepare(RunContext& ctx) {
+  Prepared<List> run;
+  run.range = ctx.params().size("range");
+  run.update = static_cast<int>(ctx.params().integer("update"));
   const media::Region& region = ctx.region();
-  holder = std::make_unique<List>(region.base, region.size, ctx.persister());
-  if (Status s = holder->format(capacity_for(range), ctx.threads()); !s) ctx.fail(s.message());
+  run.list = std::make_unique<List>(region.base, region.size, ctx.persister());
+  if (Status s = run.list->format(capacity_for(run.range), ctx.threads()); !s) ctx.fail(s.message());
   // Prefill: every other key, so half the range is present (the setup of [PMIdioBench]).
-  for (uint64_t k = 2; k <= range; k += 2)
-    if (!holder->insert(0, k)) ctx.fail("prefill failed at key " + std::to_string(k));
-  return *holder;
+  for (uint64_t k = 2; k <= run.range; k += 2)
+    if (!run.list->insert(0, k)) ctx.fail("prefill failed at key " + std::to_string(k));
+  run.streams = thread_streams(ctx.threads(), run.range, run.update);
+  return run;
+}
+
+// Applies `op` to the list; returns which kind of operation it was: 0 a lookup, 1 an update.
+template <class List>
+int run_op(List& list, int tid, const ListOp& op) {
+  switch (op.kind) {
+    case Kind::contains: (void)list.contains(tid, op.key); return 0;
+    case Kind::insert: (void)list.insert(tid, op.key); return 1;
+    case Kind::remove: (void)list.remove(tid, op.key); return 1;
+  }
+  return 0;
 }
 
 template <class List>
@@ -85,55 +111,34 @@ void notes(RunContext& ctx) {
 
 template <class List>
 void run_throughput(RunContext& ctx) {
-  const uint64_t range = ctx.params().size("range");
-  const int update = static_cast<int>(ctx.params().integer("update"));
-  std::unique_ptr<List> holder;
-  List& list = prepared(ctx, holder, range);
-  std::vector<std::vector<ListOp>> streams;
-  for (int t = 0; t < ctx.threads(); ++t) streams.push_back(stream_for(t, range, update));
+  const Prepared<List> run = prepare<List>(ctx);
+  List& list = *run.list;
+  const auto& streams = run.streams;
   ctx.control().per_op_timing = false;  // throughput only: a timer read per lookup would distort it
   at_least(ctx, 0.08);
   ctx.run_threads([&](ThreadState& t) {
     const std::vector<ListOp>& ops = streams[static_cast<size_t>(t.index())];
     const int tid = t.index();
-    t.measure([&](uint64_t i) {
-      const ListOp& op = ops[i & (kStream - 1)];
-      switch (op.kind) {
-        case Kind::contains: (void)list.contains(tid, op.key); break;
-        case Kind::insert: (void)list.insert(tid, op.key); break;
-        case Kind::remove: (void)list.remove(tid, op.key); break;
-      }
-    });
+    t.measure([&](uint64_t i) { (void)run_op(list, tid, ops[i & (kStream - 1)]); });
   });
   finish(ctx, list);
   notes(ctx);
-  if (auto v = published_list_throughput(ctx.params().text("domain"), ctx.params().text("design"), static_cast<int>(range), update))
+  if (auto v = published_list_throughput(ctx.params().text("domain"), ctx.params().text("design"), static_cast<int>(run.range), run.update))
     ctx.metric("published_throughput", *v, "ops/s", MetricKind::published, kPublishedSource);
 }
 
 template <class List>
 void run_latency(RunContext& ctx) {
-  const uint64_t range = ctx.params().size("range");
-  const int update = static_cast<int>(ctx.params().integer("update"));
-  std::unique_ptr<List> holder;
-  List& list = prepared(ctx, holder, range);
-  std::vector<std::vector<ListOp>> streams;
-  for (int t = 0; t < ctx.threads(); ++t) streams.push_back(stream_for(t, range, update));
+  const Prepared<List> run = prepare<List>(ctx);
+  List& list = *run.list;
+  const auto& streams = run.streams;
   TimedTotals<2> totals;
   std::barrier<> sync(ctx.threads());
   at_least(ctx, 0.25);
   ctx.run_threads([&](ThreadState& t) {
     const std::vector<ListOp>& ops = streams[static_cast<size_t>(t.index())];
     const int tid = t.index();
-    timed_thread<2>(ctx, sync, totals, [&](uint64_t i) {
-      const ListOp& op = ops[i & (kStream - 1)];
-      switch (op.kind) {
-        case Kind::contains: (void)list.contains(tid, op.key); return 0;
-        case Kind::insert: (void)list.insert(tid, op.key); return 1;
-        case Kind::remove: (void)list.remove(tid, op.key); return 1;
-      }
-      return 0;
-    });
+    timed_thread<2>(ctx, sync, totals, [&](uint64_t i) { return run_op(list, tid, ops[i & (kStream - 1)]); });
   });
   record_timed<2>(ctx, totals, {"find", "update"});
   finish(ctx, list);
@@ -141,9 +146,9 @@ void run_latency(RunContext& ctx) {
   ctx.note("operations", "find = contains (a lookup); update = insert or delete, whose search the paper times as "
                          "'search' (ours includes the update's persistence)");
   const std::string design = ctx.params().text("design");
-  if (auto v = published_list_latency("find", design, static_cast<int>(range), update))
+  if (auto v = published_list_latency("find", design, static_cast<int>(run.range), run.update))
     ctx.metric("published_find_latency", *v * 1e3, "ns", MetricKind::published, kPublishedSource);
-  if (auto v = published_list_latency("search", design, static_cast<int>(range), update))
+  if (auto v = published_list_latency("search", design, static_cast<int>(run.range), run.update))
     ctx.metric("published_search_latency", *v * 1e3, "ns", MetricKind::published, kPublishedSource);
 }
 

@@ -28,15 +28,10 @@ uint64_t region_bytes(const Params& p) {
 std::optional<std::string> redundant(const Params& p) {
   const auto d = pmlab::lockfree::parse_ring_design(p.text("design"));
   if (!d) return std::nullopt;
-  const auto domains = pmlab::lockfree::claimed_domains(*d);
-  const auto domain = persist::parse_domain(p.text("domain"));
-  if (domain && std::find(domains.begin(), domains.end(), *domain) == domains.end())
-    return p.text("design") + " is not designed for domain " + p.text("domain");
+  if (auto why = unclaimed_domain(p, pmlab::lockfree::claimed_domains(*d))) return why;
   if (p.flag("slot_flush") && !persist::caches_are_durable(p.domain()))
     return std::string("slot_flush only changes eADR runs");
-  const bool dram = *d == RingDesign::volatile_ring;
-  if (p.text("medium") != (dram ? "dram" : "pool")) return p.text("design") + " runs on " + (dram ? "dram" : "pool");
-  return std::nullopt;
+  return other_medium(p, *d == RingDesign::volatile_ring);
 }
 
 void body(RunContext& ctx) {

@@ -8,10 +8,13 @@
 #include <barrier>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/record/histogram.hpp"
+#include "pmlab/persist/config.hpp"
 #include "pmlab/persist/counters.hpp"
 #include "pmlab/platform/clock.hpp"
 
@@ -19,6 +22,11 @@ namespace pmlab::suites::lockfree {
 
 // Threads by default: every CPU this process may use, up to the paper's 28 (its runs say how many).
 std::string default_threads();
+
+// Why a point of a design sweep is not run: its "design" does not claim its "domain" ...
+std::optional<std::string> unclaimed_domain(const bench::Params& p, const std::vector<persist::Domain>& claimed);
+// ... or runs on the other "medium": a volatile design on DRAM, a persistent one on the pool.
+std::optional<std::string> other_medium(const bench::Params& p, bool volatile_design);
 
 // Quick runs are short; on a shared machine one descheduled thread can dominate a 50 ms average, so a
 // case may ask for a floor (recorded in the run's notes).

@@ -8,6 +8,19 @@ namespace pmlab::suites::model {
 
 using pmlab::model::DeviceParams;
 
+bench::CaseDef model_case(std::string name, std::string summary, std::vector<bench::ParamSpec> params,
+                          std::function<void(bench::RunContext&)> body) {
+  return bench::CaseDef{
+      .suite = kSuite,
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .params = std::move(params),
+      .region_bytes = {},
+      .redundant = {},
+      .body = std::move(body),
+  };
+}
+
 bench::ParamSpec device_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
   return bench::std_params::choice("device", "modelled device: a PMEM class preset of [PMIdioBench] Table 2",
                                    pmlab::model::preset_names(), std::move(defaults), std::move(quick));

@@ -1,6 +1,7 @@
 // What the model suite's cases share: the `device` parameter and the metrics a validation case reports.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@
 namespace pmlab::suites::model {
 
 inline constexpr const char* kSuite = "model";
+
+// A case of this suite: it runs on the device model alone, so it needs no medium and leaves no point of
+// its sweep out.
+bench::CaseDef model_case(std::string name, std::string summary, std::vector<bench::ParamSpec> params,
+                          std::function<void(bench::RunContext&)> body);
 
 // device=c1|c2|c3|dcpmm (the presets of the PMEM classes of [PMIdioBench]).
 bench::ParamSpec device_param(std::vector<std::string> defaults = {"dcpmm"}, std::vector<std::string> quick = {});

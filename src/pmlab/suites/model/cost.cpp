@@ -81,18 +81,13 @@ void body(RunContext& ctx) {
   });
 }
 
-const CaseRegistration registration{CaseDef{
-    .suite = kSuite,
-    .name = "cost",
-    .summary = "the device model's cost per 64 B request: trace-driven Device and the live model a run attaches",
-    .params = {device_param(),
-               std_params::choice("stream", "requests fed to the model: 64 B writes or reads, consecutive or random",
-                                  {"seq-write", "rand-write", "seq-read", "rand-read"},
-                                  {"seq-write", "rand-write", "seq-read", "rand-read"}, {"seq-write", "rand-write"})},
-    .region_bytes = {},
-    .redundant = {},
-    .body = body,
-}};
+const CaseRegistration registration{model_case(
+    "cost", "the device model's cost per 64 B request: trace-driven Device and the live model a run attaches",
+    {device_param(),
+     std_params::choice("stream", "requests fed to the model: 64 B writes or reads, consecutive or random",
+                        {"seq-write", "rand-write", "seq-read", "rand-read"},
+                        {"seq-write", "rand-write", "seq-read", "rand-read"}, {"seq-write", "rand-write"})},
+    body)};
 
 }  // namespace
 }  // namespace pmlab::suites::model

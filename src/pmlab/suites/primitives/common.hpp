@@ -56,6 +56,15 @@ auto peer_or_skip(bench::RunContext& ctx, Create&& create) {
   }
   return std::move(*peer);
 }
+// The peer `create(directory)` makes in `peer`'s directory (peer_directory, peer_or_skip), prefaulted so that
+// its first-touch faults stay out of what is measured.
+template <class Create>
+auto prefaulted_peer(bench::RunContext& ctx, const char* peer, Create&& create) {
+  const std::string dir = peer_directory(ctx, peer);
+  auto made = peer_or_skip(ctx, [&] { return create(dir); });
+  made->prefault();
+  return made;
+}
 
 // While alive, the run's device model (`--model`, `--emulate`) sees the PMDK peers' write-backs and drains
 // (through pmlab's libpmem interposers) as it sees our writers', so both sides pay the same emulation.

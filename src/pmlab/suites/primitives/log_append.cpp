@@ -36,9 +36,9 @@ void body(RunContext& ctx) {
   const std::vector<std::byte> payload = random_bytes(size, 0x10c5eed);
 
   if (p.text("writer") == kPmemLog) {
-    const std::string dir = peer_directory(ctx, "libpmemlog");
-    auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
-    peer->prefault();
+    auto peer = prefaulted_peer(ctx, "libpmemlog", [&](const std::string& dir) {
+      return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads));
+    });
     const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
     Maintenance rewind(threads, [&] { peer->rewind(); });
     run_loops(ctx, rewind, [&](int) { return peer->append(payload.data(), size); });

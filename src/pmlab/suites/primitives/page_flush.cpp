@@ -14,9 +14,8 @@ namespace {
 using namespace bench;
 
 void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
-  const std::string dir = peer_directory(ctx, "libpmemblk");
-  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
-  peer->prefault();
+  auto peer = prefaulted_peer(ctx, "libpmemblk",
+                              [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
   ctx.run_threads([&](ThreadState& t) {
     const PageStreams streams(peer->blocks(), page_size, dirty, t.index(), t.count());

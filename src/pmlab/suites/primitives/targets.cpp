@@ -65,9 +65,9 @@ void log_target(RunContext& ctx) {
   const uint64_t size = p.size("size");
   const int threads = ctx.threads();
   const std::vector<std::byte> payload = random_bytes(size, 0x10c5eed);
-  const std::string dir = peer_directory(ctx, "libpmemlog");
-  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads)); });
-  peer->prefault();
+  auto peer = prefaulted_peer(ctx, "libpmemlog", [&](const std::string& dir) {
+    return pmdk::PmemLog::create(dir, kLaneBytes * static_cast<uint64_t>(threads));
+  });
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
 
   prefault(ctx.region().base, ctx.region().size);
@@ -179,9 +179,8 @@ void flush_target(RunContext& ctx) {
   const auto page_size = static_cast<uint32_t>(p.size("page"));
   const auto dirty = static_cast<uint32_t>(p.integer("dirty"));
   const int threads = ctx.threads();
-  const std::string dir = peer_directory(ctx, "libpmemblk");
-  auto peer = peer_or_skip(ctx, [&] { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
-  peer->prefault();
+  auto peer = prefaulted_peer(ctx, "libpmemblk",
+                              [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
 
   const uint64_t pages = ppage::PageStore::pages_that_fit(ctx.region().size, page_size, static_cast<uint32_t>(threads));
