@@ -30,7 +30,7 @@ std::vector<std::byte> value_of(uint64_t key, uint64_t version) {
 
 template <template <class> class S, class M>
 void matches_a_map(bool ordered_scan) {
-  using Tree = S<M>;
+  using Tree = S<Arena<M>>;
   static_assert(Structure<Tree>);
   constexpr uint64_t kRecords = 600;
   Options o;
@@ -120,9 +120,9 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
   o.leaf_slots = 6;
   const persist::Persister p = persist::Persister::volatile_memory();
   media::DramBuffer buffer;
-  ASSERT_TRUE(buffer.reserve(BPTree<Volatile>::bytes_needed(o)).ok());
+  ASSERT_TRUE(buffer.reserve(BPTree<Arena<Volatile>>::bytes_needed(o)).ok());
   Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
-  BPTree<Volatile> tree(arena, o);
+  BPTree<Arena<Volatile>> tree(arena, o);
   ASSERT_TRUE(tree.create(o.capacity).ok());
   for (uint64_t r = 0; r < o.capacity; ++r) {
     const uint64_t key = workload::fnv_hash64(r) >> 8;
@@ -143,7 +143,7 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
 
 template <template <class> class S>
 void two_threads_lose_nothing() {
-  using Tree = S<Volatile>;
+  using Tree = S<Arena<Volatile>>;
   constexpr uint64_t kRecords = 4000;
   Options o;
   o.value_bytes = kValue;

@@ -42,9 +42,9 @@ void value_for(uint64_t key, uint64_t version, std::byte* out) {
 }
 
 template <template <class> class S>
-  requires Structure<S<Durable>>
+  requires Structure<S<Arena<Durable>>>
 class StructureSubject final : public crash::Subject {
-  using Tree = S<Durable>;
+  using Tree = S<Arena<Durable>>;
 
  public:
   explicit StructureSubject(const crash::SubjectOptions& o) {
@@ -141,7 +141,7 @@ class StructureSubject final : public crash::Subject {
 template <template <class> class S>
 crash::SubjectInfo info(std::string description) {
   crash::SubjectInfo i;
-  i.name = std::string("ds.") + S<Durable>::kName + ".persist";
+  i.name = std::string("ds.") + S<Arena<Durable>>::kName + ".persist";
   i.description = std::move(description);
   i.make = [](const crash::SubjectOptions& o) { return std::make_unique<StructureSubject<S>>(o); };
   return i;
