@@ -1,5 +1,5 @@
 // Every structure in every mode policy against std::map: inserts (new and repeated keys), updates,
-// reads, scans, recovery, and a two-thread run that must lose no insert.
+// reads, scans, removes (the structures that delete), recovery, and a two-thread run that must lose no insert.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,7 +53,7 @@ void matches_a_map(bool ordered_scan) {
     const uint64_t key = workload::fnv_hash64(record);
     record_of[key] = record;
     const auto v = value_of(key, i);
-    switch (rng.next_below(4)) {
+    switch (rng.next_below(Removable<Tree> ? 5 : 4)) {
       case 0:
         ASSERT_TRUE(tree->insert(key, record, v.data()));
         model[key] = i;
@@ -70,7 +70,7 @@ void matches_a_map(bool ordered_scan) {
         }
         break;
       }
-      default: {
+      case 3: {
         const uint32_t n = 1 + static_cast<uint32_t>(rng.next_below(10));
         const uint32_t seen = tree->scan(key, record, n, out.data());
         ASSERT_LE(seen, n);
@@ -78,7 +78,13 @@ void matches_a_map(bool ordered_scan) {
           const auto from = model.lower_bound(key);
           ASSERT_EQ(seen, std::min<uint64_t>(n, static_cast<uint64_t>(std::distance(from, model.end()))));
         }
+        break;
       }
+      default:
+        if constexpr (Removable<Tree>) {
+          ASSERT_EQ(tree->remove(key, record), model.erase(key) == 1);
+          ASSERT_FALSE(tree->read(key, record, out.data()));
+        }
     }
   }
   ASSERT_EQ(tree->count(), model.size());

@@ -90,12 +90,15 @@ void tx_matches_a_map() {
       const uint64_t key = workload::fnv_hash64(record);
       record_of[key] = record;
       const auto v = value_of(key, i);
-      if (rng.next_below(2) == 0) {
+      const uint64_t what = rng.next_below(Removable<Tree> ? 3 : 2);
+      if (what == 0) {
         ASSERT_TRUE(tree.insert(key, record, v.data()));
         model[key] = i;
-      } else {
+      } else if (what == 1) {
         ASSERT_EQ(tree.update(key, record, v.data()), model.contains(key));
         if (model.contains(key)) model[key] = i;
+      } else if constexpr (Removable<Tree>) {
+        ASSERT_EQ(tree.remove(key, record), model.erase(key) == 1);
       }
       ASSERT_FALSE(tx::in_transaction());
     }

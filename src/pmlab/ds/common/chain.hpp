@@ -47,4 +47,23 @@ bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key
   return true;
 }
 
+// Takes the node of `key` out of the chain with one 8-byte store of the link that reaches it (the head or
+// its predecessor's next word): a crash leaves the node linked or not, and its successors linked either
+// way. The node is freed (its block reused only by a policy that reuses blocks). False: no such key.
+template <PersistencePolicy A>
+bool unlink_from_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key) noexcept {
+  uint64_t* link = head;
+  for (uint64_t off = arena.load8(link); off != 0; off = arena.load(link)) {
+    uint64_t* node = arena.template at<uint64_t>(off);
+    if (arena.load(node + 1) == key) {
+      arena.store8(link, arena.load(node));
+      arena.persist(link, 8);
+      arena.free(off, chain_node_bytes(cell));
+      return true;
+    }
+    link = node;
+  }
+  return false;
+}
+
 }  // namespace pmlab::ds

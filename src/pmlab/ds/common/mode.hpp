@@ -6,7 +6,7 @@
 //   pmem-volatile  volatile policy on the pool (PMEM used as plain memory)
 //   persist        durable policy on the pool: flush + fence and 8-byte atomic commits, with recovery
 //   tx             transactional policy: the same structure code, its arena inside a libpmemobj pool, each
-//                  insert / update one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
+//                  insert / update / remove one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
 //                  ds/tx/transaction.hpp), recovered by PMDK's own recovery plus the structure's
 #pragma once
 

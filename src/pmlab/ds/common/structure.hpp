@@ -31,6 +31,12 @@ concept Structure = requires(S s, const S cs, uint64_t key, uint64_t record, con
   { cs.check() } -> std::same_as<Status>;         // structural invariants
 };
 
+// A structure that also deletes (the hashtable): as failure-atomic as its inserts.
+template <class S>
+concept Removable = Structure<S> && requires(S s, uint64_t key, uint64_t record) {
+  { s.remove(key, record) } -> std::same_as<bool>;  // false: no such key
+};
+
 // Who a structure is: its name (the bench's and the crash tests' label) and the two letters that end the
 // magic its memory's header carries ("pmlab-" and the tag, as one big-endian word).
 struct Identity {

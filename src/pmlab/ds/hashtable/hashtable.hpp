@@ -1,7 +1,8 @@
 // The chained hashtable: a power-of-two array of bucket heads, each a chain of nodes [next][key][cell].
 // A new node is written and made durable first, then published by one 8-byte store of the bucket head
-// (the commit); an update goes through the node's value cell. Buckets never resize (sized from the
-// capacity create() is given, load factor <= 1). Locking: striped spinlocks by bucket.
+// (the commit); an update goes through the node's value cell; a remove unlinks the node with one 8-byte
+// store of the link that reaches it. Buckets never resize (sized from the capacity create() is given,
+// load factor <= 1). Locking: striped spinlocks by bucket.
 #pragma once
 
 #include <bit>
@@ -60,6 +61,12 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     if (node == nullptr) return false;
     cell_.store(arena_, node + 16, value);
     return true;
+  }
+  bool remove(uint64_t key, uint64_t) noexcept {
+    const uint64_t b = bucket_of(key);
+    MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
+    return unlink_from_chain(arena_, cell_, heads() + b, key);
   }
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
     const uint64_t b = bucket_of(key);
