@@ -162,4 +162,6 @@ void RedoPtm::run(int slot, F&& body) {
   commit(s);
 }
 
+static_assert(Ptm<RedoPtm>);
+
 }  // namespace pmlab::ptm

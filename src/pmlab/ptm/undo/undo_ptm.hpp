@@ -148,4 +148,6 @@ void UndoPtm::run(int slot, F&& body) {
   commit(s);
 }
 
+static_assert(Ptm<UndoPtm>);
+
 }  // namespace pmlab::ptm
