@@ -1,5 +1,5 @@
 // Every structure in every mode policy against std::map: inserts (new and repeated keys), updates,
-// reads, scans, recovery, and a two-thread run that must lose no insert.
+// reads, scans, removes (the structures that delete), recovery, and a two-thread run that must lose no insert.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +30,7 @@ std::vector<std::byte> value_of(uint64_t key, uint64_t version) {
 
 template <template <class> class S, class M>
 void matches_a_map(bool ordered_scan) {
-  using Tree = S<M>;
+  using Tree = S<Arena<M>>;
   static_assert(Structure<Tree>);
   constexpr uint64_t kRecords = 600;
   Options o;
@@ -53,7 +53,7 @@ void matches_a_map(bool ordered_scan) {
     const uint64_t key = workload::fnv_hash64(record);
     record_of[key] = record;
     const auto v = value_of(key, i);
-    switch (rng.next_below(4)) {
+    switch (rng.next_below(Removable<Tree> ? 5 : 4)) {
       case 0:
         ASSERT_TRUE(tree->insert(key, record, v.data()));
         model[key] = i;
@@ -70,7 +70,7 @@ void matches_a_map(bool ordered_scan) {
         }
         break;
       }
-      default: {
+      case 3: {
         const uint32_t n = 1 + static_cast<uint32_t>(rng.next_below(10));
         const uint32_t seen = tree->scan(key, record, n, out.data());
         ASSERT_LE(seen, n);
@@ -78,7 +78,13 @@ void matches_a_map(bool ordered_scan) {
           const auto from = model.lower_bound(key);
           ASSERT_EQ(seen, std::min<uint64_t>(n, static_cast<uint64_t>(std::distance(from, model.end()))));
         }
+        break;
       }
+      default:
+        if constexpr (Removable<Tree>) {
+          ASSERT_EQ(tree->remove(key, record), model.erase(key) == 1);
+          ASSERT_FALSE(tree->read(key, record, out.data()));
+        }
     }
   }
   ASSERT_EQ(tree->count(), model.size());
@@ -120,9 +126,9 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
   o.leaf_slots = 6;
   const persist::Persister p = persist::Persister::volatile_memory();
   media::DramBuffer buffer;
-  ASSERT_TRUE(buffer.reserve(BPTree<Volatile>::bytes_needed(o)).ok());
+  ASSERT_TRUE(buffer.reserve(BPTree<Arena<Volatile>>::bytes_needed(o)).ok());
   Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
-  BPTree<Volatile> tree(arena, o);
+  BPTree<Arena<Volatile>> tree(arena, o);
   ASSERT_TRUE(tree.create(o.capacity).ok());
   for (uint64_t r = 0; r < o.capacity; ++r) {
     const uint64_t key = workload::fnv_hash64(r) >> 8;
@@ -143,7 +149,7 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
 
 template <template <class> class S>
 void two_threads_lose_nothing() {
-  using Tree = S<Volatile>;
+  using Tree = S<Arena<Volatile>>;
   constexpr uint64_t kRecords = 4000;
   Options o;
   o.value_bytes = kValue;

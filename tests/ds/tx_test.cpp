@@ -62,7 +62,7 @@ Options small_options(uint64_t capacity) {
 
 template <template <class> class S>
 uint64_t arena_for(const Options& o) {
-  return S<Transactional>::bytes_needed(o) + 64 * 1024;
+  return S<Arena<Transactional>>::bytes_needed(o) + 64 * 1024;
 }
 
 #define SKIP_WITHOUT_PMEMOBJ() \
@@ -70,7 +70,7 @@ uint64_t arena_for(const Options& o) {
 
 template <template <class> class S>
 void tx_matches_a_map() {
-  using Tree = S<Transactional>;
+  using Tree = S<Arena<Transactional>>;
   static_assert(Structure<Tree>);
   constexpr uint64_t kRecords = 300;
   TempDir dir;
@@ -90,12 +90,15 @@ void tx_matches_a_map() {
       const uint64_t key = workload::fnv_hash64(record);
       record_of[key] = record;
       const auto v = value_of(key, i);
-      if (rng.next_below(2) == 0) {
+      const uint64_t what = rng.next_below(Removable<Tree> ? 3 : 2);
+      if (what == 0) {
         ASSERT_TRUE(tree.insert(key, record, v.data()));
         model[key] = i;
-      } else {
+      } else if (what == 1) {
         ASSERT_EQ(tree.update(key, record, v.data()), model.contains(key));
         if (model.contains(key)) model[key] = i;
+      } else if constexpr (Removable<Tree>) {
+        ASSERT_EQ(tree.remove(key, record), model.erase(key) == 1);
       }
       ASSERT_FALSE(pmdk::tx::in_transaction());
     }
@@ -181,7 +184,7 @@ struct CrashReport {
 // without reaching k; after each, reopens and checks the contents against the completed operations.
 template <template <class> class S>
 CrashReport crash_at_every_hook(uint64_t ops, bool logging) {
-  using Tree = S<Transactional>;
+  using Tree = S<Arena<Transactional>>;
   CrashReport report;
   TempDir dir;
   const std::string path = dir.file("crash.pool");

@@ -1,8 +1,9 @@
 // The crash subjects of the persistent structures: ds.<structure>.persist. Each runs a stream of inserts
-// of new keys and updates of earlier ones (values that span cache lines, B+-tree leaves of 4 slots so
-// splits happen), and after every simulated crash checks, with the structure's own recovery, its
-// invariants and the durability contract against a model of the stream: every returned operation is
-// there with its value, nothing later is, and the operation in flight is wholly there or wholly absent.
+// of new keys and updates of earlier ones — and, for a structure that deletes, removes of earlier ones —
+// (values that span cache lines, B+-tree leaves of 4 slots so splits happen), and after every simulated
+// crash checks, with the structure's own recovery, its invariants and the durability contract against a
+// model of the stream: every returned operation is there with its value (a removed key is gone), nothing
+// later is, and the operation in flight is wholly there or wholly absent.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -27,11 +28,15 @@ namespace {
 constexpr uint32_t kValueBytes = 80;
 
 struct StreamOp {
-  bool insert;
+  enum class Kind : uint8_t { insert, update, remove } kind;
   uint64_t record;
   uint64_t key;
   uint64_t version;  // the value written is value_for(key, version)
 };
+
+const char* name_of(StreamOp::Kind k) {
+  return k == StreamOp::Kind::insert ? "insert" : k == StreamOp::Kind::update ? "update" : "remove";
+}
 
 void value_for(uint64_t key, uint64_t version, std::byte* out) {
   uint64_t s = key * 0x100000001b3ULL + version;
@@ -42,9 +47,10 @@ void value_for(uint64_t key, uint64_t version, std::byte* out) {
 }
 
 template <template <class> class S>
-  requires Structure<S<Durable>>
+  requires Structure<S<Arena<Durable>>>
 class StructureSubject final : public crash::Subject {
-  using Tree = S<Durable>;
+  using Tree = S<Arena<Durable>>;
+  using Kind = StreamOp::Kind;
 
  public:
   explicit StructureSubject(const crash::SubjectOptions& o) {
@@ -52,11 +58,23 @@ class StructureSubject final : public crash::Subject {
     options_.capacity = o.ops + 1;
     options_.leaf_slots = 4;
     workload::Random rng(o.seed * 7919 + 17);
+    std::vector<uint64_t> live;  // records present: the ones an update or remove may pick
     uint64_t inserted = 0;
     for (uint64_t i = 0; i < o.ops; ++i) {
       StreamOp op{};
-      op.insert = inserted < 3 || rng.next_below(3) != 0;
-      op.record = op.insert ? inserted++ : rng.next_below(inserted);
+      if (live.size() < 3 || rng.next_below(3) != 0) {
+        op.kind = Kind::insert;
+        op.record = inserted++;
+        live.push_back(op.record);
+      } else {
+        const uint64_t at = rng.next_below(live.size());
+        op.record = live[at];
+        op.kind = Removable<Tree> && rng.next_below(2) == 0 ? Kind::remove : Kind::update;
+        if (op.kind == Kind::remove) {
+          live[at] = live.back();
+          live.pop_back();
+        }
+      }
       op.key = workload::fnv_hash64(op.record ^ (o.seed << 32));
       op.version = i + 1;
       stream_.push_back(op);
@@ -74,12 +92,10 @@ class StructureSubject final : public crash::Subject {
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
     Arena<Durable> arena(image.base, image.size, p);
     Tree tree(arena, options_);
-    std::byte value[kValueBytes];
     for (uint64_t i = 0; i < stream_.size(); ++i) {
       const StreamOp& op = stream_[i];
-      value_for(op.key, op.version, value);
-      ops.begin(i, std::string(op.insert ? "insert record " : "update record ") + std::to_string(op.record));
-      const bool done = op.insert ? tree.insert(op.key, op.record, value) : tree.update(op.key, op.record, value);
+      ops.begin(i, std::string(name_of(op.kind)) + " record " + std::to_string(op.record));
+      const bool done = apply(tree, op);
       ops.end(i);
       if (!done) throw std::runtime_error(std::string(Tree::kName) + ": operation " + std::to_string(i) + " failed");
     }
@@ -92,17 +108,26 @@ class StructureSubject final : public crash::Subject {
     crash::recovery_done();
     PMLAB_TRY(tree.check());
     std::map<uint64_t, uint64_t> model;  // key -> version
-    for (uint64_t i = 0; i < at.ops_completed && i < stream_.size(); ++i) model[stream_[i].key] = stream_[i].version;
+    for (uint64_t i = 0; i < at.ops_completed && i < stream_.size(); ++i) {
+      if (stream_[i].kind == Kind::remove) model.erase(stream_[i].key);
+      else model[stream_[i].key] = stream_[i].version;
+    }
     const StreamOp* flight = at.op_in_flight && at.ops_completed < stream_.size() ? &stream_[at.ops_completed] : nullptr;
+    const bool removing = flight != nullptr && flight->kind == Kind::remove;
 
     std::byte got[kValueBytes], want[kValueBytes], alternative[kValueBytes];
-    bool flight_present = false;
+    bool flight_present = false;  // the in-flight operation took effect
     for (const auto& [key, version] : model) {
-      if (!tree.read(key, 0, got) && !read_by_record(tree, key, got))
+      if (!tree.read(key, 0, got) && !read_by_record(tree, key, got)) {
+        if (removing && flight->key == key) {
+          flight_present = true;
+          continue;
+        }
         return error(Errc::failed, "a key written by a returned operation is missing (version " + std::to_string(version) + ")");
+      }
       value_for(key, version, want);
       if (std::memcmp(got, want, kValueBytes) == 0) continue;
-      if (flight != nullptr && flight->key == key) {
+      if (flight != nullptr && !removing && flight->key == key) {
         value_for(key, flight->version, alternative);
         if (std::memcmp(got, alternative, kValueBytes) == 0) {
           flight_present = true;
@@ -112,7 +137,8 @@ class StructureSubject final : public crash::Subject {
       return error(Errc::failed, "a key holds neither its durable value nor the in-flight one (torn value?)");
     }
     uint64_t expected = model.size();
-    if (flight != nullptr && !model.contains(flight->key)) {
+    if (removing && flight_present) --expected;
+    if (flight != nullptr && !removing && !model.contains(flight->key)) {
       if (tree.read(flight->key, flight->record, got)) {
         value_for(flight->key, flight->version, want);
         if (std::memcmp(got, want, kValueBytes) != 0) return error(Errc::failed, "the in-flight insert is present with a torn value");
@@ -127,6 +153,21 @@ class StructureSubject final : public crash::Subject {
   }
 
  private:
+  static bool apply(Tree& tree, const StreamOp& op) {
+    std::byte value[kValueBytes];
+    value_for(op.key, op.version, value);
+    switch (op.kind) {
+      case Kind::insert:
+        return tree.insert(op.key, op.record, value);
+      case Kind::update:
+        return tree.update(op.key, op.record, value);
+      case Kind::remove:
+        if constexpr (Removable<Tree>) return tree.remove(op.key, op.record);
+        break;
+    }
+    return false;
+  }
+
   // The array is indexed by record number: find the record that owns the key.
   bool read_by_record(Tree& tree, uint64_t key, std::byte* out) {
     for (const StreamOp& op : stream_)
@@ -141,7 +182,7 @@ class StructureSubject final : public crash::Subject {
 template <template <class> class S>
 crash::SubjectInfo info(std::string description) {
   crash::SubjectInfo i;
-  i.name = std::string("ds.") + S<Durable>::kName + ".persist";
+  i.name = std::string("ds.") + S<Arena<Durable>>::kName + ".persist";
   i.description = std::move(description);
   i.make = [](const crash::SubjectOptions& o) { return std::make_unique<StructureSubject<S>>(o); };
   return i;
@@ -150,7 +191,8 @@ crash::SubjectInfo info(std::string description) {
 const crash::SubjectRegistration array_subject{
     info<Array>("array slots: key, then value buffer + selector flip (8-byte commit)")};
 const crash::SubjectRegistration hashtable_subject{
-    info<Hashtable>("chained hashtable: durable node, then 8-byte bucket-head commit; updates by selector flip")};
+    info<Hashtable>("chained hashtable: durable node, then 8-byte bucket-head commit; updates by selector flip, "
+                    "removes by one 8-byte unlinking store")};
 const crash::SubjectRegistration skiplist_subject{
     info<Skiplist>("skiplist: durable node, level-0 link commit, upper links as hints")};
 const crash::SubjectRegistration bptree_subject{

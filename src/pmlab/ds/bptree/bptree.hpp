@@ -10,63 +10,62 @@
 //    persist it, then in one store link the old leaf to it and clear the moved bits.
 // So a crash leaves each leaf either before or after the operation, and no leaf or value is leaked by
 // updates (slots are reused). Locking: one reader-writer lock for the whole tree.
+//
+// A block number is an offset in units of the policy's block alignment: 32 bits of them reach 256 GiB of
+// a ds arena (64-byte blocks) and 32 GiB of a PTM heap (8-byte aligned blocks). Under a policy whose
+// every store is transactional (a PTM) the index is durable with the leaves, and recover() keeps it.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstring>
 #include <vector>
 
+#include "pmlab/ds/common/access.hpp"
 #include "pmlab/ds/common/arena.hpp"
 #include "pmlab/ds/common/locks.hpp"
-#include "pmlab/ds/common/options.hpp"
+#include "pmlab/ds/common/structure.hpp"
 
 namespace pmlab::ds {
 
-template <ModePolicy M>
-class BPTree {
+template <PersistencePolicy A>
+class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
  public:
-  static constexpr uint64_t kMagic = 0x706d6c61622d6274ULL;  // "pmlab-bt"
-  static constexpr const char* kName = "bptree";
   static constexpr uint32_t kFanout = 32;  // children per inner node
   static constexpr int kMaxDepth = 16;
 
-  BPTree(Arena<M>& arena, const Options& o)
-      : arena_(arena), value_bytes_(o.value_bytes), stride_((o.value_bytes + 7u) & ~7u),
-        slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), concurrent_(o.concurrent) {
-    arena_.declare_volatile(&arena_.root(1), 16);  // the index root and its depth
+  BPTree(A& arena, const Options& o) : StructureBase(o), arena_(arena), slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)) {
+    arena_.declare_volatile(arena_.root(1), 16);  // the index root and its depth
   }
 
   static uint64_t bytes_needed(const Options& o) {
     const uint64_t slots = std::clamp<uint32_t>(o.leaf_slots, 4, 32);
-    const uint64_t leaf = (8 + slots * (8 + ((o.value_bytes + 7u) & ~7u)) + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    const uint64_t leaf = block_bytes(8 + slots * (8 + ValueCell(o.value_bytes).stride()));
     // Leaves are at least half full after a split; inner nodes (~1/16 of the leaves) and one rebuild.
     const uint64_t leaves = 2 * o.capacity / slots + 2;
     return sizeof(ArenaHeader) + leaves * leaf + 2 * (leaves / (kFanout / 2) + 2) * kInnerBytes + 4 * kBlockAlign;
   }
 
   Status create(uint64_t) {
-    PMLAB_TRY(arena_.format(kMagic));
-    const uint64_t head = arena_.alloc(leaf_bytes());
-    if (head == 0) return error(Errc::no_space, "B+-tree first leaf does not fit the arena");
-    std::memset(arena_.bytes(head), 0, leaf_bytes());
-    arena_.flush(arena_.bytes(head), leaf_bytes());
-    arena_.root(0) = head;
-    arena_.root(1) = head;  // index root (volatile)
-    arena_.root(2) = 0;     // inner levels (volatile)
-    arena_.root(3) = slots_;
-    arena_.persist(&arena_.root(0), 32);
+    const auto head = format_with_block(arena_, kMagic, leaf_bytes(), "B+-tree first leaf");
+    if (!head) return head.status();
+    arena_.store(arena_.root(0), *head);
+    arena_.store(arena_.root(1), *head);  // index root (volatile)
+    arena_.store(arena_.root(2), 0);     // inner levels (volatile)
+    arena_.store(arena_.root(3), slots_);
+    arena_.persist(arena_.root(0), 32);
     return Status::success();
   }
   // Checks the leaf list and rebuilds the inner nodes over it.
   Status recover() {
     PMLAB_TRY(arena_.open(kMagic));
-    if (arena_.root(3) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
+    if (arena_.load(arena_.root(3)) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
     PMLAB_TRY(check());
-    PMLAB_TRY(rebuild_index());
-    // The rebuild took arena space: the bump offset it advanced is durable before new leaves follow it.
-    arena_.fence();
+    if constexpr (!A::kDeclaredVolatileSurvives) {
+      PMLAB_TRY(rebuild_index());
+      // The rebuild took arena space: the bump offset it advanced is durable before new leaves follow it.
+      arena_.fence();
+    }
     return Status::success();
   }
 
@@ -85,7 +84,7 @@ class BPTree {
     const uint64_t leaf = descend(key, nullptr);
     const int s = find_slot(leaf, key);
     if (s < 0) return false;
-    std::memcpy(out, slot(leaf, static_cast<uint32_t>(s)) + 8, value_bytes_);
+    arena_.read_bytes(out, slot(leaf, static_cast<uint32_t>(s)) + 8, cell_.value_bytes());
     return true;
   }
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
@@ -101,25 +100,26 @@ class BPTree {
       }
       std::sort(sorted.begin(), sorted.begin() + m);
       for (uint32_t i = 0; i < m && seen < n; ++i, ++seen)
-        std::memcpy(out, slot(leaf, sorted[i].second) + 8, value_bytes_);
+        arena_.read_bytes(out, slot(leaf, sorted[i].second) + 8, cell_.value_bytes());
     }
     return seen;
   }
 
   uint64_t count() const noexcept {
     uint64_t n = 0;
-    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) n += static_cast<uint64_t>(std::popcount(bitmap(leaf)));
+    for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf))
+      n += static_cast<uint64_t>(std::popcount(bitmap(leaf)));
     return n;
   }
   // The leaf list: inside the arena, acyclic, bits only for existing slots, keys unique in a leaf, and every
   // key of a leaf below every key of the next (the order splits establish).
   Status check() const {
-    const uint64_t limit = arena_.used() / kBlockAlign;
+    const uint64_t limit = arena_.used() / A::kAlign;
     uint64_t steps = 0;
     bool any = false;
     uint64_t previous_max = 0;
-    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) {
-      if (!arena_.contains(leaf, leaf_bytes()) || leaf % kBlockAlign != 0)
+    for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
+      if (!arena_.contains(leaf, leaf_bytes()) || leaf % A::kAlign != 0)
         return error(Errc::corrupted, "B+-tree leaf list links outside the arena");
       if (++steps > limit) return error(Errc::corrupted, "B+-tree leaf list has a cycle");
       const uint32_t bits = bitmap(leaf);
@@ -156,19 +156,31 @@ class BPTree {
   };
   static_assert(sizeof(Inner) == kInnerBytes);
 
-  size_t slot_bytes() const noexcept { return 8 + stride_; }
+  size_t slot_bytes() const noexcept { return 8 + cell_.stride(); }
   size_t leaf_bytes() const noexcept { return 8 + slots_ * slot_bytes(); }
   uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
-  uint32_t bitmap(uint64_t leaf) const noexcept { return static_cast<uint32_t>(Arena<M>::load8(word(leaf)) & kBitsMask); }
-  uint64_t next_of(uint64_t leaf) const noexcept { return (Arena<M>::load8(word(leaf)) >> 32) * kBlockAlign; }
+  uint32_t bitmap(uint64_t leaf) const noexcept { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
+  uint64_t next_of(uint64_t leaf) const noexcept { return (arena_.load8(word(leaf)) >> 32) * A::kAlign; }
   std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + 8 + s * slot_bytes()); }
-  uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept { return *reinterpret_cast<const uint64_t*>(slot(leaf, s)); }
+  uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept {
+    return arena_.load(reinterpret_cast<const uint64_t*>(slot(leaf, s)));
+  }
   Inner* inner(uint64_t off) const noexcept { return arena_.template at<Inner>(off); }
   // Inner nodes live in the arena but are never made durable: recovery rebuilds them from the leaves.
   uint64_t alloc_inner() noexcept {
     const uint64_t off = arena_.alloc(kInnerBytes);
     if (off != 0) arena_.declare_volatile(arena_.bytes(off), kInnerBytes);
     return off;
+  }
+  // The child of `in` that covers `key`: the first separator above it (an upper bound).
+  uint64_t child_index(const Inner* in, uint64_t key) const noexcept {
+    uint64_t lo = 0, hi = arena_.load(&in->count) - 1;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (key < arena_.load(&in->keys[mid])) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   int find_slot(uint64_t leaf, uint64_t key) const noexcept {
@@ -181,12 +193,12 @@ class BPTree {
 
   // The leaf for `key`; `path` (when given) receives the inner nodes from the root down.
   uint64_t descend(uint64_t key, uint64_t* path) const noexcept {
-    uint64_t node = arena_.root(1);
-    for (uint64_t level = 0; level < arena_.root(2); ++level) {
+    uint64_t node = arena_.load(arena_.root(1));
+    const uint64_t depth = arena_.load(arena_.root(2));
+    for (uint64_t level = 0; level < depth; ++level) {
       if (path != nullptr) path[level] = node;
       const Inner* in = inner(node);
-      const uint64_t i = static_cast<uint64_t>(std::upper_bound(in->keys, in->keys + in->count - 1, key) - in->keys);
-      node = in->kids[i];
+      node = arena_.load(&in->kids[child_index(in, key)]);
     }
     return node;
   }
@@ -203,13 +215,13 @@ class BPTree {
       if (bits != all) {
         const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
         std::byte* target = slot(leaf, s);
-        if (split_before) arena_.will_overwrite(target, 8 + value_bytes_);
-        *reinterpret_cast<uint64_t*>(target) = key;
-        std::memcpy(target + 8, value, value_bytes_);
-        arena_.persist(target, 8 + value_bytes_);
+        if (split_before) arena_.will_overwrite(target, 8 + cell_.value_bytes());
+        arena_.store(reinterpret_cast<uint64_t*>(target), key);
+        arena_.write_bytes(target + 8, value, cell_.value_bytes());
+        arena_.persist(target, 8 + cell_.value_bytes());
         uint32_t next_bits = bits | (1u << s);
         if (existing >= 0) next_bits &= ~(1u << existing);
-        arena_.store8(word(leaf), (Arena<M>::load8(word(leaf)) & ~kBitsMask) | next_bits);
+        arena_.store8(word(leaf), (arena_.load8(word(leaf)) & ~kBitsMask) | next_bits);
         arena_.persist(word(leaf), 8);
         return true;
       }
@@ -231,64 +243,68 @@ class BPTree {
     const uint32_t keep = n / 2;
     uint32_t moved_bits = 0;
     for (uint32_t i = keep; i < n; ++i) {
-      std::memcpy(slot(right, i - keep), slot(leaf, live[i].second), slot_bytes());
+      arena_.copy(slot(right, i - keep), slot(leaf, live[i].second), slot_bytes());
       moved_bits |= 1u << live[i].second;
     }
-    const uint64_t old_word = Arena<M>::load8(word(leaf));
+    const uint64_t old_word = arena_.load8(word(leaf));
     const uint32_t moved = n - keep;
-    *word(right) = (old_word & ~kBitsMask) | (moved == 32 ? 0xffffffffu : (1u << moved) - 1);
+    arena_.store(word(right), (old_word & ~kBitsMask) | (moved == 32 ? 0xffffffffu : (1u << moved) - 1));
     arena_.persist(arena_.bytes(right), 8 + moved * slot_bytes());
-    arena_.store8(word(leaf), ((right / kBlockAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
+    arena_.store8(word(leaf), ((right / A::kAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
     arena_.persist(word(leaf), 8);
-    return add_to_parent(path, static_cast<int>(arena_.root(2)) - 1, live[keep].first, right);
+    return add_to_parent(path, static_cast<int>(arena_.load(arena_.root(2))) - 1, live[keep].first, right);
   }
 
   // Inserts separator `sep` with its right child after the child that split, at path level `level`
-  // (-1: the split node was the root).
+  // (-1: the split node was the root). Only the words that change are stored: under a PTM each is logged.
   bool add_to_parent(const uint64_t* path, int level, uint64_t sep, uint64_t right) noexcept {
     if (level < 0) {
-      if (arena_.root(2) + 1 >= kMaxDepth) return false;
+      const uint64_t depth = arena_.load(arena_.root(2));
+      if (depth + 1 >= kMaxDepth) return false;
       const uint64_t root = alloc_inner();
       if (root == 0) return false;
       Inner* in = inner(root);
-      in->count = 2;
-      in->keys[0] = sep;
-      in->kids[0] = arena_.root(1);
-      in->kids[1] = right;
-      arena_.root(1) = root;
-      arena_.root(2) += 1;
+      arena_.store(&in->count, 2);
+      arena_.store(&in->keys[0], sep);
+      arena_.store(&in->kids[0], arena_.load(arena_.root(1)));
+      arena_.store(&in->kids[1], right);
+      arena_.store(arena_.root(1), root);
+      arena_.store(arena_.root(2), depth + 1);
       return true;
     }
     Inner* in = inner(path[level]);
+    const uint64_t c = arena_.load(&in->count);
+    const uint64_t pos = child_index(in, sep);  // sep becomes keys[pos], right becomes kids[pos + 1]
+    if (c < kFanout) {
+      for (uint64_t i = c - 1; i > pos; --i) arena_.store(&in->keys[i], arena_.load(&in->keys[i - 1]));
+      arena_.store(&in->keys[pos], sep);
+      for (uint64_t i = c; i > pos + 1; --i) arena_.store(&in->kids[i], arena_.load(&in->kids[i - 1]));
+      arena_.store(&in->kids[pos + 1], right);
+      arena_.store(&in->count, c + 1);
+      return true;
+    }
     uint64_t keys[kFanout];
     uint64_t kids[kFanout + 1];
-    const uint64_t c = in->count;
-    const uint64_t pos = static_cast<uint64_t>(std::upper_bound(in->keys, in->keys + c - 1, sep) - in->keys);
     for (uint64_t i = 0, j = 0; i < c - 1; ++i, ++j) {
       if (i == pos) keys[j++] = sep;
-      keys[j] = in->keys[i];
+      keys[j] = arena_.load(&in->keys[i]);
     }
     if (pos == c - 1) keys[c - 1] = sep;
     for (uint64_t i = 0, j = 0; i < c; ++i, ++j) {
-      kids[j] = in->kids[i];
+      kids[j] = arena_.load(&in->kids[i]);
       if (i == pos) kids[++j] = right;
-    }
-    if (c < kFanout) {
-      std::copy(keys, keys + c, in->keys);
-      std::copy(kids, kids + c + 1, in->kids);
-      in->count = c + 1;
-      return true;
     }
     const uint64_t sibling = alloc_inner();
     if (sibling == 0) return false;
     Inner* r = inner(sibling);
     const uint64_t left_kids = (kFanout + 1) / 2;
-    in->count = left_kids;
-    std::copy(keys, keys + left_kids - 1, in->keys);
-    std::copy(kids, kids + left_kids, in->kids);
-    r->count = kFanout + 1 - left_kids;
-    std::copy(keys + left_kids, keys + kFanout, r->keys);
-    std::copy(kids + left_kids, kids + kFanout + 1, r->kids);
+    // The left half keeps its first pos keys and pos + 1 children as they are.
+    arena_.store(&in->count, left_kids);
+    for (uint64_t i = pos; i < left_kids - 1; ++i) arena_.store(&in->keys[i], keys[i]);
+    for (uint64_t i = pos + 1; i < left_kids; ++i) arena_.store(&in->kids[i], kids[i]);
+    arena_.store(&r->count, kFanout + 1 - left_kids);
+    for (uint64_t i = left_kids; i < kFanout; ++i) arena_.store(&r->keys[i - left_kids], keys[i]);
+    for (uint64_t i = left_kids; i <= kFanout; ++i) arena_.store(&r->kids[i - left_kids], kids[i]);
     return add_to_parent(path, level - 1, keys[left_kids - 1], sibling);
   }
 
@@ -296,7 +312,7 @@ class BPTree {
   Status rebuild_index() {
     std::vector<std::pair<uint64_t, uint64_t>> level;  // (smallest key below, node)
     uint64_t previous_min = 0;
-    for (uint64_t leaf = arena_.root(0); leaf != 0; leaf = next_of(leaf)) {
+    for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
       uint64_t lo = UINT64_MAX;
       for (uint32_t b = bitmap(leaf); b != 0; b &= b - 1) lo = std::min(lo, key_at(leaf, static_cast<uint32_t>(std::countr_zero(b))));
       if (lo == UINT64_MAX) lo = previous_min;  // only the first leaf of an empty tree
@@ -311,26 +327,23 @@ class BPTree {
         if (off == 0) return error(Errc::no_space, "no room to rebuild the B+-tree index");
         Inner* in = inner(off);
         const size_t n = std::min<size_t>(kFanout, level.size() - i);
-        in->count = n;
+        arena_.store(&in->count, n);
         for (size_t k = 0; k < n; ++k) {
-          in->kids[k] = level[i + k].second;
-          if (k > 0) in->keys[k - 1] = level[i + k].first;
+          arena_.store(&in->kids[k], level[i + k].second);
+          if (k > 0) arena_.store(&in->keys[k - 1], level[i + k].first);
         }
         up.emplace_back(level[i].first, off);
       }
       level = std::move(up);
       ++depth;
     }
-    arena_.root(1) = level.front().second;
-    arena_.root(2) = depth;
+    arena_.store(arena_.root(1), level.front().second);
+    arena_.store(arena_.root(2), depth);
     return Status::success();
   }
 
-  Arena<M>& arena_;
-  uint32_t value_bytes_;
-  uint32_t stride_;
+  A& arena_;
   uint32_t slots_;
-  bool concurrent_;
   GlobalLock lock_;
 };
 

@@ -1,11 +1,13 @@
-// The memory a structure lives in: one region addressed by offsets (never pointers, so a persistent
-// structure survives being mapped at another address), a bump allocator, and the persistence calls of the
-// mode policy (which compile to nothing in the volatile modes).
+// The memory a structure lives in, in the ds modes (the persistence policy of ds/common/access.hpp for
+// every mode policy): one region addressed by offsets (never pointers, so a persistent structure survives
+// being mapped at another address), a bump allocator, plain loads and stores, and the persistence calls of
+// the mode policy (which compile to nothing in the volatile modes).
 //
 // Layout: a 64-byte header at offset 0 (magic, bump offset, root words the structure owns), then
 // 64-byte aligned blocks. The bump word is written back before any block it covers is linked, so after a
-// crash it is never below a reachable block; blocks allocated but never linked are leaked (no garbage
-// collection: the bench never deletes, and a crash loses at most one in-flight block per thread).
+// crash it is never below a reachable block; blocks allocated but never linked are leaked, and so are
+// blocks a structure frees (no reuse, no garbage collection: the bench's workloads never delete, and a
+// crash loses at most one in-flight block per thread).
 //
 // In the transactional mode the arena lies inside a libpmemobj pool (pmdk/obj_pool.hpp) and its
 // persistence calls become the transaction's hooks (pmdk/tx.hpp): operation() brackets one
@@ -17,10 +19,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <source_location>
 #include <string>
 
 #include "pmlab/common/status.hpp"
+#include "pmlab/ds/common/access.hpp"
 #include "pmlab/ds/common/mode.hpp"
 #include "pmlab/pmdk/tx.hpp"
 #include "pmlab/persist/persister.hpp"
@@ -28,7 +32,8 @@
 namespace pmlab::ds {
 
 inline constexpr uint64_t kBlockAlign = 64;
-inline constexpr int kRootWords = 6;
+// The bytes a block of `bytes` takes in the arena.
+constexpr uint64_t block_bytes(uint64_t bytes) noexcept { return (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1); }
 
 struct alignas(64) ArenaHeader {
   uint64_t magic;
@@ -38,15 +43,18 @@ struct alignas(64) ArenaHeader {
 static_assert(sizeof(ArenaHeader) == 64);
 
 template <ModePolicy M>
-class Arena {
+class Arena : public Offsets {
  public:
+  static constexpr uint64_t kAlign = kBlockAlign;
+  // The volatile bytes (a B+-tree's index) are plain stores no mode makes durable: recovery rebuilds them.
+  static constexpr bool kDeclaredVolatileSurvives = false;
+
   // `obj_pool`: the PMEMobjpool holding the region (transactional mode only).
   Arena(std::byte* base, size_t size, const persist::Persister& persister, void* obj_pool = nullptr) noexcept
-      : base_(base), size_(size & ~(kBlockAlign - 1)), persister_(&persister), obj_pool_(obj_pool) {}
+      : Offsets(base), size_(size & ~(kBlockAlign - 1)), persister_(&persister), obj_pool_(obj_pool) {}
 
   // One failure-atomic structure operation (a transaction in the transactional mode, nothing otherwise).
   // Take it after the operation's locks, so the commit happens before they are released.
-  struct NoScope {};
   auto operation() const noexcept {
     if constexpr (M::kTransactional)
       return pmdk::tx::Scope(obj_pool_);
@@ -77,7 +85,7 @@ class Arena {
   // A zeroed-or-stale block of `bytes` (rounded to 64), or 0 when the arena is full. Thread-safe. In the
   // durable mode the bump word is flushed; the caller's next fence makes it durable before any link.
   uint64_t alloc(size_t bytes) noexcept {
-    const uint64_t rounded = (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    const uint64_t rounded = block_bytes(bytes);
     const persist::PmWord bump = persister_->word(&header().bump);
     uint64_t off = bump.load(std::memory_order_relaxed);
     do {
@@ -86,18 +94,12 @@ class Arena {
     flush(&header().bump, 8);
     return off;
   }
+  // A bump arena never reuses a block: a freed one stays allocated, unreachable.
+  void free(uint64_t, size_t) const noexcept {}
 
-  template <class T>
-  T* at(uint64_t off) const noexcept {
-    return reinterpret_cast<T*>(base_ + off);
-  }
-  std::byte* bytes(uint64_t off) const noexcept { return base_ + off; }
-  uint64_t offset_of(const void* p) const noexcept {
-    return static_cast<uint64_t>(static_cast<const std::byte*>(p) - base_);
-  }
   bool contains(uint64_t off, size_t len) const noexcept { return off >= sizeof(ArenaHeader) && off + len <= header().bump; }
 
-  uint64_t& root(int i) const noexcept { return header().root[i]; }
+  uint64_t* root(int i) const noexcept { return &header().root[i]; }
   uint64_t used() const noexcept { return header().bump; }
   size_t size() const noexcept { return size_; }
 
@@ -132,15 +134,23 @@ class Arena {
     if constexpr (M::kTransactional) pmdk::tx::snapshot(word, 8);
     persister_->store8(word, value, where);
   }
-  static uint64_t load8(const uint64_t* word) noexcept { return persist::Persister::load8(word); }
+  uint64_t load8(const uint64_t* word) const noexcept { return persist::Persister::load8(word); }
+  uint64_t load(const uint64_t* word) const noexcept { return *word; }
+  void store(uint64_t* word, uint64_t value) const noexcept { *word = value; }
+  void write_bytes(void* dst, const void* src, size_t len) const noexcept { std::memcpy(dst, src, len); }
+  void read_bytes(void* dst, const void* src, size_t len) const noexcept { std::memcpy(dst, src, len); }
+  void copy(void* dst, const void* src, size_t len) const noexcept { std::memcpy(dst, src, len); }
+  void zero(void* dst, size_t len) const noexcept { std::memset(dst, 0, len); }
 
  private:
   ArenaHeader& header() const noexcept { return *reinterpret_cast<ArenaHeader*>(base_); }
 
-  std::byte* base_;
   size_t size_;
   const persist::Persister* persister_;
   void* obj_pool_;
 };
+
+static_assert(PersistencePolicy<Arena<Volatile>> && PersistencePolicy<Arena<Durable>> &&
+              PersistencePolicy<Arena<Transactional>>);
 
 }  // namespace pmlab::ds

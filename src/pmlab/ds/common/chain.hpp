@@ -1,22 +1,69 @@
-// The singly linked chain the list and each hashtable bucket are made of: a node's first word is the
-// offset of the next node (0 ends the chain), its second word the key.
+// The singly linked chain the list and each hashtable bucket are made of: a node is [next][key][cell],
+// its first word the offset of the next node (0 ends the chain). A chain starts at a head word (the
+// list's root, a hashtable bucket).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "pmlab/ds/common/arena.hpp"
+#include "pmlab/ds/common/access.hpp"
+#include "pmlab/ds/common/value_cell.hpp"
 
 namespace pmlab::ds {
 
+// Bytes of a chain node holding `cell`.
+inline uint64_t chain_node_bytes(const ValueCell& cell) noexcept { return 16 + cell.bytes(); }
+
+// The node after the one at `off` (0: the chain ends).
+template <PersistencePolicy A>
+uint64_t next_in_chain(const A& arena, uint64_t off) noexcept {
+  return arena.load(arena.template at<uint64_t>(off));
+}
+
 // The node of `key` in the chain starting at the offset stored in `head`, or nullptr.
-template <ModePolicy M>
-std::byte* find_in_chain(const Arena<M>& arena, const uint64_t* head, uint64_t key) noexcept {
-  for (uint64_t off = Arena<M>::load8(head); off != 0; off = *arena.template at<uint64_t>(off)) {
+template <PersistencePolicy A>
+std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noexcept {
+  for (uint64_t off = arena.load8(head); off != 0; off = next_in_chain(arena, off)) {
     std::byte* node = arena.bytes(off);
-    if (reinterpret_cast<const uint64_t*>(node)[1] == key) return node;
+    if (arena.load(reinterpret_cast<const uint64_t*>(node) + 1) == key) return node;
   }
   return nullptr;
+}
+
+// Pushes a new node for `key` at the head: written and made durable first, then published by one 8-byte
+// store of the head (the commit). False when the memory is full.
+template <PersistencePolicy A>
+bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key, const std::byte* value) noexcept {
+  const uint64_t off = arena.alloc(chain_node_bytes(cell));
+  if (off == 0) return false;
+  std::byte* node = arena.bytes(off);
+  auto* words = reinterpret_cast<uint64_t*>(node);
+  arena.store(words, arena.load(head));
+  arena.store(words + 1, key);
+  cell.init(arena, node + 16, value);
+  arena.persist(node, chain_node_bytes(cell));
+  arena.store8(head, off);
+  arena.persist(head, 8);
+  return true;
+}
+
+// Takes the node of `key` out of the chain with one 8-byte store of the link that reaches it (the head or
+// its predecessor's next word): a crash leaves the node linked or not, and its successors linked either
+// way. The node is freed (its block reused only by a policy that reuses blocks). False: no such key.
+template <PersistencePolicy A>
+bool unlink_from_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key) noexcept {
+  uint64_t* link = head;
+  for (uint64_t off = arena.load8(link); off != 0; off = arena.load(link)) {
+    uint64_t* node = arena.template at<uint64_t>(off);
+    if (arena.load(node + 1) == key) {
+      arena.store8(link, arena.load(node));
+      arena.persist(link, 8);
+      arena.free(off, chain_node_bytes(cell));
+      return true;
+    }
+    link = node;
+  }
+  return false;
 }
 
 }  // namespace pmlab::ds

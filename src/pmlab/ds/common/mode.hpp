@@ -1,11 +1,12 @@
-// The modes a structure is instantiated in. The code of a structure is written once, generic over a mode
-// policy; the policy says whether its writes are made durable, and the medium under the arena says where
-// the structure lives:
+// The modes a structure is instantiated in. The code of a structure is written once, generic over its
+// persistence policy (ds/common/access.hpp); in these modes that is the region arena Arena<M> of a mode
+// policy M, which says whether its writes are made durable, and the medium under the arena says where the
+// structure lives:
 //   dram           volatile policy on a DRAM buffer
 //   pmem-volatile  volatile policy on the pool (PMEM used as plain memory)
 //   persist        durable policy on the pool: flush + fence and 8-byte atomic commits, with recovery
 //   tx             transactional policy: the same structure code, its arena inside a libpmemobj pool, each
-//                  insert / update one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
+//                  insert / update / remove one PMDK transaction (undo-logged 8-byte commits, commit-time flushes;
 //                  pmdk/tx.hpp), recovered by PMDK's own recovery plus the structure's
 #pragma once
 

@@ -8,9 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
-#include "pmlab/ds/common/arena.hpp"
+#include "pmlab/ds/common/access.hpp"
 
 namespace pmlab::ds {
 
@@ -19,38 +18,49 @@ class ValueCell {
   explicit ValueCell(uint32_t value_bytes) noexcept : value_bytes_(value_bytes), stride_((value_bytes + 7u) & ~7u) {}
 
   uint32_t value_bytes() const noexcept { return value_bytes_; }
+  // A value's bytes rounded up to whole words (a buffer, or a B+-tree slot's value).
+  uint32_t stride() const noexcept { return stride_; }
   size_t bytes() const noexcept { return 8 + 2 * static_cast<size_t>(stride_); }
 
   // Fills buffer 0 of a cell not yet reachable; the caller persists the enclosing block, then links it.
-  template <ModePolicy M>
-  void init(const Arena<M>&, std::byte* cell, const std::byte* value) const noexcept {
-    std::memcpy(cell + 8, value, value_bytes_);
-    *reinterpret_cast<uint64_t*>(cell) = 1;
+  template <PersistencePolicy A>
+  void init(const A& arena, std::byte* cell, const std::byte* value) const noexcept {
+    arena.write_bytes(cell + 8, value, value_bytes_);
+    arena.store(selector(cell), 1);
   }
   // Publishes a value into a reachable cell (empty or not): write the spare buffer, persist, flip.
-  template <ModePolicy M>
-  void store(const Arena<M>& arena, std::byte* cell, const std::byte* value) const noexcept {
-    auto* selector = reinterpret_cast<uint64_t*>(cell);
-    const uint64_t current = Arena<M>::load8(selector);
-    const uint64_t next = current == 1 ? 2 : 1;
+  template <PersistencePolicy A>
+  void store(const A& arena, std::byte* cell, const std::byte* value) const noexcept {
+    uint64_t* const s = selector(cell);
+    const uint64_t next = arena.load8(s) == 1 ? 2 : 1;
     std::byte* buffer = cell + 8 + (next - 1) * stride_;
-    std::memcpy(buffer, value, value_bytes_);
+    arena.write_bytes(buffer, value, value_bytes_);
     arena.persist(buffer, value_bytes_);
-    arena.store8(selector, next);
-    arena.persist(selector, 8);
+    arena.store8(s, next);
+    arena.persist(s, 8);
   }
-  bool present(const std::byte* cell) const noexcept { return selector(cell) != 0; }
-  // The current value (null when empty). Callers hold the lock that orders them against store().
-  const std::byte* value(const std::byte* cell) const noexcept {
-    const uint64_t s = selector(cell);
-    return s == 0 ? nullptr : cell + 8 + (s - 1) * stride_;
+  template <PersistencePolicy A>
+  bool present(const A& arena, const std::byte* cell) const noexcept {
+    return arena.load8(selector(cell)) != 0;
+  }
+  // Copies the current value to `out`; false when the cell is empty. Callers hold the lock that orders
+  // them against store().
+  template <PersistencePolicy A>
+  bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept {
+    const uint64_t s = arena.load8(selector(cell));
+    if (s == 0) return false;
+    arena.read_bytes(out, cell + 8 + (s - 1) * stride_, value_bytes_);
+    return true;
   }
   // Recovery check: a selector other than 0, 1, 2 is corruption.
-  bool valid(const std::byte* cell) const noexcept { return selector(cell) <= 2; }
+  template <PersistencePolicy A>
+  bool valid(const A& arena, const std::byte* cell) const noexcept {
+    return arena.load8(selector(cell)) <= 2;
+  }
 
  private:
-  static uint64_t selector(const std::byte* cell) noexcept {
-    return persist::Persister::load8(reinterpret_cast<const uint64_t*>(cell));
+  static uint64_t* selector(const std::byte* cell) noexcept {
+    return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(cell));
   }
   uint32_t value_bytes_;
   uint32_t stride_;

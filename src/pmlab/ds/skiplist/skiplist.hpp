@@ -7,45 +7,41 @@
 #pragma once
 
 #include <bit>
-#include <cstring>
 
+#include "pmlab/ds/common/access.hpp"
 #include "pmlab/ds/common/arena.hpp"
 #include "pmlab/ds/common/locks.hpp"
-#include "pmlab/ds/common/options.hpp"
-#include "pmlab/ds/common/value_cell.hpp"
+#include "pmlab/ds/common/structure.hpp"
 #include "pmlab/workload/random.hpp"
 
 namespace pmlab::ds {
 
-template <ModePolicy M>
-class Skiplist {
+template <PersistencePolicy A>
+class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
  public:
-  static constexpr uint64_t kMagic = 0x706d6c61622d736cULL;  // "pmlab-sl"
-  static constexpr const char* kName = "skiplist";
   static constexpr uint32_t kMaxHeight = 24;
 
-  Skiplist(Arena<M>& arena, const Options& o) : arena_(arena), cell_(o.value_bytes), concurrent_(o.concurrent) {}
+  Skiplist(A& arena, const Options& o) : StructureBase(o), arena_(arena) {}
 
   static uint64_t bytes_needed(const Options& o) {
     // Expected links per node are 2; round each node up to whole blocks, plus the head tower.
-    const uint64_t node = (16 + 8 * 4 + ValueCell(o.value_bytes).bytes() + kBlockAlign - 1) & ~(kBlockAlign - 1);
+    const uint64_t node = block_bytes(16 + 8 * 4 + ValueCell(o.value_bytes).bytes());
     return sizeof(ArenaHeader) + o.capacity * (node + kBlockAlign) + 8 * kBlockAlign;
   }
 
   Status create(uint64_t) {
-    PMLAB_TRY(arena_.format(kMagic));
-    const uint64_t head = arena_.alloc(node_bytes(kMaxHeight));
-    if (head == 0) return error(Errc::no_space, "skiplist head does not fit the arena");
-    std::memset(arena_.bytes(head), 0, node_bytes(kMaxHeight));
-    links(head)[-1] = kMaxHeight;
-    arena_.flush(arena_.bytes(head), node_bytes(kMaxHeight));
-    arena_.root(0) = head;
-    arena_.persist(&arena_.root(0), 8);
+    const auto head = format_with_block(arena_, kMagic, node_bytes(kMaxHeight), "skiplist head");
+    if (!head) return head.status();
+    arena_.store(links(*head) - 1, kMaxHeight);  // the head's tower is full height
+    arena_.flush(links(*head) - 1, 8);
+    arena_.store(arena_.root(0), *head);
+    arena_.persist(arena_.root(0), 8);
     return Status::success();
   }
   Status recover() {
     PMLAB_TRY(arena_.open(kMagic));
-    if (!arena_.contains(arena_.root(0), node_bytes(kMaxHeight)) || height(arena_.root(0)) != kMaxHeight)
+    const uint64_t head = arena_.load(arena_.root(0));
+    if (!arena_.contains(head, node_bytes(kMaxHeight)) || height(head) != kMaxHeight)
       return error(Errc::corrupted, "skiplist head is damaged");
     return Status::success();
   }
@@ -61,17 +57,17 @@ class Skiplist {
     const uint32_t h = height_of(key);
     const uint64_t off = arena_.alloc(node_bytes(h));
     if (off == 0) return false;
-    *arena_.template at<uint64_t>(off) = key;
+    arena_.store(arena_.template at<uint64_t>(off), key);
     uint64_t* next = links(off);
-    next[-1] = h;
-    for (uint32_t i = 0; i < h; ++i) next[i] = links(preds[i])[i];
+    arena_.store(next - 1, h);
+    for (uint32_t i = 0; i < h; ++i) arena_.store(next + i, link(preds[i], i));
     cell_.init(arena_, cell(off), value);
     arena_.persist(arena_.bytes(off), node_bytes(h));
-    arena_.store8(&links(preds[0])[0], off);
-    arena_.persist(&links(preds[0])[0], 8);
+    arena_.store8(links(preds[0]), off);
+    arena_.persist(links(preds[0]), 8);
     // Upper links are hints, never flushed: level 0 alone says what the list holds, and an upper link
     // that reaches memory by eviction points to a node whose level-0 link was durable before it.
-    for (uint32_t i = 1; i < h; ++i) arena_.store8(&links(preds[i])[i], off);
+    for (uint32_t i = 1; i < h; ++i) arena_.store8(links(preds[i]) + i, off);
     return true;
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
@@ -85,49 +81,47 @@ class Skiplist {
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
     GlobalLock::Shared guard(lock_, concurrent_);
     const uint64_t found = find(key);
-    if (found == 0) return false;
-    std::memcpy(out, cell_.value(cell(found)), cell_.value_bytes());
-    return true;
+    return found != 0 && cell_.read(arena_, cell(found), out);
   }
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint64_t preds[kMaxHeight];
     search(key, preds);
     uint32_t seen = 0;
-    for (uint64_t off = links(preds[0])[0]; off != 0 && seen < n; off = links(off)[0], ++seen)
-      std::memcpy(out, cell_.value(cell(off)), cell_.value_bytes());
+    for (uint64_t off = link(preds[0], 0); off != 0 && seen < n; off = link(off, 0), ++seen)
+      cell_.read(arena_, cell(off), out);
     return seen;
   }
 
   uint64_t count() const noexcept {
     uint64_t n = 0;
-    for (uint64_t off = links(arena_.root(0))[0]; off != 0; off = links(off)[0]) ++n;
+    for (uint64_t off = link(arena_.load(arena_.root(0)), 0); off != 0; off = link(off, 0)) ++n;
     return n;
   }
   // Level 0 strictly ascending and inside the arena; every upper level a sorted subsequence of level 0
   // reaching only nodes tall enough for it.
   Status check() const {
-    const uint64_t head = arena_.root(0);
-    const uint64_t limit = arena_.used() / kBlockAlign;
+    const uint64_t head = arena_.load(arena_.root(0));
+    const uint64_t limit = arena_.used() / A::kAlign;
     uint64_t steps = 0;
     bool first = true;
     uint64_t last = 0;
-    for (uint64_t off = links(head)[0]; off != 0; off = links(off)[0]) {
-      if (!arena_.contains(off, 24) || off % kBlockAlign != 0 || height(off) == 0 || height(off) > kMaxHeight ||
+    for (uint64_t off = link(head, 0); off != 0; off = link(off, 0)) {
+      if (!arena_.contains(off, 24) || off % A::kAlign != 0 || height(off) == 0 || height(off) > kMaxHeight ||
           !arena_.contains(off, node_bytes(height(off))))
         return error(Errc::corrupted, "skiplist level 0 links to a damaged node");
       if (++steps > limit) return error(Errc::corrupted, "skiplist level 0 has a cycle");
       const uint64_t k = key_at(off);
       if (!first && k <= last) return error(Errc::corrupted, "skiplist level 0 is not strictly ascending");
-      if (!cell_.present(cell(off)) || !cell_.valid(cell(off)))
+      if (!cell_.present(arena_, cell(off)) || !cell_.valid(arena_, cell(off)))
         return error(Errc::corrupted, "a linked skiplist node has no value");
       first = false;
       last = k;
     }
     for (uint32_t level = 1; level < kMaxHeight; ++level) {
-      uint64_t at0 = links(head)[0];
-      for (uint64_t off = links(head)[level]; off != 0; off = links(off)[level]) {
-        while (at0 != 0 && at0 != off) at0 = links(at0)[0];
+      uint64_t at0 = link(head, 0);
+      for (uint64_t off = link(head, level); off != 0; off = link(off, level)) {
+        while (at0 != 0 && at0 != off) at0 = link(at0, 0);
         if (at0 == 0)
           return error(Errc::corrupted, "skiplist level " + std::to_string(level) + " is not a sorted subsequence of level 0");
         if (height(off) <= level) return error(Errc::corrupted, "skiplist node linked above its height");
@@ -142,21 +136,22 @@ class Skiplist {
     return std::min<uint32_t>(1 + static_cast<uint32_t>(std::countr_one(h)), kMaxHeight);
   }
   size_t node_bytes(uint32_t h) const noexcept { return 16 + 8 * static_cast<size_t>(h) + cell_.bytes(); }
-  uint64_t key_at(uint64_t off) const noexcept { return *arena_.template at<uint64_t>(off); }
-  uint64_t height(uint64_t off) const noexcept { return arena_.template at<uint64_t>(off)[1]; }
+  uint64_t key_at(uint64_t off) const noexcept { return arena_.load(arena_.template at<uint64_t>(off)); }
+  uint64_t height(uint64_t off) const noexcept { return arena_.load(arena_.template at<uint64_t>(off) + 1); }
   uint64_t* links(uint64_t off) const noexcept { return arena_.template at<uint64_t>(off) + 2; }
+  uint64_t link(uint64_t off, uint32_t level) const noexcept { return arena_.load(links(off) + level); }
   std::byte* cell(uint64_t off) const noexcept { return arena_.bytes(off) + 16 + 8 * height(off); }
 
   // The node holding `key` (0 if none), filling preds[i] with the last node before key at level i.
   uint64_t search(uint64_t key, uint64_t* preds) const noexcept {
-    uint64_t x = arena_.root(0);
+    uint64_t x = arena_.load(arena_.root(0));
     for (int level = kMaxHeight - 1; level >= 0; --level) {
-      for (uint64_t next = Arena<M>::load8(&links(x)[level]); next != 0 && key_at(next) < key;
-           next = Arena<M>::load8(&links(x)[level]))
+      for (uint64_t next = arena_.load8(links(x) + level); next != 0 && key_at(next) < key;
+           next = arena_.load8(links(x) + level))
         x = next;
       preds[level] = x;
     }
-    const uint64_t candidate = links(x)[0];
+    const uint64_t candidate = link(x, 0);
     return candidate != 0 && key_at(candidate) == key ? candidate : 0;
   }
   uint64_t find(uint64_t key) const noexcept {
@@ -164,9 +159,7 @@ class Skiplist {
     return search(key, preds);
   }
 
-  Arena<M>& arena_;
-  ValueCell cell_;
-  bool concurrent_;
+  A& arena_;
   GlobalLock lock_;
 };
 

@@ -1,5 +1,6 @@
-// What both PTMs (undo, redo) and the PMDK adapter share: the interface a workload is written against,
-// the regions and persisters a PTM is built on, and the lock scheme.
+// What both PTMs (undo, redo) and the PMDK adapter share: the interface a workload is written against
+// (the concepts Transaction and Ptm below), the regions and persisters a PTM is built on, and the lock
+// scheme.
 //
 // Interface (a workload is a template over the PTM, so it is written once and instantiated per PTM
 // without a virtual call per word):
@@ -8,19 +9,46 @@
 //   tx.write(uint64_t* word, uint64_t value)
 //   tx.alloc(bytes) -> payload offset (0: heap full)      tx.free(offset)
 //   tx.at<T>(offset) -> T*                                 tx.root(i) -> uint64_t* (i < kRoots)
-// Words are 8-byte aligned; structures link by offset (0 is null), never by pointer.
+// Words are 8-byte aligned; structures link by offset (0 is null), never by pointer. A word written
+// earlier in the transaction is read back through tx.read only: the redo PTM keeps it in its write set
+// until the commit.
 //
 // Concurrency: one global lock serializes transactions (std::mutex, held from begin to the end of
 // commit). Each thread still has its own log slot, so recovery is per slot and a finer lock scheme would
 // not change the log layout. There is no user abort: a transaction runs to commit or the process dies.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::ptm {
+
+// A running transaction (what the body of ptm.run receives).
+template <class T>
+concept Transaction = requires(T& tx, const T& ctx, uint64_t* word, const uint64_t* cword, uint64_t value, int i) {
+  { ctx.read(cword) } -> std::same_as<uint64_t>;
+  tx.write(word, value);
+  { tx.alloc(value) } -> std::same_as<uint64_t>;
+  tx.free(value);
+  { ctx.template at<uint64_t>(value) } -> std::same_as<uint64_t*>;
+  { ctx.root(i) } -> std::same_as<uint64_t*>;
+};
+
+// A body that takes the PTM's transaction, for the concept's check of run().
+template <class Tx>
+struct TransactionBody {
+  void operator()(Tx&) const noexcept {}
+};
+
+// A PTM: its transaction type, and run() on a log slot.
+template <class P>
+concept Ptm = Transaction<typename P::Tx> && requires(P& ptm, int slot) {
+  { P::kName } -> std::convertible_to<const char*>;
+  ptm.run(slot, TransactionBody<typename P::Tx>{});
+};
 
 // The memory a PTM runs on: the heap (data) and the log slots, possibly in different media
 // (pdram-lite puts the log on DRAM), each with the persister of its durability model.

@@ -124,4 +124,6 @@ class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
   RedoPtm& ptm_;
 };
 
+static_assert(Ptm<RedoPtm>);
+
 }  // namespace pmlab::ptm

@@ -108,4 +108,6 @@ class UndoPtm::Tx : public TxShell<UndoPtm::Tx, UndoSlot> {
   UndoPtm& ptm_;
 };
 
+static_assert(Ptm<UndoPtm>);
+
 }  // namespace pmlab::ptm

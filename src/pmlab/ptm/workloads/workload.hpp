@@ -6,6 +6,7 @@
 //   check(ptm)                    structural invariants after the run (a failed Status says which)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,10 @@ class Rng {
  private:
   uint64_t s_;
 };
+
+// A word as a structure's 8-byte value (to store, or to read into).
+inline std::byte* word_bytes(uint64_t& w) noexcept { return reinterpret_cast<std::byte*>(&w); }
+inline const std::byte* word_bytes(const uint64_t& w) noexcept { return reinterpret_cast<const std::byte*>(&w); }
 
 // Allocates an array of n words in one transaction, fills word i with init(i), publishes it in roots 0
 // (offset) and 1 (length), and returns where it is mapped. `what` names it in the out-of-space error.

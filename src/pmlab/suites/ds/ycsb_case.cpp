@@ -39,6 +39,7 @@ namespace pmlab::suites::ds {
 namespace {
 
 using namespace bench;
+using pmlab::ds::Arena;
 using pmlab::ds::Durable;
 using pmlab::ds::Mode;
 using pmlab::ds::Options;
@@ -86,7 +87,7 @@ uint64_t bytes_for(const Params& p) {
   if (s) o = s->options;
   // The full sweep generates 4x the operations: size for it, plus slack for the allocator's rounding.
   if (s) o.capacity = workload::records_after_run(s->spec, s->keys, 1u << 20, threads);
-  return S<Durable>::bytes_needed(o) * 5 / 4 + (1u << 20);
+  return S<Arena<Durable>>::bytes_needed(o) * 5 / 4 + (1u << 20);
 }
 
 // Bytes of the structure's arena (tx mode: inside its libpmemobj pool).
@@ -238,14 +239,14 @@ void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Per
   const media::Region& region = ctx.region();
   if (mode == Mode::tx) {
     if (!pmdk::tx::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
-    const std::string path = pool_file_beside(ctx, std::string(S<Transactional>::kName) + "-tx");
+    const std::string path = pool_file_beside(ctx, std::string(S<Arena<Transactional>>::kName) + "-tx");
     auto pool = pmdk::ObjArenaPool::create(path, arena_bytes(ctx.params()));
     if (!pool) ctx.fail(pool.status().message());
     (*pool)->remove_on_close(true);
     const uint64_t aborts_before = pmdk::tx::aborts();
     {
-      pmlab::ds::Arena<Transactional> arena((*pool)->arena(), (*pool)->arena_bytes(), persister, (*pool)->handle());
-      S<Transactional> tree(arena, setup.options);
+      Arena<Transactional> arena((*pool)->arena(), (*pool)->arena_bytes(), persister, (*pool)->handle());
+      S<Arena<Transactional>> tree(arena, setup.options);
       if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
       run_ops(ctx, setup, tree);
       ctx.metric("arena_bytes", static_cast<double>(arena.used()), "B");
@@ -259,22 +260,22 @@ void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Per
     auto reopened = pmdk::ObjArenaPool::open(path);
     if (!reopened) ctx.fail("reopening the tx pool: " + reopened.status().message());
     (*reopened)->remove_on_close(true);
-    pmlab::ds::Arena<Transactional> arena((*reopened)->arena(), (*reopened)->arena_bytes(), persister, (*reopened)->handle());
-    S<Transactional> tree(arena, setup.options);
+    Arena<Transactional> arena((*reopened)->arena(), (*reopened)->arena_bytes(), persister, (*reopened)->handle());
+    S<Arena<Transactional>> tree(arena, setup.options);
     if (Status s = tree.recover(); !s) ctx.fail("tx recovery: " + s.message());
     if (Status s = tree.check(); !s) ctx.fail("tx recovery: " + s.message());
     if (tree.count() < records) ctx.fail("tx recovery lost records: " + std::to_string(tree.count()));
     return;
   }
-  pmlab::ds::Arena<Durable> durable_arena(region.base, region.size, persister);
-  pmlab::ds::Arena<Volatile> volatile_arena(region.base, region.size, persister);
+  Arena<Durable> durable_arena(region.base, region.size, persister);
+  Arena<Volatile> volatile_arena(region.base, region.size, persister);
   if (mode == Mode::persist) {
-    S<Durable> tree(durable_arena, setup.options);
+    S<Arena<Durable>> tree(durable_arena, setup.options);
     if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
     run_ops(ctx, setup, tree);
     ctx.metric("arena_bytes", static_cast<double>(durable_arena.used()), "B");
   } else {
-    S<Volatile> tree(volatile_arena, setup.options);
+    S<Arena<Volatile>> tree(volatile_arena, setup.options);
     if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
     run_ops(ctx, setup, tree);
     ctx.metric("arena_bytes", static_cast<double>(volatile_arena.used()), "B");
