@@ -15,24 +15,19 @@ namespace pmlab::ptm::workloads {
 inline constexpr uint64_t kInitialBalance = 1000;
 
 template <class P>
-class Bank {
+class Bank : public WordArrayWorkload {
  public:
   static constexpr const char* kName = "bank";
-  static uint64_t heap_bytes(const Config& c) { return c.records * 8 + (1 << 20); }
 
   Status load(P& ptm, const Config& c) {
-    n_ = c.records < 2 ? 2 : c.records;
-    auto array = load_word_array(ptm, n_, [](uint64_t) { return kInitialBalance; }, "bank");
-    if (!array) return array.status();
-    accounts_ = *array;
-    return Status::success();
+    return load_words(ptm, c.records < 2 ? 2 : c.records, [](uint64_t) { return kInitialBalance; }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
     const uint64_t dice = rng.below(10);
     if (dice != 0) {
-      uint64_t* from = accounts_ + rng.below(n_);
-      uint64_t* to = accounts_ + rng.below(n_);
+      uint64_t* from = words_ + rng.below(n_);
+      uint64_t* to = words_ + rng.below(n_);
       const uint64_t amount = 1 + rng.below(50);
       ptm.run(slot, [&](auto& tx) {
         const uint64_t f = tx.read(from);
@@ -47,31 +42,28 @@ class Bank {
     ptm.run(slot, [&](auto& tx) {
       uint64_t best = offers[0], best_balance = 0;
       for (uint64_t o : offers) {
-        const uint64_t b = tx.read(accounts_ + o);
+        const uint64_t b = tx.read(words_ + o);
         if (b > best_balance) {
           best_balance = b;
           best = o;
         }
       }
       if (best == 0 || best_balance < 5) return;
-      tx.write(accounts_ + best, best_balance - 5);
-      tx.write(accounts_, tx.read(accounts_) + 5);
+      tx.write(words_ + best, best_balance - 5);
+      tx.write(words_, tx.read(words_) + 5);
     });
   }
 
   Status check(P& ptm) {
     uint64_t total = 0;
     ptm.run(0, [&](auto& tx) {
-      for (uint64_t i = 0; i < n_; ++i) total += tx.read(accounts_ + i);
+      for (uint64_t i = 0; i < n_; ++i) total += tx.read(words_ + i);
     });
     if (total != n_ * kInitialBalance)
       return error(Errc::corrupted, "bank: total " + std::to_string(total) + " != " + std::to_string(n_ * kInitialBalance));
     return Status::success();
   }
 
- private:
-  uint64_t n_ = 0;
-  uint64_t* accounts_ = nullptr;
 };
 
 }  // namespace pmlab::ptm::workloads

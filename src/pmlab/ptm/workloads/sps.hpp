@@ -11,25 +11,20 @@
 namespace pmlab::ptm::workloads {
 
 template <class P>
-class Sps {
+class Sps : public WordArrayWorkload {
  public:
   static constexpr const char* kName = "sps";
-  static uint64_t heap_bytes(const Config& c) { return c.records * 8 + (1 << 20); }
 
   Status load(P& ptm, const Config& c) {
     swaps_ = c.swaps;
-    n_ = c.records;
-    auto array = load_word_array(ptm, n_, [](uint64_t i) { return i; }, "sps");
-    if (!array) return array.status();
-    array_ = *array;
-    return Status::success();
+    return load_words(ptm, c.records, [](uint64_t i) { return i; }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
     ptm.run(slot, [&](auto& tx) {
       for (int k = 0; k < swaps_; ++k) {
-        uint64_t* x = array_ + rng.below(n_);
-        uint64_t* y = array_ + rng.below(n_);
+        uint64_t* x = words_ + rng.below(n_);
+        uint64_t* y = words_ + rng.below(n_);
         const uint64_t vx = tx.read(x), vy = tx.read(y);
         tx.write(x, vy);
         tx.write(y, vx);
@@ -42,7 +37,7 @@ class Sps {
     Status st;
     ptm.run(0, [&](auto& tx) {
       for (uint64_t i = 0; i < n_ && st.ok(); ++i) {
-        const uint64_t v = tx.read(array_ + i);
+        const uint64_t v = tx.read(words_ + i);
         if (v >= n_ || seen[v]) st = error(Errc::corrupted, "sps: array is no longer a permutation at " + std::to_string(i));
         else seen[v] = 1;
       }
@@ -52,8 +47,6 @@ class Sps {
 
  private:
   int swaps_ = 1;
-  uint64_t n_ = 0;
-  uint64_t* array_ = nullptr;
 };
 
 }  // namespace pmlab::ptm::workloads

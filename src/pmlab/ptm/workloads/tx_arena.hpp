@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -28,6 +29,7 @@
 #include "pmlab/ds/common/access.hpp"
 #include "pmlab/ds/common/options.hpp"
 #include "pmlab/ptm/common/ptm.hpp"
+#include "pmlab/ptm/workloads/workload.hpp"
 
 namespace pmlab::ptm::workloads {
 
@@ -220,6 +222,47 @@ class PtmStructure {
 
   Arena arena_;
   Structure structure_;
+};
+
+// What the B+-tree and hash map workloads share: a ds structure of 8-byte values on the PTM, sized for a
+// key space of twice the loaded keys, loaded in batched transactions.
+template <Ptm P, template <class> class S>
+class StructureWorkload {
+ protected:
+  using Bound = PtmStructure<P, S>;
+  using Structure = typename Bound::Structure;
+  static ds::Options options(const Config& c) { return word_values(2 * c.records); }
+
+ public:
+  // The ds arena's bound for every key of the key space present (its blocks are no smaller than the PTM
+  // heap's), and room for the heap's own bookkeeping.
+  static uint64_t heap_bytes(const Config& c) { return Structure::bytes_needed(options(c)) + (1 << 20); }
+
+ protected:
+  // Creates the structure (its header in PTM root `root`, create() given `capacity`) and inserts key_of(i),
+  // valued key_of(i), for each i < c.records, `batch` per transaction.
+  template <class KeyOf>
+  Status load_keys(P& ptm, const Config& c, int root, uint64_t capacity, int batch, KeyOf&& key_of, const char* name) {
+    keys_ = 2 * c.records;
+    lookup_pct_ = c.lookup_pct;
+    s_.emplace(ptm, root, options(c));
+    PMLAB_TRY(s_->create(ptm, capacity));
+    bool ok = true;
+    for (uint64_t i = 0; i < c.records && ok;) {
+      s_->run(ptm, 0, [&](Structure& s) {
+        for (int b = 0; b < batch && i < c.records && ok; ++b, ++i) {
+          const uint64_t k = key_of(i);
+          ok = s.insert(k, 0, word_bytes(k));
+        }
+      });
+    }
+    if (!ok) return error(Errc::no_space, std::string(name) + ": heap too small");
+    return Status::success();
+  }
+
+  std::optional<Bound> s_;
+  uint64_t keys_ = 0;
+  int lookup_pct_ = 50;
 };
 
 }  // namespace pmlab::ptm::workloads

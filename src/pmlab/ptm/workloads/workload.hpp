@@ -42,26 +42,37 @@ class Rng {
 inline std::byte* word_bytes(uint64_t& w) noexcept { return reinterpret_cast<std::byte*>(&w); }
 inline const std::byte* word_bytes(const uint64_t& w) noexcept { return reinterpret_cast<const std::byte*>(&w); }
 
-// Allocates an array of n words in one transaction, fills word i with init(i), publishes it in roots 0
-// (offset) and 1 (length), and returns where it is mapped. `what` names it in the out-of-space error.
-template <class P, class Init>
-Result<uint64_t*> load_word_array(P& ptm, uint64_t n, Init&& init, const std::string& what) {
-  bool ok = true;
-  ptm.run(0, [&](auto& tx) {
-    const uint64_t off = tx.alloc(n * 8);
-    if (off == 0) {
-      ok = false;
-      return;
-    }
-    uint64_t* a = tx.template at<uint64_t>(off);
-    for (uint64_t i = 0; i < n; ++i) tx.write(a + i, init(i));
-    tx.write(tx.root(0), off);
-    tx.write(tx.root(1), n);
-  });
-  if (!ok) return error(Errc::no_space, what + ": heap too small for the array");
-  uint64_t* array = nullptr;
-  ptm.run(0, [&](auto& tx) { array = tx.template at<uint64_t>(tx.read(tx.root(0))); });
-  return array;
-}
+// What SPS and the bank share: one array of words in the heap, published in roots 0 (offset) and 1
+// (length), and a heap bound of the array plus the heap's own bookkeeping.
+class WordArrayWorkload {
+ public:
+  static uint64_t heap_bytes(const Config& c) { return c.records * 8 + (1 << 20); }
+
+ protected:
+  // Allocates n words in one transaction and fills word i with init(i); `what` names the workload in the
+  // out-of-space error.
+  template <class P, class Init>
+  Status load_words(P& ptm, uint64_t n, Init&& init, const std::string& what) {
+    bool ok = true;
+    ptm.run(0, [&](auto& tx) {
+      const uint64_t off = tx.alloc(n * 8);
+      if (off == 0) {
+        ok = false;
+        return;
+      }
+      uint64_t* a = tx.template at<uint64_t>(off);
+      for (uint64_t i = 0; i < n; ++i) tx.write(a + i, init(i));
+      tx.write(tx.root(0), off);
+      tx.write(tx.root(1), n);
+    });
+    if (!ok) return error(Errc::no_space, what + ": heap too small for the array");
+    ptm.run(0, [&](auto& tx) { words_ = tx.template at<uint64_t>(tx.read(tx.root(0))); });
+    n_ = n;
+    return Status::success();
+  }
+
+  uint64_t n_ = 0;
+  uint64_t* words_ = nullptr;
+};
 
 }  // namespace pmlab::ptm::workloads

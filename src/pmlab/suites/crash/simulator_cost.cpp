@@ -16,8 +16,6 @@ struct NoTracking final : crash::OpTracker {
   void end(uint64_t) noexcept override {}
 };
 
-const SuiteRegistration suite{"crash", "cost of the crash-consistency simulator (crash testing itself is `pmlab crash`)"};
-
 void body(RunContext& ctx) {
   const std::string design = ctx.params().text("design");
   const crash::SubjectInfo* info = crash::SubjectRegistry::instance().find(design);

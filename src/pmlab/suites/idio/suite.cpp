@@ -24,9 +24,6 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
   return rows;
 }
 
-const bench::SuiteRegistration suite{
-    kSuite, "PMIdioBench idiosyncrasies I1-I8 on DRAM and the pool, classified ([PMIdioBench] Table 1) with the "
-            "recommendations R1-R7 (Table 4) and peer checks against likwid-bench and fio"};
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{kSuite, summarize}};
 
 }  // namespace

@@ -25,10 +25,4 @@ std::optional<std::string> other_medium(const bench::Params& p, bool volatile_de
   return std::nullopt;
 }
 
-namespace {
-const bench::SuiteRegistration suite{
-    "lockfree", "lock-free persistent structures ([PMIdioBench] §6): Harris sets (volatile, TLog, Log-free, SOFT, "
-                "Link-free) and Krizhanovsky ring buffers (volatile, TX, TX-free) under ADR and eADR, beside the "
-                "published numbers"};
-}  // namespace
 }  // namespace pmlab::suites::lockfree
