@@ -6,6 +6,8 @@ to look at runs as a table whose columns are the parameters.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -196,3 +198,8 @@ def kinds_of(runs: Iterable[Run], metrics: Iterable[str]) -> list[Metric]:
                 found.setdefault((m.kind, m.model, m.source), m)
     order = {MEASURED: 0, MODELLED: 1, PUBLISHED: 2}
     return sorted(found.values(), key=lambda m: (order.get(m.kind, 3), m.model or "", m.source or ""))
+
+
+def is_number(value: Any) -> bool:
+    """A finite number (not a bool, not None, not NaN): what a metric's value must be to be drawn."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -99,6 +99,18 @@ def test_overhead_highlights_bars_above_target(partial_doc):
     assert "1.08" in texts and "error" in texts  # value label, and the errored slot
 
 
+def test_overhead_follows_the_runs_verdict_and_target(partial_doc):
+    # The report draws what the run decided and recorded; it does not judge the ratio itself.
+    for run in partial_doc["runs"]:
+        if run["case"] == "overhead" and run["status"] == "ok":
+            run["metrics"]["overhead_target_met"]["value"] = 1.0
+            run["metrics"]["overhead_target"]["value"] = 1.2
+    fig = core.overhead(_runs(partial_doc))
+    assert _red_hatched_bars(fig) == []
+    dashed = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
+    assert [line.get_ydata()[0] for line in dashed] == [pytest.approx(1.2)]
+
+
 def test_overhead_full_fixture_has_no_bar_above_target(quick_doc):
     assert _red_hatched_bars(core.overhead(_runs(quick_doc))) == []
 

@@ -29,7 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from ..figures import figure
-from ..model import Run, distinct
+from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
 MEDIA = ("dram", "pool")
@@ -38,10 +38,6 @@ COLORS = {"load": "#1f77b4", "store": "#ff7f0e", "pstore": "#2ca02c", "clflush":
           "clflushopt": "#9467bd", "clwb": "#2ca02c", "ntstore": "#8c564b", "seq": "#1f77b4",
           "rand": "#d62728", "local": "#1f77b4", "remote": "#d62728"}
 VERDICT_COLORS = {"present": "#f6d5d3", "absent": "#dcefe0", "not applicable here": "#eceef1"}
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _positive(value: Any) -> bool:
@@ -390,13 +386,14 @@ def peers(runs: Sequence[Run]) -> Figure | None:
                     color="0.5")
             ax.set_axis_off()
             continue
-        target = rows[0].value("target_ratio") or 1.0
+        target = rows[0].value("target_ratio")
         values = [r.value(metric) for r in rows]
         ax.bar(range(len(rows)), values,
-               color=["#d62728" if v < target else "#2ca02c" for v in values])
+               color=["#d62728" if r.value("target_met") == 0 else "#2ca02c" for r in rows])
         for i, v in enumerate(values):
             ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
-        ax.axhline(target, color="0.2", linestyle="--", linewidth=1)
+        if _number(target):
+            ax.axhline(target, color="0.2", linestyle="--", linewidth=1)
         ax.set_xticks(range(len(rows)), ["\n".join(str(r.param(k)) for k in label_keys if r.param(k) is not None)
                                          for r in rows], fontsize=7)
         ax.set_ylabel("ours / peer", fontsize=9)

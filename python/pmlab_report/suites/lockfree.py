@@ -25,7 +25,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from ..figures import figure
-from ..model import Run
+from ..model import Run, is_number as _number
 from ..units import compact
 
 SUITE = "lockfree"
@@ -39,10 +39,6 @@ RING_LABELS = {"tx-adr": "TX (ADR)", "tx-eadr": "TX (eADR)", "txfree-eadr": "TX-
 STATS = ("avg", "p99", "p999")
 STAT_LABELS = {"avg": "avg", "p99": "p99", "p999": "p99.9"}
 PUBLISHED_HATCH = "///"
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _ok(runs: Sequence[Run], case: str) -> list[Run]:

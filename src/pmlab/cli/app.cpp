@@ -43,6 +43,8 @@ std::unique_ptr<CLI::App> make_app(int& exit_code) {
   add_list(*app, exit_code);
   add_run(*app, exit_code);
   add_report(*app, exit_code);
+  add_compare(*app, exit_code);
+  add_export(*app, exit_code);
   add_pool(*app, exit_code);
   add_crash(*app, exit_code);
   return app;

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,11 +22,15 @@ void add_info(CLI::App& app, int& exit_code);
 void add_list(CLI::App& app, int& exit_code);
 void add_run(CLI::App& app, int& exit_code);
 void add_report(CLI::App& app, int& exit_code);
+void add_compare(CLI::App& app, int& exit_code);
+void add_export(CLI::App& app, int& exit_code);
 void add_pool(CLI::App& app, int& exit_code);
 void add_crash(CLI::App& app, int& exit_code);
 
 // Prints "pmlab: error: <message>" on stderr and returns the status's exit code.
 int report_error(const Status& status);
+// Runs `python3 -m MODULE ARGS…` of the Python side (python/pmlab_report); returns its exit code.
+int run_python_tool(const std::string& module, const std::vector<std::string>& args);
 // Runs the Python report renderer on a run directory; returns its exit code.
 int render_report(const std::string& run_dir, const std::string& out_file);
 // The command line as typed, for results.json.

@@ -35,8 +35,8 @@ int report_error(const Status& status) {
   return status.exit_code();
 }
 
-int render_report(const std::string& run_dir, const std::string& out_file) {
-  // The renderer is the Python package under python/ in the source tree (or PMLAB_PYTHONPATH).
+int run_python_tool(const std::string& module, const std::vector<std::string>& tool_args) {
+  // The Python side is the package under python/ in the source tree (or PMLAB_PYTHONPATH).
   std::string pythonpath;
   if (const char* p = std::getenv("PMLAB_PYTHONPATH")) pythonpath = p;
   else pythonpath = std::string(PMLAB_SOURCE_DIR) + "/python";
@@ -46,11 +46,8 @@ int render_report(const std::string& run_dir, const std::string& out_file) {
                                                    "/pmlab_report (set PMLAB_PYTHONPATH)"));
   const char* python = std::getenv("PMLAB_PYTHON");
   if (python == nullptr || *python == '\0') python = "python3";
-  std::vector<std::string> args = {python, "-m", "pmlab_report", run_dir};
-  if (!out_file.empty()) {
-    args.push_back("--out");
-    args.push_back(out_file);
-  }
+  std::vector<std::string> args = {python, "-m", module};
+  args.insert(args.end(), tool_args.begin(), tool_args.end());
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) return report_error(error(Errc::io_error, "cannot start the report renderer"));
@@ -70,6 +67,12 @@ int render_report(const std::string& run_dir, const std::string& out_file) {
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 1;
+}
+
+int render_report(const std::string& run_dir, const std::string& out_file) {
+  std::vector<std::string> args = {run_dir};
+  if (!out_file.empty()) args.insert(args.end(), {"--out", out_file});
+  return run_python_tool("pmlab_report", args);
 }
 
 }  // namespace pmlab::cli

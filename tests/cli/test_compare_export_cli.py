@@ -1,0 +1,30 @@
+"""pmlab compare and pmlab export through the CLI, on real runs."""
+
+import csv
+import json
+
+
+def _run(pmlab, out):
+    proc = pmlab("run", "core.persist", "--quick", "--filter", "medium:dram/flush:clwb/domain:adr/size:64/", "--ops", "2000",
+                 "--no-progress", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_compare_two_runs_and_export_them(pmlab, shm_dir):
+    a = _run(pmlab, shm_dir / "a")
+    b = _run(pmlab, shm_dir / "b")
+    proc = pmlab("compare", a, b, "--threshold", "5%", "--html", shm_dir / "cmp.html")
+    # One sample a side: changes are reported, none is called significant.
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "metrics compared" in proc.stdout
+    assert (shm_dir / "cmp.html").exists()
+    assert pmlab("compare", a, shm_dir / "missing").returncode == 3
+
+    proc = pmlab("export", a, "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((a / "results.json").read_text())
+    with open(a / "results.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["metric"]]
+    assert len(rows) == sum(len(r["metrics"]) for r in doc["runs"])
+    assert pmlab("export", a, "--format", "xml").returncode == 2
