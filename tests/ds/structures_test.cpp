@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/common/structure.hpp"
@@ -50,7 +51,7 @@ void matches_a_map(bool ordered_scan) {
   std::vector<std::byte> out(kValue);
   for (uint64_t i = 1; i <= 4000; ++i) {
     const uint64_t record = rng.next_below(kRecords);
-    const uint64_t key = workload::fnv_hash64(record);
+    const uint64_t key = fnv1a64_word(record);
     record_of[key] = record;
     const auto v = value_of(key, i);
     switch (rng.next_below(Removable<Tree> ? 5 : 4)) {
@@ -131,13 +132,13 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
   BPTree<Arena<Volatile>> tree(arena, o);
   ASSERT_TRUE(tree.create(o.capacity).ok());
   for (uint64_t r = 0; r < o.capacity; ++r) {
-    const uint64_t key = workload::fnv_hash64(r) >> 8;
+    const uint64_t key = fnv1a64_word(r) >> 8;
     const uint64_t value = key;
     ASSERT_TRUE(tree.insert(key, r, reinterpret_cast<const std::byte*>(&value)));
   }
   // Scan writes each value over the last; read them one by one through a 1-record scan from each key.
   std::vector<uint64_t> keys;
-  for (uint64_t r = 0; r < o.capacity; ++r) keys.push_back(workload::fnv_hash64(r) >> 8);
+  for (uint64_t r = 0; r < o.capacity; ++r) keys.push_back(fnv1a64_word(r) >> 8);
   std::sort(keys.begin(), keys.end());
   for (size_t i = 0; i + 1 < keys.size(); i += 97) {
     uint64_t got = 0;
@@ -164,7 +165,7 @@ void two_threads_lose_nothing() {
   auto worker = [&](uint64_t first) {
     std::vector<std::byte> out(kValue);
     for (uint64_t r = first; r < kRecords; r += 2) {
-      const uint64_t key = workload::fnv_hash64(r);
+      const uint64_t key = fnv1a64_word(r);
       const auto v = value_of(key, 1);
       EXPECT_TRUE(tree.insert(key, r, v.data()));
       EXPECT_TRUE(tree.read(key, r, out.data()));

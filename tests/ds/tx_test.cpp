@@ -25,6 +25,7 @@
 #include <libpmemobj.h>
 #endif
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/common/structure.hpp"
@@ -87,7 +88,7 @@ void tx_matches_a_map() {
     std::vector<std::byte> out(kValue);
     for (uint64_t i = 1; i <= 1500; ++i) {
       const uint64_t record = rng.next_below(kRecords);
-      const uint64_t key = workload::fnv_hash64(record);
+      const uint64_t key = fnv1a64_word(record);
       record_of[key] = record;
       const auto v = value_of(key, i);
       const uint64_t what = rng.next_below(Removable<Tree> ? 3 : 2);
@@ -156,7 +157,7 @@ std::vector<StreamOp> stream_of(uint64_t ops, uint64_t seed) {
     StreamOp op{};
     op.insert = inserted < 3 || rng.next_below(3) != 0;
     op.record = op.insert ? inserted++ : rng.next_below(inserted);
-    op.key = workload::fnv_hash64(op.record ^ (seed << 32));
+    op.key = fnv1a64_word(op.record ^ (seed << 32));
     op.version = i + 1;
     s.push_back(op);
   }

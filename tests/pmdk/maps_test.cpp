@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/pmdk/maps.hpp"
 #include "pmlab/workload/random.hpp"
 #include "../support/temp_dir.hpp"
@@ -32,7 +33,7 @@ TEST(PmdkMaps, EveryMapMatchesAMapAcrossReopen) {
     workload::Random rng(5);
     std::vector<std::byte> out(kValue);
     for (uint64_t i = 1; i <= 4000; ++i) {
-      const uint64_t key = 1 + workload::fnv_hash64(rng.next_below(kRecords)) % (1ull << 62);
+      const uint64_t key = 1 + fnv1a64_word(rng.next_below(kRecords)) % (1ull << 62);
       const auto v = value_of(key, i);
       switch (rng.next_below(3)) {
         case 0:

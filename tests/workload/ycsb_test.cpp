@@ -61,6 +61,36 @@ TEST(Zipfian, GrowingItemCountStaysInRange) {
     for (int i = 0; i < 20; ++i) ASSERT_LT(zipf.next_over(rng, items), items);
 }
 
+// Java YCSB 0.17's Utils.fnvhash64 returns Math.abs of the FNV-1a hash: never a top bit set (but for
+// Long.MIN_VALUE), and the negation where the raw hash has one.
+TEST(YcsbHash, IsMathAbsOfFnv1a) {
+  int flipped = 0;
+  for (uint64_t v = 0; v < 4096; ++v) {
+    const uint64_t raw = fnv1a64_word(v);
+    const uint64_t h = fnv_hash64(v);
+    EXPECT_EQ(h >> 63, 0u) << v;
+    if (raw >> 63) {
+      EXPECT_EQ(h, static_cast<uint64_t>(-static_cast<int64_t>(raw)));
+      ++flipped;
+    } else {
+      EXPECT_EQ(h, raw);
+    }
+  }
+  EXPECT_GT(flipped, 1000);  // about half of all hashes: the abs moves them
+}
+
+// CoreWorkload: expectednewkeys = (int) (insertproportion x operationcount x 2.0), raw proportion.
+TEST(YcsbWorkload, ExpectedNewKeysAsCoreWorkload) {
+  WorkloadSpec d = *workload_named("d");
+  EXPECT_EQ(expected_new_keys(d, 10000, 2), 2000u);  // 0.05 x 20000 x 2
+  WorkloadSpec mix = d;
+  mix.read = 3;
+  mix.insert = 1;  // not normalized: Java multiplies the proportion as written
+  EXPECT_EQ(expected_new_keys(mix, 10, 1), 20u);
+  mix.insert = 0.33;
+  EXPECT_EQ(expected_new_keys(mix, 10, 1), 6u);  // (int) 6.6
+}
+
 TEST(ScrambledZipfian, HottestItemHasYcsbProbability) {
   constexpr uint64_t kItems = 10000;
   constexpr int kDraws = 400000;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
@@ -75,7 +76,7 @@ class StructureSubject final : public crash::Subject {
           live.pop_back();
         }
       }
-      op.key = workload::fnv_hash64(op.record ^ (o.seed << 32));
+      op.key = fnv1a64_word(op.record ^ (o.seed << 32));
       op.version = i + 1;
       stream_.push_back(op);
     }

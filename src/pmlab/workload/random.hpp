@@ -11,8 +11,13 @@ namespace pmlab::workload {
 
 using pmlab::Random;
 
-// YCSB's key hash: FNV-1a over the eight bytes of a value, low byte first; how it scrambles zipfian
-// ranks and turns record numbers into hashed keys.
-constexpr uint64_t fnv_hash64(uint64_t value) noexcept { return fnv1a64_word(value); }
+// YCSB's key hash, as Java YCSB 0.17's Utils.fnvhash64: FNV-1a over the eight bytes of a value, low byte
+// first, then Math.abs of the result read as a Java long. It scrambles zipfian ranks and turns record
+// numbers into hashed keys; the abs matters: a hash with its top bit set lands elsewhere modulo the item
+// count (Java's Long.MIN_VALUE, which abs leaves negative, is kept as its bit pattern).
+constexpr uint64_t fnv_hash64(uint64_t value) noexcept {
+  const uint64_t h = fnv1a64_word(value);
+  return h >> 63 && h != (uint64_t{1} << 63) ? ~h + 1 : h;
+}
 
 }  // namespace pmlab::workload

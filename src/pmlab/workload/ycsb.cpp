@@ -107,15 +107,9 @@ std::vector<Op> load_ops(const KeySpace& keys, int thread, int threads) {
   return ops;
 }
 
-namespace {
-
-// YCSB sizes its scrambled-zipfian range for the inserts it expects: twice the insert share of the run.
 uint64_t expected_new_keys(const WorkloadSpec& w, uint64_t count, int threads) {
-  const double total = w.read + w.update + w.insert + w.scan + w.read_modify_write;
-  return static_cast<uint64_t>(std::ceil(w.insert / total * static_cast<double>(count) * threads * 2.0));
+  return static_cast<uint64_t>(w.insert * static_cast<double>(count * static_cast<uint64_t>(threads)) * 2.0);
 }
-
-}  // namespace
 
 uint64_t records_after_run(const WorkloadSpec& w, const KeySpace& keys, uint64_t count, int threads) {
   if (w.insert <= 0) return keys.records;
@@ -133,7 +127,8 @@ std::vector<Op> run_ops(const WorkloadSpec& w, const KeySpace& keys, uint64_t co
   const uint64_t records = std::max<uint64_t>(keys.records, 1);
   const UniformGenerator uniform(0, records - 1);
   const HotspotGenerator hotspot(0, records - 1, w.hotspot_data_fraction, w.hotspot_op_fraction);
-  const ScrambledZipfianGenerator zipfian(0, records + expected_new_keys(w, count, threads) - 1);
+  // CoreWorkload's bounds: insertstart .. insertstart + insertcount + expectednewkeys, both inclusive.
+  const ScrambledZipfianGenerator zipfian(0, records + expected_new_keys(w, count, threads));
   LatestGenerator latest(records - 1);
   const UniformGenerator scan_length(1, std::max<uint32_t>(w.max_scan_length, 1));
 

@@ -3,8 +3,9 @@
 // What YCSB's CoreWorkload decides per operation (the operation by its proportion, the record by the
 // request distribution, the scan length), pmlab decides before the timed loop, once per thread from
 // (seed, thread), so the loop only executes. Differences from YCSB, on purpose:
-//  - keys are 8-byte integers: record number r becomes fnv_hash64(r) (YCSB's insertorder=hashed,
-//    without the "user" prefix) or r itself (insertorder=ordered);
+//  - keys are 8-byte integers: record number r becomes fnv_hash64(r) (YCSB's insertorder=hashed key
+//    "user" + Utils.fnvhash64(r), without the prefix: the same keys, but a scan orders them as numbers,
+//    not as strings) or r itself (insertorder=ordered);
 //  - inserts are numbered per thread (thread t of n inserts records + t, records + t + n, …) instead of
 //    through a shared counter, and a thread's chooser sees the records up to its own newest insert
 //    (YCSB: up to the newest acknowledged one), so streams stay independent of thread timing.
@@ -64,6 +65,12 @@ std::vector<Op> run_ops(const WorkloadSpec& spec, const KeySpace& keys, uint64_t
 
 // Largest record number a run of `count` operations per thread over `threads` threads can insert, plus one:
 // what a structure must have room for.
+// The inserts YCSB sizes its scrambled-zipfian key range for, as CoreWorkload computes expectednewkeys:
+// (int) (insertproportion x operationcount x 2.0), with the proportion as written (not normalized) and the
+// operation count of the whole run (all threads). The range is records + this + 1 items: CoreWorkload's
+// bounds insertstart .. insertstart + insertcount + expectednewkeys are both inclusive.
+uint64_t expected_new_keys(const WorkloadSpec& w, uint64_t count, int threads);
+
 uint64_t records_after_run(const WorkloadSpec& spec, const KeySpace& keys, uint64_t count, int threads);
 
 }  // namespace pmlab::workload

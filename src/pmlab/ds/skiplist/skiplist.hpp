@@ -8,6 +8,7 @@
 
 #include <bit>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/ds/common/access.hpp"
 #include "pmlab/ds/common/arena.hpp"
 #include "pmlab/ds/common/locks.hpp"
@@ -132,7 +133,7 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
 
  private:
   static uint32_t height_of(uint64_t key) noexcept {
-    const uint64_t h = workload::fnv_hash64(key ^ 0x5ca1ab1eULL);
+    const uint64_t h = fnv1a64_word(key ^ 0x5ca1ab1eULL);
     return std::min<uint32_t>(1 + static_cast<uint32_t>(std::countr_one(h)), kMaxHeight);
   }
   size_t node_bytes(uint32_t h) const noexcept { return 16 + 8 * static_cast<size_t>(h) + cell_.bytes(); }
