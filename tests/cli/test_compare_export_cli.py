@@ -5,7 +5,7 @@ import json
 
 
 def _run(pmlab, out):
-    proc = pmlab("run", "core.persist", "--quick", "--filter", "medium:dram/flush:clwb/domain:adr/size:64/", "--ops", "2000",
+    proc = pmlab("run", "core.persist", "--quick", "--filter", "medium:dram/domain:adr/flush:clwb/size:64/pattern:seq", "--ops", "2000",
                  "--no-progress", "--out", out)
     assert proc.returncode == 0, proc.stderr
     return out
