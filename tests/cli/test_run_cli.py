@@ -159,3 +159,17 @@ def test_crash_mutate_reports_a_score(pmlab, shm_dir):
     assert all(m["killed"] or m["equivalent"] for m in run["mutants"])
     assert pmlab("report", out).returncode == 0
     assert "Mutation score" in (out / "report.html").read_text()
+
+
+def test_version_dry_run_and_pool_rm(pmlab, shm_dir):
+    proc = pmlab("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("pmlab ")
+    proc = pmlab("run", "core.persist", "--quick", "--dry-run", "--out", shm_dir / "never")
+    assert proc.returncode == 0, proc.stderr
+    names = [line for line in proc.stdout.splitlines() if line.startswith("core.persist/")]
+    assert names and f"{len(names)} runs" in proc.stdout
+    assert not (shm_dir / "never").exists()  # nothing ran, nothing written
+    assert pmlab("run", "nosuch", "--dry-run").returncode == 2
+    assert pmlab("pool", "create", shm_dir / "p.pool", "--size", "4M").returncode == 0
+    assert pmlab("pool", "rm", shm_dir / "p.pool").returncode == 0
+    assert not (shm_dir / "p.pool").exists()

@@ -442,6 +442,22 @@ std::vector<RunRecord> derive_summaries(const std::vector<RunRecord>& finished, 
 
 }  // namespace
 
+Result<RunPlan> dry_run(const RunOptions& options) {
+  auto selected = select_cases(options.selectors);
+  if (!selected) return selected.status();
+  auto filter = check_options(options, *selected);
+  if (!filter) return filter.status();
+  RunPlan out;
+  auto planned = plan_runs(*selected, options.overrides, options.quick, out.redundant);
+  if (!planned) return planned.status();
+  auto defaults = run_defaults(options, nullptr);
+  if (!defaults) return defaults.status();
+  const RunControl control = run_control(options);
+  for (const PlannedRun& r : name_and_filter(*planned, *defaults, *filter)) out.names.push_back(r.name);
+  if (control.ops == 0) out.min_seconds = static_cast<double>(out.names.size()) * (control.duration_s + control.warmup_s);
+  return out;
+}
+
 Result<RunSummary> run(const RunOptions& options) {
   // Plan: what runs, where, under which defaults.
   auto selected = select_cases(options.selectors);

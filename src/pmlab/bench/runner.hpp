@@ -49,6 +49,17 @@ Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>&
 // least 64 MiB. `pmlab pool create` defaults to the size for `all`, so its pools fit every run.
 Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool quick);
 
+// What `pmlab run` would run (--dry-run): the run names in order, after --set, --filter and the run-wide
+// defaults (without a pool: a pool's map-time defaults may name domain=auto runs otherwise), and the
+// measuring time they take at the least (per run: warm-up and duration, or nothing known with --ops;
+// side-by-side cases alternate their contenders for longer).
+struct RunPlan {
+  std::vector<std::string> names;
+  size_t redundant = 0;
+  double min_seconds = 0;
+};
+Result<RunPlan> dry_run(const RunOptions& options);
+
 // Runs the selection and writes results.json. A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ends it
 // early: the runs so far are written with context.interrupted = true and `stop_signal` says which.
 Result<RunSummary> run(const RunOptions& options);

@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <string>
 
+#include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/platform/system.hpp"
 
 namespace pmlab::cli {
 namespace {
@@ -36,6 +38,7 @@ std::unique_ptr<CLI::App> make_app(int& exit_code) {
   auto app = std::make_unique<CLI::App>(
       "pmlab: measure how a memory platform really behaves, and the persistent building blocks on it");
   app->require_subcommand(1);
+  app->set_version_flag("--version", std::string("pmlab ") + bench::kPmlabVersion + " (git " + platform::git_revision() + ")");
   app->footer(
       "Exit codes: 0 success; 1 a run or check failed; 2 bad usage or parameter; 3 bad input (file, pool, I/O,\n"
       "no space, in use); 4 not supported on this platform; 128+N stopped by signal N (130 SIGINT, 143 SIGTERM).");
@@ -53,6 +56,8 @@ std::unique_ptr<CLI::App> make_app(int& exit_code) {
 int parse_command_line(CLI::App& app, int argc, const char* const* argv, int& exit_code) {
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

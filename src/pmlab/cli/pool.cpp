@@ -124,6 +124,7 @@ void add_pool(CLI::App& app, int& exit_code) {
   check->callback([&exit_code, kpath] { exit_code = pool_check(*kpath); });
 
   auto* remove = pool->add_subcommand("remove", "Delete a pool file that nobody has open (refuses other files)");
+  remove->alias("rm");
   auto rpath = std::make_shared<std::string>();
   auto rforce = std::make_shared<bool>(false);
   remove->add_option("path", *rpath, "pool file")->required()->check(non_empty_value());

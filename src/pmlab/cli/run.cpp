@@ -25,7 +25,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
   uint64_t ops = 0;
-  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false;
+  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
 };
 
 int run_list(const std::vector<std::string>& selectors, bool verbose) {
@@ -91,6 +91,16 @@ int run_run(const RunArgs& a) {
     if (!f) return report_error(f.status());
     o.flush = *f;
   }
+  if (a.dry_run) {
+    auto plan = bench::dry_run(o);
+    if (!plan) return report_error(plan.status());
+    for (const std::string& name : plan->names) std::printf("%s\n", printable(name).c_str());
+    std::printf("%zu runs", plan->names.size());
+    if (plan->redundant) std::printf(" (%zu sweep points left out as redundant)", plan->redundant);
+    if (o.ops) std::printf("; --ops fixes the work, not the time\n");
+    else std::printf("; at least %.0f s of measuring (side-by-side and peer cases take longer)\n", plan->min_seconds);
+    return 0;
+  }
   // Held until the exit code is known, so a stop signal at any moment of the command is handled.
   StopSignals stop_signals;
   auto summary = bench::run(o);
@@ -152,6 +162,7 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_flag("--force", a->force, "write into an --out directory that already holds results (its old report is removed)");
   cmd->add_flag("--no-progress", a->no_progress, "no progress output on stderr");
   cmd->add_flag("--report", a->report, "render report.html into the run directory afterwards");
+  cmd->add_flag("--dry-run", a->dry_run, "print the runs the selection makes and the least time they take; run nothing");
   cmd->add_flag("--profile", a->profile,
                 "record each run with perf (software cpu-clock): a flame graph per run, its time breakdown "
                 "and the measured profiling slowdown (each run also runs once unprofiled)");
