@@ -173,3 +173,9 @@ def test_version_dry_run_and_pool_rm(pmlab, shm_dir):
     assert pmlab("pool", "create", shm_dir / "p.pool", "--size", "4M").returncode == 0
     assert pmlab("pool", "rm", shm_dir / "p.pool").returncode == 0
     assert not (shm_dir / "p.pool").exists()
+
+
+def test_list_shows_derived_cases(pmlab):
+    out = pmlab("list").stdout
+    for name in ("ds.target", "ds.overhead", "idio.classification", "idio.recommendation"):
+        assert any(line.split()[0] == name and "derived" in line for line in out.splitlines() if line.strip()), name

@@ -53,6 +53,8 @@ struct CaseDef {
 struct SuiteSummary {
   std::string suite;
   std::function<std::vector<RunRecord>(const std::vector<RunRecord>& runs, const nlohmann::ordered_json& context)> derive;
+  // The derived cases it writes (case name, one line), for `pmlab list`.
+  std::vector<std::pair<std::string, std::string>> cases = {};
 };
 
 class Registry {

@@ -28,6 +28,15 @@ struct RunArgs {
   bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
 };
 
+// The rows a suite's summary derives from its runs (ds.target, idio.classification, …): listed with the
+// suite's cases, marked, since they have no parameters of their own and cannot be run alone.
+void print_derived(const std::string& suite) {
+  for (const bench::SuiteSummary& s : bench::Registry::instance().summaries())
+    if (s.suite == suite)
+      for (const auto& [name, text] : s.cases)
+        std::printf("  %-24s (derived from the suite's runs) %s\n", (suite + "." + name).c_str(), text.c_str());
+}
+
 int run_list(const std::vector<std::string>& selectors, bool verbose) {
   auto cases = bench::select_cases(selectors);
   if (!cases) return report_error(cases.status());
@@ -35,6 +44,7 @@ int run_list(const std::vector<std::string>& selectors, bool verbose) {
   std::string suite;
   for (const bench::CaseDef* c : *cases) {
     if (c->suite != suite) {
+      if (!suite.empty()) print_derived(suite);
       suite = c->suite;
       std::string summary;
       for (const auto& [name, text] : suites)
@@ -51,6 +61,7 @@ int run_list(const std::vector<std::string>& selectors, bool verbose) {
                   p.describe_values().c_str(), defaults.c_str(), quick.empty() ? "" : ("; --quick " + quick).c_str());
     }
   }
+  if (!suite.empty()) print_derived(suite);
   return 0;
 }
 

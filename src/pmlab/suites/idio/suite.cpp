@@ -24,7 +24,10 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
   return rows;
 }
 
-const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{kSuite, summarize}};
+const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
+    kSuite, summarize,
+    {{"classification", "I1-I8 present / absent / not applicable here, PMEM-specific or not, effect and published value"},
+     {"recommendation", "R1-R7 with the impact measured here"}}}};
 
 }  // namespace
 }  // namespace pmlab::suites::idio
