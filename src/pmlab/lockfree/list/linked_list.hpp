@@ -369,4 +369,8 @@ class LinkedList {
   EpochReclaimer reclaimer_;
 };
 
+static_assert(PersistentSet<LinkedList<ListDesign::volatile_harris>>);
+static_assert(PersistentSet<LinkedList<ListDesign::tlog>>);
+static_assert(PersistentSet<LinkedList<ListDesign::logfree>>);
+
 }  // namespace pmlab::lockfree

@@ -261,4 +261,6 @@ class LinkFreeList {
   EpochReclaimer reclaimer_;
 };
 
+static_assert(PersistentSet<LinkFreeList>);
+
 }  // namespace pmlab::lockfree

@@ -1,7 +1,10 @@
-// What every lock-free sorted set in pmlab offers, and the names of its designs ([PMIdioBench] Table 3).
+// What every lock-free sorted set in pmlab offers — the PersistentSet concept, the family's plugin
+// interface (the benches and crash subjects are templates over it) — and the names of its designs
+// ([PMIdioBench] Table 3).
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <thread>
@@ -51,5 +54,20 @@ bool insert_with_backpressure(Attempt&& attempt, Reclaim&& reclaim, std::atomic<
     if (wait > 0) std::this_thread::yield();
   }
 }
+
+// A lock-free sorted set of keys 1 .. kMaxKey in a region: formatted once, recovered after a crash,
+// used by threads that each pass their own id (the per-thread log slot or epoch record).
+template <class S>
+concept PersistentSet = requires(S s, int tid, uint64_t key, uint32_t capacity, int threads) {
+  { S::bytes_needed(capacity, threads) } -> std::convertible_to<uint64_t>;
+  { s.format(capacity, threads) } -> std::same_as<Status>;
+  { s.recover() } -> std::same_as<Status>;
+  { s.insert(tid, key) } -> std::same_as<bool>;
+  { s.try_insert(tid, key) } -> std::same_as<InsertOutcome>;  // tells a full slab from a present key
+  { s.remove(tid, key) } -> std::same_as<bool>;
+  { s.contains(tid, key) } -> std::same_as<bool>;
+  { s.keys() } -> std::same_as<std::vector<uint64_t>>;  // in order; quiescent only
+  { s.check() } -> std::same_as<Status>;                 // structural invariants; quiescent only
+};
 
 }  // namespace pmlab::lockfree

@@ -256,4 +256,6 @@ class SoftList {
   EpochReclaimer reclaimer_;
 };
 
+static_assert(PersistentSet<SoftList>);
+
 }  // namespace pmlab::lockfree
