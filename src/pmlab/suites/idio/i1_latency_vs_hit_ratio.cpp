@@ -3,10 +3,13 @@
 //
 // A region the size of the cache as this experiment sees it (measured: see priming.hpp) is evicted with
 // clflushopt, then a fraction f of its lines is loaded, and every line is visited once, in a random order,
-// with one timed load or one timed p-store (store + flush + fence, per flush instruction). Each operation
-// is timed on its own — per-operation latency, not loop time — and the hit ratio the priming achieved is
-// measured (loads faster than the calibrated hit/miss threshold) rather than assumed.
+// with one timed load or one timed p-store (store + flush + fence, per flush instruction, timed until the
+// store and its write-back are complete). Each operation is timed on its own — per-operation latency, not
+// loop time as core.persist measures, where consecutive write-backs overlap — and the hit ratio the
+// priming achieved is measured (loads faster than the calibrated hit/miss threshold) rather than assumed.
 // Unlike PMIdioBench's test_i1.c, every p-store flushes the line it stored, not the region's first line.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <barrier>
 #include <memory>
@@ -70,6 +73,12 @@ void body(RunContext& ctx) {
         const uint64_t t0 = platform::Clock::start();
         if (pstore) {
           persister.copy_persist(line, source, 64);
+          // The timed region ends when the p-store is complete: rdtscp waits for earlier instructions and
+          // loads, not for stores or write-backs, which sfence only orders. Without this drain the value
+          // read whether the previous p-store's write-back had finished during the loop's bookkeeping:
+          // 10 ns or ~130 ns on the same point, depending on which suites had run before in the process.
+          _mm_mfence();
+          _mm_lfence();
         } else {
           sink += load_word(line);
           if (model != nullptr && !primed[slot]) [[unlikely]] model->on_read(line, 64);
