@@ -35,7 +35,9 @@ nlohmann::ordered_json machine_context() {
   c["cpu"] = jcpu;
   c["numa_nodes"] = platform::numa_nodes().size();
   c["transparent_hugepages"] = platform::transparent_hugepages();
-  c["timer"] = {{"source", clock.source()}, {"overhead_ns", clock.overhead_ns()}, {"resolution_ns", clock.resolution_ns()},
+  c["timer"] = {{"source", clock.source()}, {"overhead_ns", clock.overhead_ns()},
+                {"overhead_p10_ns", clock.overhead_p10_ns()}, {"overhead_p90_ns", clock.overhead_p90_ns()},
+                {"resolution_ns", clock.resolution_ns()}, {"tick_ns", clock.tick_ns()},
                 {"note", "per-operation latencies have the timer's median overhead subtracted"}};
   auto counters = platform::hardware_counters();
   c["hardware_counters"] = {{"available", counters.available},

@@ -48,8 +48,12 @@ int run_info(bool as_json) {
                 static_cast<unsigned long long>(c["size_bytes"].get<uint64_t>() >> 10));
   std::printf("\nNUMA nodes       %zu\n", ctx["numa_nodes"].get<size_t>());
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
-  std::printf("timer            %s, overhead %.1f ns per start/stop pair\n", ctx["timer"]["source"].get<std::string>().c_str(),
-              ctx["timer"]["overhead_ns"].get<double>());
+  const auto& timer = ctx["timer"];
+  std::printf("timer            %s, overhead %.1f ns per start/stop pair (p10 %.1f, p90 %.1f), measured resolution "
+              "%.2f ns (one tick %.2f ns)\n",
+              timer["source"].get<std::string>().c_str(), timer["overhead_ns"].get<double>(),
+              timer["overhead_p10_ns"].get<double>(), timer["overhead_p90_ns"].get<double>(),
+              timer["resolution_ns"].get<double>(), timer["tick_ns"].get<double>());
   std::printf("hw counters      %s\n", counters.core ? "cycles, instructions, LLC misses per run (perf_event_open)"
                                                       : ("not readable: " + counters.core_reason).c_str());
   std::string imc;

@@ -37,7 +37,14 @@ class Clock {
   uint64_t from_ns(double ns) const noexcept { return static_cast<uint64_t>(ns * ticks_per_ns_); }
   // Median cost of an empty start()/stop() pair, in ns: the floor of any per-operation latency.
   double overhead_ns() const noexcept { return overhead_ns_; }
-  double resolution_ns() const noexcept { return 1.0 / ticks_per_ns_; }
+  // What one TSC tick is worth; a VM may advance its time stamps in coarser steps than that.
+  double tick_ns() const noexcept { return 1.0 / ticks_per_ns_; }
+  // The effective resolution, measured: the smallest non-zero difference of back-to-back stamps. A latency
+  // within a few of these is at the timer's floor.
+  double resolution_ns() const noexcept { return resolution_ns_; }
+  // The spread of an empty start()/stop() pair (10th and 90th percentile, ns) beside its median.
+  double overhead_p10_ns() const noexcept { return overhead_p10_ns_; }
+  double overhead_p90_ns() const noexcept { return overhead_p90_ns_; }
   const std::string& source() const noexcept { return source_; }
   bool uses_tsc() const noexcept { return source_ == "tsc"; }
 
@@ -47,6 +54,9 @@ class Clock {
   Clock();
   double ticks_per_ns_ = 1.0;
   double overhead_ns_ = 0.0;
+  double overhead_p10_ns_ = 0.0;
+  double overhead_p90_ns_ = 0.0;
+  double resolution_ns_ = 0.0;
   std::string source_;
 };
 
