@@ -3,8 +3,8 @@
 A and B are run directories holding results.json, or directories whose subdirectories are such run
 directories: the repetitions of one side. Runs are matched by name; a metric is compared when both sides
 measured (or modelled) it. Per metric: the median of each side, the change, and whether it is
-significant: a two-sided Mann-Whitney U test over the repetitions (exact below 20 samples, else the
-normal approximation with tie correction), or "one sample" when a side has a single value — then no
+significant: a two-sided Mann-Whitney U test over the repetitions (exact while the splits of the pooled
+samples number at most 5000, else the normal approximation with tie correction), or "one sample" when a side has a single value — then no
 change is called significant. Whether a change is better or worse follows the unit: rates (…/s) are
 better higher, times (ns, us, ms, s) lower; counts and ratios are reported as changed, neither better nor
 worse.
@@ -31,6 +31,9 @@ from . import atomic, schema
 PROG = "pmlab compare"
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 TIME_UNITS = {"ns", "us", "ms", "s"}
+# The exact test enumerates every split of the pooled samples: up to 5 against 5 repetitions (252 splits)
+# and beyond while cheap; above this the normal approximation (thousands of metrics are compared).
+EXACT_SPLITS = 5000
 
 
 class InputError(Exception):
@@ -120,7 +123,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
         i = j + 1
     u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
     mean = n1 * n2 / 2
-    if n1 + n2 <= 20:
+    if math.comb(n1 + n2, n1) <= EXACT_SPLITS:
         # Exact: the share of all splits of the pooled ranks whose U is at least as far from the mean.
         observed = abs(u1 - mean)
         total = extreme = 0
