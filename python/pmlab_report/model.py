@@ -21,6 +21,18 @@ class Metric:
     kind: str
     model: str | None = None    # set when kind == "modelled"
     source: str | None = None   # set when kind == "published"
+    # Repetitions or rounds behind the value (then their median): n, samples, ci_low, ci_high, over …
+    stats: dict[str, Any] | None = None
+    # A latency within a few timer steps of the measured resolution: an upper bound, not a value.
+    at_timer_floor: bool = False
+
+    def samples(self) -> list[float]:
+        """The repetitions' values when the run kept them, else the value alone (or nothing)."""
+        raw = (self.stats or {}).get("samples") or []
+        kept = [float(v) for v in raw if is_number(v)]
+        if kept:
+            return kept
+        return [float(self.value)] if is_number(self.value) else []
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,8 @@ class Run:
     notes: dict[str, str] = field(default_factory=dict)  # text of derived rows (verdicts, reasoning)
     # Lists a run carries besides its metrics: a crash run's "failures", a mutation run's "mutants".
     extra: dict[str, Any] = field(default_factory=dict)
+    # Structured speed targets judged by the runner: metric, label, threshold, direction, value, verdict …
+    targets: tuple[dict[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -58,14 +72,19 @@ class Results:
     pmlab_version: str
     context: dict[str, Any]
     runs: tuple[Run, ...] = field(default_factory=tuple)
+    # Plausibility rules and cross-checks the runner judged over the whole run.
+    checks: tuple[dict[str, Any], ...] = ()
 
 
 EXTRA_LISTS = ("failures", "mutants")
 
 
 def metric_from_dict(raw: dict) -> Metric:
+    stats = raw.get("stats")
     return Metric(value=raw.get("value"), unit=raw.get("unit", ""), kind=raw["kind"],
-                  model=raw.get("model"), source=raw.get("source"))
+                  model=raw.get("model"), source=raw.get("source"),
+                  stats=stats if isinstance(stats, dict) else None,
+                  at_timer_floor=raw.get("at_timer_floor") is True)
 
 
 def run_from_dict(index: int, raw: dict) -> Run:
@@ -82,6 +101,7 @@ def run_from_dict(index: int, raw: dict) -> Run:
         histogram=raw.get("histogram"),
         notes=dict(raw.get("notes") or {}),
         extra={k: raw[k] for k in EXTRA_LISTS if isinstance(raw.get(k), list)},
+        targets=tuple(t for t in raw.get("targets") or () if isinstance(t, dict)),
     )
 
 
@@ -92,6 +112,7 @@ def from_document(doc: dict) -> Results:
         pmlab_version=doc.get("pmlab_version", ""),
         context=doc.get("context") or {},
         runs=tuple(run_from_dict(i, r) for i, r in enumerate(doc.get("runs") or [])),
+        checks=tuple(c for c in doc.get("checks") or () if isinstance(c, dict)),
     )
 
 

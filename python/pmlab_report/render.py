@@ -1,8 +1,9 @@
 """Render a Results model as one self-contained, offline HTML page.
 
-Inline CSS, figures embedded as base64 PNG, no scripts and no external URLs.
-Every number shown carries a badge naming its kind (measured, modelled with the
-model's name, published with a numbered source).
+Inline CSS, figures embedded as base64 PNG, one inline script (sorting tables by a
+clicked header) and no external URLs. Every number shown carries a badge naming its
+kind (measured, modelled with the model's name, published with a numbered source),
+per cell or, where a whole column shares it, once in the column's header.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any, Iterable, Sequence
 from . import figures as figure_registry
 from . import suites  # noqa: F401  (imports every suite module so its figures register)
 from .model import MEASURED, MODELLED, PUBLISHED, Metric, Results, Run, group_by_case
-from .model import group_by_suite, kinds_of, metric_columns, status_counts, unit_of
+from .model import group_by_suite, kinds_of, status_counts
 from .units import DASH, format_quantity
 from .profiles import profile_section
+from .tables import SORT_SCRIPT, case_tables
 
 DPI = 110
 
@@ -48,6 +50,14 @@ table.runs td.name { font-size: 12px; max-width: 380px; word-break: break-word; 
 table.runs tr.notok td { background: var(--err-bg); }
 table.runs tr.skipped td { background: var(--skip-bg); }
 .scroll { overflow-x: auto; max-width: 100%; }
+details { margin: 4px 0; } details > summary { cursor: pointer; padding: 2px 0; }
+table.sortable thead th { cursor: pointer; }
+table.sortable thead th[data-sort=up]::after { content: " ▲"; }
+table.sortable thead th[data-sort=down]::after { content: " ▼"; }
+.unit { color: var(--muted); font-weight: normal; }
+.floor { border-bottom: 1px dotted var(--muted); }
+.ci { color: var(--muted); font-size: 11.5px; }
+nav ul ul { columns: 2; font-size: 13px; }
 .badge { display: inline-block; border-radius: 4px; padding: 0 5px; margin-left: 4px; font-size: 10.5px;
          line-height: 16px; font-weight: 600; vertical-align: 1px; white-space: nowrap; }
 .kind-measured { color: var(--meas); background: var(--meas-bg); }
@@ -305,6 +315,7 @@ def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
         return (f'<p class="note">Figure “{escape(spec.title)}” not drawn: this run has no usable '
                 f"{escape(what)} data for it.</p>")
     uri = figure_to_data_uri(result.figure)
+    anchor = figure_anchor(spec.key)
     notes = []
     kinds = kinds_of(case_runs, spec.metrics)
     if kinds:
@@ -314,9 +325,14 @@ def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
         counts = status_counts(bad)
         listed = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         notes.append(f"Not plotted: {listed} run(s) — see the table for the reason.")
-    return (f'<figure><img alt="{escape(spec.title)}" src="{uri}">'
+    return (f'<figure id="{anchor}"><img alt="{escape(spec.title)}" src="{uri}">'
             f"<figcaption><b>{escape(spec.title)}.</b> {escape(spec.caption)} "
             f"{' '.join(notes)}</figcaption></figure>")
+
+
+def figure_anchor(key: str) -> str:
+    """The id of a figure's element, from its registry key (e.g. primitives.log_throughput)."""
+    return "fig-" + _anchor(key)
 
 
 def _table_block(spec: figure_registry.TableSpec, tables: Sequence[figure_registry.Table],
@@ -329,47 +345,12 @@ def _table_block(spec: figure_registry.TableSpec, tables: Sequence[figure_regist
     for t in tables:
         head = "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in t.columns) + "</tr></thead>"
         body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in t.rows)
-        inner = f'<div class="scroll"><table class="runs">{head}<tbody>{body}</tbody></table></div>'
+        inner = f'<div class="scroll"><table class="runs sortable">{head}<tbody>{body}</tbody></table></div>'
         if t.note:
             inner += f'<p class="muted">{escape(t.note)}</p>'
-        parts.append(f"<details{'' if t.collapsed else ' open'}><summary><b>{escape(t.title)}</b></summary>"
-                     f"{inner}</details>")
+        parts.append(f"<details><summary><b>{escape(t.title)}</b> "
+                     f'<span class="muted">({_plural(len(t.rows), "row")})</span></summary>{inner}</details>')
     return "".join(parts)
-
-
-def _column_header(runs: Sequence[Run], metric: str) -> str:
-    unit = unit_of(runs, metric)
-    unit_html = f' <span class="muted">({escape(unit)})</span>' if unit else ""
-    return f"<th>{escape(metric)}{unit_html}</th>"
-
-
-def _runs_table(runs: Sequence[Run], sources: Sources) -> str:
-    metrics = metric_columns(runs)
-    head = ("<thead><tr><th>run</th><th>status</th>"
-            + "".join(_column_header(runs, m) for m in metrics) + "</tr></thead>")
-    body = []
-    for run in runs:
-        classes = {"ok": "", "error": "notok", "skipped": "skipped"}.get(run.status, "notok")
-        cells = [f'<td class="name mono">{_breakable(run.name)}</td>']
-        status = status_badge(run.status)
-        if run.reason and (run.metrics or not metrics):
-            status += f'<div class="reason">{escape(run.reason)}</div>'
-        cells.append(f"<td>{status}</td>")
-        if not run.metrics and metrics:
-            reason = escape(run.reason) if run.reason else DASH
-            cells.append(f'<td class="reason" colspan="{len(metrics)}">{reason}</td>')
-        else:
-            for metric in metrics:
-                m = run.metrics.get(metric)
-                cells.append(f'<td class="num">{_value(m, sources) if m else DASH}</td>')
-        body.append(f'<tr id="run-{run.index}" class="{classes}">{"".join(cells)}</tr>')
-    used = {m.source for r in runs for m in r.metrics.values() if m.kind == PUBLISHED}
-    footnote = ""
-    if used - {None}:
-        footnote = "<p class=\"muted\">Sources: " + "; ".join(
-            f"[{n}] {escape(s)}" for s, n in sources.numbers.items() if s in used) + "</p>"
-    return (f'<div class="scroll"><table class="runs">{head}<tbody>{"".join(body)}</tbody>'
-            f"</table></div>{footnote}")
 
 
 def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
@@ -394,18 +375,27 @@ def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
     for spec, tables, error in figure_registry.build_tables(suite, runs):
         parts.append(_table_block(spec, tables, error))
 
+    parts.append("<h3>Runs</h3>")
+    badge = lambda metric: kind_badge(metric, sources)  # noqa: E731
     for case, case_runs in group_by_case(runs).items():
-        parts.append(f'<h3 id="table-{_anchor(suite)}-{_anchor(case)}">Runs of '
-                     f"<code>{escape(suite)}.{escape(case)}</code></h3>")
-        parts.append(_runs_table(case_runs, sources))
+        counts = status_counts(case_runs)
+        parts.append(f'<details id="table-{_anchor(suite)}-{_anchor(case)}"><summary><b>Runs of '
+                     f"<code>{escape(suite)}.{escape(case)}</code></b> "
+                     f'<span class="muted">({", ".join(f"{n} {escape(s)}" for s, n in counts.items() if n)})'
+                     f"</span></summary>{case_tables(case_runs, badge)}</details>")
     parts.append("</section>")
     return "".join(parts)
 
 
 def _nav(suite_names: Sequence[str]) -> str:
-    items = ['<li><a href="#context">Context</a></li>']
-    items += [f'<li><a href="#suite-{_anchor(s)}">Suite {escape(s)}</a></li>' for s in suite_names]
-    return f"<nav><ul>{''.join(items)}</ul></nav>"
+    items = ['<li><a href="#findings">Findings</a></li>', '<li><a href="#context">Context</a></li>']
+    for suite in suite_names:
+        figures = "".join(f'<li><a href="#{figure_anchor(spec.key)}">{escape(spec.title)}</a></li>'
+                          for spec in figure_registry.figures_for(suite))
+        items.append(f'<li><a href="#suite-{_anchor(suite)}">Suite {escape(suite)}</a>'
+                     + (f"<ul>{figures}</ul>" if figures else "") + "</li>")
+    return f"<nav><details><summary><b>Contents</b> (suites and their figures)</summary><ul>{''.join(items)}" \
+           "</ul></details></nav>"
 
 
 def render_report(results: Results, run_dir: str | None = None) -> str:
@@ -421,4 +411,4 @@ def render_report(results: Results, run_dir: str | None = None) -> str:
     sections.append(profile_section(results, run_dir))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-            + "\n".join(sections) + "</body></html>\n")
+            + "\n".join(sections) + f"<script>{SORT_SCRIPT}</script></body></html>\n")

@@ -22,6 +22,11 @@ STATUSES = ("ok", "error", "skipped")
 DOMAINS = ("none", "adr", "eadr")
 FLUSHES = ("clflush", "clflushopt", "clwb", "ntstore")
 POOL_MEDIA = ("pmem", "emulated")
+STATS_OVER = ("repetitions", "rounds")
+TARGET_DIRECTIONS = ("at_least", "at_most")
+TARGET_VERDICTS = ("met", "missed", "unclear")
+CHECK_KINDS = ("plausibility", "cross-check")
+CHECK_VERDICTS = ("ok", "violated", "not_applicable")
 
 
 class ResultsError(Exception):
@@ -213,7 +218,28 @@ def validate(doc: Any) -> list[str]:
         _validate_context(check, doc["context"])
     if check.field(doc, "", "runs", "array"):
         _validate_runs(check, doc["runs"])
+    # Optional: plausibility rules and cross-checks between suites, judged by the runner.
+    if check.field(doc, "", "checks", "array", required=False):
+        _validate_checks(check, doc["checks"])
     return check.problems
+
+
+def _validate_checks(check: _Checker, checks: list) -> None:
+    for i, item in enumerate(checks):
+        cp = f"checks[{i}]"
+        if not isinstance(item, dict):
+            check.add(cp, f"must be an object (got {_type_name(item)})")
+            continue
+        check.field(item, cp, "kind", "string", choices=CHECK_KINDS)
+        check.field(item, cp, "rule", "nonempty")
+        check.field(item, cp, "description", "string")
+        check.field(item, cp, "verdict", "string", choices=CHECK_VERDICTS)
+        check.field(item, cp, "detail", "string", required=False, nullable=True)
+        check.field(item, cp, "explained", "string", required=False, nullable=True)
+        if check.field(item, cp, "runs", "array", required=False):
+            for j, name in enumerate(item["runs"]):
+                if not isinstance(name, str):
+                    check.add(f"{cp}.runs[{j}]", f"must be a string (got {_type_name(name)})")
 
 
 def _validate_context(check: _Checker, ctx: dict) -> None:
@@ -332,11 +358,31 @@ def _validate_runs(check: _Checker, runs: list) -> None:
         if check.field(run, rp, "histogram", "object", required=False, nullable=True):
             _validate_histogram(check, f"{rp}.histogram", run["histogram"])
 
+        if check.field(run, rp, "targets", "array", required=False):
+            _validate_targets(check, rp, run["targets"])
+
         # Derived rows (docs/results-schema.md) carry text in an optional object of strings.
         if check.field(run, rp, "notes", "object", required=False):
             for key, text in run["notes"].items():
                 if not isinstance(text, str):
                     check.add(f"{rp}.notes", f"{key} must be a string (got {_type_name(text)})")
+
+
+def _validate_targets(check: _Checker, rp: str, targets: list) -> None:
+    for i, item in enumerate(targets):
+        tp = f"{rp}.targets[{i}]"
+        if not isinstance(item, dict):
+            check.add(tp, f"must be an object (got {_type_name(item)})")
+            continue
+        check.field(item, tp, "metric", "nonempty")
+        check.field(item, tp, "label", "string", required=False)
+        check.field(item, tp, "threshold", "number")
+        check.field(item, tp, "direction", "string", choices=TARGET_DIRECTIONS)
+        check.field(item, tp, "value", "number", nullable=True)
+        check.field(item, tp, "ci_low", "number", required=False, nullable=True)
+        check.field(item, tp, "ci_high", "number", required=False, nullable=True)
+        check.field(item, tp, "verdict", "string", choices=TARGET_VERDICTS)
+        check.field(item, tp, "why", "string", required=False, nullable=True)
 
 
 def _validate_name(check: _Checker, rp: str, name: str, suite: str, case: str, params: dict) -> None:
@@ -370,6 +416,25 @@ def _validate_metric(check: _Checker, mp: str, metric: Any) -> None:
         check.add(mp, "modelled metric needs model (the model's name)")
     if kind == "published" and not (isinstance(metric.get("source"), str) and metric["source"]):
         check.add(mp, "published metric needs source (where the number comes from)")
+    check.field(metric, mp, "at_timer_floor", "bool", required=False)
+    if check.field(metric, mp, "stats", "object", required=False, nullable=True):
+        _validate_stats(check, f"{mp}.stats", metric["stats"])
+
+
+def _validate_stats(check: _Checker, sp: str, stats: dict) -> None:
+    """Repetitions or rounds behind a metric; its value is then their median."""
+    if check.field(stats, sp, "n", "int") and stats["n"] < 1:
+        check.add(sp, f"n must be at least 1 (got {stats['n']})")
+    if check.field(stats, sp, "samples", "array", required=False):
+        for i, v in enumerate(stats["samples"]):
+            if not _is_number(v):
+                check.add(f"{sp}.samples[{i}]", f"must be a number (got {_type_name(v)})")
+    for key in ("median", "min", "max", "ci_low", "ci_high"):
+        check.field(stats, sp, key, "number", required=False, nullable=True)
+    if check.field(stats, sp, "ci_level", "number", required=False, nullable=True) \
+            and not 0 < stats["ci_level"] < 1:
+        check.add(sp, f"ci_level must lie between 0 and 1 (got {stats['ci_level']})")
+    check.field(stats, sp, "over", "string", required=False, choices=STATS_OVER)
 
 
 def _validate_histogram(check: _Checker, hp: str, hist: dict) -> None:
