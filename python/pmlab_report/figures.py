@@ -44,6 +44,14 @@ class FigureResult:
     spec: FigureSpec
     figure: Figure | None = None
     error: str | None = None      # set when the figure function raised
+    not_measured: str | None = None  # why there is nothing to draw, said as text in place of the figure
+
+
+@dataclass(frozen=True)
+class NotMeasured:
+    """What a figure function returns when its data was not measured in this run (an empty figure would
+    look like a result); the report prints `reason`."""
+    reason: str
 
 
 _REGISTRY: dict[str, list[FigureSpec]] = {}
@@ -62,6 +70,11 @@ def figure(suite: str, *, title: str, caption: str, case: str | None = None,
         return func
 
     return register
+
+
+def anchor(key: str) -> str:
+    """The HTML id of a figure's place in the report, from its registry key (e.g. primitives.log_throughput)."""
+    return "fig-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
 
 
 def figures_for(suite: str) -> list[FigureSpec]:
@@ -133,6 +146,9 @@ def build(suite: str, runs: Sequence[Run]) -> list[FigureResult]:
             fig = spec.func(runs)
         except Exception as exc:  # noqa: BLE001 - one broken figure must not lose the report
             results.append(FigureResult(spec, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        if isinstance(fig, NotMeasured):
+            results.append(FigureResult(spec, not_measured=fig.reason))
             continue
         if fig is not None and not isinstance(fig, Figure):
             results.append(FigureResult(spec, error=f"returned {type(fig).__name__}, not a Figure"))

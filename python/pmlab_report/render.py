@@ -21,6 +21,8 @@ from .model import group_by_suite, kinds_of, status_counts
 from .units import DASH, format_quantity
 from .profiles import profile_section
 from .tables import SORT_SCRIPT, case_tables
+from .figures import anchor as figure_anchor
+from . import findings
 
 DPI = 110
 
@@ -58,6 +60,15 @@ table.sortable thead th[data-sort=down]::after { content: " ▼"; }
 .floor { border-bottom: 1px dotted var(--muted); }
 .ci { color: var(--muted); font-size: 11.5px; }
 nav ul ul { columns: 2; font-size: 13px; }
+.banner { border: 2px solid var(--model); background: var(--model-bg); border-radius: 6px; padding: 8px 14px;
+          margin: 8px 0; }
+.summary { font-size: 15px; }
+table.use th[rowspan] { max-width: 220px; } table.use td, table.targets td, table.idio td { font-size: 13px; }
+td.small { font-size: 12px; max-width: 520px; }
+.verdict-met, .verdict-absent { color: var(--ok); background: var(--ok-bg); }
+.verdict-missed, .verdict-present { color: var(--err); background: var(--err-bg); }
+.verdict-unclear, .verdict-na { color: var(--skip); background: var(--skip-bg); }
+ul.warnings li { margin: 2px 0; }
 .badge { display: inline-block; border-radius: 4px; padding: 0 5px; margin-left: 4px; font-size: 10.5px;
          line-height: 16px; font-weight: 600; vertical-align: 1px; white-space: nowrap; }
 .kind-measured { color: var(--meas); background: var(--meas-bg); }
@@ -303,19 +314,34 @@ def _context(ctx: dict) -> str:
             f'<h3 id="skipped">Skipped cases and sweeps</h3>{skipped_html}</section>')
 
 
+def _why_not_measured(case_runs: Sequence[Run]) -> str | None:
+    """When every run of a figure's case was skipped or failed: their reasons, each said once."""
+    if not case_runs or any(r.ok for r in case_runs):
+        return None
+    reasons: dict[str, int] = {}
+    for run in case_runs:
+        key = run.reason or "no reason given"
+        reasons[key] = reasons.get(key, 0) + 1
+    return "; ".join(f"{reason} ({_plural(n, 'run')} not ok)" for reason, n in reasons.items())
+
+
 def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
                   sources: Sources) -> str:
     spec = result.spec
+    anchor = figure_anchor(spec.key)
     if result.error:
-        return (f'<p class="warn">Figure “{escape(spec.title)}” could not be drawn: '
+        return (f'<p class="warn" id="{anchor}">Figure “{escape(spec.title)}” could not be drawn: '
                 f"{escape(result.error)}</p>")
     case_runs = [r for r in runs if spec.case is None or r.case == spec.case]
     if result.figure is None:
+        why = result.not_measured or _why_not_measured(case_runs)
+        if why:
+            return (f'<p class="note" id="{anchor}"><b>{escape(spec.title)}</b>: not measured here — '
+                    f"{escape(why)}</p>")
         what = f"{spec.suite}.{spec.case}" if spec.case else spec.suite
-        return (f'<p class="note">Figure “{escape(spec.title)}” not drawn: this run has no usable '
+        return (f'<p class="note" id="{anchor}">Figure “{escape(spec.title)}” not drawn: this run has no usable '
                 f"{escape(what)} data for it.</p>")
     uri = figure_to_data_uri(result.figure)
-    anchor = figure_anchor(spec.key)
     notes = []
     kinds = kinds_of(case_runs, spec.metrics)
     if kinds:
@@ -328,11 +354,6 @@ def _figure_block(result: figure_registry.FigureResult, runs: Sequence[Run],
     return (f'<figure id="{anchor}"><img alt="{escape(spec.title)}" src="{uri}">'
             f"<figcaption><b>{escape(spec.title)}.</b> {escape(spec.caption)} "
             f"{' '.join(notes)}</figcaption></figure>")
-
-
-def figure_anchor(key: str) -> str:
-    """The id of a figure's element, from its registry key (e.g. primitives.log_throughput)."""
-    return "fig-" + _anchor(key)
 
 
 def _table_block(spec: figure_registry.TableSpec, tables: Sequence[figure_registry.Table],
@@ -403,8 +424,8 @@ def render_report(results: Results, run_dir: str | None = None) -> str:
     sources = Sources(results.runs)
     by_suite = group_by_suite(results.runs)
     title = f"pmlab report — {results.context.get('run_id', '')}"
-    sections = [_header(results), _legend(results, sources), _nav(list(by_suite)),
-                _context(results.context)]
+    sections = [_header(results), findings.section(results, lambda m: kind_badge(m, sources)),
+                _nav(list(by_suite)), _legend(results, sources), _context(results.context)]
     if not by_suite:
         sections.append('<p class="note">This run has no runs.</p>')
     sections += [_suite_section(suite, runs, sources) for suite, runs in by_suite.items()]

@@ -1,0 +1,215 @@
+"""The findings section, the decisions' bootstrap, target and warning collection, and the schema of
+stats / at_timer_floor / targets / checks, on small synthetic documents."""
+
+import copy
+import re
+
+import pytest
+
+from pmlab_report import decisions, findings, model, render, schema, tables
+from pmlab_report.model import Metric, Run
+
+
+def _run(index, case, params, metrics, suite="primitives", status="ok", reason=None, targets=()):
+    name = f"{suite}.{case}" + "".join(f"/{k}:{v}" for k, v in params.items())
+    return Run(index=index, name=name, suite=suite, case=case, params=params, status=status, reason=reason,
+               metrics=metrics, targets=tuple(targets))
+
+
+def _throughput(samples):
+    ordered = sorted(samples)
+    median = ordered[len(ordered) // 2]
+    stats = {"n": len(samples), "samples": list(samples), "median": median, "over": "repetitions"}
+    return Metric(median, "ops/s", "measured", stats=stats if len(samples) > 1 else None)
+
+
+def _log_runs(zero, classic, sizes=(64,)):
+    runs = []
+    for size in sizes:
+        for writer, samples in (("zero", zero), ("classic", classic)):
+            runs.append(_run(len(runs), "log_append", {"medium": "pool", "domain": "adr", "flush": "clwb",
+                                                      "writer": writer, "size": size, "threads": 1},
+                             {"throughput": _throughput(samples)}))
+    return runs
+
+
+CONTEXT = {"durability_domain": "adr", "flush_instruction": "clwb"}
+
+
+def _log_decision():
+    return next(d for d in decisions.decisions(CONTEXT) if d.case == "log_append")
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def test_bootstrap_interval_brackets_the_ratio_and_is_reproducible():
+    winner = [[10.0, 10.2, 9.9, 10.1, 10.05]]
+    runner = [[5.0, 5.1, 4.9, 5.05, 4.95]]
+    first = decisions.bootstrap_ratio(winner, runner)
+    assert first == decisions.bootstrap_ratio(winner, runner)  # fixed seed
+    low, high = first
+    assert 1.9 < low <= 2.0 <= high < 2.1
+
+
+def test_bootstrap_needs_two_samples_per_side():
+    assert decisions.bootstrap_ratio([[10.0]], [[5.0, 5.1]]) is None
+
+
+def test_winner_by_median_with_a_confidence_interval():
+    runs = _log_runs(zero=[9.0e6, 9.2e6, 8.8e6, 30e6, 9.1e6], classic=[3.0e6, 3.1e6, 2.9e6, 3.05e6, 2.95e6])
+    outcome = decisions.decide(_log_decision(), runs)
+    (answer,) = outcome.answers
+    assert answer.winner == "zero" and answer.runner_up == "classic"
+    assert answer.ratio == pytest.approx(9.1e6 / 3.0e6)  # medians: the 30e6 outlier does not count
+    assert answer.ci is not None and answer.ci[0] > 1
+    assert "threads 1" in outcome.compared and "medium pool" in outcome.compared
+
+
+def test_single_sample_says_so():
+    runs = _log_runs(zero=[9e6], classic=[3e6])
+    (answer,) = decisions.decide(_log_decision(), runs).answers
+    assert answer.ci is None
+    assert "one sample, no CI" in findings._ratio_text(answer)
+
+
+def test_an_interval_reaching_one_is_not_called_a_difference():
+    runs = _log_runs(zero=[9.0e6, 9.6e6, 8.7e6, 9.4e6], classic=[8.9e6, 9.3e6, 9.1e6, 8.8e6])
+    (answer,) = decisions.decide(_log_decision(), runs).answers
+    assert answer.ci[0] <= 1.0
+    assert "not distinguishable" in findings._ratio_text(answer)
+
+
+def test_each_contender_at_its_best_option():
+    runs = []
+    for writer, padding, value in (("zero", "none", 5e6), ("zero", "line", 9e6), ("classic", "none", 3e6),
+                                   ("classic", "line", 2e6)):
+        runs.append(_run(len(runs), "log_append", {"writer": writer, "padding": padding, "size": 64,
+                                                  "threads": 1}, {"throughput": _throughput([value])}))
+    (answer,) = decisions.decide(_log_decision(), runs).answers
+    assert answer.winner == "zero (padding line)" and answer.runner_up == "classic (padding none)"
+    assert answer.ratio == pytest.approx(3.0)
+
+
+def test_no_runs_is_said():
+    outcome = decisions.decide(_log_decision(), [])
+    assert outcome.missing and not outcome.answers
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def test_legacy_flags_pair_with_threshold_and_value():
+    at_least = _run(0, "log_target", {"size": 64}, {
+        "zero_vs_pmemlog": Metric(2.5, "ratio", "measured"), "target": Metric(3.0, "ratio", "measured"),
+        "target_met": Metric(0.0, "bool", "measured")})
+    at_most = _run(1, "overhead", {"size": 64}, {
+        "overhead_ratio": Metric(1.01, "ratio", "measured"), "overhead_target": Metric(1.05, "ratio", "measured"),
+        "overhead_target_met": Metric(1.0, "bool", "measured")}, suite="core")
+    found = {t.case: t for t in findings.collect_targets([at_least, at_most])}
+    assert (found["log_target"].verdict, found["log_target"].value, found["log_target"].direction) == \
+        ("missed", 2.5, "at_least")
+    assert (found["overhead"].verdict, found["overhead"].direction) == ("met", "at_most")
+
+
+def test_structured_targets_win_over_flags():
+    run = _run(0, "log_target", {"size": 64}, {
+        "zero_vs_pmemlog": Metric(3.1, "ratio", "measured"), "target_met": Metric(1.0, "bool", "measured")},
+        targets=[{"metric": "zero_vs_pmemlog", "label": "Zero log vs libpmemlog", "threshold": 3.0,
+                  "direction": "at_least", "value": 3.1, "ci_low": 2.8, "ci_high": 3.4, "verdict": "unclear",
+                  "why": "the interval straddles the threshold"}])
+    (target,) = findings.collect_targets([run])
+    assert (target.verdict, target.label, target.ci) == ("unclear", "Zero log vs libpmemlog", (2.8, 3.4))
+    html, missed, unclear = findings.targets_section([run], findings.Evidence([run]))
+    assert (missed, unclear) == (0, 1)
+    assert "3.10 [2.80, 3.40] (target ≥ 3)" in html and "straddles" in html
+
+
+# --------------------------------------------------------------------------- the rendered section
+
+
+@pytest.fixture
+def enriched_doc(quick_doc):
+    doc = copy.deepcopy(quick_doc)
+    doc["checks"] = [
+        {"kind": "plausibility", "rule": "bandwidth-below-peak", "description": "no bandwidth above the memory peak",
+         "verdict": "violated", "runs": [doc["runs"][0]["name"]], "detail": "measured 900 GiB/s",
+         "explained": "docs/plausibility.md#bandwidth"},
+        {"kind": "cross-check", "rule": "fio-agrees", "description": "our bandwidth within 2x of fio's",
+         "verdict": "ok", "runs": [], "detail": None, "explained": None}]
+    p50 = doc["runs"][0]["metrics"]["latency_p50"]
+    p50["at_timer_floor"] = True
+    p50["stats"] = {"n": 3, "samples": [10.0, 10.5, 11.0], "median": 10.5, "ci_low": 10.0, "ci_high": 11.0,
+                    "ci_level": 0.95, "over": "repetitions"}
+    return doc
+
+
+def test_enriched_document_is_valid(enriched_doc):
+    assert schema.validate(enriched_doc) == []
+
+
+@pytest.mark.parametrize("mutate, problem", [
+    (lambda d: d["checks"][0].update(verdict="bad"), "checks[0]: verdict must be ok, violated or not_applicable"),
+    (lambda d: d["checks"][0].update(runs=[3]), "checks[0].runs[0]: must be a string (got number)"),
+    (lambda d: d["runs"][0]["metrics"]["latency_p50"]["stats"].update(n=0), "stats: n must be at least 1"),
+    (lambda d: d["runs"][0]["metrics"]["latency_p50"]["stats"].update(samples=["x"]), "samples[0]: must be a number"),
+    (lambda d: d["runs"][0]["metrics"]["latency_p50"].update(at_timer_floor="yes"), "at_timer_floor must be a boolean"),
+    (lambda d: d["runs"][0].update(targets=[{"metric": "x", "threshold": 1, "direction": "above", "value": 1,
+                                             "verdict": "met"}]), "direction must be at_least or at_most"),
+])
+def test_new_fields_are_validated(enriched_doc, mutate, problem):
+    mutate(enriched_doc)
+    problems = schema.validate(enriched_doc)
+    assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_findings_come_first_with_banner_warnings_and_floor(enriched_doc):
+    html = render.render_report(model.from_document(enriched_doc))
+    assert html.index('id="findings"') < html.index('id="context"') < html.index('id="suite-core"')
+    findings_html = html[html.index('id="findings"'):html.index('id="context"')]
+    assert "The pool is emulated, not persistent memory." in findings_html
+    assert "bandwidth-below-peak" in findings_html and "docs/plausibility.md#bandwidth" in findings_html
+    assert "1 value at the timer floor" in findings_html
+    assert "fio-agrees" in findings_html  # in the folded list of checks that passed
+    # skipped and failed runs: each reason once
+    assert findings_html.count("region of 64 MiB needed, pool has 32 MiB") == 1
+    assert 'title="within 3× of the timer’s measured resolution' in html and "≤" in html
+    assert '<span class="ci"' in html
+
+
+def test_no_banner_on_real_pmem(quick_doc):
+    quick_doc["context"]["pool"].update(medium="pmem", filesystem="ext4-dax")
+    html = render.render_report(model.from_document(quick_doc))
+    assert "The pool is emulated" not in html
+    assert re.search(r'id="use"', html)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def test_settings_apart_and_constant_parameters_said_once():
+    runs = [_run(i, "log_target", {"medium": "pool", "size": size}, {
+        "throughput": Metric(v, "ops/s", "measured"), "target": Metric(3.0, "ratio", "measured"),
+        "target_met": Metric(1.0, "bool", "measured"), "threads_pinned": Metric(1.0, "count", "measured")})
+        for i, (size, v) in enumerate(((64, 2.0e6), (256, 1.5e6)))]
+    html = tables.case_tables(runs, lambda m: '<span class="badge kind-measured">meas</span>')
+    measurements, settings = html.split("Settings and target checks")
+    assert "Every run: medium = <code>pool</code>" in measurements
+    assert "<th>size</th>" in measurements and "<th>medium</th>" not in measurements
+    assert "throughput" in measurements and "target_met" not in measurements
+    assert "target_met" in settings and "threads_pinned" in settings and "throughput" not in settings
+    assert '<span class="unit">(Mops/s)</span>' in measurements and ">2.00</td>" in measurements
+
+
+@pytest.mark.parametrize("values, unit, expected", [
+    ([120.0, 2500.0, 90.0], "ns", ("ns", 1.0)),
+    ([12e3, 25e3, 9e3], "ns", ("µs", 1e3)),
+    ([5.0e9, 6.0e9], "B/s", ("GiB/s", 1024.0**3)),
+    ([900.0, 3000.0, 40000.0], "MiB/s", ("GiB/s", 1024.0)),
+    ([900.0, 300.0], "MiB/s", ("MiB/s", 1.0)),
+    ([2.0e6, 3.0e6], "count", ("count, millions", 1e6)),
+    ([1.2, 0.8], "ratio", ("ratio", 1.0)),
+])
+def test_column_scale(values, unit, expected):
+    scale = tables.column_scale(values, unit)
+    assert (scale.unit, scale.divisor) == expected
