@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 debs=(cmake ninja-build g++ make pkg-config git
       libpmem-dev libpmem2-dev libpmemobj-dev libpmemlog-dev libpmemblk-dev
       libnuma-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-      fio likwid linux-perf python3)
+      fio likwid linux-perf python3
+      chromium)  # the report's browser test (python/tests/test_browser.py) renders it headless
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

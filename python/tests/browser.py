@@ -22,13 +22,17 @@ import tempfile
 WIDTH = 1400
 MARKER = "pmlab-browser-measure"
 
-# Runs once the page and its images have loaded. Tables inside a folded <details> have no box and are
-# not visible, so they cannot widen the page; a table inside a horizontally scrolling box may be wider
-# than the page as long as the box itself fits.
+# Runs once the page and its images have loaded: the height as the page opens (tables folded), then, with
+# every <details> unfolded, the tables. A table inside a horizontally scrolling box may be wider than the
+# page as long as the box itself fits.
 _MEASURE = """
 <script>
 window.addEventListener('load', function () {
   var page = document.documentElement.clientWidth;
+  var height = document.body.scrollHeight;
+  var findingsTop = document.getElementById('findings') ? document.getElementById('findings').offsetTop : -1;
+  // Tables are measured unfolded: a reader who opens one must not get a page wider than the window.
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
   var wide = [];
   document.querySelectorAll('table').forEach(function (t, i) {
     var r = t.getBoundingClientRect();
@@ -44,7 +48,9 @@ window.addEventListener('load', function () {
   var broken = images.filter(function (im) { return !(im.complete && im.naturalWidth > 0); })
                      .map(function (im) { return im.alt || im.src.slice(0, 40); });
   var out = {
-    height: document.body.scrollHeight,
+    height: height,
+    height_unfolded: document.body.scrollHeight,
+    findings_top: findingsTop,
     page_width: page,
     scroll_width: document.documentElement.scrollWidth,
     tables: document.querySelectorAll('table').length,
