@@ -77,6 +77,17 @@ def anchor(key: str) -> str:
     return "fig-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
 
 
+def legend_outside(ax, below: bool = False, **kwargs):
+    """The axes' legend outside its plot area (to the right, or under the axis labels where panels sit side
+    by side), where it cannot hide a bar or a line; constrained layout makes room for it."""
+    options = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 8, "frameon": False,
+               "borderaxespad": 0.0}
+    if below:
+        options.update(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+    options.update(kwargs)
+    return ax.legend(**options)
+
+
 def figures_for(suite: str) -> list[FigureSpec]:
     """Registered figures of `suite`, in registration order."""
     return list(_REGISTRY.get(suite, []))

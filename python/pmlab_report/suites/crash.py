@@ -14,7 +14,7 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
-from ..figures import Table, figure, table
+from ..figures import NotMeasured, Table, figure, table
 from ..model import Run
 from ..units import compact
 
@@ -61,6 +61,9 @@ def _space(value: float | None) -> str:
 def states_per_design(runs: Sequence[Run]) -> Figure | None:
     tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and r.value("states_checked") is not None]
     if not tested:
+        if any(r.case == "cost" for r in runs):
+            return NotMeasured("no design was crash-tested in this run, only the simulator's cost was measured "
+                               "(pmlab run crash tests every registered design)")
         return None
     tested.sort(key=_label)
     fig = Figure(figsize=(9.0, 0.9 + 0.32 * len(tested)), layout="constrained")

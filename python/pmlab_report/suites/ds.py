@@ -18,7 +18,7 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
-from ..figures import figure
+from ..figures import figure, legend_outside
 from ..model import Run, is_number as _number
 
 STRUCTURES = ("array", "hashtable", "skiplist", "bptree", "list")
@@ -97,7 +97,7 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
         ax.set_title("PMDK example maps (peers)")
         ax.set_xlabel("workload")
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
-        ax.legend(fontsize=7)
+        legend_outside(ax, fontsize=7)
         axes = axes[:-1]
     if not structures:
         return fig
@@ -112,7 +112,7 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
         ax.set_xlabel("workload")
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     axes[0].set_ylabel("throughput (K ops/s)")
-    axes[-1].legend(fontsize=8)
+    legend_outside(axes[-1])
     return fig
 
 
@@ -172,21 +172,25 @@ def overheads(runs: Sequence[Run]) -> Figure | None:
     ratios = overhead_ratios(runs)
     if not ratios:
         return None
-    keys = sorted(ratios, key=lambda k: (_rank(k[0], STRUCTURES), _rank(k[1], WORKLOADS)))
-    fig = Figure(figsize=(max(6.0, 0.45 * len(keys) + 1.5), 3.6), layout="constrained")
-    ax = fig.subplots()
-    xs = range(len(keys))
-    ax.bar([x - 0.27 for x in xs], [ratios[k].get("pmem_cost", 0) for k in keys], 0.27,
-           label="pmem-volatile / dram", color=MODE_COLORS["pmem-volatile"])
-    ax.bar(list(xs), [ratios[k].get("persist_cost", 0) for k in keys], 0.27,
-           label="persist / pmem-volatile", color=MODE_COLORS["persist"])
-    ax.bar([x + 0.27 for x in xs], [ratios[k].get("tx_cost", 0) for k in keys], 0.27,
-           label="tx / persist", color=MODE_COLORS["tx"])
-    ax.axhline(1.0, color="0.3", linewidth=0.8)
-    ax.set_xticks(list(xs), [f"{s}\n{w}" for s, w in keys], fontsize=7)
-    ax.set_ylabel("throughput ratio")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    # One panel per workload, so each tick names one structure and the labels never collide.
+    workloads = _ordered({w for _, w in ratios}, WORKLOADS)
+    structures = _ordered({s for s, _ in ratios}, STRUCTURES)
+    fig = Figure(figsize=(max(6.0, 0.75 * len(structures) * len(workloads) + 1.2), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(workloads), sharey=True, squeeze=False)[0]
+    series = (("pmem_cost", "pmem-volatile / dram", "pmem-volatile"), ("persist_cost", "persist / pmem-volatile",
+                                                                        "persist"), ("tx_cost", "tx / persist", "tx"))
+    for ax, w in zip(axes, workloads):
+        present = [s for s in structures if (s, w) in ratios]
+        for i, (key, label, mode) in enumerate(series):
+            xs = [x + (i - 1) * 0.27 for x in range(len(present))]
+            ax.bar(xs, [ratios[(s, w)].get(key, 0) for s in present], 0.27, label=label, color=MODE_COLORS[mode])
+        ax.axhline(1.0, color="0.3", linewidth=0.8)
+        ax.set_xticks(range(len(present)), present, fontsize=8)
+        ax.set_title(f"workload {w}", fontsize=10)
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    axes[0].set_ylabel("throughput ratio")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=3, fontsize=9, frameon=False)
     return fig
 
 
@@ -243,7 +247,7 @@ def ranking(runs: Sequence[Run]) -> Figure | None:
         ax.grid(True, linewidth=0.4, alpha=0.5)
     axes[0].invert_yaxis()
     axes[0].set_ylabel("rank (1 = fastest)")
-    axes[-1].legend(fontsize=7)
+    legend_outside(axes[-1], fontsize=7)
     return fig
 
 
@@ -259,30 +263,37 @@ def targets(runs: Sequence[Run]) -> list[Run]:
                 "flushes and fences per operation (PMDK's counted at libpmem's entry points).",
         metrics=("ratio", "flushes_per_op", "fences_per_op"))
 def target(runs: Sequence[Run]) -> Figure | None:
-    rows = sorted(targets(runs), key=lambda r: (str(r.param("structure")), _rank(str(r.param("workload")), WORKLOADS)))
+    rows = targets(runs)
     if not rows:
         return None
-    fig = Figure(figsize=(max(5.0, 0.9 * len(rows) + 1.5), 3.6), layout="constrained")
-    ax = fig.subplots()
-    xs = range(len(rows))
-    ratios = [r.value("ratio") for r in rows]
-    colors = [MODE_COLORS["persist"] if r.value("target_met") == 1 else MODE_COLORS["tx"] for r in rows]
-    ax.bar(list(xs), ratios, 0.6, color=colors)
+    # One panel per pair (ours / PMDK's), the workloads along it: short ticks, room for the labels.
+    pairs = _ordered({(str(r.param("structure")), str(r.param("peer"))) for r in rows}, ())
+    fig = Figure(figsize=(max(5.0, 1.15 * len(rows) + 1.5), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(pairs), sharey=True, squeeze=False)[0]
     goal = rows[0].value("target_ratio")
+    top = max([r.value("ratio") for r in rows] + ([goal] if _number(goal) else []))
+    for ax, (ours, peer) in zip(axes, pairs):
+        cell = sorted((r for r in rows if str(r.param("structure")) == ours and str(r.param("peer")) == peer),
+                      key=lambda r: _rank(str(r.param("workload")), WORKLOADS))
+        xs = list(range(len(cell)))
+        ax.bar(xs, [r.value("ratio") for r in cell], 0.6,
+               color=[MODE_COLORS["persist"] if r.value("target_met") == 1 else MODE_COLORS["tx"] for r in cell])
+        if _number(goal):
+            ax.axhline(goal, color="0.2", linestyle="--", linewidth=0.9, label=f"target {goal:g}×")
+        ax.axhline(1.0, color="0.5", linewidth=0.6)
+        for x, r in zip(xs, cell):
+            label = (f"{r.value('ratio'):.2f}×\n"
+                     f"fl {r.value('flushes_per_op') or 0:.1f}/{r.value('peer_flushes_per_op') or 0:.1f}\n"
+                     f"fe {r.value('fences_per_op') or 0:.1f}/{r.value('peer_fences_per_op') or 0:.1f}")
+            ax.text(x, r.value("ratio"), label, ha="center", va="bottom", fontsize=8, linespacing=1.1,
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1})
+        ax.set_xticks(xs, [f"workload {r.param('workload')}" for r in cell], fontsize=8)
+        ax.set_title(f"{ours} / {peer}", fontsize=10)
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    axes[0].set_ylabel("throughput ratio (ours / PMDK)")
+    axes[0].set_ylim(0, top * 1.45)
     if _number(goal):
-        ax.axhline(goal, color="0.2", linestyle="--", linewidth=0.9, label=f"target {goal:g}x")
-    ax.axhline(1.0, color="0.5", linewidth=0.6)
-    for x, r in zip(xs, rows):
-        label = (f"{r.value('ratio'):.2f}x\n"
-                 f"fl {r.value('flushes_per_op') or 0:.1f}/{r.value('peer_flushes_per_op') or 0:.1f}\n"
-                 f"fe {r.value('fences_per_op') or 0:.1f}/{r.value('peer_fences_per_op') or 0:.1f}")
-        ax.text(x, r.value("ratio"), label, ha="center", va="bottom", fontsize=6)
-    ax.set_xticks(list(xs), [f"{r.param('structure')} / {str(r.param('peer')).removeprefix('pmdk-')}\n"
-                             f"{r.param('workload')}" for r in rows], fontsize=7)
-    ax.set_ylabel("throughput ratio (ours / PMDK)")
-    ax.set_ylim(0, max(max(ratios), goal if _number(goal) else 0) * 1.35)
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper right", fontsize=9, frameon=False)
     return fig
 
 
@@ -324,20 +335,26 @@ def breakdown(runs: Sequence[Run]) -> Figure | None:
     if not parts:
         return None
     modes_order = ("persist", "tx", "pmdk")
-    keys = sorted(parts, key=lambda k: (_rank(k[1], WORKLOADS), _rank(k[0], STRUCTURES + PEERS),
-                                        modes_order.index(k[2])))
-    fig = Figure(figsize=(max(6.0, 0.42 * len(keys) + 1.5), 3.8), layout="constrained")
-    ax = fig.subplots()
-    xs = list(range(len(keys)))
-    bottom = [0.0] * len(keys)
-    for part in ("base", "flush", "fence", "log", "rest"):
-        ys = [parts[k].get(part, 0.0) for k in keys]
-        ax.bar(xs, ys, 0.7, bottom=bottom, label=part, color=PART_COLORS[part])
-        bottom = [b + y for b, y in zip(bottom, ys)]
-    ax.plot(xs, [parts[k]["total"] for k in keys], "_", color="black", markersize=14, markeredgewidth=2,
-            label="measured total")
-    ax.set_xticks(xs, [f"{k[0].removeprefix('pmdk-')}\n{k[2]} · {k[1]}" for k in keys], fontsize=6, rotation=90)
-    ax.set_ylabel("ns per operation")
-    ax.legend(fontsize=8)
-    ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+    workloads = _ordered({k[1] for k in parts}, WORKLOADS)
+    # Horizontal bars, one panel per workload: every design's name is readable without rotation.
+    per_panel = max(sum(1 for k in parts if k[1] == w) for w in workloads)
+    fig = Figure(figsize=(5.0 * len(workloads) + 1.6, 0.28 * per_panel + 1.2), layout="constrained")
+    axes = fig.subplots(1, len(workloads), squeeze=False)[0]
+    for ax, w in zip(axes, workloads):
+        keys = sorted((k for k in parts if k[1] == w),
+                      key=lambda k: (_rank(k[0], STRUCTURES + PEERS), modes_order.index(k[2])))
+        ys = list(range(len(keys)))
+        left = [0.0] * len(keys)
+        for part in ("base", "flush", "fence", "log", "rest"):
+            widths = [parts[k].get(part, 0.0) for k in keys]
+            ax.barh(ys, widths, 0.7, left=left, label=part, color=PART_COLORS[part])
+            left = [a + b for a, b in zip(left, widths)]
+        ax.plot([parts[k]["total"] for k in keys], ys, "|", color="black", markersize=12, markeredgewidth=2,
+                label="measured total")
+        ax.set_yticks(ys, [f"{k[0].removeprefix('pmdk-')} · {k[2]}" for k in keys], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("ns per operation")
+        ax.set_title(f"workload {w}", fontsize=10)
+        ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False)
     return fig

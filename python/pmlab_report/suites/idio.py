@@ -15,20 +15,21 @@ derived rows, labelled with their source):
   idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, reasoning, …
   idio.recommendation      params rule; metrics impact_*; notes rule, impact_class, published_impact, …
 Every figure tolerates missing combinations and runs that are not ok; a figure whose data is absent
-returns None (the report says so), except I4, which draws its skip reason.
+returns None (the report says so), I4 returns its skip reason as text. The classification and the
+recommendations are rendered as HTML tables at the top of the report (findings.py), not as figures.
 """
 
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.colors import Normalize, SymLogNorm
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from ..figures import figure
+from ..figures import NotMeasured, figure, legend_outside
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -37,7 +38,7 @@ FLUSHES = ("clflush", "clflushopt", "clwb", "ntstore")
 COLORS = {"load": "#1f77b4", "store": "#ff7f0e", "pstore": "#2ca02c", "clflush": "#d62728",
           "clflushopt": "#9467bd", "clwb": "#2ca02c", "ntstore": "#8c564b", "seq": "#1f77b4",
           "rand": "#d62728", "local": "#1f77b4", "remote": "#d62728"}
-VERDICT_COLORS = {"present": "#f6d5d3", "absent": "#dcefe0", "not applicable here": "#eceef1"}
+SERIES_STYLES = (("o", "-"), ("s", "--"), ("D", "-."), ("^", ":"), ("v", (0, (5, 1))), ("P", (0, (1, 2))))
 
 
 def _positive(value: Any) -> bool:
@@ -95,23 +96,37 @@ def i1_latency(runs: Sequence[Run]) -> Figure | None:
         ax, hax = axes[0][col], axes[1][col]
         cell = [r for r in rows if r.param("medium") == medium]
         series = [("load", None)] + [("pstore", f) for f in distinct(cell, "flush", FLUSHES)]
-        for op, flush in series:
-            pts = {r.param("hit_ratio"): r.value("latency_p50") for r in cell
-                   if r.param("op") == op and (flush is None or r.param("flush") == flush)}
-            if not pts:
+        floor_x, floor_y = [], []
+        for k, (op, flush) in enumerate(series):
+            chosen = {r.param("hit_ratio"): r for r in cell
+                      if r.param("op") == op and (flush is None or r.param("flush") == flush)}
+            if not chosen:
                 continue
-            xs = sorted(pts)
+            xs = sorted(chosen)
             label = "load" if op == "load" else f"p-store · {flush}"
             color = COLORS["load"] if op == "load" else COLORS.get(flush, "#555")
-            ax.plot(xs, [pts[x] for x in xs], marker="o" if op == "load" else "s", markersize=4,
+            # Series that coincide (clflush and clflushopt often do) stay visible: each has its own marker,
+            # hollow and smaller than the one drawn before it, and its own dash pattern.
+            style = SERIES_STYLES[k % len(SERIES_STYLES)]
+            ax.plot(xs, [chosen[x].value("latency_p50") for x in xs], marker=style[0], linestyle=style[1],
+                    markersize=max(3.0, 8.0 - 1.2 * k), markerfacecolor=color if k == 0 else "none",
                     linewidth=1.6 if op == "load" else 1.1, color=color, label=label)
+            for x in xs:
+                metric = chosen[x].metrics.get("latency_p50")
+                if metric is not None and metric.at_timer_floor:
+                    floor_x.append(x)
+                    floor_y.append(metric.value)
+        if floor_x:
+            ax.scatter(floor_x, floor_y, marker="v", s=70, facecolors="none", edgecolors="black", linewidths=0.9,
+                       zorder=5, label="at the timer floor: an upper bound")
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
         if col == 0:
             ax.set_ylabel("latency p50 (ns)", fontsize=9)
-        ax.legend(fontsize=7, frameon=False)
+        if col == len(media) - 1:
+            legend_outside(ax)
         loads = sorted((r.param("hit_ratio"), r.value("hit_ratio_measured")) for r in cell
                        if r.param("op") == "load" and _number(r.value("hit_ratio_measured")))
         if loads:
@@ -208,7 +223,7 @@ def _pattern_curves(runs: Sequence[Run], case: str, title: str) -> Figure | None
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
         ax.set_xlabel("access size", fontsize=9)
-        ax.legend(fontsize=8, frameon=False)
+    legend_outside(axes[-1])
     axes[0].set_ylabel("bandwidth (MiB/s)", fontsize=9)
     fig.suptitle(f"{title} (threads = {threads})", fontsize=12)
     return fig
@@ -232,13 +247,18 @@ def _heatmap(fig: Figure, ax, values: dict, sizes: list, threads: list, title: s
     grid = np.full((len(threads), len(sizes)), np.nan)
     for (t, s), v in values.items():
         grid[threads.index(t)][sizes.index(s)] = v
-    # Colours saturate at ±100 % (the scale of the heatmaps of [PMIdioBench]); the labels keep the exact values.
-    image = ax.imshow(np.clip(grid, -100, 100), cmap="RdBu_r", vmin=-100, vmax=100, aspect="auto",
-                      origin="lower")
+    # Within ±100 % the colours are linear, as in the heatmaps of [PMIdioBench]; beyond that (a store 66 times
+    # slower than a p-store is -6600 %) a symmetric log scale keeps the cells apart instead of saturating them.
+    largest = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 100.0
+    if largest > 100:
+        norm = SymLogNorm(linthresh=10, linscale=0.5, vmin=-largest, vmax=largest, base=10)
+    else:
+        norm = Normalize(vmin=-100, vmax=100)
+    image = ax.imshow(grid, cmap="RdBu_r", norm=norm, aspect="auto", origin="lower")
     for i in range(len(threads)):
         for j in range(len(sizes)):
             v = grid[i][j]
-            dark = np.isfinite(v) and abs(v) > 60  # readable on saturated cells
+            dark = np.isfinite(v) and abs(norm(v) - 0.5) > 0.3  # white text on the deep colours
             ax.text(j, i, "—" if not np.isfinite(v) else f"{v:.0f}", ha="center", va="center", fontsize=8,
                     color="white" if dark else "black")
     ax.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], fontsize=7, rotation=45)
@@ -246,7 +266,8 @@ def _heatmap(fig: Figure, ax, values: dict, sizes: list, threads: list, title: s
     ax.set_xlabel("access size", fontsize=9)
     ax.set_ylabel("threads", fontsize=9)
     ax.set_title(title, fontsize=10)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="difference (%)")
+    bar = fig.colorbar(image, ax=ax, shrink=0.8, label="difference (%)" + (", symmetric log" if largest > 100 else ""))
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
 
 
 def _percent_heatmaps(runs: Sequence[Run], case: str, key: str, better: str, worse: str,
@@ -296,19 +317,14 @@ def i4_numa(runs: Sequence[Run]) -> Figure | None:
     if fig is not None:
         return fig
     reasons = sorted({r.reason for r in cases if r.reason})
-    fig = Figure(figsize=(7.5, 1.6), layout="constrained")
-    ax = fig.subplots()
-    ax.set_axis_off()
-    text = "; ".join(reasons) or "no run succeeded"
-    ax.text(0.5, 0.5, "\n".join(textwrap.wrap(f"I4 not measured: {len(cases)} runs skipped — {text}", 90)),
-            ha="center", va="center", fontsize=10, color="#5f6368")
-    return fig
+    return NotMeasured(f"{len(cases)} runs skipped — " + ("; ".join(reasons) or "no run succeeded"))
 
 
 @figure("idio", title="I5 — store versus p-store bandwidth",
         caption=("Heatmap of 100 × (p-store − store) / p-store bandwidth over access size × threads "
                  "([PMIdioBench] Fig. 6): positive = the un-flushed store is slower than the p-store. One "
-                 "row per medium, one column per pattern; colours saturate at ±100 %, labels are exact."),
+                 "row per medium, one column per pattern; colours are linear within ±100 % and on a symmetric log "
+                 "scale beyond, labels are exact."),
         case="i5_store_vs_pstore", metrics=("bandwidth",))
 def i5_store_vs_pstore(runs: Sequence[Run]) -> Figure | None:
     return _percent_heatmaps(runs, "i5_store_vs_pstore", "op", "pstore", "store",
@@ -358,7 +374,7 @@ def i7_i8(runs: Sequence[Run]) -> Figure | None:
         ax.set_xticks(range(len(groups)), [f"{m}" + (f"\n{f}" if f else "") for m, f in groups], fontsize=8)
         ax.set_ylabel("latency p50 (ns)", fontsize=9)
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
-        ax.legend(fontsize=8, frameon=False)
+        legend_outside(ax)
         ax.set_title(title, fontsize=10)
     return fig
 
@@ -400,84 +416,3 @@ def peers(runs: Sequence[Run]) -> Figure | None:
         ax.set_title(title, fontsize=10)
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     return fig
-
-
-# ------------------------------------------------------------------------------------ tables
-
-
-def _table_figure(title: str, header: list[str], body: list[list[str]], widths: list[float],
-                  colors: list[str]) -> Figure:
-    wrapped = [[textwrap.fill(cell, max(8, int(w * 180)), break_long_words=False) for cell, w in zip(row, widths)]
-               for row in body]
-    heights = [max(cell.count("\n") + 1 for cell in row) for row in wrapped]
-    total = sum(heights) + 2
-    fig = Figure(figsize=(14, 0.6 + 0.17 * total), layout="constrained")
-    ax = fig.subplots()
-    ax.set_axis_off()
-    table = ax.table(cellText=wrapped, colLabels=header, colWidths=widths, loc="upper center",
-                     cellLoc="left")
-    table.auto_set_font_size(False)
-    table.set_fontsize(7)
-    unit = 1.0 / total
-    for (row, col), cell_obj in table.get_celld().items():
-        lines = 1.6 if row == 0 else heights[row - 1]
-        cell_obj.set_height(unit * lines)
-        if row == 0:
-            cell_obj.set_facecolor("#e8eaed")
-            cell_obj.get_text().set_fontweight("bold")
-        elif colors[row - 1]:
-            cell_obj.set_facecolor(colors[row - 1])
-    ax.set_title(title, fontsize=11, loc="left")
-    return fig
-
-
-def _metric_cell(run: Run, name: str) -> str:
-    m = run.metrics.get(name)
-    if m is None or not _number(m.value):
-        return "—"
-    tag = {"measured": "", "modelled": f" (modelled: {m.model})", "published": " (published)"}.get(m.kind, "")
-    return f"{m.value:.2f}×{tag}"
-
-
-@figure("idio", title="Table 1 for this platform — idiosyncrasies classified",
-        caption=("For each idiosyncrasy: the effect measured on the pool and on DRAM (a ratio ≥ 1 in the "
-                 "idiosyncrasy's direction), the same effect computed from PMIdioBench's published data "
-                 "(DCPMM, labelled published), the verdict — present (≥ 1.2×), absent, or not applicable "
-                 "here — whether it is PMEM-specific (pool ≥ 1.25 × DRAM), and the reasoning with [PMIdioBench] "
-                 "Table 1's root cause. The full text is in results.json (notes)."),
-        case="classification", metrics=("effect_pool", "effect_dram", "effect_published_pmem"))
-def classification_table(runs: Sequence[Run]) -> Figure | None:
-    rows = sorted((r for r in runs if r.case == "classification" and r.ok), key=lambda r: str(r.param("idiosyncrasy")))
-    if not rows:
-        return None
-    header = ["ID", "idiosyncrasy", "effect", "pool", "DRAM", "published PMEM / DRAM", "verdict",
-              "PMEM-\nspecific", "reasoning"]
-    body, colors = [], []
-    for r in rows:
-        n = r.notes
-        body.append([str(r.param("idiosyncrasy")), n.get("idiosyncrasy", ""), n.get("effect", ""),
-                     _metric_cell(r, "effect_pool"), _metric_cell(r, "effect_dram"),
-                     f"{_metric_cell(r, 'effect_published_pmem')} / {_metric_cell(r, 'effect_published_dram')}",
-                     n.get("verdict", "?"), n.get("pmem_specific", "?"), n.get("reasoning", "")])
-        colors.append(VERDICT_COLORS.get(n.get("verdict", ""), ""))
-    return _table_figure("Idiosyncrasies on this platform ([PMIdioBench] Table 1 method)", header, body,
-                         [0.03, 0.09, 0.11, 0.07, 0.07, 0.11, 0.06, 0.05, 0.41], colors)
-
-
-@figure("idio", title="Table 4 for this platform — recommendations R1–R7",
-        caption=("Each recommendation with the impact measured here (pool and DRAM; the ratio the "
-                 "recommendation avoids) and its class on Table 4's scale (none < 1.1×, low < 1.5×, "
-                 "moderate 1.5–3×, high > 3×), beside the impact [PMIdioBench] published for its classes."),
-        case="recommendation", metrics=("impact_pool", "impact_dram"))
-def recommendation_table(runs: Sequence[Run]) -> Figure | None:
-    rows = sorted((r for r in runs if r.case == "recommendation" and r.ok), key=lambda r: str(r.param("rule")))
-    if not rows:
-        return None
-    header = ["ID", "rule", "recommendation", "from", "impact pool", "impact DRAM", "class here",
-              "published impact", "reasoning"]
-    body = [[str(r.param("rule")), r.notes.get("rule", ""), r.notes.get("recommendation", ""),
-             r.notes.get("follows_from", ""), _metric_cell(r, "impact_pool"), _metric_cell(r, "impact_dram"),
-             r.notes.get("impact_class", ""), r.notes.get("published_impact", "") + " (published)",
-             r.notes.get("reasoning", "")] for r in rows]
-    return _table_figure("Recommendations with the impact measured here ([PMIdioBench] Table 4)", header, body,
-                         [0.03, 0.09, 0.12, 0.06, 0.06, 0.06, 0.06, 0.09, 0.43], [""] * len(rows))

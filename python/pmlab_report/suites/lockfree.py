@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from ..figures import figure
+from ..figures import figure, legend_outside
 from ..model import Run, is_number as _number
 from ..units import compact
 
@@ -160,7 +160,7 @@ def list_throughput(runs: Sequence[Run]) -> Figure | None:
     handles = [Line2D([], [], color=COLORS[d], marker="o", markersize=3, label=LABELS[d]) for d in present]
     handles += [Line2D([], [], color="0.3", linestyle="-", label=f"measured ({threads} threads)"),
                 Line2D([], [], color="0.3", linestyle="--", marker="x", label="published (28 threads)")]
-    axes[0][-1].legend(handles=handles, fontsize=7, loc="best")
+    legend_outside(axes[0][-1], handles=handles, fontsize=7)
     return fig
 
 
@@ -209,7 +209,7 @@ def list_latency(runs: Sequence[Run]) -> Figure | None:
     handles += [Patch(color="0.4", label="find (solid) / update (light), measured"),
                 Line2D([], [], marker="x", color="black", linestyle="", label="published find (28 thr)"),
                 Line2D([], [], marker="+", color="black", linestyle="", label="published search (28 thr)")]
-    axes[-1].legend(handles=handles, fontsize=7)
+    legend_outside(axes[-1], handles=handles, fontsize=7)
     return fig
 
 
@@ -247,7 +247,7 @@ def ring_r5(runs: Sequence[Run]) -> Figure | None:
     ax.set_ylabel("latency ratio no flush / flush")
     handles = [Patch(color=COLORS.get(d, "0.5"), label=f"{LABELS[d]} measured") for d, _, _ in series]
     handles += [Patch(facecolor="white", edgecolor="0.3", hatch=PUBLISHED_HATCH, label="published (28 threads)")]
-    ax.legend(handles=handles, fontsize=7)
+    legend_outside(ax, handles=handles, fontsize=7)
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     return fig
 
@@ -276,7 +276,7 @@ def ring_latency(runs: Sequence[Run]) -> Figure | None:
     threads = _threads(_ok(runs, "ring"))
     handles = [Patch(color=COLORS.get(s, "0.5"), label=f"{RING_LABELS[s]} measured ({threads} thr)") for s in systems]
     handles += [Patch(facecolor="white", edgecolor="0.3", hatch=PUBLISHED_HATCH, label="published (28 threads)")]
-    axes[1].legend(handles=handles, fontsize=7)
+    fig.legend(handles=handles, loc="outside right upper", fontsize=7, frameon=False)
     return fig
 
 
@@ -313,6 +313,6 @@ def persistence_counters(runs: Sequence[Run]) -> Figure | None:
     ax.invert_yaxis()
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("per operation (measured)")
-    ax.legend(fontsize=7)
+    legend_outside(ax, fontsize=7)
     ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
     return fig

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
-from ..figures import figure
+from ..figures import figure, legend_outside
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -279,7 +279,7 @@ def persistence_costs(runs: Sequence[Run]) -> Figure | None:
             if row == 1:
                 ax.set_xlabel(xlabel, fontsize=9)
             if drew:
-                ax.legend(fontsize=7, frameon=False, ncol=2)
+                legend_outside(ax, fontsize=7)
             else:
                 ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="0.5")
     fig.suptitle("Barriers and write-backs per operation (1 thread)", fontsize=12)
@@ -409,7 +409,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
             ax_log.axhline(zero_target, color=TARGET_COLOR, linestyle="--", linewidth=1.2)
         ax_log.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], fontsize=8)
         ax_log.set_xlabel("payload per entry", fontsize=9)
-        ax_log.legend(fontsize=7, frameon=False)
+        legend_outside(ax_log, below=True, fontsize=7)
     ax_log.set_ylabel("zero / libpmemlog", fontsize=9)
     ax_log.set_title("zero vs libpmemlog (hatched: below target)", fontsize=10)
 
@@ -434,7 +434,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
         ax.set_xlabel("dirty cache lines", fontsize=9)
         ax.grid(True, linewidth=0.4, alpha=0.5)
         if rows:
-            ax.legend(fontsize=7, frameon=False)
+            legend_outside(ax, below=True, fontsize=7)
 
     ratio_lines(ax_hyb, hybrid, "hybrid_vs_best", "hybrid_target_met")
     # The hybrid on its calibrated model alone, run beside it (older runs do not have it).
@@ -442,7 +442,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
     if calibrated:
         ax_hyb.scatter([r.param("dirty") for r in calibrated], [r.value("hybrid_calibrated_vs_best") for r in calibrated],
                        marker="x", s=14, linewidths=0.8, color="0.45", label="calibrated model alone")
-        ax_hyb.legend(fontsize=7, frameon=False)
+        legend_outside(ax_hyb, below=True, fontsize=7)
     hybrid_target = _first_number(hybrid, "hybrid_target")
     if hybrid_target is not None:
         ax_hyb.axhline(hybrid_target, color=TARGET_COLOR, linestyle="--", linewidth=1.2)

@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
-from ..figures import figure
+from ..figures import figure, legend_outside
 from ..model import Run
 
 PTMS = ("undo", "redo", "pmdk")
@@ -148,8 +149,8 @@ def breakdown_shares(runs: Sequence[Run]) -> dict[tuple, dict[str, float | None]
         caption="Share of a transaction's time (%, measured: 1 - full throughput / throughput with the cost switched "
                 "off) taken by logging, flushing and fencing, under ADR at one thread. PMDK: flushing is switched off at "
                 "libpmem's entry points; its logging and fencing cannot be switched off without modifying "
-                "libpmemobj (n/m). Grey bands: the PMDK ranges published in [PMDKOverheads] (logging 0-35%, "
-                "flushing 14-53%, fencing 2-5%, Arm, 2018), published. Shares need not add up to 100%: the costs "
+                "libpmemobj (n/m). Hatched outlines: the PMDK ranges published in [PMDKOverheads] (logging 0-35%, "
+                "flushing 14-53%, fencing 2-5%, Arm, 2018), published, not measured. Shares need not add up to 100%: the costs "
                 "overlap.",
         metrics=("throughput",))
 def breakdown(runs: Sequence[Run]) -> Figure | None:
@@ -166,19 +167,22 @@ def breakdown(runs: Sequence[Run]) -> Figure | None:
             x = ki + (ci - 1) * width
             v = shares[key][cost]
             if key[0] == "pmdk":
-                ax.bar(x, hi - lo, width, bottom=lo, color="#cccccc", alpha=0.6,
-                       label="published [PMDKOverheads]" if ci == 0 and ki == keys.index(key) else None)
+                # A published range is not a measurement: an outlined, hatched box, never a filled bar.
+                ax.bar(x, hi - lo, width * 0.95, bottom=lo, fill=False, hatch="///", edgecolor="#1f4e9c",
+                       linewidth=0.9, label="published range, PMDK [PMDKOverheads]")
             if v is None:
-                ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=6, rotation=90)
+                ax.text(x, 1, "n/m", ha="center", va="bottom", fontsize=8, color="0.2",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
                 continue
-            ax.bar(x, v, width * 0.7, color=COST_COLORS[cost], label=COST_LABEL[cost] if ki == 0 else None)
+            ax.bar(x, v, width * 0.7, color=COST_COLORS[cost], label=f"{COST_LABEL[cost]} (measured)")
     ax.set_xticks(range(len(keys)), [f"{p}\n{w}" for p, w in keys], fontsize=8)
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_ylabel("share of the full cost (%)")
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     handles, labels = ax.get_legend_handles_labels()
     uniq = dict(zip(labels, handles))
-    ax.legend(list(uniq.values()), list(uniq), fontsize=7)
+    uniq["n/m: not measurable"] = Rectangle((0, 0), 0, 0, fill=False, edgecolor="none")
+    fig.legend(list(uniq.values()), list(uniq), loc="outside right upper", fontsize=8, frameon=False)
     return fig
 
 
@@ -211,7 +215,7 @@ def counters(runs: Sequence[Run]) -> Figure | None:
     ax.set_yscale("log")
     ax.set_ylabel("per transaction")
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
-    ax.legend(fontsize=7)
+    legend_outside(ax, fontsize=7)
     return fig
 
 
@@ -237,5 +241,5 @@ def targets(runs: Sequence[Run]) -> Figure | None:
     ax.set_xticks(range(len(rows)), [r.param("workload") for r in rows])
     ax.set_ylabel("throughput ratio")
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
-    ax.legend(fontsize=7)
+    legend_outside(ax, fontsize=7)
     return fig
