@@ -77,6 +77,34 @@ def anchor(key: str) -> str:
     return "fig-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
 
 
+def log2_axis(ax, ticks, label=lambda v: str(int(v)), labelsize: float = 8, rotation: float = 0) -> None:
+    """A log₂ x axis ticked only at the values swept, labelled in plain words ('2', '4 KiB'), never 2⁰ or 2¹:
+    two thread counts get two integer ticks."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ticks = sorted(set(ticks))
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(ticks) == 1:
+        ax.set_xlim(ticks[0] / 2, ticks[0] * 2)
+    else:
+        ax.set_xlim(ticks[0] / 1.25, ticks[-1] * 1.25)
+    ax.tick_params(axis="x", labelsize=labelsize, labelrotation=rotation)
+
+
+def plain_log_y(ax) -> None:
+    """A log y axis whose ticks read as plain numbers (300, 1k, 6k), without 6×10³-style minor labels."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from .units import compact
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def legend_outside(ax, below: bool = False, **kwargs):
     """The axes' legend outside its plot area (to the right, or under the axis labels where panels sit side
     by side), where it cannot hide a bar or a line; constrained layout makes room for it."""

@@ -20,7 +20,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import blended_transform_factory
 
-from ..figures import figure
+from ..figures import figure, log2_axis
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -56,13 +56,7 @@ def _rank(value: Any, preferred: Sequence[Any]) -> tuple:
 
 
 def _size_axis(ax, sizes: Sequence[float]) -> None:
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(list(sizes)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_label(v)))
-    ax.xaxis.set_minor_locator(NullLocator())
-    if len(sizes) == 1:
-        ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
-    ax.tick_params(axis="x", labelrotation=0, labelsize=8)
+    log2_axis(ax, sizes, size_label)
 
 
 def _log_y_axis(ax) -> None:

@@ -29,7 +29,7 @@ from matplotlib.colors import Normalize, SymLogNorm
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from ..figures import NotMeasured, figure, legend_outside
+from ..figures import NotMeasured, figure, legend_outside, log2_axis
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -54,13 +54,7 @@ def _media(runs: Sequence[Run]) -> list[Any]:
 
 
 def _size_axis(ax, sizes: Sequence[float]) -> None:
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(list(sizes)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_label(v)))
-    ax.xaxis.set_minor_locator(NullLocator())
-    if len(sizes) == 1:
-        ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
-    ax.tick_params(axis="x", labelsize=7, labelrotation=45)
+    log2_axis(ax, sizes, size_label, labelsize=7, rotation=45)
 
 
 def _grid(fig: Figure, ncols: int, nrows: int = 1):

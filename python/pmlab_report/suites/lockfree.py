@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from ..figures import figure, legend_outside
 from ..model import Run, is_number as _number
@@ -311,7 +311,19 @@ def persistence_counters(runs: Sequence[Run]) -> Figure | None:
     ax.barh([y + 0.2 for y in ys], [r[2] for r in rows], 0.4, color="#ff7f0e", label="fences / op")
     ax.set_yticks(list(ys), [r[0] for r in rows], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xscale("symlog", linthresh=1.0)
+    # Zero and fractions sit on a linear stretch below 1, larger counts on a log one; ticks are named in
+    # plain numbers and the axis ends past the longest bar, whose value is written beside it.
+    largest = max([r[1] for r in rows] + [r[2] for r in rows] + [1.0])
+    ax.set_xscale("symlog", linthresh=1.0, linscale=0.6)
+    ticks = [t for t in (0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if t <= largest * 1.05]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(0, largest * 2.2)
+    for y, (_, flushes, fences) in zip(ys, rows):
+        for offset, value in ((-0.2, flushes), (0.2, fences)):
+            if value:
+                ax.text(value, y + offset, f" {value:.3g}", va="center", fontsize=6.5)
     ax.set_xlabel("per operation (measured)")
     legend_outside(ax, fontsize=7)
     ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
-from ..figures import figure, legend_outside
+from ..figures import figure, legend_outside, log2_axis
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -55,13 +55,7 @@ def _style(name: str) -> dict:
 
 
 def _log2_axis(ax, ticks: Sequence[float], label) -> None:
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(list(ticks)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
-    ax.xaxis.set_minor_locator(NullLocator())
-    if len(ticks) == 1:
-        ax.set_xlim(ticks[0] / 2, ticks[0] * 2)
-    ax.tick_params(axis="x", labelsize=8)
+    log2_axis(ax, ticks, label)
 
 
 def _log_y(ax) -> None:

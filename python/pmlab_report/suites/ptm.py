@@ -19,7 +19,7 @@ from typing import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..figures import figure, legend_outside
+from ..figures import figure, legend_outside, log2_axis, plain_log_y
 from ..model import Run
 
 PTMS = ("undo", "redo", "pmdk")
@@ -82,8 +82,8 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
                                 color=DURABILITY_COLORS.get(d, "#7f7f7f"), label=label)
                 seen[label] = line
         ax.set_title(w, fontsize=9)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        log2_axis(ax, [_threads(r) for r in tx])
+        plain_log_y(ax)
         ax.set_xlabel("threads")
         ax.grid(True, linewidth=0.4, alpha=0.5)
         if i % cols == 0:
@@ -121,7 +121,7 @@ def durability(runs: Sequence[Run]) -> Figure | None:
         ax.bar(xs, ys, width, color=DURABILITY_COLORS.get(d, "#7f7f7f"),
                hatch={"undo": "//", "pmdk": ".."}.get(p, ""), edgecolor="black", linewidth=0.3, label=f"{p} · {d}")
     ax.set_xticks(range(len(workloads)), workloads, fontsize=8)
-    ax.set_yscale("log")
+    plain_log_y(ax)
     ax.set_ylabel("K tx/s (1 thread)")
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     fig.legend(loc="outside right upper", fontsize=7)
@@ -212,7 +212,7 @@ def counters(runs: Sequence[Run]) -> Figure | None:
         ax.bar(xs, ys, width, label=f"{p} {m.split('_')[0]}",
                color={"undo": "#ff7f0e", "redo": "#1f77b4"}[p], alpha=1.0 if m == "fences_per_op" else 0.5)
     ax.set_xticks(range(len(workloads)), workloads, fontsize=8)
-    ax.set_yscale("log")
+    plain_log_y(ax)
     ax.set_ylabel("per transaction")
     ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     legend_outside(ax, fontsize=7)
