@@ -233,13 +233,19 @@ def html_report(rows: Sequence[Row], a: Side, b: Side, threshold: float) -> str:
                     f"<td>{e(r.kind)}</td><td>{_fmt(r.old)}</td><td>{_fmt(r.new)}</td><td>{_pct(r.change)}</td>"
                     f"<td>{'1 sample' if r.p is None else f'{r.p:.3f}'}</td><td>{e(r.verdict)}</td></tr>")
     notes = "".join(f"<li>{e(n)}</li>" for n in setup_differences(a, b))
+    import matplotlib
+
+    matplotlib.use("Agg")  # figures are rendered to PNG only, never shown
+    from .compare_figures import overlay_html
+
+    figures = overlay_html(rows, a, b)
     return ("<!doctype html><html><head><meta charset='utf-8'><title>pmlab compare</title>"
             "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;font-size:13px}"
             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child,td:nth-child(2)"
-            "{text-align:left}</style></head><body>"
+            "{text-align:left}figure{margin:12px 0}figure img{max-width:100%}</style></head><body>"
             f"<h1>pmlab compare</h1><p>A: {e(', '.join(a.dirs))}<br>B: {e(', '.join(b.dirs))}<br>"
             f"threshold {100 * threshold:g}%, Mann-Whitney U at 0.05 over repetitions</p><ul>{notes}</ul>"
-            "<table><thead><tr><th>run</th><th>metric</th><th>unit</th><th>kind</th><th>A</th><th>B</th>"
+            f"{figures}<h2>Every metric compared</h2><table><thead><tr><th>run</th><th>metric</th><th>unit</th><th>kind</th><th>A</th><th>B</th>"
             "<th>change</th><th>p</th><th>verdict</th></tr></thead><tbody>"
             + "".join(body) + "</tbody></table></body></html>\n")
 

@@ -102,3 +102,17 @@ def test_runs_and_metrics_on_one_side_only_are_named(tmp_path, capsys):
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
     assert compare.main([str(tmp_path / "nothing"), str(tmp_path)]) == compare.EXIT_INPUT
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_html_overlays_the_significant_changes(tmp_path):
+    base = _side(tmp_path, "a", [(100, 50), (102, 51), (99, 49), (101, 50), (100, 52)])
+    slow = _side(tmp_path, "c", [(80, 60), (81, 61), (79, 62), (80, 60), (82, 61)])
+    page = tmp_path / "cmp.html"
+    assert compare.main([base, slow, "--html", str(page)]) == compare.EXIT_REGRESSION
+    text = page.read_text()
+    assert text.count('<img alt="suite s" src="data:image/png;base64,') == 1
+    assert "2 significant change(s)" in text  # throughput worse, latency worse
+    same = _side(tmp_path, "b", [(101, 50), (99, 51), (100, 50), (102, 49), (100, 51)])
+    compare.main([base, same, "--html", str(page)])
+    text = page.read_text()
+    assert "<img" not in text and "No metric changed significantly" in text
