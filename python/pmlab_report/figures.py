@@ -94,6 +94,17 @@ def log2_axis(ax, ticks, label=lambda v: str(int(v)), labelsize: float = 8, rota
     ax.tick_params(axis="x", labelsize=labelsize, labelrotation=rotation)
 
 
+FLOOR_LABEL = "at the timer floor: an upper bound"
+
+
+def mark_timer_floor(ax, xs, ys) -> None:
+    """Ring the points whose latency lies within a few timer steps of the measured resolution: what is
+    drawn there is an upper bound, not the operation's cost."""
+    if xs:
+        ax.scatter(xs, ys, marker="v", s=70, facecolors="none", edgecolors="black", linewidths=0.9, zorder=5,
+                   label=FLOOR_LABEL)
+
+
 def plain_log_y(ax) -> None:
     """A log y axis whose ticks read as plain numbers (300, 1k, 6k), without 6×10³-style minor labels."""
     from matplotlib.ticker import FuncFormatter, NullFormatter

@@ -213,3 +213,16 @@ def test_settings_apart_and_constant_parameters_said_once():
 def test_column_scale(values, unit, expected):
     scale = tables.column_scale(values, unit)
     assert (scale.unit, scale.divisor) == expected
+
+
+def test_figures_ring_values_at_the_timer_floor(quick_doc):
+    from pmlab_report.figures import FLOOR_LABEL
+    from pmlab_report.suites import core
+
+    def legend(doc):
+        runs = [r for r in model.from_document(doc).runs if r.suite == "core"]
+        return [t.get_text() for t in core.persist_latency(runs).legends[0].get_texts()]
+
+    assert not any("timer floor" in t for t in legend(quick_doc))
+    quick_doc["runs"][0]["metrics"]["latency_p50"]["at_timer_floor"] = True
+    assert FLOOR_LABEL.replace(": ", ":\n") in legend(quick_doc)

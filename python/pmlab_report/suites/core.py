@@ -20,7 +20,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import blended_transform_factory
 
-from ..figures import figure, log2_axis
+from ..figures import FLOOR_LABEL, figure, log2_axis, mark_timer_floor
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -53,6 +53,13 @@ def _domain_style(domain: Any) -> tuple[str, str]:
 
 def _rank(value: Any, preferred: Sequence[Any]) -> tuple:
     return (preferred.index(value) if value in preferred else len(preferred), str(value))
+
+
+def _overlap_marker(index: int) -> dict:
+    """Later lines get smaller, hollow markers, so one that coincides with an earlier one (clflush and
+    clflushopt often do) still shows around or inside it."""
+    color = {} if index == 0 else {"markerfacecolor": "none"}
+    return {"markersize": max(3.0, 7.0 - 0.7 * index), **color}
 
 
 def _size_axis(ax, sizes: Sequence[float]) -> None:
@@ -94,22 +101,28 @@ def _persist_grid(runs: Sequence[Run], metric: str, ylabel: str, title: str) -> 
     nrows, ncols = len(media), len(patterns)
     fig = Figure(figsize=(2.2 + 4.0 * ncols, 0.8 + 2.9 * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    any_floor = False
     for row, medium in enumerate(media):
         for col, pattern in enumerate(patterns):
             ax = axes[row][col]
             cell = [r for r in plotted
                     if r.param("medium") == medium and r.param("pattern") == pattern]
-            for domain, flush in combos:
+            floor: list[tuple[float, float]] = []
+            for k, (domain, flush) in enumerate(combos):
                 points: dict[float, float] = {}
                 for r in cell:
                     if r.param("domain") == domain and r.param("flush") == flush:
                         points.setdefault(r.param("size"), r.value(metric))
+                        if r.metrics[metric].at_timer_floor:
+                            floor.append((r.param("size"), r.value(metric)))
                 if not points:
                     continue
                 xs = sorted(points)
                 linestyle, marker = _domain_style(domain)
                 ax.plot(xs, [points[x] for x in xs], linestyle=linestyle, marker=marker,
-                        markersize=4, linewidth=1.4, color=_flush_color(flush))
+                        linewidth=1.4, color=_flush_color(flush), **_overlap_marker(k))
+            mark_timer_floor(ax, [x for x, _ in floor], [y for _, y in floor])
+            any_floor = any_floor or bool(floor)
             bad = [r for r in failed
                    if r.param("medium") == medium and r.param("pattern") == pattern]
             if bad:
@@ -132,10 +145,13 @@ def _persist_grid(runs: Sequence[Run], metric: str, ylabel: str, title: str) -> 
                 ax.set_ylabel(ylabel, fontsize=9)
 
     handles = []
-    for domain, flush in combos:
+    for k, (domain, flush) in enumerate(combos):
         linestyle, marker = _domain_style(domain)
-        handles.append(Line2D([], [], linestyle=linestyle, marker=marker, markersize=4,
-                              color=_flush_color(flush), label=f"{domain} · {flush}"))
+        handles.append(Line2D([], [], linestyle=linestyle, marker=marker, color=_flush_color(flush),
+                              label=f"{domain} · {flush}", **_overlap_marker(k)))
+    if any_floor:
+        handles.append(Line2D([], [], linestyle="none", marker="v", markersize=8, markerfacecolor="none",
+                              color="black", label=FLOOR_LABEL.replace(": ", ":\n")))
     if failed:
         handles.append(Line2D([], [], linestyle="none", marker="x", markeredgewidth=1.8,
                               color=NOT_OK_COLOR, label="run not ok\n(see table)"))

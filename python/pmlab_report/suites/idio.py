@@ -29,7 +29,7 @@ from matplotlib.colors import Normalize, SymLogNorm
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from ..figures import NotMeasured, figure, legend_outside, log2_axis
+from ..figures import NotMeasured, figure, legend_outside, log2_axis, mark_timer_floor
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -110,9 +110,7 @@ def i1_latency(runs: Sequence[Run]) -> Figure | None:
                 if metric is not None and metric.at_timer_floor:
                     floor_x.append(x)
                     floor_y.append(metric.value)
-        if floor_x:
-            ax.scatter(floor_x, floor_y, marker="v", s=70, facecolors="none", edgecolors="black", linewidths=0.9,
-                       zorder=5, label="at the timer floor: an upper bound")
+        mark_timer_floor(ax, floor_x, floor_y)
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
         ax.grid(True, linewidth=0.4, alpha=0.5)
