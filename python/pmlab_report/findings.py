@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from . import decisions as decision_rules
 from . import figures as figure_registry
@@ -115,36 +115,35 @@ def _rate(value: float, label: str) -> str:
 def use_section(results: Results, evidence: Evidence) -> str:
     outcomes = decision_rules.answer_all(results.context, results.runs)
     rows = []
-    notes = []
     for outcome in outcomes:
         d = outcome.decision
         link = evidence.figure(d.figure) or evidence.for_case(d.suite, d.case)
         if outcome.missing:
-            rows.append(f"<tr><th>{escape(d.question)}</th><td colspan=\"4\" class=\"muted\">not answered: "
+            rows.append(f"<tr><th>{escape(d.question)}</th><td colspan=\"5\" class=\"muted\">not answered: "
                         f"{escape(outcome.missing)}</td><td>{Evidence.link(link)}</td></tr>")
             continue
         first = True
         for answer in outcome.answers:
             by = ", ".join(f"{k} {v}" for k, v in answer.by.items())
-            head = (f'<th rowspan="{len(outcome.answers)}">{escape(d.question)}</th>' if first else "")
+            head = (f'<th rowspan="{len(outcome.answers)}">{escape(d.question)}'
+                    f'<div class="compared">{escape(outcome.compared)}; {answer.contenders} contenders, '
+                    "each at its best option</div></th>" if first else "")
             rows.append(
-                f"<tr>{head}<td>{escape(by)}</td><td><b>{escape(answer.winner)}</b> "
-                f'<span class="muted">{escape(_rate(answer.winner_value, d.metric_label))}</span></td>'
+                f"<tr>{head}<td>{escape(by)}</td><td><b>{escape(answer.winner)}</b></td>"
+                f'<td class="rate">{escape(_rate(answer.winner_value, d.metric_label))}</td>'
                 f"<td>{escape(answer.runner_up or DASH)}</td><td>{_ratio_text(answer)}</td>"
                 f"<td>{Evidence.link(link) if first else ''}</td></tr>")
             first = False
-        notes.append(f"<li><b>{escape(d.question)}</b>: {escape(outcome.compared)}; "
-                     f"{answer.contenders} contenders, each at its best option.</li>")
     kind = '<span class="badge kind-measured" title="measured in this run">meas</span>'
     return (f'<h3 id="use">On this machine, use {kind}</h3>'
             '<div class="scroll"><table class="use"><thead><tr><th>decision</th><th>for</th><th>winner</th>'
-            "<th>runner-up</th><th>winner / runner-up (95 % CI)</th><th></th></tr></thead><tbody>"
+            "<th>winner’s median</th><th>runner-up</th><th>winner / runner-up (95 % CI)</th><th></th></tr></thead>"
+            "<tbody>"
             + "".join(rows) + "</tbody></table></div>"
-            "<details><summary>What was compared</summary><ul>" + "".join(notes) + "</ul>"
-            '<p class="muted">Ratios are of medians (geometric means of medians where a decision aggregates); '
-            "the interval resamples each side’s repetitions independently (2000 bootstrap resamples, fixed "
-            "seed). Choosing each contender’s best option first makes a close call look slightly surer than "
-            "it is.</p></details>")
+            '<p class="muted small">Under each decision: the case, the metric and what was held fixed. Ratios are '
+            "of medians (geometric means of medians where a decision aggregates); the interval resamples each "
+            "side’s repetitions independently (2000 bootstrap resamples, fixed seed). Choosing each "
+            "contender’s best option first makes a close call look slightly surer than it is.</p>")
 
 
 # --------------------------------------------------------------------------- targets
@@ -301,17 +300,23 @@ def targets_section(runs: Sequence[Run], evidence: Evidence) -> tuple[str, int, 
 def warnings_section(results: Results) -> tuple[str, int]:
     items = []
     checks = list(results.checks)
+    row_of = {run.name: run.index for run in results.runs}
+
+    def run_link(name: str) -> str:
+        index = row_of.get(name)
+        return f'<a href="#run-{index}">{escape(name)}</a>' if index is not None else escape(name)
+
     for check in checks:
         if check.get("verdict") != "violated":
             continue
         explained = check.get("explained")
-        runs = check.get("runs") or []
+        runs = [str(name) for name in check.get("runs") or []]
         items.append(
             f"<li><b>{escape(str(check.get('kind', 'check')))} violated</b> "
             f"<code>{escape(str(check.get('rule', '?')))}</code>: {escape(str(check.get('description', '')))}"
             + (f" — {escape(str(check['detail']))}" if check.get("detail") else "")
-            + (f' <span class="muted">(runs: {escape(", ".join(runs[:3]))}{" …" if len(runs) > 3 else ""})</span>'
-               if runs else "")
+            + (f' <span class="muted">(runs: {", ".join(run_link(n) for n in runs[:3])}'
+               f'{" …" if len(runs) > 3 else ""})</span>' if runs else "")
             + (f" Explained in <code>{escape(str(explained))}</code>." if explained else "") + "</li>")
     floor: dict[str, int] = {}
     for run in results.runs:

@@ -63,8 +63,12 @@ nav ul ul { columns: 2; font-size: 13px; }
 .banner { border: 2px solid var(--model); background: var(--model-bg); border-radius: 6px; padding: 8px 14px;
           margin: 8px 0; }
 .summary { font-size: 15px; }
-table.use th[rowspan] { max-width: 220px; } table.use td, table.targets td, table.idio td { font-size: 13px; }
+.facts { margin: 2px 0 0; font-size: 13px; } .fact { white-space: nowrap; }
+table.use th[rowspan] { width: 330px; } table.use td, table.targets td, table.idio td { font-size: 13px; }
+table.use td, table.use th { padding: 2px 8px 2px 6px; } td.rate { white-space: nowrap; color: var(--muted); }
 td.small { font-size: 12px; max-width: 520px; }
+p.small { font-size: 12px; }
+.compared { font-weight: normal; font-size: 11.5px; color: var(--muted); margin-top: 2px; }
 .verdict-met, .verdict-absent { color: var(--ok); background: var(--ok-bg); }
 .verdict-missed, .verdict-present { color: var(--err); background: var(--err-bg); }
 .verdict-unclear, .verdict-na { color: var(--skip); background: var(--skip-bg); }
@@ -186,9 +190,10 @@ def _header(results: Results) -> str:
         ("Runs", f"{len(results.runs)}: " + ", ".join(
             f"{n} {escape(s)}" for s, n in counts.items())),
     ]
-    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    # One line per pair of facts, so the findings below start high on the first screen.
+    body = " · ".join(f'<span class="fact"><b>{k}</b> {v}</span>' for k, v in rows)
     return (f"<header><h1>pmlab report — {escape(str(ctx.get('run_id', '')))}</h1>"
-            f'<table class="kv">{body}</table></header>')
+            f'<p class="facts">{body}</p></header>')
 
 
 def _legend(results: Results, sources: Sources) -> str:
@@ -198,7 +203,8 @@ def _legend(results: Results, sources: Sources) -> str:
                   if models else "")
     parts = [
         '<section class="legend" id="legend"><strong>How to read the numbers.</strong> '
-        "Every number carries a badge saying where it comes from:<dl>",
+        "Every number carries a badge saying where it comes from (in the run tables once, in the column's "
+        "header, when the whole column shares it; ≤ marks a latency at the timer floor, an upper bound):<dl>",
         f'<dt>{kind_badge(Metric(None, "", MEASURED))}</dt>'
         "<dd><b>measured</b> — timed on this machine in this run.</dd>",
         f'<dt>{kind_badge(Metric(None, "", MODELLED, model="‹name›"))}</dt>'

@@ -169,6 +169,7 @@ def test_findings_come_first_with_banner_warnings_and_floor(enriched_doc):
     findings_html = html[html.index('id="findings"'):html.index('id="context"')]
     assert "The pool is emulated, not persistent memory." in findings_html
     assert "bandwidth-below-peak" in findings_html and "docs/plausibility.md#bandwidth" in findings_html
+    assert f'<a href="#run-0">{enriched_doc["runs"][0]["name"]}</a>' in findings_html
     assert "1 value at the timer floor" in findings_html
     assert "fio-agrees" in findings_html  # in the folded list of checks that passed
     # skipped and failed runs: each reason once
@@ -226,3 +227,11 @@ def test_figures_ring_values_at_the_timer_floor(quick_doc):
     assert not any("timer floor" in t for t in legend(quick_doc))
     quick_doc["runs"][0]["metrics"]["latency_p50"]["at_timer_floor"] = True
     assert FLOOR_LABEL.replace(": ", ":\n") in legend(quick_doc)
+
+
+def test_every_decision_links_to_a_registered_figure():
+    from pmlab_report import figures, suites  # noqa: F401  (registers the figures)
+
+    keys = {spec.key for suite in figures.registered_suites() for spec in figures.figures_for(suite)}
+    for decision in decisions.decisions(CONTEXT):
+        assert decision.figure in keys, decision.figure

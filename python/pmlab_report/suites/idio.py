@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.colors import Normalize, SymLogNorm
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter
 
 from ..figures import NotMeasured, figure, legend_outside, log2_axis, mark_timer_floor
 from ..model import Run, distinct, is_number as _number

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..figures import figure, legend_outside, log2_axis
 from ..model import Run, distinct, is_number as _number
