@@ -105,15 +105,18 @@ def mark_timer_floor(ax, xs, ys) -> None:
                    label=FLOOR_LABEL)
 
 
-def plain_log_y(ax) -> None:
-    """A log y axis whose ticks read as plain numbers (300, 1k, 6k), without 6×10³-style minor labels."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+def plain_log_y(ax, axis: str = "y") -> None:
+    """A log axis ticked at 1, 2 and 5 per decade and labelled in plain numbers (200, 1k, 5k), never
+    6×10³-style minor labels or 10² exponents."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     from .units import compact
 
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
+    target.set_minor_formatter(NullFormatter())
 
 
 def legend_outside(ax, below: bool = False, **kwargs):

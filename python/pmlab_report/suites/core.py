@@ -17,12 +17,11 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from ..figures import FLOOR_LABEL, figure, log2_axis, mark_timer_floor
+from ..figures import FLOOR_LABEL, figure, log2_axis, mark_timer_floor, plain_log_y
 from ..model import Run, distinct, is_number as _number
-from ..units import compact, size_label
+from ..units import size_label
 
 MEDIA = ("dram", "pool")
 PATTERNS = ("seq", "rand")
@@ -67,10 +66,7 @@ def _size_axis(ax, sizes: Sequence[float]) -> None:
 
 
 def _log_y_axis(ax) -> None:
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    plain_log_y(ax)
     ax.tick_params(axis="y", labelsize=8)
 
 

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
-from ..figures import figure, legend_outside
+from ..figures import figure, legend_outside, plain_log_y
 from ..model import Run, is_number as _number
 
 STRUCTURES = ("array", "hashtable", "skiplist", "bptree", "list")
@@ -138,7 +138,7 @@ def latency(runs: Sequence[Run]) -> Figure | None:
                 ax.plot(p99[(s, m, w)], y, "o", mfc="none", color=color, markersize=5)
     ax.set_yticks(range(len(pairs)), [f"{s} · {m}" for s, m in pairs], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xscale("log")
+    plain_log_y(ax, axis="x")
     ax.set_xlabel("latency (ns)")
     ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
     return fig

@@ -29,9 +29,9 @@ from matplotlib.colors import Normalize, SymLogNorm
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from ..figures import NotMeasured, figure, legend_outside, log2_axis, mark_timer_floor
+from ..figures import NotMeasured, figure, legend_outside, log2_axis, mark_timer_floor, plain_log_y
 from ..model import Run, distinct, is_number as _number
-from ..units import compact, size_label
+from ..units import size_label
 
 MEDIA = ("dram", "pool")
 FLUSHES = ("clflush", "clflushopt", "clwb", "ntstore")
@@ -111,8 +111,7 @@ def i1_latency(runs: Sequence[Run]) -> Figure | None:
                     floor_x.append(x)
                     floor_y.append(metric.value)
         mark_timer_floor(ax, floor_x, floor_y)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        plain_log_y(ax)
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
         if col == 0:
@@ -173,8 +172,7 @@ def i2_bandwidth(runs: Sequence[Run]) -> Figure | None:
                 ax.plot(xs, [pts[x] for x in xs], color=palette[i % len(palette)], marker="o", markersize=3,
                         linestyle="-" if t == threads[-1] else "--", linewidth=1.3)
         _size_axis(ax, sizes)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        plain_log_y(ax)
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
         ax.set_xlabel("access size", fontsize=9)
@@ -210,8 +208,7 @@ def _pattern_curves(runs: Sequence[Run], case: str, title: str) -> Figure | None
                 ax.plot(xs, [pts[x] for x in xs], marker="o", markersize=4, color=COLORS[pattern],
                         label="sequential" if pattern == "seq" else "random permutation")
         _size_axis(ax, sizes)
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: compact(v)))
+        plain_log_y(ax)
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
         ax.set_xlabel("access size", fontsize=9)

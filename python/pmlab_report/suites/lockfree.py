@@ -22,11 +22,10 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from ..figures import figure, legend_outside
+from ..figures import figure, legend_outside, plain_log_y
 from ..model import Run, is_number as _number
-from ..units import compact
 
 SUITE = "lockfree"
 LIST_DESIGNS = ("volatile", "tlog", "logfree", "soft", "linkfree")
@@ -147,11 +146,9 @@ def list_throughput(runs: Sequence[Run]) -> Figure | None:
                     ax.plot(xs, [points[x] for x in xs], linestyle="--" if published else ("-" if design != "volatile" else ":"),
                             marker="x" if published else "o", markersize=3, linewidth=1.0 if published else 1.6,
                             color=COLORS[design], alpha=0.8 if published else 1.0)
-            ax.set_yscale("log")
+            plain_log_y(ax)
             ax.set_title(f"{domain.upper()}, key range {rng}", fontsize=9)
             ax.grid(True, linewidth=0.4, alpha=0.5)
-            ax.yaxis.set_major_formatter(lambda v, _pos: compact(v))
-            ax.yaxis.set_minor_formatter(NullFormatter())
             if row == len(domains) - 1:
                 ax.set_xlabel("updates (%)")
             if col == 0:
@@ -202,7 +199,7 @@ def list_latency(runs: Sequence[Run]) -> Figure | None:
         ax.set_xticks(range(len(ranges)), [str(r) for r in ranges])
         ax.set_xlabel("key range")
         ax.set_title(f"{upd}% updates", fontsize=9)
-        ax.set_yscale("log")
+        plain_log_y(ax)
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     axes[0].set_ylabel("latency (ns)")
     handles = [Patch(color=COLORS.get(d, "0.5"), label=f"{LABELS[d]} ({'/'.join(domains)})") for d in designs]
@@ -270,7 +267,7 @@ def ring_latency(runs: Sequence[Run]) -> Figure | None:
         _paired_bars(ax, keys, [(s, table[s], COLORS.get(s, "0.5")) for s in systems])
         ax.set_xticks(range(len(keys)), [STAT_LABELS[s] for s in STATS])
         ax.set_title(op, fontsize=9)
-        ax.set_yscale("log")
+        plain_log_y(ax)
         ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
     axes[0].set_ylabel("latency (ns)")
     threads = _threads(_ok(runs, "ring"))
@@ -323,7 +320,7 @@ def persistence_counters(runs: Sequence[Run]) -> Figure | None:
     for y, (_, flushes, fences) in zip(ys, rows):
         for offset, value in ((-0.2, flushes), (0.2, fences)):
             if value:
-                ax.text(value, y + offset, f" {value:.3g}", va="center", fontsize=6.5)
+                ax.text(value, y + offset, f" {value:.3g}", va="center", fontsize=7.5)
     ax.set_xlabel("per operation (measured)")
     legend_outside(ax, fontsize=7)
     ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)

@@ -24,9 +24,9 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter
 
-from ..figures import figure, legend_outside, log2_axis
+from ..figures import figure, legend_outside, log2_axis, plain_log_y
 from ..model import Run, distinct, is_number as _number
 from ..units import compact, size_label
 
@@ -59,10 +59,7 @@ def _log2_axis(ax, ticks: Sequence[float], label) -> None:
 
 
 def _log_y(ax) -> None:
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: compact(v)))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    plain_log_y(ax)
     ax.tick_params(axis="y", labelsize=8)
 
 
