@@ -347,8 +347,8 @@ def warnings_section(results: Results) -> tuple[str, int]:
     html = ('<h3 id="warnings">Warnings</h3>'
             + (f'<ul class="warnings">{"".join(items)}</ul>' if items else '<p class="muted">None.</p>'))
     if ok_checks:
-        html += (f"<details><summary>{len(ok_checks)} plausibility rules and cross-checks passed or did not "
-                 "apply</summary><ul>" + "".join(
+        html += (f"<details><summary>{len(ok_checks)} plausibility rule{'s' if len(ok_checks) != 1 else ''} and "
+                 "cross-checks that passed or did not apply</summary><ul>" + "".join(
                      f"<li>{escape(str(c.get('verdict')))}: <code>{escape(str(c.get('rule')))}</code> "
                      f"{escape(str(c.get('description', '')))}"
                      + (f" — {escape(str(c['detail']))}" if c.get("detail") else "") + "</li>" for c in ok_checks)

@@ -98,6 +98,10 @@ def measure(html_path: str, width: int = WIDTH, screenshot: str | None = None, t
         probe_path = os.path.join(tmp, "probe.html")
         with open(probe_path, "w", encoding="utf-8") as handle:
             handle.write(probe)
+        # The screenshot shows the page as a reader opens it: without the probe, which unfolds the tables.
+        page_path = os.path.join(tmp, "page.html")
+        with open(page_path, "w", encoding="utf-8") as handle:
+            handle.write(page)
         profile = ["--user-data-dir=" + os.path.join(tmp, "profile")]
         done = subprocess.run([browser, *_flags(width, 900), *profile, "--dump-dom", "file://" + probe_path],
                               capture_output=True, text=True, timeout=timeout)
@@ -110,7 +114,7 @@ def measure(html_path: str, width: int = WIDTH, screenshot: str | None = None, t
         if screenshot:
             height = max(200, min(int(result["height"]), 16000))
             subprocess.run([browser, *_flags(width, height), *profile,
-                            "--screenshot=" + os.path.abspath(screenshot), "file://" + probe_path],
+                            "--screenshot=" + os.path.abspath(screenshot), "file://" + page_path],
                            capture_output=True, text=True, timeout=timeout, check=True)
     return result
 
