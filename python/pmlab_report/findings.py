@@ -19,6 +19,7 @@ from .model import MEASURED, Metric, Results, Run, is_number
 from .units import DASH, format_quantity, sig
 
 Badge = Callable[[Metric], str]
+CLOSE_CALL = 0.05  # pmlab compare's default threshold: smaller single-sample differences are not called
 
 
 def _anchor_text(text: str) -> str:
@@ -99,7 +100,10 @@ def _ratio_text(answer: decision_rules.Answer) -> str:
         return DASH
     text = f"{sig(answer.ratio)}×"
     if answer.ci is None:
-        return text + ' <span class="muted">(one sample, no CI)</span>'
+        # With one sample a side, a difference below pmlab compare's default threshold is noise as far as
+        # anyone can tell.
+        close = (f' <span class="warn">— too close to call</span>' if answer.ratio < 1 + CLOSE_CALL else "")
+        return text + ' <span class="muted">(one sample, no CI)</span>' + close
     low, high = answer.ci
     overlap = " — not distinguishable" if low <= 1.0 else ""
     return (text + f' <span class="ci" title="95 % bootstrap CI of the ratio of medians, '
@@ -115,9 +119,13 @@ def _rate(value: float, label: str) -> str:
 def use_section(results: Results, evidence: Evidence) -> str:
     outcomes = decision_rules.answer_all(results.context, results.runs)
     rows = []
+    not_run = []
     for outcome in outcomes:
         d = outcome.decision
         link = evidence.figure(d.figure) or evidence.for_case(d.suite, d.case)
+        if (d.suite, d.case) not in evidence.cases:
+            not_run.append(f"{d.question.split(',')[0].lower()} ({d.suite}.{d.case})")
+            continue
         if outcome.missing:
             rows.append(f"<tr><th>{escape(d.question)}</th><td colspan=\"5\" class=\"muted\">not answered: "
                         f"{escape(outcome.missing)}</td><td>{Evidence.link(link)}</td></tr>")
@@ -135,7 +143,11 @@ def use_section(results: Results, evidence: Evidence) -> str:
                 f"<td>{Evidence.link(link) if first else ''}</td></tr>")
             first = False
     kind = '<span class="badge kind-measured" title="measured in this run">meas</span>'
-    return (f'<h3 id="use">On this machine, use {kind}</h3>'
+    absent = (f'<p class="muted">Not answered by this run (its case did not run): {escape(", ".join(not_run))}.</p>'
+              if not_run else "")
+    if not rows:
+        return f'<h3 id="use">On this machine, use</h3>{absent}'
+    return (f'<h3 id="use">On this machine, use {kind}</h3>{absent}'
             '<div class="scroll"><table class="use"><thead><tr><th>decision</th><th>for</th><th>winner</th>'
             "<th>winner’s median</th><th>runner-up</th><th>winner / runner-up (95 % CI)</th><th></th></tr></thead>"
             "<tbody>"

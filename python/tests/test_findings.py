@@ -235,3 +235,20 @@ def test_every_decision_links_to_a_registered_figure():
     keys = {spec.key for suite in figures.registered_suites() for spec in figures.figures_for(suite)}
     for decision in decisions.decisions(CONTEXT):
         assert decision.figure in keys, decision.figure
+
+
+def test_decisions_whose_case_did_not_run_are_named_once(quick_doc):
+    html = render.render_report(model.from_document(quick_doc))
+    use = html[html.index('id="use"'):html.index('id="targets"')]
+    assert "Not answered by this run (its case did not run): log writer (primitives.log_append)" in use
+    assert "not answered:" not in use
+    assert "Flush instruction on the pool" in use  # the core fixture answers this one
+
+
+def test_a_close_single_sample_call_is_not_made():
+    runs = _log_runs(zero=[9.1e6], classic=[9.0e6])
+    (answer,) = decisions.decide(_log_decision(), runs).answers
+    assert "too close to call" in findings._ratio_text(answer)
+    runs = _log_runs(zero=[9.9e6], classic=[9.0e6])
+    (answer,) = decisions.decide(_log_decision(), runs).answers
+    assert "too close to call" not in findings._ratio_text(answer)
