@@ -102,13 +102,13 @@ def _ratio_text(answer: decision_rules.Answer) -> str:
     if answer.ci is None:
         # With one sample a side, a difference below pmlab compare's default threshold is noise as far as
         # anyone can tell.
-        close = (f' <span class="warn">— too close to call</span>' if answer.ratio < 1 + CLOSE_CALL else "")
+        close = (f' <span class="caution">— too close to call</span>' if answer.ratio < 1 + CLOSE_CALL else "")
         return text + ' <span class="muted">(one sample, no CI)</span>' + close
     low, high = answer.ci
     overlap = " — not distinguishable" if low <= 1.0 else ""
     return (text + f' <span class="ci" title="95 % bootstrap CI of the ratio of medians, '
             f'{answer.samples[0]} and {answer.samples[1]} samples">[{sig(low)}, {sig(high)}]</span>'
-            f'<span class="warn">{overlap}</span>')
+            f'<span class="caution">{overlap}</span>')
 
 
 def _rate(value: float, label: str) -> str:

@@ -91,6 +91,7 @@ figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { max-width: 900px; color: #333; margin-top: 6px; }
 .note { color: var(--muted); font-style: italic; }
 .warn { color: var(--err); }
+.caution { color: var(--model); }
 .reason { color: var(--err); }
 ol.sources { margin: 4px 0; }
 """
