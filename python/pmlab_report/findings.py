@@ -102,7 +102,7 @@ def _ratio_text(answer: decision_rules.Answer) -> str:
     if answer.ci is None:
         # With one sample a side, a difference below pmlab compare's default threshold is noise as far as
         # anyone can tell.
-        close = (f' <span class="caution">— too close to call</span>' if answer.ratio < 1 + CLOSE_CALL else "")
+        close = (' <span class="caution">— too close to call</span>' if answer.ratio < 1 + CLOSE_CALL else "")
         return text + ' <span class="muted">(one sample, no CI)</span>' + close
     low, high = answer.ci
     overlap = " — not distinguishable" if low <= 1.0 else ""
