@@ -81,3 +81,16 @@ def test_every_figure_loaded(measured):
 def test_screenshot_kept(measured):
     _, screenshot = measured
     assert screenshot.stat().st_size > 10_000
+
+
+def test_a_missing_browser_fails_unless_allowed(monkeypatch):
+    def missing():
+        raise browser.BrowserMissing("no chromium on PATH")
+
+    monkeypatch.setattr(browser, "chromium", missing)
+    monkeypatch.delenv("PMLAB_ALLOW_NO_BROWSER", raising=False)
+    with pytest.raises(pytest.fail.Exception, match="scripts/setup.sh"):
+        _browser_or_fail()
+    monkeypatch.setenv("PMLAB_ALLOW_NO_BROWSER", "1")
+    with pytest.raises(pytest.skip.Exception, match="PMLAB_ALLOW_NO_BROWSER=1"):
+        _browser_or_fail()
