@@ -79,11 +79,11 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
 
   // Golden: renaming or removing any of these bumps schema_version (docs/results-schema.md).
   EXPECT_EQ(doc["schema_version"], 1);
-  EXPECT_EQ(keys(doc), (std::vector<std::string>{"context", "pmlab_version", "runs", "schema_version"}));
+  EXPECT_EQ(keys(doc), (std::vector<std::string>{"checks", "context", "pmlab_version", "runs", "schema_version"}));
   const std::vector<std::string> context_keys = {
       "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",
       "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "numa_nodes", "pool",
-      "quick",        "run_control",       "run_id",  "skipped", "timer",            "transparent_hugepages"};
+      "quick",        "repetitions",       "run_control",       "run_id",  "skipped", "timer",            "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));

@@ -1,10 +1,12 @@
 #include "pmlab/bench/case.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/platform/topology.hpp"
 
 namespace pmlab::bench {
@@ -89,6 +91,25 @@ void RunContext::metric(std::string name, double value, std::string unit, Metric
   record_.set(Metric{std::move(name), value, std::move(unit), kind, std::move(origin)});
 }
 
+void RunContext::timed_metric(std::string name, double ns, uint64_t ops_per_sample, MetricKind kind, std::string origin) {
+  Metric m{std::move(name), ns, "ns", kind, std::move(origin)};
+  const double floor_ns = 3.0 * platform::Clock::get().resolution_ns() / static_cast<double>(std::max<uint64_t>(ops_per_sample, 1));
+  m.at_timer_floor = std::isfinite(ns) && ns < floor_ns;
+  record_.set(std::move(m));
+}
+
+void RunContext::metric_samples(std::string name, std::vector<double> samples, std::string unit) {
+  std::erase_if(samples, [](double x) { return !std::isfinite(x); });
+  Metric m{std::move(name), samples.empty() ? NAN : median(samples), std::move(unit), MetricKind::measured, {}};
+  if (!samples.empty()) m.stats = record::summarize(std::move(samples), "rounds");
+  record_.set(std::move(m));
+}
+
+void RunContext::target(std::string metric, double threshold, TargetDirection direction, std::string label,
+                        std::string met_metric) {
+  record_.add_target(record::Target{std::move(metric), std::move(label), threshold, direction, std::move(met_metric)});
+}
+
 void RunContext::note(std::string key, std::string text) {
   for (auto& [k, t] : record_.notes)
     if (k == key) {
@@ -146,11 +167,17 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
   if (bytes_per_op_ > 0) metric("bandwidth", bytes_per_op_ * static_cast<double>(ops) / seconds / 1048576.0, "MiB/s");
   if (merged.count() > 0) {
     auto ns = [&](double ticks) { return ticks / clock.ticks_per_ns(); };
-    metric("latency_avg", ns(merged.mean()), "ns");
-    metric("latency_p50", ns(merged.quantile(0.50)), "ns");
-    metric("latency_p99", ns(merged.quantile(0.99)), "ns");
-    metric("latency_p999", ns(merged.quantile(0.999)), "ns");
+    uint64_t batch = 1;
+    for (const auto& s : states) batch = std::max(batch, s->ops_per_sample());
+    timed_metric("latency_avg", ns(merged.mean()), batch);
+    timed_metric("latency_p50", ns(merged.quantile(0.50)), batch);
+    timed_metric("latency_p99", ns(merged.quantile(0.99)), batch);
+    timed_metric("latency_p999", ns(merged.quantile(0.999)), batch);
     metric("latency_max", ns(static_cast<double>(merged.max())), "ns");
+    if (batch > 1) metric("ops_per_latency_sample", static_cast<double>(batch), "count");
+    uint64_t every = 1;
+    for (const auto& s : states) every = std::max(every, s->sample_every());
+    if (every > 1) metric("latency_sampled_every", static_cast<double>(every), "count");
     record_.histogram_ns.clear();
     for (const auto& [lo, n] : merged.buckets()) record_.histogram_ns.emplace_back(ns(static_cast<double>(lo)), n);
   }

@@ -3,7 +3,9 @@
 // the harness owns threads, pinning, warm-up, timing, counters and records.
 #pragma once
 
+#include <algorithm>
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +30,7 @@ using record::Metric;
 using record::MetricKind;
 using record::RunRecord;
 using record::RunStatus;
+using record::TargetDirection;
 
 class RunContext;
 
@@ -41,6 +44,9 @@ struct CaseDef {
   // A reason when this point of the sweep duplicates another (it is then left out of the sweep).
   std::function<std::optional<std::string>(const Params&)> redundant;
   std::function<void(RunContext&)> body;
+  // Repetitions under --quick when this case's numbers are compared with each other's (a share computed
+  // from two runs needs an interval); 0: the runner's default (bench/repetitions.hpp).
+  int quick_repetitions = 0;
 
   std::string full_name() const { return suite + "." + name; }
 };
@@ -116,8 +122,8 @@ class ThreadState {
   int index() const noexcept { return index_; }
   int count() const noexcept { return count_; }
 
-  // Runs op(i) with i = 0, 1, 2, …: warm-up, start barrier, timed operations, end barrier.
-  // op must not be cheaper than the timer when per-op timing is on (see Clock::overhead_ns).
+  // Runs op(i) with i = 0, 1, 2, …: warm-up, start barrier, timed operations, end barrier. With per-op
+  // timing, operations are timed one in sample_every() or in batches of ops_per_sample() (choose_timing).
   template <class Op>
   void measure(Op&& op) {
     const platform::Clock& clock = platform::Clock::get();
@@ -126,24 +132,37 @@ class ThreadState {
     while (platform::Clock::now() < warm_until) {
       for (int k = 0; k < 16; ++k) op(i++);
     }
+    if (control_.per_op_timing) choose_timing(clock, op, i);
     sync_.arrive_and_wait();
     const persist::Counters before = persist::thread_counters();
     const uint64_t start = platform::Clock::start();
     const uint64_t deadline = control_.ops ? UINT64_MAX : start + clock.from_ns(control_.duration_s * 1e9);
     const uint64_t target = control_.ops ? control_.ops : UINT64_MAX;
-    const uint64_t overhead = clock.from_ns(clock.overhead_ns());
+    // Timed regions end when the operation's stores and write-backs are complete (Clock::stop_drained).
+    const uint64_t overhead = clock.from_ns(clock.drained_overhead_ns());
     uint64_t done = 0;
     if (control_.per_op_timing) {
+      const uint64_t n_max = ops_per_sample_;
+      uint64_t batches = 0, timed = 0;
       while (done < target) {
+        const uint64_t n = std::min(n_max, target - done);
+        if (batches++ % sample_every_ != 0) {
+          for (uint64_t k = 0; k < n; ++k) op(i++);
+          done += n;
+          continue;
+        }
+        // A sampled batch starts from drained stores, as when every batch is timed: otherwise it would
+        // wait for the write-backs the untimed operations before it left in flight.
+        if (sample_every_ > 1) _mm_mfence();
         const uint64_t t0 = platform::Clock::start();
-        op(i++);
-        const uint64_t t1 = platform::Clock::stop();
+        for (uint64_t k = 0; k < n; ++k) op(i++);
+        const uint64_t t1 = platform::Clock::stop_drained();
         const uint64_t d = t1 - t0;
-        histogram_.add(d > overhead ? d - overhead : 0);
-        ++done;
+        histogram_.add((d > overhead ? d - overhead : 0) / n, n);
+        done += n;
         if (t1 >= deadline) break;
         // A stop signal ends a long fixed-ops run early; polled outside the timed interval.
-        if ((done & 63) == 0 && stop_requested()) break;
+        if ((++timed & 63) == 0 && stop_requested()) break;
       }
     } else {
       constexpr uint64_t kBatch = 64;
@@ -154,7 +173,7 @@ class ThreadState {
         if (platform::Clock::now() >= deadline || stop_requested()) break;
       }
     }
-    end_ = platform::Clock::stop();
+    end_ = platform::Clock::stop_drained();
     start_ = start;
     ops_ = done;
     counters_ = persist::thread_counters() - before;
@@ -168,8 +187,49 @@ class ThreadState {
   uint64_t end_tick() const noexcept { return end_; }
   const persist::Counters& counters() const noexcept { return counters_; }
   bool measured() const noexcept { return measured_; }
+  // Operations per latency sample (1: each timed on its own).
+  uint64_t ops_per_sample() const noexcept { return ops_per_sample_; }
+  // One operation in this many is timed (1: every one).
+  uint64_t sample_every() const noexcept { return sample_every_; }
 
  private:
+  // How the measured loop times operations, decided on the warm operation itself (after the warm-up, so
+  // first-touch page faults do not count): a stretch run untimed against the same stretch timed one by one.
+  // - An operation shorter than 10x the timer's measured resolution is timed in batches (ops_per_sample_):
+  //   the clock cannot tell its own length, only a batch's; each operation of a batch gets the batch's mean.
+  // - One batch (or operation) in sample_every_ is timed, so that timing costs the throughput at most ~5%.
+  //   Timing costs more than the clock's own overhead: the drained end stamp waits for the operation's
+  //   write-backs, so it no longer overlaps the next one. The untimed operations count in throughput.
+  template <class Op>
+  void choose_timing(const platform::Clock& clock, Op& op, uint64_t& i) {
+    constexpr uint64_t kProbe = 256;
+    constexpr uint64_t kMaxSampleEvery = 64;
+    uint64_t best_plain = UINT64_MAX, best_timed = UINT64_MAX;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const uint64_t a = platform::Clock::start();
+      for (uint64_t k = 0; k < kProbe; ++k) op(i++);
+      const uint64_t b = platform::Clock::stop_drained();
+      for (uint64_t k = 0; k < kProbe; ++k) {
+        const uint64_t t0 = platform::Clock::start();
+        op(i++);
+        const uint64_t t1 = platform::Clock::stop_drained();
+        asm volatile("" : : "r"(t1 - t0));
+      }
+      const uint64_t c = platform::Clock::stop_drained();
+      best_plain = std::min(best_plain, b - a);
+      best_timed = std::min(best_timed, c - b);
+    }
+    const double op_ns = clock.to_ns(best_plain) / static_cast<double>(kProbe);
+    const double floor_ns = 10.0 * clock.resolution_ns();
+    if (op_ns < floor_ns) ops_per_sample_ = static_cast<uint64_t>(std::ceil(floor_ns / std::max(op_ns, 0.01)));
+    if (best_timed <= best_plain) return;
+    // Timing cost relative to the work, per timed batch (one stamp pair per batch of ops_per_sample_).
+    const double cost = static_cast<double>(best_timed - best_plain) / static_cast<double>(best_plain) /
+                        static_cast<double>(ops_per_sample_);
+    sample_every_ = std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(cost / 0.05)), 1, kMaxSampleEvery);
+  }
+
+
   int index_;
   int count_;
   const RunControl& control_;
@@ -180,6 +240,8 @@ class ThreadState {
   uint64_t end_ = 0;
   persist::Counters counters_{};
   bool measured_ = false;
+  uint64_t ops_per_sample_ = 1;
+  uint64_t sample_every_ = 1;
 };
 
 // Everything a case body sees for one run.
@@ -212,6 +274,18 @@ class RunContext {
 
   void metric(std::string name, double value, std::string unit, MetricKind kind = MetricKind::measured,
               std::string origin = {});
+  // The time of single operations (a latency percentile, in ns): flagged at_timer_floor within 3x of the
+  // timer's measured resolution, where the clock decides more of the value than the operation does
+  // (operations timed in batches of n: within 3x of the resolution / n).
+  void timed_metric(std::string name, double ns, uint64_t ops_per_sample = 1, MetricKind kind = MetricKind::measured,
+                    std::string origin = {});
+  // A metric measured several times within the run (the rounds of a side-by-side comparison): its value is
+  // their median, and it carries their spread and the median's confidence interval.
+  void metric_samples(std::string name, std::vector<double> samples, std::string unit);
+  // A target on a metric of this run, set before: recorded beside the metrics and judged from the metric's
+  // interval (record::Target). `met_metric` names a bool metric kept in step with the verdict.
+  void target(std::string metric, double threshold, TargetDirection direction, std::string label,
+              std::string met_metric = {});
   // Text that belongs to the run's row but is no number (e.g. why a peer tool gave no number): `notes`.
   void note(std::string key, std::string text);
   // Ends the run as skipped or failed; the rest of the sweep goes on.

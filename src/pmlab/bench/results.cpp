@@ -49,6 +49,7 @@ Result<std::string> ResultsDocument::write(const fs::path& out, bool force) cons
   doc["pmlab_version"] = kPmlabVersion;
   doc["context"] = context_;
   doc["runs"] = runs_;
+  if (!checks_.is_null()) doc["checks"] = checks_;
   std::error_code ec;
   const bool out_existed = fs::exists(out, ec);
   fs::create_directories(out, ec);

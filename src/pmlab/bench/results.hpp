@@ -36,6 +36,8 @@ class ResultsDocument {
   // A record read back from another results.json (crash merge): kept as it was written.
   void add_json(nlohmann::ordered_json run) { runs_.push_back(std::move(run)); }
   size_t size() const noexcept { return runs_.size(); }
+  // The checks over the runs (bench/checks.hpp), written as `checks` beside `runs`.
+  void set_checks(nlohmann::ordered_json checks) { checks_ = std::move(checks); }
 
   // Writes `out`/results.json atomically (the old file stays on any error); creates `out`, and removes it
   // again when it was created for nothing. With `force` an old report.html, which described the old
@@ -45,6 +47,7 @@ class ResultsDocument {
  private:
   nlohmann::ordered_json context_;
   std::vector<nlohmann::ordered_json> runs_;
+  nlohmann::ordered_json checks_;
 };
 
 }  // namespace pmlab::bench

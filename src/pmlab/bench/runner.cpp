@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <regex>
 #include <set>
 
+#include "pmlab/bench/checks.hpp"
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/progress.hpp"
+#include "pmlab/bench/repetitions.hpp"
 #include "pmlab/bench/results.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
@@ -289,6 +292,10 @@ nlohmann::ordered_json run_context(const RunOptions& options, const std::string&
   ctx["run_control"] = {{"duration_s", control.ops ? J(nullptr) : J(control.duration_s)},
                         {"ops_per_thread", control.ops ? J(control.ops) : J(nullptr)},
                         {"warmup_s", control.warmup_s}};
+  // Not part of the hash: a repeated point measures what a single one does, so two runs still join.
+  ctx["repetitions"] = options.repetitions ? J{{"every_case", *options.repetitions}}
+                       : options.quick     ? J{{"target_and_peer_cases", 3}, {"other_cases", 1}}
+                                           : J{{"every_case", 5}};
   J shaping = {{"cpu", ctx["cpu"]["model"]}, {"kernel", ctx["kernel"]},
                {"pool", ctx["pool"].is_null() ? "" : ctx["pool"]["medium"].get<std::string>()},
                {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
@@ -409,6 +416,31 @@ void tally(RunSummary& summary, Progress& progress, const RunRecord& r) {
   if (r.status == RunStatus::error) progress.note("pmlab: error in " + r.name + ": " + r.reason);
 }
 
+// Every run, repeated in passes over the selection (bench/repetitions.hpp): pass k runs the points that
+// want more than k repetitions. A point that failed or was skipped is not repeated. Returns one record per
+// point that ran at all, its repetitions combined.
+std::vector<RunRecord> execute_passes(Execution& ex, const std::vector<int>& wanted, Progress& progress,
+                                      RunSummary& summary) {
+  const int passes = wanted.empty() ? 0 : *std::max_element(wanted.begin(), wanted.end());
+  std::vector<std::vector<RunRecord>> reps(ex.runs.size());
+  for (int pass = 0; pass < passes && !stop_requested(); ++pass)
+    for (size_t i = 0; i < ex.runs.size() && !stop_requested(); ++i) {
+      if (pass >= wanted[i] || (pass > 0 && reps[i].back().status != RunStatus::ok)) continue;
+      progress.step(ex.runs[i].name);
+      RunRecord rec = execute_run(ex, ex.runs[i]);
+      // A later repetition a stop signal cut short leaves the earlier ones standing.
+      if (pass > 0 && stop_requested()) break;
+      reps[i].push_back(std::move(rec));
+    }
+  std::vector<RunRecord> finished;
+  for (auto& r : reps) {
+    if (r.empty()) continue;
+    finished.push_back(combine_repetitions(std::move(r)));
+    tally(summary, progress, finished.back());
+  }
+  return finished;
+}
+
 // Suite summaries: rows derived after every run, so they can join runs of several cases. An interrupted
 // run has only some of the rows a summary joins: it gets none.
 std::vector<RunRecord> derive_summaries(const std::vector<RunRecord>& finished, const nlohmann::ordered_json& ctx,
@@ -453,8 +485,12 @@ Result<RunPlan> dry_run(const RunOptions& options) {
   auto defaults = run_defaults(options, nullptr);
   if (!defaults) return defaults.status();
   const RunControl control = run_control(options);
-  for (const PlannedRun& r : name_and_filter(*planned, *defaults, *filter)) out.names.push_back(r.name);
-  if (control.ops == 0) out.min_seconds = static_cast<double>(out.names.size()) * (control.duration_s + control.warmup_s);
+  double executions = 0;
+  for (const PlannedRun& r : name_and_filter(*planned, *defaults, *filter)) {
+    out.names.push_back(r.name);
+    executions += repetitions_for(*r.def, options.quick, options.repetitions);
+  }
+  if (control.ops == 0) out.min_seconds = executions * (control.duration_s + control.warmup_s);
   return out;
 }
 
@@ -497,20 +533,18 @@ Result<RunSummary> run(const RunOptions& options) {
   // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
   ex.counter_sources = profile::detect_counters();
   ctx["counters"] = ex.counter_sources.context_json();
-  Progress progress(runs.size(), options.progress);
+  std::vector<int> wanted;
+  for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, options.quick, options.repetitions));
+  Progress progress(static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0)), options.progress);
   RunSummary summary;
-  std::vector<RunRecord> finished;
-  for (const auto& r : runs) {
-    if (stop_requested()) break;
-    progress.step(r.name);
-    finished.push_back(execute_run(ex, r));
-    tally(summary, progress, finished.back());
-    results.add(finished.back());
-  }
-  for (const RunRecord& d : derive_summaries(finished, ctx, ex.context_hash)) {
+  std::vector<RunRecord> finished = execute_passes(ex, wanted, progress, summary);
+  for (const RunRecord& r : finished) results.add(r);
+  for (RunRecord& d : derive_summaries(finished, ctx, ex.context_hash)) {
     tally(summary, progress, d);
     results.add(d);
+    finished.push_back(std::move(d));
   }
+  if (!stop_requested()) results.set_checks(run_checks(finished));
 
   // Record.
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();

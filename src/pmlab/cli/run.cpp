@@ -24,7 +24,7 @@ struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
-  uint64_t ops = 0;
+  uint64_t ops = 0, repetitions = 0;
   bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
 };
 
@@ -92,6 +92,7 @@ int run_run(const RunArgs& a) {
     o.duration_s = *d;
   }
   if (a.ops) o.ops = a.ops;
+  if (a.repetitions) o.repetitions = static_cast<int>(a.repetitions);
   if (!a.domain.empty()) {
     auto d = persist::parse_domain(a.domain);
     if (!d) return report_error(d.status());
@@ -159,6 +160,10 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")->check(non_empty_value());
   cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value(kMaxRunSeconds));
   cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")->check(count_value(1, kMaxOpsPerThread));
+  cmd->add_option("--repetitions", a->repetitions,
+                  "run every point N times (in passes over the selection) and report medians with 95% bootstrap "
+                  "intervals (default 5; with --quick 3 for target and peer cases, 1 elsewhere)")
+      ->check(count_value(1, 1000));
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
       ->check(non_empty_value());

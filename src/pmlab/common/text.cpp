@@ -61,4 +61,10 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 }  // namespace pmlab

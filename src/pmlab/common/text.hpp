@@ -10,6 +10,9 @@ namespace pmlab {
 // (and the backslash as \\), so a crafted name can neither move the cursor nor garble the line.
 std::string printable(std::string_view text);
 
+// V with `digits` digits after the point ("%.*f"), for numbers quoted in notes and messages.
+std::string fixed(double v, int digits);
+
 // Serializes a nlohmann JSON value. Strings that are not valid UTF-8 (paths and header fields come
 // from outside) get U+FFFD for their invalid bytes instead of an exception: every JSON pmlab writes
 // goes through here.

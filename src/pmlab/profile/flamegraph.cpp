@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "pmlab/common/text.hpp"
 #include "pmlab/profile/stacks.hpp"
 
 namespace pmlab::profile {
@@ -46,12 +47,6 @@ int depth_of(const Node& n) {
   int d = 0;
   for (const auto& [name, child] : n.children) d = std::max(d, 1 + depth_of(*child));
   return d;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 struct Writer {

@@ -22,6 +22,15 @@ class Histogram {
     if (value < min_) min_ = value;
     if (value > max_) max_ = value;
   }
+  // `times` samples of one value (an operation timed in a batch: each of its operations gets the mean).
+  void add(uint64_t value, uint64_t times) noexcept {
+    if (times == 0) return;
+    counts_[index(value)] += times;
+    count_ += times;
+    sum_ += value * times;
+    if (value < min_) min_ = value;
+    if (value > max_) max_ = value;
+  }
   void merge(const Histogram& other) noexcept;
 
   uint64_t count() const noexcept { return count_; }

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "pmlab/common/text.hpp"
 #include "pmlab/suites/ds/summary.hpp"
 
 namespace pmlab::suites::ds {
@@ -78,12 +79,6 @@ std::string compose_name(const RunRecord& row) {
   return name;
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 }  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
@@ -118,12 +113,15 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
         row.params["workload"] = w;
         base_params(row);
         row.name = compose_name(row);
-        const auto r = ratio(value_of(a, "throughput"), value_of(b, "throughput"));
         put(row, "throughput", value_of(a, "throughput"), "ops/s");
         put(row, "peer_throughput", value_of(b, "throughput"), "ops/s");
-        put(row, "ratio", r, "ratio");
+        const std::optional<Metric> ratio = record::ratio_of("ratio", a->find("throughput"), b->find("throughput"));
+        if (ratio) row.set(*ratio);
+        const std::optional<double> r = value_of(&row, "ratio");
         row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});
-        if (r) row.set(Metric{"target_met", *r >= kTargetRatio ? 1.0 : 0.0, "bool", MetricKind::measured, {}});
+        if (r)
+          row.add_target({"ratio", ours + " (persist) vs PMDK's " + peer, kTargetRatio, record::TargetDirection::at_least,
+                          "target_met"});
         for (const char* m : {"flushes_per_op", "fences_per_op", "nt_bytes_per_op", "latency_p50", "latency_p99"}) {
           put(row, m, value_of(a, m), a->find(m) ? a->find(m)->unit.c_str() : "");
           put(row, ("peer_" + std::string(m)).c_str(), value_of(b, m), b->find(m) ? b->find(m)->unit.c_str() : "");
@@ -134,7 +132,7 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
                             fixed(value_of(a, "fences_per_op").value_or(NAN), 2) + " fences; " + peer + " " +
                             fixed(value_of(b, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
                             fixed(value_of(b, "fences_per_op").value_or(NAN), 2) + " fences (PMDK's counted at libpmem's entry points)";
-          row.notes.emplace_back("verdict", *r >= kTargetRatio ? "met" : "missed");
+          row.notes.emplace_back("verdict", record::to_string(row.targets.back().verdict));
           row.notes.emplace_back("reasoning", why);
         }
         rows.push_back(std::move(row));

@@ -146,10 +146,10 @@ std::vector<std::string> size_strings(uint64_t from, uint64_t to) {
 void add_latency_metrics(bench::RunContext& ctx, const record::Histogram& ticks) {
   const platform::Clock& clock = platform::Clock::get();
   auto ns = [&](double t) { return t / clock.ticks_per_ns(); };
-  ctx.metric("latency_avg", ns(ticks.mean()), "ns");
-  ctx.metric("latency_p50", ns(ticks.quantile(0.50)), "ns");
-  ctx.metric("latency_p99", ns(ticks.quantile(0.99)), "ns");
-  ctx.metric("latency_p999", ns(ticks.quantile(0.999)), "ns");
+  ctx.timed_metric("latency_avg", ns(ticks.mean()));
+  ctx.timed_metric("latency_p50", ns(ticks.quantile(0.50)));
+  ctx.timed_metric("latency_p99", ns(ticks.quantile(0.99)));
+  ctx.timed_metric("latency_p999", ns(ticks.quantile(0.999)));
   ctx.metric("latency_max", ns(static_cast<double>(ticks.max())), "ns");
   ctx.metric("ops", static_cast<double>(ticks.count()), "count");
 }

@@ -1,0 +1,64 @@
+// Checks over a whole run's records, after the suites' summaries: plausibility rules (a number no
+// measurement of real hardware can give: a negative share of time, a p-store faster than a cache hit)
+// and cross-checks (two cases that measure the same operation must agree). Each is one entry of a table
+// the suites register; the results go to results.json's `checks` and to the top of the report. A
+// violation is a finding: fixed, or explained in the docs the check links to.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pmlab/record/record.hpp"
+
+namespace pmlab::bench {
+
+enum class CheckKind { plausibility, cross_check };
+enum class CheckVerdict { ok, violated, not_applicable };
+
+// One application of a check: the runs it looked at and what it found.
+struct Finding {
+  CheckVerdict verdict = CheckVerdict::ok;
+  std::vector<std::string> runs;
+  std::string detail;
+  // Where the docs explain this finding, when only some of a check's findings are explained.
+  std::string explained = {};
+};
+
+struct CheckDef {
+  CheckKind kind = CheckKind::plausibility;
+  std::string id;
+  std::string description;
+  // Where the docs explain a disagreement this check is known to find on emulated PMEM, or empty.
+  std::string explained;
+  // Every finding over the run's records (none when nothing it applies to ran).
+  std::function<std::vector<Finding>(const std::vector<record::RunRecord>&)> check;
+};
+
+// The registered checks (bench::Registry keeps them beside the cases).
+void add_check(CheckDef def);
+const std::vector<CheckDef>& checks();
+struct CheckRegistration {
+  explicit CheckRegistration(CheckDef def) { add_check(std::move(def)); }
+};
+
+// Runs every check: a violation per finding, the ok findings of a check folded into one entry, a check
+// with no finding as not_applicable. A check that throws is a violation saying so.
+nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs);
+
+// Helpers the rules share.
+// The run's parameter `key` as text ("" when absent).
+std::string param_text(const record::RunRecord& r, const std::string& key);
+// True when `r` is `suite.case` with every (key, value) of `params`.
+bool matches(const record::RunRecord& r, const std::string& full_case,
+             const std::vector<std::pair<std::string, std::string>>& params = {});
+// The metric's value when present and finite.
+std::optional<double> value_of(const record::RunRecord& r, const std::string& metric);
+// Whether a exceeds b beyond noise: by the metrics' intervals when both have them (a's low end above
+// b's high end), else by more than `margin` (a relative fraction).
+bool exceeds(const record::Metric& a, const record::Metric& b, double margin);
+
+}  // namespace pmlab::bench

@@ -1,0 +1,109 @@
+// The registered plausibility rules and cross-checks on records shaped by hand: each must flag what it
+// guards against and pass what it must not flag.
+#include "pmlab/bench/checks.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pmlab::bench {
+namespace {
+
+using record::Metric;
+using record::MetricKind;
+using record::RunRecord;
+
+RunRecord run(const std::string& full_case, nlohmann::ordered_json params, std::vector<Metric> metrics) {
+  RunRecord r;
+  const auto dot = full_case.find('.');
+  r.suite = full_case.substr(0, dot);
+  r.case_name = full_case.substr(dot + 1);
+  r.params = std::move(params);
+  r.name = full_case;
+  for (const auto& [k, v] : r.params.items()) r.name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
+  for (auto& m : metrics) r.set(std::move(m));
+  return r;
+}
+
+Metric m(const std::string& name, double v, const std::string& unit = "ratio") {
+  return Metric{name, v, unit, MetricKind::measured, {}};
+}
+
+// The entries of one rule in the checks of `runs`.
+std::vector<nlohmann::ordered_json> of_rule(const std::vector<RunRecord>& runs, const std::string& rule) {
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& e : run_checks(runs))
+    if (e["rule"] == rule) out.push_back(e);
+  return out;
+}
+
+std::string verdicts(const std::vector<nlohmann::ordered_json>& entries) {
+  std::string s;
+  for (const auto& e : entries) s += e["verdict"].get<std::string>() + " ";
+  return s;
+}
+
+TEST(Checks, ANegativeShareIsFlaggedOnlyBeyondItsInterval) {
+  Metric clear = m("share", -0.05);
+  clear.stats = record::summarize({-0.06, -0.05, -0.04}, "repetitions");
+  Metric noisy = m("share", -0.01);
+  noisy.stats = record::summarize({-0.03, -0.01, 0.02}, "repetitions");
+  const std::vector<RunRecord> runs = {run("ptm.share", {{"cost", "no-fence"}}, {clear}),
+                                       run("ptm.share", {{"cost", "no-log"}}, {noisy}),
+                                       run("ptm.share", {{"cost", "no-flush"}}, {m("share", -0.02)})};
+  const auto e = of_rule(runs, "no-negative-share");
+  EXPECT_EQ(verdicts(e), "violated violated ok ");
+  EXPECT_EQ(e[0]["runs"][0], "ptm.share/cost:no-fence");
+  EXPECT_EQ(e[1]["runs"][0], "ptm.share/cost:no-flush");  // no interval: any negative value
+}
+
+TEST(Checks, APstoreFasterThanACacheHitIsFlagged) {
+  const std::vector<RunRecord> runs = {
+      run("idio.i1_latency", {{"medium", "pool"}, {"op", "load"}, {"hit_ratio", 1.0}}, {m("latency_p50", 20, "ns")}),
+      run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"hit_ratio", 1.0}}, {m("latency_p50", 10, "ns")}),
+      run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"hit_ratio", 0.0}}, {m("latency_p50", 300, "ns")})};
+  EXPECT_EQ(verdicts(of_rule(runs, "pstore-not-below-cache-hit")), "violated ok ");
+}
+
+TEST(Checks, LittlesLawFlagsBothDirectionsAndExplainsOnlyOverlap) {
+  const std::vector<RunRecord> runs = {
+      run("x.a", {{"threads", 1}}, {m("throughput", 1e6, "ops/s"), m("latency_avg", 1000, "ns")}),  // 1.0
+      run("x.b", {{"threads", 2}}, {m("throughput", 1e6, "ops/s"), m("latency_avg", 3600, "ns")}),  // 1.8
+      run("x.c", {{"threads", 1}}, {m("throughput", 1e6, "ops/s"), m("latency_avg", 500, "ns")})};  // 0.5
+  const auto e = of_rule(runs, "littles-law");
+  ASSERT_EQ(verdicts(e), "violated violated ok ");
+  EXPECT_EQ(e[0]["runs"][0], "x.b/threads:2");
+  EXPECT_FALSE(e[0]["explained"].is_null());
+  EXPECT_EQ(e[1]["runs"][0], "x.c/threads:1");
+  EXPECT_TRUE(e[1]["explained"].is_null());
+}
+
+TEST(Checks, APersistentStructureAboveItsDramTwinIsFlagged) {
+  auto ycsb = [](const char* structure, const char* mode, double t) {
+    return run("ds.ycsb", {{"structure", structure}, {"mode", mode}, {"breakdown", "none"}, {"medium", "pool"},
+                           {"workload", "a"}, {"threads", 1}},
+               {m("throughput", t, "ops/s")});
+  };
+  const std::vector<RunRecord> runs = {ycsb("bptree", "dram", 100), ycsb("bptree", "persist", 150),
+                                       ycsb("hashtable", "dram", 100), ycsb("hashtable", "persist", 105)};
+  // The DRAM twin's medium parameter differs (dram); the rule matches on everything else.
+  std::vector<RunRecord> fixed = runs;
+  fixed[0].params["medium"] = "dram";
+  fixed[2].params["medium"] = "dram";
+  EXPECT_EQ(verdicts(of_rule(fixed, "persistent-not-above-dram")), "violated ok ");
+}
+
+TEST(Checks, CrossChecksCompareTheSameOperation) {
+  auto i1 = [](double f, double ns) {
+    return run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"flush", "clwb"}, {"hit_ratio", f}, {"threads", 1}},
+               {m("latency_p50", ns, "ns")});
+  };
+  const std::vector<RunRecord> runs = {
+      i1(1.0, 190), i1(0.0, 310),
+      run("core.persist", {{"medium", "pool"}, {"domain", "adr"}, {"flush", "clwb"}, {"size", 64}, {"pattern", "rand"}, {"threads", 1}},
+          {m("latency_p50", 300, "ns")})};
+  EXPECT_EQ(verdicts(of_rule(runs, "i1-pstore-vs-core-persist")), "violated ");
+  EXPECT_EQ(verdicts(of_rule(runs, "i1-uncached-pstore-vs-core-persist")), "ok ");
+  EXPECT_EQ(verdicts(of_rule({}, "i1-pstore-vs-core-persist")), "not_applicable ");
+}
+
+}  // namespace
+}  // namespace pmlab::bench
