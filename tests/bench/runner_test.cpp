@@ -70,6 +70,33 @@ RunOptions quick_options(const TempDir& dir, std::vector<std::string> selectors)
   return o;
 }
 
+// Leaves an environment variable libpmem reads set: every later run would run under it.
+const CaseRegistration leaky_case{CaseDef{
+    .suite = "selftest_state",
+    .name = "leaky",
+    .summary = "sets PMEM_NO_FLUSH and leaves it",
+    .params = {},
+    .region_bytes = {},
+    .redundant = {},
+    .body = [](RunContext&) { setenv("PMEM_NO_FLUSH", "1", 1); },
+}};
+
+TEST(Runner, ARunThatLeavesProcessStateChangedFailsByName) {
+  TempDir dir;
+  unsetenv("PMEM_NO_FLUSH");
+  auto summary = run(quick_options(dir, {"selftest_state.leaky", "selftest.touch"}));
+  unsetenv("PMEM_NO_FLUSH");
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->errors, 1);
+  EXPECT_EQ(summary->ok, 2);  // the runs after it are judged from the new state
+  nlohmann::json doc = load(summary->results_path);
+  const auto& leaky = doc["runs"][0];
+  EXPECT_EQ(leaky["status"], "error");
+  EXPECT_NE(leaky["reason"].get<std::string>().find("PMEM_NO_FLUSH=(unset) PMEM_NO_MOVNT"), std::string::npos)
+      << leaky["reason"];
+  EXPECT_NE(leaky["reason"].get<std::string>().find("PMEM_NO_FLUSH=1"), std::string::npos);
+}
+
 TEST(Runner, WritesTheSchemaVersionOneDocument) {
   TempDir dir;
   auto summary = run(quick_options(dir, {"selftest.touch"}));

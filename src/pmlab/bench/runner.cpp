@@ -18,8 +18,10 @@
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/bench/repetitions.hpp"
 #include "pmlab/bench/results.hpp"
+#include "pmlab/bench/stability.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
+#include "pmlab/common/process_state.hpp"
 #include "pmlab/common/stop_signal.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
@@ -187,6 +189,8 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options, const
   }
   if (options.duration_s && *options.duration_s <= 0) return error(Errc::invalid_argument, "--duration must be positive");
   if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
+  if (options.stability && options.repetitions)
+    return error(Errc::invalid_argument, "--stability runs every point once after each suite: --repetitions does not apply");
   return filter;
 }
 
@@ -205,6 +209,7 @@ class BenchPool {
       auto opened = pool::Pool::open(path_, open_options);
       if (!opened) return opened.status();
       pool_ = std::move(*opened);
+      media::prefault_for_writing(pool_->data(), pool_->data_size());
       return Status::success();
     }
     const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan);
@@ -213,6 +218,7 @@ class BenchPool {
     auto made = pool::Pool::create(path_, size, kBenchLayout);
     if (!made) return made.status();
     pool_ = std::move(*made);
+    media::prefault_for_writing(pool_->data(), pool_->data_size());
     created_ = true;
     return Status::success();
   }
@@ -319,6 +325,8 @@ struct Execution {
   media::DramBuffer dram;
   profile::RunProfiler* profiler = nullptr;
   profile::CounterSources counter_sources;
+  // The process-wide state every run must leave as it found it (common/process_state.hpp).
+  StateSnapshot neutral = snapshot_process_state();
 };
 
 // A run's record before it runs: what it is, nothing measured.
@@ -406,6 +414,16 @@ RunRecord execute_run(Execution& ex, const PlannedRun& r) {
     rec.status = RunStatus::skipped;
     rec.reason = "interrupted by " + signal_name(stop_signal()) + " before it finished";
   }
+  // A run that leaves the process changed fails by name; the next runs are judged from the new state, so
+  // one such run is reported once.
+  const StateSnapshot after = snapshot_process_state();
+  if (const std::vector<std::string> changes = state_changes(ex.neutral, after); !changes.empty()) {
+    std::string what;
+    for (const std::string& c : changes) what += (what.empty() ? "" : "; ") + c;
+    rec.status = RunStatus::error;
+    rec.reason = "the run left process state changed (it would shape every later run): " + what;
+    ex.neutral = after;
+  }
   return rec;
 }
 
@@ -439,6 +457,54 @@ std::vector<RunRecord> execute_passes(Execution& ex, const std::vector<int>& wan
     tally(summary, progress, finished.back());
   }
   return finished;
+}
+
+std::vector<const CaseDef*> every_case() {
+  std::vector<const CaseDef*> out;
+  for (const CaseDef& c : Registry::instance().cases()) out.push_back(&c);
+  return out;
+}
+
+// --stability (bench/stability.hpp): the sample points alone kStabilityAloneRepetitions times, then
+// after each suite of the selection has run in full. Returns the suites' records (one execution each);
+// the sample points' executions go to `observed`.
+std::vector<RunRecord> execute_stability(Execution& ex, const std::vector<PlannedRun>& samples, Progress& progress,
+                                         RunSummary& summary, std::vector<StabilityObservation>& observed) {
+  auto run_samples = [&](const std::string& after) {
+    for (const PlannedRun& s : samples) {
+      if (stop_requested()) return;
+      progress.step(s.name + " (after " + after + ")");
+      observed.push_back({after, execute_run(ex, s)});
+    }
+  };
+  for (int k = 0; k < kStabilityAloneRepetitions; ++k) run_samples("alone");
+  std::vector<RunRecord> finished;
+  for (size_t i = 0; i < ex.runs.size() && !stop_requested();) {
+    const std::string& suite = ex.runs[i].def->suite;
+    for (; i < ex.runs.size() && ex.runs[i].def->suite == suite && !stop_requested(); ++i) {
+      progress.step(ex.runs[i].name);
+      finished.push_back(execute_run(ex, ex.runs[i]));
+      tally(summary, progress, finished.back());
+    }
+    run_samples(suite);
+  }
+  return finished;
+}
+
+// The sample points of --stability: the quick sweep's runs the suites registered (bench/stability.hpp),
+// whatever the selection, named under the run's defaults.
+std::vector<PlannedRun> stability_points(const persist::Config& defaults) {
+  size_t redundant = 0;
+  auto all = plan_runs(every_case(), {}, true, redundant);
+  if (!all) return {};
+  std::vector<PlannedRun> out;
+  for (PlannedRun& r : name_and_filter(*all, defaults, std::nullopt))
+    for (const StabilitySample& s : stability_samples())
+      if (std::regex_search(r.name, std::regex(s.run_pattern))) {
+        out.push_back(std::move(r));
+        break;
+      }
+  return out;
 }
 
 // Suite summaries: rows derived after every run, so they can join runs of several cases. An interrupted
@@ -512,7 +578,12 @@ Result<RunSummary> run(const RunOptions& options) {
   // From here on a stop signal ends the run cleanly: the temporary pool is removed, what ran is written.
   StopSignals stop_signals;
   BenchPool bench_pool;
-  PMLAB_TRY(bench_pool.open(options, *planned));
+  std::vector<PlannedRun> pool_plan = *planned;
+  if (options.stability) {  // the sample points may lie outside the selection: size the pool for all
+    size_t ignored = 0;
+    if (auto all = plan_runs(every_case(), {}, true, ignored)) pool_plan = std::move(*all);
+  }
+  PMLAB_TRY(bench_pool.open(options, pool_plan));
   auto defaults = run_defaults(options, bench_pool.get());
   if (!defaults) return defaults.status();
   const std::vector<PlannedRun> runs = name_and_filter(*planned, *defaults, *filter);
@@ -533,11 +604,32 @@ Result<RunSummary> run(const RunOptions& options) {
   // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
   ex.counter_sources = profile::detect_counters();
   ctx["counters"] = ex.counter_sources.context_json();
-  std::vector<int> wanted;
-  for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, options.quick, options.repetitions));
-  Progress progress(static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0)), options.progress);
   RunSummary summary;
-  std::vector<RunRecord> finished = execute_passes(ex, wanted, progress, summary);
+  std::vector<RunRecord> finished;
+  std::vector<PlannedRun> samples;
+  std::vector<int> wanted;
+  size_t executions = 0;
+  if (options.stability) {
+    samples = stability_points(*defaults);
+    if (samples.empty()) return error(Errc::invalid_argument, "--stability: no sample point is registered for this build");
+    std::set<std::string> suites;
+    for (const PlannedRun& r : runs) suites.insert(r.def->suite);
+    executions = runs.size() + samples.size() * (kStabilityAloneRepetitions + suites.size());
+  } else {
+    for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, options.quick, options.repetitions));
+    executions = static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0));
+  }
+  Progress progress(executions, options.progress);
+  if (options.stability) {
+    std::vector<StabilityObservation> observed;
+    finished = execute_stability(ex, samples, progress, summary, observed);
+    for (RunRecord& row : stability_rows(observed)) {
+      row.config_hash = run_hash(row.name, ex.context_hash);
+      finished.push_back(std::move(row));
+    }
+  } else {
+    finished = execute_passes(ex, wanted, progress, summary);
+  }
   for (const RunRecord& r : finished) results.add(r);
   for (RunRecord& d : derive_summaries(finished, ctx, ex.context_hash)) {
     tally(summary, progress, d);

@@ -21,6 +21,7 @@ struct RunOptions {
   std::optional<double> duration_s;    // per run; default 0.5 s (0.05 s with --quick)
   std::optional<uint64_t> ops;         // fixed operations per thread instead of a duration
   std::optional<int> repetitions;      // every point this often; default: bench::repetitions_for
+  bool stability = false;              // --stability: sample points alone and after each suite (bench/stability.hpp)
   std::string pool_path;               // empty: a fresh pool under /dev/shm, removed afterwards
   uint64_t pool_size = 0;              // 0: what the selected runs need, at least 64 MiB
   bool keep_pool = false;

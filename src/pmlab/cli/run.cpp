@@ -25,7 +25,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
   uint64_t ops = 0, repetitions = 0;
-  bool quick = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
+  bool quick = false, stability = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
 };
 
 // The rows a suite's summary derives from its runs (ds.target, idio.classification, …): listed with the
@@ -93,6 +93,7 @@ int run_run(const RunArgs& a) {
   }
   if (a.ops) o.ops = a.ops;
   if (a.repetitions) o.repetitions = static_cast<int>(a.repetitions);
+  o.stability = a.stability;
   if (!a.domain.empty()) {
     auto d = persist::parse_domain(a.domain);
     if (!d) return report_error(d.status());
@@ -164,6 +165,9 @@ void add_run(CLI::App& app, int& exit_code) {
                   "run every point N times (in passes over the selection) and report medians with 95% bootstrap "
                   "intervals (default 5; with --quick 3 for target and peer cases, 1 elsewhere)")
       ->check(count_value(1, 1000));
+  cmd->add_flag("--stability", a->stability,
+                "order-independence check: a few persistence-sensitive points run alone, then after each selected "
+                "suite; each must stay within noise of its value alone (a benchmark mode: as long as the selection)");
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
       ->check(non_empty_value());

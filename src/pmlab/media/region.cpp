@@ -88,4 +88,18 @@ uint64_t huge_mapped_bytes(const void* addr) {
   return bytes;
 }
 
+void prefault_for_writing(std::byte* base, uint64_t bytes) noexcept {
+  if (base == nullptr || bytes == 0) return;
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = 4096;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(base) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(base) + bytes;
+  if (madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  for (uint64_t off = 0; off < bytes; off += 4096) {
+    volatile std::byte* p = base + off;
+    *p = *p;
+  }
+}
+
 }  // namespace pmlab::media

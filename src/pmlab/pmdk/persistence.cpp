@@ -1,6 +1,7 @@
 #include "pmlab/pmdk/persistence.hpp"
 
 #include <atomic>
+#include <string>
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 #include <dlfcn.h>
@@ -12,6 +13,8 @@
 
 #include "pmlab/persist/counters.hpp"
 #endif
+
+#include "pmlab/common/process_state.hpp"
 
 namespace pmlab::pmdk {
 namespace {
@@ -33,6 +36,16 @@ Persistence persistence() noexcept {
           g_elide_fence.load(std::memory_order_relaxed), g_observer.load(std::memory_order_acquire)};
 }
 bool interposed() noexcept { return g_reached.load(std::memory_order_relaxed); }
+
+namespace {
+// A run switches these for itself (ScopedPersistence); after it they must be back to the default.
+std::string describe_persistence() {
+  const Persistence p = persistence();
+  return std::string("count=") + (p.count ? "on" : "off") + " elide_flush=" + (p.elide_flush ? "on" : "off") +
+         " elide_fence=" + (p.elide_fence ? "on" : "off") + " observer=" + (p.observer ? "set" : "none");
+}
+const StateProbeRegistration persistence_probe{"PMDK persistence switches", describe_persistence};
+}  // namespace
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 namespace {

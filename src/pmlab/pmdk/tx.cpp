@@ -1,10 +1,13 @@
 #include "pmlab/pmdk/tx.hpp"
 
 #include <atomic>
+#include <string>
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 #include <libpmemobj.h>
 #endif
+
+#include "pmlab/common/process_state.hpp"
 
 namespace pmlab::pmdk::tx {
 namespace {
@@ -22,6 +25,15 @@ void set_logging(bool on) noexcept { g_logging.store(on, std::memory_order_relax
 bool logging() noexcept { return g_logging.load(std::memory_order_relaxed); }
 uint64_t aborts() noexcept { return g_aborts.load(std::memory_order_relaxed); }
 void set_fault_hook(FaultHook hook) noexcept { g_fault_hook.store(hook, std::memory_order_relaxed); }
+
+namespace {
+// The overhead decomposition switches logging off for one run; the crash tests set a fault hook.
+std::string describe_tx_switches() {
+  return std::string("logging=") + (logging() ? "on" : "off") +
+         " fault_hook=" + (g_fault_hook.load(std::memory_order_relaxed) ? "set" : "none");
+}
+const StateProbeRegistration tx_probe{"PMDK transaction switches", describe_tx_switches};
+}  // namespace
 
 #ifdef PMLAB_HAVE_LIBPMEMOBJ
 bool available() noexcept { return true; }

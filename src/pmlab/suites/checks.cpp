@@ -203,6 +203,22 @@ std::vector<Finding> pmdk_fences_vs_its_sources(const Runs& runs) {
   });
 }
 
+// `pmlab run --stability`'s verdicts (bench/stability.hpp): a sample point that moved beyond noise after
+// another suite ran depends on the order of the runs.
+std::vector<Finding> order_independent(const Runs& runs) {
+  std::vector<Finding> out;
+  for (const RunRecord& r : runs) {
+    if (!matches(r, "stability.summary")) continue;
+    std::string verdict, reasoning;
+    for (const auto& [k, v] : r.notes) {
+      if (k == "verdict") verdict = v;
+      if (k == "reasoning") reasoning = v;
+    }
+    out.push_back(judged(verdict != "stable", {r.name}, reasoning));
+  }
+  return out;
+}
+
 const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::plausibility, "no-negative-share",
                               "no cost takes a negative share of an operation's time", "", no_negative_share}},
@@ -217,6 +233,9 @@ const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::plausibility, "littles-law",
                               "throughput x mean latency matches the thread count within 30% (Little's law)", "",
                               littles_law}},
+    bench::CheckRegistration{{CheckKind::plausibility, "order-independent",
+                              "a sample point measures the same alone and after each other suite (pmlab run --stability)",
+                              "", order_independent}},
     bench::CheckRegistration{{CheckKind::cross_check, "i1-pstore-vs-core-persist",
                               "I1's 64 B p-store at hit ratio 1 and core.persist's 64 B random p-store (same flush) agree",
                               "docs/idio.md#timing-one-p-store-i1",

@@ -1,0 +1,94 @@
+#include "pmlab/bench/stability.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "pmlab/common/statistics.hpp"
+#include "pmlab/common/text.hpp"
+
+namespace pmlab::bench {
+
+namespace {
+
+std::vector<StabilitySample>& registry() {
+  static std::vector<StabilitySample> all;
+  return all;
+}
+
+record::Metric measured(std::string name, double v, std::string unit) {
+  return record::Metric{std::move(name), v, std::move(unit), record::MetricKind::measured, {}};
+}
+
+}  // namespace
+
+void add_stability_sample(StabilitySample sample) { registry().push_back(std::move(sample)); }
+const std::vector<StabilitySample>& stability_samples() { return registry(); }
+
+std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObservation>& observations) {
+  // (run, metric) -> after -> values, in the order observed.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, double>>> seen;
+  std::map<std::pair<std::string, std::string>, std::string> units;
+  for (const StabilityObservation& o : observations) {
+    if (o.record.status != record::RunStatus::ok) continue;
+    for (const StabilitySample& s : stability_samples()) {
+      if (!std::regex_search(o.record.name, std::regex(s.run_pattern))) continue;
+      for (const std::string& m : s.metrics)
+        if (const record::Metric* x = o.record.find(m); x && std::isfinite(x->value)) {
+          seen[{o.record.name, m}].emplace_back(o.after, x->value);
+          units[{o.record.name, m}] = x->unit;
+        }
+    }
+  }
+  std::vector<record::RunRecord> rows;
+  for (const auto& [key, values] : seen) {
+    std::vector<double> alone;
+    for (const auto& [after, v] : values)
+      if (after == "alone") alone.push_back(v);
+    if (alone.empty()) continue;
+    const double base = median(alone);
+    if (base == 0) continue;
+    const auto [lo, hi] = std::minmax_element(alone.begin(), alone.end());
+    const double tolerance = std::max(kStabilityMinTolerance, 3.0 * (*hi - *lo) / std::abs(base));
+    const std::string& unit = units[key];
+    double worst = 0;
+    std::string worst_after = "alone";
+    for (const auto& [after, v] : values) {
+      if (after == "alone") continue;
+      const double deviation = v / base - 1.0;
+      record::RunRecord row;
+      row.case_name = "point";
+      row.params["run"] = key.first;
+      row.params["metric"] = key.second;
+      row.params["after"] = after;
+      row.name = "stability.point/run:" + key.first + "/metric:" + key.second + "/after:" + after;
+      row.set(measured("value", v, unit));
+      row.set(measured("value_alone", base, unit));
+      row.set(measured("deviation", deviation, "ratio"));
+      rows.push_back(std::move(row));
+      if (std::abs(deviation) > std::abs(worst)) {
+        worst = deviation;
+        worst_after = after;
+      }
+    }
+    record::RunRecord summary;
+    summary.case_name = "summary";
+    summary.params["run"] = key.first;
+    summary.params["metric"] = key.second;
+    summary.name = "stability.summary/run:" + key.first + "/metric:" + key.second;
+    summary.set(measured("value_alone", base, unit));
+    summary.set(measured("alone_spread", (*hi - *lo) / std::abs(base), "ratio"));
+    summary.set(measured("largest_deviation", worst, "ratio"));
+    summary.set(measured("tolerance", tolerance, "ratio"));
+    const bool stable = std::abs(worst) <= tolerance;
+    summary.notes.emplace_back("verdict", stable ? "stable" : "order-dependent");
+    summary.notes.emplace_back("reasoning", "largest change " + fixed(100.0 * worst, 1) + "% (after " + worst_after +
+                                                "), tolerance " + fixed(100.0 * tolerance, 1) + "% (" +
+                                                std::to_string(alone.size()) + " runs alone)");
+    rows.push_back(std::move(summary));
+  }
+  for (auto& r : rows) r.suite = "stability";
+  return rows;
+}
+
+}  // namespace pmlab::bench

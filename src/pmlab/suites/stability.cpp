@@ -1,0 +1,22 @@
+// The points `pmlab run --stability` watches (bench/stability.hpp): each persistence-sensitive in its own way,
+// one per family that flushes and fences — an isolated p-store (I1 once read 10 ns or 130 ns on the same point
+// depending on which suite ran before), a p-store in a loop, a log append, a PTM transaction.
+#include "pmlab/bench/stability.hpp"
+
+namespace pmlab::suites {
+namespace {
+
+const bench::StabilityRegistration samples[] = {
+    bench::StabilityRegistration{{"^idio\\.i1_latency/medium:pool/domain:adr/op:pstore/flush:clwb/hit_ratio:1\\.0/threads:1$",
+                                  {"latency_p50"}}},
+    bench::StabilityRegistration{{"^core\\.persist/medium:pool/domain:adr/flush:clwb/size:64/pattern:rand/threads:1$",
+                                  {"latency_p50", "throughput"}}},
+    bench::StabilityRegistration{
+        {"^primitives\\.log_append/medium:pool/domain:adr/flush:clwb/writer:zero/padding:none/stores:streaming/size:64/"
+         "threads:1$",
+         {"throughput"}}},
+    bench::StabilityRegistration{{"^ptm\\.tx/ptm:redo/durability:adr/workload:sps-1/threads:1/medium:pool$", {"throughput"}}},
+};
+
+}  // namespace
+}  // namespace pmlab::suites
