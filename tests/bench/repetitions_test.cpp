@@ -34,13 +34,16 @@ TEST(Repetitions, DefaultsFollowTheCaseKind) {
   };
   const CaseDef target = named("log_target"), peer = named("vs_fio"), plain = named("persist");
   CaseDef asks = named("breakdown");
-  asks.quick_repetitions = 4;
-  EXPECT_EQ(repetitions_for(target, true, std::nullopt), 3);
-  EXPECT_EQ(repetitions_for(peer, true, std::nullopt), 3);
-  EXPECT_EQ(repetitions_for(plain, true, std::nullopt), 1);
-  EXPECT_EQ(repetitions_for(asks, true, std::nullopt), 4);
-  EXPECT_EQ(repetitions_for(plain, false, std::nullopt), 5);
-  EXPECT_EQ(repetitions_for(target, true, 2), 2);
+  asks.quick_repetitions = [](const Params& p) { return p.has("x") ? 4 : 0; };
+  Params none, x;
+  x.set("x", "1");
+  EXPECT_EQ(repetitions_for(target, none, true, std::nullopt), 3);
+  EXPECT_EQ(repetitions_for(peer, none, true, std::nullopt), 3);
+  EXPECT_EQ(repetitions_for(plain, none, true, std::nullopt), 1);
+  EXPECT_EQ(repetitions_for(asks, x, true, std::nullopt), 4);
+  EXPECT_EQ(repetitions_for(asks, none, true, std::nullopt), 1);
+  EXPECT_EQ(repetitions_for(plain, none, false, std::nullopt), 5);
+  EXPECT_EQ(repetitions_for(target, none, true, 2), 2);
 }
 
 TEST(Repetitions, CombineIntoMediansWithIntervalsAndJudgeTargetsAgain) {

@@ -44,9 +44,10 @@ struct CaseDef {
   // A reason when this point of the sweep duplicates another (it is then left out of the sweep).
   std::function<std::optional<std::string>(const Params&)> redundant;
   std::function<void(RunContext&)> body;
-  // Repetitions under --quick when this case's numbers are compared with each other's (a share computed
-  // from two runs needs an interval); 0: the runner's default (bench/repetitions.hpp).
-  int quick_repetitions = 0;
+  // Repetitions under --quick of the points whose numbers are compared with each other's (a share or a
+  // target ratio computed from two runs needs an interval); null or 0: the runner's default
+  // (bench/repetitions.hpp).
+  std::function<int(const Params&)> quick_repetitions = nullptr;
 
   std::string full_name() const { return suite + "." + name; }
 };

@@ -1,5 +1,6 @@
 #include "pmlab/bench/checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
@@ -46,15 +47,35 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
       out.push_back(entry(def, CheckVerdict::violated, {}, std::string("the check failed: ") + e.what()));
       continue;
     }
+    // Violations are grouped by the case of their first run and their explanation, so one cause found
+    // across a sweep is one entry (a few details quoted, every run listed), not one per point.
+    struct Group {
+      std::vector<std::string> runs, details;
+      std::string explained;
+    };
+    std::vector<std::pair<std::string, Group>> violated;
     std::vector<std::string> ok_runs;
     size_t ok = 0;
     for (Finding& f : findings) {
       if (f.verdict == CheckVerdict::violated) {
-        out.push_back(entry(def, f.verdict, std::move(f.runs), std::move(f.detail), f.explained));
+        const std::string where = f.runs.empty() ? std::string() : f.runs[0].substr(0, f.runs[0].find('/'));
+        const std::string key = where + "|" + f.explained;
+        auto it = std::find_if(violated.begin(), violated.end(), [&](const auto& g) { return g.first == key; });
+        if (it == violated.end()) it = violated.insert(violated.end(), {key, Group{{}, {}, f.explained}});
+        for (auto& r : f.runs) it->second.runs.push_back(std::move(r));
+        it->second.details.push_back(std::move(f.detail));
       } else if (f.verdict == CheckVerdict::ok) {
         ++ok;
         for (auto& r : f.runs) ok_runs.push_back(std::move(r));
       }
+    }
+    constexpr size_t kQuoted = 3;
+    for (auto& [key, g] : violated) {
+      std::string detail;
+      for (size_t i = 0; i < g.details.size() && i < kQuoted; ++i) detail += (i ? "; " : "") + g.details[i];
+      if (g.details.size() > kQuoted) detail += "; and " + std::to_string(g.details.size() - kQuoted) + " more";
+      if (g.details.size() > 1) detail = std::to_string(g.details.size()) + " findings: " + detail;
+      out.push_back(entry(def, CheckVerdict::violated, std::move(g.runs), std::move(detail), g.explained));
     }
     if (ok > 0)
       out.push_back(entry(def, CheckVerdict::ok, std::move(ok_runs), std::to_string(ok) + " comparison" + (ok > 1 ? "s" : "") + " within bounds"));

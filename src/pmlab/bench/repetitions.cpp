@@ -8,10 +8,11 @@
 
 namespace pmlab::bench {
 
-int repetitions_for(const CaseDef& def, bool quick, std::optional<int> requested) {
+int repetitions_for(const CaseDef& def, const Params& point, bool quick, std::optional<int> requested) {
   if (requested) return *requested;
   if (!quick) return 5;
-  if (def.quick_repetitions > 0) return def.quick_repetitions;
+  if (def.quick_repetitions)
+    if (const int n = def.quick_repetitions(point); n > 0) return n;
   const std::string& n = def.name;
   const bool target = n == "target" || (n.size() > 7 && n.ends_with("_target"));
   const bool peer = n.starts_with("vs_");

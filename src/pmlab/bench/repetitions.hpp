@@ -12,10 +12,10 @@
 
 namespace pmlab::bench {
 
-// How often a case runs: `requested` (--repetitions) when given; otherwise 5 in a full run, and in a quick
+// How often a point of a case runs: `requested` (--repetitions) when given; otherwise 5 in a full run, and in a quick
 // run 3 for target and peer cases (names `target`, `*_target`, `vs_*`: their verdict needs an interval),
 // the case's own quick_repetitions where it sets one, and 1 elsewhere.
-int repetitions_for(const CaseDef& def, bool quick, std::optional<int> requested);
+int repetitions_for(const CaseDef& def, const Params& point, bool quick, std::optional<int> requested);
 
 // One record from the repetitions of a point, in the order they ran. An error or skip in any repetition
 // is the point's status (a point that fails once is not reported as measured). Otherwise each measured or

@@ -554,7 +554,7 @@ Result<RunPlan> dry_run(const RunOptions& options) {
   double executions = 0;
   for (const PlannedRun& r : name_and_filter(*planned, *defaults, *filter)) {
     out.names.push_back(r.name);
-    executions += repetitions_for(*r.def, options.quick, options.repetitions);
+    executions += repetitions_for(*r.def, r.params, options.quick, options.repetitions);
   }
   if (control.ops == 0) out.min_seconds = executions * (control.duration_s + control.warmup_s);
   return out;
@@ -616,7 +616,7 @@ Result<RunSummary> run(const RunOptions& options) {
     for (const PlannedRun& r : runs) suites.insert(r.def->suite);
     executions = runs.size() + samples.size() * (kStabilityAloneRepetitions + suites.size());
   } else {
-    for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, options.quick, options.repetitions));
+    for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, r.params, options.quick, options.repetitions));
     executions = static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0));
   }
   Progress progress(executions, options.progress);

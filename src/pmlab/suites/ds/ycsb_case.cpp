@@ -33,6 +33,7 @@
 #include "pmlab/pmdk/tx.hpp"
 #include "pmlab/pmdk/maps.hpp"
 #include "pmlab/pmdk/environment.hpp"
+#include "pmlab/suites/ds/summary.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
@@ -394,6 +395,15 @@ const CaseRegistration registration{CaseDef{
     .region_bytes = region_bytes,
     .redundant = redundant,
     .body = body,
+    // The points ds.target divides (summary.cpp): its verdict needs an interval even in a quick run.
+    .quick_repetitions =
+        [](const Params& p) {
+          for (const auto& [ours, peer] : kTargetPairs)
+            if ((p.text("structure") == ours && p.text("mode") == "persist") ||
+                (p.text("structure") == peer && p.text("mode") == "pmdk"))
+              return p.text("breakdown") == "none" ? 3 : 0;
+          return 0;
+        },
 }};
 
 }  // namespace

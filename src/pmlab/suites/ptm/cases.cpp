@@ -95,7 +95,7 @@ const CaseRegistration breakdown_case{CaseDef{
     [](const Params& p) { return bytes_of(p, false); },
     nullptr, breakdown_body,
     // ptm.share subtracts two runs: their difference needs an interval even in a quick run.
-    3}};
+    [](const Params&) { return 3; }}};
 
 void target_body(RunContext& ctx) {
   auto spec = spec_of(ctx.params(), ctx.quick());
