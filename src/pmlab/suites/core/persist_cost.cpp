@@ -1,6 +1,7 @@
 // core.persist: what one persist of `size` bytes costs: copy into the medium, write back, fence, as the
 // persistence vocabulary does it for every design. Swept over flush instruction × durability domain ×
-// size × pattern × medium, so DRAM and the pool sit side by side.
+// size × pattern × medium, so DRAM and the pool sit side by side. Pattern `same` persists one place over
+// and over: the next write-back of a line waits for the one before it ([PMemIO] §2.3, Fig. 4).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -64,8 +65,9 @@ const CaseRegistration registration{CaseDef{
                std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
                std_params::size("size", "bytes written and persisted per operation", {"64", "256", "1K", "4K", "16K"},
                                 {"64", "1K", "16K"}, 8, 1 << 24),
-               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned",
-                                  {"seq", "rand"}, {"seq", "rand"}),
+               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned; "
+                                             "same: every persist to the same `size` bytes ([PMemIO] Fig. 4)",
+                                  {"seq", "rand", "same"}, {"seq", "rand", "same"}),
                std_params::threads()},
     .region_bytes = [](const Params& p) { return span_bytes() * static_cast<uint64_t>(p.integer("threads")); },
     .redundant = redundant,
