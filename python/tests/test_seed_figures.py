@@ -118,7 +118,8 @@ def _persist(patterns=("same", "seq", "rand")):
                                  {"medium": medium, "domain": "adr", "flush": flush, "size": 64, "pattern": pattern,
                                   "threads": 1},
                                  {"latency_p50": Metric(value=latency, unit="ns", kind="measured"),
-                                  "throughput": 1e9 / latency}))
+                                  "throughput": 1e9 / latency,
+                                  **({"published_latency": _published(62.3)} if flush == "clwb" else {})}))
     return runs
 
 
@@ -127,8 +128,10 @@ def test_same_line_figure_has_a_bar_per_pattern_and_flush():
     assert isinstance(fig, Figure)
     bars = sum(len(ax.patches) for ax in fig.axes)
     assert bars == 2 * 4 * 3
-    assert [t.get_text() for t in fig.legends[0].get_texts()][:3] == ["same bytes again", "sequential lines",
-                                                                      "random lines"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:3] == ["same bytes again", "sequential lines", "random lines"]
+    assert any(label.startswith("published, [OptaneGuide]") for label in labels)
+    assert sum(len(ax.collections) for ax in fig.axes) == 2  # one published line per panel, at clwb
 
 
 def test_same_line_figure_needs_the_same_pattern():

@@ -2,7 +2,8 @@
 
 Reads (all `kind: measured` in practice, but the report labels whatever kind it finds):
   core.persist   params medium, pattern (seq | rand | same), domain, flush, size[, threads]
-                 metrics latency_p50 (ns), throughput (ops/s), bandwidth (MiB/s)
+                 metrics latency_p50 (ns), throughput (ops/s), bandwidth (MiB/s), published_latency (ns,
+                 [OptaneGuide] Fig. 2, at 64 B under adr with clwb or ntstore)
   core.overhead  params medium, flush, size
                  metrics overhead_ratio (ratio)
 Every figure tolerates missing combinations and runs whose status is not ok.
@@ -214,9 +215,11 @@ def _same_line_rows(runs: Sequence[Run]) -> tuple[list[Run], Any, Any]:
              "each bar is labelled with its value and the throughput of persists (M/s). [PMemIO] §2.3 publishes "
              "the shape only (its Fig. 4 has no numbers in the text): persisting one line repeatedly is slowest "
              "with flushes and should use nt-stores, and clflush, clflushopt and clwb do not differ on Cascade "
-             "Lake, which implements clwb as clflushopt."),
+             "Lake, which implements clwb as clflushopt. Dashed black lines: published by [OptaneGuide] Fig. 2, "
+             "the idle latency of one 64 B write by store + clwb and by nt-store (Optane DC PMM on the pool panel, "
+             "DRAM on the dram panel; pattern not stated there)."),
     case="persist",
-    metrics=("latency_p50", "throughput"),
+    metrics=("latency_p50", "throughput", "published_latency"),
 )
 def persist_same_line(runs: Sequence[Run]) -> Figure | None:
     rows, domain, size = _same_line_rows(runs)
@@ -229,7 +232,9 @@ def persist_same_line(runs: Sequence[Run]) -> Figure | None:
     fig = Figure(figsize=(2.2 + max(4.4, 1.5 * len(flushes)) * len(media), 3.9), layout="constrained")
     axes = fig.subplots(1, len(media), sharey=True, squeeze=False)[0]
     any_floor = False
+    any_published = False
     for ax, medium in zip(axes, media):
+        published_at: dict[int, float] = {}
         for j, pattern in enumerate(patterns):
             for i, flush in enumerate(flushes):
                 match = [r for r in rows if r.param("medium") == medium and r.param("pattern") == pattern
@@ -242,9 +247,15 @@ def persist_same_line(runs: Sequence[Run]) -> Figure | None:
                        hatch="..." if metric.at_timer_floor else None, edgecolor="black" if metric.at_timer_floor else None,
                        label=pattern if i == 0 else None)
                 any_floor = any_floor or metric.at_timer_floor
+                published = match[0].value("published_latency")
+                if _positive(published):  # once per flush group: the study's number is not per pattern
+                    published_at.setdefault(i, published)
                 rate = match[0].value("throughput")
                 text = f"{metric.value:.0f}" + (f"\n{rate / 1e6:.2g}M/s" if _positive(rate) else "")
                 ax.text(x, metric.value, text, ha="center", va="bottom", fontsize=6.5)
+        for i, value in published_at.items():
+            ax.hlines(value, i - 0.45, i + 0.45, colors="black", linestyles="--", linewidth=1.3, zorder=4)
+            any_published = True
         ax.set_xticks(range(len(flushes)), [str(f) for f in flushes], fontsize=8)
         ax.set_xlabel("flush instruction", fontsize=9)
         ax.set_title(f"medium: {medium}", fontsize=10)
@@ -255,6 +266,8 @@ def persist_same_line(runs: Sequence[Run]) -> Figure | None:
                "seq": "sequential lines", "rand": "random lines"}.get(p, p)) for p in patterns]
     if any_floor:
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="...", label=FLOOR_LABEL.replace(": ", ":\n")))
+    if any_published:
+        handles.append(Line2D([], [], color="black", linestyle="--", label="published, [OptaneGuide] Fig. 2:\nidle 64 B write"))
     fig.legend(handles=handles, loc="outside right upper", title="pattern", fontsize=8, title_fontsize=9, frameon=False)
     fig.suptitle(f"core.persist — {size_label(size)} persists, domain {domain}", fontsize=12)
     return fig
