@@ -421,7 +421,7 @@ struct PublishedBar {
 constexpr PublishedBar kPublishedWriteOnly[] = {
     {"bptree", "dram", 1420}, {"skiplist", "dram", 992}, {"bptree", "tx", 49}, {"skiplist", "tx", 152}};
 constexpr const char* kPublishedSource =
-    "[StoredsBench] §4 (Figure 1, 0(R)/100(W); PMEM-Trans is the tx mode; their machine, 1 thread)";
+    "[StoredsBench] §4 (Figure 1, 0(R)/100(W); PMEM-Trans is the tx mode; their machine and thread count)";
 
 void update_ratio_body(RunContext& ctx) {
   const Params& p = ctx.params();
