@@ -255,7 +255,7 @@ def thread_scaling(runs: Sequence[Run]) -> Figure | NotMeasured | None:
         plain_log_y(ax)
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.set_title(f"medium: {medium}", fontsize=10)
-        ax.set_xlabel("threads (log\u2082)", fontsize=9)
+        ax.set_xlabel("threads (count, log\u2082 scale)", fontsize=9)
     axes[0].set_ylabel("bandwidth (MiB/s)", fontsize=9)
     handles = [Line2D([], [], color=SCALING_COLORS[n], marker="o", markersize=4, label=f"{n} (measured)")
                for n in series]
@@ -341,7 +341,7 @@ def dependent_load(runs: Sequence[Run], context: dict | None = None) -> Figure |
     _size_axis(ax, sizes)
     plain_log_y(ax)
     ax.grid(True, linewidth=0.4, alpha=0.5)
-    ax.set_xlabel("working set (log₂)", fontsize=9)
+    ax.set_xlabel("working set (bytes, log\u2082 scale)", fontsize=9)
     ax.set_ylabel("time per dependent load (ns)", fontsize=9)
     legend_outside(ax)
     fig.suptitle("Dependent-load latency versus working-set size (1 thread)", fontsize=12)
