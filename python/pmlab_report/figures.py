@@ -7,7 +7,9 @@ A suite module registers figure functions with the `figure` decorator::
     def persist_latency(runs): ...
 
 A figure function takes all runs of its suite (any status) and returns a
-matplotlib Figure, or None when the data it needs is not there.  It must not
+matplotlib Figure, or None when the data it needs is not there.  One registered
+with ``with_context=True`` also gets the results' context block (the machine's
+caches, the timer), as a second argument.  It must not
 use pyplot (figures are built with matplotlib.figure.Figure, which needs no GUI
 backend and keeps no global state).
 
@@ -37,6 +39,7 @@ class FigureSpec:
     func: FigureFunc
     case: str | None = None       # the case whose runs the figure reads (for the report's notes)
     metrics: tuple[str, ...] = ()  # metrics it plots (so the report can label their kinds)
+    with_context: bool = False    # func(runs, context) instead of func(runs)
 
 
 @dataclass
@@ -58,12 +61,13 @@ _REGISTRY: dict[str, list[FigureSpec]] = {}
 
 
 def figure(suite: str, *, title: str, caption: str, case: str | None = None,
-           metrics: Sequence[str] = (), key: str | None = None):
+           metrics: Sequence[str] = (), key: str | None = None, with_context: bool = False):
     """Decorator registering a figure function for `suite`."""
 
     def register(func: FigureFunc) -> FigureFunc:
         spec = FigureSpec(suite=suite, key=key or f"{suite}.{func.__name__}", title=title,
-                          caption=caption, func=func, case=case, metrics=tuple(metrics))
+                          caption=caption, func=func, case=case, metrics=tuple(metrics),
+                          with_context=with_context)
         specs = _REGISTRY.setdefault(suite, [])
         specs[:] = [s for s in specs if s.key != spec.key]  # re-registration replaces
         specs.append(spec)
@@ -187,8 +191,8 @@ def build_tables(suite: str, runs: Sequence[Run]) -> list[tuple[TableSpec, list[
     return out
 
 
-def build(suite: str, runs: Sequence[Run]) -> list[FigureResult]:
-    """Call every figure function of `suite`.
+def build(suite: str, runs: Sequence[Run], context: dict | None = None) -> list[FigureResult]:
+    """Call every figure function of `suite` (those that want it get `context`, the results' context block).
 
     A figure function that raises does not abort the report: its error is kept
     and shown in place of the figure.
@@ -196,7 +200,7 @@ def build(suite: str, runs: Sequence[Run]) -> list[FigureResult]:
     results = []
     for spec in figures_for(suite):
         try:
-            fig = spec.func(runs)
+            fig = spec.func(runs, context or {}) if spec.with_context else spec.func(runs)
         except Exception as exc:  # noqa: BLE001 - one broken figure must not lose the report
             results.append(FigureResult(spec, error=f"{type(exc).__name__}: {exc}"))
             continue

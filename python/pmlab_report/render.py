@@ -381,7 +381,7 @@ def _table_block(spec: figure_registry.TableSpec, tables: Sequence[figure_regist
     return "".join(parts)
 
 
-def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
+def _suite_section(suite: str, runs: Sequence[Run], sources: Sources, context: dict | None = None) -> str:
     counts = status_counts(runs)
     parts = [f'<section id="suite-{_anchor(suite)}"><h2>Suite <code>{escape(suite)}</code></h2>',
              f'<p class="muted">{_plural(len(runs), "run")}: '
@@ -393,7 +393,7 @@ def _suite_section(suite: str, runs: Sequence[Run], sources: Sources) -> str:
             f' — <span class="reason">{escape(r.reason or "no reason given")}</span></li>'
             for r in bad) + "</ul>")
 
-    results = figure_registry.build(suite, runs)
+    results = figure_registry.build(suite, runs, context)
     if not results:
         parts.append(f'<p class="note">No figures are registered for suite '
                      f"<code>{escape(suite)}</code>; its runs are listed below.</p>")
@@ -435,7 +435,7 @@ def render_report(results: Results, run_dir: str | None = None) -> str:
                 _nav(list(by_suite)), _legend(results, sources), _context(results.context)]
     if not by_suite:
         sections.append('<p class="note">This run has no runs.</p>')
-    sections += [_suite_section(suite, runs, sources) for suite, runs in by_suite.items()]
+    sections += [_suite_section(suite, runs, sources, results.context) for suite, runs in by_suite.items()]
     sections.append(profile_section(results, run_dir))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"

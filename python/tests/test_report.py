@@ -120,7 +120,7 @@ def test_figure_not_drawn_is_explained(partial_doc):
     partial_doc["runs"] = [r for r in partial_doc["runs"] if r["case"] == "overhead"]
     html = render.render_report(model.from_document(partial_doc))
     assert len(re.findall(r"<img ", html)) == 1
-    assert html.count("not drawn: this run has no usable core.persist data") == 2
+    assert html.count("not drawn: this run has no usable core.persist data") == 3
 
 
 def test_html_is_escaped(partial_doc):

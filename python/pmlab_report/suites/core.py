@@ -1,8 +1,9 @@
 """Figures of the `core` suite: cost of a persist, and the vocabulary's overhead.
 
 Reads (all `kind: measured` in practice, but the report labels whatever kind it finds):
-  core.persist   params medium, pattern, domain, flush, size[, threads]
-                 metrics latency_p50 (ns), bandwidth (MiB/s)
+  core.persist   params medium, pattern (seq | rand | same), domain, flush, size[, threads]
+                 metrics latency_p50 (ns), throughput (ops/s), bandwidth (MiB/s), published_latency (ns,
+                 [OptaneGuide] Fig. 2, at 64 B under adr with clwb or ntstore)
   core.overhead  params medium, flush, size
                  metrics overhead_ratio (ratio)
 Every figure tolerates missing combinations and runs whose status is not ok.
@@ -24,7 +25,9 @@ from ..model import Run, distinct, is_number as _number
 from ..units import size_label
 
 MEDIA = ("dram", "pool")
-PATTERNS = ("seq", "rand")
+PATTERNS = ("seq", "rand")  # the size sweeps; `same` has a figure of its own
+SAME_LINE_PATTERNS = ("same", "seq", "rand")
+PATTERN_COLORS = {"same": "#d62728", "seq": "#1f77b4", "rand": "#2ca02c"}
 DOMAINS = ("none", "adr", "eadr")
 FLUSHES = ("clflush", "clflushopt", "clwb", "ntstore")
 
@@ -89,7 +92,7 @@ def _persist_grid(runs: Sequence[Run], metric: str, ylabel: str, title: str) -> 
     failed = [r for r in persist if not r.ok]
 
     media = distinct(persist, "medium", MEDIA) or [None]
-    patterns = distinct(persist, "pattern", PATTERNS) or [None]
+    patterns = [p for p in distinct(persist, "pattern", PATTERNS) if p != "same"] or [None]
     sizes = distinct(persist, "size")
     combos = sorted({(r.param("domain"), r.param("flush")) for r in plotted},
                     key=lambda c: (_rank(c[0], DOMAINS), _rank(c[1], FLUSHES)))
@@ -181,6 +184,93 @@ def persist_latency(runs: Sequence[Run]) -> Figure | None:
 )
 def persist_bandwidth(runs: Sequence[Run]) -> Figure | None:
     return _persist_grid(runs, "bandwidth", "bandwidth (MiB/s)", "core.persist — bandwidth")
+
+
+# ------------------------------------------------------------------- same line ([PMemIO] Fig. 4)
+
+
+def _same_line_rows(runs: Sequence[Run]) -> tuple[list[Run], Any, Any]:
+    """The ok persist runs of the same-line comparison: one domain that flushes (adr when present), the
+    smallest size at which `same` ran, one thread."""
+    rows = [r for r in runs if r.case == "persist" and r.ok and _positive(r.value("latency_p50"))]
+    same = [r for r in rows if r.param("pattern") == "same"]
+    if not same:
+        return [], None, None
+    domains = [d for d in distinct(same, "domain", DOMAINS) if d != "none"]
+    domain = "adr" if "adr" in domains else (domains[0] if domains else None)
+    size = min(s for s in distinct(same, "size") if _positive(s))
+    threads = distinct(same, "threads")
+    rows = [r for r in rows if r.param("domain") == domain and r.param("size") == size
+            and (not threads or r.param("threads") == threads[0])]
+    return rows, domain, size
+
+
+@figure(
+    "core",
+    title="Persisting the same line again versus sequential and random lines ([PMemIO] Fig. 4)",
+    caption=("Median latency of one persist (latency_p50, ns; store + flush + fence, or nt-store + fence) of "
+             "the smallest size swept with pattern same (64 B in the quick run), per flush instruction: same = "
+             "every persist writes the same bytes again (a counter or a size field), seq = consecutive lines, rand "
+             "= random lines of a span twice the LLC; one panel per medium, domain adr. Measured by core.persist; "
+             "each bar is labelled with its value and the throughput of persists (M/s). [PMemIO] §2.3 publishes "
+             "the shape only (its Fig. 4 has no numbers in the text): persisting one line repeatedly is slowest "
+             "with flushes and should use nt-stores, and clflush, clflushopt and clwb do not differ on Cascade "
+             "Lake, which implements clwb as clflushopt. Dashed black lines: published by [OptaneGuide] Fig. 2, "
+             "the idle latency of one 64 B write by store + clwb and by nt-store (Optane DC PMM on the pool panel, "
+             "DRAM on the dram panel; pattern not stated there)."),
+    case="persist",
+    metrics=("latency_p50", "throughput", "published_latency"),
+)
+def persist_same_line(runs: Sequence[Run]) -> Figure | None:
+    rows, domain, size = _same_line_rows(runs)
+    if not rows:
+        return None
+    media = distinct(rows, "medium", MEDIA) or [None]
+    flushes = distinct(rows, "flush", FLUSHES)
+    patterns = [p for p in SAME_LINE_PATTERNS if any(r.param("pattern") == p for r in rows)]
+    width = 0.8 / len(patterns)
+    fig = Figure(figsize=(2.2 + max(4.4, 1.5 * len(flushes)) * len(media), 3.9), layout="constrained")
+    axes = fig.subplots(1, len(media), sharey=True, squeeze=False)[0]
+    any_floor = False
+    any_published = False
+    for ax, medium in zip(axes, media):
+        published_at: dict[int, float] = {}
+        for j, pattern in enumerate(patterns):
+            for i, flush in enumerate(flushes):
+                match = [r for r in rows if r.param("medium") == medium and r.param("pattern") == pattern
+                         and r.param("flush") == flush]
+                if not match:
+                    continue
+                metric = match[0].metrics["latency_p50"]
+                x = i - 0.4 + width * (j + 0.5)
+                ax.bar(x, metric.value, width * 0.92, color=PATTERN_COLORS.get(pattern, EXTRA_COLORS[0]),
+                       hatch="..." if metric.at_timer_floor else None, edgecolor="black" if metric.at_timer_floor else None,
+                       label=pattern if i == 0 else None)
+                any_floor = any_floor or metric.at_timer_floor
+                published = match[0].value("published_latency")
+                if _positive(published):  # once per flush group: the study's number is not per pattern
+                    published_at.setdefault(i, published)
+                rate = match[0].value("throughput")
+                text = f"{metric.value:.0f}" + (f"\n{rate / 1e6:.2g}M/s" if _positive(rate) else "")
+                ax.text(x, metric.value, text, ha="center", va="bottom", fontsize=6.5)
+        for i, value in published_at.items():
+            ax.hlines(value, i - 0.45, i + 0.45, colors="black", linestyles="--", linewidth=1.3, zorder=4)
+            any_published = True
+        ax.set_xticks(range(len(flushes)), [str(f) for f in flushes], fontsize=8)
+        ax.set_xlabel("flush instruction", fontsize=9)
+        ax.set_title(f"medium: {medium}", fontsize=10)
+        ax.grid(True, axis="y", linewidth=0.4, alpha=0.5)
+        ax.margins(y=0.2)
+    axes[0].set_ylabel("latency per persist, p50 (ns)", fontsize=9)
+    handles = [Patch(color=PATTERN_COLORS.get(p, EXTRA_COLORS[0]), label={"same": "same bytes again",
+               "seq": "sequential lines", "rand": "random lines"}.get(p, p)) for p in patterns]
+    if any_floor:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="...", label=FLOOR_LABEL.replace(": ", ":\n")))
+    if any_published:
+        handles.append(Line2D([], [], color="black", linestyle="--", label="published, [OptaneGuide] Fig. 2:\nidle 64 B write"))
+    fig.legend(handles=handles, loc="outside right upper", title="pattern", fontsize=8, title_fontsize=9, frameon=False)
+    fig.suptitle(f"core.persist — {size_label(size)} persists, domain {domain}", fontsize=12)
+    return fig
 
 
 # --------------------------------------------------------------------------- core.overhead

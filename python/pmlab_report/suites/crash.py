@@ -6,6 +6,8 @@ Reads:
   crash.<design>  params test=mutation; metrics sites, mutants, killed, equivalent, survivors,
                   mutation_score; list "mutants" (site, function, call, mutation, killed, equivalent)
   crash.cost      params design, domain, granularity; metrics tracking_slowdown, states_per_second
+  crash.designs   derived rows (pmlab run with the crash suite): params design; notes family, role,
+                  description, domains, tests — every registered persistent design, whatever was tested
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ def _is_mutation(run: Run) -> bool:
 
 def _family(run: Run) -> str:
     return run.case.split(".", 1)[0]
+
+
+def _is_crash_test(run: Run) -> bool:
+    """A crash-simulator run of one design (`pmlab crash`): not the cost case, the design list, or mutation."""
+    return run.case not in ("cost", "designs") and not _is_mutation(run) and "domain" in run.params
 
 
 def _by_family(runs: Sequence[Run]) -> dict[str, list[Run]]:
@@ -173,3 +180,57 @@ def mutation_tables(runs: Sequence[Run]) -> list[Table]:
                         columns=("design", "site", "function", "call", "mutation", "survived in (domain/granularity)"),
                         rows=tuple(survivors), note=overall, collapsed=len(survivors) > 12))
     return tables
+
+
+def _crash_status(tested: Sequence[Run]) -> str:
+    """One design's crash runs in these results, said in a cell: passed / failed, where, and how much was checked."""
+    if not tested:
+        return "not crash-tested in this run"
+    failed = [r for r in tested if not r.ok or (r.value("failures") or 0) > 0]
+    states = sum(r.value("states_checked") or 0 for r in tested)
+    where = ", ".join(sorted({f"{r.param('domain')}/{r.param('granularity')}" for r in (failed or tested)}))
+    if failed:
+        failures = sum(r.value("failures") or 0 for r in failed)
+        return f"FAILED in {where}: {failures:,.0f} failing crash states ({len(failed)} of {len(tested)} runs)"
+    return f"passed in {where}: {states:,.0f} crash states, no failure"
+
+
+@table("crash", title="Persistent designs and their crash-test status (cf. [PMIdioBench] Table 3)",
+       caption="Every persistent design pmlab has registered with the crash simulator (the list is written into "
+               "results.json by the crash suite's summary; deliberately broken twins left out), with its family, "
+               "the durability domains it claims, and its crash-test status from the crash runs in these results "
+               "(`pmlab crash`, whose results hold one run per design, domain and granularity); a design without "
+               "one reads 'not crash-tested in this run'. [PMIdioBench] Table 3 lists its lock-free designs and "
+               "their guarantees; this is pmlab's counterpart for all of its designs. Simulator test programs "
+               "(corpus, selftest) are the correct twins of the bug shapes that test the simulator itself.")
+def design_table(runs: Sequence[Run]) -> list[Table]:
+    listed = [r for r in runs if r.case == "designs" and r.ok and r.param("design")]
+    tests: dict[str, list[Run]] = {}
+    for r in runs:
+        if _is_crash_test(r):
+            tests.setdefault(r.case, []).append(r)
+    if not listed and not tests:
+        return []
+    rows = []
+    if listed:
+        for r in sorted(listed, key=lambda r: (r.notes.get("role") != "design", str(r.param("design")))):
+            design = str(r.param("design"))
+            rows.append((design, r.notes.get("family", design.split(".", 1)[0]), r.notes.get("role", "design"),
+                         r.notes.get("domains", "–"), _crash_status(tests.get(design, [])),
+                         r.notes.get("description", "")))
+        note = next((r.notes["tests"] for r in listed if r.notes.get("tests")), "")
+        unlisted = sorted(set(tests) - {str(r.param("design")) for r in listed})
+        if unlisted:
+            note += f" Crash-tested here but not registered in this build: {', '.join(unlisted)}."
+    else:
+        # Results of `pmlab crash` alone: the designs it tested, from their runs (the registry was not written).
+        for design in sorted(tests):
+            members = tests[design]
+            # What it claims is in the registry, not in these results; the status names the domains tested.
+            rows.append((design, design.split(".", 1)[0], "–", "–", _crash_status(members), ""))
+        note = ("These results hold crash runs only: the designs listed are those tested here (a `pmlab run` with the "
+                "crash suite writes the whole registry).")
+    tested_count = sum(1 for row in rows if not row[4].startswith("not "))
+    return [Table(title=f"{len(rows)} designs, {tested_count} crash-tested in this run",
+                  columns=("design", "family", "role", "domains claimed", "crash test in these results", "what it is"),
+                  rows=tuple(rows), note=note, collapsed=True)]

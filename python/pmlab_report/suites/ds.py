@@ -4,6 +4,8 @@ Reads:
   ds.ycsb      params structure (ours, or PMDK's example maps pmdk-*), mode (dram | pmem-volatile | persist |
                tx | pmdk), workload, breakdown (none | no-flush | no-fence | no-log)[, threads, records, value]
                metrics throughput (ops/s), latency_p50, latency_p99 (ns), flushes_per_op, fences_per_op
+  ds.update_ratio  params structure, mode, medium, updates (0-100 %), records, value, threads
+               metrics throughput (ops/s), published_throughput (ops/s, [StoredsBench] §4, at 100 %)
   ds.target    derived rows: our persist structure / PMDK's peer throughput, target 1.5
   ds.overhead  derived rows: ns per operation per mode, and what switching flushing, fencing or logging
                off saves (the decomposition of [PMDKOverheads])
@@ -357,4 +359,70 @@ def breakdown(runs: Sequence[Run]) -> Figure | None:
         ax.set_title(f"workload {w}", fontsize=10)
         ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False)
+    return fig
+
+
+STRUCTURE_COLORS = {"array": "#1f77b4", "hashtable": "#ff7f0e", "skiplist": "#2ca02c", "bptree": "#d62728",
+                    "list": "#9467bd"}
+
+
+@figure("ds", title="Throughput versus share of updates ([StoredsBench] Figure 1's read/write axis)",
+        case="update_ratio",
+        caption="YCSB throughput (thousand operations per second, log scale, measured by ds.update_ratio) against "
+                "the share of operations that are updates, the rest reads (0 % = 100(R)/0(W) … 100 % = "
+                "0(R)/100(W), zipfian keys, 8 B keys and the run's value size), one line per structure, one "
+                "panel per mode: dram, pmem-volatile, persist (flush + fence, 8-byte commits) and tx (PMDK "
+                "transactions). Hollow stars: published by [StoredsBench] §4 for the write-only workload (B-tree "
+                "and skiplist on DRAM and in PMEM-Trans, their tx mode; their machine), drawn in the structure's "
+                "colour at 100 %.",
+        metrics=("throughput", "published_throughput"))
+def update_ratio(runs: Sequence[Run]) -> Figure | None:
+    rows = [r for r in runs if r.case == "update_ratio" and r.ok and _number(r.value("throughput"))
+            and r.value("throughput") > 0]
+    if not rows:
+        return None
+    # With several thread counts, the single-thread runs (the study's setup).
+    threads = sorted({r.param("threads", 1) or 1 for r in rows})
+    rows = [r for r in rows if (r.param("threads", 1) or 1) == threads[0]]
+    modes = _ordered({r.param("mode") for r in rows}, MODES)
+    structures = _ordered({r.param("structure") for r in rows}, STRUCTURES)
+    updates = sorted({r.param("updates") for r in rows})
+    fig = Figure(figsize=(1.6 + 3.2 * len(modes), 3.6), layout="constrained")
+    axes = fig.subplots(1, len(modes), sharey=True, squeeze=False)[0]
+    any_published = False
+    for ax, mode in zip(axes, modes):
+        for s in structures:
+            points = {r.param("updates"): r for r in rows if r.param("mode") == mode and r.param("structure") == s}
+            if not points:
+                continue
+            xs = sorted(points)
+            color = STRUCTURE_COLORS.get(s, OTHER_COLOR)
+            ax.plot(xs, [points[x].value("throughput") / 1e3 for x in xs], marker="o", markersize=4,
+                    linewidth=1.5, color=color, label=s)
+            for x in xs:
+                published = points[x].value("published_throughput")
+                if _number(published) and published > 0:
+                    any_published = True
+                    ax.plot([x], [published / 1e3], marker="*", markersize=12, markerfacecolor="none",
+                            markeredgewidth=1.2, color=color, linestyle="none")
+        ax.set_xticks(updates, [f"{u:g}" for u in updates])
+        ax.set_xlabel("updates (% of operations)")
+        ax.set_title(f"mode: {mode}", fontsize=10)
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        plain_log_y(ax)
+    axes[0].set_ylabel("throughput (K ops/s)")
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if any_published:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], marker="*", markersize=10, markerfacecolor="none", color="0.3",
+                              linestyle="none"))
+        labels.append("published, [StoredsBench] §4")
+    fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
+    fig.suptitle(f"Throughput versus update share ({threads[0]} thread{'s' if threads[0] != 1 else ''})", fontsize=12)
     return fig

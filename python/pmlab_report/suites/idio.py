@@ -3,7 +3,11 @@
 Reads (every plotted number keeps the kind the run gave it; published numbers come only from the
 derived rows, labelled with their source):
   idio.i1_latency          params medium, op, flush, hit_ratio, threads; metrics latency_p50, hit_ratio_measured
-  idio.i2_bandwidth        params medium, op, flush, size, threads;        metric bandwidth (MiB/s)
+  idio.i2_bandwidth        params medium, op, flush, size, threads;        metric bandwidth (MiB/s),
+                           published_bandwidth (MiB/s, [OptaneGuide] Fig. 4, at 256 B)
+  idio.dependent_load      params medium, wss, threads; metrics load_latency (ns, best batch),
+                           load_latency_median (ns, median of batches, with stats),
+                           published_load_latency (ns, [OptaneGuide] Fig. 2, past the LLC)
   idio.i3_small_writes     params medium, pattern, size, threads;          metric bandwidth
   idio.i4_numa             params medium, locality, pattern, size, threads; metric bandwidth (or skipped + reason)
   idio.i5_store_vs_pstore  params medium, pattern, op, size, threads;      metric bandwidth
@@ -183,6 +187,164 @@ def i2_bandwidth(runs: Sequence[Run]) -> Figure | None:
         handles.append(Line2D([], [], color="0.3", linestyle="--", label=f"threads = {threads[0]}"))
     fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
     fig.suptitle("I2 — sequential bandwidth versus access size", fontsize=12)
+    return fig
+
+
+# ------------------------------------------------------------------ [PMemIO] Fig. 2 and Fig. 3
+
+SCALING_SIZE = 256  # four cache lines, the media's access unit: [PMemIO] Fig. 2's access
+
+
+def _scaling_series(r: Run) -> str | None:
+    """The line of [PMemIO] Fig. 2 a run belongs to: load, store, store + flush (p-store) or nt-store."""
+    op = r.param("op")
+    if op == "pstore":
+        return "nt-store" if r.param("flush") == "ntstore" else "store + flush"
+    return op if op in ("load", "store") else None
+
+
+SCALING_COLORS = {"load": "#1f77b4", "store": "#ff7f0e", "store + flush": "#2ca02c", "nt-store": "#8c564b"}
+
+
+@figure("idio", title="Bandwidth versus threads: load, store, store + flush, nt-store ([PMemIO] Fig. 2)",
+        caption=("Sequential bandwidth (MiB/s, log scale, measured by idio.i2_bandwidth) of 256 B accesses — four "
+                 "cache lines, the media's access unit, as in [PMemIO] Fig. 2 — against the number of threads "
+                 "(log₂), one line per operation: vector loads, cached stores left to the cache, stores each "
+                 "followed by a line flush and a fence (store + flush, the run's flush instruction), and "
+                 "non-temporal stores with a fence. One panel per medium. Dashed lines with hollow markers: "
+                 "published by [OptaneGuide] Fig. 4 for the same operation and thread counts (256 B accesses on "
+                 "six interleaved Optane DC PMMs, or DRAM); [PMemIO] itself publishes only the shape: nt-stores "
+                 "peak near 3 threads and stores + clwb near 12, stores without clwb fall behind from about 4 "
+                 "threads, and PMem's read bandwidth is 2.6× and its write bandwidth 7.5× below DRAM's. [PMemIO] "
+                 "accessed random 256 B blocks; i2_bandwidth streams them sequentially."),
+        case="i2_bandwidth", metrics=("bandwidth", "published_bandwidth"))
+def thread_scaling(runs: Sequence[Run]) -> Figure | NotMeasured | None:
+    rows = [r for r in _ok(runs, "i2_bandwidth", "bandwidth") if _scaling_series(r) is not None]
+    if not rows:
+        return None
+    sizes = distinct(rows, "size")
+    size = SCALING_SIZE if SCALING_SIZE in sizes else min(sizes, key=lambda s: abs(math.log2(s / SCALING_SIZE)))
+    rows = [r for r in rows if r.param("size") == size]
+    threads = distinct(rows, "threads")
+    if len(threads) < 2:
+        return NotMeasured(f"bandwidth against threads needs two thread counts or more; this run measured "
+                           f"{size_label(size)} accesses at {threads[0]} thread(s) only (this machine has one CPU, "
+                           "or the sweep was narrowed with --set threads=…)")
+    media = _media(rows)
+    series = [s for s in SCALING_COLORS if any(_scaling_series(r) == s for r in rows)]
+    fig = Figure(figsize=(2.8 + 4.3 * len(media), 3.9), layout="constrained")
+    axes = _grid(fig, len(media))[0]
+    any_published = False
+    for ax, medium in zip(axes, media):
+        cell = [r for r in rows if r.param("medium") == medium]
+        for name in series:
+            points = {r.param("threads"): r for r in cell if _scaling_series(r) == name}
+            if not points:
+                continue
+            xs = sorted(points)
+            color = SCALING_COLORS[name]
+            ax.plot(xs, [points[x].value("bandwidth") for x in xs], marker="o", markersize=4, linewidth=1.6,
+                    color=color)
+            published = [(x, points[x].value("published_bandwidth")) for x in xs
+                         if _positive(points[x].value("published_bandwidth"))]
+            if published:
+                any_published = True
+                ax.plot([x for x, _ in published], [y for _, y in published], linestyle="--", marker="o",
+                        markersize=6, markerfacecolor="none", linewidth=1.0, color=color, alpha=0.8)
+        log2_axis(ax, threads)
+        plain_log_y(ax)
+        ax.grid(True, linewidth=0.4, alpha=0.5)
+        ax.set_title(f"medium: {medium}", fontsize=10)
+        ax.set_xlabel("threads (count, log\u2082 scale)", fontsize=9)
+    axes[0].set_ylabel("bandwidth (MiB/s)", fontsize=9)
+    handles = [Line2D([], [], color=SCALING_COLORS[n], marker="o", markersize=4, label=f"{n} (measured)")
+               for n in series]
+    if any_published:
+        handles.append(Line2D([], [], color="0.3", linestyle="--", marker="o", markerfacecolor="none",
+                              label="published, [OptaneGuide] Fig. 4"))
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
+    fig.suptitle(f"Bandwidth versus threads, {size_label(size)} accesses", fontsize=12)
+    return fig
+
+
+CACHE_STYLES = {1: ":", 2: "-.", 3: "--", 4: "--"}
+
+
+def _data_caches(context: dict) -> list[tuple[str, float]]:
+    """(label, bytes) of each data or unified cache level in the context, smallest first (one per level)."""
+    out: dict[int, float] = {}
+    for cache in ((context.get("cpu") or {}).get("caches") or []):
+        if not isinstance(cache, dict) or cache.get("type") == "instruction":
+            continue
+        level, size = cache.get("level"), cache.get("size_bytes")
+        if isinstance(level, int) and _positive(size):
+            out[level] = max(out.get(level, 0.0), float(size))
+    return [(f"L{level}", out[level]) for level in sorted(out)]
+
+
+@figure("idio", title="Dependent-load latency versus working set ([PMemIO] Fig. 3)",
+        caption=("Time per load (ns, log scale) of a single thread chasing pointers through a random cycle of every "
+                 "cache line of the working set (log₂ x axis, 4 KiB to well past the last-level cache): each "
+                 "load's address is the previous load's value, so loads cannot overlap. Measured by "
+                 "idio.dependent_load in timed batches of many loads (batch time / loads): solid, the best batch "
+                 "(other load on the machine only adds time); dotted, the median batch with its 95% interval; "
+                 "one colour per medium. Vertical lines: this machine's cache "
+                 "sizes (from the results' context). Horizontal dashed lines: published idle random-read latency, "
+                 "[OptaneGuide] Fig. 2 (DRAM and Optane DC PMM). [PMemIO] §2.3 publishes the ratio only: DRAM's "
+                 "dependent-load latency 3.2× below PMem's; the label at the right gives this run's pool / DRAM "
+                 "ratio at the largest working set (measured)."),
+        case="dependent_load", metrics=("load_latency", "load_latency_median", "published_load_latency"),
+        with_context=True)
+def dependent_load(runs: Sequence[Run], context: dict | None = None) -> Figure | None:
+    rows = _ok(runs, "dependent_load", "load_latency")
+    if not rows:
+        return None
+    media = _media(rows)
+    sizes = distinct(rows, "wss")
+    fig = Figure(figsize=(10.5, 4.4), layout="constrained")
+    ax = fig.subplots()
+    colors = {"dram": "#1f77b4", "pool": "#d62728"}
+    largest: dict[Any, float] = {}
+    for medium in media:
+        points = {r.param("wss"): r for r in rows if r.param("medium") == medium}
+        xs = sorted(points)
+        ys = [points[x].value("load_latency") for x in xs]
+        color = colors.get(medium, "#555555")
+        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.6, color=color, label=f"{medium}: best batch (measured)")
+        medians = [(x, points[x].metrics["load_latency_median"]) for x in xs
+                   if "load_latency_median" in points[x].metrics and _positive(points[x].value("load_latency_median"))]
+        if medians:
+            mx = [x for x, _ in medians]
+            my = [m.value for _, m in medians]
+            low = [max(m.value - (m.stats or {}).get("ci_low", m.value), 0) for _, m in medians]
+            high = [max((m.stats or {}).get("ci_high", m.value) - m.value, 0) for _, m in medians]
+            ax.errorbar(mx, my, yerr=[low, high], linestyle=":", linewidth=1.0, marker="", capsize=2, color=color,
+                        alpha=0.7, label=f"{medium}: median batch, 95% interval (measured)")
+        floor = [(x, y) for x, y in zip(xs, ys) if points[x].metrics["load_latency"].at_timer_floor]
+        mark_timer_floor(ax, [x for x, _ in floor], [y for _, y in floor])
+        largest[medium] = ys[-1]
+        published = [points[x].metrics["published_load_latency"] for x in xs
+                     if "published_load_latency" in points[x].metrics and _positive(points[x].value("published_load_latency"))]
+        if published:
+            ax.axhline(published[0].value, color=color, linestyle="--", linewidth=1.0, alpha=0.8,
+                       label=f"{medium}: published {published[0].value:g} ns ([OptaneGuide] Fig. 2, "
+                             f"{'Optane' if medium == 'pool' else 'DRAM'})")
+    for label, size in _data_caches(context or {}):
+        if sizes[0] / 2 <= size <= sizes[-1] * 2:
+            ax.axvline(size, color="0.35", linestyle=CACHE_STYLES.get(int(label[1:]), "--"), linewidth=0.9)
+            ax.text(size, 0.98, f" {label} {size_label(size)}", transform=ax.get_xaxis_transform(), fontsize=8,
+                    va="top", ha="left", color="0.25")
+    if "pool" in largest and "dram" in largest and largest["dram"] > 0:
+        ax.text(0.99, 0.03, f"largest working set: pool / DRAM = {largest['pool'] / largest['dram']:.2f}× (measured)",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "0.7", "linewidth": 0.5})
+    _size_axis(ax, sizes)
+    plain_log_y(ax)
+    ax.grid(True, linewidth=0.4, alpha=0.5)
+    ax.set_xlabel("working set (bytes, log\u2082 scale)", fontsize=9)
+    ax.set_ylabel("time per dependent load (ns)", fontsize=9)
+    legend_outside(ax)
+    fig.suptitle("Dependent-load latency versus working-set size (1 thread)", fontsize=12)
     return fig
 
 

@@ -8,6 +8,7 @@ namespace pmlab::bench {
 Pattern parse_pattern(const std::string& text) {
   if (text == "seq") return Pattern::seq;
   if (text == "rand") return Pattern::rand;
+  if (text == "same") return Pattern::same;
   throw std::invalid_argument("unknown access pattern '" + text + "'");
 }
 
@@ -19,7 +20,11 @@ std::vector<uint64_t> make_offsets(Pattern pattern, uint64_t span, uint64_t acce
   const uint64_t slots = span / access;
   uint64_t state = seed;
   for (size_t i = 0; i < n; ++i) {
-    out[i] = pattern == Pattern::seq ? (i % slots) * access : (splitmix64(state) % slots) * access;
+    switch (pattern) {
+      case Pattern::seq: out[i] = (i % slots) * access; break;
+      case Pattern::rand: out[i] = (splitmix64(state) % slots) * access; break;
+      case Pattern::same: out[i] = 0; break;
+    }
   }
   return out;
 }

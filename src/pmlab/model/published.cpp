@@ -199,6 +199,46 @@ Result<Published> published_i1_pstore_ns(const std::string& medium) {
                         " sheet I1)");
 }
 
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t comma = line.find(','); ; comma = line.find(',', from)) {
+    out.push_back(trim(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Published> published_csv_cell(const std::string& file, const std::string& row, const std::string& column,
+                                     std::string source) {
+  const std::string path = reference_dir() + "/" + file;
+  auto text = read_text(path);
+  if (!text) return text.status();
+  std::istringstream lines(*text);
+  std::string line;
+  std::optional<size_t> index;
+  while (std::getline(lines, line)) {
+    if (trim(line).empty()) continue;
+    const auto fields = split_csv(line);
+    if (!index) {  // the header names the columns
+      for (size_t i = 0; i < fields.size(); ++i)
+        if (fields[i] == column) index = i;
+      if (!index) return error(Errc::corrupted, path + ": no column '" + column + "'");
+      continue;
+    }
+    if (fields.front() != row) continue;
+    auto v = *index < fields.size() ? number(fields[*index]) : std::nullopt;
+    if (!v) return error(Errc::corrupted, path + ": row '" + row + "' has no number in column '" + column + "'");
+    return Published{*v, std::move(source)};
+  }
+  return error(Errc::not_found, path + ": no row '" + row + "'");
+}
+
 std::string xpbuffer_source() { return std::string("FAST'20 fig. 9 (") + kXpbuffer + ")"; }
 
 Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve() {

@@ -56,6 +56,12 @@ Result<Published> published_i7(const std::string& counter);
 // region's first line, as test_i1.c does).
 Result<Published> published_i1_pstore_ns(const std::string& medium);
 
+// One cell of a CSV table under the reference directory (e.g. "optane-study/02-best_case_latency.csv"): the
+// row whose first field is `row` (e.g. "Read\Random", or a thread count "4") and the column whose header is
+// `column` (e.g. "Optane"). The value carries `source`.
+Result<Published> published_csv_cell(const std::string& file, const std::string& row, const std::string& column,
+                                     std::string source);
+
 // optane-study/09-infer_xpbuffer.csv: (region bytes, write amplification) in file order.
 Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve();
 std::string xpbuffer_source();

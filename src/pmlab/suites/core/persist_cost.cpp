@@ -1,12 +1,14 @@
 // core.persist: what one persist of `size` bytes costs: copy into the medium, write back, fence, as the
 // persistence vocabulary does it for every design. Swept over flush instruction × durability domain ×
-// size × pattern × medium, so DRAM and the pool sit side by side.
+// size × pattern × medium, so DRAM and the pool sit side by side. Pattern `same` persists one place over
+// and over: the next write-back of a line waits for the one before it ([PMemIO] §2.3, Fig. 4).
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/bench/case.hpp"
+#include "pmlab/model/published.hpp"
 #include "pmlab/platform/cpu.hpp"
 
 namespace pmlab::suites::core {
@@ -31,6 +33,24 @@ std::optional<std::string> redundant(const Params& p) {
   return std::nullopt;
 }
 
+// [OptaneGuide] Fig. 2's idle latency of one 64 B persistent write, by store + clwb or by nt-store, beside the
+// runs that do the same under ADR ([PMemIO] Fig. 4 has no numbers in its text).
+void add_published(RunContext& ctx) {
+  const Params& p = ctx.params();
+  const persist::FlushInstruction flush = p.flush();
+  if (p.size("size") != 64 || p.domain() != persist::Domain::adr) return;
+  if (flush != persist::FlushInstruction::clwb && flush != persist::FlushInstruction::ntstore) return;
+  constexpr const char* kFile = "optane-study/02-best_case_latency.csv";
+  const bool nt = flush == persist::FlushInstruction::ntstore;
+  const bool pool = p.text("medium") == "pool";
+  auto ns = model::published_csv_cell(kFile, nt ? "Write\\(ntstore)" : "Write\\(clwb)", pool ? "Optane" : "DRAM",
+                                      std::string("[OptaneGuide] Fig. 2, idle 64 B write by ") +
+                                          (nt ? "nt-store" : "store + clwb") + ", " +
+                                          (pool ? "Optane DC PMM" : "DRAM") + " (" + kFile + ")");
+  if (ns) ctx.metric("published_latency", ns->value, "ns", MetricKind::published, ns->source);
+  else ctx.note("published", ns.status().message());
+}
+
 void body(RunContext& ctx) {
   const Params& p = ctx.params();
   const uint64_t size = p.size("size");
@@ -53,6 +73,7 @@ void body(RunContext& ctx) {
       persister.copy_persist(dst, source.data(), size);
     });
   });
+  add_published(ctx);
 }
 
 const CaseRegistration registration{CaseDef{
@@ -64,8 +85,9 @@ const CaseRegistration registration{CaseDef{
                std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
                std_params::size("size", "bytes written and persisted per operation", {"64", "256", "1K", "4K", "16K"},
                                 {"64", "1K", "16K"}, 8, 1 << 24),
-               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned",
-                                  {"seq", "rand"}, {"seq", "rand"}),
+               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned; "
+                                             "same: every persist to the same `size` bytes ([PMemIO] Fig. 4)",
+                                  {"seq", "rand", "same"}, {"seq", "rand", "same"}),
                std_params::threads()},
     .region_bytes = [](const Params& p) { return span_bytes() * static_cast<uint64_t>(p.integer("threads")); },
     .redundant = redundant,

@@ -236,12 +236,12 @@ std::string pool_file_beside(RunContext& ctx, const std::string& what) {
 }
 
 template <template <class> class S>
-void run_ours(RunContext& ctx, const Setup& setup, Mode mode, const persist::Persister& persister) {
+void run_ours(RunContext& ctx, const Params& p, const Setup& setup, Mode mode, const persist::Persister& persister) {
   const media::Region& region = ctx.region();
   if (mode == Mode::tx) {
     if (!pmdk::tx::available()) ctx.skip("pmlab was built without libpmemobj (install libpmemobj-dev and rebuild)");
     const std::string path = pool_file_beside(ctx, std::string(S<Arena<Transactional>>::kName) + "-tx");
-    auto pool = pmdk::ObjArenaPool::create(path, arena_bytes(ctx.params()));
+    auto pool = pmdk::ObjArenaPool::create(path, arena_bytes(p));
     if (!pool) ctx.fail(pool.status().message());
     (*pool)->remove_on_close(true);
     const uint64_t aborts_before = pmdk::tx::aborts();
@@ -301,8 +301,8 @@ void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure)
   if ((*map)->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
 }
 
-void body(RunContext& ctx) {
-  const Params& p = ctx.params();
+// One YCSB run at `p` (ds.ycsb's parameters; ds.update_ratio translates its own into them).
+void run_ycsb(RunContext& ctx, const Params& p) {
   auto setup = setup_of(p, ctx.threads(), ctx.quick());
   if (!setup) ctx.fail(setup.status().message());
   const std::string& structure = p.text("structure");
@@ -344,12 +344,14 @@ void body(RunContext& ctx) {
     own.emplace(std::move(*created));
   }
   const persist::Persister& persister = own ? *own : ctx.persister();
-  if (structure == "array") run_ours<pmlab::ds::Array>(ctx, *setup, *mode, persister);
-  else if (structure == "hashtable") run_ours<pmlab::ds::Hashtable>(ctx, *setup, *mode, persister);
-  else if (structure == "skiplist") run_ours<pmlab::ds::Skiplist>(ctx, *setup, *mode, persister);
-  else if (structure == "bptree") run_ours<pmlab::ds::BPTree>(ctx, *setup, *mode, persister);
-  else run_ours<pmlab::ds::List>(ctx, *setup, *mode, persister);
+  if (structure == "array") run_ours<pmlab::ds::Array>(ctx, p, *setup, *mode, persister);
+  else if (structure == "hashtable") run_ours<pmlab::ds::Hashtable>(ctx, p, *setup, *mode, persister);
+  else if (structure == "skiplist") run_ours<pmlab::ds::Skiplist>(ctx, p, *setup, *mode, persister);
+  else if (structure == "bptree") run_ours<pmlab::ds::BPTree>(ctx, p, *setup, *mode, persister);
+  else run_ours<pmlab::ds::List>(ctx, p, *setup, *mode, persister);
 }
+
+void body(RunContext& ctx) { run_ycsb(ctx, ctx.params()); }
 
 std::vector<std::string> structures(bool with_list = true) {
   std::vector<std::string> s{"array", "hashtable", "skiplist", "bptree"};
@@ -404,6 +406,65 @@ const CaseRegistration registration{CaseDef{
               return p.text("breakdown") == "none" ? 3 : 0;
           return 0;
         },
+}};
+
+// ds.update_ratio: [StoredsBench]'s read/write-ratio axis (Figure 1: 100(R)/0(W) … 0(R)/100(W)), swept for each
+// of our structures in each mode: a YCSB mix of reads and updates over zipfian keys, updates% of them updates.
+// The ds.ycsb run of mix:(100-u)/u/0/0/0, so both cases measure alike.
+Params as_ycsb(const Params& p) {
+  Params q;
+  for (const char* key : {"structure", "mode", "medium"}) q.set(key, p.json().at(key));
+  q.set("breakdown", "none");
+  const int64_t updates = p.integer("updates");
+  q.set("workload", "mix:" + std::to_string(100 - updates) + "/" + std::to_string(updates) + "/0/0/0");
+  q.set("distribution", "default");
+  for (const char* key : {"records", "value", "threads"}) q.set(key, p.json().at(key));
+  return q;
+}
+
+// [StoredsBench] §4 quotes four of Figure 1's bars, all on the write-only workload (0(R)/100(W)).
+struct PublishedBar {
+  const char* structure;
+  const char* mode;
+  double kops;
+};
+constexpr PublishedBar kPublishedWriteOnly[] = {
+    {"bptree", "dram", 1420}, {"skiplist", "dram", 992}, {"bptree", "tx", 49}, {"skiplist", "tx", 152}};
+constexpr const char* kPublishedSource =
+    "[StoredsBench] §4 (Figure 1, 0(R)/100(W); PMEM-Trans is the tx mode; their machine and thread count)";
+
+void update_ratio_body(RunContext& ctx) {
+  const Params& p = ctx.params();
+  run_ycsb(ctx, as_ycsb(p));
+  if (p.integer("updates") != 100) return;
+  for (const PublishedBar& bar : kPublishedWriteOnly)
+    if (p.text("structure") == bar.structure && p.text("mode") == bar.mode)
+      ctx.metric("published_throughput", bar.kops * 1e3, "ops/s", MetricKind::published, kPublishedSource);
+}
+
+const CaseRegistration update_ratio{CaseDef{
+    .suite = "ds",
+    .name = "update_ratio",
+    .summary = "throughput versus the share of updates (0-100%) per structure and mode ([StoredsBench] Figure 1)",
+    .params = {std_params::choice("structure", "the data structure", {"array", "hashtable", "skiplist", "bptree"},
+                                  {"array", "hashtable", "skiplist", "bptree"}),
+               std_params::choice("mode", "dram | pmem-volatile | persist | tx, as in ds.ycsb",
+                                  {"dram", "pmem-volatile", "persist", "tx"}, {"dram", "pmem-volatile", "persist", "tx"}),
+               std_params::medium(),
+               ParamSpec{.name = "updates",
+                         .type = ParamType::integer,
+                         .doc = "percent of operations that are updates; the rest are reads",
+                         .defaults = {"0", "25", "50", "75", "100"},
+                         .quick = {"0", "25", "50", "75", "100"},
+                         .choices = {},
+                         .min = 0,
+                         .max = 100},
+               std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30),
+               std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16),
+               std_params::threads()},
+    .region_bytes = [](const Params& p) { return region_bytes(as_ycsb(p)); },
+    .redundant = [](const Params& p) { return redundant(as_ycsb(p)); },
+    .body = update_ratio_body,
 }};
 
 }  // namespace
