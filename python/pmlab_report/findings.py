@@ -318,18 +318,26 @@ def warnings_section(results: Results) -> tuple[str, int]:
         index = row_of.get(name)
         return f'<a href="#run-{index}">{escape(name)}</a>' if index is not None else escape(name)
 
-    for check in checks:
-        if check.get("verdict") != "violated":
-            continue
+    def violation(check: dict) -> str:
         explained = check.get("explained")
         runs = [str(name) for name in check.get("runs") or []]
-        items.append(
+        return (
             f"<li><b>{escape(str(check.get('kind', 'check')))} violated</b> "
             f"<code>{escape(str(check.get('rule', '?')))}</code>: {escape(str(check.get('description', '')))}"
             + (f" — {escape(str(check['detail']))}" if check.get("detail") else "")
             + (f' <span class="muted">(runs: {", ".join(run_link(n) for n in runs[:3])}'
-               f'{" …" if len(runs) > 3 else ""})</span>' if runs else "")
+               f'{f" and {len(runs) - 3} more" if len(runs) > 3 else ""})</span>' if runs else "")
             + (f" Explained in <code>{escape(str(explained))}</code>." if explained else "") + "</li>")
+
+    violated = [c for c in checks if c.get("verdict") == "violated"]
+    # Unexplained violations are what a reader must look at; explained ones (a property of the machine the
+    # docs show with a measurement) are folded behind one line.
+    items.extend(violation(c) for c in violated if not c.get("explained"))
+    explained_items = [violation(c) for c in violated if c.get("explained")]
+    if explained_items:
+        items.append(f"<li><details><summary>{len(explained_items)} explained violation"
+                     f"{'s' if len(explained_items) != 1 else ''} (properties of this machine the docs show "
+                     f"with a measurement)</summary><ul>{''.join(explained_items)}</ul></details></li>")
     floor: dict[str, int] = {}
     for run in results.runs:
         for metric in run.metrics.values():
