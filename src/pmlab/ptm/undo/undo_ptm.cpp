@@ -47,7 +47,7 @@ void UndoPtm::commit(Slot& s) {
     log_p_.store8(&s.header->seq, s.seq);
     log_p_.persist(&s.header->seq, 8);
   }
-  finish_frees(heap_, s.alloc);
+  finish_frees(heap_, s.alloc, s.index);
 }
 
 }  // namespace pmlab::ptm

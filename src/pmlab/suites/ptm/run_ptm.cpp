@@ -160,7 +160,7 @@ void run_pmlab_ptm(RunContext& ctx, const RunSpec& spec) {
     ctx.metric("log_entries_per_tx", static_cast<double>(after.log_entries - before.log_entries) / txs, "count");
   ctx.note("log", std::string(P::kName) == std::string("undo")
                       ? "undo: 32 B entries {offset, old, check}; one flush+fence per distinct logged word, 2 more at commit"
-                      : "redo: 16 B entries {offset, value} + checksummed header; 3 fences per writing transaction");
+                      : "redo: one non-temporal record {seq, n, 16 B entries, checksum} per writing transaction, 1 fence (commit), data written back lazily; ownership records let disjoint and read-only transactions run in parallel");
   ctx.note("medium", std::string("data on ") + (data_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)) +
                          ", log on " + (log_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)));
 }
