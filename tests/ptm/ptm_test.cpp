@@ -181,7 +181,8 @@ TEST(UndoPtm, FencesPerTransactionAreLoggedWordsPlusTwoUnderAdr) {
 
 // One fence per writing transaction (the commit record's), under ADR and eADR; none where the log is on
 // DRAM declared persistent. Under ADR one flush per modified data line (nine roots in two lines: two),
-// the record itself written with non-temporal stores as whole lines (9 entries + 32 B: three lines).
+// issued by the next commit; the record itself written with non-temporal stores as whole lines
+// (9 entries + 32 B: three lines).
 TEST(RedoPtm, OneFencePerWritingTransactionAndOneFlushPerModifiedLine) {
   const std::pair<Durability, uint64_t> cases[] = {
       {Durability::adr, 1}, {Durability::eadr, 1}, {Durability::pdram_lite, 0}, {Durability::pdram, 0}};
@@ -197,7 +198,7 @@ TEST(RedoPtm, OneFencePerWritingTransactionAndOneFlushPerModifiedLine) {
       const persist::Counters delta = persist::thread_counters() - before;
       EXPECT_EQ(delta.fences, fences) << to_string(d);
       if (d == Durability::adr) {
-        EXPECT_EQ(delta.flushes, 2u);
+        EXPECT_EQ(delta.flushes, t == 0 ? 0u : 2u) << "the previous transaction's lines";
       } else {
         EXPECT_EQ(delta.flushes, 0u) << to_string(d);
       }

@@ -240,6 +240,17 @@ struct LogicalHash {
   }
 };
 
+// A search state: the logical state and the newest write version applied to reach it. Equal when the
+// logical states are: at equal positions the versions applied are the same.
+struct Ordered {
+  Logical state;
+  uint64_t newest = 0;
+  bool operator==(const Ordered& o) const { return state == o.state; }
+};
+struct OrderedHash {
+  size_t operator()(const Ordered& o) const { return LogicalHash{}(o.state); }
+};
+
 template <class P>
 Logical logical_of(P& ptm) {
   Logical l;
@@ -308,7 +319,7 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
         const uint64_t op = global(t, i);
         ops.begin(i, Base::label(op));
         ptm->run(static_cast<int>(t), [&](auto& tx) { apply_op(tx, seed_, op); });
-        ops.end(i);
+        ops.end_returning(i, ptm->last_commit(static_cast<int>(t)));
       }
     });
   }
@@ -317,10 +328,17 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
     auto ptm = make(image.base, p);
     if (Status s = ptm->recover(); !s) return s;
     crash::recovery_done();
-    const Logical got = logical_of(*ptm);
-    const bool ok = crash::durably_linearizable<Logical, LogicalHash>(
-        at.history, initial(), got, [&](const Logical& l, unsigned t, uint32_t i, std::optional<uint64_t>) {
-          return std::optional<Logical>(apply_logical(l, seed_, global(t, i)));
+    // The search follows the write versions the returned transactions report (the order they took
+    // effect in; its memo keys on the positions, which fix the newest version applied): each step takes
+    // a newer one, so it walks one order instead of every interleaving of two conflicting streams.
+    // Transactions in flight, and those that wrote nothing, may stand anywhere.
+    const Ordered got{logical_of(*ptm), 0};
+    const bool ok = crash::durably_linearizable<Ordered, OrderedHash>(
+        at.history, Ordered{initial(), 0}, got,
+        [&](const Ordered& o, unsigned t, uint32_t i, std::optional<uint64_t> wv) -> std::optional<Ordered> {
+          const uint64_t v = wv.value_or(0);
+          if (v != 0 && v <= o.newest) return std::nullopt;
+          return Ordered{apply_logical(o.state, seed_, global(t, i)), v != 0 ? v : o.newest};
         });
     if (!ok)
       return error(Errc::corrupted, std::string(P::kName) +

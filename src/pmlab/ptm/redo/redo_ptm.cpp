@@ -14,7 +14,8 @@ uint64_t load_shared(const uint64_t* word) noexcept {
 }
 }  // namespace
 
-RedoPtm::RedoPtm(const Regions& regions, const Options& options) : SlotPtm(regions, options) {
+RedoPtm::RedoPtm(const Regions& regions, const Options& options)
+    : SlotPtm(regions, options), single_thread_(options.slots == 1) {
   // One orec per heap line up to 2^16 (512 KiB of orecs, so a read's orec mostly hits the cache), lines
   // beyond sharing them modulo the table (a false conflict costs only a rerun).
   const uint64_t lines = std::max<uint64_t>(64, heap_.size() / 64);
@@ -121,7 +122,10 @@ uint64_t RedoPtm::read_shared(Slot& s, const uint64_t* word, uint64_t off) {
   }
 }
 
-bool RedoPtm::reads_still_valid(const Slot& s) const noexcept {
+bool RedoPtm::reads_still_valid(Slot& s) const {
+  // The orecs this transaction holds, indexed only now: most commits never revalidate.
+  s.owned.clear();
+  for (size_t i = 0; i < s.locked.size(); ++i) s.owned.insert(s.locked[i].orec, static_cast<uint32_t>(i));
   for (const uint32_t o : s.read_set) {
     uint64_t seen = orecs_[o].load(std::memory_order_acquire);
     if (seen & kLocked) {
@@ -137,10 +141,10 @@ bool RedoPtm::reads_still_valid(const Slot& s) const noexcept {
 bool RedoPtm::lock_top(Slot& s) {
   if (s.doomed) return false;
   const uint32_t o = orec_of(heap_.offset_of(&heap_.header().top));
-  if (s.owned.find(o) != nullptr) return true;
   std::atomic<uint64_t>& orec = orecs_[o];
   for (;;) {
     uint64_t cur = orec.load(std::memory_order_acquire);
+    if (cur == orec_locked(s.index)) return true;  // taken earlier in this transaction
     if (cur & kLocked) {
       data_p_.spin_wait();
       continue;
@@ -148,7 +152,6 @@ bool RedoPtm::lock_top(Slot& s) {
     // The top is read after this; a version past rv would make that read's snapshot inconsistent with
     // the others (validated at commit like any read).
     if (orec.compare_exchange_weak(cur, orec_locked(s.index), std::memory_order_acq_rel)) {
-      s.owned.insert(o, static_cast<uint32_t>(s.locked.size()));
       s.locked.push_back({o, cur});
       if (orec_version(cur) > s.rv) s.read_set.push_back(o);
       return true;
@@ -159,7 +162,6 @@ bool RedoPtm::lock_top(Slot& s) {
 void RedoPtm::release(Slot& s) {
   for (const Slot::Locked& l : s.locked) orecs_[l.orec].store(l.previous, std::memory_order_release);
   s.locked.clear();
-  s.owned.clear();
   return_taken(heap_, s.alloc, s.index);
 }
 
@@ -207,13 +209,19 @@ bool RedoPtm::commit(Slot& s) {
   }
   for (const RedoEntry& e : s.writes) {
     const uint32_t o = orec_of(e.off);
-    if (!s.owned.insert(o, static_cast<uint32_t>(s.locked.size())).second) continue;
     uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
-    if ((cur & kLocked) || !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
+    if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
+    if (single_thread_) {
+      orecs_[o].store(orec_locked(s.index), std::memory_order_relaxed);
+    } else if ((cur & kLocked) ||
+               !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel)) {
       return false;
+    }
     s.locked.push_back({o, cur});
   }
-  const uint64_t wv = clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const uint64_t wv = single_thread_ ? clock_.load(std::memory_order_relaxed) + 1
+                                     : clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (single_thread_) clock_.store(wv, std::memory_order_relaxed);
   if (wv != s.rv + 1 && !reads_still_valid(s)) return false;
 
   // Each other slot whose transaction last wrote one of these lines: its record must never be replayed
@@ -239,6 +247,11 @@ bool RedoPtm::commit(Slot& s) {
   if (helped) data_p_.fence();
   for (const auto& [p, v] : s.predecessors) retire(*slots_[static_cast<size_t>(p)], v);
 
+  // The previous commit's data lines are written back only now, after this commit's locked
+  // instructions: a locked read-modify-write waits for earlier write-backs as a fence does, so issued
+  // at the end of the previous commit they would have cost one more fence here.
+  for (uint64_t line : s.unflushed) data_p_.flush(heap_.base() + line, 64);
+  s.unflushed.clear();
   if (options_.logging && n > 0) {
     s.writes.push_back({checksum_of(s.writes.data(), n, wv, s.index), wv});  // the trailer
     const persist::LineRecord record{.prefix = nullptr,
@@ -249,23 +262,29 @@ bool RedoPtm::commit(Slot& s) {
                                      .body_len = (n + 1) * sizeof(RedoEntry)};
     log_p_.store_record_nt(s.area[s.next_area], record, nullptr);
     s.writes.pop_back();
-    log_p_.fence();  // the commit point; also makes the previous commit's data write-backs durable
+    log_p_.fence();  // the commit point; also makes the previous commit's data durable
     s.next_area ^= 1;
     s.durable_seq.store(s.last_seq, std::memory_order_release);
     s.last_seq = wv;
     s.counters.log_entries += n;
   }
-  // Every store first, then one write-back per line: a line written back before its last store would
-  // reach memory without it.
   for (const RedoEntry& e : s.writes) data_p_.store8(heap_.at<uint64_t>(e.off), e.value);
+  // Each modified line once, written back by the next commit (or by another thread's that needs this
+  // transaction durable first, from its record).
   s.lines.clear();
   for (const RedoEntry& e : s.writes) {
     const uint64_t line = e.off & ~uint64_t{63};
-    if (s.lines.insert(line, 0).second) data_p_.flush(heap_.base() + line, 64);
+    if (s.lines.insert(line, 0).second) s.unflushed.push_back(line);
   }
-  if (!options_.logging) data_p_.fence();  // the breakdown's no-log point: the data's own fence
+  if (!options_.logging) {
+    // The breakdown's no-log point: the data's own write-backs and fence, at once.
+    for (uint64_t line : s.unflushed) data_p_.flush(heap_.base() + line, 64);
+    s.unflushed.clear();
+    data_p_.fence();
+  }
   for (const Slot::Locked& l : s.locked) orecs_[l.orec].store(orec_unlocked(wv, s.index), std::memory_order_release);
   s.locked.clear();
+  s.run_seq = wv;
   ++s.counters.transactions;
   finish_frees(heap_, s.alloc, s.index);
   return true;

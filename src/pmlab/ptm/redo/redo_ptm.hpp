@@ -22,9 +22,10 @@
 //            its data is durable (flush the lines its record names and fence, if its thread has not fenced
 //            since) and retire its slot up to that transaction (the log may never be replayed over this
 //            transaction's writes); write the record; fence                         -- the commit point
-//            apply each word in place, write back each modified line once (no fence: the write-backs are
-//            made durable by the thread's next fence, and until then the record stays live);
-//            release the orecs.
+//            (the previous commit's modified lines are written back just before the record: after the
+//            locked instructions above, which would otherwise wait for them as a fence does)
+//            apply each word in place (written back by the next commit and made durable by its fence;
+//            until then the record stays live); release the orecs.
 //   recover: every valid, live record of every slot and area, replayed in seq order; then every slot
 //            retired up to the newest seq seen.
 // Why two areas: a record must stay until its data is durable, i.e. until the thread's next fence — the
@@ -100,7 +101,7 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   WordMap index_of;               // offset -> position in `writes`
   uint64_t filter = 0;            // 64-bit Bloom filter over the written offsets: most reads skip the map
   WordMap lines;                  // lines written back in this commit (each once)
-  WordMap owned;                  // orec -> position in `locked`
+  WordMap owned;                  // orec -> position in `locked` (built when reads are revalidated)
   std::vector<uint64_t> fresh_lines;
   std::vector<uint32_t> read_set;  // orecs read
   std::vector<Locked> locked;
@@ -111,7 +112,9 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   uint64_t* area[2] = {nullptr, nullptr};
   uint64_t area_capacity = 0;  // entries a record holds
   int next_area = 0;
+  uint64_t run_seq = 0;   // the write version of the last run()'s commit, 0 if it wrote nothing
   uint64_t last_seq = 0;  // this slot's newest record (its data's write-backs not yet fenced)
+  std::vector<uint64_t> unflushed;  // that transaction's modified lines, written back by the next commit
   // The newest of this slot's transactions whose data is durable (its thread fenced after its
   // write-backs); read by other threads' commits.
   std::atomic<uint64_t> durable_seq{0};
@@ -133,6 +136,9 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   void run(int slot, F&& body);
 
   uint64_t replayed() const noexcept { return replayed_; }
+  // The write version of slot `slot`'s last transaction (0: it wrote nothing): its place in the order
+  // the transactions took effect in, for a checker.
+  uint64_t last_commit(int slot) const noexcept { return slots_[static_cast<size_t>(slot)]->run_seq; }
 
  private:
   friend class SlotPtm<RedoPtm, RedoSlot>;
@@ -148,14 +154,20 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   static uint64_t orec_locked(int slot) noexcept { return static_cast<uint64_t>(slot) << 1 | kLocked; }
   uint32_t orec_of(uint64_t off) const noexcept { return static_cast<uint32_t>((off >> 6) & orec_mask_); }
 
-  uint64_t checksum_of(const RedoEntry* entries, uint64_t n, uint64_t seq, int slot) const noexcept {
+  // Two multiply-xorshift rounds per entry and a full mix at the end: a torn line (any entry word, the
+  // count or the seq changed) passes with probability ~2^-64, at a fraction of a mix64 per word.
+  static uint64_t checksum_of(const RedoEntry* entries, uint64_t n, uint64_t seq, int slot) noexcept {
     uint64_t h = mix64(seq ^ (n << 32) ^ (static_cast<uint64_t>(slot) + 1));
-    for (uint64_t i = 0; i < n; ++i) h = mix64(h ^ entries[i].off) + mix64(h ^ entries[i].value ^ 0x5bd1e995ull);
-    return h;
+    for (uint64_t i = 0; i < n; ++i) {
+      h = (h ^ entries[i].off) * 0x9E3779B97F4A7C15ull;
+      h = (h ^ (h >> 29) ^ entries[i].value) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 32;
+    }
+    return mix64(h);
   }
 
   uint64_t read_shared(Slot& s, const uint64_t* word, uint64_t off);
-  bool reads_still_valid(const Slot& s) const noexcept;
+  bool reads_still_valid(Slot& s) const;
   bool lock_top(Slot& s);
   // false: a conflict (the caller releases and runs the body again).
   bool commit(Slot& s);
@@ -166,6 +178,9 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   void retire(Slot& p, uint64_t seq);
   void backoff(int attempt) const noexcept;
 
+  // One log slot: one thread runs transactions, so orecs and the clock are taken with plain stores (a
+  // locked read-modify-write per modified line costs tens of cycles, and SPS-64 has 128 of them).
+  const bool single_thread_;
   uint64_t orec_mask_ = 0;
   std::unique_ptr<std::atomic<uint64_t>[]> orecs_;
   std::atomic<uint64_t> clock_{0};
@@ -217,6 +232,7 @@ class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
 template <class F>
 void RedoPtm::run(int slot, F&& body) {
   Slot& s = *slots_[static_cast<size_t>(slot)];
+  s.run_seq = 0;
   for (int attempt = 0;; ++attempt) {
     s.begin();
     s.rv = clock_.load(std::memory_order_acquire);
