@@ -201,12 +201,10 @@ bool RedoPtm::commit(Slot& s) {
     finish_frees(heap_, s.alloc, s.index);
     return true;
   }
-  // Blocks carved in place: durable before the commit record can be, with their own fence (one shared
-  // with the record's would let an evicted record commit a block whose payload never reached memory).
-  if (!s.fresh_lines.empty()) {
-    for (uint64_t line : s.fresh_lines) data_p_.flush(heap_.base() + line, 64);
-    data_p_.fence();
-  }
+  // Blocks carved in place: written back now, durable before the commit record can be (see the fence
+  // below: one shared with the record's would let an evicted record commit a block whose payload never
+  // reached memory).
+  for (uint64_t line : s.fresh_lines) data_p_.flush(heap_.base() + line, 64);
   for (const RedoEntry& e : s.writes) {
     const uint32_t o = orec_of(e.off);
     uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
@@ -244,7 +242,9 @@ bool RedoPtm::commit(Slot& s) {
       helped = true;
     }
   }
-  if (helped) data_p_.fence();
+  // One fence for both: the in-place blocks before the record, the helped transactions before they are
+  // retired.
+  if (helped || !s.fresh_lines.empty()) data_p_.fence();
   for (const auto& [p, v] : s.predecessors) retire(*slots_[static_cast<size_t>(p)], v);
 
   // The previous commit's data lines are written back only now, after this commit's locked

@@ -34,8 +34,8 @@
 // record has since been overwritten.
 //
 // Fences per writing transaction: 1 (ADR and eADR) — plus one when it carved a block of at least
-// Options::in_place_bytes at the top (written in place, fenced before the record), and one when a line's
-// previous writer is another thread that has not fenced since. 0 per read-only transaction. Write-backs:
+// Options::in_place_bytes at the top (written in place, fenced before the record) or a line's previous
+// writer is another thread that has not fenced since (one fence serves both). 0 per read-only transaction. Write-backs:
 // the record's lines (non-temporal), one flush per modified data line, and the retire line of each other
 // slot it retires.
 #pragma once

@@ -203,7 +203,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
   }
   ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path + " (removed after the run), "
                    "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +
-                   "; one global lock serializes transactions as for undo/redo");
+                   "; one global lock serializes transactions, as for undo (redo runs disjoint ones in parallel)");
   ctx.note("counters", pmdk::interposed()
                            ? "flushes_per_op and fences_per_op count PMDK's libpmem calls (pmlab's interposer)"
                            : "flushes_per_op and fences_per_op read zero: libpmem's calls did not reach pmlab's "
