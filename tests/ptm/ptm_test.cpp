@@ -642,8 +642,8 @@ crash::SimReport simulate(const std::string& name, persist::Domain d, crash::Gra
   return r.ok() ? *r : crash::SimReport{};
 }
 
-TEST(PtmCrash, BothPtmsSurviveEveryDomainAndGranularity) {
-  for (const char* name : {"ptm.undo", "ptm.redo"})
+TEST(PtmCrash, EveryPtmSubjectSurvivesEveryDomainAndGranularity) {
+  for (const char* name : {"ptm.undo", "ptm.redo", "ptm.redo-one-slot", "ptm.redo-threads"})
     for (auto d : {persist::Domain::adr, persist::Domain::eadr})
       for (auto g : {crash::Granularity::line, crash::Granularity::word}) {
         const crash::SimReport r = simulate(name, d, g);

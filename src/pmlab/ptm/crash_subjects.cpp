@@ -101,9 +101,9 @@ std::vector<uint64_t> digest(const Heap& heap) {
   return d;
 }
 
-// The subjects' PTM over an image: the log slots, then the heap.
+// The subjects' PTM over an image: the log slots, then the heap; `slots` of the kSlots the log holds.
 template <class P>
-std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool logging) {
+std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool logging, int slots = kSlots) {
   Regions r;
   r.log = base;
   r.log_bytes = kSlots * kSlotBytes;
@@ -112,7 +112,7 @@ std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool l
   r.log_persister = &p;
   r.data_persister = &p;
   Options o;
-  o.slots = kSlots;
+  o.slots = slots;
   o.slot_bytes = kSlotBytes;
   o.logging = logging;
   // Every block the redo PTM carves at the top is written in place (the bulk-load path, fenced before
@@ -135,7 +135,7 @@ auto on_scratch(F&& f) {
 }
 
 // What both stream subjects share: the image, its format (the loaded heap), and the PTM reopened over it.
-template <class P, bool kLogging>
+template <class P, bool kLogging, int kUsedSlots = kSlots>
 class PtmSubjectBase : public crash::Subject {
  public:
   explicit PtmSubjectBase(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
@@ -149,7 +149,9 @@ class PtmSubjectBase : public crash::Subject {
   }
 
  protected:
-  std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const { return make_ptm<P>(base, p, kLogging); }
+  std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
+    return make_ptm<P>(base, p, kLogging, kUsedSlots);
+  }
   std::unique_ptr<P> reopen(crash::Image image, const persist::Persister& p) const {
     auto ptm = make(image.base, p);
     if (Status s = ptm->recover(); !s) throw std::runtime_error("ptm open: " + s.message());
@@ -162,10 +164,11 @@ class PtmSubjectBase : public crash::Subject {
 };
 
 // kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
-// simulator must catch tearing a transaction.
-template <class P, bool kLogging = true>
-class PtmSubject final : public PtmSubjectBase<P, kLogging> {
-  using Base = PtmSubjectBase<P, kLogging>;
+// simulator must catch tearing a transaction. kUsedSlots = 1: one thread's PTM (the redo PTM's path
+// without ownership records, the one ptm.target measures); 2: two slots by turns.
+template <class P, bool kLogging = true, int kUsedSlots = kSlots>
+class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
+  using Base = PtmSubjectBase<P, kLogging, kUsedSlots>;
   using Base::make;
   using Base::ops_;
   using Base::seed_;
@@ -177,7 +180,7 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging> {
     auto ptm = this->reopen(image, p);
     for (uint64_t op = 0; op < ops_; ++op) {
       ops.begin(op, Base::label(op));
-      ptm->run(static_cast<int>(op % kSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
+      ptm->run(static_cast<int>(op % kUsedSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
       ops.end(op);
     }
   }
@@ -361,6 +364,10 @@ const crash::SubjectRegistration redo_subject{crash::SubjectInfo{
     "ptm.redo", "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
     {persist::Domain::adr, persist::Domain::eadr}, false,
     [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
+const crash::SubjectRegistration redo_one_slot{crash::SubjectInfo{
+    "ptm.redo-one-slot", "redo-logging PTM with one log slot (one thread: no ownership records), the same stream",
+    {persist::Domain::adr, persist::Domain::eadr}, false,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, true, 1>>(o); }}};
 const crash::SubjectRegistration redo_concurrent{crash::SubjectInfo{
     "ptm.redo-threads", "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots",
     {persist::Domain::adr, persist::Domain::eadr}, false,

@@ -95,6 +95,7 @@ Status RedoPtm::recover() {
 }
 
 uint64_t RedoPtm::read_shared(Slot& s, const uint64_t* word, uint64_t off) {
+  if (single_thread_) return load_shared(word);  // no other thread commits: every read is consistent
   if (s.doomed) return 0;
   const uint32_t o = orec_of(off);
   std::atomic<uint64_t>& orec = orecs_[o];
@@ -205,22 +206,24 @@ bool RedoPtm::commit(Slot& s) {
   // below: one shared with the record's would let an evicted record commit a block whose payload never
   // reached memory).
   for (uint64_t line : s.fresh_lines) data_p_.flush(heap_.base() + line, 64);
-  for (const RedoEntry& e : s.writes) {
-    const uint32_t o = orec_of(e.off);
-    uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
-    if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
-    if (single_thread_) {
-      orecs_[o].store(orec_locked(s.index), std::memory_order_relaxed);
-    } else if ((cur & kLocked) ||
-               !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel)) {
-      return false;
+  uint64_t wv = 0;
+  if (single_thread_) {
+    // One slot, one thread: no orec is read by anyone else, and no commit comes between.
+    wv = clock_.load(std::memory_order_relaxed) + 1;
+    clock_.store(wv, std::memory_order_relaxed);
+  } else {
+    for (const RedoEntry& e : s.writes) {
+      const uint32_t o = orec_of(e.off);
+      uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
+      if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
+      if ((cur & kLocked) ||
+          !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
+        return false;
+      s.locked.push_back({o, cur});
     }
-    s.locked.push_back({o, cur});
+    wv = clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (wv != s.rv + 1 && !reads_still_valid(s)) return false;
   }
-  const uint64_t wv = single_thread_ ? clock_.load(std::memory_order_relaxed) + 1
-                                     : clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (single_thread_) clock_.store(wv, std::memory_order_relaxed);
-  if (wv != s.rv + 1 && !reads_still_valid(s)) return false;
 
   // Each other slot whose transaction last wrote one of these lines: its record must never be replayed
   // over this transaction's writes, so it is retired (up to the newest such transaction) — once its data

@@ -154,16 +154,19 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   static uint64_t orec_locked(int slot) noexcept { return static_cast<uint64_t>(slot) << 1 | kLocked; }
   uint32_t orec_of(uint64_t off) const noexcept { return static_cast<uint32_t>((off >> 6) & orec_mask_); }
 
-  // Two multiply-xorshift rounds per entry and a full mix at the end: a torn line (any entry word, the
+  // A multiply-xorshift round per word and a full mix at the end: a torn line (any entry word, the
   // count or the seq changed) passes with probability ~2^-64, at a fraction of a mix64 per word.
+  // (Two independent chains, offsets and values, so their latencies overlap.)
   static uint64_t checksum_of(const RedoEntry* entries, uint64_t n, uint64_t seq, int slot) noexcept {
     uint64_t h = mix64(seq ^ (n << 32) ^ (static_cast<uint64_t>(slot) + 1));
+    uint64_t g = ~h;
     for (uint64_t i = 0; i < n; ++i) {
       h = (h ^ entries[i].off) * 0x9E3779B97F4A7C15ull;
-      h = (h ^ (h >> 29) ^ entries[i].value) * 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 32;
+      g = (g ^ entries[i].value) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 29;
+      g ^= g >> 31;
     }
-    return mix64(h);
+    return mix64(h ^ mix64(g));
   }
 
   uint64_t read_shared(Slot& s, const uint64_t* word, uint64_t off);
@@ -178,8 +181,9 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   void retire(Slot& p, uint64_t seq);
   void backoff(int attempt) const noexcept;
 
-  // One log slot: one thread runs transactions, so orecs and the clock are taken with plain stores (a
-  // locked read-modify-write per modified line costs tens of cycles, and SPS-64 has 128 of them).
+  // One log slot: one thread runs transactions, so reads need no validation and commits no orecs, and
+  // the clock moves with a plain store (a locked read-modify-write per modified line costs tens of
+  // cycles, and SPS-64 has 128 of them).
   const bool single_thread_;
   uint64_t orec_mask_ = 0;
   std::unique_ptr<std::atomic<uint64_t>[]> orecs_;
