@@ -79,6 +79,7 @@ struct Options {
 // Persistence counters a PTM keeps beside the per-thread flush/fence counters.
 struct TxCounters {
   uint64_t transactions = 0;
+  uint64_t writing = 0;      // transactions that wrote (committed a log record or data)
   uint64_t log_entries = 0;  // entries written to a persistent log
   uint64_t aborts = 0;       // attempts that conflicted with another thread's and ran again
 };
@@ -89,6 +90,7 @@ TxCounters sum_counters(const Slots& slots) noexcept {
   TxCounters c;
   for (const auto& s : slots) {
     c.transactions += s->counters.transactions;
+    c.writing += s->counters.writing;
     c.log_entries += s->counters.log_entries;
     c.aborts += s->counters.aborts;
   }

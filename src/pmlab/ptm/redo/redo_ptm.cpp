@@ -289,6 +289,7 @@ bool RedoPtm::commit(Slot& s) {
   s.locked.clear();
   s.run_seq = wv;
   ++s.counters.transactions;
+  ++s.counters.writing;
   finish_frees(heap_, s.alloc, s.index);
   return true;
 }

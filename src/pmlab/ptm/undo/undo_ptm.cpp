@@ -37,6 +37,7 @@ Status UndoPtm::recover() {
 
 void UndoPtm::commit(Slot& s) {
   ++s.counters.transactions;
+  if (!s.dirty.empty()) ++s.counters.writing;
   if (!s.dirty.empty()) {
     for (uint64_t line : s.dirty) data_p_.flush(heap_.base() + line, 64);
     data_p_.fence();
