@@ -263,7 +263,16 @@ bool RedoPtm::commit(Slot& s) {
                                      .words = {wv, n},
                                      .body = s.writes.data(),
                                      .body_len = (n + 1) * sizeof(RedoEntry)};
-    log_p_.store_record_nt(s.area[s.next_area], record, nullptr);
+    if (log_p_.domain() == persist::Domain::adr) {
+      log_p_.store_record_nt(s.area[s.next_area], record, nullptr);
+    } else {
+      // Durable caches (eADR) or a log in DRAM declared persistent: plain stores are durable once the
+      // fence has drained them, and non-temporal ones would wait for memory instead.
+      uint64_t* area = s.area[s.next_area];
+      area[0] = wv;
+      area[1] = n;
+      std::memcpy(area + 2, s.writes.data(), (n + 1) * sizeof(RedoEntry));
+    }
     s.writes.pop_back();
     log_p_.fence();  // the commit point; also makes the previous commit's data durable
     s.next_area ^= 1;

@@ -13,7 +13,8 @@
 // reads 0 until it ends (the ds structures' operations are noexcept: no exception can unwind them).
 //
 // Log slot (one per thread): a retire line {retired_seq}, then two log areas used by turns. A commit record
-// is written into its area with non-temporal stores, as whole lines (no read for ownership, no line flush):
+// is written into its area with non-temporal stores, as whole lines (no read for ownership, no line flush;
+// with durable caches, plain stores):
 //   [seq][n][n entries {offset, value}][trailer {checksum, seq}]
 // so a transaction of up to two words is one line. It is valid when its checksum (over seq, n, the slot
 // and the entries) matches, and live when seq > the slot's retired_seq.
