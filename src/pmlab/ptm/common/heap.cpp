@@ -49,6 +49,7 @@ void Heap::clear_lists() {
   for (auto& a : arenas_) {
     a->small.assign(kSmallClasses + 1, {});
     a->large.clear();
+    a->blocks.store(0, std::memory_order_relaxed);
   }
 }
 
@@ -76,6 +77,7 @@ Result<HeapStats> Heap::stats() const {
 }
 
 uint64_t Heap::Arena::take(uint64_t bytes) {
+  if (blocks.load(std::memory_order_relaxed) == 0) return 0;
   const std::lock_guard<std::mutex> guard(lock);
   const uint64_t cls = bytes / kBlockGrain;
   if (cls <= kSmallClasses) {
@@ -83,12 +85,14 @@ uint64_t Heap::Arena::take(uint64_t bytes) {
     if (list.empty()) return 0;
     const uint64_t off = list.back();
     list.pop_back();
+    blocks.fetch_sub(1, std::memory_order_relaxed);
     return off;
   }
   auto it = large.find(bytes);
   if (it == large.end() || it->second.empty()) return 0;
   const uint64_t off = it->second.back();
   it->second.pop_back();
+  blocks.fetch_sub(1, std::memory_order_relaxed);
   return off;
 }
 
@@ -108,6 +112,7 @@ void Heap::give_free(uint64_t block, uint64_t bytes, int arena) {
     a.small[cls].push_back(block);
   else
     a.large[bytes].push_back(block);
+  a.blocks.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace pmlab::ptm

@@ -11,6 +11,7 @@
 // threads that allocate and free concurrently mostly touch only their own lists.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -89,6 +90,9 @@ class Heap {
     std::mutex lock;
     std::vector<std::vector<uint64_t>> small;
     std::map<uint64_t, std::vector<uint64_t>> large;
+    // Blocks on the lists, read without the lock: an empty arena is passed over without taking it (its
+    // lock's line would move between cores on every allocation that finds its own arena empty).
+    std::atomic<uint64_t> blocks{0};
     uint64_t take(uint64_t bytes);
   };
   void clear_lists();
