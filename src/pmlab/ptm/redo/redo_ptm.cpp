@@ -40,6 +40,7 @@ Status RedoPtm::format() {
     s.last_seq = 0;
     s.next_area = 0;
     s.durable_seq.store(0);
+    s.retired_durable.store(0);
   });
 }
 
@@ -88,6 +89,7 @@ Status RedoPtm::recover() {
     sp->last_seq = 0;
     sp->next_area = 0;
     sp->durable_seq.store(newest);
+    sp->retired_durable.store(newest);
   }
   clock_.store(newest);
   for (uint64_t i = 0; i <= orec_mask_; ++i) orecs_[i].store(0, std::memory_order_relaxed);
@@ -248,7 +250,11 @@ bool RedoPtm::commit(Slot& s) {
   // One fence for both: the in-place blocks before the record, the helped transactions before they are
   // retired.
   if (helped || !s.fresh_lines.empty()) data_p_.fence();
-  for (const auto& [p, v] : s.predecessors) retire(*slots_[static_cast<size_t>(p)], v);
+  for (const auto& [p, v] : s.predecessors) {
+    Slot& ps = *slots_[static_cast<size_t>(p)];
+    // Retired durably up to v already (some commit's fence followed its retire): nothing to write.
+    if (ps.retired_durable.load(std::memory_order_acquire) < v) retire(ps, v);
+  }
 
   // The previous commit's data lines are written back only now, after this commit's locked
   // instructions: a locked read-modify-write waits for earlier write-backs as a fence does, so issued
@@ -277,6 +283,12 @@ bool RedoPtm::commit(Slot& s) {
     log_p_.fence();  // the commit point; also makes the previous commit's data durable
     s.next_area ^= 1;
     s.durable_seq.store(s.last_seq, std::memory_order_release);
+    for (const auto& [p, v] : s.predecessors) {  // this fence made those retires durable
+      std::atomic<uint64_t>& known = slots_[static_cast<size_t>(p)]->retired_durable;
+      uint64_t cur = known.load(std::memory_order_relaxed);
+      while (cur < v && !known.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {
+      }
+    }
     s.last_seq = wv;
     s.counters.log_entries += n;
   }

@@ -119,6 +119,8 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   // The newest of this slot's transactions whose data is durable (its thread fenced after its
   // write-backs); read by other threads' commits.
   std::atomic<uint64_t> durable_seq{0};
+  // This slot's retired_seq as far as it is known durable (a retiring commit's fence came after it).
+  std::atomic<uint64_t> retired_durable{0};
 };
 
 class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
