@@ -116,11 +116,13 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   uint64_t run_seq = 0;   // the write version of the last run()'s commit, 0 if it wrote nothing
   uint64_t last_seq = 0;  // this slot's newest record (its data's write-backs not yet fenced)
   std::vector<uint64_t> unflushed;  // that transaction's modified lines, written back by the next commit
+  // Each on a line of its own: other threads read or write them on every commit, and this slot's own
+  // fields above are its thread's hot data.
   // The newest of this slot's transactions whose data is durable (its thread fenced after its
   // write-backs); read by other threads' commits.
-  std::atomic<uint64_t> durable_seq{0};
+  alignas(64) std::atomic<uint64_t> durable_seq{0};
   // This slot's retired_seq as far as it is known durable (a retiring commit's fence came after it).
-  std::atomic<uint64_t> retired_durable{0};
+  alignas(64) std::atomic<uint64_t> retired_durable{0};
 };
 
 class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
@@ -190,7 +192,8 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   const bool single_thread_;
   uint64_t orec_mask_ = 0;
   std::unique_ptr<std::atomic<uint64_t>[]> orecs_;
-  std::atomic<uint64_t> clock_{0};
+  // On a line of its own: every writing commit moves it, and every read loads orecs_ and orec_mask_.
+  alignas(64) std::atomic<uint64_t> clock_{0};
   uint64_t replayed_ = 0;
 };
 
