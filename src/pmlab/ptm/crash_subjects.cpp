@@ -5,12 +5,15 @@
 // before the crash, plus the one in flight wholly or not at all. The expected states come from replaying
 // the same stream on a volatile scratch heap. Comparing allocated blocks also proves the transactional
 // allocator leaks nothing: a block carved or freed by a transaction that did not commit is free again.
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "pmlab/crash/linearizability.hpp"
 #include "pmlab/crash/subject.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
@@ -98,14 +101,46 @@ std::vector<uint64_t> digest(const Heap& heap) {
   return d;
 }
 
-// kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
-// simulator must catch tearing a transaction.
-template <class P, bool kLogging = true>
-class PtmSubject final : public crash::Subject {
- public:
-  explicit PtmSubject(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
+// The subjects' PTM over an image: the log slots, then the heap; `slots` of the kSlots the log holds.
+template <class P>
+std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool logging, int slots = kSlots) {
+  Regions r;
+  r.log = base;
+  r.log_bytes = kSlots * kSlotBytes;
+  r.heap = base + kSlots * kSlotBytes;
+  r.heap_bytes = kHeapBytes;
+  r.log_persister = &p;
+  r.data_persister = &p;
+  Options o;
+  o.slots = slots;
+  o.slot_bytes = kSlotBytes;
+  o.logging = logging;
+  // Every block the redo PTM carves at the top is written in place (the bulk-load path, fenced before
+  // its record); blocks reused from the free lists go through its log: the streams exercise both.
+  o.in_place_bytes = 0;
+  return std::make_unique<P>(r, o);
+}
+constexpr size_t kImageBytes = kSlots * kSlotBytes + kHeapBytes;
 
-  size_t image_bytes() const override { return kSlots * kSlotBytes + kHeapBytes; }
+// f(ptm) on a volatile scratch image, formatted and loaded: the expected states are replays on it.
+template <class P, class F>
+auto on_scratch(F&& f) {
+  std::vector<std::byte> buf(kImageBytes + 64);
+  auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+  const persist::Persister none = persist::Persister::volatile_memory();
+  auto ptm = make_ptm<P>(base, none, true);
+  (void)ptm->format();
+  load(*ptm);
+  return f(*ptm);
+}
+
+// What both stream subjects share: the image, its format (the loaded heap), and the PTM reopened over it.
+template <class P, bool kLogging, int kUsedSlots = kSlots>
+class PtmSubjectBase : public crash::Subject {
+ public:
+  explicit PtmSubjectBase(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
+
+  size_t image_bytes() const override { return kImageBytes; }
 
   void format(crash::Image image, const persist::Persister& p) override {
     auto ptm = make(image.base, p);
@@ -113,12 +148,39 @@ class PtmSubject final : public crash::Subject {
     load(*ptm);
   }
 
-  void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+ protected:
+  std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
+    return make_ptm<P>(base, p, kLogging, kUsedSlots);
+  }
+  std::unique_ptr<P> reopen(crash::Image image, const persist::Persister& p) const {
     auto ptm = make(image.base, p);
     if (Status s = ptm->recover(); !s) throw std::runtime_error("ptm open: " + s.message());
+    return ptm;
+  }
+  static const char* label(uint64_t op) noexcept { return op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move"; }
+
+  uint64_t ops_;
+  uint64_t seed_;
+};
+
+// kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
+// simulator must catch tearing a transaction. kUsedSlots = 1: one thread's PTM (the redo PTM's path
+// without ownership records, the one ptm.target measures); 2: two slots by turns.
+template <class P, bool kLogging = true, int kUsedSlots = kSlots>
+class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
+  using Base = PtmSubjectBase<P, kLogging, kUsedSlots>;
+  using Base::make;
+  using Base::ops_;
+  using Base::seed_;
+
+ public:
+  using Base::Base;
+
+  void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+    auto ptm = this->reopen(image, p);
     for (uint64_t op = 0; op < ops_; ++op) {
-      ops.begin(op, op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move");
-      ptm->run(static_cast<int>(op % kSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
+      ops.begin(op, Base::label(op));
+      ptm->run(static_cast<int>(op % kUsedSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
       ops.end(op);
     }
   }
@@ -137,30 +199,11 @@ class PtmSubject final : public crash::Subject {
   }
 
  private:
-  std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
-    Regions r;
-    r.log = base;
-    r.log_bytes = kSlots * kSlotBytes;
-    r.heap = base + kSlots * kSlotBytes;
-    r.heap_bytes = kHeapBytes;
-    r.log_persister = &p;
-    r.data_persister = &p;
-    Options o;
-    o.slots = kSlots;
-    o.slot_bytes = kSlotBytes;
-    o.logging = kLogging;
-    return std::make_unique<P>(r, o);
-  }
-
   std::vector<uint64_t> expected(uint64_t ops) const {
-    std::vector<std::byte> buf(image_bytes() + 64);
-    auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
-    const persist::Persister none = persist::Persister::volatile_memory();
-    auto ptm = make(base, none);
-    (void)ptm->format();
-    load(*ptm);
-    for (uint64_t op = 0; op < ops && op < ops_; ++op) ptm->run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
-    return digest(ptm->heap());
+    return on_scratch<P>([&](P& ptm) {
+      for (uint64_t op = 0; op < ops && op < ops_; ++op) ptm.run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
+      return digest(ptm.heap());
+    });
   }
 
   // The recovered PTM must run a transaction again (allocator rebuilt) and keep its invariants.
@@ -169,6 +212,7 @@ class PtmSubject final : public crash::Subject {
     bool queue_ok = true;
     ptm.run(0, [&](auto& tx) {
       uint64_t* acc = tx.template at<uint64_t>(tx.read(tx.root(0)));
+      total = 0;
       for (uint64_t i = 0; i < kAccounts; ++i) total += tx.read(acc + i);
       workloads::queue_dequeue(tx);
       queue_ok = workloads::queue_enqueue(tx, 1u << 30);
@@ -179,9 +223,137 @@ class PtmSubject final : public crash::Subject {
     if (!queue_ok) return error(Errc::corrupted, "ptm: recovered heap cannot allocate a queue node");
     return Status::success();
   }
+};
 
-  uint64_t ops_;
-  uint64_t seed_;
+// The logical state of the stream's heap, whatever blocks the allocator chose: the accounts, the queue's
+// values in order, the next queue value, and how many blocks are allocated (a leak or a lost node shows).
+struct Logical {
+  std::vector<uint64_t> accounts;
+  std::deque<uint64_t> queue;
+  uint64_t next = 0;
+  uint64_t blocks = 0;
+  bool operator==(const Logical&) const = default;
+};
+struct LogicalHash {
+  size_t operator()(const Logical& l) const {
+    uint64_t h = mix64(l.next ^ (l.blocks << 32));
+    for (uint64_t a : l.accounts) h = mix64(h ^ a);
+    for (uint64_t q : l.queue) h = mix64(h + q);
+    return static_cast<size_t>(h);
+  }
+};
+
+// A search state: the logical state and the newest write version applied to reach it. Equal when the
+// logical states are: at equal positions the versions applied are the same.
+struct Ordered {
+  Logical state;
+  uint64_t newest = 0;
+  bool operator==(const Ordered& o) const { return state == o.state; }
+};
+struct OrderedHash {
+  size_t operator()(const Ordered& o) const { return LogicalHash{}(o.state); }
+};
+
+template <class P>
+Logical logical_of(P& ptm) {
+  Logical l;
+  ptm.run(0, [&](auto& tx) {
+    l = Logical{};
+    const uint64_t* acc = tx.template at<uint64_t>(tx.read(tx.root(0)));
+    for (uint64_t i = 0; i < kAccounts; ++i) l.accounts.push_back(tx.read(acc + i));
+    for (uint64_t off = tx.read(tx.root(2)); off != 0 && l.queue.size() <= kHeapBytes / 32;
+         off = tx.read(&tx.template at<workloads::QueueNode>(off)->next))
+      l.queue.push_back(tx.read(&tx.template at<workloads::QueueNode>(off)->value));
+    l.next = tx.read(tx.root(5));
+  });
+  auto st = ptm.heap().stats();
+  l.blocks = st.ok() ? st->allocated_blocks : ~uint64_t{0};
+  return l;
+}
+
+// apply_op's specification on the logical state (the same random draws).
+Logical apply_logical(Logical l, uint64_t seed, uint64_t op) {
+  workloads::Rng rng(seed * 1000003 + op);
+  switch (op % 3) {
+    case 0: {
+      const uint64_t a = rng.below(kAccounts), b = rng.below(kAccounts), amount = 1 + rng.below(20);
+      if (a == b || l.accounts[a] < amount) break;
+      l.accounts[a] -= amount;
+      l.accounts[b] += amount;
+      break;
+    }
+    case 1:
+      for (int k = 0; k < 3; ++k) {
+        const uint64_t x = rng.below(kAccounts), y = rng.below(kAccounts);
+        std::swap(l.accounts[x], l.accounts[y]);
+      }
+      break;
+    default:
+      if (!l.queue.empty()) {
+        l.queue.pop_front();
+        --l.blocks;
+      }
+      l.queue.push_back(l.next++);
+      ++l.blocks;
+      break;
+  }
+  return l;
+}
+
+// Two threads interleaving transactions on their own log slots over the same accounts and queue (every
+// transaction conflicts with the other thread's: aborts, reruns, orecs handed between slots, predecessors
+// retired and helped). The recovered state must be durably linearizable: the state after some order of
+// the returned transactions and any in flight, respecting real time.
+template <class P>
+class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
+  using Base = PtmSubjectBase<P, true>;
+  using Base::make;
+  using Base::ops_;
+  using Base::seed_;
+
+ public:
+  static constexpr unsigned kThreads = 2;
+  using Base::Base;
+
+  void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+    auto ptm = this->reopen(image, p);
+    ops.run_threads(kThreads, [&](unsigned t) {
+      for (uint64_t i = 0; i < per_thread(); ++i) {
+        const uint64_t op = global(t, i);
+        ops.begin(i, Base::label(op));
+        ptm->run(static_cast<int>(t), [&](auto& tx) { apply_op(tx, seed_, op); });
+        ops.end_returning(i, ptm->last_commit(static_cast<int>(t)));
+      }
+    });
+  }
+
+  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
+    auto ptm = make(image.base, p);
+    if (Status s = ptm->recover(); !s) return s;
+    crash::recovery_done();
+    // The search follows the write versions the returned transactions report (the order they took
+    // effect in; its memo keys on the positions, which fix the newest version applied): each step takes
+    // a newer one, so it walks one order instead of every interleaving of two conflicting streams.
+    // Transactions in flight, and those that wrote nothing, may stand anywhere.
+    const Ordered got{logical_of(*ptm), 0};
+    const bool ok = crash::durably_linearizable<Ordered, OrderedHash>(
+        at.history, Ordered{initial(), 0}, got,
+        [&](const Ordered& o, unsigned t, uint32_t i, std::optional<uint64_t> wv) -> std::optional<Ordered> {
+          const uint64_t v = wv.value_or(0);
+          if (v != 0 && v <= o.newest) return std::nullopt;
+          return Ordered{apply_logical(o.state, seed_, global(t, i)), v != 0 ? v : o.newest};
+        });
+    if (!ok)
+      return error(Errc::corrupted, std::string(P::kName) +
+                                        " ptm: recovered heap is the state after no order of the interleaved transactions");
+    return Status::success();
+  }
+
+ private:
+  uint64_t per_thread() const noexcept { return std::max<uint64_t>(1, ops_ / kThreads); }
+  static uint64_t global(unsigned t, uint64_t i) noexcept { return i * kThreads + t; }
+
+  static Logical initial() { return on_scratch<P>([](P& ptm) { return logical_of(ptm); }); }
 };
 
 const crash::SubjectRegistration undo_subject{crash::SubjectInfo{
@@ -192,6 +364,14 @@ const crash::SubjectRegistration redo_subject{crash::SubjectInfo{
     "ptm.redo", "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
     {persist::Domain::adr, persist::Domain::eadr}, false,
     [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
+const crash::SubjectRegistration redo_one_slot{crash::SubjectInfo{
+    "ptm.redo-one-slot", "redo-logging PTM with one log slot (one thread: no ownership records), the same stream",
+    {persist::Domain::adr, persist::Domain::eadr}, false,
+    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, true, 1>>(o); }}};
+const crash::SubjectRegistration redo_concurrent{crash::SubjectInfo{
+    "ptm.redo-threads", "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots",
+    {persist::Domain::adr, persist::Domain::eadr}, false,
+    [](const crash::SubjectOptions& o) { return std::make_unique<ConcurrentPtmSubject<RedoPtm>>(o); }}};
 const crash::SubjectRegistration undo_unlogged{crash::SubjectInfo{
     "ptm.broken.undo-unlogged", "BROKEN: undo PTM with logging switched off (the breakdown's no-log point)",
     {persist::Domain::adr, persist::Domain::eadr}, true,

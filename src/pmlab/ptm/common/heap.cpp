@@ -21,8 +21,7 @@ Status Heap::format(const persist::Persister& data) {
   h.size = size_;
   h.top = kFirstBlock;
   data.persist(&h, sizeof h);
-  small_.assign(kSmallClasses + 1, {});
-  large_.clear();
+  clear_lists();
   return Status::success();
 }
 
@@ -46,11 +45,19 @@ Status walk(const std::byte* base, size_t size, F&& f) {
 }
 }  // namespace
 
+void Heap::clear_lists() {
+  for (auto& a : arenas_) {
+    a->small.assign(kSmallClasses + 1, {});
+    a->large.clear();
+    a->blocks.store(0, std::memory_order_relaxed);
+  }
+}
+
 Status Heap::open() {
-  small_.assign(kSmallClasses + 1, {});
-  large_.clear();
+  clear_lists();
+  size_t next = 0;
   return walk(base_, size_, [&](uint64_t off, uint64_t bytes, bool allocated) {
-    if (!allocated) give_free(off, bytes);
+    if (!allocated) give_free(off, bytes, static_cast<int>(next++ % arenas_.size()));
   });
 }
 
@@ -69,28 +76,43 @@ Result<HeapStats> Heap::stats() const {
   return s;
 }
 
-uint64_t Heap::take_free(uint64_t bytes) noexcept {
+uint64_t Heap::Arena::take(uint64_t bytes) {
+  if (blocks.load(std::memory_order_relaxed) == 0) return 0;
+  const std::lock_guard<std::mutex> guard(lock);
   const uint64_t cls = bytes / kBlockGrain;
   if (cls <= kSmallClasses) {
-    std::vector<uint64_t>& list = small_[cls];
+    std::vector<uint64_t>& list = small[cls];
     if (list.empty()) return 0;
     const uint64_t off = list.back();
     list.pop_back();
+    blocks.fetch_sub(1, std::memory_order_relaxed);
     return off;
   }
-  auto it = large_.find(bytes);
-  if (it == large_.end() || it->second.empty()) return 0;
+  auto it = large.find(bytes);
+  if (it == large.end() || it->second.empty()) return 0;
   const uint64_t off = it->second.back();
   it->second.pop_back();
+  blocks.fetch_sub(1, std::memory_order_relaxed);
   return off;
 }
 
-void Heap::give_free(uint64_t block, uint64_t bytes) {
+uint64_t Heap::take_free(uint64_t bytes, int arena) {
+  const size_t n = arenas_.size();
+  const size_t own = static_cast<size_t>(arena) % n;
+  for (size_t i = 0; i < n; ++i)
+    if (const uint64_t off = arenas_[(own + i) % n]->take(bytes)) return off;
+  return 0;
+}
+
+void Heap::give_free(uint64_t block, uint64_t bytes, int arena) {
+  Arena& a = *arenas_[static_cast<size_t>(arena) % arenas_.size()];
+  const std::lock_guard<std::mutex> guard(a.lock);
   const uint64_t cls = bytes / kBlockGrain;
   if (cls <= kSmallClasses)
-    small_[cls].push_back(block);
+    a.small[cls].push_back(block);
   else
-    large_[bytes].push_back(block);
+    a.large[bytes].push_back(block);
+  a.blocks.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace pmlab::ptm

@@ -7,12 +7,16 @@
 // lives only in those header words and in `top`, and a PTM changes both through its own transactional
 // writes — so a crash rolls an uncommitted allocation or free back with the rest of the transaction and
 // nothing leaks. The free lists are volatile: rebuilt from a walk of the blocks when the heap is opened
-// (after recovery), and changed only under the PTM's lock.
+// (after recovery), one set per arena (a PTM's log slot, i.e. its thread) under the arena's own lock, so
+// threads that allocate and free concurrently mostly touch only their own lists.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,7 +35,7 @@ struct alignas(64) HeapHeader {
   uint64_t magic;
   uint64_t size;  // bytes of the region the heap may use
   uint64_t top;   // end of the last block ever carved (transactional)
-  uint64_t reserved;
+  uint64_t recovered_seq;  // the redo PTM's: no log record up to this seq is ever replayed (one word: see recover())
   uint64_t root[kRoots];  // the structure's entry points (transactional)
 };
 static_assert(sizeof(HeapHeader) == 128);
@@ -46,12 +50,16 @@ struct HeapStats {
 
 class Heap {
  public:
-  Heap() = default;
-  Heap(std::byte* base, size_t size) noexcept : base_(base), size_(size & ~(kBlockGrain - 1)) {}
+  Heap() : Heap(nullptr, 0) {}
+  Heap(std::byte* base, size_t size, int arenas = 1)
+      : base_(base), size_(size & ~(kBlockGrain - 1)), arenas_(static_cast<size_t>(arenas < 1 ? 1 : arenas)) {
+    for (auto& a : arenas_) a = std::make_unique<Arena>();
+  }
 
   // Lays out an empty heap and makes it durable through `data`.
   Status format(const persist::Persister& data);
-  // Checks the header and every block below top, and rebuilds the free lists.
+  // Checks the header and every block below top, and rebuilds the free lists (dealt to the arenas by
+  // turns).
   Status open();
   // The same walk without touching the free lists.
   Result<HeapStats> stats() const;
@@ -60,9 +68,10 @@ class Heap {
   static uint64_t block_bytes(uint64_t payload) noexcept {
     return (payload + kBlockHeader + kBlockGrain - 1) & ~(kBlockGrain - 1);
   }
-  // A free block of exactly `bytes` (its offset), or 0. Volatile; the caller writes the header.
-  uint64_t take_free(uint64_t bytes) noexcept;
-  void give_free(uint64_t block, uint64_t bytes);
+  // A free block of exactly `bytes` (its offset), or 0: from arena `arena`'s lists, else from another
+  // arena's. Volatile; the caller writes the header.
+  uint64_t take_free(uint64_t bytes, int arena = 0);
+  void give_free(uint64_t block, uint64_t bytes, int arena = 0);
 
   HeapHeader& header() const noexcept { return *reinterpret_cast<HeapHeader*>(base_); }
   std::byte* base() const noexcept { return base_; }
@@ -77,10 +86,20 @@ class Heap {
 
  private:
   static constexpr uint64_t kSmallClasses = 256;  // blocks up to 4 KiB have a list per size
+  struct Arena {
+    std::mutex lock;
+    std::vector<std::vector<uint64_t>> small;
+    std::map<uint64_t, std::vector<uint64_t>> large;
+    // Blocks on the lists, read without the lock: an empty arena is passed over without taking it (its
+    // lock's line would move between cores on every allocation that finds its own arena empty).
+    std::atomic<uint64_t> blocks{0};
+    uint64_t take(uint64_t bytes);
+  };
+  void clear_lists();
+
   std::byte* base_ = nullptr;
   size_t size_ = 0;
-  std::vector<std::vector<uint64_t>> small_;
-  std::map<uint64_t, std::vector<uint64_t>> large_;
+  std::vector<std::unique_ptr<Arena>> arenas_;
 };
 
 // Per-transaction bookkeeping both PTMs share: the blocks carved in this transaction (their payloads
@@ -92,10 +111,12 @@ struct TxAllocState {
   };
   std::vector<Range> fresh;
   std::vector<std::pair<uint64_t, uint64_t>> frees;  // (block, bytes)
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // blocks from the free lists: given back on abort
 
   void clear() noexcept {
     fresh.clear();
     frees.clear();
+    taken.clear();
   }
   bool is_fresh(uint64_t off) const noexcept {
     for (const Range& r : fresh)
@@ -105,22 +126,30 @@ struct TxAllocState {
 };
 
 // alloc/free written once over a transaction's read/write (Tx has read(const uint64_t*), write(uint64_t*,
-// uint64_t), heap() and alloc_state()). Returns the payload offset, 0 when the heap is full.
+// uint64_t), heap(), alloc_state(), arena(), and the policy of which new blocks it writes in place:
+// in_place_reused() for a block from the free lists, in_place_carved(bytes) for one carved at the top,
+// asked before the top is read — a PTM may take the top for itself there). Returns the payload offset, 0
+// when the heap is full.
 template <class Tx>
 uint64_t tx_alloc(Tx& tx, uint64_t payload) {
   Heap& heap = tx.heap();
   TxAllocState& st = tx.alloc_state();
   const uint64_t bytes = Heap::block_bytes(payload);
-  uint64_t block = heap.take_free(bytes);
-  if (block == 0) {
+  uint64_t block = heap.take_free(bytes, tx.arena());
+  bool in_place = false;
+  if (block != 0) {
+    st.taken.push_back({block, bytes});
+    in_place = tx.in_place_reused();
+  } else {
+    in_place = tx.in_place_carved(bytes);
     uint64_t* top = &heap.header().top;
     const uint64_t old = tx.read(top);
-    if (old + bytes > heap.size()) return 0;
+    if (old < kFirstBlock || old + bytes > heap.size()) return 0;
     tx.write(top, old + bytes);
     block = old;
   }
   tx.write(heap.template at<uint64_t>(block), bytes | kAllocated);
-  st.fresh.push_back({block + kBlockHeader, block + bytes});
+  if (in_place) st.fresh.push_back({block + kBlockHeader, block + bytes});
   return block + kBlockHeader;
 }
 
@@ -133,9 +162,14 @@ void tx_free(Tx& tx, uint64_t payload_off) {
   tx.alloc_state().frees.push_back({payload_off - kBlockHeader, word & ~kAllocated});
 }
 
-// After commit: freed blocks become allocatable.
-inline void finish_frees(Heap& heap, TxAllocState& st) {
-  for (const auto& [block, bytes] : st.frees) heap.give_free(block, bytes);
+// After commit: freed blocks become allocatable (in the committing thread's arena).
+inline void finish_frees(Heap& heap, TxAllocState& st, int arena) {
+  for (const auto& [block, bytes] : st.frees) heap.give_free(block, bytes, arena);
+}
+// After an abort: blocks taken from the free lists go back.
+inline void return_taken(Heap& heap, TxAllocState& st, int arena) {
+  for (const auto& [block, bytes] : st.taken) heap.give_free(block, bytes, arena);
+  st.taken.clear();
 }
 
 // Fatal misuse of a PTM (a transaction larger than its log slot): a message and abort, never a silent

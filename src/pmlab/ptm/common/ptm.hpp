@@ -13,9 +13,12 @@
 // earlier in the transaction is read back through tx.read only: the redo PTM keeps it in its write set
 // until the commit.
 //
-// Concurrency: one global lock serializes transactions (std::mutex, held from begin to the end of
-// commit). Each thread still has its own log slot, so recovery is per slot and a finer lock scheme would
-// not change the log layout. There is no user abort: a transaction runs to commit or the process dies.
+// Concurrency: each thread has its own log slot. The undo PTM and PMDK serialize transactions with one
+// global lock (std::mutex, held from begin to the end of commit); the redo PTM runs read-only and disjoint
+// transactions in parallel (ownership records, redo/redo_ptm.hpp) and may run a body more than once: a
+// body's effects outside the PTM must be ones a rerun overwrites (results it returns), and a body must not
+// rely on reads that conflict with another thread's commit (the redo PTM then returns 0 for them and runs
+// the body again). There is no user abort: a transaction runs to commit or the process dies.
 #pragma once
 
 #include <concepts>
@@ -67,12 +70,18 @@ struct Options {
   // Overhead breakdown only [PMDKOverheads]: write no log. The transaction still buffers (redo) or writes in
   // place (undo) and flushes its data; it is no longer failure-atomic and recovery finds nothing.
   bool logging = true;
+  // Redo only: a block of at least this many bytes carved at the heap's top is written in place rather
+  // than logged (bulk loads: an array larger than the log); its lines get their own fence before the
+  // commit record. Smaller new blocks go through the log like any other word.
+  uint64_t in_place_bytes = 4096;
 };
 
 // Persistence counters a PTM keeps beside the per-thread flush/fence counters.
 struct TxCounters {
   uint64_t transactions = 0;
+  uint64_t writing = 0;      // transactions that wrote (committed a log record or data)
   uint64_t log_entries = 0;  // entries written to a persistent log
+  uint64_t aborts = 0;       // attempts that conflicted with another thread's and ran again
 };
 
 // The sum over a PTM's per-thread slots (each holding its own `counters`).
@@ -81,7 +90,9 @@ TxCounters sum_counters(const Slots& slots) noexcept {
   TxCounters c;
   for (const auto& s : slots) {
     c.transactions += s->counters.transactions;
+    c.writing += s->counters.writing;
     c.log_entries += s->counters.log_entries;
+    c.aborts += s->counters.aborts;
   }
   return c;
 }

@@ -1,7 +1,8 @@
 // The shell both logging PTMs (undo, redo) are built in, so that each states only its log protocol: the
 // heap and the log region with their persisters, one log slot per thread carved out of the log region
 // (a header line, then entries), the global lock a transaction holds from its first access to the end
-// of its commit, and the transaction's allocator and heap access.
+// of its commit (run(); a PTM with its own concurrency control defines its own run()), and the
+// transaction's allocator and heap access.
 #pragma once
 
 #include <cstring>
@@ -58,7 +59,7 @@ class SlotPtm {
 
  protected:
   SlotPtm(const Regions& r, const Options& options)
-      : heap_(r.heap, r.heap_bytes), log_(r.log), log_p_(*r.log_persister), data_p_(*r.data_persister), options_(options) {
+      : heap_(r.heap, r.heap_bytes, options.slots), log_(r.log), log_p_(*r.log_persister), data_p_(*r.data_persister), options_(options) {
     if (r.log_bytes < log_bytes(options)) ptm_fatal(std::string(Ptm::kName) + " log region smaller than slots x slot_bytes");
     for (int i = 0; i < options.slots; ++i) {
       auto s = std::make_unique<Slot>();
@@ -118,6 +119,11 @@ class TxShell {
 
   Heap& heap() noexcept { return heap_; }
   TxAllocState& alloc_state() noexcept { return s_.alloc; }
+  int arena() const noexcept { return s_.index; }
+  // New blocks are written in place, unlogged (tx_alloc's policy): a block allocated by a transaction that
+  // does not commit is free again, whatever its payload holds.
+  bool in_place_reused() const noexcept { return true; }
+  bool in_place_carved(uint64_t) const noexcept { return true; }
 
  protected:
   TxShell(Heap& heap, Slot& slot) noexcept : heap_(heap), s_(slot) {}

@@ -23,6 +23,17 @@ class WordMap {
     }
   }
   size_t size() const noexcept { return size_; }
+  // clear(), and back to a small table if an earlier transaction grew it past `slots`: a bulk load's
+  // thousands of lines would otherwise make every later transaction's lookups miss the cache.
+  void clear_and_shrink(size_t slots = 4096) {
+    if (slots_.size() > slots) {
+      resize(256);
+      epoch_ = 1;
+      size_ = 0;
+    } else {
+      clear();
+    }
+  }
 
   // The value stored for `key`, or `value` newly inserted; `.second` says whether it was inserted.
   std::pair<uint32_t, bool> insert(uint64_t key, uint32_t value) {

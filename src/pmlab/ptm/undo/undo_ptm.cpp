@@ -37,6 +37,7 @@ Status UndoPtm::recover() {
 
 void UndoPtm::commit(Slot& s) {
   ++s.counters.transactions;
+  if (!s.dirty.empty()) ++s.counters.writing;
   if (!s.dirty.empty()) {
     for (uint64_t line : s.dirty) data_p_.flush(heap_.base() + line, 64);
     data_p_.fence();
@@ -47,7 +48,7 @@ void UndoPtm::commit(Slot& s) {
     log_p_.store8(&s.header->seq, s.seq);
     log_p_.persist(&s.header->seq, 8);
   }
-  finish_frees(heap_, s.alloc);
+  finish_frees(heap_, s.alloc, s.index);
 }
 
 }  // namespace pmlab::ptm

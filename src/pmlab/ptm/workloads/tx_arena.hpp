@@ -12,8 +12,8 @@
 //
 // The arena's header — the structure's magic and its root words — is a block of the PTM heap whose offset
 // is in one of the PTM's roots, so structures and other workloads share a heap through distinct roots.
-// An arena serves one transaction at a time, the one a Binding attaches; the PTMs' global lock
-// (ptm/common/ptm.hpp) keeps that true when threads share the structure.
+// An arena serves, on each thread, the transaction a Binding attaches there: threads share a structure and
+// run their transactions on it concurrently (the redo PTM), or by turns (the global lock of undo and PMDK).
 #pragma once
 
 #include <cassert>
@@ -49,13 +49,13 @@ class TxArena : public ds::Offsets {
   // Attaches the running transaction to the arena for the scope.
   class Binding {
    public:
-    Binding(TxArena& arena, Tx& tx) noexcept : arena_(arena) { arena_.tx_ = &tx; }
-    ~Binding() { arena_.tx_ = nullptr; }
+    Binding(TxArena&, Tx& tx) noexcept : previous_(bound_) { bound_ = &tx; }
+    ~Binding() { bound_ = previous_; }
     Binding(const Binding&) = delete;
     Binding& operator=(const Binding&) = delete;
 
    private:
-    TxArena& arena_;
+    Tx* previous_;
   };
 
   // The PTM's transaction is the operation's scope.
@@ -152,15 +152,16 @@ class TxArena : public ds::Offsets {
   static constexpr uint64_t kHeaderBytes = 8 * (1 + ds::kRootWords);  // [magic][root words]
 
   Tx& tx() const noexcept {
-    assert(tx_ != nullptr && "a TxArena is used outside a transaction bound to it");
-    return *tx_;
+    assert(bound_ != nullptr && "a TxArena is used outside a transaction bound to it");
+    return *bound_;
   }
   uint64_t* header() const noexcept { return at<uint64_t>(header_); }
 
   int root_;
   uint64_t limit_;
   uint64_t header_ = 0;
-  Tx* tx_ = nullptr;
+  // The calling thread's transaction (one at a time per thread, whatever the arena).
+  static inline thread_local Tx* bound_ = nullptr;
 };
 
 // A ds structure of 8-byte values (the ptm workloads' records) for `capacity` keys.

@@ -160,7 +160,7 @@ void run_pmlab_ptm(RunContext& ctx, const RunSpec& spec) {
     ctx.metric("log_entries_per_tx", static_cast<double>(after.log_entries - before.log_entries) / txs, "count");
   ctx.note("log", std::string(P::kName) == std::string("undo")
                       ? "undo: 32 B entries {offset, old, check}; one flush+fence per distinct logged word, 2 more at commit"
-                      : "redo: 16 B entries {offset, value} + checksummed header; 3 fences per writing transaction");
+                      : "redo: one non-temporal record {seq, n, 16 B entries, checksum} per writing transaction, 1 fence (commit), data written back lazily; ownership records let disjoint and read-only transactions run in parallel");
   ctx.note("medium", std::string("data on ") + (data_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)) +
                          ", log on " + (log_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)));
 }
@@ -203,7 +203,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
   }
   ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path + " (removed after the run), "
                    "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +
-                   "; one global lock serializes transactions as for undo/redo");
+                   "; one global lock serializes transactions, as for undo (redo runs disjoint ones in parallel)");
   ctx.note("counters", pmdk::interposed()
                            ? "flushes_per_op and fences_per_op count PMDK's libpmem calls (pmlab's interposer)"
                            : "flushes_per_op and fences_per_op read zero: libpmem's calls did not reach pmlab's "
