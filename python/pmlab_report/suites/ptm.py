@@ -22,14 +22,14 @@ from matplotlib.patches import Rectangle
 from ..figures import figure, legend_outside, log2_axis, plain_log_y
 from ..model import Run
 
-PTMS = ("undo", "redo", "pmdk")
+PTMS = ("undo", "redo", "pmdk", "volatile")
 DURABILITY = ("adr", "eadr", "pdram-lite", "pdram")
 WORKLOADS = ("sps-1", "sps-4", "sps-16", "sps-64", "queue", "hashmap", "bptree", "bank")
 COSTS = ("no-log", "no-flush", "no-fence")
 COST_LABEL = {"no-log": "logging", "no-flush": "flushing", "no-fence": "fencing"}
 DURABILITY_COLORS = {"adr": "#d62728", "eadr": "#ff7f0e", "pdram-lite": "#2ca02c", "pdram": "#1f77b4"}
-PTM_STYLE = {"undo": "--", "redo": "-", "pmdk": ":"}
-PTM_MARKER = {"undo": "s", "redo": "o", "pmdk": "^"}
+PTM_STYLE = {"undo": "--", "redo": "-", "pmdk": ":", "volatile": "-."}
+PTM_MARKER = {"undo": "s", "redo": "o", "pmdk": "^", "volatile": "x"}
 COST_COLORS = {"no-log": "#9467bd", "no-flush": "#d62728", "no-fence": "#8c564b"}
 # [PMDKOverheads] (Wang & Diestelhorst, MEMSYS'18), PMDK on Arm: share of each cost, published ranges in %.
 PUBLISHED_PMDK = {"no-log": (0, 35), "no-flush": (14, 53), "no-fence": (2, 5)}
@@ -53,9 +53,9 @@ def _threads(r: Run) -> int:
         caption="Transactions per second (thousands, measured) against threads, one panel per workload. Colour: "
                 "durability model (adr: flush+fence; eadr: fence only; pdram-lite: redo log in persistent DRAM, data "
                 "eADR; pdram: all DRAM persistent, no flush or fence, the flush-on-failure cost left out). Line: "
-                "redo solid, undo dashed, PMDK dotted (ADR; eADR = its flushes switched off). One global lock serializes "
-                "transactions, so "
-                "threads show contention, not scaling. On an emulated pool every medium is DRAM: the models differ "
+                "redo solid, undo dashed, PMDK dotted (ADR; eADR = its flushes switched off); black dash-dot: the "
+                "volatile baseline ([OptanePTM]'s DRAM curve: the same interface and lock with no log, flush or fence, on "
+                "DRAM). Undo and PMDK serialize transactions with one global lock; redo runs disjoint ones in parallel. On an emulated pool every medium is DRAM: the models differ "
                 "only in the flushes and fences issued.",
         metrics=("throughput",))
 def throughput(runs: Sequence[Run]) -> Figure | None:
@@ -79,8 +79,9 @@ def throughput(runs: Sequence[Run]) -> Figure | None:
                 label = f"{ptm} · {d}"
                 line, = ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], PTM_STYLE.get(ptm, "-"),
                                 marker=PTM_MARKER.get(ptm, "o"), markersize=3.5,
-                                color=DURABILITY_COLORS.get(d, "#7f7f7f"), label=label)
-                seen[label] = line
+                                color="black" if ptm == "volatile" else DURABILITY_COLORS.get(d, "#7f7f7f"),
+                                label="volatile baseline (DRAM)" if ptm == "volatile" else label)
+                seen[line.get_label()] = line
         ax.set_title(w, fontsize=9)
         log2_axis(ax, [_threads(r) for r in tx])
         plain_log_y(ax)

@@ -89,7 +89,7 @@ std::vector<Finding> pstore_not_faster_than_cache_hit(const Runs& runs) {
                                      {{"medium", param_text(r, "medium")}, {"op", "load"}, {"hit_ratio", "1.0"}});
     if (load == nullptr) continue;
     const auto pstore = value_of(r, "latency_p50"), hit = value_of(*load, "latency_p50");
-    if (!pstore || !hit || *hit <= 0) continue;
+    if (!pstore || !hit || *hit < 0) continue;
     out.push_back(judged(*pstore < *hit, {r.name, load->name},
                          "p-store p50 " + fixed(*pstore, 1) + " ns, cache-hit load " + fixed(*hit, 1) + " ns"));
   }

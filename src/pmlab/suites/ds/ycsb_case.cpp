@@ -433,14 +433,13 @@ const CaseRegistration registration{CaseDef{
     .region_bytes = region_bytes,
     .redundant = redundant,
     .body = body,
-    // The points ds.target divides (summary.cpp): its verdict needs an interval even in a quick run.
+    // The points ds.target divides (summary.cpp) and the report's "structure by workload" compares (durable
+    // modes, one thread): their verdicts and ratios need an interval even in a quick run.
     .quick_repetitions =
         [](const Params& p) {
-          for (const auto& [ours, peer] : kTargetPairs)
-            if ((p.text("structure") == ours && p.text("mode") == "persist") ||
-                (p.text("structure") == peer && p.text("mode") == "pmdk"))
-              return p.text("breakdown") == "none" ? 3 : 0;
-          return 0;
+          const std::string& mode = p.text("mode");
+          const bool durable = mode == "persist" || mode == "tx" || mode == "pmdk";
+          return durable && p.text("breakdown") == "none" && p.integer("threads") == 1 ? 3 : 0;
         },
 }};
 

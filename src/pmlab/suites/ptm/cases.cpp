@@ -11,8 +11,10 @@ namespace {
 using namespace bench;
 
 ParamSpec ptm_param() {
-  return std_params::choice("ptm", "transactional memory: undo (undo log), redo (redo log), pmdk (libpmemobj)",
-                            {"undo", "redo", "pmdk"}, {"undo", "redo", "pmdk"});
+  return std_params::choice("ptm",
+                            "transactional memory: undo (undo log), redo (redo log), pmdk (libpmemobj), volatile (the "
+                            "baseline: the undo PTM with no log, no flush, no fence, on DRAM; durability pdram only)",
+                            {"undo", "redo", "pmdk", "volatile"}, {"undo", "redo", "pmdk", "volatile"});
 }
 
 ParamSpec durability_param() {
@@ -69,9 +71,13 @@ const CaseRegistration tx_case{CaseDef{
       const auto durability = pmlab::ptm::parse_durability(p.text("durability"));
       if (p.text("ptm") == "pmdk" && durability && (log_on_dram(*durability) || data_on_dram(*durability)))
         return std::string("PMDK has no PDRAM mode (only ADR, or eADR with its flushes off)");
+      if (p.text("ptm") == "volatile" && p.text("durability") != "pdram")
+        return std::string("the volatile baseline persists nothing: it runs once, on DRAM, under durability pdram");
       return medium_mismatch(p);
     },
-    tx_body}};
+    tx_body,
+    // The report's "PTM by durability domain" compares the one-thread points: its ratios need an interval.
+    [](const Params& p) { return p.integer("threads") == 1 ? 3 : 0; }}};
 
 void breakdown_body(RunContext& ctx) {
   auto spec = spec_of(ctx.params(), ctx.quick());
@@ -93,7 +99,11 @@ const CaseRegistration breakdown_case{CaseDef{
                         {"full", "no-log", "no-flush", "no-fence"}, {"full", "no-log", "no-flush", "no-fence"}),
      std_params::threads({"1"}), std_params::medium({"pool"})},
     [](const Params& p) { return bytes_of(p, false); },
-    nullptr, breakdown_body,
+    [](const Params& p) -> std::optional<std::string> {
+      if (p.text("ptm") == "volatile") return std::string("the volatile baseline has no persistence cost to switch off");
+      return std::nullopt;
+    },
+    breakdown_body,
     // ptm.share subtracts two runs: their difference needs an interval even in a quick run.
     [](const Params&) { return 3; }}};
 

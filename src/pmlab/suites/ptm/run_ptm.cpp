@@ -215,6 +215,22 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
 void run(RunContext& ctx, const RunSpec& spec) {
   ctx.note("durability", assumption(spec.durability));
   ctx.note("lock", "one global lock (std::mutex) serializes transactions; a log slot per thread");
+  if (spec.ptm == "volatile") {
+    // [OptanePTM]'s volatile-DRAM baseline: the same workloads through the same interface and lock with
+    // nothing made durable — what a transaction costs before any persistence.
+    RunSpec baseline = spec;
+    baseline.logging = false;
+    baseline.elide_flush = true;
+    baseline.elide_fence = true;
+    ctx.note("baseline", "volatile: the undo PTM with its log off and no flush or fence, on DRAM; not failure-atomic");
+    return run_pmlab_ptm<UndoPtm>(ctx, baseline);
+  }
+  // An open defect: with two or more threads the redo PTM's B+-tree workload does not terminate (a
+  // doomed attempt, whose reads return 0 while the words it reads straight from a block do not, loops
+  // inside the structure). Skipped so the rest of the sweep runs, and said so in the results.
+  if (spec.ptm == "redo" && spec.workload == "bptree" && ctx.threads() > 1)
+    ctx.skip("open defect: the redo PTM's B+-tree workload does not terminate with 2+ threads (a doomed attempt "
+             "loops inside the structure); docs/ptm.md");
   if (spec.ptm == "undo") run_pmlab_ptm<UndoPtm>(ctx, spec);
   else if (spec.ptm == "redo") run_pmlab_ptm<RedoPtm>(ctx, spec);
   else run_pmdk(ctx, spec);
