@@ -129,11 +129,19 @@ class ThreadState {
   void measure(Op&& op) {
     const platform::Clock& clock = platform::Clock::get();
     uint64_t i = 0;
-    const uint64_t warm_until = platform::Clock::now() + clock.from_ns(control_.warmup_s * 1e9);
-    while (platform::Clock::now() < warm_until) {
+    const uint64_t warm_start = platform::Clock::now();
+    const uint64_t warm_until = warm_start + clock.from_ns(control_.warmup_s * 1e9);
+    uint64_t warm_end = warm_start;
+    while ((warm_end = platform::Clock::now()) < warm_until) {
       for (int k = 0; k < 16; ++k) op(i++);
     }
-    if (control_.per_op_timing) choose_timing(clock, op, i);
+    ops_per_sample_ = 1;
+    sample_every_ = 1;
+    // An operation this long makes a stamp pair's cost negligible: timed one by one, and the probe (1536
+    // operations) is not worth its time.
+    constexpr double kTimeEveryOpNs = 20000;
+    const bool long_ops = i > 0 && clock.to_ns(warm_end - warm_start) / static_cast<double>(i) >= kTimeEveryOpNs;
+    if (control_.per_op_timing && !long_ops) choose_timing(clock, op, i);
     sync_.arrive_and_wait();
     const persist::Counters before = persist::thread_counters();
     const uint64_t start = platform::Clock::start();

@@ -2,8 +2,8 @@
 // persistence-sensitive points (registered by the suites: an I1 p-store, a core.persist p-store, a log
 // append, a PTM transaction) run alone several times, then once after each suite of the selection has run
 // in full; each metric must stay within noise of its value alone. Earlier runs can leave caches, the
-// memory controller's queues, page tables or process state behind (an I1 point once read 10 ns alone and
-// 130 ns after `core`): this is the check that such state does not reach the numbers.
+// memory controller's queues, page tables or process state behind: this is the check that such state does
+// not reach the numbers.
 #pragma once
 
 #include <regex>

@@ -53,8 +53,7 @@ uint64_t huge_mapped_bytes(const void* addr);
 // Maps every page of [base, base+bytes) writable in this process's page tables without changing a byte
 // (MADV_POPULATE_WRITE; on an older kernel each page's first byte is read and written back). The pool's
 // pages exist in the file, but its mapping faults on the first touch of each page in the process: a run's
-// numbers would depend on whether an earlier run had touched its pages (the first run of a process measured
-// a 64 B p-store at 3.7x the time of the next ones).
+// numbers would depend on whether an earlier run had touched its pages (docs/checks.md).
 void prefault_for_writing(std::byte* base, uint64_t bytes) noexcept;
 
 }  // namespace pmlab::media

@@ -32,7 +32,7 @@ class Clock {
   // An end stamp taken once the region's stores and write-backs are complete. rdtscp waits for earlier
   // instructions and loads only; a store, a flush or a non-temporal store may still be draining (sfence
   // orders them, it need not wait), so a p-store timed with stop() reads whether the *previous* one had
-  // drained: on this project's VM 10 ns or ~160 ns for the same clflush, depending on the state before.
+  // drained, and the same point depends on what ran before it.
   static inline uint64_t stop_drained() noexcept {
     _mm_mfence();
     _mm_lfence();

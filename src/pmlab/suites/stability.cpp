@@ -1,6 +1,6 @@
 // The points `pmlab run --stability` watches (bench/stability.hpp): each persistence-sensitive in its own way,
-// one per family that flushes and fences — an isolated p-store (I1 once read 10 ns or 130 ns on the same point
-// depending on which suite ran before), a p-store in a loop, a log append, a PTM transaction.
+// one per family that flushes and fences — an isolated p-store, a p-store in a loop, a log append, a PTM
+// transaction.
 #include "pmlab/bench/stability.hpp"
 
 namespace pmlab::suites {

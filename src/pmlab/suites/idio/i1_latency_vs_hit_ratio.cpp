@@ -5,10 +5,9 @@
 // clflushopt, then a fraction f of its lines is loaded, and every line is visited once, in a random order,
 // with one timed load or one timed p-store (store + flush + fence, per flush instruction, timed until the
 // store and its write-back are complete). Each operation is timed on its own — per-operation latency, not
-// loop time as core.persist measures, where consecutive write-backs overlap — and the hit ratio the
+// loop time (core.persist's throughput), where consecutive write-backs overlap — and the hit ratio the
 // priming achieved is measured (loads faster than the calibrated hit/miss threshold) rather than assumed.
 // Unlike PMIdioBench's test_i1.c, every p-store flushes the line it stored, not the region's first line.
-#include <immintrin.h>
 
 #include <algorithm>
 #include <barrier>
@@ -49,7 +48,8 @@ void body(RunContext& ctx) {
   std::vector<std::unique_ptr<Histogram>> histograms(threads);
   std::vector<double> hit_ratios(threads, 0.0);
   const platform::Clock& clock = platform::Clock::get();
-  const uint64_t overhead = clock.from_ns(clock.overhead_ns());
+  const uint64_t plain_overhead = clock.from_ns(clock.overhead_ns());
+  const uint64_t drained_overhead = clock.from_ns(clock.drained_overhead_ns());
 
   ctx.run_threads([&](ThreadState& t) {
     const size_t me = static_cast<size_t>(t.index());
@@ -71,19 +71,18 @@ void body(RunContext& ctx) {
       for (uint32_t slot : visit_order) {
         std::byte* line = base + size_t{slot} * kSlotBytes;
         const uint64_t t0 = platform::Clock::start();
+        uint64_t t1 = 0;
         if (pstore) {
           persister.copy_persist(line, source, 64);
-          // The timed region ends when the p-store is complete: rdtscp waits for earlier instructions and
-          // loads, not for stores or write-backs, which sfence only orders. Without this drain the value
-          // read whether the previous p-store's write-back had finished during the loop's bookkeeping:
-          // 10 ns or ~130 ns on the same point, depending on which suites had run before in the process.
-          _mm_mfence();
-          _mm_lfence();
+          // Ends when the p-store is complete (Clock::stop_drained): otherwise the value would read whether
+          // the previous p-store's write-back had finished during the loop's bookkeeping.
+          t1 = platform::Clock::stop_drained();
         } else {
           sink += load_word(line);
           if (model != nullptr && !primed[slot]) [[unlikely]] model->on_read(line, 64);
+          t1 = platform::Clock::stop();
         }
-        const uint64_t t1 = platform::Clock::stop();
+        const uint64_t overhead = pstore ? drained_overhead : plain_overhead;
         const uint64_t d = t1 - t0 > overhead ? t1 - t0 - overhead : 0;
         hist->add(d);
         if (!pstore) {
