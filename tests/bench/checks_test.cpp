@@ -107,5 +107,37 @@ TEST(Checks, CrossChecksCompareTheSameOperation) {
   EXPECT_EQ(verdicts(of_rule({}, "i1-pstore-vs-core-persist")), "not_applicable ");
 }
 
+Metric sampled(const std::string& name, const std::vector<double>& samples, const std::string& unit) {
+  Metric x = m(name, samples[samples.size() / 2], unit);
+  x.stats = record::summarize(samples, "repetitions");
+  return x;
+}
+
+// A repetition whose probe found one core for two threads is left out of the ratio and flagged; the rest
+// split by where the host placed the two CPUs (the line-transfer probe).
+TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
+  const RunRecord one = run("ptm.tx", {{"workload", "hashmap"}, {"threads", 1}}, {sampled("throughput", {10, 10, 10, 10}, "ops/s")});
+  const RunRecord two = run("ptm.tx", {{"workload", "hashmap"}, {"threads", 2}},
+                            {sampled("throughput", {18, 9, 19, 11}, "ops/s"), m("cores_probed", 2, "count"),
+                             sampled("cores_available", {2.0, 1.1, 1.98, 1.97}, "count"),
+                             sampled("core_to_core_ns", {40, 45, 50, 200}, "ns")});
+  const Scaling s = scaling_of(two, one);
+  EXPECT_EQ(s.pairs, 4u);
+  EXPECT_EQ(s.excluded, 1u);
+  ASSERT_TRUE(s.ratio);
+  EXPECT_NEAR(s.ratio->value, 1.8, 1e-9);  // 1.8, 1.9, 1.1
+  ASSERT_TRUE(s.near);
+  EXPECT_NEAR(s.near->value, 1.85, 1e-9);
+  ASSERT_TRUE(s.far);
+  EXPECT_NEAR(s.far->value, 1.1, 1e-9);
+  EXPECT_NE(scaling_exclusions(s).find("1 of 4"), std::string::npos);
+  EXPECT_EQ(verdicts(of_rule({one, two}, "cores-available")), "violated ");
+  const auto pairs = scaling_pairs({one, two}, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
+    return std::vector<std::string>{param_text(r, "workload")};
+  });
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].threads, 2);
+}
+
 }  // namespace
 }  // namespace pmlab::bench

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pmlab/common/statistics.hpp"
+#include "pmlab/platform/parallelism.hpp"
 #include "pmlab/platform/topology.hpp"
 
 namespace pmlab::bench {
@@ -123,6 +124,16 @@ void RunContext::skip(const std::string& reason) { throw RunAbort{RunStatus::ski
 void RunContext::fail(const std::string& reason) { throw RunAbort{RunStatus::error, reason}; }
 
 void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
+  // The cores the host gives the run's CPUs and what a line costs between two of them, probed before and
+  // after it: a multi-thread number taken while two vCPUs took turns on one core, or sat on different
+  // dies, says as much about the host as about the design.
+  std::vector<int> distinct;
+  for (int t = 0; t < threads_; ++t) {
+    const int cpu = cpus_[static_cast<size_t>(t) % cpus_.size()];
+    if (std::find(distinct.begin(), distinct.end(), cpu) == distinct.end()) distinct.push_back(cpu);
+  }
+  const double cores_before = distinct.size() > 1 ? platform::cores_available(distinct) : 1.0;
+  const double transfer_before = distinct.size() > 1 ? platform::core_to_core_ns(distinct[0], distinct[1]) : 0.0;
   std::barrier<> sync(threads_);
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int t = 0; t < threads_; ++t) states.push_back(std::make_unique<ThreadState>(t, threads_, control_, sync));
@@ -158,6 +169,11 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
     counters += s->counters();
   }
   metric("threads_pinned", static_cast<double>(std::count(pinned.begin(), pinned.end(), 1)), "count");
+  if (distinct.size() > 1) {
+    metric("cores_probed", static_cast<double>(distinct.size()), "count");
+    metric("cores_available", std::min(cores_before, platform::cores_available(distinct)), "count");
+    metric("core_to_core_ns", std::max(transfer_before, platform::core_to_core_ns(distinct[0], distinct[1])), "ns");
+  }
   if (std::none_of(states.begin(), states.end(), [](const auto& s) { return s->measured(); })) return;
   if (ops == 0) fail("the case measured no operations");
   const double seconds = clock.to_ns(last - first) / 1e9;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
+
+#include "pmlab/common/statistics.hpp"
 
 namespace pmlab::bench {
 
@@ -103,6 +106,92 @@ std::optional<double> value_of(const record::RunRecord& r, const std::string& me
   const record::Metric* m = r.find(metric);
   if (m == nullptr || !std::isfinite(m->value)) return std::nullopt;
   return m->value;
+}
+
+std::vector<bool> had_its_cores(const record::RunRecord& r) {
+  const record::Metric* available = r.find("cores_available");
+  const auto probed = value_of(r, "cores_probed");
+  const record::Metric* throughput = r.find("throughput");
+  const size_t n = throughput && throughput->stats ? throughput->stats->samples.size() : 1;
+  std::vector<bool> mask(n, true);
+  if (available == nullptr || !probed) return mask;
+  const double need = kCoresAvailableShare * *probed;
+  if (available->stats && available->stats->samples.size() == n) {
+    for (size_t i = 0; i < n; ++i) mask[i] = available->stats->samples[i] >= need;
+  } else {
+    for (size_t i = 0; i < n; ++i) mask[i] = available->value >= need;
+  }
+  return mask;
+}
+
+Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& one_thread) {
+  Scaling out;
+  const record::Metric* a = n_threads.find("throughput");
+  const record::Metric* b = one_thread.find("throughput");
+  if (a == nullptr || b == nullptr) return out;
+  const std::vector<bool> keep = had_its_cores(n_threads);
+  const bool paired = a->stats && b->stats && a->stats->samples.size() == b->stats->samples.size() &&
+                      a->stats->samples.size() == keep.size() && keep.size() >= 2;
+  if (!paired) {
+    out.pairs = 1;
+    if (!keep.front()) {
+      out.excluded = 1;
+      return out;
+    }
+    out.ratio = record::ratio_of("scaling", a, b);
+    return out;
+  }
+  const record::Metric* transfer = n_threads.find("core_to_core_ns");
+  const bool per_rep_transfer = transfer && transfer->stats && transfer->stats->samples.size() == keep.size();
+  std::vector<double> ratios, near, far;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (!keep[i]) {
+      ++out.excluded;
+      continue;
+    }
+    if (b->stats->samples[i] <= 0) continue;
+    const double r = a->stats->samples[i] / b->stats->samples[i];
+    ratios.push_back(r);
+    if (transfer) (((per_rep_transfer ? transfer->stats->samples[i] : transfer->value) < kNearCoresNs) ? near : far).push_back(r);
+  }
+  out.pairs = keep.size();
+  auto metric = [&](const char* name, std::vector<double> v) -> std::optional<record::Metric> {
+    if (v.empty()) return std::nullopt;
+    record::Metric m{name, pmlab::median(v), "ratio", a->kind, a->origin};
+    if (v.size() >= 2) m.stats = record::summarize(std::move(v), a->stats->over);
+    return m;
+  };
+  out.ratio = metric("scaling", ratios);
+  out.near = metric("scaling_near_cores", near);
+  out.far = metric("scaling_far_cores", far);
+  return out;
+}
+
+std::vector<ScalingPair> scaling_pairs(
+    const std::vector<record::RunRecord>& runs,
+    const std::function<std::optional<std::vector<std::string>>(const record::RunRecord&)>& key_of) {
+  std::map<std::vector<std::string>, std::map<int64_t, const record::RunRecord*>> groups;
+  for (const record::RunRecord& r : runs) {
+    if (r.status != record::RunStatus::ok) continue;
+    auto t = r.params.find("threads");
+    if (t == r.params.end() || !t->is_number_integer()) continue;
+    if (auto key = key_of(r)) groups[std::move(*key)][t->get<int64_t>()] = &r;
+  }
+  std::vector<ScalingPair> out;
+  for (const auto& [key, by_threads] : groups) {
+    auto one = by_threads.find(1);
+    if (one == by_threads.end()) continue;
+    for (const auto& [threads, run] : by_threads)
+      if (threads > 1) out.push_back({key, run, one->second, threads});
+  }
+  return out;
+}
+
+std::string scaling_exclusions(const Scaling& s) {
+  if (s.excluded == 0) return {};
+  return "; " + std::to_string(s.excluded) + " of " + std::to_string(s.pairs) +
+         " repetitions left out: the host ran the run's CPUs on fewer cores than threads (cores_available)" +
+         (s.ratio ? std::string() : std::string(" - no repetition left, no ratio"));
 }
 
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin) {

@@ -61,4 +61,39 @@ std::optional<double> value_of(const record::RunRecord& r, const std::string& me
 // b's high end), else by more than `margin` (a relative fraction).
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin);
 
+// A multi-thread run had the cores it asked for when its probe (`cores_available`, RunContext::run_threads)
+// found at least this share of `cores_probed` running at once.
+inline constexpr double kCoresAvailableShare = 0.8;
+// The repetitions of `r` (or its one run) whose probe found its cores: a mask in the order the repetitions
+// ran, all true when `r` has no probe (one thread).
+std::vector<bool> had_its_cores(const record::RunRecord& r);
+
+// Throughput at N threads over one thread's (`scaling`), paired by repetition over the repetitions in
+// which the N-thread run had its cores; `excluded` counts the others. Without a usable pair, no metric.
+// Two CPUs whose probe handed a line between them faster than this share a cache ("near"); slower, they
+// sit apart (on the development VM the probe read 37-63 ns or 181-234 ns, nothing between).
+inline constexpr double kNearCoresNs = 100;
+struct Scaling {
+  std::optional<record::Metric> ratio;
+  // The same ratio over the repetitions whose N-thread run found its CPUs near / far (core_to_core_ns),
+  // named scaling_near_cores / scaling_far_cores; absent without such repetitions.
+  std::optional<record::Metric> near, far;
+  size_t excluded = 0;
+  size_t pairs = 0;
+};
+Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& one_thread);
+// The (N-thread run, 1-thread run) pairs of `runs`: ok runs grouped by key_of (nullopt leaves a run out),
+// each run with a thread count above 1 paired with its group's 1-thread run.
+struct ScalingPair {
+  std::vector<std::string> key;
+  const record::RunRecord* many = nullptr;
+  const record::RunRecord* one = nullptr;
+  int64_t threads = 0;
+};
+std::vector<ScalingPair> scaling_pairs(
+    const std::vector<record::RunRecord>& runs,
+    const std::function<std::optional<std::vector<std::string>>(const record::RunRecord&)>& key_of);
+// "" when every pair counted; else what was left out and why, for the row's note.
+std::string scaling_exclusions(const Scaling& s);
+
 }  // namespace pmlab::bench

@@ -59,11 +59,12 @@ void record_loops(RunContext& ctx, const std::vector<LoopResult>& results, doubl
   ctx.metric("seconds", active_s, "s");
   ctx.metric("throughput", throughput, "ops/s");
   if (bytes_per_op > 0) ctx.metric("bandwidth", throughput * bytes_per_op / 1048576.0, "MiB/s");
-  ctx.metric("latency_avg", ns(merged.mean()), "ns");
-  ctx.metric("latency_p50", ns(merged.quantile(0.50)), "ns");
-  ctx.metric("latency_p99", ns(merged.quantile(0.99)), "ns");
-  ctx.metric("latency_p999", ns(merged.quantile(0.999)), "ns");
+  ctx.timed_metric("latency_avg", ns(merged.mean()), 1);
+  ctx.timed_metric("latency_p50", ns(merged.quantile(0.50)), 1);
+  ctx.timed_metric("latency_p99", ns(merged.quantile(0.99)), 1);
+  ctx.timed_metric("latency_p999", ns(merged.quantile(0.999)), 1);
   ctx.metric("latency_max", ns(static_cast<double>(merged.max())), "ns");
+  if (merged.count() > 0) ctx.metric("latency_sampled_every", static_cast<double>(kSampleEvery), "count");
   const double per_op = 1.0 / static_cast<double>(ops);
   ctx.metric("flushes_per_op", static_cast<double>(counters.flushes) * per_op, "count");
   ctx.metric("flushed_bytes_per_op", static_cast<double>(counters.flushed_bytes) * per_op, "B");

@@ -1,6 +1,7 @@
 // The plausibility rules and cross-checks run over every `pmlab run` (bench/checks.hpp), one entry each.
 // docs/checks.md says what each one guards against and what a violation found on this project's machine
 // turned out to be.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -221,6 +222,27 @@ std::vector<Finding> order_independent(const Runs& runs) {
   return out;
 }
 
+// A multi-thread run's probe (RunContext::run_threads) found the host running its CPUs on fewer cores than
+// it has threads in some repetition: that repetition's throughput is the host's, and scaling rows leave it
+// out.
+std::vector<Finding> had_its_cores(const Runs& runs) {
+  std::vector<Finding> out;
+  for (const RunRecord& r : runs) {
+    if (r.status != record::RunStatus::ok) continue;
+    const Metric* available = r.find("cores_available");
+    const auto probed = value_of(r, "cores_probed");
+    if (available == nullptr || !probed) continue;
+    const std::vector<bool> mask = bench::had_its_cores(r);
+    const size_t short_of = static_cast<size_t>(std::count(mask.begin(), mask.end(), false));
+    const double least = available->stats ? available->stats->min : available->value;
+    out.push_back(judged(short_of > 0, {r.name},
+                         "cores running at once: " + fixed(least, 2) + " of " + fixed(*probed, 0) + " at worst; " +
+                             std::to_string(short_of) + " of " + std::to_string(mask.size()) +
+                             " repetitions below " + fixed(100.0 * bench::kCoresAvailableShare, 0) + "%"));
+  }
+  return out;
+}
+
 const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::plausibility, "no-negative-share",
                               "no cost takes a negative share of an operation's time", "", no_negative_share}},
@@ -235,6 +257,9 @@ const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::plausibility, "littles-law",
                               "throughput x mean latency matches the thread count within 30% (Little's law)", "",
                               littles_law}},
+    bench::CheckRegistration{{CheckKind::plausibility, "cores-available",
+                              "a multi-thread run's CPUs ran at once (a probe before and after it)",
+                              "docs/checks.md#cores-available", had_its_cores}},
     bench::CheckRegistration{{CheckKind::plausibility, "order-independent",
                               "a sample point measures the same alone and after each other suite (pmlab run --stability)",
                               "", order_independent}},

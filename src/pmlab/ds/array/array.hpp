@@ -34,7 +34,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
     return Status::success();
   }
 
-  bool insert(uint64_t key, uint64_t record, const std::byte* value) noexcept {
+  bool insert(uint64_t key, uint64_t record, const std::byte* value) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
@@ -47,7 +47,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
     cell_.store(arena_, s + 8, value);
     return true;
   }
-  bool update(uint64_t key, uint64_t record, const std::byte* value) noexcept {
+  bool update(uint64_t key, uint64_t record, const std::byte* value) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
@@ -56,14 +56,14 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
     cell_.store(arena_, s + 8, value);
     return true;
   }
-  bool read(uint64_t key, uint64_t record, std::byte* out) noexcept {
+  bool read(uint64_t key, uint64_t record, std::byte* out) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
     const std::byte* s = slot(record);
     return arena_.load(key_word(s)) == key && cell_.read(arena_, s + 8, out);
   }
   // Records record, record+1, … (slot order: the array's natural order), copying each value to `out`.
-  uint32_t scan(uint64_t, uint64_t record, uint32_t n, std::byte* out) noexcept {
+  uint32_t scan(uint64_t, uint64_t record, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     uint32_t seen = 0;
     for (uint64_t r = record; r < capacity() && seen < n; ++r) {
       MaybeLocked<StripedLocks, uint64_t> guard(locks_, r, concurrent_);
@@ -72,7 +72,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
     return seen;
   }
 
-  uint64_t count() const noexcept {
+  uint64_t count() const noexcept(A::kNothrow) {
     uint64_t n = 0;
     for (uint64_t r = 0; r < capacity(); ++r) n += cell_.present(arena_, slot(r) + 8);
     return n;
@@ -87,8 +87,8 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   // A slot: the key word, then the cell.
   static size_t slot_bytes_for(const ValueCell& cell) noexcept { return (8 + cell.bytes() + 7) & ~size_t{7}; }
   static uint64_t* key_word(const std::byte* s) noexcept { return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(s)); }
-  uint64_t capacity() const noexcept { return arena_.load(arena_.root(1)); }
-  std::byte* slot(uint64_t r) const noexcept { return arena_.bytes(arena_.load(arena_.root(0)) + r * slot_bytes_); }
+  uint64_t capacity() const noexcept(A::kNothrow) { return arena_.load(arena_.root(1)); }
+  std::byte* slot(uint64_t r) const noexcept(A::kNothrow) { return arena_.bytes(arena_.load(arena_.root(0)) + r * slot_bytes_); }
 
   A& arena_;
   size_t slot_bytes_;

@@ -9,7 +9,13 @@
 //  - split: copy the upper half of the keys into a new leaf that links to the old leaf's successor,
 //    persist it, then in one store link the old leaf to it and clear the moved bits.
 // So a crash leaves each leaf either before or after the operation, and no leaf or value is leaked by
-// updates (slots are reused). Locking: one reader-writer lock for the whole tree.
+// updates (slots are reused).
+//
+// Locking (threads > 1): the tree's shape — inner nodes, leaf links — changes only in a split, under the
+// whole-tree lock held exclusively; every other operation holds it shared and locks the one leaf it
+// reads or writes (a striped lock by the leaf's offset). Updates and inserts into a leaf with a free slot
+// thus run beside readers of other leaves, and hold their leaf through its write-backs; an upsert that
+// finds its leaf full lets go and runs again exclusively to split it.
 //
 // A block number is an offset in units of the policy's block alignment: 32 bits of them reach 256 GiB of
 // a ds arena (64-byte blocks) and 32 GiB of a PTM heap (8-byte aligned blocks). Under a policy whose
@@ -69,29 +75,23 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return Status::success();
   }
 
-  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
-    GlobalLock::Exclusive guard(lock_, concurrent_);
-    [[maybe_unused]] const auto op = arena_.operation();
-    return put(key, value, true);
-  }
-  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
-    GlobalLock::Exclusive guard(lock_, concurrent_);
-    [[maybe_unused]] const auto op = arena_.operation();
-    return put(key, value, false);
-  }
-  bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
+  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, true); }
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, false); }
+  bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     const uint64_t leaf = descend(key, nullptr);
+    const LeafLock locked(*this, leaf);
     const int s = find_slot(leaf, key);
     if (s < 0) return false;
     arena_.read_bytes(out, slot(leaf, static_cast<uint32_t>(s)) + 8, cell_.value_bytes());
     return true;
   }
-  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
+  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint32_t seen = 0;
     std::array<std::pair<uint64_t, uint32_t>, 32> sorted;
     for (uint64_t leaf = descend(key, nullptr); leaf != 0 && seen < n; leaf = next_of(leaf)) {
+      const LeafLock locked(*this, leaf);  // the link to the next leaf changes only in a split
       uint32_t m = 0;
       for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
         const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
@@ -105,7 +105,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return seen;
   }
 
-  uint64_t count() const noexcept {
+  uint64_t count() const noexcept(A::kNothrow) {
     uint64_t n = 0;
     for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf))
       n += static_cast<uint64_t>(std::popcount(bitmap(leaf)));
@@ -159,21 +159,21 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   size_t slot_bytes() const noexcept { return 8 + cell_.stride(); }
   size_t leaf_bytes() const noexcept { return 8 + slots_ * slot_bytes(); }
   uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
-  uint32_t bitmap(uint64_t leaf) const noexcept { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
-  uint64_t next_of(uint64_t leaf) const noexcept { return (arena_.load8(word(leaf)) >> 32) * A::kAlign; }
+  uint32_t bitmap(uint64_t leaf) const noexcept(A::kNothrow) { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
+  uint64_t next_of(uint64_t leaf) const noexcept(A::kNothrow) { return (arena_.load8(word(leaf)) >> 32) * A::kAlign; }
   std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + 8 + s * slot_bytes()); }
-  uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept {
+  uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept(A::kNothrow) {
     return arena_.load(reinterpret_cast<const uint64_t*>(slot(leaf, s)));
   }
   Inner* inner(uint64_t off) const noexcept { return arena_.template at<Inner>(off); }
   // Inner nodes live in the arena but are never made durable: recovery rebuilds them from the leaves.
-  uint64_t alloc_inner() noexcept {
+  uint64_t alloc_inner() noexcept(A::kNothrow) {
     const uint64_t off = arena_.alloc(kInnerBytes);
     if (off != 0) arena_.declare_volatile(arena_.bytes(off), kInnerBytes);
     return off;
   }
   // The child of `in` that covers `key`: the first separator above it (an upper bound).
-  uint64_t child_index(const Inner* in, uint64_t key) const noexcept {
+  uint64_t child_index(const Inner* in, uint64_t key) const noexcept(A::kNothrow) {
     uint64_t lo = 0, hi = arena_.load(&in->count) - 1;
     while (lo < hi) {
       const uint64_t mid = (lo + hi) / 2;
@@ -183,7 +183,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return lo;
   }
 
-  int find_slot(uint64_t leaf, uint64_t key) const noexcept {
+  int find_slot(uint64_t leaf, uint64_t key) const noexcept(A::kNothrow) {
     for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
       const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
       if (key_at(leaf, s) == key) return static_cast<int>(s);
@@ -192,7 +192,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   }
 
   // The leaf for `key`; `path` (when given) receives the inner nodes from the root down.
-  uint64_t descend(uint64_t key, uint64_t* path) const noexcept {
+  uint64_t descend(uint64_t key, uint64_t* path) const noexcept(A::kNothrow) {
     uint64_t node = arena_.load(arena_.root(1));
     const uint64_t depth = arena_.load(arena_.root(2));
     for (uint64_t level = 0; level < depth; ++level) {
@@ -203,34 +203,66 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return node;
   }
 
-  bool put(uint64_t key, const std::byte* value, bool may_insert) noexcept {
-    bool split_before = false;  // then the free slot may be one the split just moved out (live at the start)
+  // The leaf's lock for the scope, when threads share the tree and the caller holds the tree shared.
+  class LeafLock {
+   public:
+    LeafLock(const BPTree& t, uint64_t leaf) noexcept : locked_(t.leaf_locks_, mix_key(leaf) >> 32, t.concurrent_) {}
+
+   private:
+    MaybeLocked<StripedLocks, uint64_t> locked_;
+  };
+
+  bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
+    if (concurrent_) {
+      GlobalLock::Shared shared(lock_, true);
+      const uint64_t leaf = descend(key, nullptr);
+      const LeafLock locked(*this, leaf);
+      [[maybe_unused]] const auto op = arena_.operation();
+      const Put r = put_in_leaf(leaf, key, value, may_insert, false);
+      if (r != Put::full) return r == Put::done;
+    }
+    GlobalLock::Exclusive guard(lock_, concurrent_);
+    [[maybe_unused]] const auto op = arena_.operation();
+    return put(key, value, may_insert);
+  }
+
+  enum class Put { done, absent, full };
+  // Writes key and value into a free slot of `leaf` and commits it with the leaf's word (replacing the
+  // key's old slot); `split_before`: this operation split the leaf, so the free slot may be one the split
+  // moved out (live when the operation began).
+  Put put_in_leaf(uint64_t leaf, uint64_t key, const std::byte* value, bool may_insert, bool split_before) noexcept(A::kNothrow) {
+    const int existing = find_slot(leaf, key);
+    if (existing < 0 && !may_insert) return Put::absent;
+    const uint32_t bits = bitmap(leaf);
+    const uint32_t all = slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1;
+    if (bits == all) return Put::full;
+    const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
+    std::byte* target = slot(leaf, s);
+    if (split_before) arena_.will_overwrite(target, 8 + cell_.value_bytes());
+    arena_.store(reinterpret_cast<uint64_t*>(target), key);
+    arena_.write_bytes(target + 8, value, cell_.value_bytes());
+    arena_.persist(target, 8 + cell_.value_bytes());
+    uint32_t next_bits = bits | (1u << s);
+    if (existing >= 0) next_bits &= ~(1u << existing);
+    arena_.store8(word(leaf), (arena_.load8(word(leaf)) & ~kBitsMask) | next_bits);
+    arena_.persist(word(leaf), 8);
+    return Put::done;
+  }
+
+  // Under the tree's lock held exclusively (or one thread): splits as often as the key's leaf is full.
+  bool put(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
+    bool split_before = false;
     for (;;) {
       uint64_t path[kMaxDepth];
       const uint64_t leaf = descend(key, path);
-      const int existing = find_slot(leaf, key);
-      if (existing < 0 && !may_insert) return false;
-      const uint32_t bits = bitmap(leaf);
-      const uint32_t all = slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1;
-      if (bits != all) {
-        const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
-        std::byte* target = slot(leaf, s);
-        if (split_before) arena_.will_overwrite(target, 8 + cell_.value_bytes());
-        arena_.store(reinterpret_cast<uint64_t*>(target), key);
-        arena_.write_bytes(target + 8, value, cell_.value_bytes());
-        arena_.persist(target, 8 + cell_.value_bytes());
-        uint32_t next_bits = bits | (1u << s);
-        if (existing >= 0) next_bits &= ~(1u << existing);
-        arena_.store8(word(leaf), (arena_.load8(word(leaf)) & ~kBitsMask) | next_bits);
-        arena_.persist(word(leaf), 8);
-        return true;
-      }
+      const Put r = put_in_leaf(leaf, key, value, may_insert, split_before);
+      if (r != Put::full) return r == Put::done;
       if (!split(leaf, path)) return false;
       split_before = true;
     }
   }
 
-  bool split(uint64_t leaf, const uint64_t* path) noexcept {
+  bool split(uint64_t leaf, const uint64_t* path) noexcept(A::kNothrow) {
     const uint64_t right = arena_.alloc(leaf_bytes());
     if (right == 0) return false;
     std::array<std::pair<uint64_t, uint32_t>, 32> live;
@@ -257,7 +289,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
 
   // Inserts separator `sep` with its right child after the child that split, at path level `level`
   // (-1: the split node was the root). Only the words that change are stored: under a PTM each is logged.
-  bool add_to_parent(const uint64_t* path, int level, uint64_t sep, uint64_t right) noexcept {
+  bool add_to_parent(const uint64_t* path, int level, uint64_t sep, uint64_t right) noexcept(A::kNothrow) {
     if (level < 0) {
       const uint64_t depth = arena_.load(arena_.root(2));
       if (depth + 1 >= kMaxDepth) return false;
@@ -345,6 +377,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   A& arena_;
   uint32_t slots_;
   GlobalLock lock_;
+  mutable StripedLocks leaf_locks_;
 };
 
 }  // namespace pmlab::ds

@@ -30,6 +30,10 @@
 //             a.at<T>(offset), a.bytes(offset), a.offset_of(p);  a.root(i) -> the i-th root word
 //             a.contains(offset, len)   a block inside the memory (recovery's bounds check)
 //             a.used()                  bytes blocks may occupy (a bound for cycle checks)
+//   failure   A::kNothrow   false when a load may throw to abandon the operation: a PTM transaction whose
+//                           snapshot turned inconsistent ends at that read, before the structure acts on
+//                           what it read (its loops need not be proof against a mix of old and new words);
+//                           a structure's operations are noexcept(A::kNothrow)
 #pragma once
 
 #include <concepts>
@@ -70,6 +74,7 @@ concept PersistencePolicy = requires(A& a, const A& ca, uint64_t* w, const uint6
                                      const void* cp, size_t n, int i) {
   { A::kAlign } -> std::convertible_to<uint64_t>;
   { A::kDeclaredVolatileSurvives } -> std::convertible_to<bool>;
+  { A::kNothrow } -> std::convertible_to<bool>;
   { ca.load(cw) } -> std::same_as<uint64_t>;
   { ca.load8(cw) } -> std::same_as<uint64_t>;
   ca.store(w, v);

@@ -48,6 +48,7 @@ class Arena : public Offsets {
   static constexpr uint64_t kAlign = kBlockAlign;
   // The volatile bytes (a B+-tree's index) are plain stores no mode makes durable: recovery rebuilds them.
   static constexpr bool kDeclaredVolatileSurvives = false;
+  static constexpr bool kNothrow = true;
 
   // `obj_pool`: the PMEMobjpool holding the region (transactional mode only).
   Arena(std::byte* base, size_t size, const persist::Persister& persister, void* obj_pool = nullptr) noexcept

@@ -16,13 +16,13 @@ inline uint64_t chain_node_bytes(const ValueCell& cell) noexcept { return 16 + c
 
 // The node after the one at `off` (0: the chain ends).
 template <PersistencePolicy A>
-uint64_t next_in_chain(const A& arena, uint64_t off) noexcept {
+uint64_t next_in_chain(const A& arena, uint64_t off) noexcept(A::kNothrow) {
   return arena.load(arena.template at<uint64_t>(off));
 }
 
 // The node of `key` in the chain starting at the offset stored in `head`, or nullptr.
 template <PersistencePolicy A>
-std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noexcept {
+std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noexcept(A::kNothrow) {
   for (uint64_t off = arena.load8(head); off != 0; off = next_in_chain(arena, off)) {
     std::byte* node = arena.bytes(off);
     if (arena.load(reinterpret_cast<const uint64_t*>(node) + 1) == key) return node;
@@ -33,7 +33,7 @@ std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noe
 // Pushes a new node for `key` at the head: written and made durable first, then published by one 8-byte
 // store of the head (the commit). False when the memory is full.
 template <PersistencePolicy A>
-bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key, const std::byte* value) noexcept {
+bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key, const std::byte* value) noexcept(A::kNothrow) {
   const uint64_t off = arena.alloc(chain_node_bytes(cell));
   if (off == 0) return false;
   std::byte* node = arena.bytes(off);
@@ -51,7 +51,7 @@ bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key
 // its predecessor's next word): a crash leaves the node linked or not, and its successors linked either
 // way. The node is freed (its block reused only by a policy that reuses blocks). False: no such key.
 template <PersistencePolicy A>
-bool unlink_from_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key) noexcept {
+bool unlink_from_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key) noexcept(A::kNothrow) {
   uint64_t* link = head;
   for (uint64_t off = arena.load8(link); off != 0; off = arena.load(link)) {
     uint64_t* node = arena.template at<uint64_t>(off);

@@ -24,13 +24,13 @@ class ValueCell {
 
   // Fills buffer 0 of a cell not yet reachable; the caller persists the enclosing block, then links it.
   template <PersistencePolicy A>
-  void init(const A& arena, std::byte* cell, const std::byte* value) const noexcept {
+  void init(const A& arena, std::byte* cell, const std::byte* value) const noexcept(A::kNothrow) {
     arena.write_bytes(cell + 8, value, value_bytes_);
     arena.store(selector(cell), 1);
   }
   // Publishes a value into a reachable cell (empty or not): write the spare buffer, persist, flip.
   template <PersistencePolicy A>
-  void store(const A& arena, std::byte* cell, const std::byte* value) const noexcept {
+  void store(const A& arena, std::byte* cell, const std::byte* value) const noexcept(A::kNothrow) {
     uint64_t* const s = selector(cell);
     const uint64_t next = arena.load8(s) == 1 ? 2 : 1;
     std::byte* buffer = cell + 8 + (next - 1) * stride_;
@@ -40,13 +40,13 @@ class ValueCell {
     arena.persist(s, 8);
   }
   template <PersistencePolicy A>
-  bool present(const A& arena, const std::byte* cell) const noexcept {
+  bool present(const A& arena, const std::byte* cell) const noexcept(A::kNothrow) {
     return arena.load8(selector(cell)) != 0;
   }
   // Copies the current value to `out`; false when the cell is empty. Callers hold the lock that orders
   // them against store().
   template <PersistencePolicy A>
-  bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept {
+  bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
     const uint64_t s = arena.load8(selector(cell));
     if (s == 0) return false;
     arena.read_bytes(out, cell + 8 + (s - 1) * stride_, value_bytes_);
@@ -54,7 +54,7 @@ class ValueCell {
   }
   // Recovery check: a selector other than 0, 1, 2 is corruption.
   template <PersistencePolicy A>
-  bool valid(const A& arena, const std::byte* cell) const noexcept {
+  bool valid(const A& arena, const std::byte* cell) const noexcept(A::kNothrow) {
     return arena.load8(selector(cell)) <= 2;
   }
 

@@ -43,7 +43,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     return Status::success();
   }
 
-  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
@@ -53,7 +53,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     }
     return push_on_chain(arena_, cell_, heads() + b, key, value);
   }
-  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
@@ -62,13 +62,13 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     cell_.store(arena_, node + 16, value);
     return true;
   }
-  bool remove(uint64_t key, uint64_t) noexcept {
+  bool remove(uint64_t key, uint64_t) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     return unlink_from_chain(arena_, cell_, heads() + b, key);
   }
-  bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
+  bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
     MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
     const std::byte* node = find(b, key);
@@ -76,7 +76,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
   // No key order: a scan reads the key's bucket and the following ones until n records (as a hash map
   // can serve YCSB's scan at all).
-  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
+  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     uint32_t seen = 0;
     const uint64_t mask = arena_.load(arena_.root(1)) - 1;
     for (uint64_t b = bucket_of(key), visited = 0; seen < n && visited <= mask; b = (b + 1) & mask, ++visited) {
@@ -89,7 +89,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     return seen;
   }
 
-  uint64_t count() const noexcept {
+  uint64_t count() const noexcept(A::kNothrow) {
     uint64_t n = 0;
     const uint64_t buckets = arena_.load(arena_.root(1));
     for (uint64_t b = 0; b < buckets; ++b)
@@ -118,11 +118,11 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
 
  private:
-  uint64_t* heads() const noexcept { return arena_.template at<uint64_t>(arena_.load(arena_.root(0))); }
-  uint64_t bucket_of(uint64_t key) const noexcept {
+  uint64_t* heads() const noexcept(A::kNothrow) { return arena_.template at<uint64_t>(arena_.load(arena_.root(0))); }
+  uint64_t bucket_of(uint64_t key) const noexcept(A::kNothrow) {
     return mix_key(key) >> (64 - std::countr_zero(arena_.load(arena_.root(1))));
   }
-  std::byte* find(uint64_t b, uint64_t key) const noexcept { return find_in_chain(arena_, heads() + b, key); }
+  std::byte* find(uint64_t b, uint64_t key) const noexcept(A::kNothrow) { return find_in_chain(arena_, heads() + b, key); }
 
   A& arena_;
   StripedLocks locks_;

@@ -29,7 +29,7 @@ class List : public StructureBase<Identity{"list", "ll"}> {
   }
   Status recover() { return arena_.open(kMagic); }
 
-  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     GlobalLock::Exclusive guard(lock_, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     if (std::byte* node = find(key)) {
@@ -38,7 +38,7 @@ class List : public StructureBase<Identity{"list", "ll"}> {
     }
     return push_on_chain(arena_, cell_, arena_.root(0), key, value);
   }
-  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     GlobalLock::Exclusive guard(lock_, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     std::byte* node = find(key);
@@ -46,13 +46,13 @@ class List : public StructureBase<Identity{"list", "ll"}> {
     cell_.store(arena_, node + 16, value);
     return true;
   }
-  bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
+  bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     const std::byte* node = find(key);
     return node != nullptr && cell_.read(arena_, node + 16, out);
   }
   // List order (newest first) from the key's node on.
-  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
+  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint32_t seen = 0;
     for (const std::byte* node = find(key); node != nullptr && seen < n; ++seen) {
@@ -63,7 +63,7 @@ class List : public StructureBase<Identity{"list", "ll"}> {
     return seen;
   }
 
-  uint64_t count() const noexcept {
+  uint64_t count() const noexcept(A::kNothrow) {
     uint64_t n = 0;
     for (uint64_t off = arena_.load(arena_.root(0)); off != 0; off = next_in_chain(arena_, off)) ++n;
     return n;
@@ -82,7 +82,7 @@ class List : public StructureBase<Identity{"list", "ll"}> {
   }
 
  private:
-  std::byte* find(uint64_t key) const noexcept { return find_in_chain(arena_, arena_.root(0), key); }
+  std::byte* find(uint64_t key) const noexcept(A::kNothrow) { return find_in_chain(arena_, arena_.root(0), key); }
 
   A& arena_;
   GlobalLock lock_;

@@ -47,7 +47,7 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     return Status::success();
   }
 
-  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     GlobalLock::Exclusive guard(lock_, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     uint64_t preds[kMaxHeight];
@@ -71,7 +71,7 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     for (uint32_t i = 1; i < h; ++i) arena_.store8(links(preds[i]) + i, off);
     return true;
   }
-  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept {
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     GlobalLock::Exclusive guard(lock_, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     const uint64_t found = find(key);
@@ -79,12 +79,12 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     cell_.store(arena_, cell(found), value);
     return true;
   }
-  bool read(uint64_t key, uint64_t, std::byte* out) noexcept {
+  bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     const uint64_t found = find(key);
     return found != 0 && cell_.read(arena_, cell(found), out);
   }
-  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept {
+  uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint64_t preds[kMaxHeight];
     search(key, preds);
@@ -94,7 +94,7 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     return seen;
   }
 
-  uint64_t count() const noexcept {
+  uint64_t count() const noexcept(A::kNothrow) {
     uint64_t n = 0;
     for (uint64_t off = link(arena_.load(arena_.root(0)), 0); off != 0; off = link(off, 0)) ++n;
     return n;
@@ -137,14 +137,14 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     return std::min<uint32_t>(1 + static_cast<uint32_t>(std::countr_one(h)), kMaxHeight);
   }
   size_t node_bytes(uint32_t h) const noexcept { return 16 + 8 * static_cast<size_t>(h) + cell_.bytes(); }
-  uint64_t key_at(uint64_t off) const noexcept { return arena_.load(arena_.template at<uint64_t>(off)); }
-  uint64_t height(uint64_t off) const noexcept { return arena_.load(arena_.template at<uint64_t>(off) + 1); }
+  uint64_t key_at(uint64_t off) const noexcept(A::kNothrow) { return arena_.load(arena_.template at<uint64_t>(off)); }
+  uint64_t height(uint64_t off) const noexcept(A::kNothrow) { return arena_.load(arena_.template at<uint64_t>(off) + 1); }
   uint64_t* links(uint64_t off) const noexcept { return arena_.template at<uint64_t>(off) + 2; }
-  uint64_t link(uint64_t off, uint32_t level) const noexcept { return arena_.load(links(off) + level); }
-  std::byte* cell(uint64_t off) const noexcept { return arena_.bytes(off) + 16 + 8 * height(off); }
+  uint64_t link(uint64_t off, uint32_t level) const noexcept(A::kNothrow) { return arena_.load(links(off) + level); }
+  std::byte* cell(uint64_t off) const noexcept(A::kNothrow) { return arena_.bytes(off) + 16 + 8 * height(off); }
 
   // The node holding `key` (0 if none), filling preds[i] with the last node before key at level i.
-  uint64_t search(uint64_t key, uint64_t* preds) const noexcept {
+  uint64_t search(uint64_t key, uint64_t* preds) const noexcept(A::kNothrow) {
     uint64_t x = arena_.load(arena_.root(0));
     for (int level = kMaxHeight - 1; level >= 0; --level) {
       for (uint64_t next = arena_.load8(links(x) + level); next != 0 && key_at(next) < key;
@@ -155,7 +155,7 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
     const uint64_t candidate = link(x, 0);
     return candidate != 0 && key_at(candidate) == key ? candidate : 0;
   }
-  uint64_t find(uint64_t key) const noexcept {
+  uint64_t find(uint64_t key) const noexcept(A::kNothrow) {
     uint64_t preds[kMaxHeight];
     return search(key, preds);
   }

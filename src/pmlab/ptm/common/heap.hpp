@@ -86,7 +86,9 @@ class Heap {
 
  private:
   static constexpr uint64_t kSmallClasses = 256;  // blocks up to 4 KiB have a list per size
-  struct Arena {
+  // A line of its own: each thread's commits take and give blocks in their own arena, and an arena that
+  // shared a line with its neighbour's counter would move it between the cores on every allocation.
+  struct alignas(64) Arena {
     std::mutex lock;
     std::vector<std::vector<uint64_t>> small;
     std::map<uint64_t, std::vector<uint64_t>> large;

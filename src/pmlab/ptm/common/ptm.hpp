@@ -16,9 +16,11 @@
 // Concurrency: each thread has its own log slot. The undo PTM and PMDK serialize transactions with one
 // global lock (std::mutex, held from begin to the end of commit); the redo PTM runs read-only and disjoint
 // transactions in parallel (ownership records, redo/redo_ptm.hpp) and may run a body more than once: a
-// body's effects outside the PTM must be ones a rerun overwrites (results it returns), and a body must not
-// rely on reads that conflict with another thread's commit (the redo PTM then returns 0 for them and runs
-// the body again). There is no user abort: a transaction runs to commit or the process dies.
+// body's effects outside the PTM must be ones a rerun overwrites (results it returns). A read that would
+// make the attempt's snapshot inconsistent ends the attempt there: it throws Abandoned, which run()
+// catches before running the body again, so a body never acts on a mix of old and new words — it must
+// therefore let Abandoned pass (no catch (...) that swallows it) and not be noexcept where it reads. There
+// is no user abort: a transaction runs to commit or the process dies.
 #pragma once
 
 #include <concepts>
@@ -28,6 +30,10 @@
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::ptm {
+
+// Thrown by a read of an attempt that can no longer commit (its snapshot turned inconsistent); caught by
+// the PTM's run(), which releases the attempt and runs the body again. Not an error: no what().
+struct Abandoned {};
 
 // A running transaction (what the body of ptm.run receives).
 template <class T>

@@ -39,6 +39,7 @@ Status RedoPtm::format() {
   return format_with([](Slot& s) {
     s.last_seq = 0;
     s.next_area = 0;
+    s.seen_clock = 0;  // never past the clock: a read version ahead of it would accept a commit's half
     s.durable_seq.store(0);
     s.retired_durable.store(0);
   });
@@ -88,6 +89,7 @@ Status RedoPtm::recover() {
   for (auto& sp : slots_) {
     sp->last_seq = 0;
     sp->next_area = 0;
+    sp->seen_clock = newest;
     sp->durable_seq.store(newest);
     sp->retired_durable.store(newest);
   }
@@ -98,7 +100,6 @@ Status RedoPtm::recover() {
 
 uint64_t RedoPtm::read_shared(Slot& s, const uint64_t* word, uint64_t off) {
   if (single_thread_) return load_shared(word);  // no other thread commits: every read is consistent
-  if (s.doomed) return 0;
   const uint32_t o = orec_of(off);
   std::atomic<uint64_t>& orec = orecs_[o];
   for (;;) {
@@ -111,11 +112,9 @@ uint64_t RedoPtm::read_shared(Slot& s, const uint64_t* word, uint64_t off) {
     if (orec_version(before) > s.rv) {
       // Written since this transaction began: if nothing it read has changed, its snapshot moves forward.
       const uint64_t now = clock_.load(std::memory_order_acquire);
-      if (!reads_still_valid(s)) {
-        s.doomed = true;
-        return 0;
-      }
+      if (!reads_still_valid(s)) throw Abandoned{};
       s.rv = now;
+      s.seen_clock = now;
       continue;
     }
     const uint64_t value = load_shared(word);
@@ -141,13 +140,12 @@ bool RedoPtm::reads_still_valid(Slot& s) const {
   return true;
 }
 
-bool RedoPtm::lock_top(Slot& s) {
-  if (s.doomed) return false;
+void RedoPtm::lock_top(Slot& s) {
   const uint32_t o = orec_of(heap_.offset_of(&heap_.header().top));
   std::atomic<uint64_t>& orec = orecs_[o];
   for (;;) {
     uint64_t cur = orec.load(std::memory_order_acquire);
-    if (cur == orec_locked(s.index)) return true;  // taken earlier in this transaction
+    if (cur == orec_locked(s.index)) return;  // taken earlier in this transaction
     if (cur & kLocked) {
       data_p_.spin_wait();
       continue;
@@ -157,7 +155,7 @@ bool RedoPtm::lock_top(Slot& s) {
     if (orec.compare_exchange_weak(cur, orec_locked(s.index), std::memory_order_acq_rel)) {
       s.locked.push_back({o, cur});
       if (orec_version(cur) > s.rv) s.read_set.push_back(o);
-      return true;
+      return;
     }
   }
 }
@@ -224,6 +222,7 @@ bool RedoPtm::commit(Slot& s) {
       s.locked.push_back({o, cur});
     }
     wv = clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    s.seen_clock = wv;
     if (wv != s.rv + 1 && !reads_still_valid(s)) return false;
   }
 

@@ -8,9 +8,9 @@
 // Writes are buffered in the thread's write set. A writing transaction locks the orecs of its lines at
 // commit (try-lock: a held one aborts it), takes its write version wv from the clock, revalidates its
 // reads, and releases the orecs with wv after applying. Read-only transactions lock nothing, write nothing
-// and fence nothing; disjoint writers touch disjoint orecs and run in parallel. A doomed or conflicting
-// attempt releases everything and runs the body again. Bodies see only consistent snapshots; a doomed one
-// reads 0 until it ends (the ds structures' operations are noexcept: no exception can unwind them).
+// and fence nothing; disjoint writers touch disjoint orecs and run in parallel. A conflicting attempt
+// releases everything and runs the body again. Bodies see only consistent snapshots: a read that cannot
+// extend the snapshot throws Abandoned (ptm.hpp), so the body stops before it acts on what it read.
 //
 // Log slot (one per thread): a retire line {retired_seq}, then two log areas used by turns. A commit record
 // is written into its area with non-temporal stores, as whole lines (no read for ownership, no line flush;
@@ -94,7 +94,6 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
     fresh_lines.clear();
     read_set.clear();
     locked.clear();
-    doomed = false;
     alloc.clear();
   }
 
@@ -108,7 +107,11 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   std::vector<Locked> locked;
   std::vector<std::pair<int, uint64_t>> predecessors;  // (other slot, its newest transaction overwritten)
   uint64_t rv = 0;
-  bool doomed = false;
+  // The newest clock value this thread has seen: the next transaction's read version. Any value the clock
+  // has had is a valid snapshot time (a read newer than it extends the snapshot, as any read does), and
+  // reusing it spares a read-only transaction the clock's line, which every writing commit elsewhere
+  // takes away from this core.
+  uint64_t seen_clock = 0;
 
   uint64_t* area[2] = {nullptr, nullptr};
   uint64_t area_capacity = 0;  // entries a record holds
@@ -176,7 +179,7 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
 
   uint64_t read_shared(Slot& s, const uint64_t* word, uint64_t off);
   bool reads_still_valid(Slot& s) const;
-  bool lock_top(Slot& s);
+  void lock_top(Slot& s);
   // false: a conflict (the caller releases and runs the body again).
   bool commit(Slot& s);
   void release(Slot& s);
@@ -233,7 +236,11 @@ class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
   // before it was freed, so its words go through the write set and their orecs; a large block carved at
   // the top was never reachable, and is written in place once this transaction owns the top's orec.
   bool in_place_reused() const noexcept { return false; }
-  bool in_place_carved(uint64_t bytes) { return bytes >= ptm_.options_.in_place_bytes && ptm_.lock_top(s_); }
+  bool in_place_carved(uint64_t bytes) {
+    if (bytes < ptm_.options_.in_place_bytes) return false;
+    ptm_.lock_top(s_);
+    return true;
+  }
 
  private:
   RedoPtm& ptm_;
@@ -245,17 +252,22 @@ void RedoPtm::run(int slot, F&& body) {
   s.run_seq = 0;
   for (int attempt = 0;; ++attempt) {
     s.begin();
-    s.rv = clock_.load(std::memory_order_acquire);
+    s.rv = single_thread_ ? clock_.load(std::memory_order_relaxed) : s.seen_clock;
     {
       Tx tx(*this, s);
       try {
         body(tx);
+      } catch (const Abandoned&) {
+        release(s);
+        ++s.counters.aborts;
+        backoff(attempt);
+        continue;
       } catch (...) {
         release(s);
         throw;
       }
     }
-    if (!s.doomed && commit(s)) return;
+    if (commit(s)) return;
     release(s);
     ++s.counters.aborts;
     backoff(attempt);

@@ -39,6 +39,8 @@ class TxArena : public ds::Offsets {
   // pmlab's heap hands out payloads 8 bytes into a 16-byte grain (PMDK's are aligned further).
   static constexpr uint64_t kAlign = 8;
   static constexpr bool kDeclaredVolatileSurvives = true;
+  // A read may end a doomed attempt of a concurrent PTM by throwing (ptm::Abandoned), which its run() catches.
+  static constexpr bool kNothrow = false;
 
   // `base`: where the PTM maps offset 0; `root`: the PTM root that holds the header's offset; `limit`:
   // the bytes from base a block may reach (the PTM's heap or pool).
@@ -91,8 +93,8 @@ class TxArena : public ds::Offsets {
   // No bump offset: any byte up to the limit may belong to a block.
   uint64_t used() const noexcept { return limit_; }
 
-  uint64_t load(const uint64_t* word) const noexcept { return tx().read(word); }
-  uint64_t load8(const uint64_t* word) const noexcept { return tx().read(word); }
+  uint64_t load(const uint64_t* word) const { return tx().read(word); }
+  uint64_t load8(const uint64_t* word) const { return tx().read(word); }
   void store(uint64_t* word, uint64_t value) const { tx().write(word, value); }
   void store8(uint64_t* word, uint64_t value) const { tx().write(word, value); }
 
@@ -112,7 +114,7 @@ class TxArena : public ds::Offsets {
       tx().write(d, w);
     }
   }
-  void read_bytes(void* dst, const void* src, size_t len) const noexcept {
+  void read_bytes(void* dst, const void* src, size_t len) const {
     auto* d = static_cast<std::byte*>(dst);
     const auto* s = static_cast<const uint64_t*>(src);
     for (; len >= 8; len -= 8, d += 8, ++s) {

@@ -502,5 +502,42 @@ const CaseRegistration update_ratio{CaseDef{
     .body = update_ratio_body,
 }};
 
+// ds.threads: each structure at 1 and 2 threads on the read-mostly workloads (B: 95% reads, C: reads only),
+// in DRAM and persist modes: the ds.ycsb run of the same point, so both cases measure alike; ds.scaling
+// (summary.cpp) divides the 2-thread throughput by the 1-thread one.
+Params threads_as_ycsb(const Params& p) {
+  Params q;
+  for (const char* key : {"structure", "mode", "medium"}) q.set(key, p.json().at(key));
+  q.set("breakdown", "none");
+  q.set("workload", p.json().at("workload"));
+  q.set("distribution", "default");
+  for (const char* key : {"records", "value", "threads"}) q.set(key, p.json().at(key));
+  return q;
+}
+
+const CaseRegistration threads_case{CaseDef{
+    .suite = "ds",
+    .name = "threads",
+    .summary = "each structure at 1 and 2 threads on YCSB B and C, DRAM and persist modes (ds.scaling: the ratio)",
+    .params = {std_params::choice("structure", "the data structure", {"array", "hashtable", "skiplist", "bptree"},
+                                  {"array", "hashtable", "skiplist", "bptree"}),
+               std_params::choice("mode", "dram | persist, as in ds.ycsb", {"dram", "persist"}, {"dram", "persist"}),
+               std_params::medium(),
+               std_params::choice("workload", "the read-mostly YCSB workloads: b (95% reads, 5% updates), c (reads)",
+                                  {"b", "c"}, {"b", "c"}),
+               std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30),
+               std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16),
+               std_params::threads({"1", "2"}, {"1", "2"})},
+    .region_bytes = [](const Params& p) { return region_bytes(threads_as_ycsb(p)); },
+    .redundant = [](const Params& p) { return redundant(threads_as_ycsb(p)); },
+    .body = [](RunContext& ctx) { run_ycsb(ctx, threads_as_ycsb(ctx.params())); },
+    // ds.scaling's targeted points (persist B+-tree and hashtable) divide two runs: an interval even quick.
+    .quick_repetitions =
+        [](const Params& p) {
+          const std::string& s = p.text("structure");
+          return p.text("mode") == "persist" && (s == "bptree" || s == "hashtable") ? 3 : 0;
+        },
+}};
+
 }  // namespace
 }  // namespace pmlab::suites::ds

@@ -225,12 +225,6 @@ void run(RunContext& ctx, const RunSpec& spec) {
     ctx.note("baseline", "volatile: the undo PTM with its log off and no flush or fence, on DRAM; not failure-atomic");
     return run_pmlab_ptm<UndoPtm>(ctx, baseline);
   }
-  // An open defect: with two or more threads the redo PTM's B+-tree workload does not terminate (a
-  // doomed attempt, whose reads return 0 while the words it reads straight from a block do not, loops
-  // inside the structure). Skipped so the rest of the sweep runs, and said so in the results.
-  if (spec.ptm == "redo" && spec.workload == "bptree" && ctx.threads() > 1)
-    ctx.skip("open defect: the redo PTM's B+-tree workload does not terminate with 2+ threads (a doomed attempt "
-             "loops inside the structure); docs/ptm.md");
   if (spec.ptm == "undo") run_pmlab_ptm<UndoPtm>(ctx, spec);
   else if (spec.ptm == "redo") run_pmlab_ptm<RedoPtm>(ctx, spec);
   else run_pmdk(ctx, spec);

@@ -3,6 +3,9 @@
 //       1 - full throughput / throughput with C switched off, from the ptm.breakdown runs. With repetitions the
 //       share is the median of the per-repetition shares (a repetition's full and no-C runs ran in the same
 //       pass) with its interval; a share whose interval includes 0 is not distinguishable from no cost.
+//   ptm.scaling/ptm:P/durability:D/workload:W/threads:N   ptm.tx's throughput at N threads / at 1 thread,
+//       paired by repetition; the redo PTM's hash map (50% lookups) under ADR at 2 threads carries the
+//       target of 1.5x (its concurrency control lets lookups and disjoint updates run at once).
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +18,46 @@ namespace {
 
 using record::Metric;
 using record::RunRecord;
+
+constexpr double kRedoHashMapScaling = 1.5;
+
+void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
+  const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
+    if (r.case_name != "tx") return std::nullopt;
+    return std::vector<std::string>{bench::param_text(r, "ptm"), bench::param_text(r, "durability"),
+                                    bench::param_text(r, "workload"), bench::param_text(r, "medium")};
+  });
+  for (const auto& [key, run, one, threads] : pairs) {
+    {
+      bench::Scaling scaling = bench::scaling_of(*run, *one);
+      RunRecord row;
+      row.case_name = "scaling";
+      row.params["ptm"] = key[0];
+      row.params["durability"] = key[1];
+      row.params["workload"] = key[2];
+      row.params["medium"] = key[3];
+      row.params["threads"] = threads;
+      row.name = "ptm.scaling/ptm:" + key[0] + "/durability:" + key[1] + "/workload:" + key[2] + "/medium:" + key[3] +
+                 "/threads:" + std::to_string(threads);
+      row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (ptm.tx)" +
+                                            bench::scaling_exclusions(scaling));
+      const bool targeted = key[0] == "redo" && key[1] == "adr" && key[2] == "hashmap" && threads == 2;
+      if (targeted) row.set(Metric{"scaling_target", kRedoHashMapScaling, "ratio", record::MetricKind::measured, {}});
+      if (!scaling.ratio) {
+        rows.push_back(std::move(row));
+        continue;
+      }
+      row.set(std::move(*scaling.ratio));
+      for (auto* part : {&scaling.near, &scaling.far})
+        if (*part) row.set(std::move(**part));
+      if (const record::Metric* transfer = run->find("core_to_core_ns")) row.set(*transfer);
+      if (targeted)
+        row.add_target({"scaling", "the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)",
+                        kRedoHashMapScaling, record::TargetDirection::at_least, {}});
+      rows.push_back(std::move(row));
+    }
+  }
+}
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
   std::map<std::pair<std::string, std::string>, std::map<std::string, const RunRecord*>> points;
@@ -46,11 +89,14 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
       rows.push_back(std::move(row));
     }
   }
+  append_scaling(runs, rows);
   return rows;
 }
 
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
-    "ptm", summarize, {{"share", "the share of a transaction's time logging, flushing or fencing takes, with its interval"}}}};
+    "ptm", summarize,
+    {{"share", "the share of a transaction's time logging, flushing or fencing takes, with its interval"},
+     {"scaling", "throughput at N threads over one thread's, per PTM, durability model and workload"}}}};
 
 }  // namespace
 }  // namespace pmlab::suites::ptm
