@@ -2,8 +2,9 @@
 
 Inline CSS, figures embedded as base64 PNG, one inline script (sorting tables by a
 clicked header) and no external URLs. Every number shown carries a badge naming its
-kind (measured, modelled with the model's name, published with a numbered source),
-per cell or, where a whole column shares it, once in the column's header.
+kind (measured, modelled with the model's name, published with a numbered source or, in "Against
+the field", its docs/references.md key), per cell or, where a whole column shares it, once in the
+column's header.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .units import DASH, format_quantity
 from .profiles import profile_section
 from .tables import SORT_SCRIPT, case_tables
 from .figures import anchor as figure_anchor
-from . import findings
+from . import field, findings
 
 DPI = 110
 
@@ -94,6 +95,9 @@ figcaption { max-width: 900px; color: #333; margin-top: 6px; }
 .caution { color: var(--model); }
 .reason { color: var(--err); }
 ol.sources { margin: 4px 0; }
+table.field thead th { white-space: normal; vertical-align: bottom; }
+table.field td.pub { font-size: 12px; min-width: 200px; max-width: 320px; }
+table.field td.nowrap { white-space: nowrap; }
 """
 
 
@@ -212,8 +216,8 @@ def _legend(results: Results, sources: Sources) -> str:
         "<dd><b>modelled</b> — computed by the named model from measured inputs; not a measurement."
         f"{model_text}</dd>",
         f'<dt><span class="badge kind-published">pub [n]</span></dt>'
-        "<dd><b>published</b> — quoted from the numbered source below, for comparison; "
-        "not produced by this run.</dd></dl>",
+        "<dd><b>published</b> — quoted from the numbered source below (in <i>Against the field</i>, from the "
+        "source its docs/references.md key names), for comparison; not produced by this run.</dd></dl>",
     ]
     if sources.numbers:
         parts.append("Sources:<ol class=\"sources\">" + "".join(
@@ -415,8 +419,11 @@ def _suite_section(suite: str, runs: Sequence[Run], sources: Sources, context: d
     return "".join(parts)
 
 
-def _nav(suite_names: Sequence[str]) -> str:
-    items = ['<li><a href="#findings">Findings</a></li>', '<li><a href="#context">Context</a></li>']
+def _nav(suite_names: Sequence[str], with_field: bool = False) -> str:
+    items = ['<li><a href="#findings">Findings</a></li>']
+    if with_field:
+        items.append('<li><a href="#field">Against the field</a></li>')
+    items.append('<li><a href="#context">Context</a></li>')
     for suite in suite_names:
         figures = "".join(f'<li><a href="#{figure_anchor(spec.key)}">{escape(spec.title)}</a></li>'
                           for spec in figure_registry.figures_for(suite))
@@ -431,8 +438,10 @@ def render_report(results: Results, run_dir: str | None = None) -> str:
     sources = Sources(results.runs)
     by_suite = group_by_suite(results.runs)
     title = f"pmlab report — {results.context.get('run_id', '')}"
-    sections = [_header(results), findings.section(results, lambda m: kind_badge(m, sources)),
-                _nav(list(by_suite)), _legend(results, sources), _context(results.context)]
+    badge = lambda metric: kind_badge(metric, sources)  # noqa: E731
+    against = field.section(results, badge)
+    sections = [_header(results), findings.section(results, badge), against,
+                _nav(list(by_suite), bool(against)), _legend(results, sources), _context(results.context)]
     if not by_suite:
         sections.append('<p class="note">This run has no runs.</p>')
     sections += [_suite_section(suite, runs, sources, results.context) for suite, runs in by_suite.items()]
