@@ -64,7 +64,7 @@ nav ul ul { columns: 2; font-size: 13px; }
 .banner { border: 2px solid var(--model); background: var(--model-bg); border-radius: 6px; padding: 8px 14px;
           margin: 8px 0; }
 .summary { font-size: 15px; }
-.facts { margin: 2px 0 0; font-size: 13px; } .fact { white-space: nowrap; }
+.facts { margin: 2px 0 0; font-size: 13px; } .fact { white-space: nowrap; } .fact code { white-space: normal; overflow-wrap: anywhere; }
 table.use th[rowspan] { width: 330px; } table.use td, table.targets td, table.idio td { font-size: 13px; }
 table.use td, table.use th { padding: 2px 8px 2px 6px; } td.rate { white-space: nowrap; color: var(--muted); }
 td.small { font-size: 12px; max-width: 520px; }

@@ -36,6 +36,9 @@ def _combined_document():
     docs = [json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")) for name in SUITES]
     combined = copy.deepcopy(docs[0])
     combined["runs"] = [run for doc in docs for run in doc["runs"]]
+    # A long selection without spaces (a --filter regular expression) must wrap, not widen the page.
+    combined["context"]["command_line"] = "pmlab run all --quick --filter '" + "|".join(
+        f"suite{i}\\.case{i}/param:(a|b|c)" for i in range(40)) + "'"
     return combined
 
 
