@@ -113,6 +113,33 @@ Metric sampled(const std::string& name, const std::vector<double>& samples, cons
   return x;
 }
 
+// A logged YCSB update appends a 116-byte entry: its fences and written-back bytes per operation lie between
+// a 64 B and a 256 B append's of the same writer, and it is not faster than the 64 B append beyond the
+// margin (slower than the 256 B one it may be: the table update follows).
+TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
+  const nlohmann::ordered_json same = {{"medium", "pool"}, {"domain", "adr"}, {"flush", "clwb"}, {"writer", "zero"},
+                                       {"padding", "none"}, {"stores", "cached"}};
+  auto with = [&](const char* key, nlohmann::ordered_json v) {
+    nlohmann::ordered_json p = same;
+    p[key] = std::move(v);
+    p["threads"] = 1;
+    return p;
+  };
+  auto point = [&](const char* c, nlohmann::ordered_json p, double ns, double fences, double bytes) {
+    return run(c, std::move(p), {m("throughput", 1e9 / ns, "ops/s"), m("fences_per_op", fences, "count"),
+                                 m("flushed_bytes_per_op", bytes, "B"), m("nt_bytes_per_op", 0, "B")});
+  };
+  auto with_update = [&](double ns, double fences, double bytes) {
+    return std::vector<RunRecord>{point("primitives.log_append", with("size", 64), 100, 1, 128),
+                                  point("primitives.log_append", with("size", 256), 120, 1, 320),
+                                  point("primitives.ycsb_write", with("records", 100000), ns, fences, bytes)};
+  };
+  EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 192), "ycsb-write-vs-log-append")), "ok ");
+  EXPECT_EQ(verdicts(of_rule(with_update(60, 1, 192), "ycsb-write-vs-log-append")), "violated ");   // faster than an append
+  EXPECT_EQ(verdicts(of_rule(with_update(180, 2, 192), "ycsb-write-vs-log-append")), "violated ");  // a second fence
+  EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 64), "ycsb-write-vs-log-append")), "violated ");   // too few bytes
+}
+
 // A repetition whose probe found one core for two threads is left out of the ratio and flagged; the rest
 // split by where the host placed the two CPUs (the line-transfer probe).
 TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
