@@ -140,6 +140,28 @@ TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
   EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 64), "ycsb-write-vs-log-append")), "violated ");   // too few bytes
 }
 
+// I2 is held against the likwid comparison's rounds from the repetitions placed as I2's run was (near
+// or apart, by the line-transfer probe); with none placed alike the pair is reported as not compared.
+TEST(Checks, I2MeetsTheLikwidComparisonOnlyWhereTheirCpusWerePlacedAlike) {
+  auto i2 = [](double gbs, double ns) {
+    return run("idio.i2_bandwidth", {{"medium", "dram"}, {"op", "load"}, {"size", 65536}, {"threads", 2}},
+               {m("bandwidth", gbs * 1000, "MiB/s"), m("core_to_core_ns", ns, "ns")});
+  };
+  const RunRecord likwid = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
+                               {sampled("bandwidth", {100000, 110000, 50000}, "MiB/s"),
+                                sampled("bandwidth_round1", {98000, 108000, 51000}, "MiB/s"),
+                                sampled("bandwidth_round2", {101000, 112000, 49000}, "MiB/s"),
+                                sampled("core_to_core_ns", {210, 220, 40}, "ns")});
+  EXPECT_EQ(verdicts(of_rule({i2(52, 40), likwid}, "i2-vs-likwid-peer")), "ok ");         // the near repetition: ~50
+  EXPECT_EQ(verdicts(of_rule({i2(52, 210), likwid}, "i2-vs-likwid-peer")), "violated ");  // apart: ~100
+  const RunRecord only_apart = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
+                                   {sampled("bandwidth_round1", {98000, 108000}, "MiB/s"),
+                                    sampled("core_to_core_ns", {210, 220}, "ns")});
+  const auto entries = of_rule({i2(52, 40), only_apart}, "i2-vs-likwid-peer");
+  ASSERT_EQ(verdicts(entries), "not_applicable ");
+  EXPECT_NE(entries[0]["detail"].get<std::string>().find("not compared"), std::string::npos);
+}
+
 // A repetition whose probe found one core for two threads is left out of the ratio and flagged; the rest
 // split by where the host placed the two CPUs (the line-transfer probe).
 TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {

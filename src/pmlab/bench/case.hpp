@@ -167,7 +167,9 @@ class ThreadState {
         for (uint64_t k = 0; k < n; ++k) op(i++);
         const uint64_t t1 = platform::Clock::stop_drained();
         const uint64_t d = t1 - t0;
-        histogram_.add((d > overhead ? d - overhead : 0) / n, n);
+        // Each sample stands for the sample_every_ batches it was picked from: threads that sample at
+        // different rates then weigh in the merged histogram by the operations they ran.
+        histogram_.add((d > overhead ? d - overhead : 0) / n, n * sample_every_);
         done += n;
         if (t1 >= deadline) break;
         // A stop signal ends a long fixed-ops run early; polled outside the timed interval.

@@ -57,7 +57,7 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
       std::string explained;
     };
     std::vector<std::pair<std::string, Group>> violated;
-    std::vector<std::string> ok_runs;
+    std::vector<std::string> ok_runs, skipped_runs, skipped_details;
     size_t ok = 0;
     for (Finding& f : findings) {
       if (f.verdict == CheckVerdict::violated) {
@@ -70,6 +70,9 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
       } else if (f.verdict == CheckVerdict::ok) {
         ++ok;
         for (auto& r : f.runs) ok_runs.push_back(std::move(r));
+      } else if (!f.detail.empty()) {  // a pair the check found but could not compare, and why
+        for (auto& r : f.runs) skipped_runs.push_back(std::move(r));
+        skipped_details.push_back(std::move(f.detail));
       }
     }
     constexpr size_t kQuoted = 3;
@@ -82,7 +85,13 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
     }
     if (ok > 0)
       out.push_back(entry(def, CheckVerdict::ok, std::move(ok_runs), std::to_string(ok) + " comparison" + (ok > 1 ? "s" : "") + " within bounds"));
-    else if (findings.empty())
+    if (!skipped_details.empty()) {
+      std::string detail;
+      for (size_t i = 0; i < skipped_details.size() && i < kQuoted; ++i) detail += (i ? "; " : "") + skipped_details[i];
+      if (skipped_details.size() > kQuoted) detail += "; and " + std::to_string(skipped_details.size() - kQuoted) + " more";
+      out.push_back(entry(def, CheckVerdict::not_applicable, std::move(skipped_runs), std::move(detail)));
+    }
+    if (findings.empty())
       out.push_back(entry(def, CheckVerdict::not_applicable, {}, "none of the runs it compares ran"));
   }
   return out;
