@@ -434,12 +434,13 @@ const CaseRegistration registration{CaseDef{
     .redundant = redundant,
     .body = body,
     // The points ds.target divides (summary.cpp) and the report's "structure by workload" compares (durable
-    // modes, one thread): their verdicts and ratios need an interval even in a quick run.
+    // modes, one thread), and the DRAM points ds.harness and the persistent-vs-DRAM check hold them
+    // against: their verdicts and ratios need an interval even in a quick run.
     .quick_repetitions =
         [](const Params& p) {
           const std::string& mode = p.text("mode");
-          const bool durable = mode == "persist" || mode == "tx" || mode == "pmdk";
-          return durable && p.text("breakdown") == "none" && p.integer("threads") == 1 ? 3 : 0;
+          const bool compared = mode == "persist" || mode == "tx" || mode == "pmdk" || mode == "dram";
+          return compared && p.text("breakdown") == "none" && p.integer("threads") == 1 ? 3 : 0;
         },
 }};
 
