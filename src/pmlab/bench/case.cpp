@@ -191,6 +191,9 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
     timed_metric("latency_p999", ns(merged.quantile(0.999)), batch);
     metric("latency_max", ns(static_cast<double>(merged.max())), "ns");
     if (batch > 1) metric("ops_per_latency_sample", static_cast<double>(batch), "count");
+    // What each timed region had subtracted (the drained stamp pair's calibrated cost): a region not much
+    // longer than it carries the calibration's error in every operation it averages over.
+    metric("timer_overhead_ns", clock.drained_overhead_ns(), "ns");
     uint64_t every = 1;
     for (const auto& s : states) every = std::max(every, s->sample_every());
     if (every > 1) metric("latency_sampled_every", static_cast<double>(every), "count");
