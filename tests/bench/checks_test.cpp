@@ -164,6 +164,13 @@ TEST(Checks, I2MeetsTheLikwidComparisonOnlyWhereTheirCpusWerePlacedAlike) {
   const RunRecord only_apart = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
                                    {sampled("bandwidth_round1", {98000, 108000}, "MiB/s"),
                                     sampled("core_to_core_ns", {210, 220}, "ns")});
+  // Rounds of one near repetition at 50 and at 105 GB/s: the host moved the vCPUs within it.
+  const RunRecord moved = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
+                              {sampled("bandwidth_round1", {105000}, "MiB/s"), sampled("bandwidth_round2", {106000}, "MiB/s"),
+                               sampled("bandwidth_round3", {50000}, "MiB/s"), m("core_to_core_ns", 40, "ns")});
+  const auto explained = of_rule({i2(52, 40), moved}, "i2-vs-likwid-peer");
+  ASSERT_EQ(verdicts(explained), "violated ");
+  EXPECT_FALSE(explained[0]["explained"].is_null());
   const auto entries = of_rule({i2(52, 40), only_apart}, "i2-vs-likwid-peer");
   ASSERT_EQ(verdicts(entries), "not_applicable ");
   EXPECT_NE(entries[0]["detail"].get<std::string>().find("not compared"), std::string::npos);
