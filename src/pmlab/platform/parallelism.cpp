@@ -12,14 +12,23 @@
 namespace pmlab::platform {
 namespace {
 
-// A dependent multiply-add chain: the core's latency, not its memory or its neighbour's, sets its pace.
+// Eight independent multiply-add chains: they keep a core's multiplier busy every cycle, so two threads on
+// one physical core (SMT siblings) take twice as long as one, where a single dependent chain, bound by the
+// multiply's latency, runs at full speed on both siblings and would count them as two cores.
 uint64_t chain(uint64_t iterations, uint64_t seed) noexcept {
-  uint64_t x = seed | 1;
+  uint64_t a = seed | 1, b = a + 2, c = a + 4, d = a + 6, e = a + 8, f = a + 10, g = a + 12, h = a + 14;
   for (uint64_t i = 0; i < iterations; ++i) {
-    x = x * 0x9E3779B97F4A7C15ull + i;
-    asm volatile("" : "+r"(x));
+    a = a * 0x9E3779B97F4A7C15ull + i;
+    b = b * 0xBF58476D1CE4E5B9ull + i;
+    c = c * 0x94D049BB133111EBull + i;
+    d = d * 0xD6E8FEB86659FD93ull + i;
+    e = e * 0xA0761D6478BD642Full + i;
+    f = f * 0xE7037ED1A0B428DBull + i;
+    g = g * 0x8EBC6AF09C88C6E3ull + i;
+    h = h * 0x589965CC75374CC3ull + i;
+    asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h));
   }
-  return x;
+  return a ^ b ^ c ^ d ^ e ^ f ^ g ^ h;
 }
 
 double seconds_of(uint64_t iterations, uint64_t seed) {

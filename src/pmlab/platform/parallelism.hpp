@@ -8,9 +8,10 @@
 
 namespace pmlab::platform {
 
-// Runs a fixed chain of dependent integer operations on the first CPU alone, then on every CPU of `cpus`
+// Runs a fixed stretch of multiply-bound integer work on the first CPU alone, then on every CPU of `cpus`
 // at once (one pinned thread each); returns cpus.size() x (the time alone / the slowest thread's time
-// together): about cpus.size() when each had a core of its own, about 1 when they took turns on one.
+// together): about cpus.size() when each had a core of its own, about 1 when they took turns on one or
+// were the two hyperthreads of one core.
 // `work_ns`: about how long one chain runs alone.
 double cores_available(const std::vector<int>& cpus, double work_ns = 2e6);
 

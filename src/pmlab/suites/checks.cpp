@@ -218,8 +218,8 @@ std::vector<Finding> i1_pstore_vs_core_persist(const Runs& runs, const char* f, 
 // The likwid comparison reports its best round (other load only lowers a bandwidth), I2 the mean of one
 // run: they measure the same loop, so I2 is held against the comparison's median round, over the rounds of
 // its repetitions that ran with the two CPUs placed as I2's were (core_to_core_ns on the same side of
-// kNearCoresNs). On the development VM a 2-thread 64 KiB load runs at about 50 GB/s with the vCPUs near
-// (they then share a core's load ports) and at 86-114 GB/s with them apart, on both tools alike.
+// kNearCoresNs). On the development VM a 2-thread 64 KiB load ran at 41-58 GB/s in windows probed near and
+// at 86-114 GB/s in windows probed apart, on both tools alike (docs/checks.md#cores-available).
 std::vector<Finding> i2_vs_likwid_peer(const Runs& runs) {
   std::vector<Finding> out;
   for (const RunRecord& r : runs) {
