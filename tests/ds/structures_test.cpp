@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -149,20 +150,40 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
   ASSERT_TRUE(tree.check().ok());
 }
 
+// A structure threads share (Options::concurrent), created empty on a volatile DRAM arena sized for
+// `capacity` records of `value_bytes`.
+template <template <class> class S>
+class SharedOnDram {
+ public:
+  using Tree = S<Arena<Volatile>>;
+  SharedOnDram(uint32_t value_bytes, uint64_t capacity) {
+    options_.value_bytes = value_bytes;
+    options_.capacity = capacity;
+    options_.concurrent = true;
+  }
+  // False when the arena or the structure could not be made.
+  bool create() {
+    if (!buffer_.reserve(Tree::bytes_needed(options_)).ok()) return false;
+    arena_.emplace(buffer_.region().base, buffer_.region().size, persister_);
+    tree_.emplace(*arena_, options_);
+    return tree_->create(options_.capacity).ok();
+  }
+  Tree& tree() { return *tree_; }
+
+ private:
+  Options options_;
+  persist::Persister persister_ = persist::Persister::volatile_memory();
+  media::DramBuffer buffer_;
+  std::optional<Arena<Volatile>> arena_;
+  std::optional<Tree> tree_;
+};
+
 template <template <class> class S>
 void two_threads_lose_nothing() {
-  using Tree = S<Arena<Volatile>>;
   constexpr uint64_t kRecords = 4000;
-  Options o;
-  o.value_bytes = kValue;
-  o.capacity = kRecords;
-  o.concurrent = true;
-  const persist::Persister p = persist::Persister::volatile_memory();
-  media::DramBuffer buffer;
-  ASSERT_TRUE(buffer.reserve(Tree::bytes_needed(o)).ok());
-  Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
-  Tree tree(arena, o);
-  ASSERT_TRUE(tree.create(kRecords).ok());
+  SharedOnDram<S> shared(kValue, kRecords);
+  ASSERT_TRUE(shared.create());
+  auto& tree = shared.tree();
   auto worker = [&](uint64_t first) {
     std::vector<std::byte> out(kValue);
     for (uint64_t r = first; r < kRecords; r += 2) {
@@ -192,19 +213,11 @@ std::vector<std::byte> wide_value(uint64_t key, uint64_t version, uint32_t bytes
 
 template <template <class> class S>
 void readers_beside_writers_see_whole_values() {
-  using Tree = S<Arena<Volatile>>;
   constexpr uint64_t kHot = 6, kInserted = 2000, kVersions = 20000;
   constexpr uint32_t kWide = 512;
-  Options o;
-  o.value_bytes = kWide;
-  o.capacity = kHot + kInserted;
-  o.concurrent = true;
-  const persist::Persister p = persist::Persister::volatile_memory();
-  media::DramBuffer buffer;
-  ASSERT_TRUE(buffer.reserve(Tree::bytes_needed(o)).ok());
-  Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
-  Tree tree(arena, o);
-  ASSERT_TRUE(tree.create(o.capacity).ok());
+  SharedOnDram<S> shared(kWide, kHot + kInserted);
+  ASSERT_TRUE(shared.create());
+  auto& tree = shared.tree();
   for (uint64_t k = 0; k < kHot; ++k) ASSERT_TRUE(tree.insert(k, k, wide_value(k, 0, kWide).data()));
   std::atomic<bool> writing{true};
   std::atomic<uint64_t> torn{0}, reads{0};

@@ -203,6 +203,20 @@ std::string scaling_exclusions(const Scaling& s) {
          (s.ratio ? std::string() : std::string(" - no repetition left, no ratio"));
 }
 
+void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
+                      const std::optional<ScalingTarget>& target) {
+  Scaling scaling = scaling_of(*p.many, *p.one);
+  row.notes.emplace_back("scaling", "throughput at " + std::to_string(p.threads) + " threads / at 1 thread (" + source +
+                                        ")" + scaling_exclusions(scaling));
+  if (target) row.set(record::Metric{"scaling_target", target->threshold, "ratio", record::MetricKind::measured, {}});
+  if (!scaling.ratio) return;
+  row.set(std::move(*scaling.ratio));
+  for (auto* part : {&scaling.near, &scaling.far})
+    if (*part) row.set(std::move(**part));
+  if (const record::Metric* transfer = p.many->find("core_to_core_ns")) row.set(*transfer);
+  if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least, {}});
+}
+
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin) {
   if (a.stats && b.stats && a.stats->samples.size() >= 2 && b.stats->samples.size() >= 2)
     return a.stats->ci_low > b.stats->ci_high;

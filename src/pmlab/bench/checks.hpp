@@ -68,11 +68,11 @@ inline constexpr double kCoresAvailableShare = 0.8;
 // ran, all true when `r` has no probe (one thread).
 std::vector<bool> had_its_cores(const record::RunRecord& r);
 
+// Two CPUs whose probe handed a line between them faster than this share a cache ("near"); slower, they
+// sit apart (on the development VM the probe read 33-63 ns or 181-234 ns, nothing between).
+inline constexpr double kNearCoresNs = 100;
 // Throughput at N threads over one thread's (`scaling`), paired by repetition over the repetitions in
 // which the N-thread run had its cores; `excluded` counts the others. Without a usable pair, no metric.
-// Two CPUs whose probe handed a line between them faster than this share a cache ("near"); slower, they
-// sit apart (on the development VM the probe read 37-63 ns or 181-234 ns, nothing between).
-inline constexpr double kNearCoresNs = 100;
 struct Scaling {
   std::optional<record::Metric> ratio;
   // The same ratio over the repetitions whose N-thread run found its CPUs near / far (core_to_core_ns),
@@ -95,5 +95,14 @@ std::vector<ScalingPair> scaling_pairs(
     const std::function<std::optional<std::vector<std::string>>(const record::RunRecord&)>& key_of);
 // "" when every pair counted; else what was left out and why, for the row's note.
 std::string scaling_exclusions(const Scaling& s);
+// Fills a scaling row (named, with its parameters, by the caller) from pair `p`: the note naming `source`
+// (the case the runs came from) and what was left out, the ratio with its near / far parts and the N-thread
+// run's line-transfer probe, and `target` when given (its label and threshold), judged from the ratio.
+struct ScalingTarget {
+  std::string label;
+  double threshold = 0;
+};
+void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
+                      const std::optional<ScalingTarget>& target);
 
 }  // namespace pmlab::bench

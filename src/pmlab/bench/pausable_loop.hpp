@@ -85,9 +85,9 @@ auto batches_of(Op op) {
 // in kSampleEvery is timed on its own, as ThreadState::measure times one: from drained stores (an untimed
 // mfence first) to the completion of its own stores and write-backs (Clock::stop_drained); the others run
 // untimed between, so the stamps cost the throughput little. Without per_op_timing the histogram stays
-// empty, only the active time is measured, and a batch is kOpsPerBatch operations: a call per operation through a type-erased function (its frame, its
-// arguments by reference) costs a visible share of an operation as short as a log append, and would
-// shrink the faster contender's ratio.
+// empty, only the active time is measured, and a batch is kOpsPerBatch operations: a call per operation
+// through a type-erased function (its frame, its arguments by reference) costs a visible share of an
+// operation as short as a log append, and would shrink the faster contender's ratio.
 inline constexpr uint64_t kOpsPerBatch = 64;
 // A drained stamp pair and the mfence before it cost about as much as a streaming log append itself: timed
 // one in 16, the loop pays a few percent of it.
@@ -163,7 +163,7 @@ LoopResult pausable_loop(const RunControl& control, std::barrier<>& sync, Mainte
     }
     if (sampled) {
       const uint64_t d = t1 - t0;
-      r.histogram.add(d > overhead ? d - overhead : 0);
+      r.histogram.add(d > overhead ? d - overhead : 0, kSampleEvery);  // it stands for its kSampleEvery operations
       if (r.active_ticks + (t1 - segment) >= budget) break;
     } else if (r.active_ticks + (platform::Clock::now() - segment) >= budget) {
       break;

@@ -122,8 +122,6 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
   return row;
 }
 
-}  // namespace
-
 constexpr double kScalingTarget = 1.6;
 
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
@@ -134,41 +132,29 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     return std::vector<std::string>{r.case_name, ptext(r, "structure"), ptext(r, "mode"), ptext(r, "workload"),
                                     ptext(r, "distribution"), ptext(r, "records"), ptext(r, "value")};
   });
-  for (const auto& [key, run, one, threads] : pairs) {
-    {
-      bench::Scaling scaling = bench::scaling_of(*run, *one);
-      RunRecord row;
-      row.case_name = "scaling";
-      row.params["structure"] = key[1];
-      row.params["mode"] = key[2];
-      row.params["workload"] = key[3];
-      for (const char* k : {"distribution", "records", "value"})
-        if (auto it = run->params.find(k); it != run->params.end()) row.params[k] = *it;
-      row.params["threads"] = threads;
-      row.name = compose_name(row);
-      put(row, "throughput", value_of(run, "throughput"), "ops/s");
-      put(row, "throughput_one_thread", value_of(one, "throughput"), "ops/s");
-      row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (ds." +
-                                            key[0] + ")" + bench::scaling_exclusions(scaling));
-      const bool targeted = key[2] == "persist" && (key[1] == "bptree" || key[1] == "hashtable") &&
-                            (key[3] == "b" || key[3] == "c") && threads == 2;
-      if (targeted) row.set(Metric{"scaling_target", kScalingTarget, "ratio", MetricKind::measured, {}});
-      if (!scaling.ratio) {
-        rows.push_back(std::move(row));
-        continue;
-      }
-      row.set(std::move(*scaling.ratio));
-      for (auto* part : {&scaling.near, &scaling.far})
-        if (*part) row.set(std::move(**part));
-      if (const record::Metric* transfer = run->find("core_to_core_ns")) row.set(*transfer);
-      if (targeted) {
-        row.add_target({"scaling", key[1] + " (persist) at 2 threads / at 1 thread, YCSB " + key[3], kScalingTarget,
-                        record::TargetDirection::at_least, {}});
-      }
-      rows.push_back(std::move(row));
-    }
+  for (const bench::ScalingPair& p : pairs) {
+    const auto& key = p.key;
+    RunRecord row;
+    row.case_name = "scaling";
+    row.params["structure"] = key[1];
+    row.params["mode"] = key[2];
+    row.params["workload"] = key[3];
+    for (const char* k : {"distribution", "records", "value"})
+      if (auto it = p.many->params.find(k); it != p.many->params.end()) row.params[k] = *it;
+    row.params["threads"] = p.threads;
+    row.name = compose_name(row);
+    put(row, "throughput", value_of(p.many, "throughput"), "ops/s");
+    put(row, "throughput_one_thread", value_of(p.one, "throughput"), "ops/s");
+    std::optional<bench::ScalingTarget> target;
+    if (key[2] == "persist" && (key[1] == "bptree" || key[1] == "hashtable") && (key[3] == "b" || key[3] == "c") &&
+        p.threads == 2)
+      target = bench::ScalingTarget{key[1] + " (persist) at 2 threads / at 1 thread, YCSB " + key[3], kScalingTarget};
+    bench::fill_scaling_row(row, p, "ds." + key[0], target);
+    rows.push_back(std::move(row));
   }
 }
+
+}  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
   // Runs of one setting of the parameters the rows do not compare (threads, records, value, distribution).

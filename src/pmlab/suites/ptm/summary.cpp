@@ -7,6 +7,7 @@
 //       paired by repetition; the redo PTM's hash map (50% lookups) under ADR at 2 threads carries the
 //       target of 1.5x (its concurrency control lets lookups and disjoint updates run at once).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,35 +28,23 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     return std::vector<std::string>{bench::param_text(r, "ptm"), bench::param_text(r, "durability"),
                                     bench::param_text(r, "workload"), bench::param_text(r, "medium")};
   });
-  for (const auto& [key, run, one, threads] : pairs) {
-    {
-      bench::Scaling scaling = bench::scaling_of(*run, *one);
-      RunRecord row;
-      row.case_name = "scaling";
-      row.params["ptm"] = key[0];
-      row.params["durability"] = key[1];
-      row.params["workload"] = key[2];
-      row.params["medium"] = key[3];
-      row.params["threads"] = threads;
-      row.name = "ptm.scaling/ptm:" + key[0] + "/durability:" + key[1] + "/workload:" + key[2] + "/medium:" + key[3] +
-                 "/threads:" + std::to_string(threads);
-      row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (ptm.tx)" +
-                                            bench::scaling_exclusions(scaling));
-      const bool targeted = key[0] == "redo" && key[1] == "adr" && key[2] == "hashmap" && threads == 2;
-      if (targeted) row.set(Metric{"scaling_target", kRedoHashMapScaling, "ratio", record::MetricKind::measured, {}});
-      if (!scaling.ratio) {
-        rows.push_back(std::move(row));
-        continue;
-      }
-      row.set(std::move(*scaling.ratio));
-      for (auto* part : {&scaling.near, &scaling.far})
-        if (*part) row.set(std::move(**part));
-      if (const record::Metric* transfer = run->find("core_to_core_ns")) row.set(*transfer);
-      if (targeted)
-        row.add_target({"scaling", "the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)",
-                        kRedoHashMapScaling, record::TargetDirection::at_least, {}});
-      rows.push_back(std::move(row));
-    }
+  for (const bench::ScalingPair& p : pairs) {
+    const auto& key = p.key;
+    RunRecord row;
+    row.case_name = "scaling";
+    row.params["ptm"] = key[0];
+    row.params["durability"] = key[1];
+    row.params["workload"] = key[2];
+    row.params["medium"] = key[3];
+    row.params["threads"] = p.threads;
+    row.name = "ptm.scaling/ptm:" + key[0] + "/durability:" + key[1] + "/workload:" + key[2] + "/medium:" + key[3] +
+               "/threads:" + std::to_string(p.threads);
+    std::optional<bench::ScalingTarget> target;
+    if (key[0] == "redo" && key[1] == "adr" && key[2] == "hashmap" && p.threads == 2)
+      target = bench::ScalingTarget{"the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)",
+                                    kRedoHashMapScaling};
+    bench::fill_scaling_row(row, p, "ptm.tx", target);
+    rows.push_back(std::move(row));
   }
 }
 

@@ -1,0 +1,48 @@
+// The probes every multi-thread run takes, against placements whose answer is known: two threads pinned to
+// one CPU take turns (one core, and a line handed over only at a context switch).
+#include "pmlab/platform/parallelism.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "pmlab/platform/topology.hpp"
+
+namespace pmlab::platform {
+namespace {
+
+TEST(Parallelism, TwoThreadsOnOneCpuCountAsOneCore) {
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  const double cores = cores_available({cpus[0], cpus[0]});
+  EXPECT_GT(cores, 0.5);
+  EXPECT_LT(cores, 1.4);
+  EXPECT_EQ(cores_available({cpus[0]}), 1.0);
+}
+
+TEST(Parallelism, DistinctCpusCountAtMostTheirNumber) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed";
+  const double cores = cores_available({cpus[0], cpus[1]});
+  EXPECT_GT(cores, 0.0);
+  EXPECT_LE(cores, 2.0);
+  const double ns = core_to_core_ns(cpus[0], cpus[1]);
+  EXPECT_TRUE(std::isfinite(ns));
+  EXPECT_GT(ns, 0.0);
+}
+
+// On one CPU a line moves only when the scheduler switches threads: the exchange stops at its time budget
+// instead of running its round trips at a time slice each.
+TEST(Parallelism, ALineHandedOverOnOneCpuEndsAtItsBudget) {
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  const double ns = core_to_core_ns(cpus[0], cpus[0]);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(ns, 1000.0);  // a context switch, not a cache transfer
+  EXPECT_LT(seconds, 2.0);
+}
+
+}  // namespace
+}  // namespace pmlab::platform
