@@ -147,6 +147,26 @@ TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
   EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 64), "ycsb-write-vs-log-append")), "violated ");   // too few bytes
 }
 
+TEST(Checks, TheTwoNullStructuresAgreeOnlyWhereTheStreamHasOneType) {
+  auto null_run = [](const char* structure, const char* workload, std::vector<double> ns) {
+    std::vector<double> throughput;
+    for (double x : ns) throughput.push_back(1e9 / x);
+    return run("ds.ycsb", {{"structure", structure}, {"mode", "dram"}, {"workload", workload}, {"threads", 1}},
+               {sampled("throughput", throughput, "ops/s")});
+  };
+  // Workload a mixes reads and updates: the spread stream is faster by design, not compared.
+  EXPECT_EQ(verdicts(of_rule({null_run("null", "a", {5.9, 6.0, 6.1}), null_run("null-predictable", "a", {1.1, 1.2, 1.3})},
+                             "null-structures-agree-on-one-type")),
+            "not_applicable ");
+  // Workload c is reads only: the same loop on the same operations.
+  EXPECT_EQ(verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {1.1, 1.2, 1.4})},
+                             "null-structures-agree-on-one-type")),
+            "ok ");
+  EXPECT_EQ(verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {2.0, 2.1, 2.2})},
+                             "null-structures-agree-on-one-type")),
+            "violated ");
+}
+
 // I2 is held against the likwid comparison's rounds from the repetitions placed as I2's run was (near
 // or apart, by the line-transfer probe); with none placed alike the pair is reported as not compared.
 TEST(Checks, I2MeetsTheLikwidComparisonOnlyWhereTheirCpusWerePlacedAlike) {

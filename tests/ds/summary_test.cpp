@@ -66,5 +66,32 @@ TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
   EXPECT_EQ(ov->name, "ds.overhead/structure:bptree/workload:a/threads:1/records:1000/value:128/distribution:default");
 }
 
+TEST(DsSummary, HarnessShareIsJudgedWithoutTheOperationMixAndReportsBoth) {
+  // The fastest DRAM structure takes 40 ns; the null structure 6 ns on the workload's stream, 1 ns with its
+  // operation types spread evenly: 5 ns are the mix's mispredicted branches.
+  std::vector<RunRecord> runs{ycsb("array", "dram", "none", 25e6), ycsb("bptree", "dram", "none", 5e6),
+                              ycsb("null", "dram", "none", 1e9 / 6), ycsb("null-predictable", "dram", "none", 1e9)};
+  auto rows = summarize(runs, nlohmann::ordered_json::object());
+  const RunRecord* h = row_named(rows, "ds.harness/workload:a/");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NEAR(h->find("fastest_ns")->value, 40.0, 1e-9);  // neither null structure counts as the fastest
+  EXPECT_NEAR(h->find("harness_ns")->value, 6.0, 1e-9);
+  EXPECT_NEAR(h->find("harness_predictable_ns")->value, 1.0, 1e-9);
+  EXPECT_NEAR(h->find("op_mix_ns")->value, 5.0, 1e-9);
+  EXPECT_NEAR(h->find("harness_share")->value, 0.025, 1e-9);
+  EXPECT_NEAR(h->find("harness_share_with_mix")->value, 0.15, 1e-9);
+  ASSERT_EQ(h->targets.size(), 1u);
+  EXPECT_EQ(h->targets[0].metric, "harness_share");
+
+  // Without the predictable run, the bound falls on the whole null structure's time.
+  runs.pop_back();
+  rows = summarize(runs, nlohmann::ordered_json::object());
+  h = row_named(rows, "ds.harness/workload:a/");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->find("harness_share"), nullptr);
+  ASSERT_EQ(h->targets.size(), 1u);
+  EXPECT_EQ(h->targets[0].metric, "harness_share_with_mix");
+}
+
 }  // namespace
 }  // namespace pmlab::suites::ds

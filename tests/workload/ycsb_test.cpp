@@ -179,6 +179,41 @@ TEST(Ycsb, WorkloadMixesMatchTheirProportions) {
   }
 }
 
+TEST(Ycsb, TypesSpreadKeepsEveryOperationAndEachTypesOrder) {
+  const KeySpace keys{10000, true};
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "write-only", "mix:30/30/20/10/10"}) {
+    auto spec = workload_named(name);
+    ASSERT_TRUE(spec.ok()) << name;
+    constexpr uint64_t kOps = 20000;
+    const auto ops = run_ops(*spec, keys, kOps, 7, 0, 1);
+    const auto spread = with_types_spread(ops);
+    ASSERT_EQ(spread.size(), ops.size()) << name;
+    // Each type's subsequence is the original one, operation for operation.
+    for (int t = 0; t < 5; ++t) {
+      std::vector<uint64_t> before, after;
+      for (const Op& op : ops)
+        if (static_cast<int>(op.type) == t) before.push_back(op.record * 1000003 + op.scan_length);
+      for (const Op& op : spread)
+        if (static_cast<int>(op.type) == t) after.push_back(op.record * 1000003 + op.scan_length);
+      EXPECT_EQ(before, after) << name << " type " << t;
+      // Spread evenly: the first m places hold m x share of the type, within one.
+      const double share = static_cast<double>(before.size()) / kOps;
+      uint64_t seen = 0;
+      for (uint64_t m = 0; m < kOps; ++m) {
+        seen += static_cast<int>(spread[m].type) == t;
+        ASSERT_LE(std::abs(static_cast<double>(seen) - share * static_cast<double>(m + 1)), 1.0 + 1e-9)
+            << name << " type " << t << " at " << m;
+      }
+    }
+  }
+  // Two equal types alternate.
+  std::vector<Op> two(8);
+  for (size_t k = 0; k < two.size(); ++k) two[k].type = k < 4 ? OpType::read : OpType::update;
+  const auto alternating = with_types_spread(two);
+  for (size_t k = 0; k < alternating.size(); ++k)
+    EXPECT_EQ(alternating[k].type, k % 2 == 0 ? OpType::read : OpType::update) << k;
+}
+
 TEST(Ycsb, StreamsAreReproduciblePerThreadAndInsertsNeverCollide) {
   const KeySpace keys{1000, true};
   const auto d = *workload_named("d");

@@ -49,8 +49,13 @@ def _ycsb(runs: Sequence[Run]) -> list[Run]:
             and r.param("breakdown", "none") == "none"]
 
 
+# Structures that measure the harness (ds.harness), not designs: no panel, no rank.
+HARNESS_STRUCTURES = ("null", "null-predictable")
+
+
 def _ours(runs: Sequence[Run]) -> list[Run]:
-    return [r for r in _ycsb(runs) if not str(r.param("structure")).startswith("pmdk-")]
+    return [r for r in _ycsb(runs) if not str(r.param("structure")).startswith("pmdk-")
+            and r.param("structure") not in HARNESS_STRUCTURES]
 
 
 def _peers(runs: Sequence[Run]) -> list[Run]:

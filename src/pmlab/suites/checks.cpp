@@ -12,6 +12,7 @@
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites {
 namespace {
@@ -294,6 +295,37 @@ std::vector<Finding> pmdk_fences_vs_its_sources(const Runs& runs) {
 // durability and flush, one thread). So an update's fences and written-back bytes per operation lie
 // between those of a 64-byte and a 256-byte append, and its time is not below the 64-byte append's by more
 // than kAgreement (above the 256-byte one it may be: the table's update is a cache miss in 100 MB).
+// ds.harness judges the harness on the null structure driven by the operations with their types spread
+// evenly (workload::with_types_spread). On a workload of one operation type the spread stream is the
+// generated one, so the two null structures run the same loop over the same operations and must agree: a
+// gap there would be the reordering itself costing or saving time, not the mix's branches.
+std::vector<Finding> null_structures_agree_on_one_type(const Runs& runs) {
+  std::vector<Finding> out;
+  for (const RunRecord& r : runs) {
+    if (r.status != record::RunStatus::ok || !matches(r, "ds.ycsb", {{"structure", "null"}})) continue;
+    const auto spec = workload::workload_named(param_text(r, "workload"));
+    if (!spec) continue;
+    const int types = (spec->read > 0) + (spec->update > 0) + (spec->insert > 0) + (spec->scan > 0) +
+                      (spec->read_modify_write > 0);
+    if (types != 1) continue;
+    Params twin = params_except(r, {"structure"});
+    twin.emplace_back("structure", "null-predictable");
+    const RunRecord* spread = find_run(runs, "ds.ycsb", twin);
+    if (spread == nullptr || spread->status != record::RunStatus::ok) continue;
+    const Metric* a = r.find("throughput");
+    const Metric* b = spread->find("throughput");
+    if (a == nullptr || b == nullptr || a->value <= 0 || b->value <= 0) continue;
+    // Apart beyond kAgreement and beyond their intervals (1 ns loops spread ~20% run to run here).
+    const bool apart = bench::exceeds(*a, *b, kAgreement) || bench::exceeds(*b, *a, kAgreement);
+    const double ratio = std::max(a->value, b->value) / std::min(a->value, b->value);
+    out.push_back(judged(apart && ratio > 1.0 + kAgreement, {r.name, spread->name},
+                         "null structure on workload " + param_text(r, "workload") + ": " + fixed(1e9 / a->value, 2) +
+                             " vs " + fixed(1e9 / b->value, 2) + " ns per operation with its types spread (" +
+                             fixed(100.0 * (ratio - 1.0), 0) + "% apart)"));
+  }
+  return out;
+}
+
 std::vector<Finding> ycsb_write_vs_log_append(const Runs& runs) {
   std::vector<Finding> out;
   for (const RunRecord& r : runs) {
@@ -402,6 +434,9 @@ const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::cross_check, "ycsb-write-vs-log-append",
                               "a logged YCSB update (116 B entry) fences and writes back between a 64 B and a 256 B append of the same writer, and is not faster than the 64 B one",
                               "", ycsb_write_vs_log_append}},
+    bench::CheckRegistration{{CheckKind::cross_check, "null-structures-agree-on-one-type",
+                              "on a workload of one operation type the null structure measures the same with its operation types spread (ds.harness)",
+                              "", null_structures_agree_on_one_type}},
     bench::CheckRegistration{{CheckKind::cross_check, "pmdk-drains-vs-sources",
                               "PMDK's drains per transaction, counted, agree with the count its sources give",
                               "docs/ptm.md#targets", pmdk_fences_vs_its_sources}},

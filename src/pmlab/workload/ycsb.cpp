@@ -1,6 +1,7 @@
 #include "pmlab/workload/ycsb.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -175,6 +176,34 @@ std::vector<Op> run_ops(const WorkloadSpec& w, const KeySpace& keys, uint64_t co
     ops.push_back(op);
   }
   return ops;
+}
+
+std::vector<Op> with_types_spread(const std::vector<Op>& ops) {
+  constexpr size_t kTypes = static_cast<size_t>(OpType::read_modify_write) + 1;
+  std::array<std::vector<const Op*>, kTypes> by_type;
+  for (const Op& op : ops) by_type[static_cast<size_t>(op.type)].push_back(&op);
+  std::array<size_t, kTypes> placed{};
+  const uint64_t n = ops.size();
+  if (n >= (1ULL << 31)) return ops;  // beyond the exact range: left as generated
+  std::vector<Op> spread;
+  spread.reserve(ops.size());
+  for (uint64_t k = 0; k < n; ++k) {
+    // The type furthest behind its share of the first k + 1 places (in units of 1/n): deficit
+    // (k + 1) * count - n * placed, exact in 64-bit integers for streams under 2^31 operations; ties go to
+    // the lower type.
+    size_t best = kTypes;
+    int64_t best_deficit = 0;
+    for (size_t t = 0; t < kTypes; ++t) {
+      if (placed[t] == by_type[t].size()) continue;
+      const int64_t deficit = static_cast<int64_t>((k + 1) * by_type[t].size()) - static_cast<int64_t>(n * placed[t]);
+      if (best == kTypes || deficit > best_deficit) {
+        best = t;
+        best_deficit = deficit;
+      }
+    }
+    spread.push_back(*by_type[best][placed[best]++]);
+  }
+  return spread;
 }
 
 }  // namespace pmlab::workload

@@ -63,6 +63,14 @@ std::vector<Op> load_ops(const KeySpace& keys, int thread, int threads);
 std::vector<Op> run_ops(const WorkloadSpec& spec, const KeySpace& keys, uint64_t count, uint64_t seed, int thread,
                         int threads);
 
+// The same operations reordered so that their types follow an even, repeating pattern (each type's
+// operations keep their relative order; a type with share s of the stream takes every 1/s-th place). A
+// branch on the type of the next operation is then predicted; on the stream as generated it is not (the
+// types are independent draws), and on a workload that mixes types each misprediction costs a pipeline
+// refill that every structure pays alike. What measures the harness without that cost (ds.harness) runs
+// on this; a structure must not: a read can come before the insert of its record.
+std::vector<Op> with_types_spread(const std::vector<Op>& ops);
+
 // Largest record number a run of `count` operations per thread over `threads` threads can insert, plus one:
 // what a structure must have room for.
 // The inserts YCSB sizes its scrambled-zipfian key range for, as CoreWorkload computes expectednewkeys:

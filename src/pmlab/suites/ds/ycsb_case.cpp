@@ -104,13 +104,13 @@ uint64_t arena_bytes(const Params& p) {
 // The tx mode and PMDK's maps live in libpmemobj pools of their own; from the run's pool they take one page,
 // whose file tells them the directory to put theirs in.
 uint64_t region_bytes(const Params& p) {
-  if (p.text("mode") == "tx" || p.text("mode") == "pmdk" || p.text("structure") == kNullStructure) return 4096;
+  if (p.text("mode") == "tx" || p.text("mode") == "pmdk" || is_null_structure(p.text("structure"))) return 4096;
   return arena_bytes(p);
 }
 
 std::optional<std::string> redundant(const Params& p) {
   const std::string& mode_text = p.text("mode");
-  if (p.text("structure") == kNullStructure && (mode_text != "dram" || p.text("breakdown") != "none"))
+  if (is_null_structure(p.text("structure")) && (mode_text != "dram" || p.text("breakdown") != "none"))
     return std::string("the null structure measures the harness: DRAM mode, no breakdown");
   const bool pmdk_mode = mode_text == "pmdk";
   if (pmdk_mode != pmdk::Map::is_pmdk(p.text("structure")))
@@ -168,7 +168,7 @@ struct NullStructure {
 };
 
 template <class Tree>
-void run_ops(RunContext& ctx, const Setup& setup, Tree& tree) {
+void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread = false) {
   const int threads = ctx.threads();
   // Load phase: untimed, one share of the records per thread.
   std::atomic<uint64_t> load_failures{0};
@@ -190,6 +190,8 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree) {
   std::vector<std::vector<Op>> streams(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     streams[static_cast<size_t>(t)] = workload::run_ops(setup.spec, setup.keys, setup.ops_per_thread, 0x5eed, t, threads);
+  if (types_spread)
+    for (std::vector<Op>& stream : streams) stream = workload::with_types_spread(stream);
 
   std::atomic<uint64_t> misses{0}, failures{0}, lookups{0};
   ctx.run_threads([&](ThreadState& t) {
@@ -363,10 +365,13 @@ void run_ycsb(RunContext& ctx, const Params& p) {
   if (*mode == Mode::tx && !pmdk::interposed() && pmdk::tx::available())
     ctx.note("pmdk_counters", "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
   if (pmdk) return run_pmdk(ctx, *setup, structure);
-  if (structure == kNullStructure) {
+  if (is_null_structure(structure)) {
     NullStructure harness;
-    ctx.note("structure", "null: every operation returns at once; its time per operation is the harness's own");
-    return run_ops(ctx, *setup, harness);
+    const bool spread = structure == kNullPredictableStructure;
+    ctx.note("structure", spread ? "null on the same operations with their types spread evenly: the harness's own "
+                                   "time per operation without the mispredicted branches of a random mix"
+                                 : "null: every operation returns at once; its time per operation is the harness's own");
+    return run_ops(ctx, *setup, harness, spread);
   }
 
   persist::Config config = ctx.persister().config();
@@ -392,6 +397,7 @@ std::vector<std::string> structures(bool with_list = true) {
   std::vector<std::string> s{"array", "hashtable", "skiplist", "bptree"};
   if (with_list) s.emplace_back("list");
   s.emplace_back(kNullStructure);
+  s.emplace_back(kNullPredictableStructure);
   for (const std::string& m : pmdk::Map::names()) s.push_back(m);
   return s;
 }
@@ -412,7 +418,9 @@ const CaseRegistration registration{CaseDef{
     .name = "ycsb",
     .summary = "YCSB throughput and latency per structure x mode x workload ([StoredsBench] Figure 1)",
     .params = {std_params::choice("structure", "the data structure (list: O(n) lookups, small record counts only; "
-                                               "pmdk-*: PMDK's example maps, mode pmdk)",
+                                               "null: operations that return at once, the harness's own cost; "
+                                               "null-predictable: the same on the operations with their types "
+                                               "spread evenly; pmdk-*: PMDK's example maps, mode pmdk)",
                                   structures(), structures(false)),
                std_params::choice("mode", "dram: volatile on DRAM; pmem-volatile: volatile on the pool; persist: "
                                           "crash-consistent on the pool; tx: failure-atomic through PMDK "
