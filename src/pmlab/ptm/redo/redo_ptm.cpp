@@ -31,6 +31,7 @@ RedoPtm::RedoPtm(const Regions& regions, const Options& options)
     sp->area[1] = reinterpret_cast<uint64_t*>(base + area_bytes);
     sp->area_capacity = (area_bytes - kRedoRecordOverhead) / sizeof(RedoEntry);
     sp->capacity = sp->area_capacity;
+    sp->known_durable.assign(slots_.size(), 0);
   }
 }
 
@@ -42,6 +43,7 @@ Status RedoPtm::format() {
     s.seen_clock = 0;  // never past the clock: a read version ahead of it would accept a commit's half
     s.durable_seq.store(0);
     s.retired_durable.store(0);
+    std::fill(s.known_durable.begin(), s.known_durable.end(), 0);
   });
 }
 
@@ -92,6 +94,7 @@ Status RedoPtm::recover() {
     sp->seen_clock = newest;
     sp->durable_seq.store(newest);
     sp->retired_durable.store(newest);
+    std::fill(sp->known_durable.begin(), sp->known_durable.end(), newest);
   }
   clock_.store(newest);
   for (uint64_t i = 0; i <= orec_mask_; ++i) orecs_[i].store(0, std::memory_order_relaxed);
@@ -240,8 +243,11 @@ bool RedoPtm::commit(Slot& s) {
   }
   bool helped = false;
   for (const auto& [p, v] : s.predecessors) {
+    uint64_t& known = s.known_durable[static_cast<size_t>(p)];
+    if (known >= v) continue;
     const Slot& ps = *slots_[static_cast<size_t>(p)];
-    if (ps.durable_seq.load(std::memory_order_acquire) < v) {
+    known = ps.durable_seq.load(std::memory_order_acquire);
+    if (known < v) {
       write_back_for(ps, v);
       helped = true;
     }

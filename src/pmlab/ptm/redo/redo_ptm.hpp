@@ -106,6 +106,9 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   std::vector<uint32_t> read_set;  // orecs read
   std::vector<Locked> locked;
   std::vector<std::pair<int, uint64_t>> predecessors;  // (other slot, its newest transaction overwritten)
+  // Per slot, the newest durable_seq this thread has read of it: a lower bound (durable_seq only grows), so
+  // a predecessor at or below it is durable without loading the line its thread writes at every commit.
+  std::vector<uint64_t> known_durable;
   uint64_t rv = 0;
   // The newest clock value this thread has seen: the next transaction's read version. Any value the clock
   // has had is a valid snapshot time (a read newer than it extends the snapshot, as any read does), and
