@@ -83,6 +83,15 @@ TEST(DsSummary, HarnessShareIsJudgedWithoutTheOperationMixAndReportsBoth) {
   ASSERT_EQ(h->targets.size(), 1u);
   EXPECT_EQ(h->targets[0].metric, "harness_share");
 
+  // On a workload of one operation type the two null runs execute the same stream: no mix cost reported.
+  std::vector<RunRecord> reads_only = runs;
+  for (RunRecord& r : reads_only) r.params["workload"] = "c";
+  rows = summarize(reads_only, nlohmann::ordered_json::object());
+  h = row_named(rows, "ds.harness/workload:c/");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->find("op_mix_ns"), nullptr);
+  EXPECT_NEAR(h->find("harness_share")->value, 0.025, 1e-9);
+
   // Without the predictable run, the bound falls on the whole null structure's time.
   runs.pop_back();
   rows = summarize(runs, nlohmann::ordered_json::object());

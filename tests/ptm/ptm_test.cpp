@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -588,41 +589,52 @@ TEST(PtmStress, RedoConcurrentReadersSeeConsistentSnapshots) {
   EXPECT_TRUE(bank.check(ptm).ok());
 }
 
-// Two threads on one hash map (inserts, removes, lookups on shared keys): the structure's invariants
-// hold, no block leaks (every allocated block is the map's: its header and buckets, or a node it holds),
-// and the recovered heap holds the same map.
-TEST(PtmStress, RedoConcurrentHashMapKeepsItsInvariants) {
+// Two threads run `ops` operations each of workload W (loaded from `c`) on one redo PTM, then W's invariants
+// are checked, the heap is recovered and the structure S found again in it: `after` sees the recovered
+// PTM and the structure's record count there.
+template <template <class> class W, template <class> class S>
+void stress_then_recover(const workloads::Config& c, int ops, uint64_t seed,
+                         const std::function<void(RedoPtm&, uint64_t)>& after) {
   constexpr int kThreads = 2;
   Memory m(16 << 20, kThreads, 1 << 18);
-  workloads::Config c;
-  c.records = 512;
   {
     RedoPtm ptm(m.regions(), m.options());
     ASSERT_TRUE(ptm.format().ok());
-    workloads::HashMap<RedoPtm> map;
-    ASSERT_TRUE(map.load(ptm, c).ok());
+    W<RedoPtm> w;
+    ASSERT_TRUE(w.load(ptm, c).ok());
     std::vector<std::thread> ts;
     for (int t = 0; t < kThreads; ++t)
       ts.emplace_back([&, t] {
-        workloads::Rng rng(static_cast<uint64_t>(t) + 21);
-        for (int i = 0; i < 4000; ++i) map.op(ptm, t, rng);
+        workloads::Rng rng(static_cast<uint64_t>(t) + seed);
+        for (int i = 0; i < ops; ++i) w.op(ptm, t, rng);
       });
     for (auto& th : ts) th.join();
-    Status st = map.check(ptm);
+    Status st = w.check(ptm);
     EXPECT_TRUE(st.ok()) << st.message();
   }
   RedoPtm again(m.regions(), m.options());
   ASSERT_TRUE(again.recover().ok());
-  workloads::PtmStructure<RedoPtm, ds::Hashtable> on(again, workloads::HashMap<RedoPtm>::kRoot, workloads::word_values(2 * c.records));
+  workloads::PtmStructure<RedoPtm, S> on(again, W<RedoPtm>::kRoot, workloads::word_values(2 * c.records));
   ASSERT_TRUE(on.recover(again).ok());
   uint64_t count = 0;
   on.run(again, 0, [&](auto& s) {
     EXPECT_TRUE(s.check().ok());
     count = s.count();
   });
-  auto st = again.heap().stats();
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->allocated_blocks, 2u + count) << "the arena header, the bucket array and one block per key";
+  after(again, count);
+}
+
+// Two threads on one hash map (inserts, removes, lookups on shared keys): the structure's invariants
+// hold, no block leaks (every allocated block is the map's: its header and buckets, or a node it holds),
+// and the recovered heap holds the same map.
+TEST(PtmStress, RedoConcurrentHashMapKeepsItsInvariants) {
+  workloads::Config c;
+  c.records = 512;
+  stress_then_recover<workloads::HashMap, ds::Hashtable>(c, 4000, 21, [](RedoPtm& again, uint64_t count) {
+    auto st = again.heap().stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->allocated_blocks, 2u + count) << "the arena header, the bucket array and one block per key";
+  });
 }
 
 // A read that cannot extend the snapshot ends the attempt there: the body is abandoned (it never sees the
@@ -665,37 +677,13 @@ TEST(RedoPtm, AnInconsistentReadAbandonsTheAttemptBeforeTheBodyUsesIt) {
 // attempt that ran on over a mix of old and new nodes could loop), the tree keeps its invariants and
 // every loaded key, and the recovered heap holds the same tree.
 TEST(PtmStress, RedoConcurrentBPTreeFinishesAndKeepsItsInvariants) {
-  constexpr int kThreads = 2;
-  Memory m(16 << 20, kThreads, 1 << 18);
   workloads::Config c;
   c.records = 256;  // a small tree: splits are frequent, and so are conflicts
   c.lookup_pct = 20;
-  uint64_t count = 0;
-  {
-    RedoPtm ptm(m.regions(), m.options());
-    ASSERT_TRUE(ptm.format().ok());
-    workloads::BPTree<RedoPtm> tree;
-    ASSERT_TRUE(tree.load(ptm, c).ok());
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        workloads::Rng rng(static_cast<uint64_t>(t) + 31);
-        for (int i = 0; i < 3000; ++i) tree.op(ptm, t, rng);
-      });
-    for (auto& th : ts) th.join();
-    Status st = tree.check(ptm);
-    EXPECT_TRUE(st.ok()) << st.message();
-  }
-  RedoPtm again(m.regions(), m.options());
-  ASSERT_TRUE(again.recover().ok());
-  workloads::PtmStructure<RedoPtm, ds::BPTree> on(again, workloads::BPTree<RedoPtm>::kRoot, workloads::word_values(2 * c.records));
-  ASSERT_TRUE(on.recover(again).ok());
-  on.run(again, 0, [&](auto& s) {
-    EXPECT_TRUE(s.check().ok());
-    count = s.count();
+  stress_then_recover<workloads::BPTree, ds::BPTree>(c, 3000, 31, [&](RedoPtm&, uint64_t count) {
+    EXPECT_GE(count, c.records);
+    EXPECT_LE(count, 2 * c.records);
   });
-  EXPECT_GE(count, c.records);
-  EXPECT_LE(count, 2 * c.records);
 }
 
 // --- crash tests ---------------------------------------------------------------------------------

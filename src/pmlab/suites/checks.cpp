@@ -305,9 +305,7 @@ std::vector<Finding> null_structures_agree_on_one_type(const Runs& runs) {
     if (r.status != record::RunStatus::ok || !matches(r, "ds.ycsb", {{"structure", "null"}})) continue;
     const auto spec = workload::workload_named(param_text(r, "workload"));
     if (!spec) continue;
-    const int types = (spec->read > 0) + (spec->update > 0) + (spec->insert > 0) + (spec->scan > 0) +
-                      (spec->read_modify_write > 0);
-    if (types != 1) continue;
+    if (workload::operation_types(*spec) != 1) continue;
     Params twin = params_except(r, {"structure"});
     twin.emplace_back("structure", "null-predictable");
     const RunRecord* spread = find_run(runs, "ds.ycsb", twin);

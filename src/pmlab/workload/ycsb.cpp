@@ -178,6 +178,10 @@ std::vector<Op> run_ops(const WorkloadSpec& w, const KeySpace& keys, uint64_t co
   return ops;
 }
 
+int operation_types(const WorkloadSpec& s) noexcept {
+  return (s.read > 0) + (s.update > 0) + (s.insert > 0) + (s.scan > 0) + (s.read_modify_write > 0);
+}
+
 std::vector<Op> with_types_spread(const std::vector<Op>& ops) {
   constexpr size_t kTypes = static_cast<size_t>(OpType::read_modify_write) + 1;
   std::array<std::vector<const Op*>, kTypes> by_type;

@@ -48,6 +48,8 @@ struct WorkloadSpec {
 // [StoredsBench]), or a custom mix "mix:R/U/I/S/M" in percent of read/update/insert/scan/read-modify-write,
 // zipfian.
 Result<WorkloadSpec> workload_named(std::string_view name);
+// How many operation types the workload mixes (those with a non-zero proportion).
+int operation_types(const WorkloadSpec& spec) noexcept;
 Status validate(const WorkloadSpec& spec);
 
 struct KeySpace {

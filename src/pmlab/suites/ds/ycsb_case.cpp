@@ -402,6 +402,13 @@ std::vector<std::string> structures(bool with_list = true) {
   return s;
 }
 
+// The records and value parameters every ds YCSB case shares (ds.update_ratio and ds.threads run ds.ycsb
+// points).
+ParamSpec records_param() {
+  return std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30);
+}
+ParamSpec value_param() { return std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16); }
+
 ParamSpec workload_param() {
   ParamSpec s;
   s.name = "workload";
@@ -435,8 +442,8 @@ const CaseRegistration registration{CaseDef{
                workload_param(),
                std_params::choice("distribution", "request distribution; default: the workload's own",
                                   {"default", "uniform", "zipfian", "latest", "hotspot"}, {"default"}),
-               std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30),
-               std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16),
+               records_param(),
+               value_param(),
                std_params::threads()},
     .region_bytes = region_bytes,
     .redundant = redundant,
@@ -455,15 +462,21 @@ const CaseRegistration registration{CaseDef{
 // ds.update_ratio: [StoredsBench]'s read/write-ratio axis (Figure 1: 100(R)/0(W) … 0(R)/100(W)), swept for each
 // of our structures in each mode: a YCSB mix of reads and updates over zipfian keys, updates% of them updates.
 // The ds.ycsb run of mix:(100-u)/u/0/0/0, so both cases measure alike.
-Params as_ycsb(const Params& p) {
+// The ds.ycsb point a derived case's parameters stand for: the same structure, mode, medium, records, value
+// and threads, on `workload` with the default distribution and no breakdown.
+Params ycsb_point(const Params& p, nlohmann::ordered_json workload) {
   Params q;
   for (const char* key : {"structure", "mode", "medium"}) q.set(key, p.json().at(key));
   q.set("breakdown", "none");
-  const int64_t updates = p.integer("updates");
-  q.set("workload", "mix:" + std::to_string(100 - updates) + "/" + std::to_string(updates) + "/0/0/0");
+  q.set("workload", std::move(workload));
   q.set("distribution", "default");
   for (const char* key : {"records", "value", "threads"}) q.set(key, p.json().at(key));
   return q;
+}
+
+Params as_ycsb(const Params& p) {
+  const int64_t updates = p.integer("updates");
+  return ycsb_point(p, "mix:" + std::to_string(100 - updates) + "/" + std::to_string(updates) + "/0/0/0");
 }
 
 // [StoredsBench] §4 quotes four of Figure 1's bars, all on the write-only workload (0(R)/100(W)).
@@ -503,8 +516,8 @@ const CaseRegistration update_ratio{CaseDef{
                          .choices = {},
                          .min = 0,
                          .max = 100},
-               std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30),
-               std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16),
+               records_param(),
+               value_param(),
                std_params::threads()},
     .region_bytes = [](const Params& p) { return region_bytes(as_ycsb(p)); },
     .redundant = [](const Params& p) { return redundant(as_ycsb(p)); },
@@ -514,15 +527,7 @@ const CaseRegistration update_ratio{CaseDef{
 // ds.threads: each structure at 1 and 2 threads on the read-mostly workloads (B: 95% reads, C: reads only),
 // in DRAM and persist modes: the ds.ycsb run of the same point, so both cases measure alike; ds.scaling
 // (summary.cpp) divides the 2-thread throughput by the 1-thread one.
-Params threads_as_ycsb(const Params& p) {
-  Params q;
-  for (const char* key : {"structure", "mode", "medium"}) q.set(key, p.json().at(key));
-  q.set("breakdown", "none");
-  q.set("workload", p.json().at("workload"));
-  q.set("distribution", "default");
-  for (const char* key : {"records", "value", "threads"}) q.set(key, p.json().at(key));
-  return q;
-}
+Params threads_as_ycsb(const Params& p) { return ycsb_point(p, p.json().at("workload")); }
 
 const CaseRegistration threads_case{CaseDef{
     .suite = "ds",
@@ -534,8 +539,8 @@ const CaseRegistration threads_case{CaseDef{
                std_params::medium(),
                std_params::choice("workload", "the read-mostly YCSB workloads: b (95% reads, 5% updates), c (reads)",
                                   {"b", "c"}, {"b", "c"}),
-               std_params::size("records", "records loaded before the run phase", {"1M"}, {"100K"}, 1, 1LL << 30),
-               std_params::size("value", "bytes per value (keys are 8 bytes)", {"128"}, {"128"}, 8, 1 << 16),
+               records_param(),
+               value_param(),
                std_params::threads({"1", "2"}, {"1", "2"})},
     .region_bytes = [](const Params& p) { return region_bytes(threads_as_ycsb(p)); },
     .redundant = [](const Params& p) { return redundant(threads_as_ycsb(p)); },
