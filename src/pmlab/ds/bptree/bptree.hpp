@@ -12,10 +12,12 @@
 // updates (slots are reused).
 //
 // Locking (threads > 1): the tree's shape — inner nodes, leaf links — changes only in a split, under the
-// whole-tree lock held exclusively; every other operation holds it shared and locks the one leaf it
-// reads or writes (a striped lock by the leaf's offset). Updates and inserts into a leaf with a free slot
-// thus run beside readers of other leaves, and hold their leaf through its write-backs; an upsert that
-// finds its leaf full lets go and runs again exclusively to split it.
+// whole-tree lock held exclusively; every other operation holds it shared. Writers and scans lock the one
+// leaf they change or walk (a striped version lock by the leaf's offset); a point read locks nothing,
+// reading the leaf optimistically and again if a writer took its stripe meanwhile, so readers never move
+// a lock's line between cores. Updates and inserts into a leaf with a free slot thus run beside readers,
+// and hold their leaf through its write-backs; an upsert that finds its leaf full lets go and runs again
+// exclusively to split it.
 //
 // A block number is an offset in units of the policy's block alignment: 32 bits of them reach 256 GiB of
 // a ds arena (64-byte blocks) and 32 GiB of a PTM heap (8-byte aligned blocks). Under a policy whose
@@ -80,11 +82,20 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
     const uint64_t leaf = descend(key, nullptr);
-    const LeafLock locked(*this, leaf);
-    const int s = find_slot(leaf, key);
-    if (s < 0) return false;
-    arena_.read_bytes(out, slot(leaf, static_cast<uint32_t>(s)) + 8, cell_.value_bytes());
-    return true;
+    if (!concurrent_) return read_in_leaf(leaf, key, out);
+    // Optimistic: the leaf's stripe is not written, only checked unchanged after the read. The leaf
+    // itself stays (splits take the tree exclusively), and whatever a racing writer left half done, the
+    // bitmap names slots of this leaf only: a torn read stays inside it, and is read again.
+    const uint64_t stripe = leaf_stripe(leaf);
+    for (;;) {
+      const uint64_t version = leaf_locks_.read_begin(stripe);
+      bool found;
+      {
+        const OptimisticReads racy;
+        found = read_in_leaf(leaf, key, out);
+      }
+      if (leaf_locks_.still_valid(stripe, version)) return found;
+    }
   }
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
@@ -183,6 +194,12 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return lo;
   }
 
+  bool read_in_leaf(uint64_t leaf, uint64_t key, std::byte* out) const noexcept(A::kNothrow) {
+    const int s = find_slot(leaf, key);
+    if (s < 0) return false;
+    arena_.read_bytes(out, slot(leaf, static_cast<uint32_t>(s)) + 8, cell_.value_bytes());
+    return true;
+  }
   int find_slot(uint64_t leaf, uint64_t key) const noexcept(A::kNothrow) {
     for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
       const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
@@ -203,13 +220,14 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return node;
   }
 
+  static uint64_t leaf_stripe(uint64_t leaf) noexcept { return mix_key(leaf) >> 32; }
   // The leaf's lock for the scope, when threads share the tree and the caller holds the tree shared.
   class LeafLock {
    public:
-    LeafLock(const BPTree& t, uint64_t leaf) noexcept : locked_(t.leaf_locks_, mix_key(leaf) >> 32, t.concurrent_) {}
+    LeafLock(const BPTree& t, uint64_t leaf) noexcept : locked_(t.leaf_locks_, leaf_stripe(leaf), t.concurrent_) {}
 
    private:
-    MaybeLocked<StripedLocks, uint64_t> locked_;
+    MaybeLocked<StripedVersionLocks, uint64_t> locked_;
   };
 
   bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
@@ -377,7 +395,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   A& arena_;
   uint32_t slots_;
   GlobalLock lock_;
-  mutable StripedLocks leaf_locks_;
+  // Writers (and scans) hold their leaf's stripe; point reads only validate against it.
+  mutable StripedVersionLocks leaf_locks_;
 };
 
 }  // namespace pmlab::ds
