@@ -179,3 +179,17 @@ def test_list_shows_derived_cases(pmlab):
     out = pmlab("list").stdout
     for name in ("ds.target", "ds.overhead", "idio.classification", "idio.recommendation"):
         assert any(line.split()[0] == name and "derived" in line for line in out.splitlines() if line.strip()), name
+
+
+def test_null_structure_runs_on_two_threads(pmlab, shm_dir):
+    # The null structure stands for the harness: two threads share it as they share a structure, and the
+    # load phase's inserts from both must all count.
+    out = shm_dir / "null2"
+    proc = pmlab("run", "ds.ycsb", "--quick", "--ops", "20000", "--no-progress", "--out", out,
+                 "--set", "structure=null", "--set", "mode=dram", "--set", "medium=dram", "--set", "workload=c",
+                 "--set", "records=400000", "--set", "threads=2", "--repetitions", "3")
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    ycsb = [r for r in runs if r["case"] == "ycsb"]
+    assert len(ycsb) == 1 and ycsb[0]["status"] == "ok", ycsb
+    assert ycsb[0]["params"]["threads"] in (2, "2")

@@ -12,6 +12,7 @@
 #include "pmlab/common/hash.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
+#include "pmlab/ds/common/chain.hpp"
 #include "pmlab/ds/common/structure.hpp"
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ds/list/list.hpp"
@@ -178,6 +179,33 @@ class SharedOnDram {
   std::optional<Tree> tree_;
 };
 
+// An optimistic chain walk may read a link another use of the block wrote: it must report the view
+// torn, not follow a link out of the arena, off the block grid, or round a cycle.
+TEST(Structures, RacingChainWalkStaysInsideTheArena) {
+  const ValueCell cell(kValue);
+  const persist::Persister p = persist::Persister::volatile_memory();
+  media::DramBuffer buffer;
+  ASSERT_TRUE(buffer.reserve(64 * 1024).ok());
+  Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
+  ASSERT_TRUE(arena.format(0x5eed).ok());
+  uint64_t* head = arena.root(0);
+  const auto v = value_of(1, 1);
+  for (uint64_t key = 1; key <= 3; ++key) ASSERT_TRUE(push_on_chain(arena, cell, head, key, v.data()));
+  const uint64_t steps = arena.used() / Arena<Volatile>::kAlign;
+  const std::byte* node = nullptr;
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 1, steps, &node), RacingFind::found);
+  EXPECT_EQ(node, find_in_chain(arena, head, 1));
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::absent);
+
+  uint64_t* last = arena.at<uint64_t>(arena.offset_of(find_in_chain(arena, head, 1)));  // key 1: the tail
+  for (const uint64_t bad : {arena.size() - 64, arena.used(), arena.used() + (uint64_t{1} << 40), uint64_t{8}, arena.load(head) + 8}) {
+    arena.store(last, bad);
+    EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::torn) << "link " << bad;
+  }
+  arena.store(last, arena.load(head));  // a cycle back to the head
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::torn);
+}
+
 template <template <class> class S>
 void two_threads_lose_nothing() {
   constexpr uint64_t kRecords = 4000;
@@ -262,6 +290,7 @@ void readers_beside_writers_see_whole_values() {
 }
 
 TEST(Structures, ConcurrentReadersBesideWritersSeeWholeValues) {
+  readers_beside_writers_see_whole_values<Array>();
   readers_beside_writers_see_whole_values<Hashtable>();
   readers_beside_writers_see_whole_values<Skiplist>();
   readers_beside_writers_see_whole_values<BPTree>();

@@ -197,7 +197,7 @@ const crash::SubjectRegistration hashtable_subject{
 const crash::SubjectRegistration skiplist_subject{
     info<Skiplist>("skiplist: durable node, level-0 link commit, upper links as hints")};
 const crash::SubjectRegistration bptree_subject{
-    info<BPTree>("B+-tree with persistent leaves (bitmap + next link in one word), index rebuilt on recovery")};
+    info<BPTree>("B+-tree with persistent leaves (bitmap + next link in one word), index and leaf fingerprints rebuilt on recovery")};
 const crash::SubjectRegistration list_subject{
     info<List>("linked list: durable node, then 8-byte head commit; updates by selector flip")};
 

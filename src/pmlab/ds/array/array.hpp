@@ -1,6 +1,7 @@
 // The array: one slot per record number, direct-indexed (no search). The simplest persistent structure:
 // a slot is a key word and a value cell; insert and update publish through the cell's selector.
-// Locking: striped spinlocks by slot.
+// Locking (threads > 1): a striped version lock by slot, which writers and scans hold; a point read
+// validates it instead ([OLC]).
 #pragma once
 
 #include "pmlab/ds/common/access.hpp"
@@ -36,7 +37,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
 
   bool insert(uint64_t key, uint64_t record, const std::byte* value) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
+    MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, record, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     std::byte* s = slot(record);
     // The key is written before the selector that makes the slot present, in the same durable step.
@@ -49,7 +50,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   }
   bool update(uint64_t key, uint64_t record, const std::byte* value) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
+    MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, record, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     std::byte* s = slot(record);
     if (!cell_.present(arena_, s + 8) || arena_.load(key_word(s)) != key) return false;
@@ -58,15 +59,17 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   }
   bool read(uint64_t key, uint64_t record, std::byte* out) noexcept(A::kNothrow) {
     if (record >= capacity()) return false;
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, record, concurrent_);
     const std::byte* s = slot(record);
-    return arena_.load(key_word(s)) == key && cell_.read(arena_, s + 8, out);
+    auto read_slot = [&] { return arena_.load8(key_word(s)) == key && cell_.read(arena_, s + 8, out); };
+    // Optimistic (StripedVersionLocks): a slot never moves, and its cell's selector names one of its own
+    // buffers, so a read that raced a writer stays in the slot, and is done again.
+    return concurrent_ ? locks_.read_validated(record, read_slot) : read_slot();
   }
   // Records record, record+1, … (slot order: the array's natural order), copying each value to `out`.
   uint32_t scan(uint64_t, uint64_t record, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     uint32_t seen = 0;
     for (uint64_t r = record; r < capacity() && seen < n; ++r) {
-      MaybeLocked<StripedLocks, uint64_t> guard(locks_, r, concurrent_);
+      MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, r, concurrent_);
       if (cell_.read(arena_, slot(r) + 8, out)) ++seen;
     }
     return seen;
@@ -92,7 +95,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
 
   A& arena_;
   size_t slot_bytes_;
-  StripedLocks locks_;
+  StripedVersionLocks locks_;
 };
 
 }  // namespace pmlab::ds

@@ -2,8 +2,12 @@
 // structure, a linked list in key order; the inner nodes are an index over them that is never made durable
 // and is rebuilt from the leaves by recover().
 //
-// Leaf: one commit word [next leaf's block number : 32][slot bitmap : 32], then unsorted slots
-// [key][value]. Every change to a leaf is one 8-byte store of that word:
+// Leaf: one commit word [next leaf's block number : 32][slot bitmap : 32], a byte of fingerprint per slot
+// (a hash of its key, as FPTree's [FPTree]), then unsorted slots [key][value]. A lookup compares the
+// fingerprints (one line with the commit word) eight to a word and reads only the slots whose byte
+// matches — about one — instead of every live slot's key, each on a line of its own. The fingerprints are
+// volatile by design: kept up to date by every change, never made durable, and rewritten from the keys by
+// recover(). Every change to a leaf is one 8-byte store of the commit word:
 //  - insert: write a free slot, persist it, set its bit;
 //  - update: write a free slot with the new value, persist it, set its bit and clear the old one's;
 //  - split: copy the upper half of the keys into a new leaf that links to the old leaf's successor,
@@ -37,18 +41,19 @@
 namespace pmlab::ds {
 
 template <PersistencePolicy A>
-class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
+class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
  public:
   static constexpr uint32_t kFanout = 32;  // children per inner node
   static constexpr int kMaxDepth = 16;
 
-  BPTree(A& arena, const Options& o) : StructureBase(o), arena_(arena), slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)) {
+  BPTree(A& arena, const Options& o)
+      : StructureBase(o), arena_(arena), slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), header_bytes_(8 + 8 * ((slots_ + 7) / 8)) {
     arena_.declare_volatile(arena_.root(1), 16);  // the index root and its depth
   }
 
   static uint64_t bytes_needed(const Options& o) {
     const uint64_t slots = std::clamp<uint32_t>(o.leaf_slots, 4, 32);
-    const uint64_t leaf = block_bytes(8 + slots * (8 + ValueCell(o.value_bytes).stride()));
+    const uint64_t leaf = block_bytes(8 + 8 * ((slots + 7) / 8) + slots * (8 + ValueCell(o.value_bytes).stride()));
     // Leaves are at least half full after a split; inner nodes (~1/16 of the leaves) and one rebuild.
     const uint64_t leaves = 2 * o.capacity / slots + 2;
     return sizeof(ArenaHeader) + leaves * leaf + 2 * (leaves / (kFanout / 2) + 2) * kInnerBytes + 4 * kBlockAlign;
@@ -57,6 +62,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   Status create(uint64_t) {
     const auto head = format_with_block(arena_, kMagic, leaf_bytes(), "B+-tree first leaf");
     if (!head) return head.status();
+    arena_.declare_volatile(fingerprints(*head), header_bytes_ - 8);
     arena_.store(arena_.root(0), *head);
     arena_.store(arena_.root(1), *head);  // index root (volatile)
     arena_.store(arena_.root(2), 0);     // inner levels (volatile)
@@ -64,11 +70,12 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     arena_.persist(arena_.root(0), 32);
     return Status::success();
   }
-  // Checks the leaf list and rebuilds the inner nodes over it.
+  // Checks the leaf list and rebuilds the volatile parts over it: the leaves' fingerprints and the inner
+  // nodes.
   Status recover() {
     PMLAB_TRY(arena_.open(kMagic));
     if (arena_.load(arena_.root(3)) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
-    PMLAB_TRY(check());
+    PMLAB_TRY(check_leaves(A::kDeclaredVolatileSurvives));
     if constexpr (!A::kDeclaredVolatileSurvives) {
       PMLAB_TRY(rebuild_index());
       // The rebuild took arena space: the bump offset it advanced is durable before new leaves follow it.
@@ -86,16 +93,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     // Optimistic: the leaf's stripe is not written, only checked unchanged after the read. The leaf
     // itself stays (splits take the tree exclusively), and whatever a racing writer left half done, the
     // bitmap names slots of this leaf only: a torn read stays inside it, and is read again.
-    const uint64_t stripe = leaf_stripe(leaf);
-    for (;;) {
-      const uint64_t version = leaf_locks_.read_begin(stripe);
-      bool found;
-      {
-        const OptimisticReads racy;
-        found = read_in_leaf(leaf, key, out);
-      }
-      if (leaf_locks_.still_valid(stripe, version)) return found;
-    }
+    return leaf_locks_.read_validated(leaf_stripe(leaf), [&] { return read_in_leaf(leaf, key, out); });
   }
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
@@ -122,9 +120,13 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
       n += static_cast<uint64_t>(std::popcount(bitmap(leaf)));
     return n;
   }
-  // The leaf list: inside the arena, acyclic, bits only for existing slots, keys unique in a leaf, and every
-  // key of a leaf below every key of the next (the order splits establish).
-  Status check() const {
+  // The leaf list: inside the arena, acyclic, bits only for existing slots, keys unique in a leaf, every
+  // key of a leaf below every key of the next (the order splits establish), and each live slot's
+  // fingerprint that of its key.
+  Status check() const { return check_leaves(true); }
+
+ private:
+  Status check_leaves(bool fingerprinted) const {
     const uint64_t limit = arena_.used() / A::kAlign;
     uint64_t steps = 0;
     bool any = false;
@@ -139,6 +141,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
       for (uint32_t b = bits; b != 0; b &= b - 1) {
         const uint32_t s = static_cast<uint32_t>(std::countr_zero(b));
         const uint64_t k = key_at(leaf, s);
+        if (fingerprinted && fingerprint_at(leaf, s) != fingerprint_of(k))
+          return error(Errc::corrupted, "B+-tree leaf fingerprint does not match its key");
         for (uint32_t o = b & (b - 1); o != 0; o &= o - 1)
           if (key_at(leaf, static_cast<uint32_t>(std::countr_zero(o))) == k)
             return error(Errc::corrupted, "B+-tree leaf holds a key twice");
@@ -154,7 +158,6 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return Status::success();
   }
 
- private:
   static constexpr uint64_t kInnerBytes = 8 + 8 * (kFanout - 1) + 8 * kFanout;
   static constexpr uint64_t kBitsMask = 0xffffffffULL;
 
@@ -168,11 +171,27 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
   static_assert(sizeof(Inner) == kInnerBytes);
 
   size_t slot_bytes() const noexcept { return 8 + cell_.stride(); }
-  size_t leaf_bytes() const noexcept { return 8 + slots_ * slot_bytes(); }
+  size_t leaf_bytes() const noexcept { return header_bytes_ + slots_ * slot_bytes(); }
   uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
   uint32_t bitmap(uint64_t leaf) const noexcept(A::kNothrow) { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
   uint64_t next_of(uint64_t leaf) const noexcept(A::kNothrow) { return (arena_.load8(word(leaf)) >> 32) * A::kAlign; }
-  std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + 8 + s * slot_bytes()); }
+  std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + header_bytes_ + s * slot_bytes()); }
+  // The fingerprint words after the commit word: slot s's byte is byte s % 8 of word s / 8.
+  uint64_t* fingerprints(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf + 8); }
+  static uint8_t fingerprint_of(uint64_t key) noexcept { return static_cast<uint8_t>(mix_key(key) >> 56); }
+  uint8_t fingerprint_at(uint64_t leaf, uint32_t s) const noexcept(A::kNothrow) {
+    return static_cast<uint8_t>(arena_.load(fingerprints(leaf) + s / 8) >> (8 * (s % 8)));
+  }
+  void set_fingerprint(uint64_t leaf, uint32_t s, uint64_t key) noexcept(A::kNothrow) {
+    uint64_t* w = fingerprints(leaf) + s / 8;
+    const uint32_t shift = 8 * (s % 8);
+    arena_.store(w, (arena_.load(w) & ~(uint64_t{0xff} << shift)) | uint64_t{fingerprint_of(key)} << shift);
+  }
+  // 0x80 in each byte of x that is zero, 0 in the others (exact: no borrow crosses bytes).
+  static uint64_t zero_bytes(uint64_t x) noexcept {
+    constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+    return ~(((x & kLow7) + kLow7) | x | kLow7);
+  }
   uint64_t key_at(uint64_t leaf, uint32_t s) const noexcept(A::kNothrow) {
     return arena_.load(reinterpret_cast<const uint64_t*>(slot(leaf, s)));
   }
@@ -200,10 +219,17 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     arena_.read_bytes(out, slot(leaf, static_cast<uint32_t>(s)) + 8, cell_.value_bytes());
     return true;
   }
+  // The live slot holding `key`, or -1: the key is read only in slots whose fingerprint matches.
   int find_slot(uint64_t leaf, uint64_t key) const noexcept(A::kNothrow) {
-    for (uint32_t bits = bitmap(leaf); bits != 0; bits &= bits - 1) {
-      const uint32_t s = static_cast<uint32_t>(std::countr_zero(bits));
-      if (key_at(leaf, s) == key) return static_cast<int>(s);
+    const uint32_t bits = bitmap(leaf);
+    const uint64_t pattern = 0x0101010101010101ULL * fingerprint_of(key);
+    for (uint32_t w = 0; w * 8 < slots_; ++w) {
+      const uint32_t live = (bits >> (8 * w)) & 0xff;
+      if (live == 0) continue;
+      for (uint64_t match = zero_bytes(arena_.load(fingerprints(leaf) + w) ^ pattern); match != 0; match &= match - 1) {
+        const uint32_t byte = static_cast<uint32_t>(std::countr_zero(match)) / 8;
+        if ((live >> byte & 1) != 0 && key_at(leaf, 8 * w + byte) == key) return static_cast<int>(8 * w + byte);
+      }
     }
     return -1;
   }
@@ -259,6 +285,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     if (split_before) arena_.will_overwrite(target, 8 + cell_.value_bytes());
     arena_.store(reinterpret_cast<uint64_t*>(target), key);
     arena_.write_bytes(target + 8, value, cell_.value_bytes());
+    set_fingerprint(leaf, s, key);  // volatile: not written back (recover() rewrites it)
     arena_.persist(target, 8 + cell_.value_bytes());
     uint32_t next_bits = bits | (1u << s);
     if (existing >= 0) next_bits &= ~(1u << existing);
@@ -292,14 +319,16 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     std::sort(live.begin(), live.begin() + n);
     const uint32_t keep = n / 2;
     uint32_t moved_bits = 0;
+    arena_.declare_volatile(fingerprints(right), header_bytes_ - 8);
     for (uint32_t i = keep; i < n; ++i) {
       arena_.copy(slot(right, i - keep), slot(leaf, live[i].second), slot_bytes());
+      set_fingerprint(right, i - keep, live[i].first);
       moved_bits |= 1u << live[i].second;
     }
     const uint64_t old_word = arena_.load8(word(leaf));
     const uint32_t moved = n - keep;
     arena_.store(word(right), (old_word & ~kBitsMask) | (moved == 32 ? 0xffffffffu : (1u << moved) - 1));
-    arena_.persist(arena_.bytes(right), 8 + moved * slot_bytes());
+    arena_.persist(arena_.bytes(right), header_bytes_ + moved * slot_bytes());
     arena_.store8(word(leaf), ((right / A::kAlign) << 32) | ((old_word & kBitsMask) & ~moved_bits));
     arena_.persist(word(leaf), 8);
     return add_to_parent(path, static_cast<int>(arena_.load(arena_.root(2))) - 1, live[keep].first, right);
@@ -358,13 +387,19 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
     return add_to_parent(path, level - 1, keys[left_kids - 1], sibling);
   }
 
-  // Bulk-builds full inner nodes over the leaves, bottom up.
+  // Rewrites the leaves' fingerprints and bulk-builds full inner nodes over the leaves, bottom up.
   Status rebuild_index() {
     std::vector<std::pair<uint64_t, uint64_t>> level;  // (smallest key below, node)
     uint64_t previous_min = 0;
     for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
+      arena_.declare_volatile(fingerprints(leaf), header_bytes_ - 8);
       uint64_t lo = UINT64_MAX;
-      for (uint32_t b = bitmap(leaf); b != 0; b &= b - 1) lo = std::min(lo, key_at(leaf, static_cast<uint32_t>(std::countr_zero(b))));
+      for (uint32_t b = bitmap(leaf); b != 0; b &= b - 1) {
+        const uint32_t s = static_cast<uint32_t>(std::countr_zero(b));
+        const uint64_t k = key_at(leaf, s);
+        set_fingerprint(leaf, s, k);
+        lo = std::min(lo, k);
+      }
       if (lo == UINT64_MAX) lo = previous_min;  // only the first leaf of an empty tree
       level.emplace_back(lo, leaf);
       previous_min = lo;
@@ -394,6 +429,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bt"}> {
 
   A& arena_;
   uint32_t slots_;
+  uint32_t header_bytes_;  // the commit word and the fingerprint words
   GlobalLock lock_;
   // Writers (and scans) hold their leaf's stripe; point reads only validate against it.
   mutable StripedVersionLocks leaf_locks_;

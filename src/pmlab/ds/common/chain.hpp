@@ -30,6 +30,31 @@ std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noe
   return nullptr;
 }
 
+// What a walk of a chain that writers may be changing found (find_in_chain_racing).
+enum class RacingFind { found, absent, torn };
+
+// find_in_chain for a reader that holds no lock (an optimistic read: see StripedVersionLocks): writers may
+// relink the chain under it, and a policy that reuses blocks may hand an unlinked node to another chain or
+// to another use. Each word is loaded once, atomically; a link that leaves the arena, or a walk longer than
+// `max_steps`, is reported torn instead of followed, so the walk stays inside the memory and ends whatever
+// it reads. The caller keeps the answer only if its validation says no writer came by.
+template <PersistencePolicy A>
+RacingFind find_in_chain_racing(const A& arena, const ValueCell& cell, const uint64_t* head, uint64_t key,
+                                uint64_t max_steps, const std::byte** node) noexcept(A::kNothrow) {
+  const uint64_t node_bytes = chain_node_bytes(cell);
+  uint64_t off = arena.load8(head);
+  for (uint64_t steps = 0; off != 0; ++steps) {
+    if (steps == max_steps || off % A::kAlign != 0 || !arena.contains(off, node_bytes)) return RacingFind::torn;
+    const auto* words = arena.template at<uint64_t>(off);
+    if (arena.load8(words + 1) == key) {
+      *node = arena.bytes(off);
+      return RacingFind::found;
+    }
+    off = arena.load8(words);
+  }
+  return RacingFind::absent;
+}
+
 // Pushes a new node for `key` at the head: written and made durable first, then published by one 8-byte
 // store of the head (the commit). False when the memory is full.
 template <PersistencePolicy A>

@@ -15,26 +15,19 @@ extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 
 namespace pmlab::ds {
 
-// Test-and-test-and-set spinlocks striped by a hash (a lock per bucket / slot group): short critical
-// sections, so spinning beats sleeping.
-class StripedLocks {
+// The scope of an optimistic read (StripedVersionLocks): its loads race with a writer's stores by design
+// and are validated afterwards, so ThreadSanitizer does not record them.
+class OptimisticReads {
  public:
-  explicit StripedLocks(uint32_t stripes = 1024) : mask_(stripes - 1), locks_(new Lock[stripes]) {}
-  void lock(uint64_t h) noexcept {
-    std::atomic<bool>& l = locks_[h & mask_].held;
-    for (;;) {
-      if (!l.exchange(true, std::memory_order_acquire)) return;
-      while (l.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-    }
-  }
-  void unlock(uint64_t h) noexcept { locks_[h & mask_].held.store(false, std::memory_order_release); }
-
- private:
-  struct alignas(64) Lock {
-    std::atomic<bool> held{false};
-  };
-  uint64_t mask_;
-  std::unique_ptr<Lock[]> locks_;
+#if defined(__SANITIZE_THREAD__)
+  OptimisticReads() noexcept { AnnotateIgnoreReadsBegin(__FILE__, __LINE__); }
+  ~OptimisticReads() { AnnotateIgnoreReadsEnd(__FILE__, __LINE__); }
+#else
+  OptimisticReads() noexcept {}  // user-provided: a scope object, not an unused variable
+  ~OptimisticReads() {}
+#endif
+  OptimisticReads(const OptimisticReads&) = delete;
+  OptimisticReads& operator=(const OptimisticReads&) = delete;
 };
 
 // Striped version locks (seqlocks, as the optimistic lock coupling of [OLC]): a writer makes its stripe's
@@ -71,6 +64,20 @@ class StripedVersionLocks {
       __builtin_ia32_pause();
     }
   }
+  // `read()`'s result, from a run during which no writer took stripe h (it runs again until one is):
+  // the optimistic read whole. `read` must stay inside the structure's memory whatever it reads.
+  template <class Read>
+  auto read_validated(uint64_t h, Read&& read) const noexcept(noexcept(read())) {
+    for (;;) {
+      const uint64_t version = read_begin(h);
+      decltype(read()) found;
+      {
+        const OptimisticReads racy;
+        found = read();
+      }
+      if (still_valid(h, version)) return found;
+    }
+  }
   // Whether no writer took the stripe since read_begin returned `version`: the reads between are whole.
   bool still_valid(uint64_t h, uint64_t version) const noexcept {
     // The reads being validated must not move below this load: x86 keeps loads in order, and this keeps
@@ -86,21 +93,6 @@ class StripedVersionLocks {
   };
   uint64_t mask_;
   std::unique_ptr<Stripe[]> stripes_;
-};
-
-// The scope of an optimistic read (StripedVersionLocks): its loads race with a writer's stores by design
-// and are validated afterwards, so ThreadSanitizer does not record them.
-class OptimisticReads {
- public:
-#if defined(__SANITIZE_THREAD__)
-  OptimisticReads() noexcept { AnnotateIgnoreReadsBegin(__FILE__, __LINE__); }
-  ~OptimisticReads() { AnnotateIgnoreReadsEnd(__FILE__, __LINE__); }
-#else
-  OptimisticReads() noexcept {}  // user-provided: a scope object, not an unused variable
-  ~OptimisticReads() {}
-#endif
-  OptimisticReads(const OptimisticReads&) = delete;
-  OptimisticReads& operator=(const OptimisticReads&) = delete;
 };
 
 // A scope guard that locks only when the structure is shared between threads.

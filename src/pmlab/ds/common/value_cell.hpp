@@ -44,11 +44,13 @@ class ValueCell {
     return arena.load8(selector(cell)) != 0;
   }
   // Copies the current value to `out`; false when the cell is empty. Callers hold the lock that orders
-  // them against store().
+  // them against store(), or read optimistically and keep the copy only if no store() came by. A selector
+  // above 2 (a damaged cell, or an optimistic reader's view of a block put to another use) reads as empty
+  // rather than send the copy outside the cell.
   template <PersistencePolicy A>
   bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
     const uint64_t s = arena.load8(selector(cell));
-    if (s == 0) return false;
+    if (s == 0 || s > 2) return false;
     arena.read_bytes(out, cell + 8 + (s - 1) * stride_, value_bytes_);
     return true;
   }

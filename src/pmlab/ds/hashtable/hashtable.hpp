@@ -2,7 +2,9 @@
 // A new node is written and made durable first, then published by one 8-byte store of the bucket head
 // (the commit); an update goes through the node's value cell; a remove unlinks the node with one 8-byte
 // store of the link that reaches it. Buckets never resize (sized from the capacity create() is given,
-// load factor <= 1). Locking: striped spinlocks by bucket.
+// load factor <= 1). Locking (threads > 1): a striped version lock by bucket, which writers and scans hold;
+// a point read takes none — it walks the chain optimistically and again if a writer took the stripe
+// meanwhile ([OLC]), so readers write no shared line.
 #pragma once
 
 #include <bit>
@@ -45,7 +47,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     if (std::byte* node = find(b, key)) {
       cell_.store(arena_, node + 16, value);
@@ -55,7 +57,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     std::byte* node = find(b, key);
     if (node == nullptr) return false;
@@ -64,23 +66,35 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
   bool remove(uint64_t key, uint64_t) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+    MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, b, concurrent_);
     [[maybe_unused]] const auto op = arena_.operation();
     return unlink_from_chain(arena_, cell_, heads() + b, key);
   }
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     const uint64_t b = bucket_of(key);
-    MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
-    const std::byte* node = find(b, key);
-    return node != nullptr && cell_.read(arena_, node + 16, out);
+    if (!concurrent_) {
+      const std::byte* node = find(b, key);
+      return node != nullptr && cell_.read(arena_, node + 16, out);
+    }
+    // Optimistic: the bucket's stripe is only checked unchanged after the walk and the copy. A walk that
+    // raced a writer may have read anything (a node being unlinked, a buffer being written): it stays
+    // inside the arena and is done again. The allocator's bump word, read as the walk's bound, races
+    // inserts too.
+    const RacingFind found = locks_.read_validated(b, [&] {
+      const std::byte* node = nullptr;
+      const RacingFind f = find_in_chain_racing(arena_, cell_, heads() + b, key, arena_.used() / A::kAlign, &node);
+      return f == RacingFind::found && !cell_.read(arena_, node + 16, out) ? RacingFind::absent : f;
+    });
+    return found == RacingFind::found;  // torn although no writer came by: the chain is damaged (check())
   }
+
   // No key order: a scan reads the key's bucket and the following ones until n records (as a hash map
   // can serve YCSB's scan at all).
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     uint32_t seen = 0;
     const uint64_t mask = arena_.load(arena_.root(1)) - 1;
     for (uint64_t b = bucket_of(key), visited = 0; seen < n && visited <= mask; b = (b + 1) & mask, ++visited) {
-      MaybeLocked<StripedLocks, uint64_t> guard(locks_, b, concurrent_);
+      MaybeLocked<StripedVersionLocks, uint64_t> guard(locks_, b, concurrent_);
       for (uint64_t off = arena_.load8(heads() + b); off != 0 && seen < n; off = next_in_chain(arena_, off)) {
         cell_.read(arena_, arena_.bytes(off) + 16, out);
         ++seen;
@@ -125,7 +139,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   std::byte* find(uint64_t b, uint64_t key) const noexcept(A::kNothrow) { return find_in_chain(arena_, heads() + b, key); }
 
   A& arena_;
-  StripedLocks locks_;
+  StripedVersionLocks locks_;
 };
 
 }  // namespace pmlab::ds
