@@ -26,7 +26,13 @@ from .model import MEASURED, Metric, Results, Run, is_number
 from .units import DASH, format_quantity, sig
 
 Badge = Callable[[Metric], str]
+# The title of a column badged " +model": its cells are modelled from this run's own inputs (the model
+# is named in each row's metric), not measured.
+MODELLED_COLUMN = "modelled from this run's inputs, not measured"
 NOT_COMPARABLE = "not published in a comparable form"
+# Two cores are "near" when the runs' probe moves a line between them in under this (bench::kNearCoresNs,
+# which splits the scaling repetitions into scaling_near_cores and scaling_far_cores).
+NEAR_CORES_NS = 100
 
 
 @dataclass(frozen=True)
@@ -165,12 +171,16 @@ def _figure(p: Published) -> str:
 
 
 def _head(columns: Sequence[str], badge: Badge) -> str:
-    """Header cells; a name ending in " +m" is measured in this run, " +p" published: its badge follows."""
+    """Header cells; a name ending in " +m" is measured in this run, " +model" modelled from it, " +p"
+    published: its badge follows."""
     cells = []
     for name in columns:
         kind = ""
         if name.endswith(" +m"):
             name, kind = name[:-3], badge(Metric(None, "", MEASURED))
+        elif name.endswith(" +model"):
+            name, kind = name[:-7], (f' <span class="badge kind-modelled" title="{escape(MODELLED_COLUMN)}">'
+                                     "model</span>")
         elif name.endswith(" +p"):
             name, kind = name[:-3], ' <span class="badge kind-published">pub</span>'
         cells.append(f"<th>{escape(name)}{kind}</th>")
@@ -371,6 +381,14 @@ def _probe_run(row: Run, runs: Sequence[Run]) -> Run | None:
     return None
 
 
+def _placed(metric: Metric | None) -> str:
+    """A scaling ratio over the repetitions of one placement of the cores, with how many there were."""
+    if metric is None or not is_number(metric.value):
+        return DASH
+    n = len((metric.stats or {}).get("samples") or []) or 1
+    return f'{_ratio(metric) if n > 1 else escape(sig(metric.value)) + "×"} <span class="ci">(n = {n})</span>'
+
+
 def _ours(row: Run) -> bool:
     return row.param("ptm") != "pmdk" and not str(row.param("structure", "")).startswith("pmdk-")
 
@@ -391,7 +409,7 @@ def _scaling_section(runs: Sequence[Run], badge: Badge, links: dict[str, str]) -
     field = published("scaling")
     comparable = [p for p in field if p.comparable and p.value is not None]
     field_cell = "<br>".join(_figure(p) for p in comparable) if comparable else NOT_COMPARABLE
-    body, cores, latencies = [], [], []
+    body, cores, latencies, near, apart = [], [], [], [], []
     for i, r in enumerate(rows):
         probe = r if "cores_available" in r.metrics else _probe_run(r, runs)
         available = probe.metrics.get("cores_available") if probe else None
@@ -408,15 +426,24 @@ def _scaling_section(runs: Sequence[Run], badge: Badge, links: dict[str, str]) -
             cores_html = (f'<span class="caution" title="the host ran the threads on fewer cores than threads">'
                           f"{cores_html} ⚠</span>")
         note = r.notes.get("scaling", "")
+        handoffs = r.metrics.get("record_handoffs_per_op") or (probe.metrics.get("record_handoffs_per_op")
+                                                                if probe else None)
+        for name, seen in (("scaling_near_cores", near), ("scaling_far_cores", apart)):
+            if _target(r, "scaling") and is_number(r.value(name)):
+                seen.append(r.value(name))
         span = f'<td rowspan="{len(rows)}" class="pub">{field_cell}</td>' if i == 0 else ""
         body.append(
             f"<tr><td>{escape(r.suite)}</td><td>{escape(_design(r))}</td>"
             f"<td>{escape(str(r.param('workload')))}</td><td class=\"num\">{escape(str(threads))}</td>"
             f'<td class="num" title="{escape(note)}">{_ratio(r.metrics.get("scaling"), _target(r, "scaling"))}</td>'
-            f'<td class="nowrap">{_verdict(_target(r, "scaling"))}</td><td class="num">{cores_html}</td>'
-            f'<td class="num">{_quantity(c2c)}</td>{span}</tr>')
+            f'<td class="nowrap">{_verdict(_target(r, "scaling"))}</td>'
+            f'<td class="num">{_placed(r.metrics.get("scaling_near_cores"))}</td>'
+            f'<td class="num">{_placed(r.metrics.get("scaling_far_cores"))}</td><td class="num">{cores_html}</td>'
+            f'<td class="num">{_quantity(c2c)}</td><td class="num">{_average(handoffs)}</td>{span}</tr>')
     head = _head(("suite", "design", "workload", "threads", "T threads / 1 thread [95 % CI] +m", "target",
-                  "cores available +m", "core-to-core +m", "the field: T threads / 1 thread +p"), badge)
+                  f"cores near (< {NEAR_CORES_NS:g} ns) +m", "cores apart +m", "cores available +m",
+                  "core-to-core +m", "record hand-offs per operation +model",
+                  "the field: T threads / 1 thread +p"), badge)
     table = _table(head, body)
 
     # The designs with a scaling target first, grouped, each with its range and verdicts; then the rest.
@@ -443,6 +470,11 @@ def _scaling_section(runs: Sequence[Run], badge: Badge, links: dict[str, str]) -
         statement += (f"; the host gave the threads {_span(cores, '')} cores"
                       + (f", core to core {_span(latencies, ' ns')}" if latencies else "")
                       + " (measured by the runs’ probes)")
+    if near or apart:
+        statement += (f"; split by where the host put the cores, the designs with a target scale {_span(near) if near else DASH} "
+                      f"on cores near each other (a line moves between them in under {NEAR_CORES_NS:g} ns) and "
+                      f"{_span(apart) if apart else DASH} apart: each record the workload makes the threads share "
+                      "(its hand-offs per operation, modelled from the operation streams) costs more apart")
     statement += f". <b>The literature:</b> 2-thread / 1-thread figures of the field: {NOT_COMPARABLE}."
     link = " ".join(_link(a, f"evidence ({s})") for s, a in links.items() if a)
     return (f'<h3 id="field-scaling">Scaling</h3><p class="small">{statement} {link}</p>'

@@ -54,12 +54,15 @@ def _scaling_rows(start=2):
     scaling = _run(start, "ptm", "scaling", params, {
         "scaling_target": _metric(1.5),
         "scaling": _metric(1.21, samples=[0.82, 1.21, 1.59]),
+        "scaling_near_cores": _metric(1.4, samples=[1.21, 1.59]),
+        "scaling_far_cores": _metric(0.82),
     }, targets=[{"metric": "scaling", "threshold": 1.5, "direction": "at_least", "value": 1.21, "ci_low": 0.82,
                  "ci_high": 1.59, "verdict": "unclear"}], notes={"scaling": "throughput at 2 threads / at 1 thread"})
     probed = _run(start + 1, "ptm", "tx", params, {
         "throughput": _metric(9.0e6, "ops/s"),
         "cores_available": _metric(1.98, "count"),
         "core_to_core_ns": _metric(201.0, "ns"),
+        "record_handoffs_per_op": _metric(0.0823, "ratio", kind="modelled"),
     })
     return [scaling, probed]
 
@@ -138,6 +141,15 @@ def test_scaling_row_shows_ratio_verdict_and_the_probes_of_its_multi_thread_run(
     assert "≥ 1.50" in text and "unclear" in text
     assert "1.98" in text and "201 ns" in text   # cores_available, core_to_core_ns of the ptm.tx run
     assert field.NOT_COMPARABLE in text
+
+
+def test_scaling_row_splits_the_repetitions_by_where_the_cores_were_and_shows_the_modelled_hand_offs():
+    html = field.section(_results(_scaling_rows()), _badge)
+    text = _text(html)
+    assert "cores near (&lt; 100 ns)" in text and "cores apart" in text
+    assert "(n = 2)" in text and "0.820× (n = 1)" in text
+    assert "0.0823" in text and "record hand-offs per operation" in text
+    assert "scale 1.40× on cores near" in text and "0.820× apart" in text   # the statement quotes both
 
 
 def test_fewer_cores_than_threads_is_flagged():

@@ -222,5 +222,28 @@ TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
   EXPECT_EQ(pairs[0].threads, 2);
 }
 
+// The scaling row carries what explains it: the N-thread run's line-transfer probe and the hand-offs its
+// workload implies (modelled, and kept so).
+TEST(Checks, ScalingRowCarriesTheProbeAndTheModelledHandOffs) {
+  const RunRecord one = run("ds.ycsb", {{"workload", "b"}, {"threads", 1}}, {sampled("throughput", {10, 10}, "ops/s")});
+  RunRecord two = run("ds.ycsb", {{"workload", "b"}, {"threads", 2}},
+                      {sampled("throughput", {16, 17}, "ops/s"), sampled("core_to_core_ns", {40, 210}, "ns")});
+  two.set(record::Metric{"record_handoffs_per_op", 0.08, "ratio", record::MetricKind::modelled, "hand-off model"});
+  const std::vector<RunRecord> runs{one, two};  // the pairs point into it
+  const auto pairs = scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
+    return std::vector<std::string>{param_text(r, "workload")};
+  });
+  ASSERT_EQ(pairs.size(), 1u);
+  RunRecord row;
+  fill_scaling_row(row, pairs[0], "ds.ycsb", std::nullopt);
+  ASSERT_NE(row.find("scaling"), nullptr);
+  EXPECT_NEAR(row.find("scaling")->value, 1.65, 1e-9);
+  ASSERT_NE(row.find("core_to_core_ns"), nullptr);
+  const record::Metric* handoffs = row.find("record_handoffs_per_op");
+  ASSERT_NE(handoffs, nullptr);
+  EXPECT_EQ(handoffs->kind, record::MetricKind::modelled);
+  EXPECT_DOUBLE_EQ(handoffs->value, 0.08);
+}
+
 }  // namespace
 }  // namespace pmlab::bench

@@ -213,7 +213,8 @@ void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::s
   row.set(std::move(*scaling.ratio));
   for (auto* part : {&scaling.near, &scaling.far})
     if (*part) row.set(std::move(**part));
-  if (const record::Metric* transfer = p.many->find("core_to_core_ns")) row.set(*transfer);
+  for (const char* probe : {"core_to_core_ns", "record_handoffs_per_op"})
+    if (const record::Metric* m = p.many->find(probe)) row.set(*m);
   if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least, {}});
 }
 

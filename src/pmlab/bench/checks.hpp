@@ -96,8 +96,9 @@ std::vector<ScalingPair> scaling_pairs(
 // "" when every pair counted; else what was left out and why, for the row's note.
 std::string scaling_exclusions(const Scaling& s);
 // Fills a scaling row (named, with its parameters, by the caller) from pair `p`: the note naming `source`
-// (the case the runs came from) and what was left out, the ratio with its near / far parts and the N-thread
-// run's line-transfer probe, and `target` when given (its label and threshold), judged from the ratio.
+// (the case the runs came from) and what was left out, the ratio with its near / far parts, the N-thread
+// run's line-transfer probe and modelled record hand-offs (when it has them), and `target` when given (its
+// label and threshold), judged from the ratio.
 struct ScalingTarget {
   std::string label;
   double threshold = 0;

@@ -34,6 +34,7 @@
 #include "pmlab/pmdk/maps.hpp"
 #include "pmlab/pmdk/environment.hpp"
 #include "pmlab/suites/ds/summary.hpp"
+#include "pmlab/workload/handoffs.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
@@ -194,6 +195,12 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread 
     streams[static_cast<size_t>(t)] = workload::run_ops(setup.spec, setup.keys, setup.ops_per_thread, 0x5eed, t, threads);
   if (types_spread)
     for (std::vector<Op>& stream : streams) stream = workload::with_types_spread(stream);
+  // What the workload alone makes threads pass between their caches, whatever the structure: beside the
+  // scaling it explains how much of a shortfall the records' sharing accounts for.
+  if (threads > 1)
+    if (const auto handoffs = workload::record_handoffs_per_op(streams))
+      ctx.metric("record_handoffs_per_op", *handoffs, "ratio", MetricKind::modelled,
+                 "record hand-offs: threads in lockstep, unbounded caches (workload/handoffs.hpp)");
 
   std::atomic<uint64_t> misses{0}, failures{0}, lookups{0};
   ctx.run_threads([&](ThreadState& t) {
