@@ -50,3 +50,25 @@ def test_dependent_load_times_a_chain_per_working_set(pmlab, shm_dir):
     assert large["load_latency_median"]["stats"]["n"] >= 5
     assert large["published_load_latency"]["kind"] == "published"
     assert "published_load_latency" not in small
+
+
+def test_persist_same_pattern_runs_beside_seq_and_rand(pmlab, shm_dir):
+    _, runs = _runs(pmlab, shm_dir / "p", "core.persist", "--quick", "--ops", "2000", "--set", "medium=dram",
+                    "--set", "domain=adr", "--set", "flush=clwb", "--set", "size=64")
+    patterns = {r["params"]["pattern"]: r["metrics"] for r in runs}
+    assert set(patterns) == {"seq", "rand", "same"}
+    for metrics in patterns.values():
+        assert metrics["flushes_per_op"]["value"] == 1
+
+
+def test_crash_suite_writes_the_design_list(pmlab, shm_dir):
+    doc, runs = _runs(pmlab, shm_dir / "c", "crash", "--quick", "--set", "ops=8")
+    designs = [r for r in runs if r["case"] == "designs"]
+    names = {r["params"]["design"] for r in designs}
+    assert {"log.zero", "ds.bptree.persist", "lockfree.list.soft"} <= names
+    assert not any("broken" in n for n in names)
+    assert all(r["notes"]["domains"] and r["notes"]["family"] == r["params"]["design"].split(".")[0] for r in designs)
+    proc = pmlab("report", shm_dir / "c")
+    assert proc.returncode == 0, proc.stderr
+    html = (shm_dir / "c" / "report.html").read_text()
+    assert "crash-test status" in html and "not crash-tested in this run" in html
