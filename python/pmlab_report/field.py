@@ -471,10 +471,11 @@ def _scaling_section(runs: Sequence[Run], badge: Badge, links: dict[str, str]) -
                       + (f", core to core {_span(latencies, ' ns')}" if latencies else "")
                       + " (measured by the runs’ probes)")
     if near or apart:
-        statement += (f"; split by where the host put the cores, the designs with a target scale {_span(near) if near else DASH} "
-                      f"on cores near each other (a line moves between them in under {NEAR_CORES_NS:g} ns) and "
-                      f"{_span(apart) if apart else DASH} apart: each record the workload makes the threads share "
-                      "(its hand-offs per operation, modelled from the operation streams) costs more apart")
+        statement += (f"; split by where the host put the cores, the designs with a target scale "
+                      f"{_span(near) if near else DASH} on cores near each other (a line moves between them in "
+                      f"under {NEAR_CORES_NS:g} ns) and {_span(apart) if apart else DASH} apart: each record the "
+                      "workload makes the threads share (its hand-offs per operation, modelled from the operation "
+                      "streams) costs more apart")
     statement += f". <b>The literature:</b> 2-thread / 1-thread figures of the field: {NOT_COMPARABLE}."
     link = " ".join(_link(a, f"evidence ({s})") for s, a in links.items() if a)
     return (f'<h3 id="field-scaling">Scaling</h3><p class="small">{statement} {link}</p>'

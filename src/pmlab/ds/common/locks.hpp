@@ -55,8 +55,7 @@ class StripedVersionLocks {
   }
   // A plain store, not a read-modify-write: while the version is odd only its holder writes it (lock()
   // and readers wait for an even one). A locked instruction here would also wait for the write-backs the
-  // change just issued to finish, which the fence that made them durable need not do (measured on an
-  // Intel host: an update's unlock then took most of its time, docs/ds.md#threads-dsthreads-dsscaling).
+  // change just issued to finish, which the fence that made them durable does not (docs/ds.md, Threads).
   void unlock(uint64_t h) noexcept {
     std::atomic<uint64_t>& v = stripes_[h & mask_].version;
     v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_release);
