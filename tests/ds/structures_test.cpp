@@ -289,6 +289,50 @@ void readers_beside_writers_see_whole_values() {
   }
 }
 
+// Updates beside the inserts that split their leaves: one thread rewrites a few keys with versioned values
+// until the other has inserted thousands of keys right next to them, so the B+-tree keeps splitting the
+// very leaves the updates commit into (an update holds only its leaf's stripe; a split holds the tree and
+// that stripe). No update may be lost to a split's copy of the leaf, and no insert to an update's commit.
+template <template <class> class S>
+void updates_beside_splits_lose_nothing() {
+  constexpr uint64_t kUpdated = 8, kInserted = 20000, kApart = uint64_t{1} << 32;
+  SharedOnDram<S> shared(kValue, kUpdated + kInserted);
+  ASSERT_TRUE(shared.create());
+  auto& tree = shared.tree();
+  for (uint64_t i = 0; i < kUpdated; ++i) ASSERT_TRUE(tree.insert(i * kApart, i, value_of(i, 0).data()));
+  std::atomic<bool> inserting{true};
+  uint64_t last = 0;
+  std::thread updater([&] {
+    for (uint64_t v = 1; inserting.load(std::memory_order_relaxed) || v < 100; ++v) {
+      for (uint64_t i = 0; i < kUpdated; ++i) EXPECT_TRUE(tree.update(i * kApart, i, value_of(i, v).data()));
+      last = v;
+    }
+  });
+  std::thread inserter([&] {
+    for (uint64_t j = 0; j < kInserted; ++j) {  // beside the updated keys, in turn, on both sides
+      const uint64_t near = (j % kUpdated) * kApart, step = j / kUpdated + 1;
+      const uint64_t key = j % 2 == 0 ? near + step : near - step;
+      EXPECT_TRUE(tree.insert(key, kUpdated + j, value_of(key, 0).data()));
+    }
+    inserting.store(false);
+  });
+  updater.join();
+  inserter.join();
+  EXPECT_EQ(tree.count(), kUpdated + kInserted);
+  EXPECT_TRUE(tree.check().ok());
+  std::vector<std::byte> out(kValue);
+  for (uint64_t i = 0; i < kUpdated; ++i) {
+    ASSERT_TRUE(tree.read(i * kApart, i, out.data())) << "key " << i * kApart;
+    EXPECT_EQ(out, value_of(i, last)) << "key " << i * kApart;
+  }
+}
+
+TEST(Structures, ConcurrentUpdatesBesideSplitsLoseNothing) {
+  updates_beside_splits_lose_nothing<Hashtable>();
+  updates_beside_splits_lose_nothing<Skiplist>();
+  updates_beside_splits_lose_nothing<BPTree>();
+}
+
 TEST(Structures, ConcurrentReadersBesideWritersSeeWholeValues) {
   readers_beside_writers_see_whole_values<Array>();
   readers_beside_writers_see_whole_values<Hashtable>();

@@ -15,13 +15,17 @@
 // So a crash leaves each leaf either before or after the operation, and no leaf or value is leaked by
 // updates (slots are reused).
 //
-// Locking (threads > 1): the tree's shape — inner nodes, leaf links — changes only in a split, under the
-// whole-tree lock held exclusively; every other operation holds it shared. Writers and scans lock the one
-// leaf they change or walk (a striped version lock by the leaf's offset); a point read locks nothing,
-// reading the leaf optimistically and again if a writer took its stripe meanwhile, so readers never move
-// a lock's line between cores. Updates and inserts into a leaf with a free slot thus run beside readers,
-// and hold their leaf through its write-backs; an upsert that finds its leaf full lets go and runs again
-// exclusively to split it.
+// Locking (threads > 1): the tree's shape — inner nodes, leaf links, which keys a leaf covers — changes
+// only in a split. A split holds the whole-tree lock exclusively (against scans, which hold it shared and
+// walk the leaf links) and makes the shape version odd while it runs ([OLC]), and it takes the stripe of
+// each leaf it changes. Point reads and upserts take neither the tree lock nor, on the way down, anything
+// else: they note an even shape version, descend without a lock (the descent stays inside the arena
+// whatever a concurrent split leaves half done), and keep what they did only if the version has not
+// moved. A reader then reads its leaf optimistically against the leaf's stripe; an upsert locks the stripe
+// and checks the shape version after taking it, so a split either came before (the upsert descends again)
+// or waits for the stripe. Neither writes a line that other operations share, and an update releases
+// only its stripe (a plain store) after its write-backs: a locked instruction there would wait for them
+// to finish. An upsert that finds its leaf full lets go and runs again exclusively to split it.
 //
 // A block number is an offset in units of the policy's block alignment: 32 bits of them reach 256 GiB of
 // a ds arena (64-byte blocks) and 32 GiB of a PTM heap (8-byte aligned blocks). Under a policy whose
@@ -87,13 +91,20 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, true); }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, false); }
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
-    GlobalLock::Shared guard(lock_, concurrent_);
-    const uint64_t leaf = descend(key, nullptr);
-    if (!concurrent_) return read_in_leaf(leaf, key, out);
-    // Optimistic: the leaf's stripe is not written, only checked unchanged after the read. The leaf
-    // itself stays (splits take the tree exclusively), and whatever a racing writer left half done, the
-    // bitmap names slots of this leaf only: a torn read stays inside it, and is read again.
-    return leaf_locks_.read_validated(leaf_stripe(leaf), [&] { return read_in_leaf(leaf, key, out); });
+    if (!concurrent_) return read_in_leaf(descend(key, nullptr), key, out);
+    // Optimistic twice over: the descent against the shape version, the leaf against its stripe. Whatever
+    // a racing writer left half done, the bitmap (masked to the leaf's slots) names slots of this leaf
+    // only, so a torn read stays inside it, and is done again.
+    for (;;) {
+      const uint64_t shape = shape_.read_begin(0);
+      const uint64_t leaf = descend_racing(key);
+      if (leaf == 0) {
+        if (shape_.still_valid(0, shape)) return false;  // no split came by: the index is damaged (check())
+        continue;  // the descent raced a split
+      }
+      const bool found = leaf_locks_.read_validated(leaf_stripe(leaf), [&] { return read_in_leaf(leaf, key, out); });
+      if (shape_.still_valid(0, shape)) return found;
+    }
   }
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
     GlobalLock::Shared guard(lock_, concurrent_);
@@ -171,6 +182,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   static_assert(sizeof(Inner) == kInnerBytes);
 
   size_t slot_bytes() const noexcept { return 8 + cell_.stride(); }
+  uint32_t all_slots() const noexcept { return slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1; }
   size_t leaf_bytes() const noexcept { return header_bytes_ + slots_ * slot_bytes(); }
   uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
   uint32_t bitmap(uint64_t leaf) const noexcept(A::kNothrow) { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
@@ -202,9 +214,10 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     if (off != 0) arena_.declare_volatile(arena_.bytes(off), kInnerBytes);
     return off;
   }
-  // The child of `in` that covers `key`: the first separator above it (an upper bound).
+  // The child of `in` that covers `key`: the first separator above it (an upper bound). The count is
+  // clamped to the node's room: a descent racing a split (descend_racing) may read any count.
   uint64_t child_index(const Inner* in, uint64_t key) const noexcept(A::kNothrow) {
-    uint64_t lo = 0, hi = arena_.load(&in->count) - 1;
+    uint64_t lo = 0, hi = std::clamp<uint64_t>(arena_.load(&in->count), 1, kFanout) - 1;
     while (lo < hi) {
       const uint64_t mid = (lo + hi) / 2;
       if (key < arena_.load(&in->keys[mid])) hi = mid;
@@ -221,7 +234,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   }
   // The live slot holding `key`, or -1: the key is read only in slots whose fingerprint matches.
   int find_slot(uint64_t leaf, uint64_t key) const noexcept(A::kNothrow) {
-    const uint32_t bits = bitmap(leaf);
+    const uint32_t bits = bitmap(leaf) & all_slots();  // a racing reader's bitmap may be any word
     const uint64_t pattern = 0x0101010101010101ULL * fingerprint_of(key);
     for (uint32_t w = 0; w * 8 < slots_; ++w) {
       const uint32_t live = (bits >> (8 * w)) & 0xff;
@@ -246,8 +259,28 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     return node;
   }
 
+  // descend() for a thread that holds no lock against splits (it validates the shape version after): each
+  // node's offset is checked to lie inside the arena, on the block grid, with room for the node, before it
+  // is read, and the depth is bounded, so a descent that raced a split ends inside the arena whatever it
+  // read. 0: a node failed the checks (the caller descends again).
+  uint64_t descend_racing(uint64_t key) const noexcept(A::kNothrow) {
+    const OptimisticReads racy;
+    uint64_t node = arena_.load8(arena_.root(1));
+    const uint64_t depth = arena_.load8(arena_.root(2));
+    if (depth > kMaxDepth) return 0;
+    for (uint64_t level = 0; level < depth; ++level) {
+      if (!inside(node, kInnerBytes)) return 0;
+      const Inner* in = inner(node);
+      node = arena_.load8(&in->kids[child_index(in, key)]);
+    }
+    return inside(node, leaf_bytes()) ? node : 0;
+  }
+  bool inside(uint64_t off, uint64_t bytes) const noexcept {
+    return off % A::kAlign == 0 && arena_.contains(off, bytes);
+  }
+
   static uint64_t leaf_stripe(uint64_t leaf) noexcept { return mix_key(leaf) >> 32; }
-  // The leaf's lock for the scope, when threads share the tree and the caller holds the tree shared.
+  // The leaf's lock for the scope, when threads share the tree.
   class LeafLock {
    public:
     LeafLock(const BPTree& t, uint64_t leaf) noexcept : locked_(t.leaf_locks_, leaf_stripe(leaf), t.concurrent_) {}
@@ -257,18 +290,35 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   };
 
   bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
-    if (concurrent_) {
-      GlobalLock::Shared shared(lock_, true);
-      const uint64_t leaf = descend(key, nullptr);
+    while (concurrent_) {
+      const uint64_t shape = shape_.read_begin(0);
+      const uint64_t leaf = descend_racing(key);
+      if (leaf == 0) {
+        if (shape_.still_valid(0, shape)) return false;  // the index is damaged, as in read()
+        continue;
+      }
       const LeafLock locked(*this, leaf);
+      // After the stripe is held: a split that began before has moved the version (descend again); one
+      // that begins after waits for the stripe.
+      if (!shape_.still_valid(0, shape)) continue;
       [[maybe_unused]] const auto op = arena_.operation();
       const Put r = put_in_leaf(leaf, key, value, may_insert, false);
       if (r != Put::full) return r == Put::done;
+      break;
     }
     GlobalLock::Exclusive guard(lock_, concurrent_);
+    const ShapeChange changing(*this);
     [[maybe_unused]] const auto op = arena_.operation();
     return put(key, value, may_insert);
   }
+  // The shape version held odd for the scope, when threads share the tree (a split's).
+  class ShapeChange {
+   public:
+    explicit ShapeChange(const BPTree& t) noexcept : locked_(t.shape_, 0, t.concurrent_) {}
+
+   private:
+    MaybeLocked<StripedVersionLocks, uint64_t> locked_;
+  };
 
   enum class Put { done, absent, full };
   // Writes key and value into a free slot of `leaf` and commits it with the leaf's word (replacing the
@@ -278,8 +328,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     const int existing = find_slot(leaf, key);
     if (existing < 0 && !may_insert) return Put::absent;
     const uint32_t bits = bitmap(leaf);
-    const uint32_t all = slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1;
-    if (bits == all) return Put::full;
+    if (bits == all_slots()) return Put::full;
     const uint32_t s = static_cast<uint32_t>(std::countr_one(bits));
     std::byte* target = slot(leaf, s);
     if (split_before) arena_.will_overwrite(target, 8 + cell_.value_bytes());
@@ -294,12 +343,15 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     return Put::done;
   }
 
-  // Under the tree's lock held exclusively (or one thread): splits as often as the key's leaf is full.
+  // Under the tree's lock held exclusively and the shape version odd (or one thread): splits as often as
+  // the key's leaf is full. The leaf's stripe is taken as well: an upsert that checked the shape version
+  // before it went odd may still be writing that leaf.
   bool put(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
     bool split_before = false;
     for (;;) {
       uint64_t path[kMaxDepth];
       const uint64_t leaf = descend(key, path);
+      const LeafLock locked(*this, leaf);
       const Put r = put_in_leaf(leaf, key, value, may_insert, split_before);
       if (r != Put::full) return r == Put::done;
       if (!split(leaf, path)) return false;
@@ -430,9 +482,10 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   A& arena_;
   uint32_t slots_;
   uint32_t header_bytes_;  // the commit word and the fingerprint words
-  GlobalLock lock_;
+  GlobalLock lock_;  // splits exclusively, scans shared
   // Writers (and scans) hold their leaf's stripe; point reads only validate against it.
   mutable StripedVersionLocks leaf_locks_;
+  mutable StripedVersionLocks shape_{1};  // odd while a split changes the shape
 };
 
 }  // namespace pmlab::ds
