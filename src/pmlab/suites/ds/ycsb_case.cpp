@@ -360,8 +360,10 @@ void run_ycsb(RunContext& ctx, const Params& p) {
                       : ctx.threads() == 1 ? "none (one thread)"
                       : structure == "array" || structure == "hashtable"
                           ? "striped version locks (per slot / bucket): writers take them, point reads validate them"
-                      : structure == "bptree" ? "a reader-writer lock, and version locks per leaf: point reads validate them"
-                                              : "one reader-writer lock");
+                      : structure == "bptree"
+                          ? "version locks per leaf (writers take them, point reads validate them) and a shape version "
+                            "that splits take and reads and upserts validate; a reader-writer lock for splits and scans"
+                          : "one reader-writer lock");
   if (breakdown != "none")
     ctx.note("breakdown", breakdown + ": " +
                               (breakdown == "no-log" ? "transactions register ranges without undo-logging them"
