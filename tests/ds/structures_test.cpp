@@ -191,19 +191,18 @@ TEST(Structures, RacingChainWalkStaysInsideTheArena) {
   uint64_t* head = arena.root(0);
   const auto v = value_of(1, 1);
   for (uint64_t key = 1; key <= 3; ++key) ASSERT_TRUE(push_on_chain(arena, cell, head, key, v.data()));
-  const uint64_t steps = arena.used() / Arena<Volatile>::kAlign;
   const std::byte* node = nullptr;
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 1, steps, &node), RacingFind::found);
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 1, &node), RacingFind::found);
   EXPECT_EQ(node, find_in_chain(arena, head, 1));
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::absent);
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::absent);
 
   uint64_t* last = arena.at<uint64_t>(arena.offset_of(find_in_chain(arena, head, 1)));  // key 1: the tail
   for (const uint64_t bad : {arena.size() - 64, arena.used(), arena.used() + (uint64_t{1} << 40), uint64_t{8}, arena.load(head) + 8}) {
     arena.store(last, bad);
-    EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::torn) << "link " << bad;
+    EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::torn) << "link " << bad;
   }
   arena.store(last, arena.load(head));  // a cycle back to the head
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, steps, &node), RacingFind::torn);
+  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::torn);
 }
 
 template <template <class> class S>

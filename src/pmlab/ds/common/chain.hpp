@@ -35,16 +35,26 @@ enum class RacingFind { found, absent, torn };
 
 // find_in_chain for a reader that holds no lock (an optimistic read: see StripedVersionLocks): writers may
 // relink the chain under it, and a policy that reuses blocks may hand an unlinked node to another chain or
-// to another use. Each word is loaded once, atomically; a link that leaves the arena, or a walk longer than
-// `max_steps`, is reported torn instead of followed, so the walk stays inside the memory and ends whatever
-// it reads. The caller keeps the answer only if its validation says no writer came by.
+// to another use. Each word is loaded once, atomically; a link off the block grid or past the arena's
+// used bytes, or a walk longer than the blocks those bytes hold, is reported torn instead of followed, so
+// the walk stays inside the memory and ends whatever it reads. The caller keeps the answer only if its
+// validation says no writer came by.
+//
+// The used bytes are read once: they only grow, and a node past them can only have been linked since by a
+// writer of this chain, which the caller's validation sees. An aligned link below the first block is still
+// memory of the arena (its header), read and thrown away like any other torn view. Few checks per step:
+// this walk is a concurrent reader's whole lookup, and every instruction it adds is felt (docs/ds.md,
+// Threads).
 template <PersistencePolicy A>
 RacingFind find_in_chain_racing(const A& arena, const ValueCell& cell, const uint64_t* head, uint64_t key,
-                                uint64_t max_steps, const std::byte** node) noexcept(A::kNothrow) {
+                                const std::byte** node) noexcept(A::kNothrow) {
+  const uint64_t used = arena.used();
   const uint64_t node_bytes = chain_node_bytes(cell);
+  const uint64_t last = used >= node_bytes ? used - node_bytes : 0;  // the last offset a whole node fits at
+  const uint64_t max_steps = used / A::kAlign;
   uint64_t off = arena.load8(head);
   for (uint64_t steps = 0; off != 0; ++steps) {
-    if (steps == max_steps || off % A::kAlign != 0 || !arena.contains(off, node_bytes)) return RacingFind::torn;
+    if (off > last || off % A::kAlign != 0 || steps == max_steps) return RacingFind::torn;
     const auto* words = arena.template at<uint64_t>(off);
     if (arena.load8(words + 1) == key) {
       *node = arena.bytes(off);

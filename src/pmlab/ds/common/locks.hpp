@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <thread>
 
 #if defined(__SANITIZE_THREAD__)
@@ -40,11 +41,17 @@ class OptimisticReads {
 // What a reader reads may be half written (it is thrown away), so the structure's reader must stay inside
 // its memory whatever it reads, and its reads race with the writer's by design: OptimisticReads tells
 // ThreadSanitizer not to watch them.
+//
+// Eight versions share a cache line (the array alone on its lines). A read moves its stripe's line when a
+// writer wrote that line since the reader last held it; for stripes hit alike that chance is the writes
+// per line times the reads between two of the reader's visits to the line, which is the same for one stripe
+// per line as for eight. Packed, the versions take 8 KiB instead of 64 KiB of the reader's cache, and a
+// concurrent lookup is little more than its memory accesses (docs/ds.md, Threads).
 class StripedVersionLocks {
  public:
-  explicit StripedVersionLocks(uint32_t stripes = 1024) : mask_(stripes - 1), stripes_(new Stripe[stripes]) {}
+  explicit StripedVersionLocks(uint32_t stripes = 1024) : mask_(stripes - 1), stripes_(allocate(stripes)) {}
   void lock(uint64_t h) noexcept {
-    std::atomic<uint64_t>& v = stripes_[h & mask_].version;
+    std::atomic<uint64_t>& v = stripes_[h & mask_];
     for (;;) {
       uint64_t cur = v.load(std::memory_order_relaxed);
       // Acquire: the change's stores stay after the odd version (a reader that saw the old even version
@@ -57,13 +64,13 @@ class StripedVersionLocks {
   // and readers wait for an even one). A locked instruction here would also wait for the write-backs the
   // change just issued to finish, which the fence that made them durable does not (docs/ds.md, Threads).
   void unlock(uint64_t h) noexcept {
-    std::atomic<uint64_t>& v = stripes_[h & mask_].version;
+    std::atomic<uint64_t>& v = stripes_[h & mask_];
     v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
   // An even version of the stripe (waiting while a writer holds it), to hand to still_valid.
   uint64_t read_begin(uint64_t h) const noexcept {
-    const std::atomic<uint64_t>& v = stripes_[h & mask_].version;
+    const std::atomic<uint64_t>& v = stripes_[h & mask_];
     for (;;) {
       const uint64_t cur = v.load(std::memory_order_acquire);
       if ((cur & 1) == 0) return cur;
@@ -74,14 +81,20 @@ class StripedVersionLocks {
   // the optimistic read whole. `read` must stay inside the structure's memory whatever it reads.
   template <class Read>
   auto read_validated(uint64_t h, Read&& read) const noexcept(noexcept(read())) {
+    const std::atomic<uint64_t>& v = stripes_[h & mask_];  // once: reloading it costs the lookup
     for (;;) {
-      const uint64_t version = read_begin(h);
+      const uint64_t version = v.load(std::memory_order_acquire);
+      if ((version & 1) != 0) {
+        __builtin_ia32_pause();
+        continue;
+      }
       decltype(read()) found;
       {
         const OptimisticReads racy;
         found = read();
       }
-      if (still_valid(h, version)) return found;
+      std::atomic_signal_fence(std::memory_order_acq_rel);  // as in still_valid
+      if (v.load(std::memory_order_relaxed) == version) return found;
     }
   }
   // Whether no writer took the stripe since read_begin returned `version`: the reads between are whole.
@@ -90,15 +103,23 @@ class StripedVersionLocks {
     // the compiler from reordering them (a thread fence would say the same, but ThreadSanitizer does not
     // take one).
     std::atomic_signal_fence(std::memory_order_acq_rel);
-    return stripes_[h & mask_].version.load(std::memory_order_relaxed) == version;
+    return stripes_[h & mask_].load(std::memory_order_relaxed) == version;
   }
 
  private:
-  struct alignas(64) Stripe {
-    std::atomic<uint64_t> version{0};
+  static constexpr size_t kLine = 64;
+  struct Release {
+    void operator()(std::atomic<uint64_t>* p) const noexcept { ::operator delete[](p, std::align_val_t{kLine}); }
   };
+  static std::atomic<uint64_t>* allocate(uint32_t stripes) {
+    const size_t bytes = (stripes * sizeof(std::atomic<uint64_t>) + kLine - 1) / kLine * kLine;
+    auto* versions = static_cast<std::atomic<uint64_t>*>(::operator new[](bytes, std::align_val_t{kLine}));
+    for (size_t i = 0; i < bytes / sizeof(std::atomic<uint64_t>); ++i) new (versions + i) std::atomic<uint64_t>(0);
+    return versions;
+  }
+
   uint64_t mask_;
-  std::unique_ptr<Stripe[]> stripes_;
+  std::unique_ptr<std::atomic<uint64_t>[], Release> stripes_;
 };
 
 // A scope guard that locks only when the structure is shared between threads.

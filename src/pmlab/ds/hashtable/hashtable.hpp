@@ -78,11 +78,11 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     }
     // Optimistic: the bucket's stripe is only checked unchanged after the walk and the copy. A walk that
     // raced a writer may have read anything (a node being unlinked, a buffer being written): it stays
-    // inside the arena and is done again. The allocator's bump word, read as the walk's bound, races
-    // inserts too.
+    // inside the arena and is done again. The arena's used bytes, read as the walk's bound, race inserts
+    // too.
     const RacingFind found = locks_.read_validated(b, [&] {
       const std::byte* node = nullptr;
-      const RacingFind f = find_in_chain_racing(arena_, cell_, heads() + b, key, arena_.used() / A::kAlign, &node);
+      const RacingFind f = find_in_chain_racing(arena_, cell_, heads() + b, key, &node);
       return f == RacingFind::found && !cell_.read(arena_, node + 16, out) ? RacingFind::absent : f;
     });
     return found == RacingFind::found;  // torn although no writer came by: the chain is damaged (check())
