@@ -296,6 +296,9 @@ def _context(ctx: dict) -> str:
             ("Pool size", escape(format_quantity(pool.get("size_bytes"), "B"))),
             ("Store granularity", text(pool.get("store_granularity"))),
         ]
+        if pool.get("placement_step_bytes"):
+            rows.append(("Repetitions placed", "every " + escape(format_quantity(pool["placement_step_bytes"], "B"))
+                         + " through the pool, as far as it has room (pages differ in speed)"))
     else:
         rows.append(("Pool", "no pool used"))
     rows += [

@@ -281,6 +281,8 @@ def _validate_context(check: _Checker, ctx: dict) -> None:
         check.field(pool, pp, "filesystem", "string")
         check.field(pool, pp, "size_bytes", "int")
         check.field(pool, pp, "store_granularity", "string")
+        # Documents written before repetitions moved through the pool have no placement step.
+        check.field(pool, pp, "placement_step_bytes", "int", required=False)
 
     if check.field(ctx, p, "skipped", "array"):
         for i, item in enumerate(ctx["skipped"]):

@@ -115,7 +115,7 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
   EXPECT_EQ(keys(doc["context"]["pool"]),
-            (std::vector<std::string>{"filesystem", "medium", "path", "size_bytes", "store_granularity"}));
+            (std::vector<std::string>{"filesystem", "medium", "path", "placement_step_bytes", "size_bytes", "store_granularity"}));
   EXPECT_EQ(doc["context"]["pool"]["medium"], "emulated");
   EXPECT_EQ(doc["context"]["pool"]["filesystem"], "tmpfs");
 
@@ -219,5 +219,22 @@ TEST(Runner, CoreSuiteRunsAndReportsTheVocabularyOverhead) {
   EXPECT_EQ(overhead_runs, 2);  // dram and pool
 }
 
+// Repetitions of a pool run measure at different places of the pool, in steps, while the region fits.
+TEST(Runner, RepetitionsMoveThroughThePoolWhileTheRegionFits) {
+  constexpr uint64_t step = kPlacementStep;
+  EXPECT_EQ(placement_offset(4 * step, step, 0), 0u);
+  EXPECT_EQ(placement_offset(4 * step, step, 1), step);
+  EXPECT_EQ(placement_offset(4 * step, step, 3), 3 * step);
+  EXPECT_EQ(placement_offset(4 * step, step, 4), 0u) << "four places: the fifth repetition starts over";
+  EXPECT_EQ(placement_offset(4 * step, 4 * step, 2), 0u) << "no room to move";
+  EXPECT_EQ(placement_offset(step, 2 * step, 1), 0u) << "a region larger than the area (the run fails on it)";
+  for (int pass = 0; pass < 12; ++pass) {
+    const uint64_t off = placement_offset(3 * step + 4096, step + 8192, pass);
+    EXPECT_EQ(off % (2 << 20), 0u);
+    EXPECT_LE(off + step + 8192, 3 * step + 4096) << "pass " << pass;
+  }
+}
+
 }  // namespace
 }  // namespace pmlab::bench
+

@@ -58,11 +58,15 @@ bool uses_pool(const PlannedRun& r) {
 
 uint64_t region_bytes(const PlannedRun& r) { return r.def->region_bytes ? r.def->region_bytes(r.params) : 0; }
 
-// What the pool-using runs need, at least 64 MiB, in 2 MiB steps.
-uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan) {
+// What the pool-using runs need, at least 64 MiB, in 2 MiB steps: a repeated run room for up to three
+// placements (placement_offset).
+uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::optional<int> repetitions) {
   uint64_t need = kMinBenchPool;
-  for (const auto& r : plan)
-    if (uses_pool(r)) need = std::max(need, region_bytes(r) + pool::kHeaderSize);
+  for (const auto& r : plan) {
+    if (!uses_pool(r)) continue;
+    const int placements = std::min(3, repetitions_for(*r.def, r.params, quick, repetitions));
+    need = std::max(need, region_bytes(r) + pool::kHeaderSize + static_cast<uint64_t>(placements - 1) * kPlacementStep);
+  }
   return (need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 }
 
@@ -154,7 +158,17 @@ Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool q
   size_t redundant = 0;
   auto plan = plan_runs(*selected, {}, quick, redundant);
   if (!plan) return plan.status();
-  return pool_bytes_for(*plan);
+  return pool_bytes_for(*plan, quick, std::nullopt);
+}
+
+// The physical pages behind an emulated pool differ in speed (on a VM, by up to a fifth for a read-mostly
+// structure: docs/ds.md, Threads), and which pages a region gets is an accident of the kernel's free lists
+// when the pool was made. Moving the repetitions through the pool samples that accident instead of
+// repeating one draw of it.
+uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass) {
+  if (bytes >= data_size) return 0;
+  const uint64_t slots = (data_size - bytes) / kPlacementStep + 1;
+  return static_cast<uint64_t>(pass) % slots * kPlacementStep;
 }
 
 namespace {
@@ -212,7 +226,7 @@ class BenchPool {
       media::prefault_for_writing(pool_->data(), pool_->data_size());
       return Status::success();
     }
-    const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan);
+    const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan, options.quick, options.repetitions);
     remove_ = !options.keep_pool;
     if (remove_) StopSignals::set_file_to_remove(path_);
     auto made = pool::Pool::create(path_, size, kBenchLayout);
@@ -287,7 +301,8 @@ nlohmann::ordered_json run_context(const RunOptions& options, const std::string&
                    {"medium", pool::to_string(bench_pool->medium())},
                    {"filesystem", platform::filesystem_of(bench_pool->path())},
                    {"size_bytes", bench_pool->size()},
-                   {"store_granularity", bench_pool->store_granularity()}};
+                   {"store_granularity", bench_pool->store_granularity()},
+                   {"placement_step_bytes", kPlacementStep}};
   } else {
     ctx["pool"] = nullptr;
   }
@@ -341,7 +356,7 @@ RunRecord blank_record(const PlannedRun& r, uint64_t context_hash) {
 }
 
 // The memory a run measures on: part of the pool's data area, or the reusable DRAM buffer.
-media::Region region_for(Execution& ex, const PlannedRun& r) {
+media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   const uint64_t bytes = region_bytes(r);
   if (bytes == 0) return {};
   if (!uses_pool(r)) {
@@ -357,13 +372,13 @@ media::Region region_for(Execution& ex, const PlannedRun& r) {
                        (ex.bench_pool.created() ? std::string(" (use a larger --pool-size)")
                                                 : " (--pool-size applies only to a pool pmlab creates: make a larger "
                                                   "one with pmlab pool create PATH --size " +
-                                                      format_size(pool_bytes_for(ex.runs)) + ")")};
-  return {p.data(), bytes, media::Kind::pool};
+                                                      format_size(pool_bytes_for(ex.runs, ex.options.quick, ex.options.repetitions)) + ")")};
+  return {p.data() + placement_offset(p.data_size(), bytes, pass), bytes, media::Kind::pool};
 }
 
 // Executes one run into `rec`: its persister (with the run's device model attached), its region, the
 // case body with counters around it; under --profile once plainly first, so the slowdown can be stated.
-void execute_body(Execution& ex, const PlannedRun& r, RunRecord& rec) {
+void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) {
   const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
   if (static_cast<size_t>(threads) > ex.cpus.size())
     throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
@@ -375,7 +390,7 @@ void execute_body(Execution& ex, const PlannedRun& r, RunRecord& rec) {
   if (!persister) throw RunAbort{RunStatus::skipped, persister.status().message()};
   std::unique_ptr<model::DeviceModel> device = model::model_for_run(ex.devices, uses_pool(r));
   if (device) persister->attach(device.get());
-  const media::Region region = region_for(ex, r);
+  const media::Region region = region_for(ex, r, pass);
   const auto body = [&](RunRecord& into) {
     RunContext ctx(*r.def, r.params, into, region, *persister, ex.control, threads, ex.cpus, ex.options.quick);
     ctx.set_model(device.get());
@@ -397,11 +412,12 @@ void execute_body(Execution& ex, const PlannedRun& r, RunRecord& rec) {
 }
 
 // One run, whatever happens in it: an abort or exception is its record's status, and a run a stop signal
-// cut short is abandoned (it measured less than it says), not recorded as ok.
-RunRecord execute_run(Execution& ex, const PlannedRun& r) {
+// cut short is abandoned (it measured less than it says), not recorded as ok. `pass`: the repetition, which
+// places the run in the pool.
+RunRecord execute_run(Execution& ex, const PlannedRun& r, int pass) {
   RunRecord rec = blank_record(r, ex.context_hash);
   try {
-    execute_body(ex, r, rec);
+    execute_body(ex, r, pass, rec);
   } catch (const RunAbort& abort) {
     rec.status = abort.status;
     rec.reason = abort.reason;
@@ -445,7 +461,7 @@ std::vector<RunRecord> execute_passes(Execution& ex, const std::vector<int>& wan
     for (size_t i = 0; i < ex.runs.size() && !stop_requested(); ++i) {
       if (pass >= wanted[i] || (pass > 0 && reps[i].back().status != RunStatus::ok)) continue;
       progress.step(ex.runs[i].name);
-      RunRecord rec = execute_run(ex, ex.runs[i]);
+      RunRecord rec = execute_run(ex, ex.runs[i], pass);
       // A later repetition a stop signal cut short leaves the earlier ones standing.
       if (pass > 0 && stop_requested()) break;
       reps[i].push_back(std::move(rec));
@@ -474,7 +490,7 @@ std::vector<RunRecord> execute_stability(Execution& ex, const std::vector<Planne
     for (const PlannedRun& s : samples) {
       if (stop_requested()) return;
       progress.step(s.name + " (after " + after + ")");
-      observed.push_back({after, execute_run(ex, s)});
+      observed.push_back({after, execute_run(ex, s, 0)});  // one placement: only what ran before differs
     }
   };
   for (int k = 0; k < kStabilityAloneRepetitions; ++k) run_samples("alone");
@@ -483,7 +499,7 @@ std::vector<RunRecord> execute_stability(Execution& ex, const std::vector<Planne
     const std::string& suite = ex.runs[i].def->suite;
     for (; i < ex.runs.size() && ex.runs[i].def->suite == suite && !stop_requested(); ++i) {
       progress.step(ex.runs[i].name);
-      finished.push_back(execute_run(ex, ex.runs[i]));
+      finished.push_back(execute_run(ex, ex.runs[i], 0));
       tally(summary, progress, finished.back());
     }
     run_samples(suite);

@@ -51,6 +51,14 @@ Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>&
 // least 64 MiB. `pmlab pool create` defaults to the size for `all`, so its pools fit every run.
 Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool quick);
 
+// Repetitions of a medium=pool run move through the pool's data area in steps of this size (a multiple of
+// 2 MiB, so a region keeps its alignment): repetition `pass` of a run of `bytes` measures at
+// placement_offset, as far as a data area of `data_size` bytes has room. Runs of one pass share the offset
+// where both have room (a pool pmlab makes has room for three): ratios pair repetitions by pass, so a
+// 1-thread and a 2-thread run measure on the same pages.
+inline constexpr uint64_t kPlacementStep = 64ULL << 20;
+uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass);
+
 // What `pmlab run` would run (--dry-run): the run names in order, after --set, --filter and the run-wide
 // defaults (without a pool: a pool's map-time defaults may name domain=auto runs otherwise), and the
 // measuring time they take at the least (per run: warm-up and duration, or nothing known with --ops;
