@@ -237,4 +237,3 @@ TEST(Runner, RepetitionsMoveThroughThePoolWhileTheRegionFits) {
 
 }  // namespace
 }  // namespace pmlab::bench
-

@@ -161,9 +161,8 @@ Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool q
   return pool_bytes_for(*plan, quick, std::nullopt);
 }
 
-// The physical pages behind an emulated pool differ in speed (on a VM, by up to a fifth for a read-mostly
-// structure: docs/ds.md, Threads), and which pages a region gets is an accident of the kernel's free lists
-// when the pool was made. Moving the repetitions through the pool samples that accident instead of
+// The physical pages behind an emulated pool differ in speed (docs/ds.md, Threads), and which pages a
+// region gets is an accident of the kernel's free lists when the pool was made. Moving the repetitions through the pool samples that accident instead of
 // repeating one draw of it.
 uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass) {
   if (bytes >= data_size) return 0;

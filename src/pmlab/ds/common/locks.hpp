@@ -45,8 +45,8 @@ class OptimisticReads {
 // Eight versions share a cache line (the array alone on its lines). A read moves its stripe's line when a
 // writer wrote that line since the reader last held it; for stripes hit alike that chance is the writes
 // per line times the reads between two of the reader's visits to the line, which is the same for one stripe
-// per line as for eight. Packed, the versions take 8 KiB instead of 64 KiB of the reader's cache, and a
-// concurrent lookup is little more than its memory accesses (docs/ds.md, Threads).
+// per line as for eight. Packed, they leave the reader's cache to the structure it reads, and a concurrent
+// lookup is little more than its memory accesses (docs/ds.md, Threads).
 class StripedVersionLocks {
  public:
   explicit StripedVersionLocks(uint32_t stripes = 1024) : mask_(stripes - 1), stripes_(allocate(stripes)) {}
