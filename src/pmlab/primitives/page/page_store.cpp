@@ -39,8 +39,8 @@ PageStore::Lane::~Lane() {
 PageStore::PageStore(std::span<std::byte> region, const persist::Persister& persister, const StoreOptions& options,
                      const Geometry& geometry)
     : region_(region), persister_(persister), options_(options), geometry_(geometry),
-      slot_of_(options.pages, kNoSlot), pvn_(options.pages, 0), spare_(options.lanes, kNoSlot),
-      ulog_next_(options.lanes, 0), claimed_(std::make_unique<std::atomic<bool>[]>(options.lanes)) {}
+      slot_of_(options.pages, kNoSlot), pvn_(options.pages, 0), lane_state_(options.lanes),
+      claimed_(std::make_unique<std::atomic<bool>[]>(options.lanes)) {}
 
 PageStore::~PageStore() = default;
 
@@ -99,8 +99,8 @@ std::byte* PageStore::ulog_buffer(const Lane& lane, uint32_t b) const noexcept {
 
 void PageStore::moved(const Lane& lane, uint64_t pid, uint64_t pvn) noexcept {
   const uint64_t old = slot_of_[pid];
-  slot_of_[pid] = spare_[lane.index()];
-  spare_[lane.index()] = old;
+  slot_of_[pid] = lane_state_[lane.index()].spare;
+  lane_state_[lane.index()].spare = old;
   pvn_[pid] = pvn;
 }
 
@@ -254,7 +254,7 @@ Status PageStore::recover(bool repair) {
   }
   uint32_t lane = 0;
   for (uint64_t slot = 0; slot < geometry_.slots; ++slot)
-    if (!current[slot]) spare_[lane++] = slot;  // exactly `lanes` slots are not current
+    if (!current[slot]) lane_state_[lane++].spare = slot;  // exactly `lanes` slots are not current
 
   // Micro-log records: a valid one whose version is not older than its page's may not have been applied
   // in full; applying it again is idempotent. Ascending versions, so the newest lands last.
@@ -267,7 +267,7 @@ Status PageStore::recover(bool repair) {
   const uint32_t lines = options_.page_size / om::kLine;
   for (uint32_t l = 0; l < options_.lanes; ++l) {
     const Lane view(nullptr, l);
-    ulog_next_[l] = 0;
+    lane_state_[l].ulog_next = 0;
     for (uint32_t b = 0; b < 2; ++b) {
       const std::byte* buffer = ulog_buffer(view, b);
       om::UlogHeader h;

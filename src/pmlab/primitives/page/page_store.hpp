@@ -100,14 +100,14 @@ class PageStore {
   // ownership first). Not fenced.
   void write_header(uint64_t slot, uint64_t word) const noexcept;
   uint64_t slot_of(uint64_t pid) const noexcept { return slot_of_[pid]; }
-  uint64_t spare_of(const Lane& lane) const noexcept { return spare_[lane.index()]; }
+  uint64_t spare_of(const Lane& lane) const noexcept { return lane_state_[lane.index()].spare; }
   // After a copy-on-write commit: the page lives in the lane's spare, its old slot is the lane's spare.
   void moved(const Lane& lane, uint64_t pid, uint64_t pvn) noexcept;
   void updated_in_place(uint64_t pid, uint64_t pvn) noexcept { pvn_[pid] = pvn; }
   // The lane's micro-log buffer b (0 or 1), and the one its next flush writes (they alternate).
   std::byte* ulog_buffer(const Lane& lane, uint32_t b) const noexcept;
-  uint32_t ulog_next(const Lane& lane) const noexcept { return ulog_next_[lane.index()]; }
-  void ulog_used(const Lane& lane, uint32_t b) noexcept { ulog_next_[lane.index()] = 1 - b; }
+  uint32_t ulog_next(const Lane& lane) const noexcept { return lane_state_[lane.index()].ulog_next; }
+  void ulog_used(const Lane& lane, uint32_t b) noexcept { lane_state_[lane.index()].ulog_next = 1 - b; }
 
  private:
   struct Geometry {
@@ -129,8 +129,13 @@ class PageStore {
   Geometry geometry_;
   std::vector<uint64_t> slot_of_;   // page -> slot holding its newest version
   std::vector<uint64_t> pvn_;       // page -> its newest durable version number
-  std::vector<uint64_t> spare_;     // lane -> its free slot
-  std::vector<uint32_t> ulog_next_;
+  // What each flush of a lane reads and writes, a line per lane: lanes flush concurrently, and two lanes'
+  // words on one line would move it between their cores on every flush.
+  struct alignas(64) LaneState {
+    uint64_t spare = UINT64_MAX;  // the lane's free slot (none until the store is formatted or recovered)
+    uint32_t ulog_next = 0;    // the micro-log buffer its next flush writes
+  };
+  std::vector<LaneState> lane_state_;
   std::unique_ptr<std::atomic<bool>[]> claimed_;
   std::atomic<uint32_t> active_{0};
   StoreRecovery recovery_;
