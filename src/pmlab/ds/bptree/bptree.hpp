@@ -96,12 +96,9 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     // a racing writer left half done, the bitmap (masked to the leaf's slots) names slots of this leaf
     // only, so a torn read stays inside it, and is done again.
     for (;;) {
-      const uint64_t shape = shape_.read_begin(0);
-      const uint64_t leaf = descend_racing(key);
-      if (leaf == 0) {
-        if (shape_.still_valid(0, shape)) return false;  // no split came by: the index is damaged (check())
-        continue;  // the descent raced a split
-      }
+      uint64_t shape = 0;
+      const uint64_t leaf = descend_unlocked(key, &shape);
+      if (leaf == 0) return false;  // the index is damaged (check())
       const bool found = leaf_locks_.read_validated(leaf_stripe(leaf), [&] { return read_in_leaf(leaf, key, out); });
       if (shape_.still_valid(0, shape)) return found;
     }
@@ -275,6 +272,16 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     }
     return inside(node, leaf_bytes()) ? node : 0;
   }
+  // The leaf of `key` by descend_racing, again until a descent finds one or no split came by during it
+  // (0: the index is damaged); `shape`: the even shape version it descended under, for the caller to
+  // validate what it then does in the leaf.
+  uint64_t descend_unlocked(uint64_t key, uint64_t* shape) const noexcept(A::kNothrow) {
+    for (;;) {
+      *shape = shape_.read_begin(0);
+      const uint64_t leaf = descend_racing(key);
+      if (leaf != 0 || shape_.still_valid(0, *shape)) return leaf;
+    }
+  }
   bool inside(uint64_t off, uint64_t bytes) const noexcept {
     return off % A::kAlign == 0 && arena_.contains(off, bytes);
   }
@@ -291,12 +298,9 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
 
   bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
     while (concurrent_) {
-      const uint64_t shape = shape_.read_begin(0);
-      const uint64_t leaf = descend_racing(key);
-      if (leaf == 0) {
-        if (shape_.still_valid(0, shape)) return false;  // the index is damaged, as in read()
-        continue;
-      }
+      uint64_t shape = 0;
+      const uint64_t leaf = descend_unlocked(key, &shape);
+      if (leaf == 0) return false;  // the index is damaged, as in read()
       const LeafLock locked(*this, leaf);
       // After the stripe is held: a split that began before has moved the version (descend again); one
       // that begins after waits for the stripe.

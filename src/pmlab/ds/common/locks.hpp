@@ -69,44 +69,41 @@ class StripedVersionLocks {
   }
 
   // An even version of the stripe (waiting while a writer holds it), to hand to still_valid.
-  uint64_t read_begin(uint64_t h) const noexcept {
-    const std::atomic<uint64_t>& v = stripes_[h & mask_];
+  uint64_t read_begin(uint64_t h) const noexcept { return even_version(stripes_[h & mask_]); }
+  // `read()`'s result, from a run during which no writer took stripe h (it runs again until one is):
+  // the optimistic read whole. `read` must stay inside the structure's memory whatever it reads.
+  template <class Read>
+  auto read_validated(uint64_t h, Read&& read) const noexcept(noexcept(read())) {
+    const std::atomic<uint64_t>& v = stripes_[h & mask_];  // once: recomputing it costs the lookup
+    for (;;) {
+      const uint64_t version = even_version(v);
+      decltype(read()) found;
+      {
+        const OptimisticReads racy;
+        found = read();
+      }
+      if (unchanged(v, version)) return found;
+    }
+  }
+  // Whether no writer took the stripe since read_begin returned `version`: the reads between are whole.
+  bool still_valid(uint64_t h, uint64_t version) const noexcept { return unchanged(stripes_[h & mask_], version); }
+
+ private:
+  static uint64_t even_version(const std::atomic<uint64_t>& v) noexcept {
     for (;;) {
       const uint64_t cur = v.load(std::memory_order_acquire);
       if ((cur & 1) == 0) return cur;
       __builtin_ia32_pause();
     }
   }
-  // `read()`'s result, from a run during which no writer took stripe h (it runs again until one is):
-  // the optimistic read whole. `read` must stay inside the structure's memory whatever it reads.
-  template <class Read>
-  auto read_validated(uint64_t h, Read&& read) const noexcept(noexcept(read())) {
-    const std::atomic<uint64_t>& v = stripes_[h & mask_];  // once: reloading it costs the lookup
-    for (;;) {
-      const uint64_t version = v.load(std::memory_order_acquire);
-      if ((version & 1) != 0) {
-        __builtin_ia32_pause();
-        continue;
-      }
-      decltype(read()) found;
-      {
-        const OptimisticReads racy;
-        found = read();
-      }
-      std::atomic_signal_fence(std::memory_order_acq_rel);  // as in still_valid
-      if (v.load(std::memory_order_relaxed) == version) return found;
-    }
-  }
-  // Whether no writer took the stripe since read_begin returned `version`: the reads between are whole.
-  bool still_valid(uint64_t h, uint64_t version) const noexcept {
+  static bool unchanged(const std::atomic<uint64_t>& v, uint64_t version) noexcept {
     // The reads being validated must not move below this load: x86 keeps loads in order, and this keeps
     // the compiler from reordering them (a thread fence would say the same, but ThreadSanitizer does not
     // take one).
     std::atomic_signal_fence(std::memory_order_acq_rel);
-    return stripes_[h & mask_].load(std::memory_order_relaxed) == version;
+    return v.load(std::memory_order_relaxed) == version;
   }
 
- private:
   static constexpr size_t kLine = 64;
   struct Release {
     void operator()(std::atomic<uint64_t>* p) const noexcept { ::operator delete[](p, std::align_val_t{kLine}); }

@@ -18,7 +18,6 @@ namespace om = on_media;
 namespace {
 
 constexpr uint32_t kMaxLanes = 1024;
-constexpr uint64_t kNoSlot = UINT64_MAX;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

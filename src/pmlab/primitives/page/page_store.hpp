@@ -110,6 +110,7 @@ class PageStore {
   void ulog_used(const Lane& lane, uint32_t b) noexcept { lane_state_[lane.index()].ulog_next = 1 - b; }
 
  private:
+  static constexpr uint64_t kNoSlot = UINT64_MAX;  // a page not found yet, a lane without a spare
   struct Geometry {
     uint64_t slots = 0;
     uint64_t ulogs_offset = 0;
@@ -132,7 +133,7 @@ class PageStore {
   // What each flush of a lane reads and writes, a line per lane: lanes flush concurrently, and two lanes'
   // words on one line would move it between their cores on every flush.
   struct alignas(64) LaneState {
-    uint64_t spare = UINT64_MAX;  // the lane's free slot (none until the store is formatted or recovered)
+    uint64_t spare = kNoSlot;  // the lane's free slot
     uint32_t ulog_next = 0;    // the micro-log buffer its next flush writes
   };
   std::vector<LaneState> lane_state_;
