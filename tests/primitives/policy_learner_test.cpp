@@ -160,6 +160,24 @@ TEST(PolicyLearner, InterleavedPointsKeepTheirOwnCountdowns) {
   EXPECT_LT(explored, 1.3 * expected);
 }
 
+TEST(PolicyLearner, CountsEachPolicysFlushesWhereverTheyStop) {
+  // A run's flushes are counted when it begins; read in the middle of a run, after another point broke
+  // it, or after explorations, the counts are still the flushes planned so far.
+  PolicyLearner learner(FlushCostModel::fixed(16));
+  std::mt19937_64 rng(7);
+  Tally total;
+  for (int chunk = 0; chunk < 400; ++chunk) {
+    const uint32_t dirty = (rng() % 2 == 0) ? 4 : 32;
+    const Tally t = drive(learner, 1 + rng() % 500, dirty, 1 + static_cast<uint32_t>(rng() % 2),
+                          fixed_costs(1000, dirty == 4 ? 1100 : 900));
+    total.cow += t.cow;
+    total.ulog += t.ulog;
+    ASSERT_EQ(learner.flushes(Policy::cow), total.cow) << "chunk " << chunk;
+    ASSERT_EQ(learner.flushes(Policy::ulog), total.ulog) << "chunk " << chunk;
+  }
+  EXPECT_GT(learner.explored(), 0u);
+}
+
 TEST(PolicyLearner, WithoutSamplesTheModelDecides) {
   PolicyLearner learner(FlushCostModel::fixed(8));
   drive(learner, 10000, 4, 1, [](Policy, uint64_t) { return 0.0; });  // no time passes (a broken clock)

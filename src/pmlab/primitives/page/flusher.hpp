@@ -79,6 +79,13 @@ class HybridFlusher final : public PageFlusher {
     explicit LaneLearner(const FlushCostModel& model) : learner(model) {}
     PolicyLearner learner;
   };
+  Status flush_with(Policy policy, PageStore::Lane& lane, DramPage& page) {
+    return policy == Policy::ulog ? ulog_.flush(lane, page) : cow_.flush(lane, page);
+  }
+  // A flush whose policy needs the learner's sampling or exploring: what flush() keeps out of line.
+  [[gnu::noinline]] Status flush_learned(PolicyLearner& learner, uint32_t dirty, uint32_t threads,
+                                         PageStore::Lane& lane, DramPage& page);
+
   CowFlusher cow_;
   MicroLogFlusher ulog_;
   PageStore& store_;

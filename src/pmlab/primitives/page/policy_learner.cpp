@@ -27,6 +27,7 @@ size_t PolicyLearner::index(uint32_t dirty, uint32_t threads) noexcept {
 Policy PolicyLearner::plan_at_cell(uint32_t dirty, uint32_t threads) {
   if (run_left_ > 0) {  // another point interrupts a run: its cell gets the flushes it did not take back
     cells_[run_cell_].until_explore += run_left_;
+    flushes_[slot(last_policy_)] -= run_left_;
     run_left_ = 0;
   }
   const size_t i = index(dirty, threads);
@@ -59,6 +60,7 @@ Policy PolicyLearner::plan_at_cell(uint32_t dirty, uint32_t threads) {
   if (c.exploring == 0 && !c.compare_pending && c.until_explore > kWindow + 1) {
     run_left_ = c.until_explore - kWindow - 1;
     c.until_explore -= run_left_;
+    flushes_[slot(policy)] += run_left_;
     run_dirty_ = dirty;
     run_threads_ = threads;
     run_cell_ = i;

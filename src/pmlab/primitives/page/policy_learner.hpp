@@ -56,12 +56,17 @@ class PolicyLearner {
   // a cell's samples and explorations, flushes of the same point take the inline path: on a short flush
   // the full one costs a visible share of what the hybrid may lose.
   Policy plan(uint32_t dirty, uint32_t threads) {
-    if (run_left_ > 0 && dirty == run_dirty_ && threads == run_threads_) {
-      --run_left_;
-      ++flushes_[slot(last_policy_)];
-      return last_policy_;
-    }
+    if (continues_run(dirty, threads)) return continue_run();
     return plan_at_cell(dirty, threads);
+  }
+  // plan()'s inline path on its own, for a caller that keeps it apart from the rest: the lane's run of one
+  // policy goes on at the same (dirty lines, threads) point. continue_run() is plan() there.
+  bool continues_run(uint32_t dirty, uint32_t threads) const noexcept {
+    return run_left_ > 0 && dirty == run_dirty_ && threads == run_threads_;
+  }
+  Policy continue_run() noexcept {  // one store: a run's flushes were counted when it began
+    --run_left_;
+    return last_policy_;
   }
   // Whether the flush just planned wants stamp() called with the time right before it (it is timed, or
   // it ends a timed flush's cycle), and whether it is one of a comparison's samples. (Not one struct
@@ -79,7 +84,9 @@ class PolicyLearner {
   double ulog_vs_cow(uint32_t dirty, uint32_t threads) const;
   uint64_t comparisons() const noexcept { return comparisons_; }
   // Flushes planned per policy (index: Policy::cow, Policy::ulog) and of them, explorations.
-  uint64_t flushes(Policy p) const noexcept { return flushes_[static_cast<size_t>(p)]; }
+  uint64_t flushes(Policy p) const noexcept {
+    return flushes_[slot(p)] - (p == last_policy_ ? run_left_ : 0);
+  }
   uint64_t explored() const noexcept { return explored_; }
 
   // The cell of a dirty-line count: powers of two and the points halfway between (1, 2, 3, 4, 6, 8, 12, …),
