@@ -66,6 +66,53 @@ TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
   EXPECT_EQ(ov->name, "ds.overhead/structure:bptree/workload:a/threads:1/records:1000/value:128/distribution:default");
 }
 
+RunRecord side_by_side(const std::string& structure, double ours, double peer, std::vector<double> ratios) {
+  RunRecord r;
+  r.suite = "ds";
+  r.case_name = "vs_pmdk";
+  r.params["structure"] = structure;
+  r.params["medium"] = "pool";
+  r.params["workload"] = "a";
+  r.params["records"] = 1000;
+  r.params["value"] = 128;
+  r.params["threads"] = 1;
+  r.set(Metric{"throughput", ours, "ops/s", MetricKind::measured, {}});
+  r.set(Metric{"peer_throughput", peer, "ops/s", MetricKind::measured, {}});
+  Metric ratio{"ratio", ratios[ratios.size() / 2], "ratio", MetricKind::measured, {}};
+  ratio.stats = record::summarize(ratios, "repetitions");
+  r.set(ratio);
+  r.set(Metric{"fences_per_op", 1, "count", MetricKind::measured, {}});
+  r.set(Metric{"peer_fences_per_op", 2.5, "count", MetricKind::measured, {}});
+  return r;
+}
+
+TEST(DsSummary, TargetTakesTheSideBySideRunWhenThereIsOne) {
+  // The ds.ycsb pair says 1.25x; the side-by-side run of the same point says 3x: the target is its.
+  std::vector<RunRecord> runs{ycsb("bptree", "persist", "none", 1e6, 1), ycsb("pmdk-btree", "pmdk", "none", 8e5, 3),
+                              side_by_side("bptree", 3e6, 1e6, {2.9, 3.0, 3.1})};
+  auto rows = summarize(runs, nlohmann::ordered_json::object());
+  const RunRecord* bt = row_named(rows, "ds.target/structure:bptree/peer:pmdk-btree/workload:a/");
+  ASSERT_NE(bt, nullptr);
+  EXPECT_DOUBLE_EQ(bt->find("ratio")->value, 3.0);
+  EXPECT_DOUBLE_EQ(bt->find("ratio")->stats->ci_low, 2.9);  // its interval, over its repetitions
+  EXPECT_DOUBLE_EQ(bt->find("throughput")->value, 3e6);
+  EXPECT_DOUBLE_EQ(bt->find("peer_throughput")->value, 1e6);
+  EXPECT_DOUBLE_EQ(bt->find("peer_fences_per_op")->value, 2.5);
+  EXPECT_DOUBLE_EQ(bt->find("target_met")->value, 1.0);
+  EXPECT_EQ(bt->name, "ds.target/structure:bptree/peer:pmdk-btree/workload:a/threads:1/records:1000/value:128/distribution:default");
+  int targets = 0;
+  for (const RunRecord& r : rows) targets += r.case_name == "target";
+  EXPECT_EQ(targets, 1);  // one row per point, not one per source
+
+  // A side-by-side run whose point has no ds.ycsb runs (pmlab run ds.vs_pmdk) still gets its row, with a
+  // low end below the target: not met.
+  rows = summarize({side_by_side("hashtable", 2.2e6, 1e6, {1.9, 2.2, 2.4})}, nlohmann::ordered_json::object());
+  const RunRecord* ht = row_named(rows, "ds.target/structure:hashtable/peer:pmdk-hashmap-tx/workload:a/");
+  ASSERT_NE(ht, nullptr);
+  EXPECT_DOUBLE_EQ(ht->find("ratio")->value, 2.2);
+  EXPECT_DOUBLE_EQ(ht->find("target_met")->value, 0.0);
+}
+
 TEST(DsSummary, HarnessShareIsJudgedWithoutTheOperationMixAndReportsBoth) {
   // The fastest DRAM structure takes 40 ns; the null structure 6 ns on the workload's stream, 1 ns with its
   // operation types spread evenly: 5 ns are the mix's mispredicted branches.

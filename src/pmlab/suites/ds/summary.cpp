@@ -173,6 +173,60 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
   }
 }
 
+// ds.target for one (ours, peer, workload): from ds.vs_pmdk's side-by-side run when there is one, else from
+// the two ds.ycsb runs paired by repetition. Net of the harness: the same ratio once the null structure's
+// time per operation (`harness`) is taken off both. Empty when neither source is there.
+RunRecord target_row(const std::string& ours, const std::string& peer, const std::string& w, const RunRecord* a,
+                     const RunRecord* b, const RunRecord* side, std::optional<double> harness) {
+  RunRecord row;
+  if (side == nullptr && (a == nullptr || b == nullptr)) return row;
+  row.case_name = "target";
+  row.params["structure"] = ours;
+  row.params["peer"] = peer;
+  row.params["workload"] = w;
+  // Each metric of ours and of the peer, by its name in the row; side by side the peer's carry "peer_".
+  auto ours_metric = [&](const std::string& m) -> const Metric* { return side ? side->find(m) : a->find(m); };
+  auto peer_metric = [&](const std::string& m) -> const Metric* { return side ? side->find("peer_" + m) : b->find(m); };
+  auto put_metric = [&](const std::string& name, const Metric* m) {
+    if (m != nullptr && std::isfinite(m->value)) row.set(Metric{name, m->value, m->unit, MetricKind::measured, {}});
+  };
+  put_metric("throughput", ours_metric("throughput"));
+  put_metric("peer_throughput", peer_metric("throughput"));
+  std::optional<Metric> ratio;
+  if (side == nullptr) ratio = record::ratio_of("ratio", a->find("throughput"), b->find("throughput"));
+  else if (const Metric* m = side->find("ratio")) ratio = *m;
+  if (ratio) row.set(*ratio);
+  const std::optional<double> r = value_of(&row, "ratio");
+  const std::optional<double> na = ns_per_op(&row), nb = [&]() -> std::optional<double> {
+    const auto t = value_of(&row, "peer_throughput");
+    if (!t || *t <= 0) return std::nullopt;
+    return 1e9 / *t;
+  }();
+  if (harness && na && nb && *na > *harness && *nb > *harness)
+    put(row, "ratio_net_of_harness", (*nb - *harness) / (*na - *harness), "ratio");
+  row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});
+  if (r)
+    row.add_target({"ratio", ours + " (persist) vs PMDK's " + peer, kTargetRatio, record::TargetDirection::at_least,
+                    "target_met"});
+  for (const char* m : {"flushes_per_op", "fences_per_op", "nt_bytes_per_op", "latency_p50", "latency_p99"}) {
+    put_metric(m, ours_metric(m));
+    put_metric("peer_" + std::string(m), peer_metric(m));
+  }
+  row.notes.emplace_back("source", side ? "side by side: alternating phases of one ds.vs_pmdk run"
+                                          : "two ds.ycsb runs, paired by repetition");
+  if (r) {
+    std::string why = "ours " + fixed(*r, 3) + "x the peer (target " + fixed(kTargetRatio, 1) + "x); per op: ours " +
+                      fixed(value_of(&row, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
+                      fixed(value_of(&row, "fences_per_op").value_or(NAN), 2) + " fences; " + peer + " " +
+                      fixed(value_of(&row, "peer_flushes_per_op").value_or(NAN), 2) + " flushes, " +
+                      fixed(value_of(&row, "peer_fences_per_op").value_or(NAN), 2) +
+                      " fences (PMDK's counted at libpmem's entry points)";
+    row.notes.emplace_back("verdict", record::to_string(row.targets.back().verdict));
+    row.notes.emplace_back("reasoning", why);
+  }
+  return row;
+}
+
 }  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
@@ -186,6 +240,12 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
     groups[rest].runs[{param_text(r, "structure"), param_text(r, "mode"), breakdown.empty() ? "none" : breakdown,
                        param_text(r, "workload")}] = &r;
   }
+  // ds.vs_pmdk's runs by (structure, workload, the rest as above; their distribution is the default).
+  std::map<std::tuple<std::string, std::string, std::string>, const RunRecord*> side_by_side;
+  for (const RunRecord& r : runs)
+    if (r.case_name == "vs_pmdk" && r.status == RunStatus::ok)
+      side_by_side[{param_text(r, "structure"), param_text(r, "workload"),
+                    param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") + "|default"}] = &r;
   std::vector<RunRecord> rows;
   for (const auto& [rest, g] : groups) {
     const RunRecord* any = g.runs.begin()->second;
@@ -198,42 +258,16 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
 
     for (const auto& [w, _] : workloads) {
       for (const auto& [ours, peer] : kTargetPairs) {
-        const RunRecord* a = g.find(ours, "persist", w);
-        const RunRecord* b = g.find(peer, "pmdk", w);
-        if (a == nullptr || b == nullptr) continue;
-        RunRecord row;
-        row.case_name = "target";
-        row.params["structure"] = ours;
-        row.params["peer"] = peer;
-        row.params["workload"] = w;
+        const RunRecord* side = nullptr;
+        if (auto it = side_by_side.find({ours, w, rest}); it != side_by_side.end()) {
+          side = it->second;
+          side_by_side.erase(it);
+        }
+        RunRecord row = target_row(ours, peer, w, g.find(ours, "persist", w), g.find(peer, "pmdk", w), side,
+                                   ns_per_op(g.find(kNullStructure, "dram", w)));
+        if (row.metrics.empty()) continue;
         base_params(row);
         row.name = compose_name(row);
-        put(row, "throughput", value_of(a, "throughput"), "ops/s");
-        put(row, "peer_throughput", value_of(b, "throughput"), "ops/s");
-        const std::optional<Metric> ratio = record::ratio_of("ratio", a->find("throughput"), b->find("throughput"));
-        if (ratio) row.set(*ratio);
-        const std::optional<double> r = value_of(&row, "ratio");
-        // Net of the harness: the same ratio once the null structure's time per operation is taken off both.
-        if (const auto harness = ns_per_op(g.find(kNullStructure, "dram", w)), na = ns_per_op(a), nb = ns_per_op(b);
-            harness && na && nb && *na > *harness && *nb > *harness)
-          put(row, "ratio_net_of_harness", (*nb - *harness) / (*na - *harness), "ratio");
-        row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});
-        if (r)
-          row.add_target({"ratio", ours + " (persist) vs PMDK's " + peer, kTargetRatio, record::TargetDirection::at_least,
-                          "target_met"});
-        for (const char* m : {"flushes_per_op", "fences_per_op", "nt_bytes_per_op", "latency_p50", "latency_p99"}) {
-          put(row, m, value_of(a, m), a->find(m) ? a->find(m)->unit.c_str() : "");
-          put(row, ("peer_" + std::string(m)).c_str(), value_of(b, m), b->find(m) ? b->find(m)->unit.c_str() : "");
-        }
-        if (r) {
-          std::string why = "ours " + fixed(*r, 3) + "x the peer (target " + fixed(kTargetRatio, 1) + "x); per op: ours " +
-                            fixed(value_of(a, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
-                            fixed(value_of(a, "fences_per_op").value_or(NAN), 2) + " fences; " + peer + " " +
-                            fixed(value_of(b, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
-                            fixed(value_of(b, "fences_per_op").value_or(NAN), 2) + " fences (PMDK's counted at libpmem's entry points)";
-          row.notes.emplace_back("verdict", record::to_string(row.targets.back().verdict));
-          row.notes.emplace_back("reasoning", why);
-        }
         rows.push_back(std::move(row));
       }
 
@@ -282,6 +316,19 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
         }
         if (row.metrics.size() > 2) rows.push_back(std::move(row));
       }
+    }
+  }
+  // Side-by-side runs without ds.ycsb runs of their point (`pmlab run ds.vs_pmdk`): their rows alone.
+  for (const auto& [key, side] : side_by_side) {
+    const std::string& ours = std::get<0>(key);
+    for (const auto& [o, peer] : kTargetPairs) {
+      if (o != ours) continue;
+      RunRecord row = target_row(ours, peer, std::get<1>(key), nullptr, nullptr, side, std::nullopt);
+      for (const char* k : {"threads", "records", "value"})
+        if (auto it = side->params.find(k); it != side->params.end()) row.params[k] = *it;
+      row.params["distribution"] = "default";
+      row.name = compose_name(row);
+      rows.push_back(std::move(row));
     }
   }
   append_scaling(runs, rows);

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
+#include "pmlab/bench/side_by_side.hpp"
+#include "pmlab/common/statistics.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/common/mode.hpp"
@@ -170,10 +172,10 @@ struct NullStructure {
   Status check() const { return Status::success(); }
 };
 
+// Load phase: untimed, one share of the records per thread.
 template <class Tree>
-void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread = false) {
+void load_records(RunContext& ctx, const Setup& setup, Tree& tree) {
   const int threads = ctx.threads();
-  // Load phase: untimed, one share of the records per thread.
   std::atomic<uint64_t> load_failures{0};
   {
     std::vector<std::thread> loaders;
@@ -188,13 +190,58 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread 
   if (load_failures.load() != 0) ctx.fail("load phase ran out of space (" + std::to_string(load_failures.load()) + " inserts failed)");
   if (tree.count() != setup.keys.records)
     ctx.fail("load phase holds " + std::to_string(tree.count()) + " records, expected " + std::to_string(setup.keys.records));
+}
 
-  // Run phase streams, generated outside the timed loop.
+// Run phase streams, one per thread, generated outside the timed loop (a power of two of operations each).
+std::vector<std::vector<Op>> run_streams(const Setup& setup, int threads, bool types_spread = false) {
   std::vector<std::vector<Op>> streams(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     streams[static_cast<size_t>(t)] = workload::run_ops(setup.spec, setup.keys, setup.ops_per_thread, 0x5eed, t, threads);
   if (types_spread)
     for (std::vector<Op>& stream : streams) stream = workload::with_types_spread(stream);
+  return streams;
+}
+
+// What one thread's operations came to: lookups that found no record, inserts that found no room.
+struct OpTally {
+  uint64_t missed = 0, failed = 0, looked_up = 0;
+};
+
+// One operation of a stream on `tree`: `value` is what writes store, `out` where reads copy to.
+template <class Tree>
+inline void apply_op(Tree& tree, const Op& op, const std::byte* value, std::byte* out, OpTally& tally) {
+  switch (op.type) {
+    case OpType::read:
+      ++tally.looked_up;
+      tally.missed += !tree.read(op.key, op.record, out);
+      break;
+    case OpType::update:
+      ++tally.looked_up;
+      tally.missed += !tree.update(op.key, op.record, value);
+      break;
+    case OpType::insert:
+      tally.failed += !tree.insert(op.key, op.record, value);
+      break;
+    case OpType::scan:
+      tree.scan(op.key, op.record, op.scan_length, out);
+      break;
+    case OpType::read_modify_write:
+      ++tally.looked_up;
+      if (tree.read(op.key, op.record, out)) {
+        out[0] ^= std::byte{1};
+        tree.update(op.key, op.record, out);
+      } else {
+        ++tally.missed;
+      }
+      break;
+  }
+}
+
+template <class Tree>
+void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread = false) {
+  const int threads = ctx.threads();
+  load_records(ctx, setup, tree);
+  const std::vector<std::vector<Op>> streams = run_streams(setup, threads, types_spread);
   // What the workload alone makes threads pass between their caches, whatever the structure: beside the
   // scaling it explains how much of a shortfall the records' sharing accounts for.
   if (threads > 1)
@@ -208,38 +255,11 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread 
     const uint64_t mask = ops.size() - 1;  // a power of two
     const auto value = value_pattern(setup.options.value_bytes, 1000 + static_cast<uint64_t>(t.index()));
     std::vector<std::byte> out(setup.options.value_bytes);
-    uint64_t missed = 0, failed = 0, looked_up = 0;
-    t.measure([&](uint64_t i) {
-      const Op& op = ops[i & mask];
-      switch (op.type) {
-        case OpType::read:
-          ++looked_up;
-          missed += !tree.read(op.key, op.record, out.data());
-          break;
-        case OpType::update:
-          ++looked_up;
-          missed += !tree.update(op.key, op.record, value.data());
-          break;
-        case OpType::insert:
-          failed += !tree.insert(op.key, op.record, value.data());
-          break;
-        case OpType::scan:
-          tree.scan(op.key, op.record, op.scan_length, out.data());
-          break;
-        case OpType::read_modify_write:
-          ++looked_up;
-          if (tree.read(op.key, op.record, out.data())) {
-            out[0] ^= std::byte{1};
-            tree.update(op.key, op.record, out.data());
-          } else {
-            ++missed;
-          }
-          break;
-      }
-    });
-    misses.fetch_add(missed);
-    failures.fetch_add(failed);
-    lookups.fetch_add(looked_up);
+    OpTally tally;
+    t.measure([&](uint64_t i) { apply_op(tree, ops[i & mask], value.data(), out.data(), tally); });
+    misses.fetch_add(tally.missed);
+    failures.fetch_add(tally.failed);
+    lookups.fetch_add(tally.looked_up);
   });
   if (failures.load() != 0) ctx.fail(std::to_string(failures.load()) + " inserts ran out of space");
   ctx.metric("miss_ratio", lookups.load() ? static_cast<double>(misses.load()) / static_cast<double>(lookups.load()) : 0.0,
@@ -340,6 +360,92 @@ void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure)
   if (Status s = (*map)->reopen(); !s) ctx.fail("PMDK recovery: " + s.message());
   if (Status s = (*map)->check(); !s) ctx.fail("PMDK recovery: " + s.message());
   if ((*map)->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
+}
+
+// ds.target's points (summary.cpp) measured side by side; ds.target takes its ratio from here when the run
+// has it. Its parameters are ds.ycsb's with the structure's PMDK peer implied.
+Params vs_pmdk_as_ycsb(const Params& p) {
+  Params q;
+  for (const char* key : {"structure", "medium", "workload", "records", "value", "threads"}) q.set(key, p.json().at(key));
+  q.set("mode", "persist");
+  q.set("breakdown", "none");
+  q.set("distribution", "default");
+  return q;
+}
+
+// ds.vs_pmdk: the points ds.target divides, side by side in one run. Our persist structure (on the run's
+// pool) and PMDK's map (in a pool file beside it) are loaded with the same records; then the two run the
+// same operation stream in alternating 10 ms phases over many rounds (bench/side_by_side.hpp). Two
+// separate ds.ycsb runs of the same point lie minutes apart in a sweep, and this VM's speed changes over
+// such spans by more than the margin a 2x target has to spare; phases of a round fall inside one spell.
+template <template <class> class S>
+void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
+  if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
+  if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
+  if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
+  const media::Region& region = ctx.region();
+  Arena<Durable> arena(region.base, region.size, ctx.persister());
+  S<Arena<Durable>> tree(arena, setup.options);
+  if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+  auto map = pmdk::Map::create(peer, pool_file_beside(ctx, peer),
+                               pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
+                               setup.options.value_bytes);
+  if (!map) ctx.fail(map.status().message());
+  // PMDK's flushes and fences counted with ours, per contender.
+  BreakdownScope scope("none", true, ctx.model());
+  load_records(ctx, setup, tree);
+  load_records(ctx, setup, **map);
+  const std::vector<Op> ops = std::move(run_streams(setup, 1).front());
+  const uint64_t mask = ops.size() - 1;
+  const auto value = value_pattern(setup.options.value_bytes, 1000);
+  std::vector<std::byte> out(setup.options.value_bytes);
+  OpTally ours_tally, peer_tally;
+  const std::vector<Contender> contenders{
+      {"ours", [&](int, uint64_t i) {
+         apply_op(tree, ops[i & mask], value.data(), out.data(), ours_tally);
+         return true;
+       }},
+      {peer, [&](int, uint64_t i) {
+         apply_op(**map, ops[i & mask], value.data(), out.data(), peer_tally);
+         return true;
+       }},
+  };
+  const int rounds = ctx.quick() ? 21 : 61;
+  const InterleaveResult r = interleave(ctx, rounds, 0.01, contenders);
+  if (ours_tally.failed + peer_tally.failed != 0) ctx.fail("inserts ran out of space");
+  std::vector<double> ours_tp, peer_tp, ratios;
+  for (const auto& round : r.throughput) {
+    ours_tp.push_back(round[0]);
+    peer_tp.push_back(round[1]);
+    ratios.push_back(round[0] / round[1]);
+  }
+  ctx.metric("throughput", median(ours_tp), "ops/s");
+  ctx.metric("peer_throughput", median(peer_tp), "ops/s");
+  ctx.metric_samples("ratio", ratios, "ratio");
+  for (size_t c = 0; c < 2; ++c) {
+    const double n = static_cast<double>(std::max<uint64_t>(r.ops[c], 1));
+    const std::string prefix = c == 0 ? "" : "peer_";
+    ctx.metric(prefix + "flushes_per_op", static_cast<double>(r.counters[c].flushes) / n, "count");
+    ctx.metric(prefix + "fences_per_op", static_cast<double>(r.counters[c].fences) / n, "count");
+    ctx.metric(prefix + "nt_bytes_per_op", static_cast<double>(r.counters[c].nt_bytes) / n, "B");
+  }
+  ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
+  if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
+  if ((*map)->aborts() != 0) ctx.fail(std::to_string((*map)->aborts()) + " transactions aborted");
+  if (Status s = (*map)->check(); !s) ctx.fail("PMDK's map broken after the run: " + s.message());
+}
+
+void vs_pmdk_body(RunContext& ctx) {
+  const Params p = vs_pmdk_as_ycsb(ctx.params());
+  auto setup = setup_of(p, ctx.threads(), ctx.quick());
+  if (!setup) ctx.fail(setup.status().message());
+  const std::string& structure = p.text("structure");
+  std::string peer;
+  for (const auto& [ours, theirs] : kTargetPairs)
+    if (ours == structure) peer = theirs;
+  if (peer.empty()) ctx.fail("no PMDK peer for " + structure);
+  if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer);
+  else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer);
 }
 
 // One YCSB run at `p` (ds.ycsb's parameters; ds.update_ratio translates its own into them).
@@ -564,6 +670,26 @@ const CaseRegistration threads_case{CaseDef{
           const std::string& s = p.text("structure");
           return p.text("mode") == "persist" && (s == "bptree" || s == "hashtable") ? 3 : 0;
         },
+}};
+
+
+const CaseRegistration vs_pmdk_case{CaseDef{
+    .suite = "ds",
+    .name = "vs_pmdk",
+    .summary = "our persist B+-tree and hashtable against PMDK's btree and hashmap_tx in alternating phases of one "
+               "run (ds.target's ratio)",
+    .params = {std_params::choice("structure", "ours; the peer: bptree - pmdk-btree, hashtable - pmdk-hashmap-tx",
+                                  {"bptree", "hashtable"}, {"bptree", "hashtable"}),
+               std_params::choice("medium", "pool: ours on the run's pool, PMDK's in a pool file beside it", {"pool"},
+                                  {"pool"}),
+               std_params::choice("workload", "ds.target's workloads", {"a", "b", "c", "write-only"},
+                                  {"a", "b", "c", "write-only"}),
+               records_param(),
+               value_param(),
+               std_params::threads({"1"}, {"1"})},
+    .region_bytes = [](const Params& p) { return region_bytes(vs_pmdk_as_ycsb(p)); },
+    .redundant = [](const Params&) -> std::optional<std::string> { return std::nullopt; },
+    .body = vs_pmdk_body,
 }};
 
 }  // namespace
