@@ -214,8 +214,8 @@ class ThreadState {
   // - One batch (or operation) in sample_every_ is timed, so that timing costs the throughput about 1% as
   //   the probe sees it. A sample costs the loop more than the probe's estimate, which times operations
   //   back to back: in the loop the drained stamps also stop the overlap of the untimed operations around
-  //   it (measured ~3-4x the estimate on hash-table lookups; docs/checks.md). The untimed operations count
-  //   in throughput. A run of known length keeps at least kMinSamples samples.
+  //   it (docs/checks.md has the measurements). The untimed operations count in throughput. A run keeps
+  //   at least about kMinSamples samples.
   template <class Op>
   void choose_timing(const platform::Clock& clock, Op& op, uint64_t& i) {
     constexpr uint64_t kProbe = 256;

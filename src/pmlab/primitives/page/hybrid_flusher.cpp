@@ -17,8 +17,8 @@ HybridFlusher::HybridFlusher(PageStore& store, FlushCostModel model, Refinement 
 // So choosing must add as few stores as it can: on the common paths flush() calls nothing before the
 // chosen flusher, so its frame is a plain forwarding call's (GCC keeps the call, not a jump, for the
 // returned Status); the learner's sampling and exploring, which call out and read the clock, go through
-// flush_learned(). Even the four more register saves of the former frame showed at 2 threads
-// (docs/primitives.md, "The hybrid's dispatch").
+// flush_learned(). Even a few more register saves show at 2 threads (docs/primitives.md, "The hybrid's
+// dispatch").
 Status HybridFlusher::flush(PageStore::Lane& lane, DramPage& page) {
   const uint32_t dirty = page.dirty().count();
   const uint32_t threads = store_.active_lanes();
