@@ -243,7 +243,8 @@ class ThreadState {
     // Timing cost relative to the work, per timed batch (one stamp pair per batch of ops_per_sample_).
     const double cost = static_cast<double>(best_timed - best_plain) / static_cast<double>(best_plain) /
                         static_cast<double>(ops_per_sample_);
-    const double expected_ops = control_.ops ? static_cast<double>(control_.ops) : control_.duration_s * 1e9 / op_ns;
+    const double expected_ops =
+        control_.ops ? static_cast<double>(control_.ops) : control_.duration_s * 1e9 / std::max(op_ns, 0.01);
     const double per_sample = kMinSamples * static_cast<double>(ops_per_sample_);
     const uint64_t most = std::clamp<uint64_t>(static_cast<uint64_t>(expected_ops / per_sample), 1, kMaxSampleEvery);
     sample_every_ = std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(cost / 0.01)), 1, most);

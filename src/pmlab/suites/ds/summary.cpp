@@ -58,11 +58,11 @@ void put(RunRecord& row, const char* name, std::optional<double> v, const char* 
   if (v) row.set(Metric{name, *v, unit, MetricKind::measured, {}});
 }
 
-std::optional<double> ns_per_op(const RunRecord* r) {
-  auto t = value_of(r, "throughput");
-  if (!t || *t <= 0) return std::nullopt;
-  return 1e9 / *t;
+std::optional<double> ns_of(std::optional<double> throughput) {
+  if (!throughput || *throughput <= 0) return std::nullopt;
+  return 1e9 / *throughput;
 }
+std::optional<double> ns_per_op(const RunRecord* r) { return ns_of(value_of(r, "throughput")); }
 
 std::optional<double> saved(const RunRecord* full, const RunRecord* without) {
   auto a = ns_per_op(full), b = ns_per_op(without);
@@ -197,11 +197,7 @@ RunRecord target_row(const std::string& ours, const std::string& peer, const std
   else if (const Metric* m = side->find("ratio")) ratio = *m;
   if (ratio) row.set(*ratio);
   const std::optional<double> r = value_of(&row, "ratio");
-  const std::optional<double> na = ns_per_op(&row), nb = [&]() -> std::optional<double> {
-    const auto t = value_of(&row, "peer_throughput");
-    if (!t || *t <= 0) return std::nullopt;
-    return 1e9 / *t;
-  }();
+  const std::optional<double> na = ns_per_op(&row), nb = ns_of(value_of(&row, "peer_throughput"));
   if (harness && na && nb && *na > *harness && *nb > *harness)
     put(row, "ratio_net_of_harness", (*nb - *harness) / (*na - *harness), "ratio");
   row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});

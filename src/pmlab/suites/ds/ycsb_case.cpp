@@ -344,7 +344,9 @@ void run_ours(RunContext& ctx, const Params& p, const Setup& setup, Mode mode, c
   }
 }
 
-void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure) {
+// PMDK's map `structure` in a pool file beside the run's pool, sized for the run; skips the run where
+// PMDK's maps cannot run it.
+std::unique_ptr<pmdk::Map> pmdk_map_for(RunContext& ctx, const Setup& setup, const std::string& structure) {
   if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
   if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
   if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
@@ -353,13 +355,18 @@ void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure)
              std::to_string(kPmdkSkiplistMaxRecords + 1));
   const std::string path = pool_file_beside(ctx, structure);
   auto map = pmdk::Map::create(structure, path, pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
-                             setup.options.value_bytes);
+                               setup.options.value_bytes);
   if (!map) ctx.fail(map.status().message());
-  run_ops(ctx, setup, **map);
-  if ((*map)->aborts() != 0) ctx.fail(std::to_string((*map)->aborts()) + " transactions aborted");
-  if (Status s = (*map)->reopen(); !s) ctx.fail("PMDK recovery: " + s.message());
-  if (Status s = (*map)->check(); !s) ctx.fail("PMDK recovery: " + s.message());
-  if ((*map)->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
+  return std::move(*map);
+}
+
+void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure) {
+  const std::unique_ptr<pmdk::Map> map = pmdk_map_for(ctx, setup, structure);
+  run_ops(ctx, setup, *map);
+  if (map->aborts() != 0) ctx.fail(std::to_string(map->aborts()) + " transactions aborted");
+  if (Status s = map->reopen(); !s) ctx.fail("PMDK recovery: " + s.message());
+  if (Status s = map->check(); !s) ctx.fail("PMDK recovery: " + s.message());
+  if (map->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
 }
 
 // ds.target's points (summary.cpp) measured side by side; ds.target takes its ratio from here when the run
@@ -380,21 +387,15 @@ Params vs_pmdk_as_ycsb(const Params& p) {
 // such spans by more than the margin a 2x target has to spare; phases of a round fall inside one spell.
 template <template <class> class S>
 void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
-  if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
-  if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
-  if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
+  const std::unique_ptr<pmdk::Map> map = pmdk_map_for(ctx, setup, peer);
   const media::Region& region = ctx.region();
   Arena<Durable> arena(region.base, region.size, ctx.persister());
   S<Arena<Durable>> tree(arena, setup.options);
   if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
-  auto map = pmdk::Map::create(peer, pool_file_beside(ctx, peer),
-                               pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
-                               setup.options.value_bytes);
-  if (!map) ctx.fail(map.status().message());
   // PMDK's flushes and fences counted with ours, per contender.
   BreakdownScope scope("none", true, ctx.model());
   load_records(ctx, setup, tree);
-  load_records(ctx, setup, **map);
+  load_records(ctx, setup, *map);
   const std::vector<Op> ops = std::move(run_streams(setup, 1).front());
   const uint64_t mask = ops.size() - 1;
   const auto value = value_pattern(setup.options.value_bytes, 1000);
@@ -406,7 +407,7 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
          return true;
        }},
       {peer, [&](int, uint64_t i) {
-         apply_op(**map, ops[i & mask], value.data(), out.data(), peer_tally);
+         apply_op(*map, ops[i & mask], value.data(), out.data(), peer_tally);
          return true;
        }},
   };
@@ -431,8 +432,8 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
   }
   ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
   if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
-  if ((*map)->aborts() != 0) ctx.fail(std::to_string((*map)->aborts()) + " transactions aborted");
-  if (Status s = (*map)->check(); !s) ctx.fail("PMDK's map broken after the run: " + s.message());
+  if (map->aborts() != 0) ctx.fail(std::to_string(map->aborts()) + " transactions aborted");
+  if (Status s = map->check(); !s) ctx.fail("PMDK's map broken after the run: " + s.message());
 }
 
 void vs_pmdk_body(RunContext& ctx) {
@@ -688,7 +689,7 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                value_param(),
                std_params::threads({"1"}, {"1"})},
     .region_bytes = [](const Params& p) { return region_bytes(vs_pmdk_as_ycsb(p)); },
-    .redundant = [](const Params&) -> std::optional<std::string> { return std::nullopt; },
+    .redundant = {},
     .body = vs_pmdk_body,
 }};
 
