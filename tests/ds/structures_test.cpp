@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -179,30 +180,83 @@ class SharedOnDram {
   std::optional<Tree> tree_;
 };
 
-// An optimistic chain walk may read a link another use of the block wrote: it must report the view
-// torn, not follow a link out of the arena, off the block grid, or round a cycle.
-TEST(Structures, RacingChainWalkStaysInsideTheArena) {
-  const ValueCell cell(kValue);
-  const persist::Persister p = persist::Persister::volatile_memory();
+// A formatted 64 KiB volatile arena, for the chain's and the cell's own tests.
+struct SmallArena {
+  SmallArena() {
+    if (buffer.reserve(64 * 1024).ok()) arena.emplace(buffer.region().base, buffer.region().size, persister);
+    if (arena && !arena->format(0x5eed).ok()) arena.reset();
+  }
+  bool ok() const { return arena.has_value(); }
+  persist::Persister persister = persist::Persister::volatile_memory();
   media::DramBuffer buffer;
-  ASSERT_TRUE(buffer.reserve(64 * 1024).ok());
-  Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
-  ASSERT_TRUE(arena.format(0x5eed).ok());
+  std::optional<Arena<Volatile>> arena;
+};
+
+// A walk without a lock may stand on a node that writers unlink meanwhile (and on the one after it): it
+// goes on through the links the unlinked nodes kept, to every node still linked behind them, and ends.
+TEST(Structures, SharedChainWalkGoesOnFromUnlinkedNodes) {
+  const ValueCell cell(kValue);
+  SmallArena small;
+  ASSERT_TRUE(small.ok());
+  Arena<Volatile>& arena = *small.arena;
   uint64_t* head = arena.root(0);
   const auto v = value_of(1, 1);
-  for (uint64_t key = 1; key <= 3; ++key) ASSERT_TRUE(push_on_chain(arena, cell, head, key, v.data()));
-  const std::byte* node = nullptr;
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 1, &node), RacingFind::found);
-  EXPECT_EQ(node, find_in_chain(arena, head, 1));
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::absent);
+  for (uint64_t key = 1; key <= 5; ++key) ASSERT_TRUE(push_on_chain(arena, cell, head, key, v.data()));  // 5 4 3 2 1
+  for (uint64_t key = 1; key <= 5; ++key) EXPECT_EQ(find_in_chain_shared(arena, head, key), find_in_chain(arena, head, key));
+  EXPECT_EQ(find_in_chain_shared(arena, head, 9), nullptr);
 
-  uint64_t* last = arena.at<uint64_t>(arena.offset_of(find_in_chain(arena, head, 1)));  // key 1: the tail
-  for (const uint64_t bad : {arena.size() - 64, arena.used(), arena.used() + (uint64_t{1} << 40), uint64_t{8}, arena.load(head) + 8}) {
-    arena.store(last, bad);
-    EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::torn) << "link " << bad;
+  // A reader standing on node 3 holds its link word; 3, then 2, are unlinked under it.
+  const auto* at3 = reinterpret_cast<const uint64_t*>(find_in_chain(arena, head, 3));
+  const std::byte* node2 = find_in_chain(arena, head, 2);
+  ASSERT_TRUE(unlink_from_chain(arena, cell, head, 3));
+  ASSERT_TRUE(unlink_from_chain(arena, cell, head, 2));
+  EXPECT_EQ(find_in_chain_shared(arena, head, 2), nullptr);
+  EXPECT_EQ(find_in_chain_shared(arena, head, 3), nullptr);
+  EXPECT_EQ(find_in_chain_shared(arena, at3, 2), node2);  // linked when the reader reached node 3
+  EXPECT_EQ(find_in_chain_shared(arena, at3, 1), find_in_chain(arena, head, 1));
+  EXPECT_EQ(find_in_chain_shared(arena, at3, 9), nullptr);
+}
+
+// The cell's selector: the buffer in use in its low bits, the update count above them, so no word repeats.
+// Cells written before the count (selector 1 or 2) read and update as before.
+TEST(Structures, ValueCellCountsItsUpdates) {
+  const ValueCell cell(kValue);
+  SmallArena small;
+  ASSERT_TRUE(small.ok());
+  Arena<Volatile>& arena = *small.arena;
+  const uint64_t off = arena.alloc(cell.bytes());
+  ASSERT_NE(off, 0u);
+  std::byte* c = arena.bytes(off);
+  auto* word = reinterpret_cast<uint64_t*>(c);
+  std::vector<std::byte> out(kValue);
+  EXPECT_FALSE(cell.present(arena, c));
+  EXPECT_FALSE(cell.read_unlocked(arena, c, out.data()));
+  std::vector<uint64_t> seen;
+  for (uint64_t version = 1; version <= 6; ++version) {
+    cell.store(arena, c, value_of(7, version).data());
+    seen.push_back(*word);
+    ASSERT_TRUE(cell.read(arena, c, out.data()));
+    EXPECT_EQ(out, value_of(7, version));
+    ASSERT_TRUE(cell.read_unlocked(arena, c, out.data()));
+    EXPECT_EQ(out, value_of(7, version));
+    EXPECT_TRUE(cell.valid(arena, c));
   }
-  arena.store(last, arena.load(head));  // a cycle back to the head
-  EXPECT_EQ(find_in_chain_racing(arena, cell, head, 9, &node), RacingFind::torn);
+  EXPECT_EQ(std::set<uint64_t>(seen.begin(), seen.end()).size(), seen.size()) << "a selector word repeated";
+
+  cell.init(arena, c, value_of(8, 1).data());  // a cell as written before the count: selector 1
+  EXPECT_EQ(*word, 1u);
+  cell.store(arena, c, value_of(8, 2).data());
+  ASSERT_TRUE(cell.read(arena, c, out.data()));
+  EXPECT_EQ(out, value_of(8, 2));
+  *word = 2;  // buffer 1, count 0: what the old store() left
+  ASSERT_TRUE(cell.read(arena, c, out.data()));
+  EXPECT_EQ(out, value_of(8, 2));
+
+  for (const uint64_t bad : {uint64_t{3}, uint64_t{4 + 3}, uint64_t{4}}) {  // buffer "3"; empty with a count
+    *word = bad;
+    EXPECT_FALSE(cell.valid(arena, c)) << bad;
+    EXPECT_FALSE(cell.read(arena, c, out.data())) << bad;
+  }
 }
 
 template <template <class> class S>
@@ -237,6 +291,13 @@ std::vector<std::byte> wide_value(uint64_t key, uint64_t version, uint32_t bytes
   for (uint32_t i = 0; i < bytes; ++i) v[i] = static_cast<std::byte>(key * 7 + version * 31 + i);
   return v;
 }
+// Whether `v` holds one version of a wide_value: its bytes step by 1 from byte 0 (two versions' v apart
+// differ by 31 v).
+bool one_version(const std::vector<std::byte>& v) {
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i] != static_cast<std::byte>(static_cast<uint32_t>(v[0]) + i)) return false;
+  return true;
+}
 
 template <template <class> class S>
 void readers_beside_writers_see_whole_values() {
@@ -268,11 +329,7 @@ void readers_beside_writers_see_whole_values() {
           torn.fetch_add(1);
           continue;
         }
-        // One version's bytes step by 1 from byte 0; two versions' (v apart) differ by 31 v.
-        bool whole = true;
-        for (uint32_t i = 1; i < kWide && whole; ++i)
-          whole = out[i] == static_cast<std::byte>(static_cast<uint32_t>(out[0]) + i);
-        if (!whole) torn.fetch_add(1);
+        if (!one_version(out)) torn.fetch_add(1);
       }
     }
   });
@@ -285,6 +342,63 @@ void readers_beside_writers_see_whole_values() {
   for (uint64_t k = 0; k < kHot; ++k) {
     ASSERT_TRUE(tree.read(k, k, out.data()));
     EXPECT_EQ(out, wide_value(k, kVersions, kWide));
+  }
+}
+
+// A hashtable reader holds no lock, so it may stand on a node a writer unlinks, or walk on from one. A
+// writer removes and re-inserts some keys (a new node, a new version, each time) and updates others, in a
+// table of few buckets so that chains mix both; a reader meanwhile finds every key never removed, and
+// every value it reads is whole.
+TEST(Structures, ConcurrentHashtableReadersBesideRemovesSeeWholeValues) {
+  constexpr uint64_t kKept = 8, kChurned = 16, kRounds = 1500, kBuckets = 16;
+  constexpr uint32_t kWide = 512;
+  Options o;
+  o.value_bytes = kWide;
+  o.capacity = kKept + kChurned * (kRounds + 1);  // the arena keeps every unlinked node
+  o.concurrent = true;
+  const persist::Persister p = persist::Persister::volatile_memory();
+  media::DramBuffer buffer;
+  ASSERT_TRUE(buffer.reserve(Hashtable<Arena<Volatile>>::bytes_needed(o)).ok());
+  Arena<Volatile> arena(buffer.region().base, buffer.region().size, p);
+  Hashtable<Arena<Volatile>> table(arena, o);
+  ASSERT_TRUE(table.create(kBuckets).ok());
+  for (uint64_t k = 0; k < kKept + kChurned; ++k) ASSERT_TRUE(table.insert(k, k, wide_value(k, 0, kWide).data()));
+
+  std::atomic<bool> writing{true};
+  std::atomic<uint64_t> torn{0}, lost{0}, reads{0};
+  std::thread writer([&] {
+    for (uint64_t v = 1; v <= kRounds; ++v) {
+      for (uint64_t k = kKept; k < kKept + kChurned; ++k) {
+        EXPECT_TRUE(table.remove(k, k));
+        EXPECT_TRUE(table.insert(k, k, wide_value(k, v, kWide).data()));
+      }
+      for (uint64_t k = 0; k < kKept; ++k) EXPECT_TRUE(table.update(k, k, wide_value(k, v, kWide).data()));
+    }
+    writing.store(false);
+  });
+  std::thread reader([&] {
+    std::vector<std::byte> out(kWide);
+    while (writing.load() || reads.load() < 1000) {
+      for (uint64_t k = 0; k < kKept + kChurned; ++k) {
+        reads.fetch_add(1, std::memory_order_relaxed);
+        if (!table.read(k, k, out.data())) {
+          if (k < kKept) lost.fetch_add(1);
+          continue;
+        }
+        if (!one_version(out)) torn.fetch_add(1);
+      }
+    }
+  });
+  writer.join();
+  reader.join();
+  EXPECT_EQ(torn.load(), 0u) << "of " << reads.load() << " reads";
+  EXPECT_EQ(lost.load(), 0u) << "of " << reads.load() << " reads";
+  EXPECT_EQ(table.count(), kKept + kChurned);
+  EXPECT_TRUE(table.check().ok());
+  std::vector<std::byte> out(kWide);
+  for (uint64_t k = 0; k < kKept + kChurned; ++k) {
+    ASSERT_TRUE(table.read(k, k, out.data()));
+    EXPECT_EQ(out, wide_value(k, kRounds, kWide));
   }
 }
 

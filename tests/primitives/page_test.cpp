@@ -366,7 +366,10 @@ TEST(FlushCostModel, CalibrationTimesBothPoliciesAndChangesNoData) {
 // On a real store, from a model that is wrong by far, the hybrid's online refinement finds the cheaper
 // policy: at 64 KiB one dirty line costs copy-on-write its whole page (1024 lines) and the micro-log two,
 // and with every line dirty the micro-log writes each twice and zeroes its record. Gaps of several times,
-// so timing noise (a loaded machine, sanitizers) cannot turn them.
+// which a loaded machine or a sanitizer does not turn. What can turn them is the thread losing its CPU
+// during the three comparisons the first decision rests on (seen once in `make test`, beside a
+// four-thread stress test on two CPUs): each point gets up to three fresh learners, and a learner that
+// cannot tell the policies apart fails all three.
 TEST(HybridFlusher, OnlineRefinementOverridesAWrongModelOnAStore) {
   constexpr uint32_t kPage = 65536, kLines = kPage / kLineBytes;
   Region region(4 << 20);
@@ -380,18 +383,23 @@ TEST(HybridFlusher, OnlineRefinementOverridesAWrongModelOnAStore) {
     Policy cheaper;
   };
   for (const Point& point : {Point{1, 0, Policy::ulog}, Point{kLines, 1e9, Policy::cow}}) {
-    HybridFlusher hybrid(**store, FlushCostModel::fixed(point.wrong_crossover));
-    ASSERT_NE(hybrid.model().choose(point.dirty, 1), point.cheaper);
-    DramPage page(kPage);
-    for (uint64_t i = 0; i < 1500; ++i) {
-      page.pid = i % 8;
-      for (uint32_t l = 0; l < point.dirty; ++l) scribble(page, (static_cast<uint32_t>(i) + l) % kLines, i);
-      ASSERT_TRUE(hybrid.flush(*lane, page).ok());
+    Policy learned = point.cheaper == Policy::cow ? Policy::ulog : Policy::cow;
+    double cheaper_share = 0;
+    for (int attempt = 0; attempt < 3 && (learned != point.cheaper || cheaper_share <= 0.8); ++attempt) {
+      HybridFlusher hybrid(**store, FlushCostModel::fixed(point.wrong_crossover));
+      ASSERT_NE(hybrid.model().choose(point.dirty, 1), point.cheaper);
+      DramPage page(kPage);
+      for (uint64_t i = 0; i < 1500; ++i) {
+        page.pid = i % 8;
+        for (uint32_t l = 0; l < point.dirty; ++l) scribble(page, (static_cast<uint32_t>(i) + l) % kLines, i);
+        ASSERT_TRUE(hybrid.flush(*lane, page).ok());
+      }
+      const PolicyLearner* learner = hybrid.learner(lane->index());
+      ASSERT_NE(learner, nullptr);
+      learned = learner->current(point.dirty, 1);
+      cheaper_share = static_cast<double>(learner->flushes(point.cheaper)) / 1500;
     }
-    const PolicyLearner* learner = hybrid.learner(lane->index());
-    ASSERT_NE(learner, nullptr);
-    EXPECT_EQ(learner->current(point.dirty, 1), point.cheaper) << point.dirty;
-    const double cheaper_share = static_cast<double>(learner->flushes(point.cheaper)) / 1500;
+    EXPECT_EQ(learned, point.cheaper) << point.dirty;
     EXPECT_GT(cheaper_share, 0.8) << point.dirty;
   }
   // With the refinement off, the model's choice stands.

@@ -388,6 +388,19 @@ ds::Options struct_options() {
   return o;
 }
 
+// The ds hashtable's readers walk without a lock when it is shared, which memory that reuses freed blocks
+// (a PTM's heap) cannot allow: create() and recover() refuse, before touching the memory.
+TEST(PtmStructures, SharedHashtableNeedsBlocksNeverReused) {
+  using Arena = workloads::PtmStructure<RedoPtm, ds::Hashtable>::Arena;
+  Arena arena(nullptr, 0, 0);
+  ds::Options o = struct_options();
+  o.concurrent = true;
+  ds::Hashtable<Arena> table(arena, o);
+  const Status created = table.create(16);
+  EXPECT_EQ(created.code(), Errc::invalid_argument) << created.message();
+  EXPECT_EQ(table.recover().code(), Errc::invalid_argument);
+}
+
 // Random inserts, updates, reads, scans and (the hashtable) removes against std::map, one to eight per
 // transaction, so later operations read words earlier ones wrote (the redo PTM's write set); then check().
 template <class P, template <class> class S>

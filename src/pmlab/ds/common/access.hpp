@@ -30,6 +30,8 @@
 //             a.at<T>(offset), a.bytes(offset), a.offset_of(p);  a.root(i) -> the i-th root word
 //             a.contains(offset, len)   a block inside the memory (recovery's bounds check)
 //             a.used()                  bytes blocks may occupy (a bound for cycle checks)
+//             A::kReusesBlocks          whether a freed block may be handed out again (a reader that holds
+//                                       no lock may then find a node put to another use)
 //   failure   A::kNothrow   false when a load may throw to abandon the operation: a PTM transaction whose
 //                           snapshot turned inconsistent ends at that read, before the structure acts on
 //                           what it read (its loops need not be proof against a mix of old and new words);
@@ -73,6 +75,7 @@ template <class A>
 concept PersistencePolicy = requires(A& a, const A& ca, uint64_t* w, const uint64_t* cw, uint64_t v, void* p,
                                      const void* cp, size_t n, int i) {
   { A::kAlign } -> std::convertible_to<uint64_t>;
+  { A::kReusesBlocks } -> std::convertible_to<bool>;
   { A::kDeclaredVolatileSurvives } -> std::convertible_to<bool>;
   { A::kNothrow } -> std::convertible_to<bool>;
   { ca.load(cw) } -> std::same_as<uint64_t>;

@@ -46,6 +46,7 @@ template <ModePolicy M>
 class Arena : public Offsets {
  public:
   static constexpr uint64_t kAlign = kBlockAlign;
+  static constexpr bool kReusesBlocks = false;  // free() keeps the block (below)
   // The volatile bytes (a B+-tree's index) are plain stores no mode makes durable: recovery rebuilds them.
   static constexpr bool kDeclaredVolatileSurvives = false;
   static constexpr bool kNothrow = true;

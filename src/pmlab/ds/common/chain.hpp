@@ -30,39 +30,23 @@ std::byte* find_in_chain(const A& arena, const uint64_t* head, uint64_t key) noe
   return nullptr;
 }
 
-// What a walk of a chain that writers may be changing found (find_in_chain_racing).
-enum class RacingFind { found, absent, torn };
-
-// find_in_chain for a reader that holds no lock (an optimistic read: see StripedVersionLocks): writers may
-// relink the chain under it, and a policy that reuses blocks may hand an unlinked node to another chain or
-// to another use. Each word is loaded once, atomically; a link off the block grid or past the arena's
-// used bytes, or a walk longer than the blocks those bytes hold, is reported torn instead of followed, so
-// the walk stays inside the memory and ends whatever it reads. The caller keeps the answer only if its
-// validation says no writer came by.
-//
-// The used bytes are read once: they only grow, and a node past them can only have been linked since by a
-// writer of this chain, which the caller's validation sees. An aligned link below the first block is still
-// memory of the arena (its header), read and thrown away like any other torn view. Few checks per step:
-// this walk is a concurrent reader's whole lookup, and every instruction it adds is felt (docs/ds.md,
-// Threads).
+// find_in_chain for a reader that holds no lock while writers push, unlink and update (a shared
+// hashtable's point read). It needs blocks that are never reused (!A::kReusesBlocks, the bump arena). Then
+// every link a reader can load is one a writer wrote whole: a node is written before the store that links
+// it, and the links are loaded with acquire. And a link always names a node pushed onto the same chain
+// before the node holding it: a push links the new node to the older head, an unlink copies a link onward.
+// So every walk ends, even one that goes on from a node unlinked meanwhile. A key linked for the whole walk
+// is found. Each node the walk reaches was linked at some moment of it, so what the node holds when read
+// was the key's value at that moment or at its unlinking, which comes later.
 template <PersistencePolicy A>
-RacingFind find_in_chain_racing(const A& arena, const ValueCell& cell, const uint64_t* head, uint64_t key,
-                                const std::byte** node) noexcept(A::kNothrow) {
-  const uint64_t used = arena.used();
-  const uint64_t node_bytes = chain_node_bytes(cell);
-  const uint64_t last = used >= node_bytes ? used - node_bytes : 0;  // the last offset a whole node fits at
-  const uint64_t max_steps = used / A::kAlign;
-  uint64_t off = arena.load8(head);
-  for (uint64_t steps = 0; off != 0; ++steps) {
-    if (off > last || off % A::kAlign != 0 || steps == max_steps) return RacingFind::torn;
+const std::byte* find_in_chain_shared(const A& arena, const uint64_t* head, uint64_t key) noexcept(A::kNothrow) {
+  static_assert(!A::kReusesBlocks, "a walk without a lock needs blocks that are never reused");
+  for (uint64_t off = arena.load8(head); off != 0;) {
     const auto* words = arena.template at<uint64_t>(off);
-    if (arena.load8(words + 1) == key) {
-      *node = arena.bytes(off);
-      return RacingFind::found;
-    }
+    if (arena.load(words + 1) == key) return arena.bytes(off);  // a key never changes once linked
     off = arena.load8(words);
   }
-  return RacingFind::absent;
+  return nullptr;
 }
 
 // Pushes a new node for `key` at the head: written and made durable first, then published by one 8-byte

@@ -3,13 +3,18 @@
 // a crash leaves either the old or the new value, never a torn one, and nothing is leaked.
 //
 // Layout (all 8-byte aligned): [selector][buffer 0][buffer 1], each buffer `value_bytes` rounded up to 8.
-// Selector 0: no value (empty slot); 1: buffer 0 holds it; 2: buffer 1 does.
+// The selector's bits 0-1 name the buffer holding the value (0: none, an empty slot; 1: buffer 0; 2:
+// buffer 1; 3 is corruption); bits 2-63 count the updates, so the word never takes a value twice and a
+// reader that holds no lock can tell whether an update came by while it copied (read_unlocked). Cells
+// written before the count existed hold 1 or 2: a count of 0.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "pmlab/ds/common/access.hpp"
+#include "pmlab/ds/common/locks.hpp"
 
 namespace pmlab::ds {
 
@@ -28,41 +33,69 @@ class ValueCell {
     arena.write_bytes(cell + 8, value, value_bytes_);
     arena.store(selector(cell), 1);
   }
-  // Publishes a value into a reachable cell (empty or not): write the spare buffer, persist, flip.
+  // Publishes a value into a reachable cell (empty or not): write the spare buffer, persist, flip (and
+  // count the update).
   template <PersistencePolicy A>
   void store(const A& arena, std::byte* cell, const std::byte* value) const noexcept(A::kNothrow) {
     uint64_t* const s = selector(cell);
-    const uint64_t next = arena.load8(s) == 1 ? 2 : 1;
-    std::byte* buffer = cell + 8 + (next - 1) * stride_;
-    arena.write_bytes(buffer, value, value_bytes_);
-    arena.persist(buffer, value_bytes_);
-    arena.store8(s, next);
+    const uint64_t word = arena.load8(s);
+    const uint64_t next = (word & kBufferBits) == 1 ? 2 : 1;
+    arena.write_bytes(buffer(cell, next), value, value_bytes_);
+    arena.persist(buffer(cell, next), value_bytes_);
+    arena.store8(s, (word & ~kBufferBits) + kOneUpdate + next);
     arena.persist(s, 8);
   }
   template <PersistencePolicy A>
   bool present(const A& arena, const std::byte* cell) const noexcept(A::kNothrow) {
-    return arena.load8(selector(cell)) != 0;
+    return (arena.load8(selector(cell)) & kBufferBits) != 0;
   }
   // Copies the current value to `out`; false when the cell is empty. Callers hold the lock that orders
   // them against store(), or read optimistically and keep the copy only if no store() came by. A selector
-  // above 2 (a damaged cell, or an optimistic reader's view of a block put to another use) reads as empty
-  // rather than send the copy outside the cell.
+  // naming buffer "3" (a damaged cell, or an optimistic reader's view of a block put to another use) reads
+  // as empty rather than send the copy outside the cell.
   template <PersistencePolicy A>
   bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
-    const uint64_t s = arena.load8(selector(cell));
-    if (s == 0 || s > 2) return false;
-    arena.read_bytes(out, cell + 8 + (s - 1) * stride_, value_bytes_);
+    const uint64_t b = arena.load8(selector(cell)) & kBufferBits;
+    if (b == 0 || b == 3) return false;
+    arena.read_bytes(out, buffer(cell, b), value_bytes_);
     return true;
   }
-  // Recovery check: a selector other than 0, 1, 2 is corruption.
+  // read() for a reader that holds no lock while store() may run: the copy is kept only if the selector
+  // word is unchanged after it, else taken again. store() writes only the buffer the selector does not
+  // name and changes the word every time, so an unchanged word means no store() wrote the buffer that was
+  // copied. The cell must stay a cell of this record while readers hold it (its block never reused).
+  template <PersistencePolicy A>
+  bool read_unlocked(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
+    const uint64_t* const s = selector(cell);
+    for (;;) {
+      const uint64_t word = arena.load8(s);
+      const uint64_t b = word & kBufferBits;
+      if (b == 0 || b == 3) return false;
+      {
+        const OptimisticReads racy;
+        arena.read_bytes(out, buffer(cell, b), value_bytes_);
+      }
+      // The copy's loads must not move below the check: x86 keeps loads in order, this keeps the compiler
+      // from moving them (as StripedVersionLocks' validation).
+      std::atomic_signal_fence(std::memory_order_acq_rel);
+      if (arena.load8(s) == word) return true;
+    }
+  }
+  // Recovery check: a selector naming buffer 3, or an empty cell that counts updates, is corruption.
   template <PersistencePolicy A>
   bool valid(const A& arena, const std::byte* cell) const noexcept(A::kNothrow) {
-    return arena.load8(selector(cell)) <= 2;
+    const uint64_t word = arena.load8(selector(cell));
+    return (word & kBufferBits) != 3 && ((word & kBufferBits) != 0 || word == 0);
   }
 
  private:
+  static constexpr uint64_t kBufferBits = 3, kOneUpdate = 4;
   static uint64_t* selector(const std::byte* cell) noexcept {
     return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(cell));
+  }
+  // Buffer `b` (1 or 2, as the selector names it).
+  std::byte* buffer(const std::byte* cell, uint64_t b) const noexcept {
+    return const_cast<std::byte*>(cell) + 8 + (b - 1) * stride_;
   }
   uint32_t value_bytes_;
   uint32_t stride_;

@@ -3,8 +3,9 @@
 // (the commit); an update goes through the node's value cell; a remove unlinks the node with one 8-byte
 // store of the link that reaches it. Buckets never resize (sized from the capacity create() is given,
 // load factor <= 1). Locking (threads > 1): a striped version lock by bucket, which writers and scans hold;
-// a point read takes none — it walks the chain optimistically and again if a writer took the stripe
-// meanwhile ([OLC]), so readers write no shared line.
+// a point read takes none and writes nothing shared: it walks the chain as writers change it
+// (find_in_chain_shared) and copies the value as the cell's own update count allows (read_unlocked). That
+// needs blocks that are never reused, which create() and recover() check.
 #pragma once
 
 #include <bit>
@@ -29,6 +30,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
 
   Status create(uint64_t capacity) {
+    PMLAB_TRY(can_share());
     const uint64_t n = buckets_for(capacity);
     const auto buckets = format_with_block(arena_, kMagic, n * 8, "hashtable of " + std::to_string(n) + " buckets");
     if (!buckets) return buckets.status();
@@ -38,6 +40,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     return Status::success();
   }
   Status recover() {
+    PMLAB_TRY(can_share());
     PMLAB_TRY(arena_.open(kMagic));
     const uint64_t n = arena_.load(arena_.root(1));
     if (n == 0 || !std::has_single_bit(n) || !arena_.contains(arena_.load(arena_.root(0)), n * 8))
@@ -76,16 +79,12 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
       const std::byte* node = find(b, key);
       return node != nullptr && cell_.read(arena_, node + 16, out);
     }
-    // Optimistic: the bucket's stripe is only checked unchanged after the walk and the copy. A walk that
-    // raced a writer may have read anything (a node being unlinked, a buffer being written): it stays
-    // inside the arena and is done again. The arena's used bytes, read as the walk's bound, race inserts
-    // too.
-    const RacingFind found = locks_.read_validated(b, [&] {
-      const std::byte* node = nullptr;
-      const RacingFind f = find_in_chain_racing(arena_, cell_, heads() + b, key, &node);
-      return f == RacingFind::found && !cell_.read(arena_, node + 16, out) ? RacingFind::absent : f;
-    });
-    return found == RacingFind::found;  // torn although no writer came by: the chain is damaged (check())
+    if constexpr (A::kReusesBlocks) {
+      return false;  // never shared (can_share)
+    } else {
+      const std::byte* node = find_in_chain_shared(arena_, heads() + b, key);
+      return node != nullptr && cell_.read_unlocked(arena_, node + 16, out);
+    }
   }
 
   // No key order: a scan reads the key's bucket and the following ones until n records (as a hash map
@@ -135,6 +134,12 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   uint64_t* heads() const noexcept(A::kNothrow) { return arena_.template at<uint64_t>(arena_.load(arena_.root(0))); }
   uint64_t bucket_of(uint64_t key) const noexcept(A::kNothrow) {
     return mix_key(key) >> (64 - std::countr_zero(arena_.load(arena_.root(1))));
+  }
+  // A shared table's readers hold no lock: a node they reach must stay that node (find_in_chain_shared).
+  Status can_share() const {
+    if (concurrent_ && A::kReusesBlocks)
+      return error(Errc::invalid_argument, "a hashtable shared between threads needs memory that never reuses a freed block");
+    return Status::success();
   }
   std::byte* find(uint64_t b, uint64_t key) const noexcept(A::kNothrow) { return find_in_chain(arena_, heads() + b, key); }
 

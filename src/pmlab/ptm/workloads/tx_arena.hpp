@@ -38,6 +38,7 @@ class TxArena : public ds::Offsets {
  public:
   // pmlab's heap hands out payloads 8 bytes into a 16-byte grain (PMDK's are aligned further).
   static constexpr uint64_t kAlign = 8;
+  static constexpr bool kReusesBlocks = true;  // tx.free returns the block to the PTM's heap
   static constexpr bool kDeclaredVolatileSurvives = true;
   // A read may end a doomed attempt of a concurrent PTM by throwing (ptm::Abandoned), which its run() catches.
   static constexpr bool kNothrow = false;
