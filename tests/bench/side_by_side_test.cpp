@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <utility>
@@ -78,6 +79,40 @@ TEST(SideBySide, InterleaveSumsEachContendersOpsAndCountersOverRoundsAndThreads)
   ASSERT_GT(r.ops[1], uint64_t{1000} * kRounds * kThreads) << "no timed phase paused for maintenance";
   EXPECT_EQ(r.counters[1].fences, r.ops[1]) << "the maintenance's fences are not the operations'";
   EXPECT_EQ(r.counters[1].flushes, 0u);
+}
+
+// A contender on fewer threads than the run's: only threads 0 … n-1 run its phases, and its step before
+// each phase runs while no operation of any contender is under way.
+TEST(SideBySide, AContenderOnFewerThreadsRunsAloneAfterItsStep) {
+  const CaseDef def{.suite = "test", .name = "interleave", .summary = {}, .params = {}, .region_bytes = {},
+                    .redundant = {}, .body = {}};
+  const Params params;
+  RunRecord record;
+  const persist::Persister persister = persist::Persister::volatile_memory();
+  constexpr int kThreads = 2, kRounds = 4;
+  RunContext ctx(def, params, record, media::Region{}, persister, RunControl{}, kThreads, {0, 1}, false);
+  std::atomic<int> running{0};
+  std::atomic<uint64_t> steps{0}, steps_beside_an_operation{0}, one_thread_ops_elsewhere{0};
+  auto op = [&](int thread, bool alone) {
+    running.fetch_add(1);
+    if (alone && thread != 0) one_thread_ops_elsewhere.fetch_add(1);
+    running.fetch_sub(1);
+    return true;
+  };
+  std::vector<Contender> contenders{{"every_thread", [&](int t, uint64_t) { return op(t, false); }},
+                                    {"thread_0", [&](int t, uint64_t) { return op(t, true); }}};
+  contenders[1].threads = 1;
+  contenders[1].before_phase = [&] {
+    steps.fetch_add(1);
+    if (running.load() != 0) steps_beside_an_operation.fetch_add(1);
+  };
+  const InterleaveResult r = interleave(ctx, kRounds, 0.002, contenders);
+  EXPECT_EQ(steps.load(), static_cast<uint64_t>(kRounds));
+  EXPECT_EQ(steps_beside_an_operation.load(), 0u);
+  EXPECT_EQ(one_thread_ops_elsewhere.load(), 0u);
+  for (const auto& round : r.throughput)
+    for (double ops_per_s : round) EXPECT_GT(ops_per_s, 0);
+  EXPECT_GT(r.ops[1], 0u);
 }
 
 }  // namespace

@@ -113,6 +113,78 @@ TEST(DsSummary, TargetTakesTheSideBySideRunWhenThereIsOne) {
   EXPECT_DOUBLE_EQ(ht->find("target_met")->value, 0.0);
 }
 
+std::string note_of(const RunRecord& r, const std::string& key) {
+  for (const auto& [k, text] : r.notes)
+    if (k == key) return text;
+  return {};
+}
+
+// A run of the persist hashtable on C (1000 records of 128 bytes) by `case_name` at `threads`.
+RunRecord hashtable_c(const std::string& case_name, int64_t threads) {
+  RunRecord r;
+  r.suite = "ds";
+  r.case_name = case_name;
+  r.params["structure"] = "hashtable";
+  if (case_name == "threads") r.params["mode"] = "persist";
+  r.params["medium"] = "pool";
+  r.params["workload"] = "c";
+  r.params["records"] = 1000;
+  r.params["value"] = 128;
+  r.params["threads"] = threads;
+  return r;
+}
+
+RunRecord threads_run(int64_t threads, double throughput) {
+  RunRecord r = hashtable_c("threads", threads);
+  r.set(Metric{"throughput", throughput, "ops/s", MetricKind::measured, {}});
+  return r;
+}
+
+Metric with_samples(const std::string& name, std::vector<double> samples, const std::string& unit) {
+  Metric m{name, samples[samples.size() / 2], unit, MetricKind::measured, {}};
+  m.stats = record::summarize(std::move(samples), "repetitions");
+  return m;
+}
+
+RunRecord one_thread_side_by_side(std::vector<double> scaling, std::vector<double> cores_available) {
+  RunRecord r = hashtable_c("vs_one_thread", 2);
+  r.set(with_samples("throughput", {2e6, 2e6, 2e6}, "ops/s"));
+  r.set(Metric{"throughput_one_thread", 1e6, "ops/s", MetricKind::measured, {}});
+  r.set(with_samples("scaling", std::move(scaling), "ratio"));
+  r.set(Metric{"cores_probed", 2, "count", MetricKind::measured, {}});
+  r.set(with_samples("cores_available", std::move(cores_available), "count"));
+  return r;
+}
+
+TEST(DsSummary, ScalingTakesTheSideBySideRunWhenThereIsOne) {
+  // ds.threads's two runs say 1.2x; the side-by-side run of the same point says 2x: the row is its.
+  std::vector<RunRecord> runs{threads_run(1, 1e6), threads_run(2, 1.2e6),
+                              one_thread_side_by_side({1.9, 2.0, 2.1}, {2, 2, 2})};
+  auto rows = summarize(runs, nlohmann::ordered_json::object());
+  const std::string name = "ds.scaling/structure:hashtable/mode:persist/workload:c/records:1000/value:128/threads:2";
+  int found = 0;
+  for (const RunRecord& r : rows) found += r.name == name;
+  ASSERT_EQ(found, 1) << "one row per point, whichever source";
+  const RunRecord* row = row_named(rows, name);
+  EXPECT_DOUBLE_EQ(row->find("scaling")->value, 2.0);
+  EXPECT_DOUBLE_EQ(row->find("scaling")->stats->ci_low, 1.9);
+  EXPECT_DOUBLE_EQ(row->find("throughput")->value, 2e6);
+  EXPECT_DOUBLE_EQ(row->find("throughput_one_thread")->value, 1e6);
+  ASSERT_EQ(row->targets.size(), 1u);
+  EXPECT_NE(note_of(*row, "scaling").find("ds.vs_one_thread"), std::string::npos);
+
+  // Without it, the pair.
+  rows = summarize({threads_run(1, 1e6), threads_run(2, 1.2e6)}, nlohmann::ordered_json::object());
+  EXPECT_DOUBLE_EQ(row_named(rows, name)->find("scaling")->value, 1.2);
+
+  // A side-by-side run alone gets its row; a repetition whose probe found one core is left out.
+  rows = summarize({one_thread_side_by_side({1.7, 1.0, 1.8}, {2, 1, 2})}, nlohmann::ordered_json::object());
+  row = row_named(rows, name);
+  ASSERT_NE(row, nullptr);
+  EXPECT_DOUBLE_EQ(row->find("scaling")->stats->ci_low, 1.7);
+  EXPECT_NE(note_of(*row, "scaling").find("left out"), std::string::npos) << note_of(*row, "scaling");
+}
+
 TEST(DsSummary, HarnessShareIsJudgedWithoutTheOperationMixAndReportsBoth) {
   // The fastest DRAM structure takes 40 ns; the null structure 6 ns on the workload's stream, 1 ns with its
   // operation types spread evenly: 5 ns are the mix's mispredicted branches.

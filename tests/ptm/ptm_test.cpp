@@ -389,7 +389,7 @@ ds::Options struct_options() {
 }
 
 // The ds hashtable's readers walk without a lock when it is shared, which memory that reuses freed blocks
-// (a PTM's heap) cannot allow: create() and recover() refuse, before touching the memory.
+// (a PTM's heap) cannot allow: create(), recover() and set_concurrent() refuse, before touching the memory.
 TEST(PtmStructures, SharedHashtableNeedsBlocksNeverReused) {
   using Arena = workloads::PtmStructure<RedoPtm, ds::Hashtable>::Arena;
   Arena arena(nullptr, 0, 0);
@@ -399,6 +399,10 @@ TEST(PtmStructures, SharedHashtableNeedsBlocksNeverReused) {
   const Status created = table.create(16);
   EXPECT_EQ(created.code(), Errc::invalid_argument) << created.message();
   EXPECT_EQ(table.recover().code(), Errc::invalid_argument);
+  o.concurrent = false;
+  ds::Hashtable<Arena> alone(arena, o);
+  EXPECT_EQ(alone.set_concurrent(true).code(), Errc::invalid_argument);
+  EXPECT_TRUE(alone.set_concurrent(false).ok());
 }
 
 // Random inserts, updates, reads, scans and (the hashtable) removes against std::map, one to eight per

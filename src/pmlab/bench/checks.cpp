@@ -133,15 +133,52 @@ std::vector<bool> had_its_cores(const record::RunRecord& r) {
   return mask;
 }
 
-Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& one_thread) {
+namespace {
+
+// The scaling metrics from one ratio per repetition of `run` (the N-thread run, or the side-by-side run),
+// the repetitions whose probe did not find their cores left out.
+Scaling scaling_by_repetition(const record::RunRecord& run, const std::vector<double>& ratios_by_rep,
+                              const record::Metric& like) {
   Scaling out;
+  const std::vector<bool> keep = had_its_cores(run);
+  const record::Metric* transfer = run.find("core_to_core_ns");
+  const bool per_rep_transfer = transfer && transfer->stats && transfer->stats->samples.size() == keep.size();
+  std::vector<double> ratios, near, far;
+  for (size_t i = 0; i < keep.size() && i < ratios_by_rep.size(); ++i) {
+    if (!keep[i]) {
+      ++out.excluded;
+      continue;
+    }
+    if (!(ratios_by_rep[i] > 0)) continue;
+    ratios.push_back(ratios_by_rep[i]);
+    if (transfer)
+      (((per_rep_transfer ? transfer->stats->samples[i] : transfer->value) < kNearCoresNs) ? near : far)
+          .push_back(ratios_by_rep[i]);
+  }
+  out.pairs = keep.size();
+  auto metric = [&](const char* name, std::vector<double> v) -> std::optional<record::Metric> {
+    if (v.empty()) return std::nullopt;
+    record::Metric m{name, pmlab::median(v), "ratio", like.kind, like.origin};
+    if (v.size() >= 2) m.stats = record::summarize(std::move(v), like.stats ? like.stats->over : "repetitions");
+    return m;
+  };
+  out.ratio = metric("scaling", ratios);
+  out.near = metric("scaling_near_cores", near);
+  out.far = metric("scaling_far_cores", far);
+  return out;
+}
+
+}  // namespace
+
+Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& one_thread) {
   const record::Metric* a = n_threads.find("throughput");
   const record::Metric* b = one_thread.find("throughput");
-  if (a == nullptr || b == nullptr) return out;
+  if (a == nullptr || b == nullptr) return {};
   const std::vector<bool> keep = had_its_cores(n_threads);
   const bool paired = a->stats && b->stats && a->stats->samples.size() == b->stats->samples.size() &&
                       a->stats->samples.size() == keep.size() && keep.size() >= 2;
   if (!paired) {
+    Scaling out;
     out.pairs = 1;
     if (!keep.front()) {
       out.excluded = 1;
@@ -150,30 +187,17 @@ Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& 
     out.ratio = record::ratio_of("scaling", a, b);
     return out;
   }
-  const record::Metric* transfer = n_threads.find("core_to_core_ns");
-  const bool per_rep_transfer = transfer && transfer->stats && transfer->stats->samples.size() == keep.size();
-  std::vector<double> ratios, near, far;
-  for (size_t i = 0; i < keep.size(); ++i) {
-    if (!keep[i]) {
-      ++out.excluded;
-      continue;
-    }
-    if (b->stats->samples[i] <= 0) continue;
-    const double r = a->stats->samples[i] / b->stats->samples[i];
-    ratios.push_back(r);
-    if (transfer) (((per_rep_transfer ? transfer->stats->samples[i] : transfer->value) < kNearCoresNs) ? near : far).push_back(r);
-  }
-  out.pairs = keep.size();
-  auto metric = [&](const char* name, std::vector<double> v) -> std::optional<record::Metric> {
-    if (v.empty()) return std::nullopt;
-    record::Metric m{name, pmlab::median(v), "ratio", a->kind, a->origin};
-    if (v.size() >= 2) m.stats = record::summarize(std::move(v), a->stats->over);
-    return m;
-  };
-  out.ratio = metric("scaling", ratios);
-  out.near = metric("scaling_near_cores", near);
-  out.far = metric("scaling_far_cores", far);
-  return out;
+  std::vector<double> ratios(keep.size(), 0.0);
+  for (size_t i = 0; i < keep.size(); ++i)
+    if (b->stats->samples[i] > 0) ratios[i] = a->stats->samples[i] / b->stats->samples[i];
+  return scaling_by_repetition(n_threads, ratios, *a);
+}
+
+Scaling scaling_of_side_by_side(const record::RunRecord& run) {
+  const record::Metric* m = run.find("scaling");
+  if (m == nullptr) return {};
+  const std::vector<double> ratios = m->stats ? m->stats->samples : std::vector<double>{m->value};
+  return scaling_by_repetition(run, ratios, *m);
 }
 
 std::vector<ScalingPair> scaling_pairs(
@@ -203,19 +227,23 @@ std::string scaling_exclusions(const Scaling& s) {
          (s.ratio ? std::string() : std::string(" - no repetition left, no ratio"));
 }
 
-void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
-                      const std::optional<ScalingTarget>& target) {
-  Scaling scaling = scaling_of(*p.many, *p.one);
-  row.notes.emplace_back("scaling", "throughput at " + std::to_string(p.threads) + " threads / at 1 thread (" + source +
-                                        ")" + scaling_exclusions(scaling));
+void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const record::RunRecord& many, int64_t threads,
+                      const std::string& source, const std::optional<ScalingTarget>& target) {
+  row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (" + source + ")" +
+                                        scaling_exclusions(scaling));
   if (target) row.set(record::Metric{"scaling_target", target->threshold, "ratio", record::MetricKind::measured, {}});
   if (!scaling.ratio) return;
-  row.set(std::move(*scaling.ratio));
-  for (auto* part : {&scaling.near, &scaling.far})
-    if (*part) row.set(std::move(**part));
+  row.set(*scaling.ratio);
+  for (const auto* part : {&scaling.near, &scaling.far})
+    if (*part) row.set(**part);
   for (const char* probe : {"core_to_core_ns", "record_handoffs_per_op"})
-    if (const record::Metric* m = p.many->find(probe)) row.set(*m);
+    if (const record::Metric* m = many.find(probe)) row.set(*m);
   if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least, {}});
+}
+
+void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
+                      const std::optional<ScalingTarget>& target) {
+  fill_scaling_row(row, scaling_of(*p.many, *p.one), *p.many, p.threads, source, target);
 }
 
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin) {

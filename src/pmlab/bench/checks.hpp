@@ -82,6 +82,9 @@ struct Scaling {
   size_t pairs = 0;
 };
 Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& one_thread);
+// The same from a run that measured both thread counts side by side: its `scaling` metric, one ratio per
+// repetition, over the repetitions in which it had its cores.
+Scaling scaling_of_side_by_side(const record::RunRecord& run);
 // The (N-thread run, 1-thread run) pairs of `runs`: ok runs grouped by key_of (nullopt leaves a run out),
 // each run with a thread count above 1 paired with its group's 1-thread run.
 struct ScalingPair {
@@ -105,5 +108,8 @@ struct ScalingTarget {
 };
 void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
                       const std::optional<ScalingTarget>& target);
+// The same from a computed `scaling` whose N-thread side (its probes) is `many`.
+void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const record::RunRecord& many, int64_t threads,
+                      const std::string& source, const std::optional<ScalingTarget>& target);
 
 }  // namespace pmlab::bench

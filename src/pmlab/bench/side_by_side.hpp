@@ -35,6 +35,12 @@ struct Contender {
   // Runs operations first… on `thread` until n ran or one needed maintenance; returns how many ran.
   std::function<uint64_t(int thread, uint64_t first, uint64_t n)> batch;
   std::function<void()> maintain;
+  // The threads that run this contender's phases: 0 (all of the run's), or threads 0 … n-1 while the others
+  // wait for the next phase (one structure measured at two thread counts).
+  int threads = 0;
+  // Runs on one thread before each of this contender's phases, while every other thread waits (a
+  // structure switched between its one-thread and its shared paths).
+  std::function<void()> before_phase;
 };
 
 // What interleave measured, each contender in the order given.
@@ -45,8 +51,18 @@ struct InterleaveResult {
   // what a contender's operation costs in persistence instructions is counters[c] / ops[c].
   std::vector<persist::Counters> counters;
   std::vector<uint64_t> ops;
+
+  // Contender c's throughput in each round, and a's over b's round by round.
+  std::vector<double> rounds_of(size_t c) const;
+  std::vector<double> ratios(size_t a, size_t b) const;
 };
 InterleaveResult interleave(RunContext& ctx, int rounds, double phase_s, const std::vector<Contender>& contenders);
+
+// A phase's length: --duration over 10 phases under --quick and 50 otherwise, at least 10 ms. Many short
+// phases rather than a few long ones: a shared machine's speed changes in spells longer than a round of
+// 10 ms phases, so most rounds fall inside one spell and their ratios are undisturbed (the measurements
+// behind this: docs/primitives.md, "Benchmarks and targets").
+double phase_seconds(RunContext& ctx);
 
 // A balanced Latin square (Williams) of n contenders: n orders (2n for odd n) in which each contender
 // runs first equally often and directly follows each other contender equally often.

@@ -61,6 +61,14 @@ class StructureBase {
   static constexpr const char* kName = I.name;
   static constexpr uint64_t kMagic = magic_of(I);
 
+  // Switches between the shared paths (locks) and the one-thread paths, between operations only: no thread
+  // may be inside one, and the threads of the next must see the switch (a barrier between). A side-by-side
+  // run measures one structure at one thread and at several this way (ds.vs_one_thread).
+  Status set_concurrent(bool shared) {
+    concurrent_ = shared;
+    return Status::success();
+  }
+
  protected:
   explicit StructureBase(const Options& o) noexcept : cell_(o.value_bytes), concurrent_(o.concurrent) {}
 

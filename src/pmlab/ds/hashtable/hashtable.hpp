@@ -30,7 +30,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   }
 
   Status create(uint64_t capacity) {
-    PMLAB_TRY(can_share());
+    PMLAB_TRY(can_share(concurrent_));
     const uint64_t n = buckets_for(capacity);
     const auto buckets = format_with_block(arena_, kMagic, n * 8, "hashtable of " + std::to_string(n) + " buckets");
     if (!buckets) return buckets.status();
@@ -40,11 +40,17 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     return Status::success();
   }
   Status recover() {
-    PMLAB_TRY(can_share());
+    PMLAB_TRY(can_share(concurrent_));
     PMLAB_TRY(arena_.open(kMagic));
     const uint64_t n = arena_.load(arena_.root(1));
     if (n == 0 || !std::has_single_bit(n) || !arena_.contains(arena_.load(arena_.root(0)), n * 8))
       return error(Errc::corrupted, "hashtable bucket array is damaged");
+    return Status::success();
+  }
+
+  Status set_concurrent(bool shared) {
+    PMLAB_TRY(can_share(shared));
+    concurrent_ = shared;
     return Status::success();
   }
 
@@ -80,7 +86,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
       return node != nullptr && cell_.read(arena_, node + 16, out);
     }
     if constexpr (A::kReusesBlocks) {
-      return false;  // never shared (can_share)
+      return false;  // never shared: can_share()
     } else {
       const std::byte* node = find_in_chain_shared(arena_, heads() + b, key);
       return node != nullptr && cell_.read_unlocked(arena_, node + 16, out);
@@ -136,8 +142,8 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
     return mix_key(key) >> (64 - std::countr_zero(arena_.load(arena_.root(1))));
   }
   // A shared table's readers hold no lock: a node they reach must stay that node (find_in_chain_shared).
-  Status can_share() const {
-    if (concurrent_ && A::kReusesBlocks)
+  static Status can_share(bool shared) {
+    if (shared && A::kReusesBlocks)
       return error(Errc::invalid_argument, "a hashtable shared between threads needs memory that never reuses a freed block");
     return Status::success();
   }

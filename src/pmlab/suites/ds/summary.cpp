@@ -18,6 +18,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -142,7 +143,37 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
 
 constexpr double kScalingTarget = 1.6;
 
+// The targeted rows (persist B+-tree and hashtable at 2 threads, B and C).
+std::optional<bench::ScalingTarget> scaling_target(const std::string& structure, const std::string& mode,
+                                                   const std::string& workload, int64_t threads) {
+  if (mode == "persist" && (structure == "bptree" || structure == "hashtable") && (workload == "b" || workload == "c") &&
+      threads == 2)
+    return bench::ScalingTarget{structure + " (persist) at 2 threads / at 1 thread, YCSB " + workload, kScalingTarget};
+  return std::nullopt;
+}
+
+// ds.scaling's rows: from ds.vs_one_thread's side-by-side run of a point when the invocation has one, else
+// from the pair of ds.threads (or ds.ycsb) runs at 1 and N threads.
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
+  const auto side_key = [](const std::string& structure, const std::string& workload, const std::string& records,
+                           const std::string& value, const std::string& threads) {
+    return structure + "|" + workload + "|" + records + "|" + value + "|" + threads;
+  };
+  std::map<std::string, const RunRecord*> side;
+  for (const RunRecord& r : runs)
+    if (r.case_name == "vs_one_thread" && r.status == RunStatus::ok)
+      side[side_key(param_text(r, "structure"), param_text(r, "workload"), param_text(r, "records"),
+                    param_text(r, "value"), param_text(r, "threads"))] = &r;
+  std::set<const RunRecord*> used;
+  const auto side_row = [&](RunRecord& row, const RunRecord& run, int64_t threads,
+                            const std::optional<bench::ScalingTarget>& target) {
+    put(row, "throughput", value_of(&run, "throughput"), "ops/s");
+    put(row, "throughput_one_thread", value_of(&run, "throughput_one_thread"), "ops/s");
+    bench::fill_scaling_row(row, bench::scaling_of_side_by_side(run), run, threads,
+                            "side by side: alternating phases of one ds.vs_one_thread run", target);
+    used.insert(&run);
+  };
+
   const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
     if (r.case_name != "ycsb" && r.case_name != "threads") return std::nullopt;
     const std::string breakdown = param_text(r, "breakdown");
@@ -162,13 +193,33 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
       if (auto it = p.many->params.find(k); it != p.many->params.end()) row.params[k] = *it;
     row.params["threads"] = p.threads;
     row.name = compose_name(row);
-    put(row, "throughput", value_of(p.many, "throughput"), "ops/s");
-    put(row, "throughput_one_thread", value_of(p.one, "throughput"), "ops/s");
-    std::optional<bench::ScalingTarget> target;
-    if (key[2] == "persist" && (key[1] == "bptree" || key[1] == "hashtable") && (key[3] == "b" || key[3] == "c") &&
-        p.threads == 2)
-      target = bench::ScalingTarget{key[1] + " (persist) at 2 threads / at 1 thread, YCSB " + key[3], kScalingTarget};
-    bench::fill_scaling_row(row, p, "ds." + key[0], target);
+    const auto target = scaling_target(key[1], key[2], key[3], p.threads);
+    const auto it = key[2] == "persist" && (key[4].empty() || key[4] == "default")
+                        ? side.find(side_key(key[1], key[3], key[5], key[6], std::to_string(p.threads)))
+                        : side.end();
+    if (it != side.end()) {
+      side_row(row, *it->second, p.threads, target);
+    } else {
+      put(row, "throughput", value_of(p.many, "throughput"), "ops/s");
+      put(row, "throughput_one_thread", value_of(p.one, "throughput"), "ops/s");
+      bench::fill_scaling_row(row, p, "ds." + key[0], target);
+    }
+    rows.push_back(std::move(row));
+  }
+  // Side-by-side runs without ds.threads runs of their point (`pmlab run ds.vs_one_thread`): their rows alone.
+  for (const auto& [key, run] : side) {
+    if (used.contains(run)) continue;
+    RunRecord row;
+    row.case_name = "scaling";
+    row.params["structure"] = param_text(*run, "structure");
+    row.params["mode"] = "persist";
+    row.params["workload"] = param_text(*run, "workload");
+    for (const char* k : {"records", "value"})
+      if (auto p = run->params.find(k); p != run->params.end()) row.params[k] = *p;
+    const int64_t threads = std::stoll(param_text(*run, "threads"));
+    row.params["threads"] = threads;
+    row.name = compose_name(row);
+    side_row(row, *run, threads, scaling_target(param_text(*run, "structure"), "persist", param_text(*run, "workload"), threads));
     rows.push_back(std::move(row));
   }
 }
@@ -322,7 +373,6 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
       RunRecord row = target_row(ours, peer, std::get<1>(key), nullptr, nullptr, side, std::nullopt);
       for (const char* k : {"threads", "records", "value"})
         if (auto it = side->params.find(k); it != side->params.end()) row.params[k] = *it;
-      row.params["distribution"] = "default";
       row.name = compose_name(row);
       rows.push_back(std::move(row));
     }

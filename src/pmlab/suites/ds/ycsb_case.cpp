@@ -202,6 +202,15 @@ std::vector<std::vector<Op>> run_streams(const Setup& setup, int threads, bool t
   return streams;
 }
 
+// What the workload alone makes threads pass between their caches, whatever the structure: beside the
+// scaling it explains how much of a shortfall the records' sharing accounts for.
+void record_handoffs(RunContext& ctx, const std::vector<std::vector<Op>>& streams) {
+  if (streams.size() > 1)
+    if (const auto handoffs = workload::record_handoffs_per_op(streams))
+      ctx.metric("record_handoffs_per_op", *handoffs, "ratio", MetricKind::modelled,
+                 "record hand-offs: threads in lockstep, unbounded caches (workload/handoffs.hpp)");
+}
+
 // What one thread's operations came to: lookups that found no record, inserts that found no room.
 struct OpTally {
   uint64_t missed = 0, failed = 0, looked_up = 0;
@@ -242,12 +251,7 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread 
   const int threads = ctx.threads();
   load_records(ctx, setup, tree);
   const std::vector<std::vector<Op>> streams = run_streams(setup, threads, types_spread);
-  // What the workload alone makes threads pass between their caches, whatever the structure: beside the
-  // scaling it explains how much of a shortfall the records' sharing accounts for.
-  if (threads > 1)
-    if (const auto handoffs = workload::record_handoffs_per_op(streams))
-      ctx.metric("record_handoffs_per_op", *handoffs, "ratio", MetricKind::modelled,
-                 "record hand-offs: threads in lockstep, unbounded caches (workload/handoffs.hpp)");
+  record_handoffs(ctx, streams);
 
   std::atomic<uint64_t> misses{0}, failures{0}, lookups{0};
   ctx.run_threads([&](ThreadState& t) {
@@ -369,9 +373,9 @@ void run_pmdk(RunContext& ctx, const Setup& setup, const std::string& structure)
   if (map->count() < setup.keys.records) ctx.fail("PMDK recovery lost records");
 }
 
-// ds.target's points (summary.cpp) measured side by side; ds.target takes its ratio from here when the run
-// has it. Its parameters are ds.ycsb's with the structure's PMDK peer implied.
-Params vs_pmdk_as_ycsb(const Params& p) {
+// The ds.ycsb point a side-by-side case's parameters stand for (ds.vs_pmdk, ds.vs_one_thread): the persist
+// mode, no breakdown, the workload's own distribution.
+Params persist_point(const Params& p) {
   Params q;
   for (const char* key : {"structure", "medium", "workload", "records", "value", "threads"}) q.set(key, p.json().at(key));
   q.set("mode", "persist");
@@ -412,17 +416,11 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
        }},
   };
   const int rounds = ctx.quick() ? 21 : 61;
-  const InterleaveResult r = interleave(ctx, rounds, 0.01, contenders);
+  const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);
   if (ours_tally.failed + peer_tally.failed != 0) ctx.fail("inserts ran out of space");
-  std::vector<double> ours_tp, peer_tp, ratios;
-  for (const auto& round : r.throughput) {
-    ours_tp.push_back(round[0]);
-    peer_tp.push_back(round[1]);
-    ratios.push_back(round[0] / round[1]);
-  }
-  ctx.metric("throughput", median(ours_tp), "ops/s");
-  ctx.metric("peer_throughput", median(peer_tp), "ops/s");
-  ctx.metric_samples("ratio", ratios, "ratio");
+  ctx.metric("throughput", median(r.rounds_of(0)), "ops/s");
+  ctx.metric("peer_throughput", median(r.rounds_of(1)), "ops/s");
+  ctx.metric_samples("ratio", r.ratios(0, 1), "ratio");
   for (size_t c = 0; c < 2; ++c) {
     const double n = static_cast<double>(std::max<uint64_t>(r.ops[c], 1));
     const std::string prefix = c == 0 ? "" : "peer_";
@@ -437,7 +435,7 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
 }
 
 void vs_pmdk_body(RunContext& ctx) {
-  const Params p = vs_pmdk_as_ycsb(ctx.params());
+  const Params p = persist_point(ctx.params());
   auto setup = setup_of(p, ctx.threads(), ctx.quick());
   if (!setup) ctx.fail(setup.status().message());
   const std::string& structure = p.text("structure");
@@ -447,6 +445,67 @@ void vs_pmdk_body(RunContext& ctx) {
   if (peer.empty()) ctx.fail("no PMDK peer for " + structure);
   if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer);
   else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer);
+}
+
+// ds.vs_one_thread: ds.scaling's targeted points side by side in one run. One persist structure, loaded by
+// all the run's threads, runs the threads' operation streams in alternating phases: thread 0 alone on the
+// structure's one-thread paths, then every thread on its shared paths (set_concurrent between the phases).
+// ds.threads measures the two thread counts in two runs on the same pages, minutes apart in a sweep, and a
+// slow spell of this VM then falls on one of them; here it falls on both phases of a round.
+template <template <class> class S>
+void run_vs_one_thread(RunContext& ctx, const Setup& setup) {
+  const int threads = ctx.threads();
+  const media::Region& region = ctx.region();
+  Arena<Durable> arena(region.base, region.size, ctx.persister());
+  S<Arena<Durable>> tree(arena, setup.options);
+  if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+  load_records(ctx, setup, tree);
+  const std::vector<std::vector<Op>> streams = run_streams(setup, threads);
+  record_handoffs(ctx, streams);
+  const uint64_t mask = streams.front().size() - 1;
+  struct alignas(64) PerThread {  // a line of its own: the tallies are written at every operation
+    std::vector<std::byte> value, out;
+    OpTally tally;
+  };
+  std::vector<PerThread> own(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    own[static_cast<size_t>(t)].value = value_pattern(setup.options.value_bytes, 1000 + static_cast<uint64_t>(t));
+    own[static_cast<size_t>(t)].out.resize(setup.options.value_bytes);
+  }
+  std::atomic<bool> switch_failed{false};
+  const auto switch_to = [&](bool shared) {
+    if (!tree.set_concurrent(shared)) switch_failed.store(true);
+  };
+  const auto op = [&](int t, uint64_t i) {
+    PerThread& mine = own[static_cast<size_t>(t)];
+    apply_op(tree, streams[static_cast<size_t>(t)][i & mask], mine.value.data(), mine.out.data(), mine.tally);
+    return true;
+  };
+  std::vector<Contender> contenders{{"1 thread", op}, {std::to_string(threads) + " threads", op}};
+  contenders[0].threads = 1;
+  contenders[0].before_phase = [&] { switch_to(false); };
+  contenders[1].before_phase = [&] { switch_to(true); };
+  const int rounds = ctx.quick() ? 21 : 61;
+  const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);
+  switch_to(true);
+  if (switch_failed.load()) ctx.fail("the structure refused to switch between its one-thread and shared paths");
+  ctx.metric("throughput", median(r.rounds_of(1)), "ops/s");
+  ctx.metric("throughput_one_thread", median(r.rounds_of(0)), "ops/s");
+  ctx.metric_samples("scaling", r.ratios(1, 0), "ratio");
+  ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
+  uint64_t missed = 0;
+  for (const PerThread& mine : own) missed += mine.tally.missed;
+  // B and C read and update the loaded records only.
+  if (missed != 0) ctx.fail(std::to_string(missed) + " lookups missed a loaded record");
+  if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
+}
+
+void vs_one_thread_body(RunContext& ctx) {
+  const Params p = persist_point(ctx.params());
+  auto setup = setup_of(p, ctx.threads(), ctx.quick());
+  if (!setup) ctx.fail(setup.status().message());
+  if (p.text("structure") == "hashtable") run_vs_one_thread<pmlab::ds::Hashtable>(ctx, *setup);
+  else run_vs_one_thread<pmlab::ds::BPTree>(ctx, *setup);
 }
 
 // One YCSB run at `p` (ds.ycsb's parameters; ds.update_ratio translates its own into them).
@@ -465,8 +524,11 @@ void run_ycsb(RunContext& ctx, const Params& p) {
     ctx.note("persistence", "the run's durability domain is none: persist mode issues no flush or fence");
   ctx.note("locking", pmdk ? "none (PMDK's maps: one thread)"
                       : ctx.threads() == 1 ? "none (one thread)"
-                      : structure == "array" || structure == "hashtable"
-                          ? "striped version locks (per slot / bucket): writers take them, point reads validate them"
+                      : structure == "array"
+                          ? "striped version locks (per slot): writers take them, point reads validate them"
+                      : structure == "hashtable"
+                          ? "striped version locks (per bucket) that writers and scans take; point reads take none "
+                            "(a chain walk and the value cell's update count)"
                       : structure == "bptree"
                           ? "version locks per leaf (writers take them, point reads validate them) and a shape version "
                             "that splits take and reads and upserts validate; a reader-writer lock for splits and scans"
@@ -688,9 +750,32 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                records_param(),
                value_param(),
                std_params::threads({"1"}, {"1"})},
-    .region_bytes = [](const Params& p) { return region_bytes(vs_pmdk_as_ycsb(p)); },
+    .region_bytes = [](const Params& p) { return region_bytes(persist_point(p)); },
     .redundant = {},
     .body = vs_pmdk_body,
+}};
+
+const CaseRegistration vs_one_thread_case{CaseDef{
+    .suite = "ds",
+    .name = "vs_one_thread",
+    .summary = "our persist B+-tree and hashtable at N threads against one thread, in alternating phases of one run "
+               "on one structure (ds.scaling's ratio)",
+    .params = {std_params::choice("structure", "the structures ds.scaling holds to its target", {"bptree", "hashtable"},
+                                  {"bptree", "hashtable"}),
+               std_params::choice("medium", "the run's pool", {"pool"}, {"pool"}),
+               std_params::choice("workload", "ds.scaling's workloads: b (95% reads, 5% updates), c (reads)", {"b", "c"},
+                                  {"b", "c"}),
+               records_param(),
+               value_param(),
+               [] {
+                 ParamSpec t = std_params::threads({"2"}, {"2"});
+                 t.doc = "threads of the shared phases (the other phases run one); at least 2";
+                 t.min = 2;
+                 return t;
+               }()},
+    .region_bytes = [](const Params& p) { return region_bytes(persist_point(p)); },
+    .redundant = {},
+    .body = vs_one_thread_body,
 }};
 
 }  // namespace

@@ -36,11 +36,8 @@ constexpr double kZeroTarget = 3.0;
 constexpr uint64_t kBarrierSpan = uint64_t{4} << 20;  // the bounds' lines, after the logs' regions
 constexpr double kHybridTarget = 0.95;
 
-// Many short phases rather than a few long ones, for the same time per contender: a shared machine's
-// speed changes in spells longer than a round of 10 ms phases, so most rounds fall inside one spell and
-// their ratios are undisturbed (the measurements behind this: docs/primitives.md, "Benchmarks and targets").
+// Many short phases rather than a few long ones, for the same time per contender (bench::phase_seconds).
 int rounds(const RunContext& ctx) { return ctx.quick() ? 11 : 105; }
-double phase_seconds(RunContext& ctx) { return std::max(0.01, ctx.control().duration_s / (ctx.quick() ? 10 : 50)); }
 
 double best(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
