@@ -5,7 +5,7 @@
 // load factor <= 1). Locking (threads > 1): a striped version lock by bucket, which writers and scans hold;
 // a point read takes none and writes nothing shared: it walks the chain as writers change it
 // (find_in_chain_shared) and copies the value as the cell's own update count allows (read_unlocked). That
-// needs blocks that are never reused, which create() and recover() check.
+// needs blocks that are never reused, which create(), recover() and set_concurrent() check.
 #pragma once
 
 #include <bit>
