@@ -51,8 +51,7 @@ class ValueCell {
   }
   // Copies the current value to `out`; false when the cell is empty. Callers hold the lock that orders
   // them against store(), or read optimistically and keep the copy only if no store() came by. A selector
-  // naming buffer "3" (a damaged cell, or an optimistic reader's view of a block put to another use) reads
-  // as empty rather than send the copy outside the cell.
+  // naming buffer "3" (a damaged cell) reads as empty rather than send the copy outside the cell.
   template <PersistencePolicy A>
   bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
     const uint64_t b = arena.load8(selector(cell)) & kBufferBits;

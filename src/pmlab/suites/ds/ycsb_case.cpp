@@ -463,14 +463,24 @@ void run_vs_one_thread(RunContext& ctx, const Setup& setup) {
   const std::vector<std::vector<Op>> streams = run_streams(setup, threads);
   record_handoffs(ctx, streams);
   const uint64_t mask = streams.front().size() - 1;
-  struct alignas(64) PerThread {  // a line of its own: the tallies are written at every operation
-    std::vector<std::byte> value, out;
+  // Each thread's value, read buffer and tallies on lines of their own: the reads copy into `out` and the
+  // tallies count at every operation. The buffers are allocated here, by one thread, where the heap would
+  // put one thread's `out` beside the next one's value.
+  struct alignas(64) PerThread {
+    std::byte* value = nullptr;
+    std::byte* out = nullptr;
     OpTally tally;
   };
+  const size_t stride = (setup.options.value_bytes + 63) / 64 * 64;
+  std::vector<std::byte> buffers(2 * stride * static_cast<size_t>(threads) + 64);
+  std::byte* const lines = buffers.data() + (64 - reinterpret_cast<uintptr_t>(buffers.data()) % 64) % 64;
   std::vector<PerThread> own(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t) {
-    own[static_cast<size_t>(t)].value = value_pattern(setup.options.value_bytes, 1000 + static_cast<uint64_t>(t));
-    own[static_cast<size_t>(t)].out.resize(setup.options.value_bytes);
+    PerThread& mine = own[static_cast<size_t>(t)];
+    mine.value = lines + 2 * stride * static_cast<size_t>(t);
+    mine.out = mine.value + stride;
+    const auto value = value_pattern(setup.options.value_bytes, 1000 + static_cast<uint64_t>(t));
+    std::copy(value.begin(), value.end(), mine.value);
   }
   std::atomic<bool> switch_failed{false};
   const auto switch_to = [&](bool shared) {
@@ -478,7 +488,7 @@ void run_vs_one_thread(RunContext& ctx, const Setup& setup) {
   };
   const auto op = [&](int t, uint64_t i) {
     PerThread& mine = own[static_cast<size_t>(t)];
-    apply_op(tree, streams[static_cast<size_t>(t)][i & mask], mine.value.data(), mine.out.data(), mine.tally);
+    apply_op(tree, streams[static_cast<size_t>(t)][i & mask], mine.value, mine.out, mine.tally);
     return true;
   };
   std::vector<Contender> contenders{{"1 thread", op}, {std::to_string(threads) + " threads", op}};
