@@ -54,10 +54,7 @@ class ValueCell {
   // naming buffer "3" (a damaged cell) reads as empty rather than send the copy outside the cell.
   template <PersistencePolicy A>
   bool read(const A& arena, const std::byte* cell, std::byte* out) const noexcept(A::kNothrow) {
-    const uint64_t b = arena.load8(selector(cell)) & kBufferBits;
-    if (b == 0 || b == 3) return false;
-    arena.read_bytes(out, buffer(cell, b), value_bytes_);
-    return true;
+    return copy_named(arena, cell, arena.load8(selector(cell)) & kBufferBits, out);
   }
   // read() for a reader that holds no lock while store() may run: the copy is kept only if the selector
   // word is unchanged after it, else taken again. store() writes only the buffer the selector does not
@@ -68,11 +65,9 @@ class ValueCell {
     const uint64_t* const s = selector(cell);
     for (;;) {
       const uint64_t word = arena.load8(s);
-      const uint64_t b = word & kBufferBits;
-      if (b == 0 || b == 3) return false;
       {
         const OptimisticReads racy;
-        arena.read_bytes(out, buffer(cell, b), value_bytes_);
+        if (!copy_named(arena, cell, word & kBufferBits, out)) return false;
       }
       // The copy's loads must not move below the check: x86 keeps loads in order, this keeps the compiler
       // from moving them (as StripedVersionLocks' validation).
@@ -91,6 +86,25 @@ class ValueCell {
   static constexpr uint64_t kBufferBits = 3, kOneUpdate = 4;
   static uint64_t* selector(const std::byte* cell) noexcept {
     return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(cell));
+  }
+  // Copies the buffer that selector bits `b` name; false for none (0) or a damaged cell (3). The buffer is
+  // chosen by a branch, not by an address computed from `b`: the processor predicts the branch and issues
+  // the copy's loads as soon as the cell's address is known, where a computed address would wait for the
+  // selector's line first — on a table larger than the cache, a second miss in a row on every read
+  // (docs/ds.md, "Reading a value"). The empty asm keeps the compiler from merging the two copies back
+  // into one with a selected address.
+  template <PersistencePolicy A>
+  bool copy_named(const A& arena, const std::byte* cell, uint64_t b, std::byte* out) const noexcept(A::kNothrow) {
+    if (b == 1) {
+      arena.read_bytes(out, cell + 8, value_bytes_);
+      return true;
+    }
+    if (b == 2) {
+      asm volatile("" ::: "memory");
+      arena.read_bytes(out, cell + 8 + stride_, value_bytes_);
+      return true;
+    }
+    return false;
   }
   // Buffer `b` (1 or 2, as the selector names it).
   std::byte* buffer(const std::byte* cell, uint64_t b) const noexcept {

@@ -216,13 +216,22 @@ struct OpTally {
   uint64_t missed = 0, failed = 0, looked_up = 0;
 };
 
-// One operation of a stream on `tree`: `value` is what writes store, `out` where reads copy to.
+// One operation of a stream on `tree`: `value` is what writes store, `out` where reads copy to. Compiled
+// into the timed loop with a read tested first, before any jump table: a lookup is a chain of cache
+// misses that the processor overlaps with the next operations' misses, and the instructions around it
+// (calls, register saves, an indirect jump) take room in that overlap — on a table larger than the cache
+// they cost a structure's read far more than their own time, which the null structure alone cannot show
+// (docs/checks.md, "How the harness times an operation").
 template <class Tree>
-inline void apply_op(Tree& tree, const Op& op, const std::byte* value, std::byte* out, OpTally& tally) {
+[[gnu::always_inline]] inline void apply_op(Tree& tree, const Op& op, const std::byte* value, std::byte* out,
+                                            OpTally& tally) {
+  if (op.type == OpType::read) {
+    ++tally.looked_up;
+    tally.missed += !tree.read(op.key, op.record, out);
+    return;
+  }
   switch (op.type) {
-    case OpType::read:
-      ++tally.looked_up;
-      tally.missed += !tree.read(op.key, op.record, out);
+    case OpType::read:  // above
       break;
     case OpType::update:
       ++tally.looked_up;
@@ -348,16 +357,17 @@ void run_ours(RunContext& ctx, const Params& p, const Setup& setup, Mode mode, c
   }
 }
 
-// PMDK's map `structure` in a pool file beside the run's pool, sized for the run; skips the run where
-// PMDK's maps cannot run it.
-std::unique_ptr<pmdk::Map> pmdk_map_for(RunContext& ctx, const Setup& setup, const std::string& structure) {
+// PMDK's map `structure` in a pool file beside the run's pool (named with `copy` where a run has several),
+// sized for the run; skips the run where PMDK's maps cannot run it.
+std::unique_ptr<pmdk::Map> pmdk_map_for(RunContext& ctx, const Setup& setup, const std::string& structure,
+                                         const std::string& copy = "") {
   if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
   if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
   if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
   if (structure == "pmdk-skiplist" && setup.keys.records > kPmdkSkiplistMaxRecords)
     ctx.skip("PMDK's skiplist_map has 4 levels, a lookup walks ~records/8 nodes: run it with --set records=<" +
              std::to_string(kPmdkSkiplistMaxRecords + 1));
-  const std::string path = pool_file_beside(ctx, structure);
+  const std::string path = pool_file_beside(ctx, copy.empty() ? structure : structure + "-" + copy);
   auto map = pmdk::Map::create(structure, path, pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
                                setup.options.value_bytes);
   if (!map) ctx.fail(map.status().message());
@@ -384,54 +394,104 @@ Params persist_point(const Params& p) {
   return q;
 }
 
+// The bytes of one of ds.vs_pmdk's copies of our structure, whole 2 MiB pages apart.
+uint64_t vs_pmdk_copy_bytes(const Params& p) { return (region_bytes(persist_point(p)) + (2ULL << 20) - 1) & ~((2ULL << 20) - 1); }
+
 // ds.vs_pmdk: the points ds.target divides, side by side in one run. Our persist structure (on the run's
 // pool) and PMDK's map (in a pool file beside it) are loaded with the same records; then the two run the
 // same operation stream in alternating 10 ms phases over many rounds (bench/side_by_side.hpp). Two
 // separate ds.ycsb runs of the same point lie minutes apart in a sweep, and this VM's speed changes over
 // such spans by more than the margin a 2x target has to spare; phases of a round fall inside one spell.
+//
+// Each side runs as `placements` copies, each on pages of its own (ours at its own offset of the region,
+// PMDK's each in a pool file of its own), one phase each per round; a round's ratio is ours' mean
+// throughput over PMDK's. An emulated pool's pages differ in speed by up to several times from one
+// stretch of memory to another, and a structure that overlaps its cache misses the better (ours) moves
+// the most with them: one copy a side made the ratio a draw of two placements (docs/ds.md, "Placements").
 template <template <class> class S>
-void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
-  const std::unique_ptr<pmdk::Map> map = pmdk_map_for(ctx, setup, peer);
+void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer, uint64_t copy_bytes) {
+  const auto copies = static_cast<size_t>(ctx.params().integer("placements"));
   const media::Region& region = ctx.region();
-  Arena<Durable> arena(region.base, region.size, ctx.persister());
-  S<Arena<Durable>> tree(arena, setup.options);
-  if (Status s = tree.create(setup.options.capacity); !s) ctx.fail(s.message());
+  if (region.size < copies * copy_bytes) ctx.fail("the region holds fewer than " + std::to_string(copies) + " copies");
+  std::vector<std::unique_ptr<Arena<Durable>>> arenas;
+  std::vector<std::unique_ptr<S<Arena<Durable>>>> trees;
+  std::vector<std::unique_ptr<pmdk::Map>> maps;
+  for (size_t k = 0; k < copies; ++k) {
+    arenas.push_back(std::make_unique<Arena<Durable>>(region.base + k * copy_bytes, copy_bytes, ctx.persister()));
+    trees.push_back(std::make_unique<S<Arena<Durable>>>(*arenas.back(), setup.options));
+    if (Status s = trees.back()->create(setup.options.capacity); !s) ctx.fail(s.message());
+    maps.push_back(pmdk_map_for(ctx, setup, peer, std::to_string(k)));
+  }
   // PMDK's flushes and fences counted with ours, per contender.
   BreakdownScope scope("none", true, ctx.model());
-  load_records(ctx, setup, tree);
-  load_records(ctx, setup, *map);
+  for (size_t k = 0; k < copies; ++k) {
+    load_records(ctx, setup, *trees[k]);
+    load_records(ctx, setup, *maps[k]);
+  }
   const std::vector<Op> ops = std::move(run_streams(setup, 1).front());
   const uint64_t mask = ops.size() - 1;
   const auto value = value_pattern(setup.options.value_bytes, 1000);
   std::vector<std::byte> out(setup.options.value_bytes);
   OpTally ours_tally, peer_tally;
-  const std::vector<Contender> contenders{
-      {"ours", [&](int, uint64_t i) {
-         apply_op(tree, ops[i & mask], value.data(), out.data(), ours_tally);
-         return true;
-       }},
-      {peer, [&](int, uint64_t i) {
-         apply_op(*map, ops[i & mask], value.data(), out.data(), peer_tally);
-         return true;
-       }},
-  };
+  // Ours are contenders 0 … copies-1, PMDK's copies … 2 copies-1.
+  std::vector<Contender> contenders;
+  for (size_t k = 0; k < copies; ++k)
+    contenders.emplace_back("ours " + std::to_string(k), [&, tree = trees[k].get()](int, uint64_t i) {
+      apply_op(*tree, ops[i & mask], value.data(), out.data(), ours_tally);
+      return true;
+    });
+  for (size_t k = 0; k < copies; ++k)
+    contenders.emplace_back(peer + " " + std::to_string(k), [&, map = maps[k].get()](int, uint64_t i) {
+      apply_op(*map, ops[i & mask], value.data(), out.data(), peer_tally);
+      return true;
+    });
   const int rounds = ctx.quick() ? 21 : 61;
   const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);
   if (ours_tally.failed + peer_tally.failed != 0) ctx.fail("inserts ran out of space");
-  ctx.metric("throughput", median(r.rounds_of(0)), "ops/s");
-  ctx.metric("peer_throughput", median(r.rounds_of(1)), "ops/s");
-  ctx.metric_samples("ratio", r.ratios(0, 1), "ratio");
-  for (size_t c = 0; c < 2; ++c) {
-    const double n = static_cast<double>(std::max<uint64_t>(r.ops[c], 1));
-    const std::string prefix = c == 0 ? "" : "peer_";
-    ctx.metric(prefix + "flushes_per_op", static_cast<double>(r.counters[c].flushes) / n, "count");
-    ctx.metric(prefix + "fences_per_op", static_cast<double>(r.counters[c].fences) / n, "count");
-    ctx.metric(prefix + "nt_bytes_per_op", static_cast<double>(r.counters[c].nt_bytes) / n, "B");
+  // Per round, each side's throughput over its placements; per placement, its median over the rounds.
+  std::vector<double> ours_rounds, peer_rounds, ratios;
+  for (const std::vector<double>& round : r.throughput) {
+    double ours = 0, theirs = 0;
+    for (size_t k = 0; k < copies; ++k) {
+      ours += round[k] / static_cast<double>(copies);
+      theirs += round[copies + k] / static_cast<double>(copies);
+    }
+    ours_rounds.push_back(ours);
+    peer_rounds.push_back(theirs);
+    ratios.push_back(ours / theirs);
+  }
+  const auto spread = [&](size_t first) {
+    std::vector<double> medians;
+    for (size_t k = 0; k < copies; ++k) medians.push_back(median(r.rounds_of(first + k)));
+    return *std::max_element(medians.begin(), medians.end()) / *std::min_element(medians.begin(), medians.end());
+  };
+  ctx.metric("throughput", median(ours_rounds), "ops/s");
+  ctx.metric("peer_throughput", median(peer_rounds), "ops/s");
+  ctx.metric_samples("ratio", ratios, "ratio");
+  ctx.metric("placement_spread", spread(0), "ratio");
+  ctx.metric("peer_placement_spread", spread(copies), "ratio");
+  for (const bool theirs : {false, true}) {
+    persist::Counters sum;
+    uint64_t n = 0;
+    for (size_t k = 0; k < copies; ++k) {
+      const size_t c = theirs ? copies + k : k;
+      sum.flushes += r.counters[c].flushes;
+      sum.fences += r.counters[c].fences;
+      sum.nt_bytes += r.counters[c].nt_bytes;
+      n += r.ops[c];
+    }
+    const double per = static_cast<double>(std::max<uint64_t>(n, 1));
+    const std::string prefix = theirs ? "peer_" : "";
+    ctx.metric(prefix + "flushes_per_op", static_cast<double>(sum.flushes) / per, "count");
+    ctx.metric(prefix + "fences_per_op", static_cast<double>(sum.fences) / per, "count");
+    ctx.metric(prefix + "nt_bytes_per_op", static_cast<double>(sum.nt_bytes) / per, "B");
   }
   ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
-  if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
-  if (map->aborts() != 0) ctx.fail(std::to_string(map->aborts()) + " transactions aborted");
-  if (Status s = map->check(); !s) ctx.fail("PMDK's map broken after the run: " + s.message());
+  for (size_t k = 0; k < copies; ++k) {
+    if (Status s = trees[k]->check(); !s) ctx.fail("structure broken after the run: " + s.message());
+    if (maps[k]->aborts() != 0) ctx.fail(std::to_string(maps[k]->aborts()) + " transactions aborted");
+    if (Status s = maps[k]->check(); !s) ctx.fail("PMDK's map broken after the run: " + s.message());
+  }
 }
 
 void vs_pmdk_body(RunContext& ctx) {
@@ -443,8 +503,9 @@ void vs_pmdk_body(RunContext& ctx) {
   for (const auto& [ours, theirs] : kTargetPairs)
     if (ours == structure) peer = theirs;
   if (peer.empty()) ctx.fail("no PMDK peer for " + structure);
-  if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer);
-  else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer);
+  const uint64_t copy_bytes = vs_pmdk_copy_bytes(ctx.params());
+  if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer, copy_bytes);
+  else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer, copy_bytes);
 }
 
 // ds.vs_one_thread: ds.scaling's targeted points side by side in one run. One persist structure, loaded by
@@ -759,8 +820,12 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                                   {"a", "b", "c", "write-only"}),
                records_param(),
                value_param(),
-               std_params::threads({"1"}, {"1"})},
-    .region_bytes = [](const Params& p) { return region_bytes(persist_point(p)); },
+               std_params::threads({"1"}, {"1"}),
+               std_params::size("placements",
+                                "copies of each side, each on pages of its own, one phase each per round (the ratio: "
+                                "ours' mean throughput over PMDK's)",
+                                {"3"}, {"3"}, 1, 8)},
+    .region_bytes = [](const Params& p) { return p.size("placements") * vs_pmdk_copy_bytes(p); },
     .redundant = {},
     .body = vs_pmdk_body,
 }};
