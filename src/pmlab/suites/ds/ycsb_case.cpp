@@ -35,6 +35,8 @@
 #include "pmlab/pmdk/tx.hpp"
 #include "pmlab/pmdk/maps.hpp"
 #include "pmlab/pmdk/environment.hpp"
+#include "pmlab/media/region.hpp"
+#include "pmlab/pool/pool.hpp"
 #include "pmlab/suites/ds/summary.hpp"
 #include "pmlab/workload/handoffs.hpp"
 #include "pmlab/workload/ycsb.hpp"
@@ -309,6 +311,32 @@ std::string pool_file_beside(RunContext& ctx, const std::string& what) {
   return (std::filesystem::path(*dir) / ("pmlab-" + std::to_string(getpid()) + "-ds-" + what + ".pool")).string();
 }
 
+// A pmlab pool file of `data_bytes` beside the run's pool (pool_file_beside), its pages allocated and mapped
+// when it is made; removed when it goes (a stop signal ends a run through its destructors).
+class PoolBeside {
+ public:
+  PoolBeside(RunContext& ctx, const std::string& what, uint64_t data_bytes) : path_(pool_file_beside(ctx, what)) {
+    const uint64_t size = (data_bytes + 2 * pool::kHeaderSize - 1) / pool::kHeaderSize * pool::kHeaderSize;
+    auto made = pool::Pool::create(path_, size, "bench");
+    if (!made) ctx.fail(made.status().message());
+    pool_ = std::move(*made);
+    media::prefault_for_writing(pool_->data(), pool_->data_size());
+  }
+  ~PoolBeside() {
+    pool_.reset();
+    (void)pool::remove(path_);
+  }
+  PoolBeside(const PoolBeside&) = delete;
+  PoolBeside& operator=(const PoolBeside&) = delete;
+
+  std::byte* data() const noexcept { return pool_->data(); }
+  uint64_t data_size() const noexcept { return pool_->data_size(); }
+
+ private:
+  std::string path_;
+  std::unique_ptr<pool::Pool> pool_;
+};
+
 template <template <class> class S>
 void run_ours(RunContext& ctx, const Params& p, const Setup& setup, Mode mode, const persist::Persister& persister) {
   const media::Region& region = ctx.region();
@@ -394,30 +422,30 @@ Params persist_point(const Params& p) {
   return q;
 }
 
-// The bytes of one of ds.vs_pmdk's copies of our structure, whole 2 MiB pages apart.
-uint64_t vs_pmdk_copy_bytes(const Params& p) { return (region_bytes(persist_point(p)) + (2ULL << 20) - 1) & ~((2ULL << 20) - 1); }
-
-// ds.vs_pmdk: the points ds.target divides, side by side in one run. Our persist structure (on the run's
-// pool) and PMDK's map (in a pool file beside it) are loaded with the same records; then the two run the
-// same operation stream in alternating 10 ms phases over many rounds (bench/side_by_side.hpp). Two
-// separate ds.ycsb runs of the same point lie minutes apart in a sweep, and this VM's speed changes over
-// such spans by more than the margin a 2x target has to spare; phases of a round fall inside one spell.
+// ds.vs_pmdk: the points ds.target divides, side by side in one run. Our persist structure and PMDK's map
+// are loaded with the same records; then the two run the same operation stream in alternating 10 ms phases
+// over many rounds (bench/side_by_side.hpp). Two separate ds.ycsb runs of the same point lie minutes apart
+// in a sweep, and this VM's speed changes over such spans by more than the margin a 2x target has to spare;
+// phases of a round fall inside one spell.
 //
-// Each side runs as `placements` copies, each on pages of its own (ours at its own offset of the region,
-// PMDK's each in a pool file of its own), one phase each per round; a round's ratio is ours' mean
-// throughput over PMDK's. An emulated pool's pages differ in speed by up to several times from one
-// stretch of memory to another, and a structure that overlaps its cache misses the better (ours) moves
-// the most with them: one copy a side made the ratio a draw of two placements (docs/ds.md, "Placements").
+// Each side runs as `placements` copies, one phase each per round, and a round's ratio is ours' mean
+// throughput over PMDK's. Every copy, ours as PMDK's, lives in a pool file of its own beside the run's pool,
+// the files made by turns (ours, PMDK's, ours, …): an emulated pool's pages differ in speed by up to several
+// times from one stretch of memory to another, a structure that overlaps its cache misses the better (ours)
+// moves the most with them, and pages of the run's pool, made at its start, are not drawn as a fresh pool
+// file's are (docs/ds.md, "Placements").
 template <template <class> class S>
-void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer, uint64_t copy_bytes) {
+void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
   const auto copies = static_cast<size_t>(ctx.params().integer("placements"));
-  const media::Region& region = ctx.region();
-  if (region.size < copies * copy_bytes) ctx.fail("the region holds fewer than " + std::to_string(copies) + " copies");
+  const uint64_t copy_bytes = S<Arena<Durable>>::bytes_needed(setup.options) * 5 / 4 + (1u << 20);
+  std::vector<std::unique_ptr<PoolBeside>> files;
   std::vector<std::unique_ptr<Arena<Durable>>> arenas;
   std::vector<std::unique_ptr<S<Arena<Durable>>>> trees;
   std::vector<std::unique_ptr<pmdk::Map>> maps;
   for (size_t k = 0; k < copies; ++k) {
-    arenas.push_back(std::make_unique<Arena<Durable>>(region.base + k * copy_bytes, copy_bytes, ctx.persister()));
+    files.push_back(std::make_unique<PoolBeside>(ctx, std::string(S<Arena<Durable>>::kName) + "-" + std::to_string(k),
+                                                 copy_bytes));
+    arenas.push_back(std::make_unique<Arena<Durable>>(files.back()->data(), files.back()->data_size(), ctx.persister()));
     trees.push_back(std::make_unique<S<Arena<Durable>>>(*arenas.back(), setup.options));
     if (Status s = trees.back()->create(setup.options.capacity); !s) ctx.fail(s.message());
     maps.push_back(pmdk_map_for(ctx, setup, peer, std::to_string(k)));
@@ -503,9 +531,8 @@ void vs_pmdk_body(RunContext& ctx) {
   for (const auto& [ours, theirs] : kTargetPairs)
     if (ours == structure) peer = theirs;
   if (peer.empty()) ctx.fail("no PMDK peer for " + structure);
-  const uint64_t copy_bytes = vs_pmdk_copy_bytes(ctx.params());
-  if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer, copy_bytes);
-  else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer, copy_bytes);
+  if (structure == "hashtable") run_vs_pmdk<pmlab::ds::Hashtable>(ctx, *setup, peer);
+  else run_vs_pmdk<pmlab::ds::BPTree>(ctx, *setup, peer);
 }
 
 // ds.vs_one_thread: ds.scaling's targeted points side by side in one run. One persist structure, loaded by
@@ -814,7 +841,7 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                "run (ds.target's ratio)",
     .params = {std_params::choice("structure", "ours; the peer: bptree - pmdk-btree, hashtable - pmdk-hashmap-tx",
                                   {"bptree", "hashtable"}, {"bptree", "hashtable"}),
-               std_params::choice("medium", "pool: ours on the run's pool, PMDK's in a pool file beside it", {"pool"},
+               std_params::choice("medium", "pool: every copy, ours and PMDK's, in a pool file beside the run's pool", {"pool"},
                                   {"pool"}),
                std_params::choice("workload", "ds.target's workloads", {"a", "b", "c", "write-only"},
                                   {"a", "b", "c", "write-only"}),
@@ -822,10 +849,11 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                value_param(),
                std_params::threads({"1"}, {"1"}),
                std_params::size("placements",
-                                "copies of each side, each on pages of its own, one phase each per round (the ratio: "
-                                "ours' mean throughput over PMDK's)",
+                                "copies of each side, each in a pool file of its own beside the run's pool, one phase "
+                                "each per round (the ratio: ours' mean throughput over PMDK's)",
                                 {"3"}, {"3"}, 1, 8)},
-    .region_bytes = [](const Params& p) { return p.size("placements") * vs_pmdk_copy_bytes(p); },
+    // Every copy lives in a file of its own: from the run's pool only the directory (one page).
+    .region_bytes = [](const Params&) -> uint64_t { return 4096; },
     .redundant = {},
     .body = vs_pmdk_body,
 }};
