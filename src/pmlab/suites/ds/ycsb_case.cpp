@@ -85,15 +85,21 @@ Result<Setup> setup_of(const Params& p, int threads, bool quick) {
   return s;
 }
 
+// An arena for a structure of `o`, with slack for the allocator's rounding.
+template <template <class> class S>
+uint64_t arena_bytes_for(const Options& o) {
+  return S<Arena<Durable>>::bytes_needed(o) * 5 / 4 + (1u << 20);
+}
+
 template <template <class> class S>
 uint64_t bytes_for(const Params& p) {
   const int threads = static_cast<int>(p.integer("threads"));
   auto s = setup_of(p, threads, true);
   Options o;
   if (s) o = s->options;
-  // The full sweep generates 4x the operations: size for it, plus slack for the allocator's rounding.
+  // The full sweep generates 4x the operations: size for it.
   if (s) o.capacity = workload::records_after_run(s->spec, s->keys, 1u << 20, threads);
-  return S<Arena<Durable>>::bytes_needed(o) * 5 / 4 + (1u << 20);
+  return arena_bytes_for<S>(o);
 }
 
 // Bytes of the structure's arena (tx mode: inside its libpmemobj pool).
@@ -437,7 +443,7 @@ Params persist_point(const Params& p) {
 template <template <class> class S>
 void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
   const auto copies = static_cast<size_t>(ctx.params().integer("placements"));
-  const uint64_t copy_bytes = S<Arena<Durable>>::bytes_needed(setup.options) * 5 / 4 + (1u << 20);
+  const uint64_t copy_bytes = arena_bytes_for<S>(setup.options);
   std::vector<std::unique_ptr<PoolBeside>> files;
   std::vector<std::unique_ptr<Arena<Durable>>> arenas;
   std::vector<std::unique_ptr<S<Arena<Durable>>>> trees;
@@ -501,11 +507,8 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
   for (const bool theirs : {false, true}) {
     persist::Counters sum;
     uint64_t n = 0;
-    for (size_t k = 0; k < copies; ++k) {
-      const size_t c = theirs ? copies + k : k;
-      sum.flushes += r.counters[c].flushes;
-      sum.fences += r.counters[c].fences;
-      sum.nt_bytes += r.counters[c].nt_bytes;
+    for (size_t c = theirs ? copies : 0; c < (theirs ? 2 * copies : copies); ++c) {
+      sum += r.counters[c];
       n += r.ops[c];
     }
     const double per = static_cast<double>(std::max<uint64_t>(n, 1));
