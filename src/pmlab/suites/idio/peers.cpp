@@ -15,118 +15,29 @@
 #include <nlohmann/json.hpp>
 
 #include "pmlab/platform/clock.hpp"
+#include "pmlab/platform/process.hpp"
 #include "pmlab/platform/cpu.hpp"
 #include "pmlab/platform/topology.hpp"
-
-extern char** environ;
 
 namespace pmlab::suites::idio {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-namespace {
-
-std::string last_line(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  const size_t nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
-}  // namespace
-
 Result<ToolOutput> run_tool(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s) {
-  if (argv.empty()) return error(Errc::invalid_argument, "no program to run");
-  const auto program = find_program(argv[0]);
-  if (!program) return error(Errc::unsupported, argv[0] + " not found in PATH");
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return error(Errc::io_error, std::string("pipe: ") + std::strerror(errno));
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return error(Errc::io_error, std::string("pipe: ") + std::strerror(errno));
+  platform::ProcessSpec spec;
+  spec.argv = argv;
+  spec.set_env = env;
+  spec.timeout_s = timeout_s;
+  auto run = platform::run_process(spec);
+  if (!run) return error(run.status().code() == Errc::not_found ? Errc::unsupported : run.status().code(), run.status().message());
+  if (run->timed_out) return error(Errc::failed, argv[0] + " did not finish within " + std::to_string(static_cast<int>(timeout_s)) + " s");
+  if (run->signal) return error(Errc::failed, argv[0] + " was " + run->outcome());
+  if (run->exit_code == 127 && run->out.empty()) return error(Errc::unsupported, "cannot execute " + argv[0]);
+  if (run->exit_code != 0) {
+    const std::string why = platform::tail_lines(run->err.empty() ? run->out : run->err, 1);
+    return error(Errc::failed, argv[0] + " exited with " + std::to_string(run->exit_code) + (why.empty() ? "" : ": " + why));
   }
-  // Everything the child needs is built before fork: after it, only async-signal-safe calls.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  for (const auto& add : env) {
-    const std::string key = add.substr(0, add.find('=') + 1);
-    std::erase_if(env_strings, [&](const std::string& s) { return s.rfind(key, 0) == 0; });
-    env_strings.push_back(add);
-  }
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-
-  const pid_t pid = fork();
-  if (pid < 0) return error(Errc::io_error, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    execve(program->c_str(), cargv.data(), cenv.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  ToolOutput result;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  const uint64_t deadline = platform::Clock::monotonic_ns() + static_cast<uint64_t>(timeout_s * 1e9);
-  bool timed_out = false;
-  int open_fds = 2;
-  char buffer[65536];
-  while (open_fds > 0) {
-    const uint64_t now = platform::Clock::monotonic_ns();
-    if (now >= deadline) {
-      timed_out = true;
-      break;
-    }
-    const int wait_ms = static_cast<int>(std::min<uint64_t>((deadline - now) / 1000000 + 1, 1000));
-    const int ready = poll(fds, 2, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    for (auto& fd : fds) {
-      if (fd.fd < 0 || !(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = read(fd.fd, buffer, sizeof buffer);
-      if (n > 0) {
-        (fd.fd == out_pipe[0] ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fd.fd);
-        fd.fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& fd : fds)
-    if (fd.fd >= 0) close(fd.fd);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) return error(Errc::failed, argv[0] + " did not finish within " + std::to_string(static_cast<int>(timeout_s)) + " s");
-  if (WIFSIGNALED(status)) return error(Errc::failed, argv[0] + " was killed by signal " + std::to_string(WTERMSIG(status)));
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (result.exit_code == 127 && result.out.empty()) return error(Errc::unsupported, "cannot execute " + *program);
-  if (result.exit_code != 0) {
-    std::string why = last_line(result.err.empty() ? result.out : result.err);
-    return error(Errc::failed, argv[0] + " exited with " + std::to_string(result.exit_code) + (why.empty() ? "" : ": " + why));
-  }
-  return result;
+  return ToolOutput{run->exit_code, std::move(run->out), std::move(run->err)};
 }
 
 // ---------------------------------------------------------------------------------------------- likwid

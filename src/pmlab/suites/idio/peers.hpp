@@ -11,12 +11,12 @@
 #include "pmlab/bench/access_pattern.hpp"
 #include "pmlab/bench/case.hpp"
 #include "pmlab/common/status.hpp"
+#include "pmlab/platform/process.hpp"
 #include "pmlab/suites/idio/stream.hpp"
 
 namespace pmlab::suites::idio {
 
-// The program's full path from PATH, or nothing.
-std::optional<std::string> find_program(const std::string& name);
+using platform::find_program;
 
 struct ToolOutput {
   int exit_code = -1;

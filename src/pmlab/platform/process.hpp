@@ -1,0 +1,47 @@
+// Other programs, run as children: peer tools measured beside ours (fio, likwid-bench), a user's program
+// under the crash tracer and the user's checker on each crash image. One runner, so every caller gets the
+// same environment handling, output capture, timeout and clean-up.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab::platform {
+
+// The program's full path from PATH (a name with a slash is taken as it is), or nothing.
+std::optional<std::string> find_program(const std::string& name);
+
+struct ProcessSpec {
+  std::vector<std::string> argv;       // argv[0] is looked up in PATH
+  std::vector<std::string> set_env;    // NAME=value, replacing the inherited value
+  std::vector<std::string> unset_env;  // NAMEs removed from the inherited environment
+  enum class Output { inherit, capture, file } output = Output::capture;
+  std::string output_file;  // Output::file: stdout and stderr both go here (created or truncated)
+  double timeout_s = 0;     // 0: none; past it the child's whole process group is killed
+  // Runs in the child after fork, before exec (e.g. to note its own pid in the environment it passes on):
+  // appended to set_env with the child's pid formatted in place of "{pid}".
+  std::string set_env_with_pid;
+};
+
+struct ProcessResult {
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal ended it
+  bool timed_out = false;
+  std::string out, err;  // Output::capture
+  double seconds = 0;
+  bool ok() const noexcept { return !timed_out && signal == 0 && exit_code == 0; }
+  // "exited with 1", "killed by signal 11 (SIGSEGV)", "still running after 10 s"
+  std::string outcome() const;
+};
+
+// Runs it to the end (or the timeout). An error only when it cannot be started; its own failure is in
+// the result. The child has its own process group and reads /dev/null.
+Result<ProcessResult> run_process(const ProcessSpec& spec);
+
+// The last `lines` lines of `text` (for a failure report).
+std::string tail_lines(const std::string& text, size_t lines);
+
+}  // namespace pmlab::platform
