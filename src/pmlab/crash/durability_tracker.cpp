@@ -219,6 +219,36 @@ void DurabilityTracker::commit(unsigned thread) {
   }
 }
 
+PendingLine pending_line(size_t offset, size_t size, uint64_t order, uint64_t plain_bytes, const LineBytes& durable,
+                         const LineBytes& now, const std::vector<LineBytes>& history, int written_back) {
+  auto same = [size](const LineBytes& a, const LineBytes& b) { return std::memcmp(a.data(), b.data(), size) == 0; };
+  const LineBytes written = written_back >= 0 ? history[static_cast<size_t>(written_back)] : durable;
+  // Each value once, newest first; the written-back value is kept even when older values are cut.
+  std::vector<LineBytes> values;
+  for (size_t h = history.size(); h-- > 0;) {
+    const LineBytes& v = history[h];
+    if (same(v, durable) || std::any_of(values.begin(), values.end(), [&](const LineBytes& w) { return same(v, w); })) continue;
+    values.push_back(v);
+  }
+  if (values.size() > kMaxLineValues) {
+    const auto wb = std::find_if(values.begin(), values.end(), [&](const LineBytes& v) { return same(v, written); });
+    if (wb != values.end() && wb - values.begin() >= static_cast<std::ptrdiff_t>(kMaxLineValues)) values[kMaxLineValues - 1] = *wb;
+    values.resize(kMaxLineValues);
+  }
+  std::reverse(values.begin(), values.end());
+  PendingLine p;
+  p.offset = offset;
+  p.size = size;
+  p.order = order;
+  p.plain_bytes = plain_bytes;
+  p.values = std::move(values);
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    if (same(p.values[i], now)) p.latest = static_cast<int>(i);
+    if (written_back >= 0 && same(p.values[i], written)) p.written_back = static_cast<int>(i);
+  }
+  return p;
+}
+
 std::vector<PendingLine> DurabilityTracker::pending() const {
   std::vector<PendingLine> out;
   for (size_t index = 0; index < lines_.size(); ++index) {
@@ -233,37 +263,14 @@ std::vector<PendingLine> DurabilityTracker::pending() const {
       for (size_t i = 0; i < n; ++i) m[i] = (line.volatile_bytes >> i) & 1 ? durable[i] : v[i];
       return m;
     };
-    auto same = [n](const LineBytes& a, const LineBytes& b) { return std::memcmp(a.data(), b.data(), n) == 0; };
-    const LineBytes base = masked(durable), now = masked(shadow_.data() + off);
+    std::vector<LineBytes> history;
+    history.reserve(line.history.size());
+    for (const LineBytes& v : line.history) history.push_back(line.volatile_bytes ? masked(v.data()) : v);
     // The newest content any thread wrote back: the one a prefix of fences would make durable last.
     const int newest = *std::max_element(line.written_back.begin(), line.written_back.end());
-    const LineBytes written = newest >= 0 ? masked(line.history[static_cast<size_t>(newest)].data()) : base;
-    // Each value once, newest first; the written-back value is kept even when older values are cut.
-    std::vector<LineBytes> values;
-    for (size_t h = line.history.size(); h-- > 0;) {
-      const LineBytes v = masked(line.history[h].data());
-      if (same(v, base) || std::any_of(values.begin(), values.end(), [&](const LineBytes& w) { return same(v, w); })) continue;
-      values.push_back(v);
-    }
-    if (values.empty()) continue;
-    if (values.size() > kMaxLineValues) {
-      const auto wb = std::find_if(values.begin(), values.end(), [&](const LineBytes& v) { return same(v, written); });
-      if (wb != values.end() && wb - values.begin() >= static_cast<std::ptrdiff_t>(kMaxLineValues))
-        values[kMaxLineValues - 1] = *wb;
-      values.resize(kMaxLineValues);
-    }
-    std::reverse(values.begin(), values.end());
-    PendingLine p;
-    p.offset = off;
-    p.size = n;
-    p.order = line.order;
-    p.plain_bytes = line.plain_bytes & ~line.volatile_bytes;
-    p.values = std::move(values);
-    for (size_t i = 0; i < p.values.size(); ++i) {
-      if (same(p.values[i], now)) p.latest = static_cast<int>(i);
-      if (newest >= 0 && same(p.values[i], written)) p.written_back = static_cast<int>(i);
-    }
-    out.push_back(std::move(p));
+    PendingLine p = pending_line(off, n, line.order, line.plain_bytes & ~line.volatile_bytes, masked(durable),
+                                 masked(shadow_.data() + off), history, newest);
+    if (!p.values.empty()) out.push_back(std::move(p));
   }
   return out;
 }

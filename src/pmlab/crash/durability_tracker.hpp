@@ -62,6 +62,12 @@ struct PendingLine {
   uint64_t plain_bytes = 0;  // bit i: byte i was changed by a plain store
 };
 
+// The pending line a line's history makes (shared by this tracker and exec mode's line model): the values
+// it held other than `durable`, each once; when more than kMaxLineValues, the newest, keeping the
+// written-back one (history[written_back], -1 for none); oldest first. Empty values when none differs.
+PendingLine pending_line(size_t offset, size_t size, uint64_t order, uint64_t plain_bytes, const LineBytes& durable,
+                         const LineBytes& now, const std::vector<LineBytes>& history, int written_back);
+
 class DurabilityTracker final : public persist::Observer {
  public:
   // `on_crash_point` runs at every fence, before it takes effect.

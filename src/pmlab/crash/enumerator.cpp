@@ -1,6 +1,7 @@
 #include "pmlab/crash/enumerator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <unordered_set>
@@ -309,6 +310,37 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
   return result;
 }
 
+std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t budget) {
+  std::vector<uint64_t> out(sizes.size(), 0);
+  if (sizes.empty()) return out;
+  auto used = [&](double level) {
+    double sum = 0;
+    for (double s : sizes) sum += std::min(s, level);
+    return sum;
+  };
+  double lo = 0, hi = static_cast<double>(budget);
+  if (used(hi) <= static_cast<double>(budget)) {
+    lo = hi;
+  } else {
+    for (int i = 0; i < 100; ++i) {
+      const double mid = (lo + hi) / 2;
+      (used(mid) <= static_cast<double>(budget) ? lo : hi) = mid;
+    }
+  }
+  uint64_t given = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out[i] = static_cast<uint64_t>(std::floor(std::min(sizes[i], lo)));
+    given += out[i];
+  }
+  for (size_t i = 0; i < sizes.size() && given < budget; ++i) {
+    if (static_cast<double>(out[i]) < sizes[i]) {
+      ++out[i];
+      ++given;
+    }
+  }
+  return out;
+}
+
 void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state, std::byte* out) {
   std::memcpy(out, durable.data(), durable.size());
   for (size_t p = 0; p < space.pieces.size(); ++p) {
@@ -318,6 +350,8 @@ void build_image(const std::vector<std::byte>& durable, const CrashSpace& space,
     std::memcpy(out + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size, piece.size);
   }
 }
+
+uint64_t word_hash_term(uint64_t index, uint64_t value) { return word_term(index, value); }
 
 uint64_t image_hash(const std::byte* image, size_t size) {
   uint64_t h = 0;
@@ -354,8 +388,7 @@ uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable
   return h;
 }
 
-std::string describe(const CrashSpace& space, const CrashState& state) {
-  std::string out;
+std::string describe_line(const CrashSpace& space, const CrashState& state, uint32_t l) {
   char buf[96];
   auto value_name = [&](const PendingLine& line, int v) -> std::string {
     if (v < 0) return "durable";
@@ -363,46 +396,51 @@ std::string describe(const CrashSpace& space, const CrashState& state) {
     if (v == line.written_back) return "written back";
     return "value " + std::to_string(v + 1) + " of " + std::to_string(line.values.size());
   };
-  for (uint32_t l = 0; l < space.lines.size() && out.size() < 600; ++l) {
-    const PendingLine& line = space.lines[l];
-    const uint32_t begin = space.first_piece[l];
-    const uint32_t end = l + 1 < space.lines.size() ? space.first_piece[l + 1] : static_cast<uint32_t>(space.pieces.size());
-    bool changed = false;
-    for (uint32_t p = begin; p < end; ++p) changed = changed || state.choice[p] != 0;
-    if (!changed) continue;
-    // A whole line at one of its values, the latest and the written-back one preferred.
-    std::vector<int> order;
-    if (line.latest >= 0) order.push_back(line.latest);
-    if (line.written_back >= 0) order.push_back(line.written_back);
-    for (int v = 0; v < static_cast<int>(line.values.size()); ++v) order.push_back(v);
-    int whole = -2;
-    for (int v : order) {
-      bool match = true;
-      for (uint32_t p = begin; p < end && match; ++p) match = state.choice[p] == space.pieces[p].option_of_value[static_cast<size_t>(v)];
-      if (match) {
-        whole = v;
-        break;
-      }
-    }
-    std::snprintf(buf, sizeof buf, "%s0x%zx", out.empty() ? "" : ", ", line.offset);
+  const PendingLine& line = space.lines[l];
+  const uint32_t begin = space.first_piece[l];
+  const uint32_t end = l + 1 < space.lines.size() ? space.first_piece[l + 1] : static_cast<uint32_t>(space.pieces.size());
+  bool changed = false;
+  for (uint32_t p = begin; p < end; ++p) changed = changed || state.choice[p] != 0;
+  if (!changed) return "";
+  // A whole line at one of its values, the latest and the written-back one preferred.
+  std::vector<int> order;
+  if (line.latest >= 0) order.push_back(line.latest);
+  if (line.written_back >= 0) order.push_back(line.written_back);
+  for (int v = 0; v < static_cast<int>(line.values.size()); ++v) order.push_back(v);
+  for (int v : order) {
+    bool match = true;
+    for (uint32_t p = begin; p < end && match; ++p) match = state.choice[p] == space.pieces[p].option_of_value[static_cast<size_t>(v)];
+    if (match) return value_name(line, v);
+  }
+  std::string out = "torn (";
+  bool first = true;
+  for (uint32_t p = begin; p < end; ++p) {
+    if (state.choice[p] == 0) continue;  // left durable
+    const Piece& piece = space.pieces[p];
+    int v = -1;
+    for (size_t k = 0; k < piece.option_of_value.size(); ++k)
+      if (piece.option_of_value[k] == state.choice[p] && (v < 0 || static_cast<int>(k) == line.latest)) v = static_cast<int>(k);
+    std::snprintf(buf, sizeof buf, "%s+%u:%u %s", first ? "" : ", ", piece.offset, piece.size, value_name(line, v).c_str());
     out += buf;
-    if (whole != -2) {
-      out += " (" + value_name(line, whole) + ")";
-      continue;
-    }
-    out += " torn (";
-    bool first = true;
-    for (uint32_t p = begin; p < end; ++p) {
-      if (state.choice[p] == 0) continue;  // left durable
-      const Piece& piece = space.pieces[p];
-      int v = -1;
-      for (size_t k = 0; k < piece.option_of_value.size(); ++k)
-        if (piece.option_of_value[k] == state.choice[p] && (v < 0 || static_cast<int>(k) == line.latest)) v = static_cast<int>(k);
-      std::snprintf(buf, sizeof buf, "%s+%u:%u %s", first ? "" : ", ", piece.offset, piece.size, value_name(line, v).c_str());
+    first = false;
+  }
+  return out + ")";
+}
+
+std::string describe(const CrashSpace& space, const CrashState& state, const std::function<std::string(size_t)>& where) {
+  std::string out;
+  char buf[32];
+  for (uint32_t l = 0; l < space.lines.size() && out.size() < 600; ++l) {
+    const std::string what = describe_line(space, state, l);
+    if (what.empty()) continue;
+    if (!out.empty()) out += ", ";
+    if (where) {
+      out += where(space.lines[l].offset);
+    } else {
+      std::snprintf(buf, sizeof buf, "0x%zx", space.lines[l].offset);
       out += buf;
-      first = false;
     }
-    out += ")";
+    out += what.rfind("torn", 0) == 0 ? " " + what : " (" + what + ")";
   }
   if (out.size() >= 600) out += ", …";
   return out.empty() ? "nothing beyond the durable image" : out;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,16 +68,27 @@ struct Exploration {
 
 Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed);
 
+// Splits `budget` states over crash points of the given sizes (their state counts): each point gets all its
+// states or the common level, whichever is less, so small points are covered whole and the rest share what
+// remains.
+std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t budget);
+
 // The crash image of a state: the durable image with the chosen options written over it.
 void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state, std::byte* out);
 
 // A content hash of an image: a sum over 8-byte words of a mix of (word index, value), so a state's hash
 // follows from the durable image's by the words its pieces change.
 uint64_t image_hash(const std::byte* image, size_t size);
+// One word's term of image_hash: an image's hash changes by term(i, new) - term(i, old) when word i changes.
+uint64_t word_hash_term(uint64_t index, uint64_t value);
 uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable, const CrashSpace& space,
                     const CrashState& state);
 
 // "0x40 (latest), 0x80 (written back), 0xc0 torn (+0:8 latest, +8:8 durable)": what a state persisted.
-std::string describe(const CrashSpace& space, const CrashState& state);
+// `where` names an offset (default: hex).
+std::string describe(const CrashSpace& space, const CrashState& state, const std::function<std::string(size_t)>& where = {});
+// What a state persisted of line `l`: "latest", "written back", "value 2 of 3", "torn (+0:8 latest, …)",
+// or empty when it left the line durable.
+std::string describe_line(const CrashSpace& space, const CrashState& state, uint32_t l);
 
 }  // namespace pmlab::crash

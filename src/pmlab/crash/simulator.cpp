@@ -94,39 +94,6 @@ uint64_t signature(const CrashSpace& space) {
   return h;
 }
 
-// Splits `budget` states over points of the given sizes: each point gets all its states or the common
-// level, whichever is less, so small points are covered whole and the rest share what remains.
-std::vector<uint64_t> allocate(const std::vector<double>& sizes, uint64_t budget) {
-  std::vector<uint64_t> out(sizes.size(), 0);
-  if (sizes.empty()) return out;
-  auto used = [&](double level) {
-    double sum = 0;
-    for (double s : sizes) sum += std::min(s, level);
-    return sum;
-  };
-  double lo = 0, hi = static_cast<double>(budget);
-  if (used(hi) <= static_cast<double>(budget)) {
-    lo = hi;
-  } else {
-    for (int i = 0; i < 100; ++i) {
-      const double mid = (lo + hi) / 2;
-      (used(mid) <= static_cast<double>(budget) ? lo : hi) = mid;
-    }
-  }
-  uint64_t given = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    out[i] = static_cast<uint64_t>(std::floor(std::min(sizes[i], lo)));
-    given += out[i];
-  }
-  for (size_t i = 0; i < sizes.size() && given < budget; ++i) {
-    if (static_cast<double>(out[i]) < sizes[i]) {
-      ++out[i];
-      ++given;
-    }
-  }
-  return out;
-}
-
 persist::Config run_config(persist::Domain domain) {
   return {.domain = domain, .flush = persist::best_line_flush(platform::CpuFeatures::host()), .elide_flush = false,
           .elide_fence = false};
@@ -188,7 +155,7 @@ class Simulation {
       report_.sites = sites.seen();
     }
     sizes_ = sizes;
-    allocation_ = allocate(sizes, options_.budget);
+    allocation_ = allocate_budget(sizes, options_.budget);
 
     // Second run: the checks.
     working.zero();
