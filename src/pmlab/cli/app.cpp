@@ -11,14 +11,17 @@ namespace pmlab::cli {
 namespace {
 
 // CLI11 says "A subcommand is required" for `pmlab pool bogus`: name the word it did not know instead.
+// Only where a subcommand is required: elsewhere (`pmlab crash DESIGN --budget abc`) a word that is no
+// subcommand is a positional argument, and the option's own message is the one to show.
 std::string unknown_subcommand(CLI::App& app, int argc, const char* const* argv) {
   CLI::App* current = &app;
   std::string path = "pmlab";
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
+    if (word == "--") return {};
     if (word.empty() || word[0] == '-') continue;
     const auto subcommands = current->get_subcommands([](CLI::App*) { return true; });
-    if (subcommands.empty()) return {};
+    if (subcommands.empty() || current->get_require_subcommand_min() == 0) return {};
     CLI::App* next = nullptr;
     std::string names;
     for (CLI::App* s : subcommands) {

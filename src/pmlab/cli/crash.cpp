@@ -14,6 +14,7 @@
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/results.hpp"
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/cli/crash_common.hpp"
 #include "pmlab/cli/options.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
@@ -41,28 +42,6 @@ struct CrashArgs {
   std::string out;
   std::string replay;
 };
-
-// Part of an option's value (K of --shard K/N): a whole number in [min, max], or a usage error naming it.
-Result<uint64_t> count_option(const char* name, const std::string& text, uint64_t min, uint64_t max = UINT64_MAX) {
-  auto v = parse_count(text, min, max);
-  if (!v) return error(Errc::invalid_argument, std::string(name) + ": " + v.status().message());
-  return v;
-}
-
-void measured(record::RunRecord& rec, const char* name, double value, const char* unit) {
-  rec.metrics.push_back({name, value, unit, record::MetricKind::measured, ""});
-}
-
-// A crash run's record before its outcome: what it is (an ordinary run record of the `crash` suite).
-record::RunRecord crash_record(const std::string& name, const std::string& design, json params, uint64_t context_hash) {
-  record::RunRecord rec;
-  rec.name = name;
-  rec.suite = "crash";
-  rec.case_name = design;
-  rec.params = std::move(params);
-  rec.config_hash = bench::run_hash(name, context_hash);
-  return rec;
-}
 
 std::string sim_run_name(const std::string& design, persist::Domain d, crash::Granularity g) {
   return "crash." + design + "/domain:" + persist::to_string(d) + "/granularity:" + crash::to_string(g);
@@ -145,24 +124,6 @@ std::string names_of(const std::vector<T>& items) {
   return out;
 }
 
-// The context of a crash run: the machine (as for `pmlab run`), no pool (the simulator runs on private
-// images), and the simulator's settings, which with the CPU shape its numbers.
-json crash_context(const json& crash_settings, const std::string& domain, bool quick, uint64_t* hash) {
-  json ctx = bench::base_context(bench::run_id_now(), command_line(), quick);
-  ctx["pool"] = nullptr;
-  ctx["durability_domain"] = domain;
-  ctx["flush_instruction"] = persist::to_string(persist::best_line_flush(platform::CpuFeatures::host()));
-  ctx["crash"] = crash_settings;
-  *hash = bench::context_hash({{"crash", crash_settings}, {"cpu", ctx["cpu"]["model"]}});
-  ctx["config_hash"] = hex64(*hash);
-  ctx["skipped"] = json::array();
-  return ctx;
-}
-
-fs::path out_dir(const std::string& dir, const std::string& default_name) {
-  return dir.empty() ? fs::path("results") / default_name : fs::path(dir);
-}
-
 void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
   for (const auto& f : r.details)
     std::fprintf(stderr,
@@ -191,29 +152,13 @@ int run_crash(const CrashArgs& a) {
     }
     if (!matched) return report_error(error(Errc::invalid_argument, "no crash-testable design '" + name + "' (see pmlab crash --list)"));
   }
-  std::vector<crash::Granularity> granularities;
-  {
-    size_t from = 0;
-    for (;;) {
-      const size_t comma = a.granularity.find(',', from);
-      const std::string part = a.granularity.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-      auto g = crash::parse_granularity(part);
-      if (!g) return report_error(error(Errc::invalid_argument, "--granularity takes line, word and byte, comma-separated, not '" + a.granularity + "'"));
-      if (std::find(granularities.begin(), granularities.end(), *g) == granularities.end()) granularities.push_back(*g);
-      if (comma == std::string::npos) break;
-      from = comma + 1;
-    }
-  }
+  auto granularities = parse_granularities(a.granularity);
+  if (!granularities) return report_error(granularities.status());
   std::optional<std::vector<persist::Domain>> forced_domains;
   if (!a.domains.empty()) {
-    forced_domains.emplace();
-    for (const auto& d : a.domains) {
-      auto parsed = persist::parse_domain(d);
-      if (!parsed) return report_error(parsed.status());
-      if (*parsed == persist::Domain::none)
-        return report_error(error(Errc::invalid_argument, "--domain none keeps nothing durable: there is nothing to crash-test"));
-      forced_domains->push_back(*parsed);
-    }
+    auto parsed = parse_domains(a.domains);
+    if (!parsed) return report_error(parsed.status());
+    forced_domains = *parsed;
   }
   crash::SimOptions base;
   // Every value was checked as typed (options.hpp); what is left here are the defaults.
@@ -230,22 +175,16 @@ int run_crash(const CrashArgs& a) {
   base.recovery_every = a.recovery_every ? a.recovery_every : (a.mutate ? 1 : 4);
   base.jobs = static_cast<unsigned>(a.jobs);
   if (!a.shard.empty()) {
-    const size_t slash = a.shard.find('/');
-    auto k = count_option("--shard K/N: K", slash == std::string::npos ? a.shard : a.shard.substr(0, slash), 1);
-    auto n = count_option("--shard K/N: N", slash == std::string::npos ? "" : a.shard.substr(slash + 1), 1, 1u << 20);
-    if (!k || !n || *k > *n)
-      return report_error(error(Errc::invalid_argument, "--shard takes K/N with 1 <= K <= N (e.g. 3/8), not '" + a.shard + "'"));
-    base.shard = *k - 1;
-    base.shards = *n;
+    auto shard = parse_shard(a.shard);
+    if (!shard) return report_error(shard.status());
+    std::tie(base.shard, base.shards) = *shard;
   }
   if (!a.replay.empty()) {
-    const size_t colon = a.replay.find(':');
-    auto p = count_option("--replay POINT", colon == std::string::npos ? "" : a.replay.substr(0, colon), 1);
-    auto s = count_option("--replay STATE", colon == std::string::npos ? "" : a.replay.substr(colon + 1), 0);
-    if (!p || !s) return report_error(error(Errc::invalid_argument, "--replay takes POINT:STATE, as a failure report prints it"));
+    auto replay = parse_replay(a.replay);
+    if (!replay) return report_error(replay.status());
     if (chosen.size() != 1) return report_error(error(Errc::invalid_argument, "--replay names a state of one design: name exactly one"));
     if (a.mutate) return report_error(error(Errc::invalid_argument, "--replay and --mutate do not go together"));
-    base.replay = std::make_pair(*p, *s);
+    base.replay = *replay;
   }
 
   json settings = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
@@ -261,7 +200,7 @@ int run_crash(const CrashArgs& a) {
   for (const crash::SubjectInfo* info : chosen) {
     const std::vector<persist::Domain> domains = forced_domains ? *forced_domains : info->domains;
     if (a.mutate) {
-      crash::MutationOptions mo{base, domains, granularities};
+      crash::MutationOptions mo{base, domains, *granularities};
       std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", info->name.c_str());
       auto m = crash::mutate(*info, mo);
       if (!m) {
@@ -269,7 +208,7 @@ int run_crash(const CrashArgs& a) {
         ++total_failures;
         crash::MutationReport none;
         none.subject = info->name;
-        record::RunRecord run = mutation_record(none, names_of(domains), names_of(granularities), hash);
+        record::RunRecord run = mutation_record(none, names_of(domains), names_of(*granularities), hash);
         run.status = record::RunStatus::error;
         run.reason = m.status().message();
         run.metrics.clear();
@@ -281,11 +220,11 @@ int run_crash(const CrashArgs& a) {
                    static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
       for (const auto& r : m->mutants)
         if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
-      results.add(mutation_record(*m, names_of(domains), names_of(granularities), hash));
+      results.add(mutation_record(*m, names_of(domains), names_of(*granularities), hash));
       continue;
     }
     for (persist::Domain d : domains) {
-      for (crash::Granularity g : granularities) {
+      for (crash::Granularity g : *granularities) {
         crash::SimOptions o = base;
         o.domain = d;
         o.granularity = g;
@@ -457,8 +396,10 @@ void add_crash(CLI::App& app, int& exit_code) {
   merge->add_option("--out", *merge_out, "run directory for the merged results.json")->check(non_empty_value());
   merge->callback([&exit_code, merge_dirs, merge_out] { exit_code = merge_shards(*merge_dirs, *merge_out); });
 
+  add_crash_exec(*cmd, exit_code);
+
   cmd->callback([&exit_code, a, list, cmd] {
-    if (cmd->got_subcommand("merge")) return;
+    if (cmd->got_subcommand("merge") || cmd->got_subcommand("exec")) return;
     if (*list) {
       exit_code = list_designs();
       return;
