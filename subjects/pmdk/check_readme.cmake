@@ -1,0 +1,15 @@
+# cmake -DREADME=README.md -DNAMES=a;b -P check_readme.cmake: fails unless the README's bug table has a row
+# for every planted bug of bugs.manifest.
+file(READ ${README} text)
+set(missing)
+foreach(name IN LISTS NAMES)
+  string(FIND "${text}" "| `${name}` |" at)
+  if(at EQUAL -1)
+    list(APPEND missing ${name})
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "README.md's bug table lacks a row for: ${missing}")
+endif()
+list(LENGTH NAMES n)
+message(STATUS "README.md lists all ${n} planted bugs")
