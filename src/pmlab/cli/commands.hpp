@@ -26,6 +26,8 @@ void add_compare(CLI::App& app, int& exit_code);
 void add_export(CLI::App& app, int& exit_code);
 void add_pool(CLI::App& app, int& exit_code);
 void add_crash(CLI::App& app, int& exit_code);
+// `pmlab crash exec`, under the crash command.
+void add_crash_exec(CLI::App& crash, int& exit_code);
 
 // Prints "pmlab: error: <message>" on stderr and returns the status's exit code.
 int report_error(const Status& status);

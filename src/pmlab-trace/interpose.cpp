@@ -1,0 +1,286 @@
+// The calls a traced program makes that the tracer must see, interposed by preloading: the C library's
+// mappings (which files are persistent memory), libpmem's and libpmem2's persistence (write-backs, fences,
+// persisting copies), and the entry points of pmlab/trace.h for programs with their own flush macros.
+//
+// Each forwards to the real function first, so the program behaves as without the tracer, then reports.
+// libpmemobj, libpmemlog and libpmemblk persist through libpmem's exported functions (their dynamic
+// symbol tables import pmem_flush, pmem_drain, pmem_memcpy, …), so interposing libpmem covers them.
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "pmlab-trace/tracer.hpp"
+
+namespace {
+
+using pmlab_trace::Outermost;
+namespace trace = pmlab_trace::trace;
+
+constexpr unsigned kNoDrain = 1u << 0, kNonTemporal = 1u << 1, kWc = 1u << 3, kNoFlush = 1u << 5;
+
+template <class F>
+F real(const char* name, const char* version) {
+  void* f = version != nullptr ? dlvsym(RTLD_NEXT, name, version) : nullptr;
+  if (f == nullptr) f = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<F>(f);
+}
+#define PMLAB_REAL(name, version)                                              \
+  static const auto real_fn = real<decltype(&name)>(#name, version);           \
+  if (real_fn == nullptr) _exit(127); /* a symbol the program linked is gone */
+
+uintptr_t caller(void* ra) { return reinterpret_cast<uintptr_t>(ra); }
+
+// What a copy under PMEM_F_MEM_* flags (libpmem and libpmem2 share them) did to [dest, dest+len).
+void copied(void* dest, size_t len, unsigned flags, uintptr_t site) {
+  if (flags & kNoFlush) return;  // plain stores: found at the next capture
+  const auto kind = (flags & (kNonTemporal | kWc)) ? trace::WritebackKind::non_temporal : trace::WritebackKind::flush;
+  pmlab_trace::writeback(dest, len, kind, site);
+  if (!(flags & kNoDrain)) pmlab_trace::fence(site);
+}
+
+bool shared_writable_file(int prot, int flags, int fd) {
+  const int type = flags & MAP_TYPE;
+  return fd >= 0 && (prot & PROT_WRITE) && (type == MAP_SHARED || type == 0x03 /* MAP_SHARED_VALIDATE */);
+}
+
+// PMDK maps pools only: a shared file mapping made from its code is persistent memory.
+bool made_by_pmdk(void* ra) {
+  Dl_info info{};
+  return dladdr(ra, &info) != 0 && info.dli_fname != nullptr && std::strstr(info.dli_fname, "libpmem") != nullptr;
+}
+
+void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off, void* ra) {
+  void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+  if (p == MAP_FAILED) return p;  // syscall() set errno
+  if (pmlab_trace::active() && shared_writable_file(prot, flags, fd)) pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
+  return p;
+}
+
+// libpmem2's map-time functions, wrapped so that calls through the pointers a program got are seen.
+struct Pmem2Fns {
+  void (*flush)(const void*, size_t) = nullptr;
+  void (*drain)() = nullptr;
+  void (*persist)(const void*, size_t) = nullptr;
+  void* (*memcpy_fn)(void*, const void*, size_t, unsigned) = nullptr;
+  void* (*memmove_fn)(void*, const void*, size_t, unsigned) = nullptr;
+  void* (*memset_fn)(void*, int, size_t, unsigned) = nullptr;
+} pmem2_real;
+
+void pmem2_flush_traced(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  pmem2_real.flush(p, n);
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+}
+void pmem2_drain_traced() {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  pmem2_real.drain();
+  if (o) pmlab_trace::fence(caller(ra));
+}
+void pmem2_persist_traced(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  pmem2_real.persist(p, n);
+  if (o) pmlab_trace::persist(p, n, caller(ra));
+}
+void* pmem2_memcpy_traced(void* d, const void* s, size_t n, unsigned flags) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  void* r = pmem2_real.memcpy_fn(d, s, n, flags);
+  if (o) copied(d, n, flags, caller(ra));
+  return r;
+}
+void* pmem2_memmove_traced(void* d, const void* s, size_t n, unsigned flags) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  void* r = pmem2_real.memmove_fn(d, s, n, flags);
+  if (o) copied(d, n, flags, caller(ra));
+  return r;
+}
+void* pmem2_memset_traced(void* d, int c, size_t n, unsigned flags) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  void* r = pmem2_real.memset_fn(d, c, n, flags);
+  if (o) copied(d, n, flags, caller(ra));
+  return r;
+}
+
+}  // namespace
+
+struct pmem2_map;
+
+extern "C" {
+
+// --- the C library ------------------------------------------------------------------------------------
+
+__attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return traced_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+__attribute__((visibility("default"))) void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return traced_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+__attribute__((visibility("default"))) int munmap(void* addr, size_t len) {
+  pmlab_trace::unmapping(addr, len);
+  return static_cast<int>(syscall(SYS_munmap, addr, len));
+}
+
+// A program that maps a file itself persists it with msync: a write-back and a fence.
+__attribute__((visibility("default"))) int msync(void* addr, size_t len, int flags) {
+  void* ra = __builtin_return_address(0);
+  Outermost o;
+  const int r = static_cast<int>(syscall(SYS_msync, addr, len, flags));
+  if (o && r == 0 && pmlab_trace::persistent(addr, len)) pmlab_trace::persist(addr, len, caller(ra));
+  return r;
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  pmlab_trace::exiting(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) { _exit(status); }
+
+// --- libpmem ------------------------------------------------------------------------------------------
+
+__attribute__((visibility("default"))) void pmem_flush(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_flush, "LIBPMEM_1.0");
+  Outermost o;
+  real_fn(p, n);
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+}
+__attribute__((visibility("default"))) void pmem_deep_flush(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_deep_flush, "LIBPMEM_1.0");
+  Outermost o;
+  real_fn(p, n);
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+}
+__attribute__((visibility("default"))) void pmem_drain(void) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_drain, "LIBPMEM_1.0");
+  Outermost o;
+  real_fn();
+  if (o) pmlab_trace::fence(caller(ra));
+}
+__attribute__((visibility("default"))) int pmem_deep_drain(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_deep_drain, "LIBPMEM_1.0");
+  Outermost o;
+  const int r = real_fn(p, n);
+  if (o) pmlab_trace::fence(caller(ra));
+  return r;
+}
+__attribute__((visibility("default"))) void pmem_persist(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_persist, "LIBPMEM_1.0");
+  Outermost o;
+  real_fn(p, n);
+  if (o) pmlab_trace::persist(p, n, caller(ra));
+}
+__attribute__((visibility("default"))) int pmem_deep_persist(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_deep_persist, "LIBPMEM_1.0");
+  Outermost o;
+  const int r = real_fn(p, n);
+  if (o) pmlab_trace::persist(p, n, caller(ra));
+  return r;
+}
+__attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem_msync, "LIBPMEM_1.0");
+  Outermost o;
+  const int r = real_fn(p, n);
+  if (o && r == 0) pmlab_trace::persist(p, n, caller(ra));
+  return r;
+}
+// The domain under test decides: a program that skips flushes under eADR is tested under eADR.
+__attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
+  PMLAB_REAL(pmem_has_auto_flush, "LIBPMEM_1.0");
+  if (pmlab_trace::active()) return pmlab_trace::eadr() ? 1 : 0;
+  return real_fn();
+}
+
+#define PMLAB_COPY(name, flags_expr, ...)                                        \
+  {                                                                              \
+    void* ra = __builtin_return_address(0);                                      \
+    PMLAB_REAL(name, "LIBPMEM_1.0");                                             \
+    Outermost o;                                                                 \
+    void* r = real_fn(__VA_ARGS__);                                              \
+    if (o) copied(dest, len, (flags_expr), caller(ra));                          \
+    return r;                                                                    \
+  }
+
+__attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags)
+    PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags)
+__attribute__((visibility("default"))) void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags)
+    PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags)
+__attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len, unsigned flags)
+    PMLAB_COPY(pmem_memset, flags, dest, c, len, flags)
+__attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len)
+    PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src, len)
+__attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest, const void* src, size_t len)
+    PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len)
+__attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len)
+    PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len)
+__attribute__((visibility("default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len)
+    PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len)
+__attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest, const void* src, size_t len)
+    PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len)
+__attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest, int c, size_t len)
+    PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len)
+
+// --- libpmem2 -----------------------------------------------------------------------------------------
+
+#define PMLAB_PMEM2_GETTER(getter, field, wrapper)                                        \
+  __attribute__((visibility("default"))) decltype(pmem2_real.field) getter(pmem2_map* map) { \
+    PMLAB_REAL(getter, "LIBPMEM2_1.0");                                                   \
+    auto fn = reinterpret_cast<decltype(pmem2_real.field)>(real_fn(map));                 \
+    if (!pmlab_trace::active() || fn == nullptr) return fn;                               \
+    pmem2_real.field = fn;                                                                \
+    return wrapper;                                                                       \
+  }
+
+decltype(pmem2_real.flush) pmem2_get_flush_fn(pmem2_map* map);
+decltype(pmem2_real.drain) pmem2_get_drain_fn(pmem2_map* map);
+decltype(pmem2_real.persist) pmem2_get_persist_fn(pmem2_map* map);
+decltype(pmem2_real.memcpy_fn) pmem2_get_memcpy_fn(pmem2_map* map);
+decltype(pmem2_real.memmove_fn) pmem2_get_memmove_fn(pmem2_map* map);
+decltype(pmem2_real.memset_fn) pmem2_get_memset_fn(pmem2_map* map);
+PMLAB_PMEM2_GETTER(pmem2_get_flush_fn, flush, pmem2_flush_traced)
+PMLAB_PMEM2_GETTER(pmem2_get_drain_fn, drain, pmem2_drain_traced)
+PMLAB_PMEM2_GETTER(pmem2_get_persist_fn, persist, pmem2_persist_traced)
+PMLAB_PMEM2_GETTER(pmem2_get_memcpy_fn, memcpy_fn, pmem2_memcpy_traced)
+PMLAB_PMEM2_GETTER(pmem2_get_memmove_fn, memmove_fn, pmem2_memmove_traced)
+PMLAB_PMEM2_GETTER(pmem2_get_memset_fn, memset_fn, pmem2_memset_traced)
+
+__attribute__((visibility("default"))) int pmem2_deep_flush(pmem2_map* map, void* p, size_t n) {
+  void* ra = __builtin_return_address(0);
+  PMLAB_REAL(pmem2_deep_flush, "LIBPMEM2_1.0");
+  Outermost o;
+  const int r = real_fn(map, p, n);
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+  return r;
+}
+
+// --- pmlab/trace.h ------------------------------------------------------------------------------------
+
+__attribute__((visibility("default"))) void pmlab_trace_flush(const void* p, size_t n) {
+  pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(__builtin_return_address(0)));
+}
+__attribute__((visibility("default"))) void pmlab_trace_fence(void) { pmlab_trace::fence(caller(__builtin_return_address(0))); }
+__attribute__((visibility("default"))) void pmlab_trace_persist(const void* p, size_t n) {
+  pmlab_trace::persist(p, n, caller(__builtin_return_address(0)));
+}
+__attribute__((visibility("default"))) void pmlab_trace_nt_store(const void* p, size_t n) {
+  pmlab_trace::stored_non_temporal(p, n, caller(__builtin_return_address(0)));
+}
+__attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::active() ? 1 : 0; }
+
+}  // extern "C"

@@ -1,0 +1,67 @@
+// The tracer inside a program that `pmlab crash exec` runs: what the interposed calls (interpose_*.cpp) and
+// the header route (pmlab/trace.h) report, written as a trace (pmlab/crash/exec/trace_format.hpp).
+//
+// It is loaded into programs nobody here wrote, so it is small and self-contained: no part of pmlab, no
+// exceptions out of it, its own mmap and munmap by system call (it interposes the library's). One lock
+// orders every event of every thread, so the trace is one sequence; what a thread does between two of
+// its events it does alone as far as the trace can tell.
+//
+// Stores to persistent mappings are found without instrumenting the program: every region has a shadow
+// (its content when last recorded), and at a write-back the written-back lines, at a fence every written
+// page, are compared with it. Which pages were written comes from userfaultfd's asynchronous
+// write-protection and PAGEMAP_SCAN (Linux 6.7): the kernel marks a page written on its first store after
+// a scan, and a scan reports and re-protects the marked pages at once, so a fence costs what was written
+// since the last one, not the size of the pool. Where that is unavailable (an older kernel, a file system
+// userfaultfd cannot protect) every page of the region is compared at every fence, and the trace says so.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pmlab/crash/exec/trace_format.hpp"
+
+namespace pmlab_trace {
+
+namespace trace = pmlab::crash::exec::trace;
+
+// True in the process pmlab started (PMLAB_TRACE_PID), once the trace file is open.
+bool active() noexcept;
+// The durability domain under test (PMLAB_TRACE_DOMAIN): eADR makes pmem_has_auto_flush true.
+bool eadr() noexcept;
+
+// The calls of the runtime itself (libpmem's persist calling msync, a copy's flush) are not events of
+// their own: only the outermost interposed call on a thread reports.
+class Outermost {
+ public:
+  Outermost() noexcept;
+  ~Outermost();
+  Outermost(const Outermost&) = delete;
+  Outermost& operator=(const Outermost&) = delete;
+  explicit operator bool() const noexcept { return outermost_; }
+
+ private:
+  bool outermost_;
+};
+
+// A shared, writable file mapping was made. `from_pmdk`: a PMDK library made it (it maps pools only);
+// otherwise it is persistent only when the file is one of the --pool files.
+void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept;
+// Before an unmap: the regions inside it are captured one last time and dropped.
+void unmapping(void* address, size_t length) noexcept;
+
+// Events, each with the return address of the call that made it.
+void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;
+// [p, p+n) was just stored with non-temporal stores (recorded with its write-back).
+void stored_non_temporal(const void* p, size_t n, uintptr_t site) noexcept;
+void fence(uintptr_t site) noexcept;
+// A flush of [p, p+n) and a fence: pmem_persist, msync, a persisting copy.
+void persist(const void* p, size_t n, uintptr_t site) noexcept;
+// The last crash point: everything stored is captured, then the exit record.
+void exiting(int status) noexcept;
+
+// True when [p, p+n) lies in a persistent region (msync of anything else is not an event).
+bool persistent(const void* p, size_t n) noexcept;
+
+}  // namespace pmlab_trace

@@ -1,0 +1,470 @@
+#include "pmlab/crash/exec/campaign.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <numeric>
+#include <cinttypes>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <unordered_set>
+
+#include "pmlab/common/files.hpp"
+#include "pmlab/common/random.hpp"
+#include "pmlab/crash/enumerator.hpp"
+#include "pmlab/crash/exec/judges.hpp"
+#include "pmlab/crash/exec/replay.hpp"
+#include "pmlab/crash/exec/symbolizer.hpp"
+#include "pmlab/crash/exec/trace_file.hpp"
+#include "pmlab/crash/simulator.hpp"
+#include "pmlab/platform/clock.hpp"
+#include "pmlab/platform/process.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kStackFrames = 4;  // of the program's own, per stack in a failure
+
+// A scratch directory, removed with everything in it.
+class ScratchDir {
+ public:
+  static Result<ScratchDir> make(const std::string& wanted) {
+    ScratchDir d;
+    if (!wanted.empty()) {
+      std::error_code ec;
+      fs::create_directories(wanted, ec);
+      if (ec) return error(Errc::io_error, "cannot create " + wanted + ": " + ec.message());
+      d.path_ = wanted;
+      return d;
+    }
+    const fs::path base = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    std::string templ = (base / ("pmlab-exec-" + std::to_string(getpid()) + "-XXXXXX")).string();
+    if (mkdtemp(templ.data()) == nullptr) return errno_status(errno, "cannot create a scratch directory in " + base.string());
+    d.path_ = templ;
+    d.owned_ = true;
+    return d;
+  }
+  ScratchDir() = default;
+  ScratchDir(ScratchDir&& o) noexcept : path_(std::move(o.path_)), owned_(std::exchange(o.owned_, false)) {}
+  ~ScratchDir() {
+    if (!owned_) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+  bool owned_ = false;
+};
+
+std::string joined(const std::vector<Frame>& frames) {
+  std::string out;
+  for (const Frame& f : frames) out += (out.empty() ? "" : " <- ") + f.text();
+  return out;
+}
+
+}  // namespace
+
+Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
+                                const std::string& log_path) {
+  auto runtime = find_runtime();
+  if (!runtime) return runtime.status();
+  TracedRun run;
+  run.domain = domain;
+  run.trace_path = trace_path;
+  if (!o.setup.empty()) {
+    platform::ProcessSpec setup;
+    setup.argv = {"/bin/sh", "-c", o.setup};
+    setup.timeout_s = o.timeout_s * 60;
+    auto r = platform::run_process(setup);
+    if (!r) return r.status();
+    if (!r->ok())
+      return error(Errc::failed, "--setup " + r->outcome() + ": " + platform::tail_lines(r->err.empty() ? r->out : r->err, 3));
+  }
+  platform::ProcessSpec spec;
+  spec.argv = o.program;
+  const char* preload = std::getenv("LD_PRELOAD");
+  spec.set_env = {"LD_PRELOAD=" + *runtime + (preload && *preload ? std::string(":") + preload : ""),
+                  "PMLAB_TRACE_FILE=" + trace_path,
+                  "PMLAB_TRACE_DOMAIN=" + std::string(persist::to_string(domain)),
+                  "PMLAB_TRACE_STACK_DEPTH=" + std::to_string(o.stack_depth)};
+  std::string pools;
+  for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
+  if (!pools.empty()) spec.set_env.push_back("PMLAB_TRACE_POOLS=" + pools);
+  if (o.compare_pages) spec.set_env.push_back("PMLAB_TRACE_WRITES=compare");
+  for (auto& e : program_environment(domain)) spec.set_env.push_back(std::move(e));
+  spec.set_env_with_pid = "PMLAB_TRACE_PID={pid}";
+  spec.output = platform::ProcessSpec::Output::file;
+  spec.output_file = log_path;
+  spec.timeout_s = o.timeout_s * 60;
+  std::error_code ec;
+  fs::remove(trace_path, ec);
+  auto r = platform::run_process(spec);
+  if (!r) return r.status();
+  run.seconds = r->seconds;
+  run.outcome = r->outcome();
+  if (!r->ok()) {
+    auto text = read_regular_file(log_path, "program output");
+    const std::string out = platform::tail_lines(text ? *text : std::string(), 5);
+    return error(Errc::failed, "the traced program " + r->outcome() + (out.empty() ? "" : ":\n" + out));
+  }
+  if (!fs::exists(trace_path))
+    return error(Errc::failed, "the program left no trace: the runtime " + *runtime +
+                                   " was not loaded (a statically linked or set-user-ID program ignores LD_PRELOAD)");
+  return run;
+}
+
+std::vector<std::string> program_environment(persist::Domain domain) {
+  std::vector<std::string> env;
+  // PMDK on a file that is not DAX would msync instead of flushing: it runs as on real persistent memory,
+  // at the domain under test, unless the user chose otherwise.
+  if (!std::getenv("PMEM_IS_PMEM_FORCE")) env.push_back("PMEM_IS_PMEM_FORCE=1");
+  if (!std::getenv("PMEM2_FORCE_GRANULARITY"))
+    env.push_back(std::string("PMEM2_FORCE_GRANULARITY=") + (domain == persist::Domain::eadr ? "BYTE" : "CACHE_LINE"));
+  return env;
+}
+
+namespace {
+
+void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
+  run.complete = t.complete();
+  run.write_tracking = t.write_tracking() == trace::WriteTracking::write_protect
+                           ? "write-protected pages (userfaultfd, PAGEMAP_SCAN)"
+                           : "every page compared at every fence";
+  run.fences = t.fences();
+  run.records = t.records();
+  run.threads = t.threads();
+  run.notes = t.notes();
+  for (const ImageFile& f : replay.files()) run.files.push_back(f.path);
+  if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
+}
+
+void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const TraceFile& t, const Replay& replay) {
+  run.writebacks = f.writebacks;
+  run.lines_written_back = f.lines_written_back;
+  std::vector<uint64_t> sites;
+  for (const auto* m : {&f.redundant_writebacks, &f.empty_fences, &f.non_pm_writebacks})
+    for (const auto& [site, n] : *m) sites.push_back(site);
+  symbols.resolve(sites);
+  auto top = [&](const std::map<uint64_t, uint64_t>& by_site, const char* kind) {
+    std::vector<std::pair<uint64_t, uint64_t>> v(by_site.begin(), by_site.end());
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (size_t i = 0; i < v.size() && i < 10; ++i) run.findings.push_back({kind, symbols.frame(v[i].first).text(), v[i].second});
+  };
+  top(f.redundant_writebacks, "redundant_writeback");
+  top(f.empty_fences, "empty_fence");
+  top(f.non_pm_writebacks, "non_pm_writeback");
+  // Lines never written back, grouped by where their last store was seen.
+  std::map<std::string, uint64_t> unflushed;
+  for (const auto& [offset, origin] : f.unflushed_at_exit) {
+    const std::string where = origin.stored_before_fence
+                                  ? "before fence #" + std::to_string(origin.stored_before_fence) + " at " +
+                                        joined(symbols.own_frames(t.stack(origin.stored_stack), 2))
+                                  : "after the last fence";
+    ++unflushed[where];
+    (void)offset;
+  }
+  for (const auto& [where, n] : unflushed) run.findings.push_back({"unflushed_at_exit", where, n});
+  (void)replay;
+}
+
+// A state judged inconsistent, with what it takes to explain it later.
+struct Judged {
+  uint64_t point = 0, state = 0;
+  bool at_exit = false;
+  uint32_t stack = 0;
+  std::string strategy, persisted;
+  std::vector<std::pair<std::string, std::string>> lines;  // (where, content)
+  std::vector<LineOrigin> origins;
+  Verdict verdict;
+};
+
+// Where a line's content was stored: in the fence interval that ends at fence #N. A store not yet seen by a
+// fence is in the crash point's own interval.
+std::string stored_text(const LineOrigin& o, const Judged& at, Symbolizer& symbols, const TraceFile& t) {
+  if (o.stored_before_fence == 0 && at.at_exit) return "after the last fence, before exit";
+  const uint64_t fence = o.stored_before_fence ? o.stored_before_fence : at.point;
+  const uint32_t stack = o.stored_before_fence ? o.stored_stack : at.stack;
+  return "before fence #" + std::to_string(fence) + " at " + joined(symbols.own_frames(t.stack(stack), 2));
+}
+
+std::string written_back_text(const LineOrigin& o, Symbolizer& symbols) {
+  if (o.written_back_site == 0) return "never written back";
+  return "at " + symbols.frame(o.written_back_site).text() + ", after fence #" + std::to_string(o.written_back_after_fence);
+}
+
+struct GranularityRun {
+  const ExecOptions& o;
+  const TraceFile& trace;
+  persist::Domain domain;
+  Granularity granularity;
+  Judges& judges;
+  const std::function<void(const ExecProgress&)>& progress;
+  ExecRun result;
+  std::vector<Judged> failed;
+  std::mutex mutex;
+  ExecProgress shown;
+
+  Status run() {
+    const uint64_t start = platform::Clock::monotonic_ns();
+    result.domain = domain;
+    result.granularity = granularity;
+    // First replay: every crash point's state space, so the budget goes where the states are.
+    std::vector<double> sizes;
+    Replay sizing(trace, domain);
+    if (Status s = sizing.run([&](const CrashPointInfo&, const LineModel& m) {
+          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states);
+          return Status{};
+        });
+        !s)
+      return s;
+    const std::vector<uint64_t> allocation = allocate_exec_budget(sizes, o.budget, o.seed);
+    result.crash_points = sizes.size();
+    for (double s : sizes) result.state_space += s;
+    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity);
+    for (uint64_t a : allocation) shown.total += a;
+    if (o.replay) {
+      if (o.replay->first == 0 || o.replay->first > sizes.size())
+        return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
+                                                 " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
+      shown.total = 1;
+    }
+    // Second replay: explore and judge.
+    Replay replay(trace, domain);
+    std::unordered_set<uint64_t> seen;
+    bool replayed = false;
+    Status status = replay.run([&](const CrashPointInfo& p, const LineModel& m) -> Status {
+      const uint64_t budget = allocation[p.index - 1];
+      if (budget == 0 || (o.replay && o.replay->first != p.index)) return {};
+      const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
+      const Exploration ex = explore(space, budget, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)));
+      result.states_enumerated += ex.states.size();
+      result.exhaustive_points += ex.exhaustive ? 1 : 0;
+      result.max_pending_lines = std::max<uint64_t>(result.max_pending_lines, space.lines.size());
+      bool covered = false;
+      for (uint64_t i = 0; i < ex.states.size(); ++i) {
+        if (o.replay && o.replay->second != i) continue;
+        const CrashState& state = ex.states[i];
+        const uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
+        if (o.shards > 1 && h % o.shards != o.shard) {
+          note_done(false);
+          continue;
+        }
+        covered = true;
+        if (!o.replay && !seen.insert(h).second) {
+          ++result.duplicate_states;
+          note_done(false);
+          continue;
+        }
+        Judged j;
+        j.point = p.index;
+        j.state = i;
+        j.at_exit = p.at_exit;
+        j.stack = p.stack;
+        j.strategy = to_string(state.strategy);
+        j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
+        for (uint32_t l = 0; l < space.lines.size(); ++l) {
+          const std::string what = describe_line(space, state, l);
+          if (what.empty()) continue;
+          j.lines.emplace_back(replay.where(space.lines[l].offset), what);
+          const LineOrigin* origin = m.origin(space.lines[l].offset / kLineBytes);
+          j.origins.push_back(origin ? *origin : LineOrigin{});
+        }
+        Judges::Slot& slot = judges.acquire();
+        build_image(m.durable(), space, state, slot.image.data());
+        if (o.replay) {
+          if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
+          replayed = true;
+        }
+        std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i)};
+        auto shared = std::make_shared<Judged>(std::move(j));
+        if (Status s = judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); }); !s) return s;
+      }
+      if (covered) ++result.crash_points_checked;
+      result.dropped_values = std::max(result.dropped_values, m.dropped_values());
+      return {};
+    });
+    judges.drain();
+    if (!status) return status;
+    if (o.replay && !replayed)
+      return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
+                                               " names no state of that crash point in this shard and budget");
+    result.seconds = static_cast<double>(platform::Clock::monotonic_ns() - start) * 1e-9;
+    return {};
+  }
+
+  void note_done(bool failure) {
+    std::lock_guard lock(mutex);
+    ++shown.done;
+    if (failure) ++shown.failures;
+    if (progress) progress(shown);
+  }
+
+  void judged(Judged& j, const Verdict& v) {
+    {
+      std::lock_guard lock(mutex);
+      ++result.states_checked;
+      if (!v.consistent) {
+        ++result.failures;
+        j.verdict = v;
+        failed.push_back(std::move(j));
+      }
+    }
+    note_done(!v.consistent);
+  }
+
+  // The first failures, by crash point and state, in the program's terms.
+  void explain(Symbolizer& symbols, size_t max) {
+    std::sort(failed.begin(), failed.end(), [](const Judged& a, const Judged& b) { return std::tie(a.point, a.state) < std::tie(b.point, b.state); });
+    for (size_t i = 0; i < failed.size() && i < max; ++i) {
+      const Judged& j = failed[i];
+      ExecFailure f;
+      f.crash_point = j.point;
+      f.state = j.state;
+      f.at_exit = j.at_exit;
+      f.strategy = j.strategy;
+      f.persisted = j.persisted;
+      f.outcome = j.verdict.outcome;
+      f.output = j.verdict.output;
+      for (const Frame& fr : symbols.own_frames(trace.stack(j.stack), kStackFrames)) f.stack.push_back(fr.text());
+      for (size_t l = 0; l < j.lines.size(); ++l)
+        f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j, symbols, trace),
+                           written_back_text(j.origins[l], symbols)});
+      result.details.push_back(std::move(f));
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, uint64_t budget, uint64_t seed) {
+  constexpr uint64_t kDeep = 16;  // states a deeply explored point gets: enough for its torn and deviating states
+  uint64_t deep_total = 0;
+  for (double s : sizes) deep_total += static_cast<uint64_t>(std::min<double>(s, kDeep));
+  if (deep_total <= budget) return allocate_budget(sizes, budget);  // every point at least kDeep deep: as the simulator
+  std::vector<uint64_t> out(sizes.size(), 0);
+  auto give = [&](size_t i, uint64_t up_to, uint64_t& left) {
+    const uint64_t want = std::min<uint64_t>(static_cast<uint64_t>(std::min<double>(sizes[i], static_cast<double>(up_to))), out[i] + left);
+    if (want > out[i]) {
+      left -= want - out[i];
+      out[i] = want;
+    }
+  };
+  // Half the budget in breadth: every point its first states (none, then all), or an even stride of the
+  // points when there are more points than that half.
+  uint64_t breadth = budget / 2;
+  const uint64_t per_point = std::min<uint64_t>(2, breadth / std::max<size_t>(1, sizes.size()));
+  if (per_point > 0) {
+    for (size_t i = 0; i < sizes.size(); ++i) give(i, per_point, breadth);
+  } else {
+    const double stride = static_cast<double>(sizes.size()) / static_cast<double>(breadth);
+    for (uint64_t k = 0; k < budget / 2; ++k) give(static_cast<size_t>(static_cast<double>(k) * stride), 1, breadth);
+  }
+  // The rest in depth: points drawn at random (seeded), each explored kDeep deep. A program repeats its
+  // operations, so a bug at one kind of fence recurs at many crash points and a sample of them finds it;
+  // a shallow pass over every point would never reach a state that needs a torn word.
+  uint64_t depth = budget - std::accumulate(out.begin(), out.end(), uint64_t{0});
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  Random random(mix64(seed ^ 0xdeeb5eedULL));
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[random.next_below(i)]);
+  for (size_t i : order) {
+    if (depth == 0) break;
+    give(i, kDeep, depth);
+  }
+  return out;
+}
+
+namespace {
+
+std::string program_name(const std::vector<std::string>& program) {
+  return program.empty() ? "program" : fs::path(program[0]).filename().string();
+}
+
+}  // namespace
+
+uint64_t ExecReport::failures() const {
+  uint64_t n = 0;
+  for (const ExecRun& r : runs) n += r.failures;
+  return n;
+}
+
+Result<std::string> find_runtime() {
+  if (const char* forced = std::getenv("PMLAB_TRACE_RUNTIME")) {
+    if (access(forced, R_OK) != 0) return error(Errc::not_found, std::string("PMLAB_TRACE_RUNTIME=") + forced + ": no such file");
+    return fs::absolute(forced).string();
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& dir : {self.parent_path(), self.parent_path().parent_path() / "lib"}) {
+    const fs::path candidate = dir / PMLAB_TRACE_RUNTIME_NAME;
+    if (!ec && fs::exists(candidate)) return candidate.string();
+  }
+  return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " + self.string() +
+                                    " (build it, or set PMLAB_TRACE_RUNTIME)");
+}
+
+Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
+  if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
+  if (o.check.empty() && !o.trace_only) return error(Errc::invalid_argument, "--check names the command that judges a crash image");
+  if (!platform::find_program(o.program[0])) return error(Errc::not_found, o.program[0] + ": no such program");
+  if (o.replay && o.replay_image.empty()) return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
+  if (auto runtime = find_runtime(); !runtime) return runtime.status();
+  auto scratch = ScratchDir::make(o.work_dir);
+  if (!scratch) return scratch.status();
+  ExecReport report;
+  report.program = program_name(o.program);
+  for (persist::Domain domain : o.domains) {
+    if (progress) progress({"tracing " + std::string(persist::to_string(domain)), 0, 0, 0});
+    const std::string name = persist::to_string(domain);
+    const std::string trace_path = o.trace.empty() ? (fs::path(scratch->path()) / ("trace-" + name)).string()
+                                                   : o.trace + (o.domains.size() > 1 ? "." + name : "");
+    Result<TracedRun> traced = TracedRun{};
+    if (!o.trace.empty() && fs::exists(trace_path)) {
+      traced->domain = domain;
+      traced->trace_path = trace_path;
+      traced->outcome = "reused " + trace_path;
+    } else {
+      traced = trace_program(o, domain, trace_path, (fs::path(scratch->path()) / ("program-" + name + ".log")).string());
+      if (!traced) return traced.status();
+    }
+    auto trace = TraceFile::open(traced->trace_path);
+    if (!trace) return trace.status();
+    const Replay layout(*trace, domain);
+    describe_trace(*traced, *trace, layout);
+    if (layout.files().empty())
+      return error(Errc::failed, "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
+                                 "maps itself with --pool)");
+    Symbolizer symbols(trace->modules());
+    // The findings are the same at every granularity: one replay gives them.
+    Replay findings(*trace, domain);
+    if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
+    add_findings(*traced, findings.findings(), symbols, *trace, findings);
+    report.traces.push_back(*traced);
+    if (o.trace_only) continue;
+    JudgeOptions jo;
+    jo.check = o.check;
+    jo.timeout_s = o.timeout_s;
+    jo.recheck = o.recheck;
+    jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
+    jo.work_dir = scratch->path();
+    jo.files = layout.files();
+    jo.image_bytes = layout.image_bytes();
+    auto judges = Judges::start(jo);
+    if (!judges) return judges.status();
+    for (Granularity g : o.granularities) {
+      GranularityRun run{o, *trace, domain, g, **judges, progress, {}, {}, {}, {}};
+      if (Status s = run.run(); !s) return s;
+      run.explain(symbols, o.max_failure_details);
+      report.runs.push_back(std::move(run.result));
+    }
+  }
+  return report;
+}
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,79 @@
+// The user's checker, judging crash images in parallel: a fixed set of slots, each a directory holding one
+// image of every persistent file; the campaign builds an image into a free slot and hands it over, a
+// worker thread runs the checker on it and reports the verdict. A checker that writes to its image (PMDK's
+// recovery does) changes only its slot's copy, which the next image overwrites whole.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/crash/exec/replay.hpp"
+
+namespace pmlab::crash::exec {
+
+struct Verdict {
+  bool consistent = false;
+  std::string outcome;  // the checker's exit, or why it could not run
+  std::string output;   // its last lines
+};
+
+struct JudgeOptions {
+  std::string check;  // shell command; `{}` is replaced by the first file's image path (quoted)
+  double timeout_s = 10;
+  bool recheck = false;  // judge the image the first check left, again
+  unsigned jobs = 1;
+  std::string work_dir;
+  std::vector<ImageFile> files;
+  size_t image_bytes = 0;
+};
+
+class Judges {
+ public:
+  struct Slot {
+    size_t index = 0;
+    std::string dir;
+    std::vector<std::byte> image;  // the whole image, files at their bases
+    std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
+    std::function<void(const Verdict&)> done;
+  };
+
+  static Result<std::unique_ptr<Judges>> start(const JudgeOptions& options);
+  ~Judges();
+  Judges(const Judges&) = delete;
+  Judges& operator=(const Judges&) = delete;
+
+  // A free slot (blocks while every slot is busy); build the image into slot.image.
+  Slot& acquire();
+  // Writes the slot's files and has a checker judge them; `done` runs on the checker's thread.
+  Status submit(Slot& slot, std::vector<std::string> env, std::function<void(const Verdict&)> done);
+  // Returns once every submitted check has been judged.
+  void drain();
+  // Where slot `slot` keeps file `file`'s image.
+  std::string image_path(const Slot& slot, size_t file) const;
+  // Writes the image in `image` to `path` (file 0) and `path`.1, .2, … for the others.
+  Status write_files(const std::vector<std::byte>& image, const std::string& path) const;
+
+ private:
+  explicit Judges(JudgeOptions options) : options_(std::move(options)) {}
+  void work();
+  Verdict judge(Slot& slot);
+
+  JudgeOptions options_;
+  std::vector<std::string> names_;  // per file: its image's name in a slot
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_, queued_;
+  size_t busy_ = 0;
+  bool stopping_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,182 @@
+#include "pmlab/crash/exec/line_model.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "pmlab/crash/enumerator.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+uint64_t word_at(const std::byte* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+void LineModel::resize(size_t bytes) {
+  const size_t old = durable_.size();
+  if (bytes <= old) return;
+  durable_.resize(bytes);
+  for (size_t w = old / 8; w < bytes / 8; ++w) durable_hash_ += word_hash_term(w, 0);
+}
+
+void LineModel::set_base(size_t offset, const std::byte* bytes, size_t n) {
+  for (size_t b = 0; b + 8 <= n; b += 8) {
+    const size_t w = (offset + b) / 8;
+    durable_hash_ += word_hash_term(w, word_at(bytes + b)) - word_hash_term(w, word_at(durable_.data() + offset + b));
+  }
+  std::memcpy(durable_.data() + offset, bytes, n);
+}
+
+void LineModel::make_durable(size_t line, const std::byte* content) {
+  std::byte* d = durable_.data() + line * kLineBytes;
+  for (size_t b = 0; b < kLineBytes; b += 8) {
+    const size_t w = (line * kLineBytes + b) / 8;
+    durable_hash_ += word_hash_term(w, word_at(content + b)) - word_hash_term(w, word_at(d + b));
+  }
+  std::memcpy(d, content, kLineBytes);
+}
+
+int LineModel::written_back_by(const Line& l, unsigned thread) const {
+  for (const auto& [t, index] : l.written_back)
+    if (t == thread) return index;
+  return -1;
+}
+
+void LineModel::store(size_t line, const LineBytes& now, bool non_temporal, uint64_t site) {
+  auto it = lines_.find(line);
+  const std::byte* current = it == lines_.end() || it->second.history.empty() ? durable_.data() + line * kLineBytes
+                                                                               : it->second.history.back().data();
+  uint64_t changed = 0;
+  for (size_t i = 0; i < kLineBytes; ++i)
+    if (now[i] != current[i]) changed |= uint64_t{1} << i;
+  if (changed == 0) return;
+  ++events_;
+  if (it == lines_.end()) {
+    it = lines_.emplace(line, Line{}).first;
+    it->second.order = events_;
+  }
+  Line& l = it->second;
+  if (!non_temporal) l.plain_bytes |= changed;
+  l.history.push_back(now);
+  // A line rewritten at every event between two fences would grow without bound: keep the newest values
+  // and the written-back ones (what a fence will make durable).
+  if (l.history.size() > 4 * kMaxLineValues) {
+    size_t drop = 0;
+    auto written = [&](size_t i) {
+      return std::any_of(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.second == static_cast<int>(i); });
+    };
+    while (written(drop)) ++drop;
+    l.history.erase(l.history.begin() + static_cast<std::ptrdiff_t>(drop));
+    for (auto& wb : l.written_back)
+      if (wb.second > static_cast<int>(drop)) --wb.second;
+    ++dropped_values_;
+  }
+  l.origin.stored_before_fence = 0;
+  l.origin.stored_stack = 0;
+  l.origin.stored_site = site;
+  stored_since_fence_.push_back(line);
+}
+
+size_t LineModel::writeback(size_t first, size_t count, unsigned thread, uint64_t site) {
+  size_t redundant = 0;
+  for (size_t line = first; line < first + count; ++line) {
+    auto it = lines_.find(line);
+    if (it == lines_.end() || it->second.history.empty()) {
+      ++redundant;  // durable as it is
+      continue;
+    }
+    Line& l = it->second;
+    const int latest = static_cast<int>(l.history.size()) - 1;
+    auto mine = std::find_if(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.first == thread; });
+    if (mine == l.written_back.end()) {
+      l.written_back.emplace_back(thread, latest);
+    } else {
+      if (mine->second == latest) ++redundant;
+      mine->second = latest;
+    }
+    l.origin.written_back_site = site;
+    l.origin.written_back_after_fence = fences_;
+  }
+  return redundant;
+}
+
+bool LineModel::fence_orders(unsigned thread) const {
+  if (domain_ == persist::Domain::eadr) return !lines_.empty();
+  return std::any_of(lines_.begin(), lines_.end(), [&](const auto& entry) { return written_back_by(entry.second, thread) >= 0; });
+}
+
+void LineModel::fence(unsigned thread, uint32_t stack) {
+  ++fences_;
+  for (size_t line : stored_since_fence_) {
+    auto it = lines_.find(line);
+    if (it != lines_.end() && it->second.origin.stored_before_fence == 0) {
+      it->second.origin.stored_before_fence = fences_;
+      it->second.origin.stored_stack = stack;
+    }
+  }
+  stored_since_fence_.clear();
+  for (auto it = lines_.begin(); it != lines_.end();) {
+    Line& l = it->second;
+    if (domain_ == persist::Domain::eadr) {
+      // The caches are durable: every store before the fence is.
+      make_durable(it->first, l.history.back().data());
+      it = lines_.erase(it);
+      continue;
+    }
+    const int wb = written_back_by(l, thread);
+    if (wb < 0) {
+      ++it;
+      continue;
+    }
+    make_durable(it->first, l.history[static_cast<size_t>(wb)].data());
+    l.history.erase(l.history.begin(), l.history.begin() + wb + 1);
+    // Another thread's write-back of an older content is overtaken by this one.
+    std::vector<std::pair<unsigned, int>> kept;
+    for (const auto& [t, index] : l.written_back)
+      if (t != thread && index > wb) kept.emplace_back(t, index - (wb + 1));
+    l.written_back = std::move(kept);
+    if (l.history.empty()) it = lines_.erase(it);
+    else ++it;
+  }
+}
+
+std::vector<PendingLine> LineModel::pending() const {
+  std::vector<size_t> order;
+  order.reserve(lines_.size());
+  for (const auto& entry : lines_) order.push_back(entry.first);
+  std::sort(order.begin(), order.end());
+  std::vector<PendingLine> out;
+  for (size_t index : order) {
+    const Line& line = lines_.at(index);
+    LineBytes base{};
+    std::memcpy(base.data(), durable_.data() + index * kLineBytes, kLineBytes);
+    int newest = -1;
+    for (const auto& wb : line.written_back) newest = std::max(newest, wb.second);
+    PendingLine p = pending_line(index * kLineBytes, kLineBytes, line.order, line.plain_bytes, base, line.history.back(),
+                                 line.history, newest);
+    if (!p.values.empty()) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+const LineOrigin* LineModel::origin(size_t line) const {
+  auto it = lines_.find(line);
+  return it == lines_.end() ? nullptr : &it->second.origin;
+}
+
+std::vector<size_t> LineModel::never_written_back() const {
+  std::vector<size_t> out;
+  for (const auto& [index, line] : lines_) {
+    const int latest = static_cast<int>(line.history.size()) - 1;
+    if (std::none_of(line.written_back.begin(), line.written_back.end(), [&](const auto& wb) { return wb.second == latest; }))
+      out.push_back(index);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,135 @@
+#include "pmlab/crash/exec/replay.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+
+namespace pmlab::crash::exec {
+namespace {
+
+constexpr size_t kPage = trace::kPageBytes;
+size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPage - 1) / kPage * kPage); }
+
+}  // namespace
+
+Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), domain_(domain) {
+  // Files in the order the run first mapped them, each as large as any mapping of it reaches.
+  for (const auto& [id, r] : trace.regions()) {
+    auto it = std::find_if(files_.begin(), files_.end(), [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
+    if (it == files_.end()) {
+      files_.push_back({r.path, r.device, r.inode, 0, 0});
+      it = files_.end() - 1;
+    }
+    it->size = std::max(it->size, page_up(std::max(r.file_size, r.file_offset + r.length)));
+  }
+  for (ImageFile& f : files_) {
+    f.base = image_bytes_;
+    image_bytes_ += f.size;
+  }
+  for (const auto& [id, r] : trace.regions()) {
+    const auto it = std::find_if(files_.begin(), files_.end(), [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
+    places_[id] = {static_cast<size_t>(it - files_.begin()), it->base + r.file_offset, r.length};
+  }
+}
+
+std::string Replay::where(size_t offset) const {
+  for (const ImageFile& f : files_) {
+    if (offset < f.base || offset >= f.base + f.size) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "+0x%zx", offset - f.base);
+    return std::filesystem::path(f.path).filename().string() + buf;
+  }
+  return "?";
+}
+
+Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point) {
+  // The durable image is kept in memory whole: persistent files larger than half of it are refused.
+  const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (image_bytes_ > memory / 2)
+    return error(Errc::unsupported, "the program's persistent files hold " + std::to_string(image_bytes_ >> 20) +
+                                        " MiB; crash-testing them needs their image in memory, and this machine has " +
+                                        std::to_string(memory >> 20) + " MiB");
+  LineModel model(domain_);
+  model.resize(image_bytes_);
+  findings_ = {};
+  // A page's content at its first mapping is the run's starting point; a later mapping of a page already
+  // seen brings the run's own stores, not a starting point.
+  std::vector<bool> seen(image_bytes_ / kPage, false);
+  std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
+  uint64_t points = 0;
+  return trace_.replay([&](const TraceRecord& rec) -> Status {
+    switch (rec.kind) {
+      case trace::Kind::region: {
+        const auto r = rec.as<trace::RegionRecord>();
+        const RegionPlace& place = places_.at(r.id);
+        std::vector<bool>& mine = fresh[r.id];
+        mine.assign(page_up(place.length) / kPage, false);
+        for (size_t p = 0; p < mine.size(); ++p) {
+          const size_t page = place.base / kPage + p;
+          if (page < seen.size() && !seen[page]) mine[p] = seen[page] = true;
+        }
+        break;
+      }
+      case trace::Kind::base_page: {
+        const auto r = rec.as<trace::BasePageRecord>();
+        const RegionPlace& place = places_.at(r.region);
+        const size_t page = r.offset / kPage;
+        const auto& mine = fresh[r.region];
+        if (page < mine.size() && mine[page]) {
+          const size_t n = std::min<size_t>(kPage, image_bytes_ - (place.base + r.offset));
+          model.set_base(place.base + r.offset, rec.after(sizeof(trace::BasePageRecord)), n);
+        }
+        break;
+      }
+      case trace::Kind::line: {
+        const auto r = rec.as<trace::LineRecord>();
+        const size_t at = places_.at(r.region).base + r.offset;
+        if (at + kLineBytes > image_bytes_) break;  // past the end of the file: no byte of it persists
+        LineBytes now;
+        std::memcpy(now.data(), r.bytes, kLineBytes);
+        model.store(at / kLineBytes, now, rec.flags == static_cast<uint8_t>(trace::LineHow::non_temporal), 0);
+        break;
+      }
+      case trace::Kind::writeback: {
+        const auto r = rec.as<trace::WritebackRecord>();
+        if (r.region == trace::kNoRegion) {
+          ++findings_.non_pm_writebacks[r.site];
+          break;
+        }
+        const size_t from = places_.at(r.region).base + r.offset;
+        const size_t to = std::min(image_bytes_, from + r.length);
+        if (from >= to) break;
+        ++findings_.writebacks;
+        findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;
+        const size_t redundant = model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
+        if (redundant && domain_ == persist::Domain::adr) findings_.redundant_writebacks[r.site] += redundant;
+        break;
+      }
+      case trace::Kind::fence: {
+        const auto r = rec.as<trace::FenceRecord>();
+        if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
+        const CrashPointInfo point{++points, false, rec.thread, r.site, r.stack};
+        if (Status s = at_point(point, model); !s) return s;
+        model.fence(rec.thread, r.stack);
+        break;
+      }
+      case trace::Kind::exit: {
+        const CrashPointInfo point{++points, true, rec.thread, 0, 0};
+        if (domain_ == persist::Domain::adr)
+          for (size_t line : model.never_written_back()) findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
+        if (Status s = at_point(point, model); !s) return s;
+        break;
+      }
+      case trace::Kind::stack:
+      case trace::Kind::module:
+      case trace::Kind::unmap:
+      case trace::Kind::note: break;
+    }
+    return {};
+  });
+}
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,75 @@
+// A trace replayed through the durability model: the program's persistent files laid out as one image, the
+// crash points (every fence, and the exit) with the model as it stands at each, and what the run did that
+// costs without making anything more durable (the performance findings).
+//
+// A replay is a pure function of the trace and the domain, so the campaign replays a trace twice (once to
+// size each crash point's state space, once to check) and shards replay it alike.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/crash/exec/line_model.hpp"
+#include "pmlab/crash/exec/trace_file.hpp"
+
+namespace pmlab::crash::exec {
+
+// A persistent file of the run, at [base, base + size) of the image.
+struct ImageFile {
+  std::string path;
+  uint64_t device = 0, inode = 0;
+  size_t base = 0, size = 0;
+};
+
+struct CrashPointInfo {
+  uint64_t index = 0;  // crash points counted from 1: the fences in trace order, then the exit
+  bool at_exit = false;
+  unsigned thread = 0;
+  uint64_t site = 0;   // the fence's call
+  uint32_t stack = 0;
+};
+
+// Per call site (a return address), how often the run did something that made nothing more durable.
+struct Findings {
+  std::map<uint64_t, uint64_t> redundant_writebacks;  // ADR: lines written back with nothing new to write back
+  std::map<uint64_t, uint64_t> empty_fences;          // fences with nothing of their thread to order
+  std::map<uint64_t, uint64_t> non_pm_writebacks;     // write-backs of memory outside every persistent mapping
+  // ADR: lines (image offsets) whose content at exit was never written back, and where it was stored.
+  std::vector<std::pair<size_t, LineOrigin>> unflushed_at_exit;
+  uint64_t writebacks = 0;                            // write-back calls into persistent mappings
+  uint64_t lines_written_back = 0;
+};
+
+class Replay {
+ public:
+  Replay(const TraceFile& trace, persist::Domain domain);
+
+  // Walks the trace; `at_point` sees every crash point before its fence takes effect.
+  Status run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point);
+
+  const std::vector<ImageFile>& files() const noexcept { return files_; }
+  size_t image_bytes() const noexcept { return image_bytes_; }
+  const Findings& findings() const noexcept { return findings_; }
+  // "pool.obj+0x1c40": where an offset of the image lies.
+  std::string where(size_t offset) const;
+
+ private:
+  struct RegionPlace {
+    size_t file = 0;
+    size_t base = 0;  // the region's first byte in the image
+    uint64_t length = 0;
+  };
+
+  const TraceFile& trace_;
+  persist::Domain domain_;
+  std::vector<ImageFile> files_;
+  size_t image_bytes_ = 0;
+  std::map<uint32_t, RegionPlace> places_;
+  Findings findings_;
+};
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,98 @@
+#include "pmlab/crash/exec/symbolizer.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "pmlab/platform/process.hpp"
+
+namespace pmlab::crash::exec {
+
+bool library_module(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  static const char* const libraries[] = {"libpmem", "libpmlab-trace", "libc.so", "libc-", "ld-linux", "libstdc++",
+                                          "libgcc_s", "libm.so", "libpthread", "libndctl", "libdaxctl", "libdl."};
+  return std::any_of(std::begin(libraries), std::end(libraries), [&](const char* l) { return name.rfind(l, 0) == 0; });
+}
+
+std::string Frame::text() const {
+  if (function == "?" || function.empty()) return location;
+  return function + " (" + location + ")";
+}
+
+const TraceModule* Symbolizer::module_of(uint64_t address) const {
+  for (const TraceModule& m : modules_)
+    for (const auto& [b, e] : m.segments)
+      if (address >= b && address < e) return &m;
+  return nullptr;
+}
+
+void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
+  std::map<const TraceModule*, std::vector<uint64_t>> by_module;
+  for (uint64_t a : addresses) {
+    if (a == 0 || known_.count(a)) continue;
+    const TraceModule* m = module_of(a);
+    Frame f;
+    f.address = a;
+    f.function = "?";
+    char buf[64];
+    if (m == nullptr) {
+      std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
+      f.location = buf;
+      known_[a] = f;
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "+0x%" PRIx64, a - m->bias);
+    f.location = std::filesystem::path(m->path).filename().string() + buf;
+    f.own = !library_module(m->path);
+    known_[a] = f;
+    by_module[m].push_back(a);
+  }
+  const auto addr2line = platform::find_program("addr2line");
+  if (!addr2line) return;
+  for (const auto& [m, list] : by_module) {
+    platform::ProcessSpec spec;
+    spec.argv = {*addr2line, "-f", "-C", "-e", m->path};
+    for (uint64_t a : list) {
+      // A return address points after its call: the call's own line is one byte back.
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%" PRIx64, a - m->bias - 1);
+      spec.argv.push_back(buf);
+    }
+    spec.timeout_s = 30;
+    auto run = platform::run_process(spec);
+    if (!run || !run->ok()) continue;
+    std::istringstream lines(run->out);
+    for (uint64_t a : list) {
+      std::string function, location;
+      if (!std::getline(lines, function) || !std::getline(lines, location)) break;
+      Frame& f = known_[a];
+      if (function != "??") f.function = function;
+      // "file.c:42", "file.c:42 (discriminator 3)", or "??:0"/"??:?" without line information.
+      if (const size_t d = location.find(" (discriminator"); d != std::string::npos) location.resize(d);
+      if (location.rfind("??", 0) != 0) f.location = std::filesystem::path(location).filename().string();
+    }
+  }
+}
+
+Frame Symbolizer::frame(uint64_t address) {
+  if (!known_.count(address)) resolve({address});
+  return known_[address];
+}
+
+std::vector<Frame> Symbolizer::own_frames(const std::vector<uint64_t>& stack, size_t max) {
+  resolve(stack);
+  std::vector<Frame> own, all;
+  for (uint64_t a : stack) {
+    const Frame f = frame(a);
+    all.push_back(f);
+    if (f.own && own.size() < max) own.push_back(f);
+  }
+  if (!own.empty()) return own;
+  if (all.size() > max) all.resize(max);
+  return all;
+}
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,43 @@
+// Return addresses of a traced run named as a programmer reads them: function, source file and line, and
+// whether the frame is the program's own or a library's (libpmem, libpmemobj, the C library, pmlab's
+// runtime), so a failure points at the program's line first. Names come from binutils' addr2line on the
+// modules the trace recorded; without it, or without debug information, a frame is its module and offset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pmlab/crash/exec/trace_file.hpp"
+
+namespace pmlab::crash::exec {
+
+struct Frame {
+  uint64_t address = 0;
+  std::string function;  // "?" when unknown
+  std::string location;  // "file.c:42", or "module+0x1234" without line information
+  bool own = false;      // the program's code, not a library's
+  std::string text() const;  // "function (location)"
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(std::vector<TraceModule> modules) : modules_(std::move(modules)) {}
+  // Names every address in one addr2line run per module (call before frame()).
+  void resolve(const std::vector<uint64_t>& addresses);
+  Frame frame(uint64_t address);
+  // A stack's frames, the program's own first where it has any: those up to `max` of them, else the
+  // innermost frames.
+  std::vector<Frame> own_frames(const std::vector<uint64_t>& stack, size_t max);
+
+ private:
+  const TraceModule* module_of(uint64_t address) const;
+  std::vector<TraceModule> modules_;
+  std::map<uint64_t, Frame> known_;
+};
+
+// True for a library whose frames are not the program's own.
+bool library_module(const std::string& path);
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,92 @@
+// A trace file, opened and checked whole before anything replays it: every record's size fits its kind,
+// every region, stack and module a record names exists. A trace that fails is refused with the offset of
+// the first bad record (Errc::corrupted), never half-replayed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/crash/exec/trace_format.hpp"
+
+namespace pmlab::crash::exec {
+
+struct TraceRegion {
+  uint32_t id = 0;
+  std::string path;
+  uint64_t address = 0, length = 0, file_offset = 0, file_size = 0, device = 0, inode = 0;
+};
+
+struct TraceModule {
+  std::string path;
+  uint64_t bias = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> segments;  // absolute [begin, end)
+};
+
+// One record, its payload checked against its kind.
+struct TraceRecord {
+  trace::Kind kind;
+  uint8_t flags;
+  uint16_t thread;
+  const std::byte* payload;
+  size_t payload_bytes;
+  size_t offset;  // in the file, for messages
+
+  template <class T>
+  T as() const noexcept {
+    T value;
+    std::memcpy(&value, payload, sizeof value);
+    return value;
+  }
+  const std::byte* after(size_t fixed) const noexcept { return payload + fixed; }
+};
+
+class TraceFile {
+ public:
+  static Result<TraceFile> open(const std::string& path);
+  // Checks a trace held in memory (the fuzz target's entry).
+  static Result<TraceFile> parse(std::string bytes);
+
+  const trace::FileHeader& header() const noexcept;
+  bool complete() const noexcept { return header().complete == 1; }
+  trace::WriteTracking write_tracking() const noexcept {
+    return static_cast<trace::WriteTracking>(header().write_tracking);
+  }
+  const std::map<uint32_t, TraceRegion>& regions() const noexcept { return regions_; }
+  const std::vector<TraceModule>& modules() const noexcept { return modules_; }
+  // Return addresses of stack `id`, innermost first (empty for kNoStack).
+  const std::vector<uint64_t>& stack(uint32_t id) const;
+  const std::vector<std::string>& notes() const noexcept { return notes_; }
+  uint64_t fences() const noexcept { return fences_; }
+  uint64_t records() const noexcept { return records_.size(); }
+  uint64_t threads() const noexcept { return threads_; }
+
+  // Calls `f` on every record in order; stops early when it returns a failed Status.
+  Status replay(const std::function<Status(const TraceRecord&)>& f) const;
+
+ private:
+  Status check();
+  const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(bytes_.data()); }
+  struct Entry {
+    trace::Kind kind;
+    uint8_t flags;
+    uint16_t thread;
+    uint32_t bytes;
+    size_t offset;
+  };
+  std::string bytes_;
+  std::vector<Entry> records_;
+  std::map<uint32_t, TraceRegion> regions_;
+  std::vector<TraceModule> modules_;
+  std::vector<std::vector<uint64_t>> stacks_;
+  std::vector<std::string> notes_;
+  uint64_t fences_ = 0;
+  uint64_t threads_ = 0;
+};
+
+}  // namespace pmlab::crash::exec

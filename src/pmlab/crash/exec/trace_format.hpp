@@ -1,0 +1,129 @@
+// The trace a program leaves under pmlab's preloaded runtime (src/pmlab-trace), read by `pmlab crash exec`.
+//
+// Shared by both sides, so it depends on nothing: the runtime is loaded into foreign programs and links no
+// part of pmlab. A trace is a 64-byte FileHeader, then records, each a RecordHeader and a payload, 8-byte
+// aligned. The runtime writes it through a shared mapping and counts the bytes in the header after every
+// record, so a program killed mid-run leaves every record it finished.
+//
+// What the records say, in the order they happened (one lock orders them across threads):
+//   region     a persistent mapping: a file range mapped shared and writable by PMDK or named by --pool
+//   base_page  a page of that file range as it was when first mapped (only pages that are not all zero):
+//              the durable image the run starts from
+//   line       a cache line of a region now holds these 64 bytes (its content changed since it was last
+//              recorded); `how` says whether non-temporal stores wrote it (aligned words whole) or plain ones
+//   writeback  a thread wrote back a range (a flush, or the write-back half of a non-temporal copy)
+//   fence      a thread fenced: a crash point just before it, then its write-backs are durable
+//   stack      a call stack, once per distinct stack (fences name theirs by id)
+//   module     a loaded object and its segments, to symbolize return addresses afterwards
+//   unmap      a region was unmapped (its pending lines stay pending: an unmap writes nothing back)
+//   note       a line of text the runtime wants in the report (how it tracked stores, what it skipped)
+//   exit       the program is exiting: the last crash point
+#pragma once
+
+#include <cstdint>
+
+namespace pmlab::crash::exec::trace {
+
+inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kLineBytes = 64;
+inline constexpr uint32_t kPageBytes = 4096;
+inline constexpr uint32_t kNoRegion = 0xffffffffu;
+inline constexpr uint32_t kNoStack = 0;  // stack ids count from 1
+inline constexpr uint32_t kMaxFrames = 32;
+
+// How the runtime found stores to persistent mappings.
+enum class WriteTracking : uint32_t {
+  write_protect = 0,  // userfaultfd write-protection (asynchronous) and PAGEMAP_SCAN: only written pages are compared
+  compare = 1,        // every page of every region compared at every capture (no write tracking available)
+};
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;  // sizeof(FileHeader)
+  uint64_t used_bytes;    // bytes of records after the header
+  uint64_t pid;
+  uint32_t complete;      // 1 once the exit record is written
+  uint32_t write_tracking;
+  uint64_t reserved[3];
+};
+static_assert(sizeof(FileHeader) == 64);
+
+enum class Kind : uint8_t { region = 1, base_page, line, writeback, fence, stack, module, unmap, note, exit };
+
+struct RecordHeader {
+  uint8_t kind;
+  uint8_t flags;    // writeback: WritebackKind; line: LineHow
+  uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
+  uint32_t bytes;   // the whole record, header included, a multiple of 8
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+struct RegionRecord {
+  uint32_t id;
+  uint32_t path_bytes;  // the path follows, not terminated
+  uint64_t address;     // where the run mapped it
+  uint64_t length;
+  uint64_t file_offset;
+  uint64_t file_size;
+  uint64_t device;
+  uint64_t inode;
+};
+
+struct BasePageRecord {
+  uint32_t region;
+  uint32_t reserved;
+  uint64_t offset;  // in the region, page-aligned; kPageBytes of content follow
+};
+
+enum class LineHow : uint8_t { plain = 0, non_temporal = 1 };
+
+struct LineRecord {
+  uint32_t region;
+  uint32_t reserved;
+  uint64_t offset;  // in the region, line-aligned
+  uint8_t bytes[kLineBytes];
+};
+
+enum class WritebackKind : uint8_t { flush = 0, non_temporal = 1 };
+
+struct WritebackRecord {
+  uint32_t region;   // kNoRegion: the range is not persistent memory (then `offset` is the address)
+  uint32_t reserved;
+  uint64_t offset;   // in the region
+  uint64_t length;
+  uint64_t site;     // return address of the call that wrote back
+};
+
+struct FenceRecord {
+  uint64_t site;
+  uint32_t stack;  // kNoStack when stacks are off
+  uint32_t reserved;
+};
+
+struct StackRecord {
+  uint32_t id;
+  uint32_t depth;  // return addresses follow, innermost first
+};
+
+struct ModuleRecord {
+  uint64_t bias;          // load bias: an address minus it is the address in the object file
+  uint32_t segments;      // [begin, end) pairs of absolute addresses follow, then the path
+  uint32_t path_bytes;
+};
+
+struct UnmapRecord {
+  uint32_t region;
+  uint32_t reserved;
+};
+
+struct ExitRecord {
+  int32_t status;
+  uint32_t reserved;
+};
+
+// Records are padded to 8 bytes.
+constexpr uint32_t padded(uint64_t bytes) { return static_cast<uint32_t>((bytes + 7) & ~uint64_t{7}); }
+
+}  // namespace pmlab::crash::exec::trace

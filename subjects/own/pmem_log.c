@@ -1,0 +1,280 @@
+/* pmem-log: a small persistent log written through each route a program can persist by, with planted bugs,
+ * for `pmlab crash exec`'s own tests. Not PMDK's code and not pmlab's: a user's program, as a user would
+ * write one.
+ *
+ *   pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]
+ *   pmem-log check FILE [--threads T] [--bug torn-commit]   exit 0 consistent, 1 not (why, on stderr)
+ *
+ * The file (created if absent, 1 MiB) holds one log per thread. A log is a commit word and 128-byte records:
+ * append i writes record i, persists it, then stores the commit word (the count i+1 in its low 40 bits, a
+ * check of the count in its high 24, one aligned 8-byte store) and persists that. The check: the word's
+ * two parts agree, and every record below the count is whole.
+ *
+ * Routes (--api): libpmem (pmem_map_file, pmem_flush / pmem_drain / pmem_memcpy_nodrain), pmem2 (libpmem2's
+ * flush / drain functions of the map), msync (the program maps the file itself and msyncs: pass --pool),
+ * asm (the program maps the file itself and persists with its own inline clwb / sfence macros, each told to
+ * pmlab through pmlab/trace.h: pass --pool).
+ *
+ * Bugs (--bug): no-flush (the record is never written back), no-fence (no fence between the record's
+ * write-back and the commit), commit-first (the commit is stored before the record), torn-commit (the commit
+ * word 4 bytes off its alignment: it straddles two 8-byte words, which persist independently; give the
+ * check the same --bug to read it there),
+ * short-persist (only the record's first line is written back), cross-fence (with 2 threads: the fence
+ * after a thread's record is issued by the other thread, which orders nothing of this one's). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <libpmem2.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmlab/trace.h"
+
+#define FILE_BYTES (1u << 20)
+#define LOG_BYTES (FILE_BYTES / 4)
+#define RECORD_BYTES 128u
+#define FIRST_RECORD 4096u
+#define CAPACITY ((LOG_BYTES - FIRST_RECORD) / RECORD_BYTES)
+#define MAX_THREADS 4
+
+#define COMMIT_AT 64
+static uint64_t check_of(uint64_t count) { return ((count * 0x9e3779b97f4a7c15ull) >> 40) & 0xffffff; }
+
+struct record {
+  uint64_t index;
+  uint64_t sum;
+  uint8_t payload[RECORD_BYTES - 16];
+};
+
+enum api { API_LIBPMEM, API_PMEM2, API_MSYNC, API_ASM };
+enum bug { BUG_NONE, BUG_NO_FLUSH, BUG_NO_FENCE, BUG_COMMIT_FIRST, BUG_TORN_COMMIT, BUG_SHORT_PERSIST, BUG_CROSS_FENCE };
+
+static enum api api = API_LIBPMEM;
+static enum bug bug = BUG_NONE;
+static char *base;
+static pmem2_flush_fn pmem2_flush;
+static pmem2_drain_fn pmem2_drain;
+static int has_clwb;
+
+/* --- the program's own persistence primitives, one set per route ------------------------------------- */
+
+#define MY_CLWB(p)                                                            \
+  do {                                                                        \
+    if (has_clwb) __asm__ volatile("clwb %0" : "+m"(*(volatile char *)(p)));  \
+    else __asm__ volatile("clflush %0" : "+m"(*(volatile char *)(p)));        \
+    pmlab_flush((p), 64);                                                     \
+  } while (0)
+#define MY_SFENCE()                         \
+  do {                                      \
+    pmlab_fence();                          \
+    __asm__ volatile("sfence" ::: "memory"); \
+  } while (0)
+
+static void flush(const void *p, size_t n) {
+  switch (api) {
+    case API_LIBPMEM: pmem_flush(p, n); break;
+    case API_PMEM2: pmem2_flush(p, n); break;
+    case API_MSYNC: break; /* msync writes back and fences at once: see fence_range() */
+    case API_ASM:
+      for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) MY_CLWB((void *)a);
+      break;
+  }
+}
+
+static void fence(void) {
+  switch (api) {
+    case API_LIBPMEM: pmem_drain(); break;
+    case API_PMEM2: pmem2_drain(); break;
+    case API_MSYNC: break;
+    case API_ASM: MY_SFENCE(); break;
+  }
+}
+
+/* Write back [p, p+n) and fence. msync's unit is the page. */
+static void persist(const void *p, size_t n) {
+  if (api == API_MSYNC) {
+    uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
+    if (msync((void *)from, (uintptr_t)p + n - from, MS_SYNC) != 0) perror("msync");
+    return;
+  }
+  flush(p, n);
+  fence();
+}
+
+/* --- the log --------------------------------------------------------------------------------------- */
+
+static uint64_t sum_of(const struct record *r) {
+  uint64_t s = r->index * 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < sizeof r->payload; ++i) s = (s ^ r->payload[i]) * 0x100000001b3ull;
+  return s;
+}
+
+static char *commit_of(int log) { return base + (size_t)log * LOG_BYTES + COMMIT_AT + (bug == BUG_TORN_COMMIT ? 4 : 0); }
+static struct record *record_of(int log, uint64_t i) {
+  return (struct record *)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
+}
+
+static void write_record(int log, uint64_t i) {
+  struct record r;
+  r.index = i;
+  for (size_t k = 0; k < sizeof r.payload; ++k) r.payload[k] = (uint8_t)(i * 31 + k + (uint64_t)log * 7);
+  r.sum = sum_of(&r);
+  memcpy(record_of(log, i), &r, sizeof r);
+}
+
+static void store_commit(int log, uint64_t count) {
+  const uint64_t word = count | check_of(count) << 40;
+  if (bug == BUG_TORN_COMMIT) memcpy(commit_of(log), &word, sizeof word); /* two 8-byte words' halves */
+  else __atomic_store_n((uint64_t *)commit_of(log), word, __ATOMIC_RELEASE);
+  persist(commit_of(log), sizeof word);
+}
+
+static pthread_barrier_t step;
+static int threads = 1;
+
+static void append(int log, uint64_t i) {
+  if (bug == BUG_COMMIT_FIRST) store_commit(log, i + 1);
+  write_record(log, i);
+  if (bug != BUG_NO_FLUSH) flush(record_of(log, i), bug == BUG_SHORT_PERSIST ? 64 : RECORD_BYTES);
+  if (api == API_MSYNC && bug != BUG_NO_FLUSH) persist(record_of(log, i), RECORD_BYTES);
+  if (bug == BUG_CROSS_FENCE) {
+    /* Thread 1 fences "for both" once both have written back: its fence orders nothing of thread 0's. */
+    pthread_barrier_wait(&step);
+    if (log == 1) fence();
+    pthread_barrier_wait(&step);
+  } else if (bug != BUG_NO_FENCE) {
+    fence();
+  }
+  if (bug != BUG_COMMIT_FIRST) store_commit(log, i + 1);
+}
+
+struct worker {
+  int log;
+  uint64_t n;
+};
+
+static void *run_worker(void *arg) {
+  const struct worker *w = arg;
+  for (uint64_t i = 0; i < w->n; ++i) append(w->log, i);
+  return NULL;
+}
+
+static int check_log(int log) {
+  uint64_t word;
+  memcpy(&word, commit_of(log), sizeof word);
+  const uint64_t count = word & ((1ull << 40) - 1);
+  if (word == 0) return 0; /* never committed */
+  if (word >> 40 != check_of(count)) {
+    fprintf(stderr, "log %d: torn commit word 0x%016llx (count %llu, check 0x%06llx, expected 0x%06llx)\n", log,
+            (unsigned long long)word, (unsigned long long)count, (unsigned long long)(word >> 40),
+            (unsigned long long)check_of(count));
+    return 1;
+  }
+  if (count > CAPACITY) {
+    fprintf(stderr, "log %d: count %llu beyond the log's %u records\n", log, (unsigned long long)count, CAPACITY);
+    return 1;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const struct record *r = record_of(log, i);
+    if (r->index != i || r->sum != sum_of(r)) {
+      fprintf(stderr, "log %d: record %llu of %llu committed is not whole\n", log, (unsigned long long)i,
+              (unsigned long long)count);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]\n"
+                  "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
+  return 2;
+}
+
+static int map_file(const char *path, int create) {
+  if (api == API_LIBPMEM) {
+    size_t mapped;
+    int is_pmem;
+    base = pmem_map_file(path, FILE_BYTES, create ? PMEM_FILE_CREATE : 0, 0600, &mapped, &is_pmem);
+    return base ? 0 : (perror(path), 3);
+  }
+  int fd = open(path, O_RDWR | (create ? O_CREAT : 0), 0600);
+  if (fd < 0 || (create && ftruncate(fd, FILE_BYTES) != 0)) return perror(path), 3;
+  if (api == API_PMEM2) {
+    struct pmem2_config *cfg;
+    struct pmem2_source *src;
+    struct pmem2_map *map;
+    if (pmem2_config_new(&cfg) || pmem2_source_from_fd(&src, fd) ||
+        pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) || pmem2_map_new(&map, cfg, src)) {
+      pmem2_perror("pmem2");
+      return 3;
+    }
+    base = pmem2_map_get_address(map);
+    pmem2_flush = pmem2_get_flush_fn(map);
+    pmem2_drain = pmem2_get_drain_fn(map);
+    return 0;
+  }
+  base = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  return base == MAP_FAILED ? (perror("mmap"), 3) : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return usage();
+  const int appending = strcmp(argv[1], "append") == 0;
+  if (!appending && strcmp(argv[1], "check") != 0) return usage();
+  const char *path = argv[2];
+  uint64_t n = 0;
+  int arg = 3;
+  if (appending) {
+    if (argc < 4) return usage();
+    n = strtoull(argv[3], NULL, 10);
+    arg = 4;
+  }
+  for (; arg + 1 < argc; arg += 2) {
+    const char *opt = argv[arg], *val = argv[arg + 1];
+    if (strcmp(opt, "--threads") == 0) threads = atoi(val);
+    else if (strcmp(opt, "--api") == 0)
+      api = strcmp(val, "pmem2") == 0 ? API_PMEM2 : strcmp(val, "msync") == 0 ? API_MSYNC : strcmp(val, "asm") == 0 ? API_ASM : API_LIBPMEM;
+    else if (strcmp(opt, "--bug") == 0) {
+      static const char *names[] = {"none", "no-flush", "no-fence", "commit-first", "torn-commit", "short-persist", "cross-fence"};
+      int found = 0;
+      for (int b = 0; b < 7; ++b)
+        if (strcmp(val, names[b]) == 0) bug = (enum bug)b, found = 1;
+      if (!found) return usage();
+    } else return usage();
+  }
+  if (arg != argc || threads < 1 || threads > MAX_THREADS || n > CAPACITY || (bug == BUG_CROSS_FENCE && threads != 2)) return usage();
+  unsigned a, b, c, d;
+  __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+  has_clwb = (b >> 24) & 1;
+  if (!appending) {
+    api = API_MSYNC; /* a plain read-only look */
+    int rc = map_file(path, 0);
+    if (rc) return rc;
+    for (int log = 0; log < threads; ++log)
+      if (check_log(log)) return 1;
+    return 0;
+  }
+  int rc = map_file(path, 1);
+  if (rc) return rc;
+  pthread_barrier_init(&step, NULL, (unsigned)threads);
+  pthread_t tid[MAX_THREADS];
+  struct worker w[MAX_THREADS];
+  for (int t = 0; t < threads; ++t) {
+    w[t].log = t;
+    w[t].n = n;
+    if (threads == 1) run_worker(&w[t]);
+    else pthread_create(&tid[t], NULL, run_worker, &w[t]);
+  }
+  if (threads > 1)
+    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
+  return 0;
+}

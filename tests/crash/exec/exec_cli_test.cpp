@@ -1,0 +1,182 @@
+// `pmlab crash exec` end to end, on a program of a user's own (subjects/own/pmem_log.c): every route it
+// persists by, every bug it can plant, caught where the bug exists and nowhere else. Budgets are small: a
+// planted bug shows in the first states of the crash points after it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../../support/temp_dir.hpp"
+#include "pmlab/platform/process.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
+
+struct Outcome {
+  int exit_code = -1;
+  std::string err;
+  nlohmann::json results;
+  uint64_t failures(const std::string& granularity) const {
+    for (const auto& r : results["runs"])
+      if (r["params"]["granularity"] == granularity) return r["metrics"]["failures"]["value"].get<uint64_t>();
+    return UINT64_MAX;
+  }
+};
+
+// pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
+Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,
+                 std::string check_args = "", uint64_t n = 8) {
+  static int runs = 0;
+  const std::string pool = dir.file("log.pool"), out = dir.file("out-" + std::to_string(++runs));
+  platform::ProcessSpec spec;
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", "rm -f " + pool, "--check", kLog + " check {} " + check_args,
+               "--budget", "120", "--jobs", "2", "--out", out};
+  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+  spec.argv.insert(spec.argv.end(), {"--", kLog, "append", pool, std::to_string(n)});
+  spec.argv.insert(spec.argv.end(), program_args.begin(), program_args.end());
+  spec.timeout_s = 120;
+  auto run = platform::run_process(spec);
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  Outcome o;
+  if (!run.ok()) return o;
+  o.exit_code = run->exit_code;
+  o.err = run->err;
+  const auto file = std::filesystem::path(out) / "results.json";
+  if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
+  return o;
+}
+
+TEST(CrashExec, ACorrectProgramPassesOnEveryRoute) {
+  testing::TempDir dir;
+  for (const char* api : {"libpmem", "pmem2", "msync", "asm"}) {
+    std::vector<std::string> options;
+    if (std::string(api) == "msync" || std::string(api) == "asm") options = {"--pool", dir.file("log.pool")};
+    const Outcome o = exec_log(dir, options, {"--api", api});
+    EXPECT_EQ(o.exit_code, 0) << api << ": " << o.err;
+    EXPECT_EQ(o.failures("line"), 0u) << api;
+    EXPECT_EQ(o.failures("word"), 0u) << api;
+    for (const auto& r : o.results["runs"]) {
+      EXPECT_GT(r["metrics"]["states_checked"]["value"].get<double>(), 0) << api;
+      EXPECT_EQ(r["metrics"]["crash_points"]["value"].get<double>(), 17) << api << ": 16 fences and the exit";
+    }
+  }
+}
+
+TEST(CrashExec, EveryPlantedBugIsCaughtOnEveryRouteWhereItIsOne) {
+  testing::TempDir dir;
+  for (const char* api : {"libpmem", "pmem2", "asm"}) {
+    std::vector<std::string> pool;
+    if (std::string(api) == "asm") pool = {"--pool", dir.file("log.pool")};
+    for (const char* bug : {"no-flush", "no-fence", "commit-first", "short-persist"}) {
+      const Outcome o = exec_log(dir, pool, {"--api", api, "--bug", bug});
+      EXPECT_EQ(o.exit_code, 1) << api << " " << bug;
+      EXPECT_GT(o.failures("line"), 0u) << api << " " << bug;
+    }
+  }
+  // msync writes back and fences whole pages at once: only a missing msync or a misordered commit is a bug.
+  const std::vector<std::string> pool = {"--pool", dir.file("log.pool")};
+  EXPECT_GT(exec_log(dir, pool, {"--api", "msync", "--bug", "no-flush"}).failures("line"), 0u);
+  EXPECT_GT(exec_log(dir, pool, {"--api", "msync", "--bug", "commit-first"}).failures("line"), 0u);
+  EXPECT_EQ(exec_log(dir, pool, {"--api", "msync", "--bug", "short-persist"}).failures("line"), 0u);
+}
+
+TEST(CrashExec, ATornCommitShowsAtWordGranularityOnly) {
+  testing::TempDir dir;
+  const Outcome o = exec_log(dir, {}, {"--bug", "torn-commit"}, "--bug torn-commit");
+  EXPECT_EQ(o.failures("line"), 0u) << "a line persists whole";
+  EXPECT_GT(o.failures("word"), 0u) << "the two words of a misaligned commit persist apart";
+}
+
+TEST(CrashExec, EadrForgivesAMissingFlushButNotAMissingFence) {
+  testing::TempDir dir;
+  EXPECT_EQ(exec_log(dir, {"--domain", "eadr"}, {"--bug", "no-flush"}).exit_code, 0);
+  EXPECT_GT(exec_log(dir, {"--domain", "eadr"}, {"--bug", "no-fence"}).failures("line"), 0u);
+}
+
+TEST(CrashExec, AFenceOrdersOnlyItsOwnThreadsWriteBacks) {
+  testing::TempDir dir;
+  EXPECT_EQ(exec_log(dir, {}, {"--threads", "2"}, "--threads 2").exit_code, 0);
+  EXPECT_GT(exec_log(dir, {}, {"--threads", "2", "--bug", "cross-fence"}, "--threads 2").failures("line"), 0u);
+}
+
+TEST(CrashExec, AFailureNamesTheProgramsSourceLinesAndReplays) {
+  testing::TempDir dir;
+  const Outcome o = exec_log(dir, {"--granularity", "line"}, {"--bug", "no-flush"});
+  ASSERT_EQ(o.exit_code, 1);
+  const auto& failure = o.results["runs"][0]["failures"][0];
+  EXPECT_NE(failure["site"].get<std::string>().find("pmem_log.c:"), std::string::npos) << failure.dump();
+  EXPECT_FALSE(failure["lines"].empty());
+  EXPECT_NE(o.err.find("never written back"), std::string::npos) << o.err;
+  // The replay rebuilds that state from the kept trace, writes its image, and the checker rejects it again.
+  const std::string trace = o.results["runs"][0]["trace"]["path"].get<std::string>();
+  const std::string image = dir.file("replayed.pool");
+  platform::ProcessSpec spec;
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--check", kLog + " check {}", "--budget", "120", "--granularity", "line",
+               "--domain", "adr", "--trace", trace, "--replay", failure["replay"].get<std::string>(), "--image", image,
+               "--out", dir.file("replay-out"), "--", kLog, "append", dir.file("log.pool"), "8", "--bug", "no-flush"};
+  auto replay = platform::run_process(spec);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->exit_code, 1) << replay->err;
+  platform::ProcessSpec check;
+  check.argv = {kLog, "check", image};
+  auto judged = platform::run_process(check);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
+}
+
+TEST(CrashExec, ShardsAddUpToTheWholeRun) {
+  testing::TempDir dir;
+  const std::string trace = dir.file("shared.pmtrace");
+  auto totals = [](const nlohmann::json& results) {
+    std::pair<double, double> t{0, 0};
+    for (const auto& r : results["runs"]) {
+      t.first += r["metrics"]["states_checked"]["value"].get<double>() + r["metrics"]["duplicate_states"]["value"].get<double>();
+      t.second += r["metrics"]["failures"]["value"].get<double>();
+    }
+    return t;
+  };
+  const Outcome whole = exec_log(dir, {"--trace", trace}, {"--bug", "no-fence"});
+  const Outcome one = exec_log(dir, {"--trace", trace, "--shard", "1/2"}, {"--bug", "no-fence"});
+  const Outcome two = exec_log(dir, {"--trace", trace, "--shard", "2/2"}, {"--bug", "no-fence"});
+  const auto w = totals(whole.results), a = totals(one.results), b = totals(two.results);
+  EXPECT_EQ(a.first + b.first, w.first);
+  EXPECT_EQ(a.second + b.second, w.second);
+  EXPECT_GT(w.second, 0);
+}
+
+TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {
+  testing::TempDir dir;
+  auto pmlab = [&](std::vector<std::string> args) {
+    platform::ProcessSpec spec;
+    spec.argv = {PMLAB_CLI_PATH, "crash", "exec"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout_s = 60;
+    return *platform::run_process(spec);
+  };
+  auto missing_check = pmlab({"--", kLog, "append", dir.file("p"), "4"});
+  EXPECT_EQ(missing_check.exit_code, 2);
+  EXPECT_NE(missing_check.err.find("--check"), std::string::npos) << missing_check.err;
+  auto no_program = pmlab({"--check", "true", "--out", dir.file("o1"), "--", dir.file("no-such-program")});
+  EXPECT_EQ(no_program.exit_code, 3) << no_program.err;
+  auto fails = pmlab({"--check", "true", "--out", dir.file("o2"), "--", "/bin/false"});
+  EXPECT_EQ(fails.exit_code, 1);
+  EXPECT_NE(fails.err.find("exited with 1"), std::string::npos) << fails.err;
+  auto maps_nothing = pmlab({"--check", "true", "--out", dir.file("o3"), "--", "/bin/true"});
+  EXPECT_EQ(maps_nothing.exit_code, 1);
+  EXPECT_NE(maps_nothing.err.find("mapped no persistent memory"), std::string::npos) << maps_nothing.err;
+  {
+    std::ofstream(dir.file("bad.pmtrace")) << "not a trace at all, but long enough to hold a header........";
+  }
+  auto bad_trace = pmlab({"--check", "true", "--trace", dir.file("bad.pmtrace"), "--out", dir.file("o4"), "--", "/bin/true"});
+  EXPECT_EQ(bad_trace.exit_code, 3) << bad_trace.err;
+  EXPECT_NE(bad_trace.err.find("not a pmlab trace"), std::string::npos) << bad_trace.err;
+  auto bad_budget = pmlab({"--check", "true", "--budget", "abc", "--", "/bin/true"});
+  EXPECT_EQ(bad_budget.exit_code, 2);
+  EXPECT_NE(bad_budget.err.find("--budget"), std::string::npos) << bad_budget.err;
+}
+
+}  // namespace
+}  // namespace pmlab::crash::exec

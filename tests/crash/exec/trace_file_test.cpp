@@ -1,0 +1,160 @@
+#include "pmlab/crash/exec/trace_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pmlab/crash/exec/replay.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+// Writes a trace as the runtime does (src/pmlab-trace), record by record.
+class TraceBuilder {
+ public:
+  TraceBuilder() {
+    trace::FileHeader h{};
+    std::memcpy(h.magic, trace::kMagic, sizeof h.magic);
+    h.version = trace::kVersion;
+    h.header_bytes = sizeof h;
+    h.complete = 1;
+    bytes_.assign(reinterpret_cast<const char*>(&h), sizeof h);
+  }
+  template <class T>
+  TraceBuilder& add(trace::Kind kind, const T& payload, std::string extra = {}, uint16_t thread = 0, uint8_t flags = 0) {
+    const uint32_t n = trace::padded(sizeof(trace::RecordHeader) + sizeof payload + extra.size());
+    trace::RecordHeader rh{static_cast<uint8_t>(kind), flags, thread, n};
+    std::string rec(n, '\0');
+    std::memcpy(rec.data(), &rh, sizeof rh);
+    std::memcpy(rec.data() + sizeof rh, &payload, sizeof payload);
+    std::memcpy(rec.data() + sizeof rh + sizeof payload, extra.data(), extra.size());
+    bytes_ += rec;
+    return *this;
+  }
+  TraceBuilder& region(uint32_t id, uint64_t length, uint64_t inode = 7) {
+    const std::string path = "/dev/shm/pool";
+    return add(trace::Kind::region, trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, length, 1, inode}, path);
+  }
+  TraceBuilder& base_page(uint32_t region, uint64_t offset, char fill) {
+    return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset}, std::string(trace::kPageBytes, fill));
+  }
+  TraceBuilder& line(uint32_t region, uint64_t offset, char fill, uint16_t thread = 0) {
+    trace::LineRecord r{region, 0, offset, {}};
+    std::memset(r.bytes, fill, sizeof r.bytes);
+    return add(trace::Kind::line, r, {}, thread);
+  }
+  TraceBuilder& writeback(uint32_t region, uint64_t offset, uint64_t length, uint64_t site = 0x42, uint16_t thread = 0) {
+    return add(trace::Kind::writeback, trace::WritebackRecord{region, 0, offset, length, site}, {}, thread);
+  }
+  TraceBuilder& fence(uint64_t site = 0x99, uint16_t thread = 0) {
+    return add(trace::Kind::fence, trace::FenceRecord{site, trace::kNoStack, 0}, {}, thread);
+  }
+  TraceBuilder& exit() { return add(trace::Kind::exit, trace::ExitRecord{0, 0}); }
+  std::string bytes() const {
+    std::string b = bytes_;
+    const uint64_t used = b.size() - sizeof(trace::FileHeader);
+    std::memcpy(b.data() + offsetof(trace::FileHeader, used_bytes), &used, sizeof used);
+    return b;
+  }
+
+ private:
+  std::string bytes_;
+};
+
+TEST(ExecTrace, ReplaysCrashPointsWithTheDurableImageAndWhatIsPending) {
+  const std::string bytes =
+      TraceBuilder().region(0, 8192).base_page(0, 0, 'a').line(0, 64, 'b').writeback(0, 64, 64).fence().exit().bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->fences(), 1u);
+  EXPECT_TRUE(t->complete());
+  Replay replay(*t, persist::Domain::adr);
+  ASSERT_EQ(replay.files().size(), 1u);
+  EXPECT_EQ(replay.image_bytes(), 8192u);
+  std::vector<size_t> pending;
+  std::vector<char> at_line_1;
+  ASSERT_TRUE(replay.run([&](const CrashPointInfo& p, const LineModel& m) {
+    pending.push_back(m.pending().size());
+    at_line_1.push_back(static_cast<char>(m.durable()[64]));
+    EXPECT_EQ(p.at_exit, p.index == 2);
+    return Status{};
+  }).ok());
+  EXPECT_EQ(pending, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(at_line_1, (std::vector<char>{'a', 'b'})) << "durable at the fence, not before";
+  EXPECT_EQ(replay.where(64), "pool+0x40");
+}
+
+TEST(ExecTrace, APageMappedAgainBringsTheRunsStoresNotAStartingPoint) {
+  const std::string bytes = TraceBuilder()
+                                .region(0, 4096)
+                                .base_page(0, 0, 'a')
+                                .add(trace::Kind::unmap, trace::UnmapRecord{0, 0})
+                                .region(1, 8192)
+                                .base_page(1, 0, 'z')   // the first page again: the run's stores, not durable
+                                .base_page(1, 4096, 'c')  // a page first seen now
+                                .exit()
+                                .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  ASSERT_EQ(replay.files().size(), 1u);
+  EXPECT_EQ(replay.image_bytes(), 8192u);
+  ASSERT_TRUE(replay.run([&](const CrashPointInfo&, const LineModel& m) {
+    EXPECT_EQ(static_cast<char>(m.durable()[0]), 'a');
+    EXPECT_EQ(static_cast<char>(m.durable()[4096]), 'c');
+    return Status{};
+  }).ok());
+}
+
+TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {
+  const std::string bytes = TraceBuilder()
+                                .region(0, 8192)
+                                .fence(0x1)                          // nothing to order
+                                .writeback(0, 0, 64, 0x2)            // a clean line
+                                .writeback(trace::kNoRegion, 0xdead, 64, 0x3)  // not persistent memory
+                                .line(0, 128, 'x')                   // never written back
+                                .exit()
+                                .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  ASSERT_TRUE(replay.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }).ok());
+  const Findings& f = replay.findings();
+  EXPECT_EQ(f.empty_fences.at(0x1), 1u);
+  EXPECT_EQ(f.redundant_writebacks.at(0x2), 1u);
+  EXPECT_EQ(f.non_pm_writebacks.at(0x3), 1u);
+  ASSERT_EQ(f.unflushed_at_exit.size(), 1u);
+  EXPECT_EQ(f.unflushed_at_exit[0].first, 128u);
+}
+
+TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
+  const std::string good = TraceBuilder().region(0, 8192).line(0, 64, 'b').fence().exit().bytes();
+  ASSERT_TRUE(TraceFile::parse(good).ok());
+  auto refused = [](std::string b) {
+    auto t = TraceFile::parse(std::move(b));
+    return !t.ok() && t.status().code() == Errc::corrupted;
+  };
+  EXPECT_TRUE(refused(""));
+  EXPECT_TRUE(refused(std::string(64, 'x')));
+  std::string v = good;
+  v[8] = 9;  // version
+  EXPECT_TRUE(refused(v));
+  std::string truncated = good.substr(0, good.size() - 8);  // the header still counts the whole
+  EXPECT_TRUE(refused(truncated));
+  std::string odd = good;
+  const size_t first = sizeof(trace::FileHeader);
+  odd[first + 4] = 13;  // a record length that is no multiple of 8
+  EXPECT_TRUE(refused(odd));
+  std::string kind = good;
+  kind[first] = 77;
+  EXPECT_TRUE(refused(kind));
+  EXPECT_TRUE(refused(TraceBuilder().line(3, 0, 'a').bytes())) << "a line of an undeclared region";
+  EXPECT_TRUE(refused(TraceBuilder().region(0, 4096).line(0, 8192, 'a').bytes())) << "a line past its region";
+  EXPECT_TRUE(refused(TraceBuilder().region(0, 4096).region(0, 4096).bytes())) << "a region declared twice";
+  EXPECT_TRUE(refused(TraceBuilder().add(trace::Kind::fence, trace::FenceRecord{0, 5, 0}).bytes())) << "an unknown stack";
+  auto message = TraceFile::parse(odd).status().message();
+  EXPECT_NE(message.find("byte 64"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace pmlab::crash::exec
