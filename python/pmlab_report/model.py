@@ -76,7 +76,7 @@ class Results:
     checks: tuple[dict[str, Any], ...] = ()
 
 
-EXTRA_LISTS = ("failures", "mutants")
+EXTRA_LISTS = ("failures", "mutants", "findings")
 
 
 def metric_from_dict(raw: dict) -> Metric:

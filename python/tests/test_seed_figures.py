@@ -214,3 +214,29 @@ def test_design_table_takes_the_status_from_crash_runs():
 
 def test_design_table_absent_is_empty():
     assert crash.design_table([]) == []
+
+
+# ----------------------------------------------------------------------- pmlab crash exec
+
+
+def _exec_run(index, granularity, failures, findings):
+    run = _run(index, "crash", "exec:pmdk-map", {"domain": "adr", "granularity": granularity},
+               {"crash_points": 17, "states_checked": 40, "duplicate_states": 3, "failures": len(failures),
+                "states_per_second": 200}, status="ok" if not failures else "error")
+    run.extra["failures"] = failures
+    run.extra["findings"] = findings
+    return run
+
+
+def test_exec_table_names_programs_first_failures_and_findings_once():
+    finding = {"kind": "empty_fence", "site": "pmemobj_tx_commit (tx.c:12)", "count": 4}
+    failure = {"replay": "3:1", "site": "btree_map_insert (btree_map.c:310)", "property": "exited with 1: key #4 missing"}
+    runs = [_exec_run(0, "line", [], [finding]), _exec_run(1, "word", [failure], [finding])]
+    main, findings = crash.exec_tables(runs)
+    assert [row[2] for row in main.rows] == ["line", "word"]
+    assert main.rows[0][-1] == "–"
+    assert main.rows[1][-1] == "3:1: btree_map_insert (btree_map.c:310) — exited with 1: key #4 missing"
+    assert findings.rows == (("pmdk-map", "adr", "empty_fence", "pmemobj_tx_commit (tx.c:12)", "4"),)
+    # a program's runs are not registered designs
+    assert crash.design_table(runs) == []
+    assert crash.exec_tables([_crash_run(0, "log.zero", "adr", 0)]) == []

@@ -8,6 +8,9 @@ Reads:
   crash.cost      params design, domain, granularity; metrics tracking_slowdown, states_per_second
   crash.designs   derived rows (pmlab run with the crash suite): params design; notes family, role,
                   description, domains, tests — every registered persistent design, whatever was tested
+  crash.exec:<program>  (pmlab crash exec) params domain, granularity; metrics as a design's, plus fences,
+                  traced_seconds; lists "failures" (stack, lines, checker output), "findings", "trace"
+  crash.exec_cost params map, inserts; metrics tracing_slowdown, tracing_slowdown_per_insert, states_per_second
 """
 
 from __future__ import annotations
@@ -35,9 +38,15 @@ def _family(run: Run) -> str:
     return run.case.split(".", 1)[0]
 
 
+def _is_exec(run: Run) -> bool:
+    """A run of `pmlab crash exec`: a program of the user's own, not a registered design."""
+    return run.case.startswith("exec:")
+
+
 def _is_crash_test(run: Run) -> bool:
     """A crash-simulator run of one design (`pmlab crash`): not the cost case, the design list, or mutation."""
-    return run.case not in ("cost", "designs") and not _is_mutation(run) and "domain" in run.params
+    return (run.case not in ("cost", "designs", "exec_cost") and not _is_mutation(run) and not _is_exec(run)
+            and "domain" in run.params)
 
 
 def _by_family(runs: Sequence[Run]) -> dict[str, list[Run]]:
@@ -66,7 +75,8 @@ def _space(value: float | None) -> str:
                 "states checked per second. Measured in this run.",
         metrics=("states_checked", "failures", "states_per_second"))
 def states_per_design(runs: Sequence[Run]) -> Figure | None:
-    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and r.value("states_checked") is not None]
+    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and not _is_exec(r)
+              and r.value("states_checked") is not None]
     if not tested:
         if any(r.case == "cost" for r in runs):
             return NotMeasured("no design was crash-tested in this run, only the simulator's cost was measured "
@@ -122,7 +132,8 @@ def simulator_cost(runs: Sequence[Run]) -> Figure | None:
                "exhaustive: crash points whose every state was checked; depth: the shallowest whole-line "
                "deviation level complete at a point not covered exhaustively. Measured in this run.")
 def coverage_tables(runs: Sequence[Run]) -> list[Table]:
-    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and r.value("states_checked") is not None]
+    tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and not _is_exec(r)
+              and r.value("states_checked") is not None]
     tables = []
     for family, members in _by_family(tested).items():
         rows = []
@@ -234,3 +245,43 @@ def design_table(runs: Sequence[Run]) -> list[Table]:
     return [Table(title=f"{len(rows)} designs, {tested_count} crash-tested in this run",
                   columns=("design", "family", "role", "domains claimed", "crash test in these results", "what it is"),
                   rows=tuple(rows), note=note, collapsed=True)]
+
+
+@table("crash", title="Programs crash-tested from outside (pmlab crash exec)",
+       caption="pmlab crash exec: the program ran under the tracing runtime (libpmem, libpmem2, libpmemobj, msync and "
+               "pmlab/trace.h calls seen; plain stores found by write-protected pages), and the user's checker judged "
+               "each distinct crash image. Duplicates: states whose image was judged before. A failure names the "
+               "crash point's fence in the program's own source and replays with --replay. Measured in this run.")
+def exec_tables(runs: Sequence[Run]) -> list[Table]:
+    execs = [r for r in runs if _is_exec(r)]
+    if not execs:
+        return []
+    rows = []
+    for r in sorted(execs, key=lambda r: r.name):
+        failures = r.extra.get("failures") or []
+        first = failures[0] if failures else None
+        rows.append((r.case.split(":", 1)[1], str(r.param("domain")), str(r.param("granularity")),
+                     _count(r.value("crash_points")), _count(r.value("states_checked")), _count(r.value("duplicate_states")),
+                     _count(r.value("failures")), _count(r.value("states_per_second")),
+                     "–" if first is None else f"{first.get('replay')}: {first.get('site') or '?'} — {first.get('property')}"))
+    tables = [Table(title=f"{len(execs)} runs", columns=("program", "domain", "granularity", "crash points (count)",
+                                                         "states judged (count)", "duplicates (count)", "failures (count)",
+                                                         "speed (states/s)", "first failure"), rows=tuple(rows))]
+    findings = []
+    seen = set()
+    for r in execs:
+        for f in r.extra.get("findings") or []:
+            key = (r.case, r.param("domain"), f.get("kind"), f.get("site"))
+            if key in seen:  # the same traced run's findings, repeated per granularity
+                continue
+            seen.add(key)
+            findings.append((r.case.split(":", 1)[1], str(r.param("domain")), str(f.get("kind")), str(f.get("site")),
+                             _count(f.get("count"))))
+    if findings:
+        tables.append(Table(title=f"Performance findings ({len(findings)} call sites)",
+                            columns=("program", "domain", "finding", "call site", "count"), rows=tuple(findings),
+                            note="redundant_writeback: lines written back with nothing new to write back; empty_fence: a "
+                                 "fence with nothing of its thread to order; non_pm_writeback: a write-back outside "
+                                 "every persistent mapping; unflushed_at_exit: lines whose content at exit was never "
+                                 "written back (ADR).", collapsed=len(findings) > 12))
+    return tables
