@@ -281,6 +281,28 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
     std::iota(by_write.begin(), by_write.end(), 0);
     std::stable_sort(by_write.begin(), by_write.end(),
                      [&](size_t a, size_t b) { return space.lines[a].order < space.lines[b].order; });
+    // First, single pieces: none or all with one word of one line at another content, the lines being
+    // written back first, newest first. A commit spread over two words of a line the program is persisting
+    // tears there; random tears over many pending lines reach that one only by chance.
+    std::vector<size_t> tear_order(by_write.rbegin(), by_write.rend());
+    std::stable_partition(tear_order.begin(), tear_order.end(), [&](size_t l) { return space.lines[l].written_back >= 0; });
+    const uint64_t single_cap = share_end(budget, 0.5);
+    for (size_t l : tear_order) {
+      const uint32_t end = l + 1 < n ? space.first_piece[l + 1] : static_cast<uint32_t>(pieces);
+      if (end - space.first_piece[l] < 2) continue;  // a line of one piece cannot tear
+      for (const LineValues* base : {&none, &all}) {
+        const std::vector<uint8_t> from = c.choice_of(*base);
+        for (uint32_t p = space.first_piece[l]; p < end && c.size() < single_cap; ++p) {
+          for (uint32_t o = 0; o <= space.pieces[p].option_count() && c.size() < single_cap; ++o) {
+            if (o == from[p]) continue;
+            std::vector<uint8_t> choice = from;
+            choice[p] = static_cast<uint8_t>(o);
+            c.add(std::move(choice), Strategy::torn);
+          }
+        }
+      }
+      if (c.size() >= single_cap) break;
+    }
     for (uint64_t k = 0; !c.full() && k < 4 * budget; ++k) {
       LineValues base = k % 3 == 0 ? all : k % 3 == 1 ? none : LineValues(n, -1);
       if (k % 3 == 2) {
