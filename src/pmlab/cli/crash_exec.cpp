@@ -71,7 +71,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   measured(run, "fences", count(traced.fences), "count");
   measured(run, "writebacks", count(traced.writebacks), "count");
   json failures = json::array();
-  for (const auto& f : r.details) failures.push_back(failure_json(f));
+  for (const auto& f : r.details)
+    if (!f.consistent) failures.push_back(failure_json(f));
   run.details["failures"] = failures;
   json findings = json::array();
   for (const auto& f : traced.findings) findings.push_back({{"kind", f.kind}, {"site", f.site}, {"count", f.count}});
@@ -82,7 +83,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
 }
 
 void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_hint) {
-  std::fprintf(stderr, "  FAILED at crash point %s (%s%s)\n", f.replay().c_str(), f.at_exit ? "at exit" : "a fence",
+  std::fprintf(stderr, "  %s at crash point %s (%s%s)\n", f.consistent ? "consistent" : "FAILED", f.replay().c_str(),
+               f.at_exit ? "at exit" : "a fence",
                f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
   for (size_t i = 1; i < f.stack.size(); ++i) std::fprintf(stderr, "      called from %s\n", f.stack[i].c_str());
   std::fprintf(stderr, "    checker: %s\n", f.outcome.c_str());

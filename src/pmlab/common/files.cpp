@@ -149,4 +149,19 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
   return Status::success();
 }
 
+Result<ScratchDirectory> ScratchDirectory::make(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path(ec);
+  std::string templ = (base / (prefix + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
+  if (mkdtemp(templ.data()) == nullptr) return errno_status(errno, "cannot create a scratch directory in " + base.string());
+  return ScratchDirectory(templ);
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 }  // namespace pmlab

@@ -53,4 +53,21 @@ Result<std::string> read_regular_file(const std::string& path, std::string_view 
 // cause. An existing PATH that is not a regular file (a directory, a FIFO) is refused.
 Status write_file_atomically(const std::string& path, std::string_view content);
 
+// A directory of its own for scratch files (crash images, a traced program's pool), under /dev/shm when
+// there is one (tmpfs, like the emulated pools), else the temporary directory; removed with everything in
+// it when destroyed. Named <prefix>-<pid>-XXXXXX.
+class ScratchDirectory {
+ public:
+  static Result<ScratchDirectory> make(const std::string& prefix);
+  ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDirectory& operator=(ScratchDirectory&&) = delete;
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ~ScratchDirectory();
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  explicit ScratchDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 }  // namespace pmlab

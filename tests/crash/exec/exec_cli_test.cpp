@@ -16,6 +16,7 @@ namespace {
 const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 
 struct Outcome {
+  std::string out;  // the run directory
   int exit_code = -1;
   std::string err;
   nlohmann::json results;
@@ -41,6 +42,7 @@ Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, 
   auto run = platform::run_process(spec);
   EXPECT_TRUE(run.ok()) << run.status().message();
   Outcome o;
+  o.out = out;
   if (!run.ok()) return o;
   o.exit_code = run->exit_code;
   o.err = run->err;
@@ -145,6 +147,81 @@ TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   EXPECT_EQ(a.first + b.first, w.first);
   EXPECT_EQ(a.second + b.second, w.second);
   EXPECT_GT(w.second, 0);
+  // pmlab crash merge adds the shards up to the same totals.
+  platform::ProcessSpec merge;
+  merge.argv = {PMLAB_CLI_PATH, "crash", "merge", one.out, two.out, "--out", dir.file("merged")};
+  auto merged = platform::run_process(merge);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(merged->exit_code, 1) << merged->err << " (failures: exit 1)";
+  const auto m = totals(nlohmann::json::parse(testing::read_all(dir.file("merged") + "/results.json")));
+  EXPECT_EQ(m.second, w.second);
+}
+
+// PMDK's example maps (subjects/pmdk), unmodified and with planted bugs: libpmemobj's persistence reaches
+// the runtime through libpmem, and the unmodified checker (PMDK's recovery, the map's check) judges.
+Outcome exec_map(const testing::TempDir& dir, const std::string& program, const std::string& type, int n,
+                 std::vector<std::string> options) {
+  const std::string pool = dir.file(type + ".pool"), map = std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map";
+  static int runs = 0;
+  const std::string out = dir.file("map-out-" + std::to_string(++runs));
+  platform::ProcessSpec spec;
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", "rm -f " + pool + " && " + map + " " + type + " create " + pool,
+               "--check", map + " " + type + " check {} " + std::to_string(n), "--jobs", "2", "--out", out};
+  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+  spec.argv.insert(spec.argv.end(), {"--", std::string(PMLAB_SUBJECTS_DIR) + "/" + program, type, "insert", pool, std::to_string(n)});
+  spec.timeout_s = 120;
+  Outcome o;
+  auto run = platform::run_process(spec);
+  if (!run.ok()) return o;
+  o.exit_code = run->exit_code;
+  o.err = run->err;
+  const auto file = std::filesystem::path(out) / "results.json";
+  if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
+  return o;
+}
+
+TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  testing::TempDir dir;
+  const Outcome clean = exec_map(dir, "pmdk-map", "btree", 8, {"--granularity", "line", "--budget", "100"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  ASSERT_FALSE(clean.results.is_null());
+  const auto& run = clean.results["runs"][0];
+  EXPECT_GT(run["metrics"]["fences"]["value"].get<double>(), 16) << "libpmemobj's drains are crash points";
+  EXPECT_GT(run["metrics"]["writebacks"]["value"].get<double>(), 16) << "and its flushes are seen";
+  // A removed TX_ADD: a crash before the commit rolls the allocation back, not the node that links it.
+  const Outcome bug = exec_map(dir, "pmdk-map-bug-btree-leaf-no-snapshot", "btree", 8, {"--granularity", "line", "--budget", "100"});
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_GT(bug.failures("line"), 0u);
+}
+
+TEST(CrashExec, APmdkCountFlushedWithoutAFenceTearsAtWordGranularityOnly) {
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  testing::TempDir dir;
+  // A count flushed with no fence before the flag that says it is current: only a torn line shows it.
+  // (A budget that reaches every crash point 16 states deep: the torn state is one particular state of one
+  // fence of each insert.)
+  const std::string flush_no_drain = "pmdk-map-bug-hashmap_atomic-count-flush-no-drain";
+  const Outcome line = exec_map(dir, flush_no_drain, "hashmap_atomic", 2, {"--granularity", "line", "--budget", "150"});
+  EXPECT_EQ(line.failures("line"), 0u) << line.err;
+  const Outcome torn = exec_map(dir, flush_no_drain, "hashmap_atomic", 2, {"--granularity", "word", "--budget", "500"});
+  EXPECT_GT(torn.failures("word"), 0u) << torn.err;
+}
+
+// A real bug of PMDK 1.12's hashmap_atomic example (docs/crash-simulator.md, "What it found"): after a
+// rebuild, `buckets = buckets_tmp` stores a 16-byte PMEMoid that straddles two cache lines of the map's
+// object, so a crash can persist its offset without its pool uuid, and recovery dereferences the NULL that
+// pmemobj_direct returns for it. The state replays from the run's trace (30 inserts: the rebuild at 22).
+TEST(CrashExec, FindsTheTornBucketsSwitchOfPmdksHashmapAtomic) {
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  testing::TempDir dir;
+  const std::string image = dir.file("torn-switch.pool");
+  const Outcome o = exec_map(dir, "pmdk-map", "hashmap_atomic", 30,
+                             {"--granularity", "line", "--domain", "adr", "--budget", "1000", "--replay", "347:4", "--image", image});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("SIGSEGV while running the map's recovery"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("hm_atomic_rebuild_finish (hashmap_atomic.c:170)"), std::string::npos) << o.err;
+  ASSERT_TRUE(std::filesystem::exists(image));
 }
 
 TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {

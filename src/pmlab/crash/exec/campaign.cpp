@@ -1,10 +1,9 @@
 #include "pmlab/crash/exec/campaign.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <numeric>
 #include <cinttypes>
+#include <numeric>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -28,39 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kStackFrames = 4;  // of the program's own, per stack in a failure
-
-// A scratch directory, removed with everything in it.
-class ScratchDir {
- public:
-  static Result<ScratchDir> make(const std::string& wanted) {
-    ScratchDir d;
-    if (!wanted.empty()) {
-      std::error_code ec;
-      fs::create_directories(wanted, ec);
-      if (ec) return error(Errc::io_error, "cannot create " + wanted + ": " + ec.message());
-      d.path_ = wanted;
-      return d;
-    }
-    const fs::path base = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-    std::string templ = (base / ("pmlab-exec-" + std::to_string(getpid()) + "-XXXXXX")).string();
-    if (mkdtemp(templ.data()) == nullptr) return errno_status(errno, "cannot create a scratch directory in " + base.string());
-    d.path_ = templ;
-    d.owned_ = true;
-    return d;
-  }
-  ScratchDir() = default;
-  ScratchDir(ScratchDir&& o) noexcept : path_(std::move(o.path_)), owned_(std::exchange(o.owned_, false)) {}
-  ~ScratchDir() {
-    if (!owned_) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-  bool owned_ = false;
-};
 
 std::string joined(const std::vector<Frame>& frames) {
   std::string out;
@@ -144,7 +110,7 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
 }
 
-void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const TraceFile& t, const Replay& replay) {
+void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const TraceFile& t) {
   run.writebacks = f.writebacks;
   run.lines_written_back = f.lines_written_back;
   std::vector<uint64_t> sites;
@@ -159,18 +125,20 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
   top(f.redundant_writebacks, "redundant_writeback");
   top(f.empty_fences, "empty_fence");
   top(f.non_pm_writebacks, "non_pm_writeback");
-  // Lines never written back, grouped by where their last store was seen.
-  std::map<std::string, uint64_t> unflushed;
-  for (const auto& [offset, origin] : f.unflushed_at_exit) {
-    const std::string where = origin.stored_before_fence
-                                  ? "before fence #" + std::to_string(origin.stored_before_fence) + " at " +
-                                        joined(symbols.own_frames(t.stack(origin.stored_stack), 2))
-                                  : "after the last fence";
-    ++unflushed[where];
-    (void)offset;
+  // Lines never written back, grouped by the stack of the fence that saw their last store.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> unflushed;  // where -> (lines, first fence)
+  for (const auto& line : f.unflushed_at_exit) {
+    const LineOrigin& origin = line.second;
+    const std::string where = origin.stored_before_fence ? joined(symbols.own_frames(t.stack(origin.stored_stack), 2))
+                                                         : "after the last fence";
+    auto& [lines, first] = unflushed[where];
+    ++lines;
+    if (origin.stored_before_fence && (first == 0 || origin.stored_before_fence < first)) first = origin.stored_before_fence;
   }
-  for (const auto& [where, n] : unflushed) run.findings.push_back({"unflushed_at_exit", where, n});
-  (void)replay;
+  for (const auto& [where, counts] : unflushed)
+    run.findings.push_back({"unflushed_at_exit",
+                            counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
+                            counts.first});
 }
 
 // A state judged inconsistent, with what it takes to explain it later.
@@ -216,14 +184,16 @@ struct GranularityRun {
     result.granularity = granularity;
     // First replay: every crash point's state space, so the budget goes where the states are.
     std::vector<double> sizes;
+    std::vector<uint32_t> stacks;
     Replay sizing(trace, domain);
-    if (Status s = sizing.run([&](const CrashPointInfo&, const LineModel& m) {
+    if (Status s = sizing.run([&](const CrashPointInfo& p, const LineModel& m) {
           sizes.push_back(make_space(m.pending(), m.durable(), granularity).states);
+          stacks.push_back(p.stack);
           return Status{};
         });
         !s)
       return s;
-    const std::vector<uint64_t> allocation = allocate_exec_budget(sizes, o.budget, o.seed);
+    const std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
     result.crash_points = sizes.size();
     for (double s : sizes) result.state_space += s;
     shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity);
@@ -309,8 +279,9 @@ struct GranularityRun {
     {
       std::lock_guard lock(mutex);
       ++result.states_checked;
-      if (!v.consistent) {
-        ++result.failures;
+      if (!v.consistent) ++result.failures;
+      // A replayed state is explained whatever its verdict: the user asked for that one.
+      if (!v.consistent || o.replay) {
         j.verdict = v;
         failed.push_back(std::move(j));
       }
@@ -329,7 +300,8 @@ struct GranularityRun {
       f.at_exit = j.at_exit;
       f.strategy = j.strategy;
       f.persisted = j.persisted;
-      f.outcome = j.verdict.outcome;
+      f.consistent = j.verdict.consistent;
+      f.outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome;
       f.output = j.verdict.output;
       for (const Frame& fr : symbols.own_frames(trace.stack(j.stack), kStackFrames)) f.stack.push_back(fr.text());
       for (size_t l = 0; l < j.lines.size(); ++l)
@@ -342,7 +314,8 @@ struct GranularityRun {
 
 }  // namespace
 
-std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, uint64_t budget, uint64_t seed) {
+std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, const std::vector<uint32_t>& groups,
+                                           uint64_t budget, uint64_t seed) {
   constexpr uint64_t kDeep = 16;  // states a deeply explored point gets: enough for its torn and deviating states
   uint64_t deep_total = 0;
   for (double s : sizes) deep_total += static_cast<uint64_t>(std::min<double>(s, kDeep));
@@ -365,17 +338,32 @@ std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, uin
     const double stride = static_cast<double>(sizes.size()) / static_cast<double>(breadth);
     for (uint64_t k = 0; k < budget / 2; ++k) give(static_cast<size_t>(static_cast<double>(k) * stride), 1, breadth);
   }
-  // The rest in depth: points drawn at random (seeded), each explored kDeep deep. A program repeats its
-  // operations, so a bug at one kind of fence recurs at many crash points and a sample of them finds it;
-  // a shallow pass over every point would never reach a state that needs a torn word.
+  // The rest in depth, kDeep states a point: a program repeats its operations, so a bug at one kind of
+  // fence recurs at many crash points and a sample of them finds it, where a shallow pass over every point
+  // would never reach a state that needs a torn word. The sample takes every group (a fence's call stack)
+  // once before any twice, in a seeded order, so a fence the program reaches rarely (a rehash among
+  // inserts) is explored deep too.
   uint64_t depth = budget - std::accumulate(out.begin(), out.end(), uint64_t{0});
-  std::vector<size_t> order(sizes.size());
-  std::iota(order.begin(), order.end(), 0);
   Random random(mix64(seed ^ 0xdeeb5eedULL));
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[random.next_below(i)]);
-  for (size_t i : order) {
-    if (depth == 0) break;
-    give(i, kDeep, depth);
+  auto shuffle = [&](auto& v) {
+    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[random.next_below(i)]);
+  };
+  std::map<uint32_t, std::vector<size_t>> by_group;
+  for (size_t i = 0; i < sizes.size(); ++i) by_group[i < groups.size() ? groups[i] : 0].push_back(i);
+  std::vector<std::vector<size_t>> members;
+  for (auto& [group, points] : by_group) {
+    shuffle(points);
+    members.push_back(std::move(points));
+  }
+  shuffle(members);
+  for (size_t round = 0; depth > 0; ++round) {
+    bool any = false;
+    for (const auto& points : members) {
+      if (round >= points.size() || depth == 0) continue;
+      any = true;
+      give(points[round], kDeep, depth);
+    }
+    if (!any) break;
   }
   return out;
 }
@@ -415,14 +403,24 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   if (!platform::find_program(o.program[0])) return error(Errc::not_found, o.program[0] + ": no such program");
   if (o.replay && o.replay_image.empty()) return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
-  auto scratch = ScratchDir::make(o.work_dir);
-  if (!scratch) return scratch.status();
+  // The user's --work-dir is kept; a scratch directory of our own is removed afterwards.
+  std::optional<ScratchDirectory> own_scratch;
+  if (o.work_dir.empty()) {
+    auto made = ScratchDirectory::make("pmlab-exec");
+    if (!made) return made.status();
+    own_scratch.emplace(std::move(*made));
+  } else {
+    std::error_code ec;
+    fs::create_directories(o.work_dir, ec);
+    if (ec) return error(Errc::io_error, "cannot create " + o.work_dir + ": " + ec.message());
+  }
+  const std::string scratch = own_scratch ? own_scratch->path() : o.work_dir;
   ExecReport report;
   report.program = program_name(o.program);
   for (persist::Domain domain : o.domains) {
     if (progress) progress({"tracing " + std::string(persist::to_string(domain)), 0, 0, 0});
     const std::string name = persist::to_string(domain);
-    const std::string trace_path = o.trace.empty() ? (fs::path(scratch->path()) / ("trace-" + name)).string()
+    const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string()
                                                    : o.trace + (o.domains.size() > 1 ? "." + name : "");
     Result<TracedRun> traced = TracedRun{};
     if (!o.trace.empty() && fs::exists(trace_path)) {
@@ -430,7 +428,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
       traced->trace_path = trace_path;
       traced->outcome = "reused " + trace_path;
     } else {
-      traced = trace_program(o, domain, trace_path, (fs::path(scratch->path()) / ("program-" + name + ".log")).string());
+      traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
       if (!traced) return traced.status();
     }
     auto trace = TraceFile::open(traced->trace_path);
@@ -444,7 +442,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
     if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
-    add_findings(*traced, findings.findings(), symbols, *trace, findings);
+    add_findings(*traced, findings.findings(), symbols, *trace);
     report.traces.push_back(*traced);
     if (o.trace_only) continue;
     JudgeOptions jo;
@@ -452,7 +450,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     jo.timeout_s = o.timeout_s;
     jo.recheck = o.recheck;
     jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
-    jo.work_dir = scratch->path();
+    jo.work_dir = scratch;
     jo.files = layout.files();
     jo.image_bytes = layout.image_bytes();
     auto judges = Judges::start(jo);

@@ -61,6 +61,7 @@ struct ExecFailure {
   bool at_exit = false;
   std::string strategy;
   std::string persisted;            // the enumerator's summary of the state
+  bool consistent = false;          // only a replayed state can be: it is explained whatever its verdict
   std::string outcome;              // the checker's: "exited with 1", "killed by signal 11 (SIGSEGV)", …
   std::string output;               // its last lines
   std::vector<std::string> stack;   // the crash point's fence, the program's own frames first
@@ -96,7 +97,7 @@ struct ExecRun {
   uint64_t states_enumerated = 0, states_checked = 0, duplicate_states = 0, failures = 0;
   uint64_t exhaustive_points = 0, max_pending_lines = 0, dropped_values = 0;
   double state_space = 0, seconds = 0;
-  std::vector<ExecFailure> details;
+  std::vector<ExecFailure> details;  // the first failures (with --replay: the replayed state, whatever its verdict)
 };
 
 struct ExecReport {
@@ -123,9 +124,10 @@ std::vector<std::string> program_environment(persist::Domain domain);
 
 // Splits the budget over crash points of the given state counts. Where it covers every point 16 states
 // deep, as the simulator splits it (allocate_budget); else half in breadth (every point its first states, or
-// an even stride of them) and half in depth (points drawn with `seed`, 16 states each). Sums to at most
-// `budget`.
-std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, uint64_t budget, uint64_t seed);
+// an even stride of them) and half in depth: 16 states each for points drawn with `seed`, every group (a
+// point's fence stack) once before any twice. Sums to at most `budget`.
+std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, const std::vector<uint32_t>& groups,
+                                           uint64_t budget, uint64_t seed);
 
 // Where pmlab's runtime library is: $PMLAB_TRACE_RUNTIME, else beside the running executable.
 Result<std::string> find_runtime();

@@ -69,10 +69,13 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
       std::string function, location;
       if (!std::getline(lines, function) || !std::getline(lines, location)) break;
       Frame& f = known_[a];
-      if (function != "??") f.function = function;
       // "file.c:42", "file.c:42 (discriminator 3)", or "??:0"/"??:?" without line information.
       if (const size_t d = location.find(" (discriminator"); d != std::string::npos) location.resize(d);
-      if (location.rfind("??", 0) != 0) f.location = std::filesystem::path(location).filename().string();
+      const bool has_line = location.rfind("??", 0) != 0 && location.find(":?") == std::string::npos;
+      if (has_line) f.location = std::filesystem::path(location).filename().string();
+      // A stripped library names an address by the exported symbol before it, which is seldom the function
+      // it is in: without a line, only the program's own frames (whose symbol table is kept) get a name.
+      if (function != "??" && (has_line || f.own)) f.function = function;
     }
   }
 }

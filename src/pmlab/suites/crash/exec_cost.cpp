@@ -1,11 +1,10 @@
 // crash.exec_cost: what `pmlab crash exec` costs on a program nobody here wrote — one of PMDK's example maps
 // (subjects/pmdk) inserting keys, run natively and under the tracing runtime by turns in the same run
 // (the slowdown, whole process and per insert), then a bounded crash-test of it (states judged per second).
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "pmlab/bench/case.hpp"
+#include "pmlab/common/files.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -24,20 +23,6 @@ std::optional<std::string> subject(const std::string& name) {
   return p.string();
 }
 
-// A directory for the pool, the trace and the images, removed afterwards.
-struct Scratch {
-  std::string path;
-  Scratch() {
-    std::string templ = (fs::is_directory("/dev/shm") ? std::string("/dev/shm") : fs::temp_directory_path().string()) +
-                        "/pmlab-exec-" + std::to_string(getpid()) + "-XXXXXX";
-    if (mkdtemp(templ.data()) != nullptr) path = templ;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -48,9 +33,9 @@ void body(RunContext& ctx) {
   const auto inserts = static_cast<uint64_t>(ctx.params().integer("inserts"));
   const auto driver = subject("pmdk-map");
   if (!driver) ctx.skip("PMDK's example maps are not built beside pmlab (subjects/pmdk needs libpmemobj-dev's examples)");
-  const Scratch scratch;
-  if (scratch.path.empty()) ctx.fail("cannot create a scratch directory under /dev/shm");
-  const std::string& dir = scratch.path;
+  auto scratch = ScratchDirectory::make("pmlab-exec-cost");
+  if (!scratch) ctx.fail(scratch.status().message());
+  const std::string& dir = scratch->path();
   const std::string pool = dir + "/exec-cost.pool", trace = dir + "/exec-cost.pmtrace", log = dir + "/exec-cost.log";
   crash::exec::ExecOptions o;
   o.setup = "rm -f '" + pool + "' && '" + *driver + "' " + map + " create '" + pool + "'";

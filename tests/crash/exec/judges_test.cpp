@@ -1,0 +1,73 @@
+#include "pmlab/crash/exec/judges.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+#include "../../support/temp_dir.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+// Checkers run on worker threads while the next images are built: every submitted image is judged once,
+// on its own content, with its own environment.
+TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {
+  testing::TempDir dir;
+  JudgeOptions o;
+  // Consistent when the image's first byte is 'a' and the crash state's number is even, as the campaign
+  // passes it; anything else fails. The image's name is the original file's.
+  o.check = "/bin/sh -c 'test \"$(head -c1 {})\" = a && test $((PMLAB_CRASH_STATE % 2)) = 0 && test -f $PMLAB_CRASH_DIR/pool'";
+  o.timeout_s = 30;
+  o.jobs = 3;
+  o.work_dir = dir.path();
+  o.files = {ImageFile{"/somewhere/pool", 1, 2, 0, 4096}};
+  o.image_bytes = 4096;
+  auto judges = Judges::start(o);
+  ASSERT_TRUE(judges.ok()) << judges.status().message();
+  std::mutex mutex;
+  std::set<int> consistent, inconsistent;
+  constexpr int kChecks = 24;
+  for (int i = 0; i < kChecks; ++i) {
+    Judges::Slot& slot = (*judges)->acquire();
+    std::fill(slot.image.begin(), slot.image.end(), static_cast<std::byte>(i % 3 == 0 ? 'b' : 'a'));
+    ASSERT_TRUE((*judges)->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)}, [&, i](const Verdict& v) {
+      std::lock_guard lock(mutex);
+      const bool fresh = (v.consistent ? consistent : inconsistent).insert(i).second;
+      EXPECT_TRUE(fresh) << "state " << i << " judged twice";
+    }).ok());
+  }
+  (*judges)->drain();
+  for (int i = 0; i < kChecks; ++i) {
+    const bool expected = i % 3 != 0 && i % 2 == 0;
+    EXPECT_EQ(consistent.count(i), expected ? 1u : 0u) << i;
+    EXPECT_EQ(inconsistent.count(i), expected ? 0u : 1u) << i;
+  }
+}
+
+TEST(ExecJudges, AHungCheckerIsAFailureAndTheNextImageIsWrittenWhole) {
+  testing::TempDir dir;
+  JudgeOptions o;
+  // The first check overwrites and extends its image, then hangs; the second must see its own image only.
+  o.check = "/bin/sh -c 'if [ $PMLAB_CRASH_STATE = 0 ]; then printf zzzz >> {}; sleep 30; fi; test $(wc -c < {}) = 64'";
+  o.timeout_s = 0.5;
+  o.jobs = 1;
+  o.work_dir = dir.path();
+  o.files = {ImageFile{"/x/pool", 1, 2, 0, 64}};
+  o.image_bytes = 64;
+  auto judges = Judges::start(o);
+  ASSERT_TRUE(judges.ok());
+  std::vector<Verdict> verdicts(2);
+  for (int i = 0; i < 2; ++i) {
+    Judges::Slot& slot = (*judges)->acquire();
+    ASSERT_TRUE((*judges)->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)}, [&, i](const Verdict& v) { verdicts[i] = v; }).ok());
+    (*judges)->drain();
+  }
+  EXPECT_FALSE(verdicts[0].consistent);
+  EXPECT_NE(verdicts[0].outcome.find("timeout"), std::string::npos) << verdicts[0].outcome;
+  EXPECT_TRUE(verdicts[1].consistent) << verdicts[1].outcome << ": " << verdicts[1].output;
+}
+
+}  // namespace
+}  // namespace pmlab::crash::exec
