@@ -6,13 +6,17 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -62,7 +66,7 @@ class TraceFile {
   bool open(const char* path) {
     fd_ = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd_ < 0) return false;
-    if (!grow(64u << 20)) return false;
+    if (!grow(8u << 20)) return false;
     auto* h = header();
     std::memcpy(h->magic, trace::kMagic, sizeof h->magic);
     h->version = trace::kVersion;
@@ -98,9 +102,12 @@ class TraceFile {
  private:
   bool grow(size_t bytes) {
     if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0) return false;
-    void* p = base_ == nullptr ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0)
+    // Populated at once: a page fault per page of trace would cost more than writing the trace.
+    void* p = base_ == nullptr ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0)
                                : reinterpret_cast<void*>(syscall(SYS_mremap, base_, capacity_, bytes, MREMAP_MAYMOVE));
     if (mmap_failed(p)) return false;
+    constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14); a hint: without it pages fault in
+    if (base_ != nullptr) madvise(static_cast<std::byte*>(p) + capacity_, bytes - capacity_, kPopulateWrite);
     base_ = static_cast<std::byte*>(p);
     capacity_ = bytes;
     return true;
@@ -115,14 +122,25 @@ struct Region {
   uintptr_t begin = 0, end = 0;
   std::byte* shadow = nullptr;  // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
+  // Per page, fences since a store changed it while it is left unprotected (a written page is compared at
+  // every fence until it has been quiet for kQuietFences, then protected again).
+  std::vector<uint8_t> quiet;
+  std::vector<bool> unprotected;  // faults mode: the pages a store made writable, compared at every capture
+  std::vector<uintptr_t> hot;     // the same pages, listed
 };
+
+// A page the program keeps writing (a log, a lane) would fault at every fence if protected again at each:
+// a fault costs more than comparing the page, so it stays unprotected while it keeps changing.
+constexpr uint8_t kQuietFences = 64;
 
 struct Tracer {
   std::mutex mutex;
   bool active = false;
   bool eadr = false;
   unsigned stack_depth = 24;
-  bool force_compare = false;
+  std::string writes;  // PMLAB_TRACE_WRITES: faults, scan or compare; empty: the first that works
+  trace::WriteTracking tracking = trace::WriteTracking::compare;
+  bool fault_thread = false;
   TraceFile file;
   std::vector<Region> regions;
   uint32_t next_region = 0;
@@ -145,12 +163,30 @@ Tracer& tracer() {
 
 void note(Tracer& t, const std::string& text) { t.file.append(trace::Kind::note, 0, text.data(), text.size()); }
 
-// userfaultfd with asynchronous write-protection: no thread handles faults, the kernel only marks pages.
+// userfaultfd write-protection, reported (faults: the kernel waits for our thread at each first store to a
+// protected page, also a store made by a system call) or asynchronous (scan: the kernel marks the page
+// written and a scan finds it). Faults cost what is written; a scan walks the region's page tables at every
+// capture. Reported faults need a userfaultfd that also takes faults in kernel mode (privileged, or
+// vm.unprivileged_userfaultfd = 1); else a kernel write to a protected page would fail with EFAULT.
 bool open_uffd(Tracer& t) {
   t.uffd_tried = true;
-  if (t.force_compare) {
+  if (t.writes == "compare") {
     t.uffd_problem = "PMLAB_TRACE_WRITES=compare";
     return false;
+  }
+  if (t.writes.empty() || t.writes == "faults") {
+    const int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+    uffdio_api api{};
+    api.api = UFFD_API;
+    api.features = kFeatureWpUnpopulated | kFeatureWpHugetlbfsShmem;
+    if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) == 0) {
+      t.uffd = fd;
+      t.tracking = trace::WriteTracking::faults;
+      return true;
+    }
+    t.uffd_problem = std::string("userfaultfd with kernel-mode faults: ") + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    if (t.writes == "faults") return false;
   }
   int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
   if (fd < 0) fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
@@ -174,7 +210,58 @@ bool open_uffd(Tracer& t) {
   }
   t.uffd = fd;
   t.pagemap = pm;
+  t.tracking = trace::WriteTracking::scan;
   return true;
+}
+
+bool write_protect(Tracer& t, uintptr_t from, uintptr_t to) {
+  uffdio_writeprotect wp{};
+  wp.range = {from, to - from};
+  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  return ioctl(t.uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
+}
+
+Region* region_of(Tracer& t, uintptr_t p);
+
+// A store made a protected page writable: from now on it is compared at every capture.
+void mark_written(Region& r, uintptr_t page) {
+  const size_t index = (page - r.begin) / kPageBytes;
+  if (r.unprotected[index]) return;
+  r.unprotected[index] = true;
+  r.quiet[index] = 0;
+  r.hot.push_back(page);
+}
+
+// Faults mode: the thread the kernel reports each first store to a protected page to. It notes the page,
+// then lifts the protection, which lets the store go on.
+void* fault_handler(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the program's signals are not ours to take
+  ++tls_depth;
+  Tracer& t = tracer();
+  pollfd ready{t.uffd, POLLIN, 0};
+  for (;;) {
+    if (poll(&ready, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return nullptr;
+    }
+    uffd_msg messages[16];
+    const ssize_t n = ::read(t.uffd, messages, sizeof messages);
+    if (n <= 0) continue;
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(uffd_msg)); ++i) {
+      if (messages[i].event != UFFD_EVENT_PAGEFAULT) continue;
+      const uintptr_t page = messages[i].arg.pagefault.address & ~uintptr_t{kPageBytes - 1};
+      {
+        std::lock_guard lock(t.mutex);
+        if (Region* r = region_of(t, page)) mark_written(*r, page);
+      }
+      uffdio_writeprotect lift{};
+      lift.range = {page, kPageBytes};
+      lift.mode = 0;  // lifts the protection and wakes the thread that stored
+      ioctl(t.uffd, UFFDIO_WRITEPROTECT, &lift);
+    }
+  }
 }
 
 bool protect(Tracer& t, Region& r) {
@@ -187,14 +274,17 @@ bool protect(Tracer& t, Region& r) {
     t.uffd_problem = std::string("userfaultfd cannot protect this mapping: ") + std::strerror(errno);
     return false;
   }
-  uffdio_writeprotect wp{};
-  wp.range = {r.begin, r.end - r.begin};
-  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
-  if (ioctl(t.uffd, UFFDIO_WRITEPROTECT, &wp) != 0) {
+  if (!write_protect(t, r.begin, r.end)) {
     t.uffd_problem = std::string("userfaultfd write-protect: ") + std::strerror(errno);
     uffdio_range range{r.begin, r.end - r.begin};
     ioctl(t.uffd, UFFDIO_UNREGISTER, &range);
     return false;
+  }
+  if (t.tracking == trace::WriteTracking::faults && !t.fault_thread) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, fault_handler, nullptr) != 0) return false;
+    pthread_detach(thread);
+    t.fault_thread = true;
   }
   return true;
 }
@@ -215,26 +305,25 @@ void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, tra
       record_line(t, r, line, how);
 }
 
-void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
-  for (uintptr_t page = from; page < to; page += kPageBytes) {
-    const size_t n = std::min<uintptr_t>(kPageBytes, to - page);
-    if (std::memcmp(reinterpret_cast<const void*>(page), r.shadow + (page - r.begin), n) != 0)
-      compare_lines(t, r, page, page + n, trace::LineHow::plain);
-  }
+// Records the changed lines of [page, page + n); true when there were any.
+bool compare_page(Tracer& t, const Region& r, uintptr_t page, size_t n) {
+  if (std::memcmp(reinterpret_cast<const void*>(page), r.shadow + (page - r.begin), n) == 0) return false;
+  compare_lines(t, r, page, page + n, trace::LineHow::plain);
+  return true;
 }
 
-// Every store to the region since its last capture becomes line records.
-void capture(Tracer& t, const Region& r) {
-  if (!r.write_protected) {
-    compare_pages(t, r, r.begin, r.end);
-    return;
-  }
+void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
+  for (uintptr_t page = from; page < to; page += kPageBytes) compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
+}
+
+// Scan mode: the pages written since they were last protected; the quiet ones are listed.
+void scan_written(Tracer& t, Region& r, std::vector<uintptr_t>& quiet) {
   PageRegion written[256];
   uint64_t start = r.begin;
   while (start < r.end) {
     PmScanArg arg{};
     arg.size = sizeof arg;
-    arg.flags = kScanWpMatching | kScanCheckWpAsync;
+    arg.flags = kScanCheckWpAsync;
     arg.start = start;
     arg.end = r.end;
     arg.vec = reinterpret_cast<uint64_t>(written);
@@ -246,10 +335,61 @@ void capture(Tracer& t, const Region& r) {
       compare_pages(t, r, start, r.end);
       return;
     }
-    for (long i = 0; i < n; ++i) compare_pages(t, r, written[i].start, written[i].end);
+    for (long i = 0; i < n; ++i)
+      for (uintptr_t page = written[i].start; page < written[i].end; page += kPageBytes) {
+        uint8_t& q = r.quiet[(page - r.begin) / kPageBytes];
+        if (compare_page(t, r, page, kPageBytes)) q = 0;
+        else if (++q >= kQuietFences) quiet.push_back(page);
+      }
     if (arg.walk_end <= start) break;
     start = arg.walk_end;
   }
+}
+
+// Protects the quiet pages again, then compares them once more for a store that came between.
+void protect_quiet(Tracer& t, Region& r, const std::vector<uintptr_t>& quiet) {
+  for (size_t i = 0; i < quiet.size();) {
+    size_t j = i + 1;
+    while (j < quiet.size() && quiet[j] == quiet[j - 1] + kPageBytes) ++j;
+    const uintptr_t from = quiet[i], to = quiet[j - 1] + kPageBytes;
+    if (write_protect(t, from, to))
+      for (uintptr_t page = from; page < to; page += kPageBytes) {
+        compare_page(t, r, page, kPageBytes);
+        r.quiet[(page - r.begin) / kPageBytes] = 0;
+      }
+    i = j;
+  }
+}
+
+// Every store to the region since its last capture becomes line records. The scan reports the pages
+// written since they were last protected: the quiet ones among them are protected again, then compared
+// once more for a store that came between.
+void capture(Tracer& t, Region& r) {
+  if (!r.write_protected) {
+    compare_pages(t, r, r.begin, r.end);
+    return;
+  }
+  std::vector<uintptr_t> quiet;
+  if (t.tracking == trace::WriteTracking::faults) {
+    // Only the pages stores made writable can have changed.
+    for (size_t i = 0; i < r.hot.size();) {
+      const uintptr_t page = r.hot[i];
+      const size_t index = (page - r.begin) / kPageBytes;
+      if (compare_page(t, r, page, kPageBytes)) r.quiet[index] = 0;
+      else if (++r.quiet[index] >= kQuietFences) {
+        quiet.push_back(page);
+        r.unprotected[index] = false;
+        r.hot[i] = r.hot.back();
+        r.hot.pop_back();
+        continue;
+      }
+      ++i;
+    }
+    std::sort(quiet.begin(), quiet.end());
+  } else {
+    scan_written(t, r, quiet);
+  }
+  protect_quiet(t, r, quiet);
 }
 
 Region* region_of(Tracer& t, uintptr_t p) {
@@ -269,8 +409,47 @@ uint64_t hash_frames(const uintptr_t* frames, int n) {
 }
 
 // The calling thread's stack without this library's frames, as an id (recorded when first seen).
+// The calling thread's stack bounds (where return addresses may be read).
+struct ThreadStack {
+  uintptr_t low = 0, high = 0;
+};
+thread_local ThreadStack tls_stack;
+
+const ThreadStack& thread_stack() {
+  if (tls_stack.high == 0) {
+    pthread_attr_t attr;
+    void* addr = nullptr;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstack(&attr, &addr, &size);
+      pthread_attr_destroy(&attr);
+    }
+    tls_stack.low = reinterpret_cast<uintptr_t>(addr);
+    tls_stack.high = tls_stack.low + size;
+  }
+  return tls_stack;
+}
+
+// A stack unwound before, kept with where its return addresses lay on the stack: a fence called with the
+// same stack pointer and the same words at those places has the same call stack, and is not unwound again
+// (unwinding costs microseconds a fence; comparing a few words, nanoseconds).
+struct KnownStack {
+  uintptr_t sp = 0;
+  uint32_t id = 0;
+  uint32_t slots = 0;
+  std::array<std::pair<uintptr_t, uintptr_t>, trace::kMaxFrames> slot{};  // (address, return address there)
+};
+thread_local std::array<KnownStack, 64> tls_known;
+
 uint32_t stack_id(Tracer& t) {
   if (t.stack_depth == 0) return trace::kNoStack;
+  const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  KnownStack& known = tls_known[(sp >> 4) % tls_known.size()];
+  if (known.id != 0 && known.sp == sp) {
+    bool same = true;
+    for (uint32_t i = 0; i < known.slots && same; ++i) same = *reinterpret_cast<const uintptr_t*>(known.slot[i].first) == known.slot[i].second;
+    if (same) return known.id;
+  }
   void* raw[trace::kMaxFrames + 8];
   const int got = backtrace(raw, static_cast<int>(std::min<unsigned>(t.stack_depth, trace::kMaxFrames) + 8));
   uintptr_t frames[trace::kMaxFrames + 8];
@@ -280,17 +459,38 @@ uint32_t stack_id(Tracer& t) {
     if (n == 0 && a >= t.own_begin && a < t.own_end) continue;
     if (n < static_cast<int>(std::min<unsigned>(t.stack_depth, trace::kMaxFrames))) frames[n++] = a;
   }
+  uint32_t id = 0;
   const uint64_t h = hash_frames(frames, n);
   auto& ids = t.stack_ids[h];
-  for (uint32_t id : ids) {
-    const auto& s = t.stacks[id - 1];
-    if (s.size() == static_cast<size_t>(n) && std::equal(s.begin(), s.end(), frames)) return id;
+  for (uint32_t candidate : ids) {
+    const auto& st = t.stacks[candidate - 1];
+    if (st.size() == static_cast<size_t>(n) && std::equal(st.begin(), st.end(), frames)) id = candidate;
   }
-  t.stacks.emplace_back(frames, frames + n);
-  const auto id = static_cast<uint32_t>(t.stacks.size());
-  ids.push_back(id);
-  trace::StackRecord rec{id, static_cast<uint32_t>(n)};
-  t.file.append(trace::Kind::stack, 0, &rec, sizeof rec, frames, sizeof(uintptr_t) * static_cast<size_t>(n));
+  if (id == 0) {
+    t.stacks.emplace_back(frames, frames + n);
+    id = static_cast<uint32_t>(t.stacks.size());
+    ids.push_back(id);
+    trace::StackRecord rec{id, static_cast<uint32_t>(n)};
+    t.file.append(trace::Kind::stack, 0, &rec, sizeof rec, frames, sizeof(uintptr_t) * static_cast<size_t>(n));
+  }
+  // Where each frame's return address lies (searched upward from here); cached only when all were found
+  // (and the outermost frames, whose addresses the unwinder may not have read from the stack, are part of
+  // the slots all the same: a stack whose words differ anywhere there is unwound again).
+  const ThreadStack& bounds = thread_stack();
+  KnownStack fresh;
+  fresh.sp = sp;
+  fresh.id = id;
+  uintptr_t at = sp;
+  for (int i = 0; i < got && fresh.slots < trace::kMaxFrames; ++i) {
+    const auto a = reinterpret_cast<uintptr_t>(raw[i]);
+    if (i == 0 && a >= t.own_begin && a < t.own_end) continue;
+    while (at + sizeof(uintptr_t) <= bounds.high && *reinterpret_cast<const uintptr_t*>(at) != a && at - sp < (64u << 10))
+      at += sizeof(uintptr_t);
+    if (at + sizeof(uintptr_t) > bounds.high || at - sp >= (64u << 10)) return id;  // not found: not cached
+    fresh.slot[fresh.slots++] = {at, a};
+    at += sizeof(uintptr_t);
+  }
+  if (bounds.high != 0) known = fresh;
   return id;
 }
 
@@ -366,7 +566,7 @@ __attribute__((constructor)) void start() {
   Tracer& t = tracer();
   if (const char* d = getenv("PMLAB_TRACE_DOMAIN")) t.eadr = std::strcmp(d, "eadr") == 0;
   if (const char* s = getenv("PMLAB_TRACE_STACK_DEPTH")) t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
-  if (const char* w = getenv("PMLAB_TRACE_WRITES")) t.force_compare = std::strcmp(w, "compare") == 0;
+  if (const char* w = getenv("PMLAB_TRACE_WRITES")) t.writes = w;
   if (const char* pools = getenv("PMLAB_TRACE_POOLS")) {
     std::string all = pools;
     size_t from = 0;
@@ -422,7 +622,7 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   r.id = t.next_region++;
   r.begin = reinterpret_cast<uintptr_t>(address);
   r.end = r.begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
-  void* shadow = raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* shadow = raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mmap_failed(shadow)) {
     note(t, "cannot allocate a shadow of " + std::to_string(r.end - r.begin) + " bytes: the mapping is not traced");
     --tls_depth;
@@ -454,8 +654,11 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
     std::memcpy(content, r.shadow + off, n);
     t.file.append(trace::Kind::base_page, 0, &page, sizeof page, content, sizeof content);
   }
+  r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
+  r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
   r.write_protected = protect(t, r);
-  if (!r.write_protected) t.file.header()->write_tracking = static_cast<uint32_t>(trace::WriteTracking::compare);
+  t.file.header()->write_tracking =
+      static_cast<uint32_t>(r.write_protected ? t.tracking : trace::WriteTracking::compare);
   if (!r.write_protected)
     note(t, "stores to " + path + " found by comparing every page at every fence (" + t.uffd_problem + ")");
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
@@ -525,7 +728,7 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
 }
 
 void fence_locked(Tracer& t, uintptr_t site) {
-  for (const Region& r : t.regions) capture(t, r);
+  for (Region& r : t.regions) capture(t, r);
   trace::FenceRecord rec{site, stack_id(t), 0};
   t.file.append(trace::Kind::fence, 0, &rec, sizeof rec);
 }
@@ -575,7 +778,7 @@ void exiting(int status) noexcept {
     std::lock_guard lock(t.mutex);
     if (t.active && !t.exited) {
       t.exited = true;
-      for (const Region& r : t.regions) capture(t, r);
+      for (Region& r : t.regions) capture(t, r);
       dl_iterate_phdr(write_module, &t);
       trace::ExitRecord rec{status, 0};
       t.file.append(trace::Kind::exit, 0, &rec, sizeof rec);

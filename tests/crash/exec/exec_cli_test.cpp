@@ -29,7 +29,7 @@ struct Outcome {
 
 // pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
 Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,
-                 std::string check_args = "", uint64_t n = 8) {
+                 std::string check_args = "", uint64_t n = 8, std::vector<std::string> env = {}) {
   static int runs = 0;
   const std::string pool = dir.file("log.pool"), out = dir.file("out-" + std::to_string(++runs));
   platform::ProcessSpec spec;
@@ -38,6 +38,7 @@ Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, 
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.insert(spec.argv.end(), {"--", kLog, "append", pool, std::to_string(n)});
   spec.argv.insert(spec.argv.end(), program_args.begin(), program_args.end());
+  spec.set_env = std::move(env);
   spec.timeout_s = 120;
   auto run = platform::run_process(spec);
   EXPECT_TRUE(run.ok()) << run.status().message();
@@ -83,6 +84,25 @@ TEST(CrashExec, EveryPlantedBugIsCaughtOnEveryRouteWhereItIsOne) {
   EXPECT_GT(exec_log(dir, pool, {"--api", "msync", "--bug", "no-flush"}).failures("line"), 0u);
   EXPECT_GT(exec_log(dir, pool, {"--api", "msync", "--bug", "commit-first"}).failures("line"), 0u);
   EXPECT_EQ(exec_log(dir, pool, {"--api", "msync", "--bug", "short-persist"}).failures("line"), 0u);
+}
+
+// The runtime finds plain stores three ways (faults reported by userfaultfd, a scan of write-protected pages,
+// a comparison of every page): each sees the same stores, so each gives the same crash points and states.
+TEST(CrashExec, EveryWayOfFindingStoresGivesTheSameCrashStates) {
+  testing::TempDir dir;
+  std::vector<std::pair<double, double>> seen;
+  for (const char* how : {"faults", "scan", "compare"}) {
+    const Outcome o = exec_log(dir, {"--granularity", "line"}, {"--bug", "no-flush"}, "", 8, {std::string("PMLAB_TRACE_WRITES=") + how});
+    ASSERT_FALSE(o.results.is_null()) << how << ": " << o.err;
+    const auto& run = o.results["runs"][0];
+    const std::string tracking = run["trace"]["write_tracking"];
+    EXPECT_NE(tracking.find(std::string(how) == "faults" ? "reported" : std::string(how) == "scan" ? "scanned" : "compared"),
+              std::string::npos) << how << ": " << tracking;
+    seen.emplace_back(run["metrics"]["states_checked"]["value"].get<double>(), run["metrics"]["failures"]["value"].get<double>());
+  }
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+  EXPECT_GT(seen[0].second, 0);
 }
 
 TEST(CrashExec, ATornCommitShowsAtWordGranularityOnly) {

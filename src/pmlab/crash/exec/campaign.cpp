@@ -99,9 +99,11 @@ namespace {
 
 void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   run.complete = t.complete();
-  run.write_tracking = t.write_tracking() == trace::WriteTracking::write_protect
-                           ? "write-protected pages (userfaultfd, PAGEMAP_SCAN)"
-                           : "every page compared at every fence";
+  switch (t.write_tracking()) {
+    case trace::WriteTracking::faults: run.write_tracking = "write-protected pages, each first store reported (userfaultfd)"; break;
+    case trace::WriteTracking::scan: run.write_tracking = "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)"; break;
+    default: run.write_tracking = "every page compared at every fence"; break;
+  }
   run.fences = t.fences();
   run.records = t.records();
   run.threads = t.threads();

@@ -34,8 +34,9 @@ inline constexpr uint32_t kMaxFrames = 32;
 
 // How the runtime found stores to persistent mappings.
 enum class WriteTracking : uint32_t {
-  write_protect = 0,  // userfaultfd write-protection (asynchronous) and PAGEMAP_SCAN: only written pages are compared
-  compare = 1,        // every page of every region compared at every capture (no write tracking available)
+  faults = 0,   // userfaultfd write-protection, each first store to a page reported to the runtime's thread
+  scan = 1,     // userfaultfd asynchronous write-protection, written pages found by PAGEMAP_SCAN at each capture
+  compare = 2,  // every page of every region compared at every capture (no write tracking available)
 };
 
 struct FileHeader {
