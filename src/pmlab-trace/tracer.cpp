@@ -434,22 +434,33 @@ const ThreadStack& thread_stack() {
 // same stack pointer and the same words at those places has the same call stack, and is not unwound again
 // (unwinding costs microseconds a fence; comparing a few words, nanoseconds).
 struct KnownStack {
-  uintptr_t sp = 0;
+  uintptr_t sp = 0, site = 0;
   uint32_t id = 0;
   uint32_t slots = 0;
   std::array<std::pair<uintptr_t, uintptr_t>, trace::kMaxFrames> slot{};  // (address, return address there)
 };
-thread_local std::array<KnownStack, 64> tls_known;
+// Per thread, two ways of 512 sets, by (stack pointer, call site): a recursive program fences at many
+// depths, each its own stack pointer.
+constexpr size_t kKnownSets = 512;
+thread_local std::vector<KnownStack>* tls_known = nullptr;
 
-uint32_t stack_id(Tracer& t) {
+bool still_there(const KnownStack& k) {
+  for (uint32_t i = 0; i < k.slots; ++i)
+    if (*reinterpret_cast<const uintptr_t*>(k.slot[i].first) != k.slot[i].second) return false;
+  return true;
+}
+
+uint32_t stack_id(Tracer& t, uintptr_t site) {
   if (t.stack_depth == 0) return trace::kNoStack;
   const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  KnownStack& known = tls_known[(sp >> 4) % tls_known.size()];
-  if (known.id != 0 && known.sp == sp) {
-    bool same = true;
-    for (uint32_t i = 0; i < known.slots && same; ++i) same = *reinterpret_cast<const uintptr_t*>(known.slot[i].first) == known.slot[i].second;
-    if (same) return known.id;
-  }
+  if (tls_known == nullptr) tls_known = new std::vector<KnownStack>(2 * kKnownSets);  // lives as long as the thread may fence
+  const size_t set = ((sp >> 4) ^ (site * 0x9e3779b97f4a7c15ULL >> 20)) % kKnownSets;
+  KnownStack* way = &(*tls_known)[2 * set];
+  for (int w = 0; w < 2; ++w)
+    if (way[w].id != 0 && way[w].sp == sp && way[w].site == site && still_there(way[w])) {
+      if (w == 1) std::swap(way[0], way[1]);  // most recently used first
+      return way[0].id;
+    }
   void* raw[trace::kMaxFrames + 8];
   const int got = backtrace(raw, static_cast<int>(std::min<unsigned>(t.stack_depth, trace::kMaxFrames) + 8));
   uintptr_t frames[trace::kMaxFrames + 8];
@@ -479,6 +490,7 @@ uint32_t stack_id(Tracer& t) {
   const ThreadStack& bounds = thread_stack();
   KnownStack fresh;
   fresh.sp = sp;
+  fresh.site = site;
   fresh.id = id;
   uintptr_t at = sp;
   for (int i = 0; i < got && fresh.slots < trace::kMaxFrames; ++i) {
@@ -490,7 +502,10 @@ uint32_t stack_id(Tracer& t) {
     fresh.slot[fresh.slots++] = {at, a};
     at += sizeof(uintptr_t);
   }
-  if (bounds.high != 0) known = fresh;
+  if (bounds.high != 0) {
+    way[1] = way[0];
+    way[0] = fresh;
+  }
   return id;
 }
 
@@ -661,6 +676,8 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
       static_cast<uint32_t>(r.write_protected ? t.tracking : trace::WriteTracking::compare);
   if (!r.write_protected)
     note(t, "stores to " + path + " found by comparing every page at every fence (" + t.uffd_problem + ")");
+  else if (t.tracking == trace::WriteTracking::scan && !t.uffd_problem.empty() && t.regions.empty())
+    note(t, "stores found by scanning write-protected pages at every fence (" + t.uffd_problem + ")");
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
   t.regions.push_back(r);
   --tls_depth;
@@ -729,7 +746,7 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
 
 void fence_locked(Tracer& t, uintptr_t site) {
   for (Region& r : t.regions) capture(t, r);
-  trace::FenceRecord rec{site, stack_id(t), 0};
+  trace::FenceRecord rec{site, stack_id(t, site), 0};
   t.file.append(trace::Kind::fence, 0, &rec, sizeof rec);
 }
 }  // namespace

@@ -96,8 +96,11 @@ TEST(CrashExec, EveryWayOfFindingStoresGivesTheSameCrashStates) {
     ASSERT_FALSE(o.results.is_null()) << how << ": " << o.err;
     const auto& run = o.results["runs"][0];
     const std::string tracking = run["trace"]["write_tracking"];
-    EXPECT_NE(tracking.find(std::string(how) == "faults" ? "reported" : std::string(how) == "scan" ? "scanned" : "compared"),
-              std::string::npos) << how << ": " << tracking;
+    const std::string expected = std::string(how) == "faults" ? "reported" : std::string(how) == "scan" ? "scanned" : "compared";
+    if (tracking.find(expected) == std::string::npos) {
+      // A machine without this way (an older kernel, no userfaultfd for this user) falls back, and says why.
+      EXPECT_FALSE(run["trace"]["notes"].empty()) << how << ": fell back to " << tracking << " without a note";
+    }
     seen.emplace_back(run["metrics"]["states_checked"]["value"].get<double>(), run["metrics"]["failures"]["value"].get<double>());
   }
   EXPECT_EQ(seen[0], seen[1]);

@@ -105,7 +105,8 @@ const CaseRegistration registration{CaseDef{
     .summary = "pmlab crash exec on a PMDK example map: traced vs native (ratio, whole process and per insert), states judged per second",
     .params = {std_params::choice("map", "PMDK example map (subjects/pmdk)",
                                   {"btree", "ctree", "rbtree", "skiplist", "hashmap_tx", "hashmap_atomic", "hashmap_rp"},
-                                  {"btree", "hashmap_tx"}, {"btree"}),
+                                  // the hash maps outgrow the examples' 8 MiB pool before 2000 keys
+                                  {"btree", "rbtree"}, {"btree"}),
                ParamSpec{.name = "inserts", .type = ParamType::integer, .doc = "keys the traced program inserts",
                          .defaults = {"2000"}, .quick = {"200"}, .choices = {}, .min = 1, .max = 1 << 20},
                ParamSpec{.name = "budget", .type = ParamType::integer, .doc = "crash states of the crash test",
