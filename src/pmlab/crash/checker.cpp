@@ -151,29 +151,6 @@ std::string hex(uintptr_t v) {
   return buf;
 }
 
-// Where recovery_done() reports the end of the running recovery.
-class RecoveryWatch {
- public:
-  virtual ~RecoveryWatch() = default;
-  virtual void done() = 0;
-};
-thread_local RecoveryWatch* tls_recovery = nullptr;
-
-// A recovery that is not crash-tested: its end only stops the record of call sites (a check's new
-// operations after it are not crash-tested, so they are no mutation targets).
-class RecoveryEnd final : public RecoveryWatch {
- public:
-  RecoveryEnd(CallSites& sites, bool recording) : sites_(sites), recording_(recording) { sites_.record(recording_); }
-  ~RecoveryEnd() override { sites_.record(false); }
-  void done() override { sites_.record(false); }
-
- private:
-  CallSites& sites_;
-  bool recording_;
-};
-
-// One state's recovery with its writes tracked: at each of its fences and at its end, crash states of
-// what it wrote are recovered again from scratch and must meet the same contract.
 // Watches a recovery that runs to its end (no crash points in it): with a mutant, a tracker of its writes,
 // so that whether the mutant made a difference is known, not assumed; otherwise the call sites it reaches.
 class RecoveryObserver {
@@ -196,7 +173,9 @@ class RecoveryObserver {
   CallSiteObserver sites_;
 };
 
-class RecoveryCrash final : public RecoveryWatch {
+// One state's recovery with its writes tracked: at each of its fences and at its end, crash states of
+// what it wrote are recovered again from scratch and must meet the same contract.
+class RecoveryCrash {
  public:
   RecoveryCrash(const Context& ctx, const persist::Persister& persister, CallSites& sites, Mapping& again, Image image,
                 const CrashPoint& at, uint64_t seed)
@@ -211,29 +190,21 @@ class RecoveryCrash final : public RecoveryWatch {
     persist::Persister persister = persister_;
     persister.attach(&tracker);
     sites_.record(ctx_.options.record_sites);
-    tls_recovery = this;
     arm(ctx_.options.timeout_s);
-    Status s = subject->recover_and_check(image_, persister, at_);
-    alarm(0);
-    tls_recovery = nullptr;
+    Status s = subject->recover(image_, persister);
     sites_.record(false);
-    persister.detach();
-    // Without recovery_done(), all of recover_and_check was recovery: it ends here.
-    if (s.ok() && running_) {
+    if (s.ok()) {
       tracker.capture();
       crash_point(true, nullptr);
     }
+    running_ = false;
+    // The check's own operations are new work, under another contract: not crash-tested.
+    if (s.ok() && failure_.ok()) s = subject->check(image_, persister, at_);
+    alarm(0);
+    persister.detach();
     tracker.finish();
     states = states_;
     return failure_.ok() ? s : failure_;
-  }
-
-  void done() override {
-    if (!running_) return;
-    sites_.record(false);
-    tracker_->capture();
-    crash_point(true, nullptr);
-    running_ = false;
   }
 
  private:
@@ -273,8 +244,6 @@ class RecoveryCrash final : public RecoveryWatch {
     copy_text(crumb.detail, sizeof crumb.detail, detail);
     crumb.phase.store(kRecoveryAgain);
     mprotect(image_.base, round_pages(image_.size), PROT_NONE);
-    RecoveryWatch* outer = tls_recovery;
-    tls_recovery = nullptr;
     Status s;
     {
       auto subject = ctx_.info->make(ctx_.options.subject);
@@ -282,11 +251,11 @@ class RecoveryCrash final : public RecoveryWatch {
       persist::Persister persister = persister_;
       RecoveryObserver observer(ctx_, sites_, again, persister);
       arm(ctx_.options.timeout_s);
-      s = subject->recover_and_check(again, persister, at_);
+      s = subject->recover(again, persister);
+      if (s.ok()) s = subject->check(again, persister, at_);
       alarm(0);
       observer.finish();
     }
-    tls_recovery = outer;
     mprotect(image_.base, round_pages(image_.size), PROT_READ | PROT_WRITE);
     crumb.phase.store(kRecovery);
     return s;
@@ -325,12 +294,13 @@ CheckVerdict check_slot(const Context& ctx, const persist::Persister& persister,
     auto subject = ctx.info->make(ctx.options.subject);
     persist::Persister observed = persister;
     RecoveryObserver observer(ctx, sites, image, observed);
-    RecoveryEnd end(sites, ctx.options.record_sites);
-    tls_recovery = &end;
+    // The recovery's call sites are mutation targets; the check's new operations are not crash-tested.
+    sites.record(ctx.options.record_sites);
     arm(ctx.options.timeout_s);
-    s = subject->recover_and_check(image, observed, at);
+    s = subject->recover(image, observed);
+    sites.record(false);
+    if (s.ok()) s = subject->check(image, observed, at);
     alarm(0);
-    tls_recovery = nullptr;
     observer.finish();
   }
   v.ok = s.ok();
@@ -440,10 +410,6 @@ void on_child(int) {
 }
 
 }  // namespace
-
-void recovery_done() noexcept {
-  if (tls_recovery != nullptr) tls_recovery->done();
-}
 
 struct CheckerPool::Shared {
   Layout layout;

@@ -3,14 +3,14 @@
 // Before the design first runs, the simulator forks a template process. The template reserves the run's
 // image range as inaccessible and forks the checkers; each checker takes crash images from shared memory
 // and, for each, constructs a fresh Subject (nothing of the run's object, its DRAM state, or the run's
-// image is reachable) and calls its recover_and_check on the image, mapped at an address of its own. A
-// recovery that follows an absolute pointer into the run's image faults, and the fault is reported as
+// image is reachable) and calls its recover() and then check() on the image, mapped at an address of its
+// own. A recovery that follows an absolute pointer into the run's image faults, and the fault is reported as
 // such. A checker that crashes, hangs past the timeout or dies on a sanitizer report costs the state it
 // was checking, which is a failure; the template forks a fresh checker and the rest continue.
 //
 // A state picked for crash-testing its recovery is recovered with its writes tracked: at every fence of
-// the recovery and at its end (crash::recovery_done(), or the end of recover_and_check), up to the
-// recovery budget of crash states of what it wrote are recovered again from scratch, in the same checker
+// the recovery and at its end (when recover() returns), up to the recovery budget of crash states of what
+// it wrote are recovered again from scratch, in the same checker
 // (fresh subject, another mapping, the first image inaccessible meanwhile), against the same contract.
 #pragma once
 

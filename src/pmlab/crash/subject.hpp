@@ -14,13 +14,14 @@
 //     stores that persist only as a flush or eviction takes them; commit words go through store8, and
 //     words that threads update atomically through Persister::word (PmWord). The simulator treats only
 //     those as atomic; in byte granularity any other store may tear byte by byte.
-//   - recover_and_check runs in a process that never ran the design: on a Subject made afresh by the
-//     registered factory from the same SubjectOptions (nothing run() left in the object's members, its DRAM
-//     state, survives), on a private copy of the crash image mapped at an address of its own. It may read
-//     the image, its own members as the constructor set them, and anything it recomputes from the
-//     options (the operation stream, to check against). It must not follow absolute pointers stored in
-//     the image: the run's mapping is inaccessible there, and reading it is a failure ("it followed an
-//     absolute pointer"). It must not depend on which state was checked before it in the same process.
+//   - recover() and then check() run in a process that never ran the design: on a Subject made afresh by
+//     the registered factory from the same SubjectOptions (nothing run() left in the object's members, its
+//     DRAM state, survives), on a private copy of the crash image mapped at an address of its own. They
+//     may read the image, the members as the constructor set them (and as recover() set them, in check()),
+//     and anything recomputed from the options (the operation stream, to check against). They must not
+//     follow absolute pointers stored in the image: the run's mapping is inaccessible there, and reading
+//     it is a failure ("it followed an absolute pointer"). They must not depend on which state was
+//     checked before in the same process.
 #pragma once
 
 #include <cstddef>
@@ -96,19 +97,19 @@ class Subject {
   // Runs the operation stream, calling ops.begin(i, label) / ops.end(i) around operation i. Called more
   // than once, on a fresh Subject each time: must be deterministic.
   virtual void run(Image image, const persist::Persister& persister, OpTracker& ops) = 0;
-  // On a fresh Subject in a checker process, on a private copy of a crash image: the design's own
-  // recovery, then its structural invariants and its durability contract — every operation before
-  // `at.ops_completed` is present, none after it, and an in-flight one wholly present or wholly absent.
-  // A failed Status names what broke.
-  virtual Status recover_and_check(Image image, const persist::Persister& persister, const CrashPoint& at) = 0;
+  // The design's own recovery, as after a reboot, on a fresh Subject in a checker process. Its persistence
+  // calls are crash-tested like run()'s: a crash before any of its fences, or at its end, must recover
+  // again (on another fresh Subject) to the same contract. It returns with its repairs durable: a line it
+  // wrote and left pending is a failure, since new work would build on it. What recovery found that the
+  // check needs (a count, where a log ends) it keeps in members. A failed Status: the image cannot be
+  // recovered, and the Status says why.
+  virtual Status recover(Image image, const persist::Persister& persister) = 0;
+  // After recover() succeeded, on the same Subject and image: the structural invariants and the durability
+  // contract — every operation before `at.ops_completed` is present, none after it, and an in-flight one
+  // wholly present or wholly absent. It may run new operations on the recovered structure (that they work
+  // is part of the contract); they are not crash-tested. A failed Status names what broke.
+  virtual Status check(Image image, const persist::Persister& persister, const CrashPoint& at) = 0;
 };
-
-// Called by a Subject's recover_and_check once its recovery is done, before it checks or runs new
-// operations on the recovered structure: the simulator crash-tests the recovery up to this call, and
-// crashes it here, at its end (a recovery must make its repairs durable before it returns; a crash after
-// this call is a crash of new work, under another contract). Without the call, the whole of
-// recover_and_check counts as recovery. Costs nothing outside the simulator.
-void recovery_done() noexcept;
 
 struct SubjectOptions {
   uint64_t ops = 64;   // length of the operation stream

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -102,11 +103,16 @@ class StructureSubject final : public crash::Subject {
     }
   }
 
-  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    Arena<Durable> arena(image.base, image.size, p);
-    Tree tree(arena, options_);
-    PMLAB_TRY(tree.recover());
-    crash::recovery_done();
+  // The structure's own recovery. It may rebuild DRAM state (the B+-tree's index and fingerprints), so the
+  // recovered structure is kept for the check rather than recovered again.
+  Status recover(crash::Image image, const persist::Persister& p) override {
+    recovered_arena_.emplace(image.base, image.size, p);
+    recovered_tree_.emplace(*recovered_arena_, options_);
+    return recovered_tree_->recover();
+  }
+
+  Status check(crash::Image, const persist::Persister&, const crash::CrashPoint& at) override {
+    Tree& tree = *recovered_tree_;
     PMLAB_TRY(tree.check());
     std::map<uint64_t, uint64_t> model;  // key -> version
     for (uint64_t i = 0; i < at.ops_completed && i < stream_.size(); ++i) {
@@ -178,6 +184,9 @@ class StructureSubject final : public crash::Subject {
 
   Options options_;
   std::vector<StreamOp> stream_;
+  // What recover() opened over the image; check() goes on with them (the tree refers to the arena).
+  std::optional<Arena<Durable>> recovered_arena_;
+  std::optional<Tree> recovered_tree_;
 };
 
 template <template <class> class S>

@@ -134,7 +134,8 @@ auto on_scratch(F&& f) {
   return f(*ptm);
 }
 
-// What both stream subjects share: the image, its format (the loaded heap), and the PTM reopened over it.
+// What both stream subjects share: the image, its format (the loaded heap), the PTM reopened over it, and
+// its recovery.
 template <class P, bool kLogging, int kUsedSlots = kSlots>
 class PtmSubjectBase : public crash::Subject {
  public:
@@ -146,6 +147,15 @@ class PtmSubjectBase : public crash::Subject {
     auto ptm = make(image.base, p);
     if (Status s = ptm->format(); !s) throw std::runtime_error("ptm format: " + s.message());
     load(*ptm);
+  }
+
+  // The PTM's own recovery: it finishes or rolls back the logged transactions and rebuilds the allocator in
+  // DRAM. The recovered PTM is kept for the check: reopening it would run the recovery again.
+  Status recover(crash::Image image, const persist::Persister& p) override {
+    auto ptm = make(image.base, p);
+    if (Status s = ptm->recover(); !s) return s;
+    recovered_ptm_ = std::move(ptm);
+    return Status::success();
   }
 
  protected:
@@ -161,6 +171,7 @@ class PtmSubjectBase : public crash::Subject {
 
   uint64_t ops_;
   uint64_t seed_;
+  std::unique_ptr<P> recovered_ptm_;  // the PTM recover() opened and recovered; check() goes on with it
 };
 
 // kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
@@ -169,8 +180,8 @@ class PtmSubjectBase : public crash::Subject {
 template <class P, bool kLogging = true, int kUsedSlots = kSlots>
 class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
   using Base = PtmSubjectBase<P, kLogging, kUsedSlots>;
-  using Base::make;
   using Base::ops_;
+  using Base::recovered_ptm_;
   using Base::seed_;
 
  public:
@@ -185,14 +196,12 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
     }
   }
 
-  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    auto ptm = make(image.base, p);
-    if (Status s = ptm->recover(); !s) return s;
-    crash::recovery_done();
-    const std::vector<uint64_t> got = digest(ptm->heap());
+  Status check(crash::Image, const persist::Persister&, const crash::CrashPoint& at) override {
+    P& ptm = *recovered_ptm_;
+    const std::vector<uint64_t> got = digest(ptm.heap());
     const uint64_t done = at.ops_completed;
-    if (got == expected(done)) return check_usable(*ptm);
-    if (at.op_in_flight && got == expected(done + 1)) return check_usable(*ptm);
+    if (got == expected(done)) return check_usable(ptm);
+    if (at.op_in_flight && got == expected(done + 1)) return check_usable(ptm);
     return error(Errc::corrupted, std::string(P::kName) + " ptm: recovered heap is neither the state after " +
                                       std::to_string(done) + " transactions" +
                                       (at.op_in_flight ? " nor after " + std::to_string(done + 1) : std::string()));
@@ -307,8 +316,8 @@ Logical apply_logical(Logical l, uint64_t seed, uint64_t op) {
 template <class P>
 class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
   using Base = PtmSubjectBase<P, true>;
-  using Base::make;
   using Base::ops_;
+  using Base::recovered_ptm_;
   using Base::seed_;
 
  public:
@@ -327,15 +336,12 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
     });
   }
 
-  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    auto ptm = make(image.base, p);
-    if (Status s = ptm->recover(); !s) return s;
-    crash::recovery_done();
+  Status check(crash::Image, const persist::Persister&, const crash::CrashPoint& at) override {
     // The search follows the write versions the returned transactions report (the order they took
     // effect in; its memo keys on the positions, which fix the newest version applied): each step takes
     // a newer one, so it walks one order instead of every interleaving of two conflicting streams.
     // Transactions in flight, and those that wrote nothing, may stand anywhere.
-    const Ordered got{logical_of(*ptm), 0};
+    const Ordered got{logical_of(*recovered_ptm_), 0};
     const bool ok = crash::durably_linearizable<Ordered, OrderedHash>(
         at.history, Ordered{initial(), 0}, got,
         [&](const Ordered& o, unsigned t, uint32_t i, std::optional<uint64_t> wv) -> std::optional<Ordered> {

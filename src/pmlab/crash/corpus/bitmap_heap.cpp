@@ -85,35 +85,36 @@ class BitmapHeap final : public Design<Bug> {
     }
   }
 
-  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+  Status recover(Image image, const persist::Persister& p) override {
     Heap* h = heap(image);
-    uint64_t named = 0;
-    std::array<const Object*, kRoots> objects{};
     for (uint64_t r = 0; r < kRoots; ++r) {
       const uint64_t off = h->roots.slot[r];
       if (off == 0) continue;
-      objects[r] = element_at<Object>(image, off, kFirstObject, kObjects);
-      if (objects[r] == nullptr) return broken("root " + std::to_string(r) + " names offset " + std::to_string(off) + ", no object");
+      named_objects_[r] = element_at<Object>(image, off, kFirstObject, kObjects);
+      if (named_objects_[r] == nullptr)
+        return broken("root " + std::to_string(r) + " names offset " + std::to_string(off) + ", no object");
       const uint64_t bit = uint64_t{1} << ((off - kFirstObject) / sizeof(Object));
-      if (named & bit) return broken("two roots name the object at offset " + std::to_string(off));
-      named |= bit;
+      if (named_bits_ & bit) return broken("two roots name the object at offset " + std::to_string(off));
+      named_bits_ |= bit;
     }
     // Reclaim what no root names: allocations and frees a crash cut in two.
-    if (variant_ != Bug::leak && (h->bitmap.bits & ~named) != 0) {
-      p.store8(&h->bitmap.bits, h->bitmap.bits & named);
+    if (variant_ != Bug::leak && (h->bitmap.bits & ~named_bits_) != 0) {
+      p.store8(&h->bitmap.bits, h->bitmap.bits & named_bits_);
       p.persist(&h->bitmap.bits, 8);
     }
-    recovery_done();
+    return Status::success();
+  }
 
-    const uint64_t bits = h->bitmap.bits;
-    if ((named & ~bits) != 0)
-      return broken("object " + std::to_string(std::countr_zero(named & ~bits)) +
+  Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const uint64_t bits = heap(image)->bitmap.bits;
+    if ((named_bits_ & ~bits) != 0)
+      return broken("object " + std::to_string(std::countr_zero(named_bits_ & ~bits)) +
                     " is named by a root but free in the bitmap: the next allocation hands it out again");
-    if ((bits & ~named) != 0)
-      return broken("object " + std::to_string(std::countr_zero(bits & ~named)) + " is allocated but no root names it: leaked");
+    if ((bits & ~named_bits_) != 0)
+      return broken("object " + std::to_string(std::countr_zero(bits & ~named_bits_)) + " is allocated but no root names it: leaked");
     Picture found{};
     for (uint64_t r = 0; r < kRoots; ++r) {
-      const Object* obj = objects[r];
+      const Object* obj = named_objects_[r];
       if (obj == nullptr) continue;
       if (!intact(*obj, r)) return broken("root " + std::to_string(r) + " names an object whose contents did not persist");
       found[r] = obj->seq + 1;
@@ -150,6 +151,10 @@ class BitmapHeap final : public Design<Bug> {
       root = root == 0 ? i + 1 : 0;
     });
   }
+
+  // What recover() found: the object each root names (null for an empty root), and a bit per named object.
+  std::array<const Object*, kRoots> named_objects_{};
+  uint64_t named_bits_ = 0;
 };
 
 const CorpusDesign<BitmapHeap, Bug> registered{

@@ -74,18 +74,17 @@ class DList final : public Design<Repair> {
     }
   }
 
-  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
-    std::vector<uint64_t> forward;  // offsets, first to last
-    Keys found;
+  Status recover(Image image, const persist::Persister& p) override {
     bool repaired = false;
     for (uint64_t a = 0;;) {
-      if (forward.size() > pool()) return broken("the forward links form a cycle");
+      if (forward_.size() > pool()) return broken("the forward links form a cycle");
       const uint64_t b = node(image, a).next;
       Node* nb = element_at<Node>(image, b, 0, pool());
       if (nb == nullptr) return broken("a next link names offset " + std::to_string(b) + ", no node");
       if (b != 0) {
         if (!intact(*nb)) return broken("a node reachable forward did not persist");
-        if (!found.empty() && nb->key <= found.back().first) return broken("the forward links are out of key order");
+        if (!keys_found_.empty() && nb->key <= keys_found_.back().first)
+          return broken("the forward links are out of key order");
       }
       if (nb->prev != a && variant_ != Repair::none) {
         if (variant_ == Repair::durable) {
@@ -97,22 +96,24 @@ class DList final : public Design<Repair> {
         }
       }
       if (b == 0) break;
-      forward.push_back(b);
-      found.emplace_back(nb->key, nb->seq);
+      forward_.push_back(b);
+      keys_found_.emplace_back(nb->key, nb->seq);
       a = b;
     }
     if (repaired) p.fence();
-    recovery_done();
+    return Status::success();
+  }
 
+  Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
     std::vector<uint64_t> backward;
     for (uint64_t b = node(image, 0).prev; b != 0; b = node(image, b).prev) {
-      if (backward.size() > forward.size() || element_at<Node>(image, b, 0, pool()) == nullptr) break;
+      if (backward.size() > forward_.size() || element_at<Node>(image, b, 0, pool()) == nullptr) break;
       backward.push_back(b);
     }
-    if (std::vector<uint64_t>(forward.rbegin(), forward.rend()) != backward)
-      return broken("the list reads " + std::to_string(forward.size()) + " nodes forward but " +
+    if (std::vector<uint64_t>(forward_.rbegin(), forward_.rend()) != backward)
+      return broken("the list reads " + std::to_string(forward_.size()) + " nodes forward but " +
                     std::to_string(backward.size()) + " (or others) backward");
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the list's keys");
+    return durably_linearizable(keys_found_, at, [this](uint64_t k) { return after(k); }, "the list's keys");
   }
 
  private:
@@ -141,6 +142,10 @@ class DList final : public Design<Repair> {
       }
     });
   }
+
+  // What recover() found following the forward links: the nodes' offsets and their keys, first to last.
+  std::vector<uint64_t> forward_;
+  Keys keys_found_;
 };
 
 const CorpusDesign<DList, Repair> registered{

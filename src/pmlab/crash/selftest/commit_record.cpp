@@ -84,9 +84,8 @@ class CommitRecord final : public Design<Bug> {
     }
   }
 
-  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+  Status recover(Image image, const persist::Persister& p) override {
     auto* header = reinterpret_cast<Header*>(image.base);
-    const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
     if (recovery_ == Recovery::stamps) {
       p.store8(&header->pad[0], header->pad[0] + 1);
       p.persist(&header->pad[0], 8);
@@ -98,7 +97,12 @@ class CommitRecord final : public Design<Bug> {
       p.store8(&header->count, published);
       p.persist(&header->count, 8);
     }
-    recovery_done();
+    return Status::success();
+  }
+
+  Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const auto* header = reinterpret_cast<const Header*>(image.base);
+    const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
     const uint64_t count = header->count;
     if (variant_ == Bug::torn_commit && count != 0 && header->check != ~count)
       return error(Errc::failed, "commit is torn: count " + std::to_string(count) + " but its check word says " +

@@ -55,14 +55,17 @@ class SharedRegister final : public Design<Bug> {
     });
   }
 
-  Status recover_and_check(Image image, const persist::Persister& p, const CrashPoint& at) override {
+  Status recover(Image image, const persist::Persister& p) override {
     uint64_t& word = reinterpret_cast<Register*>(image.base)->word;
     if (word & kDirty) {  // durable, so the bit only says a writer had not finished
       p.store8(&word, word & ~kDirty);
       p.persist(&word, 8);
     }
-    recovery_done();
-    const uint64_t recovered = word >> 1;
+    return Status::success();
+  }
+
+  Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const uint64_t recovered = reinterpret_cast<const Register*>(image.base)->word >> 1;
     // Thread 0 writes i+1 at its operation i; thread 1 reads.
     auto step = [](uint64_t value, unsigned t, uint32_t op, std::optional<uint64_t> result) -> std::optional<uint64_t> {
       if (t == 0) return op + 1;

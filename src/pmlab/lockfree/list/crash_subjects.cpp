@@ -78,10 +78,16 @@ class ListSubject final : public crash::Subject {
     });
   }
 
-  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    List list(image.base, image.size, p, 1);
+  // The list's recovery rebuilds DRAM state (the slab's bitmap from the nodes it reaches; SOFT's volatile
+  // list), so the recovered list is kept for the check.
+  Status recover(crash::Image image, const persist::Persister& p) override {
+    List& list = recovered_list_.emplace(image.base, image.size, p, 1);
     if (Status s = list.recover(); !s) return error(Errc::failed, "recovery: " + s.message());
-    crash::recovery_done();
+    return Status::success();
+  }
+
+  Status check(crash::Image, const persist::Persister&, const crash::CrashPoint& at) override {
+    List& list = *recovered_list_;
     const std::vector<uint64_t> got = list.keys();
     uint64_t recovered = 0;
     for (uint64_t k : got) {
@@ -115,6 +121,7 @@ class ListSubject final : public crash::Subject {
 
  private:
   std::vector<std::vector<Step>> steps_;
+  std::optional<List> recovered_list_;  // what recover() opened and recovered; check() goes on with it
 };
 
 template <class List>

@@ -4,6 +4,7 @@
 // nothing; and the recovered log appends and recovers again.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,10 +77,15 @@ class LogSubject final : public crash::Subject {
     }
   }
 
-  Status recover_and_check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
+  // Opening the log is its recovery; the log it opened is kept for the check.
+  Status recover(crash::Image image, const persist::Persister& p) override {
     auto log = Log::open({image.base, image.size}, p, options_.stores);
     if (!log) return error(Errc::failed, "recovery failed: " + log.status().message());
-    crash::recovery_done();
+    recovered_log_ = std::move(*log);
+    return Status::success();
+  }
+
+  Status check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
     // The appends that must be there: those that returned since the last truncation that returned.
     std::vector<uint64_t> acked;
     for (uint64_t op = 0; op < at.ops_completed; ++op) {
@@ -93,7 +99,7 @@ class LogSubject final : public crash::Subject {
       if (is_truncate(flying)) with_flying.clear();
       else with_flying.push_back(flying);
     }
-    const auto entries = (*log)->entries();
+    const auto entries = recovered_log_->entries();
     auto matches = [&](const std::vector<uint64_t>& want) {
       if (entries.size() != want.size()) return false;
       for (size_t i = 0; i < want.size(); ++i) {
@@ -114,10 +120,10 @@ class LogSubject final : public crash::Subject {
     }
     // The recovered log goes on: one more append survives a reopen.
     const std::byte probe[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
-    if (auto r = (*log)->append(1, probe, sizeof probe); !r)
+    if (auto r = recovered_log_->append(1, probe, sizeof probe); !r)
       return error(Errc::failed, "append after recovery failed: " + r.status().message());
     const size_t before = entries.size();
-    log->reset();
+    recovered_log_.reset();
     auto again = Log::open({image.base, image.size}, p, options_.stores);
     if (!again) return error(Errc::failed, "second recovery failed: " + again.status().message());
     if ((*again)->entries().size() != before + 1)
@@ -129,6 +135,7 @@ class LogSubject final : public crash::Subject {
   Options options_;
   uint64_t ops_;
   uint64_t seed_;
+  std::unique_ptr<Log> recovered_log_;  // what recover() opened; check() goes on with it
 };
 
 crash::SubjectInfo info(Kind kind, bool padded, Stores stores = Stores::cached) {
