@@ -20,8 +20,7 @@
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
-#include "pmlab/crash/mutation.hpp"
-#include "pmlab/crash/simulator.hpp"
+#include "pmlab/crash/campaign.hpp"
 
 namespace pmlab::cli {
 namespace {
@@ -136,32 +135,20 @@ void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const
                  static_cast<unsigned long long>(o.budget), f.replay().c_str());
 }
 
-int run_crash(const CrashArgs& a) {
-  using crash::SubjectRegistry;
-  std::vector<const crash::SubjectInfo*> chosen;
-  std::set<std::string> taken;
-  for (const auto& name : a.designs) {
-    bool matched = false;
-    for (const auto& s : SubjectRegistry::instance().all()) {
-      // A design, a family ("selftest", "log") or all.
-      const bool named = s.name == name;
-      if (!named && name != "all" && s.name.rfind(name + ".", 0) != 0) continue;
-      if (s.deliberately_broken && !named && !a.include_broken) continue;
-      matched = true;
-      if (taken.insert(s.name).second) chosen.push_back(&s);
-    }
-    if (!matched) return report_error(error(Errc::invalid_argument, "no crash-testable design '" + name + "' (see pmlab crash --list)"));
-  }
+// The campaign's options from the command line: every value was checked as typed (options.hpp); what is
+// decided here are the defaults.
+Result<crash::CampaignOptions> campaign_options(const CrashArgs& a) {
+  crash::CampaignOptions c;
   auto granularities = parse_granularities(a.granularity);
-  if (!granularities) return report_error(granularities.status());
-  std::optional<std::vector<persist::Domain>> forced_domains;
+  if (!granularities) return granularities.status();
+  c.granularities = *granularities;
   if (!a.domains.empty()) {
     auto parsed = parse_domains(a.domains);
-    if (!parsed) return report_error(parsed.status());
-    forced_domains = *parsed;
+    if (!parsed) return parsed.status();
+    c.domains = *parsed;
   }
-  crash::SimOptions base;
-  // Every value was checked as typed (options.hpp); what is left here are the defaults.
+  c.mutate = a.mutate;
+  crash::SimOptions& base = c.base;
   // A mutant is one particular bug that may need one particular state: mutation testing keeps the full
   // budget per crash point even with --quick (which then shortens the streams only).
   base.budget = a.budget ? a.budget : (a.quick && !a.mutate ? 400 : 5000);
@@ -176,90 +163,96 @@ int run_crash(const CrashArgs& a) {
   base.jobs = static_cast<unsigned>(a.jobs);
   if (!a.shard.empty()) {
     auto shard = parse_shard(a.shard);
-    if (!shard) return report_error(shard.status());
+    if (!shard) return shard.status();
     std::tie(base.shard, base.shards) = *shard;
   }
   if (!a.replay.empty()) {
     auto replay = parse_replay(a.replay);
-    if (!replay) return report_error(replay.status());
-    if (chosen.size() != 1) return report_error(error(Errc::invalid_argument, "--replay names a state of one design: name exactly one"));
-    if (a.mutate) return report_error(error(Errc::invalid_argument, "--replay and --mutate do not go together"));
+    if (!replay) return replay.status();
     base.replay = *replay;
   }
+  return c;
+}
 
-  json settings = {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
-                   {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
-                   {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", a.mutate},
-                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
-                             "changed since may persist with any content it held at a persistence call since; line, word "
-                             "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+json campaign_settings(const crash::CampaignOptions& c) {
+  const crash::SimOptions& base = c.base;
+  return {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
+          {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
+          {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", c.mutate},
+          {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+                    "changed since may persist with any content it held at a persistence call since; line, word "
+                    "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+}
+
+// Prints each run as it goes and records it in `results`.
+crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint64_t hash) {
+  crash::CampaignObserver o;
+  o.simulating = [](const crash::SubjectInfo& design, const crash::SimOptions& run) {
+    std::fprintf(stderr, "pmlab crash: %s ... ", sim_run_name(design.name, run.domain, run.granularity).c_str());
+  };
+  o.simulated = [&results, hash](const crash::SubjectInfo& design, const crash::SimOptions& run,
+                                 const Result<crash::SimReport>& r) {
+    if (!r) {
+      std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
+      record::RunRecord failed = crash_record(
+          sim_run_name(design.name, run.domain, run.granularity), design.name,
+          {{"domain", persist::to_string(run.domain)}, {"granularity", crash::to_string(run.granularity)}}, hash);
+      failed.status = record::RunStatus::error;
+      failed.reason = r.status().message();
+      failed.details["failures"] = json::array();
+      results.add(failed);
+      return;
+    }
+    std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
+                 static_cast<unsigned long long>(r->failures));
+    print_failures(*r, run, design.name);
+    results.add(run_record(*r, design.name, hash));
+  };
+  o.mutating = [](const crash::SubjectInfo& design) {
+    std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", design.name.c_str());
+  };
+  o.mutated = [&results, hash](const crash::SubjectInfo& design, const crash::MutationOptions& mo,
+                               const Result<crash::MutationReport>& m) {
+    const std::string domains = names_of(mo.domains), granularities = names_of(mo.granularities);
+    if (!m) {
+      std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
+      crash::MutationReport none;
+      none.subject = design.name;
+      record::RunRecord run = mutation_record(none, domains, granularities, hash);
+      run.status = record::RunStatus::error;
+      run.reason = m.status().message();
+      run.metrics.clear();
+      results.add(run);
+      return;
+    }
+    std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites)\n",
+                 static_cast<unsigned long long>(m->killed), static_cast<unsigned long long>(m->counted()),
+                 static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
+    for (const auto& r : m->mutants)
+      if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
+    results.add(mutation_record(*m, domains, granularities, hash));
+  };
+  return o;
+}
+
+int run_crash(const CrashArgs& a) {
+  auto designs = crash::choose_designs(a.designs, a.include_broken);
+  if (!designs) return report_error(designs.status());
+  auto options = campaign_options(a);
+  if (!options) return report_error(options.status());
   uint64_t hash = 0;
-  bench::ResultsDocument results(
-      crash_context(settings, forced_domains ? persist::to_string(forced_domains->front()) : "adr", a.quick, &hash));
-  uint64_t total_failures = 0;
-  for (const crash::SubjectInfo* info : chosen) {
-    const std::vector<persist::Domain> domains = forced_domains ? *forced_domains : info->domains;
-    if (a.mutate) {
-      crash::MutationOptions mo{base, domains, *granularities};
-      std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", info->name.c_str());
-      auto m = crash::mutate(*info, mo);
-      if (!m) {
-        std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
-        ++total_failures;
-        crash::MutationReport none;
-        none.subject = info->name;
-        record::RunRecord run = mutation_record(none, names_of(domains), names_of(*granularities), hash);
-        run.status = record::RunStatus::error;
-        run.reason = m.status().message();
-        run.metrics.clear();
-        results.add(run);
-        continue;
-      }
-      std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites)\n",
-                   static_cast<unsigned long long>(m->killed), static_cast<unsigned long long>(m->counted()),
-                   static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
-      for (const auto& r : m->mutants)
-        if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
-      results.add(mutation_record(*m, names_of(domains), names_of(*granularities), hash));
-      continue;
-    }
-    for (persist::Domain d : domains) {
-      for (crash::Granularity g : *granularities) {
-        crash::SimOptions o = base;
-        o.domain = d;
-        o.granularity = g;
-        const std::string name = sim_run_name(info->name, d, g);
-        std::fprintf(stderr, "pmlab crash: %s ... ", name.c_str());
-        auto r = crash::simulate(*info, o);
-        if (!r) {
-          std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
-          ++total_failures;
-          record::RunRecord run = crash_record(
-              name, info->name, {{"domain", persist::to_string(d)}, {"granularity", crash::to_string(g)}}, hash);
-          run.status = record::RunStatus::error;
-          run.reason = r.status().message();
-          run.details["failures"] = json::array();
-          results.add(run);
-          continue;
-        }
-        if (o.replay && r->states_checked == 0) {
-          std::fprintf(stderr, "no such state\n");
-          return report_error(error(Errc::invalid_argument, "--replay " + a.replay + " names no crash state of " + name +
-                                                                " (" + std::to_string(r->crash_points) + " crash points)"));
-        }
-        total_failures += r->failures;
-        std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
-                     static_cast<unsigned long long>(r->failures));
-        print_failures(*r, o, info->name);
-        results.add(run_record(*r, info->name, hash));
-      }
-    }
+  const std::string domain = options->domains ? persist::to_string(options->domains->front()) : "adr";
+  bench::ResultsDocument results(crash_context(campaign_settings(*options), domain, a.quick, &hash));
+  auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash));
+  if (!summary) {
+    std::fprintf(stderr, "\n");
+    return report_error(summary.status());
   }
   auto written = results.write(out_dir(a.out, "crash-" + results.context()["run_id"].get<std::string>()));
   if (!written) return report_error(written.status());
-  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(total_failures),
+  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(summary->failures),
               written->c_str());
-  return total_failures ? 1 : 0;
+  return summary->failures ? 1 : 0;
 }
 
 // pmlab crash merge: the shards of one sharded run, added up into the run it stands for.
