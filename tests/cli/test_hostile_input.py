@@ -8,6 +8,7 @@ import resource
 import signal
 import struct
 import subprocess
+import time
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_paths_and_layout_names_that_are_not_utf8(pmlab, shm_dir):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(pathlib.Path(os.fsdecode(out + b"/results.json")).read_text())
     assert "\ufffd" in doc["context"]["pool"]["path"]
-    assert not os.path.exists(raw_dir + b"/run-\xfe.pool")
+    assert os.path.exists(raw_dir + b"/run-\xfe.pool")  # made at the user's path: theirs to keep
 
 
 def test_a_directory_as_device_model(pmlab, shm_dir):
@@ -276,3 +277,36 @@ def test_stale_pools_of_ended_processes_are_removed(pmlab):
         if stale.exists():
             stale.unlink()
         subprocess.run(["rm", "-rf", str(stale.with_suffix(".out"))])
+
+
+def test_side_pools_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
+    # ds.vs_pmdk puts each copy, ours and PMDK's, in a pool file of its own beside the run's pool.
+    run = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "ds.vs_pmdk", "--quick", "--no-progress",
+                            "--set", "structure=hashtable", "--set", "workload=c", "--out", str(shm_dir / "killed")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shm = pathlib.Path("/dev/shm")
+    left = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None:
+            left = sorted(shm.glob(f"pmlab-{run.pid}-ds-*.pool"))
+            if left:
+                break
+            time.sleep(0.05)
+        assert left, "the run made no side pool"
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        left = sorted(shm.glob(f"pmlab-{run.pid}*.pool"))
+        assert shm / f"pmlab-{run.pid}.pool" in left and len(left) >= 2, left
+        proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
+                     "medium:pool/.*size:64/", "--out", shm_dir / "next")
+        assert proc.returncode == 0, proc.stderr
+        for path in left:
+            assert not path.exists(), path
+            assert f"removed stale pool {path}" in proc.stderr
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for path in shm.glob(f"pmlab-{run.pid}*.pool"):
+            path.unlink()

@@ -193,3 +193,23 @@ def test_null_structure_runs_on_two_threads(pmlab, shm_dir):
     ycsb = [r for r in runs if r["case"] == "ycsb"]
     assert len(ycsb) == 1 and ycsb[0]["status"] == "ok", ycsb
     assert ycsb[0]["params"]["threads"] in (2, "2")
+
+
+def test_a_pool_made_at_a_new_path_is_kept(pmlab, shm_dir):
+    pool = shm_dir / "mine.pool"
+    proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter", "medium:pool/.*size:64/",
+                 "--pool", pool, "--out", shm_dir / "o")
+    assert proc.returncode == 0, proc.stderr
+    assert pool.exists(), "a pool made at the user's path must be kept"
+    assert pmlab("pool", "check", pool).returncode == 0
+    again = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter", "medium:pool/.*size:64/",
+                  "--pool", pool, "--out", shm_dir / "again")
+    assert again.returncode == 0, again.stderr
+    assert pool.exists()
+
+
+def test_an_option_error_after_a_design_names_the_option(pmlab):
+    proc = pmlab("crash", "selftest.commit-record", "--budget", "abc")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("pmlab: error:") and "--budget" in proc.stderr, proc.stderr
+    assert "unknown command" not in proc.stderr

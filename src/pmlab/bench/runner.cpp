@@ -31,6 +31,7 @@
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/pool/scratch.hpp"
 #include "pmlab/profile/counters.hpp"
 #include "pmlab/profile/run_profiler.hpp"
 
@@ -70,40 +71,10 @@ uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::op
   return (need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
 }
 
-std::string default_pool_path() {
-  std::error_code ec;
-  fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path(ec);
-  return (dir / ("pmlab-" + std::to_string(getpid()) + ".pool")).string();
-}
-
 // Replaces domain=auto / flush=auto with the run's default so names and records say what ran.
 void resolve_auto(Params& p, const persist::Config& defaults) {
   if (p.has("domain") && p.text("domain") == "auto") p.set("domain", persist::to_string(defaults.domain));
   if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
-}
-
-// Temporary pools of processes that ended without removing them (SIGKILL) fill /dev/shm run after run.
-// Removes the ones whose process is gone and whose lock is free; names those it cannot remove.
-void sweep_stale_pools(const fs::path& dir) {
-  const auto note = [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); };
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("pmlab-", 0) != 0 || name.size() <= 11 || name.compare(name.size() - 5, 5, ".pool") != 0) continue;
-    const std::string digits = name.substr(6, name.size() - 11);
-    auto pid = parse_count(digits, 1, INT32_MAX);
-    if (!pid || static_cast<pid_t>(*pid) == getpid()) continue;
-    const std::string path = entry.path().string();
-    // A live process may be a pmlab run that is using its pool: not ours to judge.
-    if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM) continue;
-    // remove() takes the pool's lock first, so a pool some process still has open is left alone.
-    if (Status s = pool::remove(path, pool::RemoveMode::damaged_too); s) {
-      note("pmlab: removed stale pool " + path + " (process " + digits + " ended without removing it)");
-    } else if (s.code() != Errc::busy && s.code() != Errc::not_found) {
-      note("pmlab: note: " + path + " was left by process " + digits + ", which has ended; not removed: " +
-                    s.message() + " (remove it with: rm " + path + ")");
-    }
-  }
 }
 
 }  // namespace
@@ -212,8 +183,12 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options, const
 class BenchPool {
  public:
   Status open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
-    path_ = options.pool_path.empty() ? default_pool_path() : options.pool_path;
-    if (options.pool_path.empty()) sweep_stale_pools(fs::path(path_).parent_path());
+    path_ = options.pool_path.empty() ? pool::scratch_pool_path(pool::scratch_directory()) : options.pool_path;
+    if (options.pool_path.empty()) {
+      pool::sweep_scratch_pools(fs::path(path_).parent_path(), [](const std::string& line) {
+        std::fprintf(stderr, "%s\n", printable(line).c_str());
+      });
+    }
     if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
     std::error_code ec;
     if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {
@@ -226,7 +201,8 @@ class BenchPool {
       return Status::success();
     }
     const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan, options.quick, options.repetitions);
-    remove_ = !options.keep_pool;
+    // A pool made at a path the user named is theirs to keep; the default scratch pool goes with the run.
+    remove_ = options.pool_path.empty() && !options.keep_pool;
     if (remove_) StopSignals::set_file_to_remove(path_);
     auto made = pool::Pool::create(path_, size, kBenchLayout);
     if (!made) return made.status();

@@ -156,7 +156,7 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(non_empty_value());
   cmd->add_option("--pool-size", a->pool_size, "size of a pool pmlab creates (default: what the runs need, >= 64M)")
       ->check(size_value(pool::kMinPoolSize));
-  cmd->add_flag("--keep-pool", a->keep_pool, "keep a pool pmlab created");
+  cmd->add_flag("--keep-pool", a->keep_pool, "keep the default pool (a pool made at a --pool PATH is always kept)");
   cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)")->check(non_empty_value());
   cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")->check(non_empty_value());
   cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value(kMaxRunSeconds));

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "pmlab/pmdk/environment.hpp"
+#include "pmlab/pool/scratch.hpp"
 
 #ifdef PMLAB_HAVE_LIBPMEMLOG
 #include <libpmemlog.h>
@@ -23,7 +24,7 @@ namespace pmlab::pmdk {
 namespace {
 
 std::string peer_path(const std::string& dir, const char* what) {
-  return (std::filesystem::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-" + what + ".pool")).string();
+  return pool::scratch_pool_path(dir, what);
 }
 
 // A stale file of ours (same pid, an earlier crashed run) would make PMDK refuse to create.

@@ -37,6 +37,7 @@
 #include "pmlab/pmdk/environment.hpp"
 #include "pmlab/media/region.hpp"
 #include "pmlab/pool/pool.hpp"
+#include "pmlab/pool/scratch.hpp"
 #include "pmlab/suites/ds/summary.hpp"
 #include "pmlab/workload/handoffs.hpp"
 #include "pmlab/workload/ycsb.hpp"
@@ -314,7 +315,7 @@ std::string pool_file_beside(RunContext& ctx, const std::string& what) {
   ctx.note("pmem_is_pmem_force", std::to_string(pmdk::force_pmem_is_pmem()) +
                                      " (PMEM_IS_PMEM_FORCE as PMDK read it; pmlab sets 1 unless the user set it, "
                                      "so PMDK flushes instead of msync on an emulated pool)");
-  return (std::filesystem::path(*dir) / ("pmlab-" + std::to_string(getpid()) + "-ds-" + what + ".pool")).string();
+  return pool::scratch_pool_path(*dir, "ds-" + what);
 }
 
 // A pmlab pool file of `data_bytes` beside the run's pool (pool_file_beside), its pages allocated and mapped

@@ -1,3 +1,4 @@
+#include "pmlab/pool/scratch.hpp"
 #include "pmlab/suites/ptm/run_ptm.hpp"
 
 #include <unistd.h>
@@ -177,7 +178,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
     auto d = pmdk::directory_of_mapping(ctx.region().base);
     if (d) dir = *d;
   }
-  const std::string path = (fs::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-pmdk.pool")).string();
+  const std::string path = pool::scratch_pool_path(dir, "ptm-pmdk");
   auto ptm = pmdk::ObjPtm::create(path, heap_bytes(spec) * 3 / 2 + (16 << 20));
   if (!ptm) ctx.fail(ptm.status().message());
   // Counted over the timed loop only (the load's transactions are subtracted after it).

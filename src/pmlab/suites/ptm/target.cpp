@@ -17,6 +17,7 @@
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/pmdk/persistence.hpp"
 #include "pmlab/pmdk/obj_ptm.hpp"
+#include "pmlab/pool/scratch.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/hashmap.hpp"
@@ -78,8 +79,7 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   const int forced = pmdk::force_pmem_is_pmem();
   std::string dir = "/dev/shm";
   if (auto d = pmdk::directory_of_mapping(ctx.region().base)) dir = *d;
-  const std::string path =
-      (std::filesystem::path(dir) / ("pmlab-" + std::to_string(getpid()) + "-ptm-target.pool")).string();
+  const std::string path = pool::scratch_pool_path(dir, "ptm-target");
   auto pmdk = pmdk::ObjPtm::create(path, heap * 3 / 2 + (16 << 20));
   if (!pmdk) ctx.fail(pmdk.status().message());
 
