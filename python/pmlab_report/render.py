@@ -201,6 +201,23 @@ def _header(results: Results) -> str:
             f'<p class="facts">{body}</p></header>')
 
 
+def _reference_warning(ctx: dict) -> str:
+    """The published data the run could not read: the comparisons it feeds are missing, and the reader is told."""
+    data = ctx.get("reference_data") or {}
+    missing = data.get("missing") or []
+    if not missing and data.get("found_by") != "none":
+        return ""
+    where = data.get("directory") or "no directory"
+    files = "".join(f"<li><code>{escape(str(m.get('file')))}</code>: {escape(str(m.get('reason')))}</li>"
+                    for m in missing)
+    return ('<section class="banner" id="reference-data"><strong class="warn">Published comparisons missing.</strong> '
+            f"This run could not read the published data below (looked in <code>{escape(str(where))}</code>, "
+            f"found by: {escape(str(data.get('found_by', DASH)))}); every published number that comes from it "
+            "is left out of this report. pmlab reads it from <code>$PMLAB_REFERENCE_DIR</code>, the source "
+            "tree's <code>data/reference</code> or <code>share/pmlab/reference</code> where it is installed."
+            f"<ul>{files}</ul></section>")
+
+
 def _legend(results: Results, sources: Sources) -> str:
     models = sorted({m.model for r in results.runs for m in r.metrics.values()
                      if m.kind == MODELLED and m.model})
@@ -443,7 +460,7 @@ def render_report(results: Results, run_dir: str | None = None) -> str:
     title = f"pmlab report — {results.context.get('run_id', '')}"
     badge = lambda metric: kind_badge(metric, sources)  # noqa: E731
     against = field.section(results, badge)
-    sections = [_header(results), findings.section(results, badge), against,
+    sections = [_header(results), _reference_warning(results.context), findings.section(results, badge), against,
                 _nav(list(by_suite), bool(against)), _legend(results, sources), _context(results.context)]
     if not by_suite:
         sections.append('<p class="note">This run has no runs.</p>')

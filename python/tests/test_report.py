@@ -130,3 +130,20 @@ def test_html_is_escaped(partial_doc):
     html = render.render_report(model.from_document(partial_doc))
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert "<b>)" not in html
+
+
+def test_missing_published_data_is_named(partial_doc):
+    partial_doc["context"]["reference_data"] = {
+        "directory": "/nowhere", "found_by": "PMLAB_REFERENCE_DIR",
+        "missing": [{"file": "optane-study/02-best_case_latency.csv", "reason": "not found"}]}
+    html = render.render_report(model.from_document(partial_doc))
+    assert "Published comparisons missing" in html
+    assert "optane-study/02-best_case_latency.csv" in html and "/nowhere" in html
+
+
+def test_no_warning_when_every_published_file_was_read(partial_doc):
+    partial_doc["context"]["reference_data"] = {"directory": "/src/data/reference", "found_by": "source tree",
+                                                "missing": []}
+    assert "Published comparisons missing" not in render.render_report(model.from_document(partial_doc))
+    partial_doc["context"].pop("reference_data")  # results written before the data was tracked
+    assert "Published comparisons missing" not in render.render_report(model.from_document(partial_doc))

@@ -110,7 +110,8 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   const std::vector<std::string> context_keys = {
       "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",
       "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "numa_nodes", "pool",
-      "quick",        "repetitions",       "run_control",       "run_id",  "skipped", "timer",            "transparent_hugepages"};
+      "quick",        "reference_data",    "repetitions",       "run_control", "run_id", "skipped", "timer",
+      "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));

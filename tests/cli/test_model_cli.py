@@ -56,3 +56,31 @@ def test_ptm_and_ds_writes_reach_the_device_model(pmlab, shm_dir):
           "--out", shm_dir / "ds", "--no-progress", check=True)
     ds = _media_writes(json.loads((shm_dir / "ds" / "results.json").read_text()))
     assert ds["none"] > 0 and ds["no-fence"] > 0, ds  # the no-fence run's persister is derived
+
+
+def _published_metrics(doc):
+    return [name for r in doc["runs"] for name, m in r["metrics"].items() if m["kind"] == "published"]
+
+
+def test_published_data_is_found_in_the_repository(pmlab, shm_dir):
+    env = {"PMLAB_REFERENCE_DIR": ""}  # unset in effect: the data the repository carries
+    proc = pmlab("run", "model.xpbuffer", "--quick", "--no-progress", "--out", shm_dir / "o", env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((shm_dir / "o" / "results.json").read_text())
+    data = doc["context"]["reference_data"]
+    assert data["found_by"] == "source tree" and data["directory"].endswith("data/reference")
+    assert data["missing"] == [] and "warning" not in proc.stderr
+    assert _published_metrics(doc)
+
+
+def test_missing_published_data_is_a_warning_and_a_report_line(pmlab, shm_dir):
+    env = {"PMLAB_REFERENCE_DIR": str(shm_dir / "nowhere")}
+    proc = pmlab("run", "model.xpbuffer", "--quick", "--no-progress", "--out", shm_dir / "o", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "pmlab: warning: published data optane-study/09-infer_xpbuffer.csv not found" in proc.stderr
+    doc = json.loads((shm_dir / "o" / "results.json").read_text())
+    assert {"file": "optane-study/09-infer_xpbuffer.csv", "reason": "not found"} in doc["context"]["reference_data"]["missing"]
+    assert not _published_metrics(doc)
+    assert pmlab("report", shm_dir / "o").returncode == 0
+    html = (shm_dir / "o" / "report.html").read_text()
+    assert "Published comparisons missing" in html and "09-infer_xpbuffer.csv" in html

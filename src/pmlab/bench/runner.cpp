@@ -26,6 +26,7 @@
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/media/region.hpp"
+#include "pmlab/model/published.hpp"
 #include "pmlab/model/run_devices.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/platform/topology.hpp"
@@ -69,6 +70,22 @@ uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::op
     need = std::max(need, region_bytes(r) + pool::kHeaderSize + static_cast<uint64_t>(placements - 1) * kPlacementStep);
   }
   return (need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+}
+
+// Where the published data came from, and the files the run needed and could not read: each is a warning
+// now and a line in the report, since every published comparison that needs it is left out.
+nlohmann::ordered_json reference_data_context() {
+  const model::ReferenceLocation& where = model::reference_location();
+  nlohmann::ordered_json missing = nlohmann::ordered_json::array();
+  for (const model::ReferenceProblem& problem : model::reference_problems()) {
+    missing.push_back({{"file", problem.file}, {"reason", problem.reason}});
+    std::fprintf(stderr, "%s\n",
+                 printable("pmlab: warning: published data " + problem.file + " " + problem.reason + " in " +
+                           model::reference_dir() + ": the published comparisons that need it are left out "
+                           "(PMLAB_REFERENCE_DIR names another directory; see data/reference/README.md)")
+                     .c_str());
+  }
+  return {{"directory", where.directory}, {"found_by", where.found_by}, {"missing", missing}};
 }
 
 // Replaces domain=auto / flush=auto with the run's default so names and records say what ran.
@@ -634,6 +651,7 @@ Result<RunSummary> run(const RunOptions& options) {
   if (redundant > 0)
     skipped.push_back({{"name", "sweep"}, {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a domain that issues none) and were left out"}});
   ctx["skipped"] = skipped;
+  ctx["reference_data"] = reference_data_context();
   summary.stop_signal = stop_signal();
   ctx["interrupted"] = summary.stop_signal != 0;
   auto written = results.write(out, options.force);

@@ -3,7 +3,7 @@
 namespace pmlab::model {
 namespace {
 
-// Sources of the values (all in ../shared/reference, see its README):
+// Sources of the values (all in data/reference, see its README):
 //   FAST'20 = Yang et al., An Empirical Guide to the Behavior and Use of Scalable Persistent Memory:
 //     02-best_case_latency.csv  Optane random read 305.0 ns, sequential 169.4 ns, clwb write 62.3 ns;
 //                               DRAM random read 101.5 ns, clwb write 57.3 ns (same platform)

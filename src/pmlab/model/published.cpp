@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 
 namespace pmlab::model {
@@ -14,10 +15,42 @@ namespace {
 constexpr const char* kIdiosyncrasies = "pmidiobench/pmem-idiosyncrasies.txt";
 constexpr const char* kXpbuffer = "optane-study/09-infer_xpbuffer.csv";
 
+std::mutex g_problems_mutex;
+std::vector<ReferenceProblem> g_problems;
+
+void note_problem(const std::string& path, const std::string& reason) {
+  const std::string dir = reference_dir();
+  std::string file = path;
+  if (file.starts_with(dir + "/")) file = file.substr(dir.size() + 1);
+  std::lock_guard lock(g_problems_mutex);
+  for (const ReferenceProblem& p : g_problems)
+    if (p.file == file) return;
+  g_problems.push_back({file, reason});
+}
+
 Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return error(Errc::not_found, "published data not found: " + path);
+  if (!in) {
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path, ec);
+    const std::string reason = exists ? "cannot be read" : "not found";
+    note_problem(path, reason);
+    return error(Errc::not_found, "published data " + reason + ": " + path);
+  }
   return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return !path.empty() && std::filesystem::is_directory(path, ec);
+}
+
+// share/pmlab/reference beside the bin/ directory the running executable is in.
+std::string beside_executable() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return (exe.parent_path().parent_path() / "share" / "pmlab" / "reference").string();
 }
 
 std::string trim(std::string s) {
@@ -80,9 +113,27 @@ Result<Published> i3_table(const std::string& title, const std::string& pattern,
 
 }  // namespace
 
+const ReferenceLocation& reference_location() {
+  static const ReferenceLocation location = [] {
+    if (const char* dir = std::getenv("PMLAB_REFERENCE_DIR"); dir != nullptr && *dir != '\0')
+      return ReferenceLocation{dir, "PMLAB_REFERENCE_DIR"};
+    const std::string source = std::string(PMLAB_SOURCE_DIR) + "/data/reference";
+    if (is_directory(source)) return ReferenceLocation{source, "source tree"};
+    for (const std::string& installed : {std::string(PMLAB_INSTALL_DATADIR) + "/reference", beside_executable()})
+      if (is_directory(installed)) return ReferenceLocation{installed, "install prefix"};
+    return ReferenceLocation{"", "none"};
+  }();
+  return location;
+}
+
 std::string reference_dir() {
-  const char* dir = std::getenv("PMLAB_REFERENCE_DIR");
-  return dir != nullptr ? std::string(dir) : std::string(PMLAB_SOURCE_DIR) + "/../shared/reference";
+  const ReferenceLocation& location = reference_location();
+  return location.directory.empty() ? std::string("(no reference data directory found)") : location.directory;
+}
+
+std::vector<ReferenceProblem> reference_problems() {
+  std::lock_guard lock(g_problems_mutex);
+  return g_problems;
 }
 
 Result<SheetBook> SheetBook::load(const std::string& path) {

@@ -1,6 +1,7 @@
-// Published measurements the device model is validated against, read at run time from
-// ../shared/reference (see its README), so no published number is copied into the code. Every value
-// carries its source, for metrics of kind published.
+// Published measurements the device model is validated against and the suites print beside their own,
+// read at run time from the reference data (data/reference in the source tree, share/pmlab/reference
+// when installed; see its README), so no published number is copied into the code. Every value carries
+// its source, for metrics of kind published.
 #pragma once
 
 #include <map>
@@ -18,8 +19,25 @@ struct Published {
   std::string source;
 };
 
-// $PMLAB_REFERENCE_DIR, else PMLAB_SOURCE_DIR/../shared/reference.
+// Where the reference data is: $PMLAB_REFERENCE_DIR when set (even if it holds nothing: the user asked
+// for it), else the source tree's data/reference, else share/pmlab/reference under the install prefix,
+// or under the prefix the running executable sits in (a moved installation).
+struct ReferenceLocation {
+  std::string directory;  // empty when none was found
+  std::string found_by;   // "PMLAB_REFERENCE_DIR", "source tree", "install prefix", or "none"
+};
+const ReferenceLocation& reference_location();
+// reference_location().directory, or a path that names why nothing can be read there.
 std::string reference_dir();
+
+// A reference file a lookup needed and could not read (missing, unreadable): every published comparison
+// that needs it is left out of the run, and the run says so instead of staying silent.
+struct ReferenceProblem {
+  std::string file;    // relative to the reference directory, e.g. "optane-study/02-best_case_latency.csv"
+  std::string reason;
+};
+// The problems met so far in this process, once per file, in the order met. Thread-safe.
+std::vector<ReferenceProblem> reference_problems();
 
 // The text dumps of PMIdioBench's spreadsheets: "######## sheet N NAME" headers, then rows of
 // "A1=text | B1=text" cells.

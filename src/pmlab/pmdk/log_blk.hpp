@@ -59,9 +59,9 @@ class PmemBlk {
   uint64_t blocks_;
 };
 
-// Published barrier counts of the peers (PMDK 1.12 sources, as listed in shared/reference/README.md).
+// Published barrier counts of the peers (PMDK 1.12 sources, as listed in data/reference/README.md).
 inline constexpr double kPmemLogFencesPerAppend = 2;
 inline constexpr double kPmemBlkFencesPerWrite = 4;
-inline constexpr const char* kPmdkBarrierSource = "PMDK 1.12 sources (shared/reference/README.md, barrier counts per op)";
+inline constexpr const char* kPmdkBarrierSource = "PMDK 1.12 sources (data/reference/README.md, barrier counts per op)";
 
 }  // namespace pmlab::pmdk

@@ -39,7 +39,7 @@ std::optional<double> PublishedSheets::number(const std::string& sheet, const st
 
 std::string published_source(const std::string& sheet, const std::string& what) {
   return "[PMIdioBench] (Gugnani et al., PVLDB 14(4) 2021), artifact data, sheet " + sheet + ": " + what +
-         " (shared/reference/pmidiobench/pmem-idiosyncrasies.txt)";
+         " (data/reference/pmidiobench/pmem-idiosyncrasies.txt)";
 }
 
 }  // namespace pmlab::suites::idio

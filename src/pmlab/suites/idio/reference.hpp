@@ -1,5 +1,5 @@
 // Published numbers to print beside ours: PMIdioBench's data (the artifact of [PMIdioBench]) as dumped in
-// shared/reference/pmidiobench/pmem-idiosyncrasies.txt, read at run time so every printed number can be
+// data/reference/pmidiobench/pmem-idiosyncrasies.txt, read at run time so every printed number can be
 // traced to its cell. Never presented as ours: the summary labels them kind published, with the source.
 #pragma once
 
@@ -23,7 +23,7 @@ class PublishedSheets {
   static PublishedSheets parse(const std::string& text);
   // Reads the file; an error names the path.
   static Result<PublishedSheets> load(const std::string& path);
-  // The default location: model::reference_dir() ($PMLAB_REFERENCE_DIR, else ../shared/reference).
+  // The default location: model::reference_dir() ($PMLAB_REFERENCE_DIR, else data/reference).
   static std::string default_path();
 
   // The number in `cell` (e.g. "C13") of sheet `sheet` (e.g. "I1"), or nothing.

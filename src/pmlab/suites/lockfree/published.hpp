@@ -1,5 +1,5 @@
 // Published numbers of [PMIdioBench] §6 (PMIdioBench artifact spreadsheets, text dumps in
-// shared/reference/pmidiobench/lock-free-results.txt): 28 threads on a 2nd-gen Xeon with Optane DCPMM.
+// data/reference/pmidiobench/lock-free-results.txt): 28 threads on a 2nd-gen Xeon with Optane DCPMM.
 // Read from the dump at run time (model::SheetBook), never copied into code; nothing when it is missing.
 // Recorded beside ours as `published` metrics with their source, never as measurements.
 #pragma once

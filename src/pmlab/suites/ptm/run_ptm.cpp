@@ -200,7 +200,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
     const double ranges = static_cast<double>((*ptm)->ranges_added() - before.ranges) / txs;
     ctx.metric("ranges_added_per_tx", ranges, "count");
     ctx.metric("pmdk_fences_per_tx_modelled", 2.0 + 2.0 * ranges, "count", record::MetricKind::modelled,
-               "PMDK 1.12 tx: 2 + 2 x ranges added (shared/reference/README.md, from PMDK sources)");
+               "PMDK 1.12 tx: 2 + 2 x ranges added (data/reference/README.md, from PMDK sources)");
   }
   ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path + " (removed after the run), "
                    "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +

@@ -142,7 +142,7 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   const double ranges = pmdk_tx > 0 ? static_cast<double>((*pmdk)->ranges_added() - pmdk_ranges0) / pmdk_tx : 0;
   ctx.metric("pmdk_ranges_per_tx", ranges, "count");
   ctx.metric("pmdk_fences_per_tx_modelled", 2.0 + 2.0 * ranges, "count", record::MetricKind::modelled,
-             "PMDK 1.12 tx: 2 + 2 x ranges added (shared/reference/README.md, from PMDK sources)");
+             "PMDK 1.12 tx: 2 + 2 x ranges added (data/reference/README.md, from PMDK sources)");
   const double target = redo_vs_pmdk_target(spec.workload);
   // Fences per writing transaction: the redo PTM's share of writing transactions (its own counters, over
   // every phase it ran) scales its fences per transaction; the hash map's lookups fence nothing.
