@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import atomic, model, schema
+from . import atomic, cli, model, schema
 
 PROG = "pmlab report"
 EXIT_OK, EXIT_USAGE, EXIT_INPUT, EXIT_WRITE = 0, 2, 3, 3
@@ -24,18 +24,13 @@ def _non_empty(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = cli.Parser(
         prog=PROG,
         description="Write RUN_DIR/report.html (self-contained, offline) from RUN_DIR/results.json.")
     parser.add_argument("run_dir", metavar="RUN_DIR", type=_non_empty, help="run directory holding results.json")
     parser.add_argument("--out", metavar="FILE", type=_non_empty,
                         help="where to write the report (default: RUN_DIR/report.html)")
     return parser
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return code
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -53,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         document = schema.load(results_path)
     except schema.ResultsError as exc:
-        return _fail(exc.summary(), EXIT_INPUT)
+        return cli.fail(exc.summary(), EXIT_INPUT)
 
     if _same_file(out_path, results_path):
-        return _fail(f"--out {out_path} is the input results.json; the report would replace it", EXIT_USAGE)
+        return cli.fail(f"--out {out_path} is the input results.json; the report would replace it", EXIT_USAGE)
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
-        return _fail(f"cannot write {out_path}: directory {out_dir} does not exist", EXIT_WRITE)
+        return cli.fail(f"cannot write {out_path}: directory {out_dir} does not exist", EXIT_WRITE)
 
     # matplotlib is imported only now, so errors in the input are reported fast.
     import matplotlib
@@ -72,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         atomic.write_atomically(out_path, html)
     except atomic.WriteError as exc:
-        return _fail(str(exc), EXIT_WRITE)
+        return cli.fail(str(exc), EXIT_WRITE)
     print(out_path)
     return EXIT_OK
 

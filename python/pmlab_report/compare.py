@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from . import atomic, schema
+from . import atomic, cli, schema
 
 PROG = "pmlab compare"
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -262,7 +262,7 @@ def _threshold(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = cli.Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("a", metavar="A", help="run directory (or a directory of repetitions): the baseline")
     parser.add_argument("b", metavar="B", help="run directory (or a directory of repetitions): the contender")
     parser.add_argument("--threshold", type=_threshold, default=0.05, help="smallest change that counts (default 5%%)")
@@ -272,8 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         a, b = load_side(args.a), load_side(args.b)
     except InputError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return cli.fail(str(exc), EXIT_INPUT)
     rows = compare(a, b, args.threshold)
     names_a = {n for n, _ in a.series}
     names_b = {n for n, _ in b.series}
@@ -282,8 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             atomic.write_atomically(args.html, html_report(rows, a, b, args.threshold))
         except atomic.WriteError as exc:
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
-            return EXIT_INPUT
+            return cli.fail(str(exc), EXIT_INPUT)
     return EXIT_REGRESSION if any(r.verdict == "worse" for r in rows) else EXIT_OK
 
 

@@ -7,6 +7,11 @@ answer names), the parameter the answer depends on (one row per value), paramete
 contender's medians). Any other parameter that still varies within a row becomes an option too, so
 nothing is averaged silently.
 
+Only real choices compete. A design that lacks what the decision requires (the volatile PTM promises
+nothing after a crash) is a reference: its median is shown beside the answer, and it never wins. A design
+that fits only some uses (the array indexes dense integer keys only) is excluded from the general decision
+and gets one of its own, as a challenger set against the best of the others.
+
 The ratio winner / runner-up is the ratio of their (aggregated) medians. Its 95 % confidence interval is
 bootstrapped: each side's samples (the metric's `stats.samples`: repetitions or rounds) are resampled
 independently, 2000 times, with a fixed seed, so a report is reproducible. A point with a single sample
@@ -28,6 +33,13 @@ CI_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A design shown beside each answer, never among the contenders."""
+    contender: tuple[Any, ...]         # its values of the decision's contenders: ("volatile",)
+    why: str                           # what it lacks: "no failure atomicity"
+
+
+@dataclass(frozen=True)
 class Decision:
     question: str                      # "Log writer, by entry size"
     suite: str
@@ -40,6 +52,10 @@ class Decision:
     aggregate: tuple[str, ...] = ()    # geometric mean over these
     fixed: dict[str, Any] = field(default_factory=dict)  # param -> value, or a chooser of the values
     only: dict[str, tuple] = field(default_factory=dict)  # param -> the values taken into account
+    exclude: dict[str, tuple] = field(default_factory=dict)  # param -> values left out
+    challenger: tuple[Any, ...] = ()   # a contender set against the best of the others, win or lose
+    reference: Reference | None = None
+    note: str = ""                     # why the contenders are these, for the reader
     figure: str = ""                   # registry key of the figure that shows the evidence
 
 
@@ -57,11 +73,13 @@ def _prefer(*preferred: Any) -> Callable[[Sequence[Any]], Any]:
 
 
 def decisions(context: dict) -> list[Decision]:
-    """The five decisions a reader of a pmlab report asks about, pinned to this run's defaults."""
+    """The decisions a reader of a pmlab report asks about, pinned to this run's defaults."""
     domain = context.get("durability_domain") or "adr"
     flush = context.get("flush_instruction") or "clwb"
     common = {"threads": _smallest, "medium": _prefer("pool"), "domain": _prefer(domain),
               "flush": _prefer(flush)}
+    ycsb = {**common, "breakdown": _prefer("none")}
+    crash_consistent = {"mode": ("persist", "tx", "pmdk")}
     return [
         Decision("Log writer, by entry size", "primitives", "log_append", "throughput", "appends/s",
                  contenders=("writer",), options=("padding", "stores"), by=("size",), fixed=common,
@@ -69,13 +87,18 @@ def decisions(context: dict) -> list[Decision]:
         Decision("Page flusher, by dirty lines per page", "primitives", "page_flush", "throughput",
                  "page flushes/s", contenders=("flusher",), by=("dirty",),
                  fixed={**common, "page": _prefer(4096)}, figure="primitives.page_flush"),
-        Decision("Crash-consistent data structure, by YCSB workload", "ds", "ycsb", "throughput", "ops/s",
-                 contenders=("structure",), options=("mode",), by=("workload",),
-                 fixed={**common, "breakdown": _prefer("none")},
-                 only={"mode": ("persist", "tx", "pmdk")}, figure="ds.throughput"),
+        Decision("Crash-consistent map for any keys, by YCSB workload", "ds", "ycsb", "throughput", "ops/s",
+                 contenders=("structure",), options=("mode",), by=("workload",), fixed=ycsb,
+                 only=crash_consistent, exclude={"structure": ("array",)},
+                 note="the array is left out: it indexes dense integer keys only", figure="ds.throughput"),
+        Decision("Dense integer keys: the array or the best map, by YCSB workload", "ds", "ycsb", "throughput",
+                 "ops/s", contenders=("structure",), options=("mode",), by=("workload",), fixed=ycsb,
+                 only=crash_consistent, challenger=("array",),
+                 note="the array (one slot per key 0 … N−1) against the fastest map", figure="ds.throughput"),
         Decision("PTM, by durability domain", "ptm", "tx", "throughput", "transactions/s",
                  contenders=("ptm",), by=("durability",), aggregate=("workload",),
-                 fixed={"threads": _smallest}, figure="ptm.throughput"),
+                 fixed={"threads": _smallest}, reference=Reference(("volatile",), "no failure atomicity"),
+                 note="failure-atomic designs only", figure="ptm.throughput"),
         Decision("Flush instruction on the pool, by persist size", "core", "persist", "throughput", "persists/s",
                  contenders=("flush",), by=("size",), aggregate=("pattern",),
                  fixed={"threads": _smallest, "medium": _prefer("pool"), "domain": _prefer(domain)},
@@ -97,6 +120,7 @@ class Answer:
     ci: tuple[float, float] | None      # bootstrapped, or None: one sample
     samples: tuple[int, int] = (1, 1)   # fewest samples behind a cell of the winner, of the runner-up
     contenders: int = 0
+    reference: tuple[str, float] | None = None  # the decision's reference: its label, its (aggregated) median
 
 
 @dataclass
@@ -157,7 +181,8 @@ def decide(decision: Decision, all_runs: Sequence[Run]) -> Outcome:
     outcome = Outcome(decision)
     runs = [r for r in all_runs if r.suite == decision.suite and r.case == decision.case and r.ok
             and is_number(r.value(decision.metric)) and r.value(decision.metric) > 0]
-    runs = [r for r in runs if all(r.params.get(k) in allowed for k, allowed in decision.only.items())]
+    runs = [r for r in runs if all(r.params.get(k) in allowed for k, allowed in decision.only.items())
+            and not any(r.params.get(k) in left_out for k, left_out in decision.exclude.items())]
     if not runs:
         outcome.missing = f"no successful {decision.suite}.{decision.case} runs in this results file"
         return outcome
@@ -171,15 +196,21 @@ def decide(decision: Decision, all_runs: Sequence[Run]) -> Outcome:
     if not runs:
         outcome.missing = "no run matches " + ", ".join(f"{k} {v}" for k, v in pinned.items())
         return outcome
+    if decision.challenger and not any(_contender(decision, r) == decision.challenger for r in runs):
+        outcome.missing = f"no {' '.join(map(str, decision.challenger))} run to set against the others"
+        return outcome
+    # What the contenders vary and hold is theirs alone: the reference's own settings name nothing.
+    competing = [r for r in runs if not _is_reference(decision, r)] or runs
     named = set(decision.contenders) | set(decision.by) | set(decision.aggregate) | set(pinned)
-    others = [k for k in _params_in_order(runs) if k not in named]
-    varying = [k for k in others if len(_values(runs, k)) > 1]
-    constant = {k: runs[0].params.get(k) for k in others if k not in varying}
-    option_keys = [k for k in decision.options if k in _params_in_order(runs)] + varying
+    others = [k for k in _params_in_order(competing) if k not in named]
+    varying = [k for k in others if len(_values(competing, k)) > 1]
+    constant = {k: competing[0].params.get(k) for k in others if k not in varying}
+    option_keys = [k for k in decision.options if k in _params_in_order(competing)] + varying
     held = {**pinned, **constant}
     outcome.compared = (f"{decision.suite}.{decision.case}, {decision.metric} ({decision.metric_label}); "
                         + (", ".join(f"{k} {v}" for k, v in held.items()) or "no parameter pinned")
-                        + (f"; geometric mean over {', '.join(decision.aggregate)}" if decision.aggregate else ""))
+                        + (f"; geometric mean over {', '.join(decision.aggregate)}" if decision.aggregate else "")
+                        + (f"; {decision.note}" if decision.note else ""))
 
     groups: dict[tuple, list[Run]] = {}
     for run in runs:
@@ -195,6 +226,14 @@ def decide(decision: Decision, all_runs: Sequence[Run]) -> Outcome:
     return outcome
 
 
+def _contender(decision: Decision, run: Run) -> tuple:
+    return tuple(run.params.get(k) for k in decision.contenders)
+
+
+def _is_reference(decision: Decision, run: Run) -> bool:
+    return decision.reference is not None and _contender(decision, run) == decision.reference.contender
+
+
 def _params_in_order(runs: Sequence[Run]) -> list[str]:
     keys: dict[str, None] = {}
     for run in runs:
@@ -205,12 +244,15 @@ def _params_in_order(runs: Sequence[Run]) -> list[str]:
 
 def _answer(decision: Decision, by: dict[str, Any], runs: Sequence[Run], option_keys: Sequence[str]) -> Answer | None:
     # Options that do not vary in this row (a PTM's medium follows its durability domain) name nothing.
-    option_keys = [k for k in option_keys if len(_values(runs, k)) > 1]
+    competing = [r for r in runs if not _is_reference(decision, r)]
+    option_keys = [k for k in option_keys if len(_values(competing, k)) > 1]
     cells: dict[tuple, dict[tuple, list[float]]] = {}
+    reference_cells: dict[tuple, dict[tuple, list[float]]] = {}
     for run in runs:
-        who = (tuple(run.params.get(k) for k in decision.contenders), tuple(run.params.get(k) for k in option_keys))
+        who = (_contender(decision, run), tuple(run.params.get(k) for k in option_keys))
         point = tuple(run.params.get(k) for k in decision.aggregate)
-        cells.setdefault(who, {}).setdefault(point, []).extend(run.metrics[decision.metric].samples())
+        into = reference_cells if _is_reference(decision, run) else cells
+        into.setdefault(who, {}).setdefault(point, []).extend(run.metrics[decision.metric].samples())
     # Contenders are compared on the points they all share, so none wins by missing a hard one.
     shared = set.intersection(*(set(points) for points in cells.values())) if cells else set()
     contenders = {who[0] for who in cells}
@@ -222,7 +264,13 @@ def _answer(decision: Decision, by: dict[str, Any], runs: Sequence[Run], option_
     for who, score in scores.items():
         if who[0] not in best or score > scores[best[who[0]]]:
             best[who[0]] = who
-    ranked = sorted(best.values(), key=scores.get, reverse=True)
+    if decision.challenger:
+        if decision.challenger not in best:
+            return None
+        rival = max((who for c, who in best.items() if c != decision.challenger), key=scores.get)
+        ranked = sorted((best[decision.challenger], rival), key=scores.get, reverse=True)
+    else:
+        ranked = sorted(best.values(), key=scores.get, reverse=True)
     winner, runner = ranked[0], ranked[1]
     win_cells = [cells[winner][p] for p in points]
     run_cells = [cells[runner][p] for p in points]
@@ -230,11 +278,20 @@ def _answer(decision: Decision, by: dict[str, Any], runs: Sequence[Run], option_
     def name(who: tuple) -> str:
         return _label(dict(zip(decision.contenders, who[0])), dict(zip(option_keys, who[1])))
 
+    # The reference is measured on the contenders' points, or not shown: a median over other points
+    # would not be comparable.
+    reference_scores = {who: _geomean([statistics.median(by_point[p]) for p in points])
+                        for who, by_point in reference_cells.items() if all(p in by_point for p in points)}
+    reference = None
+    if reference_scores:
+        who = max(reference_scores, key=reference_scores.get)
+        reference = (f"{name(who)} ({decision.reference.why}, reference)", reference_scores[who])
+
     return Answer(by=by, winner=name(winner), runner_up=name(runner), winner_value=scores[winner],
                   runner_up_value=scores[runner], ratio=scores[winner] / scores[runner],
                   ci=bootstrap_ratio(win_cells, run_cells),
                   samples=(min(len(c) for c in win_cells), min(len(c) for c in run_cells)),
-                  contenders=len(contenders))
+                  contenders=len(contenders), reference=reference)
 
 
 def answer_all(context: dict, runs: Sequence[Run]) -> list[Outcome]:

@@ -11,14 +11,13 @@ Exit codes: 0 written; 2 bad usage; 3 unreadable input or unwritable output.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
 import os
 import sys
 
-from . import atomic, schema
+from . import atomic, cli, schema
 
 PROG = "pmlab export"
 FIXED = ["run", "suite", "case", "status", "config_hash", "metric", "value", "unit", "kind", "source"]
@@ -64,7 +63,7 @@ def as_jsonl(columns: list[str], records: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = cli.Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", metavar="DIR", help="run directory holding results.json")
     parser.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     parser.add_argument("--out", metavar="FILE", help="write here (default: DIR/results.csv or DIR/results.jsonl)")
@@ -72,16 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         doc = schema.load(os.path.join(args.run_dir, "results.json"))
     except schema.ResultsError as exc:
-        print(f"{PROG}: error: {exc.summary()}", file=sys.stderr)
-        return 3
+        return cli.fail(exc.summary(), 3)
     columns, records = rows(doc)
     text = as_csv(columns, records) if args.format == "csv" else as_jsonl(columns, records)
     out = args.out or os.path.join(args.run_dir, f"results.{args.format}")
     try:
         atomic.write_atomically(out, text)
     except atomic.WriteError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 3
+        return cli.fail(str(exc), 3)
     print(out)
     return 0
 

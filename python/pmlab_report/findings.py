@@ -133,11 +133,15 @@ def use_section(results: Results, evidence: Evidence) -> str:
         first = True
         for answer in outcome.answers:
             by = ", ".join(f"{k} {v}" for k, v in answer.by.items())
+            rivals = (f"{' '.join(map(str, d.challenger))} against the best of {answer.contenders - 1} others"
+                     if d.challenger else f"{answer.contenders} contenders")
             head = (f'<th rowspan="{len(outcome.answers)}">{escape(d.question)}'
-                    f'<div class="compared">{escape(outcome.compared)}; {answer.contenders} contenders, '
+                    f'<div class="compared">{escape(outcome.compared)}; {escape(rivals)}, '
                     "each at its best option</div></th>" if first else "")
+            reference = (f'<div class="reference">{escape(answer.reference[0])}: '
+                         f"{escape(_rate(answer.reference[1], d.metric_label))}</div>" if answer.reference else "")
             rows.append(
-                f"<tr>{head}<td>{escape(by)}</td><td><b>{escape(answer.winner)}</b></td>"
+                f"<tr>{head}<td>{escape(by)}</td><td><b>{escape(answer.winner)}</b>{reference}</td>"
                 f'<td class="rate">{escape(_rate(answer.winner_value, d.metric_label))}</td>'
                 f"<td>{escape(answer.runner_up or DASH)}</td><td>{_ratio_text(answer)}</td>"
                 f"<td>{Evidence.link(link) if first else ''}</td></tr>")

@@ -70,6 +70,7 @@ table.use td, table.use th { padding: 2px 8px 2px 6px; } td.rate { white-space: 
 td.small { font-size: 12px; max-width: 520px; }
 p.small { font-size: 12px; }
 .compared { font-weight: normal; font-size: 11.5px; color: var(--muted); margin-top: 2px; }
+.reference { font-size: 11.5px; color: var(--muted); white-space: nowrap; }
 .verdict-met, .verdict-absent { color: var(--ok); background: var(--ok-bg); }
 .verdict-missed, .verdict-present { color: var(--err); background: var(--err-bg); }
 .verdict-unclear, .verdict-na { color: var(--skip); background: var(--skip-bg); }

@@ -96,6 +96,84 @@ def test_no_runs_is_said():
     assert outcome.missing and not outcome.answers
 
 
+def _decision(question_start):
+    return next(d for d in decisions.decisions(CONTEXT) if d.question.startswith(question_start))
+
+
+def _ptm_runs(throughputs, durability="pdram"):
+    runs = []
+    for workload in ("sps-1", "bank"):
+        for ptm, value in throughputs.items():
+            runs.append(_run(len(runs), "tx", {"ptm": ptm, "durability": durability, "workload": workload,
+                                               "threads": 1, "medium": "dram"},
+                             {"throughput": _throughput([value])}, suite="ptm"))
+    return runs
+
+
+def test_the_volatile_ptm_is_a_reference_never_the_answer():
+    runs = _ptm_runs({"undo": 2e6, "redo": 3e6, "volatile": 9e6})
+    (answer,) = decisions.decide(_decision("PTM"), runs).answers
+    assert (answer.winner, answer.runner_up, answer.contenders) == ("redo", "undo", 2)
+    assert answer.reference == ("volatile (no failure atomicity, reference)", pytest.approx(9e6))
+
+
+def test_a_lone_failure_atomic_ptm_has_nothing_to_beat():
+    outcome = decisions.decide(_decision("PTM"), _ptm_runs({"undo": 2e6, "volatile": 9e6}))
+    assert not outcome.answers and outcome.missing
+
+
+def _use_html(doc, runs):
+    """The "On this machine, use" section of DOC's context with RUNS as its only runs."""
+    doc = {**doc, "runs": [{"name": r.name, "suite": r.suite, "case": r.case, "params": r.params, "status": "ok",
+                            "metrics": {"throughput": {"value": r.metrics["throughput"].value, "unit": "ops/s",
+                                                       "kind": "measured"}}} for r in runs]}
+    results = model.from_document(doc)
+    return findings.use_section(results, findings.Evidence(results.runs))
+
+
+def test_the_ptm_reference_is_shown_beside_the_answer(quick_doc):
+    html = _use_html(quick_doc, _ptm_runs({"undo": 2e6, "redo": 3e6, "volatile": 9e6}))
+    row = html[html.index("PTM, by durability domain"):]
+    assert "<b>redo</b>" in row and "<b>volatile" not in row
+    assert "volatile (no failure atomicity, reference): 9.00 M transactions/s" in row
+    assert "failure-atomic designs only; 2 contenders" in row
+
+
+def _ycsb_runs(throughputs):
+    runs = []
+    for workload in ("a", "c"):
+        for structure, value in throughputs.items():
+            mode = "pmdk" if structure.startswith("pmdk-") else "persist"
+            runs.append(_run(len(runs), "ycsb", {"structure": structure, "mode": mode, "medium": "pool",
+                                                 "breakdown": "none", "workload": workload, "threads": 1},
+                             {"throughput": _throughput([value])}, suite="ds"))
+    return runs
+
+
+def test_the_array_never_answers_for_maps_of_any_keys():
+    runs = _ycsb_runs({"array": 9e6, "hashtable": 4e6, "bptree": 3e6, "pmdk-btree": 1e6})
+    outcome = decisions.decide(_decision("Crash-consistent map for any keys"), runs)
+    assert [a.winner for a in outcome.answers] == ["hashtable (mode persist)"] * 2
+    assert {a.runner_up for a in outcome.answers} == {"bptree (mode persist)"}
+    assert all(a.contenders == 3 for a in outcome.answers)
+    assert "the array is left out" in outcome.compared
+
+
+def test_dense_keys_set_the_array_against_the_best_map():
+    dense = _decision("Dense integer keys")
+    runs = _ycsb_runs({"array": 9e6, "hashtable": 4e6, "bptree": 3e6, "pmdk-btree": 1e6})
+    answer = decisions.decide(dense, runs).answers[0]
+    assert (answer.winner, answer.runner_up, answer.ratio) == \
+        ("array (mode persist)", "hashtable (mode persist)", pytest.approx(9 / 4))
+    assert answer.contenders == 4
+    # When a map beats the array, the array is still the other side, not the second map.
+    runs = _ycsb_runs({"array": 2e6, "hashtable": 4e6, "bptree": 3e6})
+    answer = decisions.decide(dense, runs).answers[0]
+    assert (answer.winner, answer.runner_up) == ("hashtable", "array")
+    assert decisions.decide(dense, _ycsb_runs({"hashtable": 4e6, "bptree": 3e6})).missing == \
+        "no array run to set against the others"
+
+
 # --------------------------------------------------------------------------- targets
 
 
@@ -252,3 +330,12 @@ def test_a_close_single_sample_call_is_not_made():
     runs = _log_runs(zero=[9.9e6], classic=[9.0e6])
     (answer,) = decisions.decide(_log_decision(), runs).answers
     assert "too close to call" not in findings._ratio_text(answer)
+
+
+def test_the_two_structure_decisions_are_told_apart(quick_doc):
+    html = _use_html(quick_doc, _ycsb_runs({"array": 9e6, "hashtable": 4e6, "bptree": 3e6}))
+    maps = html[html.index("Crash-consistent map for any keys, by YCSB workload"):html.index("Dense integer keys")]
+    dense = html[html.index("Dense integer keys: the array or the best map, by YCSB workload"):]
+    assert "the array is left out: it indexes dense integer keys only; 2 contenders" in maps
+    assert "<b>array" not in maps and "<b>hashtable</b>" in maps
+    assert "array against the best of 2 others" in dense and "<b>array</b>" in dense

@@ -28,3 +28,12 @@ def test_compare_two_runs_and_export_them(pmlab, shm_dir):
         rows = [r for r in csv.DictReader(f) if r["metric"]]
     assert len(rows) == sum(len(r["metrics"]) for r in doc["runs"])
     assert pmlab("export", a, "--format", "xml").returncode == 2
+
+
+def test_python_side_errors_read_like_pmlab_s_own(pmlab, shm_dir):
+    missing = shm_dir / "missing"
+    for args, code in ((["compare", missing, missing, "--threshold", "lots"], 2), (["compare", missing, missing], 3),
+                       (["export", missing], 3), (["report", missing], 3)):
+        proc = pmlab(*args)
+        assert proc.returncode == code, (args, proc.stderr)
+        assert proc.stderr.startswith("pmlab: error: ") and proc.stderr.count("\n") == 1, (args, proc.stderr)
