@@ -1,5 +1,5 @@
 // The durable-linearizability search on hand-made histories of a set of one key and of a register.
-#include "pmlab/crash/linearizability.hpp"
+#include "pmlab/crashtest/linearizability.hpp"
 
 #include <gtest/gtest.h>
 

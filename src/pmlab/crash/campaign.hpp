@@ -13,7 +13,7 @@
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/mutation.hpp"
 #include "pmlab/crash/simulator.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash {
 

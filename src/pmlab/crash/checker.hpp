@@ -25,7 +25,7 @@
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/call_sites.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/persist/config.hpp"
 
 namespace pmlab::crash {

@@ -29,7 +29,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/interleaving.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/persist/observer.hpp"
 
 namespace pmlab::crash {

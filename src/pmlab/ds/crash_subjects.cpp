@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "pmlab/common/hash.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/common/structure.hpp"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "pmlab/crash/linearizability.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/linearizability.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/queue.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pmlab/crash/selftest/support.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash::selftest {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "pmlab/crash/selftest/support.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash::selftest {
 namespace {

@@ -6,7 +6,7 @@
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/selftest/support.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash::selftest {
 namespace {

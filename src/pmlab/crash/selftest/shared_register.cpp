@@ -7,9 +7,9 @@
 // threads interleave can show it: with one thread, every read comes after the write it sees returned.
 #include <optional>
 
-#include "pmlab/crash/linearizability.hpp"
+#include "pmlab/crashtest/linearizability.hpp"
 #include "pmlab/crash/selftest/support.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash::selftest {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "pmlab/common/random.hpp"
 #include "pmlab/common/status.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash::selftest {
 

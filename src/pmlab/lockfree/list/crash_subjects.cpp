@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "pmlab/common/random.hpp"
-#include "pmlab/crash/linearizability.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/linearizability.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/lockfree/list/linked_list.hpp"
 #include "pmlab/lockfree/list/linkfree_list.hpp"
 #include "pmlab/lockfree/list/soft_list.hpp"

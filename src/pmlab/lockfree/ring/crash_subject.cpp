@@ -6,13 +6,13 @@
 // recovery to consolidate). Each element's data is six words derived from its number, so a torn slot is
 // caught. After a crash the ring must hold, in FIFO order and with intact data, the queue after some
 // linearization of the operations that returned (with the elements pops returned) and any in flight
-// (durable linearizability, crash/linearizability.hpp); and it must keep working.
+// (durable linearizability, crashtest/linearizability.hpp); and it must keep working.
 #include <deque>
 #include <functional>
 #include <optional>
 
-#include "pmlab/crash/linearizability.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/linearizability.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/lockfree/ring/ring_buffer.hpp"
 
 namespace pmlab::lockfree {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pmlab/common/random.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/primitives/log/log.hpp"
 
 namespace pmlab::primitives::log {

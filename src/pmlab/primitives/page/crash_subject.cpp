@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "pmlab/common/random.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 #include "pmlab/primitives/page/flusher.hpp"
 
 namespace pmlab::primitives::page {

@@ -5,7 +5,7 @@
 // run writes it down: this summary does, whenever the crash suite runs. Whether each design passed a crash
 // test is read by the report from crash runs in the same results (`pmlab crash` writes them), not from here.
 #include "pmlab/bench/case.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::suites::crash_cost {
 namespace {

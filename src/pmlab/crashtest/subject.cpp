@@ -1,4 +1,4 @@
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 #include <thread>
 

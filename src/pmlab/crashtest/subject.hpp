@@ -1,5 +1,10 @@
 // A design under crash test, as the crash simulator drives it.
 //
+// crashtest/ is the interface a design signs to be crash-tested, and nothing of the simulator: it stands
+// below the designs (docs/architecture.md), so a design includes it without reaching up into crash/,
+// which holds the simulator that drives it. The names stay in namespace pmlab::crash, the simulator's
+// vocabulary.
+//
 // The simulator (crash/simulator.hpp) gives the design an image (a region it owns), a Persister with the
 // simulated durability domain attached, and an OpTracker to mark where each operation begins and returns.
 // At every fence, and at exit, it enumerates crash states; each is recovered and checked as after a
@@ -82,7 +87,7 @@ struct CrashPoint {
   bool at_exit = false;
   std::string op_label;        // label of the operation in flight, or of the last one
   // A concurrent run (run_threads): every operation's beginning and return before the crash, in the order
-  // they happened; a check looks for a linearization of it (crash/linearizability.hpp). Empty otherwise,
+  // they happened; a check looks for a linearization of it (crashtest/linearizability.hpp). Empty otherwise,
   // and then ops_completed / op_in_flight say it all.
   std::vector<OpEvent> history;
 };

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "pmlab/common/random.hpp"
-#include "pmlab/crash/subject.hpp"
+#include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash {
 
