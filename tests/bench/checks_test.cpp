@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "pmlab/record/query.hpp"
+
 namespace pmlab::bench {
 namespace {
 
 using record::Metric;
+using record::param_text;
 using record::MetricKind;
 using record::RunRecord;
 

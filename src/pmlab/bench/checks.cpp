@@ -6,6 +6,7 @@
 #include <map>
 
 #include "pmlab/common/statistics.hpp"
+#include "pmlab/record/query.hpp"
 
 namespace pmlab::bench {
 
@@ -97,29 +98,9 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
   return out;
 }
 
-std::string param_text(const record::RunRecord& r, const std::string& key) {
-  auto it = r.params.find(key);
-  if (it == r.params.end()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-bool matches(const record::RunRecord& r, const std::string& full_case,
-             const std::vector<std::pair<std::string, std::string>>& params) {
-  if (r.status != record::RunStatus::ok || r.suite + "." + r.case_name != full_case) return false;
-  for (const auto& [k, v] : params)
-    if (param_text(r, k) != v) return false;
-  return true;
-}
-
-std::optional<double> value_of(const record::RunRecord& r, const std::string& metric) {
-  const record::Metric* m = r.find(metric);
-  if (m == nullptr || !std::isfinite(m->value)) return std::nullopt;
-  return m->value;
-}
-
 std::vector<bool> had_its_cores(const record::RunRecord& r) {
   const record::Metric* available = r.find("cores_available");
-  const auto probed = value_of(r, "cores_probed");
+  const auto probed = record::metric_value(r, "cores_probed");
   const record::Metric* throughput = r.find("throughput");
   const size_t n = throughput && throughput->stats ? throughput->stats->samples.size() : 1;
   std::vector<bool> mask(n, true);

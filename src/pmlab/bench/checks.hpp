@@ -49,14 +49,7 @@ struct CheckRegistration {
 // with no finding as not_applicable. A check that throws is a violation saying so.
 nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs);
 
-// Helpers the rules share.
-// The run's parameter `key` as text ("" when absent).
-std::string param_text(const record::RunRecord& r, const std::string& key);
-// True when `r` is `suite.case` with every (key, value) of `params`.
-bool matches(const record::RunRecord& r, const std::string& full_case,
-             const std::vector<std::pair<std::string, std::string>>& params = {});
-// The metric's value when present and finite.
-std::optional<double> value_of(const record::RunRecord& r, const std::string& metric);
+// Helpers the rules share (reading a record: record/query.hpp).
 // Whether a exceeds b beyond noise: by the metrics' intervals when both have them (a's low end above
 // b's high end), else by more than `margin` (a relative fraction).
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin);

@@ -12,6 +12,7 @@
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/record/query.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites {
@@ -21,9 +22,9 @@ using bench::CheckDef;
 using bench::CheckKind;
 using bench::CheckVerdict;
 using bench::Finding;
-using bench::matches;
-using bench::param_text;
-using bench::value_of;
+using record::matches;
+using record::metric_value;
+using record::param_text;
 using record::Metric;
 using record::RunRecord;
 using Runs = std::vector<RunRecord>;
@@ -59,7 +60,7 @@ Params params_except(const RunRecord& r, std::initializer_list<const char*> skip
 // a and b measure one quantity: they agree within kAgreement (the larger over the smaller).
 Finding agreement(const RunRecord& a, const std::string& ma, const RunRecord& b, const std::string& mb,
                   const std::string& what) {
-  const auto x = value_of(a, ma), y = value_of(b, mb);
+  const auto x = metric_value(a, ma), y = metric_value(b, mb);
   if (!x || !y || *x <= 0 || *y <= 0) return {CheckVerdict::not_applicable, {}, {}};
   const double ratio = std::max(*x, *y) / std::min(*x, *y);
   return judged(ratio > 1.0 + kAgreement, {a.name, b.name},
@@ -96,7 +97,7 @@ std::vector<Finding> pstore_not_faster_than_cache_hit(const Runs& runs) {
     const RunRecord* load = find_run(runs, "idio.i1_latency",
                                      {{"medium", param_text(r, "medium")}, {"op", "load"}, {"hit_ratio", "1.0"}});
     if (load == nullptr) continue;
-    const auto pstore = value_of(r, "latency_p50"), hit = value_of(*load, "latency_p50");
+    const auto pstore = metric_value(r, "latency_p50"), hit = metric_value(*load, "latency_p50");
     if (!pstore || !hit || *hit < 0) continue;
     out.push_back(judged(*pstore < *hit, {r.name, load->name},
                          "p-store p50 " + fixed(*pstore, 1) + " ns, cache-hit load " + fixed(*hit, 1) + " ns"));
@@ -143,7 +144,7 @@ std::vector<Finding> bandwidth_not_above_likwid(const Runs& runs) {
   std::vector<Finding> out;
   for (const RunRecord& r : runs) {
     if (!matches(r, "idio.vs_likwid")) continue;
-    if (auto ratio = value_of(r, "ratio_vs_likwid"))
+    if (auto ratio = metric_value(r, "ratio_vs_likwid"))
       out.push_back(judged(*ratio > 1.0 + kNoise, {r.name}, "ours / likwid-bench " + fixed(*ratio, 2)));
   }
   return out;
@@ -156,15 +157,15 @@ std::vector<Finding> littles_law(const Runs& runs) {
   std::vector<Finding> out;
   for (const RunRecord& r : runs) {
     if (r.status != record::RunStatus::ok || !r.params.contains("threads")) continue;
-    const auto throughput = value_of(r, "throughput"), latency = value_of(r, "latency_avg");
+    const auto throughput = metric_value(r, "throughput"), latency = metric_value(r, "latency_avg");
     if (!throughput || !latency || *latency <= 0) continue;
     const double threads = r.params["threads"].is_number() ? r.params["threads"].get<double>() : 0;
     if (threads <= 0) continue;
     const double in_flight = *throughput * *latency * 1e-9 / threads;
     // A timed region (the latency times the operations it averages) under 5x the stamp cost subtracted from
     // it carries that calibration's error, a large share of an operation of a few ns: not judged.
-    const double region = *latency * value_of(r, "ops_per_latency_sample").value_or(1.0);
-    if (const auto overhead = value_of(r, "timer_overhead_ns"); overhead && region < 5.0 * *overhead) {
+    const double region = *latency * metric_value(r, "ops_per_latency_sample").value_or(1.0);
+    if (const auto overhead = metric_value(r, "timer_overhead_ns"); overhead && region < 5.0 * *overhead) {
       out.push_back({CheckVerdict::not_applicable, {r.name},
                      "not judged: a timed region of " + fixed(region, 0) + " ns against " + fixed(*overhead, 0) +
                          " ns of stamp cost subtracted (" + fixed(in_flight, 2) + " in flight)"});
@@ -336,7 +337,7 @@ std::vector<Finding> ycsb_write_vs_log_append(const Runs& runs) {
     const RunRecord* small = append_of("64");
     const RunRecord* large = append_of("256");
     if (small == nullptr || large == nullptr) continue;
-    const auto metric = [](const RunRecord& x, const char* name) { return value_of(x, name).value_or(0.0); };
+    const auto metric = [](const RunRecord& x, const char* name) { return metric_value(x, name).value_or(0.0); };
     const auto written = [&](const RunRecord& x) { return metric(x, "flushed_bytes_per_op") + metric(x, "nt_bytes_per_op"); };
     const auto ns = [&](const RunRecord& x) { return metric(x, "throughput") > 0 ? 1e9 / metric(x, "throughput") : 0.0; };
     auto within = [](double v, double a, double b) {
@@ -381,7 +382,7 @@ std::vector<Finding> had_its_cores(const Runs& runs) {
   for (const RunRecord& r : runs) {
     if (r.status != record::RunStatus::ok) continue;
     const Metric* available = r.find("cores_available");
-    const auto probed = value_of(r, "cores_probed");
+    const auto probed = metric_value(r, "cores_probed");
     if (available == nullptr || !probed) continue;
     const std::vector<bool> mask = bench::had_its_cores(r);
     const size_t short_of = static_cast<size_t>(std::count(mask.begin(), mask.end(), false));

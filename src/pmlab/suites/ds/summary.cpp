@@ -25,13 +25,14 @@
 
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/record/query.hpp"
 #include "pmlab/suites/ds/summary.hpp"
 #include "pmlab/workload/ycsb.hpp"
 
 namespace pmlab::suites::ds {
 namespace {
 
-using bench::param_text;
+using record::param_text;
 using record::Metric;
 using record::MetricKind;
 using record::RunRecord;
@@ -39,9 +40,7 @@ using record::RunStatus;
 
 std::optional<double> value_of(const RunRecord* r, const char* metric) {
   if (r == nullptr) return std::nullopt;
-  const Metric* m = r->find(metric);
-  if (m == nullptr || !std::isfinite(m->value)) return std::nullopt;
-  return m->value;
+  return record::metric_value(*r, metric);
 }
 
 // (structure, mode, breakdown, workload) -> run, for one setting of the other parameters.

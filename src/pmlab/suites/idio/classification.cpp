@@ -1,5 +1,6 @@
 #include "pmlab/suites/idio/classification.hpp"
 
+#include "pmlab/record/query.hpp"
 #include "pmlab/suites/idio/common.hpp"
 
 #include <algorithm>
@@ -46,26 +47,9 @@ std::string impact_class(std::optional<double> impact) {
 
 namespace {
 
-// ------------------------------------------------------------------------------ reading the records
-
-std::string ptext(const RunRecord& r, const std::string& key) {
-  const auto it = r.params.find(key);
-  if (it == r.params.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
-}
-
-std::optional<double> pnum(const RunRecord& r, const std::string& key) {
-  const auto it = r.params.find(key);
-  if (it == r.params.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::optional<double> mval(const RunRecord& r, const std::string& name) {
-  const Metric* m = r.find(name);
-  if (m == nullptr || !std::isfinite(m->value)) return std::nullopt;
-  return m->value;
-}
+using record::metric_value;
+using record::param_number;
+using record::param_text;
 
 using Pred = std::function<bool(const RunRecord&)>;
 
@@ -83,20 +67,20 @@ std::optional<std::string> skip_reason(const std::vector<RunRecord>& runs, const
 }
 
 Pred on(const std::string& medium) {
-  return [medium](const RunRecord& r) { return ptext(r, "medium") == medium; };
+  return [medium](const RunRecord& r) { return param_text(r, "medium") == medium; };
 }
 
 std::optional<double> max_param(const std::vector<const RunRecord*>& rs, const std::string& key) {
   std::optional<double> best;
   for (const auto* r : rs)
-    if (auto v = pnum(*r, key); v && (!best || *v > *best)) best = v;
+    if (auto v = param_number(*r, key); v && (!best || *v > *best)) best = v;
   return best;
 }
 
 std::optional<double> min_param(const std::vector<const RunRecord*>& rs, const std::string& key) {
   std::optional<double> best;
   for (const auto* r : rs)
-    if (auto v = pnum(*r, key); v && (!best || *v < *best)) best = v;
+    if (auto v = param_number(*r, key); v && (!best || *v < *best)) best = v;
   return best;
 }
 
@@ -106,7 +90,7 @@ std::optional<double> extreme(const std::vector<const RunRecord*>& rs, const std
   std::optional<double> best;
   for (const auto* r : rs) {
     if (pred && !pred(*r)) continue;
-    if (auto v = mval(*r, metric); v && (!best || (want_max ? *v > *best : *v < *best))) best = v;
+    if (auto v = metric_value(*r, metric); v && (!best || (want_max ? *v > *best : *v < *best))) best = v;
   }
   return best;
 }
@@ -124,12 +108,12 @@ std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
 }
 
 Pred param_is(const std::string& key, const std::string& value) {
-  return [key, value](const RunRecord& r) { return ptext(r, key) == value; };
+  return [key, value](const RunRecord& r) { return param_text(r, key) == value; };
 }
 
 Pred num_is(const std::string& key, double value) {
   return [key, value](const RunRecord& r) {
-    auto v = pnum(r, key);
+    auto v = param_number(r, key);
     return v && std::fabs(*v - value) < 1e-9;
   };
 }
@@ -176,13 +160,13 @@ std::optional<double> grid_value(const PublishedSheets& p, const std::string& sh
 std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const std::string& medium, bool write) {
   std::optional<double> best;
   for (const auto& r : runs) {
-    if (r.status != RunStatus::ok || ptext(r, "medium") != medium) continue;
-    const std::string op = ptext(r, "op");
+    if (r.status != RunStatus::ok || param_text(r, "medium") != medium) continue;
+    const std::string op = param_text(r, "op");
     const bool reads = r.case_name == "i6_read" || (r.case_name == "i2_bandwidth" && op == "load");
     const bool writes = r.case_name == "i3_small_writes" || r.case_name == "i4_numa" || r.case_name == "i5_store_vs_pstore" ||
                         (r.case_name == "i2_bandwidth" && op != "load");
     if (write ? !writes : !reads) continue;
-    if (auto v = mval(r, "bandwidth"); v && (!best || *v > *best)) best = v;
+    if (auto v = metric_value(r, "bandwidth"); v && (!best || *v > *best)) best = v;
   }
   return best;
 }
@@ -318,7 +302,7 @@ Classification i3(const std::vector<RunRecord>& runs, const PublishedSheets& pub
     set_effect(c, medium, ratio(seq, rnd), model_of(rs, "bandwidth"));
     add_ebr(c, runs, "random_smallest", medium, true, rnd);
     for (const auto* r : rs)
-      if (at(*r) && ptext(*r, "pattern") == "rand")
+      if (at(*r) && param_text(*r, "pattern") == "rand")
         if (const Metric* ewr = r->find("ewr"); ewr != nullptr && ewr->kind == MetricKind::modelled)
           c.extra.push_back(Metric{"ewr_random_smallest_" + medium, ewr->value, "ratio", MetricKind::modelled, ewr->origin});
   }
@@ -405,8 +389,8 @@ Classification i6(const std::vector<RunRecord>& runs, const PublishedSheets& pub
     std::map<double, std::pair<std::optional<double>, std::optional<double>>> by_size;
     for (const auto* r : rs) {
       if (!num_is("threads", *t)(*r)) continue;
-      auto& slot = by_size[pnum(*r, "size").value_or(0)];
-      (ptext(*r, "pattern") == "seq" ? slot.first : slot.second) = mval(*r, "bandwidth");
+      auto& slot = by_size[param_number(*r, "size").value_or(0)];
+      (param_text(*r, "pattern") == "seq" ? slot.first : slot.second) = metric_value(*r, "bandwidth");
     }
     std::optional<double> worst_random;
     for (const auto& [sz, pair] : by_size)

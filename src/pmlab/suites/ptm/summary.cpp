@@ -13,6 +13,7 @@
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/checks.hpp"
+#include "pmlab/record/query.hpp"
 
 namespace pmlab::suites::ptm {
 namespace {
@@ -25,8 +26,8 @@ constexpr double kRedoHashMapScaling = 1.5;
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
   const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
     if (r.case_name != "tx") return std::nullopt;
-    return std::vector<std::string>{bench::param_text(r, "ptm"), bench::param_text(r, "durability"),
-                                    bench::param_text(r, "workload"), bench::param_text(r, "medium")};
+    return std::vector<std::string>{record::param_text(r, "ptm"), record::param_text(r, "durability"),
+                                    record::param_text(r, "workload"), record::param_text(r, "medium")};
   });
   for (const bench::ScalingPair& p : pairs) {
     const auto& key = p.key;
@@ -52,7 +53,7 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
   std::map<std::pair<std::string, std::string>, std::map<std::string, const RunRecord*>> points;
   for (const RunRecord& r : runs)
     if (r.case_name == "breakdown" && r.status == record::RunStatus::ok)
-      points[{bench::param_text(r, "ptm"), bench::param_text(r, "workload")}][bench::param_text(r, "cost")] = &r;
+      points[{record::param_text(r, "ptm"), record::param_text(r, "workload")}][record::param_text(r, "cost")] = &r;
   std::vector<RunRecord> rows;
   for (const auto& [key, costs] : points) {
     auto full = costs.find("full");
