@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +19,7 @@
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/crash/campaign.hpp"
+#include "pmlab/crash/shards.hpp"
 
 namespace pmlab::cli {
 namespace {
@@ -257,84 +256,26 @@ int run_crash(const CrashArgs& a) {
 
 // pmlab crash merge: the shards of one sharded run, added up into the run it stands for.
 int merge_shards(const std::vector<std::string>& dirs, const std::string& out) {
-  if (dirs.empty()) return report_error(error(Errc::invalid_argument, "name the shards' run directories"));
-  std::vector<json> docs;
+  std::vector<crash::ShardDocument> shards;
   for (const auto& dir : dirs) {
     const fs::path file = fs::path(dir) / "results.json";
     auto text = read_regular_file(file.string(), "results file");
     if (!text) return report_error(text.status());
     json doc = json::parse(*text, nullptr, false);
-    if (doc.is_discarded() || !doc.contains("context") || !doc["context"].contains("crash") ||
-        !doc["context"]["crash"].contains("shard"))
+    if (doc.is_discarded())
       return report_error(error(Errc::corrupted, file.string() + " is not the results of a sharded pmlab crash run"));
-    docs.push_back(std::move(doc));
+    shards.push_back({dir, std::move(doc)});
   }
-  const json& first = docs.front()["context"]["crash"];
-  const uint64_t shards = first["shard"]["of"].get<uint64_t>();
-  std::set<uint64_t> seen;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    json settings = docs[i]["context"]["crash"], reference = first;
-    const uint64_t index = settings["shard"]["index"].get<uint64_t>();
-    settings.erase("shard");
-    reference.erase("shard");
-    if (settings != reference || docs[i]["context"]["crash"]["shard"]["of"] != shards)
-      return report_error(error(Errc::invalid_argument, dirs[i] + " was run with other settings than " + dirs[0]));
-    if (!seen.insert(index).second) return report_error(error(Errc::invalid_argument, "shard " + std::to_string(index) + " is given twice"));
-  }
-  if (seen.size() != shards)
-    return report_error(error(Errc::invalid_argument, "shards " + std::to_string(seen.size()) + " of " + std::to_string(shards) +
-                                                          " given: every shard is needed for the whole"));
-  // Runs by name: counts of this shard's states add up; the exploration's own numbers are the same in every shard.
-  static const std::set<std::string> summed = {"states_checked", "duplicate_states", "recovery_states_checked", "failures", "seconds"};
-  std::map<std::string, json> merged;
-  std::vector<std::string> order;
-  for (const json& doc : docs) {
-    for (const json& run : doc["runs"]) {
-      const std::string name = run["name"];
-      auto [it, fresh] = merged.emplace(name, run);
-      if (fresh) {
-        order.push_back(name);
-        continue;
-      }
-      json& m = it->second;
-      for (const auto& key : summed)
-        if (m["metrics"].contains(key) && run["metrics"].contains(key))
-          m["metrics"][key]["value"] = m["metrics"][key]["value"].get<double>() + run["metrics"][key]["value"].get<double>();
-      for (const json& f : run["failures"]) m["failures"].push_back(f);
-      if (run["status"] == "error") {
-        m["status"] = "error";
-        if (m["reason"].is_null()) m["reason"] = run["reason"];
-      }
-    }
-  }
-  json runs = json::array();
-  uint64_t failures = 0;
-  for (const auto& name : order) {
-    json run = merged[name];
-    json& metrics = run["metrics"];
-    if (metrics.contains("states_checked") && metrics.contains("seconds")) {
-      const double s = metrics["seconds"]["value"].get<double>();
-      metrics["states_per_second"]["value"] = s > 0 ? metrics["states_checked"]["value"].get<double>() / s : 0.0;
-      if (metrics.contains("state_space") && metrics["state_space"]["value"].get<double>() > 0)
-        metrics["coverage"]["value"] =
-            std::min(1.0, metrics["states_checked"]["value"].get<double>() / metrics["state_space"]["value"].get<double>());
-    }
-    std::sort(run["failures"].begin(), run["failures"].end(), [](const json& x, const json& y) {
-      return std::make_pair(x["crash_point"].get<uint64_t>(), x["state"].get<uint64_t>()) <
-             std::make_pair(y["crash_point"].get<uint64_t>(), y["state"].get<uint64_t>());
-    });
-    if (metrics.contains("failures")) failures += static_cast<uint64_t>(metrics["failures"]["value"].get<double>());
-    runs.push_back(run);
-  }
-  bench::ResultsDocument merged_doc(docs.front()["context"]);
-  merged_doc.context()["crash"]["shard"] = {{"index", nullptr}, {"of", shards}, {"merged_from", dirs}};
-  merged_doc.context()["command_line"] = command_line();
-  for (json& run : runs) merged_doc.add_json(std::move(run));
-  auto written = merged_doc.write(out_dir(out, "crash-merged-" + bench::run_id_now()));
+  auto merged = crash::merge_shards(shards);
+  if (!merged) return report_error(merged.status());
+  bench::ResultsDocument document(merged->context);
+  document.context()["command_line"] = command_line();
+  for (json& run : merged->runs) document.add_json(std::move(run));
+  auto written = document.write(out_dir(out, "crash-merged-" + bench::run_id_now()));
   if (!written) return report_error(written.status());
-  std::printf("%zu shards, %zu runs, %llu failures\nresults: %s\n", docs.size(), runs.size(),
-              static_cast<unsigned long long>(failures), written->c_str());
-  return failures ? 1 : 0;
+  std::printf("%zu shards, %zu runs, %llu failures\nresults: %s\n", shards.size(), document.size(),
+              static_cast<unsigned long long>(merged->failures), written->c_str());
+  return merged->failures ? 1 : 0;
 }
 
 int list_designs() {

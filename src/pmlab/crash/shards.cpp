@@ -1,0 +1,103 @@
+#include "pmlab/crash/shards.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace pmlab::crash {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+bool is_sharded_crash_run(const json& doc) {
+  return doc.is_object() && doc.contains("context") && doc["context"].contains("crash") &&
+         doc["context"]["crash"].contains("shard") && doc.contains("runs") && doc["runs"].is_array();
+}
+
+// The same settings but for the shard index, and every shard of the same count, each once, all there.
+Result<uint64_t> check_shards(const std::vector<ShardDocument>& shards) {
+  for (const ShardDocument& s : shards)
+    if (!is_sharded_crash_run(s.document))
+      return error(Errc::corrupted, s.origin + " is not the results of a sharded pmlab crash run");
+  const json& first = shards.front().document["context"]["crash"];
+  const uint64_t count = first["shard"]["of"].get<uint64_t>();
+  std::set<uint64_t> seen;
+  for (const ShardDocument& s : shards) {
+    json settings = s.document["context"]["crash"], reference = first;
+    const uint64_t index = settings["shard"]["index"].get<uint64_t>();
+    settings.erase("shard");
+    reference.erase("shard");
+    if (settings != reference || s.document["context"]["crash"]["shard"]["of"] != count)
+      return error(Errc::invalid_argument, s.origin + " was run with other settings than " + shards.front().origin);
+    if (!seen.insert(index).second) return error(Errc::invalid_argument, "shard " + std::to_string(index) + " is given twice");
+  }
+  if (seen.size() != count)
+    return error(Errc::invalid_argument, "shards " + std::to_string(seen.size()) + " of " + std::to_string(count) +
+                                             " given: every shard is needed for the whole");
+  return count;
+}
+
+// Adds a shard's run to the same run of the shards before it.
+void add_run(json& merged, const json& run) {
+  static const std::set<std::string> summed = {"states_checked", "duplicate_states", "recovery_states_checked",
+                                               "failures", "seconds"};
+  for (const auto& key : summed)
+    if (merged["metrics"].contains(key) && run["metrics"].contains(key))
+      merged["metrics"][key]["value"] = merged["metrics"][key]["value"].get<double>() + run["metrics"][key]["value"].get<double>();
+  for (const json& f : run["failures"]) merged["failures"].push_back(f);
+  if (run["status"] == "error") {
+    merged["status"] = "error";
+    if (merged["reason"].is_null()) merged["reason"] = run["reason"];
+  }
+}
+
+// The rates and the coverage from the sums; the failures in crash-point order.
+void finish_run(json& run) {
+  json& metrics = run["metrics"];
+  if (metrics.contains("states_checked") && metrics.contains("seconds")) {
+    const double seconds = metrics["seconds"]["value"].get<double>();
+    const double checked = metrics["states_checked"]["value"].get<double>();
+    metrics["states_per_second"]["value"] = seconds > 0 ? checked / seconds : 0.0;
+    if (metrics.contains("state_space") && metrics["state_space"]["value"].get<double>() > 0)
+      metrics["coverage"]["value"] = std::min(1.0, checked / metrics["state_space"]["value"].get<double>());
+  }
+  std::sort(run["failures"].begin(), run["failures"].end(), [](const json& x, const json& y) {
+    return std::make_pair(x["crash_point"].get<uint64_t>(), x["state"].get<uint64_t>()) <
+           std::make_pair(y["crash_point"].get<uint64_t>(), y["state"].get<uint64_t>());
+  });
+}
+
+}  // namespace
+
+Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards) {
+  if (shards.empty()) return error(Errc::invalid_argument, "name the shards' run directories");
+  auto count = check_shards(shards);
+  if (!count) return count.status();
+  std::map<std::string, json> by_name;
+  std::vector<std::string> order;
+  for (const ShardDocument& s : shards) {
+    for (const json& run : s.document["runs"]) {
+      const std::string name = run["name"];
+      auto [it, fresh] = by_name.emplace(name, run);
+      if (fresh) order.push_back(name);
+      else add_run(it->second, run);
+    }
+  }
+  MergedShards merged;
+  merged.shards = *count;
+  merged.context = shards.front().document["context"];
+  json origins = json::array();
+  for (const ShardDocument& s : shards) origins.push_back(s.origin);
+  merged.context["crash"]["shard"] = {{"index", nullptr}, {"of", *count}, {"merged_from", origins}};
+  for (const std::string& name : order) {
+    json run = std::move(by_name[name]);
+    finish_run(run);
+    if (run["metrics"].contains("failures"))
+      merged.failures += static_cast<uint64_t>(run["metrics"]["failures"]["value"].get<double>());
+    merged.runs.push_back(std::move(run));
+  }
+  return merged;
+}
+
+}  // namespace pmlab::crash
