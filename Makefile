@@ -10,7 +10,9 @@ RUN_ID    := $(shell date -u +%Y%m%d-%H%M%S)
 OUT       ?= results/$(RUN_ID)
 JOBS      ?= $(shell nproc)
 
-.PHONY: all setup build build-asan build-tsan run test test-cpp test-asan test-tsan test-python fuzz clean
+PREFIX    ?= /usr/local
+
+.PHONY: all setup build build-asan build-tsan run test test-cpp test-asan test-tsan test-python fuzz install clean
 
 all: build
 
@@ -59,6 +61,11 @@ test-python: build
 	python3 -m pytest -q tests/cli
 
 test: test-cpp test-asan test-tsan test-python
+
+# The command, the runtime crash exec preloads, the published data and the report renderer under PREFIX
+# (bin/, lib/pmlab/, share/pmlab/); docs/install.md.
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # libFuzzer targets (clang, ASan+UBSan) in build-fuzz, each for FUZZ_SECONDS (default 600); not part of
 # `make test`, which replays their corpus (tests/fuzz/corpus). See docs/reliability.md.

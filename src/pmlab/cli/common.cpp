@@ -35,15 +35,29 @@ int report_error(const Status& status) {
   return status.exit_code();
 }
 
-int run_python_tool(const std::string& module, const std::vector<std::string>& tool_args) {
-  // The Python side is the package under python/ in the source tree (or PMLAB_PYTHONPATH).
-  std::string pythonpath;
-  if (const char* p = std::getenv("PMLAB_PYTHONPATH")) pythonpath = p;
-  else pythonpath = std::string(PMLAB_SOURCE_DIR) + "/python";
+namespace {
+
+// Where the report renderer's package is: PMLAB_PYTHONPATH, else where an installation put it beside the
+// executable (share/pmlab/python), else python/ in the source tree pmlab was built from; empty when none
+// holds it (then it must be importable as it is: `pip install python/`).
+std::string report_renderer_path() {
+  if (const char* p = std::getenv("PMLAB_PYTHONPATH")) return p;
   std::error_code ec;
-  if (!std::filesystem::is_directory(pythonpath + "/pmlab_report", ec))
-    return report_error(error(Errc::not_found, "the report renderer is not at " + pythonpath +
-                                                   "/pmlab_report (set PMLAB_PYTHONPATH)"));
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path installed = self.parent_path().parent_path() / "share" / "pmlab" / "python";
+  for (const std::filesystem::path& dir : {installed, std::filesystem::path(PMLAB_SOURCE_DIR) / "python"})
+    if (std::filesystem::is_directory(dir / "pmlab_report", ec)) return dir.string();
+  return {};
+}
+
+}  // namespace
+
+int run_python_tool(const std::string& module, const std::vector<std::string>& tool_args) {
+  const std::string pythonpath = report_renderer_path();
+  std::error_code ec;
+  if (std::getenv("PMLAB_PYTHONPATH") != nullptr && !std::filesystem::is_directory(pythonpath + "/pmlab_report", ec))
+    return report_error(error(Errc::not_found, "the report renderer is not at PMLAB_PYTHONPATH=" + pythonpath +
+                                                   " (it names the directory that holds pmlab_report)"));
   const char* python = std::getenv("PMLAB_PYTHON");
   if (python == nullptr || *python == '\0') python = "python3";
   std::vector<std::string> args = {python, "-m", module};
@@ -52,9 +66,11 @@ int run_python_tool(const std::string& module, const std::vector<std::string>& t
   pid_t pid = fork();
   if (pid < 0) return report_error(error(Errc::io_error, "cannot start the report renderer"));
   if (pid == 0) {
-    const char* old = std::getenv("PYTHONPATH");
-    std::string value = pythonpath + (old && *old ? std::string(":") + old : std::string());
-    setenv("PYTHONPATH", value.c_str(), 1);
+    if (!pythonpath.empty()) {
+      const char* old = std::getenv("PYTHONPATH");
+      std::string value = pythonpath + (old && *old ? std::string(":") + old : std::string());
+      setenv("PYTHONPATH", value.c_str(), 1);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -117,10 +117,13 @@ const ReferenceLocation& reference_location() {
   static const ReferenceLocation location = [] {
     if (const char* dir = std::getenv("PMLAB_REFERENCE_DIR"); dir != nullptr && *dir != '\0')
       return ReferenceLocation{dir, "PMLAB_REFERENCE_DIR"};
+    // An installed pmlab reads its own installation's copy, even where the source tree is still around.
+    if (const std::string installed = beside_executable(); is_directory(installed))
+      return ReferenceLocation{installed, "install prefix"};
     const std::string source = std::string(PMLAB_SOURCE_DIR) + "/data/reference";
     if (is_directory(source)) return ReferenceLocation{source, "source tree"};
-    for (const std::string& installed : {std::string(PMLAB_INSTALL_DATADIR) + "/reference", beside_executable()})
-      if (is_directory(installed)) return ReferenceLocation{installed, "install prefix"};
+    if (const std::string configured = std::string(PMLAB_INSTALL_DATADIR) + "/reference"; is_directory(configured))
+      return ReferenceLocation{configured, "install prefix"};
     return ReferenceLocation{"", "none"};
   }();
   return location;

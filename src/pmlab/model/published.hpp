@@ -20,8 +20,8 @@ struct Published {
 };
 
 // Where the reference data is: $PMLAB_REFERENCE_DIR when set (even if it holds nothing: the user asked
-// for it), else the source tree's data/reference, else share/pmlab/reference under the install prefix,
-// or under the prefix the running executable sits in (a moved installation).
+// for it), else share/pmlab/reference under the prefix the running executable is installed in (also a
+// moved installation), else the source tree's data/reference, else the configured install prefix's.
 struct ReferenceLocation {
   std::string directory;  // empty when none was found
   std::string found_by;   // "PMLAB_REFERENCE_DIR", "source tree", "install prefix", or "none"

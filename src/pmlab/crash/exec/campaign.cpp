@@ -391,7 +391,9 @@ Result<std::string> find_runtime() {
   }
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  for (const fs::path& dir : {self.parent_path(), self.parent_path().parent_path() / "lib"}) {
+  // Beside the executable in a build tree; lib/pmlab (lib) under an installation's prefix.
+  const fs::path prefix = self.parent_path().parent_path();
+  for (const fs::path& dir : {self.parent_path(), prefix / "lib" / "pmlab", prefix / "lib"}) {
     const fs::path candidate = dir / PMLAB_TRACE_RUNTIME_NAME;
     if (!ec && fs::exists(candidate)) return candidate.string();
   }
