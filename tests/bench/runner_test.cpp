@@ -109,7 +109,7 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   EXPECT_EQ(keys(doc), (std::vector<std::string>{"checks", "context", "pmlab_version", "runs", "schema_version"}));
   const std::vector<std::string> context_keys = {
       "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",
-      "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "numa_nodes", "pool",
+      "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "memory_tiers", "numa_nodes", "pool",
       "quick",        "reference_data",    "repetitions",       "run_control", "run_id", "skipped", "timer",
       "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);

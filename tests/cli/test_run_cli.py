@@ -213,3 +213,16 @@ def test_an_option_error_after_a_design_names_the_option(pmlab):
     assert proc.returncode == 2
     assert proc.stderr.startswith("pmlab: error:") and "--budget" in proc.stderr, proc.stderr
     assert "unknown command" not in proc.stderr
+
+
+def test_info_labels_the_memory_tiers_of_a_captured_tree(pmlab):
+    from conftest import ROOT
+    tree = ROOT / "tests" / "platform" / "sysfs" / "cxl-expander"
+    info = json.loads(pmlab("info", "--json", "--sysfs-root", tree, check=True).stdout)
+    labels = {n["node"]: n["label"] for n in info["memory_tiers"]["nodes"]}
+    assert labels == {0: "local", 1: "remote-socket", 2: "cxl"}
+    text = pmlab("info", "--sysfs-root", tree, check=True).stdout
+    assert "node 2   cxl" in text and "dax0.0 of CXL region0" in text
+    here = json.loads(pmlab("info", "--json", check=True).stdout)["memory_tiers"]
+    assert any(n["label"] == "local" for n in here["nodes"])
+    assert pmlab("info", "--sysfs-root", tree / "nowhere").returncode == 2

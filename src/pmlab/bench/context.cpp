@@ -6,10 +6,40 @@
 
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/cpu.hpp"
+#include "pmlab/platform/memory_tiers.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/platform/topology.hpp"
 
 namespace pmlab::bench {
+
+nlohmann::ordered_json memory_tiers_json(const platform::MemoryTopology& t) {
+  using json = nlohmann::ordered_json;
+  const auto optional = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
+  json nodes = json::array();
+  for (const platform::MemoryNode& n : t.nodes) {
+    json access = json::array();
+    for (const platform::NodeAccess& a : n.access)
+      access.push_back({{"class", a.access_class}, {"initiators", a.initiators},
+                        {"read_latency_ns", optional(a.read_latency_ns)}, {"write_latency_ns", optional(a.write_latency_ns)},
+                        {"read_bandwidth_mb_s", optional(a.read_bandwidth_mb_s)},
+                        {"write_bandwidth_mb_s", optional(a.write_bandwidth_mb_s)}});
+    nodes.push_back({{"node", n.id}, {"label", platform::to_string(n.label)}, {"evidence", n.evidence},
+                     {"cpus", n.cpus.size()}, {"memory_bytes", n.memory_bytes}, {"distances", n.distances},
+                     {"hmat", access}});
+  }
+  json memdevs = json::array(), regions = json::array(), dax = json::array();
+  for (const platform::CxlMemdev& m : t.cxl_memdevs)
+    memdevs.push_back({{"name", m.name}, {"ram_bytes", m.ram_bytes}, {"pmem_bytes", m.pmem_bytes},
+                       {"numa_node", m.numa_node ? json(*m.numa_node) : json(nullptr)}});
+  for (const platform::CxlRegion& r : t.cxl_regions)
+    regions.push_back({{"name", r.name}, {"mode", r.mode}, {"size_bytes", r.size_bytes},
+                       {"interleave_ways", r.interleave_ways}, {"targets", r.targets}});
+  for (const platform::DaxDevice& d : t.dax_devices)
+    dax.push_back({{"name", d.name}, {"mode", d.mode}, {"size_bytes", d.size_bytes},
+                   {"target_node", d.target_node ? json(*d.target_node) : json(nullptr)}, {"cxl_region", d.cxl_region}});
+  return {{"initiator_node", t.initiator_node}, {"nodes", nodes}, {"cxl_memdevs", memdevs}, {"cxl_regions", regions},
+          {"dax_devices", dax}, {"notes", t.notes}};
+}
 
 nlohmann::ordered_json machine_context() {
   const auto& cpu = platform::CpuFeatures::host();
@@ -34,6 +64,7 @@ nlohmann::ordered_json machine_context() {
   jcpu["tsc_ghz"] = clock.ticks_per_ns();
   c["cpu"] = jcpu;
   c["numa_nodes"] = platform::numa_nodes().size();
+  c["memory_tiers"] = memory_tiers_json(platform::read_memory_topology());
   c["transparent_hugepages"] = platform::transparent_hugepages();
   c["timer"] = {{"source", clock.source()}, {"overhead_ns", clock.overhead_ns()},
                 {"overhead_p10_ns", clock.overhead_p10_ns()}, {"overhead_p90_ns", clock.overhead_p90_ns()},

@@ -9,6 +9,7 @@
 #include "pmlab/profile/perf.hpp"
 #include "pmlab/persist/config.hpp"
 #include "pmlab/platform/cpu.hpp"
+#include "pmlab/platform/memory_tiers.hpp"
 #include "pmlab/platform/system.hpp"
 
 namespace pmlab::cli {
@@ -21,8 +22,28 @@ std::string join(const std::vector<std::string>& v, const std::string& none) {
   return out;
 }
 
-int run_info(bool as_json) {
+// One line per memory node with its label and what the label rests on, then the CXL and DAX devices.
+void print_memory_tiers(const nlohmann::ordered_json& tiers) {
+  for (const auto& n : tiers["nodes"]) {
+    const double gib = static_cast<double>(n["memory_bytes"].get<uint64_t>()) / (1ULL << 30);
+    std::printf("  node %-3d %-13s %7.1f GiB, %3zu CPUs: %s\n", n["node"].get<int>(),
+                n["label"].get<std::string>().c_str(), gib, n["cpus"].get<size_t>(),
+                printable(n["evidence"].get<std::string>()).c_str());
+  }
+  for (const auto& r : tiers["cxl_regions"])
+    std::printf("  CXL %s: %s, %.1f GiB over %u device(s)\n", r["name"].get<std::string>().c_str(),
+                r["mode"].get<std::string>().c_str(),
+                static_cast<double>(r["size_bytes"].get<uint64_t>()) / (1ULL << 30), r["interleave_ways"].get<unsigned>());
+  for (const auto& d : tiers["dax_devices"])
+    std::printf("  DAX %s: %s, %.1f GiB%s\n", d["name"].get<std::string>().c_str(), d["mode"].get<std::string>().c_str(),
+                static_cast<double>(d["size_bytes"].get<uint64_t>()) / (1ULL << 30),
+                d["target_node"].is_null() ? "" : (", node " + std::to_string(d["target_node"].get<int>())).c_str());
+  for (const auto& note : tiers["notes"]) std::printf("  (%s)\n", printable(note.get<std::string>()).c_str());
+}
+
+int run_info(bool as_json, const std::string& sysfs_root) {
   nlohmann::ordered_json ctx = bench::machine_context();
+  if (!sysfs_root.empty()) ctx["memory_tiers"] = bench::memory_tiers_json(platform::read_memory_topology(sysfs_root));
   const auto inv = platform::pmem_inventory();
   const auto& cpu = platform::CpuFeatures::host();
   ctx["pmem"] = {{"dax_mounts", inv.dax_mounts}, {"dax_devices", inv.dax_devices}, {"pmem_devices", inv.pmem_devices},
@@ -46,7 +67,8 @@ int run_info(bool as_json) {
   for (const auto& c : ctx["cpu"]["caches"])
     std::printf(" L%d %s %lluK;", c["level"].get<int>(), c["type"].get<std::string>().c_str(),
                 static_cast<unsigned long long>(c["size_bytes"].get<uint64_t>() >> 10));
-  std::printf("\nNUMA nodes       %zu\n", ctx["numa_nodes"].get<size_t>());
+  std::printf("\nNUMA nodes       %zu, as memory tiers:\n", ctx["memory_tiers"]["nodes"].size());
+  print_memory_tiers(ctx["memory_tiers"]);
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
   const auto& timer = ctx["timer"];
   std::printf("timer            %s, overhead %.1f ns per start/stop pair (p10 %.1f, p90 %.1f), measured resolution "
@@ -80,10 +102,14 @@ int run_info(bool as_json) {
 }  // namespace
 
 void add_info(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("info", "Show the CPU, caches, flush instructions, NUMA nodes, PMEM devices and counters");
+  auto* cmd = app.add_subcommand("info", "Show the CPU, caches, flush instructions, NUMA nodes and memory tiers, PMEM and CXL devices, counters");
   auto as_json = std::make_shared<bool>(false);
+  auto sysfs_root = std::make_shared<std::string>();
   cmd->add_flag("--json", *as_json, "print as JSON");
-  cmd->callback([&exit_code, as_json] { exit_code = run_info(*as_json); });
+  cmd->add_option("--sysfs-root", *sysfs_root,
+                  "read the memory tiers from DIR/sys instead of /sys (a tree captured on another machine)")
+      ->check(CLI::ExistingDirectory);
+  cmd->callback([&exit_code, as_json, sysfs_root] { exit_code = run_info(*as_json, *sysfs_root); });
 }
 
 }  // namespace pmlab::cli

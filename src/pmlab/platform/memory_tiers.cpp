@@ -1,0 +1,291 @@
+#include "pmlab/platform/memory_tiers.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace pmlab::platform {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> read_line(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  return line;
+}
+
+// A decimal or 0x-prefixed hexadecimal number, as sysfs writes sizes and attributes.
+std::optional<uint64_t> read_number(const fs::path& path) {
+  auto text = read_line(path);
+  if (!text || text->empty()) return std::nullopt;
+  const bool hex = text->starts_with("0x");
+  const char* first = text->data() + (hex ? 2 : 0);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(first, text->data() + text->size(), value, hex ? 16 : 10);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
+}
+
+std::optional<int> read_int(const fs::path& path) {
+  auto text = read_line(path);
+  if (!text) return std::nullopt;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
+}
+
+// The numeric suffix of "node12" -> 12; nullopt for other names.
+std::optional<int> numbered(const std::string& name, std::string_view prefix) {
+  if (!name.starts_with(prefix) || name.size() == prefix.size()) return std::nullopt;
+  int value = 0;
+  auto [end, ec] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), value);
+  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string> entries(const fs::path& dir, std::string_view prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (const std::string name = entry.path().filename().string(); name.starts_with(prefix)) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "Node 2 MemTotal:       67108864 kB"
+uint64_t mem_total_bytes(const fs::path& meminfo) {
+  std::ifstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("MemTotal:");
+    if (at == std::string::npos) continue;
+    std::istringstream fields(line.substr(at + 9));
+    uint64_t kib = 0;
+    fields >> kib;
+    return kib * 1024;
+  }
+  return 0;
+}
+
+std::vector<NodeAccess> read_access(const fs::path& node_dir) {
+  std::vector<NodeAccess> out;
+  for (const std::string& name : entries(node_dir, "access")) {
+    const auto access_class = numbered(name, "access");
+    if (!access_class) continue;
+    const fs::path initiators = node_dir / name / "initiators";
+    NodeAccess a;
+    a.access_class = *access_class;
+    for (const std::string& entry : entries(initiators, "node"))
+      if (auto id = numbered(entry, "node")) a.initiators.push_back(*id);
+    std::sort(a.initiators.begin(), a.initiators.end());
+    a.read_latency_ns = read_number(initiators / "read_latency");
+    a.write_latency_ns = read_number(initiators / "write_latency");
+    a.read_bandwidth_mb_s = read_number(initiators / "read_bandwidth");
+    a.write_bandwidth_mb_s = read_number(initiators / "write_bandwidth");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<MemoryNode> read_nodes(const fs::path& node_root) {
+  std::vector<MemoryNode> nodes;
+  for (const std::string& name : entries(node_root, "node")) {
+    const auto id = numbered(name, "node");
+    if (!id) continue;
+    const fs::path dir = node_root / name;
+    MemoryNode node;
+    node.id = *id;
+    node.cpus = parse_cpu_list(read_line(dir / "cpulist").value_or(""));
+    node.memory_bytes = mem_total_bytes(dir / "meminfo");
+    std::istringstream distances(read_line(dir / "distance").value_or(""));
+    for (int d = 0; distances >> d;) node.distances.push_back(d);
+    node.access = read_access(dir);
+    if (!node.cpus.empty() || node.memory_bytes > 0) nodes.push_back(std::move(node));
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const MemoryNode& a, const MemoryNode& b) { return a.id < b.id; });
+  return nodes;
+}
+
+void read_cxl(const fs::path& cxl_devices, MemoryTopology& t) {
+  for (const std::string& name : entries(cxl_devices, "mem")) {
+    if (!numbered(name, "mem")) continue;
+    CxlMemdev m;
+    m.name = name;
+    m.ram_bytes = read_number(cxl_devices / name / "ram" / "size").value_or(0);
+    m.pmem_bytes = read_number(cxl_devices / name / "pmem" / "size").value_or(0);
+    if (auto node = read_int(cxl_devices / name / "numa_node"); node && *node >= 0) m.numa_node = node;
+    t.cxl_memdevs.push_back(std::move(m));
+  }
+  for (const std::string& name : entries(cxl_devices, "region")) {
+    if (!numbered(name, "region")) continue;
+    const fs::path dir = cxl_devices / name;
+    CxlRegion r;
+    r.name = name;
+    r.mode = read_line(dir / "mode").value_or("");
+    r.size_bytes = read_number(dir / "size").value_or(0);
+    r.interleave_ways = static_cast<unsigned>(read_number(dir / "interleave_ways").value_or(0));
+    for (const std::string& target : entries(dir, "target"))
+      if (auto decoder = read_line(dir / target); decoder && !decoder->empty()) r.targets.push_back(*decoder);
+    t.cxl_regions.push_back(std::move(r));
+  }
+}
+
+// The CXL region a DAX device was carved from: a path component of the device's place in the device tree
+// that names one of the CXL regions.
+std::string cxl_region_of(const fs::path& device, const std::vector<CxlRegion>& regions) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(device, ec);
+  if (ec) return {};
+  for (const auto& part : real)
+    for (const CxlRegion& r : regions)
+      if (part == r.name) return r.name;
+  return {};
+}
+
+void read_dax(const fs::path& dax_devices, MemoryTopology& t) {
+  for (const std::string& name : entries(dax_devices, "dax")) {
+    const fs::path dir = dax_devices / name;
+    DaxDevice d;
+    d.name = name;
+    d.size_bytes = read_number(dir / "size").value_or(0);
+    if (auto node = read_int(dir / "target_node"); node && *node >= 0) d.target_node = node;
+    std::error_code ec;
+    const std::string driver = fs::read_symlink(dir / "driver", ec).filename().string();
+    d.mode = ec ? "unbound" : driver == "kmem" ? "system-ram" : driver == "device_dax" ? "devdax" : driver;
+    d.cxl_region = cxl_region_of(dir, t.cxl_regions);
+    t.dax_devices.push_back(std::move(d));
+  }
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string gib(uint64_t bytes) {
+  std::ostringstream out;
+  out.precision(3);
+  out << static_cast<double>(bytes) / (1ULL << 30) << " GiB";
+  return out.str();
+}
+
+// The distance from `from` to `to` in the SLIT, or -1.
+int distance(const std::vector<MemoryNode>& nodes, int from, int to) {
+  auto source = std::find_if(nodes.begin(), nodes.end(), [from](const MemoryNode& n) { return n.id == from; });
+  auto target = std::find_if(nodes.begin(), nodes.end(), [to](const MemoryNode& n) { return n.id == to; });
+  if (source == nodes.end() || target == nodes.end()) return -1;
+  const size_t index = static_cast<size_t>(target - nodes.begin());
+  return index < source->distances.size() ? source->distances[index] : -1;
+}
+
+// HMAT's read latency of a node from its nearest initiators, in words, when the firmware gives it.
+std::string hmat_words(const MemoryNode& node) {
+  for (const NodeAccess& a : node.access)
+    if (a.access_class == 0 && a.read_latency_ns)
+      return "; HMAT read latency " + std::to_string(*a.read_latency_ns) + " ns" +
+             (a.read_bandwidth_mb_s ? ", read bandwidth " + std::to_string(*a.read_bandwidth_mb_s) + " MB/s" : "");
+  return "";
+}
+
+void label(MemoryTopology& t) {
+  const bool cxl_capacity = std::any_of(t.cxl_memdevs.begin(), t.cxl_memdevs.end(),
+                                        [](const CxlMemdev& m) { return m.ram_bytes > 0; });
+  for (MemoryNode& node : t.nodes) {
+    const int d = distance(t.nodes, t.initiator_node, node.id);
+    const std::string slit = d >= 0 ? "SLIT distance from node " + std::to_string(t.initiator_node) + ": " +
+                                          std::to_string(d)
+                                    : "no SLIT distance";
+    auto dax = std::find_if(t.dax_devices.begin(), t.dax_devices.end(), [&](const DaxDevice& x) {
+      return x.mode == "system-ram" && x.target_node == node.id && !x.cxl_region.empty();
+    });
+    if (node.id == t.initiator_node) {
+      node.label = TierLabel::local;
+      node.evidence = "the initiator node (CPUs " + cpu_list_text(node.cpus) + "); " + slit + hmat_words(node);
+    } else if (dax != t.dax_devices.end()) {
+      node.label = TierLabel::cxl;
+      node.evidence = dax->name + " of CXL " + dax->cxl_region + " (" + gib(dax->size_bytes) +
+                      ") is onlined as system RAM into this node; " + slit + hmat_words(node);
+    } else if (!node.cpus.empty()) {
+      node.label = TierLabel::remote_socket;
+      node.evidence = "another node with CPUs (" + cpu_list_text(node.cpus) + "); " + slit + hmat_words(node);
+    } else if (cxl_capacity) {
+      node.label = TierLabel::cxl;
+      node.evidence = "a CPU-less node while CXL memory devices offer volatile capacity, but no CXL region's "
+                      "DAX device names this node (firmware-configured CXL memory?); " + slit + hmat_words(node);
+    } else {
+      node.label = TierLabel::unknown;
+      node.evidence = "a CPU-less node with no CXL device behind it (HBM, a memory-only socket, or an emulated "
+                      "node); " + slit + hmat_words(node);
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(TierLabel label) noexcept {
+  switch (label) {
+    case TierLabel::local: return "local";
+    case TierLabel::remote_socket: return "remote-socket";
+    case TierLabel::cxl: return "cxl";
+    case TierLabel::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::vector<int> parse_cpu_list(const std::string& text) {
+  std::vector<int> out;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    const size_t dash = item.find('-');
+    int first = 0, last = 0;
+    const auto parse = [](std::string_view s, int& v) {
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && end == s.data() + s.size();
+    };
+    if (!parse(std::string_view(item).substr(0, dash), first)) return {};
+    last = first;
+    if (dash != std::string::npos && !parse(std::string_view(item).substr(dash + 1), last)) return {};
+    if (last < first) return {};
+    for (int c = first; c <= last; ++c) out.push_back(c);
+  }
+  return out;
+}
+
+MemoryTopology read_memory_topology(const fs::path& root, std::optional<int> initiator_node) {
+  MemoryTopology t;
+  const fs::path sys = root / "sys";
+  t.nodes = read_nodes(sys / "devices" / "system" / "node");
+  if (t.nodes.empty()) t.notes.push_back("no NUMA node in sysfs: a kernel without NUMA; the machine is one tier");
+  std::error_code ec;
+  if (fs::is_directory(sys / "bus" / "cxl" / "devices", ec)) read_cxl(sys / "bus" / "cxl" / "devices", t);
+  else t.notes.push_back("no CXL bus in sysfs (no CXL device, or a kernel without CXL support)");
+  read_dax(sys / "bus" / "dax" / "devices", t);
+  const bool any_hmat = std::any_of(t.nodes.begin(), t.nodes.end(), [](const MemoryNode& n) { return !n.access.empty(); });
+  if (!t.nodes.empty() && !any_hmat)
+    t.notes.push_back("no HMAT access attributes: the firmware gives no latency or bandwidth per node");
+  if (initiator_node) {
+    t.initiator_node = *initiator_node;
+  } else {
+    auto first = std::find_if(t.nodes.begin(), t.nodes.end(),
+                              [](const MemoryNode& n) { return !n.cpus.empty() && n.memory_bytes > 0; });
+    t.initiator_node = first != t.nodes.end() ? first->id : 0;
+  }
+  label(t);
+  return t;
+}
+
+}  // namespace pmlab::platform

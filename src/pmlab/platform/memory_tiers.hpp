@@ -1,0 +1,80 @@
+// The memory tiers of a machine as its kernel describes them in sysfs: the NUMA nodes with their CPUs and
+// memory, the distances the firmware reports between them (ACPI SLIT), the access attributes it reports for
+// each node (ACPI HMAT: latency and bandwidth from its nearest initiators), the CXL memory devices and
+// regions, and the DAX devices (devdax, or onlined as system RAM). Each node with memory gets a label —
+// local, remote-socket, cxl or unknown — and the facts the label rests on, so a reader can judge it.
+//
+// Everything is read below one root directory ("/" on a live machine), so the tests read captured trees
+// of machines this one is not (tests/platform/sysfs/).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmlab::platform {
+
+// HMAT's attributes of a node's memory from one access class (access0: the nearest initiators of any
+// kind; access1: the nearest with CPUs). Absent where the firmware gives none.
+struct NodeAccess {
+  int access_class = 0;
+  std::vector<int> initiators;  // the nodes this class's attributes are measured from
+  std::optional<uint64_t> read_latency_ns, write_latency_ns;
+  std::optional<uint64_t> read_bandwidth_mb_s, write_bandwidth_mb_s;
+};
+
+enum class TierLabel { local, remote_socket, cxl, unknown };
+const char* to_string(TierLabel label) noexcept;
+
+struct MemoryNode {
+  int id = 0;
+  std::vector<int> cpus;
+  uint64_t memory_bytes = 0;       // the node's MemTotal
+  std::vector<int> distances;      // SLIT: to node 0, 1, … in the order the kernel lists nodes
+  std::vector<NodeAccess> access;  // HMAT
+  TierLabel label = TierLabel::unknown;
+  std::string evidence;            // what the label rests on, in words
+};
+
+struct CxlMemdev {
+  std::string name;  // "mem0"
+  uint64_t ram_bytes = 0, pmem_bytes = 0;
+  std::optional<int> numa_node;  // the node of the host bridge it hangs off (not where its memory goes)
+};
+
+struct CxlRegion {
+  std::string name;             // "region0"
+  std::string mode;             // "ram" or "pmem" (as the kernel says; empty when it does not)
+  uint64_t size_bytes = 0;
+  unsigned interleave_ways = 0;
+  std::vector<std::string> targets;  // the endpoint decoders, one per interleaved device
+};
+
+struct DaxDevice {
+  std::string name;              // "dax0.0"
+  std::string mode;              // "devdax" (device_dax), "system-ram" (kmem), or the driver's own name
+  uint64_t size_bytes = 0;
+  std::optional<int> target_node;  // the node its memory joins as system RAM, when onlined
+  std::string cxl_region;        // the CXL region it exposes, or empty
+};
+
+struct MemoryTopology {
+  std::vector<MemoryNode> nodes;  // every online node with memory or CPUs, by id
+  int initiator_node = 0;         // the node labels are relative to
+  std::vector<CxlMemdev> cxl_memdevs;
+  std::vector<CxlRegion> cxl_regions;
+  std::vector<DaxDevice> dax_devices;
+  std::vector<std::string> notes;  // what could not be read, and what that leaves unknown
+};
+
+// Reads the tiers below `root`, labelled relative to `initiator_node` (default: the lowest node with CPUs
+// and memory). A missing file is a note, never an error: a kernel without HMAT or CXL support simply has
+// fewer facts.
+MemoryTopology read_memory_topology(const std::filesystem::path& root = "/", std::optional<int> initiator_node = {});
+
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; empty for empty or malformed text.
+std::vector<int> parse_cpu_list(const std::string& text);
+
+}  // namespace pmlab::platform
