@@ -268,7 +268,20 @@ def _flags(isa: dict) -> str:
 
 _KNOWN_CONTEXT = {"run_id", "date", "command_line", "quick", "host", "kernel", "git_revision",
                   "config_hash", "cpu", "numa_nodes", "timer", "hardware_counters", "counters", "pool",
-                  "durability_domain", "flush_instruction", "skipped"}
+                  "durability_domain", "flush_instruction", "skipped", "memory_tiers", "reference_data"}
+
+
+def _memory_tiers(tiers: Any) -> str:
+    """Each NUMA node with its label and the facts the label rests on (docs/memory-tiers.md)."""
+    if not isinstance(tiers, dict) or not tiers.get("nodes"):
+        return DASH
+    rows = "".join(
+        f"<tr><td>{escape(str(n.get('node')))}</td><td>{escape(str(n.get('label')))}</td>"
+        f"<td>{escape(format_quantity(n.get('memory_bytes'), 'B'))}</td><td>{escape(str(n.get('cpus')))}</td>"
+        f'<td class="small">{escape(str(n.get("evidence")))}</td></tr>' for n in tiers["nodes"])
+    notes = "".join(f'<p class="muted">{escape(str(note))}</p>' for note in tiers.get("notes") or [])
+    return ('<table class="kv"><thead><tr><th>Node</th><th>Tier</th><th>Memory</th><th>CPUs</th>'
+            f"<th>What the tier rests on</th></tr></thead><tbody>{rows}</tbody></table>{notes}")
 
 
 def _context(ctx: dict) -> str:
@@ -291,6 +304,7 @@ def _context(ctx: dict) -> str:
         ("Caches", _caches(cpu.get("caches") or [])),
         ("TSC frequency", _measured(tsc, "GHz") if tsc is not None else "TSC not used"),
         ("NUMA nodes", text(ctx.get("numa_nodes"))),
+        ("Memory tiers", _memory_tiers(ctx.get("memory_tiers"))),
         ("Kernel", text(ctx.get("kernel"))),
         ("Timer", f"source <code>{text(timer.get('source'))}</code>; overhead "
                   f"{_measured(timer.get('overhead_ns'), 'ns')}; resolution "
@@ -327,6 +341,11 @@ def _context(ctx: dict) -> str:
         ("Git revision", f"<code>{text(ctx.get('git_revision'))}</code>"),
         ("Config hash", f"<code>{text(ctx.get('config_hash'))}</code>"),
     ]
+    reference = ctx.get("reference_data")
+    if isinstance(reference, dict):
+        rows.append(("Published data", f"<code>{text(reference.get('directory'))}</code> "
+                     f"(found by: {text(reference.get('found_by'))}; "
+                     f"{len(reference.get('missing') or [])} file(s) missing)"))
     for key, value in ctx.items():
         if key not in _KNOWN_CONTEXT:
             shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)

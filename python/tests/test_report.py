@@ -147,3 +147,17 @@ def test_no_warning_when_every_published_file_was_read(partial_doc):
     assert "Published comparisons missing" not in render.render_report(model.from_document(partial_doc))
     partial_doc["context"].pop("reference_data")  # results written before the data was tracked
     assert "Published comparisons missing" not in render.render_report(model.from_document(partial_doc))
+
+
+def test_memory_tiers_are_a_table_with_their_evidence(partial_doc):
+    partial_doc["context"]["memory_tiers"] = {
+        "initiator_node": 0, "cxl_memdevs": [], "cxl_regions": [], "dax_devices": [],
+        "nodes": [{"node": 0, "label": "local", "evidence": "the initiator node", "cpus": 2,
+                   "memory_bytes": 8 << 30, "distances": [10, 14], "hmat": []},
+                  {"node": 2, "label": "cxl", "evidence": "dax0.0 of CXL region0 <onlined>", "cpus": 0,
+                   "memory_bytes": 64 << 30, "distances": [14, 10], "hmat": []}],
+        "notes": ["no HMAT access attributes"]}
+    html = render.render_report(model.from_document(partial_doc))
+    assert "Memory tiers" in html and "<td>cxl</td>" in html
+    assert "dax0.0 of CXL region0 &lt;onlined&gt;" in html and "no HMAT access attributes" in html
+    assert "&quot;cxl_memdevs&quot;" not in html  # not dumped as JSON
