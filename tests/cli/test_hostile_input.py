@@ -310,3 +310,15 @@ def test_side_pools_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
             run.wait()
         for path in shm.glob(f"pmlab-{run.pid}*.pool"):
             path.unlink()
+
+
+def test_side_pools_beside_a_named_pool_are_swept_too(pmlab, shm_dir):
+    # The cases put their side pools beside the run's pool, wherever --pool put it.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = shm_dir / f"pmlab-{dead.pid}-ds-hashtable-0.pool"
+    pmlab("pool", "create", stale, "--size", "1M", check=True)
+    proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter", "medium:pool/.*size:64/",
+                 "--pool", shm_dir / "mine.pool", "--out", shm_dir / "o")
+    assert proc.returncode == 0, proc.stderr
+    assert not stale.exists() and f"removed stale pool {stale}" in proc.stderr

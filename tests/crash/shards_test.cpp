@@ -63,5 +63,22 @@ TEST(CrashShards, RefuseWhatIsNotOneWholeRun) {
   EXPECT_FALSE(merge_shards({}).ok());
 }
 
+// A merged run given again, or a shard whose runs were edited: an error naming the problem, no crash.
+TEST(CrashShards, AMergedRunOrMisshapenRunsAreErrors) {
+  auto merged = merge_shards({shard(1, 2, 1, {}), shard(2, 2, 1, {})});
+  ASSERT_TRUE(merged.ok());
+  json whole = {{"context", merged->context}, {"runs", merged->runs}};
+  auto again = merge_shards({{"merged", whole}});
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("merged is not the results of a sharded"), std::string::npos);
+
+  ShardDocument odd = shard(2, 2, 1, {});
+  odd.document["runs"][0].erase("metrics");
+  auto broken = merge_shards({shard(1, 2, 1, {}), odd});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), Errc::corrupted);
+  EXPECT_NE(broken.status().message().find("not as pmlab crash writes them"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pmlab::crash

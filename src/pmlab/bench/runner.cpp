@@ -200,12 +200,11 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options, const
 class BenchPool {
  public:
   Status open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
-    path_ = options.pool_path.empty() ? pool::scratch_pool_path(pool::scratch_directory()) : options.pool_path;
-    if (options.pool_path.empty()) {
-      pool::sweep_scratch_pools(fs::path(path_).parent_path(), [](const std::string& line) {
-        std::fprintf(stderr, "%s\n", printable(line).c_str());
-      });
-    }
+    path_ = options.pool_path.empty() ? pool::scratch_pool_path(scratch_base_directory()) : options.pool_path;
+    // The cases put their side pools beside the run's pool: a killed run's are swept wherever that was.
+    pool::sweep_scratch_pools(fs::path(path_).parent_path(), [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", printable(line).c_str());
+    });
     if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
     std::error_code ec;
     if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {

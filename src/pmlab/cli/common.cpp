@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pmlab/cli/commands.hpp"
+#include "pmlab/common/files.hpp"
 #include "pmlab/common/text.hpp"
 
 #ifndef PMLAB_SOURCE_DIR
@@ -43,8 +44,7 @@ namespace {
 std::string report_renderer_path() {
   if (const char* p = std::getenv("PMLAB_PYTHONPATH")) return p;
   std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path installed = self.parent_path().parent_path() / "share" / "pmlab" / "python";
+  const std::filesystem::path installed = executable_path().parent_path().parent_path() / "share" / "pmlab" / "python";
   for (const std::filesystem::path& dir : {installed, std::filesystem::path(PMLAB_SOURCE_DIR) / "python"})
     if (std::filesystem::is_directory(dir / "pmlab_report", ec)) return dir.string();
   return {};

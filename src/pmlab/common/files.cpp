@@ -149,10 +149,23 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
   return Status::success();
 }
 
-Result<ScratchDirectory> ScratchDirectory::make(const std::string& prefix) {
+std::filesystem::path scratch_base_directory() {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path base = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path(ec);
+  if (fs::is_directory("/dev/shm", ec)) return "/dev/shm";
+  const fs::path tmp = fs::temp_directory_path(ec);
+  return ec ? fs::path("/tmp") : tmp;
+}
+
+std::filesystem::path executable_path() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : self;
+}
+
+Result<ScratchDirectory> ScratchDirectory::make(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path base = scratch_base_directory();
   std::string templ = (base / (prefix + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
   if (mkdtemp(templ.data()) == nullptr) return errno_status(errno, "cannot create a scratch directory in " + base.string());
   return ScratchDirectory(templ);

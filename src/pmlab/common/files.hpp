@@ -3,6 +3,7 @@
 // directory or a full disk gets the same clear error everywhere.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -53,9 +54,16 @@ Result<std::string> read_regular_file(const std::string& path, std::string_view 
 // cause. An existing PATH that is not a regular file (a directory, a FIFO) is refused.
 Status write_file_atomically(const std::string& path, std::string_view content);
 
-// A directory of its own for scratch files (crash images, a traced program's pool), under /dev/shm when
-// there is one (tmpfs, like the emulated pools), else the temporary directory; removed with everything in
-// it when destroyed. Named <prefix>-<pid>-XXXXXX.
+// Where scratch files go when nothing says otherwise: /dev/shm when there is one (tmpfs, DRAM-backed like
+// an emulated pool), else the temporary directory.
+std::filesystem::path scratch_base_directory();
+
+// The running executable (/proc/self/exe), or an empty path when the kernel does not say. An installed
+// pmlab finds its runtime, data and report renderer relative to it.
+std::filesystem::path executable_path();
+
+// A directory of its own for scratch files (crash images, a traced program's pool), under
+// scratch_base_directory(); removed with everything in it when destroyed. Named <prefix>-<pid>-XXXXXX.
 class ScratchDirectory {
  public:
   static Result<ScratchDirectory> make(const std::string& prefix);

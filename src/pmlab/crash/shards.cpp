@@ -10,9 +10,14 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// A merged run has no shard index: it is the whole, not a shard of it.
 bool is_sharded_crash_run(const json& doc) {
-  return doc.is_object() && doc.contains("context") && doc["context"].contains("crash") &&
-         doc["context"]["crash"].contains("shard") && doc.contains("runs") && doc["runs"].is_array();
+  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array() || !doc.contains("context") ||
+      !doc["context"].is_object() || !doc["context"].contains("crash") || !doc["context"]["crash"].is_object())
+    return false;
+  const json& shard = doc["context"]["crash"].value("shard", json());
+  return shard.is_object() && shard.value("index", json()).is_number_unsigned() &&
+         shard.value("of", json()).is_number_unsigned();
 }
 
 // The same settings but for the shard index, and every shard of the same count, each once, all there.
@@ -42,13 +47,15 @@ Result<uint64_t> check_shards(const std::vector<ShardDocument>& shards) {
 void add_run(json& merged, const json& run) {
   static const std::set<std::string> summed = {"states_checked", "duplicate_states", "recovery_states_checked",
                                                "failures", "seconds"};
+  // at() on the shard's run: a key it lacks is an error to report, not a read past the object.
+  const json& metrics = run.at("metrics");
   for (const auto& key : summed)
-    if (merged["metrics"].contains(key) && run["metrics"].contains(key))
-      merged["metrics"][key]["value"] = merged["metrics"][key]["value"].get<double>() + run["metrics"][key]["value"].get<double>();
-  for (const json& f : run["failures"]) merged["failures"].push_back(f);
-  if (run["status"] == "error") {
+    if (merged["metrics"].contains(key) && metrics.contains(key))
+      merged["metrics"][key]["value"] = merged["metrics"][key]["value"].get<double>() + metrics.at(key).at("value").get<double>();
+  for (const json& f : run.value("failures", json::array())) merged["failures"].push_back(f);
+  if (run.at("status") == "error") {
     merged["status"] = "error";
-    if (merged["reason"].is_null()) merged["reason"] = run["reason"];
+    if (merged["reason"].is_null()) merged["reason"] = run.value("reason", json());
   }
 }
 
@@ -68,28 +75,24 @@ void finish_run(json& run) {
   });
 }
 
-}  // namespace
-
-Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards) {
-  if (shards.empty()) return error(Errc::invalid_argument, "name the shards' run directories");
-  auto count = check_shards(shards);
-  if (!count) return count.status();
+// The runs of every shard by name, added up (check_shards has made sure they belong together).
+MergedShards add_up(const std::vector<ShardDocument>& shards, uint64_t count) {
   std::map<std::string, json> by_name;
   std::vector<std::string> order;
   for (const ShardDocument& s : shards) {
     for (const json& run : s.document["runs"]) {
-      const std::string name = run["name"];
+      const std::string name = run.at("name").get<std::string>();
       auto [it, fresh] = by_name.emplace(name, run);
       if (fresh) order.push_back(name);
       else add_run(it->second, run);
     }
   }
   MergedShards merged;
-  merged.shards = *count;
+  merged.shards = count;
   merged.context = shards.front().document["context"];
   json origins = json::array();
   for (const ShardDocument& s : shards) origins.push_back(s.origin);
-  merged.context["crash"]["shard"] = {{"index", nullptr}, {"of", *count}, {"merged_from", origins}};
+  merged.context["crash"]["shard"] = {{"index", nullptr}, {"of", count}, {"merged_from", origins}};
   for (const std::string& name : order) {
     json run = std::move(by_name[name]);
     finish_run(run);
@@ -98,6 +101,20 @@ Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards) {
     merged.runs.push_back(std::move(run));
   }
   return merged;
+}
+
+}  // namespace
+
+Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards) {
+  if (shards.empty()) return error(Errc::invalid_argument, "name the shards' run directories");
+  auto count = check_shards(shards);
+  if (!count) return count.status();
+  try {
+    return add_up(shards, *count);
+  } catch (const json::exception& e) {
+    // A file edited by hand, or written by another tool: its runs are not what crash writes.
+    return error(Errc::corrupted, "the shards' runs are not as pmlab crash writes them (" + std::string(e.what()) + ")");
+  }
 }
 
 }  // namespace pmlab::crash

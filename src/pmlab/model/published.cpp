@@ -9,6 +9,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "pmlab/common/files.hpp"
+
 namespace pmlab::model {
 namespace {
 
@@ -47,9 +49,8 @@ bool is_directory(const std::string& path) {
 
 // share/pmlab/reference beside the bin/ directory the running executable is in.
 std::string beside_executable() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
+  const std::filesystem::path exe = executable_path();
+  if (exe.empty()) return {};
   return (exe.parent_path().parent_path() / "share" / "pmlab" / "reference").string();
 }
 

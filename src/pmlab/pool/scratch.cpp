@@ -75,13 +75,6 @@ Status remove_scratch_pool(const std::string& path) {
 
 }  // namespace
 
-fs::path scratch_directory() {
-  std::error_code ec;
-  if (fs::is_directory("/dev/shm", ec)) return "/dev/shm";
-  fs::path tmp = fs::temp_directory_path(ec);
-  return ec ? fs::path("/tmp") : tmp;
-}
-
 std::string scratch_pool_path(const fs::path& dir, std::string_view what) {
   std::string name = std::string(kPrefix) + std::to_string(getpid());
   if (!what.empty()) {

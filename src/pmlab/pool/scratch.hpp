@@ -15,10 +15,6 @@
 
 namespace pmlab::pool {
 
-// Where scratch pools go when nothing says otherwise: /dev/shm (tmpfs, so a pool is DRAM-backed like an
-// emulated PMEM pool), else the temporary directory.
-std::filesystem::path scratch_directory();
-
 // The path of this process's scratch pool `what` in `dir`: pmlab-<pid>.pool for an empty `what`, else
 // pmlab-<pid>-<what>.pool. `what` is a short name of letters, digits, '-', '_', '.' and '+'.
 std::string scratch_pool_path(const std::filesystem::path& dir, std::string_view what = {});

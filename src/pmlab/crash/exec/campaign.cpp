@@ -389,13 +389,13 @@ Result<std::string> find_runtime() {
     if (access(forced, R_OK) != 0) return error(Errc::not_found, std::string("PMLAB_TRACE_RUNTIME=") + forced + ": no such file");
     return fs::absolute(forced).string();
   }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path self = executable_path();
   // Beside the executable in a build tree; lib/pmlab (lib) under an installation's prefix.
   const fs::path prefix = self.parent_path().parent_path();
+  std::error_code ec;
   for (const fs::path& dir : {self.parent_path(), prefix / "lib" / "pmlab", prefix / "lib"}) {
     const fs::path candidate = dir / PMLAB_TRACE_RUNTIME_NAME;
-    if (!ec && fs::exists(candidate)) return candidate.string();
+    if (!self.empty() && fs::exists(candidate, ec)) return candidate.string();
   }
   return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " + self.string() +
                                     " (build it, or set PMLAB_TRACE_RUNTIME)");

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pmlab/common/files.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/process.hpp"
 #include "pmlab/platform/cpu.hpp"
@@ -168,8 +169,7 @@ std::string directory_beside(const void* memory) {
     if (slash == std::string::npos) break;  // anonymous: DRAM
     return fs::path(line.substr(slash)).parent_path().string();
   }
-  std::error_code ec;
-  return fs::is_directory("/dev/shm", ec) ? "/dev/shm" : fs::temp_directory_path(ec).string();
+  return scratch_base_directory().string();
 }
 
 void record_fio_beside(bench::RunContext& ctx, FioJob job, const void* memory, double ours_mib_s) {
