@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pmlab/platform/topology.hpp"
+
 namespace pmlab::platform {
 namespace {
 
@@ -120,20 +122,8 @@ std::vector<CacheInfo> caches() {
     c.size_bytes = n;
     int line = std::atoi(read_line(idx / "coherency_line_size").c_str());
     if (line > 0) c.line_bytes = line;
-    // shared_cpu_list looks like "0-1" or "0,2": count the CPUs named.
-    std::string list = read_line(idx / "shared_cpu_list");
-    int count = 0;
-    size_t pos = 0;
-    while (pos < list.size()) {
-      size_t comma = list.find(',', pos);
-      std::string part = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      size_t dash = part.find('-');
-      if (dash == std::string::npos) count += 1;
-      else count += std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    c.shared_by = count > 0 ? count : 1;
+    const size_t sharing = parse_cpu_list(read_line(idx / "shared_cpu_list")).size();
+    c.shared_by = sharing > 0 ? static_cast<int>(sharing) : 1;
     out.push_back(c);
   }
   return out;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "pmlab/platform/topology.hpp"
+
 namespace pmlab::platform {
 namespace fs = std::filesystem;
 
@@ -243,26 +245,6 @@ const char* to_string(TierLabel label) noexcept {
     case TierLabel::unknown: return "unknown";
   }
   return "unknown";
-}
-
-std::vector<int> parse_cpu_list(const std::string& text) {
-  std::vector<int> out;
-  std::istringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    if (item.empty()) continue;
-    const size_t dash = item.find('-');
-    int first = 0, last = 0;
-    const auto parse = [](std::string_view s, int& v) {
-      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      return ec == std::errc() && end == s.data() + s.size();
-    };
-    if (!parse(std::string_view(item).substr(0, dash), first)) return {};
-    last = first;
-    if (dash != std::string::npos && !parse(std::string_view(item).substr(dash + 1), last)) return {};
-    if (last < first) return {};
-    for (int c = first; c <= last; ++c) out.push_back(c);
-  }
-  return out;
 }
 
 MemoryTopology read_memory_topology(const fs::path& root, std::optional<int> initiator_node) {

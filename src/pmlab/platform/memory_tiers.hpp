@@ -74,7 +74,4 @@ struct MemoryTopology {
 // fewer facts.
 MemoryTopology read_memory_topology(const std::filesystem::path& root = "/", std::optional<int> initiator_node = {});
 
-// "0-3,8,10-11" -> {0,1,2,3,8,10,11}; empty for empty or malformed text.
-std::vector<int> parse_cpu_list(const std::string& text);
-
 }  // namespace pmlab::platform

@@ -4,9 +4,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 namespace pmlab::platform {
 
@@ -45,6 +48,26 @@ int numa_node_of_cpu(int cpu) {
     if (name.rfind("node", 0) == 0 && name.size() > 4) return std::atoi(name.c_str() + 4);
   }
   return -1;
+}
+
+std::vector<int> parse_cpu_list(const std::string& text) {
+  std::vector<int> out;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    const size_t dash = item.find('-');
+    int first = 0, last = 0;
+    const auto parse = [](std::string_view s, int& v) {
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && end == s.data() + s.size();
+    };
+    if (!parse(std::string_view(item).substr(0, dash), first)) return {};
+    last = first;
+    if (dash != std::string::npos && !parse(std::string_view(item).substr(dash + 1), last)) return {};
+    if (last < first) return {};
+    for (int c = first; c <= last; ++c) out.push_back(c);
+  }
+  return out;
 }
 
 bool pin_current_thread(int cpu) {

@@ -1,6 +1,7 @@
 // CPUs this process may run on, NUMA nodes, and pinning.
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace pmlab::platform {
@@ -11,6 +12,9 @@ std::vector<int> allowed_cpus();
 std::vector<int> numa_nodes();
 // Node a CPU belongs to, or -1 when unknown.
 int numa_node_of_cpu(int cpu);
+// A CPU list as the kernel writes it (cpulist, shared_cpu_list): "0-3,8,10-11" -> {0,1,2,3,8,10,11};
+// empty for empty or malformed text.
+std::vector<int> parse_cpu_list(const std::string& text);
 // Pins the calling thread to one CPU; false if the kernel refuses (the run records it).
 bool pin_current_thread(int cpu);
 
