@@ -21,6 +21,7 @@ FLOORS = [
     ("crashtest",),
     ("primitives", "ds", "lockfree", "ptm"),
     ("crash", "model", "profile"),
+    ("api",),
     ("bench",),
     ("suites",),
     ("cli",),

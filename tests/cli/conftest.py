@@ -38,3 +38,13 @@ def shm_dir():
 
 def digest(path):
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def prefix(tmp_path_factory):
+    """An installation of the build (cmake --install) into a temporary prefix, as `make install PREFIX=` does."""
+    where = tmp_path_factory.mktemp("prefix")
+    proc = subprocess.run(["cmake", "--install", str(ROOT / "build"), "--prefix", str(where)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return where

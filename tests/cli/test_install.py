@@ -12,15 +12,6 @@ import pytest
 
 from conftest import ROOT
 
-BUILD = ROOT / "build"
-
-
-@pytest.fixture(scope="module")
-def prefix(tmp_path_factory):
-    where = tmp_path_factory.mktemp("prefix")
-    proc = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(where)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return where
 
 
 def _env():

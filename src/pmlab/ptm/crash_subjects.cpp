@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "pmlab/crashtest/linearizability.hpp"
@@ -187,12 +188,30 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
  public:
   using Base::Base;
 
+  // Every fourth transaction is preceded by an attempt that does another one's writes and aborts (the
+  // library's Transaction::abort, an exception from the body): it must leave nothing, also when a crash
+  // cuts its undoing short, so the expected states never include it. The redo PTM also quiesces (a clean
+  // close) after every fifth transaction: a crash during it must keep every transaction that returned.
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
+    struct AbortedAttempt {};
     auto ptm = this->reopen(image, p);
     for (uint64_t op = 0; op < ops_; ++op) {
+      const int slot = static_cast<int>(op % kUsedSlots);
       ops.begin(op, Base::label(op));
-      ptm->run(static_cast<int>(op % kUsedSlots), [&](auto& tx) { apply_op(tx, seed_, op); });
+      if (kLogging && op % 4 == 1) {
+        try {
+          ptm->run(slot, [&](auto& tx) {
+            apply_op(tx, seed_, op + 1);
+            throw AbortedAttempt{};
+          });
+        } catch (const AbortedAttempt&) {
+        }
+      }
+      ptm->run(slot, [&](auto& tx) { apply_op(tx, seed_, op); });
       ops.end(op);
+      if constexpr (std::is_same_v<P, RedoPtm>) {
+        if (op % 5 == 4) ptm->quiesce();
+      }
     }
   }
 

@@ -42,14 +42,20 @@ class SlotPtm {
     return static_cast<uint64_t>(options.slots) * options.slot_bytes;
   }
 
-  // One failure-atomic transaction on log slot `slot`.
+  // One failure-atomic transaction on log slot `slot`. A body that throws leaves nothing behind: the
+  // transaction is undone (Ptm::abort) before the exception goes on to the caller.
   template <class F>
   void run(int slot, F&& body) {
     Slot& s = *slots_[static_cast<size_t>(slot)];
     std::lock_guard<std::mutex> guard(lock_);
     s.begin();
     typename Ptm::Tx tx(static_cast<Ptm&>(*this), s);
-    body(tx);
+    try {
+      body(tx);
+    } catch (...) {
+      static_cast<Ptm&>(*this).abort(s);
+      throw;
+    }
     static_cast<Ptm&>(*this).commit(s);
   }
 

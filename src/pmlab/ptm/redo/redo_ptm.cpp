@@ -101,6 +101,22 @@ Status RedoPtm::recover() {
   return heap_.open();
 }
 
+void RedoPtm::quiesce() {
+  for (auto& sp : slots_) {
+    for (uint64_t line : sp->unflushed) data_p_.flush(heap_.base() + line, 64);
+    sp->unflushed.clear();
+  }
+  // The data durable first; then one word retires every record, as at the end of recover().
+  data_p_.fence();
+  const uint64_t newest = clock_.load(std::memory_order_acquire);
+  uint64_t* recovered = &heap_.header().recovered_seq;
+  if (persist::Persister::load8(recovered) < newest) {
+    data_p_.store8(recovered, newest);
+    data_p_.persist(recovered, 8);
+  }
+  for (auto& sp : slots_) sp->durable_seq.store(sp->last_seq, std::memory_order_release);
+}
+
 uint64_t RedoPtm::read_shared(Slot& s, const uint64_t* word, uint64_t off) {
   if (single_thread_) return load_shared(word);  // no other thread commits: every read is consistent
   const uint32_t o = orec_of(off);

@@ -140,6 +140,9 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   Status format();
   // Replays every slot's valid, live records in seq order, retires them, then opens the heap.
   Status recover();
+  // Makes every committed transaction's data durable and retires every record, so that the next
+  // recover() replays nothing (a clean close). Not concurrent with transactions.
+  void quiesce();
 
   class Tx;
   // Runs `body` as one transaction on log slot `slot` (one slot per thread), again after a conflict.

@@ -20,19 +20,32 @@ Status UndoPtm::recover() {
     uint64_t n = 0;
     while (n < s.capacity && s.entries[n].check == check_of(s.entries[n].off, s.entries[n].old, seq, s.index)) ++n;
     if (n > 0) {
-      for (uint64_t i = n; i-- > 0;) {
-        if (Status st = restore_word(s, i, s.entries[i].off, s.entries[i].old); !st) return st;
-      }
-      data_p_.fence();
-      log_p_.store8(&s.header->seq, seq + 1);
-      log_p_.persist(&s.header->seq, 8);
+      PMLAB_TRY(roll_back(s, seq, n));
       ++rolled_back_;
-      s.seq = seq + 1;
     } else {
       s.seq = seq;
     }
   }
   return heap_.open();
+}
+
+Status UndoPtm::roll_back(Slot& s, uint64_t seq, uint64_t n) {
+  for (uint64_t i = n; i-- > 0;) PMLAB_TRY(restore_word(s, i, s.entries[i].off, s.entries[i].old));
+  data_p_.fence();
+  log_p_.store8(&s.header->seq, seq + 1);
+  log_p_.persist(&s.header->seq, 8);
+  s.seq = seq + 1;
+  return Status::success();
+}
+
+void UndoPtm::abort(Slot& s) {
+  if (s.n > 0) {
+    if (!options_.logging) ptm_fatal("undo transaction aborted without a log (logging off): it cannot be undone");
+    // The entries are this process's own, just written: an offset outside the heap cannot occur.
+    if (Status st = roll_back(s, s.seq, s.n); !st) ptm_fatal(st.message());
+  }
+  return_taken(heap_, s.alloc, s.index);
+  s.begin();
 }
 
 void UndoPtm::commit(Slot& s) {

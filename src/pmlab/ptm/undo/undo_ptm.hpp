@@ -1,5 +1,6 @@
 // Undo-logging PTM: each word's old value is logged and made durable before the word is written in
-// place; commit makes the data durable, then retires the log. Recovery rolls back.
+// place; commit makes the data durable, then retires the log. Recovery rolls back, and so does a body
+// that throws (the exception then reaches run()'s caller).
 //
 // Log slot (one per thread): a 64-byte header line holding `seq`, then 32-byte entries
 // {offset, old value, check, -}. An entry belongs to the slot's current transaction when check ==
@@ -75,6 +76,11 @@ class UndoPtm final : public SlotPtm<UndoPtm, UndoSlot> {
     return mix64(off ^ mix64(old ^ mix64(seq * 0x100000001b3ull + static_cast<uint64_t>(slot) + 1)));
   }
   void commit(Slot& s);
+  // Undoes the slot's running transaction as recovery would (its logged words restored, in reverse, and
+  // made durable before the log is retired) and gives back the blocks it took.
+  void abort(Slot& s);
+  // Restores the first `n` entries of slot `s` logged under `seq`, then retires them: seq + 1, durable.
+  Status roll_back(Slot& s, uint64_t seq, uint64_t n);
 
   uint64_t rolled_back_ = 0;
 };

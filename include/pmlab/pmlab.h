@@ -1,0 +1,173 @@
+/* pmlab/pmlab.h: pmlab's C API — a persistent transactional heap (the redo or undo PTM) and a
+ * failure-atomic log, each in a pool file.
+ *
+ * Every function that can fail returns 0 (PMLAB_OK) or a negative PMLAB_E_* code, and leaves a one-line
+ * message for pmlab_errormsg(). Objects are handles (pmlab_ptm, pmlab_log); a pool file is open in one
+ * handle at a time (a second open, in this process or another, fails with PMLAB_E_BUSY) and is recovered
+ * by the open that follows a crash. Offsets, not pointers, name data in a heap: a pool may be mapped at
+ * another address every time.
+ *
+ * Thread safety: a handle may be used by several threads at once unless a function says otherwise.
+ * Persistence: what a function says is durable is in the durability domain when it returns — on real
+ * PMEM (fsdax) as on an emulated pool (a file on tmpfs or a disk, where pmlab issues the same
+ * instructions but only PMEM would keep the data through a power failure). */
+#ifndef PMLAB_PMLAB_H
+#define PMLAB_PMLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmlab/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ errors */
+
+/* The codes of the `pmlab` command's errors (its exit code for each: pmlab_exit_code). */
+enum pmlab_status {
+  PMLAB_OK = 0,
+  PMLAB_E_INVALID_ARGUMENT = -1,  /* a bad parameter: an offset outside the heap, an unknown writer */
+  PMLAB_E_NOT_FOUND = -2,         /* the pool file does not exist */
+  PMLAB_E_ALREADY_EXISTS = -3,    /* create: the file exists (pmlab never overwrites one) */
+  PMLAB_E_IO = -4,
+  PMLAB_E_NO_SPACE = -5,          /* the file system, or a pool too small for what it must hold */
+  PMLAB_E_PERMISSION_DENIED = -6,
+  PMLAB_E_NOT_A_FILE = -7,
+  PMLAB_E_NOT_A_POOL = -8,        /* the file is not a pmlab pool */
+  PMLAB_E_CORRUPTED = -9,         /* a pool whose header or structure does not validate */
+  PMLAB_E_WRONG_LAYOUT = -10,     /* a pmlab pool of another kind (a log opened as a PTM) */
+  PMLAB_E_BUSY = -11,             /* the pool is open elsewhere */
+  PMLAB_E_POOL_FULL = -12,        /* no room left: a full heap or log lane */
+  PMLAB_E_UNSUPPORTED = -13,      /* the CPU lacks the flush instruction asked for */
+  PMLAB_E_FAILED = -14,           /* anything else; the message says what */
+  /* A transaction's snapshot went stale (another thread committed over what it read): pass it on from
+   * the body; pmlab_ptm_run runs the body again. Never returned by pmlab_ptm_run. */
+  PMLAB_E_RETRY = -100
+};
+
+/* The message of this thread's last error: one line naming what is wrong. Valid until the thread's next
+ * pmlab call; "" if none. */
+const char *pmlab_errormsg(void);
+/* A short name of a code ("pool full"). */
+const char *pmlab_strerror(int status);
+/* The `pmlab` command's exit code for a status: 0 ok, 2 bad argument, 3 pool or file, 4 unsupported,
+ * 1 other. */
+int pmlab_exit_code(int status);
+/* The version of the library running ("0.2.0"); PMLAB_VERSION_STRING is the headers'. */
+const char *pmlab_version(void);
+
+/* -------------------------------------------------------------------------- transactional heap */
+
+typedef struct pmlab_ptm pmlab_ptm;
+typedef struct pmlab_tx pmlab_tx;
+
+enum pmlab_ptm_kind {
+  PMLAB_PTM_REDO = 1, /* redo log, one fence per writing transaction; concurrent disjoint transactions */
+  PMLAB_PTM_UNDO = 2  /* undo log, a fence per first write of a word; transactions one at a time */
+};
+
+struct pmlab_ptm_config {
+  enum pmlab_ptm_kind kind;       /* 0: PMLAB_PTM_REDO */
+  unsigned threads;               /* transactions that may run at once; 0: 8. More wait for a slot. */
+  uint64_t log_bytes_per_thread;  /* bounds the words one transaction writes; 0: 64 KiB */
+};
+
+/* The number of root words (pmlab_tx_root). */
+#define PMLAB_PTM_ROOTS 12
+
+/* Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap. config may be
+ * NULL (the defaults). On success *ptm is open. No file is left behind on failure. */
+int pmlab_ptm_create(const char *path, uint64_t pool_bytes, const struct pmlab_ptm_config *config,
+                     pmlab_ptm **ptm);
+/* Opens a PTM pool and recovers it: every transaction whose pmlab_ptm_run returned is there, none that
+ * had not returned is, in part or whole. */
+int pmlab_ptm_open(const char *path, pmlab_ptm **ptm);
+/* Closes the handle (NULL is ignored). Everything committed is already durable. Not concurrent with
+ * other calls on the handle. */
+void pmlab_ptm_close(pmlab_ptm *ptm);
+
+/* The body of a transaction. Returns 0 to commit, PMLAB_E_RETRY when a pmlab_tx_* call returned it, or any
+ * other nonzero value to abort. It may run more than once (after PMLAB_E_RETRY): effects outside the heap
+ * must be ones a rerun overwrites. It must not longjmp out or keep tx after returning. */
+typedef int (*pmlab_tx_fn)(pmlab_tx *tx, void *arg);
+
+/* Runs `body` as one failure-atomic transaction: its writes become durable together, or (abort, crash)
+ * not at all. Returns 0 once committed (durable), or the body's nonzero value after undoing it. */
+int pmlab_ptm_run(pmlab_ptm *ptm, pmlab_tx_fn body, void *arg);
+
+/* Inside a body. `offset` names an 8-byte aligned word in the heap; each returns PMLAB_E_INVALID_ARGUMENT
+ * for one outside it, PMLAB_E_RETRY when the transaction must start over (it then fails every later call
+ * too, so a body may check only the last). */
+int pmlab_tx_read(pmlab_tx *tx, uint64_t offset, uint64_t *value);
+int pmlab_tx_write(pmlab_tx *tx, uint64_t offset, uint64_t value);
+/* `size` bytes at an 8-byte aligned offset, through the same words (the last one padded with zeros). */
+int pmlab_tx_read_bytes(pmlab_tx *tx, uint64_t offset, void *out, size_t size);
+int pmlab_tx_write_bytes(pmlab_tx *tx, uint64_t offset, const void *data, size_t size);
+/* A new block of at least `size` bytes (8-byte aligned offset, contents undefined) or PMLAB_E_POOL_FULL.
+ * Freed again if the transaction does not commit. */
+int pmlab_tx_alloc(pmlab_tx *tx, uint64_t size, uint64_t *offset);
+/* Frees a block from pmlab_tx_alloc, when the transaction commits. */
+int pmlab_tx_free(pmlab_tx *tx, uint64_t offset);
+/* The offset of root word `i` (< PMLAB_PTM_ROOTS): where a structure keeps its entry point. Read and
+ * write it like any word. 0 for an i out of range. */
+uint64_t pmlab_tx_root(const pmlab_tx *tx, unsigned i);
+
+struct pmlab_ptm_stats {
+  uint64_t transactions; /* committed since open */
+  uint64_t writing;      /* of which wrote */
+  uint64_t conflicts;    /* bodies run again after a conflict */
+  uint64_t recovered;    /* transactions the open found unfinished: replayed (redo) or undone (undo) */
+  uint64_t heap_bytes;
+};
+int pmlab_ptm_get_stats(const pmlab_ptm *ptm, struct pmlab_ptm_stats *stats);
+
+/* -------------------------------------------------------------------------------------------- log */
+
+typedef struct pmlab_log pmlab_log;
+
+struct pmlab_log_config {
+  /* How an entry is made durable: "zero" (one fence per append; the default), "header" (libpmemlog's
+   * way), "header-dancing", "classic"; a "-padded" suffix puts each entry on its own cache lines. NULL:
+   * "zero". */
+  const char *writer;
+  unsigned lanes; /* concurrent appenders, each with its own share of the pool; 0: 1 */
+};
+
+/* Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty log. */
+int pmlab_log_create(const char *path, uint64_t pool_bytes, const struct pmlab_log_config *config, pmlab_log **log);
+/* Opens a log pool and recovers it: every entry whose append returned is kept, an append cut short by a
+ * crash is gone whole, a truncation cut short is finished. */
+int pmlab_log_open(const char *path, pmlab_log **log);
+void pmlab_log_close(pmlab_log *log);
+
+/* Appends `size` bytes through `lane` (< lanes; one thread per lane at a time) and returns once the entry
+ * is durable, with its sequence number in *lsn (may be NULL). Sequence numbers grow across lanes: an append
+ * that returned before another began has the smaller one. PMLAB_E_POOL_FULL when the lane has no room. */
+int pmlab_log_append(pmlab_log *log, unsigned lane, const void *data, size_t size, uint64_t *lsn);
+
+/* Called for each entry in sequence order; a nonzero return stops the walk and is returned by
+ * pmlab_log_foreach. `data` is valid during the call only. */
+typedef int (*pmlab_log_visit_fn)(uint64_t lsn, unsigned lane, const void *data, size_t size, void *arg);
+/* Not concurrent with append or truncate. */
+int pmlab_log_foreach(const pmlab_log *log, pmlab_log_visit_fn visit, void *arg);
+/* Discards every entry, failure-atomically (after a crash: all of them or none). Not concurrent with
+ * append. */
+int pmlab_log_truncate(pmlab_log *log);
+
+struct pmlab_log_stats {
+  unsigned lanes;
+  uint64_t lane_capacity;   /* bytes of entries one lane holds */
+  uint64_t recovered;       /* entries the open found */
+  uint64_t torn_tails;      /* appends the open found cut short, and discarded */
+};
+int pmlab_log_get_stats(const pmlab_log *log, struct pmlab_log_stats *stats);
+/* Bytes of lane `lane` in use. */
+uint64_t pmlab_log_lane_used(const pmlab_log *log, unsigned lane);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PMLAB_PMLAB_H */

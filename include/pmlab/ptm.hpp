@@ -1,0 +1,128 @@
+// pmlab/ptm.hpp: a persistent transactional heap in a pool file — pmlab's redo or undo PTM, in C++.
+//
+//   auto ptm = pmlab::Ptm::open("/mnt/pmem/heap");        // recovers after a crash
+//   ptm.run([&](pmlab::Transaction& tx) {
+//     uint64_t node = tx.alloc(16);
+//     tx.write(node, 42);
+//     tx.write(node + 8, tx.read(tx.root(0)));
+//     tx.write(tx.root(0), node);                           // all of it durable at once, or none
+//   });
+//
+// Data is named by offsets in the heap (8-byte aligned words), never by pointers: a pool may be mapped
+// at another address every time. Everything a transaction writes becomes durable together when run()
+// returns; a crash before that leaves none of it (the next open recovers), and so does an exception from
+// the body or Transaction::abort().
+//
+// Threads: one Ptm is shared by any number of threads. Up to `threads` transactions (PtmOptions) run at
+// once, each on a log slot of its own; the redo PTM runs read-only and disjoint transactions in parallel,
+// the undo PTM one at a time. The redo PTM may run a body more than once (another thread committed over
+// what it read): effects outside the heap must be ones a rerun overwrites, and a body must let every
+// exception it did not throw pass (no catch (...) that swallows it).
+#ifndef PMLAB_PTM_HPP
+#define PMLAB_PTM_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <pmlab/error.hpp>
+#include <pmlab/pmlab.h>
+
+namespace pmlab {
+inline namespace v0 {
+
+enum class PtmKind { redo = PMLAB_PTM_REDO, undo = PMLAB_PTM_UNDO };
+
+struct PtmOptions {
+  PtmKind kind = PtmKind::redo;
+  unsigned threads = 8;                   // transactions that may run at once; more wait for a slot
+  uint64_t log_bytes_per_thread = 65536;  // bounds the words one transaction writes (16 bytes per word)
+};
+
+struct PtmStats {
+  uint64_t transactions = 0;  // committed since open
+  uint64_t writing = 0;       // of which wrote
+  uint64_t conflicts = 0;     // bodies run again after a conflict
+  uint64_t recovered = 0;     // transactions the open found unfinished: replayed (redo) or undone (undo)
+  uint64_t heap_bytes = 0;
+};
+
+class Ptm;
+
+// A running transaction: what the body of Ptm::run receives. Valid only during the body. Every call
+// throws Error(PMLAB_E_INVALID_ARGUMENT) for an offset outside the heap or not 8-byte aligned.
+class Transaction {
+ public:
+  static constexpr unsigned kRoots = PMLAB_PTM_ROOTS;
+
+  // The word at `offset` as this transaction sees it (its own writes included).
+  uint64_t read(uint64_t offset) const;
+  void write(uint64_t offset, uint64_t value);
+  // `size` bytes at an 8-byte aligned offset, through the same words (the last one padded with zeros).
+  void read_bytes(uint64_t offset, void* out, size_t size) const;
+  void write_bytes(uint64_t offset, const void* data, size_t size);
+  // A new block of at least `size` bytes (8-byte aligned, contents undefined); freed again if the
+  // transaction does not commit. Throws Error(PMLAB_E_POOL_FULL) when the heap has no room.
+  uint64_t alloc(uint64_t size);
+  // Frees a block from alloc(), when the transaction commits.
+  void free(uint64_t offset);
+  // The offset of root word i (i < kRoots), where a structure keeps its entry point.
+  uint64_t root(unsigned i) const;
+  // Undoes the transaction: run() returns false.
+  [[noreturn]] void abort();
+
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+ private:
+  friend class Ptm;
+  Transaction(int kind, void* tx, void* heap, uint64_t heap_bytes) noexcept
+      : kind_(kind), tx_(tx), heap_(heap), heap_bytes_(heap_bytes) {}
+  int kind_;
+  void* tx_;
+  void* heap_;
+  uint64_t heap_bytes_;
+};
+
+class Ptm {
+ public:
+  // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap; no file is left
+  // behind on failure.
+  static Ptm create(const std::string& path, uint64_t pool_bytes, const PtmOptions& options = {});
+  // Opens a PTM pool and recovers it: every transaction whose run() returned is there, none that had not
+  // returned is, in part or whole. Throws Error(PMLAB_E_BUSY) when the pool is open elsewhere.
+  static Ptm open(const std::string& path);
+
+  Ptm(Ptm&&) noexcept;
+  Ptm& operator=(Ptm&&) noexcept;
+  ~Ptm();
+
+  // Runs `body(Transaction&)` as one failure-atomic transaction. Returns true once it committed (durable),
+  // false when the body called abort(); an exception from the body undoes the transaction and goes on.
+  template <class Body>
+  bool run(Body&& body) {
+    using B = std::remove_reference_t<Body>;
+    return run_erased([](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
+                      const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+  }
+
+  PtmKind kind() const noexcept;
+  unsigned threads() const noexcept;
+  const std::string& path() const noexcept;
+  PtmStats stats() const;
+
+ private:
+  struct Impl;
+  explicit Ptm(std::unique_ptr<Impl> impl) noexcept;
+  Impl& self() const;  // throws for a moved-from Ptm
+  bool run_erased(void (*body)(void*, Transaction&), void* state);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace v0
+}  // namespace pmlab
+
+#endif  // PMLAB_PTM_HPP

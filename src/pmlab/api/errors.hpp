@@ -1,0 +1,34 @@
+// How the public API reports an internal Status: a C code with this thread's message (the C API), or an
+// Error thrown with both (the C++ API).
+#pragma once
+
+#include <exception>
+
+#include <pmlab/error.hpp>
+
+#include "pmlab/common/status.hpp"
+
+namespace pmlab::api {
+
+// The PMLAB_E_* code of an internal error code.
+int status_code(Errc code) noexcept;
+// Records `message` as this thread's last error (pmlab_errormsg) and returns `code`.
+int fail(int code, const char* message) noexcept;
+int fail(const Status& status) noexcept;
+[[noreturn]] void raise(const Status& status);
+[[noreturn]] void raise(int code, const std::string& message);
+// The code of an exception caught at the C API's edge (Error, bad_alloc, anything else), recorded.
+int fail_current_exception() noexcept;
+
+// Runs `f` at the C API's edge: PMLAB_OK, or the code of what it threw (recorded for pmlab_errormsg).
+template <class F>
+int guarded(F&& f) noexcept {
+  try {
+    f();
+    return 0;
+  } catch (...) {
+    return fail_current_exception();
+  }
+}
+
+}  // namespace pmlab::api
