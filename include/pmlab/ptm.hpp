@@ -14,7 +14,7 @@
 // the body or Transaction::abort().
 //
 // Threads: one Ptm is shared by any number of threads. Up to `threads` transactions (PtmOptions) run at
-// once, each on a log slot of its own; the redo PTM runs read-only and disjoint transactions in parallel,
+// once, each on a log slot of its own (run() borrows one per transaction; a Session keeps one); the redo PTM runs read-only and disjoint transactions in parallel,
 // the undo PTM one at a time. The redo PTM may run a body more than once (another thread committed over
 // what it read): effects outside the heap must be ones a rerun overwrites, and a body must let every
 // exception it did not throw pass (no catch (...) that swallows it).
@@ -109,6 +109,33 @@ class Ptm {
                       const_cast<void*>(static_cast<const void*>(std::addressof(body))));
   }
 
+  // A log slot held by one thread for a run of transactions: Session::run skips the slot hand-out
+  // (a compare-and-swap, which waits for the previous commit's stores to drain) that run() does each time.
+  // Used by the thread that made it only; destroyed before the Ptm. While it lives, the other threads have
+  // one slot fewer (run() and new sessions wait for a free one).
+  class Session {
+   public:
+    template <class Body>
+    bool run(Body&& body) {
+      using B = std::remove_reference_t<Body>;
+      return ptm_->run_on(slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
+                          const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+    }
+    Session(Session&& other) noexcept : ptm_(other.ptm_), slot_(other.slot_) { other.ptm_ = nullptr; }
+    Session& operator=(Session&&) = delete;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session();
+
+   private:
+    friend class Ptm;
+    Session(Ptm* ptm, int slot) noexcept : ptm_(ptm), slot_(slot) {}
+    Ptm* ptm_;
+    int slot_;
+  };
+  // A session on a free log slot (waits for one when every slot is taken).
+  Session session();
+
   PtmKind kind() const noexcept;
   unsigned threads() const noexcept;
   const std::string& path() const noexcept;
@@ -119,6 +146,7 @@ class Ptm {
   explicit Ptm(std::unique_ptr<Impl> impl) noexcept;
   Impl& self() const;  // throws for a moved-from Ptm
   bool run_erased(void (*body)(void*, Transaction&), void* state);
+  bool run_on(int slot, void (*body)(void*, Transaction&), void* state);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -143,6 +143,32 @@ TEST_P(PtmApi, ConcurrentTransfersKeepTheTotal) {
   EXPECT_EQ(ptm.stats().transactions, 2u + kThreads * kTransfers);
 }
 
+TEST_P(PtmApi, ConcurrentSessionsKeepTheirSlots) {
+  auto ptm = make("heap", 2);
+  uint64_t counter = 0;
+  ptm.run([&](pmlab::Transaction& tx) {
+    counter = tx.alloc(8);
+    tx.write(counter, 0);
+  });
+  {
+    pmlab::Ptm::Session mine = ptm.session();  // one of the two slots; run() and other sessions share the other
+    std::thread other([&] {
+      auto theirs = ptm.session();
+      for (int i = 0; i < 500; ++i) theirs.run([&](pmlab::Transaction& tx) { tx.write(counter, tx.read(counter) + 1); });
+    });
+    for (int i = 0; i < 500; ++i) mine.run([&](pmlab::Transaction& tx) { tx.write(counter, tx.read(counter) + 1); });
+    other.join();
+    pmlab::Ptm::Session moved = std::move(mine);
+    EXPECT_FALSE(moved.run([](pmlab::Transaction& tx) { tx.abort(); }));
+  }
+  // Both slots are free again: two sessions at once.
+  auto a = ptm.session();
+  auto b = ptm.session();
+  uint64_t total = 0;
+  b.run([&](pmlab::Transaction& tx) { total = tx.read(counter); });
+  EXPECT_EQ(total, 1000u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, PtmApi, ::testing::Values(pmlab::PtmKind::redo, pmlab::PtmKind::undo),
                          [](const auto& param_info) { return param_info.param == pmlab::PtmKind::redo ? "redo" : "undo"; });
 

@@ -1,6 +1,8 @@
 """libpmlab as a user's build sees it: installed headers that stand alone and include only each other, a
-shared library that exports the public API and nothing else, and the examples built against the
-installation alone (find_package, pkg-config; shared and static), recovering after kill -9."""
+shared library that exports the public API and nothing else, the examples built against the
+installation alone (find_package, pkg-config; shared and static) and recovering after kill -9, a design
+of the user's own crash-tested with `pmlab crash --load`, and the Debian package."""
+import json
 import os
 import pathlib
 import random
@@ -54,7 +56,7 @@ def test_public_headers_include_only_public_headers(tmp_path):
 def test_each_installed_header_compiles_alone(prefix, tmp_path):
     headers = sorted((prefix / "include" / "pmlab").iterdir())
     assert {h.name for h in headers} >= {"pmlab.h", "version.h", "trace.h", "error.hpp", "ptm.hpp", "log.hpp",
-                                         "pmlab.hpp"}
+                                         "pmlab.hpp", "crash.hpp"}
     strict = ["-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", f"-I{prefix / 'include'}"]
     for header in headers:
         unit = tmp_path / f"{header.stem}_alone"
@@ -64,7 +66,8 @@ def test_each_installed_header_compiles_alone(prefix, tmp_path):
             unit.with_suffix(".c").write_text(text)
             _run(["cc", "-std=c99", *strict, unit.with_suffix(".c")])
         unit.with_suffix(".cpp").write_text(text)
-        for std in ("-std=c++17", "-std=c++20"):
+        # The crash API is C++20 (std::source_location); the rest of the C++ API C++17.
+        for std in ("-std=c++20",) if header.name == "crash.hpp" else ("-std=c++17", "-std=c++20"):
             _run(["c++", std, *strict, unit.with_suffix(".cpp")])
 
 
@@ -97,7 +100,7 @@ def examples(prefix, tmp_path_factory):
     out = tmp_path_factory.mktemp("examples")
     env = {k: v for k, v in os.environ.items() if k not in ("CPATH", "LIBRARY_PATH", "LD_LIBRARY_PATH")}
     built = {}
-    for name, binary in (("wal", "wal"), ("kv-store", "kv")):
+    for name, binary in (("wal", "wal"), ("kv-store", "kv"), ("crash-design", "libcrash_design.so")):
         source = out / name
         shutil.copytree(ROOT / "examples" / name, source)
         _run(["cmake", "-S", source, "-B", source / "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
@@ -161,3 +164,72 @@ def test_the_wal_replays_every_returned_append_through_kill_9(examples, shm_dir)
 
     # The log holds updates 1..replayed, whole and in order, over the checkpoint of updates 1..1000.
     assert table == {k: newest(k, replayed) or newest(k, 1000) for k in range(100)}
+
+
+def test_the_debian_package_holds_everything_and_runs_unpacked(tmp_path):
+    out = tmp_path / "deb"
+    _run(["cpack", "-G", "DEB", "-B", out], cwd=ROOT / "build")
+    deb = next(out.glob("pmlab_*.deb"))
+    depends = _run(["dpkg-deb", "--field", deb, "Depends"]).stdout
+    assert "libpmem2" in depends and "python3" in depends, depends
+    listing = _run(["dpkg-deb", "--contents", deb]).stdout
+    for path in ("./usr/bin/pmlab", "./usr/lib/pmlab/libpmlab-trace.so", "./usr/lib/libpmlab.a",
+                 "./usr/include/pmlab/pmlab.h", "./usr/include/pmlab/version.h", "./usr/lib/pkgconfig/pmlab.pc",
+                 "./usr/lib/cmake/pmlab/pmlabConfig.cmake", "./usr/share/pmlab/reference/README.md",
+                 "./usr/share/pmlab/python/pmlab_report/__main__.py"):
+        assert path in listing, path
+    # Unpacked anywhere, its command runs and finds its own data, and a program builds against it.
+    root = tmp_path / "root"
+    _run(["dpkg-deb", "-x", deb, root])
+    assert _run([root / "usr" / "bin" / "pmlab", "--version"]).stdout.startswith("pmlab ")
+    source = tmp_path / "bank-c"
+    shutil.copytree(ROOT / "examples" / "bank-c", source)
+    _run(["make", "-C", source], env=dict(os.environ, PKG_CONFIG_PATH=str(root / "usr" / "lib" / "pkgconfig")))
+    data = tmp_path / "data"
+    data.mkdir()
+    assert "100000 in all" in _run([source / "bank", data, "create", 100]).stdout
+
+
+def test_a_design_of_ones_own_is_crash_tested_with_load(examples, prefix, tmp_path):
+    pmlab, design = prefix / "bin" / "pmlab", examples["crash-design"]
+    listed = _run([pmlab, "crash", "--load", design, "--list"]).stdout
+    assert "mine.stack" in listed and "mine.broken-stack" in listed
+
+    def crash(*args):
+        return subprocess.run([str(pmlab), "crash", "--load", str(design), *map(str, args)], capture_output=True,
+                              text=True, timeout=240)
+
+    good = crash("mine.stack", "--quick", "--out", tmp_path / "good")
+    assert good.returncode == 0, good.stderr
+    runs = json.loads((tmp_path / "good" / "results.json").read_text())["runs"]
+    assert len(runs) == 6  # adr and eadr, line, word and byte
+    assert all(r["metrics"]["failures"]["value"] == 0 and r["metrics"]["states_checked"]["value"] > 50 for r in runs)
+    # The broken twin is caught, at the design's own source line, with a replay that loads it again.
+    broken = crash("mine.broken-stack", "--quick", "--domain", "adr", "--granularity", "line", "--out", tmp_path / "bad")
+    assert broken.returncode == 1 and "list.cpp:" in broken.stderr, broken.stderr
+    replay = next(line for line in broken.stderr.splitlines() if "replay:" in line).split("replay: pmlab crash ")[1]
+    assert replay.startswith(f"--load {design} mine.broken-stack ")
+    again = crash(*replay.split()[2:], "--out", tmp_path / "replayed")
+    assert again.returncode == 1 and "1 runs, 1 failures" in again.stdout, again.stdout + again.stderr
+    # Mutation testing: every persistence call site of the design matters.
+    mutated = crash("mine.stack", "--quick", "--mutate", "--out", tmp_path / "mutants")
+    killed = re.search(r"(\d+) of (\d+) mutants killed", mutated.stderr)
+    assert mutated.returncode == 0 and killed and killed.group(1) == killed.group(2) and int(killed.group(2)) >= 5, \
+        mutated.stderr
+
+
+def test_load_refuses_what_it_cannot_use(examples, prefix):
+    pmlab, design = prefix / "bin" / "pmlab", examples["crash-design"]
+
+    def crash(*args):
+        return subprocess.run([str(pmlab), "crash", *map(str, args)], capture_output=True, text=True, timeout=60)
+
+    missing = crash("--load", "no-such.so", "mine.stack")
+    assert missing.returncode == 3 and "no such file" in missing.stderr
+    library = next((prefix / "lib").glob("libpmlab.so.*.*.*"))
+    foreign = crash("--load", library, "mine.stack")
+    assert foreign.returncode == 2 and "defines no crash subjects" in foreign.stderr
+    twice = crash("--load", design, "--load", design, "mine.stack")
+    assert twice.returncode == 3 and "exists already" in twice.stderr
+    not_elf = crash("--load", ROOT / "README.md", "mine.stack")
+    assert not_elf.returncode == 2 and "cannot load it" in not_elf.stderr

@@ -109,14 +109,24 @@ Ptm::~Ptm() = default;
 
 bool Ptm::run_erased(void (*body)(void*, Transaction&), void* state) {
   Impl& impl = self();
-  ptm::PtmStore& store = *impl.store;
-  ptm::Heap& heap = store.heap();
   const int slot = impl.acquire_slot();
   struct Release {
     Impl& impl;
     int slot;
     ~Release() { impl.release_slot(slot); }
   } release{impl, slot};
+  return run_on(slot, body, state);
+}
+
+Ptm::Session Ptm::session() { return Session(this, self().acquire_slot()); }
+
+Ptm::Session::~Session() {
+  if (ptm_ != nullptr && ptm_->impl_) ptm_->impl_->release_slot(slot_);
+}
+
+bool Ptm::run_on(int slot, void (*body)(void*, Transaction&), void* state) {
+  ptm::PtmStore& store = *self().store;
+  ptm::Heap& heap = store.heap();
   try {
     if (ptm::RedoPtm* redo = store.redo()) {
       redo->run(slot, [&](ptm::RedoPtm::Tx& tx) {
@@ -168,13 +178,17 @@ PtmStats Ptm::stats() const {
 
 namespace {
 
+[[noreturn, gnu::cold, gnu::noinline]] void bad_offset(uint64_t offset, uint64_t heap_bytes) {
+  raise(PMLAB_E_INVALID_ARGUMENT, "offset " + std::to_string(offset) + " is not an 8-byte aligned word of the " +
+                                      std::to_string(heap_bytes) + "-byte heap");
+}
+
 // The heap's words a transaction may name: the root words, and everything past the heap's header.
 uint64_t* word_at(void* heap, uint64_t heap_bytes, uint64_t offset) {
   const bool in_heap = offset >= ptm::kFirstBlock && offset < heap_bytes && heap_bytes - offset >= 8;
   const bool root = offset >= kRootsBegin && offset < ptm::kFirstBlock;
-  if (offset % 8 != 0 || !(in_heap || root))
-    raise(PMLAB_E_INVALID_ARGUMENT, "offset " + std::to_string(offset) + " is not an 8-byte aligned word of the " +
-                                        std::to_string(heap_bytes) + "-byte heap");
+  if (offset % 8 != 0 || !(in_heap || root)) [[unlikely]]
+    bad_offset(offset, heap_bytes);
   return heap_of(heap).at<uint64_t>(offset);
 }
 

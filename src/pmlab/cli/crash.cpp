@@ -19,6 +19,7 @@
 #include "pmlab/common/text.hpp"
 #include "pmlab/common/units.hpp"
 #include "pmlab/crash/campaign.hpp"
+#include "pmlab/crash/loaded_subjects.hpp"
 #include "pmlab/crash/shards.hpp"
 
 namespace pmlab::cli {
@@ -28,6 +29,7 @@ using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 struct CrashArgs {
+  std::vector<std::string> load;  // shared objects with subjects of their own (pmlab/crash.hpp)
   std::vector<std::string> designs;
   std::vector<std::string> domains;
   std::string granularity = "line,word,byte";
@@ -122,14 +124,16 @@ std::string names_of(const std::vector<T>& items) {
   return out;
 }
 
-void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design) {
+// `loads`: the --load options a replay needs (empty, or ending in a space).
+void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design,
+                    const std::string& loads) {
   for (const auto& f : r.details)
     std::fprintf(stderr,
                  "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
-                 "    replay: pmlab crash %s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
+                 "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
                  f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
                  f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
-                 f.property.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
+                 f.property.c_str(), loads.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
                  static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
                  static_cast<unsigned long long>(o.budget), f.replay().c_str());
 }
@@ -184,12 +188,12 @@ json campaign_settings(const crash::CampaignOptions& c) {
 }
 
 // Prints each run as it goes and records it in `results`.
-crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint64_t hash) {
+crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint64_t hash, const std::string& loads) {
   crash::CampaignObserver o;
   o.simulating = [](const crash::SubjectInfo& design, const crash::SimOptions& run) {
     std::fprintf(stderr, "pmlab crash: %s ... ", sim_run_name(design.name, run.domain, run.granularity).c_str());
   };
-  o.simulated = [&results, hash](const crash::SubjectInfo& design, const crash::SimOptions& run,
+  o.simulated = [&results, hash, loads](const crash::SubjectInfo& design, const crash::SimOptions& run,
                                  const Result<crash::SimReport>& r) {
     if (!r) {
       std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
@@ -204,7 +208,7 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
     }
     std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
                  static_cast<unsigned long long>(r->failures));
-    print_failures(*r, run, design.name);
+    print_failures(*r, run, design.name, loads);
     results.add(run_record(*r, design.name, hash));
   };
   o.mutating = [](const crash::SubjectInfo& design) {
@@ -242,7 +246,9 @@ int run_crash(const CrashArgs& a) {
   uint64_t hash = 0;
   const std::string domain = options->domains ? persist::to_string(options->domains->front()) : "adr";
   bench::ResultsDocument results(crash_context(campaign_settings(*options), domain, a.quick, &hash));
-  auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash));
+  std::string loads;
+  for (const std::string& file : a.load) loads += "--load " + fs::absolute(file).string() + " ";
+  auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash, loads));
   if (!summary) {
     std::fprintf(stderr, "\n");
     return report_error(summary.status());
@@ -296,6 +302,12 @@ void add_crash(CLI::App& app, int& exit_code) {
   auto list = std::make_shared<bool>(false);
   cmd->add_option("design", a->designs, "designs (e.g. selftest.commit-record), families (selftest) or all");
   cmd->add_flag("--list", *list, "list crash-testable designs and the domains they claim");
+  cmd->add_option("--load", a->load,
+                  "a shared object whose designs (pmlab/crash.hpp, PMLAB_CRASH_SUBJECT) join pmlab's own; repeatable")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(non_empty_value());
   cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)")->check(non_empty_value());
   cmd->add_option("--granularity", a->granularity,
                   "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)")
@@ -334,6 +346,13 @@ void add_crash(CLI::App& app, int& exit_code) {
 
   cmd->callback([&exit_code, a, list, cmd] {
     if (cmd->got_subcommand("merge") || cmd->got_subcommand("exec")) return;
+    for (const std::string& file : a->load) {
+      auto loaded = crash::load_subjects(file);
+      if (!loaded) {
+        exit_code = report_error(loaded.status());
+        return;
+      }
+    }
     if (*list) {
       exit_code = list_designs();
       return;

@@ -1,0 +1,167 @@
+// pmlab/crash.hpp: crash-test a design of your own with pmlab's simulator, out of tree.
+//
+// Write the design against pmlab::Persister (every byte it means to persist goes through flush, fence,
+// persist, store8 or the atomic word operations), wrap it in a CrashSubject, and register it:
+//
+//   class MyList final : public pmlab::CrashSubject { ... };
+//   PMLAB_CRASH_SUBJECT(my_list, "mine.list", "my persistent list", false, MyList)
+//
+// Build it as a shared object (it needs pmlab's headers only, nothing to link) and load it:
+//
+//   pmlab crash --load ./libmine.so mine.list [--domain adr|eadr] [--granularity ...] [--mutate] ...
+//
+// The simulator runs the subject's stream, enumerates the states a crash could leave at every fence and
+// at the end (each line changed since it was last durable: its durable content, its content at a
+// write-back since, or its latest), and for each runs recover() then check() on a fresh subject in a
+// fresh process. Everything `pmlab crash` gives its own designs applies: domains, granularities, budgets,
+// --mutate (each persistence call site dropped or weakened in turn: a mutation score), --shard, replay,
+// results.json and the report. docs/crash-simulator.md describes the model; docs/library.md this API.
+//
+// Needs C++20 (call sites are std::source_location). Single-threaded streams only in this version.
+#ifndef PMLAB_CRASH_HPP
+#define PMLAB_CRASH_HPP
+
+#if __cplusplus < 202002L
+#error "pmlab/crash.hpp needs C++20 (call sites are std::source_location)"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace pmlab {
+inline namespace v0 {
+
+enum class Domain { adr = 1, eadr = 2 };
+
+// How a design persists, as the simulator observes it. Every call names its call site (a failure and a
+// mutant are reported by it). Under ADR a store persists once written back (flush) and fenced; under
+// eADR once fenced. A plain store may also persist early (evicted) at any time, and under byte
+// granularity tear; only store8 and the atomic word operations are never torn.
+class Persister {
+ public:
+  using Site = std::source_location;
+
+  // Writes back the cache lines of [addr, addr+len): durable at the next fence.
+  virtual void flush(const void* addr, size_t len, Site where = Site::current()) const noexcept = 0;
+  // Makes every earlier write-back (and non-temporal store) durable, and orders later stores after it.
+  virtual void fence(Site where = Site::current()) const noexcept = 0;
+  void persist(const void* addr, size_t len, Site where = Site::current()) const noexcept {
+    flush(addr, len, where);
+    fence(where);
+  }
+  // An 8-byte aligned store no crash tears: the commit word of a failure-atomic protocol.
+  virtual void store8(uint64_t* word, uint64_t value, Site where = Site::current()) const noexcept = 0;
+  // Copies with non-temporal stores (the cache bypassed): durable at the next fence. Not fenced.
+  virtual void copy_nt(void* dst, const void* src, size_t len, Site where = Site::current()) const noexcept = 0;
+  // Atomic read-modify-writes of an 8-byte word, never torn.
+  virtual bool compare_exchange(uint64_t* word, uint64_t& expected, uint64_t desired,
+                                Site where = Site::current()) const noexcept = 0;
+  virtual uint64_t fetch_add(uint64_t* word, uint64_t delta, Site where = Site::current()) const noexcept = 0;
+  // Declares [addr, addr+len) volatile by design (rebuilt by recovery, never persisted): not explored.
+  virtual void declare_volatile(const void* addr, size_t len) const noexcept = 0;
+  virtual Domain domain() const noexcept = 0;
+
+ protected:
+  ~Persister() = default;
+};
+
+// The region a subject owns: zero-filled before format(), a private copy of a crash state for recover().
+struct CrashImage {
+  std::byte* base = nullptr;
+  size_t size = 0;
+};
+
+// Brackets each operation of a run: a crash point then knows which returned and which was in flight.
+class CrashOps {
+ public:
+  virtual void begin(uint64_t op, const char* label) noexcept = 0;
+  virtual void end(uint64_t op) noexcept = 0;
+
+ protected:
+  ~CrashOps() = default;
+};
+
+// Where a crash state was taken.
+struct CrashPoint {
+  uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
+  bool op_in_flight = false;   // operation ops_completed had begun and not returned
+  uint64_t fence_index = 0;    // the crash came just before this fence (from 1), unless at_exit
+  bool at_exit = false;
+};
+
+struct CrashOptions {
+  uint64_t ops = 64;  // length of the operation stream (`pmlab crash --ops`)
+  uint64_t seed = 1;  // for streams that are randomized (`--seed`)
+};
+
+// A design under crash test. The contract (as pmlab's own designs sign it, docs/crash-simulator.md):
+//   - format() and run() are called more than once, each time on a fresh subject and a fresh zero-filled
+//     image at the same address; they must be deterministic (the same calls, the same bytes).
+//   - recover() and then check() run on a subject made afresh from the same options, in a process that
+//     never ran the design, on a private copy of the crash image at another address: they must not follow
+//     absolute pointers stored in the image, and may keep in members what recover() found for check().
+//   - recover() returns "" once its repairs are durable (its own fences are crash-tested too), or why
+//     the image cannot be recovered. check() returns "" when the recovered state keeps the contract
+//     (every operation before at.ops_completed present, none after, an in-flight one whole or absent),
+//     else what broke.
+class CrashSubject {
+ public:
+  virtual ~CrashSubject() = default;
+  virtual size_t image_bytes() const = 0;
+  // Lays out an empty structure. Not crash-tested: the formatted image is the initial durable one.
+  virtual void format(CrashImage image, const Persister& persister) = 0;
+  virtual void run(CrashImage image, const Persister& persister, CrashOps& ops) = 0;
+  virtual std::string recover(CrashImage image, const Persister& persister) = 0;
+  virtual std::string check(CrashImage image, const Persister& persister, const CrashPoint& at) = 0;
+};
+
+}  // namespace v0
+}  // namespace pmlab
+
+// What `pmlab crash --load` reads from a shared object: its subjects, by one exported C function.
+extern "C" {
+struct pmlab_crash_subject_entry {
+  const char* name;         // "mine.list": a dotted name of letters, digits, '-', '_'
+  const char* description;
+  int deliberately_broken;  // 1: a variant the simulator must catch (left out of `all`, expected to fail)
+  pmlab::CrashSubject* (*make)(const pmlab::CrashOptions* options);  // a new subject, owned by the caller
+};
+}
+
+// The registration a subject's shared object compiles in (pmlab itself, which reads it, defines
+// PMLAB_CRASH_HOST and leaves it out).
+#ifndef PMLAB_CRASH_HOST
+namespace pmlab {
+inline namespace v0 {
+namespace detail {
+inline std::vector<pmlab_crash_subject_entry>& crash_subjects() {
+  static std::vector<pmlab_crash_subject_entry> subjects;
+  return subjects;
+}
+struct CrashSubjectRegistration {
+  explicit CrashSubjectRegistration(pmlab_crash_subject_entry entry) { crash_subjects().push_back(entry); }
+};
+}  // namespace detail
+}  // namespace v0
+}  // namespace pmlab
+
+// The entry point `pmlab crash --load` looks up: the subjects this shared object registered.
+extern "C" [[gnu::used, gnu::visibility("default")]] inline const pmlab_crash_subject_entry* pmlab_crash_subjects_v0(
+    size_t* count) {
+  *count = pmlab::detail::crash_subjects().size();
+  return pmlab::detail::crash_subjects().data();
+}
+
+// Registers TYPE (a CrashSubject constructible from const pmlab::CrashOptions&) as NAME. ID is a C++
+// identifier unique in the shared object.
+#define PMLAB_CRASH_SUBJECT(ID, NAME, DESCRIPTION, BROKEN, TYPE)                                              \
+  static const ::pmlab::detail::CrashSubjectRegistration pmlab_crash_subject_##ID{pmlab_crash_subject_entry{ \
+      NAME, DESCRIPTION, (BROKEN) ? 1 : 0,                                                                    \
+      [](const ::pmlab::CrashOptions* options) -> ::pmlab::CrashSubject* { return new TYPE(*options); }}}
+#endif  // PMLAB_CRASH_HOST
+
+#endif  // PMLAB_CRASH_HPP
