@@ -35,6 +35,8 @@
 namespace pmlab {
 inline namespace v0 {
 
+// The durability domain a run simulates (`pmlab crash --domain`): ADR, the memory controller is durable
+// (stores persist once written back and fenced); eADR, the caches are too (once fenced).
 enum class Domain { adr = 1, eadr = 2 };
 
 // How a design persists, as the simulator observes it. Every call names its call site (a failure and a
@@ -43,7 +45,7 @@ enum class Domain { adr = 1, eadr = 2 };
 // granularity tear; only store8 and the atomic word operations are never torn.
 class Persister {
  public:
-  using Site = std::source_location;
+  using Site = std::source_location;  // a call site: failures and mutants are reported by it
 
   // Writes back the cache lines of [addr, addr+len): durable at the next fence.
   virtual void flush(const void* addr, size_t len, Site where = Site::current()) const noexcept = 0;
@@ -71,14 +73,16 @@ class Persister {
 
 // The region a subject owns: zero-filled before format(), a private copy of a crash state for recover().
 struct CrashImage {
-  std::byte* base = nullptr;
-  size_t size = 0;
+  std::byte* base = nullptr;  // 64-byte aligned
+  size_t size = 0;            // image_bytes()
 };
 
 // Brackets each operation of a run: a crash point then knows which returned and which was in flight.
 class CrashOps {
  public:
+  // Operation `op` (0, 1, … in order) begins; `label` names its kind in failure reports ("push").
   virtual void begin(uint64_t op, const char* label) noexcept = 0;
+  // Operation `op` returned: everything it promised must survive a crash from here on.
   virtual void end(uint64_t op) noexcept = 0;
 
  protected:
@@ -90,9 +94,10 @@ struct CrashPoint {
   uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
   bool op_in_flight = false;   // operation ops_completed had begun and not returned
   uint64_t fence_index = 0;    // the crash came just before this fence (from 1), unless at_exit
-  bool at_exit = false;
+  bool at_exit = false;       // the crash came after the stream ended
 };
 
+// What a subject is made with: from `pmlab crash`'s options, the same for every subject of a run.
 struct CrashOptions {
   uint64_t ops = 64;  // length of the operation stream (`pmlab crash --ops`)
   uint64_t seed = 1;  // for streams that are randomized (`--seed`)
@@ -111,6 +116,7 @@ struct CrashOptions {
 class CrashSubject {
  public:
   virtual ~CrashSubject() = default;
+  // The bytes of the region the design needs (the same for every subject made from the same options).
   virtual size_t image_bytes() const = 0;
   // Lays out an empty structure. Not crash-tested: the formatted image is the initial durable one.
   virtual void format(CrashImage image, const Persister& persister) = 0;
@@ -126,7 +132,7 @@ class CrashSubject {
 extern "C" {
 struct pmlab_crash_subject_entry {
   const char* name;         // "mine.list": a dotted name of letters, digits, '-', '_'
-  const char* description;
+  const char* description;  // one line for `pmlab crash --list`
   int deliberately_broken;  // 1: a variant the simulator must catch (left out of `all`, expected to fail)
   pmlab::CrashSubject* (*make)(const pmlab::CrashOptions* options);  // a new subject, owned by the caller
 };

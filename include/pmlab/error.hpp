@@ -16,8 +16,10 @@ namespace pmlab {
 // a program built against another one fails to link instead of misbehaving (docs/library.md).
 inline namespace v0 {
 
+// A failure of a pmlab call: its PMLAB_E_* code and a one-line message (what()).
 class Error : public std::runtime_error {
  public:
+  // Made by pmlab; a program may throw one too (from a transaction body, it undoes the transaction).
   Error(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
   // A PMLAB_E_* code (pmlab/pmlab.h).
   int code() const noexcept { return code_; }

@@ -27,6 +27,7 @@
 namespace pmlab {
 inline namespace v0 {
 
+// Options of Log::create.
 struct LogOptions {
   std::string writer = "zero";  // zero, header, header-dancing, classic; each also "-padded"
   unsigned lanes = 1;           // concurrent appenders, each with an equal share of the pool
@@ -35,20 +36,23 @@ struct LogOptions {
   bool streaming = false;
 };
 
+// One entry as for_each visits it.
 struct LogEntry {
-  uint64_t lsn;
-  unsigned lane;
+  uint64_t lsn;      // its sequence number: entries are visited in this order
+  unsigned lane;     // the lane it was appended through
   const void* data;  // valid during the visit only
-  size_t size;
+  size_t size;       // its bytes, as appended
 };
 
+// What a log holds, and what its open recovered.
 struct LogStats {
-  unsigned lanes = 0;
+  unsigned lanes = 0;          // lanes the log was created with
   uint64_t lane_capacity = 0;  // bytes of entries one lane holds
   uint64_t recovered = 0;      // entries the open found
   uint64_t torn_tails = 0;     // appends the open found cut short, and discarded
 };
 
+// A log in a pool file, open in this process: one per pool (a second open is refused).
 class Log {
  public:
   // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty log.
@@ -57,6 +61,7 @@ class Log {
   // crash is gone whole, a truncation cut short is finished.
   static Log open(const std::string& path, bool streaming = false);
 
+  // Movable, not copyable. Every append that returned is durable; destroying it only unmaps the pool.
   Log(Log&&) noexcept;
   Log& operator=(Log&&) noexcept;
   ~Log();
@@ -76,6 +81,7 @@ class Log {
   // Discards every entry, failure-atomically (after a crash: all of them or none).
   void truncate();
 
+  // The writer's name ("zero-padded"), the bytes a lane holds, the log's counters, its file.
   std::string writer() const;
   uint64_t lane_used(unsigned lane) const noexcept;
   LogStats stats() const noexcept;

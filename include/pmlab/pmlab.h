@@ -60,14 +60,18 @@ const char *pmlab_version(void);
 
 /* -------------------------------------------------------------------------- transactional heap */
 
+/* A PTM pool open in this process (pmlab_ptm_create, pmlab_ptm_open); a running transaction (valid inside
+ * a body only). */
 typedef struct pmlab_ptm pmlab_ptm;
 typedef struct pmlab_tx pmlab_tx;
 
+/* Which PTM a heap runs: chosen at create, recorded in the pool. */
 enum pmlab_ptm_kind {
   PMLAB_PTM_REDO = 1, /* redo log, one fence per writing transaction; concurrent disjoint transactions */
   PMLAB_PTM_UNDO = 2  /* undo log, a fence per first write of a word; transactions one at a time */
 };
 
+/* Options of pmlab_ptm_create; a zero member takes its default. */
 struct pmlab_ptm_config {
   enum pmlab_ptm_kind kind;       /* 0: PMLAB_PTM_REDO */
   unsigned threads;               /* transactions that may run at once; 0: 8. More wait for a slot. */
@@ -114,19 +118,22 @@ int pmlab_tx_free(pmlab_tx *tx, uint64_t offset);
  * write it like any word. 0 for an i out of range. */
 uint64_t pmlab_tx_root(const pmlab_tx *tx, unsigned i);
 
+/* What a PTM has done since it was opened. */
 struct pmlab_ptm_stats {
   uint64_t transactions; /* committed since open */
   uint64_t writing;      /* of which wrote */
   uint64_t conflicts;    /* bodies run again after a conflict */
   uint64_t recovered;    /* transactions the open found unfinished: replayed (redo) or undone (undo) */
-  uint64_t heap_bytes;
+  uint64_t heap_bytes;   /* bytes of the heap, its header included */
 };
 int pmlab_ptm_get_stats(const pmlab_ptm *ptm, struct pmlab_ptm_stats *stats);
 
 /* -------------------------------------------------------------------------------------------- log */
 
+/* A log pool open in this process (pmlab_log_create, pmlab_log_open). */
 typedef struct pmlab_log pmlab_log;
 
+/* Options of pmlab_log_create; a zero member takes its default. */
 struct pmlab_log_config {
   /* How an entry is made durable: "zero" (one fence per append; the default), "header" (libpmemlog's
    * way), "header-dancing", "classic"; a "-padded" suffix puts each entry on its own cache lines. NULL:
@@ -156,8 +163,9 @@ int pmlab_log_foreach(const pmlab_log *log, pmlab_log_visit_fn visit, void *arg)
  * append. */
 int pmlab_log_truncate(pmlab_log *log);
 
+/* What a log holds, and what its open recovered. */
 struct pmlab_log_stats {
-  unsigned lanes;
+  unsigned lanes;           /* lanes the log was created with */
   uint64_t lane_capacity;   /* bytes of entries one lane holds */
   uint64_t recovered;       /* entries the open found */
   uint64_t torn_tails;      /* appends the open found cut short, and discarded */

@@ -34,20 +34,23 @@
 namespace pmlab {
 inline namespace v0 {
 
+// Which PTM a heap runs: chosen at create, recorded in the pool (docs/ptm.md compares them).
 enum class PtmKind { redo = PMLAB_PTM_REDO, undo = PMLAB_PTM_UNDO };
 
+// Options of Ptm::create.
 struct PtmOptions {
-  PtmKind kind = PtmKind::redo;
+  PtmKind kind = PtmKind::redo;           // redo: one fence per writing transaction, disjoint ones in parallel
   unsigned threads = 8;                   // transactions that may run at once; more wait for a slot
   uint64_t log_bytes_per_thread = 65536;  // bounds the words one transaction writes (16 bytes per word)
 };
 
+// What a Ptm has done since it was opened.
 struct PtmStats {
   uint64_t transactions = 0;  // committed since open
   uint64_t writing = 0;       // of which wrote
   uint64_t conflicts = 0;     // bodies run again after a conflict
   uint64_t recovered = 0;     // transactions the open found unfinished: replayed (redo) or undone (undo)
-  uint64_t heap_bytes = 0;
+  uint64_t heap_bytes = 0;    // bytes of the heap, its header included
 };
 
 class Ptm;
@@ -56,10 +59,11 @@ class Ptm;
 // throws Error(PMLAB_E_INVALID_ARGUMENT) for an offset outside the heap or not 8-byte aligned.
 class Transaction {
  public:
-  static constexpr unsigned kRoots = PMLAB_PTM_ROOTS;
+  static constexpr unsigned kRoots = PMLAB_PTM_ROOTS;  // root words (root())
 
   // The word at `offset` as this transaction sees it (its own writes included).
   uint64_t read(uint64_t offset) const;
+  // Sets the word at `offset`: durable with the rest of the transaction when it commits, never before.
   void write(uint64_t offset, uint64_t value);
   // `size` bytes at an 8-byte aligned offset, through the same words (the last one padded with zeros).
   void read_bytes(uint64_t offset, void* out, size_t size) const;
@@ -87,6 +91,7 @@ class Transaction {
   uint64_t heap_bytes_;
 };
 
+// A transactional heap in a pool file, open in this process: one per pool (a second open is refused).
 class Ptm {
  public:
   // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap; no file is left
@@ -96,6 +101,8 @@ class Ptm {
   // returned is, in part or whole. Throws Error(PMLAB_E_BUSY) when the pool is open elsewhere.
   static Ptm open(const std::string& path);
 
+  // Movable, not copyable. Destroying it closes the pool cleanly: everything committed is durable and
+  // nothing is left for the next open to recover. No transaction may be running.
   Ptm(Ptm&&) noexcept;
   Ptm& operator=(Ptm&&) noexcept;
   ~Ptm();
@@ -115,12 +122,14 @@ class Ptm {
   // one slot fewer (run() and new sessions wait for a free one).
   class Session {
    public:
+    // As Ptm::run, on this session's log slot.
     template <class Body>
     bool run(Body&& body) {
       using B = std::remove_reference_t<Body>;
       return ptm_->run_on(slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
                           const_cast<void*>(static_cast<const void*>(std::addressof(body))));
     }
+    // Movable (the slot goes with it), not copyable or assignable; destroying it frees the slot.
     Session(Session&& other) noexcept : ptm_(other.ptm_), slot_(other.slot_) { other.ptm_ = nullptr; }
     Session& operator=(Session&&) = delete;
     Session(const Session&) = delete;
@@ -136,6 +145,7 @@ class Ptm {
   // A session on a free log slot (waits for one when every slot is taken).
   Session session();
 
+  // The pool's PTM, its log slots (PtmOptions::threads), its file, and its counters since open.
   PtmKind kind() const noexcept;
   unsigned threads() const noexcept;
   const std::string& path() const noexcept;

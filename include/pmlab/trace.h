@@ -32,6 +32,7 @@
 extern "C" {
 #endif
 
+/* The runtime's entry points, looked up once per program (this header's own machinery). */
 struct pmlab_trace_entry_points {
   int resolved; /* 0: not looked up yet */
   void (*flush)(const void *, size_t);
@@ -56,22 +57,31 @@ static inline const struct pmlab_trace_entry_points *pmlab_trace_entry_points_(v
   return &e;
 }
 
+/* The cache lines of [p, p+n) were written back (clwb, clflushopt, clflush). */
 static inline void pmlab_flush(const void *p, size_t n) {
   const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
   if (e->flush) e->flush(p, n);
 }
+
+/* A store fence is about to be issued: the crash point is just before it. */
 static inline void pmlab_fence(void) {
   const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
   if (e->fence) e->fence();
 }
+
+/* pmlab_flush(p, n), then pmlab_fence(). */
 static inline void pmlab_persist(const void *p, size_t n) {
   const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
   if (e->persist) e->persist(p, n);
 }
+
+/* [p, p+n) was just stored with non-temporal stores (movnti, movntdq). */
 static inline void pmlab_nt_store(const void *p, size_t n) {
   const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
   if (e->nt_store) e->nt_store(p, n);
 }
+
+/* 1 when the runtime is tracing this process. */
 static inline int pmlab_traced(void) {
   int (*active)(void);
   void *a = dlsym((void *)0, "pmlab_trace_active");
