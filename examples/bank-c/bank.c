@@ -108,9 +108,12 @@ int main(int argc, char **argv) {
     const uint64_t n = strtoull(argv[3], NULL, 10);
     srand(12345);
     uint64_t done = 0;
+    /* One thread, many transactions: a session keeps its log slot. */
+    pmlab_session *session = NULL;
+    if ((rc = pmlab_session_open(ptm, &session)) != 0) return die("session", rc);
     for (uint64_t i = 0; i < n; ++i) {
       struct transfer tr = {(uint64_t)rand() % t.accounts, (uint64_t)rand() % t.accounts, (uint64_t)rand() % 200};
-      rc = pmlab_ptm_run(ptm, move_money, &tr);
+      rc = pmlab_session_run(session, move_money, &tr);
       if (rc == 1) continue; /* refused: insufficient funds */
       if (rc != 0) return die("transfer", rc);
       rc = pmlab_log_append(log, 0, &tr, sizeof tr, NULL);
@@ -120,6 +123,7 @@ int main(int argc, char **argv) {
       if (rc != 0) return die("log", rc);
       ++done;
     }
+    pmlab_session_close(session);
     printf("%" PRIu64 " transfers\n", done);
   } else if (strcmp(argv[2], "check") == 0) {
     if ((rc = pmlab_ptm_open(heap_path, &ptm)) != 0) return die("open heap", rc);

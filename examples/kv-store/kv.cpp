@@ -153,9 +153,11 @@ int main(int argc, char** argv) {
       ptm.run([&](pmlab::Transaction& tx) { removed = Table(tx).remove(argv[3]); });
       return removed ? 0 : 1;
     } else if (command == "load" && argc == 4) {
+      // One thread, many transactions: a session keeps its log slot instead of borrowing one each time.
+      pmlab::Ptm::Session session = ptm.session();
       const uint64_t n = std::stoull(argv[3]);
       for (uint64_t i = 0; i < n; ++i)
-        ptm.run([&](pmlab::Transaction& tx) { Table(tx).put("k" + std::to_string(i), "v" + std::to_string(i)); });
+        session.run([&](pmlab::Transaction& tx) { Table(tx).put("k" + std::to_string(i), "v" + std::to_string(i)); });
     } else if (command == "check") {
       return check(ptm);
     } else {

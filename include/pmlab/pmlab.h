@@ -101,6 +101,17 @@ typedef int (*pmlab_tx_fn)(pmlab_tx *tx, void *arg);
  * not at all. Returns 0 once committed (durable), or the body's nonzero value after undoing it. */
 int pmlab_ptm_run(pmlab_ptm *ptm, pmlab_tx_fn body, void *arg);
 
+/* A log slot held by one thread across transactions: pmlab_session_run skips the slot hand-out (a
+ * compare-and-swap) that pmlab_ptm_run does each time. Used by the thread that opened it only; closed
+ * before its ptm. While open, other threads have one slot fewer (they wait for a free one). */
+typedef struct pmlab_session pmlab_session;
+/* Takes a free log slot of `ptm` for the calling thread (waits while every slot is taken). */
+int pmlab_session_open(pmlab_ptm *ptm, pmlab_session **session);
+/* As pmlab_ptm_run, on the session's slot. */
+int pmlab_session_run(pmlab_session *session, pmlab_tx_fn body, void *arg);
+/* Frees the slot (NULL is ignored). */
+void pmlab_session_close(pmlab_session *session);
+
 /* Inside a body. `offset` names an 8-byte aligned word in the heap; each returns PMLAB_E_INVALID_ARGUMENT
  * for one outside it, PMLAB_E_RETRY when the transaction must start over (it then fails every later call
  * too, so a body may check only the last). */

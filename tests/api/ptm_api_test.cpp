@@ -218,6 +218,13 @@ TEST(PtmCApi, RunsCommitsAbortsAndReportsErrors) {
               return pmlab_tx_read(tx, 12, &v);
             }, nullptr), PMLAB_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(pmlab_errormsg()).find("offset 12"), std::string::npos) << pmlab_errormsg();
+  // A session runs the same bodies on a slot of its own.
+  pmlab_session* session = nullptr;
+  ASSERT_EQ(pmlab_session_open(ptm, &session), PMLAB_OK) << pmlab_errormsg();
+  Transfer back{words.b, words.a};
+  EXPECT_EQ(pmlab_session_run(session, move_one, &back), PMLAB_OK);
+  EXPECT_EQ(pmlab_session_run(session, move_one, &back), 42);  // b is 0 again
+  pmlab_session_close(session);
   pmlab_ptm_close(ptm);
 
   pmlab_ptm* again = nullptr;

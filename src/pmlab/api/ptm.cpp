@@ -269,6 +269,10 @@ struct pmlab_ptm {
   pmlab::Ptm ptm;
 };
 
+struct pmlab_session {
+  pmlab::Ptm::Session session;
+};
+
 struct pmlab_tx {
   pmlab::Transaction* tx;
   bool doomed;  // an attempt that must start over: every later call says so too
@@ -289,6 +293,22 @@ int tx_call(pmlab_tx* tx, F&& f) noexcept {
   } catch (...) {
     return pmlab::api::fail_current_exception();
   }
+}
+
+// A C body run as one transaction by `run` (Ptm::run or Session::run): 0 once committed, the body's own
+// nonzero value after undoing it, or the code of what failed.
+template <class Run>
+int run_c_body(Run&& run, pmlab_tx_fn body, void* arg) noexcept {
+  int rc = PMLAB_OK;
+  const int failed = pmlab::api::guarded([&] {
+    run([&](pmlab::Transaction& t) {
+      pmlab_tx tx{&t, false};
+      rc = body(&tx, arg);
+      if (tx.doomed || rc == PMLAB_E_RETRY) throw pmlab::ptm::Abandoned{};
+      if (rc != PMLAB_OK) t.abort();
+    });
+  });
+  return failed != PMLAB_OK ? failed : rc;
 }
 
 }  // namespace
@@ -317,17 +337,22 @@ void pmlab_ptm_close(pmlab_ptm* ptm) { delete ptm; }
 
 int pmlab_ptm_run(pmlab_ptm* ptm, pmlab_tx_fn body, void* arg) {
   if (ptm == nullptr || body == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or body");
-  int rc = PMLAB_OK;
-  const int failed = pmlab::api::guarded([&] {
-    ptm->ptm.run([&](pmlab::Transaction& t) {
-      pmlab_tx tx{&t, false};
-      rc = body(&tx, arg);
-      if (tx.doomed || rc == PMLAB_E_RETRY) throw pmlab::ptm::Abandoned{};
-      if (rc != PMLAB_OK) t.abort();
-    });
-  });
-  return failed != PMLAB_OK ? failed : rc;
+  return run_c_body([&](auto&& b) { return ptm->ptm.run(b); }, body, arg);
 }
+
+int pmlab_session_open(pmlab_ptm* ptm, pmlab_session** session) {
+  if (ptm == nullptr || session == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle");
+  *session = nullptr;
+  return pmlab::api::guarded([&] { *session = new pmlab_session{ptm->ptm.session()}; });
+}
+
+int pmlab_session_run(pmlab_session* session, pmlab_tx_fn body, void* arg) {
+  if (session == nullptr || body == nullptr)
+    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null session or body");
+  return run_c_body([&](auto&& b) { return session->session.run(b); }, body, arg);
+}
+
+void pmlab_session_close(pmlab_session* session) { delete session; }
 
 int pmlab_tx_read(pmlab_tx* tx, uint64_t offset, uint64_t* value) {
   if (value == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null value");

@@ -40,7 +40,8 @@ inline constexpr uint64_t kStoreMagic = 0x6d74702d62616c70ull;  // "plab-ptm"
 inline constexpr int kMaxStoreSlots = 1024;
 inline constexpr uint64_t kMinSlotBytes = 4096;
 
-struct alignas(64) StoreSuperblock {
+// One cache line at the start of the region (64 bytes, no alignment of its own: read and written by copy).
+struct StoreSuperblock {
   uint64_t magic;
   uint64_t kind;
   uint64_t slots;
