@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(cmake ninja-build g++ make pkg-config git dpkg-dev
+debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       libpmem-dev libpmem2-dev libpmemobj-dev libpmemlog-dev libpmemblk-dev
       libnuma-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
       fio likwid linux-perf python3
