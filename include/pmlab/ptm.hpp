@@ -93,6 +93,8 @@ class Transaction {
 
 // A transactional heap in a pool file, open in this process: one per pool (a second open is refused).
 class Ptm {
+  struct Impl;  // the open pool and its PTM (a Session keeps a pointer to it)
+
  public:
   // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap; no file is left
   // behind on failure.
@@ -118,7 +120,7 @@ class Ptm {
 
   // A log slot held by one thread for a run of transactions: Session::run skips the slot hand-out
   // (a compare-and-swap, which waits for the previous commit's stores to drain) that run() does each time.
-  // Used by the thread that made it only; destroyed before the Ptm. While it lives, the other threads have
+  // Used by the thread that made it only; destroyed before the Ptm (which may be moved meanwhile). While it lives, the other threads have
   // one slot fewer (run() and new sessions wait for a free one).
   class Session {
    public:
@@ -126,11 +128,11 @@ class Ptm {
     template <class Body>
     bool run(Body&& body) {
       using B = std::remove_reference_t<Body>;
-      return ptm_->run_on(slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
-                          const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+      return run_on(*impl_, slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
+                    const_cast<void*>(static_cast<const void*>(std::addressof(body))));
     }
     // Movable (the slot goes with it), not copyable or assignable; destroying it frees the slot.
-    Session(Session&& other) noexcept : ptm_(other.ptm_), slot_(other.slot_) { other.ptm_ = nullptr; }
+    Session(Session&& other) noexcept : impl_(other.impl_), slot_(other.slot_) { other.impl_ = nullptr; }
     Session& operator=(Session&&) = delete;
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
@@ -138,8 +140,9 @@ class Ptm {
 
    private:
     friend class Ptm;
-    Session(Ptm* ptm, int slot) noexcept : ptm_(ptm), slot_(slot) {}
-    Ptm* ptm_;
+    // The Ptm's state, not the Ptm: moving the Ptm leaves its sessions valid.
+    Session(Impl* impl, int slot) noexcept : impl_(impl), slot_(slot) {}
+    Impl* impl_;
     int slot_;
   };
   // A session on a free log slot (waits for one when every slot is taken).
@@ -152,11 +155,10 @@ class Ptm {
   PtmStats stats() const;
 
  private:
-  struct Impl;
   explicit Ptm(std::unique_ptr<Impl> impl) noexcept;
   Impl& self() const;  // throws for a moved-from Ptm
   bool run_erased(void (*body)(void*, Transaction&), void* state);
-  bool run_on(int slot, void (*body)(void*, Transaction&), void* state);
+  static bool run_on(Impl& impl, int slot, void (*body)(void*, Transaction&), void* state);
   std::unique_ptr<Impl> impl_;
 };
 

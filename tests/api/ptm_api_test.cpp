@@ -161,11 +161,16 @@ TEST_P(PtmApi, ConcurrentSessionsKeepTheirSlots) {
     pmlab::Ptm::Session moved = std::move(mine);
     EXPECT_FALSE(moved.run([](pmlab::Transaction& tx) { tx.abort(); }));
   }
-  // Both slots are free again: two sessions at once.
-  auto a = ptm.session();
-  auto b = ptm.session();
+  // Both slots are free again: two sessions at once, and they stay valid when their Ptm is moved (they
+  // still end before it does).
+  pmlab::Ptm holder = make("other");
   uint64_t total = 0;
-  b.run([&](pmlab::Transaction& tx) { total = tx.read(counter); });
+  {
+    auto a = ptm.session();
+    auto b = ptm.session();
+    holder = std::move(ptm);
+    b.run([&](pmlab::Transaction& tx) { total = tx.read(counter); });
+  }
   EXPECT_EQ(total, 1000u);
 }
 

@@ -115,17 +115,20 @@ bool Ptm::run_erased(void (*body)(void*, Transaction&), void* state) {
     int slot;
     ~Release() { impl.release_slot(slot); }
   } release{impl, slot};
-  return run_on(slot, body, state);
+  return run_on(impl, slot, body, state);
 }
 
-Ptm::Session Ptm::session() { return Session(this, self().acquire_slot()); }
+Ptm::Session Ptm::session() {
+  Impl& impl = self();
+  return Session(&impl, impl.acquire_slot());
+}
 
 Ptm::Session::~Session() {
-  if (ptm_ != nullptr && ptm_->impl_) ptm_->impl_->release_slot(slot_);
+  if (impl_ != nullptr) impl_->release_slot(slot_);
 }
 
-bool Ptm::run_on(int slot, void (*body)(void*, Transaction&), void* state) {
-  ptm::PtmStore& store = *self().store;
+bool Ptm::run_on(Impl& impl, int slot, void (*body)(void*, Transaction&), void* state) {
+  ptm::PtmStore& store = *impl.store;
   ptm::Heap& heap = store.heap();
   try {
     if (ptm::RedoPtm* redo = store.redo()) {

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>

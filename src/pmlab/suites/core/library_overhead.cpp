@@ -81,17 +81,10 @@ void library_transfer(pmlab::Transaction& tx, uint64_t accounts, Pick p) {
   tx.write(to, tx.read(to) + 1);
 }
 
+// The library contender's throughput over the in-tree one's, round by round, and its target.
 void ratio_metrics(RunContext& ctx, const InterleaveResult& r, size_t library, size_t in_tree, const std::string& what,
                    const std::string& label) {
-  std::vector<double> lib, tree, ratios;
-  for (const auto& round : r.throughput) {
-    lib.push_back(round[library]);
-    tree.push_back(round[in_tree]);
-    ratios.push_back(round[in_tree] > 0 ? round[library] / round[in_tree] : 0);
-  }
-  ctx.metric("library_" + what + "_throughput", median(lib), "ops/s");
-  ctx.metric("in_tree_" + what + "_throughput", median(tree), "ops/s");
-  ctx.metric_samples("library_vs_in_tree_" + what, ratios, "ratio");
+  ctx.metric_samples("library_vs_in_tree_" + what, r.ratios(library, in_tree), "ratio");
   ctx.target("library_vs_in_tree_" + what, kTarget, TargetDirection::at_least, label);
 }
 
@@ -186,6 +179,8 @@ void body(RunContext& ctx) {
   enum { kLibraryLog, kTreeLog, kLibraryPtm, kLibrarySession, kTreePtm };
   const int rounds = ctx.quick() ? 11 : 31;
   const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);
+  for (size_t c = 0; c < contenders.size(); ++c)
+    ctx.metric(contenders[c].name + "_throughput", median(r.rounds_of(c)), "ops/s");
   ratio_metrics(ctx, r, kLibraryLog, kTreeLog, "log", "pmlab::Log appends vs the in-tree zero log's");
   ratio_metrics(ctx, r, kLibraryPtm, kTreePtm, "ptm", "pmlab::Ptm::run transactions vs the in-tree redo PTM's");
   ratio_metrics(ctx, r, kLibrarySession, kTreePtm, "ptm_session",
