@@ -1,115 +1,97 @@
-// A crash-safe key-value store of its own design on pmlab's transactional heap: a chained hash table
-// whose every operation is one transaction of the redo PTM, recovered on open.
+// A crash-safe key-value store on pmlab: the B+-tree map (pmlab::Map) under the redo PTM, each
+// operation one transaction, recovered on open.
 //
 //   kv POOL put KEY VALUE | get KEY | del KEY
+//   kv POOL scan FROM N   the first N entries from key FROM on, in key order
 //   kv POOL load N        N puts (key kI, value vI), one transaction each
-//   kv POOL check         opens (recovering), walks every chain: each node well formed, every key
-//                         loaded is a prefix k0..k(M-1) of the loads, each with its value; exit 0 if so
+//   kv POOL check         opens (recovering), checks the tree, and walks it: every loaded key is one of a
+//                         prefix k0..k(M-1) of the loads, each with its value; exit 0 if so
 //
-// Kill `load` at any moment: `check` finds the keys of every put whose transaction returned.
+// Keys are up to 8 bytes (the map's fixed key size; shorter ones padded with zeros) and values up to 31
+// (a length byte and the bytes, in the map's fixed 32-byte values). Kill `load` at any moment: `check`
+// finds the keys of every put whose transaction returned.
+#include <pmlab/map.hpp>
 #include <pmlab/ptm.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <set>
 #include <string>
 
 namespace {
 
-constexpr uint64_t kBuckets = 1024;
-// A node: [next][key bytes][value bytes][key ... value ...], padded to words.
-constexpr uint64_t kNext = 0, kKeyLen = 8, kValueLen = 16, kBytes = 24;
+constexpr unsigned kKeyBytes = 8, kValueBytes = 32;
+constexpr unsigned kMapRoot = 0;
 
-uint64_t hash_of(const std::string& key) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ull;
-  return h;
+std::string key_of(const std::string& text) {
+  if (text.size() > kKeyBytes)
+    throw pmlab::Error(PMLAB_E_INVALID_ARGUMENT, "a key of more than " + std::to_string(kKeyBytes) + " bytes");
+  return text + std::string(kKeyBytes - text.size(), '\0');
 }
+std::string text_of(std::string_view key) { return std::string(key.substr(0, key.find('\0'))); }
 
-class Table {
- public:
-  explicit Table(pmlab::Transaction& tx) : tx_(tx) {
-    buckets_ = tx.read(tx.root(0));
-    if (buckets_ == 0) {  // a new heap: the bucket array, all empty
-      buckets_ = tx.alloc(8 * kBuckets);
-      for (uint64_t i = 0; i < kBuckets; ++i) tx.write(buckets_ + 8 * i, 0);
-      tx.write(tx.root(0), buckets_);
+struct Value {
+  unsigned char bytes[kValueBytes] = {};
+  static Value of(const std::string& text) {
+    if (text.size() >= kValueBytes)
+      throw pmlab::Error(PMLAB_E_INVALID_ARGUMENT, "a value of more than " + std::to_string(kValueBytes - 1) + " bytes");
+    Value v;
+    v.bytes[0] = static_cast<unsigned char>(text.size());
+    std::memcpy(v.bytes + 1, text.data(), text.size());
+    return v;
+  }
+  static std::string text(const void* stored) {
+    const auto* b = static_cast<const unsigned char*>(stored);
+    if (b[0] >= kValueBytes) throw pmlab::Error(PMLAB_E_CORRUPTED, "a value claims " + std::to_string(b[0]) + " bytes");
+    return std::string(reinterpret_cast<const char*>(b + 1), b[0]);
+  }
+};
+
+// The store in POOL, made on first use: a heap of the redo PTM with the map linked from root 0.
+struct Store {
+  pmlab::Ptm ptm;
+  pmlab::Map map;
+
+  static Store open_or_create(const std::string& path) {
+    pmlab::Ptm ptm = open_heap(path);
+    try {
+      pmlab::Map map = pmlab::Map::open(ptm, kMapRoot);
+      return {std::move(ptm), std::move(map)};
+    } catch (const pmlab::Error& e) {
+      if (e.code() != PMLAB_E_NOT_FOUND) throw;  // else a crash came between the two creates
     }
-  }
-
-  // The node holding `key` and the word that links to it.
-  std::pair<uint64_t, uint64_t> find(const std::string& key) const {
-    uint64_t link = buckets_ + 8 * (hash_of(key) % kBuckets);
-    for (uint64_t node = tx_.read(link); node != 0; link = node + kNext, node = tx_.read(link))
-      if (key_of(node) == key) return {node, link};
-    return {0, link};
-  }
-  std::string key_of(uint64_t node) const { return bytes(node + kBytes, tx_.read(node + kKeyLen)); }
-  std::string value_of(uint64_t node) const {
-    const uint64_t key_len = tx_.read(node + kKeyLen);
-    return bytes(node + kBytes + padded(key_len), tx_.read(node + kValueLen));
-  }
-
-  void put(const std::string& key, const std::string& value) {
-    auto [old, link] = find(key);
-    const uint64_t node = tx_.alloc(kBytes + padded(key.size()) + padded(value.size()));
-    tx_.write(node + kNext, old != 0 ? tx_.read(old + kNext) : 0);
-    tx_.write(node + kKeyLen, key.size());
-    tx_.write(node + kValueLen, value.size());
-    tx_.write_bytes(node + kBytes, key.data(), key.size());
-    tx_.write_bytes(node + kBytes + padded(key.size()), value.data(), value.size());
-    tx_.write(link, node);
-    if (old != 0) tx_.free(old);
-  }
-
-  bool remove(const std::string& key) {
-    auto [node, link] = find(key);
-    if (node == 0) return false;
-    tx_.write(link, tx_.read(node + kNext));
-    tx_.free(node);
-    return true;
-  }
-
-  template <class Visit>
-  void for_each(Visit&& visit) const {
-    for (uint64_t b = 0; b < kBuckets; ++b)
-      for (uint64_t node = tx_.read(buckets_ + 8 * b); node != 0; node = tx_.read(node + kNext)) visit(node);
+    pmlab::MapOptions o;
+    o.kind = pmlab::MapKind::bptree;
+    o.key_bytes = kKeyBytes;
+    o.value_bytes = kValueBytes;
+    pmlab::Map map = pmlab::Map::create(ptm, kMapRoot, o);
+    return {std::move(ptm), std::move(map)};
   }
 
  private:
-  static uint64_t padded(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
-  std::string bytes(uint64_t at, uint64_t n) const {
-    if (n > 1 << 20) throw std::runtime_error("a node claims " + std::to_string(n) + " bytes");
-    std::string s(n, '\0');
-    tx_.read_bytes(at, s.data(), n);
-    return s;
+  static pmlab::Ptm open_heap(const std::string& path) {
+    try {
+      return pmlab::Ptm::open(path);
+    } catch (const pmlab::Error& e) {
+      if (e.code() != PMLAB_E_NOT_FOUND) throw;
+    }
+    return pmlab::Ptm::create(path, 256 << 20, {pmlab::PtmKind::redo, 4, 64 << 10});
   }
-  pmlab::Transaction& tx_;
-  uint64_t buckets_ = 0;
 };
 
-pmlab::Ptm open_or_create(const std::string& path) {
-  try {
-    return pmlab::Ptm::open(path);
-  } catch (const pmlab::Error& e) {
-    if (e.code() != PMLAB_E_NOT_FOUND) throw;
-    return pmlab::Ptm::create(path, 64 << 20, {pmlab::PtmKind::redo, 4, 64 << 10});
-  }
-}
-
-int check(pmlab::Ptm& ptm) {
+int check(Store& s) {
   std::set<uint64_t> loaded;
   std::string bad;
-  ptm.run([&](pmlab::Transaction& tx) {
+  s.ptm.run([&](pmlab::Transaction& tx) {
     loaded.clear();
     bad.clear();
-    Table table(tx);
-    table.for_each([&](uint64_t node) {
-      const std::string key = table.key_of(node), value = table.value_of(node);
+    s.map.check(tx);
+    s.map.scan(tx, "", UINT64_MAX, [&](std::string_view stored, const void* value) {
+      const std::string key = text_of(stored), text = Value::text(value);
       if (key.size() < 2 || key[0] != 'k') return;
-      const uint64_t i = std::stoull(key.substr(1));
-      if (value != "v" + key.substr(1)) bad = key + " holds '" + value + "'";
-      loaded.insert(i);
+      if (text != "v" + key.substr(1)) bad = key + " holds '" + text + "'";
+      loaded.insert(std::stoull(key.substr(1)));
     });
   });
   if (!bad.empty()) {
@@ -121,7 +103,7 @@ int check(pmlab::Ptm& ptm) {
               << *loaded.rbegin() << ")\n";
     return 1;
   }
-  std::cout << loaded.size() << " loaded keys, " << ptm.stats().recovered << " transaction(s) recovered\n";
+  std::cout << loaded.size() << " loaded keys, " << s.ptm.stats().recovered << " transaction(s) recovered\n";
   return 0;
 }
 
@@ -129,37 +111,48 @@ int check(pmlab::Ptm& ptm) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: kv POOL put KEY VALUE | get KEY | del KEY | load N | check\n";
+    std::cerr << "usage: kv POOL put KEY VALUE | get KEY | del KEY | scan FROM N | load N | check\n";
     return 2;
   }
   const std::string command = argv[2];
   try {
-    pmlab::Ptm ptm = open_or_create(argv[1]);
+    Store s = Store::open_or_create(argv[1]);
     if (command == "put" && argc == 5) {
-      ptm.run([&](pmlab::Transaction& tx) { Table(tx).put(argv[3], argv[4]); });
+      const std::string key = key_of(argv[3]);
+      const Value value = Value::of(argv[4]);
+      s.ptm.run([&](pmlab::Transaction& tx) { s.map.put(tx, key, value.bytes); });
     } else if (command == "get" && argc == 4) {
-      std::string value;
+      const std::string key = key_of(argv[3]);
+      Value value;
       bool found = false;
-      ptm.run([&](pmlab::Transaction& tx) {
-        Table table(tx);
-        const uint64_t node = table.find(argv[3]).first;
-        found = node != 0;
-        if (found) value = table.value_of(node);
-      });
+      s.ptm.run([&](pmlab::Transaction& tx) { found = s.map.get(tx, key, value.bytes); });
       if (!found) return 1;
-      std::cout << value << '\n';
+      std::cout << Value::text(value.bytes) << '\n';
     } else if (command == "del" && argc == 4) {
+      const std::string key = key_of(argv[3]);
       bool removed = false;
-      ptm.run([&](pmlab::Transaction& tx) { removed = Table(tx).remove(argv[3]); });
+      s.ptm.run([&](pmlab::Transaction& tx) { removed = s.map.remove(tx, key); });
       return removed ? 0 : 1;
+    } else if (command == "scan" && argc == 5) {
+      std::string out;
+      s.ptm.run([&](pmlab::Transaction& tx) {
+        out.clear();  // a rerun of the body starts the listing again
+        s.map.scan(tx, argv[3], std::stoull(argv[4]), [&](std::string_view key, const void* value) {
+          out += text_of(key) + ' ' + Value::text(value) + '\n';
+        });
+      });
+      std::cout << out;
     } else if (command == "load" && argc == 4) {
       // One thread, many transactions: a session keeps its log slot instead of borrowing one each time.
-      pmlab::Ptm::Session session = ptm.session();
+      pmlab::Ptm::Session session = s.ptm.session();
       const uint64_t n = std::stoull(argv[3]);
-      for (uint64_t i = 0; i < n; ++i)
-        session.run([&](pmlab::Transaction& tx) { Table(tx).put("k" + std::to_string(i), "v" + std::to_string(i)); });
+      for (uint64_t i = 0; i < n; ++i) {
+        const std::string key = key_of("k" + std::to_string(i));
+        const Value value = Value::of("v" + std::to_string(i));
+        session.run([&](pmlab::Transaction& tx) { s.map.put(tx, key, value.bytes); });
+      }
     } else if (command == "check") {
-      return check(ptm);
+      return check(s);
     } else {
       std::cerr << "kv: unknown command '" << command << "'\n";
       return 2;

@@ -1,5 +1,5 @@
-/* pmlab/pmlab.h: pmlab's C API — a persistent transactional heap (the redo or undo PTM) and a
- * failure-atomic log, each in a pool file.
+/* pmlab/pmlab.h: pmlab's C API — a persistent transactional heap (the redo or undo PTM) with persistent
+ * maps in it, and a failure-atomic log, each in a pool file.
  *
  * Every function that can fail returns 0 (PMLAB_OK) or a negative PMLAB_E_* code, and leaves a one-line
  * message for pmlab_errormsg(). Objects are handles (pmlab_ptm, pmlab_log); a pool file is open in one
@@ -184,6 +184,61 @@ struct pmlab_log_stats {
 int pmlab_log_get_stats(const pmlab_log *log, struct pmlab_log_stats *stats);
 /* Bytes of lane `lane` in use. */
 uint64_t pmlab_log_lane_used(const pmlab_log *log, unsigned lane);
+
+/* ----------------------------------------------------------------------------------- persistent maps */
+
+/* A persistent map in a PTM heap (pmlab_map_create, pmlab_map_open): pmlab's B+-tree or hash table of
+ * fixed-size byte keys and values, whose operations run inside the heap's transactions — they commit,
+ * abort and recover with the transaction's other writes. A handle holds no data: closing it changes
+ * nothing in the heap. It is closed before its ptm and serves that ptm's transactions only. */
+typedef struct pmlab_map pmlab_map;
+
+/* Which structure a map is: chosen at create, recorded in the heap. */
+enum pmlab_map_kind {
+  PMLAB_MAP_BPTREE = 1,   /* ordered (memcmp order of the keys): pmlab_map_scan; grows as it fills */
+  PMLAB_MAP_HASHTABLE = 2 /* no order (scan is PMLAB_E_UNSUPPORTED); buckets fixed at create */
+};
+
+/* Options of pmlab_map_create; a zero member takes its default. */
+struct pmlab_map_config {
+  enum pmlab_map_kind kind; /* 0: PMLAB_MAP_BPTREE */
+  unsigned key_bytes;       /* every key's size, 1..8; 0: 8 */
+  unsigned value_bytes;     /* every value's size, 1..1024; 0: 8 */
+  uint64_t capacity;        /* hashtable: keys it is sized for; 0: 1024 */
+};
+
+/* Makes an empty map in a transaction of its own, linked from root word `root`, which must hold 0
+ * (else PMLAB_E_ALREADY_EXISTS). config may be NULL. */
+int pmlab_map_create(pmlab_ptm *ptm, unsigned root, const struct pmlab_map_config *config, pmlab_map **map);
+/* The map root word `root` links to: PMLAB_E_NOT_FOUND when it holds 0, PMLAB_E_CORRUPTED when it links
+ * to no map. */
+int pmlab_map_open(pmlab_ptm *ptm, unsigned root, pmlab_map **map);
+/* Closes the handle (NULL is ignored). */
+void pmlab_map_close(pmlab_map *map);
+
+/* Inside a body of the map's ptm. A key is `key_size` bytes (the map's key_bytes, else
+ * PMLAB_E_INVALID_ARGUMENT), a value the map's value_bytes. Each returns PMLAB_E_RETRY as pmlab_tx_read
+ * does; PMLAB_E_NOT_FOUND answers "no such key" and leaves no pmlab_errormsg. */
+/* Copies the value of `key` into `value`. */
+int pmlab_map_get(pmlab_tx *tx, const pmlab_map *map, const void *key, size_t key_size, void *value);
+/* Sets the value of `key`, inserting it when absent; PMLAB_E_POOL_FULL when the heap has no room. */
+int pmlab_map_put(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size, const void *value);
+/* Sets the value of a present key only (PMLAB_E_NOT_FOUND: nothing changed). */
+int pmlab_map_update(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size, const void *value);
+/* Removes `key` (PMLAB_E_NOT_FOUND when absent). */
+int pmlab_map_remove(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size);
+
+/* Called for each entry a scan visits: key_bytes of key, value_bytes of value, valid during the call. A
+ * nonzero return stops the scan and is returned by pmlab_map_scan. It must not call into the map. */
+typedef int (*pmlab_map_visit_fn)(const void *key, const void *value, void *arg);
+/* Visits up to `limit` entries, in key order, from the first key not below the `from_size` bytes at
+ * `from` (shorter: padded with zeros). *visited (may be NULL) receives how many. A B+-tree map only. */
+int pmlab_map_scan(pmlab_tx *tx, const pmlab_map *map, const void *from, size_t from_size, uint64_t limit,
+                   pmlab_map_visit_fn visit, void *arg, uint64_t *visited);
+/* The number of keys (walks the whole map). */
+int pmlab_map_size(pmlab_tx *tx, const pmlab_map *map, uint64_t *size);
+/* Checks the structure's invariants: PMLAB_E_CORRUPTED, with a message saying what is broken. */
+int pmlab_map_check(pmlab_tx *tx, const pmlab_map *map);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 
 #include <pmlab/error.hpp>
 #include <pmlab/log.hpp>
+#include <pmlab/map.hpp>
 #include <pmlab/pmlab.h>
 #include <pmlab/ptm.hpp>
 #include <pmlab/version.h>

@@ -83,6 +83,7 @@ class Transaction {
 
  private:
   friend class Ptm;
+  friend class Map;
   Transaction(int kind, void* tx, void* heap, uint64_t heap_bytes) noexcept
       : kind_(kind), tx_(tx), heap_(heap), heap_bytes_(heap_bytes) {}
   int kind_;

@@ -10,10 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "../support/api_error.hpp"
 #include "../support/temp_dir.hpp"
 
 namespace {
 
+using pmlab::testing::code_of;
 using pmlab::testing::TempDir;
 
 class PtmApi : public ::testing::TestWithParam<pmlab::PtmKind> {
@@ -23,15 +25,6 @@ class PtmApi : public ::testing::TestWithParam<pmlab::PtmKind> {
   }
   TempDir dir_;
 };
-
-int code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const pmlab::Error& e) {
-    return e.code();
-  }
-  return PMLAB_OK;
-}
 
 TEST_P(PtmApi, CommittedWritesSurviveReopening) {
   {

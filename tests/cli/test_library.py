@@ -56,7 +56,7 @@ def test_public_headers_include_only_public_headers(tmp_path):
 def test_each_installed_header_compiles_alone(prefix, tmp_path):
     headers = sorted((prefix / "include" / "pmlab").iterdir())
     assert {h.name for h in headers} >= {"pmlab.h", "version.h", "trace.h", "error.hpp", "ptm.hpp", "log.hpp",
-                                         "pmlab.hpp", "crash.hpp"}
+                                         "pmlab.hpp", "crash.hpp", "map.hpp"}
     strict = ["-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", f"-I{prefix / 'include'}"]
     for header in headers:
         unit = tmp_path / f"{header.stem}_alone"
@@ -132,7 +132,13 @@ def test_the_c_bank_keeps_its_money_through_kill_9(examples, variant, shm_dir):
 def test_the_kv_store_keeps_a_prefix_of_its_loads_through_kill_9(examples, shm_dir):
     kv, pool = examples["kv-store"], shm_dir / "kv.pool"
     _run([kv, pool, "put", "colour", "blue"])
+    _run([kv, pool, "put", "apple", "red"])
+    _run([kv, pool, "put", "banana", "yellow"])
     assert _run([kv, pool, "get", "colour"]).stdout == "blue\n"
+    assert subprocess.run([str(kv), str(pool), "del", "banana"]).returncode == 0
+    assert subprocess.run([str(kv), str(pool), "get", "banana"], capture_output=True).returncode == 1
+    assert _run([kv, pool, "scan", "b", 5]).stdout == "colour blue\n", "the B+-tree map scans in key order"
+    assert _run([kv, pool, "scan", "", 1]).stdout == "apple red\n"
     rng = random.Random(11)
     for _ in range(3):
         assert _kill_midway([kv, pool, "load", 10_000_000], rng.uniform(0.05, 0.4)) == -signal.SIGKILL

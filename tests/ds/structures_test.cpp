@@ -152,6 +152,57 @@ TEST(Structures, BPTreeScanIsInKeyOrder) {
   ASSERT_TRUE(tree.check().ok());
 }
 
+// Removes that empty whole leaves in the middle and at the start of the list: after recovery rebuilds the
+// index over them, every key left is found, scans report keys in order, and the emptied ranges take
+// inserts again (an emptied leaf's separator routes its range to it, and no other leaf's range).
+TEST(Structures, BPTreeRecoversOverEmptiedLeaves) {
+  Options o;
+  o.value_bytes = 8;
+  o.capacity = 2000;
+  o.leaf_slots = 4;
+  const persist::Persister p = persist::Persister::volatile_memory();
+  media::DramBuffer buffer;
+  ASSERT_TRUE(buffer.reserve(BPTree<Arena<Durable>>::bytes_needed(o) + 64 * 1024).ok());
+  Arena<Durable> arena(buffer.region().base, buffer.region().size, p);
+  auto tree = std::make_unique<BPTree<Arena<Durable>>>(arena, o);
+  ASSERT_TRUE(tree->create(o.capacity).ok());
+  std::set<uint64_t> model;
+  const auto value_bytes = [](const uint64_t& v) { return reinterpret_cast<const std::byte*>(&v); };
+  for (uint64_t k = 10; k < 1010; k += 2) {
+    ASSERT_TRUE(tree->insert(k, 0, value_bytes(k)));
+    model.insert(k);
+  }
+  // Two runs of keys removed, each wider than a leaf: the first from the smallest key on.
+  for (uint64_t k = 10; k < 100; k += 2) {
+    ASSERT_TRUE(tree->remove(k, 0));
+    model.erase(k);
+  }
+  for (uint64_t k = 400; k < 520; k += 2) {
+    ASSERT_TRUE(tree->remove(k, 0));
+    model.erase(k);
+  }
+  ASSERT_FALSE(tree->remove(400, 0));
+  ASSERT_EQ(tree->count(), model.size());
+  tree = std::make_unique<BPTree<Arena<Durable>>>(arena, o);
+  ASSERT_TRUE(tree->recover().ok());
+  uint64_t v = 0;
+  auto* out = reinterpret_cast<std::byte*>(&v);
+  for (const uint64_t k : model) ASSERT_TRUE(tree->read(k, 0, out)) << k;
+  // Odd keys into the emptied ranges and around them, then everything found and in order.
+  for (uint64_t k = 1; k < 1020; k += 6) {
+    ASSERT_TRUE(tree->insert(k, 0, value_bytes(k)));
+    model.insert(k);
+  }
+  for (const uint64_t k : model) {
+    ASSERT_TRUE(tree->read(k, 0, out)) << k;
+    ASSERT_EQ(v, k);
+  }
+  std::vector<uint64_t> scanned;
+  ASSERT_EQ(tree->scan_with(0, 5000, out, [&](uint64_t key) { scanned.push_back(key); }), model.size());
+  ASSERT_EQ(scanned, std::vector<uint64_t>(model.begin(), model.end()));
+  ASSERT_TRUE(tree->check().ok()) << tree->check().message();
+}
+
 // A structure threads share (Options::concurrent), created empty on a volatile DRAM arena sized for
 // `capacity` records of `value_bytes`.
 template <template <class> class S>
@@ -444,6 +495,53 @@ TEST(Structures, ConcurrentUpdatesBesideSplitsLoseNothing) {
   updates_beside_splits_lose_nothing<Hashtable>();
   updates_beside_splits_lose_nothing<Skiplist>();
   updates_beside_splits_lose_nothing<BPTree>();
+}
+
+// B+-tree removes beside the inserts that split their leaves, and a reader: one thread removes and
+// re-inserts a few keys over and over (a remove holds only its leaf's stripe, as an update), another
+// inserts thousands of keys right next to them, a third reads keys that are never removed. No insert is
+// lost to a remove's commit or a remove to a split's copy, and the never-removed keys are always found.
+TEST(Structures, ConcurrentBPTreeRemovesBesideSplitsLoseNothing) {
+  constexpr uint64_t kChurned = 8, kInserted = 12000, kApart = uint64_t{1} << 32;
+  SharedOnDram<BPTree> shared(kValue, kChurned + kInserted);
+  ASSERT_TRUE(shared.create());
+  auto& tree = shared.tree();
+  constexpr uint64_t kRead = 64;  // the inserter's first keys, in before the threads start
+  const auto inserted_key = [&](uint64_t j) {
+    const uint64_t near = (j % kChurned) * kApart, step = j / kChurned + 1;
+    return j % 2 == 0 ? near + step : near - step;
+  };
+  for (uint64_t i = 0; i < kChurned; ++i) ASSERT_TRUE(tree.insert(i * kApart, i, value_of(i, 0).data()));
+  for (uint64_t j = 0; j < kRead; ++j) ASSERT_TRUE(tree.insert(inserted_key(j), kChurned + j, value_of(j, 0).data()));
+  std::atomic<bool> inserting{true};
+  std::atomic<uint64_t> missing{0};
+  std::thread churner([&] {
+    for (uint64_t round = 0; inserting.load(std::memory_order_relaxed) || round < 50; ++round)
+      for (uint64_t i = 0; i < kChurned; ++i) {
+        EXPECT_TRUE(tree.remove(i * kApart, i));
+        EXPECT_FALSE(tree.remove(i * kApart, i));
+        EXPECT_TRUE(tree.insert(i * kApart, i, value_of(i, round).data()));
+      }
+  });
+  std::thread inserter([&] {
+    for (uint64_t j = kRead; j < kInserted; ++j) {
+      const uint64_t key = inserted_key(j);
+      EXPECT_TRUE(tree.insert(key, kChurned + j, value_of(key, 0).data()));
+    }
+    inserting.store(false);
+  });
+  std::thread reader([&] {
+    std::vector<std::byte> out(kValue);
+    while (inserting.load(std::memory_order_relaxed))
+      for (uint64_t j = 0; j < kRead; ++j)
+        if (!tree.read(inserted_key(j), 0, out.data())) missing.fetch_add(1);
+  });
+  churner.join();
+  inserter.join();
+  reader.join();
+  EXPECT_EQ(missing.load(), 0u) << "reads missed keys that were never removed";
+  EXPECT_EQ(tree.count(), kChurned + kInserted);
+  EXPECT_TRUE(tree.check().ok()) << tree.check().message();
 }
 
 TEST(Structures, ConcurrentReadersBesideWritersSeeWholeValues) {

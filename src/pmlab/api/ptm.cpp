@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "pmlab/api/c_api.hpp"
 #include "pmlab/api/errors.hpp"
 #include "pmlab/pool/pool.hpp"
 #include "pmlab/ptm/store/ptm_store.hpp"
@@ -268,35 +269,13 @@ void Transaction::abort() { throw UserAbort{}; }
 
 // ------------------------------------------------------------------------------------------------ C API
 
-struct pmlab_ptm {
-  pmlab::Ptm ptm;
-};
-
 struct pmlab_session {
   pmlab::Ptm::Session session;
 };
 
-struct pmlab_tx {
-  pmlab::Transaction* tx;
-  bool doomed;  // an attempt that must start over: every later call says so too
-};
-
 namespace {
 
-template <class F>
-int tx_call(pmlab_tx* tx, F&& f) noexcept {
-  if (tx == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null pmlab_tx");
-  if (tx->doomed) return PMLAB_E_RETRY;
-  try {
-    f(*tx->tx);
-    return PMLAB_OK;
-  } catch (const pmlab::ptm::Abandoned&) {
-    tx->doomed = true;
-    return PMLAB_E_RETRY;
-  } catch (...) {
-    return pmlab::api::fail_current_exception();
-  }
-}
+using pmlab::api::tx_call;
 
 // A C body run as one transaction by `run` (Ptm::run or Session::run): 0 once committed, the body's own
 // nonzero value after undoing it, or the code of what failed.

@@ -10,6 +10,7 @@
 // recover(). Every change to a leaf is one 8-byte store of the commit word:
 //  - insert: write a free slot, persist it, set its bit;
 //  - update: write a free slot with the new value, persist it, set its bit and clear the old one's;
+//  - remove: clear its bit (a leaf is never merged: an emptied one keeps its place in the list);
 //  - split: copy the upper half of the keys into a new leaf that links to the old leaf's successor,
 //    persist it, then in one store link the old leaf to it and clear the moved bits.
 // So a crash leaves each leaf either before or after the operation, and no leaf or value is leaked by
@@ -35,6 +36,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <optional>
 #include <vector>
 
 #include "pmlab/ds/common/access.hpp"
@@ -103,7 +105,22 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
       if (shape_.still_valid(0, shape)) return found;
     }
   }
+  // Removes `key` with one 8-byte store: its slot's bit cleared in the leaf's commit word. Leaves are never
+  // merged or freed: an emptied leaf stays in the list and takes the inserts of its key range again.
+  bool remove(uint64_t key, uint64_t) noexcept(A::kNothrow) {
+    if (concurrent_) return in_locked_leaf(key, [&](uint64_t leaf) { return remove_in_leaf(leaf, key); }).value_or(false);
+    [[maybe_unused]] const auto op = arena_.operation();
+    return remove_in_leaf(descend(key, nullptr), key);
+  }
+
   uint32_t scan(uint64_t key, uint64_t, uint32_t n, std::byte* out) noexcept(A::kNothrow) {
+    return scan_with(key, n, out, [](uint64_t) {});
+  }
+  // Up to n records from the first key >= `key` on, in key order: each record's value read into `value`
+  // (value_bytes), then visit(its key). Under the tree's shared lock and each leaf's stripe when threads
+  // share the tree: `visit` must not call into it.
+  template <class Visit>
+  uint32_t scan_with(uint64_t key, uint32_t n, std::byte* value, Visit&& visit) noexcept(A::kNothrow && noexcept(visit(key))) {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint32_t seen = 0;
     std::array<std::pair<uint64_t, uint32_t>, 32> sorted;
@@ -116,8 +133,10 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
         if (k >= key) sorted[m++] = {k, s};
       }
       std::sort(sorted.begin(), sorted.begin() + m);
-      for (uint32_t i = 0; i < m && seen < n; ++i, ++seen)
-        arena_.read_bytes(out, slot(leaf, sorted[i].second) + 8, cell_.value_bytes());
+      for (uint32_t i = 0; i < m && seen < n; ++i, ++seen) {
+        arena_.read_bytes(value, slot(leaf, sorted[i].second) + 8, cell_.value_bytes());
+        visit(sorted[i].first);
+      }
     }
     return seen;
   }
@@ -296,19 +315,28 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     MaybeLocked<StripedVersionLocks, uint64_t> locked_;
   };
 
-  bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
-    while (concurrent_) {
+  // act(leaf) on the leaf of `key`, holding its stripe, when threads share the tree; nullopt when the
+  // index is damaged (as in read()).
+  template <class Act>
+  auto in_locked_leaf(uint64_t key, Act&& act) noexcept(A::kNothrow) -> std::optional<decltype(act(key))> {
+    for (;;) {
       uint64_t shape = 0;
       const uint64_t leaf = descend_unlocked(key, &shape);
-      if (leaf == 0) return false;  // the index is damaged, as in read()
+      if (leaf == 0) return std::nullopt;
       const LeafLock locked(*this, leaf);
       // After the stripe is held: a split that began before has moved the version (descend again); one
       // that begins after waits for the stripe.
       if (!shape_.still_valid(0, shape)) continue;
       [[maybe_unused]] const auto op = arena_.operation();
-      const Put r = put_in_leaf(leaf, key, value, may_insert, false);
-      if (r != Put::full) return r == Put::done;
-      break;
+      return act(leaf);
+    }
+  }
+
+  bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
+    if (concurrent_) {
+      const auto r = in_locked_leaf(key, [&](uint64_t leaf) { return put_in_leaf(leaf, key, value, may_insert, false); });
+      if (!r) return false;
+      if (*r != Put::full) return *r == Put::done;
     }
     GlobalLock::Exclusive guard(lock_, concurrent_);
     const ShapeChange changing(*this);
@@ -323,6 +351,14 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
    private:
     MaybeLocked<StripedVersionLocks, uint64_t> locked_;
   };
+
+  bool remove_in_leaf(uint64_t leaf, uint64_t key) noexcept(A::kNothrow) {
+    const int s = find_slot(leaf, key);
+    if (s < 0) return false;
+    arena_.store8(word(leaf), arena_.load8(word(leaf)) & ~(uint64_t{1} << s));
+    arena_.persist(word(leaf), 8);
+    return true;
+  }
 
   enum class Put { done, absent, full };
   // Writes key and value into a free slot of `leaf` and commits it with the leaf's word (replacing the
@@ -445,20 +481,24 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
 
   // Rewrites the leaves' fingerprints and bulk-builds full inner nodes over the leaves, bottom up.
   Status rebuild_index() {
-    std::vector<std::pair<uint64_t, uint64_t>> level;  // (smallest key below, node)
-    uint64_t previous_min = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> level;  // (separator: the smallest key it covers, node)
+    std::optional<uint64_t> previous_max;               // of the last leaf that holds keys
     for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
       arena_.declare_volatile(fingerprints(leaf), header_bytes_ - 8);
-      uint64_t lo = UINT64_MAX;
-      for (uint32_t b = bitmap(leaf); b != 0; b &= b - 1) {
+      const uint32_t bits = bitmap(leaf);
+      uint64_t lo = UINT64_MAX, hi = 0;
+      for (uint32_t b = bits; b != 0; b &= b - 1) {
         const uint32_t s = static_cast<uint32_t>(std::countr_zero(b));
         const uint64_t k = key_at(leaf, s);
         set_fingerprint(leaf, s, k);
         lo = std::min(lo, k);
+        hi = std::max(hi, k);
       }
-      if (lo == UINT64_MAX) lo = previous_min;  // only the first leaf of an empty tree
+      // A leaf that removes emptied covers the keys between its neighbours' (a separator equal to the next
+      // leaf's minimum would route it none, and one equal to the previous leaf's would steal that leaf's).
+      if (bits == 0) lo = !previous_max ? 0 : *previous_max == UINT64_MAX ? UINT64_MAX : *previous_max + 1;
+      else previous_max = hi;
       level.emplace_back(lo, leaf);
-      previous_min = lo;
     }
     uint64_t depth = 0;
     while (level.size() > 1) {

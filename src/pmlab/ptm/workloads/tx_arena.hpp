@@ -46,6 +46,11 @@ class TxArena : public ds::Offsets {
   // `base`: where the PTM maps offset 0; `root`: the PTM root that holds the header's offset; `limit`:
   // the bytes from base a block may reach (the PTM's heap or pool).
   TxArena(std::byte* base, int root, uint64_t limit) noexcept : Offsets(base), root_(root), limit_(limit) {}
+  // The header's offset held in the word at offset `link` instead (a block that describes the structure).
+  struct Link {
+    uint64_t offset;
+  };
+  TxArena(std::byte* base, Link link, uint64_t limit) noexcept : Offsets(base), link_(link.offset), limit_(limit) {}
   TxArena(const TxArena&) = delete;
   TxArena& operator=(const TxArena&) = delete;
 
@@ -70,13 +75,14 @@ class TxArena : public ds::Offsets {
     header_ = off;
     store(header(), magic);
     for (int i = 0; i < ds::kRootWords; ++i) store(root(i), 0);
-    tx().write(tx().root(root_), off);
+    tx().write(link(), off);
     return Status::success();
   }
   Status open(uint64_t magic) {
-    const uint64_t off = tx().read(tx().root(root_));
+    const uint64_t off = tx().read(link());
     if (off == 0 || off % kAlign != 0 || !contains(off, kHeaderBytes))
-      return error(Errc::corrupted, "PTM root " + std::to_string(root_) + " holds no structure header");
+      return error(Errc::corrupted, root_ >= 0 ? "PTM root " + std::to_string(root_) + " holds no structure header"
+                                               : "the structure's descriptor links to no header");
     header_ = off;
     if (load(header()) != magic) return error(Errc::corrupted, "the structure's magic does not match");
     return Status::success();
@@ -159,8 +165,10 @@ class TxArena : public ds::Offsets {
     return *bound_;
   }
   uint64_t* header() const noexcept { return at<uint64_t>(header_); }
+  uint64_t* link() const noexcept { return root_ >= 0 ? tx().root(root_) : at<uint64_t>(link_); }
 
-  int root_;
+  int root_ = -1;
+  uint64_t link_ = 0;
   uint64_t limit_;
   uint64_t header_ = 0;
   // The calling thread's transaction (one at a time per thread, whatever the arena).
