@@ -14,7 +14,14 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-HEADERS = ["pmlab.h", "version.h.in", "error.hpp", "ptm.hpp", "log.hpp", "crash.hpp", "trace.h", "pmlab.hpp"]
+# The reference's order; a public header not named here follows them, in name order.
+ORDER = ["pmlab.h", "version.h.in", "error.hpp", "ptm.hpp", "map.hpp", "log.hpp", "lockfree.hpp", "crash.hpp",
+         "trace.h", "pmlab.hpp"]
+
+
+def headers(include: pathlib.Path):
+    present = {p.name for p in include.iterdir() if p.name.endswith((".h", ".hpp", ".h.in"))}
+    return [n for n in ORDER if n in present] + sorted(present - set(ORDER))
 SKIP_LINE = re.compile(r"^\s*(#\s*(include|ifndef|ifdef|if|endif|else|error|pragma)|(inline )?namespace\b.*\{|}\s*;?\s*(//.*)?$|"
                        r"extern \"C\" \{|(public|private|protected):|#\s*define\s+PMLAB_\w+_H(PP)?\s*$)")
 KEEPS_COMMENT = re.compile(r'^\s*extern "C" \{')
@@ -130,10 +137,8 @@ def declarations(text, c_header=False):
 
 def generate(include: pathlib.Path):
     sections, missing = [], []
-    for name in HEADERS:
+    for name in headers(include):
         path = include / name
-        if not path.exists():
-            continue
         shown = name.removesuffix(".in")
         entries = declarations(path.read_text(), c_header=name.endswith((".h", ".h.in")))
         body = [f"## `pmlab/{shown}`", ""]

@@ -39,7 +39,7 @@ enum class MapKind {
 
 // Options of Map::create.
 struct MapOptions {
-  MapKind kind = MapKind::bptree;
+  MapKind kind = MapKind::bptree;  // the structure
   unsigned key_bytes = 8;    // every key's size, 1..8
   unsigned value_bytes = 8;  // every value's size, 1..4096
   uint64_t capacity = 1024;  // hashtable: the keys it is sized for (buckets: the power of two above); bptree: unused

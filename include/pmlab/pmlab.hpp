@@ -3,6 +3,7 @@
 #define PMLAB_PMLAB_HPP
 
 #include <pmlab/error.hpp>
+#include <pmlab/lockfree.hpp>
 #include <pmlab/log.hpp>
 #include <pmlab/map.hpp>
 #include <pmlab/pmlab.h>

@@ -62,6 +62,15 @@ uint64_t RingBuffer::bytes_needed(uint32_t capacity, uint32_t slot_bytes, int ma
   return 3 * kLine + t * kLine + t * (kLine + stride_of(slot_bytes)) + static_cast<uint64_t>(capacity) * stride_of(slot_bytes);
 }
 
+std::optional<RingDesign> RingBuffer::design_of(const std::byte* base, size_t size) noexcept {
+  if (size < sizeof(Root)) return std::nullopt;
+  const Root& r = *reinterpret_cast<const Root*>(base);
+  if (r.magic != kRingMagic) return std::nullopt;
+  for (const RingDesign d : {RingDesign::volatile_ring, RingDesign::tx, RingDesign::txfree})
+    if (r.design == static_cast<uint64_t>(d)) return d;
+  return std::nullopt;
+}
+
 RingBuffer::RingBuffer(RingDesign design, std::byte* base, size_t size, const persist::Persister& p)
     : design_(design), base_(base), size_(size), p_(p) {}
 

@@ -53,6 +53,8 @@ class RingBuffer {
  public:
   static constexpr uint64_t kNone = UINT64_MAX;
   static uint64_t bytes_needed(uint32_t capacity, uint32_t slot_bytes, int max_threads) noexcept;
+  // The design a formatted region's root names; nullopt when it holds no ring.
+  static std::optional<RingDesign> design_of(const std::byte* base, size_t size) noexcept;
 
   RingBuffer(RingDesign design, std::byte* base, size_t size, const persist::Persister& p);
   RingBuffer(const RingBuffer&) = delete;
@@ -74,6 +76,7 @@ class RingBuffer {
   uint64_t size() const noexcept;  // elements (quiescent only)
   uint32_t capacity() const noexcept { return capacity_; }
   uint32_t slot_bytes() const noexcept { return slot_bytes_; }
+  int threads() const noexcept { return threads_; }
   RingDesign design() const noexcept { return design_; }
 
  private:
