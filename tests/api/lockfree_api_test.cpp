@@ -62,7 +62,7 @@ TEST_P(SetApi, MatchesAStdSetAcrossReopening) {
 }
 
 // Threads insert disjoint keys and remove every third: each thread's survivors are there.
-TEST_P(SetApi, ThreadsLoseNothing) {
+TEST_P(SetApi, ConcurrentThreadsLoseNothing) {
   constexpr unsigned kThreads = 3;
   constexpr uint64_t kKeys = 400;
   auto set = pmlab::Set::create(dir_.file("set"), {GetParam(), kThreads, kThreads * kKeys});
@@ -164,7 +164,7 @@ TEST(RingApi, IsAFifoAcrossReopening) {
 }
 
 // Two producers and two consumers through a small ring: every record comes out once.
-TEST(RingApi, ProducersAndConsumersLoseNothing) {
+TEST(RingApi, ConcurrentProducersAndConsumersLoseNothing) {
   TempDir dir;
   pmlab::RingOptions o;
   o.capacity = 8;

@@ -167,7 +167,7 @@ TEST_P(MapApi, AbortedTransactionsLeaveNoEntries) {
 
 // Threads each put and remove their own keys on one map (the redo PTM runs them in parallel, the undo
 // PTM by turns): every thread's last puts are there, nothing else.
-TEST_P(MapApi, ThreadsShareAMap) {
+TEST_P(MapApi, ConcurrentThreadsShareAMap) {
   constexpr int kThreads = 4, kKeys = 300;
   auto ptm = make("heap", kThreads);
   auto map = pmlab::Map::create(ptm, 2, options(4, 8));
