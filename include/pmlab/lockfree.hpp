@@ -13,7 +13,9 @@
 // run concurrently with any other. Persistence: what a call changed is durable when it returns; after a
 // crash the open recovers every call that returned, and a call in flight either whole or not at all.
 // Designs that are correct only when caches are in the durability domain (eADR) are refused on a pool
-// whose domain is ADR (Error(PMLAB_E_UNSUPPORTED)).
+// whose domain is ADR (Error(PMLAB_E_UNSUPPORTED)). A pool's domain is the mapping's (eADR on PMEM with
+// byte store granularity), or the one PMLAB_FORCE_DOMAIN names for a platform known to flush its caches
+// on power failure.
 #ifndef PMLAB_LOCKFREE_HPP
 #define PMLAB_LOCKFREE_HPP
 

@@ -5,6 +5,7 @@
 #include <pmlab/pmlab.h>
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <filesystem>
@@ -104,6 +105,7 @@ INSTANTIATE_TEST_SUITE_P(Designs, SetApi,
 
 // A pool file on tmpfs is mapped with the ADR domain: the eADR-only designs are refused, and leave no file.
 TEST(LockfreeApi, EadrOnlyDesignsAreRefusedUnderAdr) {
+  unsetenv("PMLAB_FORCE_DOMAIN");
   TempDir dir;
   EXPECT_EQ(code_of([&] { pmlab::Set::create(dir.file("set"), {pmlab::SetDesign::logfree, 2, 8}); }),
             PMLAB_E_UNSUPPORTED);
@@ -112,6 +114,39 @@ TEST(LockfreeApi, EadrOnlyDesignsAreRefusedUnderAdr) {
   o.design = pmlab::RingDesign::txfree;
   EXPECT_EQ(code_of([&] { pmlab::Ring::create(dir.file("ring"), o); }), PMLAB_E_UNSUPPORTED);
   EXPECT_FALSE(std::filesystem::exists(dir.file("ring")));
+}
+
+// Pools mapped with the eADR domain (real eADR PMEM, or PMLAB_FORCE_DOMAIN=eadr for a platform the user
+// knows to flush its caches on power failure) carry the eADR-only designs, across reopening too.
+TEST(LockfreeApi, EadrOnlyDesignsRunOnAnEadrPool) {
+  setenv("PMLAB_FORCE_DOMAIN", "eadr", 1);
+  TempDir dir;
+  {
+    auto set = pmlab::Set::create(dir.file("set"), {pmlab::SetDesign::logfree, 2, 64});
+    EXPECT_TRUE(set.insert(0, 7));
+    EXPECT_TRUE(set.insert(1, 3));
+    EXPECT_TRUE(set.remove(0, 7));
+    pmlab::RingOptions o;
+    o.design = pmlab::RingDesign::txfree;
+    o.capacity = 4;
+    o.record_bytes = 8;
+    o.threads = 2;
+    auto ring = pmlab::Ring::create(dir.file("ring"), o);
+    for (uint64_t v : {uint64_t{11}, uint64_t{12}, uint64_t{13}}) ring.push(0, &v);
+    uint64_t out = 0;
+    ring.pop(1, &out);
+    EXPECT_EQ(out, 11u);
+  }
+  auto set = pmlab::Set::open(dir.file("set"));
+  EXPECT_EQ(set.design(), pmlab::SetDesign::logfree);
+  EXPECT_EQ(set.keys(), std::vector<uint64_t>{3});
+  auto ring = pmlab::Ring::open(dir.file("ring"));
+  EXPECT_EQ(ring.design(), pmlab::RingDesign::txfree);
+  ASSERT_EQ(ring.size(), 2u);
+  uint64_t out = 0;
+  ring.pop(0, &out);
+  EXPECT_EQ(out, 12u);
+  unsetenv("PMLAB_FORCE_DOMAIN");
 }
 
 TEST(LockfreeApi, PoolsOfTheOtherKindAndBadOptionsAreErrors) {

@@ -263,8 +263,8 @@ bool Set::insert(unsigned thread, uint64_t key) {
   lockfree::InsertOutcome o = s.ops->try_insert(tid, key);
   // A full slab may be nodes waiting for reclamation: the design's insert waits for them, then one more
   // attempt tells a full set from a key another thread inserted meanwhile.
-  if (o == lockfree::InsertOutcome::no_space && !s.ops->insert(tid, key)) o = s.ops->try_insert(tid, key);
-  else if (o == lockfree::InsertOutcome::no_space) o = lockfree::InsertOutcome::inserted;
+  if (o == lockfree::InsertOutcome::no_space)
+    o = s.ops->insert(tid, key) ? lockfree::InsertOutcome::inserted : s.ops->try_insert(tid, key);
   if (o == lockfree::InsertOutcome::no_space)
     raise(PMLAB_E_POOL_FULL, "the set holds its capacity of " + std::to_string(s.options.capacity) + " keys");
   return o == lockfree::InsertOutcome::inserted;

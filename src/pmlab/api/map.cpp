@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "pmlab/api/c_api.hpp"
@@ -155,7 +156,6 @@ void validate(const MapOptions& o) {
 struct Map::Impl {
   MapOptions options;
   const void* heap = nullptr;  // the ptm::Heap the map lives in: its transactions only
-  int ptm_kind = 0;
   std::unique_ptr<Structure> structure;
 
   // The transaction's own PTM object, after checking it runs on this map's heap.
@@ -193,12 +193,10 @@ struct Map::Impl {
   }
 
   // The map whose descriptor is at `descriptor` in the heap `tx` runs on (its words read through tx).
-  static std::unique_ptr<Impl> at(const Transaction& tx, int ptm_kind, void* heap, uint64_t descriptor,
-                                  uint64_t heap_bytes) {
+  static std::unique_ptr<Impl> at(const Transaction& tx, uint64_t descriptor) {
     auto impl = std::make_unique<Impl>();
-    impl->heap = heap;
-    impl->ptm_kind = ptm_kind;
-    auto& h = *static_cast<ptm::Heap*>(heap);
+    impl->heap = tx.heap_;
+    const uint64_t heap_bytes = tx.heap_bytes_;
     if (descriptor % 8 != 0 || descriptor < ptm::kFirstBlock || descriptor > heap_bytes - kDescriptorBytes ||
         tx.read(descriptor + kMagic) != kMapMagic)
       raise(PMLAB_E_CORRUPTED, "the root word links to no pmlab map");
@@ -212,8 +210,8 @@ struct Map::Impl {
     } catch (const Error& e) {
       raise(PMLAB_E_CORRUPTED, std::string("a map descriptor that does not validate: ") + e.what());
     }
-    impl->structure = structure_for(ptm_kind, o.kind, h.base(), descriptor + kHeader, heap_bytes,
-                                    structure_options(o));
+    impl->structure = structure_for(tx.kind_, o.kind, static_cast<ptm::Heap*>(tx.heap_)->base(),
+                                    descriptor + kHeader, heap_bytes, structure_options(o));
     return impl;
   }
 };
@@ -243,7 +241,7 @@ Map Map::create(Ptm& ptm, unsigned root, const MapOptions& options) {
     tx.write(descriptor + kValueBytes, options.value_bytes);
     tx.write(descriptor + kCapacity, options.capacity);
     tx.write(descriptor + kHeader, 0);
-    auto impl = Impl::at(tx, tx.kind_, tx.heap_, descriptor, tx.heap_bytes_);
+    auto impl = Impl::at(tx, descriptor);
     const Status st = impl->structure->create(tx.tx_, options.capacity);
     if (!st.ok()) raise(st.code() == Errc::no_space ? Status(Errc::pool_full, st.message()) : st);
     tx.write(link, descriptor);
@@ -258,7 +256,7 @@ Map Map::open(Ptm& ptm, unsigned root) {
     opened.reset();
     const uint64_t descriptor = tx.read(tx.root(root));
     if (descriptor == 0) raise(PMLAB_E_NOT_FOUND, "root word " + std::to_string(root) + " links to no map");
-    auto impl = Impl::at(tx, tx.kind_, tx.heap_, descriptor, tx.heap_bytes_);
+    auto impl = Impl::at(tx, descriptor);
     const Status st = impl->structure->open(tx.tx_);
     if (!st.ok()) raise(st);
     opened = std::move(impl);
@@ -340,17 +338,25 @@ namespace {
 using pmlab::api::fail;
 using pmlab::api::tx_call;
 
-// A call on a map inside a transaction; `absent` set by the call turns into PMLAB_E_NOT_FOUND (no message:
-// a missing key is an answer, not a failure).
+// A call on a map inside a transaction: f(transaction) returns false for "no such key", which becomes
+// PMLAB_E_NOT_FOUND (no message: a missing key is an answer, not a failure).
 template <class F>
-int map_call(pmlab_tx* tx, const pmlab_map* map, const void* key, F&& f) noexcept {
-  if (map == nullptr || key == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null map or key");
+int map_call(pmlab_tx* tx, const pmlab_map* map, F&& f) noexcept {
+  if (map == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null map");
   bool absent = false;
   const int rc = tx_call(tx, [&](pmlab::Transaction& t) { absent = !f(t); });
   return rc == PMLAB_OK && absent ? PMLAB_E_NOT_FOUND : rc;
 }
 
 std::string_view key_view(const void* key, size_t size) { return {static_cast<const char*>(key), size}; }
+
+// A call that names a key (and a value buffer, `value`, when it takes one).
+template <class F>
+int keyed_call(pmlab_tx* tx, const pmlab_map* map, const void* key, const void* value, bool takes_value,
+               F&& f) noexcept {
+  if (key == nullptr || (takes_value && value == nullptr)) return fail(PMLAB_E_INVALID_ARGUMENT, "null key or value");
+  return map_call(tx, map, std::forward<F>(f));
+}
 
 // A visitor's nonzero return, carried out of the scan.
 struct StopScan {
@@ -381,26 +387,25 @@ int pmlab_map_open(pmlab_ptm* ptm, unsigned root, pmlab_map** map) {
 }
 
 int pmlab_map_get(pmlab_tx* tx, const pmlab_map* map, const void* key, size_t key_size, void* value) {
-  if (value == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null value");
-  return map_call(tx, map, key, [&](pmlab::Transaction& t) { return map->map.get(t, key_view(key, key_size), value); });
+  return keyed_call(tx, map, key, value, true,
+                    [&](pmlab::Transaction& t) { return map->map.get(t, key_view(key, key_size), value); });
 }
 
 int pmlab_map_put(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size, const void* value) {
-  if (value == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null value");
-  return map_call(tx, map, key, [&](pmlab::Transaction& t) {
+  return keyed_call(tx, map, key, value, true, [&](pmlab::Transaction& t) {
     map->map.put(t, key_view(key, key_size), value);
     return true;
   });
 }
 
 int pmlab_map_update(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size, const void* value) {
-  if (value == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null value");
-  return map_call(tx, map, key,
-                  [&](pmlab::Transaction& t) { return map->map.update(t, key_view(key, key_size), value); });
+  return keyed_call(tx, map, key, value, true,
+                    [&](pmlab::Transaction& t) { return map->map.update(t, key_view(key, key_size), value); });
 }
 
 int pmlab_map_remove(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size) {
-  return map_call(tx, map, key, [&](pmlab::Transaction& t) { return map->map.remove(t, key_view(key, key_size)); });
+  return keyed_call(tx, map, key, nullptr, false,
+                    [&](pmlab::Transaction& t) { return map->map.remove(t, key_view(key, key_size)); });
 }
 
 int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t from_size, uint64_t limit,
@@ -409,7 +414,7 @@ int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t 
     return fail(PMLAB_E_INVALID_ARGUMENT, "null visitor or start key");
   if (visited != nullptr) *visited = 0;
   int stopped = PMLAB_OK;
-  const int rc = map_call(tx, map, map, [&](pmlab::Transaction& t) {
+  const int rc = map_call(tx, map, [&](pmlab::Transaction& t) {
     try {
       const uint64_t n = map->map.scan(t, key_view(from, from_size), limit, [&](std::string_view k, const void* v) {
         const int r = visit(k.data(), v, arg);
@@ -427,14 +432,14 @@ int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t 
 int pmlab_map_size(pmlab_tx* tx, const pmlab_map* map, uint64_t* size) {
   if (size == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null size");
   *size = 0;
-  return map_call(tx, map, map, [&](pmlab::Transaction& t) {
+  return map_call(tx, map, [&](pmlab::Transaction& t) {
     *size = map->map.size(t);
     return true;
   });
 }
 
 int pmlab_map_check(pmlab_tx* tx, const pmlab_map* map) {
-  return map_call(tx, map, map, [&](pmlab::Transaction& t) {
+  return map_call(tx, map, [&](pmlab::Transaction& t) {
     map->map.check(t);
     return true;
   });
