@@ -25,8 +25,11 @@ $(BUILD_DIR)/build.ninja:
 $(ASAN_DIR)/build.ninja:
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPMLAB_SANITIZE=address,undefined
 
+# -O1 -g1: races are found the same and reports keep file:line, at half the compile time of -O2 -g (the
+# TSan build is the slowest of the three CI builds).
 $(TSAN_DIR)/build.ninja:
-	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMLAB_SANITIZE=thread
+	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPMLAB_SANITIZE=thread \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 
 build: setup $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR)
