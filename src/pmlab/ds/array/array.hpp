@@ -14,6 +14,12 @@ namespace pmlab::ds {
 template <PersistencePolicy A>
 class Array : public StructureBase<Identity{"array", "ar"}> {
  public:
+  // How threads share it, as a run's context states it.
+  static constexpr const char* kLocking =
+      "striped version locks (per slot): writers take them, point reads validate them";
+  // Keys are slot numbers below the capacity (an index for dense integer keys), not any 8-byte key.
+  static constexpr bool kDenseKeysOnly = true;
+
   Array(A& arena, const Options& o) : StructureBase(o), arena_(arena), slot_bytes_(slot_bytes_for(cell_)) {}
 
   static uint64_t bytes_needed(const Options& o) {

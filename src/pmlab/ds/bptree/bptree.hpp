@@ -49,6 +49,13 @@ namespace pmlab::ds {
 template <PersistencePolicy A>
 class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
  public:
+  // How threads share it, as a run's context states it.
+  static constexpr const char* kLocking =
+      "version locks per leaf (writers take them, point reads validate them) and a shape "
+      "version that splits take and reads and upserts validate; a reader-writer lock for splits "
+      "and scans";
+  static constexpr bool kDenseKeysOnly = false;
+
   static constexpr uint32_t kFanout = 32;  // children per inner node
   static constexpr int kMaxDepth = 16;
 

@@ -21,6 +21,12 @@ namespace pmlab::ds {
 template <PersistencePolicy A>
 class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
  public:
+  // How threads share it, as a run's context states it.
+  static constexpr const char* kLocking =
+      "striped version locks (per bucket) that writers and scans take; point reads take none (a "
+      "chain walk and the value cell's update count)";
+  static constexpr bool kDenseKeysOnly = false;
+
   Hashtable(A& arena, const Options& o) : StructureBase(o), arena_(arena) {}
 
   static uint64_t buckets_for(uint64_t capacity) { return std::bit_ceil(std::max<uint64_t>(capacity, 16)); }

@@ -15,6 +15,11 @@ namespace pmlab::ds {
 template <PersistencePolicy A>
 class List : public StructureBase<Identity{"list", "ll"}> {
  public:
+  // How threads share it, as a run's context states it.
+  static constexpr const char* kLocking =
+      "one reader-writer lock";
+  static constexpr bool kDenseKeysOnly = false;
+
   List(A& arena, const Options& o) : StructureBase(o), arena_(arena) {}
 
   static uint64_t bytes_needed(const Options& o) {

@@ -20,6 +20,11 @@ namespace pmlab::ds {
 template <PersistencePolicy A>
 class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
  public:
+  // How threads share it, as a run's context states it.
+  static constexpr const char* kLocking =
+      "one reader-writer lock";
+  static constexpr bool kDenseKeysOnly = false;
+
   static constexpr uint32_t kMaxHeight = 24;
 
   Skiplist(A& arena, const Options& o) : StructureBase(o), arena_(arena) {}

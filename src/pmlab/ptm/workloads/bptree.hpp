@@ -21,6 +21,8 @@ class BPTree : public StructureWorkload<P, ds::BPTree> {
 
  public:
   static constexpr const char* kName = "bptree";
+  // Records a run loads (config.records), in a full sweep and in a quick one.
+  static constexpr uint64_t kRecords = 1 << 17, kQuickRecords = 1 << 14;
   static constexpr int kRoot = 9;  // holds the tree's header
 
   // Every other key, in a scrambled order so the tree is not built by appends alone.

@@ -22,6 +22,8 @@ class HashMap : public StructureWorkload<P, ds::Hashtable> {
 
  public:
   static constexpr const char* kName = "hashmap";
+  // Records a run loads (config.records), in a full sweep and in a quick one.
+  static constexpr uint64_t kRecords = 1 << 17, kQuickRecords = 1 << 14;
   static constexpr int kRoot = 6;  // holds the map's header
 
   // Every other key of the key space; create() gets the initial keys: the bucket count.

@@ -52,6 +52,8 @@ template <class P>
 class Queue {
  public:
   static constexpr const char* kName = "queue";
+  // Records a run loads (config.records), in a full sweep and in a quick one.
+  static constexpr uint64_t kRecords = 4096, kQuickRecords = 1024;
   static uint64_t heap_bytes(const Config& c) { return (c.records + 1024) * 64 + (1 << 20); }
 
   Status load(P& ptm, const Config& c) {

@@ -145,8 +145,7 @@ constexpr double kScalingTarget = 1.6;
 // The targeted rows (persist B+-tree and hashtable at 2 threads, B and C).
 std::optional<bench::ScalingTarget> scaling_target(const std::string& structure, const std::string& mode,
                                                    const std::string& workload, int64_t threads) {
-  if (mode == "persist" && (structure == "bptree" || structure == "hashtable") && (workload == "b" || workload == "c") &&
-      threads == 2)
+  if (mode == "persist" && is_targeted(structure) && (workload == "b" || workload == "c") && threads == 2)
     return bench::ScalingTarget{structure + " (persist) at 2 threads / at 1 thread, YCSB " + workload, kScalingTarget};
   return std::nullopt;
 }
@@ -325,7 +324,7 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
 
       std::map<std::string, bool> structures;
       for (const auto& [k, r] : g.runs)
-        if (std::get<3>(k) == w && !is_null_structure(std::get<0>(k))) structures[std::get<0>(k)] = true;
+        if (std::get<3>(k) == w && contender_kind(std::get<0>(k)) == ContenderKind::structure) structures[std::get<0>(k)] = true;
       for (const auto& [s, __] : structures) {
         RunRecord row;
         row.case_name = "overhead";
@@ -367,14 +366,13 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
   // Side-by-side runs without ds.ycsb runs of their point (`pmlab run ds.vs_pmdk`): their rows alone.
   for (const auto& [key, side] : side_by_side) {
     const std::string& ours = std::get<0>(key);
-    for (const auto& [o, peer] : kTargetPairs) {
-      if (o != ours) continue;
-      RunRecord row = target_row(ours, peer, std::get<1>(key), nullptr, nullptr, side, std::nullopt);
-      for (const char* k : {"threads", "records", "value"})
-        if (auto it = side->params.find(k); it != side->params.end()) row.params[k] = *it;
-      row.name = compose_name(row);
-      rows.push_back(std::move(row));
-    }
+    const std::optional<std::string> peer = pmdk_peer_of(ours);
+    if (!peer) continue;
+    RunRecord row = target_row(ours, *peer, std::get<1>(key), nullptr, nullptr, side, std::nullopt);
+    for (const char* k : {"threads", "records", "value"})
+      if (auto it = side->params.find(k); it != side->params.end()) row.params[k] = *it;
+    row.name = compose_name(row);
+    rows.push_back(std::move(row));
   }
   append_scaling(runs, rows);
   return rows;

@@ -15,11 +15,7 @@
 #include "pmlab/pmdk/obj_ptm.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
-#include "pmlab/ptm/workloads/bank.hpp"
-#include "pmlab/ptm/workloads/bptree.hpp"
-#include "pmlab/ptm/workloads/hashmap.hpp"
-#include "pmlab/ptm/workloads/queue.hpp"
-#include "pmlab/ptm/workloads/sps.hpp"
+#include "pmlab/ptm/workloads/catalog.hpp"
 #include "pmlab/pmdk/environment.hpp"
 
 namespace pmlab::suites::ptm {
@@ -42,13 +38,13 @@ const std::vector<std::string>& workload_names() {
 
 Status parse_workload(const std::string& name, std::string* kind, int* swaps) {
   *swaps = 1;
-  if (name.rfind("sps-", 0) == 0) {
-    *kind = "sps";
-    *swaps = std::atoi(name.c_str() + 4);
+  if (name.rfind(std::string(workloads::kSpsKind) + "-", 0) == 0) {
+    *kind = workloads::kSpsKind;
+    *swaps = std::atoi(name.c_str() + workloads::kSpsKind.size() + 1);
     if (*swaps < 1 || *swaps > 64) return error(Errc::invalid_argument, "sps takes 1..64 swaps: " + name);
     return Status::success();
   }
-  if (name == "queue" || name == "hashmap" || name == "bptree" || name == "bank") {
+  if (workloads::is_workload_kind(name) && name != workloads::kSpsKind) {
     *kind = name;
     return Status::success();
   }
@@ -66,9 +62,9 @@ Result<RunSpec> spec_of(const bench::Params& p, bool quick) {
   int swaps = 1;
   if (Status st = parse_workload(s.workload, &kind, &swaps); !st) return st;
   s.config.swaps = swaps;
-  if (kind == "sps" || kind == "bank") s.config.records = quick ? (1 << 16) : (1 << 20);
-  else if (kind == "queue") s.config.records = quick ? 1024 : 4096;
-  else s.config.records = quick ? (1 << 14) : (1 << 17);
+  s.config.records = workloads::visit_workload(kind, [quick]<template <class> class W>(workloads::WorkloadTag<W>) {
+    return quick ? workloads::WorkloadTag<W>::kQuickRecords : workloads::WorkloadTag<W>::kRecords;
+  });
   if (p.has("cost")) {
     const std::string& c = p.text("cost");
     s.logging = c != "no-log";
@@ -82,12 +78,9 @@ uint64_t heap_bytes(const RunSpec& spec) {
   std::string kind;
   int swaps = 1;
   (void)parse_workload(spec.workload, &kind, &swaps);
-  uint64_t b = 0;
-  if (kind == "sps") b = workloads::Sps<UndoPtm>::heap_bytes(spec.config);
-  else if (kind == "queue") b = workloads::Queue<UndoPtm>::heap_bytes(spec.config);
-  else if (kind == "hashmap") b = workloads::HashMap<UndoPtm>::heap_bytes(spec.config);
-  else if (kind == "bptree") b = workloads::BPTree<UndoPtm>::heap_bytes(spec.config);
-  else b = workloads::Bank<UndoPtm>::heap_bytes(spec.config);
+  const uint64_t b = workloads::visit_workload(kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) {
+    return W<UndoPtm>::heap_bytes(spec.config);
+  });
   return (b + 4095) & ~uint64_t{4095};
 }
 
@@ -113,11 +106,9 @@ void dispatch(RunContext& ctx, P& ptm, const RunSpec& spec, Hook&& after_load) {
   std::string kind;
   int swaps = 1;
   (void)parse_workload(spec.workload, &kind, &swaps);
-  if (kind == "sps") measure<workloads::Sps>(ctx, ptm, spec, after_load);
-  else if (kind == "queue") measure<workloads::Queue>(ctx, ptm, spec, after_load);
-  else if (kind == "hashmap") measure<workloads::HashMap>(ctx, ptm, spec, after_load);
-  else if (kind == "bptree") measure<workloads::BPTree>(ctx, ptm, spec, after_load);
-  else measure<workloads::Bank>(ctx, ptm, spec, after_load);
+  workloads::visit_workload(kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) {
+    measure<W>(ctx, ptm, spec, after_load);
+  });
 }
 
 template <class P>

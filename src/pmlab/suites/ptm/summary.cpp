@@ -21,7 +21,17 @@ namespace {
 using record::Metric;
 using record::RunRecord;
 
-constexpr double kRedoHashMapScaling = 1.5;
+// The points that carry a scaling target, and the target.
+struct ScalingTargetPoint {
+  const char* ptm;
+  const char* durability;
+  const char* workload;
+  int64_t threads;
+  double ratio;
+  const char* what;
+};
+constexpr ScalingTargetPoint kScalingTargets[] = {
+    {"redo", "adr", "hashmap", 2, 1.5, "the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)"}};
 
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
   const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
@@ -41,9 +51,9 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     row.name = "ptm.scaling/ptm:" + key[0] + "/durability:" + key[1] + "/workload:" + key[2] + "/medium:" + key[3] +
                "/threads:" + std::to_string(p.threads);
     std::optional<bench::ScalingTarget> target;
-    if (key[0] == "redo" && key[1] == "adr" && key[2] == "hashmap" && p.threads == 2)
-      target = bench::ScalingTarget{"the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)",
-                                    kRedoHashMapScaling};
+    for (const ScalingTargetPoint& t : kScalingTargets)
+      if (key[0] == t.ptm && key[1] == t.durability && key[2] == t.workload && p.threads == t.threads)
+        target = bench::ScalingTarget{t.what, t.ratio};
     bench::fill_scaling_row(row, p, "ptm.tx", target);
     rows.push_back(std::move(row));
   }

@@ -20,8 +20,7 @@
 #include "pmlab/pool/scratch.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
-#include "pmlab/ptm/workloads/hashmap.hpp"
-#include "pmlab/ptm/workloads/sps.hpp"
+#include "pmlab/ptm/workloads/catalog.hpp"
 #include "pmlab/pmdk/environment.hpp"
 #include "pmlab/suites/ptm/run_ptm.hpp"
 
@@ -32,11 +31,19 @@ using bench::RunContext;
 
 namespace {
 
-// The targets of issue 23 (ADR, one thread, emulated pool).
+// The redo PTM's throughput over PMDK's per workload (ADR, one thread, emulated pool); SPS with 16 or 64
+// swaps, the other workloads of the case, carry 10x.
+struct RedoVsPmdkTarget {
+  const char* workload;
+  double ratio;
+};
+constexpr RedoVsPmdkTarget kRedoVsPmdkTargets[] = {{"sps-1", 4.0}, {"hashmap", 3.0}};
+constexpr double kRedoVsPmdkLargeSps = 10.0;
+
 double redo_vs_pmdk_target(const std::string& workload) {
-  if (workload == "sps-1") return 4.0;
-  if (workload == "hashmap") return 3.0;
-  return 10.0;  // SPS-16, SPS-64
+  for (const RedoVsPmdkTarget& t : kRedoVsPmdkTargets)
+    if (workload == t.workload) return t.ratio;
+  return kRedoVsPmdkLargeSps;
 }
 constexpr double kRedoVsUndo = 1.3;
 constexpr double kRedoFencesPerWriteTx = 2.0;
@@ -190,8 +197,9 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
 
 }  // namespace
 
+// ptm.target's workloads are SPS and the hash map (its parameter's choices): only those two are compiled in.
 void run_target(RunContext& ctx, const RunSpec& spec) {
-  if (spec.workload == "hashmap") target_of<workloads::HashMap>(ctx, spec);
+  if (spec.workload == workloads::WorkloadTag<workloads::HashMap>::kName) target_of<workloads::HashMap>(ctx, spec);
   else target_of<workloads::Sps>(ctx, spec);
 }
 
