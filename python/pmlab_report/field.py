@@ -132,18 +132,8 @@ def _average(metric: Metric | None) -> str:
 
 
 def _target(run: Run, metric: str) -> dict | None:
-    """The runner's judgement of `metric` on this run; older rows carry only a threshold and a met flag."""
-    for t in run.targets:
-        if t.get("metric") == metric:
-            return t
-    names = [f"target_{metric}", f"{metric}_target"] + (["target_ratio"] if metric == "ratio" else [])
-    threshold = next((run.value(n) for n in names if is_number(run.value(n))), None)
-    flags = [f"{metric}_met"] + (["target_met"] if metric == "ratio" else [])
-    met = next((run.value(n) for n in flags if is_number(run.value(n))), None)
-    if threshold is None and met is None:
-        return None
-    return {"threshold": threshold, "direction": "at_least",
-            "verdict": None if met is None else ("met" if met >= 0.5 else "missed")}
+    """The runner's judgement of `metric` on this run."""
+    return next((t for t in run.targets if t.get("metric") == metric), None)
 
 
 def _verdict(target: dict | None) -> str:

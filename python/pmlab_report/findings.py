@@ -181,71 +181,18 @@ class TargetResult:
     metric: str = ""
 
 
-def _is_met_flag(name: str, metric: Metric) -> bool:
-    return metric.unit == "bool" and (name == "target_met" or name.endswith("_met"))
-
-
-def _prefix(name: str) -> str:
-    if name == "target_met":
-        return ""
-    for suffix in ("_target_met", "_met"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return ""
-
-
-def _threshold_of(run: Run, prefix: str) -> str | None:
-    names = [f"{prefix}_target", f"target_{prefix}"] if prefix else ["target", "target_ratio"]
-    return next((n for n in names if is_number(run.value(n))), None)
-
-
-def _judged_value(run: Run, prefix: str, flag: Metric) -> str | None:
-    """The metric a legacy *_met flag judged: the prefix itself, else a ratio naming it (preferring the
-    flag's own kind), else the first ratio of the run that is neither a threshold nor published."""
-    candidates = [n for n, m in run.metrics.items() if m.unit == "ratio" and "target" not in n
-                  and m.kind != "published" and is_number(m.value) and "of_best_rounds" not in n]
-    if prefix and prefix in candidates:
-        return prefix
-    named = [n for n in candidates if prefix and prefix in n]
-    same_kind = [n for n in named if run.metrics[n].kind == flag.kind]
-    if same_kind or named:
-        return (same_kind or named)[0]
-    if not prefix:
-        vs = [n for n in candidates if "_vs_" in n or n.startswith("ratio")]
-        return (vs or candidates or [None])[0]
-    return None
-
-
 def collect_targets(runs: Sequence[Run]) -> list[TargetResult]:
     found = []
     for run in runs:
         if not run.ok:
             continue
-        if run.targets:  # the runner's own judgement, with its interval, wins over reading flags
-            for t in run.targets:
-                metric = run.metrics.get(str(t.get("metric")))
-                ci = (t["ci_low"], t["ci_high"]) if is_number(t.get("ci_low")) and is_number(t.get("ci_high")) else None
-                found.append(TargetResult(run.suite, run.case, str(t.get("label") or t.get("metric")),
-                                          str(t.get("verdict")), run, t.get("value"), metric.unit if metric else "",
-                                          t.get("threshold"), t.get("direction"), ci, str(t.get("why") or ""),
-                                          str(t.get("metric"))))
-            continue
-        for name, flag in run.metrics.items():
-            if not _is_met_flag(name, flag) or not is_number(flag.value):
-                continue
-            prefix = _prefix(name)
-            threshold_name = _threshold_of(run, prefix)
-            value_name = _judged_value(run, prefix, flag)
-            value = run.value(value_name) if value_name else None
-            threshold = run.value(threshold_name) if threshold_name else None
-            met = flag.value >= 0.5
-            direction = None
-            if is_number(value) and is_number(threshold) and value != threshold:
-                direction = "at_least" if (value > threshold) == met else "at_most"
-            label = (value_name or prefix or name)
-            found.append(TargetResult(run.suite, run.case, label, "met" if met else "missed", run, value,
-                                      run.metrics[value_name].unit if value_name else "", threshold, direction,
-                                      metric=value_name or name))
+        for t in run.targets:
+            metric = run.metrics.get(str(t.get("metric")))
+            ci = (t["ci_low"], t["ci_high"]) if is_number(t.get("ci_low")) and is_number(t.get("ci_high")) else None
+            found.append(TargetResult(run.suite, run.case, str(t.get("label") or t.get("metric")),
+                                      str(t.get("verdict")), run, t.get("value"), metric.unit if metric else "",
+                                      t.get("threshold"), t.get("direction"), ci, str(t.get("why") or ""),
+                                      str(t.get("metric"))))
     return found
 
 

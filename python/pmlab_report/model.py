@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from . import migrate
+
 MEASURED, MODELLED, PUBLISHED = "measured", "modelled", "published"
 
 
@@ -62,6 +64,15 @@ class Run:
         m = self.metrics.get(metric)
         return None if m is None else m.value
 
+    def verdict(self, metric: str) -> str | None:
+        """The runner's verdict on `metric` (met, missed or unclear), None when no target judged it. A
+        metric held to a range carries two targets: missed when either is, met when both are."""
+        verdicts = {str(t.get("verdict")) for t in self.targets if t.get("metric") == metric}
+        for v in ("missed", "unclear", "met"):
+            if v in verdicts:
+                return v
+        return None
+
     def param(self, key: str, default: Any = None) -> Any:
         return self.params.get(key, default)
 
@@ -106,7 +117,8 @@ def run_from_dict(index: int, raw: dict) -> Run:
 
 
 def from_document(doc: dict) -> Results:
-    """Build the model from a document that schema.validate() accepted."""
+    """Build the model from a document that schema.validate() accepted (an older version upgraded first)."""
+    doc = migrate.upgrade(doc)
     return Results(
         schema_version=doc["schema_version"],
         pmlab_version=doc.get("pmlab_version", ""),

@@ -15,7 +15,9 @@ import os
 import stat
 from typing import Any
 
-SUPPORTED_VERSIONS = (1,)
+from . import migrate
+
+SUPPORTED_VERSIONS = (1, 2)  # 1 is read through migrate.upgrade
 
 KINDS = ("measured", "modelled", "published")
 STATUSES = ("ok", "error", "skipped")
@@ -109,12 +111,13 @@ def read(path) -> Any:
 
 
 def load(path) -> dict:
-    """Read, parse and validate; return the document or raise ResultsError."""
+    """Read, parse and validate; return the document in the current version (migrate.upgrade) or raise
+    ResultsError."""
     doc = read(path)
     problems = validate(doc)
     if problems:
         raise ResultsError(problems)
-    return doc
+    return migrate.upgrade(doc)
 
 
 # --------------------------------------------------------------------------- validate

@@ -45,8 +45,8 @@ def _ds_target(index=1, workload="a"):
         "ratio": _metric(3.65, samples=[3.53, 3.65, 3.89]),
         "ratio_net_of_harness": _metric(3.86),
         "target_ratio": _metric(2.0),
-        "target_met": _metric(1.0, "bool"),
-    })
+    }, targets=[{"metric": "ratio", "label": "bptree (persist) vs PMDK's pmdk-btree", "threshold": 2.0,
+                 "direction": "at_least", "value": 3.65, "ci_low": 3.53, "ci_high": 3.89, "verdict": "met"}])
 
 
 def _scaling_rows(start=2):
@@ -68,7 +68,7 @@ def _scaling_rows(start=2):
 
 
 def _results(runs):
-    return Results(schema_version=1, pmlab_version="test", context={}, runs=tuple(runs))
+    return Results(schema_version=2, pmlab_version="test", context={}, runs=tuple(runs))
 
 
 def _badge(metric):
@@ -113,7 +113,7 @@ def test_index_table_has_ratio_interval_net_of_harness_and_the_field_not_compara
     assert 'id="field-indexes"' in html
     assert "3.65×" in text and "[3.53, 3.89]" in text
     assert "3.86×" in text                      # net of the harness
-    assert "≥ 2" in text and "met" in text      # from the legacy target_ratio / target_met metrics
+    assert "≥ 2" in text and "met" in text      # from the run's target
     assert field.NOT_COMPARABLE in text
     # The field's figures are listed with their own baseline and source key, not beside ours.
     assert "up to 8.2×" in text and "[FPTree]" in text

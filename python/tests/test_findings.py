@@ -177,22 +177,8 @@ def test_dense_keys_set_the_array_against_the_best_map():
 # --------------------------------------------------------------------------- targets
 
 
-def test_legacy_flags_pair_with_threshold_and_value():
-    at_least = _run(0, "log_target", {"size": 64}, {
-        "zero_vs_pmemlog": Metric(2.5, "ratio", "measured"), "target": Metric(3.0, "ratio", "measured"),
-        "target_met": Metric(0.0, "bool", "measured")})
-    at_most = _run(1, "overhead", {"size": 64}, {
-        "overhead_ratio": Metric(1.01, "ratio", "measured"), "overhead_target": Metric(1.05, "ratio", "measured"),
-        "overhead_target_met": Metric(1.0, "bool", "measured")}, suite="core")
-    found = {t.case: t for t in findings.collect_targets([at_least, at_most])}
-    assert (found["log_target"].verdict, found["log_target"].value, found["log_target"].direction) == \
-        ("missed", 2.5, "at_least")
-    assert (found["overhead"].verdict, found["overhead"].direction) == ("met", "at_most")
-
-
-def test_structured_targets_win_over_flags():
-    run = _run(0, "log_target", {"size": 64}, {
-        "zero_vs_pmemlog": Metric(3.1, "ratio", "measured"), "target_met": Metric(1.0, "bool", "measured")},
+def test_targets_are_the_runners_own():
+    run = _run(0, "log_target", {"size": 64}, {"zero_vs_pmemlog": Metric(3.1, "ratio", "measured")},
         targets=[{"metric": "zero_vs_pmemlog", "label": "Zero log vs libpmemlog", "threshold": 3.0,
                   "direction": "at_least", "value": 3.1, "ci_low": 2.8, "ci_high": 3.4, "verdict": "unclear",
                   "why": "the interval straddles the threshold"}])
@@ -269,14 +255,14 @@ def test_no_banner_on_real_pmem(quick_doc):
 def test_settings_apart_and_constant_parameters_said_once():
     runs = [_run(i, "log_target", {"medium": "pool", "size": size}, {
         "throughput": Metric(v, "ops/s", "measured"), "target": Metric(3.0, "ratio", "measured"),
-        "target_met": Metric(1.0, "bool", "measured"), "threads_pinned": Metric(1.0, "count", "measured")})
+        "forced_domain": Metric(1.0, "bool", "measured"), "threads_pinned": Metric(1.0, "count", "measured")})
         for i, (size, v) in enumerate(((64, 2.0e6), (256, 1.5e6)))]
     html = tables.case_tables(runs, lambda m: '<span class="badge kind-measured">meas</span>')
     measurements, settings = html.split("Settings and target checks")
     assert "Every run: medium = <code>pool</code>" in measurements
     assert "<th>size</th>" in measurements and "<th>medium</th>" not in measurements
-    assert "throughput" in measurements and "target_met" not in measurements
-    assert "target_met" in settings and "threads_pinned" in settings and "throughput" not in settings
+    assert "throughput" in measurements and "forced_domain" not in measurements
+    assert "forced_domain" in settings and "threads_pinned" in settings and "throughput" not in settings
     assert '<span class="unit">(Mops/s)</span>' in measurements and ">2.00</td>" in measurements
 
 

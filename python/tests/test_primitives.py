@@ -98,7 +98,8 @@ def test_targets_hatch_the_ratios_the_run_marked_below_target(doc):
     for run in doc["runs"]:
         if run["case"] == "log_target":
             run["metrics"]["zero_vs_pmemlog"]["value"] = 3.5
-            run["metrics"]["target_met"]["value"] = 1.0 if run["params"]["size"] == 64 else 0.0
+            (target,) = run["targets"]
+            target["verdict"] = "met" if run["params"]["size"] == 64 else "missed"
     fig = primitives.targets(_runs(doc))
     bars = fig.axes[0].patches
     sizes = sorted({run["params"]["size"] for run in doc["runs"] if run["case"] == "log_target"})
@@ -113,7 +114,9 @@ def test_targets_hollow_markers_below_target(doc):
     for run in doc["runs"]:
         if run["case"] == "flush_target":
             run["metrics"]["hybrid_vs_best"]["value"] = 1.0
-            run["metrics"]["hybrid_target_met"]["value"] = 0.0 if run["params"]["dirty"] == 8 else 1.0
+            run["targets"] = [t for t in run.get("targets", []) if t["metric"] != "hybrid_vs_best"] + [
+                {"metric": "hybrid_vs_best", "label": "hybrid", "threshold": 0.95, "direction": "at_least",
+                 "value": 1.0, "verdict": "missed" if run["params"]["dirty"] == 8 else "met"}]
     fig = primitives.targets(_runs(doc))
     markers = [line for line in fig.axes[1].get_lines() if line.get_marker() == "o" and len(line.get_xdata()) == 1]
     hollow = {line.get_xdata()[0] for line in markers if line.get_markerfacecolor() == "none"}

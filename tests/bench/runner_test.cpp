@@ -105,7 +105,7 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   nlohmann::json doc = load(summary->results_path);
 
   // Golden: renaming or removing any of these bumps schema_version (docs/results-schema.md).
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], kSchemaVersion);
   EXPECT_EQ(keys(doc), (std::vector<std::string>{"checks", "context", "pmlab_version", "runs", "schema_version"}));
   const std::vector<std::string> context_keys = {
       "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",

@@ -16,8 +16,7 @@ Metric repeated(const std::string& name, std::vector<double> samples) {
 Verdict verdict_of(const Metric& m, double threshold, TargetDirection d = TargetDirection::at_least) {
   RunRecord r;
   r.set(m);
-  r.add_target({m.name, "a target", threshold, d, "met"});
-  EXPECT_EQ(r.find("met")->value, r.targets[0].verdict == Verdict::met ? 1.0 : 0.0);
+  r.add_target({m.name, "a target", threshold, d});
   return r.targets[0].verdict;
 }
 
@@ -35,19 +34,32 @@ TEST(Target, WithOneSampleIsJudgedOnTheValue) {
   EXPECT_EQ(verdict_of(m, 2.0), Verdict::missed);
   EXPECT_EQ(verdict_of(m, 1.5), Verdict::met);
   RunRecord none;
-  none.add_target({"absent", "a target", 1.0, TargetDirection::at_least, {}});
+  none.add_target({"absent", "a target", 1.0, TargetDirection::at_least});
   EXPECT_EQ(none.targets[0].verdict, Verdict::unclear);
 }
 
-TEST(Target, FlagTakesTheKindOfItsMetric) {
+// A target is stated once, in `targets`: no metric stands for its verdict.
+TEST(Target, IsRecordedOnlyAsATarget) {
   RunRecord r;
   r.set(Metric{"ratio", 3.0, "ratio", MetricKind::modelled, "dcpmm"});
-  r.add_target({"ratio", "modelled", 2.0, TargetDirection::at_least, "ratio_met"});
-  EXPECT_EQ(r.find("ratio_met")->kind, MetricKind::modelled);
-  EXPECT_EQ(r.find("ratio_met")->origin, "dcpmm");
+  r.add_target({"ratio", "modelled", 2.0, TargetDirection::at_least});
+  EXPECT_EQ(r.metrics.size(), 1u);
   const auto j = to_json(r);
   EXPECT_EQ(j["targets"][0]["verdict"], "met");
   EXPECT_TRUE(j["targets"][0]["ci_low"].is_null());
+}
+
+TEST(Target, ARangeIsOneBoundOfEachDirection) {
+  RunRecord r;
+  r.set(Metric{"ewr", 0.25, "ratio", MetricKind::modelled, "dcpmm"});
+  r.add_target({"ewr", "lower bound", 0.2, TargetDirection::at_least});
+  r.add_target({"ewr", "upper bound", 0.3, TargetDirection::at_most});
+  ASSERT_EQ(r.targets.size(), 2u);
+  EXPECT_EQ(r.targets[0].verdict, Verdict::met);
+  EXPECT_EQ(r.targets[1].verdict, Verdict::met);
+  r.add_target({"ewr", "upper bound, tighter", 0.24, TargetDirection::at_most});  // replaces the upper bound
+  ASSERT_EQ(r.targets.size(), 2u);
+  EXPECT_EQ(r.targets[1].verdict, Verdict::missed);
 }
 
 TEST(RatioOf, PairsRepetitionsAndKeepsTheirInterval) {

@@ -282,7 +282,7 @@ def persist_same_line(runs: Sequence[Run]) -> Figure | None:
     caption=("overhead_ratio = vocabulary time / raw-intrinsics time, both measured in the same "
              "run, per flush instruction (groups) and write size (bars), one panel per medium. "
              "Bars start at parity (1.0); the dashed line is the target the run recorded "
-             "(overhead_target) and bars the run marked as missing it (overhead_target_met) are red "
+             "(overhead_target) and bars whose target the run judged missed or unclear are red "
              "(hatched) with their value."),
     case="overhead",
     metrics=("overhead_ratio",),
@@ -325,7 +325,7 @@ def overhead(runs: Sequence[Run]) -> Figure | None:
                             color=EXCEED_COLOR if slot else "0.55")
                     continue
                 ratio = good[0].value("overhead_ratio")
-                over = good[0].value("overhead_target_met") == 0
+                over = good[0].verdict("overhead_ratio") in ("missed", "unclear")
                 ax.bar(x, ratio - 1.0, bottom=1.0, width=width * 0.92,
                        color=EXCEED_COLOR if over else shades[j],
                        edgecolor="black" if over else edges[j], linewidth=0.8,

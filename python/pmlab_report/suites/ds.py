@@ -266,7 +266,7 @@ def targets(runs: Sequence[Run]) -> list[Run]:
 @figure("ds", title="Target: ours against PMDK's maps", case="target",
         caption="Throughput of our persist-mode structure divided by that of PMDK's example map in the same run "
                 "on the same workload stream (measured / measured): B+-tree against PMDK's btree, hashtable "
-                "against hashmap_tx. The dashed line is the target the run recorded (target_ratio); green bars met it (target_met). Labels give each side's "
+                "against hashmap_tx. The dashed line is the target the run recorded (target_ratio); green bars met it (the run's verdict). Labels give each side's "
                 "flushes and fences per operation (PMDK's counted at libpmem's entry points).",
         metrics=("ratio", "flushes_per_op", "fences_per_op"))
 def target(runs: Sequence[Run]) -> Figure | None:
@@ -284,7 +284,7 @@ def target(runs: Sequence[Run]) -> Figure | None:
                       key=lambda r: _rank(str(r.param("workload")), WORKLOADS))
         xs = list(range(len(cell)))
         ax.bar(xs, [r.value("ratio") for r in cell], 0.6,
-               color=[MODE_COLORS["persist"] if r.value("target_met") == 1 else MODE_COLORS["tx"] for r in cell])
+               color=[MODE_COLORS["persist"] if r.verdict("ratio") == "met" else MODE_COLORS["tx"] for r in cell])
         if _number(goal):
             ax.axhline(goal, color="0.2", linestyle="--", linewidth=0.9, label=f"target {goal:g}×")
         ax.axhline(1.0, color="0.5", linewidth=0.6)

@@ -556,7 +556,7 @@ def peers(runs: Sequence[Run]) -> Figure | None:
         target = rows[0].value("target_ratio")
         values = [r.value(metric) for r in rows]
         ax.bar(range(len(rows)), values,
-               color=["#d62728" if r.value("target_met") == 0 else "#2ca02c" for r in rows])
+               color=["#d62728" if r.verdict(metric) in ("missed", "unclear") else "#2ca02c" for r in rows])
         for i, v in enumerate(values):
             ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
         if _number(target):

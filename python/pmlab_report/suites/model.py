@@ -248,7 +248,7 @@ def emulation(runs: Sequence[Run]) -> Figure | None:
         ratio = run.value(f"pstore_{pattern}_ratio")
         if _number(ratio) and _number(emul):
             # The target is on the published method only; the run says whether it was met.
-            met = pattern != "one_line" or run.value("pstore_target_met") != 0
+            met = pattern != "one_line" or run.verdict("pstore_one_line_ratio") in (None, "met")
             left.text(i + width / 2, emul, f"{ratio:.1f}\u00d7", ha="center", va="bottom", fontsize=8,
                       fontweight="bold", color="black" if met else EMULATED_COLOR)
         published = run.value(f"pstore_{pattern}_ratio_published")
@@ -275,7 +275,7 @@ def emulation(runs: Sequence[Run]) -> Figure | None:
     goal = run.value("seq_rand_target")
     right.set_title("persist bandwidth" + (f" — emulated seq/rand {ratio:.1f}" if _number(ratio) else "")
                     + (f" (target {goal:g})" if _number(goal) else ""),
-                    fontsize=10, color=EMULATED_COLOR if run.value("seq_rand_target_met") == 0 else "black")
+                    fontsize=10, color=EMULATED_COLOR if run.verdict("seq_rand_ratio_emulated") in ("missed", "unclear") else "black")
     device = run.param("device") or "?"
     fig.legend(handles=[Patch(color=DRAM_COLOR, label="DRAM (measured)"),
                         Patch(color=EMULATED_COLOR, label=f"DRAM emulating {device} (modelled)")],

@@ -356,7 +356,7 @@ def _first_number(rows: Sequence[Run], metric: str) -> float | None:
              "of cow and ulog at each dirty-line count, against its target (red dashed); grey crosses: the same hybrid on its "
              "calibrated model alone, without the online refinement. Right: our best flusher / "
              "libpmemblk; the red markers are its targets. Targets and whether each was met are the run's own "
-             "(target, hybrid_target, pmemblk_target and their _met flags): filled markers met theirs, hollow "
+             "(target, hybrid_target, pmemblk_target and the verdicts on them): filled markers met theirs, hollow "
              "ones did not."),
     case=None,
     metrics=("zero_vs_pmemlog", "hybrid_vs_best", "best_vs_pmemblk"),
@@ -383,7 +383,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
                 if not sel:
                     continue
                 vals = [sel[0].value("zero_vs_pmemlog")]
-                met = sel[0].value("target_met") != 0
+                met = sel[0].verdict("zero_vs_pmemlog") in (None, "met")
                 x = i - 0.4 + width * (j + 0.5)
                 bounds = [r.value("one_barrier_streaming_vs_pmemlog") for r in logs if r.param("size") == size
                           and r.param("padding") == padding and r.param("threads") == t]
@@ -404,7 +404,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
     ax_log.set_ylabel("zero / libpmemlog", fontsize=9)
     ax_log.set_title("zero vs libpmemlog (hatched: below target)", fontsize=10)
 
-    def ratio_lines(ax, rows, metric, met_flag):
+    def ratio_lines(ax, rows, metric):
         for page in distinct(rows, "page"):
             for t in distinct(rows, "threads"):
                 sel = sorted((r for r in rows if r.param("page") == page and r.param("threads") == t),
@@ -416,7 +416,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
                 line, = ax.plot(xs, ys, linewidth=1.2, linestyle="-" if t == 1 else "--",
                                 label=f"{size_label(page)} · {t} thr")
                 for r, x, y in zip(sel, xs, ys):
-                    met = r.value(met_flag) != 0
+                    met = r.verdict(metric) in (None, "met")
                     ax.plot([x], [y], marker="o", markersize=4, color=line.get_color(),
                             markerfacecolor=line.get_color() if met else "none")
         ticks = distinct(rows, "dirty")
@@ -427,7 +427,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
         if rows:
             legend_outside(ax, below=True, fontsize=7)
 
-    ratio_lines(ax_hyb, hybrid, "hybrid_vs_best", "hybrid_target_met")
+    ratio_lines(ax_hyb, hybrid, "hybrid_vs_best")
     # The hybrid on its calibrated model alone, run beside it (older runs do not have it).
     calibrated = [r for r in hybrid if _number(r.value("hybrid_calibrated_vs_best"))]
     if calibrated:
@@ -445,7 +445,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
         t = r.value("pmemblk_target")
         return t if _number(t) else None
 
-    ratio_lines(ax_blk, peer, "best_vs_pmemblk", "pmemblk_target_met")
+    ratio_lines(ax_blk, peer, "best_vs_pmemblk")
     for r in peer:
         t = blk_target(r)
         if t is not None:

@@ -106,9 +106,8 @@ void RunContext::metric_samples(std::string name, std::vector<double> samples, s
   record_.set(std::move(m));
 }
 
-void RunContext::target(std::string metric, double threshold, TargetDirection direction, std::string label,
-                        std::string met_metric) {
-  record_.add_target(record::Target{std::move(metric), std::move(label), threshold, direction, std::move(met_metric)});
+void RunContext::target(std::string metric, double threshold, TargetDirection direction, std::string label) {
+  record_.add_target(record::Target{std::move(metric), std::move(label), threshold, direction});
 }
 
 void RunContext::note(std::string key, std::string text) {

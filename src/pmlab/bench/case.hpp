@@ -304,9 +304,8 @@ class RunContext {
   // their median, and it carries their spread and the median's confidence interval.
   void metric_samples(std::string name, std::vector<double> samples, std::string unit);
   // A target on a metric of this run, set before: recorded beside the metrics and judged from the metric's
-  // interval (record::Target). `met_metric` names a bool metric kept in step with the verdict.
-  void target(std::string metric, double threshold, TargetDirection direction, std::string label,
-              std::string met_metric = {});
+  // interval (record::Target).
+  void target(std::string metric, double threshold, TargetDirection direction, std::string label);
   // Text that belongs to the run's row but is no number (e.g. why a peer tool gave no number): `notes`.
   void note(std::string key, std::string text);
   // Ends the run as skipped or failed; the rest of the sweep goes on.

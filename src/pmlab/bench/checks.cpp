@@ -219,7 +219,7 @@ void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const reco
     if (*part) row.set(**part);
   for (const char* probe : {"core_to_core_ns", "record_handoffs_per_op"})
     if (const record::Metric* m = many.find(probe)) row.set(*m);
-  if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least, {}});
+  if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least});
 }
 
 void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,

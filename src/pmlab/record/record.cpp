@@ -116,7 +116,8 @@ Metric* RunRecord::find(const std::string& name) {
 }
 
 void RunRecord::add_target(Target target) {
-  std::erase_if(targets, [&](const Target& t) { return t.metric == target.metric; });
+  // A metric may carry one bound of each direction (a range); the same bound again replaces it.
+  std::erase_if(targets, [&](const Target& t) { return t.metric == target.metric && t.direction == target.direction; });
   targets.push_back(std::move(target));
   judge_targets();
 }
@@ -125,14 +126,6 @@ void RunRecord::judge_targets() {
   for (Target& t : targets) {
     const Metric* judged = find(t.metric);
     t.verdict = judge(t, judged);
-    if (t.met_metric.empty()) continue;
-    // The flag is what its metric is: measured, or modelled by the same device.
-    Metric flag{t.met_metric, t.verdict == Verdict::met ? 1.0 : 0.0, "bool", MetricKind::measured, {}};
-    if (judged) {
-      flag.kind = judged->kind;
-      flag.origin = judged->origin;
-    }
-    set(std::move(flag));
   }
 }
 

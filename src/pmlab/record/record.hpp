@@ -58,7 +58,6 @@ struct Target {
   std::string label;       // what it means, for a reader
   double threshold = 0;
   TargetDirection direction = TargetDirection::at_least;
-  std::string met_metric;  // a bool metric kept in step with the verdict (1 only when met), or empty
   Verdict verdict = Verdict::unclear;
 };
 

@@ -36,10 +36,13 @@ void small_writes_body(RunContext& ctx) {
   const auto size = static_cast<uint32_t>(ctx.params().size("size"));
   const auto r = pm::small_writes(device, random, size, kPaperThreads, stream_bytes(ctx));
   report_stream(ctx, device, r);
-  if (size == 64) {
-    const bool met = random ? r.metrics.ewr >= kRandomEwrLow && r.metrics.ewr <= kRandomEwrHigh
-                            : r.metrics.ewr >= kSequentialEwrMin;
-    if (is_dcpmm(device)) ctx.metric("ewr_target_met", met ? 1.0 : 0.0, "bool", MetricKind::modelled, device.name);
+  if (size == 64 && is_dcpmm(device)) {
+    if (random) {
+      ctx.target("ewr", kRandomEwrLow, TargetDirection::at_least, "modelled EWR of random 64 B writes, lower bound");
+      ctx.target("ewr", kRandomEwrHigh, TargetDirection::at_most, "modelled EWR of random 64 B writes, upper bound");
+    } else {
+      ctx.target("ewr", kSequentialEwrMin, TargetDirection::at_least, "modelled EWR of sequential 64 B writes");
+    }
   }
   if (!is_dcpmm(device)) return;  // the published numbers are DCPMM's
   const std::string pattern = random ? "RandW" : "SeqW";

@@ -166,11 +166,10 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   ctx.metric_samples("redo_vs_pmdk", vs_pmdk, "ratio");
   ctx.metric("target_redo_vs_pmdk", target, "ratio");
   ctx.metric("target_redo_vs_undo", kRedoVsUndo, "ratio");
-  ctx.target("redo_vs_undo", kRedoVsUndo, bench::TargetDirection::at_least, "redo PTM vs undo PTM", "redo_vs_undo_met");
-  ctx.target("redo_vs_pmdk", target, bench::TargetDirection::at_least, "redo PTM vs PMDK's transactions",
-             "redo_vs_pmdk_met");
+  ctx.target("redo_vs_undo", kRedoVsUndo, bench::TargetDirection::at_least, "redo PTM vs undo PTM");
+  ctx.target("redo_vs_pmdk", target, bench::TargetDirection::at_least, "redo PTM vs PMDK's transactions");
   ctx.target("redo_fences_per_write_tx", kRedoFencesPerWriteTx, bench::TargetDirection::at_most,
-             "redo PTM fences per writing transaction (ADR)", "redo_fences_per_write_tx_met");
+             "redo PTM fences per writing transaction (ADR)");
   ctx.metric("quadra_fences_per_write_tx", 1, "count", record::MetricKind::published, kDurableTx);
   ctx.metric("trinity_fences_per_write_tx", 2, "count", record::MetricKind::published, kDurableTx);
   ctx.metric("romuluslog_fences_per_write_tx", 4, "count", record::MetricKind::published, kDurableTx);
