@@ -71,5 +71,40 @@ TEST(Params, ParsesEachType) {
   EXPECT_FALSE(i.parse("two").ok());
 }
 
+
+TEST(Params, AMediumIsDramPoolOrANodeWithMemory) {
+  const ParamSpec medium = std_params::medium();
+  EXPECT_EQ(*medium.parse("numa:0"), "numa:0");
+  EXPECT_EQ(*medium.parse("pool"), "pool");
+  const Result<nlohmann::ordered_json> absent = medium.parse("numa:1000");
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.status().message().find("no NUMA node 1000 with memory"), std::string::npos) << absent.status().message();
+  EXPECT_FALSE(medium.parse("numa:x").ok());
+  EXPECT_FALSE(medium.parse("numa").ok());
+  EXPECT_NE(medium.describe_values().find("numa:N|numa:all"), std::string::npos) << medium.describe_values();
+  // numa:all is every node with memory: on any machine node 0's at least, and only nodes.
+  const std::vector<std::string> all = medium.expand_value("numa:all");
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front(), "numa:0");
+  for (const std::string& v : all) EXPECT_TRUE(medium.parse(v).ok()) << v;
+  EXPECT_EQ(medium.expand_value("dram"), std::vector<std::string>{"dram"});
+  // A choice of the kinds: a case on the pool alone refuses the others.
+  ParamSpec pool_only = medium;
+  pool_only.choices = {"pool"};
+  EXPECT_FALSE(pool_only.parse("numa:0").ok());
+  EXPECT_FALSE(pool_only.parse("dram").ok());
+}
+
+TEST(Params, NumaAllExpandsInTheSweep) {
+  Overrides o;
+  ASSERT_TRUE(parse_override("medium=dram,numa:all", o));
+  auto runs = expand(specs(), o, true);
+  ASSERT_TRUE(runs.ok());
+  std::vector<std::string> media;
+  for (const Params& p : *runs) media.push_back(p.text("medium"));
+  EXPECT_EQ(media.front(), "dram");
+  EXPECT_EQ(media.at(1), "numa:0");
+}
+
 }  // namespace
 }  // namespace pmlab::bench

@@ -227,3 +227,20 @@ def test_info_labels_the_memory_tiers_of_a_captured_tree(pmlab):
     assert any(n["label"] == "local" for n in here["nodes"])
     assert pmlab("info", "--sysfs-root", tree / "nowhere").returncode == 2
 
+
+def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
+    out = shm_dir / "numa"
+    proc = pmlab("run", "idio.dependent_load", "idio.i2_bandwidth", "--quick", "--no-progress", "--out", out,
+                 "--set", "medium=numa:0,pool", "--filter", "wss:4096/|op:load/flush:clwb/size:4096/threads:1/", "--duration", "0.02s")
+    assert proc.returncode == 0, proc.stderr
+    runs = [r for r in json.loads((out / "results.json").read_text())["runs"] if r["case"] in ("dependent_load", "i2_bandwidth")]
+    numa = [r for r in runs if r["params"].get("medium") == "numa:0"]
+    assert numa and all(r["status"] == "ok" for r in runs), [(r["name"], r["status"], r.get("reason")) for r in runs]
+    assert {r["params"]["medium"] for r in runs} == {"numa:0", "pool"}
+    notes = [dict(r["notes"]) if isinstance(r["notes"], list) else r["notes"] for r in numa]
+    assert all("memory bound to node 0, every page checked on it" in n["placement"] for n in notes), notes
+    absent = pmlab("run", "idio.dependent_load", "--quick", "--set", "medium=numa:999", "--out", shm_dir / "absent")
+    assert absent.returncode == 2 and "no NUMA node 999 with memory" in absent.stderr, absent.stderr
+    assert not (shm_dir / "absent" / "results.json").exists()
+    cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")
+    assert cpu.returncode == 2 and "--cpu-node 999" in cpu.stderr, cpu.stderr

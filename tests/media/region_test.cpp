@@ -1,7 +1,8 @@
 // DRAM buffers: base pages by default, 2 MiB transparent huge pages on request, and the smaps reading
-// that tells which one a mapping got.
+// that tells which one a mapping got; media as run parameters name them; memory bound to a NUMA node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -47,6 +48,51 @@ TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
 
 TEST(DramBuffer, AnAddressOutsideEveryMappingHasNoHugeBytes) {
   EXPECT_EQ(huge_mapped_bytes(reinterpret_cast<const void*>(uintptr_t{16})), 0u);
+}
+
+
+TEST(Medium, ParsesTheThreeKinds) {
+  EXPECT_EQ(*parse_medium("dram"), (Medium{Kind::dram, -1}));
+  EXPECT_EQ(*parse_medium("pool"), (Medium{Kind::pool, -1}));
+  EXPECT_EQ(*parse_medium("numa:0"), (Medium{Kind::numa, 0}));
+  EXPECT_EQ(*parse_medium("numa:12"), (Medium{Kind::numa, 12}));
+  EXPECT_EQ(to_string(Medium{Kind::numa, 12}), "numa:12");
+  EXPECT_EQ(to_string(Medium{Kind::pool, -1}), "pool");
+  for (const char* bad : {"numa", "numa:", "numa:x", "numa:-1", "numa:1024", "numa:1 ", "numa:01x", "nvme", ""})
+    EXPECT_FALSE(parse_medium(bad).ok()) << bad;
+  EXPECT_NE(parse_medium("numa").status().message().find("numa:N"), std::string::npos);
+}
+
+// This machine's node 0 has memory wherever the kernel was built with NUMA support (one node or many).
+TEST(NodeBuffer, EveryPageIsOnItsNode) {
+  NodeBuffer buffer(0);
+  const Status s = buffer.reserve(3 * 4096 + 1);
+  if (!s && s.code() == Errc::unsupported) GTEST_SKIP() << s.message();
+  ASSERT_TRUE(s) << s.message();
+  const Region r = buffer.region();
+  EXPECT_EQ(r.kind, Kind::numa);
+  EXPECT_EQ(r.node, 0);
+  EXPECT_EQ(r.size, 4u * 4096);
+  r.base[r.size - 1] = std::byte{7};  // writable to its end
+  auto nodes = nodes_of_pages(r.base, r.size);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ(*nodes, std::vector<int>(4, 0));
+}
+
+TEST(NodeBuffer, ANodeWithoutMemoryIsAnErrorNotAFallback) {
+  NodeBuffer buffer(1000);  // no machine this runs on has a node 1000
+  const Status s = buffer.reserve(4096);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("node 1000"), std::string::npos) << s.message();
+  EXPECT_EQ(buffer.region().base, nullptr);
+}
+
+TEST(NodeBuffer, PresentPagesAreOnANode) {
+  DramBuffer untouched;  // MAP_POPULATE: every page present, placed by the default policy
+  ASSERT_TRUE(untouched.reserve(2 * 4096));
+  auto present = nodes_of_pages(untouched.region().base, 2 * 4096);
+  if (!present.ok()) GTEST_SKIP() << present.status().message();
+  EXPECT_TRUE(std::all_of(present->begin(), present->end(), [](int n) { return n >= 0; }));
 }
 
 }  // namespace

@@ -62,8 +62,13 @@ ParamSpec size(std::string name, std::string doc, std::vector<std::string> defau
 }
 
 ParamSpec medium(std::vector<std::string> defaults) {
-  return choice("medium", "memory the case runs on: dram (anonymous memory) or pool (the run's pool file)",
-                {"dram", "pool"}, std::move(defaults));
+  ParamSpec p = choice("medium",
+                       "memory the case runs on: dram (anonymous memory), pool (the run's pool file), numa:N "
+                       "(anonymous memory bound to NUMA node N, every page checked; numa:all: every node with "
+                       "memory)",
+                       {"dram", "pool", "numa"}, std::move(defaults));
+  p.type = ParamType::medium;
+  return p;
 }
 
 ParamSpec domain(std::vector<std::string> defaults, std::vector<std::string> quick) {

@@ -4,8 +4,34 @@
 #include <stdexcept>
 
 #include "pmlab/common/units.hpp"
+#include "pmlab/media/region.hpp"
+#include "pmlab/platform/memory_tiers.hpp"
 
 namespace pmlab::bench {
+
+namespace {
+
+constexpr const char* kAllNodes = "numa:all";
+
+// The NUMA nodes with memory, read once (a run's nodes do not change under it).
+const std::vector<int>& memory_nodes() {
+  static const std::vector<int> nodes = [] {
+    std::vector<int> ids;
+    for (const platform::MemoryNode& n : platform::read_memory_topology().nodes)
+      if (n.memory_bytes > 0) ids.push_back(n.id);
+    return ids;
+  }();
+  return nodes;
+}
+
+std::string describe_nodes(const std::vector<int>& nodes) {
+  if (nodes.empty()) return "no node with memory is listed in /sys/devices/system/node";
+  std::string out = nodes.size() == 1 ? "the node with memory: " : "nodes with memory: ";
+  for (size_t i = 0; i < nodes.size(); ++i) out += (i ? ", " : "") + std::to_string(nodes[i]);
+  return out;
+}
+
+}  // namespace
 
 Result<nlohmann::ordered_json> ParamSpec::parse(const std::string& text) const {
   auto bad = [&](const std::string& why) {
@@ -51,8 +77,28 @@ Result<nlohmann::ordered_json> ParamSpec::parse(const std::string& text) const {
       if (std::find(choices.begin(), choices.end(), text) == choices.end())
         return bad("must be one of " + describe_values());
       return nlohmann::ordered_json(text);
+    case ParamType::medium: {
+      auto medium = media::parse_medium(text);
+      if (!medium) return bad(text.rfind("numa", 0) == 0 ? medium.status().message() : "must be one of " + describe_values());
+      if (std::find(choices.begin(), choices.end(), media::to_string(medium->kind)) == choices.end())
+        return bad("must be one of " + describe_values());
+      if (medium->kind == media::Kind::numa) {
+        const std::vector<int>& nodes = memory_nodes();
+        if (std::find(nodes.begin(), nodes.end(), medium->node) == nodes.end())
+          return bad("no NUMA node " + std::to_string(medium->node) + " with memory is online here (" +
+                     describe_nodes(nodes) + ")");
+      }
+      return nlohmann::ordered_json(media::to_string(*medium));
+    }
   }
   return bad("unknown type");
+}
+
+std::vector<std::string> ParamSpec::expand_value(const std::string& text) const {
+  if (type != ParamType::medium || text != kAllNodes) return {text};
+  std::vector<std::string> out;
+  for (const int node : memory_nodes()) out.push_back("numa:" + std::to_string(node));
+  return out;
 }
 
 std::string ParamSpec::describe_values() const {
@@ -61,6 +107,13 @@ std::string ParamSpec::describe_values() const {
       std::string out;
       for (const auto& c : choices) out += (out.empty() ? "" : "|") + c;
       return out;
+    }
+    case ParamType::medium: {
+      std::string out;
+      for (const auto& c : choices) out += (out.empty() ? "" : "|") + (c == "numa" ? std::string("numa:N|") + kAllNodes : c);
+      return out + (std::find(choices.begin(), choices.end(), "numa") != choices.end()
+                        ? " (" + describe_nodes(memory_nodes()) + ")"
+                        : "");
     }
     case ParamType::boolean: return "true|false";
     case ParamType::text: return "text";
@@ -142,11 +195,12 @@ Result<std::vector<Params>> expand(const std::vector<ParamSpec>& specs, const Ov
     if (auto it = overrides.find(spec.name); it != overrides.end()) texts = &it->second;
     else if (quick && !spec.quick.empty()) texts = &spec.quick;
     std::vector<nlohmann::ordered_json> parsed;
-    for (const auto& t : *texts) {
-      auto v = spec.parse(t);
-      if (!v) return v.status();
-      if (std::find(parsed.begin(), parsed.end(), *v) == parsed.end()) parsed.push_back(*v);
-    }
+    for (const auto& given : *texts)
+      for (const std::string& t : spec.expand_value(given)) {
+        auto v = spec.parse(t);
+        if (!v) return v.status();
+        if (std::find(parsed.begin(), parsed.end(), *v) == parsed.end()) parsed.push_back(*v);
+      }
     if (parsed.empty()) return error(Errc::invalid_argument, "parameter " + spec.name + " has no values");
     lists.push_back(std::move(parsed));
   }

@@ -15,7 +15,9 @@
 
 namespace pmlab::bench {
 
-enum class ParamType { integer, size, choice, real, boolean, text };  // text: free-form, the case validates
+// text: free-form, the case validates. medium: "dram", "pool" or "numa:N" (media::parse_medium), its kind one
+// of `choices`; a numa node must be a node with memory here, and "numa:all" stands for every such node.
+enum class ParamType { integer, size, choice, real, boolean, text, medium };
 
 struct ParamSpec {
   std::string name;
@@ -29,6 +31,8 @@ struct ParamSpec {
 
   // Parses and range-checks one value; the error names the parameter and what it accepts.
   Result<nlohmann::ordered_json> parse(const std::string& text) const;
+  // The values `text` stands for: itself, or for a medium "numa:all" every NUMA node with memory.
+  std::vector<std::string> expand_value(const std::string& text) const;
   std::string describe_values() const;  // "64..16K", "clwb|clflushopt|…"
 };
 

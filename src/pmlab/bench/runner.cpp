@@ -7,7 +7,9 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <regex>
@@ -28,6 +30,7 @@
 #include "pmlab/media/region.hpp"
 #include "pmlab/model/published.hpp"
 #include "pmlab/model/run_devices.hpp"
+#include "pmlab/platform/memory_tiers.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/platform/topology.hpp"
 #include "pmlab/pool/layout.hpp"
@@ -327,13 +330,77 @@ struct Execution {
   const BenchPool& bench_pool;
   const std::vector<PlannedRun>& runs;
   uint64_t context_hash;
-  std::vector<int> cpus;
+  std::vector<int> cpus;  // the CPUs this process may use
+  platform::MemoryTopology topology = platform::read_memory_topology();
   media::DramBuffer dram;
+  std::map<int, std::unique_ptr<media::NodeBuffer>> node_buffers;  // a numa:N medium's memory, by node
   profile::RunProfiler* profiler = nullptr;
   profile::CounterSources counter_sources;
   // The process-wide state every run must leave as it found it (common/process_state.hpp).
   StateSnapshot neutral = snapshot_process_state();
 };
+
+// Where a run's threads run, and what its context says about it.
+struct RunPlacement {
+  std::vector<int> cpus;
+  int node = -1;     // the node the CPUs were chosen on, or -1: every CPU this process may use
+  std::string note;  // for a numa medium or --cpu-node: the memory's node, its tier, the threads' node
+};
+
+const platform::MemoryNode* node_named(const platform::MemoryTopology& t, int id) {
+  for (const platform::MemoryNode& n : t.nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+std::vector<int> allowed_cpus_on(const Execution& ex, int node) {
+  std::vector<int> on;
+  if (const platform::MemoryNode* n = node_named(ex.topology, node))
+    for (const int cpu : ex.cpus)
+      if (std::find(n->cpus.begin(), n->cpus.end(), cpu) != n->cpus.end()) on.push_back(cpu);
+  return on;
+}
+
+// The SLIT distance from `from` to `to` (the kernel lists a node's distances in node order).
+int distance(const platform::MemoryTopology& t, const platform::MemoryNode& from, int to) {
+  for (size_t i = 0; i < t.nodes.size() && i < from.distances.size(); ++i)
+    if (t.nodes[i].id == to) return from.distances[i];
+  return from.id == to ? 10 : 255;
+}
+
+// The threads' node: --cpu-node where given; for memory on a node, the nearest node with CPUs this process
+// may use (the node itself when it has some); else none (every CPU this process may use).
+RunPlacement placement_of(const Execution& ex, const media::Medium& medium) {
+  RunPlacement p;
+  int chosen = ex.options.cpu_node.value_or(-1);
+  if (chosen < 0 && medium.kind == media::Kind::numa) {
+    int best = INT_MAX;
+    for (const platform::MemoryNode& n : ex.topology.nodes)
+      if (!allowed_cpus_on(ex, n.id).empty())
+        if (const platform::MemoryNode* target = node_named(ex.topology, medium.node)) {
+          const int d = distance(ex.topology, *target, n.id);
+          if (d < best) {
+            best = d;
+            chosen = n.id;
+          }
+        }
+  }
+  if (chosen < 0) {
+    p.cpus = ex.cpus;
+    return p;
+  }
+  p.cpus = allowed_cpus_on(ex, chosen);
+  p.node = chosen;
+  std::string cpus;
+  for (const int c : p.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  p.note = "threads on node " + std::to_string(chosen) + " (CPUs " + cpus + ")" +
+           (ex.options.cpu_node ? " by --cpu-node" : ", the nearest node with CPUs");
+  if (medium.kind == media::Kind::numa)
+    if (const platform::MemoryNode* n = node_named(ex.topology, medium.node))
+      p.note = "memory bound to node " + std::to_string(n->id) + ", every page checked on it; the node is " +
+               platform::to_string(n->label) + " (" + n->evidence + "); " + p.note;
+  return p;
+}
 
 // A run's record before it runs: what it is, nothing measured.
 RunRecord blank_record(const PlannedRun& r, uint64_t context_hash) {
@@ -346,10 +413,26 @@ RunRecord blank_record(const PlannedRun& r, uint64_t context_hash) {
   return blank;
 }
 
-// The memory a run measures on: part of the pool's data area, or the reusable DRAM buffer.
+// The run's medium (dram when it has no medium parameter).
+media::Medium medium_of(const PlannedRun& r) {
+  if (!r.params.has("medium")) return {};
+  auto m = media::parse_medium(r.params.text("medium"));
+  return m ? *m : media::Medium{};
+}
+
+// The memory a run measures on: part of the pool's data area, the reusable DRAM buffer, or the buffer
+// bound to the run's NUMA node.
 media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   const uint64_t bytes = region_bytes(r);
   if (bytes == 0) return {};
+  if (const media::Medium m = medium_of(r); m.kind == media::Kind::numa) {
+    std::unique_ptr<media::NodeBuffer>& buffer = ex.node_buffers[m.node];
+    if (!buffer) buffer = std::make_unique<media::NodeBuffer>(m.node);
+    if (Status s = buffer->reserve(bytes); !s) throw RunAbort{RunStatus::error, "medium numa:" + std::to_string(m.node) + ": " + s.message()};
+    media::Region region = buffer->region();
+    region.size = bytes;
+    return region;
+  }
   if (!uses_pool(r)) {
     if (Status s = ex.dram.reserve(bytes); !s) throw RunAbort{RunStatus::error, s.message()};
     media::Region region = ex.dram.region();
@@ -371,9 +454,11 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
 // case body with counters around it; under --profile once plainly first, so the slowdown can be stated.
 void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) {
   const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
-  if (static_cast<size_t>(threads) > ex.cpus.size())
+  const RunPlacement placement = placement_of(ex, medium_of(r));
+  if (static_cast<size_t>(threads) > placement.cpus.size())
     throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
-                                           std::to_string(ex.cpus.size()) + " CPUs this process may use"};
+                                           std::to_string(placement.cpus.size()) + " CPUs this process may use" +
+                                           (placement.node >= 0 ? " on node " + std::to_string(placement.node) : "")};
   persist::Config pc = ex.defaults;
   if (r.params.has("domain")) pc.domain = persist::parse_domain(r.params.text("domain")).value();
   if (r.params.has("flush")) pc.flush = persist::parse_flush(r.params.text("flush")).value();
@@ -383,8 +468,9 @@ void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) 
   if (device) persister->attach(device.get());
   const media::Region region = region_for(ex, r, pass);
   const auto body = [&](RunRecord& into) {
-    RunContext ctx(*r.def, r.params, into, region, *persister, ex.control, threads, ex.cpus, ex.options.quick);
+    RunContext ctx(*r.def, r.params, into, region, *persister, ex.control, threads, placement.cpus, ex.options.quick);
     ctx.set_model(device.get());
+    if (!placement.note.empty()) ctx.note("placement", placement.note);
     r.def->body(ctx);
   };
   if (device) device->reset();
@@ -601,7 +687,15 @@ Result<RunSummary> run(const RunOptions& options) {
   nlohmann::ordered_json& ctx = results.context();
 
   // Execute.
-  Execution ex{options, *devices, *defaults, control, bench_pool, runs, hash, platform::allowed_cpus(), {}, nullptr, {}};
+  Execution ex{options, *devices, *defaults, control, bench_pool, runs, hash, platform::allowed_cpus(),
+               platform::read_memory_topology(), {}, {}, nullptr, {}};
+  if (options.cpu_node) {
+    if (allowed_cpus_on(ex, *options.cpu_node).empty())
+      return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*options.cpu_node) + ": node " +
+                                               std::to_string(*options.cpu_node) +
+                                               " has no CPU this process may use (pmlab info lists the nodes)");
+    ctx["cpu_node"] = *options.cpu_node;
+  }
   std::unique_ptr<profile::RunProfiler> profiler;
   if (options.profile) {
     profiler = std::make_unique<profile::RunProfiler>(out.string());

@@ -27,6 +27,7 @@ struct RunOptions {
   bool keep_pool = false;
   std::optional<persist::Domain> domain;            // run-wide default for domain=auto
   std::optional<persist::FlushInstruction> flush;   // run-wide default for flush=auto
+  std::optional<int> cpu_node;         // --cpu-node: every run's threads on this node's CPUs
   std::string model;                   // --model: device preset or JSON file; every run gets modelled metrics
   std::string emulate;                 // --emulate: medium=pool runs also pay this device's modelled cost
   std::string out_dir;                 // empty: results/<run-id>

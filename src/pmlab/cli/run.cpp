@@ -24,7 +24,8 @@ struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
-  uint64_t ops = 0, repetitions = 0;
+  uint64_t ops = 0, repetitions = 0, cpu_node = 0;
+  bool cpu_node_given = false;
   bool quick = false, stability = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
 };
 
@@ -93,6 +94,7 @@ int run_run(const RunArgs& a) {
   }
   if (a.ops) o.ops = a.ops;
   if (a.repetitions) o.repetitions = static_cast<int>(a.repetitions);
+  if (a.cpu_node_given) o.cpu_node = static_cast<int>(a.cpu_node);
   o.stability = a.stability;
   if (!a.domain.empty()) {
     auto d = persist::parse_domain(a.domain);
@@ -168,6 +170,11 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_flag("--stability", a->stability,
                 "order-independence check: a few persistence-sensitive points run alone, then after each selected "
                 "suite; each must stay within noise of its value alone (a benchmark mode: as long as the selection)");
+  cmd->add_option("--cpu-node", a->cpu_node,
+                  "run every run's threads on this NUMA node's CPUs (default: for medium=numa:N the nearest node "
+                  "with CPUs, else every CPU this process may use)")
+      ->check(count_value(0, 1023))
+      ->each([a](const std::string&) { a->cpu_node_given = true; });
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
       ->check(non_empty_value());

@@ -1,7 +1,11 @@
 #include "pmlab/media/region.hpp"
 
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,11 +18,99 @@
 namespace pmlab::media {
 
 namespace {
-constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}});
+constexpr auto kKinds =
+    enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
+constexpr size_t kPage = 4096;
+// Nodes a mask passed to mbind can name; node numbers above it are refused as a parameter.
+constexpr int kMaxNode = 1023;
 }  // namespace
 
 const char* to_string(Kind k) noexcept { return kKinds.name(k); }
 Result<Kind> parse_kind(std::string_view text) { return kKinds.parse(text); }
+
+Result<Medium> parse_medium(std::string_view text) {
+  constexpr std::string_view kNuma = "numa:";
+  if (text.substr(0, kNuma.size()) != kNuma) {
+    if (text == "numa") return error(Errc::invalid_argument, "medium numa needs its node: numa:N");
+    auto kind = parse_kind(text);
+    if (!kind) return kind.status();
+    return Medium{*kind, -1};
+  }
+  const std::string_view digits = text.substr(kNuma.size());
+  int node = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), node);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || node < 0 || node > kMaxNode)
+    return error(Errc::invalid_argument, "medium " + std::string(text) + ": N of numa:N is a node number 0.." +
+                                             std::to_string(kMaxNode));
+  return Medium{Kind::numa, node};
+}
+
+std::string to_string(const Medium& m) {
+  return m.kind == Kind::numa ? "numa:" + std::to_string(m.node) : std::string(to_string(m.kind));
+}
+
+NodeBuffer::~NodeBuffer() { release(); }
+
+void NodeBuffer::release() noexcept {
+  if (base_ != nullptr) munmap(base_, size_);
+  base_ = nullptr;
+  size_ = 0;
+}
+
+Status NodeBuffer::reserve(size_t bytes) {
+  if (bytes <= size_) return Status::success();
+  release();
+  const size_t rounded = (bytes + kPage - 1) & ~(kPage - 1);
+  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return error(Errc::no_space, "cannot map " + format_size(rounded) + " for node " + std::to_string(node_) + ": " +
+                                     std::strerror(errno));
+  base_ = static_cast<std::byte*>(p);
+  size_ = rounded;
+  // The policy before the first touch, so every fault allocates on the node; strict: no fallback.
+  std::vector<unsigned long> mask(static_cast<size_t>(kMaxNode) / (8 * sizeof(unsigned long)) + 1, 0);
+  mask[static_cast<size_t>(node_) / (8 * sizeof(unsigned long))] |= 1UL << (node_ % (8 * sizeof(unsigned long)));
+  if (syscall(SYS_mbind, base_, size_, MPOL_BIND, mask.data(), static_cast<unsigned long>(kMaxNode) + 1,
+              MPOL_MF_STRICT) != 0) {
+    const int e = errno;
+    release();
+    return error(Errc::unsupported, "cannot bind memory to node " + std::to_string(node_) + " (mbind: " +
+                                        std::strerror(e) + (e == EINVAL ? "; the node has no memory or is offline" : "") +
+                                        ")");
+  }
+  prefault_for_writing(base_, size_);
+  auto nodes = nodes_of_pages(base_, size_);
+  if (!nodes) {
+    release();
+    return nodes.status();
+  }
+  const auto elsewhere = std::count_if(nodes->begin(), nodes->end(), [&](int n) { return n != node_; });
+  if (elsewhere != 0) {
+    release();
+    return error(Errc::no_space, std::to_string(elsewhere) + " of " + std::to_string(rounded / kPage) +
+                                     " pages bound to node " + std::to_string(node_) +
+                                     " are not on it (the node's free memory too small?)");
+  }
+  return Status::success();
+}
+
+Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes) {
+  const size_t pages = (bytes + kPage - 1) / kPage;
+  std::vector<void*> addresses(pages);
+  for (size_t i = 0; i < pages; ++i) addresses[i] = const_cast<std::byte*>(base + i * kPage);
+  std::vector<int> status(pages, -1);
+  // The query in batches: the kernel walks each batch's pages under one lock.
+  constexpr size_t kBatch = 4096;
+  for (size_t first = 0; first < pages; first += kBatch) {
+    const size_t n = std::min(kBatch, pages - first);
+    if (syscall(SYS_move_pages, 0, n, addresses.data() + first, nullptr, status.data() + first, 0) != 0)
+      return error(Errc::unsupported, std::string("cannot ask which node a page is on (move_pages: ") +
+                                          std::strerror(errno) + ")");
+  }
+  for (int& s : status)
+    if (s < 0) s = -1;  // -ENOENT (not present) and other errors: on no node
+  return status;
+}
 
 DramBuffer::~DramBuffer() { release(); }
 

@@ -5,20 +5,34 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "pmlab/common/status.hpp"
 
 namespace pmlab::media {
 
-enum class Kind : uint8_t { dram, pool };
+// dram: the process's anonymous memory, wherever the kernel places it; pool: the run's pool file; numa:
+// anonymous memory bound to one NUMA node (a remote socket's DRAM, a CXL expander's CPU-less node).
+enum class Kind : uint8_t { dram, pool, numa };
 const char* to_string(Kind k) noexcept;
 Result<Kind> parse_kind(std::string_view text);
+
+// A medium as a run parameter names it: "dram", "pool" or "numa:N".
+struct Medium {
+  Kind kind = Kind::dram;
+  int node = -1;  // numa: the node
+  bool operator==(const Medium&) const = default;
+};
+Result<Medium> parse_medium(std::string_view text);
+std::string to_string(const Medium& m);
 
 // A view of memory; owns nothing.
 struct Region {
   std::byte* base = nullptr;
   size_t size = 0;
   Kind kind = Kind::dram;
+  int node = -1;  // numa: the node every page of it was checked to be on
 };
 
 // The page size a DRAM buffer asks for. The run's DRAM medium uses base pages, as the pool does on tmpfs,
@@ -45,6 +59,32 @@ class DramBuffer {
   size_t size_ = 0;
   Pages pages_ = Pages::base;
 };
+
+// Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), pre-faulted, and every page checked
+// to be on that node (move_pages' query): a kernel that placed a page elsewhere — the node's memory full, a
+// policy it could not apply — fails the reservation instead of measuring another node's memory.
+class NodeBuffer {
+ public:
+  explicit NodeBuffer(int node) : node_(node) {}
+  ~NodeBuffer();
+  NodeBuffer(const NodeBuffer&) = delete;
+  NodeBuffer& operator=(const NodeBuffer&) = delete;
+
+  Status reserve(size_t bytes);
+  Region region() const { return {base_, size_, Kind::numa, node_}; }
+  int node() const noexcept { return node_; }
+
+ private:
+  void release() noexcept;
+
+  int node_;
+  std::byte* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The NUMA node each page of [base, base+bytes) is on (move_pages' query), or an error where the kernel
+// cannot say (no NUMA support). Unmapped or not-yet-faulted pages count as on no node (-1).
+Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes);
 
 // Bytes of the mapping that contains `addr` backed by huge pages (AnonHugePages, ShmemPmdMapped and
 // FilePmdMapped of /proc/self/smaps); 0 when none or unknown.
