@@ -12,14 +12,11 @@ and is dropped.
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
+from .model import is_number
+
 CURRENT_VERSION = 2
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _is_flag(name: str, metric: Any) -> bool:
@@ -37,7 +34,7 @@ def _prefix(flag: str) -> str:
 
 def _value(metrics: dict, name: str | None) -> float | None:
     m = metrics.get(name) if name else None
-    return m.get("value") if isinstance(m, dict) and _number(m.get("value")) else None
+    return m.get("value") if isinstance(m, dict) and is_number(m.get("value")) else None
 
 
 def _threshold_name(metrics: dict, prefix: str) -> str | None:
@@ -47,7 +44,7 @@ def _threshold_name(metrics: dict, prefix: str) -> str | None:
 
 def _judged_name(metrics: dict, prefix: str, flag: dict) -> str | None:
     candidates = [n for n, m in metrics.items() if isinstance(m, dict) and m.get("unit") == "ratio"
-                  and "target" not in n and m.get("kind") != "published" and _number(m.get("value"))
+                  and "target" not in n and m.get("kind") != "published" and is_number(m.get("value"))
                   and "of_best_rounds" not in n]
     if prefix and prefix in candidates:
         return prefix
@@ -71,7 +68,7 @@ def _targets_of_flags(metrics: dict, flags: list[str]) -> list[dict]:
         threshold = _value(metrics, _threshold_name(metrics, prefix))
         if threshold is None:
             continue  # a target states its threshold: a flag the run recorded none for is dropped
-        met = _number(flag.get("value")) and flag["value"] >= 0.5
+        met = is_number(flag.get("value")) and flag["value"] >= 0.5
         direction = "at_least"
         if value is not None and threshold is not None and value != threshold:
             direction = "at_least" if (value > threshold) == met else "at_most"

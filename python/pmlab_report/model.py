@@ -11,8 +11,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from . import migrate
-
 MEASURED, MODELLED, PUBLISHED = "measured", "modelled", "published"
 
 
@@ -117,8 +115,7 @@ def run_from_dict(index: int, raw: dict) -> Run:
 
 
 def from_document(doc: dict) -> Results:
-    """Build the model from a document that schema.validate() accepted (an older version upgraded first)."""
-    doc = migrate.upgrade(doc)
+    """Build the model from a document that schema.load() returned (validated, in the current version)."""
     return Results(
         schema_version=doc["schema_version"],
         pmlab_version=doc.get("pmlab_version", ""),

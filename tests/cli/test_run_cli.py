@@ -242,5 +242,9 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
     absent = pmlab("run", "idio.dependent_load", "--quick", "--set", "medium=numa:999", "--out", shm_dir / "absent")
     assert absent.returncode == 2 and "no NUMA node 999 with memory" in absent.stderr, absent.stderr
     assert not (shm_dir / "absent" / "results.json").exists()
+    # The peers allocate their own memory, which no node binding reaches: their numa points are left out.
+    peers = pmlab("run", "idio.vs_likwid", "idio.vs_fio", "--quick", "--dry-run", "--set", "medium=numa:0,dram")
+    assert peers.returncode == 0, peers.stderr
+    assert "medium:dram" in peers.stdout and "numa" not in peers.stdout, peers.stdout
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")
     assert cpu.returncode == 2 and "--cpu-node 999" in cpu.stderr, cpu.stderr

@@ -331,7 +331,7 @@ struct Execution {
   const std::vector<PlannedRun>& runs;
   uint64_t context_hash;
   std::vector<int> cpus;  // the CPUs this process may use
-  platform::MemoryTopology topology = platform::read_memory_topology();
+  platform::MemoryTopology topology;
   media::DramBuffer dram;
   std::map<int, std::unique_ptr<media::NodeBuffer>> node_buffers;  // a numa:N medium's memory, by node
   profile::RunProfiler* profiler = nullptr;
@@ -373,17 +373,15 @@ int distance(const platform::MemoryTopology& t, const platform::MemoryNode& from
 RunPlacement placement_of(const Execution& ex, const media::Medium& medium) {
   RunPlacement p;
   int chosen = ex.options.cpu_node.value_or(-1);
-  if (chosen < 0 && medium.kind == media::Kind::numa) {
+  const platform::MemoryNode* memory =
+      medium.kind == media::Kind::numa ? node_named(ex.topology, medium.node) : nullptr;
+  if (chosen < 0 && memory) {
     int best = INT_MAX;
     for (const platform::MemoryNode& n : ex.topology.nodes)
-      if (!allowed_cpus_on(ex, n.id).empty())
-        if (const platform::MemoryNode* target = node_named(ex.topology, medium.node)) {
-          const int d = distance(ex.topology, *target, n.id);
-          if (d < best) {
-            best = d;
-            chosen = n.id;
-          }
-        }
+      if (const int d = distance(ex.topology, *memory, n.id); d < best && !allowed_cpus_on(ex, n.id).empty()) {
+        best = d;
+        chosen = n.id;
+      }
   }
   if (chosen < 0) {
     p.cpus = ex.cpus;
@@ -395,10 +393,9 @@ RunPlacement placement_of(const Execution& ex, const media::Medium& medium) {
   for (const int c : p.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
   p.note = "threads on node " + std::to_string(chosen) + " (CPUs " + cpus + ")" +
            (ex.options.cpu_node ? " by --cpu-node" : ", the nearest node with CPUs");
-  if (medium.kind == media::Kind::numa)
-    if (const platform::MemoryNode* n = node_named(ex.topology, medium.node))
-      p.note = "memory bound to node " + std::to_string(n->id) + ", every page checked on it; the node is " +
-               platform::to_string(n->label) + " (" + n->evidence + "); " + p.note;
+  if (memory)
+    p.note = "memory bound to node " + std::to_string(memory->id) + ", every page checked on it; the node is " +
+             platform::to_string(memory->label) + " (" + memory->evidence + "); " + p.note;
   return p;
 }
 

@@ -72,7 +72,6 @@ class NodeBuffer {
 
   Status reserve(size_t bytes);
   Region region() const { return {base_, size_, Kind::numa, node_}; }
-  int node() const noexcept { return node_; }
 
  private:
   void release() noexcept;

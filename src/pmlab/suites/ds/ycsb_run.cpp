@@ -1,10 +1,7 @@
 // ds.ycsb's run (ycsb_run.hpp): setup, load, the timed loop, and each kind of contender in it.
 #include "pmlab/suites/ds/ycsb_run.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
 
 #include "pmlab/ds/common/mode.hpp"
 #include "pmlab/ds/common/structure.hpp"

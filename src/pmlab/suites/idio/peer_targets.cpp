@@ -147,11 +147,20 @@ void vs_fio(RunContext& ctx) {
                        ", files in " + fio.directory);
 }
 
+// Each peer allocates its memory itself (likwid-bench its buffer, fio its file), and neither can be bound
+// to a NUMA node from here: a numa:N point would compare node N's memory with wherever theirs landed.
+std::optional<std::string> peer_on_a_node(const Params& p) {
+  const auto medium = media::parse_medium(p.text("medium"));
+  if (medium && medium->kind == media::Kind::numa)
+    return std::string("the peer allocates its own memory, which is not bound to a node: compared on dram and pool");
+  return std::nullopt;
+}
+
 // likwid-bench allocates DRAM of its own: --quick compares on DRAM only.
 // The pool's pages are its file system's: huge pages are compared on DRAM only.
 std::optional<std::string> likwid_redundant(const Params& p) {
   if (p.text("pages") == "huge" && p.text("medium") == "pool") return "the pool's page size is its file system's";
-  return std::nullopt;
+  return peer_on_a_node(p);
 }
 
 ParamSpec likwid_medium() {
@@ -195,7 +204,7 @@ const CaseRegistration fio_registration{CaseDef{
                std_params::size("size", "bytes per write", {"256", "4096"}, {"256"}, 64, 1 << 20),
                std_params::threads(thread_ends(), thread_ends())},
     .region_bytes = stream_region_bytes,
-    .redundant = {},
+    .redundant = peer_on_a_node,
     .body = vs_fio,
 }};
 
