@@ -41,8 +41,12 @@ struct alignas(64) Object {
 struct alignas(64) Roots {
   uint64_t slot[kRoots];  // offset of the object, 0 when empty
 };
+// Bit i: objects[i] is allocated. The lowest free object is taken and no more than kRoots are allocated at
+// once, so every bit a store sets or clears lies in the word's low half: made as two 4-byte halves, a store
+// leaves the old word or the new one, never a torn one, and no stream can change that (the split mutants of
+// the bitmap's stores are equivalent by design).
 struct alignas(64) Bitmap {
-  uint64_t bits;  // bit i: objects[i] is allocated
+  uint64_t bits;
   uint64_t pad[7];
 };
 struct Heap {
@@ -72,14 +76,15 @@ class BitmapHeap final : public Design<Bug> {
         write_object(obj, r, i);
         p.flush(&obj, sizeof obj);  // durable with the bit, before the link
         if (variant_ == Bug::link_before_bit) link(p, root, offset_of(image, &obj));
-        p.store8(&h->bitmap.bits, h->bitmap.bits | (uint64_t{1} << index));
+        p.store8(&h->bitmap.bits, h->bitmap.bits | (uint64_t{1} << index));  // one low bit: cannot tear
         p.persist(&h->bitmap.bits, 8);
         if (variant_ != Bug::link_before_bit) link(p, root, offset_of(image, &obj));
       } else {
         ops.begin(i, "free the object of root " + std::to_string(r));
         const uint64_t index = (root - kFirstObject) / sizeof(Object);
         link(p, root, 0);
-        p.store8(&h->bitmap.bits, h->bitmap.bits & ~(uint64_t{1} << index));  // recovery reclaims it if lost
+        // One low bit, so it cannot tear; recovery reclaims the object if the store is lost.
+        p.store8(&h->bitmap.bits, h->bitmap.bits & ~(uint64_t{1} << index));
       }
       ops.end(i);
     }
@@ -99,7 +104,7 @@ class BitmapHeap final : public Design<Bug> {
     }
     // Reclaim what no root names: allocations and frees a crash cut in two.
     if (variant_ != Bug::leak && (h->bitmap.bits & ~named_bits_) != 0) {
-      p.store8(&h->bitmap.bits, h->bitmap.bits & named_bits_);
+      p.store8(&h->bitmap.bits, h->bitmap.bits & named_bits_);  // low bits only: cannot tear (see Bitmap)
       p.persist(&h->bitmap.bits, 8);
     }
     return Status::success();

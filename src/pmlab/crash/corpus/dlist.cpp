@@ -88,6 +88,8 @@ class DList final : public Design<Repair> {
       }
       if (nb->prev != a && variant_ != Repair::none) {
         if (variant_ == Repair::durable) {
+          // A prev link this store tore is one the next recovery repairs again, whatever it holds: recovery
+          // rewrites every prev link from the forward chain. Its split is harmless however wide the offsets.
           p.store8(&nb->prev, a);
           p.flush(&nb->prev, 8);
           repaired = true;

@@ -4,7 +4,9 @@
 //
 // Protocol. A submit writes the job, persists it, then raises the count with one atomic store and persists
 // it. A completion sets the job's mark with one atomic store and persists it before it returns: once a
-// caller is told a job is done, no crash may hand it out again.
+// caller is told a job is done, no crash may hand it out again. The count starts at kCounterBase, so the
+// stream carries it across 2^32, and the mark holds its code in both halves: either store, had it torn
+// (its new low half under its old high half), leaves a word no run writes, which the check refuses.
 //
 // Twin:
 //  - unfenced-ack: a completion writes its mark back but leaves the fence to the next operation's (a
@@ -19,15 +21,17 @@
 namespace pmlab::crash::corpus {
 namespace {
 
+constexpr uint64_t kDone = in_both_halves(1);
+
 struct alignas(64) Header {
-  uint64_t submitted;
+  uint64_t submitted;  // kCounterBase + the jobs submitted
   uint64_t pad[7];
 };
 struct alignas(64) Job {
   uint64_t seq;  // its index in the journal
   uint64_t payload[5];
   uint64_t check;  // over seq and payload
-  uint64_t done;   // 1 once completed
+  uint64_t done;   // kDone once completed, 0 before
 };
 
 struct Step {
@@ -51,6 +55,12 @@ class JobJournal final : public Design<Bug> {
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Job); }
 
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    reinterpret_cast<Header*>(image.base)->submitted = kCounterBase;  // no jobs
+    p.persist(image.base, sizeof(Header));
+  }
+
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Header* h = reinterpret_cast<Header*>(image.base);
     for (uint64_t i = 0; i < ops_; ++i) {
@@ -58,7 +68,7 @@ class JobJournal final : public Design<Bug> {
       Job& job = job_at(image, step.job);
       ops.begin(i, (step.complete ? "complete job " : "submit job ") + std::to_string(step.job));
       if (step.complete) {
-        p.store8(&job.done, 1);
+        p.store8(&job.done, kDone);
         p.flush(&job.done, 8);
         if (variant_ != Bug::unfenced_ack) p.fence();
       } else {
@@ -66,7 +76,7 @@ class JobJournal final : public Design<Bug> {
         fill_payload(job.payload, 5, step.job);
         job.check = checksum_words(&job.seq, 6);
         p.persist(&job, sizeof job);
-        p.store8(&h->submitted, step.job + 1);
+        p.store8(&h->submitted, kCounterBase + step.job + 1);
         p.persist(&h->submitted, 8);
       }
       ops.end(i);
@@ -78,13 +88,20 @@ class JobJournal final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t submitted = reinterpret_cast<const Header*>(image.base)->submitted;
+    const uint64_t count = reinterpret_cast<const Header*>(image.base)->submitted;
+    if (count < kCounterBase)
+      return broken("the journal's count reads " + std::to_string(count) + ", below the base it starts from: it tore");
+    const uint64_t submitted = count - kCounterBase;
     if (submitted > ops_) return broken("the journal counts " + std::to_string(submitted) + " jobs, more than it holds");
     Marks found;
     for (uint64_t j = 0; j < submitted; ++j) {
       const Job& job = job_at(image, j);
-      if (job.seq != j || job.check != checksum_words(&job.seq, 6) || job.done > 1 || !payload_is(job.payload, 5, j)) return broken("job " + std::to_string(j) + " is counted but did not persist");
-      found.push_back(job.done);
+      if (job.seq != j || job.check != checksum_words(&job.seq, 6) || !payload_is(job.payload, 5, j))
+        return broken("job " + std::to_string(j) + " is counted but did not persist");
+      if (job.done != 0 && job.done != kDone)
+        return broken("job " + std::to_string(j) + "'s completion mark reads " + std::to_string(job.done) +
+                      ": it tore");
+      found.push_back(job.done == kDone ? 1 : 0);
     }
     return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the jobs and their marks");
   }

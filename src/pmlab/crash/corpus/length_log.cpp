@@ -6,7 +6,10 @@
 // atomic store and write it back, fence. Recovery validates the records the length claims, in order, and
 // if one is not whole it truncates the length to the whole ones with one atomic store and persists it
 // before it returns. An append that returned has both durable, so truncation only ever drops the append
-// that was in flight.
+// that was in flight. The length counts from kCounterBase, so the stream carries it across 2^32 (and a
+// truncation may carry it back): a length that tore (its new low half under its old high half) reads below
+// the base or claims more records than the log holds, which no append leaves, and recovery refuses it
+// rather than truncate it.
 //
 // Twin:
 //  - trusted-length: recovery takes the length as it finds it. A crash that kept the new length but not
@@ -21,7 +24,7 @@ namespace pmlab::crash::corpus {
 namespace {
 
 struct alignas(64) Header {
-  uint64_t length;  // records claimed
+  uint64_t length;  // kCounterBase + the records claimed
   uint64_t pad[7];
 };
 struct alignas(64) Record {
@@ -38,6 +41,12 @@ class LengthLog final : public Design<Bug> {
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
 
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    reinterpret_cast<Header*>(image.base)->length = kCounterBase;  // no records
+    p.persist(image.base, sizeof(Header));
+  }
+
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Header* h = reinterpret_cast<Header*>(image.base);
     for (uint64_t i = 0; i < ops_; ++i) {
@@ -47,7 +56,7 @@ class LengthLog final : public Design<Bug> {
       fill_payload(r.payload, 6, i);
       r.check = checksum_words(&r.seq, 7);
       p.flush(&r, sizeof r);
-      p.store8(&h->length, i + 1);
+      p.store8(&h->length, kCounterBase + i + 1);
       p.flush(&h->length, 8);
       p.fence();
       ops.end(i);
@@ -57,10 +66,13 @@ class LengthLog final : public Design<Bug> {
   Status recover(Image image, const persist::Persister& p) override {
     Header* h = reinterpret_cast<Header*>(image.base);
     if (variant_ != Bug::trusted_length) {
+      const uint64_t claimed = h->length - kCounterBase;
+      if (h->length < kCounterBase || claimed > ops_)
+        return broken("the length reads " + std::to_string(h->length) + ": no append leaves it (it tore)");
       uint64_t whole = 0;
-      while (whole < h->length && whole < ops_ && intact(record(image, whole), whole)) ++whole;
-      if (whole != h->length) {
-        p.store8(&h->length, whole);
+      while (whole < claimed && intact(record(image, whole), whole)) ++whole;
+      if (whole != claimed) {
+        p.store8(&h->length, kCounterBase + whole);
         p.persist(&h->length, 8);
       }
     }
@@ -68,7 +80,10 @@ class LengthLog final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t length = reinterpret_cast<const Header*>(image.base)->length;
+    const uint64_t word = reinterpret_cast<const Header*>(image.base)->length;
+    if (word < kCounterBase)
+      return broken("the length reads " + std::to_string(word) + ", below the base it starts from: it tore");
+    const uint64_t length = word - kCounterBase;
     if (length > ops_) return broken("the log claims " + std::to_string(length) + " records, more than were appended");
     for (uint64_t i = 0; i < length; ++i)
       if (!intact(record(image, i), i)) return broken("record " + std::to_string(i) + " is in the log but never persisted");

@@ -4,7 +4,9 @@
 // Protocol. An insert probes from the key's home slot to the first empty one, writes the value line and
 // the entry's key and writes both back, fences, then marks the entry full with one atomic store and
 // persists it. A delete marks the entry a tombstone with one atomic store and persists it. Keys crowd a
-// quarter of the slots, so most inserts probe past others.
+// quarter of the slots, so most inserts probe past others. A state word holds its code in both halves, so
+// every change of state changes both: a mark that tore (its new low half under its old high half) is no
+// state, and the check refuses it.
 //
 // Twins:
 //  - unfenced-flag: the value, the key and the full mark are written back under one fence. The mark can
@@ -27,7 +29,7 @@ namespace {
 
 enum class Bug { none, unfenced_flag, flag_first };
 
-constexpr uint64_t kEmpty = 0, kFull = 1, kTombstone = 2;
+constexpr uint64_t kEmpty = 0, kFull = in_both_halves(1), kTombstone = in_both_halves(2);
 
 struct Entry {
   uint64_t state;
@@ -90,7 +92,9 @@ class ProbeTable final : public Design<Bug> {
     for (uint64_t s = 0; s < slots_; ++s) {
       const Entry& e = entry(image, s);
       if (e.state == kEmpty || e.state == kTombstone) continue;
-      if (e.state != kFull) return broken("slot " + std::to_string(s) + " has state " + std::to_string(e.state));
+      if (e.state != kFull)
+        return broken("slot " + std::to_string(s) + "'s state word reads " + std::to_string(e.state) +
+                      ", which is no state: a store to it tore");
       const Value& v = value(image, s);
       if (v.key != e.key || v.seq >= ops_ || plan_[v.seq].erase || plan_[v.seq].key != v.key || !intact(v))
         return broken("slot " + std::to_string(s) + " is marked full but its key and value did not persist");

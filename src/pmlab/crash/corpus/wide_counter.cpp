@@ -5,7 +5,9 @@
 // Protocol. Write the new pair into the slot the generation does not name (a 16-byte struct assignment),
 // persist it, then advance the generation with one atomic store and persist it. The pair, the spare and
 // the generation share a line, so whole-line crashes order nothing here: the fence between the spare and
-// the generation does, once aligned words persist on their own.
+// the generation does, once aligned words persist on their own. The generation counts the meter's updates
+// from kCounterBase, so the stream carries it across 2^32; the check holds it to kCounterBase + the live
+// count, which a generation that tore (its new low half under its old high half) is not.
 //
 // Twin:
 //  - torn: updates the live slot in place with the same 16-byte assignment and persists it. x86 makes
@@ -21,13 +23,14 @@ namespace pmlab::crash::corpus {
 namespace {
 
 constexpr uint64_t kMeters = 4;
+static_assert(kCounterBase % 2 == 0, "a meter's first generation names slot 0");
 
 struct Pair {
   uint64_t count;
   uint64_t total;
 };
 struct alignas(64) Meter {
-  uint64_t generation;  // its low bit names the live slot
+  uint64_t generation;  // kCounterBase + the updates; its low bit names the live slot
   Pair slot[2];
   uint64_t pad[3];
 };
@@ -41,6 +44,13 @@ class WideCounter final : public Design<Bug> {
   using Design::Design;
 
   size_t image_bytes() const override { return kMeters * sizeof(Meter); }
+
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    Meter* meters = reinterpret_cast<Meter*>(image.base);
+    for (uint64_t m = 0; m < kMeters; ++m) meters[m].generation = kCounterBase;  // even: slot 0, {0, 0}, is live
+    p.persist(image.base, image.size);
+  }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Meter* meters = reinterpret_cast<Meter*>(image.base);
@@ -71,6 +81,10 @@ class WideCounter final : public Design<Bug> {
     Readings found;
     for (uint64_t m = 0; m < kMeters; ++m) {
       const Pair& live = meters[m].slot[meters[m].generation & 1];
+      // The twin updates in place and never advances the generation: only the protocol keeps it counting.
+      if (variant_ == Bug::none && meters[m].generation != kCounterBase + live.count)
+        return broken("meter " + std::to_string(m) + "'s generation reads " + std::to_string(meters[m].generation) +
+                      ", not the base + its " + std::to_string(live.count) + " updates: it tore");
       found[m] = {live.count, live.total};
     }
     return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the meters' counts and totals");

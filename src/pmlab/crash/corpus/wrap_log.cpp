@@ -5,7 +5,9 @@
 // at the tail, in one or two segments (the second at the ring's start when it wraps), writes both back and
 // fences, then advances the tail with one atomic store and persists it. When the next record does not fit,
 // the operation is a trim instead: it advances the head past the oldest record with one atomic store and
-// persists it, so the space a later append overwrites is never still inside the log.
+// persists it, so the space a later append overwrites is never still inside the log. Head and tail start at
+// kCounterBase, so the stream carries both across 2^32: a head or tail that tore (its new low half under
+// its old high half) does not bound a log with the other, and the check refuses it.
 //
 // Twin:
 //  - unflushed-wrap: the append writes back only the first segment, from the tail to the ring's end. A
@@ -40,7 +42,7 @@ struct Step {
 };
 
 struct Contents {
-  uint64_t head = 0, tail = 0;
+  uint64_t head = kCounterBase, tail = kCounterBase;  // an empty log
   std::vector<uint64_t> seqs;  // the records between head and tail, oldest first
   bool operator==(const Contents&) const = default;
 };
@@ -68,6 +70,13 @@ class WrapLog final : public Design<Bug> {
 
   size_t image_bytes() const override { return sizeof(Log); }
 
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    Ends& ends = reinterpret_cast<Log*>(image.base)->ends;
+    ends.head = ends.tail = kCounterBase;
+    p.persist(&ends, sizeof ends);
+  }
+
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Log* log = reinterpret_cast<Log*>(image.base);
     for (uint64_t i = 0; i < ops_; ++i) {
@@ -78,9 +87,9 @@ class WrapLog final : public Design<Bug> {
         p.persist(&log->ends.head, 8);
       } else {
         const std::vector<uint64_t> words = record(step.seq);
-        const uint64_t at = log->ends.tail % kRingWords;
+        const uint64_t at = ring_index(log->ends.tail);
         const uint64_t first = std::min<uint64_t>(words.size(), kRingWords - at);
-        for (uint64_t k = 0; k < words.size(); ++k) log->ring[(at + k) % kRingWords] = words[k];
+        for (uint64_t k = 0; k < words.size(); ++k) log->ring[ring_index(log->ends.tail + k)] = words[k];
         p.flush(&log->ring[at], first * 8);
         if (first < words.size() && variant_ != Bug::unflushed_wrap) p.flush(&log->ring[0], (words.size() - first) * 8);
         p.fence();
@@ -101,12 +110,12 @@ class WrapLog final : public Design<Bug> {
     if (found.head > found.tail || found.tail - found.head > kRingWords)
       return broken("head " + std::to_string(found.head) + " and tail " + std::to_string(found.tail) + " do not bound a log");
     for (uint64_t pos = found.head; pos < found.tail;) {
-      const uint64_t len = log->ring[(pos + 1) % kRingWords];
+      const uint64_t len = log->ring[ring_index(pos + 1)];
       if (len < kMinRecord || len > kMaxRecord || pos + len > found.tail)
         return broken("the record at " + std::to_string(pos) + " is inside the log but did not persist (its length reads " +
                       std::to_string(len) + " words)");
       std::vector<uint64_t> words(len);
-      for (uint64_t k = 0; k < len; ++k) words[k] = log->ring[(pos + k) % kRingWords];
+      for (uint64_t k = 0; k < len; ++k) words[k] = log->ring[ring_index(pos + k)];
       const uint64_t seq = words[0] - 1;
       if (seq >= ops_ || words != record(seq))
         return broken("the record at " + std::to_string(pos) + " is inside the log but did not persist");
@@ -117,6 +126,8 @@ class WrapLog final : public Design<Bug> {
   }
 
  private:
+  // Where logical offset `pos` lies in the ring: the log's first word, at kCounterBase, is the ring's first.
+  static uint64_t ring_index(uint64_t pos) { return (pos - kCounterBase) % kRingWords; }
   uint64_t length(uint64_t seq) const { return kMinRecord + payload_word(seed_, seq, 99) % (kMaxRecord - kMinRecord + 1); }
 
   std::vector<uint64_t> record(uint64_t seq) const {

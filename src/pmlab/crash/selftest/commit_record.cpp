@@ -1,9 +1,12 @@
 // selftest.commit-record and its broken twins: the simplest failure-atomic publish protocol, write a
 // record, make it durable, then publish it with an 8-byte commit word. The broken variants each drop
 // one rule the protocol depends on; the simulator must catch every one and pass the correct design.
+// The commit word counts from kCounterBase, so the stream carries it across 2^32 and a commit word that
+// tore (its new low half under its old high half) reads below the base, where the check sees it.
 // Two variants write during recovery, for the crash-during-recovery check: one stamps a recovery count
-// (safe at any crash), the other takes the commit word down while it re-validates the records and puts it
-// back afterwards (a crash in between loses every published record).
+// (safe at any crash; the count is kept in both halves of its word, so every stamp changes both and a torn
+// one has halves that disagree), the other takes the commit word down while it re-validates the records
+// and puts it back afterwards (a crash in between loses every published record).
 #include <cstring>
 
 #include "pmlab/crash/selftest/support.hpp"
@@ -31,9 +34,10 @@ struct Record {
 static_assert(sizeof(Record) == 128);
 
 struct alignas(64) Header {
-  uint64_t count;  // records published
-  uint64_t check;  // ~count, written only by the torn_commit variant
-  uint64_t pad[6];
+  uint64_t count;       // kCounterBase + the records published
+  uint64_t check;       // ~count, written only by the torn_commit variant
+  uint64_t recoveries;  // in both halves: the recoveries that stamped the image (Recovery::stamps only)
+  uint64_t pad[5];
 };
 
 uint64_t checksum(const Record& r) { return checksum_words(&r.seq, 15); }
@@ -44,8 +48,14 @@ class CommitRecord final : public Design<Bug> {
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
 
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    header(image)->count = kCounterBase;  // no records published
+    p.persist(&header(image)->count, 8);
+  }
+
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    auto* header = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     auto* records = reinterpret_cast<Record*>(image.base + sizeof(Header));
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "publish record " + std::to_string(i));
@@ -53,31 +63,32 @@ class CommitRecord final : public Design<Bug> {
       r.seq = i;
       for (uint64_t k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.checksum = checksum(r);
+      const uint64_t published = kCounterBase + i + 1;
       switch (variant_) {
         case Bug::none:
         case Bug::unsafe_recovery:
           p.persist(&r, sizeof r);
-          p.store8(&header->count, i + 1);
-          p.persist(&header->count, 8);
+          p.store8(&h->count, published);
+          p.persist(&h->count, 8);
           break;
         case Bug::missing_flush:
-          p.store8(&header->count, i + 1);
-          p.persist(&header->count, 8);
+          p.store8(&h->count, published);
+          p.persist(&h->count, 8);
           break;
         case Bug::missing_fence:
           p.flush(&r, sizeof r);
-          p.store8(&header->count, i + 1);
-          p.flush(&header->count, 8);
+          p.store8(&h->count, published);
+          p.flush(&h->count, 8);
           p.fence();
           break;
         case Bug::torn_commit:
           p.persist(&r, sizeof r);
-          header->count = i + 1;
-          header->check = ~(i + 1);
-          p.persist(header, 16);
+          h->count = published;
+          h->check = ~published;
+          p.persist(h, 16);
           break;
         case Bug::eadr_no_fence:
-          p.store8(&header->count, i + 1);
+          p.store8(&h->count, published);
           break;
       }
       ops.end(i);
@@ -85,28 +96,34 @@ class CommitRecord final : public Design<Bug> {
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    auto* header = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     if (recovery_ == Recovery::stamps) {
-      p.store8(&header->pad[0], header->pad[0] + 1);
-      p.persist(&header->pad[0], 8);
+      p.store8(&h->recoveries, h->recoveries + in_both_halves(1));
+      p.persist(&h->recoveries, 8);
     }
     if (variant_ == Bug::unsafe_recovery) {
-      const uint64_t published = header->count;
-      p.store8(&header->count, 0);
-      p.persist(&header->count, 8);
-      p.store8(&header->count, published);
-      p.persist(&header->count, 8);
+      const uint64_t published = h->count;
+      p.store8(&h->count, kCounterBase);
+      p.persist(&h->count, 8);
+      p.store8(&h->count, published);
+      p.persist(&h->count, 8);
     }
     return Status::success();
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const auto* header = reinterpret_cast<const Header*>(image.base);
+    const Header* h = header(image);
     const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
-    const uint64_t count = header->count;
-    if (variant_ == Bug::torn_commit && count != 0 && header->check != ~count)
-      return error(Errc::failed, "commit is torn: count " + std::to_string(count) + " but its check word says " +
-                                     std::to_string(~header->check));
+    if (variant_ == Bug::torn_commit && h->count != kCounterBase && h->check != ~h->count)
+      return error(Errc::failed, "commit is torn: count " + std::to_string(h->count) + " but its check word says " +
+                                     std::to_string(~h->check));
+    if (h->count < kCounterBase)
+      return error(Errc::failed, "the commit word reads " + std::to_string(h->count) +
+                                     ", below the base its count starts from: it tore");
+    if (recovery_ == Recovery::stamps && (h->recoveries == 0 || !halves_agree(h->recoveries)))
+      return error(Errc::failed, "the recovery stamp reads " + std::to_string(h->recoveries) +
+                                     ": not a count of recoveries in both halves (torn, or never stamped)");
+    const uint64_t count = h->count - kCounterBase;
     const uint64_t started = at.ops_completed + (at.op_in_flight ? 1 : 0);
     if (count < at.ops_completed)
       return error(Errc::failed, "record " + std::to_string(count) + " was published before the crash but is missing (count " +
@@ -124,6 +141,8 @@ class CommitRecord final : public Design<Bug> {
   }
 
  private:
+  static Header* header(Image image) { return reinterpret_cast<Header*>(image.base); }
+
   const Recovery recovery_;
 };
 

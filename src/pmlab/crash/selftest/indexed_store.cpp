@@ -1,6 +1,8 @@
 // selftest.indexed-store and its broken twin: an append-only key-value store with a volatile index. Each
 // put writes a record line and persists it, then publishes it by an 8-byte count and persists that; the
-// design also keeps, in DRAM, the keys in order and how many records it knows to be durable.
+// design also keeps, in DRAM, the keys in order and how many records it knows to be durable. The count
+// starts at kCounterBase, so the stream carries it across 2^32: a count that tore (its new low half under
+// its old high half) reads below the base, and the check refuses it.
 //
 // The broken twin's recovery trusts its DRAM bookkeeping, the number of records it remembers as durable,
 // instead of the count in the image. After a real power failure that memory is gone (a fresh process
@@ -21,7 +23,7 @@ struct alignas(64) Record {
   uint64_t check;
 };
 struct alignas(64) Header {
-  uint64_t count;
+  uint64_t count;  // kCounterBase + the records published
   uint64_t pad[7];
 };
 
@@ -33,6 +35,12 @@ class IndexedStore final : public Design<Bug> {
 
   size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
 
+  void format(Image image, const persist::Persister& p) override {
+    Design::format(image, p);
+    reinterpret_cast<Header*>(image.base)->count = kCounterBase;  // no records published
+    p.persist(image.base, sizeof(Header));
+  }
+
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     auto* header = reinterpret_cast<Header*>(image.base);
     for (uint64_t i = 0; i < ops_; ++i) {
@@ -42,7 +50,7 @@ class IndexedStore final : public Design<Bug> {
       for (uint64_t k = 0; k < 6; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.check = checksum_words(&r.key, 7);
       p.persist(&r, sizeof r);
-      p.store8(&header->count, i + 1);
+      p.store8(&header->count, kCounterBase + i + 1);
       p.persist(&header->count, 8);
       keys_.push_back(r.key);
       durable_records_ = i + 1;
@@ -53,8 +61,10 @@ class IndexedStore final : public Design<Bug> {
   // Recovery finds the record count. The broken twin's reads the DRAM count run() kept: on this fresh
   // object it is 0, as after a real power failure.
   Status recover(Image image, const persist::Persister&) override {
-    const auto* header = reinterpret_cast<const Header*>(image.base);
-    recovered_count_ = variant_ == Bug::dram_count ? durable_records_ : header->count;
+    const uint64_t word = reinterpret_cast<const Header*>(image.base)->count;
+    if (word < kCounterBase)
+      return broken("the count reads " + std::to_string(word) + ", below the base it starts from: it tore");
+    recovered_count_ = variant_ == Bug::dram_count ? durable_records_ : word - kCounterBase;
     return Status::success();
   }
 

@@ -2,7 +2,10 @@
 // applied to the balances later. A transfer persists its intent (the two accounts and their new balances,
 // so applying it twice is harmless), commits it with one atomic store and returns; the next transfer, or
 // recovery, applies the committed intent to both balances, persists them, and only then retires the intent.
-// The balances live on lines of their own.
+// The balances live on lines of their own. The commit word names the transfer its intent holds, counted
+// from kCounterBase, so the stream carries it across 2^32 and its stores (committing over 0, retiring to
+// 0) change both halves: a commit word that tore (its new low half under its old high half) names no
+// intent, and recovery refuses it.
 //
 // The broken twin's recovery applies the intent and retires it with plain stores and never persists
 // either: it leaves a correct picture in the cache, and every check of that picture passes. A crash right
@@ -20,10 +23,11 @@ constexpr uint64_t kAccounts = 6;
 constexpr uint64_t kOpening = 1000;
 
 struct alignas(64) Intent {
-  uint64_t committed;  // 1 + the transfer it commits; 0 when retired
+  uint64_t committed;  // kCounterBase + 1 + the transfer it commits; 0 when retired
   uint64_t from, to, from_balance, to_balance;
-  uint64_t check;
-  uint64_t pad[2];
+  uint64_t transfer;  // the transfer it holds
+  uint64_t check;     // over from .. transfer
+  uint64_t pad;
 };
 struct alignas(64) Account {
   uint64_t balance;
@@ -56,23 +60,23 @@ class LazyTransfer final : public Design<Bug> {
     Bank* b = bank(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "transfer " + std::to_string(i));
-      apply_committed(b, p, true);
+      (void)apply_committed(b, p, true);
       const Transfer t = transfer(i);
       b->intent.from = t.from;
       b->intent.to = t.to;
       b->intent.from_balance = b->accounts[t.from].balance - t.amount;
       b->intent.to_balance = b->accounts[t.to].balance + t.amount;
-      b->intent.check = checksum_words(&b->intent.from, 4);
-      p.persist(&b->intent.from, 40);
-      p.store8(&b->intent.committed, i + 1);
+      b->intent.transfer = i;
+      b->intent.check = checksum_words(&b->intent.from, 5);
+      p.persist(&b->intent.from, 48);
+      p.store8(&b->intent.committed, commit_word(i));
       p.persist(&b->intent.committed, 8);
       ops.end(i);
     }
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    apply_committed(bank(image), p, variant_ != Bug::volatile_repair);
-    return Status::success();
+    return apply_committed(bank(image), p, variant_ != Bug::volatile_repair);
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
@@ -92,6 +96,7 @@ class LazyTransfer final : public Design<Bug> {
 
  private:
   static Bank* bank(Image image) { return reinterpret_cast<Bank*>(image.base); }
+  static uint64_t commit_word(uint64_t transfer) { return kCounterBase + 1 + transfer; }
 
   Transfer transfer(uint64_t i) const {
     const uint64_t from = payload_word(seed_, i, 0) % kAccounts;
@@ -109,10 +114,14 @@ class LazyTransfer final : public Design<Bug> {
   }
 
   // Applies a committed intent and retires it; `durable` makes the balances durable before the retirement
-  // and the retirement durable before returning.
-  static void apply_committed(Bank* b, const persist::Persister& p, bool durable) {
+  // and the retirement durable before returning. A commit word that does not name the whole intent it
+  // commits is none a run leaves (the intent is durable before its commit): refused.
+  static Status apply_committed(Bank* b, const persist::Persister& p, bool durable) {
     const Intent& in = b->intent;
-    if (in.committed == 0 || in.check != checksum_words(&in.from, 4) || in.from >= kAccounts || in.to >= kAccounts) return;
+    if (in.committed == 0) return Status::success();
+    if (in.check != checksum_words(&in.from, 5) || in.from >= kAccounts || in.to >= kAccounts ||
+        in.committed != commit_word(in.transfer))
+      return broken("the commit word reads " + std::to_string(in.committed) + ", which names no whole intent");
     b->accounts[in.from].balance = in.from_balance;
     b->accounts[in.to].balance = in.to_balance;
     if (durable) {
@@ -124,6 +133,7 @@ class LazyTransfer final : public Design<Bug> {
     } else {
       b->intent.committed = 0;
     }
+    return Status::success();
   }
 };
 

@@ -1,7 +1,8 @@
 // selftest.register-file and its broken twin: a file of registers, each a value kept in two slots and a
 // state word naming the live one. A write fills the other slot and persists it; then it counts the write
 // in a journal line (flushed, not fenced) and flips the state word with one atomic store; one fence makes
-// both durable.
+// both durable. The state word holds its code in both halves, so every flip changes both: a flip that tore
+// (its new low half under its old high half) leaves a word that names no slot, and the check says so.
 //
 // The broken twin marks the register busy in its state word, for readers, between the slot's fence and
 // the flip. Nothing flushes the mark and the flip overwrites it before the next fence, but nothing stops
@@ -19,13 +20,16 @@ namespace {
 constexpr uint64_t kRegisters = 4;
 constexpr uint64_t kBusy = ~uint64_t{0};
 
+// The state word naming slot `slot` live.
+constexpr uint64_t live_state(uint64_t slot) { return in_both_halves(static_cast<uint32_t>(1 + slot)); }
+
 struct alignas(64) Slot {
   uint64_t version;  // the write that filled it
   uint64_t payload[6];
   uint64_t check;
 };
 struct alignas(64) Register {
-  uint64_t state;  // 0: never written; 1 + slot: the live slot; kBusy in the broken twin, transiently
+  uint64_t state;  // 0: never written; live_state(slot); kBusy in the broken twin, transiently
   uint64_t pad[7];
   Slot slots[2];
 };
@@ -51,8 +55,8 @@ class RegisterFile final : public Design<Bug> {
     for (uint64_t i = 0; i < ops_; ++i) {
       Register& r = f->registers[i % kRegisters];
       ops.begin(i, "write register " + std::to_string(i % kRegisters) + ", version " + std::to_string(i + 1));
-      const uint64_t live = r.state == 0 ? 1 : r.state;
-      Slot& spare = r.slots[live == 1 ? 1 : 0];
+      const uint64_t spare_slot = r.state == live_state(1) ? 0 : 1;  // slot 0 counts as live before any write
+      Slot& spare = r.slots[spare_slot];
       spare.version = i + 1;
       for (uint64_t k = 0; k < 6; ++k) spare.payload[k] = payload_word(seed_, i + 1, k);
       spare.check = checksum_words(&spare.version, 7);
@@ -60,7 +64,7 @@ class RegisterFile final : public Design<Bug> {
       if (variant_ == Bug::busy_mark) r.state = kBusy;  // a plain store for readers, overwritten before the next fence
       f->journal.writes = i + 1;
       p.flush(&f->journal, sizeof f->journal);  // made durable by the flip's fence
-      p.store8(&r.state, live == 1 ? 2 : 1);
+      p.store8(&r.state, live_state(spare_slot));
       p.persist(&r.state, 8);
       ops.end(i);
     }
@@ -84,12 +88,15 @@ class RegisterFile final : public Design<Bug> {
                                   ? at.ops_completed + 1
                                   : 0;
       uint64_t holds = 0;
-      if (r.state == 1 || r.state == 2) {
-        const Slot& s = r.slots[r.state - 1];
+      if (r.state == live_state(0) || r.state == live_state(1)) {
+        const Slot& s = r.slots[r.state == live_state(0) ? 0 : 1];
         if (s.check != checksum_words(&s.version, 7)) return broken("register " + std::to_string(reg) + "'s live slot is torn");
         holds = s.version;
-      } else if (r.state != 0) {
+      } else if (r.state == kBusy) {
         return broken("register " + std::to_string(reg) + " was left busy: its last completed write is lost");
+      } else if (r.state != 0) {
+        return broken("register " + std::to_string(reg) + "'s state word reads " + std::to_string(r.state) +
+                      ", which names no slot: it tore");
       }
       if (holds != want && (flight == 0 || holds != flight))
         return broken("register " + std::to_string(reg) + " holds version " + std::to_string(holds) + ", not " +

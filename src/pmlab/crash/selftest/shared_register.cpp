@@ -58,6 +58,8 @@ class SharedRegister final : public Design<Bug> {
   Status recover(Image image, const persist::Persister& p) override {
     uint64_t& word = reinterpret_cast<Register*>(image.base)->word;
     if (word & kDirty) {  // durable, so the bit only says a writer had not finished
+      // Clears one bit of the low half: made as two 4-byte halves, the store leaves the old word or the new
+      // one, never a torn one, whatever the value (its split mutant is equivalent by design).
       p.store8(&word, word & ~kDirty);
       p.persist(&word, 8);
     }

@@ -1,7 +1,7 @@
 // What the self-test designs (and the bug corpus's, which build on them) share: a base that keeps the
-// variant and the stream's length and seed, reproducible payload words, a checksum over words, and the
-// registration of a design with its broken twins, so each design states its protocol and its recovery and
-// nothing else.
+// variant and the stream's length and seed, reproducible payload words, counters and codes whose stores
+// change both halves of their words, a checksum over words, and the registration of a design with its
+// broken twins, so each design states its protocol and its recovery and nothing else.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,22 @@ namespace pmlab::crash::selftest {
 inline uint64_t payload_word(uint64_t seed, uint64_t op, uint64_t k) noexcept {
   return mix64(seed * 0x100000001b3ULL + op * 0x9e3779b97f4a7c15ULL + k + 1);
 }
+
+// Where the designs' counters, sequence numbers, lengths and generations start: a few steps below 2^32, so
+// that even a short stream (--quick's sixteen operations) carries them across it. A torn 8-byte word, the
+// new low half under the old high half as two 4-byte stores leave it (the simulator's split mutation, or a
+// design that forgot store8), is observable only where a store changes both halves, and the store that
+// carries a counter across 2^32 does: counters that stay small would let a commit word that can tear pass.
+// A counter word below the base is one no run wrote.
+inline constexpr uint64_t kCounterBase = (uint64_t{1} << 32) - 4;
+
+// A small code (a state, a mark) written in both halves of its word, so that every change of code changes
+// both halves: a word torn between two codes (the new low half, the old high half) is no code, and a check
+// that knows the codes sees it.
+constexpr uint64_t in_both_halves(uint32_t code) noexcept { return uint64_t{code} << 32 | code; }
+
+// Whether `word` holds one code in both halves, as in_both_halves writes it.
+constexpr bool halves_agree(uint64_t word) noexcept { return (word >> 32) == (word & 0xffffffffu); }
 
 // A checksum of `n` words that is never 0, so an all-zero (never written) record never validates.
 inline uint64_t checksum_words(const uint64_t* words, size_t n) noexcept {
