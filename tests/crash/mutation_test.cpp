@@ -38,6 +38,7 @@ TEST(Mutation, EveryCallOfTheCommitRecordMatters) {
     EXPECT_FALSE(m.evidence.empty());
   }
   EXPECT_EQ(r->equivalent, 0u);
+  EXPECT_DOUBLE_EQ(r->strict_score(), 1.0);
   // The commit count starts just below 2^32 and the stream carries it across: split into halves, the store
   // that does leaves a count torn below its base, and the check refuses it.
   const MutantResult* split = find(*r, persist::Call::atomic_store, "run");
@@ -56,10 +57,11 @@ TEST(Mutation, ASplitCommitWordIsKilledWhereItsHalvesBothChange) {
   EXPECT_FALSE(split->equivalent);
 }
 
-// A fence the design does not need survives: mutation testing reports it, with its site.
+// A fence the design does not need survives: mutation testing reports it, with its site. Its count
+// starts at `first`: from 250 the count crosses 256, a store that changes two bytes of the low half.
 class RedundantFence final : public Subject {
  public:
-  explicit RedundantFence(const SubjectOptions& o) : ops_(o.ops) {}
+  RedundantFence(const SubjectOptions& o, uint64_t first) : ops_(o.ops), first_(first) {}
   size_t image_bytes() const override { return 64 * (ops_ + 1); }
   void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
@@ -71,7 +73,7 @@ class RedundantFence final : public Subject {
       p.flush(slot, 8);
       p.fence();
       p.fence();  // a second fence with nothing between: it orders nothing
-      p.store8(count, i + 1);
+      p.store8(count, first_ + i + 1);
       p.persist(count, 8);
       ops.end(i);
     }
@@ -80,7 +82,9 @@ class RedundantFence final : public Subject {
     return Status::success();  // nothing to repair: the count is the commit
   }
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t count = *reinterpret_cast<const uint64_t*>(image.base);
+    const uint64_t stored = *reinterpret_cast<const uint64_t*>(image.base);
+    const uint64_t count = stored == 0 ? 0 : stored - first_;
+    if (stored != 0 && stored <= first_) return error(Errc::failed, "the count is torn");
     if (count < at.ops_completed || count > at.ops_completed + (at.op_in_flight ? 1 : 0))
       return error(Errc::failed, "count disagrees with the operations that returned");
     for (uint64_t i = 0; i < count; ++i)
@@ -91,12 +95,26 @@ class RedundantFence final : public Subject {
 
  private:
   uint64_t ops_;
+  uint64_t first_;
 };
 
+// The split store of its count (the slot store comes first in run()).
+const MutantResult* count_split(const MutationReport& r) {
+  const MutantResult* last = nullptr;
+  for (const auto& m : r.mutants)
+    if (m.mutant.site.call == persist::Call::atomic_store && (last == nullptr || m.mutant.site.line > last->mutant.site.line))
+      last = &m;
+  return last;
+}
+
+SubjectInfo redundant_fence(uint64_t first) {
+  return SubjectInfo{.name = "test.redundant-fence", .description = "", .domains = {Domain::adr},
+                     .deliberately_broken = true,
+                     .make = [first](const SubjectOptions& o) { return std::make_unique<RedundantFence>(o, first); }};
+}
+
 TEST(Mutation, AFenceThatOrdersNothingIsEquivalentNotASurvivor) {
-  SubjectInfo info{.name = "test.redundant-fence", .description = "", .domains = {Domain::adr},
-                   .deliberately_broken = true,
-                   .make = [](const SubjectOptions& o) { return std::make_unique<RedundantFence>(o); }};
+  const SubjectInfo info = redundant_fence(0);
   auto r = mutate(info, quick({Domain::adr}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   int fences = 0, equivalent_fences = 0;
@@ -112,6 +130,40 @@ TEST(Mutation, AFenceThatOrdersNothingIsEquivalentNotASurvivor) {
   // Dropping either of the two back-to-back fences leaves the other: neither changes what can persist.
   // (The simulator sees each as dropped with a fence right after it; one of the two is the redundant one.)
   EXPECT_GE(equivalent_fences, 1);
+  for (const auto& m : r->mutants) {
+    if (m.mutant.site.call != persist::Call::fence || !m.equivalent) continue;
+    EXPECT_EQ(m.main_reason(), Inert::nothing_to_order);
+    EXPECT_TRUE(m.redundant_call());  // a performance finding, not a limit of the stream
+  }
+  // The count stays below 2^32 and changes one byte per store: its split store is equivalent, by the
+  // stream's doing, and the strict score counts it as not killed.
+  const MutantResult* split = count_split(*r);
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->equivalent);
+  EXPECT_EQ(split->main_reason(), Inert::below_2_32);
+  EXPECT_FALSE(split->redundant_call());
+  EXPECT_LT(r->strict_score(), r->score());
+}
+
+TEST(Mutation, ASplitStoreOfTwoBytesOfOneHalfTearsInByteGranularityOnly) {
+  // 255 -> 256 changes two bytes of the low half: whole halves make no new state, torn bytes do.
+  const SubjectInfo info = redundant_fence(250);
+  MutationOptions words = quick({Domain::adr});
+  words.granularities = {Granularity::line, Granularity::word};
+  auto w = mutate(info, words);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const MutantResult* split = count_split(*w);
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->equivalent);
+
+  MutationOptions bytes = quick({Domain::adr});
+  bytes.granularities = {Granularity::byte};
+  auto b = mutate(info, bytes);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  split = count_split(*b);
+  ASSERT_NE(split, nullptr);
+  EXPECT_FALSE(split->equivalent);
+  EXPECT_TRUE(split->killed) << "a count torn byte by byte (0x1ff or 0x0) went unnoticed";
 }
 
 // The designs' counters start just below 2^32 and their state codes fill both halves of their words, so
@@ -136,6 +188,55 @@ TEST(Mutation, EverySplitCounterAndStateWordIsKilled) {
     }
     EXPECT_GT(splits, 0) << name;
   }
+}
+
+// A word the design declares volatile (a per-thread hint, rebuilt by recovery) holds nothing a crash
+// keeps: splitting its store is no mutant at all, while the persistent word beside it still is one.
+class VolatileHint final : public Subject {
+ public:
+  explicit VolatileHint(const SubjectOptions& o) : ops_(o.ops) {}
+  size_t image_bytes() const override { return 128; }
+  void format(Image image, const persist::Persister& p) override { p.fill_persist(image.base, 0, image.size); }
+  void run(Image image, const persist::Persister& p, OpTracker& ops) override {
+    auto* hint = reinterpret_cast<uint64_t*>(image.base + 64);
+    auto* count = reinterpret_cast<uint64_t*>(image.base);
+    p.declare_volatile(hint, 8);
+    for (uint64_t i = 0; i < ops_; ++i) {
+      ops.begin(i, "count");
+      p.store8(hint, (i + 1) * 0x100000001ULL);  // both halves change: a split would tear it, were it kept
+      p.store8(count, (i + 1) * 0x100000001ULL);
+      p.persist(count, 8);
+      ops.end(i);
+    }
+  }
+  Status recover(Image, const persist::Persister&) override { return Status::success(); }
+  Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
+    const uint64_t count = *reinterpret_cast<const uint64_t*>(image.base);
+    if (count % 0x100000001ULL != 0) return error(Errc::failed, "the count is torn");
+    const uint64_t n = count / 0x100000001ULL;
+    if (n < at.ops_completed || n > at.ops_completed + (at.op_in_flight ? 1 : 0))
+      return error(Errc::failed, "count disagrees with the operations that returned");
+    return Status::success();
+  }
+
+ private:
+  uint64_t ops_;
+};
+
+TEST(Mutation, AStoreToAVolatileWordIsNoMutant) {
+  SubjectInfo info{.name = "test.volatile-hint", .description = "", .domains = {Domain::adr},
+                   .deliberately_broken = true,
+                   .make = [](const SubjectOptions& o) { return std::make_unique<VolatileHint>(o); }};
+  auto r = mutate(info, quick({Domain::adr}));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int splits = 0;
+  for (const auto& m : r->mutants) {
+    if (m.mutant.mutation != persist::Mutation::split) continue;
+    ++splits;
+    EXPECT_TRUE(m.killed) << m.mutant.describe();  // the count's: its halves tear, the check sees it
+  }
+  EXPECT_EQ(splits, 1);  // the hint's split is not listed
+  EXPECT_EQ(r->equivalent, 0u);
 }
 
 TEST(Mutation, RefusesADesignThatFailsUnmutated) {

@@ -409,7 +409,7 @@ TEST(Persister, AMutationChangesOneCallAtOneSite) {
     std::vector<char> events;
     std::vector<uint32_t> lines;
     int halves = 0;
-    bool split_effective = false;
+    uint64_t split_before = 0, split_after = 0;
     void on_writeback(const void*, size_t, Writeback, const std::source_location& where) noexcept override {
       events.push_back('w');
       lines.push_back(where.line());
@@ -419,8 +419,9 @@ TEST(Persister, AMutationChangesOneCallAtOneSite) {
       lines.push_back(where.line());
     }
     void before_store(const void*, size_t len, const std::source_location&) noexcept override { halves += len == 4; }
-    void after_split_store(const void*, bool effective, const std::source_location&) noexcept override {
-      split_effective = effective;
+    void after_split_store(const void*, uint64_t from, uint64_t to, const std::source_location&) noexcept override {
+      split_before = from;
+      split_after = to;
     }
     Mutation mutation(Call call, const void*, size_t, const std::source_location& where) noexcept override {
       return call == target && where.line() == line ? how : Mutation::none;
@@ -449,10 +450,12 @@ TEST(Persister, AMutationChangesOneCallAtOneSite) {
   p.store8(&word, 0x0000000100000002ULL);
   EXPECT_EQ(word, 0x0000000100000002ULL);
   EXPECT_EQ(m.halves, 2);
-  EXPECT_TRUE(m.split_effective);
+  EXPECT_EQ(m.split_before, 0u);  // the observer hears both values, to judge what the split could tear
+  EXPECT_EQ(m.split_after, 0x0000000100000002ULL);
   m.line = std::source_location::current().line() + 1;
-  p.store8(&word, 0x0000000100000003ULL);  // the high half does not change: the split makes no new state
-  EXPECT_FALSE(m.split_effective);
+  p.store8(&word, 0x0000000100000003ULL);
+  EXPECT_EQ(m.split_before, 0x0000000100000002ULL);
+  EXPECT_EQ(m.split_after, 0x0000000100000003ULL);
   p.detach();
 }
 

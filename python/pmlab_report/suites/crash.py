@@ -4,7 +4,8 @@ Reads:
   crash.<design>  params domain, granularity; metrics states_checked, failures, states_per_second,
                   state_space, coverage, exhaustive_points, crash_points, deviation_depth
   crash.<design>  params test=mutation; metrics sites, mutants, killed, equivalent, survivors,
-                  mutation_score; list "mutants" (site, function, call, mutation, killed, equivalent)
+                  mutation_score, strict_mutation_score, equivalent_redundant_calls; list "mutants" (site,
+                  function, call, mutation, killed, equivalent, equivalent_because)
   crash.cost      params design, domain, granularity; metrics tracking_slowdown, states_per_second
   crash.designs   derived rows (pmlab run with the crash suite): params design; notes family, role,
                   description, domains, tests — every registered persistent design, whatever was tested
@@ -156,27 +157,35 @@ def coverage_tables(runs: Sequence[Run]) -> list[Table]:
        caption="pmlab crash --mutate: each persistence call site of a design removed or weakened in turn (a flush or "
                "fence dropped, non-temporal stores made cached stores, an 8-byte atomic store made two plain halves); "
                "killed: the simulator failed the mutant. Equivalent: the mutant never changed what a crash could "
-               "leave, so nothing could kill it; not counted. Score: killed / counted. Measured in this run.")
+               "leave, so nothing could kill it; not counted in the score (killed / counted), counted as not killed "
+               "in the strict score (killed / all mutants). Measured in this run.")
 def mutation_tables(runs: Sequence[Run]) -> list[Table]:
     mutated = [r for r in runs if _is_mutation(r)]
     if not mutated:
         return []
     tables = []
-    total_killed = total_counted = 0.0
+    total_killed = total_counted = total_all = 0.0
     for family, members in _by_family(mutated).items():
         rows = []
         for r in members:
             if not r.ok:
-                rows.append((r.case, "–", "–", "–", "–", "–", r.reason or "error"))
+                rows.append((r.case, "–", "–", "–", "–", "–", "–", r.reason or "error"))
                 continue
-            killed, counted = r.value("killed") or 0, (r.value("mutants") or 0) - (r.value("equivalent") or 0)
+            mutants = r.value("mutants") or 0
+            killed, counted = r.value("killed") or 0, mutants - (r.value("equivalent") or 0)
             total_killed += killed
             total_counted += counted
+            total_all += mutants
             score = r.value("mutation_score")
+            strict = r.value("strict_mutation_score")
+            if strict is None and mutants:
+                strict = killed / mutants  # files written before the strict score was recorded
             rows.append((r.case, _count(r.value("sites")), _count(counted), _count(killed), _count(r.value("equivalent")),
-                         _count(r.value("survivors")), "–" if score is None else f"{100 * score:.0f}"))
+                         _count(r.value("survivors")), "–" if score is None else f"{100 * score:.0f}",
+                         "–" if strict is None else f"{100 * strict:.0f}"))
         tables.append(Table(title=f"{family}", columns=("design", "sites (count)", "mutants (count)", "killed (count)",
-                                                       "equivalent (count)", "survivors (count)", "score (%)"),
+                                                       "equivalent (count)", "survivors (count)", "score (%)",
+                                                       "strict score (%)"),
                             rows=tuple(rows)))
     survivors = []
     for r in mutated:
@@ -184,13 +193,42 @@ def mutation_tables(runs: Sequence[Run]) -> list[Table]:
             if not m.get("killed") and not m.get("equivalent"):
                 survivors.append((r.case, str(m.get("site")), str(m.get("function")), str(m.get("call")),
                                   str(m.get("mutation")), ", ".join(m.get("survived_in") or [])))
-    overall = f"Overall: {total_killed:.0f} of {total_counted:.0f} mutants killed"
+    overall = f"Overall: {total_killed:.0f} of {total_counted:.0f} counted mutants killed"
     if total_counted:
-        overall += f" ({100 * total_killed / total_counted:.1f}%)."
+        overall += f" ({100 * total_killed / total_counted:.1f}%)"
+    if total_all:
+        overall += f"; strict: {total_killed:.0f} of all {total_all:.0f} ({100 * total_killed / total_all:.1f}%)"
+    overall += "."
     tables.append(Table(title=f"Survivors ({len(survivors)})",
                         columns=("design", "site", "function", "call", "mutation", "survived in (domain/granularity)"),
                         rows=tuple(survivors), note=overall, collapsed=len(survivors) > 12))
+    equivalent = []
+    for r in mutated:
+        for m in r.extra.get("mutants", []):
+            if m.get("equivalent"):
+                because = m.get("equivalent_because")
+                equivalent.append((r.case, str(m.get("site")), str(m.get("function")), str(m.get("call")),
+                                   _EQUIVALENT_BECAUSE.get(because, (because or "not recorded", ""))[0],
+                                   _EQUIVALENT_BECAUSE.get(because, ("", "–"))[1]))
+    if equivalent:
+        tables.append(Table(title=f"Equivalent mutants ({len(equivalent)}), by reason",
+                            columns=("design", "site", "function", "call", "why no crash could differ", "what it is"),
+                            rows=tuple(sorted(equivalent, key=lambda row: (row[5] != "redundant call", row[5], row[4], row[0]))),
+                            note="A redundant call is a performance finding: the design's call had nothing to do on "
+                                 "every crash state explored. A store on this stream is a limit of the operation "
+                                 "stream, not of the design.", collapsed=len(equivalent) > 12))
     return tables
+
+
+# equivalent_because (results.json) -> (why, what it is)
+_EQUIVALENT_BECAUSE = {
+    "nothing_to_order": ("a fence with nothing to order", "redundant call"),
+    "nothing_to_write_back": ("a flush of lines with nothing pending", "redundant call"),
+    "written_back_again": ("its lines written back again before the fence", "redundant call"),
+    "below_2_32": ("every value stored stayed below 2^32", "on this stream"),
+    "one_half": ("every store changed one half of the word", "on this stream"),
+    "volatile_word": ("a word declared volatile", "not persistent"),
+}
 
 
 def _crash_status(tested: Sequence[Run]) -> str:

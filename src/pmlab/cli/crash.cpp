@@ -83,6 +83,14 @@ record::RunRecord run_record(const crash::SimReport& r, const std::string& desig
   return run;
 }
 
+// {"below_2_32": 40}: the calls the mutant changed that made no difference, by reason.
+json inert_calls(const crash::MutantResult& r) {
+  json out = json::object();
+  for (size_t i = 0; i < crash::kInertKinds; ++i)
+    if (r.inert[i] > 0) out[crash::to_string(static_cast<crash::Inert>(i))] = r.inert[i];
+  return out;
+}
+
 record::RunRecord mutation_record(const crash::MutationReport& m, const std::string& domains,
                                   const std::string& granularities, uint64_t context_hash) {
   record::RunRecord run =
@@ -95,6 +103,10 @@ record::RunRecord mutation_record(const crash::MutationReport& m, const std::str
   measured(run, "survivors", count(m.survivors()), "count");
   measured(run, "equivalent", count(m.equivalent), "count");
   measured(run, "mutation_score", m.score(), "ratio");
+  measured(run, "strict_mutation_score", m.strict_score(), "ratio");
+  const auto redundant = std::count_if(m.mutants.begin(), m.mutants.end(),
+                                       [](const crash::MutantResult& r) { return r.redundant_call(); });
+  measured(run, "equivalent_redundant_calls", count(static_cast<uint64_t>(redundant)), "count");
   measured(run, "states_checked", count(m.states_checked), "count");
   measured(run, "seconds", m.seconds, "s");
   json mutants = json::array();
@@ -105,6 +117,8 @@ record::RunRecord mutation_record(const crash::MutationReport& m, const std::str
                        {"mutation", persist::to_string(r.mutant.mutation)},
                        {"killed", r.killed},
                        {"equivalent", r.equivalent},
+                       {"equivalent_because", r.equivalent ? json(crash::to_string(r.main_reason())) : json(nullptr)},
+                       {"inert_calls", inert_calls(r)},
                        {"killed_in", r.killed ? json(r.killed_in) : json(nullptr)},
                        {"evidence", r.killed ? json(r.evidence) : json(nullptr)},
                        {"survived_in", r.tried}});
@@ -187,8 +201,14 @@ json campaign_settings(const crash::CampaignOptions& c) {
                     "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
 }
 
+// The mutants of every design in a campaign, for its last line.
+struct MutationTally {
+  uint64_t designs = 0, mutants = 0, killed = 0, equivalent = 0, redundant_calls = 0;
+};
+
 // Prints each run as it goes and records it in `results`.
-crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint64_t hash, const std::string& loads) {
+crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint64_t hash, const std::string& loads,
+                                          MutationTally& tally) {
   crash::CampaignObserver o;
   o.simulating = [](const crash::SubjectInfo& design, const crash::SimOptions& run) {
     std::fprintf(stderr, "pmlab crash: %s ... ", sim_run_name(design.name, run.domain, run.granularity).c_str());
@@ -214,8 +234,8 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
   o.mutating = [](const crash::SubjectInfo& design) {
     std::fprintf(stderr, "pmlab crash: %s, mutation testing ... ", design.name.c_str());
   };
-  o.mutated = [&results, hash](const crash::SubjectInfo& design, const crash::MutationOptions& mo,
-                               const Result<crash::MutationReport>& m) {
+  o.mutated = [&results, hash, &tally](const crash::SubjectInfo& design, const crash::MutationOptions& mo,
+                                       const Result<crash::MutationReport>& m) {
     const std::string domains = names_of(mo.domains), granularities = names_of(mo.granularities);
     if (!m) {
       std::fprintf(stderr, "error: %s\n", m.status().message().c_str());
@@ -228,14 +248,34 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
       results.add(run);
       return;
     }
-    std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites)\n",
+    std::fprintf(stderr, "%llu of %llu mutants killed, %llu equivalent (%llu sites); strict %llu of %llu\n",
                  static_cast<unsigned long long>(m->killed), static_cast<unsigned long long>(m->counted()),
-                 static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites));
-    for (const auto& r : m->mutants)
+                 static_cast<unsigned long long>(m->equivalent), static_cast<unsigned long long>(m->sites),
+                 static_cast<unsigned long long>(m->killed), static_cast<unsigned long long>(m->mutants.size()));
+    for (const auto& r : m->mutants) {
       if (!r.killed && !r.equivalent) std::fprintf(stderr, "  survived: %s\n", r.mutant.describe().c_str());
+      if (r.equivalent)
+        std::fprintf(stderr, "  %s: %s (%s)\n", r.redundant_call() ? "redundant call" : "equivalent on this stream",
+                     r.mutant.describe().c_str(), crash::describe(r.main_reason()));
+    }
+    ++tally.designs;
+    tally.mutants += m->mutants.size();
+    tally.killed += m->killed;
+    tally.equivalent += m->equivalent;
+    tally.redundant_calls += static_cast<uint64_t>(std::count_if(
+        m->mutants.begin(), m->mutants.end(), [](const crash::MutantResult& r) { return r.redundant_call(); }));
     results.add(mutation_record(*m, domains, granularities, hash));
   };
   return o;
+}
+
+void print_tally(const MutationTally& t) {
+  const auto pct = [](uint64_t n, uint64_t of) { return of == 0 ? 100.0 : 100.0 * static_cast<double>(n) / static_cast<double>(of); };
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf("mutation: %llu of %llu mutants killed (strict score %.1f%%); %.1f%% of the %llu not equivalent\n"
+              "equivalent: %llu, of which %llu redundant calls of the designs and %llu on these streams\n",
+              u(t.killed), u(t.mutants), pct(t.killed, t.mutants), pct(t.killed, t.mutants - t.equivalent),
+              u(t.mutants - t.equivalent), u(t.equivalent), u(t.redundant_calls), u(t.equivalent - t.redundant_calls));
 }
 
 int run_crash(const CrashArgs& a) {
@@ -248,13 +288,15 @@ int run_crash(const CrashArgs& a) {
   bench::ResultsDocument results(crash_context(campaign_settings(*options), domain, a.quick, &hash));
   std::string loads;
   for (const std::string& file : a.load) loads += "--load " + fs::absolute(file).string() + " ";
-  auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash, loads));
+  MutationTally tally;
+  auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash, loads, tally));
   if (!summary) {
     std::fprintf(stderr, "\n");
     return report_error(summary.status());
   }
   auto written = results.write(out_dir(a.out, "crash-" + results.context()["run_id"].get<std::string>()));
   if (!written) return report_error(written.status());
+  if (tally.designs > 1) print_tally(tally);
   std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(summary->failures),
               written->c_str());
   return summary->failures ? 1 : 0;

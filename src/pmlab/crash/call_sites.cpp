@@ -59,6 +59,35 @@ std::vector<persist::Mutation> mutations_of(persist::Call call) {
   return {};
 }
 
+const char* to_string(Inert reason) noexcept {
+  switch (reason) {
+    case Inert::nothing_to_order: return "nothing_to_order";
+    case Inert::nothing_to_write_back: return "nothing_to_write_back";
+    case Inert::written_back_again: return "written_back_again";
+    case Inert::below_2_32: return "below_2_32";
+    case Inert::one_half: return "one_half";
+    case Inert::volatile_word: return "volatile_word";
+  }
+  return "?";
+}
+
+const char* describe(Inert reason) noexcept {
+  switch (reason) {
+    case Inert::nothing_to_order: return "a fence with nothing to order";
+    case Inert::nothing_to_write_back: return "a flush of lines with nothing pending";
+    case Inert::written_back_again: return "a flush whose lines were written back again before the fence";
+    case Inert::below_2_32: return "a store whose values stayed below 2^32";
+    case Inert::one_half: return "a store that changed one half of the word";
+    case Inert::volatile_word: return "a store to a word declared volatile";
+  }
+  return "?";
+}
+
+bool is_redundant_call(Inert reason) noexcept {
+  return reason == Inert::nothing_to_order || reason == Inert::nothing_to_write_back ||
+         reason == Inert::written_back_again;
+}
+
 persist::Mutation CallSites::on_call(persist::Call call, const std::source_location& where) noexcept {
   if (recording_) {
     SiteKey key{call, where.file_name(), where.line(), where.column()};

@@ -6,6 +6,7 @@
 // never observed (format, or a flush under eADR where nothing is flushed) has no mutants.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -42,6 +43,37 @@ struct Mutant {
 // The mutations that could reveal a bug at a site of this kind (none for read-modify-writes).
 std::vector<persist::Mutation> mutations_of(persist::Call call);
 
+// Why a call the mutant changed made no difference to what a crash could leave. A mutant all of whose
+// changed calls were inert is equivalent to the design on this stream; the reasons say whether that is
+// the design's doing (a redundant call: a performance finding) or the stream's (values that never reach
+// the half of a word a split store would tear).
+enum class Inert : uint8_t {
+  nothing_to_order,       // a dropped fence with nothing written back (ADR) or stored (eADR) since the last
+  nothing_to_write_back,  // a dropped flush of lines with nothing pending
+  written_back_again,     // a dropped flush whose lines were written back again, unchanged, before the fence
+  below_2_32,             // a split store whose old and new values were both below 2^32: the high half stayed
+  one_half,               // a split store that changed one half only (a flag or bit in one half)
+  volatile_word,          // a split store to bytes the design declared volatile: no crash state holds them
+};
+inline constexpr size_t kInertKinds = 6;
+// "nothing_to_order": the name in results.json.
+const char* to_string(Inert reason) noexcept;
+// "a fence with nothing to order": for reading.
+const char* describe(Inert reason) noexcept;
+// A redundant call of the design's (a fence or flush that had nothing to do), not a limit of the stream.
+bool is_redundant_call(Inert reason) noexcept;
+
+// What the calls a mutant changed did, counted over a run and its recoveries.
+struct MutationEffects {
+  uint64_t effective = 0;
+  std::array<uint64_t, kInertKinds> inert{};
+  MutationEffects& operator+=(const MutationEffects& other) noexcept {
+    effective += other.effective;
+    for (size_t i = 0; i < kInertKinds; ++i) inert[i] += other.inert[i];
+    return *this;
+  }
+};
+
 class CallSites {
  public:
   CallSites() = default;
@@ -49,9 +81,9 @@ class CallSites {
 
   // Records the call (when recording) and says how to carry it out.
   persist::Mutation on_call(persist::Call call, const std::source_location& where) noexcept;
-  // Whether a call the mutant changed made a difference: a dropped flush of lines with nothing pending, a
-  // dropped fence with nothing to make durable, a split store with a half that did not change do not.
-  void note_effect(bool effective) noexcept { effective_ += effective ? 1 : 0; }
+  // A call the mutant changed made a difference to what a crash could leave, or made none, for a reason.
+  void note_effective() noexcept { ++effects_.effective; }
+  void note_inert(Inert reason) noexcept { ++effects_.inert[static_cast<size_t>(reason)]; }
 
   void record(bool on) noexcept { recording_ = on; }
   // Sites seen while recording, with the function they are in.
@@ -59,15 +91,26 @@ class CallSites {
   void merge(const std::map<SiteKey, std::string>& more) { seen_.insert(more.begin(), more.end()); }
   const std::optional<Mutant>& mutant() const noexcept { return mutant_; }
   uint64_t mutated_calls() const noexcept { return mutated_calls_; }
-  uint64_t effective_mutations() const noexcept { return effective_; }
+  const MutationEffects& effects() const noexcept { return effects_; }
 
  private:
   std::optional<Mutant> mutant_;
   bool recording_ = false;
   std::map<SiteKey, std::string> seen_;
   uint64_t mutated_calls_ = 0;
-  uint64_t effective_ = 0;
+  MutationEffects effects_;
 };
+
+// The bytes of an 8-byte word that differ in `changed` (old ^ new).
+inline unsigned changed_bytes(uint64_t changed) noexcept {
+  unsigned n = 0;
+  for (; changed != 0; changed >>= 8) n += (changed & 0xff) != 0 ? 1 : 0;
+  return n;
+}
+// Why a split store of `before` -> `after` that made no torn state was inert.
+inline Inert split_store_inert(uint64_t before, uint64_t after) noexcept {
+  return (before >> 32) == 0 && (after >> 32) == 0 ? Inert::below_2_32 : Inert::one_half;
+}
 
 // An observer that only applies a mutation and records sites: attached to a recovery that is not tracked.
 class CallSiteObserver final : public persist::Observer {
@@ -78,11 +121,14 @@ class CallSiteObserver final : public persist::Observer {
   // Without the contents at hand a dropped call counts as effective: equivalence is never claimed unseen.
   persist::Mutation mutation(persist::Call call, const void*, size_t, const std::source_location& where) noexcept override {
     const persist::Mutation m = sites_.on_call(call, where);
-    if (m == persist::Mutation::drop) sites_.note_effect(true);
+    if (m == persist::Mutation::drop) sites_.note_effective();
     return m;
   }
-  void after_split_store(const void*, bool effective, const std::source_location&) noexcept override {
-    sites_.note_effect(effective);
+  // Without the granularity at hand, a store that changed more than one byte counts as effective (its
+  // bytes may tear).
+  void after_split_store(const void*, uint64_t before, uint64_t after, const std::source_location&) noexcept override {
+    if (changed_bytes(before ^ after) > 1) sites_.note_effective();
+    else sites_.note_inert(split_store_inert(before, after));
   }
 
  private:

@@ -35,9 +35,27 @@ struct Breadcrumb {
   std::atomic<int32_t> slot;
   std::atomic<int32_t> phase;
   std::atomic<uintptr_t> fault;  // address of the fault that killed it
-  std::atomic<uint64_t> effective_mutations;
+  std::atomic<uint64_t> mutation_effects[1 + kInertKinds];  // effective, then inert by reason
   char detail[kDetailBytes];     // kRecoveryAgain: the crash inside recovery being recovered
 };
+
+void store_effects(Breadcrumb& crumb, const MutationEffects& e) noexcept {
+  crumb.mutation_effects[0].store(e.effective);
+  for (size_t i = 0; i < kInertKinds; ++i) crumb.mutation_effects[1 + i].store(e.inert[i]);
+}
+MutationEffects load_effects(const Breadcrumb& crumb) noexcept {
+  MutationEffects e;
+  e.effective = crumb.mutation_effects[0].load();
+  for (size_t i = 0; i < kInertKinds; ++i) e.inert[i] = crumb.mutation_effects[1 + i].load();
+  return e;
+}
+// A checker that ended: what it counted, moved out of its breadcrumb (the next one at its index starts at 0).
+MutationEffects take_effects(Breadcrumb& crumb) noexcept {
+  MutationEffects e;
+  e.effective = crumb.mutation_effects[0].exchange(0);
+  for (size_t i = 0; i < kInertKinds; ++i) e.inert[i] = crumb.mutation_effects[1 + i].exchange(0);
+  return e;
+}
 
 struct SiteEntry {
   uint8_t call;
@@ -186,6 +204,7 @@ class RecoveryCrash {
     DurabilityTracker tracker(image_, ctx_.options.domain,
                               [this](const std::source_location& where) { crash_point(false, &where); });
     tracker.set_call_sites(&sites_);
+    tracker.set_granularity(ctx_.options.granularity);
     tracker_ = &tracker;
     persist::Persister persister = persister_;
     persister.attach(&tracker);
@@ -343,7 +362,7 @@ CheckVerdict check_slot(const Context& ctx, const persist::Persister& persister,
       log.count.fetch_add(1);
       logged.insert(key);
     }
-    g_crumb->effective_mutations.store(sites.effective_mutations());
+    store_effects(*g_crumb, sites.effects());
     g_crumb->phase.store(kIdle);
     g_crumb->slot.store(-1);
     const Message m{0, index, static_cast<int32_t>(slot), 0};
@@ -413,7 +432,7 @@ void on_child(int) {
 
 struct CheckerPool::Shared {
   Layout layout;
-  uint64_t effective_base[kMaxCheckers] = {};  // effective mutations of checkers that ended, per index
+  MutationEffects ended;  // what mutated calls did in the recoveries of checkers that ended
   struct sigaction old_sigpipe {};
 };
 
@@ -527,7 +546,7 @@ Status CheckerPool::pump(const OnVerdict& on_verdict) {
   }
   // A checker ended: if it was checking a state, that state failed.
   Breadcrumb& crumb = layout.crumbs()[m.checker];
-  shared_->effective_base[m.checker] += crumb.effective_mutations.exchange(0);
+  shared_->ended += take_effects(crumb);
   const int32_t slot = crumb.slot.exchange(-1);
   if (slot >= 0) {
     const SlotHeader& h = *layout.header(static_cast<size_t>(slot));
@@ -586,10 +605,10 @@ Status CheckerPool::finish(const OnVerdict& on_verdict) {
   return Status::success();
 }
 
-uint64_t CheckerPool::effective_mutations() const {
-  uint64_t n = 0;
-  for (unsigned i = 0; i < kMaxCheckers; ++i) n += shared_->effective_base[i] + shared_->layout.crumbs()[i].effective_mutations.load();
-  return n;
+MutationEffects CheckerPool::mutation_effects() const {
+  MutationEffects all = shared_->ended;
+  for (unsigned i = 0; i < kMaxCheckers; ++i) all += load_effects(shared_->layout.crumbs()[i]);
+  return all;
 }
 
 std::map<SiteKey, std::string> CheckerPool::sites() const {

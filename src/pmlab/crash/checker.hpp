@@ -72,8 +72,8 @@ class CheckerPool {
   Status finish(const OnVerdict& on_verdict);
   // Call sites the checkers' recoveries reached (with record_sites), by the function they are in.
   std::map<SiteKey, std::string> sites() const;
-  // Calls the mutant changed in the checkers' recoveries and that made a difference.
-  uint64_t effective_mutations() const;
+  // What the calls the mutant changed in the checkers' recoveries did.
+  MutationEffects mutation_effects() const;
 
   struct Shared;
 

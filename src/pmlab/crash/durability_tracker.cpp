@@ -41,8 +41,14 @@ void DurabilityTracker::reset(LineState& line) {
   line.active = false;
 }
 
-void DurabilityTracker::settle_dropped(bool effective) noexcept {
-  if (sites_ != nullptr && (dropped_fence_ || !dropped_lines_.empty())) sites_->note_effect(effective);
+void DurabilityTracker::settle_dropped_effective() noexcept {
+  if (sites_ != nullptr && (dropped_fence_ || !dropped_lines_.empty())) sites_->note_effective();
+  dropped_fence_ = false;
+  dropped_lines_.clear();
+}
+
+void DurabilityTracker::settle_dropped_inert(Inert reason) noexcept {
+  if (sites_ != nullptr) sites_->note_inert(reason);
   dropped_fence_ = false;
   dropped_lines_.clear();
 }
@@ -70,7 +76,7 @@ void DurabilityTracker::capture(const Attribution* a) noexcept {
     }
     LineState& line = lines_[index];
     if (dropped_fence_ || std::find(dropped_lines_.begin(), dropped_lines_.end(), index) != dropped_lines_.end())
-      settle_dropped(true);
+      settle_dropped_effective();
     if (!line.active) {
       line.active = true;
       line.order = events_;
@@ -109,11 +115,13 @@ void DurabilityTracker::on_writeback(const void* addr, size_t len, persist::Writ
   if (begin + len <= base || begin >= base + working_.size) return;  // outside the region under test
   const size_t from = begin > base ? begin - base : 0;
   const size_t to = std::min(working_.size, begin + len - base);
-  if (dropped_fence_) settle_dropped(true);
+  if (dropped_fence_) settle_dropped_effective();
   for (size_t off = from & ~(kLineBytes - 1); off < to; off += kLineBytes) {
     LineState& line = lines_[off / kLineBytes];
     if (line.active) line.written_back[Interleaving::current()] = static_cast<int>(line.history.size()) - 1;
-    std::erase(dropped_lines_, off / kLineBytes);  // written back unchanged: the dropped flush is made up
+    // Written back unchanged: the dropped flush is made up for (once every line it covered is).
+    if (std::erase(dropped_lines_, off / kLineBytes) > 0 && dropped_lines_.empty())
+      settle_dropped_inert(Inert::written_back_again);
   }
 }
 
@@ -144,12 +152,12 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
   // Did dropping it change what a crash can leave? Settled at once where that is known, else later.
   capture(nullptr);
   if (call == persist::Call::nt_store) {
-    sites_->note_effect(true);
+    sites_->note_effective();
   } else if (call == persist::Call::fence) {
     bool pending = false;
     const unsigned me = Interleaving::current();
     for (const LineState& l : lines_) pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back[me] >= 0);
-    if (!pending) sites_->note_effect(false);
+    if (!pending) sites_->note_inert(Inert::nothing_to_order);
     else dropped_fence_ = true;
   } else if (call == persist::Call::flush) {
     const auto begin = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(working_.base);
@@ -162,20 +170,31 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
           any = true;
         }
     }
-    if (!any) sites_->note_effect(false);
+    if (!any) sites_->note_inert(Inert::nothing_to_write_back);
   }
   return m;
 }
 
-void DurabilityTracker::after_split_store(const void* addr, bool effective, const std::source_location&) noexcept {
+void DurabilityTracker::after_split_store(const void* addr, uint64_t before, uint64_t after,
+                                         const std::source_location&) noexcept {
   if (sites_ == nullptr) return;
-  // A word declared volatile is never explored: how it was written makes no difference.
+  // Bytes declared volatile are never explored: how they were written makes no difference.
+  uint64_t changed = before ^ after;
   const auto at = reinterpret_cast<uintptr_t>(addr), base = reinterpret_cast<uintptr_t>(working_.base);
   if (at >= base && at + 8 <= base + working_.size) {
     const size_t off = at - base;
-    effective = effective && ((lines_[off / kLineBytes].volatile_bytes >> (off % kLineBytes)) & 0xff) != 0xff;
+    const uint64_t volatile_bytes = (lines_[off / kLineBytes].volatile_bytes >> (off % kLineBytes)) & 0xff;
+    for (unsigned b = 0; b < 8; ++b)
+      if ((volatile_bytes >> b) & 1) changed &= ~(uint64_t{0xff} << (8 * b));
   }
-  sites_->note_effect(effective);
+  // Both halves changed: the word between the two stores is a state the whole store never makes, at any
+  // granularity. In byte granularity the halves are plain stores whose bytes tear, so two changed bytes
+  // in one half are enough.
+  const bool torn_halves = (changed & 0xffffffffu) != 0 && (changed >> 32) != 0;
+  const bool torn_bytes = granularity_ == Granularity::byte && changed_bytes(changed) > 1;
+  if (torn_halves || torn_bytes) sites_->note_effective();
+  else if (changed == 0 && before != after) sites_->note_inert(Inert::volatile_word);
+  else sites_->note_inert(split_store_inert(before, after));
 }
 
 void DurabilityTracker::on_fence(const std::source_location& where) noexcept {
@@ -191,8 +210,8 @@ void DurabilityTracker::durability_point(const std::source_location& where) noex
   capture(nullptr);
   // A dropped fence with nothing stored since changed nothing; a dropped flush whose lines were not
   // written back since leaves them undurable.
-  if (dropped_fence_) settle_dropped(false);
-  else if (!dropped_lines_.empty()) settle_dropped(true);
+  if (dropped_fence_) settle_dropped_inert(Inert::nothing_to_order);
+  else if (!dropped_lines_.empty()) settle_dropped_effective();
   ++fences_;
   if (on_crash_point_) on_crash_point_(where);
   commit(Interleaving::current());

@@ -28,13 +28,12 @@
 #include <vector>
 
 #include "pmlab/common/status.hpp"
+#include "pmlab/crash/call_sites.hpp"
 #include "pmlab/crash/interleaving.hpp"
 #include "pmlab/crashtest/subject.hpp"
 #include "pmlab/persist/observer.hpp"
 
 namespace pmlab::crash {
-
-class CallSites;
 
 // The smallest piece a crash can split. line: a cache line persists whole. word: aligned 8-byte words
 // persist independently (x86's guarantee for aligned 8-byte stores). byte: like word, but bytes changed
@@ -77,6 +76,8 @@ class DurabilityTracker final : public persist::Observer {
   void adopt_working_as_durable();
   // Where mutation testing's decisions and the call-site record come from (may be null).
   void set_call_sites(CallSites* sites) noexcept { sites_ = sites; }
+  // The granularity the crash states are made at: whether a split store's bytes may tear.
+  void set_granularity(Granularity granularity) noexcept { granularity_ = granularity; }
   // A concurrent run's threads: every event is a handover point (may be null).
   void set_interleaving(Interleaving* interleaving) noexcept { interleaving_ = interleaving; }
 
@@ -90,14 +91,14 @@ class DurabilityTracker final : public persist::Observer {
   persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;
   void after_locked_rmw(const std::source_location& where) noexcept override;
   void on_volatile(const void* addr, size_t len) noexcept override;
-  void after_split_store(const void* addr, bool effective, const std::source_location& where) noexcept override;
+  void after_split_store(const void* addr, uint64_t before, uint64_t after, const std::source_location& where) noexcept override;
 
   // Records the region as it is now: call before pending() at a crash point that is not a fence.
   void capture() noexcept { capture(nullptr); }
   // At the end of what is tracked: records the region, and a dropped call not yet made up counts.
   void finish() noexcept {
     capture(nullptr);
-    settle_dropped(true);
+    settle_dropped_effective();
   }
   // The lines a crash at this instant may leave other than durable, in address order.
   std::vector<PendingLine> pending() const;
@@ -134,14 +135,16 @@ class DurabilityTracker final : public persist::Observer {
   void handover() {
     if (interleaving_ != nullptr) interleaving_->point();
   }
-  // Settles a dropped call whose effect showed (or could not show) by now.
-  void settle_dropped(bool effective) noexcept;
+  // Settles a dropped call: its effect showed by now (or can no longer be ruled out), or it had none.
+  void settle_dropped_effective() noexcept;
+  void settle_dropped_inert(Inert reason) noexcept;
   void reset(LineState& line);
 
   Image working_;
   persist::Domain domain_;
   std::function<void(const std::source_location&)> on_crash_point_;
   CallSites* sites_ = nullptr;
+  Granularity granularity_ = Granularity::line;
   Interleaving* interleaving_ = nullptr;
   std::vector<std::byte> durable_;
   std::vector<std::byte> shadow_;  // the region at the last capture

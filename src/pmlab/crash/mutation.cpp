@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "pmlab/platform/clock.hpp"
@@ -20,6 +21,13 @@ bool can_matter(persist::Call call, persist::Domain domain) {
 std::string run_name(persist::Domain d, Granularity g) { return std::string(persist::to_string(d)) + "/" + to_string(g); }
 
 }  // namespace
+
+Inert MutantResult::main_reason() const noexcept {
+  size_t most = 0;
+  for (size_t i = 1; i < kInertKinds; ++i)
+    if (inert[i] > inert[most]) most = i;
+  return static_cast<Inert>(most);
+}
 
 Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& options) {
   if (options.domains.empty() || options.granularities.empty())
@@ -61,7 +69,7 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
     for (persist::Mutation m : mutations_of(key.call)) {
       MutantResult result;
       result.mutant = Mutant{key, m, function};
-      uint64_t effective = 0;
+      MutationEffects effects;
       for (persist::Domain d : options.domains) {
         if (!reached_in[key].contains(d)) continue;
         for (Granularity g : options.granularities) {
@@ -82,7 +90,7 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
             auto r = simulate(info, o);
             if (!r) return error(r.status().code(), result.mutant.describe() + ": " + r.status().message());
             report.states_checked += r->states_checked;
-            effective += r->effective_mutations;
+            effects += r->mutation_effects;
             if (r->failures > 0) {
               result.killed = true;
               result.killed_in = run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
@@ -94,10 +102,15 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
           if (!result.killed) result.tried.push_back(run_name(d, g));
         }
       }
-      // A mutant no run could notice (e.g. a split store with only line granularity asked for) is not
-      // counted: it says nothing about the design or the simulator.
-      if (!result.killed && result.tried.empty()) continue;
-      result.equivalent = !result.killed && effective == 0;
+      // A mutant no run could notice (e.g. a split store with only line granularity asked for), or one
+      // that only ever changed how a word declared volatile was written (no crash state holds it), is no
+      // mutant: it says nothing about the design or the simulator.
+      const bool only_volatile = effects.inert[static_cast<size_t>(Inert::volatile_word)] > 0 &&
+                                 std::accumulate(effects.inert.begin(), effects.inert.end(), uint64_t{0}) ==
+                                     effects.inert[static_cast<size_t>(Inert::volatile_word)];
+      if (!result.killed && (result.tried.empty() || (effects.effective == 0 && only_volatile))) continue;
+      result.equivalent = !result.killed && effects.effective == 0;
+      result.inert = effects.inert;
       if (result.killed) ++report.killed;
       if (result.equivalent) ++report.equivalent;
       report.mutants.push_back(std::move(result));

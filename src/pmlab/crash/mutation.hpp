@@ -9,6 +9,7 @@
 // survivor is a blind spot of the simulator, or a call the design does not need: a performance finding.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,8 +27,14 @@ struct MutantResult {
   std::vector<std::string> tried;  // the domain/granularity runs it survived
   // It never changed what a crash could leave (every split store had a half that did not change, every
   // dropped call had nothing pending): equivalent to the design on this stream, so no checker could kill
-  // it. Not counted in the score.
+  // it. Not counted in the score; counted, as not killed, in the strict score.
   bool equivalent = false;
+  // Why the calls it changed made no difference, by reason (call_sites.hpp), over every run it survived.
+  std::array<uint64_t, kInertKinds> inert{};
+  // The reason most of its changed calls had; for an equivalent mutant, why it is one.
+  Inert main_reason() const noexcept;
+  // Equivalent because the design's call had nothing to do: a performance finding, not a blind spot.
+  bool redundant_call() const noexcept { return equivalent && is_redundant_call(main_reason()); }
 };
 
 struct MutationReport {
@@ -41,6 +48,11 @@ struct MutationReport {
   uint64_t counted() const { return mutants.size() - equivalent; }
   uint64_t survivors() const { return counted() - killed; }
   double score() const { return counted() == 0 ? 1.0 : static_cast<double>(killed) / static_cast<double>(counted()); }
+  // Killed of all mutants: an equivalent mutant counts as one not killed, so a stream too tame to tear a
+  // word, or a call with nothing to do, shows here.
+  double strict_score() const {
+    return mutants.empty() ? 1.0 : static_cast<double>(killed) / static_cast<double>(mutants.size());
+  }
 };
 
 struct MutationOptions {

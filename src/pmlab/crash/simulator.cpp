@@ -143,6 +143,7 @@ class Simulation {
       DurabilityTracker tracker(image_, options_.domain, [&](const std::source_location&) { measure(); });
       self = &tracker;
       tracker.set_call_sites(&sites);
+      tracker.set_granularity(options_.granularity);
       Tracker ops(options_.seed);
       ops.interleaving().park_after(options_.park_depth, options_.park_hold);
       tracker.set_interleaving(&ops.interleaving());
@@ -169,6 +170,7 @@ class Simulation {
         crash_point(site_of(where), false);
       });
       tracker.set_call_sites(&sites);
+      tracker.set_granularity(options_.granularity);
       ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
       tracker.set_interleaving(&ops_.interleaving());
       tracker_ = &tracker;
@@ -178,14 +180,14 @@ class Simulation {
       tracker.finish();
       crash_point("exit", true);
       report_.dropped_values = tracker.dropped_values();
-      report_.effective_mutations = sites.effective_mutations();
+      report_.mutation_effects = sites.effects();
       tracker_ = nullptr;
     }
     report_.operations = ops_.completed();
     report_.concurrent = ops_.concurrent();
     Status finished = pool_->finish(on_verdict);
     if (options_.record_sites) report_.sites.merge(pool_->sites());
-    report_.effective_mutations += pool_->effective_mutations();
+    report_.mutation_effects += pool_->mutation_effects();
     if (!finished.ok()) return finished;
     if (!error_.ok()) return error_;
     if (report_.crash_points != sizes_.size())

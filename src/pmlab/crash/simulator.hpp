@@ -82,7 +82,7 @@ struct SimReport {
                                         // covered exhaustively (the most pending lines when all were)
   uint64_t max_pending_lines = 0;
   uint64_t dropped_values = 0;          // line values beyond the tracker's limit, not explored
-  uint64_t effective_mutations = 0;     // calls the mutant changed that made a difference (run and recoveries)
+  MutationEffects mutation_effects;     // what the calls the mutant changed did (run and recoveries)
   std::vector<Failure> details;         // the first failures, by crash point and state
   std::map<SiteKey, std::string> sites; // with record_sites: the call sites reached
 };

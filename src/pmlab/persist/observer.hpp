@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <source_location>
 
 namespace pmlab::persist {
@@ -71,10 +72,12 @@ class Observer {
     (void)call, (void)addr, (void)len, (void)where;
     return Mutation::none;
   }
-  // After a split store to `addr`: whether its halves made a state the whole store would not have (both
-  // halves changed). A mutation that never does is equivalent to the original on this run.
-  virtual void after_split_store(const void* addr, bool effective, const std::source_location& where) noexcept {
-    (void)addr, (void)effective, (void)where;
+  // After a split store to `addr` changed its word from `before` to `after`: the observer decides whether
+  // the halves made a state the whole store would not have (both halves changed, or bytes that may tear).
+  // A mutation that never does is equivalent to the original on this run.
+  virtual void after_split_store(const void* addr, uint64_t before, uint64_t after,
+                                 const std::source_location& where) noexcept {
+    (void)addr, (void)before, (void)after, (void)where;
   }
 };
 

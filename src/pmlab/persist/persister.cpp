@@ -144,7 +144,7 @@ void Persister::store_record_observed(void* line, const LineRecord& record, void
 void Persister::atomic_store_observed(uint64_t* word, uint64_t value, std::memory_order order,
                                       const std::source_location& where) const noexcept {
   if (observer_->mutation(Call::atomic_store, word, 8, where) == Mutation::split) {
-    const uint64_t changed = std::atomic_ref<uint64_t>(*word).load(std::memory_order_relaxed) ^ value;
+    const uint64_t before = std::atomic_ref<uint64_t>(*word).load(std::memory_order_relaxed);
     // Plain stores, as a design that forgot store8 would make: the observer sees the word between the
     // halves, and nothing makes its bytes atomic.
     auto* half = reinterpret_cast<uint32_t*>(word);
@@ -152,7 +152,7 @@ void Persister::atomic_store_observed(uint64_t* word, uint64_t value, std::memor
       observer_->before_store(half + i, 4, where);
       std::atomic_ref<uint32_t>(half[i]).store(static_cast<uint32_t>(value >> (32 * i)), order);
     }
-    observer_->after_split_store(word, (changed & 0xffffffffu) != 0 && (changed >> 32) != 0, where);
+    observer_->after_split_store(word, before, value, where);
     return;
   }
   observer_->before_store(word, 8, where);
