@@ -46,7 +46,6 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
          (info.param.flush_slots ? "_slotflush" : "");
 }
 
-class LockfreeRing : public ::testing::TestWithParam<Case> {};
 class LockfreeRingStress : public ::testing::TestWithParam<Case> {};
 
 const auto kCases = ::testing::Values(Case{RingDesign::volatile_ring, persist::Domain::none, false},
@@ -54,15 +53,22 @@ const auto kCases = ::testing::Values(Case{RingDesign::volatile_ring, persist::D
                                       Case{RingDesign::tx, persist::Domain::eadr, true},
                                       Case{RingDesign::txfree, persist::Domain::eadr, false},
                                       Case{RingDesign::txfree, persist::Domain::eadr, true});
-INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRing, kCases, name_of);
 INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRingStress, kCases, name_of);
 
-TEST_P(LockfreeRing, FifoAcrossLapsAndACleanReopen) {
-  const Case c = GetParam();
+// From ticket 0, and from tickets that cross 2^32 in the first lap (a ring formatted to go on from there).
+class LockfreeRingFrom : public ::testing::TestWithParam<std::tuple<Case, uint64_t>> {};
+INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRingFrom, ::testing::Combine(kCases, ::testing::Values(0, (uint64_t{1} << 32) - 8)),
+                         [](const auto& from) {
+                           return name_of({std::get<0>(from.param), from.index}) +
+                                  (std::get<1>(from.param) == 0 ? "_from0" : "_across2to32");
+                         });
+
+TEST_P(LockfreeRingFrom, FifoAcrossLapsAndACleanReopen) {
+  const Case c = std::get<0>(GetParam());
   const persist::Persister p = persister_for(c.domain);
   testing::AlignedRegion region(RingBuffer::bytes_needed(8, sizeof(Element), 2));
   RingBuffer ring(c.design, region.base, region.size, p);
-  ASSERT_TRUE(ring.format(8, sizeof(Element), {c.flush_slots, 2}));
+  ASSERT_TRUE(ring.format(8, sizeof(Element), {.flush_slots = c.flush_slots, .max_threads = 2, .first_ticket = std::get<1>(GetParam())}));
   uint64_t pushed = 0, popped = 0;
   Element out{};
   for (int round = 0; round < 50; ++round) {  // ~6 laps of the 8 slots, size varying 0..8
@@ -87,6 +93,15 @@ TEST_P(LockfreeRing, FifoAcrossLapsAndACleanReopen) {
     ASSERT_TRUE(intact(out));
     EXPECT_EQ(out.seq, popped++);
   }
+}
+
+TEST(LockfreeRingFormat, RefusesAFirstTicketOffTheCapacity) {
+  const persist::Persister p = persister_for(persist::Domain::eadr);
+  testing::AlignedRegion region(RingBuffer::bytes_needed(8, sizeof(Element), 2));
+  RingBuffer ring(RingDesign::txfree, region.base, region.size, p);
+  EXPECT_EQ(ring.format(8, sizeof(Element), {.max_threads = 2, .first_ticket = 12}).code(), Errc::invalid_argument);
+  EXPECT_EQ(ring.format(8, sizeof(Element), {.max_threads = 2, .first_ticket = uint64_t{1} << 62}).code(),
+            Errc::invalid_argument);
 }
 
 // Offsets of the layout documented in ring_buffer.hpp, for crafting crash images.

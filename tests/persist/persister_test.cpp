@@ -459,6 +459,29 @@ TEST(Persister, AMutationChangesOneCallAtOneSite) {
   p.detach();
 }
 
+TEST(Persister, StoreSharedIsAPlainStoreThatIsNeverMutated) {
+  struct Watcher final : Observer {
+    int before = 0, atomic = 0, asked = 0;
+    void on_writeback(const void*, size_t, Writeback, const std::source_location&) noexcept override {}
+    void on_fence(const std::source_location&) noexcept override {}
+    void before_store(const void*, size_t len, const std::source_location&) noexcept override { before += len == 8; }
+    void after_atomic_store(const void*, size_t, const std::source_location&) noexcept override { ++atomic; }
+    Mutation mutation(Call, const void*, size_t, const std::source_location&) noexcept override {
+      ++asked;
+      return Mutation::split;
+    }
+  } w;
+  Persister p = make(Domain::adr, FlushInstruction::clwb);
+  p.attach(&w);
+  alignas(8) uint64_t word = 0;
+  p.store_shared(&word, 0x0000000100000002ULL);
+  p.detach();
+  EXPECT_EQ(word, 0x0000000100000002ULL);  // whole, though the observer would split any store it is asked about
+  EXPECT_EQ(w.before, 1);
+  EXPECT_EQ(w.atomic, 0);  // not an atomic store to the simulator: its bytes may tear
+  EXPECT_EQ(w.asked, 0);   // and no mutant
+}
+
 TEST(Persister, DeclaringVolatileReachesTheObserverOnly) {
   struct Volatiles final : Observer {
     size_t bytes = 0;

@@ -131,6 +131,44 @@ TEST_P(LogWriter, AppendIterateReopenTruncate) {
   EXPECT_TRUE(same(entries[0], p));
 }
 
+// LSNs that start below 2^32 and cross it: appends, reopen, truncation and the appends after it keep
+// their order (a log may start where another left off).
+TEST_P(LogWriter, LsnsCrossTwoToThe32) {
+  Region region(64 << 10);
+  Options o = options();
+  o.first_lsn = (uint64_t{1} << 32) - 3;
+  {
+    auto log = Log::format(region.span(), adr(), o);
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    for (uint64_t i = 0; i < 6; ++i) {
+      const auto p = payload(i);
+      auto lsn = (*log)->append(static_cast<uint32_t>(i % 2), p.data(), p.size());
+      ASSERT_TRUE(lsn.ok()) << lsn.status().message();
+      EXPECT_EQ(*lsn, o.first_lsn + i);
+    }
+  }
+  auto log = Log::open(region.span(), adr(), stores());
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  auto entries = (*log)->entries();
+  ASSERT_EQ(entries.size(), 6u);
+  for (uint64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(entries[i].lsn, o.first_lsn + i);
+    EXPECT_TRUE(same(entries[i], payload(i))) << "entry " << i;
+  }
+  ASSERT_TRUE((*log)->truncate().ok());
+  auto after = (*log)->append(0, "x", 1);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, o.first_lsn + 6);
+  log->reset();
+  auto reopened = Log::open(region.span(), adr(), stores());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().message();
+  ASSERT_EQ((*reopened)->entries().size(), 1u);
+  EXPECT_EQ((*reopened)->entries()[0].lsn, o.first_lsn + 6);
+
+  o.first_lsn = 0;  // 0 is never an LSN
+  EXPECT_EQ(Log::format(region.span(), adr(), o).status().code(), Errc::invalid_argument);
+}
+
 // Entries larger than a streamed entry's stack staging, and appends that continue mid-line after a
 // reopen (a streaming writer composes that line from what recovery read back).
 TEST_P(LogWriter, LargeEntriesAndAppendsAfterReopenKeepEveryByte) {

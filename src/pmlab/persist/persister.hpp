@@ -174,6 +174,16 @@ class Persister {
     }
     std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_release);
   }
+  // An 8-byte store other threads may read while it happens, with no failure atomicity claimed: a word
+  // whose torn content recovery repairs (a PTM's in-place data, which its log restores or replays). The
+  // crash simulator treats it as a plain store, whose bytes may tear; mutation testing leaves it alone
+  // (store8 is the claim it tests).
+  void store_shared(uint64_t* word, uint64_t value,
+                    const std::source_location where = std::source_location::current()) const noexcept {
+    assert(reinterpret_cast<uintptr_t>(word) % 8 == 0 && "store_shared needs an 8-byte aligned word");
+    if (observer_ != nullptr) [[unlikely]] observer_->before_store(word, 8, where);
+    std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_release);
+  }
   static uint64_t load8(const uint64_t* word) noexcept {
     return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(word)).load(std::memory_order_acquire);
   }

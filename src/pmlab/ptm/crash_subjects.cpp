@@ -31,6 +31,12 @@ constexpr uint64_t kSlots = 2;
 constexpr uint64_t kHeapBytes = 8192;
 constexpr uint64_t kAccounts = 8;
 constexpr uint64_t kQueueStart = 3;
+// Balances open on both sides of 2^32 and queue values count up across it: a transfer, a swap or a queue
+// move then changes both halves of a word, so a torn 8-byte store (half old, half new) is a state the
+// check can see. Values that stay below 2^32 would leave every split store's high half unchanged.
+constexpr uint64_t k2To32 = uint64_t{1} << 32;
+constexpr uint64_t kFirstQueueValue = k2To32 - 5;
+uint64_t opening_balance(uint64_t account) { return k2To32 - 64 + 16 * account; }
 
 // Root 0: the accounts array.
 template <class Tx>
@@ -73,10 +79,10 @@ void load(P& ptm) {
   ptm.run(0, [&](auto& tx) {
     const uint64_t off = tx.alloc(kAccounts * 8);
     uint64_t* a = tx.template at<uint64_t>(off);
-    for (uint64_t i = 0; i < kAccounts; ++i) tx.write(a + i, 100 + i);
+    for (uint64_t i = 0; i < kAccounts; ++i) tx.write(a + i, opening_balance(i));
     tx.write(tx.root(0), off);
-    for (uint64_t i = 0; i < kQueueStart; ++i) workloads::queue_enqueue(tx, i);
-    tx.write(tx.root(5), kQueueStart);
+    for (uint64_t i = 0; i < kQueueStart; ++i) workloads::queue_enqueue(tx, kFirstQueueValue + i);
+    tx.write(tx.root(5), kFirstQueueValue + kQueueStart);
   });
 }
 
@@ -246,7 +252,7 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
       queue_ok = workloads::queue_enqueue(tx, 1u << 30);
     });
     uint64_t want = 0;
-    for (uint64_t i = 0; i < kAccounts; ++i) want += 100 + i;
+    for (uint64_t i = 0; i < kAccounts; ++i) want += opening_balance(i);
     if (total != want) return error(Errc::corrupted, "ptm: account total " + std::to_string(total) + " != " + std::to_string(want));
     if (!queue_ok) return error(Errc::corrupted, "ptm: recovered heap cannot allocate a queue node");
     return Status::success();

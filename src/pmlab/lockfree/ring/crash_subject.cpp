@@ -57,7 +57,10 @@ class RingSubject final : public crash::Subject {
 
   void format(crash::Image image, const persist::Persister& p) override {
     RingBuffer ring(design_, image.base, image.size, p);
-    if (Status s = ring.format(kCapacity, kSlotBytes, {false, kThreads}); !s) std::abort();
+    // Tickets start just below 2^32: the stamps of the stream's pushes and pops cross it, so a torn
+    // stamp (its new low half under its old high half) is a state recovery is shown.
+    const RingOptions options{.flush_slots = false, .max_threads = kThreads, .first_ticket = (uint64_t{1} << 32) - kCapacity};
+    if (Status s = ring.format(kCapacity, kSlotBytes, options); !s) std::abort();
   }
 
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {

@@ -110,6 +110,8 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
   if (capacity < 2 || (capacity & (capacity - 1)) != 0) return error(Errc::invalid_argument, "ring capacity must be a power of two >= 2");
   if (options.max_threads < 1 || options.max_threads > 64) return error(Errc::invalid_argument, "max_threads out of range");
   if (bytes_needed(capacity, slot_bytes, options.max_threads) > size_) return error(Errc::no_space, "region too small for the ring");
+  if (options.first_ticket % capacity != 0 || options.first_ticket >= kConsumed / 2)
+    return error(Errc::invalid_argument, "the first ticket must be a multiple of the capacity below 2^62");
   Root& r = *reinterpret_cast<Root*>(base_);
   r = Root{kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), 0, {}};
   attach_layout();
@@ -118,7 +120,9 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
     uint64_t* line = thread_line(t);
     line[0] = line[1] = line[2] = kNone;
   }
-  for (uint64_t i = 0; i < capacity_; ++i) *reinterpret_cast<uint64_t*>(slot(i)) = 0;
+  // Slot i last held ticket first_ticket - capacity + i, consumed: recovery goes on from first_ticket.
+  for (uint64_t i = 0; i < capacity_; ++i)
+    *reinterpret_cast<uint64_t*>(slot(i)) = options.first_ticket == 0 ? 0 : (options.first_ticket - capacity_ + i + 1) | kConsumed;
   p_.persist(base_, slots_off_);
   for (uint64_t i = 0; i < capacity_; ++i) p_.flush(slot(i), 8);
   p_.fence();

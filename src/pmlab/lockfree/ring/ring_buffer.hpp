@@ -47,6 +47,10 @@ std::vector<persist::Domain> claimed_domains(RingDesign d);
 struct RingOptions {
   bool flush_slots = false;  // R5: clwb slot data even under eADR
   int max_threads = 2;
+  // format(): the ticket of the first push, a multiple of the capacity. The ring starts as if that many
+  // elements had been pushed and popped (every slot stamped consumed), so tickets and stamps go on from
+  // there; a crash test starts just below 2^32, where a stamp's store changes both halves of its word.
+  uint64_t first_ticket = 0;
 };
 
 class RingBuffer {

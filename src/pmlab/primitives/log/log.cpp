@@ -224,6 +224,7 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
                                          const Options& options) {
   if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
     return error(Errc::invalid_argument, "a log region must start on a 64-byte boundary");
+  if (options.first_lsn == 0) return error(Errc::invalid_argument, "a log's first LSN must be at least 1");
   auto planned = plan(options, region.size());
   if (!planned) return planned.status();
   Geometry g = *planned;
@@ -245,12 +246,13 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   sb->region_bytes = g.region_bytes;
   sb->checksum = superblock_checksum(*sb);
   auto* watermark = reinterpret_cast<uint64_t*>(region.data() + om::kWatermarkOffset);
-  persister.store8(watermark, 1);
+  persister.store8(watermark, options.first_lsn);
   std::memset(region.data() + g.slots_offset, 0, g.data_offset - g.slots_offset);
   persister.flush(region.data(), g.data_offset);
 
   std::unique_ptr<Log> log = make(region, persister, options, g);
   log->prepare_format();
+  log->next_lsn_.store(options.first_lsn, std::memory_order_relaxed);
   persister.fence();
   persister.store8(&sb->magic, om::kMagic);
   persister.persist(&sb->magic, 8);
@@ -338,6 +340,10 @@ void Log::for_each(const std::function<void(const Entry&)>& visit) const {
 
 Status Log::truncate() {
   // One word decides: once the watermark is durable every older entry is gone, whatever the lanes say.
+  // Its two halves torn apart (mutation testing splits this store) are harmless: the watermark rises by
+  // less than 2^32, so the new low half under the old high half lies below every entry (nothing
+  // truncated) and the old low half under the new high half above every one (all truncated), the two
+  // outcomes a crash in truncate may leave. Torn bytes are not: store8 keeps them whole.
   auto* watermark = reinterpret_cast<uint64_t*>(region_.data() + om::kWatermarkOffset);
   persister_.store8(watermark, next_lsn_.load(std::memory_order_relaxed));
   persister_.persist(watermark, 8);

@@ -77,6 +77,10 @@ struct Options {
   // The id written into the superblock, which tells this log's entries from a former log's in the same
   // region. 0: a fresh random id. Set it where the bytes must repeat (a crash test runs its stream twice).
   uint64_t log_id = 0;
+  // The LSN of the first append (at least 1: 0 is never an LSN). A log that must go on where another
+  // left off starts above its last LSN; a crash test starts just below 2^32, so LSNs and the watermark
+  // change both halves of their words.
+  uint64_t first_lsn = 1;
 };
 
 // One entry as recovery or iteration sees it; payload points into the log's region.

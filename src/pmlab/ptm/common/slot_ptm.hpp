@@ -96,7 +96,7 @@ class SlotPtm {
       return error(Errc::corrupted, std::string(Ptm::kName) + " log slot " + std::to_string(s.index) + " entry " +
                                         std::to_string(i) + " points outside the heap");
     uint64_t* word = heap_.at<uint64_t>(off);
-    data_p_.store8(word, value);
+    data_p_.store_shared(word, value);  // a crash that tears it leaves the log to restore it again
     data_p_.flush(word, 8);
     return Status::success();
   }

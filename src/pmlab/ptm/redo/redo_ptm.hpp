@@ -221,7 +221,8 @@ class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
   void write(uint64_t* word, uint64_t value) {
     const uint64_t off = heap_.offset_of(word);
     if (!s_.alloc.fresh.empty() && s_.alloc.is_fresh(off)) {
-      ptm_.data_p_.store8(word, value);
+      // A fresh block is unreachable until the commit record is durable: a torn word in it is never read.
+      ptm_.data_p_.store_shared(word, value);
       const uint64_t line = off & ~uint64_t{63};
       if (s_.lines.insert(line, 0).second) s_.fresh_lines.push_back(line);
       return;

@@ -105,7 +105,8 @@ class UndoPtm::Tx : public TxShell<UndoPtm::Tx, UndoSlot> {
       e->check = ptm_.check_of(off, old, s_.seq, s_.index);
       ptm_.log_p_.persist(e, sizeof *e);
     }
-    ptm_.data_p_.store8(word, value);
+    // Logged first (or fresh, so unreachable until commit): recovery rolls a torn word back.
+    ptm_.data_p_.store_shared(word, value);
     const uint64_t line = off & ~uint64_t{63};
     if (s_.lines.insert(line, 0).second) s_.dirty.push_back(line);
   }
