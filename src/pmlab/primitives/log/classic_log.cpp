@@ -61,7 +61,7 @@ class ClassicLog final : public Log {
 
   // The watermark alone discards a classic lane's entries: their LSNs are below it.
   void reset_lane(uint32_t) override {}
-  bool truncation_rewrites_lanes() const noexcept override { return false; }
+  bool rewrites_lanes() const noexcept override { return false; }
 };
 
 }  // namespace

@@ -168,8 +168,9 @@ class Log {
   // torn tails; `repair` false for the read-only check. reset_lane empties a lane durably (no fence).
   virtual Status recover_lane(uint32_t lane, bool repair) = 0;
   virtual void reset_lane(uint32_t lane) = 0;
-  // Whether reset_lane writes at all (a classic lane is disowned by the watermark alone).
-  virtual bool truncation_rewrites_lanes() const noexcept { return true; }
+  // Whether reset_lane and recover_lane write at all (a classic lane is disowned by the watermark alone,
+  // and its recovery only reads: the next append overwrites a torn tail).
+  virtual bool rewrites_lanes() const noexcept { return true; }
   // Makes freshly formatted space appendable (a zero log zeroes it). Not fenced.
   virtual void prepare_format() {}
 

@@ -313,12 +313,15 @@ Status PageStore::recover(bool repair) {
   if (!replay.empty()) persister_.fence();  // applied before any record is zeroed
   // Every buffer zero again before a flush writes it: records applied or not, torn or half recycled.
   std::byte* ulogs = region_.data() + geometry_.ulogs_offset;
+  bool zeroed = false;
   for (uint64_t line = 0; line < options_.lanes * geometry_.ulog_lane_bytes; line += om::kLine) {
     const std::byte* at = ulogs + line;
     if (std::all_of(at, at + om::kLine, [](std::byte b) { return b == std::byte{0}; })) continue;
     persister_.zero_nt(ulogs + line, om::kLine);
+    zeroed = true;
   }
-  persister_.fence();
+  // A recovery that zeroed nothing has nothing to order (the replay, if any, was fenced above).
+  if (zeroed) persister_.fence();
   return Status::success();
 }
 
