@@ -261,6 +261,36 @@ TEST(RedoPtm, RecoveryReplaysALiveRecordAndNotATornOne) {
   EXPECT_EQ(heap->root[2], 0u);
 }
 
+// Sequence numbers may start anywhere (Options::first_seq): across 2^32, commits, replay and retirement keep
+// working, and 0 is refused.
+template <class P>
+void sequences_cross_2_to_32() {
+  Memory m(1 << 16, 1, 4096);
+  Options o = m.options();
+  o.first_seq = (uint64_t{1} << 32) - 2;
+  auto* heap = reinterpret_cast<HeapHeader*>(m.regions().heap);
+  {
+    P ptm(m.regions(), o);
+    ASSERT_TRUE(ptm.format().ok());
+    for (uint64_t i = 1; i <= 5; ++i) ptm.run(0, [&](auto& tx) { tx.write(tx.root(2), i); });
+  }
+  EXPECT_EQ(heap->root[2], 5u);
+  {
+    P again(m.regions(), o);
+    ASSERT_TRUE(again.recover().ok());
+    again.run(0, [&](auto& tx) { tx.write(tx.root(2), tx.read(tx.root(2)) + 1); });
+  }
+  EXPECT_EQ(heap->root[2], 6u);
+  P reopened(m.regions(), o);
+  ASSERT_TRUE(reopened.recover().ok());
+  EXPECT_EQ(heap->root[2], 6u);
+  o.first_seq = 0;
+  P refused(m.regions(), o);
+  EXPECT_EQ(refused.format().code(), Errc::invalid_argument);
+}
+TEST(UndoPtm, SequencesCrossTwoToThe32) { sequences_cross_2_to_32<UndoPtm>(); }
+TEST(RedoPtm, SequencesCrossTwoToThe32) { sequences_cross_2_to_32<RedoPtm>(); }
+
 // Slot 0 writes a word, slot 1 overwrites it and then runs until both its areas hold other records: slot
 // 0's record is still valid, and only its retirement by slot 1's commit keeps recovery from replaying it
 // over slot 1's value.

@@ -125,6 +125,8 @@ std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool l
   // Every block the redo PTM carves at the top is written in place (the bulk-load path, fenced before
   // its record); blocks reused from the free lists go through its log: the streams exercise both.
   o.in_place_bytes = 0;
+  // Sequence numbers cross 2^32 a few transactions in (see kFirstQueueValue).
+  o.first_seq = k2To32 - 2;
   return std::make_unique<P>(r, o);
 }
 constexpr size_t kImageBytes = kSlots * kSlotBytes + kHeapBytes;

@@ -80,6 +80,10 @@ struct Options {
   // than logged (bulk loads: an array larger than the log); its lines get their own fence before the
   // commit record. Smaller new blocks go through the log like any other word.
   uint64_t in_place_bytes = 4096;
+  // format(): the sequence number of the first transaction (1 to 2^62). A heap that goes on from another
+  // starts past its last one; the crash subjects start just below 2^32, so the sequence words a commit or
+  // a recovery stores change both halves.
+  uint64_t first_seq = 1;
 };
 
 // Persistence counters a PTM keeps beside the per-thread flush/fence counters.

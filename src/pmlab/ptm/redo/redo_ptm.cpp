@@ -36,15 +36,23 @@ RedoPtm::RedoPtm(const Regions& regions, const Options& options)
 }
 
 Status RedoPtm::format() {
-  clock_.store(0);
-  return format_with([](Slot& s) {
-    s.last_seq = 0;
+  if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
+    return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
+  // The clock before the first transaction: every record up to it counts as retired.
+  const uint64_t before = options_.first_seq - 1;
+  clock_.store(before);
+  PMLAB_TRY(format_with([before](Slot& s) {
+    s.last_seq = 0;  // no record of this slot's yet
     s.next_area = 0;
-    s.seen_clock = 0;  // never past the clock: a read version ahead of it would accept a commit's half
-    s.durable_seq.store(0);
-    s.retired_durable.store(0);
-    std::fill(s.known_durable.begin(), s.known_durable.end(), 0);
-  });
+    s.seen_clock = before;  // never past the clock: a read version ahead of it would accept a commit's half
+    s.durable_seq.store(before);
+    s.retired_durable.store(before);
+    std::fill(s.known_durable.begin(), s.known_durable.end(), before);
+  }));
+  uint64_t* recovered = &heap_.header().recovered_seq;
+  data_p_.store8(recovered, before);
+  data_p_.persist(recovered, 8);
+  return Status::success();
 }
 
 Status RedoPtm::recover() {

@@ -6,9 +6,12 @@
 namespace pmlab::ptm {
 
 Status UndoPtm::format() {
-  return format_with([](Slot& s) {
-    s.header->seq = 1;
-    s.seq = 1;
+  if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
+    return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
+  const uint64_t first = options_.first_seq;
+  return format_with([first](Slot& s) {
+    s.header->seq = first;
+    s.seq = first;
   });
 }
 
@@ -32,6 +35,8 @@ Status UndoPtm::recover() {
 Status UndoPtm::roll_back(Slot& s, uint64_t seq, uint64_t n) {
   for (uint64_t i = n; i-- > 0;) PMLAB_TRY(restore_word(s, i, s.entries[i].off, s.entries[i].old));
   data_p_.fence();
+  // The slot's entries count only under the seq they were checked with: any other value, a torn one too,
+  // retires them, and the data they restored is durable already. (Its split survives mutation testing.)
   log_p_.store8(&s.header->seq, seq + 1);
   log_p_.persist(&s.header->seq, 8);
   s.seq = seq + 1;
@@ -58,6 +63,7 @@ void UndoPtm::commit(Slot& s) {
   if (s.n > 0) {
     s.counters.log_entries += s.n;
     ++s.seq;
+    // The commit point; a torn seq retires the entries as the whole one does (see roll_back).
     log_p_.store8(&s.header->seq, s.seq);
     log_p_.persist(&s.header->seq, 8);
   }
