@@ -207,9 +207,8 @@ def mutation_tables(runs: Sequence[Run]) -> list[Table]:
         for m in r.extra.get("mutants", []):
             if m.get("equivalent"):
                 because = m.get("equivalent_because")
-                equivalent.append((r.case, str(m.get("site")), str(m.get("function")), str(m.get("call")),
-                                   _EQUIVALENT_BECAUSE.get(because, (because or "not recorded", ""))[0],
-                                   _EQUIVALENT_BECAUSE.get(because, ("", "–"))[1]))
+                why, what = _EQUIVALENT_BECAUSE.get(because, (because or "not recorded", "–"))
+                equivalent.append((r.case, str(m.get("site")), str(m.get("function")), str(m.get("call")), why, what))
     if equivalent:
         tables.append(Table(title=f"Equivalent mutants ({len(equivalent)}), by reason",
                             columns=("design", "site", "function", "call", "why no crash could differ", "what it is"),

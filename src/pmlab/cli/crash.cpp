@@ -104,9 +104,7 @@ record::RunRecord mutation_record(const crash::MutationReport& m, const std::str
   measured(run, "equivalent", count(m.equivalent), "count");
   measured(run, "mutation_score", m.score(), "ratio");
   measured(run, "strict_mutation_score", m.strict_score(), "ratio");
-  const auto redundant = std::count_if(m.mutants.begin(), m.mutants.end(),
-                                       [](const crash::MutantResult& r) { return r.redundant_call(); });
-  measured(run, "equivalent_redundant_calls", count(static_cast<uint64_t>(redundant)), "count");
+  measured(run, "equivalent_redundant_calls", count(m.redundant_calls()), "count");
   measured(run, "states_checked", count(m.states_checked), "count");
   measured(run, "seconds", m.seconds, "s");
   json mutants = json::array();
@@ -262,8 +260,7 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
     tally.mutants += m->mutants.size();
     tally.killed += m->killed;
     tally.equivalent += m->equivalent;
-    tally.redundant_calls += static_cast<uint64_t>(std::count_if(
-        m->mutants.begin(), m->mutants.end(), [](const crash::MutantResult& r) { return r.redundant_call(); }));
+    tally.redundant_calls += m->redundant_calls();
     results.add(mutation_record(*m, domains, granularities, hash));
   };
   return o;

@@ -184,6 +184,10 @@ void DurabilityTracker::after_split_store(const void* addr, uint64_t before, uin
   if (at >= base && at + 8 <= base + working_.size) {
     const size_t off = at - base;
     const uint64_t volatile_bytes = (lines_[off / kLineBytes].volatile_bytes >> (off % kLineBytes)) & 0xff;
+    if (volatile_bytes == 0xff) {  // rewriting a value it held is no less a store to a volatile word
+      sites_->note_inert(Inert::volatile_word);
+      return;
+    }
     for (unsigned b = 0; b < 8; ++b)
       if ((volatile_bytes >> b) & 1) changed &= ~(uint64_t{0xff} << (8 * b));
   }

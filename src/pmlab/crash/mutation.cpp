@@ -29,6 +29,11 @@ Inert MutantResult::main_reason() const noexcept {
   return static_cast<Inert>(most);
 }
 
+uint64_t MutationReport::redundant_calls() const {
+  return static_cast<uint64_t>(
+      std::count_if(mutants.begin(), mutants.end(), [](const MutantResult& r) { return r.redundant_call(); }));
+}
+
 Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& options) {
   if (options.domains.empty() || options.granularities.empty())
     return error(Errc::invalid_argument, "mutation testing needs a domain and a granularity");

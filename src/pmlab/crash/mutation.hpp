@@ -50,6 +50,8 @@ struct MutationReport {
   double score() const { return counted() == 0 ? 1.0 : static_cast<double>(killed) / static_cast<double>(counted()); }
   // Killed of all mutants: an equivalent mutant counts as one not killed, so a stream too tame to tear a
   // word, or a call with nothing to do, shows here.
+  // Equivalent mutants that are redundant calls of the design (performance findings).
+  uint64_t redundant_calls() const;
   double strict_score() const {
     return mutants.empty() ? 1.0 : static_cast<double>(killed) / static_cast<double>(mutants.size());
   }

@@ -116,6 +116,13 @@ class Subject {
   virtual Status check(Image image, const persist::Persister& persister, const CrashPoint& at) = 0;
 };
 
+// Where a crash stream's counters, sequence numbers, LSNs and tickets start: a few steps below 2^32, so that
+// even a short stream (--quick's sixteen operations) carries them across it. A torn 8-byte word, the new
+// low half under the old high half as two 4-byte stores leave it (the simulator's split mutation, or a
+// design that forgot store8), is observable only where a store changes both halves, and the store that
+// carries a counter across 2^32 does: counters that stay small would let a commit word that can tear pass.
+inline constexpr uint64_t kCounterBase = (uint64_t{1} << 32) - 4;
+
 struct SubjectOptions {
   uint64_t ops = 64;   // length of the operation stream
   uint64_t seed = 1;   // for designs whose stream is randomized

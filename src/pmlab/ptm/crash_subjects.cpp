@@ -35,7 +35,7 @@ constexpr uint64_t kQueueStart = 3;
 // move then changes both halves of a word, so a torn 8-byte store (half old, half new) is a state the
 // check can see. Values that stay below 2^32 would leave every split store's high half unchanged.
 constexpr uint64_t k2To32 = uint64_t{1} << 32;
-constexpr uint64_t kFirstQueueValue = k2To32 - 5;
+constexpr uint64_t kFirstQueueValue = crash::kCounterBase - 1;
 uint64_t opening_balance(uint64_t account) { return k2To32 - 64 + 16 * account; }
 
 // Root 0: the accounts array.
@@ -125,8 +125,8 @@ std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool l
   // Every block the redo PTM carves at the top is written in place (the bulk-load path, fenced before
   // its record); blocks reused from the free lists go through its log: the streams exercise both.
   o.in_place_bytes = 0;
-  // Sequence numbers cross 2^32 a few transactions in (see kFirstQueueValue).
-  o.first_seq = k2To32 - 2;
+  // Sequence numbers cross 2^32 a few transactions in.
+  o.first_seq = crash::kCounterBase;
   return std::make_unique<P>(r, o);
 }
 constexpr size_t kImageBytes = kSlots * kSlotBytes + kHeapBytes;

@@ -21,7 +21,6 @@ using selftest::checksum_words;
 using selftest::Design;
 using selftest::in_both_halves;
 using selftest::kBothDomains;
-using selftest::kCounterBase;
 using selftest::payload_word;
 using selftest::Twin;
 

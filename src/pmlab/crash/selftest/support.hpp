@@ -21,13 +21,8 @@ inline uint64_t payload_word(uint64_t seed, uint64_t op, uint64_t k) noexcept {
   return mix64(seed * 0x100000001b3ULL + op * 0x9e3779b97f4a7c15ULL + k + 1);
 }
 
-// Where the designs' counters, sequence numbers, lengths and generations start: a few steps below 2^32, so
-// that even a short stream (--quick's sixteen operations) carries them across it. A torn 8-byte word, the
-// new low half under the old high half as two 4-byte stores leave it (the simulator's split mutation, or a
-// design that forgot store8), is observable only where a store changes both halves, and the store that
-// carries a counter across 2^32 does: counters that stay small would let a commit word that can tear pass.
-// A counter word below the base is one no run wrote.
-inline constexpr uint64_t kCounterBase = (uint64_t{1} << 32) - 4;
+// The designs' counters, sequence numbers, lengths and generations start at kCounterBase
+// (crashtest/subject.hpp): a counter word below it is one no run wrote.
 
 // A small code (a state, a mark) written in both halves of its word, so that every change of code changes
 // both halves: a word torn between two codes (the new low half, the old high half) is no code, and a check

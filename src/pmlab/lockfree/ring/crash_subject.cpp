@@ -59,7 +59,8 @@ class RingSubject final : public crash::Subject {
     RingBuffer ring(design_, image.base, image.size, p);
     // Tickets start just below 2^32: the stamps of the stream's pushes and pops cross it, so a torn
     // stamp (its new low half under its old high half) is a state recovery is shown.
-    const RingOptions options{.flush_slots = false, .max_threads = kThreads, .first_ticket = (uint64_t{1} << 32) - kCapacity};
+    static_assert(crash::kCounterBase % kCapacity == 0, "the first ticket is a multiple of the capacity");
+    const RingOptions options{.flush_slots = false, .max_threads = kThreads, .first_ticket = crash::kCounterBase};
     if (Status s = ring.format(kCapacity, kSlotBytes, options); !s) std::abort();
   }
 

@@ -48,7 +48,7 @@ class LogSubject final : public crash::Subject {
     options_.log_id = mix64(o.seed) | 1;  // the same bytes in every run of the stream
     // LSNs cross 2^32 early in the stream: an entry's LSN word and the truncation watermark then change
     // both halves, and a torn 8-byte store of either is a state recovery must be shown.
-    options_.first_lsn = (uint64_t{1} << 32) - 4;
+    options_.first_lsn = crash::kCounterBase;
   }
 
   size_t image_bytes() const override {

@@ -81,6 +81,8 @@ class SlotPtm {
   // Formats the heap and zeroes the whole log region, durable once `init_slot` has set up each slot.
   template <class InitSlot>
   Status format_with(const InitSlot& init_slot) {
+    if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
+      return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
     if (Status st = heap_.format(data_p_); !st) return st;
     const uint64_t bytes = log_bytes(options_);
     std::memset(log_, 0, bytes);

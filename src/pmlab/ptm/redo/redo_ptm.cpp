@@ -36,8 +36,6 @@ RedoPtm::RedoPtm(const Regions& regions, const Options& options)
 }
 
 Status RedoPtm::format() {
-  if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
-    return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
   // The clock before the first transaction: every record up to it counts as retired.
   const uint64_t before = options_.first_seq - 1;
   clock_.store(before);

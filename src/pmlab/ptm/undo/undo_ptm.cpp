@@ -6,8 +6,6 @@
 namespace pmlab::ptm {
 
 Status UndoPtm::format() {
-  if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
-    return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
   const uint64_t first = options_.first_seq;
   return format_with([first](Slot& s) {
     s.header->seq = first;
