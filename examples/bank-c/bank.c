@@ -26,8 +26,8 @@ struct setup {
   uint64_t accounts;
 };
 
-static int create_accounts(pmlab_tx *tx, void *arg) {
-  const struct setup *s = arg;
+static int create_accounts(pmlab_tx* tx, void* arg) {
+  const struct setup* s = arg;
   uint64_t array;
   int rc = pmlab_tx_alloc(tx, 8 * s->accounts, &array);
   for (uint64_t i = 0; rc == 0 && i < s->accounts; ++i) rc = pmlab_tx_write(tx, array + 8 * i, OPENING_BALANCE);
@@ -36,8 +36,8 @@ static int create_accounts(pmlab_tx *tx, void *arg) {
   return rc;
 }
 
-static int move_money(pmlab_tx *tx, void *arg) {
-  const struct transfer *t = arg;
+static int move_money(pmlab_tx* tx, void* arg) {
+  const struct transfer* t = arg;
   uint64_t array, from, to;
   int rc = pmlab_tx_read(tx, pmlab_tx_root(tx, 0), &array);
   if (rc == 0) rc = pmlab_tx_read(tx, array + 8 * t->from, &from);
@@ -54,8 +54,8 @@ struct totals {
   uint64_t accounts, sum;
 };
 
-static int add_up(pmlab_tx *tx, void *arg) {
-  struct totals *t = arg;
+static int add_up(pmlab_tx* tx, void* arg) {
+  struct totals* t = arg;
   uint64_t array, balance;
   t->sum = 0;
   int rc = pmlab_tx_read(tx, pmlab_tx_root(tx, 0), &array);
@@ -67,21 +67,21 @@ static int add_up(pmlab_tx *tx, void *arg) {
   return rc;
 }
 
-static int count_entry(uint64_t lsn, unsigned lane, const void *data, size_t size, void *arg) {
+static int count_entry(uint64_t lsn, unsigned lane, const void* data, size_t size, void* arg) {
   (void)lsn;
   (void)lane;
   (void)data;
   if (size != sizeof(struct transfer)) return 1;
-  ++*(uint64_t *)arg;
+  ++*(uint64_t*)arg;
   return 0;
 }
 
-static int die(const char *what, int rc) {
+static int die(const char* what, int rc) {
   fprintf(stderr, "bank: %s: %s (%s)\n", what, pmlab_errormsg(), pmlab_strerror(rc));
   return pmlab_exit_code(rc);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: bank DIR create ACCOUNTS | transfer N | check\n");
     return 2;
@@ -89,8 +89,8 @@ int main(int argc, char **argv) {
   char heap_path[4096], log_path[4096];
   snprintf(heap_path, sizeof heap_path, "%s/bank.heap", argv[1]);
   snprintf(log_path, sizeof log_path, "%s/bank.log", argv[1]);
-  pmlab_ptm *ptm = NULL;
-  pmlab_log *log = NULL;
+  pmlab_ptm* ptm = NULL;
+  pmlab_log* log = NULL;
   int rc;
 
   if (strcmp(argv[2], "create") == 0 && argc == 4) {
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     srand(12345);
     uint64_t done = 0;
     /* One thread, many transactions: a session keeps its log slot. */
-    pmlab_session *session = NULL;
+    pmlab_session* session = NULL;
     if ((rc = pmlab_session_open(ptm, &session)) != 0) return die("session", rc);
     for (uint64_t i = 0; i < n; ++i) {
       struct transfer tr = {(uint64_t)rand() % t.accounts, (uint64_t)rand() % t.accounts, (uint64_t)rand() % 200};
@@ -131,11 +131,13 @@ int main(int argc, char **argv) {
     struct totals t;
     if ((rc = pmlab_ptm_run(ptm, add_up, &t)) != 0) return die("read accounts", rc);
     uint64_t logged = 0;
-    if ((rc = pmlab_log_foreach(log, count_entry, &logged)) != 0) return die("read log", rc < 0 ? rc : PMLAB_E_CORRUPTED);
+    if ((rc = pmlab_log_foreach(log, count_entry, &logged)) != 0)
+      return die("read log", rc < 0 ? rc : PMLAB_E_CORRUPTED);
     struct pmlab_ptm_stats stats;
     pmlab_ptm_get_stats(ptm, &stats);
     printf("%" PRIu64 " accounts, %" PRIu64 " in all, %" PRIu64 " transfers logged, %" PRIu64
-           " transaction(s) recovered\n", t.accounts, t.sum, logged, stats.recovered);
+           " transaction(s) recovered\n",
+           t.accounts, t.sum, logged, stats.recovered);
     if (t.sum != t.accounts * OPENING_BALANCE) {
       fprintf(stderr, "bank: money appeared or vanished: %" PRIu64 " instead of %" PRIu64 "\n", t.sum,
               t.accounts * OPENING_BALANCE);

@@ -53,7 +53,7 @@ class Stack final : public pmlab::CrashSubject {
       n->check = check_of(*n);
       // One fence makes the node and the bump durable before the head names the node. (A fence of the
       // node's own here would be redundant: `pmlab crash --mutate` reports it as a surviving mutant.)
-      if (!kBroken) p.flush(n, sizeof *n);  // the twin's bug: the node is never written back
+      if (!kBroken) p.flush(n, sizeof *n);    // the twin's bug: the node is never written back
       p.store8(&h->bump, at + sizeof(Node));  // a word check() reads: stored whole, never torn
       p.persist(&h->bump, 8);
       p.store8(&h->head, at);
@@ -89,5 +89,5 @@ class Stack final : public pmlab::CrashSubject {
 }  // namespace
 
 PMLAB_CRASH_SUBJECT(stack, "mine.stack", "a persistent stack of records (example)", false, Stack<false>);
-PMLAB_CRASH_SUBJECT(broken_stack, "mine.broken-stack", "BROKEN: the stack, publishing nodes never written back",
-                    true, Stack<true>);
+PMLAB_CRASH_SUBJECT(broken_stack, "mine.broken-stack", "BROKEN: the stack, publishing nodes never written back", true,
+                    Stack<true>);

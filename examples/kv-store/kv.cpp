@@ -35,7 +35,8 @@ struct Value {
   unsigned char bytes[kValueBytes] = {};
   static Value of(const std::string& text) {
     if (text.size() >= kValueBytes)
-      throw pmlab::Error(PMLAB_E_INVALID_ARGUMENT, "a value of more than " + std::to_string(kValueBytes - 1) + " bytes");
+      throw pmlab::Error(PMLAB_E_INVALID_ARGUMENT,
+                         "a value of more than " + std::to_string(kValueBytes - 1) + " bytes");
     Value v;
     v.bytes[0] = static_cast<unsigned char>(text.size());
     std::memcpy(v.bytes + 1, text.data(), text.size());

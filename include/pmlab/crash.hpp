@@ -94,7 +94,7 @@ struct CrashPoint {
   uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
   bool op_in_flight = false;   // operation ops_completed had begun and not returned
   uint64_t fence_index = 0;    // the crash came just before this fence (from 1), unless at_exit
-  bool at_exit = false;       // the crash came after the stream ended
+  bool at_exit = false;        // the crash came after the stream ended
 };
 
 // What a subject is made with: from `pmlab crash`'s options, the same for every subject of a run.
@@ -164,10 +164,13 @@ extern "C" [[gnu::used, gnu::visibility("default")]] inline const pmlab_crash_su
 
 // Registers TYPE (a CrashSubject constructible from const pmlab::CrashOptions&) as NAME. ID is a C++
 // identifier unique in the shared object.
-#define PMLAB_CRASH_SUBJECT(ID, NAME, DESCRIPTION, BROKEN, TYPE)                                              \
-  static const ::pmlab::detail::CrashSubjectRegistration pmlab_crash_subject_##ID{pmlab_crash_subject_entry{ \
-      NAME, DESCRIPTION, (BROKEN) ? 1 : 0,                                                                    \
-      [](const ::pmlab::CrashOptions* options) -> ::pmlab::CrashSubject* { return new TYPE(*options); }}}
+#define PMLAB_CRASH_SUBJECT(ID, NAME, DESCRIPTION, BROKEN, TYPE)                                            \
+  static const ::pmlab::detail::CrashSubjectRegistration pmlab_crash_subject_##ID {                         \
+    pmlab_crash_subject_entry {                                                                             \
+      NAME, DESCRIPTION, (BROKEN) ? 1 : 0,                                                                  \
+          [](const ::pmlab::CrashOptions* options) -> ::pmlab::CrashSubject* { return new TYPE(*options); } \
+    }                                                                                                       \
+  }
 #endif  // PMLAB_CRASH_HOST
 
 #endif  // PMLAB_CRASH_HPP

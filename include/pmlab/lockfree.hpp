@@ -40,8 +40,8 @@ enum class SetDesign {
 // Options of Set::create.
 struct SetOptions {
   SetDesign design = SetDesign::linkfree;  // how it persists (logfree: eADR pools only)
-  unsigned threads = 8;        // thread indexes, 1..64
-  uint32_t capacity = 1 << 16; // keys the set can hold at once (its node slab)
+  unsigned threads = 8;                    // thread indexes, 1..64
+  uint32_t capacity = 1 << 16;             // keys the set can hold at once (its node slab)
 };
 
 // A lock-free sorted set of keys 1..kMaxKey in a pool file, open in this process (one per pool).
@@ -93,9 +93,9 @@ enum class RingDesign {
 // Options of Ring::create.
 struct RingOptions {
   RingDesign design = RingDesign::tx;  // how it persists (txfree: eADR pools only)
-  unsigned threads = 8;       // thread indexes, 1..64
-  uint32_t capacity = 1024;   // slots: a power of two, at least 2
-  uint32_t record_bytes = 64; // every record's size, 1..16 MiB
+  unsigned threads = 8;                // thread indexes, 1..64
+  uint32_t capacity = 1024;            // slots: a power of two, at least 2
+  uint32_t record_bytes = 64;          // every record's size, 1..16 MiB
 };
 
 // A lock-free multi-producer multi-consumer FIFO of fixed-size records in a pool file.

@@ -40,8 +40,8 @@ enum class MapKind {
 // Options of Map::create.
 struct MapOptions {
   MapKind kind = MapKind::bptree;  // the structure
-  unsigned key_bytes = 8;    // every key's size, 1..8
-  unsigned value_bytes = 8;  // every value's size, 1..4096
+  unsigned key_bytes = 8;          // every key's size, 1..8
+  unsigned value_bytes = 8;        // every value's size, 1..4096
   uint64_t capacity = 1024;  // hashtable: the keys it is sized for (buckets: the power of two above); bptree: unused
 };
 
@@ -79,8 +79,7 @@ class Map {
   uint64_t scan(Transaction& tx, std::string_view from, uint64_t limit, Visit&& visit) const {
     using V = std::remove_reference_t<Visit>;
     return scan_erased(
-        tx, from, limit,
-        [](void* v, std::string_view key, const void* value) { (*static_cast<V*>(v))(key, value); },
+        tx, from, limit, [](void* v, std::string_view key, const void* value) { (*static_cast<V*>(v))(key, value); },
         const_cast<void*>(static_cast<const void*>(std::addressof(visit))));
   }
   // The number of keys (walks the whole map).

@@ -28,20 +28,20 @@ extern "C" {
 /* The codes of the `pmlab` command's errors (its exit code for each: pmlab_exit_code). */
 enum pmlab_status {
   PMLAB_OK = 0,
-  PMLAB_E_INVALID_ARGUMENT = -1,  /* a bad parameter: an offset outside the heap, an unknown writer */
-  PMLAB_E_NOT_FOUND = -2,         /* the pool file does not exist */
-  PMLAB_E_ALREADY_EXISTS = -3,    /* create: the file exists (pmlab never overwrites one) */
+  PMLAB_E_INVALID_ARGUMENT = -1, /* a bad parameter: an offset outside the heap, an unknown writer */
+  PMLAB_E_NOT_FOUND = -2,        /* the pool file does not exist */
+  PMLAB_E_ALREADY_EXISTS = -3,   /* create: the file exists (pmlab never overwrites one) */
   PMLAB_E_IO = -4,
-  PMLAB_E_NO_SPACE = -5,          /* the file system, or a pool too small for what it must hold */
+  PMLAB_E_NO_SPACE = -5, /* the file system, or a pool too small for what it must hold */
   PMLAB_E_PERMISSION_DENIED = -6,
   PMLAB_E_NOT_A_FILE = -7,
-  PMLAB_E_NOT_A_POOL = -8,        /* the file is not a pmlab pool */
-  PMLAB_E_CORRUPTED = -9,         /* a pool whose header or structure does not validate */
-  PMLAB_E_WRONG_LAYOUT = -10,     /* a pmlab pool of another kind (a log opened as a PTM) */
-  PMLAB_E_BUSY = -11,             /* the pool is open elsewhere */
-  PMLAB_E_POOL_FULL = -12,        /* no room left: a full heap or log lane */
-  PMLAB_E_UNSUPPORTED = -13,      /* the CPU lacks the flush instruction asked for */
-  PMLAB_E_FAILED = -14,           /* anything else; the message says what */
+  PMLAB_E_NOT_A_POOL = -8,    /* the file is not a pmlab pool */
+  PMLAB_E_CORRUPTED = -9,     /* a pool whose header or structure does not validate */
+  PMLAB_E_WRONG_LAYOUT = -10, /* a pmlab pool of another kind (a log opened as a PTM) */
+  PMLAB_E_BUSY = -11,         /* the pool is open elsewhere */
+  PMLAB_E_POOL_FULL = -12,    /* no room left: a full heap or log lane */
+  PMLAB_E_UNSUPPORTED = -13,  /* the CPU lacks the flush instruction asked for */
+  PMLAB_E_FAILED = -14,       /* anything else; the message says what */
   /* A transaction's snapshot went stale (another thread committed over what it read): pass it on from
    * the body; pmlab_ptm_run runs the body again. Never returned by pmlab_ptm_run. */
   PMLAB_E_RETRY = -100
@@ -49,14 +49,14 @@ enum pmlab_status {
 
 /* The message of this thread's last error: one line naming what is wrong. Valid until the thread's next
  * pmlab call; "" if none. */
-const char *pmlab_errormsg(void);
+const char* pmlab_errormsg(void);
 /* A short name of a code ("pool full"). */
-const char *pmlab_strerror(int status);
+const char* pmlab_strerror(int status);
 /* The `pmlab` command's exit code for a status: 0 ok, 2 bad argument, 3 pool or file, 4 unsupported,
  * 1 other. */
 int pmlab_exit_code(int status);
 /* The version of the library running ("0.2.0"); PMLAB_VERSION_STRING is the headers'. */
-const char *pmlab_version(void);
+const char* pmlab_version(void);
 
 /* -------------------------------------------------------------------------- transactional heap */
 
@@ -73,9 +73,9 @@ enum pmlab_ptm_kind {
 
 /* Options of pmlab_ptm_create; a zero member takes its default. */
 struct pmlab_ptm_config {
-  enum pmlab_ptm_kind kind;       /* 0: PMLAB_PTM_REDO */
-  unsigned threads;               /* transactions that may run at once; 0: 8. More wait for a slot. */
-  uint64_t log_bytes_per_thread;  /* bounds the words one transaction writes; 0: 64 KiB */
+  enum pmlab_ptm_kind kind;      /* 0: PMLAB_PTM_REDO */
+  unsigned threads;              /* transactions that may run at once; 0: 8. More wait for a slot. */
+  uint64_t log_bytes_per_thread; /* bounds the words one transaction writes; 0: 64 KiB */
 };
 
 /* The number of root words (pmlab_tx_root). */
@@ -83,51 +83,50 @@ struct pmlab_ptm_config {
 
 /* Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap. config may be
  * NULL (the defaults). On success *ptm is open. No file is left behind on failure. */
-int pmlab_ptm_create(const char *path, uint64_t pool_bytes, const struct pmlab_ptm_config *config,
-                     pmlab_ptm **ptm);
+int pmlab_ptm_create(const char* path, uint64_t pool_bytes, const struct pmlab_ptm_config* config, pmlab_ptm** ptm);
 /* Opens a PTM pool and recovers it: every transaction whose pmlab_ptm_run returned is there, none that
  * had not returned is, in part or whole. */
-int pmlab_ptm_open(const char *path, pmlab_ptm **ptm);
+int pmlab_ptm_open(const char* path, pmlab_ptm** ptm);
 /* Closes the handle (NULL is ignored). Everything committed is already durable. Not concurrent with
  * other calls on the handle. */
-void pmlab_ptm_close(pmlab_ptm *ptm);
+void pmlab_ptm_close(pmlab_ptm* ptm);
 
 /* The body of a transaction. Returns 0 to commit, PMLAB_E_RETRY when a pmlab_tx_* call returned it, or any
  * other nonzero value to abort. It may run more than once (after PMLAB_E_RETRY): effects outside the heap
  * must be ones a rerun overwrites. It must not longjmp out or keep tx after returning. */
-typedef int (*pmlab_tx_fn)(pmlab_tx *tx, void *arg);
+typedef int (*pmlab_tx_fn)(pmlab_tx* tx, void* arg);
 
 /* Runs `body` as one failure-atomic transaction: its writes become durable together, or (abort, crash)
  * not at all. Returns 0 once committed (durable), or the body's nonzero value after undoing it. */
-int pmlab_ptm_run(pmlab_ptm *ptm, pmlab_tx_fn body, void *arg);
+int pmlab_ptm_run(pmlab_ptm* ptm, pmlab_tx_fn body, void* arg);
 
 /* A log slot held by one thread across transactions: pmlab_session_run skips the slot hand-out (a
  * compare-and-swap) that pmlab_ptm_run does each time. Used by the thread that opened it only; closed
  * before its ptm. While open, other threads have one slot fewer (they wait for a free one). */
 typedef struct pmlab_session pmlab_session;
 /* Takes a free log slot of `ptm` for the calling thread (waits while every slot is taken). */
-int pmlab_session_open(pmlab_ptm *ptm, pmlab_session **session);
+int pmlab_session_open(pmlab_ptm* ptm, pmlab_session** session);
 /* As pmlab_ptm_run, on the session's slot. */
-int pmlab_session_run(pmlab_session *session, pmlab_tx_fn body, void *arg);
+int pmlab_session_run(pmlab_session* session, pmlab_tx_fn body, void* arg);
 /* Frees the slot (NULL is ignored). */
-void pmlab_session_close(pmlab_session *session);
+void pmlab_session_close(pmlab_session* session);
 
 /* Inside a body. `offset` names an 8-byte aligned word in the heap; each returns PMLAB_E_INVALID_ARGUMENT
  * for one outside it, PMLAB_E_RETRY when the transaction must start over (it then fails every later call
  * too, so a body may check only the last). */
-int pmlab_tx_read(pmlab_tx *tx, uint64_t offset, uint64_t *value);
-int pmlab_tx_write(pmlab_tx *tx, uint64_t offset, uint64_t value);
+int pmlab_tx_read(pmlab_tx* tx, uint64_t offset, uint64_t* value);
+int pmlab_tx_write(pmlab_tx* tx, uint64_t offset, uint64_t value);
 /* `size` bytes at an 8-byte aligned offset, through the same words (the last one padded with zeros). */
-int pmlab_tx_read_bytes(pmlab_tx *tx, uint64_t offset, void *out, size_t size);
-int pmlab_tx_write_bytes(pmlab_tx *tx, uint64_t offset, const void *data, size_t size);
+int pmlab_tx_read_bytes(pmlab_tx* tx, uint64_t offset, void* out, size_t size);
+int pmlab_tx_write_bytes(pmlab_tx* tx, uint64_t offset, const void* data, size_t size);
 /* A new block of at least `size` bytes (8-byte aligned offset, contents undefined) or PMLAB_E_POOL_FULL.
  * Freed again if the transaction does not commit. */
-int pmlab_tx_alloc(pmlab_tx *tx, uint64_t size, uint64_t *offset);
+int pmlab_tx_alloc(pmlab_tx* tx, uint64_t size, uint64_t* offset);
 /* Frees a block from pmlab_tx_alloc, when the transaction commits. */
-int pmlab_tx_free(pmlab_tx *tx, uint64_t offset);
+int pmlab_tx_free(pmlab_tx* tx, uint64_t offset);
 /* The offset of root word `i` (< PMLAB_PTM_ROOTS): where a structure keeps its entry point. Read and
  * write it like any word. 0 for an i out of range. */
-uint64_t pmlab_tx_root(const pmlab_tx *tx, unsigned i);
+uint64_t pmlab_tx_root(const pmlab_tx* tx, unsigned i);
 
 /* What a PTM has done since it was opened. */
 struct pmlab_ptm_stats {
@@ -137,7 +136,7 @@ struct pmlab_ptm_stats {
   uint64_t recovered;    /* transactions the open found unfinished: replayed (redo) or undone (undo) */
   uint64_t heap_bytes;   /* bytes of the heap, its header included */
 };
-int pmlab_ptm_get_stats(const pmlab_ptm *ptm, struct pmlab_ptm_stats *stats);
+int pmlab_ptm_get_stats(const pmlab_ptm* ptm, struct pmlab_ptm_stats* stats);
 
 /* -------------------------------------------------------------------------------------------- log */
 
@@ -149,41 +148,41 @@ struct pmlab_log_config {
   /* How an entry is made durable: "zero" (one fence per append; the default), "header" (libpmemlog's
    * way), "header-dancing", "classic"; a "-padded" suffix puts each entry on its own cache lines. NULL:
    * "zero". */
-  const char *writer;
+  const char* writer;
   unsigned lanes; /* concurrent appenders, each with its own share of the pool; 0: 1 */
 };
 
 /* Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty log. */
-int pmlab_log_create(const char *path, uint64_t pool_bytes, const struct pmlab_log_config *config, pmlab_log **log);
+int pmlab_log_create(const char* path, uint64_t pool_bytes, const struct pmlab_log_config* config, pmlab_log** log);
 /* Opens a log pool and recovers it: every entry whose append returned is kept, an append cut short by a
  * crash is gone whole, a truncation cut short is finished. */
-int pmlab_log_open(const char *path, pmlab_log **log);
-void pmlab_log_close(pmlab_log *log);
+int pmlab_log_open(const char* path, pmlab_log** log);
+void pmlab_log_close(pmlab_log* log);
 
 /* Appends `size` bytes through `lane` (< lanes; one thread per lane at a time) and returns once the entry
  * is durable, with its sequence number in *lsn (may be NULL). Sequence numbers grow across lanes: an append
  * that returned before another began has the smaller one. PMLAB_E_POOL_FULL when the lane has no room. */
-int pmlab_log_append(pmlab_log *log, unsigned lane, const void *data, size_t size, uint64_t *lsn);
+int pmlab_log_append(pmlab_log* log, unsigned lane, const void* data, size_t size, uint64_t* lsn);
 
 /* Called for each entry in sequence order; a nonzero return stops the walk and is returned by
  * pmlab_log_foreach. `data` is valid during the call only. */
-typedef int (*pmlab_log_visit_fn)(uint64_t lsn, unsigned lane, const void *data, size_t size, void *arg);
+typedef int (*pmlab_log_visit_fn)(uint64_t lsn, unsigned lane, const void* data, size_t size, void* arg);
 /* Not concurrent with append or truncate. */
-int pmlab_log_foreach(const pmlab_log *log, pmlab_log_visit_fn visit, void *arg);
+int pmlab_log_foreach(const pmlab_log* log, pmlab_log_visit_fn visit, void* arg);
 /* Discards every entry, failure-atomically (after a crash: all of them or none). Not concurrent with
  * append. */
-int pmlab_log_truncate(pmlab_log *log);
+int pmlab_log_truncate(pmlab_log* log);
 
 /* What a log holds, and what its open recovered. */
 struct pmlab_log_stats {
-  unsigned lanes;           /* lanes the log was created with */
-  uint64_t lane_capacity;   /* bytes of entries one lane holds */
-  uint64_t recovered;       /* entries the open found */
-  uint64_t torn_tails;      /* appends the open found cut short, and discarded */
+  unsigned lanes;         /* lanes the log was created with */
+  uint64_t lane_capacity; /* bytes of entries one lane holds */
+  uint64_t recovered;     /* entries the open found */
+  uint64_t torn_tails;    /* appends the open found cut short, and discarded */
 };
-int pmlab_log_get_stats(const pmlab_log *log, struct pmlab_log_stats *stats);
+int pmlab_log_get_stats(const pmlab_log* log, struct pmlab_log_stats* stats);
 /* Bytes of lane `lane` in use. */
-uint64_t pmlab_log_lane_used(const pmlab_log *log, unsigned lane);
+uint64_t pmlab_log_lane_used(const pmlab_log* log, unsigned lane);
 
 /* ----------------------------------------------------------------------------------- persistent maps */
 
@@ -209,36 +208,36 @@ struct pmlab_map_config {
 
 /* Makes an empty map in a transaction of its own, linked from root word `root`, which must hold 0
  * (else PMLAB_E_ALREADY_EXISTS). config may be NULL. */
-int pmlab_map_create(pmlab_ptm *ptm, unsigned root, const struct pmlab_map_config *config, pmlab_map **map);
+int pmlab_map_create(pmlab_ptm* ptm, unsigned root, const struct pmlab_map_config* config, pmlab_map** map);
 /* The map root word `root` links to: PMLAB_E_NOT_FOUND when it holds 0, PMLAB_E_CORRUPTED when it links
  * to no map. */
-int pmlab_map_open(pmlab_ptm *ptm, unsigned root, pmlab_map **map);
+int pmlab_map_open(pmlab_ptm* ptm, unsigned root, pmlab_map** map);
 /* Closes the handle (NULL is ignored). */
-void pmlab_map_close(pmlab_map *map);
+void pmlab_map_close(pmlab_map* map);
 
 /* Inside a body of the map's ptm. A key is `key_size` bytes (the map's key_bytes, else
  * PMLAB_E_INVALID_ARGUMENT), a value the map's value_bytes. Each returns PMLAB_E_RETRY as pmlab_tx_read
  * does; PMLAB_E_NOT_FOUND answers "no such key" and leaves no pmlab_errormsg. */
 /* Copies the value of `key` into `value`. */
-int pmlab_map_get(pmlab_tx *tx, const pmlab_map *map, const void *key, size_t key_size, void *value);
+int pmlab_map_get(pmlab_tx* tx, const pmlab_map* map, const void* key, size_t key_size, void* value);
 /* Sets the value of `key`, inserting it when absent; PMLAB_E_POOL_FULL when the heap has no room. */
-int pmlab_map_put(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size, const void *value);
+int pmlab_map_put(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size, const void* value);
 /* Sets the value of a present key only (PMLAB_E_NOT_FOUND: nothing changed). */
-int pmlab_map_update(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size, const void *value);
+int pmlab_map_update(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size, const void* value);
 /* Removes `key` (PMLAB_E_NOT_FOUND when absent). */
-int pmlab_map_remove(pmlab_tx *tx, pmlab_map *map, const void *key, size_t key_size);
+int pmlab_map_remove(pmlab_tx* tx, pmlab_map* map, const void* key, size_t key_size);
 
 /* Called for each entry a scan visits: key_bytes of key, value_bytes of value, valid during the call. A
  * nonzero return stops the scan and is returned by pmlab_map_scan. It must not call into the map. */
-typedef int (*pmlab_map_visit_fn)(const void *key, const void *value, void *arg);
+typedef int (*pmlab_map_visit_fn)(const void* key, const void* value, void* arg);
 /* Visits up to `limit` entries, in key order, from the first key not below the `from_size` bytes at
  * `from` (shorter: padded with zeros). *visited (may be NULL) receives how many. A B+-tree map only. */
-int pmlab_map_scan(pmlab_tx *tx, const pmlab_map *map, const void *from, size_t from_size, uint64_t limit,
-                   pmlab_map_visit_fn visit, void *arg, uint64_t *visited);
+int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t from_size, uint64_t limit,
+                   pmlab_map_visit_fn visit, void* arg, uint64_t* visited);
 /* The number of keys (walks the whole map). */
-int pmlab_map_size(pmlab_tx *tx, const pmlab_map *map, uint64_t *size);
+int pmlab_map_size(pmlab_tx* tx, const pmlab_map* map, uint64_t* size);
 /* Checks the structure's invariants: PMLAB_E_CORRUPTED, with a message saying what is broken. */
-int pmlab_map_check(pmlab_tx *tx, const pmlab_map *map);
+int pmlab_map_check(pmlab_tx* tx, const pmlab_map* map);
 
 #ifdef __cplusplus
 }

@@ -14,10 +14,10 @@
 // the body or Transaction::abort().
 //
 // Threads: one Ptm is shared by any number of threads. Up to `threads` transactions (PtmOptions) run at
-// once, each on a log slot of its own (run() borrows one per transaction; a Session keeps one); the redo PTM runs read-only and disjoint transactions in parallel,
-// the undo PTM one at a time. The redo PTM may run a body more than once (another thread committed over
-// what it read): effects outside the heap must be ones a rerun overwrites, and a body must let every
-// exception it did not throw pass (no catch (...) that swallows it).
+// once, each on a log slot of its own (run() borrows one per transaction; a Session keeps one); the redo PTM runs
+// read-only and disjoint transactions in parallel, the undo PTM one at a time. The redo PTM may run a body more than
+// once (another thread committed over what it read): effects outside the heap must be ones a rerun overwrites, and a
+// body must let every exception it did not throw pass (no catch (...) that swallows it).
 #ifndef PMLAB_PTM_HPP
 #define PMLAB_PTM_HPP
 
@@ -121,16 +121,17 @@ class Ptm {
 
   // A log slot held by one thread for a run of transactions: Session::run skips the slot hand-out
   // (a compare-and-swap, which waits for the previous commit's stores to drain) that run() does each time.
-  // Used by the thread that made it only; destroyed before the Ptm (which may be moved meanwhile). While it lives, the other threads have
-  // one slot fewer (run() and new sessions wait for a free one).
+  // Used by the thread that made it only; destroyed before the Ptm (which may be moved meanwhile). While it lives, the
+  // other threads have one slot fewer (run() and new sessions wait for a free one).
   class Session {
    public:
     // As Ptm::run, on this session's log slot.
     template <class Body>
     bool run(Body&& body) {
       using B = std::remove_reference_t<Body>;
-      return run_on(*impl_, slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
-                    const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+      return run_on(
+          *impl_, slot_, [](void* b, Transaction& tx) { (*static_cast<B*>(b))(tx); },
+          const_cast<void*>(static_cast<const void*>(std::addressof(body))));
     }
     // Movable (the slot goes with it), not copyable or assignable; destroying it frees the slot.
     Session(Session&& other) noexcept : impl_(other.impl_), slot_(other.slot_) { other.impl_ = nullptr; }

@@ -35,19 +35,19 @@ extern "C" {
 /* The runtime's entry points, looked up once per program (this header's own machinery). */
 struct pmlab_trace_entry_points {
   int resolved; /* 0: not looked up yet */
-  void (*flush)(const void *, size_t);
+  void (*flush)(const void*, size_t);
   void (*fence)(void);
-  void (*persist)(const void *, size_t);
-  void (*nt_store)(const void *, size_t);
+  void (*persist)(const void*, size_t);
+  void (*nt_store)(const void*, size_t);
 };
 
 /* One lookup per translation unit, on the first call; a race between threads looks up twice, harmlessly. */
-static inline const struct pmlab_trace_entry_points *pmlab_trace_entry_points_(void) {
+static inline const struct pmlab_trace_entry_points* pmlab_trace_entry_points_(void) {
   static struct pmlab_trace_entry_points e;
   if (__atomic_load_n(&e.resolved, __ATOMIC_ACQUIRE) == 0) {
     /* dlsym with a null handle is RTLD_DEFAULT: the process's global scope, where a preloaded library is. */
-    void *f = dlsym((void *)0, "pmlab_trace_flush"), *n = dlsym((void *)0, "pmlab_trace_fence");
-    void *p = dlsym((void *)0, "pmlab_trace_persist"), *s = dlsym((void *)0, "pmlab_trace_nt_store");
+    void *f = dlsym((void*)0, "pmlab_trace_flush"), *n = dlsym((void*)0, "pmlab_trace_fence");
+    void *p = dlsym((void*)0, "pmlab_trace_persist"), *s = dlsym((void*)0, "pmlab_trace_nt_store");
     __builtin_memcpy(&e.flush, &f, sizeof f);
     __builtin_memcpy(&e.fence, &n, sizeof n);
     __builtin_memcpy(&e.persist, &p, sizeof p);
@@ -58,33 +58,33 @@ static inline const struct pmlab_trace_entry_points *pmlab_trace_entry_points_(v
 }
 
 /* The cache lines of [p, p+n) were written back (clwb, clflushopt, clflush). */
-static inline void pmlab_flush(const void *p, size_t n) {
-  const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
+static inline void pmlab_flush(const void* p, size_t n) {
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
   if (e->flush) e->flush(p, n);
 }
 
 /* A store fence is about to be issued: the crash point is just before it. */
 static inline void pmlab_fence(void) {
-  const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
   if (e->fence) e->fence();
 }
 
 /* pmlab_flush(p, n), then pmlab_fence(). */
-static inline void pmlab_persist(const void *p, size_t n) {
-  const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
+static inline void pmlab_persist(const void* p, size_t n) {
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
   if (e->persist) e->persist(p, n);
 }
 
 /* [p, p+n) was just stored with non-temporal stores (movnti, movntdq). */
-static inline void pmlab_nt_store(const void *p, size_t n) {
-  const struct pmlab_trace_entry_points *e = pmlab_trace_entry_points_();
+static inline void pmlab_nt_store(const void* p, size_t n) {
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
   if (e->nt_store) e->nt_store(p, n);
 }
 
 /* 1 when the runtime is tracing this process. */
 static inline int pmlab_traced(void) {
   int (*active)(void);
-  void *a = dlsym((void *)0, "pmlab_trace_active");
+  void* a = dlsym((void*)0, "pmlab_trace_active");
   __builtin_memcpy(&active, &a, sizeof a);
   return active ? active() : 0;
 }

@@ -28,8 +28,8 @@ F real(const char* name, const char* version) {
   if (f == nullptr) f = dlsym(RTLD_NEXT, name);
   return reinterpret_cast<F>(f);
 }
-#define PMLAB_REAL(name, version)                                              \
-  static const auto real_fn = real<decltype(&name)>(#name, version);           \
+#define PMLAB_REAL(name, version)                                    \
+  static const auto real_fn = real<decltype(&name)>(#name, version); \
   if (real_fn == nullptr) _exit(127); /* a symbol the program linked is gone */
 
 uintptr_t caller(void* ra) { return reinterpret_cast<uintptr_t>(ra); }
@@ -56,7 +56,8 @@ bool made_by_pmdk(void* ra) {
 void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off, void* ra) {
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
   if (p == MAP_FAILED) return p;  // syscall() set errno
-  if (pmlab_trace::active() && shared_writable_file(prot, flags, fd)) pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
+  if (pmlab_trace::active() && shared_writable_file(prot, flags, fd))
+    pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
   return p;
 }
 
@@ -207,47 +208,53 @@ __attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
   return real_fn();
 }
 
-#define PMLAB_COPY(name, flags_expr, ...)                                        \
-  {                                                                              \
-    void* ra = __builtin_return_address(0);                                      \
-    PMLAB_REAL(name, "LIBPMEM_1.0");                                             \
-    Outermost o;                                                                 \
-    void* r = real_fn(__VA_ARGS__);                                              \
-    if (o) copied(dest, len, (flags_expr), caller(ra));                          \
-    return r;                                                                    \
+#define PMLAB_COPY(name, flags_expr, ...)               \
+  {                                                     \
+    void* ra = __builtin_return_address(0);             \
+    PMLAB_REAL(name, "LIBPMEM_1.0");                    \
+    Outermost o;                                        \
+    void* r = real_fn(__VA_ARGS__);                     \
+    if (o) copied(dest, len, (flags_expr), caller(ra)); \
+    return r;                                           \
   }
 
 __attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags)
-    PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags)
-__attribute__((visibility("default"))) void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags)
-    PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags)
-__attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len, unsigned flags)
-    PMLAB_COPY(pmem_memset, flags, dest, c, len, flags)
-__attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len)
-    PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src, len)
-__attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest, const void* src, size_t len)
-    PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len)
-__attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len)
-    PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len)
-__attribute__((visibility("default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len)
-    PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len)
-__attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest, const void* src, size_t len)
-    PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len)
-__attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest, int c, size_t len)
-    PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len)
+    PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags) __attribute__((visibility("default"))) void* pmem_memmove(
+        void* dest, const void* src, size_t len, unsigned flags) PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags)
+        __attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len,
+                                                                 unsigned flags) PMLAB_COPY(pmem_memset, flags, dest, c,
+                                                                                            len, flags)
+            __attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len)
+                PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src,
+                           len) __attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest,
+                                                                                                  const void* src,
+                                                                                                  size_t len)
+                    PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len)
+                        __attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len)
+                            PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len) __attribute__((visibility(
+                                "default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len)
+                                PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len)
+                                    __attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest,
+                                                                                                      const void* src,
+                                                                                                      size_t len)
+                                        PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len)
+                                            __attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest,
+                                                                                                             int c,
+                                                                                                             size_t len)
+                                                PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len)
 
 // --- libpmem2 -----------------------------------------------------------------------------------------
 
-#define PMLAB_PMEM2_GETTER(getter, field, wrapper)                                        \
+#define PMLAB_PMEM2_GETTER(getter, field, wrapper)                                           \
   __attribute__((visibility("default"))) decltype(pmem2_real.field) getter(pmem2_map* map) { \
-    PMLAB_REAL(getter, "LIBPMEM2_1.0");                                                   \
-    auto fn = reinterpret_cast<decltype(pmem2_real.field)>(real_fn(map));                 \
-    if (!pmlab_trace::active() || fn == nullptr) return fn;                               \
-    pmem2_real.field = fn;                                                                \
-    return wrapper;                                                                       \
+    PMLAB_REAL(getter, "LIBPMEM2_1.0");                                                      \
+    auto fn = reinterpret_cast<decltype(pmem2_real.field)>(real_fn(map));                    \
+    if (!pmlab_trace::active() || fn == nullptr) return fn;                                  \
+    pmem2_real.field = fn;                                                                   \
+    return wrapper;                                                                          \
   }
 
-decltype(pmem2_real.flush) pmem2_get_flush_fn(pmem2_map* map);
+                                                    decltype(pmem2_real.flush) pmem2_get_flush_fn(pmem2_map* map);
 decltype(pmem2_real.drain) pmem2_get_drain_fn(pmem2_map* map);
 decltype(pmem2_real.persist) pmem2_get_persist_fn(pmem2_map* map);
 decltype(pmem2_real.memcpy_fn) pmem2_get_memcpy_fn(pmem2_map* map);
@@ -274,7 +281,9 @@ __attribute__((visibility("default"))) int pmem2_deep_flush(pmem2_map* map, void
 __attribute__((visibility("default"))) void pmlab_trace_flush(const void* p, size_t n) {
   pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(__builtin_return_address(0)));
 }
-__attribute__((visibility("default"))) void pmlab_trace_fence(void) { pmlab_trace::fence(caller(__builtin_return_address(0))); }
+__attribute__((visibility("default"))) void pmlab_trace_fence(void) {
+  pmlab_trace::fence(caller(__builtin_return_address(0)));
+}
 __attribute__((visibility("default"))) void pmlab_trace_persist(const void* p, size_t n) {
   pmlab_trace::persist(p, n, caller(__builtin_return_address(0)));
 }

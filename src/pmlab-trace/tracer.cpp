@@ -95,7 +95,8 @@ class TraceFile {
     const uint64_t total = sizeof(trace::FileHeader) + header()->used_bytes;
     syscall(SYS_munmap, base_, capacity_);
     base_ = nullptr;
-    if (ftruncate(fd_, static_cast<off_t>(total)) != 0) { /* the header's count still bounds the records */ }
+    if (ftruncate(fd_, static_cast<off_t>(total)) != 0) { /* the header's count still bounds the records */
+    }
     ::close(fd_);
   }
 
@@ -120,7 +121,7 @@ class TraceFile {
 struct Region {
   uint32_t id = 0;
   uintptr_t begin = 0, end = 0;
-  std::byte* shadow = nullptr;  // the content last recorded
+  std::byte* shadow = nullptr;   // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
   // Per page, fences since a store changed it while it is left unprotected (a written page is compared at
   // every fence until it has been quiet for kQuietFences, then protected again).
@@ -149,9 +150,9 @@ struct Tracer {
   int uffd = -1, pagemap = -1;
   bool uffd_tried = false;
   std::string uffd_problem;
-  uintptr_t own_begin = 0, own_end = 0;  // this library's code, left out of stacks
+  uintptr_t own_begin = 0, own_end = 0;                           // this library's code, left out of stacks
   std::unordered_map<uint64_t, std::vector<uint32_t>> stack_ids;  // hash -> ids
-  std::vector<std::vector<uintptr_t>> stacks;                      // id - 1 -> frames
+  std::vector<std::vector<uintptr_t>> stacks;                     // id - 1 -> frames
   bool modules_written = false;
   bool exited = false;
 };
@@ -313,7 +314,8 @@ bool compare_page(Tracer& t, const Region& r, uintptr_t page, size_t n) {
 }
 
 void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
-  for (uintptr_t page = from; page < to; page += kPageBytes) compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
+  for (uintptr_t page = from; page < to; page += kPageBytes)
+    compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
 }
 
 // Scan mode: the pages written since they were last protected; the quiet ones are listed.
@@ -453,7 +455,8 @@ bool still_there(const KnownStack& k) {
 uint32_t stack_id(Tracer& t, uintptr_t site) {
   if (t.stack_depth == 0) return trace::kNoStack;
   const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  if (tls_known == nullptr) tls_known = new std::vector<KnownStack>(2 * kKnownSets);  // lives as long as the thread may fence
+  if (tls_known == nullptr)
+    tls_known = new std::vector<KnownStack>(2 * kKnownSets);  // lives as long as the thread may fence
   const size_t set = ((sp >> 4) ^ (site * 0x9e3779b97f4a7c15ULL >> 20)) % kKnownSets;
   KnownStack* way = &(*tls_known)[2 * set];
   for (int w = 0; w < 2; ++w)
@@ -496,7 +499,8 @@ uint32_t stack_id(Tracer& t, uintptr_t site) {
   for (int i = 0; i < got && fresh.slots < trace::kMaxFrames; ++i) {
     const auto a = reinterpret_cast<uintptr_t>(raw[i]);
     if (i == 0 && a >= t.own_begin && a < t.own_end) continue;
-    while (at + sizeof(uintptr_t) <= bounds.high && *reinterpret_cast<const uintptr_t*>(at) != a && at - sp < (64u << 10))
+    while (at + sizeof(uintptr_t) <= bounds.high && *reinterpret_cast<const uintptr_t*>(at) != a &&
+           at - sp < (64u << 10))
       at += sizeof(uintptr_t);
     if (at + sizeof(uintptr_t) > bounds.high || at - sp >= (64u << 10)) return id;  // not found: not cached
     fresh.slot[fresh.slots++] = {at, a};
@@ -530,7 +534,8 @@ int write_module(dl_phdr_info* info, size_t, void* data) {
   std::vector<std::byte> payload(sizeof(uint64_t) * segments.size() + path.size());
   std::memcpy(payload.data(), segments.data(), sizeof(uint64_t) * segments.size());
   std::memcpy(payload.data() + sizeof(uint64_t) * segments.size(), path.data(), path.size());
-  trace::ModuleRecord rec{info->dlpi_addr, static_cast<uint32_t>(segments.size() / 2), static_cast<uint32_t>(path.size())};
+  trace::ModuleRecord rec{info->dlpi_addr, static_cast<uint32_t>(segments.size() / 2),
+                          static_cast<uint32_t>(path.size())};
   t.file.append(trace::Kind::module, 0, &rec, sizeof rec, payload.data(), payload.size());
   return 0;
 }
@@ -552,7 +557,7 @@ int find_own(dl_phdr_info* info, size_t, void* data) {
 }
 
 bool is_pool_file(Tracer& t, int fd) {
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0) return false;
   const std::pair<uint64_t, uint64_t> id{st.st_dev, st.st_ino};
   for (auto& p : t.pools)
@@ -580,7 +585,8 @@ __attribute__((constructor)) void start() {
   if (file == nullptr || pid == nullptr || std::strtoll(pid, nullptr, 10) != getpid()) return;
   Tracer& t = tracer();
   if (const char* d = getenv("PMLAB_TRACE_DOMAIN")) t.eadr = std::strcmp(d, "eadr") == 0;
-  if (const char* s = getenv("PMLAB_TRACE_STACK_DEPTH")) t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
+  if (const char* s = getenv("PMLAB_TRACE_STACK_DEPTH"))
+    t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
   if (const char* w = getenv("PMLAB_TRACE_WRITES")) t.writes = w;
   if (const char* pools = getenv("PMLAB_TRACE_POOLS")) {
     std::string all = pools;
@@ -589,7 +595,7 @@ __attribute__((constructor)) void start() {
       const size_t colon = all.find(':', from);
       std::string p = all.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
       if (!p.empty()) {
-        struct stat st{};
+        struct stat st {};
         if (stat(p.c_str(), &st) == 0) t.pools.emplace_back(st.st_dev, st.st_ino);
         t.pool_paths.push_back(p);
       }
@@ -627,7 +633,7 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
     --tls_depth;
     return;
   }
-  struct stat st{};
+  struct stat st {};
   fstat(fd, &st);
   if (!t.modules_written) {
     dl_iterate_phdr(write_module, &t);
@@ -637,7 +643,8 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   r.id = t.next_region++;
   r.begin = reinterpret_cast<uintptr_t>(address);
   r.end = r.begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
-  void* shadow = raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* shadow =
+      raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mmap_failed(shadow)) {
     note(t, "cannot allocate a shadow of " + std::to_string(r.end - r.begin) + " bytes: the mapping is not traced");
     --tls_depth;
@@ -657,8 +664,14 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
     const ssize_t n = readlink(link, target, sizeof target - 1);
     return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
   }();
-  trace::RegionRecord rec{r.id, static_cast<uint32_t>(path.size()), r.begin, length, static_cast<uint64_t>(offset),
-                          static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino};
+  trace::RegionRecord rec{r.id,
+                          static_cast<uint32_t>(path.size()),
+                          r.begin,
+                          length,
+                          static_cast<uint64_t>(offset),
+                          static_cast<uint64_t>(st.st_size),
+                          st.st_dev,
+                          st.st_ino};
   t.file.append(trace::Kind::region, 0, &rec, sizeof rec, path.data(), path.size());
   static const std::byte zeros[kPageBytes] = {};
   for (size_t off = 0; off < length; off += kPageBytes) {

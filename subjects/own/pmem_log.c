@@ -54,36 +54,44 @@ struct record {
 };
 
 enum api { API_LIBPMEM, API_PMEM2, API_MSYNC, API_ASM };
-enum bug { BUG_NONE, BUG_NO_FLUSH, BUG_NO_FENCE, BUG_COMMIT_FIRST, BUG_TORN_COMMIT, BUG_SHORT_PERSIST, BUG_CROSS_FENCE };
+enum bug {
+  BUG_NONE,
+  BUG_NO_FLUSH,
+  BUG_NO_FENCE,
+  BUG_COMMIT_FIRST,
+  BUG_TORN_COMMIT,
+  BUG_SHORT_PERSIST,
+  BUG_CROSS_FENCE
+};
 
 static enum api api = API_LIBPMEM;
 static enum bug bug = BUG_NONE;
-static char *base;
+static char* base;
 static pmem2_flush_fn pmem2_flush;
 static pmem2_drain_fn pmem2_drain;
 static int has_clwb;
 
 /* --- the program's own persistence primitives, one set per route ------------------------------------- */
 
-#define MY_CLWB(p)                                                            \
-  do {                                                                        \
-    if (has_clwb) __asm__ volatile("clwb %0" : "+m"(*(volatile char *)(p)));  \
-    else __asm__ volatile("clflush %0" : "+m"(*(volatile char *)(p)));        \
-    pmlab_flush((p), 64);                                                     \
+#define MY_CLWB(p)                                                          \
+  do {                                                                      \
+    if (has_clwb) __asm__ volatile("clwb %0" : "+m"(*(volatile char*)(p))); \
+    else __asm__ volatile("clflush %0" : "+m"(*(volatile char*)(p)));       \
+    pmlab_flush((p), 64);                                                   \
   } while (0)
-#define MY_SFENCE()                         \
-  do {                                      \
-    pmlab_fence();                          \
+#define MY_SFENCE()                          \
+  do {                                       \
+    pmlab_fence();                           \
     __asm__ volatile("sfence" ::: "memory"); \
   } while (0)
 
-static void flush(const void *p, size_t n) {
+static void flush(const void* p, size_t n) {
   switch (api) {
     case API_LIBPMEM: pmem_flush(p, n); break;
     case API_PMEM2: pmem2_flush(p, n); break;
     case API_MSYNC: break; /* msync writes back and fences at once: see fence_range() */
     case API_ASM:
-      for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) MY_CLWB((void *)a);
+      for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) MY_CLWB((void*)a);
       break;
   }
 }
@@ -98,10 +106,10 @@ static void fence(void) {
 }
 
 /* Write back [p, p+n) and fence. msync's unit is the page. */
-static void persist(const void *p, size_t n) {
+static void persist(const void* p, size_t n) {
   if (api == API_MSYNC) {
     uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
-    if (msync((void *)from, (uintptr_t)p + n - from, MS_SYNC) != 0) perror("msync");
+    if (msync((void*)from, (uintptr_t)p + n - from, MS_SYNC) != 0) perror("msync");
     return;
   }
   flush(p, n);
@@ -110,15 +118,17 @@ static void persist(const void *p, size_t n) {
 
 /* --- the log --------------------------------------------------------------------------------------- */
 
-static uint64_t sum_of(const struct record *r) {
+static uint64_t sum_of(const struct record* r) {
   uint64_t s = r->index * 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i < sizeof r->payload; ++i) s = (s ^ r->payload[i]) * 0x100000001b3ull;
   return s;
 }
 
-static char *commit_of(int log) { return base + (size_t)log * LOG_BYTES + COMMIT_AT + (bug == BUG_TORN_COMMIT ? 4 : 0); }
-static struct record *record_of(int log, uint64_t i) {
-  return (struct record *)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
+static char* commit_of(int log) {
+  return base + (size_t)log * LOG_BYTES + COMMIT_AT + (bug == BUG_TORN_COMMIT ? 4 : 0);
+}
+static struct record* record_of(int log, uint64_t i) {
+  return (struct record*)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
 }
 
 static void write_record(int log, uint64_t i) {
@@ -132,7 +142,7 @@ static void write_record(int log, uint64_t i) {
 static void store_commit(int log, uint64_t count) {
   const uint64_t word = count | check_of(count) << 40;
   if (bug == BUG_TORN_COMMIT) memcpy(commit_of(log), &word, sizeof word); /* two 8-byte words' halves */
-  else __atomic_store_n((uint64_t *)commit_of(log), word, __ATOMIC_RELEASE);
+  else __atomic_store_n((uint64_t*)commit_of(log), word, __ATOMIC_RELEASE);
   persist(commit_of(log), sizeof word);
 }
 
@@ -160,8 +170,8 @@ struct worker {
   uint64_t n;
 };
 
-static void *run_worker(void *arg) {
-  const struct worker *w = arg;
+static void* run_worker(void* arg) {
+  const struct worker* w = arg;
   for (uint64_t i = 0; i < w->n; ++i) append(w->log, i);
   return NULL;
 }
@@ -182,7 +192,7 @@ static int check_log(int log) {
     return 1;
   }
   for (uint64_t i = 0; i < count; ++i) {
-    const struct record *r = record_of(log, i);
+    const struct record* r = record_of(log, i);
     if (r->index != i || r->sum != sum_of(r)) {
       fprintf(stderr, "log %d: record %llu of %llu committed is not whole\n", log, (unsigned long long)i,
               (unsigned long long)count);
@@ -193,12 +203,13 @@ static int check_log(int log) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]\n"
-                  "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
+  fprintf(stderr,
+          "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]\n"
+          "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
   return 2;
 }
 
-static int map_file(const char *path, int create) {
+static int map_file(const char* path, int create) {
   if (api == API_LIBPMEM) {
     size_t mapped;
     int is_pmem;
@@ -208,9 +219,9 @@ static int map_file(const char *path, int create) {
   int fd = open(path, O_RDWR | (create ? O_CREAT : 0), 0600);
   if (fd < 0 || (create && ftruncate(fd, FILE_BYTES) != 0)) return perror(path), 3;
   if (api == API_PMEM2) {
-    struct pmem2_config *cfg;
-    struct pmem2_source *src;
-    struct pmem2_map *map;
+    struct pmem2_config* cfg;
+    struct pmem2_source* src;
+    struct pmem2_map* map;
     if (pmem2_config_new(&cfg) || pmem2_source_from_fd(&src, fd) ||
         pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) || pmem2_map_new(&map, cfg, src)) {
       pmem2_perror("pmem2");
@@ -226,11 +237,11 @@ static int map_file(const char *path, int create) {
   return base == MAP_FAILED ? (perror("mmap"), 3) : 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const int appending = strcmp(argv[1], "append") == 0;
   if (!appending && strcmp(argv[1], "check") != 0) return usage();
-  const char *path = argv[2];
+  const char* path = argv[2];
   uint64_t n = 0;
   int arg = 3;
   if (appending) {
@@ -242,16 +253,21 @@ int main(int argc, char **argv) {
     const char *opt = argv[arg], *val = argv[arg + 1];
     if (strcmp(opt, "--threads") == 0) threads = atoi(val);
     else if (strcmp(opt, "--api") == 0)
-      api = strcmp(val, "pmem2") == 0 ? API_PMEM2 : strcmp(val, "msync") == 0 ? API_MSYNC : strcmp(val, "asm") == 0 ? API_ASM : API_LIBPMEM;
+      api = strcmp(val, "pmem2") == 0   ? API_PMEM2
+            : strcmp(val, "msync") == 0 ? API_MSYNC
+            : strcmp(val, "asm") == 0   ? API_ASM
+                                        : API_LIBPMEM;
     else if (strcmp(opt, "--bug") == 0) {
-      static const char *names[] = {"none", "no-flush", "no-fence", "commit-first", "torn-commit", "short-persist", "cross-fence"};
+      static const char* names[] = {"none",        "no-flush",      "no-fence",   "commit-first",
+                                    "torn-commit", "short-persist", "cross-fence"};
       int found = 0;
       for (int b = 0; b < 7; ++b)
         if (strcmp(val, names[b]) == 0) bug = (enum bug)b, found = 1;
       if (!found) return usage();
     } else return usage();
   }
-  if (arg != argc || threads < 1 || threads > MAX_THREADS || n > CAPACITY || (bug == BUG_CROSS_FENCE && threads != 2)) return usage();
+  if (arg != argc || threads < 1 || threads > MAX_THREADS || n > CAPACITY || (bug == BUG_CROSS_FENCE && threads != 2))
+    return usage();
   unsigned a, b, c, d;
   __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
   has_clwb = (b >> 24) & 1;

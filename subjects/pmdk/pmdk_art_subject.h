@@ -24,14 +24,14 @@
 enum art_key_format { ART_KEYS_HEX, ART_KEYS_WIDE };
 
 /* From PMDK_ART_KEYS (hex or wide); exits 2 on another value. */
-enum art_key_format art_key_format_from_env(const char *prog);
-const char *art_key_format_name(enum art_key_format format);
+enum art_key_format art_key_format_from_env(const char* prog);
+const char* art_key_format_name(enum art_key_format format);
 
 /* Writes the key's bytes (its NUL included) and returns their count. */
-int art_key_encode(enum art_key_format format, uint64_t key, unsigned char *buf);
+int art_key_encode(enum art_key_format format, uint64_t key, unsigned char* buf);
 /* The key a stored byte string encodes; -1 when it is not a key of this format. */
-int art_key_decode(enum art_key_format format, const unsigned char *bytes, uint32_t len, uint64_t *key);
+int art_key_decode(enum art_key_format format, const unsigned char* bytes, uint32_t len, uint64_t* key);
 /* Writes the value string of key #index (its NUL included) and returns its length with the NUL. */
-int art_value_encode(uint64_t key, uint64_t index, char *buf);
+int art_value_encode(uint64_t key, uint64_t index, char* buf);
 
 #endif /* PMLAB_PMDK_ART_SUBJECT_H */

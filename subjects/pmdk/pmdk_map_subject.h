@@ -17,33 +17,33 @@
 
 /* The value of key #index: a small persistent object the check verifies field by field. */
 struct subject_value {
-	uint64_t magic;
-	uint64_t key;
-	uint64_t index;
-	uint64_t check; /* subject_value_check(key, index) */
+  uint64_t magic;
+  uint64_t key;
+  uint64_t index;
+  uint64_t check; /* subject_value_check(key, index) */
 };
 
 struct subject_root {
-	TOID(struct map) map; /* OID_NULL until the map is created */
+  TOID(struct map) map; /* OID_NULL until the map is created */
 };
 TOID_DECLARE_ROOT(struct subject_root);
 
 struct subject_map_type {
-	const char *name;
-	const struct map_ops *ops;
-	/* 1: an insert is one transaction that also allocates the value, so the map and the value records
-	 * always agree; 0: the map's own atomic protocol, the value allocated before it (a crash between the
-	 * two leaks one record). */
-	int transactional;
+  const char* name;
+  const struct map_ops* ops;
+  /* 1: an insert is one transaction that also allocates the value, so the map and the value records
+   * always agree; 0: the map's own atomic protocol, the value allocated before it (a crash between the
+   * two leaks one record). */
+  int transactional;
 };
 
 extern const struct subject_map_type subject_map_types[];
 extern const size_t subject_map_type_count;
 
-const struct subject_map_type *subject_map_type_find(const char *name);
+const struct subject_map_type* subject_map_type_find(const char* name);
 /* "pmlab-pmdk-map:TYPE": a pool of one map type cannot be opened as another. */
-void subject_map_layout(const struct subject_map_type *type, char *buf, size_t size);
+void subject_map_layout(const struct subject_map_type* type, char* buf, size_t size);
 /* The type names, separated by '|', for usage lines. */
-const char *subject_map_type_names(void);
+const char* subject_map_type_names(void);
 
 #endif /* PMLAB_PMDK_MAP_SUBJECT_H */

@@ -73,9 +73,7 @@ TEST_P(SetApi, ConcurrentThreadsLoseNothing) {
       for (uint64_t i = 0; i < kKeys; ++i) {
         const uint64_t key = 1 + i * kThreads + t;
         EXPECT_TRUE(set.insert(t, key));
-        if (i % 3 == 0) {
-          EXPECT_TRUE(set.remove(t, key));
-        }
+        if (i % 3 == 0) { EXPECT_TRUE(set.remove(t, key)); }
       }
     });
   for (auto& thread : threads) thread.join();
@@ -107,7 +105,9 @@ INSTANTIATE_TEST_SUITE_P(Designs, SetApi,
 TEST(LockfreeApi, EadrOnlyDesignsAreRefusedUnderAdr) {
   unsetenv("PMLAB_FORCE_DOMAIN");
   TempDir dir;
-  EXPECT_EQ(code_of([&] { pmlab::Set::create(dir.file("set"), {pmlab::SetDesign::logfree, 2, 8}); }),
+  EXPECT_EQ(code_of([&] {
+              pmlab::Set::create(dir.file("set"), {pmlab::SetDesign::logfree, 2, 8});
+            }),
             PMLAB_E_UNSUPPORTED);
   EXPECT_FALSE(std::filesystem::exists(dir.file("set")));
   pmlab::RingOptions o;

@@ -59,9 +59,7 @@ TEST(LogApiErrors, AFullLaneAnUnknownWriterAndAWrongPool) {
   int code = PMLAB_OK;
   try {
     for (;;) log.append(big.data(), big.size());
-  } catch (const pmlab::Error& e) {
-    code = e.code();
-  }
+  } catch (const pmlab::Error& e) { code = e.code(); }
   EXPECT_EQ(code, PMLAB_E_POOL_FULL);
   try {
     pmlab::Log::create(dir.file("other"), 1 << 20, {"fast", 1, false});
@@ -85,12 +83,16 @@ TEST(LogCApi, AppendWalkTruncate) {
   for (uint64_t i = 0; i < 10; ++i) ASSERT_EQ(pmlab_log_append(log, 0, &i, sizeof i, nullptr), PMLAB_OK);
   EXPECT_EQ(pmlab_log_append(log, 5, "x", 1, nullptr), PMLAB_E_INVALID_ARGUMENT);
   uint64_t sum = 0;
-  EXPECT_EQ(pmlab_log_foreach(log, [](uint64_t, unsigned, const void* data, size_t size, void* arg) {
-              uint64_t v = 0;
-              std::memcpy(&v, data, size);
-              *static_cast<uint64_t*>(arg) += v;
-              return v == 6 ? 7 : 0;  // stops at the seventh entry
-            }, &sum), 7);
+  EXPECT_EQ(pmlab_log_foreach(
+                log,
+                [](uint64_t, unsigned, const void* data, size_t size, void* arg) {
+                  uint64_t v = 0;
+                  std::memcpy(&v, data, size);
+                  *static_cast<uint64_t*>(arg) += v;
+                  return v == 6 ? 7 : 0;  // stops at the seventh entry
+                },
+                &sum),
+            7);
   EXPECT_EQ(sum, 0u + 1 + 2 + 3 + 4 + 5 + 6);
   EXPECT_GT(pmlab_log_lane_used(log, 0), 0u);
   ASSERT_EQ(pmlab_log_truncate(log), PMLAB_OK);

@@ -81,14 +81,10 @@ TEST_P(MapApi, MatchesAStdMapAcrossReopening) {
               ASSERT_EQ(map.update(tx, key, value.data()), model.contains(key));
               if (model.contains(key)) model[key] = value;
               break;
-            case 3:
-              ASSERT_EQ(map.remove(tx, key), model.erase(key) == 1);
-              break;
+            case 3: ASSERT_EQ(map.remove(tx, key), model.erase(key) == 1); break;
             default:
               ASSERT_EQ(map.get(tx, key, got.data()), model.contains(key));
-              if (model.contains(key)) {
-                ASSERT_EQ(got, model[key]);
-              }
+              if (model.contains(key)) { ASSERT_EQ(got, model[key]); }
           }
         }
         if (ordered() && round % 20 == 0) {
@@ -147,9 +143,9 @@ TEST_P(MapApi, AbortedTransactionsLeaveNoEntries) {
     tx.abort();
   }));
   EXPECT_THROW(ptm.run([&](pmlab::Transaction& tx) {
-                 map.put(tx, key_of(7, 8), &one);
-                 throw std::runtime_error("the body fails");
-               }),
+    map.put(tx, key_of(7, 8), &one);
+    throw std::runtime_error("the body fails");
+  }),
                std::runtime_error);
   ptm.run([&](pmlab::Transaction& tx) {
     EXPECT_EQ(map.size(tx), 0u);
@@ -189,9 +185,7 @@ TEST_P(MapApi, ConcurrentThreadsShareAMap) {
       uint64_t v = 0;
       const bool kept = (k / kThreads) % 3 != 0;
       ASSERT_EQ(map.get(tx, key_of(k, 4), &v), kept) << k;
-      if (kept) {
-        ASSERT_EQ(v, k * 3);
-      }
+      if (kept) { ASSERT_EQ(v, k * 3); }
     }
   });
 }

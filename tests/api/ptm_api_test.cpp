@@ -82,8 +82,8 @@ TEST_P(PtmApi, AbortAndExceptionsLeaveNothingBehind) {
 TEST_P(PtmApi, BadOffsetsAndAFullHeapAreErrors) {
   auto ptm = make("heap");
   ptm.run([](pmlab::Transaction& tx) {
-    EXPECT_EQ(code_of([&] { (void)tx.read(3); }), PMLAB_E_INVALID_ARGUMENT);          // unaligned
-    EXPECT_EQ(code_of([&] { (void)tx.read(8); }), PMLAB_E_INVALID_ARGUMENT);          // the heap's header
+    EXPECT_EQ(code_of([&] { (void)tx.read(3); }), PMLAB_E_INVALID_ARGUMENT);  // unaligned
+    EXPECT_EQ(code_of([&] { (void)tx.read(8); }), PMLAB_E_INVALID_ARGUMENT);  // the heap's header
     EXPECT_EQ(code_of([&] { tx.write(uint64_t{1} << 40, 1); }), PMLAB_E_INVALID_ARGUMENT);
     EXPECT_EQ(code_of([&] { (void)tx.root(pmlab::Transaction::kRoots); }), PMLAB_E_INVALID_ARGUMENT);
     EXPECT_EQ(code_of([&] { (void)tx.alloc(uint64_t{1} << 30); }), PMLAB_E_POOL_FULL);
@@ -96,10 +96,14 @@ TEST_P(PtmApi, PoolsAreNeverOverwrittenOpenedTwiceOrMistaken) {
   EXPECT_EQ(code_of([&] { make("heap"); }), PMLAB_E_ALREADY_EXISTS);
   EXPECT_EQ(code_of([&] { pmlab::Ptm::open(dir_.file("heap")); }), PMLAB_E_BUSY);
   EXPECT_EQ(code_of([&] { pmlab::Ptm::open(dir_.file("absent")); }), PMLAB_E_NOT_FOUND);
-  EXPECT_EQ(code_of([&] { pmlab::Ptm::create(dir_.file("small"), 2 << 20, {GetParam(), 64, 64 << 10}); }),
+  EXPECT_EQ(code_of([&] {
+              pmlab::Ptm::create(dir_.file("small"), 2 << 20, {GetParam(), 64, 64 << 10});
+            }),
             PMLAB_E_NO_SPACE);
   EXPECT_FALSE(std::filesystem::exists(dir_.file("small")));
-  EXPECT_EQ(code_of([&] { pmlab::Ptm::create(dir_.file("odd"), 4 << 20, {GetParam(), 0, 64 << 10}); }),
+  EXPECT_EQ(code_of([&] {
+              pmlab::Ptm::create(dir_.file("odd"), 4 << 20, {GetParam(), 0, 64 << 10});
+            }),
             PMLAB_E_INVALID_ARGUMENT);
 }
 
@@ -147,7 +151,8 @@ TEST_P(PtmApi, ConcurrentSessionsKeepTheirSlots) {
     pmlab::Ptm::Session mine = ptm.session();  // one of the two slots; run() and other sessions share the other
     std::thread other([&] {
       auto theirs = ptm.session();
-      for (int i = 0; i < 500; ++i) theirs.run([&](pmlab::Transaction& tx) { tx.write(counter, tx.read(counter) + 1); });
+      for (int i = 0; i < 500; ++i)
+        theirs.run([&](pmlab::Transaction& tx) { tx.write(counter, tx.read(counter) + 1); });
     });
     for (int i = 0; i < 500; ++i) mine.run([&](pmlab::Transaction& tx) { tx.write(counter, tx.read(counter) + 1); });
     other.join();
@@ -168,7 +173,9 @@ TEST_P(PtmApi, ConcurrentSessionsKeepTheirSlots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, PtmApi, ::testing::Values(pmlab::PtmKind::redo, pmlab::PtmKind::undo),
-                         [](const auto& param_info) { return param_info.param == pmlab::PtmKind::redo ? "redo" : "undo"; });
+                         [](const auto& param_info) {
+                           return param_info.param == pmlab::PtmKind::redo ? "redo" : "undo";
+                         });
 
 // ------------------------------------------------------------------------------------------------ C API
 
@@ -195,14 +202,18 @@ TEST(PtmCApi, RunsCommitsAbortsAndReportsErrors) {
   struct Words {
     uint64_t a, b;
   } words{};
-  ASSERT_EQ(pmlab_ptm_run(ptm, [](pmlab_tx* tx, void* arg) {
-              auto* w = static_cast<Words*>(arg);
-              int rc = pmlab_tx_alloc(tx, 16, &w->a);
-              w->b = w->a + 8;
-              if (rc == 0) rc = pmlab_tx_write(tx, w->a, 1);
-              if (rc == 0) rc = pmlab_tx_write(tx, w->b, 0);
-              return rc;
-            }, &words), PMLAB_OK);
+  ASSERT_EQ(pmlab_ptm_run(
+                ptm,
+                [](pmlab_tx* tx, void* arg) {
+                  auto* w = static_cast<Words*>(arg);
+                  int rc = pmlab_tx_alloc(tx, 16, &w->a);
+                  w->b = w->a + 8;
+                  if (rc == 0) rc = pmlab_tx_write(tx, w->a, 1);
+                  if (rc == 0) rc = pmlab_tx_write(tx, w->b, 0);
+                  return rc;
+                },
+                &words),
+            PMLAB_OK);
   Transfer t{words.a, words.b};
   EXPECT_EQ(pmlab_ptm_run(ptm, move_one, &t), PMLAB_OK);
   EXPECT_EQ(pmlab_ptm_run(ptm, move_one, &t), 42);  // a is 0 now
@@ -211,10 +222,14 @@ TEST(PtmCApi, RunsCommitsAbortsAndReportsErrors) {
   EXPECT_EQ(stats.transactions, 2u);
   EXPECT_EQ(stats.heap_bytes > 0, true);
 
-  EXPECT_EQ(pmlab_ptm_run(ptm, [](pmlab_tx* tx, void*) {
-              uint64_t v = 0;
-              return pmlab_tx_read(tx, 12, &v);
-            }, nullptr), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_ptm_run(
+                ptm,
+                [](pmlab_tx* tx, void*) {
+                  uint64_t v = 0;
+                  return pmlab_tx_read(tx, 12, &v);
+                },
+                nullptr),
+            PMLAB_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(pmlab_errormsg()).find("offset 12"), std::string::npos) << pmlab_errormsg();
   // A session runs the same bodies on a slot of its own.
   pmlab_session* session = nullptr;

@@ -10,8 +10,8 @@ namespace pmlab::bench {
 namespace {
 
 using record::Metric;
-using record::param_text;
 using record::MetricKind;
+using record::param_text;
 using record::RunRecord;
 
 RunRecord run(const std::string& full_case, nlohmann::ordered_json params, std::vector<Metric> metrics) {
@@ -21,7 +21,8 @@ RunRecord run(const std::string& full_case, nlohmann::ordered_json params, std::
   r.case_name = full_case.substr(dot + 1);
   r.params = std::move(params);
   r.name = full_case;
-  for (const auto& [k, v] : r.params.items()) r.name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
+  for (const auto& [k, v] : r.params.items())
+    r.name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
   for (auto& m : metrics) r.set(std::move(m));
   return r;
 }
@@ -70,7 +71,8 @@ TEST(Checks, APstoreFasterThanACacheHitIsFlagged) {
   const std::vector<RunRecord> runs = {
       run("idio.i1_latency", {{"medium", "pool"}, {"op", "load"}, {"hit_ratio", 1.0}}, {m("latency_p50", 20, "ns")}),
       run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"hit_ratio", 1.0}}, {m("latency_p50", 10, "ns")}),
-      run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"hit_ratio", 0.0}}, {m("latency_p50", 300, "ns")})};
+      run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"hit_ratio", 0.0}},
+          {m("latency_p50", 300, "ns")})};
   EXPECT_EQ(verdicts(of_rule(runs, "pstore-not-below-cache-hit")), "violated ok ");
 }
 
@@ -86,9 +88,9 @@ TEST(Checks, LittlesLawFlagsBothDirectionsAndExplainsOnlyOverlap) {
   EXPECT_EQ(e[1]["runs"][0], "x.c/threads:1");
   EXPECT_TRUE(e[1]["explained"].is_null());
   // A timed region (2 ns x a batch of 40) under 5x the stamp cost subtracted from it is not judged.
-  const auto short_ops = of_rule({run("x.d", {{"threads", 1}}, {m("throughput", 3e8, "ops/s"), m("latency_avg", 2, "ns"),
-                                                                m("ops_per_latency_sample", 40, "count"),
-                                                                m("timer_overhead_ns", 30, "ns")})},
+  const auto short_ops = of_rule({run("x.d", {{"threads", 1}},
+                                      {m("throughput", 3e8, "ops/s"), m("latency_avg", 2, "ns"),
+                                       m("ops_per_latency_sample", 40, "count"), m("timer_overhead_ns", 30, "ns")})},
                                  "littles-law");
   ASSERT_EQ(verdicts(short_ops), "not_applicable ");
   EXPECT_NE(short_ops[0]["detail"].get<std::string>().find("not judged"), std::string::npos);
@@ -98,37 +100,44 @@ TEST(Checks, LittlesLawFlagsBothDirectionsAndExplainsOnlyOverlap) {
 // (one run of a point moves by more than any margin on a machine sharing its last-level cache).
 TEST(Checks, APersistentStructureAboveItsDramTwinIsFlagged) {
   auto ycsb = [](const char* structure, const char* mode, std::vector<double> t) {
-    return run("ds.ycsb", {{"structure", structure}, {"mode", mode}, {"breakdown", "none"},
-                           {"medium", std::string(mode) == "dram" ? "dram" : "pool"}, {"workload", "a"}, {"threads", 1}},
+    return run("ds.ycsb",
+               {{"structure", structure},
+                {"mode", mode},
+                {"breakdown", "none"},
+                {"medium", std::string(mode) == "dram" ? "dram" : "pool"},
+                {"workload", "a"},
+                {"threads", 1}},
                {t.size() > 1 ? sampled("throughput", t, "ops/s") : m("throughput", t[0], "ops/s")});
   };
-  const std::vector<RunRecord> runs = {ycsb("bptree", "dram", {100, 101, 99}), ycsb("bptree", "persist", {150, 149, 152}),
-                                       ycsb("hashtable", "dram", {100, 110, 95}), ycsb("hashtable", "persist", {105, 99, 108}),
-                                       ycsb("skiplist", "dram", {100}), ycsb("skiplist", "persist", {150})};
+  const std::vector<RunRecord> runs = {
+      ycsb("bptree", "dram", {100, 101, 99}),    ycsb("bptree", "persist", {150, 149, 152}),
+      ycsb("hashtable", "dram", {100, 110, 95}), ycsb("hashtable", "persist", {105, 99, 108}),
+      ycsb("skiplist", "dram", {100}),           ycsb("skiplist", "persist", {150})};
   EXPECT_EQ(verdicts(of_rule(runs, "persistent-not-above-dram")), "violated ok not_applicable ");
 }
 
 TEST(Checks, CrossChecksCompareTheSameOperation) {
   auto i1 = [](double f, double ns) {
-    return run("idio.i1_latency", {{"medium", "pool"}, {"op", "pstore"}, {"flush", "clwb"}, {"hit_ratio", f}, {"threads", 1}},
+    return run("idio.i1_latency",
+               {{"medium", "pool"}, {"op", "pstore"}, {"flush", "clwb"}, {"hit_ratio", f}, {"threads", 1}},
                {m("latency_p50", ns, "ns")});
   };
   const std::vector<RunRecord> runs = {
       i1(1.0, 190), i1(0.0, 310),
-      run("core.persist", {{"medium", "pool"}, {"domain", "adr"}, {"flush", "clwb"}, {"size", 64}, {"pattern", "rand"}, {"threads", 1}},
+      run("core.persist",
+          {{"medium", "pool"}, {"domain", "adr"}, {"flush", "clwb"}, {"size", 64}, {"pattern", "rand"}, {"threads", 1}},
           {m("latency_p50", 300, "ns")})};
   EXPECT_EQ(verdicts(of_rule(runs, "i1-pstore-vs-core-persist")), "violated ");
   EXPECT_EQ(verdicts(of_rule(runs, "i1-uncached-pstore-vs-core-persist")), "ok ");
   EXPECT_EQ(verdicts(of_rule({}, "i1-pstore-vs-core-persist")), "not_applicable ");
 }
 
-
 // A logged YCSB update appends a 116-byte entry: its fences and written-back bytes per operation lie between
 // a 64 B and a 256 B append's of the same writer, and it is not faster than the 64 B append beyond the
 // margin (slower than the 256 B one it may be: the table update follows).
 TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
-  const nlohmann::ordered_json same = {{"medium", "pool"}, {"domain", "adr"}, {"flush", "clwb"}, {"writer", "zero"},
-                                       {"padding", "none"}, {"stores", "cached"}};
+  const nlohmann::ordered_json same = {{"medium", "pool"}, {"domain", "adr"},   {"flush", "clwb"},
+                                       {"writer", "zero"}, {"padding", "none"}, {"stores", "cached"}};
   auto with = [&](const char* key, nlohmann::ordered_json v) {
     nlohmann::ordered_json p = same;
     p[key] = std::move(v);
@@ -136,8 +145,9 @@ TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
     return p;
   };
   auto point = [&](const char* c, nlohmann::ordered_json p, double ns, double fences, double bytes) {
-    return run(c, std::move(p), {m("throughput", 1e9 / ns, "ops/s"), m("fences_per_op", fences, "count"),
-                                 m("flushed_bytes_per_op", bytes, "B"), m("nt_bytes_per_op", 0, "B")});
+    return run(c, std::move(p),
+               {m("throughput", 1e9 / ns, "ops/s"), m("fences_per_op", fences, "count"),
+                m("flushed_bytes_per_op", bytes, "B"), m("nt_bytes_per_op", 0, "B")});
   };
   auto with_update = [&](double ns, double fences, double bytes) {
     return std::vector<RunRecord>{point("primitives.log_append", with("size", 64), 100, 1, 128),
@@ -145,7 +155,8 @@ TEST(Checks, AYcsbUpdateLogsBetweenTheAppendsAroundItsEntrySize) {
                                   point("primitives.ycsb_write", with("records", 100000), ns, fences, bytes)};
   };
   EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 192), "ycsb-write-vs-log-append")), "ok ");
-  EXPECT_EQ(verdicts(of_rule(with_update(60, 1, 192), "ycsb-write-vs-log-append")), "violated ");   // faster than an append
+  EXPECT_EQ(verdicts(of_rule(with_update(60, 1, 192), "ycsb-write-vs-log-append")),
+            "violated ");  // faster than an append
   EXPECT_EQ(verdicts(of_rule(with_update(180, 2, 192), "ycsb-write-vs-log-append")), "violated ");  // a second fence
   EXPECT_EQ(verdicts(of_rule(with_update(180, 1, 64), "ycsb-write-vs-log-append")), "violated ");   // too few bytes
 }
@@ -158,16 +169,19 @@ TEST(Checks, TheTwoNullStructuresAgreeOnlyWhereTheStreamHasOneType) {
                {sampled("throughput", throughput, "ops/s")});
   };
   // Workload a mixes reads and updates: the spread stream is faster by design, not compared.
-  EXPECT_EQ(verdicts(of_rule({null_run("null", "a", {5.9, 6.0, 6.1}), null_run("null-predictable", "a", {1.1, 1.2, 1.3})},
-                             "null-structures-agree-on-one-type")),
-            "not_applicable ");
+  EXPECT_EQ(
+      verdicts(of_rule({null_run("null", "a", {5.9, 6.0, 6.1}), null_run("null-predictable", "a", {1.1, 1.2, 1.3})},
+                       "null-structures-agree-on-one-type")),
+      "not_applicable ");
   // Workload c is reads only: the same loop on the same operations.
-  EXPECT_EQ(verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {1.1, 1.2, 1.4})},
-                             "null-structures-agree-on-one-type")),
-            "ok ");
-  EXPECT_EQ(verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {2.0, 2.1, 2.2})},
-                             "null-structures-agree-on-one-type")),
-            "violated ");
+  EXPECT_EQ(
+      verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {1.1, 1.2, 1.4})},
+                       "null-structures-agree-on-one-type")),
+      "ok ");
+  EXPECT_EQ(
+      verdicts(of_rule({null_run("null", "c", {1.0, 1.1, 1.2}), null_run("null-predictable", "c", {2.0, 2.1, 2.2})},
+                       "null-structures-agree-on-one-type")),
+      "violated ");
 }
 
 // I2 is held against the likwid comparison's rounds from the repetitions placed as I2's run was (near
@@ -184,13 +198,14 @@ TEST(Checks, I2MeetsTheLikwidComparisonOnlyWhereTheirCpusWerePlacedAlike) {
                                 sampled("core_to_core_ns", {210, 220, 40}, "ns")});
   EXPECT_EQ(verdicts(of_rule({i2(52, 40), likwid}, "i2-vs-likwid-peer")), "ok ");         // the near repetition: ~50
   EXPECT_EQ(verdicts(of_rule({i2(52, 210), likwid}, "i2-vs-likwid-peer")), "violated ");  // apart: ~100
-  const RunRecord only_apart = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
-                                   {sampled("bandwidth_round1", {98000, 108000}, "MiB/s"),
-                                    sampled("core_to_core_ns", {210, 220}, "ns")});
+  const RunRecord only_apart =
+      run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
+          {sampled("bandwidth_round1", {98000, 108000}, "MiB/s"), sampled("core_to_core_ns", {210, 220}, "ns")});
   // Rounds of one near repetition at 50 and at 105 GB/s: the host moved the vCPUs within it.
-  const RunRecord moved = run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
-                              {sampled("bandwidth_round1", {105000}, "MiB/s"), sampled("bandwidth_round2", {106000}, "MiB/s"),
-                               sampled("bandwidth_round3", {50000}, "MiB/s"), m("core_to_core_ns", 40, "ns")});
+  const RunRecord moved =
+      run("idio.vs_likwid", {{"medium", "dram"}, {"kernel", "load"}, {"threads", 2}},
+          {sampled("bandwidth_round1", {105000}, "MiB/s"), sampled("bandwidth_round2", {106000}, "MiB/s"),
+           sampled("bandwidth_round3", {50000}, "MiB/s"), m("core_to_core_ns", 40, "ns")});
   const auto explained = of_rule({i2(52, 40), moved}, "i2-vs-likwid-peer");
   ASSERT_EQ(verdicts(explained), "violated ");
   EXPECT_FALSE(explained[0]["explained"].is_null());
@@ -202,7 +217,8 @@ TEST(Checks, I2MeetsTheLikwidComparisonOnlyWhereTheirCpusWerePlacedAlike) {
 // A repetition whose probe found one core for two threads is left out of the ratio and flagged; the rest
 // split by where the host placed the two CPUs (the line-transfer probe).
 TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
-  const RunRecord one = run("ptm.tx", {{"workload", "hashmap"}, {"threads", 1}}, {sampled("throughput", {10, 10, 10, 10}, "ops/s")});
+  const RunRecord one =
+      run("ptm.tx", {{"workload", "hashmap"}, {"threads", 1}}, {sampled("throughput", {10, 10, 10, 10}, "ops/s")});
   const RunRecord two = run("ptm.tx", {{"workload", "hashmap"}, {"threads", 2}},
                             {sampled("throughput", {18, 9, 19, 11}, "ops/s"), m("cores_probed", 2, "count"),
                              sampled("cores_available", {2.0, 1.1, 1.98, 1.97}, "count"),

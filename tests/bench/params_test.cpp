@@ -59,10 +59,24 @@ TEST(Params, MalformedOverridesAreRejected) {
 }
 
 TEST(Params, ParsesEachType) {
-  ParamSpec b{.name = "on", .type = ParamType::boolean, .doc = "", .defaults = {}, .quick = {}, .choices = {}, .min = INT64_MIN, .max = INT64_MAX};
+  ParamSpec b{.name = "on",
+              .type = ParamType::boolean,
+              .doc = "",
+              .defaults = {},
+              .quick = {},
+              .choices = {},
+              .min = INT64_MIN,
+              .max = INT64_MAX};
   EXPECT_EQ(*b.parse("true"), true);
   EXPECT_FALSE(b.parse("maybe").ok());
-  ParamSpec r{.name = "ratio", .type = ParamType::real, .doc = "", .defaults = {}, .quick = {}, .choices = {}, .min = 0, .max = 1};
+  ParamSpec r{.name = "ratio",
+              .type = ParamType::real,
+              .doc = "",
+              .defaults = {},
+              .quick = {},
+              .choices = {},
+              .min = 0,
+              .max = 1};
   EXPECT_DOUBLE_EQ(r.parse("0.25")->get<double>(), 0.25);
   EXPECT_FALSE(r.parse("1.5").ok());
   EXPECT_FALSE(r.parse("x").ok());
@@ -71,14 +85,14 @@ TEST(Params, ParsesEachType) {
   EXPECT_FALSE(i.parse("two").ok());
 }
 
-
 TEST(Params, AMediumIsDramPoolOrANodeWithMemory) {
   const ParamSpec medium = std_params::medium();
   EXPECT_EQ(*medium.parse("numa:0"), "numa:0");
   EXPECT_EQ(*medium.parse("pool"), "pool");
   const Result<nlohmann::ordered_json> absent = medium.parse("numa:1000");
   ASSERT_FALSE(absent.ok());
-  EXPECT_NE(absent.status().message().find("no NUMA node 1000 with memory"), std::string::npos) << absent.status().message();
+  EXPECT_NE(absent.status().message().find("no NUMA node 1000 with memory"), std::string::npos)
+      << absent.status().message();
   EXPECT_FALSE(medium.parse("numa:x").ok());
   EXPECT_FALSE(medium.parse("numa").ok());
   EXPECT_NE(medium.describe_values().find("numa:N|numa:all"), std::string::npos) << medium.describe_values();

@@ -118,14 +118,11 @@ TEST(MeasuredLoop, BatchesOperationsTooShortToTime) {
   const uint64_t t0 = platform::Clock::start();
   for (uint64_t i = 0; i < 100000; ++i) add(i);
   const double add_ns = clock.to_ns(platform::Clock::stop() - t0) / 100000.0;
-  if (add_ns < 5.0 * clock.resolution_ns()) {
-    EXPECT_GT(fast.ops_per_sample(), 1u) << add_ns << " ns an operation";
-  }
+  if (add_ns < 5.0 * clock.resolution_ns()) { EXPECT_GT(fast.ops_per_sample(), 1u) << add_ns << " ns an operation"; }
   ThreadState slow(0, 1, control, sync);
   slow.measure([&](uint64_t) {
     const uint64_t until = platform::Clock::now() + platform::Clock::get().from_ns(2000);
-    while (platform::Clock::now() < until) {
-    }
+    while (platform::Clock::now() < until) {}
   });
   EXPECT_EQ(slow.ops_per_sample(), 1u);
   EXPECT_GT(slow.histogram().count(), 0u);

@@ -107,23 +107,42 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   // Golden: renaming or removing any of these bumps schema_version (docs/results-schema.md).
   EXPECT_EQ(doc["schema_version"], kSchemaVersion);
   EXPECT_EQ(keys(doc), (std::vector<std::string>{"checks", "context", "pmlab_version", "runs", "schema_version"}));
-  const std::vector<std::string> context_keys = {
-      "command_line", "config_hash",      "counters", "cpu",   "date",   "durability_domain", "flush_instruction",
-      "git_revision", "hardware_counters", "host",    "interrupted", "kernel", "memory_tiers", "numa_nodes", "pool",
-      "quick",        "reference_data",    "repetitions",       "run_control", "run_id", "skipped", "timer",
-      "transparent_hugepages"};
+  const std::vector<std::string> context_keys = {"command_line",
+                                                 "config_hash",
+                                                 "counters",
+                                                 "cpu",
+                                                 "date",
+                                                 "durability_domain",
+                                                 "flush_instruction",
+                                                 "git_revision",
+                                                 "hardware_counters",
+                                                 "host",
+                                                 "interrupted",
+                                                 "kernel",
+                                                 "memory_tiers",
+                                                 "numa_nodes",
+                                                 "pool",
+                                                 "quick",
+                                                 "reference_data",
+                                                 "repetitions",
+                                                 "run_control",
+                                                 "run_id",
+                                                 "skipped",
+                                                 "timer",
+                                                 "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
   EXPECT_EQ(keys(doc["context"]["pool"]),
-            (std::vector<std::string>{"filesystem", "medium", "path", "placement_step_bytes", "size_bytes", "store_granularity"}));
+            (std::vector<std::string>{"filesystem", "medium", "path", "placement_step_bytes", "size_bytes",
+                                      "store_granularity"}));
   EXPECT_EQ(doc["context"]["pool"]["medium"], "emulated");
   EXPECT_EQ(doc["context"]["pool"]["filesystem"], "tmpfs");
 
   ASSERT_EQ(doc["runs"].size(), 2u);
   const auto& r = doc["runs"][0];
-  EXPECT_EQ(keys(r), (std::vector<std::string>{"case", "config_hash", "histogram", "metrics", "name", "params", "reason",
-                                               "status", "suite"}));
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"case", "config_hash", "histogram", "metrics", "name", "params",
+                                               "reason", "status", "suite"}));
   EXPECT_EQ(r["name"], "selftest.touch/medium:dram/threads:1");
   EXPECT_EQ(doc["runs"][1]["params"]["medium"], "pool");
   EXPECT_NE(r["config_hash"], doc["runs"][1]["config_hash"]);

@@ -28,8 +28,8 @@ std::string verdict(const record::RunRecord& r) {
 }
 
 TEST(Stability, AValueThatMovesAfterASuiteBeyondNoiseIsOrderDependent) {
-  const auto rows = stability_rows({seen("alone", 100), seen("alone", 101), seen("alone", 99), seen("core", 102),
-                                    seen("idio", 60)});
+  const auto rows =
+      stability_rows({seen("alone", 100), seen("alone", 101), seen("alone", 99), seen("core", 102), seen("idio", 60)});
   const record::RunRecord* s = summary_of(rows);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(verdict(*s), "order-dependent");

@@ -15,8 +15,8 @@ TEST(Printable, EscapesControlCharactersAndInvalidUtf8) {
   EXPECT_EQ(printable("a\x1b[2Jb"), "a\\x1b[2Jb");
   EXPECT_EQ(printable("line\nnext\r"), "line\\x0anext\\x0d");
   EXPECT_EQ(printable("\xff\xfe"), "\\xff\\xfe");
-  EXPECT_EQ(printable("\xc2\x9b"), "\\xc2\\x9b");          // C1 control (CSI)
-  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");          // truncated sequence
+  EXPECT_EQ(printable("\xc2\x9b"), "\\xc2\\x9b");           // C1 control (CSI)
+  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");           // truncated sequence
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
   EXPECT_EQ(printable("a\\b"), "a\\\\b");
 }

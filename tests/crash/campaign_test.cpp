@@ -62,7 +62,8 @@ TEST(CrashCampaign, RunsEveryDomainAndGranularityAndCountsFailures) {
   };
   auto summary = run_campaign(*designs, options, observer);
   ASSERT_TRUE(summary.ok()) << summary.status().message();
-  EXPECT_EQ(started, (std::vector<std::string>{"selftest.broken.missing-fence/line", "selftest.broken.missing-fence/word"}));
+  EXPECT_EQ(started,
+            (std::vector<std::string>{"selftest.broken.missing-fence/line", "selftest.broken.missing-fence/word"}));
   EXPECT_EQ(summary->runs, 2u);
   EXPECT_GT(summary->failures, 0u);
   EXPECT_EQ(summary->failures, failures_heard);

@@ -57,7 +57,8 @@ TEST(Corpus, CatchesAReusedSlotPublishedWithItsStaleContents) {
 // --- durability: acknowledged before durable --------------------------------------------------------
 
 TEST(Corpus, CatchesACompletionAcknowledgedBeforeItsFence) {
-  for (Domain d : {Domain::adr, Domain::eadr}) expect_caught("corpus.broken.job-journal-unfenced-ack", d, Granularity::line);
+  for (Domain d : {Domain::adr, Domain::eadr})
+    expect_caught("corpus.broken.job-journal-unfenced-ack", d, Granularity::line);
 }
 
 // --- atomicity: what a line hides and a word or a byte shows ---------------------------------------
@@ -80,7 +81,8 @@ TEST(Corpus, CatchesASixteenByteCounterUpdatedInPlace) {
 }
 
 TEST(Corpus, CatchesAPersistencyRaceOnAPlainPointerStore) {
-  for (Domain d : {Domain::adr, Domain::eadr}) expect_caught("corpus.broken.blob-directory-plain-pointer", d, Granularity::byte);
+  for (Domain d : {Domain::adr, Domain::eadr})
+    expect_caught("corpus.broken.blob-directory-plain-pointer", d, Granularity::byte);
   // An aligned 8-byte store persists whole unless the compiler splits it: only byte mode models that.
   expect_not_caught("corpus.broken.blob-directory-plain-pointer", Domain::adr, Granularity::word);
   expect_not_caught("corpus.broken.blob-directory-plain-pointer", Domain::adr, Granularity::line);
@@ -89,7 +91,8 @@ TEST(Corpus, CatchesAPersistencyRaceOnAPlainPointerStore) {
 // --- recovery -------------------------------------------------------------------------------------
 
 TEST(Corpus, CatchesARecoveryThatReplaysLogicalDeltasTwice) {
-  for (Domain d : {Domain::adr, Domain::eadr}) expect_caught("corpus.broken.delta-redo-replays-deltas", d, Granularity::line);
+  for (Domain d : {Domain::adr, Domain::eadr})
+    expect_caught("corpus.broken.delta-redo-replays-deltas", d, Granularity::line);
 }
 
 TEST(Corpus, CatchesARecoveryThatTrustsALengthPersistedBeforeItsRecord) {
@@ -128,9 +131,10 @@ TEST(Corpus, EveryShapeHasItsTwinsAndEveryTwinItsShape) {
   }
   for (const std::string& twin : twins) {
     const std::string rest = twin.substr(std::string(kBrokenPrefix).size());
-    EXPECT_TRUE(std::any_of(shapes.begin(), shapes.end(), [&](const std::string& s) {
-      return starts_with(rest, s.substr(std::string(kPrefix).size()) + "-");
-    })) << twin << " has no correct design";
+    EXPECT_TRUE(std::any_of(
+        shapes.begin(), shapes.end(),
+        [&](const std::string& s) { return starts_with(rest, s.substr(std::string(kPrefix).size()) + "-"); }))
+        << twin << " has no correct design";
   }
 }
 

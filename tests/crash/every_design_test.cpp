@@ -44,8 +44,8 @@ TEST_P(EveryDesign, SurvivesSimulatedPowerFailures) {
   auto r = simulate(*info, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->failures, 0u) << (r->details.empty() ? ""
-                                                     : r->details[0].property + " at " + r->details[0].site + " replay " +
-                                                           r->details[0].replay());
+                                                    : r->details[0].property + " at " + r->details[0].site +
+                                                          " replay " + r->details[0].replay());
   EXPECT_GT(r->states_checked, 0u);
 }
 

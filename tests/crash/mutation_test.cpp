@@ -102,13 +102,16 @@ class RedundantFence final : public Subject {
 const MutantResult* count_split(const MutationReport& r) {
   const MutantResult* last = nullptr;
   for (const auto& m : r.mutants)
-    if (m.mutant.site.call == persist::Call::atomic_store && (last == nullptr || m.mutant.site.line > last->mutant.site.line))
+    if (m.mutant.site.call == persist::Call::atomic_store &&
+        (last == nullptr || m.mutant.site.line > last->mutant.site.line))
       last = &m;
   return last;
 }
 
 SubjectInfo redundant_fence(uint64_t first) {
-  return SubjectInfo{.name = "test.redundant-fence", .description = "", .domains = {Domain::adr},
+  return SubjectInfo{.name = "test.redundant-fence",
+                     .description = "",
+                     .domains = {Domain::adr},
                      .deliberately_broken = true,
                      .make = [first](const SubjectOptions& o) { return std::make_unique<RedundantFence>(o, first); }};
 }
@@ -122,9 +125,7 @@ TEST(Mutation, AFenceThatOrdersNothingIsEquivalentNotASurvivor) {
     if (m.mutant.site.call != persist::Call::fence) continue;
     ++fences;
     equivalent_fences += m.equivalent;
-    if (!m.equivalent) {
-      EXPECT_TRUE(m.killed) << m.mutant.describe();
-    }
+    if (!m.equivalent) { EXPECT_TRUE(m.killed) << m.mutant.describe(); }
   }
   EXPECT_EQ(fences, 3);
   // Dropping either of the two back-to-back fences leaves the other: neither changes what can persist.
@@ -225,7 +226,9 @@ class VolatileHint final : public Subject {
 };
 
 TEST(Mutation, AStoreToAVolatileWordIsNoMutant) {
-  SubjectInfo info{.name = "test.volatile-hint", .description = "", .domains = {Domain::adr},
+  SubjectInfo info{.name = "test.volatile-hint",
+                   .description = "",
+                   .domains = {Domain::adr},
                    .deliberately_broken = true,
                    .make = [](const SubjectOptions& o) { return std::make_unique<VolatileHint>(o); }};
   auto r = mutate(info, quick({Domain::adr}));

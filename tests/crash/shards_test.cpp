@@ -17,9 +17,13 @@ ShardDocument shard(uint64_t index, uint64_t of, double checked, std::vector<uin
               {"status", failing.empty() ? "ok" : "error"},
               {"reason", failing.empty() ? json(nullptr) : json("broken")},
               {"metrics",
-               {{"states_checked", metric(checked)}, {"failures", metric(static_cast<double>(failing.size()))},
-                {"seconds", metric(1.0)}, {"state_space", metric(400)}, {"crash_points", metric(9)},
-                {"states_per_second", metric(checked)}, {"coverage", metric(checked / 400)}}},
+               {{"states_checked", metric(checked)},
+                {"failures", metric(static_cast<double>(failing.size()))},
+                {"seconds", metric(1.0)},
+                {"state_space", metric(400)},
+                {"crash_points", metric(9)},
+                {"states_per_second", metric(checked)},
+                {"coverage", metric(checked / 400)}}},
               {"failures", failures}};
   json doc = {{"context", {{"crash", {{"budget", budget}, {"shard", {{"index", index}, {"of", of}}}}}}},
               {"runs", json::array({run})}};

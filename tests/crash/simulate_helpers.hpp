@@ -43,9 +43,7 @@ inline void expect_caught(const std::string& name, persist::Domain d, Granularit
   EXPECT_GT(r.failures, 0u) << name << " was not caught under " << persist::to_string(d) << "/" << to_string(g);
   if (r.details.empty()) return;
   EXPECT_FALSE(r.details[0].site.empty());
-  if (says != nullptr) {
-    EXPECT_NE(r.details[0].property.find(says), std::string::npos) << r.details[0].property;
-  }
+  if (says != nullptr) { EXPECT_NE(r.details[0].property.find(says), std::string::npos) << r.details[0].property; }
 }
 
 inline void expect_passes(const std::string& name, persist::Domain d, Granularity g, Budget run = {}) {

@@ -45,8 +45,7 @@ TEST(Simulator, CatchesAnEadrDesignWithoutItsFence) {
 // 1. Recovery runs where the run's image is not: an absolute pointer into it faults, and says so.
 TEST(Simulator, AbsolutePointersIntoTheRunsMappingAreCaught) {
   for (const char* name : {"selftest.broken.absolute-stack", "selftest.broken.absolute-stack-unflushed"})
-    for (Domain d : {Domain::adr, Domain::eadr})
-      expect_caught(name, d, Granularity::line, {}, "absolute pointer");
+    for (Domain d : {Domain::adr, Domain::eadr}) expect_caught(name, d, Granularity::line, {}, "absolute pointer");
   expect_passes("selftest.offset-stack", Domain::adr, Granularity::byte);
 }
 
@@ -82,7 +81,8 @@ TEST(Simulator, ARepairRecoveryNeverPersistsIsCaught) {
 TEST(Simulator, RecoverySamplingHasNoStrideToAlias) {
   for (uint64_t every : {4u, 8u}) {
     const Budget run{.budget = 2000, .ops = 64, .recovery_budget = 4, .recovery_every = every};
-    expect_caught("selftest.broken.triple-log-unsafe-repair", Domain::adr, Granularity::line, run, "crash inside recovery");
+    expect_caught("selftest.broken.triple-log-unsafe-repair", Domain::adr, Granularity::line, run,
+                  "crash inside recovery");
     expect_passes("selftest.triple-log", Domain::adr, Granularity::line, run);
   }
 }
@@ -204,7 +204,7 @@ class BadRecovery final : public Subject {
     if (image.base[0] == std::byte{1}) {
       if (hang_)
         for (;;) pause();  // never returns: the checker's timeout must end it
-      std::abort();  // a recovery that dies (SIGABRT is not intercepted by the sanitizers)
+      std::abort();        // a recovery that dies (SIGABRT is not intercepted by the sanitizers)
     }
     return Status::success();
   }
@@ -216,7 +216,9 @@ class BadRecovery final : public Subject {
 
 TEST(Simulator, RecoveryThatCrashesOrHangsIsAFailureNotACrash) {
   for (bool hang : {false, true}) {
-    SubjectInfo info{.name = hang ? "test.hang" : "test.abort", .description = "", .domains = {Domain::adr},
+    SubjectInfo info{.name = hang ? "test.hang" : "test.abort",
+                     .description = "",
+                     .domains = {Domain::adr},
                      .deliberately_broken = true,
                      .make = [hang](const SubjectOptions&) { return std::make_unique<BadRecovery>(hang); }};
     SimOptions o;
@@ -249,7 +251,10 @@ class Wandering final : public Subject {
 };
 
 TEST(Simulator, ARunThatDoesNotRepeatItselfIsReported) {
-  SubjectInfo info{.name = "test.wandering", .description = "", .domains = {Domain::adr}, .deliberately_broken = true,
+  SubjectInfo info{.name = "test.wandering",
+                   .description = "",
+                   .domains = {Domain::adr},
+                   .deliberately_broken = true,
                    .make = [](const SubjectOptions&) { return std::make_unique<Wandering>(); }};
   SimOptions o;
   o.granularity = Granularity::byte;

@@ -186,7 +186,8 @@ TEST(Explore, EveryStrategyGetsAShareAndTheSequenceReplays) {
     distinct.insert(a.states[i].choice);
   }
   EXPECT_EQ(distinct.size(), a.states.size());
-  for (Strategy st : {Strategy::prefix, Strategy::deviation, Strategy::random}) EXPECT_TRUE(seen.contains(st)) << to_string(st);
+  for (Strategy st : {Strategy::prefix, Strategy::deviation, Strategy::random})
+    EXPECT_TRUE(seen.contains(st)) << to_string(st);
   // Word granularity gives half the budget to torn lines.
   const Exploration w = explore(space_of(40, 1, Granularity::word), 300, 7);
   size_t torn = 0;
@@ -230,7 +231,7 @@ TEST(Explore, DescribesWholeAndTornLines) {
   CrashState st;
   st.choice.assign(s.pieces.size(), 0);
   for (size_t p = 0; p < 8; ++p) st.choice[p] = 1;  // line 0 whole
-  st.choice[8] = 1;                                  // line 1: one word
+  st.choice[8] = 1;                                 // line 1: one word
   EXPECT_EQ(describe(s, st), "0x0 (latest), 0x40 torn (+0:8 latest)");
 }
 

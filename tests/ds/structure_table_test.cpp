@@ -13,9 +13,8 @@ namespace {
 TEST(StructureTable, EveryNameVisitsTheTypeOfThatName) {
   std::set<std::string> seen;
   for (const std::string_view name : kStructureNames) {
-    const std::string visited = visit_structure(name, []<template <class> class S>(StructureTag<S>) {
-      return std::string(S<Arena<Durable>>::kName);
-    });
+    const std::string visited = visit_structure(
+        name, []<template <class> class S>(StructureTag<S>) { return std::string(S<Arena<Durable>>::kName); });
     EXPECT_EQ(visited, name);
     seen.insert(visited);
   }
@@ -32,7 +31,8 @@ TEST(StructureTable, AnUnknownNameIsRefused) {
 
 TEST(StructureTable, OnlyTheArrayIsADenseKeyIndex) {
   for (const std::string_view name : kStructureNames)
-    EXPECT_EQ(visit_structure(name, []<template <class> class S>(StructureTag<S>) { return StructureTag<S>::kDenseKeysOnly; }),
+    EXPECT_EQ(visit_structure(
+                  name, []<template <class> class S>(StructureTag<S>) { return StructureTag<S>::kDenseKeysOnly; }),
               name == "array")
         << name;
 }

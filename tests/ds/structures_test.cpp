@@ -32,7 +32,6 @@ std::vector<std::byte> value_of(uint64_t key, uint64_t version) {
   return v;
 }
 
-
 template <template <class> class S, class M>
 void matches_a_map(bool ordered_scan) {
   using Tree = S<Arena<M>>;
@@ -70,9 +69,7 @@ void matches_a_map(bool ordered_scan) {
       case 2: {
         const bool found = tree->read(key, record, out.data());
         ASSERT_EQ(found, model.contains(key));
-        if (found) {
-          ASSERT_EQ(out, value_of(key, model[key]));
-        }
+        if (found) { ASSERT_EQ(out, value_of(key, model[key])); }
         break;
       }
       case 3: {
@@ -253,7 +250,8 @@ TEST(Structures, SharedChainWalkGoesOnFromUnlinkedNodes) {
   uint64_t* head = arena.root(0);
   const auto v = value_of(1, 1);
   for (uint64_t key = 1; key <= 5; ++key) ASSERT_TRUE(push_on_chain(arena, cell, head, key, v.data()));  // 5 4 3 2 1
-  for (uint64_t key = 1; key <= 5; ++key) EXPECT_EQ(find_in_chain_shared(arena, head, key), find_in_chain(arena, head, key));
+  for (uint64_t key = 1; key <= 5; ++key)
+    EXPECT_EQ(find_in_chain_shared(arena, head, key), find_in_chain(arena, head, key));
   EXPECT_EQ(find_in_chain_shared(arena, head, 9), nullptr);
 
   // A reader standing on node 3 holds its link word; 3, then 2, are unlinked under it.

@@ -45,13 +45,11 @@ record::Verdict ratio_verdict(const RunRecord& row) {
 }
 
 TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
-  std::vector<RunRecord> runs{ycsb("bptree", "pmem-volatile", "none", 2e6),
-                              ycsb("bptree", "persist", "none", 1e6, 1),
-                              ycsb("bptree", "tx", "none", 5e5, 3),
-                              ycsb("bptree", "tx", "no-flush", 1e6, 3),
-                              ycsb("pmdk-btree", "pmdk", "none", 8e5, 3),
-                              ycsb("hashtable", "persist", "none", 1e6, 1),
-                              ycsb("pmdk-hashmap-tx", "pmdk", "none", 5e5, 3)};
+  std::vector<RunRecord> runs{
+      ycsb("bptree", "pmem-volatile", "none", 2e6),   ycsb("bptree", "persist", "none", 1e6, 1),
+      ycsb("bptree", "tx", "none", 5e5, 3),           ycsb("bptree", "tx", "no-flush", 1e6, 3),
+      ycsb("pmdk-btree", "pmdk", "none", 8e5, 3),     ycsb("hashtable", "persist", "none", 1e6, 1),
+      ycsb("pmdk-hashmap-tx", "pmdk", "none", 5e5, 3)};
   runs.back().status = record::RunStatus::error;  // a failed peer run gives no ratio
   const auto rows = summarize(runs, nlohmann::ordered_json::object());
 
@@ -69,7 +67,7 @@ TEST(DsSummary, TargetRatiosAndOverheadsComeFromTheSameRun) {
   EXPECT_DOUBLE_EQ(ov->find("transaction_overhead")->value, 2.0);
   EXPECT_DOUBLE_EQ(ov->find("ns_tx")->value, 2000.0);
   EXPECT_DOUBLE_EQ(ov->find("tx_flush_ns")->value, 1000.0);  // 2000 ns with flushes, 1000 without
-  EXPECT_EQ(ov->find("tx_fence_ns"), nullptr);                // no no-fence run: no number
+  EXPECT_EQ(ov->find("tx_fence_ns"), nullptr);               // no no-fence run: no number
   // Named like runs: every parameter in order.
   EXPECT_EQ(ov->name, "ds.overhead/structure:bptree/workload:a/threads:1/records:1000/value:128/distribution:default");
 }
@@ -107,7 +105,9 @@ TEST(DsSummary, TargetTakesTheSideBySideRunWhenThereIsOne) {
   EXPECT_DOUBLE_EQ(bt->find("peer_throughput")->value, 1e6);
   EXPECT_DOUBLE_EQ(bt->find("peer_fences_per_op")->value, 2.5);
   EXPECT_EQ(ratio_verdict(*bt), record::Verdict::met);
-  EXPECT_EQ(bt->name, "ds.target/structure:bptree/peer:pmdk-btree/workload:a/threads:1/records:1000/value:128/distribution:default");
+  EXPECT_EQ(
+      bt->name,
+      "ds.target/structure:bptree/peer:pmdk-btree/workload:a/threads:1/records:1000/value:128/distribution:default");
   int targets = 0;
   for (const RunRecord& r : rows) targets += r.case_name == "target";
   EXPECT_EQ(targets, 1);  // one row per point, not one per source

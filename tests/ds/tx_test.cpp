@@ -42,8 +42,8 @@
 namespace pmlab::ds {
 namespace {
 
-using testing::TempDir;
 using pmdk::ObjArenaPool;
+using testing::TempDir;
 
 constexpr uint32_t kValue = 72;  // spans two cache lines: a torn value is visible
 
@@ -221,7 +221,8 @@ CrashReport crash_at_every_hook(uint64_t ops, bool logging) {
         const StreamOp& op = stream[i];
         const auto v = value_of(op.key, op.version);
         progress->in_flight = 1;
-        const bool done = op.insert ? tree.insert(op.key, op.record, v.data()) : tree.update(op.key, op.record, v.data());
+        const bool done =
+            op.insert ? tree.insert(op.key, op.record, v.data()) : tree.update(op.key, op.record, v.data());
         progress->in_flight = 0;
         if (!done) _exit(5);
         progress->completed = i + 1;
@@ -257,7 +258,8 @@ CrashReport crash_at_every_hook(uint64_t ops, bool logging) {
     }
     // The crash came before the in-flight operation's commit: only the completed ones may be there.
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> model;  // key -> (record, version)
-    for (uint64_t i = 0; i < progress->completed.load(); ++i) model[stream[i].key] = {stream[i].record, stream[i].version};
+    for (uint64_t i = 0; i < progress->completed.load(); ++i)
+      model[stream[i].key] = {stream[i].record, stream[i].version};
     std::vector<std::byte> out(kValue);
     for (const auto& [key, rv] : model) {
       if (!tree.read(key, rv.first, out.data())) {
@@ -397,7 +399,8 @@ TEST(Persistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
     };
     std::vector<Event> writebacks;
     int fences = 0;
-    void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location&) noexcept override {
+    void on_writeback(const void* addr, size_t len, persist::Writeback kind,
+                      const std::source_location&) noexcept override {
       writebacks.push_back({reinterpret_cast<uintptr_t>(addr), len, kind});
     }
     void on_fence(const std::source_location&) noexcept override { ++fences; }
@@ -410,9 +413,9 @@ TEST(Persistence, TheObserverSeesWhatLibpmemWritesBackAndDrains) {
     pmdk::Persistence seen;
     seen.observer = &r;
     pmdk::ScopedPersistence scope(seen);
-    pmem_persist(buf + 10, 100);               // bytes 10..110: lines 0 and 1, then a drain
-    pmem_memcpy_nodrain(buf + 256, src, 64);   // below libpmem's non-temporal threshold: a flushed line
-    pmem_memset_persist(buf + 512, 0, 300);    // at or above it: non-temporal stores, then a drain
+    pmem_persist(buf + 10, 100);              // bytes 10..110: lines 0 and 1, then a drain
+    pmem_memcpy_nodrain(buf + 256, src, 64);  // below libpmem's non-temporal threshold: a flushed line
+    pmem_memset_persist(buf + 512, 0, 300);   // at or above it: non-temporal stores, then a drain
   }
   pmem_persist(buf, 64);  // the scope ended: no observer any more
   ASSERT_EQ(r.writebacks.size(), 3u);

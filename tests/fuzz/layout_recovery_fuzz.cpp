@@ -94,7 +94,10 @@ std::vector<Image> make_images() {
       o.lanes = lanes;
       o.pages = page::PageStore::pages_that_fit(kPoolSize - pool::kHeaderSize, page_size, lanes);
       const std::string p = path();
-      { auto made = page::create_pool(p, kPoolSize, o); if (!made) harness_failure(made.status().message().c_str()); }
+      {
+        auto made = page::create_pool(p, kPoolSize, o);
+        if (!made) harness_failure(made.status().message().c_str());
+      }
       add(images, pool::Pool::open(p));
     }
   }

@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::byte> image(m.durable().size());
     for (const auto& state : ex.states) {
       crash::build_image(m.durable(), space, state, image.data());
-      if (crash::state_hash(m.durable_hash(), m.durable(), space, state) != crash::image_hash(image.data(), image.size()))
+      if (crash::state_hash(m.durable_hash(), m.durable(), space, state) !=
+          crash::image_hash(image.data(), image.size()))
         std::abort();  // the incremental hash must be the image's
     }
     return Status{};

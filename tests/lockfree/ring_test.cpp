@@ -48,16 +48,16 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
 
 class LockfreeRingStress : public ::testing::TestWithParam<Case> {};
 
-const auto kCases = ::testing::Values(Case{RingDesign::volatile_ring, persist::Domain::none, false},
-                                      Case{RingDesign::tx, persist::Domain::adr, false},
-                                      Case{RingDesign::tx, persist::Domain::eadr, true},
-                                      Case{RingDesign::txfree, persist::Domain::eadr, false},
-                                      Case{RingDesign::txfree, persist::Domain::eadr, true});
+const auto kCases = ::testing::Values(
+    Case{RingDesign::volatile_ring, persist::Domain::none, false}, Case{RingDesign::tx, persist::Domain::adr, false},
+    Case{RingDesign::tx, persist::Domain::eadr, true}, Case{RingDesign::txfree, persist::Domain::eadr, false},
+    Case{RingDesign::txfree, persist::Domain::eadr, true});
 INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRingStress, kCases, name_of);
 
 // From ticket 0, and from tickets that cross 2^32 in the first lap (a ring formatted to go on from there).
 class LockfreeRingFrom : public ::testing::TestWithParam<std::tuple<Case, uint64_t>> {};
-INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRingFrom, ::testing::Combine(kCases, ::testing::Values(0, (uint64_t{1} << 32) - 8)),
+INSTANTIATE_TEST_SUITE_P(Designs, LockfreeRingFrom,
+                         ::testing::Combine(kCases, ::testing::Values(0, (uint64_t{1} << 32) - 8)),
                          [](const auto& from) {
                            return name_of({std::get<0>(from.param), from.index}) +
                                   (std::get<1>(from.param) == 0 ? "_from0" : "_across2to32");
@@ -68,7 +68,8 @@ TEST_P(LockfreeRingFrom, FifoAcrossLapsAndACleanReopen) {
   const persist::Persister p = persister_for(c.domain);
   testing::AlignedRegion region(RingBuffer::bytes_needed(8, sizeof(Element), 2));
   RingBuffer ring(c.design, region.base, region.size, p);
-  ASSERT_TRUE(ring.format(8, sizeof(Element), {.flush_slots = c.flush_slots, .max_threads = 2, .first_ticket = std::get<1>(GetParam())}));
+  ASSERT_TRUE(ring.format(8, sizeof(Element),
+                          {.flush_slots = c.flush_slots, .max_threads = 2, .first_ticket = std::get<1>(GetParam())}));
   uint64_t pushed = 0, popped = 0;
   Element out{};
   for (int round = 0; round < 50; ++round) {  // ~6 laps of the 8 slots, size varying 0..8

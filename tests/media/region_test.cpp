@@ -25,9 +25,7 @@ TEST(DramBuffer, BasePagesAreWritableAndNotHuge) {
   ASSERT_GE(r.size, size_t{8} << 20);
   r.base[r.size - 1] = std::byte{7};
   // Base pages are the default (as a tmpfs pool has them), unless the kernel gives every mapping THP.
-  if (thp_mode().find("[always]") == std::string::npos) {
-    EXPECT_EQ(huge_mapped_bytes(r.base), 0u);
-  }
+  if (thp_mode().find("[always]") == std::string::npos) { EXPECT_EQ(huge_mapped_bytes(r.base), 0u); }
 }
 
 TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
@@ -41,15 +39,12 @@ TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
   EXPECT_GE(huge_mapped_bytes(r.base), r.size / 2);
   // Asking for base pages again replaces the mapping.
   ASSERT_TRUE(b.reserve(4 << 20).ok());
-  if (thp_mode().find("[always]") == std::string::npos) {
-    EXPECT_EQ(huge_mapped_bytes(b.region().base), 0u);
-  }
+  if (thp_mode().find("[always]") == std::string::npos) { EXPECT_EQ(huge_mapped_bytes(b.region().base), 0u); }
 }
 
 TEST(DramBuffer, AnAddressOutsideEveryMappingHasNoHugeBytes) {
   EXPECT_EQ(huge_mapped_bytes(reinterpret_cast<const void*>(uintptr_t{16})), 0u);
 }
-
 
 TEST(Medium, ParsesTheThreeKinds) {
   EXPECT_EQ(*parse_medium("dram"), (Medium{Kind::dram, -1}));

@@ -126,8 +126,8 @@ TEST(Device, TheSequentialPrefetcherSavesReadModifyWriteReads) {
   for (uint64_t a = 0; a < 64 * 256; a += 64) d.write(a, 64);
   const DeviceCounters c = d.counters();
   EXPECT_EQ(c.media_writes, 64u);
-  EXPECT_EQ(c.rmw_reads, 3u);            // the first three lines, until the stream is recognised
-  EXPECT_GE(c.prefetch_reads, 60u);      // the rest were on the DIMM already
+  EXPECT_EQ(c.rmw_reads, 3u);        // the first three lines, until the stream is recognised
+  EXPECT_GE(c.prefetch_reads, 60u);  // the rest were on the DIMM already
   EXPECT_EQ(c.rmw_reads + c.prefetch_reads, c.media_reads);
 }
 
@@ -186,7 +186,6 @@ TEST(Device, MediaTimeFollowsTheBandwidthOfTheBusiestDimm) {
   for (int i = 0; i < 100; ++i) d.write(0, 256);  // 100 media writes and 100 reads, one DIMM
   EXPECT_NEAR(d.busiest_dimm_ns(), 100 * p.media_write_service_ns(), 1e-6);
 }
-
 
 // Timing, on the model's own clock (no wall time involved).
 TEST(Device, LinesLeftInTheBufferCountAsWrittenForTheRatios) {

@@ -66,12 +66,8 @@ TEST(Validation, TheXpbufferKneeLiesBetween16And20KbInTheModelAndTheData) {
   EXPECT_LE(model_knee, 20480);
   // Below the knee halves combine (about 1), far above they never do (about 2).
   for (const auto& [region, amp] : modelled) {
-    if (region <= 16384) {
-      EXPECT_NEAR(amp, 1.0, 0.05) << region;
-    }
-    if (region >= 65536) {
-      EXPECT_NEAR(amp, 2.0, 0.1) << region;
-    }
+    if (region <= 16384) { EXPECT_NEAR(amp, 1.0, 0.05) << region; }
+    if (region >= 65536) { EXPECT_NEAR(amp, 2.0, 0.1) << region; }
   }
 
   if (!have_reference()) GTEST_SKIP() << "no ../shared/reference beside the source tree";
@@ -83,9 +79,7 @@ TEST(Validation, TheXpbufferKneeLiesBetween16And20KbInTheModelAndTheData) {
   // The plateaus agree within 0.1 on both sides of the knee.
   for (const auto& [region, amp] : *published)
     for (const auto& [mregion, mamp] : modelled)
-      if (region == mregion && (region <= 16384 || region >= 65536)) {
-        EXPECT_NEAR(mamp, amp, 0.1) << region;
-      }
+      if (region == mregion && (region <= 16384 || region >= 65536)) { EXPECT_NEAR(mamp, amp, 0.1) << region; }
 }
 
 TEST(Validation, RepeatedFullLineWritesHaveEwrAndRwrNearOne) {

@@ -71,8 +71,10 @@ TEST(Persister, EadrFencesWithoutFlushingAndNoneDoesNeither) {
 
 TEST(Persister, ElisionSwitchesOffEachCostSeparately) {
   auto buf = std::make_unique<Buffer>();
-  auto no_flush = Persister::create({.domain = Domain::adr, .flush = FlushInstruction::clflush, .elide_flush = true, .elide_fence = false});
-  auto no_fence = Persister::create({.domain = Domain::adr, .flush = FlushInstruction::clflush, .elide_flush = false, .elide_fence = true});
+  auto no_flush = Persister::create(
+      {.domain = Domain::adr, .flush = FlushInstruction::clflush, .elide_flush = true, .elide_fence = false});
+  auto no_fence = Persister::create(
+      {.domain = Domain::adr, .flush = FlushInstruction::clflush, .elide_flush = false, .elide_fence = true});
   ASSERT_TRUE(no_flush.ok() && no_fence.ok());
   Counters before = thread_counters();
   no_flush->persist(buf->bytes, 128);
@@ -139,7 +141,8 @@ TEST(Persister, ADerivedPersisterKeepsTheRunsObserver) {
 
 // Non-temporal copies must be byte-exact for every alignment and length, on every kernel.
 void check_copy_nt(const platform::CpuFeatures& cpu, Domain domain) {
-  auto p = Persister::create({.domain = domain, .flush = FlushInstruction::ntstore, .elide_flush = false, .elide_fence = false}, cpu);
+  auto p = Persister::create(
+      {.domain = domain, .flush = FlushInstruction::ntstore, .elide_flush = false, .elide_fence = false}, cpu);
   ASSERT_TRUE(p.ok());
   auto dst = std::make_unique<Buffer>();
   auto src = std::make_unique<Buffer>();
@@ -200,9 +203,7 @@ TEST(Persister, NonTemporalZeroingIsExact) {
       p.fence();
       for (size_t i = 0; i < sizeof dst->bytes; ++i)
         ASSERT_EQ(dst->bytes[i], i >= offset && i < offset + len ? 0 : 0xee) << offset << "+" << len << " @" << i;
-      if (offset == 0 && len == 8200) {
-        EXPECT_EQ((thread_counters() - before).nt_bytes, 8192u);
-      }
+      if (offset == 0 && len == 8200) { EXPECT_EQ((thread_counters() - before).nt_bytes, 8192u); }
     }
   }
 }
@@ -231,7 +232,8 @@ TEST(Persister, RecordStoreIsExactOnEveryKernel) {
   for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<unsigned char>(i * 7 + 1);
   for (const auto& cpu : cpus) {
     for (Domain domain : {Domain::adr, Domain::eadr, Domain::none}) {
-      const Config config{.domain = domain, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
+      const Config config{
+          .domain = domain, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
       auto p = Persister::create(config, cpu);
       ASSERT_TRUE(p.ok());
       EXPECT_STREQ(p->nt_record_kernel_name(), cpu.avx512bw ? "avx512bw" : "movnti");
@@ -263,12 +265,11 @@ TEST(Persister, RecordStoreIsExactOnEveryKernel) {
               const std::string what = std::string(p->nt_record_kernel_name()) + " " + to_string(domain) + " prefix " +
                                        std::to_string(prefix_len) + " words " + std::to_string(word_count) + " body " +
                                        std::to_string(body_len) + "+" + std::to_string(misalign);
-              if (!want.empty()) {
-                ASSERT_EQ(std::memcmp(dst->bytes, want.data(), want.size()), 0) << what;
-              }
+              if (!want.empty()) { ASSERT_EQ(std::memcmp(dst->bytes, want.data(), want.size()), 0) << what; }
               for (size_t i = want.size(); i < sizeof dst->bytes; ++i) ASSERT_EQ(dst->bytes[i], 0xee) << what;
               if (r.end() % 64 != 0) ASSERT_EQ(std::memcmp(last, want.data() + want.size() - 64, 64), 0) << what;
-              else for (unsigned char c : last) ASSERT_EQ(c, 0) << what;
+              else
+                for (unsigned char c : last) ASSERT_EQ(c, 0) << what;
               EXPECT_EQ(d.flushes, 0u);
               EXPECT_EQ(d.nt_bytes, domain == Domain::none ? 0u : want.size()) << what;
               if (domain == Domain::none) continue;
@@ -287,8 +288,8 @@ TEST(Persister, RecordStoreIsExactOnEveryKernel) {
 // starts where it begins, must not fault on the masked-off bytes (nor must the portable path read them).
 TEST(Persister, RecordStoreReadsNoByteOutsideItsParts) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  auto* guarded = static_cast<unsigned char*>(
-      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* guarded =
+      static_cast<unsigned char*>(mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(guarded, MAP_FAILED);
   ASSERT_EQ(mprotect(guarded, page, PROT_NONE), 0);
   ASSERT_EQ(mprotect(guarded + 2 * page, page, PROT_NONE), 0);
@@ -297,7 +298,8 @@ TEST(Persister, RecordStoreReadsNoByteOutsideItsParts) {
   platform::CpuFeatures portable = platform::CpuFeatures::host();
   portable.avx512bw = false;
   for (const auto& cpu : {platform::CpuFeatures::host(), portable}) {
-    const Config config{.domain = Domain::adr, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
+    const Config config{
+        .domain = Domain::adr, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false};
     Persister p = std::move(Persister::create(config, cpu)).value();
     for (size_t body_len : {1, 13, 64, 100}) {
       for (const unsigned char* body : {readable, readable + page - body_len}) {
@@ -321,7 +323,8 @@ TEST(Persister, RecordStoreReadsNoByteOutsideItsParts) {
 TEST(Persister, RefusesAnInstructionTheCpuLacks) {
   platform::CpuFeatures cpu = platform::CpuFeatures::host();
   cpu.clwb = false;
-  auto p = Persister::create({.domain = Domain::adr, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false}, cpu);
+  auto p = Persister::create(
+      {.domain = Domain::adr, .flush = FlushInstruction::clwb, .elide_flush = false, .elide_fence = false}, cpu);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), Errc::unsupported);
   EXPECT_NE(p.status().message().find("clwb"), std::string::npos);
@@ -385,8 +388,12 @@ TEST(Persister, Store8IsAnAtomicAlignedWordTheObserverSees) {
     std::vector<std::pair<char, size_t>> seen;  // 'b' before / 'a' after, size
     void on_writeback(const void*, size_t, Writeback, const std::source_location&) noexcept override {}
     void on_fence(const std::source_location&) noexcept override {}
-    void before_store(const void*, size_t len, const std::source_location&) noexcept override { seen.push_back({'b', len}); }
-    void after_atomic_store(const void*, size_t len, const std::source_location&) noexcept override { seen.push_back({'a', len}); }
+    void before_store(const void*, size_t len, const std::source_location&) noexcept override {
+      seen.push_back({'b', len});
+    }
+    void after_atomic_store(const void*, size_t len, const std::source_location&) noexcept override {
+      seen.push_back({'a', len});
+    }
   } stores;
   Persister p = make(Domain::adr, FlushInstruction::clwb);
   p.attach(&stores);
@@ -396,7 +403,8 @@ TEST(Persister, Store8IsAnAtomicAlignedWordTheObserverSees) {
   EXPECT_EQ(p.word(&word).fetch_add(1), 9u);
   p.detach();
   EXPECT_EQ(word, 10u);
-  EXPECT_EQ(stores.seen, (std::vector<std::pair<char, size_t>>{{'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}}));
+  EXPECT_EQ(stores.seen,
+            (std::vector<std::pair<char, size_t>>{{'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}, {'b', 8}, {'a', 8}}));
 }
 
 // Every call names its site; persist() is a flush and a fence at one site, each of which a mutation can

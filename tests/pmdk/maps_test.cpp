@@ -46,9 +46,7 @@ TEST(PmdkMaps, EveryMapMatchesAMapAcrossReopen) {
           break;
         default:
           ASSERT_EQ((*map)->read(key, 0, out.data()), model.contains(key));
-          if (model.contains(key)) {
-            ASSERT_EQ(out, value_of(key, model[key]));
-          }
+          if (model.contains(key)) { ASSERT_EQ(out, value_of(key, model[key])); }
       }
     }
     ASSERT_EQ((*map)->count(), model.size());

@@ -48,7 +48,8 @@ TEST(Pool, CreateWritesAValidHeaderAndOpenReadsIt) {
   EXPECT_EQ(layout_name(h), "test");
   EXPECT_EQ(h.layout_version, 3u);
   EXPECT_EQ(h.pool_size, kSize);
-  EXPECT_TRUE(std::regex_match(uuid_string(h), std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(std::regex_match(uuid_string(h),
+                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   EXPECT_EQ(static_cast<unsigned char>((*pool)->data()[100]), 0xab);
   // /dev/shm is tmpfs: an emulated pool, ADR with the CPU's best flush unless forced.
   EXPECT_EQ((*pool)->medium(), Medium::emulated);
@@ -82,7 +83,10 @@ TEST(Pool, SecondOpenIsRefusedWhileTheFirstHoldsIt) {
 TEST(Pool, OverridesTheMapTimeChoice) {
   TempDir dir;
   std::string path = create_pool(dir);
-  persist::Config eadr{.domain = persist::Domain::eadr, .flush = persist::FlushInstruction::clflush, .elide_flush = false, .elide_fence = false};
+  persist::Config eadr{.domain = persist::Domain::eadr,
+                       .flush = persist::FlushInstruction::clflush,
+                       .elide_flush = false,
+                       .elide_fence = false};
   auto pool = Pool::open(path, {.layout = {}, .persist = eadr, .read_only = false});
   ASSERT_TRUE(pool.ok());
   EXPECT_EQ((*pool)->persister().domain(), persist::Domain::eadr);
@@ -126,9 +130,7 @@ TEST_F(BadInput, CreateTooSmallOrBadLayoutName) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("a")));
 }
 
-TEST_F(BadInput, OpenAMissingFile) {
-  EXPECT_EQ(Pool::open(dir.file("nothing.pool")).status().code(), Errc::not_found);
-}
+TEST_F(BadInput, OpenAMissingFile) { EXPECT_EQ(Pool::open(dir.file("nothing.pool")).status().code(), Errc::not_found); }
 
 TEST_F(BadInput, OpenSomethingThatIsNotAPool) {
   std::string path = dir.file("notes.txt");
@@ -202,7 +204,8 @@ TEST_F(BadInput, OpenAFifoDoesNotBlock) {
   std::string path = dir.file("fifo");
   ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
   EXPECT_EQ(Pool::open(path).status().code(), Errc::not_a_file);
-  EXPECT_EQ(Pool::open(path, {.layout = {}, .persist = std::nullopt, .read_only = true}).status().code(), Errc::not_a_file);
+  EXPECT_EQ(Pool::open(path, {.layout = {}, .persist = std::nullopt, .read_only = true}).status().code(),
+            Errc::not_a_file);
   EXPECT_EQ(read_header(path).status().code(), Errc::not_a_file);
   EXPECT_EQ(remove(path, RemoveMode::damaged_too).code(), Errc::not_a_file);
   EXPECT_TRUE(std::filesystem::exists(path));
@@ -235,7 +238,10 @@ TEST_F(BadInput, AHeaderThatDisagreesWithTheFileSizeIsRefused) {
   EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
   craft_header(path, [](Header& h) { h.pool_size = kSize + 4096; });
   EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
-  craft_header(path, [](Header& h) { h.pool_size = 4096; h.data_offset = 4096; });
+  craft_header(path, [](Header& h) {
+    h.pool_size = 4096;
+    h.data_offset = 4096;
+  });
   EXPECT_EQ(read_header(path).status().code(), Errc::corrupted);
 }
 
@@ -280,10 +286,14 @@ TEST_F(BadInput, RemoveRefusesAPoolInUse) {
 
 TEST(Layout, RecoverRunsTheRegisteredEntryPoint) {
   static int recovered = 0;
-  ASSERT_TRUE(LayoutRegistry::instance().add({"test-recovering", 1, "test", [](Pool&) {
+  ASSERT_TRUE(LayoutRegistry::instance().add({"test-recovering",
+                                              1,
+                                              "test",
+                                              [](Pool&) {
                                                 ++recovered;
                                                 return Status::success();
-                                              }, {}}));
+                                              },
+                                              {}}));
   EXPECT_FALSE(LayoutRegistry::instance().add({"test-recovering", 1, "dup", {}, {}}));
   TempDir dir;
   std::string path = create_pool(dir, "r.pool", "test-recovering");

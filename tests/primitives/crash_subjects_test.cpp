@@ -8,10 +8,10 @@
 namespace pmlab::crash {
 namespace {
 
-const char* const kSubjects[] = {"log.classic",        "log.classic-padded", "log.header",
-                                 "log.header-padded",  "log.header-dancing", "log.header-dancing-padded",
-                                 "log.zero",           "log.zero-padded",    "page.cow",
-                                 "page.ulog",          "page.hybrid"};
+const char* const kSubjects[] = {"log.classic",       "log.classic-padded", "log.header",
+                                 "log.header-padded", "log.header-dancing", "log.header-dancing-padded",
+                                 "log.zero",          "log.zero-padded",    "page.cow",
+                                 "page.ulog",         "page.hybrid"};
 
 class PrimitiveSubject : public ::testing::TestWithParam<const char*> {};
 
@@ -41,9 +41,9 @@ TEST_P(PrimitiveSubject, SurvivesEveryCheckedCrashState) {
     ASSERT_TRUE(report.ok()) << report.status().message();
     EXPECT_GT(report->states_checked, 0u);
     EXPECT_EQ(report->failures, 0u) << GetParam() << " " << to_string(m.granularity) << ": "
-                                    << (report->details.empty() ? std::string()
-                                                                : report->details[0].site + " " +
-                                                                      report->details[0].property);
+                                    << (report->details.empty()
+                                            ? std::string()
+                                            : report->details[0].site + " " + report->details[0].property);
   }
 }
 

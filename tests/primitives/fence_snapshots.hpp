@@ -13,7 +13,9 @@ class FenceSnapshots final : public persist::Observer {
  public:
   explicit FenceSnapshots(std::span<std::byte> region) : region_(region) {}
   void on_writeback(const void*, size_t, persist::Writeback, const std::source_location&) noexcept override {}
-  void on_fence(const std::source_location&) noexcept override { snapshots.emplace_back(region_.begin(), region_.end()); }
+  void on_fence(const std::source_location&) noexcept override {
+    snapshots.emplace_back(region_.begin(), region_.end());
+  }
   std::vector<std::vector<std::byte>> snapshots;
 
  private:

@@ -89,9 +89,7 @@ TEST_P(LogWriter, AppendIterateReopenTruncate) {
       const auto p = payload(i);
       auto lsn = (*log)->append(static_cast<uint32_t>(i % 2), p.data(), p.size());
       ASSERT_TRUE(lsn.ok()) << lsn.status().message();
-      if (!lsns.empty()) {
-        EXPECT_GT(*lsn, lsns.back());
-      }
+      if (!lsns.empty()) { EXPECT_GT(*lsn, lsns.back()); }
       lsns.push_back(*lsn);
     }
     auto entries = (*log)->entries();
@@ -275,7 +273,8 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
         for (uint64_t m = 0; m <= all; ++m) masks.push_back(m);
       } else {
         masks = {0, all};
-        for (size_t b = 0; b < lines.size() && b < 64; ++b) masks.insert(masks.end(), {uint64_t{1} << b, all & ~(uint64_t{1} << b)});
+        for (size_t b = 0; b < lines.size() && b < 64; ++b)
+          masks.insert(masks.end(), {uint64_t{1} << b, all & ~(uint64_t{1} << b)});
         uint64_t seed = size;
         for (int k = 0; k < 32; ++k) masks.push_back(splitmix64(seed) & all);
       }
@@ -289,9 +288,7 @@ TEST_P(LogWriter, RecoveryNeverReturnsATornAppend) {
         auto entries = (*recovered)->entries();
         ASSERT_TRUE(entries.size() == 5 || entries.size() == 6) << entries.size() << " entries";
         for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(same(entries[i], payload(i + 1)));
-        if (entries.size() == 6) {
-          ASSERT_TRUE(same(entries[5], p)) << "a torn entry was returned";
-        }
+        if (entries.size() == 6) { ASSERT_TRUE(same(entries[5], p)) << "a torn entry was returned"; }
         // Recovery leaves a log that appends and recovers again.
         ASSERT_TRUE((*recovered)->append(0, "after", 5).ok());
         auto again = Log::open(crash.span(), adr(), stores());
@@ -378,9 +375,7 @@ TEST_P(LogWriter, ConcurrentLanesAppendWithoutLosingEntries) {
   ASSERT_EQ(entries.size(), 2 * kPerLane);
   std::vector<uint64_t> next(2, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) {
-      EXPECT_LT(entries[i - 1].lsn, entries[i].lsn);
-    }
+    if (i > 0) { EXPECT_LT(entries[i - 1].lsn, entries[i].lsn); }
     uint64_t value;
     ASSERT_EQ(entries[i].payload.size(), sizeof value);
     std::memcpy(&value, entries[i].payload.data(), sizeof value);

@@ -98,7 +98,8 @@ TEST_P(Flusher, FlushesReadBackAndSurviveReopen) {
         ASSERT_TRUE((*store)->read(pid, page).ok());
         EXPECT_EQ(std::memcmp(page.data(), expect[pid].data(), 8192), 0);
         const uint32_t dirty = round % 2 ? 1 + static_cast<uint32_t>(round) : 128;  // few lines, or all
-        for (uint32_t k = 0; k < dirty; ++k) scribble(page, (k * 7 + static_cast<uint32_t>(pid)) % 128, round * 100 + pid);
+        for (uint32_t k = 0; k < dirty; ++k)
+          scribble(page, (k * 7 + static_cast<uint32_t>(pid)) % 128, round * 100 + pid);
         std::memcpy(expect[pid].data(), page.data(), 8192);
         const uint64_t before = (*store)->version(pid);
         ASSERT_TRUE(flusher->flush(*lane, page).ok());
@@ -177,7 +178,8 @@ TEST_P(Flusher, ACrashDuringAFlushLeavesThePageWhole) {
       for (size_t line = 0; line < region.size; line += 64)
         if (std::memcmp(base.data() + line, at_fence.data() + line, 64) != 0) lines.push_back(line);
       // None, all, each line alone, each line missing: the states that split a protocol's steps.
-      std::vector<std::vector<bool>> subsets{std::vector<bool>(lines.size(), false), std::vector<bool>(lines.size(), true)};
+      std::vector<std::vector<bool>> subsets{std::vector<bool>(lines.size(), false),
+                                             std::vector<bool>(lines.size(), true)};
       for (size_t b = 0; b < lines.size(); ++b) {
         subsets.emplace_back(lines.size(), false);
         subsets.back()[b] = true;
@@ -308,15 +310,16 @@ TEST(PageStore, DetectsCorruptedSlotHeaders) {
   EXPECT_NE(s.status().message().find("names page 99"), std::string::npos);
   EXPECT_EQ(PageStore::check(region.span()).code(), Errc::corrupted);
   *header = 0;  // page 0 lost its only slot
-  EXPECT_NE(PageStore::open(region.span(), adr()).status().message().find("page 0 has no valid slot"), std::string::npos);
+  EXPECT_NE(PageStore::open(region.span(), adr()).status().message().find("page 0 has no valid slot"),
+            std::string::npos);
   *header = saved;
   EXPECT_TRUE(PageStore::open(region.span(), adr()).ok());
 }
 
 TEST(FlushCostModel, InterpolatesTheCrossoverPerThreadCount) {
   using S = FlushCostModel::Sample;
-  auto m = FlushCostModel::from_samples({S{1, 1, 1000, 300}, S{1, 16, 1000, 800}, S{1, 32, 1000, 1400},
-                                         S{2, 1, 2000, 700}, S{2, 8, 2000, 2400}});
+  auto m = FlushCostModel::from_samples(
+      {S{1, 1, 1000, 300}, S{1, 16, 1000, 800}, S{1, 32, 1000, 1400}, S{2, 1, 2000, 700}, S{2, 8, 2000, 2400}});
   EXPECT_EQ(m.calibrated_threads(), 2u);
   EXPECT_NEAR(m.crossover(1), 16 + 16 * (200.0 / 600.0), 1e-9);
   EXPECT_NEAR(m.crossover(2), 1 + 7 * (1300.0 / 1700.0), 1e-9);

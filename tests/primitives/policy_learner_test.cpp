@@ -38,8 +38,8 @@ auto fixed_costs(double cow, double ulog) {
 }
 
 TEST(PolicyLearner, BucketsFollowTheCalibrationGrid) {
-  const uint32_t expected[][2] = {{1, 0}, {2, 2}, {3, 3}, {4, 4}, {5, 4}, {6, 5}, {7, 5}, {8, 6}, {11, 6}, {12, 7},
-                                  {16, 8}, {24, 9}, {64, 12}, {1024, 20}};
+  const uint32_t expected[][2] = {{1, 0}, {2, 2},  {3, 3},  {4, 4},  {5, 4},  {6, 5},   {7, 5},
+                                  {8, 6}, {11, 6}, {12, 7}, {16, 8}, {24, 9}, {64, 12}, {1024, 20}};
   for (const auto& [dirty, bucket] : expected) EXPECT_EQ(PolicyLearner::bucket(dirty), bucket) << dirty;
 }
 

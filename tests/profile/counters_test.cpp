@@ -16,16 +16,17 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Counters, EncodesEventTermsIntoTheirFormatFields) {
-  const std::map<std::string, std::string> formats = {{"event", "config:0-7"}, {"umask", "config:8-15"}, {"edge", "config:18"}};
+  const std::map<std::string, std::string> formats = {
+      {"event", "config:0-7"}, {"umask", "config:8-15"}, {"edge", "config:18"}};
   auto c = encode_event("event=0x04,umask=0x03", formats);
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(*c, 0x0304u);
   auto flag = encode_event("event=0xff,edge", formats);
   ASSERT_TRUE(flag);
   EXPECT_EQ(*flag, 0xffu | (1u << 18));
-  EXPECT_FALSE(encode_event("event=0x100", formats));         // does not fit 8 bits
-  EXPECT_FALSE(encode_event("inv=1", formats));               // no format for the term
-  EXPECT_FALSE(encode_event("event=zz", formats));            // not a number
+  EXPECT_FALSE(encode_event("event=0x100", formats));                 // does not fit 8 bits
+  EXPECT_FALSE(encode_event("inv=1", formats));                       // no format for the term
+  EXPECT_FALSE(encode_event("event=zz", formats));                    // not a number
   EXPECT_FALSE(encode_event("event=1", {{"event", "config1:0-7"}}));  // only config is supported
 }
 
@@ -121,9 +122,7 @@ TEST(Counters, AMissingSourceIsReportedAndAddsNoMetric) {
   const auto j = sources.context_json();
   for (const char* key : {"core", "memory_traffic", "pmem_dimms"}) {
     ASSERT_TRUE(j.contains(key)) << key;
-    if (!j[key]["available"].get<bool>()) {
-      EXPECT_FALSE(j[key]["reason"].get<std::string>().empty()) << key;
-    }
+    if (!j[key]["available"].get<bool>()) { EXPECT_FALSE(j[key]["reason"].get<std::string>().empty()) << key; }
   }
   record::RunRecord rec;
   rec.set(record::Metric{"ops", 1000, "count", record::MetricKind::measured, {}});

@@ -43,7 +43,7 @@ TEST(PerfScript, MalformedLinesAreErrorsNamingTheLine) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("line 2"), std::string::npos);
   EXPECT_FALSE(parse_perf_script("\t1234 sym+0x1 (dso)\n"));  // a frame before any header
-  EXPECT_FALSE(parse_perf_script(" 12\n"));                     // header without a period
+  EXPECT_FALSE(parse_perf_script(" 12\n"));                   // header without a period
   auto empty = parse_perf_script("");
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->empty());
@@ -70,7 +70,8 @@ TEST(Fold, StacksStartAtPmlabsCodeAndNameTheDesignsFunctions) {
 }
 
 TEST(Fold, DisplayNamesDropArgumentsAndUnknownSymbolsNameTheirBinary) {
-  EXPECT_EQ(display_name({"_ZNK5pmlab7persist9Persister7copy_ntEPvPKvm", 0, "pmlab"}), "pmlab::persist::Persister::copy_nt");
+  EXPECT_EQ(display_name({"_ZNK5pmlab7persist9Persister7copy_ntEPvPKvm", 0, "pmlab"}),
+            "pmlab::persist::Persister::copy_nt");
   EXPECT_EQ(display_name({"[unknown]", 0, "/usr/lib/libstdc++.so.6"}), "[libstdc++.so.6]");
   EXPECT_EQ(display_name({"memcpy", 0, "libc.so.6"}), "memcpy");
   EXPECT_EQ(display_name({"[unknown]", 0, "[unknown]"}), "[unknown]");
@@ -125,8 +126,11 @@ TEST(Breakdown, NamePatterns) {
   EXPECT_EQ(classify_name("pmlab::bench::ThreadState::measure"), Activity::other);
   EXPECT_EQ(classify_name("memcpy"), Activity::other);
   // A callee inherits nothing by name: the innermost matching frame decides.
-  Sample s{1, 10, {{"memcpy", 0, "libc"}, {"_ZN5pmlab10primitives3log10ClassicLog6appendEv", 0, "pmlab"},
-                   {"_ZN5pmlab4tree8SkipList4findEv", 0, "pmlab"}}};
+  Sample s{1,
+           10,
+           {{"memcpy", 0, "libc"},
+            {"_ZN5pmlab10primitives3log10ClassicLog6appendEv", 0, "pmlab"},
+            {"_ZN5pmlab4tree8SkipList4findEv", 0, "pmlab"}}};
   EXPECT_EQ(classify(s, PersistSites{}), Activity::logging);
 }
 
@@ -187,7 +191,8 @@ TEST(NoPerf, RunnerRecordsTheReasonAndEveryRunIsOk) {
   std::ifstream in(summary->results_path);
   auto doc = nlohmann::json::parse(in);
   EXPECT_EQ(doc["context"]["profile"]["available"], false);
-  for (const auto& run : doc["runs"]) EXPECT_NE(run["notes"]["profile_missing"].get<std::string>().find("perf not found"), std::string::npos);
+  for (const auto& run : doc["runs"])
+    EXPECT_NE(run["notes"]["profile_missing"].get<std::string>().find("perf not found"), std::string::npos);
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ class Memory {
  public:
   Memory(uint64_t heap_bytes, int slots, uint64_t slot_bytes, Durability d = Durability::adr, bool logging = true)
       : heap_(heap_bytes / 8 + 8), log_(static_cast<uint64_t>(slots) * slot_bytes / 8 + 8) {
-    const persist::Config base{persist::Domain::adr, persist::best_line_flush(platform::CpuFeatures::host()), false, false};
+    const persist::Config base{persist::Domain::adr, persist::best_line_flush(platform::CpuFeatures::host()), false,
+                               false};
     log_p_ = std::make_unique<persist::Persister>(persist::Persister::create(log_config(d, base)).value());
     data_p_ = std::make_unique<persist::Persister>(persist::Persister::create(data_config(d, base)).value());
     regions_.heap = align(heap_.data());
@@ -462,23 +463,20 @@ void structure_matches_a_map(P& ptm, workloads::PtmStructure<P, S>& on, std::map
             break;
           case 2:
             EXPECT_EQ(s.read(key, 0, out.data()), model.contains(key));
-            if (model.contains(key)) {
-              EXPECT_EQ(out, struct_value(key, model[key]));
-            }
+            if (model.contains(key)) { EXPECT_EQ(out, struct_value(key, model[key])); }
             break;
           case 3: {
             const uint32_t n = 1 + static_cast<uint32_t>(rng.below(6));
             const uint32_t seen = s.scan(key, 0, n, out.data());
             EXPECT_LE(seen, n);
             if (kOrdered) {
-              EXPECT_EQ(seen, std::min<uint64_t>(n, static_cast<uint64_t>(std::distance(model.lower_bound(key), model.end()))));
+              EXPECT_EQ(seen, std::min<uint64_t>(
+                                  n, static_cast<uint64_t>(std::distance(model.lower_bound(key), model.end()))));
             }
             break;
           }
           default:
-            if constexpr (ds::Removable<Structure>) {
-              EXPECT_EQ(s.remove(key, 0), model.erase(key) == 1);
-            }
+            if constexpr (ds::Removable<Structure>) { EXPECT_EQ(s.remove(key, 0), model.erase(key) == 1); }
         }
       }
     });

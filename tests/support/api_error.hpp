@@ -11,9 +11,7 @@ namespace pmlab::testing {
 inline int code_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const pmlab::Error& e) {
-    return e.code();
-  }
+  } catch (const pmlab::Error& e) { return e.code(); }
   return PMLAB_OK;
 }
 

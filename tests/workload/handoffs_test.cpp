@@ -41,8 +41,9 @@ TEST(RecordHandoffs, ReadersShareWithoutHandOffs) {
 }
 
 TEST(RecordHandoffs, WritersOfDisjointRecordsHandNothingOff) {
-  EXPECT_EQ(record_handoffs_per_op({{update_of(1), update_of(1), read_of(1)}, {update_of(2), read_of(2), update_of(2)}}),
-            0.0);
+  EXPECT_EQ(
+      record_handoffs_per_op({{update_of(1), update_of(1), read_of(1)}, {update_of(2), read_of(2), update_of(2)}}),
+      0.0);
 }
 
 TEST(RecordHandoffs, CountsEachTransferOfAWrittenRecord) {
@@ -52,8 +53,9 @@ TEST(RecordHandoffs, CountsEachTransferOfAWrittenRecord) {
   EXPECT_EQ(record_handoffs_per_op({{read_of(3), update_of(3), update_of(3)}, {read_of(3), read_of(4), read_of(4)}}),
             1.0 / 6.0);
   // A read-modify-write counts once, as a write.
-  EXPECT_EQ(record_handoffs_per_op({{Op{OpType::read_modify_write, 0, 5, 5}}, {Op{OpType::read_modify_write, 0, 5, 5}}}),
-            1.0 / 2.0);
+  EXPECT_EQ(
+      record_handoffs_per_op({{Op{OpType::read_modify_write, 0, 5, 5}}, {Op{OpType::read_modify_write, 0, 5, 5}}}),
+      1.0 / 2.0);
 }
 
 TEST(RecordHandoffs, MatchesTheSteadyStateOfUniformAccess) {

@@ -81,7 +81,10 @@ TEST(YcsbJavaReference, MixAndHotSetSharesMatchJavaYcsb) {
     }
     for (size_t k = 0; k < 5; ++k) EXPECT_NEAR(mix[k], ref.mix[k], 0.005) << "operation " << k;
     for (size_t k = 0; k < 3; ++k)
-      EXPECT_NEAR(shares[k], ref.shares[k], 0.02 * ref.shares[k] + 0.0005) << "top " << (k == 0 ? 1 : k == 1 ? 1000 : 10000);
+      EXPECT_NEAR(shares[k], ref.shares[k], 0.02 * ref.shares[k] + 0.0005) << "top "
+                                                                           << (k == 0   ? 1
+                                                                               : k == 1 ? 1000
+                                                                                        : 10000);
   }
 }
 

@@ -31,9 +31,7 @@ int tx_call(pmlab_tx* tx, F&& f) noexcept {
   } catch (const ptm::Abandoned&) {
     tx->doomed = true;
     return PMLAB_E_RETRY;
-  } catch (...) {
-    return fail_current_exception();
-  }
+  } catch (...) { return fail_current_exception(); }
 }
 
 }  // namespace pmlab::api

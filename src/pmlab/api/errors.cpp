@@ -41,13 +41,9 @@ void raise(int code, const std::string& message) { throw Error(code, message); }
 int fail_current_exception() noexcept {
   try {
     throw;
-  } catch (const Error& e) {
-    return fail(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
+  } catch (const Error& e) { return fail(e.code(), e.what()); } catch (const std::bad_alloc&) {
     return fail(PMLAB_E_FAILED, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(PMLAB_E_FAILED, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { return fail(PMLAB_E_FAILED, e.what()); } catch (...) {
     return fail(PMLAB_E_FAILED, "unknown exception");
   }
 }
@@ -62,8 +58,7 @@ const char* pmlab_strerror(int status) {
   if (status == PMLAB_E_RETRY) return "retry the transaction";
   switch (static_cast<pmlab::Errc>(-status)) {
 #define PMLAB_X(code, exit_code, summary) \
-  case pmlab::Errc::code:                 \
-    return summary;
+  case pmlab::Errc::code: return summary;
     PMLAB_ERROR_CODES(PMLAB_X)
 #undef PMLAB_X
   }

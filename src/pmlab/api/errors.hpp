@@ -26,9 +26,7 @@ int guarded(F&& f) noexcept {
   try {
     f();
     return 0;
-  } catch (...) {
-    return fail_current_exception();
-  }
+  } catch (...) { return fail_current_exception(); }
 }
 
 }  // namespace pmlab::api

@@ -182,9 +182,7 @@ Status status_of(F&& recover) {
   try {
     recover();
     return Status::success();
-  } catch (const Error& e) {
-    return error(Errc::corrupted, e.what());
-  }
+  } catch (const Error& e) { return error(Errc::corrupted, e.what()); }
 }
 
 // `pmlab pool check` reads without changing: the root that recovery would trust (the nodes and slots are
@@ -197,13 +195,14 @@ Status status_of(F&& recover) {
        const uint64_t design = lockfree::list_layout::root_of(p.data()).design;
        return lockfree::list_layout::check_root(p.data(), p.data_size(), design, "lock-free set");
      }});
-[[maybe_unused]] const bool ring_layout_registered = pool::LayoutRegistry::instance().add(
-    {kRingLayout, 1, "lock-free persistent MPMC ring (pmlab::Ring: tx or txfree)",
-     [](pool::Pool& p) { return status_of([&] { (void)recovered_ring(p); }); },
-     [](const pool::Pool& p) -> Status {
-       return lockfree::RingBuffer::design_of(p.data(), p.data_size()) ? Status::success()
-                                                                        : error(Errc::corrupted, "the root names no ring");
-     }});
+[[maybe_unused]] const bool ring_layout_registered =
+    pool::LayoutRegistry::instance().add({kRingLayout, 1, "lock-free persistent MPMC ring (pmlab::Ring: tx or txfree)",
+                                          [](pool::Pool& p) { return status_of([&] { (void)recovered_ring(p); }); },
+                                          [](const pool::Pool& p) -> Status {
+                                            return lockfree::RingBuffer::design_of(p.data(), p.data_size())
+                                                       ? Status::success()
+                                                       : error(Errc::corrupted, "the root names no ring");
+                                          }});
 
 }  // namespace
 
@@ -321,16 +320,15 @@ Ring Ring::create(const std::string& path, const RingOptions& options) {
   auto impl = std::make_unique<Impl>();
   const uint64_t data =
       lockfree::RingBuffer::bytes_needed(options.capacity, options.record_bytes, static_cast<int>(options.threads));
-  impl->pool = new_pool(path, data, kRingLayout, lockfree::claimed_domains(design), lockfree::to_string(design),
-                        [&](pool::Pool& p) {
-                          impl->ring = std::make_unique<lockfree::RingBuffer>(design, p.data(), p.data_size(),
-                                                                              p.persister());
-                          lockfree::RingOptions o;
-                          o.max_threads = static_cast<int>(options.threads);
-                          const Status st = impl->ring->format(options.capacity, options.record_bytes, o);
-                          if (!st.ok()) impl->ring.reset();
-                          return st;
-                        });
+  impl->pool = new_pool(
+      path, data, kRingLayout, lockfree::claimed_domains(design), lockfree::to_string(design), [&](pool::Pool& p) {
+        impl->ring = std::make_unique<lockfree::RingBuffer>(design, p.data(), p.data_size(), p.persister());
+        lockfree::RingOptions o;
+        o.max_threads = static_cast<int>(options.threads);
+        const Status st = impl->ring->format(options.capacity, options.record_bytes, o);
+        if (!st.ok()) impl->ring.reset();
+        return st;
+      });
   return Ring(std::move(impl));
 }
 

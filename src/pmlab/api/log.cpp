@@ -156,9 +156,7 @@ int pmlab_log_foreach(const pmlab_log* log, pmlab_log_visit_fn visit, void* arg)
       if (const int rc = visit(e.lsn, e.lane, e.data, e.size, arg); rc != 0) throw VisitStopped{rc};
     });
     return PMLAB_OK;
-  } catch (const VisitStopped& stopped) {
-    return stopped.rc;
-  } catch (...) {
+  } catch (const VisitStopped& stopped) { return stopped.rc; } catch (...) {
     return pmlab::api::fail_current_exception();
   }
 }

@@ -145,8 +145,8 @@ void validate(const MapOptions& o) {
   if (o.key_bytes < 1 || o.key_bytes > 8)
     raise(PMLAB_E_INVALID_ARGUMENT, "map keys must be 1..8 bytes, not " + std::to_string(o.key_bytes));
   if (o.value_bytes < 1 || o.value_bytes > kMaxValueBytes)
-    raise(PMLAB_E_INVALID_ARGUMENT, "map values must be 1.." + std::to_string(kMaxValueBytes) + " bytes, not " +
-                                        std::to_string(o.value_bytes));
+    raise(PMLAB_E_INVALID_ARGUMENT,
+          "map values must be 1.." + std::to_string(kMaxValueBytes) + " bytes, not " + std::to_string(o.value_bytes));
   if (o.kind == MapKind::hashtable && (o.capacity == 0 || o.capacity > (uint64_t{1} << 40)))
     raise(PMLAB_E_INVALID_ARGUMENT, "a hashtable map's capacity must be 1..2^40 keys");
 }
@@ -210,8 +210,8 @@ struct Map::Impl {
     } catch (const Error& e) {
       raise(PMLAB_E_CORRUPTED, std::string("a map descriptor that does not validate: ") + e.what());
     }
-    impl->structure = structure_for(tx.kind_, o.kind, static_cast<ptm::Heap*>(tx.heap_)->base(),
-                                    descriptor + kHeader, heap_bytes, structure_options(o));
+    impl->structure = structure_for(tx.kind_, o.kind, static_cast<ptm::Heap*>(tx.heap_)->base(), descriptor + kHeader,
+                                    heap_bytes, structure_options(o));
     return impl;
   }
 };
@@ -421,9 +421,7 @@ int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t 
         if (r != 0) throw StopScan{r};
       });
       if (visited != nullptr) *visited = n;
-    } catch (const StopScan& s) {
-      stopped = s.rc;
-    }
+    } catch (const StopScan& s) { stopped = s.rc; }
     return true;
   });
   return rc != PMLAB_OK ? rc : stopped;

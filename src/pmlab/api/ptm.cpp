@@ -147,13 +147,10 @@ bool Ptm::run_on(Impl& impl, int slot, void (*body)(void*, Transaction&), void* 
             body(state, t);
           });
           break;
-        } catch (const ptm::Abandoned&) {
-        }
+        } catch (const ptm::Abandoned&) {}
       }
     }
-  } catch (const UserAbort&) {
-    return false;
-  }
+  } catch (const UserAbort&) { return false; }
   return true;
 }
 
@@ -241,8 +238,8 @@ uint64_t Transaction::alloc(uint64_t size) {
           "cannot allocate " + std::to_string(size) + " bytes in a " + std::to_string(heap_bytes_) + "-byte heap");
   const uint64_t off = with_tx(kind_, tx_, [&](auto& tx) { return tx.alloc(size); });
   if (off == 0)
-    raise(PMLAB_E_POOL_FULL, "the " + std::to_string(heap_bytes_) + "-byte heap has no free block of " +
-                                 std::to_string(size) + " bytes");
+    raise(PMLAB_E_POOL_FULL,
+          "the " + std::to_string(heap_bytes_) + "-byte heap has no free block of " + std::to_string(size) + " bytes");
   return off;
 }
 
@@ -329,8 +326,7 @@ int pmlab_session_open(pmlab_ptm* ptm, pmlab_session** session) {
 }
 
 int pmlab_session_run(pmlab_session* session, pmlab_tx_fn body, void* arg) {
-  if (session == nullptr || body == nullptr)
-    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null session or body");
+  if (session == nullptr || body == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null session or body");
   return run_c_body([&](auto&& b) { return session->session.run(b); }, body, arg);
 }
 

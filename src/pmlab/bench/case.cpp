@@ -17,7 +17,9 @@ Registry& Registry::instance() {
   return registry;
 }
 
-void Registry::add_suite(std::string name, std::string summary) { suites_.emplace_back(std::move(name), std::move(summary)); }
+void Registry::add_suite(std::string name, std::string summary) {
+  suites_.emplace_back(std::move(name), std::move(summary));
+}
 
 void Registry::add(CaseDef def) { cases_.push_back(std::move(def)); }
 
@@ -97,9 +99,11 @@ void RunContext::metric(std::string name, double value, std::string unit, Metric
   record_.set(Metric{std::move(name), value, std::move(unit), kind, std::move(origin)});
 }
 
-void RunContext::timed_metric(std::string name, double ns, uint64_t ops_per_sample, MetricKind kind, std::string origin) {
+void RunContext::timed_metric(std::string name, double ns, uint64_t ops_per_sample, MetricKind kind,
+                              std::string origin) {
   Metric m{std::move(name), ns, "ns", kind, std::move(origin)};
-  const double floor_ns = 3.0 * platform::Clock::get().resolution_ns() / static_cast<double>(std::max<uint64_t>(ops_per_sample, 1));
+  const double floor_ns =
+      3.0 * platform::Clock::get().resolution_ns() / static_cast<double>(std::max<uint64_t>(ops_per_sample, 1));
   m.at_timer_floor = std::isfinite(ns) && ns < floor_ns;
   record_.set(std::move(m));
 }

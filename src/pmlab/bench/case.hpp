@@ -59,7 +59,8 @@ struct CaseDef {
 // computed only from measured numbers is itself measured.
 struct SuiteSummary {
   std::string suite;
-  std::function<std::vector<RunRecord>(const std::vector<RunRecord>& runs, const nlohmann::ordered_json& context)> derive;
+  std::function<std::vector<RunRecord>(const std::vector<RunRecord>& runs, const nlohmann::ordered_json& context)>
+      derive;
   // The derived cases it writes (case name, one line), for `pmlab list`.
   std::vector<std::pair<std::string, std::string>> cases = {};
 };
@@ -102,16 +103,16 @@ ParamSpec flush(std::vector<std::string> defaults = {"auto"}, std::vector<std::s
 ParamSpec threads(std::vector<std::string> defaults = {"1"}, std::vector<std::string> quick = {});
 ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
                int64_t min, int64_t max);
-ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices,
-                 std::vector<std::string> defaults, std::vector<std::string> quick = {});
+ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices, std::vector<std::string> defaults,
+                 std::vector<std::string> quick = {});
 }  // namespace std_params
 
 // How long each thread measures.
 struct RunControl {
-  double duration_s = 0.5;     // fixed-duration runs
-  uint64_t ops = 0;            // fixed-ops runs when non-zero (per thread)
-  double warmup_s = 0.05;      // untimed, before the start barrier
-  bool per_op_timing = true;   // latency histogram; otherwise only the whole loop is timed
+  double duration_s = 0.5;    // fixed-duration runs
+  uint64_t ops = 0;           // fixed-ops runs when non-zero (per thread)
+  double warmup_s = 0.05;     // untimed, before the start barrier
+  bool per_op_timing = true;  // latency histogram; otherwise only the whole loop is timed
 };
 
 // One worker thread's view: its index, and the measured loop.
@@ -250,7 +251,6 @@ class ThreadState {
     sample_every_ = std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(cost / 0.01)), 1, most);
   }
 
-
   int index_;
   int count_;
   const RunControl& control_;
@@ -269,10 +269,16 @@ class ThreadState {
 class RunContext {
  public:
   RunContext(const CaseDef& def, const Params& params, RunRecord& record, media::Region region,
-             const persist::Persister& persister, RunControl control, int threads, std::vector<int> cpus,
-             bool quick)
-      : def_(def), params_(params), record_(record), region_(region), persister_(persister),
-        control_(control), threads_(threads), cpus_(std::move(cpus)), quick_(quick) {}
+             const persist::Persister& persister, RunControl control, int threads, std::vector<int> cpus, bool quick)
+      : def_(def),
+        params_(params),
+        record_(record),
+        region_(region),
+        persister_(persister),
+        control_(control),
+        threads_(threads),
+        cpus_(std::move(cpus)),
+        quick_(quick) {}
 
   const Params& params() const noexcept { return params_; }
   const media::Region& region() const noexcept { return region_; }

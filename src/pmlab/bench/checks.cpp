@@ -85,11 +85,13 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
       out.push_back(entry(def, CheckVerdict::violated, std::move(g.runs), std::move(detail), g.explained));
     }
     if (ok > 0)
-      out.push_back(entry(def, CheckVerdict::ok, std::move(ok_runs), std::to_string(ok) + " comparison" + (ok > 1 ? "s" : "") + " within bounds"));
+      out.push_back(entry(def, CheckVerdict::ok, std::move(ok_runs),
+                          std::to_string(ok) + " comparison" + (ok > 1 ? "s" : "") + " within bounds"));
     if (!skipped_details.empty()) {
       std::string detail;
       for (size_t i = 0; i < skipped_details.size() && i < kQuoted; ++i) detail += (i ? "; " : "") + skipped_details[i];
-      if (skipped_details.size() > kQuoted) detail += "; and " + std::to_string(skipped_details.size() - kQuoted) + " more";
+      if (skipped_details.size() > kQuoted)
+        detail += "; and " + std::to_string(skipped_details.size() - kQuoted) + " more";
       out.push_back(entry(def, CheckVerdict::not_applicable, std::move(skipped_runs), std::move(detail)));
     }
     if (findings.empty())
@@ -210,8 +212,8 @@ std::string scaling_exclusions(const Scaling& s) {
 
 void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const record::RunRecord& many, int64_t threads,
                       const std::string& source, const std::optional<ScalingTarget>& target) {
-  row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (" + source + ")" +
-                                        scaling_exclusions(scaling));
+  row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (" + source +
+                                        ")" + scaling_exclusions(scaling));
   if (target) row.set(record::Metric{"scaling_target", target->threshold, "ratio", record::MetricKind::measured, {}});
   if (!scaling.ratio) return;
   row.set(*scaling.ratio);

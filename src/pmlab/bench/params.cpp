@@ -59,11 +59,10 @@ Result<nlohmann::ordered_json> ParamSpec::parse(const std::string& text) const {
         size_t used = 0;
         double v = std::stod(text, &used);
         if (used != text.size()) return bad("not a number");
-        if (v < static_cast<double>(min) || v > static_cast<double>(max)) return bad("must be within " + describe_values());
+        if (v < static_cast<double>(min) || v > static_cast<double>(max))
+          return bad("must be within " + describe_values());
         return nlohmann::ordered_json(v);
-      } catch (const std::exception&) {
-        return bad("not a number");
-      }
+      } catch (const std::exception&) { return bad("not a number"); }
     }
     case ParamType::boolean:
       if (text == "true" || text == "1" || text == "on") return nlohmann::ordered_json(true);
@@ -79,7 +78,8 @@ Result<nlohmann::ordered_json> ParamSpec::parse(const std::string& text) const {
       return nlohmann::ordered_json(text);
     case ParamType::medium: {
       auto medium = media::parse_medium(text);
-      if (!medium) return bad(text.rfind("numa", 0) == 0 ? medium.status().message() : "must be one of " + describe_values());
+      if (!medium)
+        return bad(text.rfind("numa", 0) == 0 ? medium.status().message() : "must be one of " + describe_values());
       if (std::find(choices.begin(), choices.end(), media::to_string(medium->kind)) == choices.end())
         return bad("must be one of " + describe_values());
       if (medium->kind == media::Kind::numa) {
@@ -110,17 +110,20 @@ std::string ParamSpec::describe_values() const {
     }
     case ParamType::medium: {
       std::string out;
-      for (const auto& c : choices) out += (out.empty() ? "" : "|") + (c == "numa" ? std::string("numa:N|") + kAllNodes : c);
+      for (const auto& c : choices)
+        out += (out.empty() ? "" : "|") + (c == "numa" ? std::string("numa:N|") + kAllNodes : c);
       return out + (std::find(choices.begin(), choices.end(), "numa") != choices.end()
                         ? " (" + describe_nodes(memory_nodes()) + ")"
                         : "");
     }
     case ParamType::boolean: return "true|false";
     case ParamType::text: return "text";
-    case ParamType::size: return format_size(static_cast<uint64_t>(std::max<int64_t>(min, 0))) + ".." +
-                                 (max == INT64_MAX ? std::string("") : format_size(static_cast<uint64_t>(max)));
-    default: return (min == INT64_MIN ? std::string("") : std::to_string(min)) + ".." +
-                    (max == INT64_MAX ? std::string("") : std::to_string(max));
+    case ParamType::size:
+      return format_size(static_cast<uint64_t>(std::max<int64_t>(min, 0))) + ".." +
+             (max == INT64_MAX ? std::string("") : format_size(static_cast<uint64_t>(max)));
+    default:
+      return (min == INT64_MIN ? std::string("") : std::to_string(min)) + ".." +
+             (max == INT64_MAX ? std::string("") : std::to_string(max));
   }
 }
 

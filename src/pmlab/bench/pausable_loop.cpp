@@ -8,9 +8,7 @@ void Maintenance::finish_locked() {
   // A failing truncation must still wake the waiters, or they would wait forever; each rethrows it.
   try {
     work_();
-  } catch (...) {
-    failure_ = std::current_exception();
-  }
+  } catch (...) { failure_ = std::current_exception(); }
   requested_.store(false, std::memory_order_release);
   paused_ = 0;
   ++generation_;

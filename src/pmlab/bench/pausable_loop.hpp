@@ -56,9 +56,9 @@ class Maintenance {
 };
 
 struct LoopResult {
-  Histogram histogram;           // ticks per operation, timer cost subtracted
+  Histogram histogram;  // ticks per operation, timer cost subtracted
   uint64_t ops = 0;
-  uint64_t active_ticks = 0;     // timed, without the pauses
+  uint64_t active_ticks = 0;  // timed, without the pauses
   uint64_t paused_ticks = 0;
   uint64_t pauses = 0;
   persist::Counters counters{};  // of the timed operations only

@@ -14,9 +14,9 @@ namespace {
 
 // PMEM_IS_PMEM_FORCE is left out on purpose: pmlab sets it once, before the first PMDK peer, for the rest
 // of the process (pmdk/environment.hpp), so its one change is intended.
-constexpr const char* kWatched[] = {"PMEM_NO_FLUSH",       "PMEM_NO_MOVNT",   "PMEM_MOVNT_THRESHOLD", "PMEM_NO_CLWB",
-                                    "PMEM_NO_CLFLUSHOPT", "PMEM_NO_GENERIC_MEMCPY", "PMLAB_FORCE_DOMAIN",
-                                    "PMLAB_FORCE_FLUSH"};
+constexpr const char* kWatched[] = {"PMEM_NO_FLUSH",      "PMEM_NO_MOVNT",      "PMEM_MOVNT_THRESHOLD",
+                                    "PMEM_NO_CLWB",       "PMEM_NO_CLFLUSHOPT", "PMEM_NO_GENERIC_MEMCPY",
+                                    "PMLAB_FORCE_DOMAIN", "PMLAB_FORCE_FLUSH"};
 
 std::string describe_environment() {
   std::string out;

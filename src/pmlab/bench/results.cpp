@@ -33,7 +33,8 @@ std::string run_hash(const std::string& run_name, uint64_t context_hash) {
 Status check_out_dir(const fs::path& out, bool force) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return Status::success();
-  if (!fs::is_directory(out, ec)) return error(Errc::not_a_file, "--out " + out.string() + " exists and is not a directory");
+  if (!fs::is_directory(out, ec))
+    return error(Errc::not_a_file, "--out " + out.string() + " exists and is not a directory");
   for (const char* name : {"results.json", "report.html"}) {
     if (!force && fs::exists(out / name, ec))
       return error(Errc::already_exists, "--out " + out.string() + " already holds " + name +

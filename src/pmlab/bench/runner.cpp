@@ -57,9 +57,7 @@ struct PlannedRun {
   std::string name;
 };
 
-bool uses_pool(const PlannedRun& r) {
-  return r.params.has("medium") && r.params.text("medium") == "pool";
-}
+bool uses_pool(const PlannedRun& r) { return r.params.has("medium") && r.params.text("medium") == "pool"; }
 
 uint64_t region_bytes(const PlannedRun& r) { return r.def->region_bytes ? r.def->region_bytes(r.params) : 0; }
 
@@ -84,7 +82,8 @@ nlohmann::ordered_json reference_data_context() {
     missing.push_back({{"file", problem.file}, {"reason", problem.reason}});
     std::fprintf(stderr, "%s\n",
                  printable("pmlab: warning: published data " + problem.file + " " + problem.reason + " in " +
-                           model::reference_dir() + ": the published comparisons that need it are left out "
+                           model::reference_dir() +
+                           ": the published comparisons that need it are left out "
                            "(PMLAB_REFERENCE_DIR names another directory; see data/reference/README.md)")
                      .c_str());
   }
@@ -153,8 +152,8 @@ Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool q
 }
 
 // The physical pages behind an emulated pool differ in speed (docs/ds.md, Threads), and which pages a
-// region gets is an accident of the kernel's free lists when the pool was made. Moving the repetitions through the pool samples that accident instead of
-// repeating one draw of it.
+// region gets is an accident of the kernel's free lists when the pool was made. Moving the repetitions through the pool
+// samples that accident instead of repeating one draw of it.
 uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass) {
   if (bytes >= data_size) return 0;
   const uint64_t slots = (data_size - bytes) / kPlacementStep + 1;
@@ -166,12 +165,14 @@ namespace {
 // Every --set names a parameter of some selected case (a typo must not silently run defaults), the filter
 // is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
 // lacks would skip every run and "succeed"), and the run control is positive.
-Result<std::optional<std::regex>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected) {
+Result<std::optional<std::regex>> check_options(const RunOptions& options,
+                                                const std::vector<const CaseDef*>& selected) {
   for (const auto& [name, values] : options.overrides) {
     bool known = false;
     for (const CaseDef* c : selected)
       for (const auto& spec : c->params) known = known || spec.name == name;
-    if (!known) return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
+    if (!known)
+      return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
   }
   std::optional<std::regex> filter;
   if (!options.filter.empty()) {
@@ -191,10 +192,12 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options, const
         return error(s.code(), "--set flush=" + value + ": " + s.message());
     }
   }
-  if (options.duration_s && *options.duration_s <= 0) return error(Errc::invalid_argument, "--duration must be positive");
+  if (options.duration_s && *options.duration_s <= 0)
+    return error(Errc::invalid_argument, "--duration must be positive");
   if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
   if (options.stability && options.repetitions)
-    return error(Errc::invalid_argument, "--stability runs every point once after each suite: --repetitions does not apply");
+    return error(Errc::invalid_argument,
+                 "--stability runs every point once after each suite: --repetitions does not apply");
   return filter;
 }
 
@@ -205,9 +208,8 @@ class BenchPool {
   Status open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
     path_ = options.pool_path.empty() ? pool::scratch_pool_path(scratch_base_directory()) : options.pool_path;
     // The cases put their side pools beside the run's pool: a killed run's are swept wherever that was.
-    pool::sweep_scratch_pools(fs::path(path_).parent_path(), [](const std::string& line) {
-      std::fprintf(stderr, "%s\n", printable(line).c_str());
-    });
+    pool::sweep_scratch_pools(fs::path(path_).parent_path(),
+                              [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
     if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
     std::error_code ec;
     if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {
@@ -219,7 +221,8 @@ class BenchPool {
       media::prefault_for_writing(pool_->data(), pool_->data_size());
       return Status::success();
     }
-    const uint64_t size = options.pool_size ? options.pool_size : pool_bytes_for(plan, options.quick, options.repetitions);
+    const uint64_t size =
+        options.pool_size ? options.pool_size : pool_bytes_for(plan, options.quick, options.repetitions);
     // A pool made at a path the user named is theirs to keep; the default scratch pool goes with the run.
     remove_ = options.pool_path.empty() && !options.keep_pool;
     if (remove_) StopSignals::set_file_to_remove(path_);
@@ -311,10 +314,14 @@ nlohmann::ordered_json run_context(const RunOptions& options, const std::string&
   ctx["repetitions"] = options.repetitions ? J{{"every_case", *options.repetitions}}
                        : options.quick     ? J{{"target_and_peer_cases", 3}, {"other_cases", 1}}
                                            : J{{"every_case", 5}};
-  J shaping = {{"cpu", ctx["cpu"]["model"]}, {"kernel", ctx["kernel"]},
+  J shaping = {{"cpu", ctx["cpu"]["model"]},
+               {"kernel", ctx["kernel"]},
                {"pool", ctx["pool"].is_null() ? "" : ctx["pool"]["medium"].get<std::string>()},
-               {"domain", ctx["durability_domain"]}, {"flush", ctx["flush_instruction"]},
-               {"control", ctx["run_control"]}, {"version", kPmlabVersion}, {"git", ctx["git_revision"]}};
+               {"domain", ctx["durability_domain"]},
+               {"flush", ctx["flush_instruction"]},
+               {"control", ctx["run_control"]},
+               {"version", kPmlabVersion},
+               {"git", ctx["git_revision"]}};
   if (devices.active()) shaping["model"] = ctx["model"];
   *hash = context_hash(shaping);
   ctx["config_hash"] = hex64(*hash);
@@ -425,7 +432,8 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   if (const media::Medium m = medium_of(r); m.kind == media::Kind::numa) {
     std::unique_ptr<media::NodeBuffer>& buffer = ex.node_buffers[m.node];
     if (!buffer) buffer = std::make_unique<media::NodeBuffer>(m.node);
-    if (Status s = buffer->reserve(bytes); !s) throw RunAbort{RunStatus::error, "medium numa:" + std::to_string(m.node) + ": " + s.message()};
+    if (Status s = buffer->reserve(bytes); !s)
+      throw RunAbort{RunStatus::error, "medium numa:" + std::to_string(m.node) + ": " + s.message()};
     media::Region region = buffer->region();
     region.size = bytes;
     return region;
@@ -438,12 +446,14 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   }
   const pool::Pool& p = *ex.bench_pool.get();
   if (p.data_size() < bytes)
-    throw RunAbort{RunStatus::error,
-                   "needs " + format_size(bytes) + " of pool, " + p.path() + " has " + format_size(p.data_size()) +
-                       (ex.bench_pool.created() ? std::string(" (use a larger --pool-size)")
-                                                : " (--pool-size applies only to a pool pmlab creates: make a larger "
-                                                  "one with pmlab pool create PATH --size " +
-                                                      format_size(pool_bytes_for(ex.runs, ex.options.quick, ex.options.repetitions)) + ")")};
+    throw RunAbort{
+        RunStatus::error,
+        "needs " + format_size(bytes) + " of pool, " + p.path() + " has " + format_size(p.data_size()) +
+            (ex.bench_pool.created()
+                 ? std::string(" (use a larger --pool-size)")
+                 : " (--pool-size applies only to a pool pmlab creates: make a larger "
+                   "one with pmlab pool create PATH --size " +
+                       format_size(pool_bytes_for(ex.runs, ex.options.quick, ex.options.repetitions)) + ")")};
   return {p.data() + placement_offset(p.data_size(), bytes, pass), bytes, media::Kind::pool};
 }
 
@@ -684,8 +694,19 @@ Result<RunSummary> run(const RunOptions& options) {
   nlohmann::ordered_json& ctx = results.context();
 
   // Execute.
-  Execution ex{options, *devices, *defaults, control, bench_pool, runs, hash, platform::allowed_cpus(),
-               platform::read_memory_topology(), {}, {}, nullptr, {}};
+  Execution ex{options,
+               *devices,
+               *defaults,
+               control,
+               bench_pool,
+               runs,
+               hash,
+               platform::allowed_cpus(),
+               platform::read_memory_topology(),
+               {},
+               {},
+               nullptr,
+               {}};
   if (options.cpu_node) {
     if (allowed_cpus_on(ex, *options.cpu_node).empty())
       return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*options.cpu_node) + ": node " +
@@ -709,12 +730,14 @@ Result<RunSummary> run(const RunOptions& options) {
   size_t executions = 0;
   if (options.stability) {
     samples = stability_points(*defaults);
-    if (samples.empty()) return error(Errc::invalid_argument, "--stability: no sample point is registered for this build");
+    if (samples.empty())
+      return error(Errc::invalid_argument, "--stability: no sample point is registered for this build");
     std::set<std::string> suites;
     for (const PlannedRun& r : runs) suites.insert(r.def->suite);
     executions = runs.size() + samples.size() * (kStabilityAloneRepetitions + suites.size());
   } else {
-    for (const PlannedRun& r : runs) wanted.push_back(repetitions_for(*r.def, r.params, options.quick, options.repetitions));
+    for (const PlannedRun& r : runs)
+      wanted.push_back(repetitions_for(*r.def, r.params, options.quick, options.repetitions));
     executions = static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0));
   }
   Progress progress(executions, options.progress);
@@ -739,7 +762,10 @@ Result<RunSummary> run(const RunOptions& options) {
   // Record.
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   if (redundant > 0)
-    skipped.push_back({{"name", "sweep"}, {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a domain that issues none) and were left out"}});
+    skipped.push_back(
+        {{"name", "sweep"},
+         {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a "
+                                                "domain that issues none) and were left out"}});
   ctx["skipped"] = skipped;
   ctx["reference_data"] = reference_data_context();
   summary.stop_signal = stop_signal();

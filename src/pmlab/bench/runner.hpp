@@ -18,22 +18,22 @@ struct RunOptions {
   std::string filter;                  // regular expression on run names
   Overrides overrides;                 // --set name=v1,v2
   bool quick = false;
-  std::optional<double> duration_s;    // per run; default 0.5 s (0.05 s with --quick)
-  std::optional<uint64_t> ops;         // fixed operations per thread instead of a duration
-  std::optional<int> repetitions;      // every point this often; default: bench::repetitions_for
-  bool stability = false;              // --stability: sample points alone and after each suite (bench/stability.hpp)
-  std::string pool_path;               // empty: a fresh pool under /dev/shm, removed afterwards
-  uint64_t pool_size = 0;              // 0: what the selected runs need, at least 64 MiB
+  std::optional<double> duration_s;  // per run; default 0.5 s (0.05 s with --quick)
+  std::optional<uint64_t> ops;       // fixed operations per thread instead of a duration
+  std::optional<int> repetitions;    // every point this often; default: bench::repetitions_for
+  bool stability = false;            // --stability: sample points alone and after each suite (bench/stability.hpp)
+  std::string pool_path;             // empty: a fresh pool under /dev/shm, removed afterwards
+  uint64_t pool_size = 0;            // 0: what the selected runs need, at least 64 MiB
   bool keep_pool = false;
-  std::optional<persist::Domain> domain;            // run-wide default for domain=auto
-  std::optional<persist::FlushInstruction> flush;   // run-wide default for flush=auto
-  std::optional<int> cpu_node;         // --cpu-node: every run's threads on this node's CPUs
-  std::string model;                   // --model: device preset or JSON file; every run gets modelled metrics
-  std::string emulate;                 // --emulate: medium=pool runs also pay this device's modelled cost
-  std::string out_dir;                 // empty: results/<run-id>
-  bool force = false;                  // --force: replace the results (and drop the report) in out_dir
+  std::optional<persist::Domain> domain;           // run-wide default for domain=auto
+  std::optional<persist::FlushInstruction> flush;  // run-wide default for flush=auto
+  std::optional<int> cpu_node;                     // --cpu-node: every run's threads on this node's CPUs
+  std::string model;    // --model: device preset or JSON file; every run gets modelled metrics
+  std::string emulate;  // --emulate: medium=pool runs also pay this device's modelled cost
+  std::string out_dir;  // empty: results/<run-id>
+  bool force = false;   // --force: replace the results (and drop the report) in out_dir
   bool progress = true;
-  bool profile = false;                // --profile: perf-record each run, flame graph + time breakdown
+  bool profile = false;  // --profile: perf-record each run, flame graph + time breakdown
   std::string command_line;
 };
 

@@ -39,9 +39,7 @@ std::vector<double> InterleaveResult::ratios(size_t a, size_t b) const {
   return v;
 }
 
-double phase_seconds(RunContext& ctx) {
-  return std::max(0.01, ctx.control().duration_s / (ctx.quick() ? 10 : 50));
-}
+double phase_seconds(RunContext& ctx) { return std::max(0.01, ctx.control().duration_s / (ctx.quick() ? 10 : 50)); }
 
 InterleaveResult interleave(RunContext& ctx, int rounds, double phase_s, const std::vector<Contender>& contenders) {
   const int threads = ctx.threads();

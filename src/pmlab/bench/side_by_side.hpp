@@ -23,7 +23,8 @@ struct Contender {
   // op(thread, i) -> bool, one operation (false: it needs maintenance first). It is compiled into a loop
   // that runs a batch of operations per call (run_batch), so what a call costs is not an operation's.
   template <class Op>
-  Contender(std::string contender_name, Op op, std::function<void()> maintenance = [] {})
+  Contender(
+      std::string contender_name, Op op, std::function<void()> maintenance = [] {})
       : name(std::move(contender_name)),
         batch([op = std::move(op)](int thread, uint64_t first, uint64_t n) mutable {
           auto on_thread = [&](uint64_t i) { return op(thread, i); };

@@ -41,7 +41,8 @@ std::unique_ptr<CLI::App> make_app(int& exit_code) {
   auto app = std::make_unique<CLI::App>(
       "pmlab: measure how a memory platform really behaves, and the persistent building blocks on it");
   app->require_subcommand(1);
-  app->set_version_flag("--version", std::string("pmlab ") + bench::kPmlabVersion + " (git " + platform::git_revision() + ")");
+  app->set_version_flag("--version",
+                        std::string("pmlab ") + bench::kPmlabVersion + " (git " + platform::git_revision() + ")");
   app->footer(
       "Exit codes: 0 success; 1 a run or check failed; 2 bad usage or parameter; 3 bad input (file, pool, I/O,\n"
       "no space, in use); 4 not supported on this platform; 128+N stopped by signal N (130 SIGINT, 143 SIGTERM).");
@@ -59,13 +60,9 @@ std::unique_ptr<CLI::App> make_app(int& exit_code) {
 int parse_command_line(CLI::App& app, int argc, const char* const* argv, int& exit_code) {
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::CallForVersion& e) { return app.exit(e); } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForAllHelp& e) { return app.exit(e); } catch (const CLI::ParseError& e) {
     std::string message = unknown_subcommand(app, argc, argv);
     if (message.empty()) message = e.what();
     std::fprintf(stderr, "pmlab: error: %s\n", printable(message).c_str());

@@ -79,8 +79,7 @@ int run_python_tool(const std::string& module, const std::vector<std::string>& t
     _exit(4);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 1;
 }

@@ -48,9 +48,9 @@ std::string sim_run_name(const std::string& design, persist::Domain d, crash::Gr
 }
 
 record::RunRecord run_record(const crash::SimReport& r, const std::string& design, uint64_t context_hash) {
-  record::RunRecord run = crash_record(sim_run_name(design, r.domain, r.granularity), design,
-                                       {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}},
-                                       context_hash);
+  record::RunRecord run = crash_record(
+      sim_run_name(design, r.domain, r.granularity), design,
+      {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}}, context_hash);
   if (r.failures) {
     run.status = record::RunStatus::error;
     run.reason = r.details.empty() ? "failures" : r.details[0].property;
@@ -75,10 +75,18 @@ record::RunRecord run_record(const crash::SimReport& r, const std::string& desig
   measured(run, "dropped_values", count(r.dropped_values), "count");
   json failures = json::array();
   for (const auto& f : r.details)
-    failures.push_back({{"crash_point", f.crash_point}, {"state", f.state}, {"replay", f.replay()},
-                        {"operation", f.at.op_label}, {"ops_completed", f.at.ops_completed},
-                        {"op_in_flight", f.at.op_in_flight}, {"fence", f.at.fence_index}, {"at_exit", f.at.at_exit},
-                        {"site", f.site}, {"strategy", f.strategy}, {"persisted", f.persisted}, {"property", f.property}});
+    failures.push_back({{"crash_point", f.crash_point},
+                        {"state", f.state},
+                        {"replay", f.replay()},
+                        {"operation", f.at.op_label},
+                        {"ops_completed", f.at.ops_completed},
+                        {"op_in_flight", f.at.op_in_flight},
+                        {"fence", f.at.fence_index},
+                        {"at_exit", f.at.at_exit},
+                        {"site", f.site},
+                        {"strategy", f.strategy},
+                        {"persisted", f.persisted},
+                        {"property", f.property}});
   run.details["failures"] = failures;
   return run;
 }
@@ -93,9 +101,9 @@ json inert_calls(const crash::MutantResult& r) {
 
 record::RunRecord mutation_record(const crash::MutationReport& m, const std::string& domains,
                                   const std::string& granularities, uint64_t context_hash) {
-  record::RunRecord run =
-      crash_record("crash." + m.subject + "/test:mutation/domains:" + domains + "/granularities:" + granularities, m.subject,
-                   {{"test", "mutation"}, {"domains", domains}, {"granularities", granularities}}, context_hash);
+  record::RunRecord run = crash_record(
+      "crash." + m.subject + "/test:mutation/domains:" + domains + "/granularities:" + granularities, m.subject,
+      {{"test", "mutation"}, {"domains", domains}, {"granularities", granularities}}, context_hash);
   const auto count = [](uint64_t v) { return static_cast<double>(v); };
   measured(run, "sites", count(m.sites), "count");
   measured(run, "mutants", count(m.mutants.size()), "count");
@@ -140,14 +148,15 @@ std::string names_of(const std::vector<T>& items) {
 void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design,
                     const std::string& loads) {
   for (const auto& f : r.details)
-    std::fprintf(stderr,
-                 "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
-                 "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
-                 f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
-                 f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
-                 f.property.c_str(), loads.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
-                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
-                 static_cast<unsigned long long>(o.budget), f.replay().c_str());
+    std::fprintf(
+        stderr,
+        "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
+        "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
+        f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
+        f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
+        f.property.c_str(), loads.c_str(), design.c_str(), persist::to_string(r.domain),
+        crash::to_string(r.granularity), static_cast<unsigned long long>(o.seed),
+        static_cast<unsigned long long>(o.subject.ops), static_cast<unsigned long long>(o.budget), f.replay().c_str());
 }
 
 // The campaign's options from the command line: every value was checked as typed (options.hpp); what is
@@ -191,12 +200,18 @@ Result<crash::CampaignOptions> campaign_options(const CrashArgs& a) {
 
 json campaign_settings(const crash::CampaignOptions& c) {
   const crash::SimOptions& base = c.base;
-  return {{"budget", base.budget}, {"ops", base.subject.ops}, {"seed", base.seed}, {"timeout_s", base.timeout_s},
-          {"recovery_budget", base.recovery_budget}, {"recovery_every", base.recovery_every},
-          {"shard", {{"index", base.shard + 1}, {"of", base.shards}}}, {"mutation", c.mutate},
-          {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
-                    "changed since may persist with any content it held at a persistence call since; line, word "
-                    "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+  return {{"budget", base.budget},
+          {"ops", base.subject.ops},
+          {"seed", base.seed},
+          {"timeout_s", base.timeout_s},
+          {"recovery_budget", base.recovery_budget},
+          {"recovery_every", base.recovery_every},
+          {"shard", {{"index", base.shard + 1}, {"of", base.shards}}},
+          {"mutation", c.mutate},
+          {"model",
+           "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+           "changed since may persist with any content it held at a persistence call since; line, word "
+           "and byte granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
 }
 
 // The mutants of every design in a campaign, for its last line.
@@ -212,7 +227,7 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
     std::fprintf(stderr, "pmlab crash: %s ... ", sim_run_name(design.name, run.domain, run.granularity).c_str());
   };
   o.simulated = [&results, hash, loads](const crash::SubjectInfo& design, const crash::SimOptions& run,
-                                 const Result<crash::SimReport>& r) {
+                                        const Result<crash::SimReport>& r) {
     if (!r) {
       std::fprintf(stderr, "error: %s\n", r.status().message().c_str());
       record::RunRecord failed = crash_record(
@@ -267,12 +282,15 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
 }
 
 void print_tally(const MutationTally& t) {
-  const auto pct = [](uint64_t n, uint64_t of) { return of == 0 ? 100.0 : 100.0 * static_cast<double>(n) / static_cast<double>(of); };
+  const auto pct = [](uint64_t n, uint64_t of) {
+    return of == 0 ? 100.0 : 100.0 * static_cast<double>(n) / static_cast<double>(of);
+  };
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  std::printf("mutation: %llu of %llu mutants killed (strict score %.1f%%); %.1f%% of the %llu not equivalent\n"
-              "equivalent: %llu, of which %llu redundant calls of the designs and %llu on these streams\n",
-              u(t.killed), u(t.mutants), pct(t.killed, t.mutants), pct(t.killed, t.mutants - t.equivalent),
-              u(t.mutants - t.equivalent), u(t.equivalent), u(t.redundant_calls), u(t.equivalent - t.redundant_calls));
+  std::printf(
+      "mutation: %llu of %llu mutants killed (strict score %.1f%%); %.1f%% of the %llu not equivalent\n"
+      "equivalent: %llu, of which %llu redundant calls of the designs and %llu on these streams\n",
+      u(t.killed), u(t.mutants), pct(t.killed, t.mutants), pct(t.killed, t.mutants - t.equivalent),
+      u(t.mutants - t.equivalent), u(t.equivalent), u(t.redundant_calls), u(t.equivalent - t.redundant_calls));
 }
 
 int run_crash(const CrashArgs& a) {
@@ -294,8 +312,8 @@ int run_crash(const CrashArgs& a) {
   auto written = results.write(out_dir(a.out, "crash-" + results.context()["run_id"].get<std::string>()));
   if (!written) return report_error(written.status());
   if (tally.designs > 1) print_tally(tally);
-  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(summary->failures),
-              written->c_str());
+  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(),
+              static_cast<unsigned long long>(summary->failures), written->c_str());
   return summary->failures ? 1 : 0;
 }
 
@@ -327,8 +345,8 @@ int list_designs() {
   for (const auto& s : crash::SubjectRegistry::instance().all()) {
     std::string domains;
     for (auto d : s.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
-    std::printf("%-40s %-10s %s%s\n", s.name.c_str(), domains.c_str(), s.deliberately_broken ? "[broken on purpose] " : "",
-                s.description.c_str());
+    std::printf("%-40s %-10s %s%s\n", s.name.c_str(), domains.c_str(),
+                s.deliberately_broken ? "[broken on purpose] " : "", s.description.c_str());
   }
   return 0;
 }
@@ -347,11 +365,15 @@ void add_crash(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(non_empty_value());
-  cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)")->check(non_empty_value());
-  cmd->add_option("--granularity", a->granularity,
-                  "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)")
+  cmd->add_option("--domain", a->domains, "adr and/or eadr (default: every domain the design claims)")
       ->check(non_empty_value());
-  cmd->add_option("--budget", a->budget, "crash states checked per design, domain and granularity (default 5000; 400 with --quick, unless --mutate)")
+  cmd->add_option(
+         "--granularity", a->granularity,
+         "line, word (torn 8-byte words), byte (plain stores torn byte by byte), comma-separated (default all three)")
+      ->check(non_empty_value());
+  cmd->add_option(
+         "--budget", a->budget,
+         "crash states checked per design, domain and granularity (default 5000; 400 with --quick, unless --mutate)")
       ->check(count_value(1, 1ULL << 40));
   cmd->add_option("--ops", a->ops, "operations in each design's stream (default 64; 16 with --quick)")
       ->check(count_value(1, 1u << 20));
@@ -359,20 +381,27 @@ void add_crash(CLI::App& app, int& exit_code) {
       ->check(count_value(0));
   cmd->add_option("--timeout", a->timeout, "seconds a recovery may take before it counts as hung (default 5)")
       ->check(real_value(0.001, 86400));
-  cmd->add_option("--recovery-budget", a->recovery_budget,
-                  "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)")
+  cmd->add_option(
+         "--recovery-budget", a->recovery_budget,
+         "crash states taken at each fence and at the end of a recovery, and recovered again (default 4; 0: off)")
       ->check(count_value(0, 1u << 20));
-  cmd->add_option("--recovery-every", a->recovery_every,
-                  "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4; 1 with --mutate)")
+  cmd->add_option(
+         "--recovery-every", a->recovery_every,
+         "crash-test the recovery of one state in N, picked by a seeded hash of the state (default 4; 1 with --mutate)")
       ->check(count_value(1));
-  cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)")->check(count_value(0, 16));
-  cmd->add_option("--shard", a->shard, "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up")
+  cmd->add_option("--jobs", a->jobs, "checker processes (default: one per CPU this process may use)")
+      ->check(count_value(0, 16));
+  cmd->add_option("--shard", a->shard,
+                  "check only shard K of N (K/N) of the crash states; `pmlab crash merge` adds them up")
       ->check(non_empty_value());
-  cmd->add_flag("--mutate", a->mutate, "mutation testing: remove or weaken each persistence call site in turn; report the score");
+  cmd->add_flag("--mutate", a->mutate,
+                "mutation testing: remove or weaken each persistence call site in turn; report the score");
   cmd->add_flag("--quick", a->quick, "small budget and streams");
   cmd->add_flag("--include-broken", a->include_broken, "with all or a family: also the deliberately broken variants");
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)")->check(non_empty_value());
-  cmd->add_option("--replay", a->replay, "check only POINT:STATE of one design, as printed by a failure")->check(non_empty_value());
+  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-<run-id>)")
+      ->check(non_empty_value());
+  cmd->add_option("--replay", a->replay, "check only POINT:STATE of one design, as printed by a failure")
+      ->check(non_empty_value());
 
   auto* merge = cmd->add_subcommand("merge", "Add up the results of a sharded run (pmlab crash … --shard K/N)");
   auto merge_dirs = std::make_shared<std::vector<std::string>>();

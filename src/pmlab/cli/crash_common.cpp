@@ -31,7 +31,9 @@ Result<std::vector<crash::Granularity>> parse_granularities(const std::string& t
   for (;;) {
     const size_t comma = text.find(',', from);
     auto g = crash::parse_granularity(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
-    if (!g) return error(Errc::invalid_argument, "--granularity takes line, word and byte, comma-separated, not '" + text + "'");
+    if (!g)
+      return error(Errc::invalid_argument,
+                   "--granularity takes line, word and byte, comma-separated, not '" + text + "'");
     if (std::find(out.begin(), out.end(), *g) == out.end()) out.push_back(*g);
     if (comma == std::string::npos) return out;
     from = comma + 1;
@@ -54,7 +56,8 @@ Result<std::pair<uint64_t, uint64_t>> parse_shard(const std::string& text) {
   const size_t slash = text.find('/');
   auto k = count_option("--shard K/N: K", slash == std::string::npos ? text : text.substr(0, slash), 1);
   auto n = count_option("--shard K/N: N", slash == std::string::npos ? "" : text.substr(slash + 1), 1, 1u << 20);
-  if (!k || !n || *k > *n) return error(Errc::invalid_argument, "--shard takes K/N with 1 <= K <= N (e.g. 3/8), not '" + text + "'");
+  if (!k || !n || *k > *n)
+    return error(Errc::invalid_argument, "--shard takes K/N with 1 <= K <= N (e.g. 3/8), not '" + text + "'");
   return std::make_pair(*k - 1, *n);
 }
 

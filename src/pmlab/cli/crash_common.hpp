@@ -32,8 +32,8 @@ record::RunRecord crash_record(const std::string& name, const std::string& desig
                                uint64_t context_hash);
 // The context of a crash run: the machine (as for `pmlab run`), no pool, and the settings, which with the
 // CPU shape its numbers. `hash` receives the context's hash.
-nlohmann::ordered_json crash_context(const nlohmann::ordered_json& crash_settings, const std::string& domain, bool quick,
-                                     uint64_t* hash);
+nlohmann::ordered_json crash_context(const nlohmann::ordered_json& crash_settings, const std::string& domain,
+                                     bool quick, uint64_t* hash);
 // DIR, or results/<default_name>.
 std::filesystem::path out_dir(const std::string& dir, const std::string& default_name);
 

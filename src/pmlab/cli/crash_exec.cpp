@@ -30,24 +30,33 @@ struct ExecArgs {
 };
 
 std::string run_name(const std::string& program, const crash::exec::ExecRun& r) {
-  return "crash.exec:" + program + "/domain:" + persist::to_string(r.domain) + "/granularity:" + crash::to_string(r.granularity);
+  return "crash.exec:" + program + "/domain:" + persist::to_string(r.domain) +
+         "/granularity:" + crash::to_string(r.granularity);
 }
 
 json failure_json(const crash::exec::ExecFailure& f) {
   json lines = json::array();
   for (const auto& l : f.lines)
-    lines.push_back({{"where", l.where}, {"content", l.content}, {"stored", l.stored}, {"written_back", l.written_back}});
-  return {{"crash_point", f.crash_point}, {"state", f.state}, {"replay", f.replay()}, {"at_exit", f.at_exit},
-          {"site", f.stack.empty() ? "" : f.stack.front()}, {"stack", f.stack}, {"strategy", f.strategy},
-          {"persisted", f.persisted}, {"property", f.outcome + (f.output.empty() ? "" : ": " + f.output)},
-          {"checker_output", f.output}, {"lines", lines}};
+    lines.push_back(
+        {{"where", l.where}, {"content", l.content}, {"stored", l.stored}, {"written_back", l.written_back}});
+  return {{"crash_point", f.crash_point},
+          {"state", f.state},
+          {"replay", f.replay()},
+          {"at_exit", f.at_exit},
+          {"site", f.stack.empty() ? "" : f.stack.front()},
+          {"stack", f.stack},
+          {"strategy", f.strategy},
+          {"persisted", f.persisted},
+          {"property", f.outcome + (f.output.empty() ? "" : ": " + f.output)},
+          {"checker_output", f.output},
+          {"lines", lines}};
 }
 
 record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash::exec::ExecRun& r,
                               const crash::exec::TracedRun& traced, uint64_t hash) {
-  record::RunRecord run = crash_record(run_name(report.program, r), "exec:" + report.program,
-                                       {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}},
-                                       hash);
+  record::RunRecord run =
+      crash_record(run_name(report.program, r), "exec:" + report.program,
+                   {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}}, hash);
   if (r.failures) {
     run.status = record::RunStatus::error;
     run.reason = r.details.empty() ? "failures" : r.details[0].outcome;
@@ -62,7 +71,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   measured(run, "seconds", r.seconds, "s");
   measured(run, "states_per_second", r.seconds > 0 ? count(r.states_checked) / r.seconds : 0.0, "states/s");
   measured(run, "state_space", r.state_space, "count");
-  measured(run, "coverage", r.state_space > 0 ? std::min(1.0, count(r.states_checked + r.duplicate_states) / r.state_space) : 1.0,
+  measured(run, "coverage",
+           r.state_space > 0 ? std::min(1.0, count(r.states_checked + r.duplicate_states) / r.state_space) : 1.0,
            "ratio");
   measured(run, "exhaustive_points", count(r.exhaustive_points), "count");
   measured(run, "max_pending_lines", count(r.max_pending_lines), "count");
@@ -77,22 +87,24 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   json findings = json::array();
   for (const auto& f : traced.findings) findings.push_back({{"kind", f.kind}, {"site", f.site}, {"count", f.count}});
   run.details["findings"] = findings;
-  run.details["trace"] = {{"path", traced.trace_path}, {"files", traced.files}, {"write_tracking", traced.write_tracking}, {"complete", traced.complete},
-                          {"program", traced.outcome}, {"threads", traced.threads}, {"notes", traced.notes}};
+  run.details["trace"] = {
+      {"path", traced.trace_path},   {"files", traced.files},     {"write_tracking", traced.write_tracking},
+      {"complete", traced.complete}, {"program", traced.outcome}, {"threads", traced.threads},
+      {"notes", traced.notes}};
   return run;
 }
 
 void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_hint) {
   std::fprintf(stderr, "  %s at crash point %s (%s%s)\n", f.consistent ? "consistent" : "FAILED", f.replay().c_str(),
-               f.at_exit ? "at exit" : "a fence",
-               f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
+               f.at_exit ? "at exit" : "a fence", f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
   for (size_t i = 1; i < f.stack.size(); ++i) std::fprintf(stderr, "      called from %s\n", f.stack[i].c_str());
   std::fprintf(stderr, "    checker: %s\n", f.outcome.c_str());
   if (!f.output.empty()) {
     size_t from = 0;
     while (from < f.output.size()) {
       const size_t nl = f.output.find('\n', from);
-      std::fprintf(stderr, "      | %s\n", f.output.substr(from, nl == std::string::npos ? std::string::npos : nl - from).c_str());
+      std::fprintf(stderr, "      | %s\n",
+                   f.output.substr(from, nl == std::string::npos ? std::string::npos : nl - from).c_str());
       if (nl == std::string::npos) break;
       from = nl + 1;
     }
@@ -102,8 +114,8 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
                  f.lines[i].stored.c_str(), f.lines[i].written_back.c_str());
   const size_t dashes = replay_hint.find(" -- ");
-  std::fprintf(stderr, "    replay: %s --replay %s --image FILE%s\n", replay_hint.substr(0, dashes).c_str(), f.replay().c_str(),
-               replay_hint.substr(dashes).c_str());
+  std::fprintf(stderr, "    replay: %s --replay %s --image FILE%s\n", replay_hint.substr(0, dashes).c_str(),
+               f.replay().c_str(), replay_hint.substr(dashes).c_str());
 }
 
 // "pmlab crash exec --check … --domain adr --granularity word -- prog args": the options that decide the states.
@@ -115,7 +127,8 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
   if (!a.setup.empty()) hint += " --setup '" + a.setup + "'";
   hint += " --check '" + a.check + "'";
   for (const auto& p : a.pools) hint += " --pool " + p;
-  hint += std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
+  hint +=
+      std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
   if (a.budget != 2000) hint += " --budget " + std::to_string(a.budget);
   if (a.seed != 1) hint += " --seed " + std::to_string(a.seed);
   hint += " --trace " + quoted(trace);
@@ -159,7 +172,9 @@ int run_exec_command(const ExecArgs& a) {
     auto r = parse_replay(a.replay);
     if (!r) return report_error(r.status());
     if (o.domains.size() != 1 || o.granularities.size() != 1)
-      return report_error(error(Errc::invalid_argument, "--replay names a state of one domain and granularity: give one --domain and one --granularity"));
+      return report_error(
+          error(Errc::invalid_argument,
+                "--replay names a state of one domain and granularity: give one --domain and one --granularity"));
     o.replay = *r;
     o.replay_image = a.image;
   } else if (!a.image.empty()) {
@@ -177,7 +192,8 @@ int run_exec_command(const ExecArgs& a) {
   }
   o.trace = !a.trace.empty() || o.trace_only || o.replay ? a.trace : (out / "trace.pmtrace").string();
   o.trace_only = a.trace_only;
-  if (o.trace_only && o.trace.empty()) return report_error(error(Errc::invalid_argument, "--trace-only needs --trace FILE to keep"));
+  if (o.trace_only && o.trace.empty())
+    return report_error(error(Errc::invalid_argument, "--trace-only needs --trace FILE to keep"));
   o.work_dir = a.work_dir;
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.compare_pages = a.compare_pages;
@@ -195,7 +211,8 @@ int run_exec_command(const ExecArgs& a) {
     if (!tty || (now - last < 200'000'000 && p.done != p.total)) return;
     last = now;
     const double elapsed = static_cast<double>(now - started) * 1e-9;
-    const double eta = p.done ? elapsed * static_cast<double>(p.total - std::min(p.done, p.total)) / static_cast<double>(p.done) : 0;
+    const double eta =
+        p.done ? elapsed * static_cast<double>(p.total - std::min(p.done, p.total)) / static_cast<double>(p.done) : 0;
     std::fprintf(stderr, "\r\033[Kpmlab crash exec: %s: %llu/%llu states, %llu failures, ETA %.0f s", p.phase.c_str(),
                  static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),
                  static_cast<unsigned long long>(p.failures), eta);
@@ -208,31 +225,45 @@ int run_exec_command(const ExecArgs& a) {
 
   std::string domains;
   for (auto d : o.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
-  json settings = {{"mode", "exec"}, {"program", a.program}, {"setup", a.setup}, {"check", a.check}, {"pools", a.pools},
-                   {"domains", domains}, {"granularities", a.granularity}, {"budget", o.budget}, {"seed", o.seed},
-                   {"timeout_s", o.timeout_s}, {"recheck", o.recheck}, {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
-                   {"model", "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
-                             "changed since may persist with any content it held at a write-back or a fence since; line and "
-                             "word granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+  json settings = {{"mode", "exec"},
+                   {"program", a.program},
+                   {"setup", a.setup},
+                   {"check", a.check},
+                   {"pools", a.pools},
+                   {"domains", domains},
+                   {"granularities", a.granularity},
+                   {"budget", o.budget},
+                   {"seed", o.seed},
+                   {"timeout_s", o.timeout_s},
+                   {"recheck", o.recheck},
+                   {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
+                   {"model",
+                    "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+                    "changed since may persist with any content it held at a write-back or a fence since; line and "
+                    "word granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
   uint64_t hash = 0;
   bench::ResultsDocument results(crash_context(settings, domains, false, &hash));
   for (const auto& t : report->traces) {
-    std::fprintf(stderr, "pmlab crash exec: %s under %s: %s in %.2f s, %llu fences, %llu write-backs; stores found by %s\n",
+    std::fprintf(stderr,
+                 "pmlab crash exec: %s under %s: %s in %.2f s, %llu fences, %llu write-backs; stores found by %s\n",
                  program.c_str(), persist::to_string(t.domain), t.outcome.c_str(), t.seconds,
-                 static_cast<unsigned long long>(t.fences), static_cast<unsigned long long>(t.writebacks), t.write_tracking.c_str());
+                 static_cast<unsigned long long>(t.fences), static_cast<unsigned long long>(t.writebacks),
+                 t.write_tracking.c_str());
     for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     for (const auto& f : t.findings)
       std::fprintf(stderr, "  finding (%s): %s x%llu at %s\n", persist::to_string(t.domain), f.kind.c_str(),
                    static_cast<unsigned long long>(f.count), f.site.c_str());
   }
   for (const auto& r : report->runs) {
-    const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(), [&](const auto& t) { return t.domain == r.domain; });
-    std::fprintf(stderr,
-                 "pmlab crash exec: %s/%s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
-                 "%llu failures (%.1f s)\n",
-                 persist::to_string(r.domain), crash::to_string(r.granularity), static_cast<unsigned long long>(r.crash_points),
-                 static_cast<unsigned long long>(r.states_enumerated), static_cast<unsigned long long>(r.states_checked),
-                 static_cast<unsigned long long>(r.duplicate_states), static_cast<unsigned long long>(r.failures), r.seconds);
+    const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(),
+                                       [&](const auto& t) { return t.domain == r.domain; });
+    std::fprintf(
+        stderr,
+        "pmlab crash exec: %s/%s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
+        "%llu failures (%.1f s)\n",
+        persist::to_string(r.domain), crash::to_string(r.granularity), static_cast<unsigned long long>(r.crash_points),
+        static_cast<unsigned long long>(r.states_enumerated), static_cast<unsigned long long>(r.states_checked),
+        static_cast<unsigned long long>(r.duplicate_states), static_cast<unsigned long long>(r.failures), r.seconds);
     for (const auto& f : r.details) print_failure(f, replay_hint(a, r, traced.trace_path));
     results.add(exec_record(*report, r, traced, hash));
   }
@@ -243,17 +274,19 @@ int run_exec_command(const ExecArgs& a) {
   if (o.replay) std::printf("image: %s\n", o.replay_image.c_str());
   auto written = results.write(out);
   if (!written) return report_error(written.status());
-  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(), static_cast<unsigned long long>(report->failures()),
-              written->c_str());
+  std::printf("%zu runs, %llu failures\nresults: %s\n", results.size(),
+              static_cast<unsigned long long>(report->failures()), written->c_str());
   return report->failures() ? 1 : 0;
 }
 
 }  // namespace
 
 void add_crash_exec(CLI::App& crash, int& exit_code) {
-  auto* cmd = crash.add_subcommand("exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2 or pmlab/trace.h, unmodified");
+  auto* cmd = crash.add_subcommand(
+      "exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2 or pmlab/trace.h, unmodified");
   auto a = std::make_shared<ExecArgs>();
-  cmd->add_option("--setup", a->setup, "shell command run untraced before the program (e.g. creates its pool)")->check(non_empty_value());
+  cmd->add_option("--setup", a->setup, "shell command run untraced before the program (e.g. creates its pool)")
+      ->check(non_empty_value());
   cmd->add_option("--check", a->check, "shell command judging a crash image: {} is its path; exit 0 means consistent")
       ->check(non_empty_value());
   // One value per occurrence: a vector option would otherwise take the `--` before PROGRAM as its own end.
@@ -265,24 +298,35 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
       ->expected(1)
       ->allow_extra_args(false)
       ->check(non_empty_value());
-  cmd->add_option("--granularity", a->granularity, "line and/or word, comma-separated (default line,word); byte tears every plain store")
+  cmd->add_option("--granularity", a->granularity,
+                  "line and/or word, comma-separated (default line,word); byte tears every plain store")
       ->check(non_empty_value());
-  cmd->add_option("--budget", a->budget, "crash states per domain and granularity (default 2000)")->check(count_value(1, 1ULL << 40));
+  cmd->add_option("--budget", a->budget, "crash states per domain and granularity (default 2000)")
+      ->check(count_value(1, 1ULL << 40));
   cmd->add_option("--seed", a->seed, "seed of random crash states (default 1)")->check(count_value(0));
   cmd->add_option("--jobs", a->jobs, "checkers at once (default: one per CPU)")->check(count_value(0, 256));
-  cmd->add_option("--timeout", a->timeout, "seconds a check may take before it counts as hung (default 10)")->check(real_value(0.001, 86400));
-  cmd->add_option("--shard", a->shard, "judge only shard K of N (K/N); `pmlab crash merge` adds them up")->check(non_empty_value());
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-exec-<run-id>)")->check(non_empty_value());
-  cmd->add_option("--replay", a->replay, "rebuild and judge one POINT:STATE, as a failure prints it (with --image)")->check(non_empty_value());
-  cmd->add_option("--image", a->image, "with --replay: write the crash image here (for a debugger)")->check(non_empty_value());
+  cmd->add_option("--timeout", a->timeout, "seconds a check may take before it counts as hung (default 10)")
+      ->check(real_value(0.001, 86400));
+  cmd->add_option("--shard", a->shard, "judge only shard K of N (K/N); `pmlab crash merge` adds them up")
+      ->check(non_empty_value());
+  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-exec-<run-id>)")
+      ->check(non_empty_value());
+  cmd->add_option("--replay", a->replay, "rebuild and judge one POINT:STATE, as a failure prints it (with --image)")
+      ->check(non_empty_value());
+  cmd->add_option("--image", a->image, "with --replay: write the crash image here (for a debugger)")
+      ->check(non_empty_value());
   cmd->add_flag("--recheck", a->recheck, "judge again the image the first check left (recovery must be idempotent)");
-  cmd->add_option("--trace", a->trace, "reuse this trace if it exists, else keep the program's trace here")->check(non_empty_value());
+  cmd->add_option("--trace", a->trace, "reuse this trace if it exists, else keep the program's trace here")
+      ->check(non_empty_value());
   cmd->add_flag("--trace-only", a->trace_only, "trace the program (into --trace) and stop: shards then judge it");
   cmd->add_option("--work-dir", a->work_dir, "scratch directory for crash images (default a fresh one under /dev/shm)")
       ->check(non_empty_value());
-  cmd->add_option("--name", a->name, "the program's name in run names (default its file name)")->check(non_empty_value());
-  cmd->add_option("--stack-depth", a->stack_depth, "frames recorded per fence (default 24; 0: none)")->check(count_value(0, 32));
-  cmd->add_flag("--compare-pages", a->compare_pages, "find stores by comparing every page at every fence instead of write-protection");
+  cmd->add_option("--name", a->name, "the program's name in run names (default its file name)")
+      ->check(non_empty_value());
+  cmd->add_option("--stack-depth", a->stack_depth, "frames recorded per fence (default 24; 0: none)")
+      ->check(count_value(0, 32));
+  cmd->add_flag("--compare-pages", a->compare_pages,
+                "find stores by comparing every page at every fence instead of write-protection");
   cmd->add_option("program", a->program, "-- PROGRAM [ARGS...]")->required();
   cmd->callback([&exit_code, a] { exit_code = run_exec_command(*a); });
 }

@@ -33,9 +33,11 @@ void print_memory_tiers(const nlohmann::ordered_json& tiers) {
   for (const auto& r : tiers["cxl_regions"])
     std::printf("  CXL %s: %s, %.1f GiB over %u device(s)\n", r["name"].get<std::string>().c_str(),
                 r["mode"].get<std::string>().c_str(),
-                static_cast<double>(r["size_bytes"].get<uint64_t>()) / (1ULL << 30), r["interleave_ways"].get<unsigned>());
+                static_cast<double>(r["size_bytes"].get<uint64_t>()) / (1ULL << 30),
+                r["interleave_ways"].get<unsigned>());
   for (const auto& d : tiers["dax_devices"])
-    std::printf("  DAX %s: %s, %.1f GiB%s\n", d["name"].get<std::string>().c_str(), d["mode"].get<std::string>().c_str(),
+    std::printf("  DAX %s: %s, %.1f GiB%s\n", d["name"].get<std::string>().c_str(),
+                d["mode"].get<std::string>().c_str(),
                 static_cast<double>(d["size_bytes"].get<uint64_t>()) / (1ULL << 30),
                 d["target_node"].is_null() ? "" : (", node " + std::to_string(d["target_node"].get<int>())).c_str());
   for (const auto& note : tiers["notes"]) std::printf("  (%s)\n", printable(note.get<std::string>()).c_str());
@@ -46,9 +48,9 @@ int run_info(bool as_json, const std::string& sysfs_root) {
   if (!sysfs_root.empty()) ctx["memory_tiers"] = bench::memory_tiers_json(platform::read_memory_topology(sysfs_root));
   const auto inv = platform::pmem_inventory();
   const auto& cpu = platform::CpuFeatures::host();
-  ctx["pmem"] = {{"dax_mounts", inv.dax_mounts}, {"dax_devices", inv.dax_devices}, {"pmem_devices", inv.pmem_devices},
-                 {"nvdimm_regions", inv.regions}, {"cxl_memory_devices", inv.cxl_devices},
-                 {"platform_domain", inv.platform_domain}};
+  ctx["pmem"] = {{"dax_mounts", inv.dax_mounts},          {"dax_devices", inv.dax_devices},
+                 {"pmem_devices", inv.pmem_devices},      {"nvdimm_regions", inv.regions},
+                 {"cxl_memory_devices", inv.cxl_devices}, {"platform_domain", inv.platform_domain}};
   ctx["default_flush"] = persist::to_string(persist::best_line_flush(cpu));
   const profile::CounterSources counters = profile::detect_counters();
   ctx["counters"] = counters.context_json();
@@ -60,9 +62,10 @@ int run_info(bool as_json, const std::string& sysfs_root) {
   std::printf("CPU              %s (%s), %d logical CPUs, TSC %.3f GHz (%s)\n", cpu.model.c_str(), cpu.vendor.c_str(),
               ctx["cpu"]["logical_cpus"].get<int>(), ctx["cpu"]["tsc_ghz"].get<double>(),
               ctx["timer"]["source"].get<std::string>().c_str());
-  std::printf("flush            clflush %s, clflushopt %s, clwb %s (default: %s)\n", yes(cpu.clflush), yes(cpu.clflushopt),
-              yes(cpu.clwb), persist::to_string(persist::best_line_flush(cpu)));
-  std::printf("vector           avx2 %s, avx512f %s, movdir64b %s\n", yes(cpu.avx2), yes(cpu.avx512f), yes(cpu.movdir64b));
+  std::printf("flush            clflush %s, clflushopt %s, clwb %s (default: %s)\n", yes(cpu.clflush),
+              yes(cpu.clflushopt), yes(cpu.clwb), persist::to_string(persist::best_line_flush(cpu)));
+  std::printf("vector           avx2 %s, avx512f %s, movdir64b %s\n", yes(cpu.avx2), yes(cpu.avx512f),
+              yes(cpu.movdir64b));
   std::printf("caches          ");
   for (const auto& c : ctx["cpu"]["caches"])
     std::printf(" L%d %s %lluK;", c["level"].get<int>(), c["type"].get<std::string>().c_str(),
@@ -71,30 +74,33 @@ int run_info(bool as_json, const std::string& sysfs_root) {
   print_memory_tiers(ctx["memory_tiers"]);
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
   const auto& timer = ctx["timer"];
-  std::printf("timer            %s, overhead %.1f ns per start/stop pair (p10 %.1f, p90 %.1f), measured resolution "
-              "%.2f ns (one tick %.2f ns)\n",
-              timer["source"].get<std::string>().c_str(), timer["overhead_ns"].get<double>(),
-              timer["overhead_p10_ns"].get<double>(), timer["overhead_p90_ns"].get<double>(),
-              timer["resolution_ns"].get<double>(), timer["tick_ns"].get<double>());
+  std::printf(
+      "timer            %s, overhead %.1f ns per start/stop pair (p10 %.1f, p90 %.1f), measured resolution "
+      "%.2f ns (one tick %.2f ns)\n",
+      timer["source"].get<std::string>().c_str(), timer["overhead_ns"].get<double>(),
+      timer["overhead_p10_ns"].get<double>(), timer["overhead_p90_ns"].get<double>(),
+      timer["resolution_ns"].get<double>(), timer["tick_ns"].get<double>());
   std::printf("hw counters      %s\n", counters.core ? "cycles, instructions, LLC misses per run (perf_event_open)"
-                                                      : ("not readable: " + counters.core_reason).c_str());
+                                                     : ("not readable: " + counters.core_reason).c_str());
   std::string imc;
   for (const auto& e : counters.imc) imc += (imc.empty() ? "" : ", ") + e.name;
-  std::printf("memory traffic   %s\n", counters.imc.empty() ? ("not counted: " + counters.imc_reason).c_str()
-                                                            : ("per run from " + imc).c_str());
+  std::printf("memory traffic   %s\n",
+              counters.imc.empty() ? ("not counted: " + counters.imc_reason).c_str() : ("per run from " + imc).c_str());
   std::printf("PMEM DIMMs       %s\n", counters.ipmctl.empty()
-                                         ? ("no media counters: " + counters.ipmctl_reason).c_str()
-                                         : ("media reads/writes, EWR, RWR per run via " + counters.ipmctl).c_str());
+                                           ? ("no media counters: " + counters.ipmctl_reason).c_str()
+                                           : ("media reads/writes, EWR, RWR per run via " + counters.ipmctl).c_str());
   const profile::PerfSupport perf = profile::detect_perf();
   std::printf("profiling        %s\n", perf.available ? ("perf at " + perf.perf_path + ", software " + perf.event +
-                                                         " event, call graphs by frame pointer (pmlab run --profile)").c_str()
+                                                         " event, call graphs by frame pointer (pmlab run --profile)")
+                                                            .c_str()
                                                       : ("unavailable: " + perf.reason).c_str());
   std::printf("DAX mounts       %s\n", join(inv.dax_mounts, "none (pools here are emulated)").c_str());
   std::printf("devices          dax: %s; pmem: %s; CXL memory: %s\n", join(inv.dax_devices, "none").c_str(),
               join(inv.pmem_devices, "none").c_str(), join(inv.cxl_devices, "none").c_str());
-  std::printf("eADR             %s\n", inv.platform_domain == "eadr"   ? "yes (an nvdimm region reports cpu_cache)"
-                                       : inv.platform_domain == "adr" ? "no (nvdimm regions report memory_controller)"
-                                                                      : "unknown (no nvdimm region reports a persistence domain)");
+  std::printf("eADR             %s\n", inv.platform_domain == "eadr" ? "yes (an nvdimm region reports cpu_cache)"
+                                       : inv.platform_domain == "adr"
+                                           ? "no (nvdimm regions report memory_controller)"
+                                           : "unknown (no nvdimm region reports a persistence domain)");
   std::printf("git revision     %s\n", ctx["git_revision"].get<std::string>().c_str());
   return 0;
 }
@@ -102,7 +108,8 @@ int run_info(bool as_json, const std::string& sysfs_root) {
 }  // namespace
 
 void add_info(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("info", "Show the CPU, caches, flush instructions, NUMA nodes and memory tiers, PMEM and CXL devices, counters");
+  auto* cmd = app.add_subcommand(
+      "info", "Show the CPU, caches, flush instructions, NUMA nodes and memory tiers, PMEM and CXL devices, counters");
   auto as_json = std::make_shared<bool>(false);
   auto sysfs_root = std::make_shared<std::string>();
   cmd->add_flag("--json", *as_json, "print as JSON");

@@ -10,10 +10,12 @@ namespace {
 // value with control characters cannot garble the terminal.
 template <class Parse>
 CLI::Validator from_parser(Parse parse) {
-  return CLI::Validator([parse](std::string& text) -> std::string {
-    auto parsed = parse(text);
-    return parsed ? std::string() : printable(parsed.status().message());
-  }, /*validator_desc=*/"");
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        auto parsed = parse(text);
+        return parsed ? std::string() : printable(parsed.status().message());
+      },
+      /*validator_desc=*/"");
 }
 
 }  // namespace
@@ -40,7 +42,8 @@ CLI::Validator duration_value(double max_seconds) {
     auto seconds = parse_seconds(t);
     if (seconds && *seconds <= 0) return error(Errc::invalid_argument, "'" + t + "' is not a positive duration");
     if (seconds && *seconds > max_seconds)
-      return error(Errc::invalid_argument, "'" + t + "' is longer than the limit of " + std::to_string(static_cast<uint64_t>(max_seconds)) + "s");
+      return error(Errc::invalid_argument, "'" + t + "' is longer than the limit of " +
+                                               std::to_string(static_cast<uint64_t>(max_seconds)) + "s");
     return seconds;
   });
 }

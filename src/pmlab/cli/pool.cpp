@@ -32,8 +32,9 @@ int pool_create(const std::string& path, const std::string& size_text, const std
   if (!size) return report_error(error(Errc::invalid_argument, "--size: " + size.status().message()));
   auto pool = pool::Pool::create(path, *size, layout);
   if (!pool) return report_error(pool.status());
-  std::printf("created %s: %s, layout %s, %s pool (store granularity %s)\n", printable(path).c_str(), format_size(*size).c_str(),
-              layout.c_str(), pool::to_string((*pool)->medium()), (*pool)->store_granularity());
+  std::printf("created %s: %s, layout %s, %s pool (store granularity %s)\n", printable(path).c_str(),
+              format_size(*size).c_str(), layout.c_str(), pool::to_string((*pool)->medium()),
+              (*pool)->store_granularity());
   return 0;
 }
 
@@ -55,12 +56,13 @@ int pool_info(const std::string& path, bool as_json) {
     std::printf("%s\n", json_text(j, 2).c_str());
     return 0;
   }
-  std::printf("path          %s\nlayout        %s (version %u)%s\nsize          %s (%llu bytes), data at offset %llu\n"
-              "uuid          %s\ncreated       %s\nheader        version %u, checksum ok\n",
-              printable(path).c_str(), printable(pool::layout_name(h)).c_str(), h.layout_version,
-              layout ? "" : " - not a layout this pmlab knows", format_size(h.pool_size).c_str(),
-              static_cast<unsigned long long>(h.pool_size), static_cast<unsigned long long>(h.data_offset),
-              pool::uuid_string(h).c_str(), created_time(h.created_unix_ns).c_str(), h.header_version);
+  std::printf(
+      "path          %s\nlayout        %s (version %u)%s\nsize          %s (%llu bytes), data at offset %llu\n"
+      "uuid          %s\ncreated       %s\nheader        version %u, checksum ok\n",
+      printable(path).c_str(), printable(pool::layout_name(h)).c_str(), h.layout_version,
+      layout ? "" : " - not a layout this pmlab knows", format_size(h.pool_size).c_str(),
+      static_cast<unsigned long long>(h.pool_size), static_cast<unsigned long long>(h.data_offset),
+      pool::uuid_string(h).c_str(), created_time(h.created_unix_ns).c_str(), h.header_version);
   return 0;
 }
 
@@ -106,9 +108,11 @@ void add_pool(CLI::App& app, int& exit_code) {
   auto csize = std::make_shared<std::string>();
   auto clayout = std::make_shared<std::string>("bench");
   create->add_option("path", *cpath, "pool file to create")->required()->check(non_empty_value());
-  create->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default: what pmlab run all --quick needs; minimum 1M)")
+  create
+      ->add_option("--size", *csize, "pool size, e.g. 64M, 1G (default: what pmlab run all --quick needs; minimum 1M)")
       ->check(size_value(pool::kMinPoolSize));
-  create->add_option("--layout", *clayout, "layout name stored in the header (default bench)")->check(non_empty_value());
+  create->add_option("--layout", *clayout, "layout name stored in the header (default bench)")
+      ->check(non_empty_value());
   create->callback([&exit_code, cpath, csize, clayout] { exit_code = pool_create(*cpath, *csize, *clayout); });
 
   auto* info = pool->add_subcommand("info", "Print a pool's header");

@@ -17,15 +17,20 @@ void add_report(CLI::App& app, int& exit_code) {
 }
 
 void add_compare(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("compare", "Compare two runs (or two directories of repetitions) metric by metric: "
-                                            "change, Mann-Whitney U significance; exit 1 on a significant regression");
+  auto* cmd = app.add_subcommand("compare",
+                                 "Compare two runs (or two directories of repetitions) metric by metric: "
+                                 "change, Mann-Whitney U significance; exit 1 on a significant regression");
   auto a = std::make_shared<std::string>();
   auto b = std::make_shared<std::string>();
   auto threshold = std::make_shared<std::string>("5%");
   auto html = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);
-  cmd->add_option("A", *a, "baseline run directory, or a directory of its repetitions")->required()->check(non_empty_value());
-  cmd->add_option("B", *b, "contender run directory, or a directory of its repetitions")->required()->check(non_empty_value());
+  cmd->add_option("A", *a, "baseline run directory, or a directory of its repetitions")
+      ->required()
+      ->check(non_empty_value());
+  cmd->add_option("B", *b, "contender run directory, or a directory of its repetitions")
+      ->required()
+      ->check(non_empty_value());
   cmd->add_option("--threshold", *threshold, "smallest change that counts (default 5%)")->check(non_empty_value());
   cmd->add_option("--html", *html, "also write the comparison as HTML")->check(non_empty_value());
   cmd->add_flag("--all", *all, "list unchanged metrics too");
@@ -44,7 +49,8 @@ void add_export(CLI::App& app, int& exit_code) {
   auto out = std::make_shared<std::string>();
   cmd->add_option("dir", *dir, "run directory holding results.json")->required()->check(non_empty_value());
   cmd->add_option("--format", *format, "csv or jsonl (default csv)")->check(CLI::IsMember({"csv", "jsonl"}));
-  cmd->add_option("--out", *out, "write here instead of DIR/results.csv or DIR/results.jsonl")->check(non_empty_value());
+  cmd->add_option("--out", *out, "write here instead of DIR/results.csv or DIR/results.jsonl")
+      ->check(non_empty_value());
   cmd->callback([&exit_code, dir, format, out] {
     std::vector<std::string> args = {*dir, "--format", *format};
     if (!out->empty()) args.insert(args.end(), {"--out", *out});

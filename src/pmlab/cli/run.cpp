@@ -26,7 +26,8 @@ struct RunArgs {
   std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
   uint64_t ops = 0, repetitions = 0, cpu_node = 0;
   bool cpu_node_given = false;
-  bool quick = false, stability = false, keep_pool = false, no_progress = false, report = false, profile = false, force = false, dry_run = false;
+  bool quick = false, stability = false, keep_pool = false, no_progress = false, report = false, profile = false,
+       force = false, dry_run = false;
 };
 
 // The rows a suite's summary derives from its runs (ds.target, idio.classification, …): listed with the
@@ -153,16 +154,22 @@ void add_run(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("selector", a->selectors, "suites (core), cases (core.persist) or all")->required();
   cmd->add_flag("--quick", a->quick, "short sweeps and runs: a smoke test of the whole selection");
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/<run-id>); one that holds results needs --force")->check(non_empty_value());
-  cmd->add_option("--pool", a->pool, "pool file for medium=pool runs (default: a new one under /dev/shm, removed after)")
+  cmd->add_option("--out", a->out,
+                  "run directory for results.json (default results/<run-id>); one that holds results needs --force")
+      ->check(non_empty_value());
+  cmd->add_option("--pool", a->pool,
+                  "pool file for medium=pool runs (default: a new one under /dev/shm, removed after)")
       ->check(non_empty_value());
   cmd->add_option("--pool-size", a->pool_size, "size of a pool pmlab creates (default: what the runs need, >= 64M)")
       ->check(size_value(pool::kMinPoolSize));
   cmd->add_flag("--keep-pool", a->keep_pool, "keep the default pool (a pool made at a --pool PATH is always kept)");
   cmd->add_option("--set", a->sets, "override a parameter's sweep: name=v1,v2 (repeatable)")->check(non_empty_value());
-  cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")->check(non_empty_value());
-  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")->check(duration_value(kMaxRunSeconds));
-  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")->check(count_value(1, kMaxOpsPerThread));
+  cmd->add_option("--filter", a->filter, "run only runs whose name matches this regular expression")
+      ->check(non_empty_value());
+  cmd->add_option("--duration", a->duration, "measured time per run (default 0.5s, 0.05s with --quick)")
+      ->check(duration_value(kMaxRunSeconds));
+  cmd->add_option("--ops", a->ops, "fixed operations per thread instead of a duration")
+      ->check(count_value(1, kMaxOpsPerThread));
   cmd->add_option("--repetitions", a->repetitions,
                   "run every point N times (in passes over the selection) and report medians with 95% bootstrap "
                   "intervals (default 5; with --quick 3 for target and peer cases, 1 elsewhere)")
@@ -175,7 +182,8 @@ void add_run(CLI::App& app, int& exit_code) {
                   "with CPUs, else every CPU this process may use)")
       ->check(count_value(0, 1023))
       ->each([a](const std::string&) { a->cpu_node_given = true; });
-  cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")->check(non_empty_value());
+  cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")
+      ->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")
       ->check(non_empty_value());
   cmd->add_option("--model", a->model,
@@ -186,10 +194,12 @@ void add_run(CLI::App& app, int& exit_code) {
                   "make medium=pool runs pay a device's modelled media cost (DRAM runs stay the baseline): "
                   "c1, c2, c3, dcpmm, or a JSON file")
       ->check(non_empty_value());
-  cmd->add_flag("--force", a->force, "write into an --out directory that already holds results (its old report is removed)");
+  cmd->add_flag("--force", a->force,
+                "write into an --out directory that already holds results (its old report is removed)");
   cmd->add_flag("--no-progress", a->no_progress, "no progress output on stderr");
   cmd->add_flag("--report", a->report, "render report.html into the run directory afterwards");
-  cmd->add_flag("--dry-run", a->dry_run, "print the runs the selection makes and the least time they take; run nothing");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "print the runs the selection makes and the least time they take; run nothing");
   cmd->add_flag("--profile", a->profile,
                 "record each run with perf (software cpu-clock): a flame graph per run, its time breakdown "
                 "and the measured profiling slowdown (each run also runs once unprofiled)");

@@ -41,7 +41,8 @@ class EnumNames {
 
   Result<E> parse(std::string_view text) const {
     if (auto value = find(text)) return *value;
-    return error(Errc::invalid_argument, "unknown " + std::string(what_) + " '" + std::string(text) + "' (" + list() + ")");
+    return error(Errc::invalid_argument,
+                 "unknown " + std::string(what_) + " '" + std::string(text) + "' (" + list() + ")");
   }
 
   // Every name, in table order, separated by ", ".

@@ -41,19 +41,12 @@ Status errno_status(int err, const std::string& what) {
   switch (err) {
     case ENOSPC:
     case EDQUOT:
-    case EFBIG:
-      code = Errc::no_space;
-      break;
+    case EFBIG: code = Errc::no_space; break;
     case EACCES:
     case EPERM:
-    case EROFS:
-      code = Errc::permission_denied;
-      break;
-    case ENOENT:
-      code = Errc::not_found;
-      break;
-    default:
-      break;
+    case EROFS: code = Errc::permission_denied; break;
+    case ENOENT: code = Errc::not_found; break;
+    default: break;
   }
   std::string cause = std::strerror(err);
   // EFBIG alone reads as a property of the file, not of the space it may use.
@@ -83,7 +76,7 @@ Result<FileDescriptor> open_regular_file(const std::string& path, int flags, std
     if (err == EISDIR) return error(Errc::not_a_file, path + " is a directory, not a " + std::string(what));
     return errno_status(err, "cannot open " + path);
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   if (!S_ISREG(st.st_mode))
     return error(Errc::not_a_file, path + " is " + file_kind(st.st_mode) + ", not a " + std::string(what));
@@ -96,11 +89,11 @@ Result<FileDescriptor> open_regular_file(const std::string& path, int flags, std
 Result<std::string> read_regular_file(const std::string& path, std::string_view what, uint64_t max_bytes) {
   auto fd = open_regular_file(path, O_RDONLY, what);
   if (!fd) return fd.status();
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
-    return error(Errc::invalid_argument, path + " is too large for a " + std::string(what) + " (" +
-                                             std::to_string(st.st_size) + " bytes)");
+    return error(Errc::invalid_argument,
+                 path + " is too large for a " + std::string(what) + " (" + std::to_string(st.st_size) + " bytes)");
   std::string body;
   char buffer[65536];
   for (;;) {
@@ -120,9 +113,10 @@ Result<std::string> read_regular_file(const std::string& path, std::string_view 
 Status write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   if (path.empty()) return error(Errc::invalid_argument, "output path is empty");
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-    return error(Errc::not_a_file, "cannot write " + path + ": it is " + file_kind(st.st_mode) + ", not a regular file");
+    return error(Errc::not_a_file,
+                 "cannot write " + path + ": it is " + file_kind(st.st_mode) + ", not a regular file");
   fs::path target(path);
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
@@ -132,7 +126,8 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
   FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) {
     const int err = errno;
-    if (err == ENOENT) return error(Errc::not_found, "cannot write " + path + ": directory " + dir.string() + " does not exist");
+    if (err == ENOENT)
+      return error(Errc::not_found, "cannot write " + path + ": directory " + dir.string() + " does not exist");
     return errno_status(err, "cannot write " + path);
   }
   auto fail = [&](int err) {
@@ -167,7 +162,8 @@ Result<ScratchDirectory> ScratchDirectory::make(const std::string& prefix) {
   namespace fs = std::filesystem;
   const fs::path base = scratch_base_directory();
   std::string templ = (base / (prefix + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
-  if (mkdtemp(templ.data()) == nullptr) return errno_status(errno, "cannot create a scratch directory in " + base.string());
+  if (mkdtemp(templ.data()) == nullptr)
+    return errno_status(errno, "cannot create a scratch directory in " + base.string());
   return ScratchDirectory(templ);
 }
 

@@ -45,8 +45,7 @@ class FileDescriptor {
 Result<FileDescriptor> open_regular_file(const std::string& path, int flags, std::string_view what);
 
 // Reads a regular file whole (through open_regular_file), refusing files above `max_bytes`.
-Result<std::string> read_regular_file(const std::string& path, std::string_view what,
-                                      uint64_t max_bytes = 64ULL << 20);
+Result<std::string> read_regular_file(const std::string& path, std::string_view what, uint64_t max_bytes = 64ULL << 20);
 
 // Writes `content` to PATH so that PATH holds either its old contents or all of the new ones: the bytes
 // go to a temporary file beside PATH, which is fsynced and renamed over PATH, then the directory is

@@ -10,7 +10,9 @@ std::vector<std::pair<std::string, std::string (*)()>>& probes() {
 
 }  // namespace
 
-void register_state_probe(std::string name, std::string (*describe)()) { probes().emplace_back(std::move(name), describe); }
+void register_state_probe(std::string name, std::string (*describe)()) {
+  probes().emplace_back(std::move(name), describe);
+}
 
 StateSnapshot snapshot_process_state() {
   StateSnapshot out;

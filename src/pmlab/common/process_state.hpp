@@ -15,7 +15,9 @@ using StateSnapshot = std::vector<std::pair<std::string, std::string>>;
 // `describe` returns the state's current value in text; called from the main thread between runs.
 void register_state_probe(std::string name, std::string (*describe)());
 struct StateProbeRegistration {
-  StateProbeRegistration(std::string name, std::string (*describe)()) { register_state_probe(std::move(name), describe); }
+  StateProbeRegistration(std::string name, std::string (*describe)()) {
+    register_state_probe(std::move(name), describe);
+  }
 };
 
 StateSnapshot snapshot_process_state();

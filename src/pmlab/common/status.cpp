@@ -5,8 +5,7 @@ namespace pmlab {
 const char* errc_name(Errc code) noexcept {
   switch (code) {
 #define PMLAB_X(c, exit_code, summary) \
-  case Errc::c:                        \
-    return #c;
+  case Errc::c: return #c;
     PMLAB_ERROR_CODES(PMLAB_X)
 #undef PMLAB_X
   }
@@ -16,8 +15,7 @@ const char* errc_name(Errc code) noexcept {
 int errc_exit_code(Errc code) noexcept {
   switch (code) {
 #define PMLAB_X(c, exit_code, summary) \
-  case Errc::c:                        \
-    return exit_code;
+  case Errc::c: return exit_code;
     PMLAB_ERROR_CODES(PMLAB_X)
 #undef PMLAB_X
   }

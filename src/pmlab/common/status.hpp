@@ -13,21 +13,21 @@
 namespace pmlab {
 
 // X(code, exit_code, summary). Exit codes are documented in README ("Exit codes").
-#define PMLAB_ERROR_CODES(X)                                        \
-  X(ok, 0, "success")                                               \
-  X(invalid_argument, 2, "invalid argument")                        \
-  X(not_found, 3, "not found")                                      \
-  X(already_exists, 3, "already exists")                            \
-  X(io_error, 3, "I/O error")                                       \
-  X(no_space, 3, "no space")                                        \
-  X(permission_denied, 3, "permission denied")                      \
-  X(not_a_file, 3, "not a regular file")                            \
-  X(not_a_pool, 3, "not a pmlab pool")                              \
-  X(corrupted, 3, "corrupted")                                      \
-  X(wrong_layout, 3, "wrong layout")                                \
-  X(busy, 3, "in use")                                              \
-  X(pool_full, 3, "pool full")                                      \
-  X(unsupported, 4, "unsupported on this platform")                 \
+#define PMLAB_ERROR_CODES(X)                        \
+  X(ok, 0, "success")                               \
+  X(invalid_argument, 2, "invalid argument")        \
+  X(not_found, 3, "not found")                      \
+  X(already_exists, 3, "already exists")            \
+  X(io_error, 3, "I/O error")                       \
+  X(no_space, 3, "no space")                        \
+  X(permission_denied, 3, "permission denied")      \
+  X(not_a_file, 3, "not a regular file")            \
+  X(not_a_pool, 3, "not a pmlab pool")              \
+  X(corrupted, 3, "corrupted")                      \
+  X(wrong_layout, 3, "wrong layout")                \
+  X(busy, 3, "in use")                              \
+  X(pool_full, 3, "pool full")                      \
+  X(unsupported, 4, "unsupported on this platform") \
   X(failed, 1, "failed")
 
 enum class Errc {
@@ -81,9 +81,18 @@ class [[nodiscard]] Result {
   explicit operator bool() const noexcept { return ok(); }
   const Status& status() const noexcept { return status_; }
 
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -100,14 +109,16 @@ inline Status error(Errc code, std::string message) { return Status(code, std::m
 }  // namespace pmlab
 
 // Propagates a failed Status or Result out of the calling function.
-#define PMLAB_TRY(expr)                                   \
-  do {                                                    \
-    auto&& pmlab_try_ = (expr);                           \
+#define PMLAB_TRY(expr)                                              \
+  do {                                                               \
+    auto&& pmlab_try_ = (expr);                                      \
     if (!pmlab_try_.ok()) return ::pmlab::detail_status(pmlab_try_); \
   } while (0)
 
 namespace pmlab {
 inline const Status& detail_status(const Status& s) { return s; }
 template <class T>
-const Status& detail_status(const Result<T>& r) { return r.status(); }
+const Status& detail_status(const Result<T>& r) {
+  return r.status();
+}
 }  // namespace pmlab

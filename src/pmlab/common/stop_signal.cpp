@@ -30,7 +30,7 @@ int g_depth = 0;
 StopSignals::StopSignals() {
   if (g_depth++ > 0) return;
   detail::g_stop_signal.store(0);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   // SA_RESTART: code that does not expect EINTR keeps working; the flag is polled where it matters.

@@ -87,7 +87,9 @@ Result<uint64_t> parse_size(std::string_view text) {
   else if (suffix == "m" || suffix == "mb" || suffix == "mib") shift = 20;
   else if (suffix == "g" || suffix == "gb" || suffix == "gib") shift = 30;
   else if (suffix == "t" || suffix == "tb" || suffix == "tib") shift = 40;
-  else return error(Errc::invalid_argument, "'" + std::string(text) + "': unknown size unit '" + suffix + "' (use K, M, G, T)");
+  else
+    return error(Errc::invalid_argument,
+                 "'" + std::string(text) + "': unknown size unit '" + suffix + "' (use K, M, G, T)");
   if (shift > 0 && number > (std::numeric_limits<uint64_t>::max() >> shift))
     return error(Errc::invalid_argument, "'" + std::string(text) + "' is too large");
   return number << shift;

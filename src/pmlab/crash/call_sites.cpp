@@ -33,7 +33,8 @@ std::string site_position(const std::string& file, uint32_t line, uint32_t colum
 }
 
 std::string site_of(const std::source_location& where) {
-  return relative(where.file_name()) + ":" + std::to_string(where.line()) + " (" + short_function(where.function_name()) + ")";
+  return relative(where.file_name()) + ":" + std::to_string(where.line()) + " (" +
+         short_function(where.function_name()) + ")";
 }
 
 std::string Mutant::describe() const {

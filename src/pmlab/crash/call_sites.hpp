@@ -119,7 +119,8 @@ class CallSiteObserver final : public persist::Observer {
   void on_writeback(const void*, size_t, persist::Writeback, const std::source_location&) noexcept override {}
   void on_fence(const std::source_location&) noexcept override {}
   // Without the contents at hand a dropped call counts as effective: equivalence is never claimed unseen.
-  persist::Mutation mutation(persist::Call call, const void*, size_t, const std::source_location& where) noexcept override {
+  persist::Mutation mutation(persist::Call call, const void*, size_t,
+                             const std::source_location& where) noexcept override {
     const persist::Mutation m = sites_.on_call(call, where);
     if (m == persist::Mutation::drop) sites_.note_effective();
     return m;

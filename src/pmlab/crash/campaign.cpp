@@ -14,7 +14,8 @@ bool selects(const std::string& name, const SubjectInfo& design, bool include_br
 
 Status check_replay(const std::vector<const SubjectInfo*>& designs, const CampaignOptions& options) {
   if (!options.base.replay) return Status::success();
-  if (designs.size() != 1) return error(Errc::invalid_argument, "--replay names a state of one design: name exactly one");
+  if (designs.size() != 1)
+    return error(Errc::invalid_argument, "--replay names a state of one design: name exactly one");
   if (options.mutate) return error(Errc::invalid_argument, "--replay and --mutate do not go together");
   return Status::success();
 }
@@ -68,7 +69,8 @@ Result<std::vector<const SubjectInfo*>> choose_designs(const std::vector<std::st
       matched = true;
       if (taken.insert(design.name).second) chosen.push_back(&design);
     }
-    if (!matched) return error(Errc::invalid_argument, "no crash-testable design '" + name + "' (see pmlab crash --list)");
+    if (!matched)
+      return error(Errc::invalid_argument, "no crash-testable design '" + name + "' (see pmlab crash --list)");
   }
   return chosen;
 }

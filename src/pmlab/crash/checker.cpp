@@ -34,9 +34,9 @@ enum Phase : int32_t { kIdle, kRecovery, kRecoveryAgain };
 struct Breadcrumb {
   std::atomic<int32_t> slot;
   std::atomic<int32_t> phase;
-  std::atomic<uintptr_t> fault;  // address of the fault that killed it
+  std::atomic<uintptr_t> fault;                             // address of the fault that killed it
   std::atomic<uint64_t> mutation_effects[1 + kInertKinds];  // effective, then inert by reason
-  char detail[kDetailBytes];     // kRecoveryAgain: the crash inside recovery being recovered
+  char detail[kDetailBytes];                                // kRecoveryAgain: the crash inside recovery being recovered
 };
 
 void store_effects(Breadcrumb& crumb, const MutationEffects& e) noexcept {
@@ -100,7 +100,9 @@ bool move_all(Fn&& io, int fd, Byte* p, size_t len) {
   }
   return true;
 }
-bool write_all(int fd, const void* data, size_t len) { return move_all(::write, fd, static_cast<const char*>(data), len); }
+bool write_all(int fd, const void* data, size_t len) {
+  return move_all(::write, fd, static_cast<const char*>(data), len);
+}
 bool read_all(int fd, void* data, size_t len) { return move_all(::read, fd, static_cast<char*>(data), len); }
 
 void copy_text(char* out, size_t cap, const std::string& text) {
@@ -117,7 +119,8 @@ struct Layout {
   Breadcrumb* crumbs() const { return reinterpret_cast<Breadcrumb*>(base); }
   SiteLog* sites() const { return reinterpret_cast<SiteLog*>(base + sizeof(Breadcrumb) * kMaxCheckers); }
   SlotHeader* header(size_t slot) const {
-    return reinterpret_cast<SlotHeader*>(base + sizeof(Breadcrumb) * kMaxCheckers + sizeof(SiteLog) * kMaxCheckers) + slot;
+    return reinterpret_cast<SlotHeader*>(base + sizeof(Breadcrumb) * kMaxCheckers + sizeof(SiteLog) * kMaxCheckers) +
+           slot;
   }
   size_t images_at() const {
     return round_pages(sizeof(Breadcrumb) * kMaxCheckers + sizeof(SiteLog) * kMaxCheckers + sizeof(SlotHeader) * slots);
@@ -149,7 +152,7 @@ void install_fault_handlers() {
   ss.ss_sp = stack;
   ss.ss_size = sizeof stack;
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
@@ -234,10 +237,10 @@ class RecoveryCrash {
     const Exploration e = explore(space, ctx_.options.recovery_budget, seed_ ^ (points_ * 0xbf58476d1ce4e5b9ULL));
     for (const CrashState& state : e.states) {
       ++states_;
-      const std::string detail =
-          (end ? std::string("crash at the end of recovery")
-               : "crash inside recovery, before its fence " + std::to_string(tracker_->fences()) + " at " + site_of(*where)) +
-          " (" + to_string(state.strategy) + "; " + describe(space, state) + ")";
+      const std::string detail = (end ? std::string("crash at the end of recovery")
+                                      : "crash inside recovery, before its fence " +
+                                            std::to_string(tracker_->fences()) + " at " + site_of(*where)) +
+                                 " (" + to_string(state.strategy) + "; " + describe(space, state) + ")";
       Status s = recover_again(space, state, detail);
       if (!s.ok()) {
         failure_ = error(Errc::failed, detail + ", then recovery again: " + s.message());
@@ -386,7 +389,7 @@ void on_child(int) {
   int child_pipe[2];
   if (pipe2(child_pipe, O_NONBLOCK | O_CLOEXEC) != 0) _exit(5);
   g_child_signal_fd = child_pipe[1];
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_child;
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   sigemptyset(&sa.sa_mask);
@@ -417,8 +420,7 @@ void on_child(int) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) _exit(6);
     if (fds[0].revents & POLLIN) {
       char drain[64];
-      while (read(child_pipe[0], drain, sizeof drain) > 0) {
-      }
+      while (read(child_pipe[0], drain, sizeof drain) > 0) {}
     }
     if (fds[1].revents & (POLLIN | POLLHUP)) {
       uint32_t index = 0;
@@ -436,7 +438,8 @@ struct CheckerPool::Shared {
   struct sigaction old_sigpipe {};
 };
 
-Result<std::unique_ptr<CheckerPool>> CheckerPool::start(const SubjectInfo& info, const CheckerOptions& options, Image run_image) {
+Result<std::unique_ptr<CheckerPool>> CheckerPool::start(const SubjectInfo& info, const CheckerOptions& options,
+                                                        Image run_image) {
   std::unique_ptr<CheckerPool> pool(new CheckerPool());
   pool->info_ = &info;
   pool->options_ = options;
@@ -450,7 +453,8 @@ Result<std::unique_ptr<CheckerPool>> CheckerPool::start(const SubjectInfo& info,
   const size_t wanted = 4 * static_cast<size_t>(pool->options_.jobs) + 2;
   layout.slots = std::max<size_t>(2, std::min(wanted, (size_t{512} << 20) / layout.image_stride));
   void* base = mmap(nullptr, layout.bytes(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return error(Errc::no_space, "cannot map " + std::to_string(layout.bytes()) + " bytes for crash images");
+  if (base == MAP_FAILED)
+    return error(Errc::no_space, "cannot map " + std::to_string(layout.bytes()) + " bytes for crash images");
   layout.base = static_cast<std::byte*>(base);
   pool->shared_bytes_ = layout.bytes();
   for (unsigned i = 0; i < kMaxCheckers; ++i) {
@@ -465,7 +469,7 @@ Result<std::unique_ptr<CheckerPool>> CheckerPool::start(const SubjectInfo& info,
   if (pipe(job) != 0 || pipe(result) != 0 || pipe(spawn) != 0)
     return error(Errc::io_error, std::string("cannot create the crash checkers' pipes: ") + std::strerror(errno));
   // A write to a pipe whose readers are gone must be an error here, not a signal that ends the run.
-  struct sigaction ignore{};
+  struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &shared->old_sigpipe);
   std::fflush(nullptr);
@@ -493,8 +497,7 @@ CheckerPool::~CheckerPool() {
     if (*fd >= 0) close(*fd);
   if (template_pid_ > 0) {
     kill(template_pid_, SIGKILL);
-    while (waitpid(template_pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(template_pid_, nullptr, 0) < 0 && errno == EINTR) {}
   }
   if (shared_ != nullptr) {
     sigaction(SIGPIPE, &shared_->old_sigpipe, nullptr);
@@ -534,7 +537,8 @@ void CheckerPool::submit(size_t slot, uint64_t tag, const CheckRequest& request)
 
 Status CheckerPool::pump(const OnVerdict& on_verdict) {
   Message m{};
-  if (!read_all(result_fd_, &m, sizeof m)) return error(Errc::failed, "the crash checkers' template ended unexpectedly");
+  if (!read_all(result_fd_, &m, sizeof m))
+    return error(Errc::failed, "the crash checkers' template ended unexpectedly");
   const Layout& layout = shared_->layout;
   if (m.kind == 0) {
     const SlotHeader& h = *layout.header(static_cast<size_t>(m.slot));
@@ -561,13 +565,14 @@ Status CheckerPool::pump(const OnVerdict& on_verdict) {
       const auto run = reinterpret_cast<uintptr_t>(run_image_.base);
       const auto first = reinterpret_cast<uintptr_t>(layout.image(static_cast<size_t>(slot)));
       if (fault >= run && fault < run + run_image_.size) {
-        what = "recovery read " + hex(fault) + ", inside the run's own mapping of the image (offset " + hex(fault - run) +
-               "): it followed an absolute pointer, which a reboot leaves dangling";
+        what = "recovery read " + hex(fault) + ", inside the run's own mapping of the image (offset " +
+               hex(fault - run) + "): it followed an absolute pointer, which a reboot leaves dangling";
       } else if (crumb.phase.load() == kRecoveryAgain && fault >= first && fault < first + run_image_.size) {
         what = "recovery read " + hex(fault) + ", inside the image of the interrupted recovery (offset " +
                hex(fault - first) + "): an absolute pointer written during recovery";
       } else {
-        what = std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + (fault ? " at " + hex(fault) : "") + ")";
+        what =
+            std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + (fault ? " at " + hex(fault) : "") + ")";
       }
     } else if (WIFSIGNALED(status)) {
       what = std::string("recovery crashed (") + strsignal(WTERMSIG(status)) + ")";
@@ -595,12 +600,10 @@ Status CheckerPool::finish(const OnVerdict& on_verdict) {
   close(spawn_fd_);
   spawn_fd_ = -1;
   Message m{};
-  while (read_all(result_fd_, &m, sizeof m)) {
-  }
+  while (read_all(result_fd_, &m, sizeof m)) {}
   close(result_fd_);
   result_fd_ = -1;
-  while (waitpid(template_pid_, nullptr, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(template_pid_, nullptr, 0) < 0 && errno == EINTR) {}
   template_pid_ = -1;
   return Status::success();
 }

@@ -31,27 +31,27 @@
 namespace pmlab::crash {
 
 struct CheckerOptions {
-  unsigned jobs = 1;              // checker processes
-  double timeout_s = 5.0;         // per recovery
+  unsigned jobs = 1;       // checker processes
+  double timeout_s = 5.0;  // per recovery
   persist::Domain domain = persist::Domain::adr;
-  persist::Config config;         // the recoveries' persister
+  persist::Config config;                       // the recoveries' persister
   Granularity granularity = Granularity::line;  // of crash states taken inside recovery
-  uint64_t recovery_budget = 0;   // crash states per crash point of a recovery
+  uint64_t recovery_budget = 0;                 // crash states per crash point of a recovery
   SubjectOptions subject;
-  std::optional<Mutant> mutant;   // applied to recoveries too
-  bool record_sites = false;      // collect the call sites recoveries reach
+  std::optional<Mutant> mutant;  // applied to recoveries too
+  bool record_sites = false;     // collect the call sites recoveries reach
 };
 
 struct CheckRequest {
-  CrashPoint at;                  // op_label is not passed on
-  bool crash_recovery = false;    // crash-test this state's recovery
+  CrashPoint at;                // op_label is not passed on
+  bool crash_recovery = false;  // crash-test this state's recovery
   uint64_t recovery_seed = 0;
 };
 
 struct CheckVerdict {
   bool ok = true;
   std::string message;
-  uint64_t recovery_states = 0;   // crash states taken inside the recovery and recovered again
+  uint64_t recovery_states = 0;  // crash states taken inside the recovery and recovered again
 };
 
 class CheckerPool {
@@ -59,7 +59,8 @@ class CheckerPool {
   using OnVerdict = std::function<void(uint64_t tag, CheckVerdict&& verdict)>;
 
   // Forks the template. Call after `run_image` is mapped and before the design runs in this process.
-  static Result<std::unique_ptr<CheckerPool>> start(const SubjectInfo& info, const CheckerOptions& options, Image run_image);
+  static Result<std::unique_ptr<CheckerPool>> start(const SubjectInfo& info, const CheckerOptions& options,
+                                                    Image run_image);
   ~CheckerPool();
   CheckerPool(const CheckerPool&) = delete;
   CheckerPool& operator=(const CheckerPool&) = delete;

@@ -90,7 +90,8 @@ void DurabilityTracker::capture(const Attribution* a) noexcept {
     if (line.history.size() > 4 * kMaxLineValues) {
       // The oldest value no thread wrote back (values written back are what a fence will make durable).
       size_t drop = 0;
-      while (std::find(line.written_back.begin(), line.written_back.end(), static_cast<int>(drop)) != line.written_back.end())
+      while (std::find(line.written_back.begin(), line.written_back.end(), static_cast<int>(drop)) !=
+             line.written_back.end())
         ++drop;
       line.history.erase(line.history.begin() + static_cast<std::ptrdiff_t>(drop));
       for (int& wb : line.written_back)
@@ -156,7 +157,8 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
   } else if (call == persist::Call::fence) {
     bool pending = false;
     const unsigned me = Interleaving::current();
-    for (const LineState& l : lines_) pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back[me] >= 0);
+    for (const LineState& l : lines_)
+      pending = pending || (domain_ == persist::Domain::eadr ? l.active : l.written_back[me] >= 0);
     if (!pending) sites_->note_inert(Inert::nothing_to_order);
     else dropped_fence_ = true;
   } else if (call == persist::Call::flush) {
@@ -176,7 +178,7 @@ persist::Mutation DurabilityTracker::mutation(persist::Call call, const void* ad
 }
 
 void DurabilityTracker::after_split_store(const void* addr, uint64_t before, uint64_t after,
-                                         const std::source_location&) noexcept {
+                                          const std::source_location&) noexcept {
   if (sites_ == nullptr) return;
   // Bytes declared volatile are never explored: how they were written makes no difference.
   uint64_t changed = before ^ after;
@@ -250,12 +252,14 @@ PendingLine pending_line(size_t offset, size_t size, uint64_t order, uint64_t pl
   std::vector<LineBytes> values;
   for (size_t h = history.size(); h-- > 0;) {
     const LineBytes& v = history[h];
-    if (same(v, durable) || std::any_of(values.begin(), values.end(), [&](const LineBytes& w) { return same(v, w); })) continue;
+    if (same(v, durable) || std::any_of(values.begin(), values.end(), [&](const LineBytes& w) { return same(v, w); }))
+      continue;
     values.push_back(v);
   }
   if (values.size() > kMaxLineValues) {
     const auto wb = std::find_if(values.begin(), values.end(), [&](const LineBytes& v) { return same(v, written); });
-    if (wb != values.end() && wb - values.begin() >= static_cast<std::ptrdiff_t>(kMaxLineValues)) values[kMaxLineValues - 1] = *wb;
+    if (wb != values.end() && wb - values.begin() >= static_cast<std::ptrdiff_t>(kMaxLineValues))
+      values[kMaxLineValues - 1] = *wb;
     values.resize(kMaxLineValues);
   }
   std::reverse(values.begin(), values.end());

@@ -55,9 +55,9 @@ struct PendingLine {
   size_t size = 0;    // 64, less at the region's end
   // The contents it held since it was last durable, other than the durable one, each once, oldest first.
   std::vector<LineBytes> values;
-  int latest = -1;        // index of its content now in `values`, -1 when that is the durable content
-  int written_back = -1;  // index of the content written back since the last fence, -1 when none
-  uint64_t order = 0;     // when it first changed since it was last durable (write order)
+  int latest = -1;           // index of its content now in `values`, -1 when that is the durable content
+  int written_back = -1;     // index of the content written back since the last fence, -1 when none
+  uint64_t order = 0;        // when it first changed since it was last durable (write order)
   uint64_t plain_bytes = 0;  // bit i: byte i was changed by a plain store
 };
 
@@ -70,7 +70,8 @@ PendingLine pending_line(size_t offset, size_t size, uint64_t order, uint64_t pl
 class DurabilityTracker final : public persist::Observer {
  public:
   // `on_crash_point` runs at every fence, before it takes effect.
-  DurabilityTracker(Image working, persist::Domain domain, std::function<void(const std::source_location&)> on_crash_point);
+  DurabilityTracker(Image working, persist::Domain domain,
+                    std::function<void(const std::source_location&)> on_crash_point);
 
   // The working image as it is now becomes the durable image (after format, before tracking starts).
   void adopt_working_as_durable();
@@ -81,17 +82,20 @@ class DurabilityTracker final : public persist::Observer {
   // A concurrent run's threads: every event is a handover point (may be null).
   void set_interleaving(Interleaving* interleaving) noexcept { interleaving_ = interleaving; }
 
-  void on_writeback(const void* addr, size_t len, persist::Writeback kind, const std::source_location& where) noexcept override;
+  void on_writeback(const void* addr, size_t len, persist::Writeback kind,
+                    const std::source_location& where) noexcept override;
   void on_fence(const std::source_location& where) noexcept override;
   void on_wait() noexcept override {
     if (interleaving_ != nullptr) interleaving_->wait();
   }
   void before_store(const void* addr, size_t len, const std::source_location& where) noexcept override;
   void after_atomic_store(const void* addr, size_t size, const std::source_location& where) noexcept override;
-  persist::Mutation mutation(persist::Call call, const void* addr, size_t len, const std::source_location& where) noexcept override;
+  persist::Mutation mutation(persist::Call call, const void* addr, size_t len,
+                             const std::source_location& where) noexcept override;
   void after_locked_rmw(const std::source_location& where) noexcept override;
   void on_volatile(const void* addr, size_t len) noexcept override;
-  void after_split_store(const void* addr, uint64_t before, uint64_t after, const std::source_location& where) noexcept override;
+  void after_split_store(const void* addr, uint64_t before, uint64_t after,
+                         const std::source_location& where) noexcept override;
 
   // Records the region as it is now: call before pending() at a crash point that is not a fence.
   void capture() noexcept { capture(nullptr); }

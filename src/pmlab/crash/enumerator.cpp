@@ -46,8 +46,10 @@ class Collector {
     std::vector<uint8_t> choice(space_.pieces.size(), 0);
     for (size_t l = 0; l < v.size(); ++l) {
       if (v[l] < 0) continue;
-      const uint32_t end = l + 1 < space_.lines.size() ? space_.first_piece[l + 1] : static_cast<uint32_t>(space_.pieces.size());
-      for (uint32_t p = space_.first_piece[l]; p < end; ++p) choice[p] = space_.pieces[p].option_of_value[static_cast<size_t>(v[l])];
+      const uint32_t end =
+          l + 1 < space_.lines.size() ? space_.first_piece[l + 1] : static_cast<uint32_t>(space_.pieces.size());
+      for (uint32_t p = space_.first_piece[l]; p < end; ++p)
+        choice[p] = space_.pieces[p].option_of_value[static_cast<size_t>(v[l])];
     }
     return choice;
   }
@@ -80,10 +82,14 @@ std::vector<int> alternatives(const PendingLine& line, int base) {
   return out;
 }
 
-constexpr auto kStrategies = enum_names<Strategy>(
-    "strategy", {{Strategy::none, "none"}, {Strategy::all, "all"}, {Strategy::written_back, "written back"},
-                 {Strategy::exhaustive, "exhaustive"}, {Strategy::prefix, "prefix"}, {Strategy::deviation, "deviation"},
-                 {Strategy::random, "random"}, {Strategy::torn, "torn"}});
+constexpr auto kStrategies = enum_names<Strategy>("strategy", {{Strategy::none, "none"},
+                                                               {Strategy::all, "all"},
+                                                               {Strategy::written_back, "written back"},
+                                                               {Strategy::exhaustive, "exhaustive"},
+                                                               {Strategy::prefix, "prefix"},
+                                                               {Strategy::deviation, "deviation"},
+                                                               {Strategy::random, "random"},
+                                                               {Strategy::torn, "torn"}});
 }  // namespace
 
 const char* to_string(Strategy s) noexcept { return kStrategies.name(s); }
@@ -178,10 +184,13 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
   const bool tears = space.granularity != Granularity::line;
   const uint64_t line_budget = tears ? std::max<uint64_t>(c.size(), budget / 2) : budget;
   auto share_end = [&](uint64_t cap, double fraction) {
-    return std::min<uint64_t>(cap, c.size() + static_cast<uint64_t>(static_cast<double>(cap - std::min<uint64_t>(cap, c.size())) * fraction));
+    return std::min<uint64_t>(
+        cap, c.size() + static_cast<uint64_t>(static_cast<double>(cap - std::min<uint64_t>(cap, c.size())) * fraction));
   };
   Collector* col = &c;
-  auto add_until = [&](uint64_t cap, const LineValues& v, Strategy s) { return col->size() < cap && col->add_lines(v, s); };
+  auto add_until = [&](uint64_t cap, const LineValues& v, Strategy s) {
+    return col->size() < cap && col->add_lines(v, s);
+  };
 
   if (space.line_states <= static_cast<double>(line_budget - std::min<uint64_t>(line_budget, c.size()))) {
     LineValues v(n, -1);
@@ -269,7 +278,7 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
         if (rng.next_double() >= p) continue;
         const PendingLine& line = space.lines[l];
         v[l] = line.latest >= 0 && rng.next_below(2) == 0 ? line.latest
-                                                           : static_cast<int>(rng.next_below(line.values.size()));
+                                                          : static_cast<int>(rng.next_below(line.values.size()));
       }
       add_until(line_budget, v, Strategy::random);
     }
@@ -285,7 +294,8 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
     // written back first, newest first. A commit spread over two words of a line the program is persisting
     // tears there; random tears over many pending lines reach that one only by chance.
     std::vector<size_t> tear_order(by_write.rbegin(), by_write.rend());
-    std::stable_partition(tear_order.begin(), tear_order.end(), [&](size_t l) { return space.lines[l].written_back >= 0; });
+    std::stable_partition(tear_order.begin(), tear_order.end(),
+                          [&](size_t l) { return space.lines[l].written_back >= 0; });
     const uint64_t single_cap = share_end(budget, 0.5);
     for (size_t l : tear_order) {
       const uint32_t end = l + 1 < n ? space.first_piece[l + 1] : static_cast<uint32_t>(pieces);
@@ -363,13 +373,15 @@ std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t
   return out;
 }
 
-void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state, std::byte* out) {
+void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state,
+                 std::byte* out) {
   std::memcpy(out, durable.data(), durable.size());
   for (size_t p = 0; p < space.pieces.size(); ++p) {
     const uint8_t c = state.choice[p];
     if (c == 0) continue;
     const Piece& piece = space.pieces[p];
-    std::memcpy(out + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size, piece.size);
+    std::memcpy(out + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size,
+                piece.size);
   }
 }
 
@@ -420,7 +432,8 @@ std::string describe_line(const CrashSpace& space, const CrashState& state, uint
   };
   const PendingLine& line = space.lines[l];
   const uint32_t begin = space.first_piece[l];
-  const uint32_t end = l + 1 < space.lines.size() ? space.first_piece[l + 1] : static_cast<uint32_t>(space.pieces.size());
+  const uint32_t end =
+      l + 1 < space.lines.size() ? space.first_piece[l + 1] : static_cast<uint32_t>(space.pieces.size());
   bool changed = false;
   for (uint32_t p = begin; p < end; ++p) changed = changed || state.choice[p] != 0;
   if (!changed) return "";
@@ -431,7 +444,8 @@ std::string describe_line(const CrashSpace& space, const CrashState& state, uint
   for (int v = 0; v < static_cast<int>(line.values.size()); ++v) order.push_back(v);
   for (int v : order) {
     bool match = true;
-    for (uint32_t p = begin; p < end && match; ++p) match = state.choice[p] == space.pieces[p].option_of_value[static_cast<size_t>(v)];
+    for (uint32_t p = begin; p < end && match; ++p)
+      match = state.choice[p] == space.pieces[p].option_of_value[static_cast<size_t>(v)];
     if (match) return value_name(line, v);
   }
   std::string out = "torn (";
@@ -441,15 +455,18 @@ std::string describe_line(const CrashSpace& space, const CrashState& state, uint
     const Piece& piece = space.pieces[p];
     int v = -1;
     for (size_t k = 0; k < piece.option_of_value.size(); ++k)
-      if (piece.option_of_value[k] == state.choice[p] && (v < 0 || static_cast<int>(k) == line.latest)) v = static_cast<int>(k);
-    std::snprintf(buf, sizeof buf, "%s+%u:%u %s", first ? "" : ", ", piece.offset, piece.size, value_name(line, v).c_str());
+      if (piece.option_of_value[k] == state.choice[p] && (v < 0 || static_cast<int>(k) == line.latest))
+        v = static_cast<int>(k);
+    std::snprintf(buf, sizeof buf, "%s+%u:%u %s", first ? "" : ", ", piece.offset, piece.size,
+                  value_name(line, v).c_str());
     out += buf;
     first = false;
   }
   return out + ")";
 }
 
-std::string describe(const CrashSpace& space, const CrashState& state, const std::function<std::string(size_t)>& where) {
+std::string describe(const CrashSpace& space, const CrashState& state,
+                     const std::function<std::string(size_t)>& where) {
   std::string out;
   char buf[32];
   for (uint32_t l = 0; l < space.lines.size() && out.size() < 600; ++l) {

@@ -1,9 +1,9 @@
 // Crash states of one crash point, and which of them to check within a budget.
 //
 // The pending lines of a crash point (durability_tracker.hpp) split into pieces at the chosen granularity:
-// a line; or its aligned words; or, in byte mode, the bytes of words that plain stores changed. A piece can be left durable or take one of the contents
-// its line held (its options: the distinct slices of those contents). A crash state picks an option per
-// piece; distinct states are distinct images.
+// a line; or its aligned words; or, in byte mode, the bytes of words that plain stores changed. A piece can be left
+// durable or take one of the contents its line held (its options: the distinct slices of those contents). A crash state
+// picks an option per piece; distinct states are distinct images.
 //
 // Exploration gives every strategy a share of the point's budget, so none starves the others:
 //   - none, all (every line at its content now), every written-back line at its written-back content;
@@ -74,7 +74,8 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed);
 std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t budget);
 
 // The crash image of a state: the durable image with the chosen options written over it.
-void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state, std::byte* out);
+void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state,
+                 std::byte* out);
 
 // A content hash of an image: a sum over 8-byte words of a mix of (word index, value), so a state's hash
 // follows from the durable image's by the words its pieces change.
@@ -86,7 +87,8 @@ uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable
 
 // "0x40 (latest), 0x80 (written back), 0xc0 torn (+0:8 latest, +8:8 durable)": what a state persisted.
 // `where` names an offset (default: hex).
-std::string describe(const CrashSpace& space, const CrashState& state, const std::function<std::string(size_t)>& where = {});
+std::string describe(const CrashSpace& space, const CrashState& state,
+                     const std::function<std::string(size_t)>& where = {});
 // What a state persisted of line `l`: "latest", "written back", "value 2 of 3", "torn (+0:8 latest, …)",
 // or empty when it left the line durable.
 std::string describe_line(const CrashSpace& space, const CrashState& state, uint32_t l);

@@ -112,8 +112,9 @@ Result<std::vector<std::string>> load_subjects(const std::string& file) {
   using Entries = const pmlab_crash_subject_entry* (*)(size_t*);
   auto entries = reinterpret_cast<Entries>(dlsym(handle, "pmlab_crash_subjects_v0"));
   if (entries == nullptr)
-    return error(Errc::invalid_argument, file + " defines no crash subjects (no pmlab_crash_subjects_v0: build it "
-                                                "with pmlab/crash.hpp and register designs with PMLAB_CRASH_SUBJECT)");
+    return error(Errc::invalid_argument, file +
+                                             " defines no crash subjects (no pmlab_crash_subjects_v0: build it "
+                                             "with pmlab/crash.hpp and register designs with PMLAB_CRASH_SUBJECT)");
   size_t count = 0;
   const pmlab_crash_subject_entry* list = entries(&count);
   if (count == 0) return error(Errc::invalid_argument, file + " registers no crash subjects");
@@ -122,13 +123,15 @@ Result<std::vector<std::string>> load_subjects(const std::string& file) {
     const pmlab_crash_subject_entry entry = list[i];
     const std::string name = entry.name != nullptr ? entry.name : "";
     if (!valid_name(name) || entry.make == nullptr)
-      return error(Errc::invalid_argument, file + ": subject '" + name + "' is not a valid name (letters, digits, "
-                                                  "'.', '-', '_') or has no factory");
+      return error(Errc::invalid_argument, file + ": subject '" + name +
+                                               "' is not a valid name (letters, digits, "
+                                               "'.', '-', '_') or has no factory");
     if (SubjectRegistry::instance().find(name) != nullptr)
       return error(Errc::already_exists, file + ": a crash subject named '" + name + "' exists already");
     SubjectInfo info;
     info.name = name;
-    info.description = std::string(entry.description != nullptr ? entry.description : "") + " (loaded from " + file + ")";
+    info.description =
+        std::string(entry.description != nullptr ? entry.description : "") + " (loaded from " + file + ")";
     info.deliberately_broken = entry.deliberately_broken != 0;
     info.make = [make = entry.make, name](const SubjectOptions& o) -> std::unique_ptr<Subject> {
       const v0::CrashOptions options{o.ops, o.seed};

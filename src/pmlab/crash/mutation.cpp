@@ -18,7 +18,9 @@ bool can_matter(persist::Call call, persist::Domain domain) {
   return true;
 }
 
-std::string run_name(persist::Domain d, Granularity g) { return std::string(persist::to_string(d)) + "/" + to_string(g); }
+std::string run_name(persist::Domain d, Granularity g) {
+  return std::string(persist::to_string(d)) + "/" + to_string(g);
+}
 
 }  // namespace
 
@@ -81,8 +83,9 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
           if (result.killed || !can_matter(key.call, d)) continue;
           // Random schedules, then (concurrent designs, at the first granularity: a race does not need a
           // torn word to show) targeted ones at each parking depth.
-          const unsigned targeted =
-              schedules > 1 && g == options.granularities.front() ? static_cast<unsigned>(options.park_depths.size()) : 0;
+          const unsigned targeted = schedules > 1 && g == options.granularities.front()
+                                        ? static_cast<unsigned>(options.park_depths.size())
+                                        : 0;
           for (unsigned schedule = 0; schedule < schedules + targeted && !result.killed; ++schedule) {
             SimOptions o = options.base;
             o.domain = d;
@@ -98,9 +101,10 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
             effects += r->mutation_effects;
             if (r->failures > 0) {
               result.killed = true;
-              result.killed_in = run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
-                                                   : schedule ? " (seed " + std::to_string(o.seed) + ")"
-                                                              : "");
+              result.killed_in =
+                  run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
+                                    : schedule   ? " (seed " + std::to_string(o.seed) + ")"
+                                                 : "");
               result.evidence = r->details.empty() ? "" : r->details[0].property;
             }
           }

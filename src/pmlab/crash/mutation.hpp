@@ -22,8 +22,8 @@ namespace pmlab::crash {
 struct MutantResult {
   Mutant mutant;
   bool killed = false;
-  std::string killed_in;  // "adr/word": the first run that failed
-  std::string evidence;   // what that run's first failure said
+  std::string killed_in;           // "adr/word": the first run that failed
+  std::string evidence;            // what that run's first failure said
   std::vector<std::string> tried;  // the domain/granularity runs it survived
   // It never changed what a crash could leave (every split store had a half that did not change, every
   // dropped call had nothing pending): equivalent to the design on this stream, so no checker could kill

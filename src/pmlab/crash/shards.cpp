@@ -35,7 +35,8 @@ Result<uint64_t> check_shards(const std::vector<ShardDocument>& shards) {
     reference.erase("shard");
     if (settings != reference || s.document["context"]["crash"]["shard"]["of"] != count)
       return error(Errc::invalid_argument, s.origin + " was run with other settings than " + shards.front().origin);
-    if (!seen.insert(index).second) return error(Errc::invalid_argument, "shard " + std::to_string(index) + " is given twice");
+    if (!seen.insert(index).second)
+      return error(Errc::invalid_argument, "shard " + std::to_string(index) + " is given twice");
   }
   if (seen.size() != count)
     return error(Errc::invalid_argument, "shards " + std::to_string(seen.size()) + " of " + std::to_string(count) +
@@ -51,7 +52,8 @@ void add_run(json& merged, const json& run) {
   const json& metrics = run.at("metrics");
   for (const auto& key : summed)
     if (merged["metrics"].contains(key) && metrics.contains(key))
-      merged["metrics"][key]["value"] = merged["metrics"][key]["value"].get<double>() + metrics.at(key).at("value").get<double>();
+      merged["metrics"][key]["value"] =
+          merged["metrics"][key]["value"].get<double>() + metrics.at(key).at("value").get<double>();
   for (const json& f : run.value("failures", json::array())) merged["failures"].push_back(f);
   if (run.at("status") == "error") {
     merged["status"] = "error";
@@ -113,7 +115,8 @@ Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards) {
     return add_up(shards, *count);
   } catch (const json::exception& e) {
     // A file edited by hand, or written by another tool: its runs are not what crash writes.
-    return error(Errc::corrupted, "the shards' runs are not as pmlab crash writes them (" + std::string(e.what()) + ")");
+    return error(Errc::corrupted,
+                 "the shards' runs are not as pmlab crash writes them (" + std::string(e.what()) + ")");
   }
 }
 

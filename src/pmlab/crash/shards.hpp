@@ -19,10 +19,10 @@ struct ShardDocument {
 };
 
 struct MergedShards {
-  nlohmann::ordered_json context;              // the first shard's, its shard marked merged from `origins`
-  std::vector<nlohmann::ordered_json> runs;    // one per run name, in the order first met
+  nlohmann::ordered_json context;            // the first shard's, its shard marked merged from `origins`
+  std::vector<nlohmann::ordered_json> runs;  // one per run name, in the order first met
   uint64_t shards = 0;
-  uint64_t failures = 0;                       // failing crash states over every run
+  uint64_t failures = 0;  // failing crash states over every run
 };
 
 // Every shard of one run, each once, run with the same settings: their runs by name, with the counts of

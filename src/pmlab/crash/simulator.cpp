@@ -95,7 +95,9 @@ uint64_t signature(const CrashSpace& space) {
 }
 
 persist::Config run_config(persist::Domain domain) {
-  return {.domain = domain, .flush = persist::best_line_flush(platform::CpuFeatures::host()), .elide_flush = false,
+  return {.domain = domain,
+          .flush = persist::best_line_flush(platform::CpuFeatures::host()),
+          .elide_flush = false,
           .elide_fence = false};
 }
 
@@ -150,7 +152,8 @@ class Simulation {
       persister->attach(&tracker);
       subject->run(image_, *persister, ops);
       persister->detach();
-      if (!ops.problem().empty()) return error(Errc::invalid_argument, info_.name + " cannot be crash-tested: " + ops.problem());
+      if (!ops.problem().empty())
+        return error(Errc::invalid_argument, info_.name + " cannot be crash-tested: " + ops.problem());
       tracker.finish();
       measure();
       report_.sites = sites.seen();
@@ -166,9 +169,8 @@ class Simulation {
       auto subject = info_.make(options_.subject);
       subject->format(image_, *persister);
       CallSites sites(options_.mutant);
-      DurabilityTracker tracker(image_, options_.domain, [this](const std::source_location& where) {
-        crash_point(site_of(where), false);
-      });
+      DurabilityTracker tracker(image_, options_.domain,
+                                [this](const std::source_location& where) { crash_point(site_of(where), false); });
       tracker.set_call_sites(&sites);
       tracker.set_granularity(options_.granularity);
       ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
@@ -191,8 +193,8 @@ class Simulation {
     if (!finished.ok()) return finished;
     if (!error_.ok()) return error_;
     if (report_.crash_points != sizes_.size())
-      return error(Errc::failed, info_.name + " is not deterministic: its two runs reached " + std::to_string(sizes_.size()) +
-                                     " and " + std::to_string(report_.crash_points) +
+      return error(Errc::failed, info_.name + " is not deterministic: its two runs reached " +
+                                     std::to_string(sizes_.size()) + " and " + std::to_string(report_.crash_points) +
                                      " crash points (run() must repeat itself exactly)");
     std::sort(report_.details.begin(), report_.details.end(), [](const Failure& a, const Failure& b) {
       return std::tie(a.crash_point, a.state) < std::tie(b.crash_point, b.state);
@@ -225,8 +227,9 @@ class Simulation {
     point->site = site;
     point->space = make_space(tracker_->pending(), tracker_->durable(), options_.granularity);
     if (signature(point->space) != signatures_[index - 1]) {
-      error_ = error(Errc::failed, info_.name + " is not deterministic: crash point " + std::to_string(index) +
-                                       " has another set of pending lines in the second run (run() must repeat itself exactly)");
+      error_ = error(Errc::failed,
+                     info_.name + " is not deterministic: crash point " + std::to_string(index) +
+                         " has another set of pending lines in the second run (run() must repeat itself exactly)");
       return;
     }
     // The same exploration as the run being replayed (same budget and seed), of which one state is checked.
@@ -258,9 +261,9 @@ class Simulation {
       }
       build_image(durable, point->space, point->states[i], pool_->image(*slot));
       // A function of the state alone (so a replay decides as its run did, and no stride can alias).
-      const bool crash_recovery = options_.recovery_budget > 0 &&
-                                  mix64(key ^ (options_.seed * 0xd6e8feb86659fd93ULL)) %
-                                          std::max<uint64_t>(1, options_.recovery_every) == 0;
+      const bool crash_recovery =
+          options_.recovery_budget > 0 &&
+          mix64(key ^ (options_.seed * 0xd6e8feb86659fd93ULL)) % std::max<uint64_t>(1, options_.recovery_every) == 0;
       const uint64_t tag = next_tag_++;
       pending_.emplace(tag, Pending{point, i});
       pool_->submit(*slot, tag, CheckRequest{point->at, crash_recovery, key ^ options_.seed});
@@ -330,8 +333,8 @@ Result<SimReport> simulate(const SubjectInfo& info, const SimOptions& options) {
     return error(Errc::invalid_argument, "domain none keeps nothing durable: there is nothing to crash-test");
   if (options.budget == 0) return error(Errc::invalid_argument, "--budget must be positive");
   if (options.shards == 0 || options.shard >= options.shards)
-    return error(Errc::invalid_argument, "shard " + std::to_string(options.shard + 1) + " of " + std::to_string(options.shards) +
-                                             " does not exist");
+    return error(Errc::invalid_argument, "shard " + std::to_string(options.shard + 1) + " of " +
+                                             std::to_string(options.shards) + " does not exist");
   SimReport report;
   report.subject = info.name;
   report.domain = options.domain;

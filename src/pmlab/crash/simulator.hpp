@@ -24,9 +24,9 @@ namespace pmlab::crash {
 struct SimOptions {
   persist::Domain domain = persist::Domain::adr;
   Granularity granularity = Granularity::line;
-  uint64_t budget = 2000;         // crash states in all (across crash points)
-  uint64_t seed = 1;              // enumeration seed (random states, recovery sampling)
-  double timeout_s = 5.0;         // per recovery; longer counts as a hang
+  uint64_t budget = 2000;  // crash states in all (across crash points)
+  uint64_t seed = 1;       // enumeration seed (random states, recovery sampling)
+  double timeout_s = 5.0;  // per recovery; longer counts as a hang
   SubjectOptions subject;
   // Check only this (crash point, state): crash points numbered from 1 in order, states from 0.
   std::optional<std::pair<uint64_t, uint64_t>> replay;
@@ -53,10 +53,10 @@ struct Failure {
   uint64_t crash_point = 0;  // 1-based
   uint64_t state = 0;        // index in that crash point's exploration
   CrashPoint at;
-  std::string site;          // file:line (function) of the fence the crash came before
+  std::string site;  // file:line (function) of the fence the crash came before
   std::string strategy;
-  std::string persisted;     // which pieces the state persisted beyond the durable image
-  std::string property;      // what the check said
+  std::string persisted;  // which pieces the state persisted beyond the durable image
+  std::string property;   // what the check said
   std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
 };
 
@@ -68,23 +68,23 @@ struct SimReport {
   uint64_t operations = 0;
   bool concurrent = false;  // the subject ran threads (OpTracker::run_threads)
   uint64_t crash_points = 0;
-  uint64_t crash_points_checked = 0;  // points with at least one state checked
-  uint64_t states_enumerated = 0;     // states the explorations chose (all shards)
-  uint64_t states_checked = 0;        // recovered and checked (this shard)
-  uint64_t duplicate_states = 0;      // identical (image, operation history) seen before: checked once
+  uint64_t crash_points_checked = 0;     // points with at least one state checked
+  uint64_t states_enumerated = 0;        // states the explorations chose (all shards)
+  uint64_t states_checked = 0;           // recovered and checked (this shard)
+  uint64_t duplicate_states = 0;         // identical (image, operation history) seen before: checked once
   uint64_t recovery_states_checked = 0;  // crash states taken inside recovery and recovered again
   uint64_t failures = 0;
   double seconds = 0.0;
   // Coverage.
-  double state_space = 0.0;             // crash states of all points (capped at 1e300 per point)
-  uint64_t exhaustive_points = 0;       // points whose every state was chosen
-  uint64_t deviation_depth = 0;         // the shallowest complete whole-line deviation level of a point not
-                                        // covered exhaustively (the most pending lines when all were)
+  double state_space = 0.0;        // crash states of all points (capped at 1e300 per point)
+  uint64_t exhaustive_points = 0;  // points whose every state was chosen
+  uint64_t deviation_depth = 0;    // the shallowest complete whole-line deviation level of a point not
+                                   // covered exhaustively (the most pending lines when all were)
   uint64_t max_pending_lines = 0;
-  uint64_t dropped_values = 0;          // line values beyond the tracker's limit, not explored
-  MutationEffects mutation_effects;     // what the calls the mutant changed did (run and recoveries)
-  std::vector<Failure> details;         // the first failures, by crash point and state
-  std::map<SiteKey, std::string> sites; // with record_sites: the call sites reached
+  uint64_t dropped_values = 0;           // line values beyond the tracker's limit, not explored
+  MutationEffects mutation_effects;      // what the calls the mutant changed did (run and recoveries)
+  std::vector<Failure> details;          // the first failures, by crash point and state
+  std::map<SiteKey, std::string> sites;  // with record_sites: the call sites reached
 };
 
 Result<SimReport> simulate(const SubjectInfo& subject, const SimOptions& options);

@@ -23,7 +23,7 @@ namespace pmlab::crash {
 
 struct HistoryOp {
   uint32_t op = 0;
-  size_t began = 0;                                     // index of its beginning in the history
+  size_t began = 0;                                      // index of its beginning in the history
   size_t returned = std::numeric_limits<size_t>::max();  // index of its return; max while in flight
   uint64_t result = 0;
   bool in_flight() const noexcept { return returned == std::numeric_limits<size_t>::max(); }
@@ -51,7 +51,8 @@ inline std::vector<std::vector<HistoryOp>> operations_by_thread(const std::vecto
 // from `state`; `result` is nullopt for an operation in flight (any result will do). State needs == and
 // a hash (std::hash unless given).
 template <class State, class Hash = std::hash<State>, class Step>
-bool durably_linearizable(const std::vector<OpEvent>& history, const State& initial, const State& recovered, Step&& step) {
+bool durably_linearizable(const std::vector<OpEvent>& history, const State& initial, const State& recovered,
+                          Step&& step) {
   const auto threads = operations_by_thread(history);
   const size_t n = threads.size();
   struct Node {

@@ -70,9 +70,9 @@ class OpTracker {
 // One operation beginning or returning, in a concurrent run.
 struct OpEvent {
   uint32_t thread = 0;
-  uint32_t op = 0;       // the thread's operation number
-  uint64_t result = 0;   // what it returned (ends only)
-  bool returned = false; // false: it began
+  uint32_t op = 0;        // the thread's operation number
+  uint64_t result = 0;    // what it returned (ends only)
+  bool returned = false;  // false: it began
 };
 // The events a concurrent run may record (a crash point carries them all to its checker).
 inline constexpr size_t kMaxOpEvents = 1024;
@@ -85,7 +85,7 @@ struct CrashPoint {
   // counted from 1, or at exit.
   uint64_t fence_index = 0;
   bool at_exit = false;
-  std::string op_label;        // label of the operation in flight, or of the last one
+  std::string op_label;  // label of the operation in flight, or of the last one
   // A concurrent run (run_threads): every operation's beginning and return before the crash, in the order
   // they happened; a check looks for a linearization of it (crashtest/linearizability.hpp). Empty otherwise,
   // and then ops_completed / op_in_flight say it all.
@@ -124,15 +124,15 @@ class Subject {
 inline constexpr uint64_t kCounterBase = (uint64_t{1} << 32) - 4;
 
 struct SubjectOptions {
-  uint64_t ops = 64;   // length of the operation stream
-  uint64_t seed = 1;   // for designs whose stream is randomized
+  uint64_t ops = 64;  // length of the operation stream
+  uint64_t seed = 1;  // for designs whose stream is randomized
 };
 
 struct SubjectInfo {
-  std::string name;                    // e.g. "log.zero", "selftest.commit-record"
+  std::string name;  // e.g. "log.zero", "selftest.commit-record"
   std::string description;
   std::vector<persist::Domain> domains{persist::Domain::adr, persist::Domain::eadr};  // domains it claims
-  bool deliberately_broken = false;    // a variant the simulator must catch; excluded from `all`
+  bool deliberately_broken = false;  // a variant the simulator must catch; excluded from `all`
   std::function<std::unique_ptr<Subject>(const SubjectOptions&)> make;
 };
 

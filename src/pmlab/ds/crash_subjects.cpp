@@ -49,7 +49,7 @@ void value_for(uint64_t key, uint64_t version, std::byte* out) {
 }
 
 template <template <class> class S>
-  requires Structure<S<Arena<Durable>>>
+requires Structure<S<Arena<Durable>>>
 class StructureSubject final : public crash::Subject {
   using Tree = S<Arena<Durable>>;
   using Kind = StreamOp::Kind;
@@ -119,7 +119,8 @@ class StructureSubject final : public crash::Subject {
       if (stream_[i].kind == Kind::remove) model.erase(stream_[i].key);
       else model[stream_[i].key] = stream_[i].version;
     }
-    const StreamOp* flight = at.op_in_flight && at.ops_completed < stream_.size() ? &stream_[at.ops_completed] : nullptr;
+    const StreamOp* flight =
+        at.op_in_flight && at.ops_completed < stream_.size() ? &stream_[at.ops_completed] : nullptr;
     const bool removing = flight != nullptr && flight->kind == Kind::remove;
 
     std::byte got[kValueBytes], want[kValueBytes], alternative[kValueBytes];
@@ -130,7 +131,8 @@ class StructureSubject final : public crash::Subject {
           flight_present = true;
           continue;
         }
-        return error(Errc::failed, "a key written by a returned operation is missing (version " + std::to_string(version) + ")");
+        return error(Errc::failed,
+                     "a key written by a returned operation is missing (version " + std::to_string(version) + ")");
       }
       value_for(key, version, want);
       if (std::memcmp(got, want, kValueBytes) == 0) continue;
@@ -148,13 +150,15 @@ class StructureSubject final : public crash::Subject {
     if (flight != nullptr && !removing && !model.contains(flight->key)) {
       if (tree.read(flight->key, flight->record, got)) {
         value_for(flight->key, flight->version, want);
-        if (std::memcmp(got, want, kValueBytes) != 0) return error(Errc::failed, "the in-flight insert is present with a torn value");
+        if (std::memcmp(got, want, kValueBytes) != 0)
+          return error(Errc::failed, "the in-flight insert is present with a torn value");
         flight_present = true;
         ++expected;
       }
     }
     if (tree.count() != expected)
-      return error(Errc::failed, "holds " + std::to_string(tree.count()) + " records, the model " + std::to_string(expected) +
+      return error(Errc::failed, "holds " + std::to_string(tree.count()) + " records, the model " +
+                                     std::to_string(expected) +
                                      (flight_present ? " (in-flight operation present)" : ""));
     return Status::success();
   }
@@ -164,10 +168,8 @@ class StructureSubject final : public crash::Subject {
     std::byte value[kValueBytes];
     value_for(op.key, op.version, value);
     switch (op.kind) {
-      case Kind::insert:
-        return tree.insert(op.key, op.record, value);
-      case Kind::update:
-        return tree.update(op.key, op.record, value);
+      case Kind::insert: return tree.insert(op.key, op.record, value);
+      case Kind::update: return tree.update(op.key, op.record, value);
       case Kind::remove:
         if constexpr (Removable<Tree>) return tree.remove(op.key, op.record);
         break;
@@ -206,7 +208,8 @@ const crash::SubjectRegistration hashtable_subject{
 const crash::SubjectRegistration skiplist_subject{
     info<Skiplist>("skiplist: durable node, level-0 link commit, upper links as hints")};
 const crash::SubjectRegistration bptree_subject{
-    info<BPTree>("B+-tree with persistent leaves (bitmap + next link in one word), index and leaf fingerprints rebuilt on recovery")};
+    info<BPTree>("B+-tree with persistent leaves (bitmap + next link in one word), index and leaf fingerprints rebuilt "
+                 "on recovery")};
 const crash::SubjectRegistration list_subject{
     info<List>("linked list: durable node, then 8-byte head commit; updates by selector flip")};
 

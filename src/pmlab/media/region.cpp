@@ -18,8 +18,7 @@
 namespace pmlab::media {
 
 namespace {
-constexpr auto kKinds =
-    enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
+constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
 constexpr size_t kPage = 4096;
 // Nodes a mask passed to mbind can name; node numbers above it are refused as a parameter.
 constexpr int kMaxNode = 1023;
@@ -40,8 +39,8 @@ Result<Medium> parse_medium(std::string_view text) {
   int node = -1;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), node);
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || node < 0 || node > kMaxNode)
-    return error(Errc::invalid_argument, "medium " + std::string(text) + ": N of numa:N is a node number 0.." +
-                                             std::to_string(kMaxNode));
+    return error(Errc::invalid_argument,
+                 "medium " + std::string(text) + ": N of numa:N is a node number 0.." + std::to_string(kMaxNode));
   return Medium{Kind::numa, node};
 }
 
@@ -74,9 +73,9 @@ Status NodeBuffer::reserve(size_t bytes) {
               MPOL_MF_STRICT) != 0) {
     const int e = errno;
     release();
-    return error(Errc::unsupported, "cannot bind memory to node " + std::to_string(node_) + " (mbind: " +
-                                        std::strerror(e) + (e == EINVAL ? "; the node has no memory or is offline" : "") +
-                                        ")");
+    return error(Errc::unsupported, "cannot bind memory to node " + std::to_string(node_) +
+                                        " (mbind: " + std::strerror(e) +
+                                        (e == EINVAL ? "; the node has no memory or is offline" : "") + ")");
   }
   prefault_for_writing(base_, size_);
   auto nodes = nodes_of_pages(base_, size_);
@@ -104,8 +103,8 @@ Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes) {
   for (size_t first = 0; first < pages; first += kBatch) {
     const size_t n = std::min(kBatch, pages - first);
     if (syscall(SYS_move_pages, 0, n, addresses.data() + first, nullptr, status.data() + first, 0) != 0)
-      return error(Errc::unsupported, std::string("cannot ask which node a page is on (move_pages: ") +
-                                          std::strerror(errno) + ")");
+      return error(Errc::unsupported,
+                   std::string("cannot ask which node a page is on (move_pages: ") + std::strerror(errno) + ")");
   }
   for (int& s : status)
     if (s < 0) s = -1;  // -ENOENT (not present) and other errors: on no node

@@ -30,7 +30,7 @@ DeviceMetrics derive(const DeviceParams& p, const DeviceCounters& c, double busi
 }
 
 std::vector<record::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
-                                          double elapsed_ns) {
+                                           double elapsed_ns) {
   if (c.imc_reads + c.imc_writes == 0) return {};
   const DeviceMetrics m = derive(p, c, busiest_dimm_ns, elapsed_ns);
   const double per_line = static_cast<double>(p.media_line_bytes / kImcLine);

@@ -32,6 +32,6 @@ DeviceMetrics derive(const DeviceParams& p, const DeviceCounters& c, double busi
 
 // Every metric above, named as listed; empty when the device saw no request.
 std::vector<record::Metric> device_metrics(const DeviceParams& p, const DeviceCounters& c, double busiest_dimm_ns,
-                                          double elapsed_ns);
+                                           double elapsed_ns);
 
 }  // namespace pmlab::model

@@ -40,9 +40,7 @@ class DeviceModel::Guard {
   std::atomic_flag& flag_;
 };
 
-DeviceModel::DeviceModel(DeviceParams params, bool emulate) : device_(std::move(params)), emulate_(emulate) {
-  reset();
-}
+DeviceModel::DeviceModel(DeviceParams params, bool emulate) : device_(std::move(params)), emulate_(emulate) { reset(); }
 
 double DeviceModel::since_reset(uint64_t tick) const noexcept {
   // Another core's TSC may trail by a few ticks right after reset().
@@ -58,8 +56,7 @@ void DeviceModel::note_event(uint64_t tick) noexcept {
   uint64_t expected = 0;
   first_event_tick_.compare_exchange_strong(expected, tick, std::memory_order_relaxed);
   uint64_t last = last_event_tick_.load(std::memory_order_relaxed);
-  while (last < tick && !last_event_tick_.compare_exchange_weak(last, tick, std::memory_order_relaxed)) {
-  }
+  while (last < tick && !last_event_tick_.compare_exchange_weak(last, tick, std::memory_order_relaxed)) {}
 }
 
 template <class Access>

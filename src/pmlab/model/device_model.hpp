@@ -40,7 +40,7 @@ class DeviceModel final : public model::MemoryModel {
 
  private:
   class Guard;
-  double since_reset(uint64_t tick) const noexcept;  // the model's time, ns
+  double since_reset(uint64_t tick) const noexcept;                 // the model's time, ns
   WriteTiming record_write(const void* addr, size_t len) noexcept;  // feeds the device, now
   // What `access(t)` returns, run on the device under the lock at the model's time t of now, the event noted.
   template <class Access>

@@ -42,15 +42,18 @@ Field unsigned_field(const char* key, T DeviceParams::*member) {
 }
 
 Field real_field(const char* key, double DeviceParams::*member) {
-  return field(key, member, [](const nlohmann::json& v) { return v.is_number(); }, "a number");
+  return field(
+      key, member, [](const nlohmann::json& v) { return v.is_number(); }, "a number");
 }
 
 Field bool_field(const char* key, bool DeviceParams::*member) {
-  return field(key, member, [](const nlohmann::json& v) { return v.is_boolean(); }, "true or false");
+  return field(
+      key, member, [](const nlohmann::json& v) { return v.is_boolean(); }, "true or false");
 }
 
 Field string_field(const char* key, std::string DeviceParams::*member) {
-  return field(key, member, [](const nlohmann::json& v) { return v.is_string(); }, "a string");
+  return field(
+      key, member, [](const nlohmann::json& v) { return v.is_string(); }, "a string");
 }
 
 // In the order results.json prints them.
@@ -131,7 +134,9 @@ Status apply_json(const nlohmann::json& overrides, DeviceParams& into) {
       known = true;
       PMLAB_TRY(field.read(it.value(), into));
     }
-    if (!known) return error(Errc::invalid_argument, "unknown device parameter '" + it.key() + "' (known: base, " + known_keys() + ")");
+    if (!known)
+      return error(Errc::invalid_argument,
+                   "unknown device parameter '" + it.key() + "' (known: base, " + known_keys() + ")");
   }
   return Status::success();
 }

@@ -23,9 +23,9 @@ struct DeviceParams {
   std::string description;  // one line: the class of PMEM and where the values come from
 
   // Geometry.
-  uint32_t dimms = 6;                 // DIMMs interleaved into one address space
-  uint32_t interleave_bytes = 4096;   // consecutive bytes on one DIMM before the next
-  uint32_t media_line_bytes = 256;    // the media's access unit (ECC block); > 64 means read-modify-write
+  uint32_t dimms = 6;                // DIMMs interleaved into one address space
+  uint32_t interleave_bytes = 4096;  // consecutive bytes on one DIMM before the next
+  uint32_t media_line_bytes = 256;   // the media's access unit (ECC block); > 64 means read-modify-write
 
   // On-DIMM write-combining buffer (XPBuffer). 0 lines: every write goes straight to the media.
   uint32_t write_buffer_lines = 64;

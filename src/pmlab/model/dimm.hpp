@@ -38,7 +38,7 @@ class Dimm {
 
  private:
   void prefetch_around(uint64_t line, double t);
-  double media_read(double t);   // returns when the data is available
+  double media_read(double t);  // returns when the data is available
   void media_write(double t);
   // The earliest a new write is accepted: while more media writes are queued than the DIMM can hold,
   // writers wait (the buffer, or the controller's write queue, is full).

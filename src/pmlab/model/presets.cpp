@@ -19,8 +19,9 @@ namespace {
 DeviceParams dcpmm() {
   DeviceParams p;
   p.name = "dcpmm";
-  p.description = "C4 Intel Optane DC PMM: 256 B XPLines, 16 KB XPBuffer (64 lines, LRU) with read-modify-write, "
-                  "read buffer with sequential prefetcher, 4 KB interleave over 6 DIMMs (FAST'20, [PMIdioBench])";
+  p.description =
+      "C4 Intel Optane DC PMM: 256 B XPLines, 16 KB XPBuffer (64 lines, LRU) with read-modify-write, "
+      "read buffer with sequential prefetcher, 4 KB interleave over 6 DIMMs (FAST'20, [PMIdioBench])";
   return p;  // the struct's defaults are the DCPMM values
 }
 
@@ -46,8 +47,9 @@ DeviceParams c1() {
 DeviceParams c2() {
   DeviceParams p;
   p.name = "c2";
-  p.description = "C2 PMEM with an internal cache and prefetcher: 64 B media lines (no mismatch), 16 KB write-back "
-                  "cache, 16 KB read buffer prefetching 4 lines ahead; DCPMM media timing";
+  p.description =
+      "C2 PMEM with an internal cache and prefetcher: 64 B media lines (no mismatch), 16 KB write-back "
+      "cache, 16 KB read buffer prefetching 4 lines ahead; DCPMM media timing";
   p.media_line_bytes = 64;
   p.write_buffer_lines = 256;
   p.write_out_full_lines = false;  // a write-back cache keeps lines: with 64 B lines every write fills one
@@ -59,8 +61,9 @@ DeviceParams c2() {
 DeviceParams c3() {
   DeviceParams p;
   p.name = "c3";
-  p.description = "C3 PMEM with an access-granularity mismatch: 256 B media lines, no buffers, so every partial "
-                  "write is a read-modify-write; DCPMM media timing";
+  p.description =
+      "C3 PMEM with an access-granularity mismatch: 256 B media lines, no buffers, so every partial "
+      "write is a read-modify-write; DCPMM media timing";
   p.write_buffer_lines = 0;
   p.write_out_full_lines = false;
   p.read_buffer_lines = 0;

@@ -249,9 +249,9 @@ Result<Published> published_i1_pstore_ns(const std::string& medium) {
   if (!column) return missing(*book, "sheet I1 column " + medium + "-Store");
   auto row = book->find_row("I1", "A", "1", *header + 1);
   if (!row) return missing(*book, "sheet I1 hit ratio 1");
-  return cell_value(*book, "I1", *column, *row, "I1 " + medium + "-Store",
-                    std::string("PMIdioBench I1, 8 threads, hit ratio 1, test_i1.c's method (") + kIdiosyncrasies +
-                        " sheet I1)");
+  return cell_value(
+      *book, "I1", *column, *row, "I1 " + medium + "-Store",
+      std::string("PMIdioBench I1, 8 threads, hit ratio 1, test_i1.c's method (") + kIdiosyncrasies + " sheet I1)");
 }
 
 namespace {
@@ -259,7 +259,7 @@ namespace {
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
   size_t from = 0;
-  for (size_t comma = line.find(','); ; comma = line.find(',', from)) {
+  for (size_t comma = line.find(',');; comma = line.find(',', from)) {
     out.push_back(trim(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
     if (comma == std::string::npos) break;
     from = comma + 1;

@@ -33,7 +33,7 @@ std::string reference_dir();
 // A reference file a lookup needed and could not read (missing, unreadable): every published comparison
 // that needs it is left out of the run, and the run says so instead of staying silent.
 struct ReferenceProblem {
-  std::string file;    // relative to the reference directory, e.g. "optane-study/02-best_case_latency.csv"
+  std::string file;  // relative to the reference directory, e.g. "optane-study/02-best_case_latency.csv"
   std::string reason;
 };
 // The problems met so far in this process, once per file, in the order met. Thread-safe.

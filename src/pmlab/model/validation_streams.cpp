@@ -24,7 +24,8 @@ StreamResult finish(const Device& d, uint64_t events) {
 
 // Runs `threads` interleaved streams of `size`-byte accesses; `access(addr)` issues one.
 template <class Access>
-uint64_t interleaved(bool random, uint32_t size, uint32_t threads, uint64_t total_bytes, uint64_t seed, Access&& access) {
+uint64_t interleaved(bool random, uint32_t size, uint32_t threads, uint64_t total_bytes, uint64_t seed,
+                     Access&& access) {
   const uint64_t per_thread = std::max<uint64_t>(1, total_bytes / size / threads);
   std::vector<uint64_t> state(threads);
   for (uint32_t t = 0; t < threads; ++t) state[t] = seed * 0x9e37 + t;

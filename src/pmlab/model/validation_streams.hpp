@@ -13,8 +13,8 @@ namespace pmlab::model {
 
 struct StreamResult {
   DeviceCounters counters;
-  DeviceMetrics metrics;   // device-bound: no run time, the busiest DIMM's media time
-  uint64_t events = 0;     // 64 B requests driven
+  DeviceMetrics metrics;  // device-bound: no run time, the busiest DIMM's media time
+  uint64_t events = 0;    // 64 B requests driven
   double write_amplification() const noexcept { return metrics.ewr > 0 ? 1.0 / metrics.ewr : 0.0; }
 };
 

@@ -10,9 +10,11 @@ namespace pmlab::persist {
 namespace {
 constexpr auto kDomains =
     enum_names<Domain>("durability domain", {{Domain::none, "none"}, {Domain::adr, "adr"}, {Domain::eadr, "eadr"}});
-constexpr auto kFlushes = enum_names<FlushInstruction>(
-    "flush instruction", {{FlushInstruction::clflush, "clflush"}, {FlushInstruction::clflushopt, "clflushopt"},
-                          {FlushInstruction::clwb, "clwb"}, {FlushInstruction::ntstore, "ntstore"}});
+constexpr auto kFlushes =
+    enum_names<FlushInstruction>("flush instruction", {{FlushInstruction::clflush, "clflush"},
+                                                       {FlushInstruction::clflushopt, "clflushopt"},
+                                                       {FlushInstruction::clwb, "clwb"},
+                                                       {FlushInstruction::ntstore, "ntstore"}});
 }  // namespace
 
 const char* to_string(Domain d) noexcept { return kDomains.name(d); }

@@ -20,9 +20,9 @@ enum class Domain : uint8_t {
 };
 
 // What a domain does, asked by name (never by comparing domain names as text).
-constexpr bool persists(Domain d) noexcept { return d != Domain::none; }             // anything is durable
-constexpr bool needs_line_flush(Domain d) noexcept { return d == Domain::adr; }      // stores reach it by flush
-constexpr bool caches_are_durable(Domain d) noexcept { return d == Domain::eadr; }   // a store is durable once visible
+constexpr bool persists(Domain d) noexcept { return d != Domain::none; }            // anything is durable
+constexpr bool needs_line_flush(Domain d) noexcept { return d == Domain::adr; }     // stores reach it by flush
+constexpr bool caches_are_durable(Domain d) noexcept { return d == Domain::eadr; }  // a store is durable once visible
 
 enum class FlushInstruction : uint8_t {
   clflush,     // write back and invalidate, serialized with other clflushes

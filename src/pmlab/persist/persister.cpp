@@ -22,8 +22,7 @@ Result<Persister> Persister::create(const Config& config, const platform::CpuFea
     return LineFlush::clflush;
   };
   // Cached stores under `ntstore` still need a line flush: use the best the CPU has.
-  const FlushInstruction for_lines =
-      config.flush == FlushInstruction::ntstore ? best_line_flush(cpu) : config.flush;
+  const FlushInstruction for_lines = config.flush == FlushInstruction::ntstore ? best_line_flush(cpu) : config.flush;
   p.line_flush_ = (config.domain == Domain::adr && !config.elide_flush) ? line_flush_of(for_lines) : LineFlush::none;
   p.issue_fence_ = config.domain != Domain::none && !config.elide_fence;
   p.nt_enabled_ = config.domain != Domain::none;
@@ -254,7 +253,8 @@ void Persister::store_record_composed(void* line, const void* prefix, uint64_t w
   if (last_line != nullptr) {
     auto* last = static_cast<unsigned char*>(last_line);
     if (record.end() % kCacheLine == 0) std::memset(last, 0, kCacheLine);
-    else for (uint64_t i = 0; i < kCacheLine / 8; ++i) std::memcpy(last + 8 * i, last_words + i, 8);
+    else
+      for (uint64_t i = 0; i < kCacheLine / 8; ++i) std::memcpy(last + 8 * i, last_words + i, 8);
   }
   if (non_temporal) tls_counters.nt_bytes += len;
 }
@@ -267,9 +267,11 @@ void Persister::zero_nt(void* dst, size_t len, const std::source_location where)
 }
 
 namespace {
-constexpr auto kCalls = enum_names<Call>(
-    "persister call", {{Call::flush, "flush"}, {Call::fence, "fence"}, {Call::nt_store, "nt_store"},
-                       {Call::atomic_store, "atomic_store"}, {Call::atomic_rmw, "atomic_rmw"}});
+constexpr auto kCalls = enum_names<Call>("persister call", {{Call::flush, "flush"},
+                                                            {Call::fence, "fence"},
+                                                            {Call::nt_store, "nt_store"},
+                                                            {Call::atomic_store, "atomic_store"},
+                                                            {Call::atomic_rmw, "atomic_rmw"}});
 constexpr auto kMutations =
     enum_names<Mutation>("mutation", {{Mutation::none, "none"}, {Mutation::drop, "drop"}, {Mutation::split, "split"}});
 }  // namespace

@@ -30,7 +30,7 @@ namespace pmlab::persist {
 using NtCopyFn = void (*)(void* dst, const void* src, size_t len) noexcept;
 // Record kernels compose each line in registers and store it non-temporally (x86_64/nt_copy.cpp).
 using NtRecordFn = void (*)(void* line, const void* prefix, uint64_t word0, uint64_t word1, const void* body,
-                           uint64_t shape, void* last_line) noexcept;
+                            uint64_t shape, void* last_line) noexcept;
 
 class Persister;
 
@@ -46,9 +46,9 @@ class PmWord {
   }
   inline void store(uint64_t value, std::memory_order order = std::memory_order_seq_cst,
                     const std::source_location where = std::source_location::current()) const noexcept;
-  inline bool compare_exchange_strong(uint64_t& expected, uint64_t desired,
-                                      std::memory_order order = std::memory_order_seq_cst,
-                                      const std::source_location where = std::source_location::current()) const noexcept;
+  inline bool compare_exchange_strong(
+      uint64_t& expected, uint64_t desired, std::memory_order order = std::memory_order_seq_cst,
+      const std::source_location where = std::source_location::current()) const noexcept;
   inline uint64_t fetch_add(uint64_t delta, std::memory_order order = std::memory_order_seq_cst,
                             const std::source_location where = std::source_location::current()) const noexcept;
   inline uint64_t fetch_or(uint64_t bits, std::memory_order order = std::memory_order_seq_cst,
@@ -112,7 +112,8 @@ class Persister {
   }
 
   // Zeroes with non-temporal stores, as copy_nt copies (edges through the cache). Not fenced.
-  void zero_nt(void* dst, size_t len, const std::source_location where = std::source_location::current()) const noexcept;
+  void zero_nt(void* dst, size_t len,
+               const std::source_location where = std::source_location::current()) const noexcept;
 
   // Stores `record` at `line` (a line boundary) as whole lines with non-temporal stores, so no line is
   // read for ownership or merged with stale cached bytes. Writes the last line as stored to `last_line`
@@ -181,7 +182,8 @@ class Persister {
   void store_shared(uint64_t* word, uint64_t value,
                     const std::source_location where = std::source_location::current()) const noexcept {
     assert(reinterpret_cast<uintptr_t>(word) % 8 == 0 && "store_shared needs an 8-byte aligned word");
-    if (observer_ != nullptr) [[unlikely]] observer_->before_store(word, 8, where);
+    if (observer_ != nullptr) [[unlikely]]
+      observer_->before_store(word, 8, where);
     std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_release);
   }
   static uint64_t load8(const uint64_t* word) noexcept {
@@ -246,8 +248,7 @@ class Persister {
       case LineFlush::clflush:
         for (; line < end; line += kCacheLine) isa::clflush(reinterpret_cast<const void*>(line));
         break;
-      case LineFlush::none:
-        break;
+      case LineFlush::none: break;
     }
     const uint64_t lines = (line - first) / kCacheLine;
     tls_counters.flushes += lines;
@@ -307,13 +308,15 @@ inline bool PmWord::compare_exchange_strong(uint64_t& expected, uint64_t desired
   return std::atomic_ref<uint64_t>(*word_).compare_exchange_strong(expected, desired, order);
 }
 
-inline uint64_t PmWord::fetch_add(uint64_t delta, std::memory_order order, const std::source_location where) const noexcept {
+inline uint64_t PmWord::fetch_add(uint64_t delta, std::memory_order order,
+                                  const std::source_location where) const noexcept {
   if (persister_->observer_ != nullptr) [[unlikely]]
     return persister_->rmw_observed(word_, Persister::Rmw::add, delta, order, where);
   return std::atomic_ref<uint64_t>(*word_).fetch_add(delta, order);
 }
 
-inline uint64_t PmWord::fetch_or(uint64_t bits, std::memory_order order, const std::source_location where) const noexcept {
+inline uint64_t PmWord::fetch_or(uint64_t bits, std::memory_order order,
+                                 const std::source_location where) const noexcept {
   if (persister_->observer_ != nullptr) [[unlikely]]
     return persister_->rmw_observed(word_, Persister::Rmw::bit_or, bits, order, where);
   return std::atomic_ref<uint64_t>(*word_).fetch_or(bits, order);

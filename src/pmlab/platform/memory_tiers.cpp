@@ -203,13 +203,13 @@ std::string hmat_words(const MemoryNode& node) {
 }
 
 void label(MemoryTopology& t) {
-  const bool cxl_capacity = std::any_of(t.cxl_memdevs.begin(), t.cxl_memdevs.end(),
-                                        [](const CxlMemdev& m) { return m.ram_bytes > 0; });
+  const bool cxl_capacity =
+      std::any_of(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), [](const CxlMemdev& m) { return m.ram_bytes > 0; });
   for (MemoryNode& node : t.nodes) {
     const int d = distance(t.nodes, t.initiator_node, node.id);
-    const std::string slit = d >= 0 ? "SLIT distance from node " + std::to_string(t.initiator_node) + ": " +
-                                          std::to_string(d)
-                                    : "no SLIT distance";
+    const std::string slit =
+        d >= 0 ? "SLIT distance from node " + std::to_string(t.initiator_node) + ": " + std::to_string(d)
+               : "no SLIT distance";
     auto dax = std::find_if(t.dax_devices.begin(), t.dax_devices.end(), [&](const DaxDevice& x) {
       return x.mode == "system-ram" && x.target_node == node.id && !x.cxl_region.empty();
     });
@@ -225,12 +225,16 @@ void label(MemoryTopology& t) {
       node.evidence = "another node with CPUs (" + cpu_list_text(node.cpus) + "); " + slit + hmat_words(node);
     } else if (cxl_capacity) {
       node.label = TierLabel::cxl;
-      node.evidence = "a CPU-less node while CXL memory devices offer volatile capacity, but no CXL region's "
-                      "DAX device names this node (firmware-configured CXL memory?); " + slit + hmat_words(node);
+      node.evidence =
+          "a CPU-less node while CXL memory devices offer volatile capacity, but no CXL region's "
+          "DAX device names this node (firmware-configured CXL memory?); " +
+          slit + hmat_words(node);
     } else {
       node.label = TierLabel::unknown;
-      node.evidence = "a CPU-less node with no CXL device behind it (HBM, a memory-only socket, or an emulated "
-                      "node); " + slit + hmat_words(node);
+      node.evidence =
+          "a CPU-less node with no CXL device behind it (HBM, a memory-only socket, or an emulated "
+          "node); " +
+          slit + hmat_words(node);
     }
   }
 }
@@ -256,7 +260,8 @@ MemoryTopology read_memory_topology(const fs::path& root, std::optional<int> ini
   if (fs::is_directory(sys / "bus" / "cxl" / "devices", ec)) read_cxl(sys / "bus" / "cxl" / "devices", t);
   else t.notes.push_back("no CXL bus in sysfs (no CXL device, or a kernel without CXL support)");
   read_dax(sys / "bus" / "dax" / "devices", t);
-  const bool any_hmat = std::any_of(t.nodes.begin(), t.nodes.end(), [](const MemoryNode& n) { return !n.access.empty(); });
+  const bool any_hmat =
+      std::any_of(t.nodes.begin(), t.nodes.end(), [](const MemoryNode& n) { return !n.access.empty(); });
   if (!t.nodes.empty() && !any_hmat)
     t.notes.push_back("no HMAT access attributes: the firmware gives no latency or bandwidth per node");
   if (initiator_node) {

@@ -35,7 +35,7 @@ struct MemoryNode {
   std::vector<int> distances;      // SLIT: to node 0, 1, … in the order the kernel lists nodes
   std::vector<NodeAccess> access;  // HMAT
   TierLabel label = TierLabel::unknown;
-  std::string evidence;            // what the label rests on, in words
+  std::string evidence;  // what the label rests on, in words
 };
 
 struct CxlMemdev {
@@ -45,19 +45,19 @@ struct CxlMemdev {
 };
 
 struct CxlRegion {
-  std::string name;             // "region0"
-  std::string mode;             // "ram" or "pmem" (as the kernel says; empty when it does not)
+  std::string name;  // "region0"
+  std::string mode;  // "ram" or "pmem" (as the kernel says; empty when it does not)
   uint64_t size_bytes = 0;
   unsigned interleave_ways = 0;
   std::vector<std::string> targets;  // the endpoint decoders, one per interleaved device
 };
 
 struct DaxDevice {
-  std::string name;              // "dax0.0"
-  std::string mode;              // "devdax" (device_dax), "system-ram" (kmem), or the driver's own name
+  std::string name;  // "dax0.0"
+  std::string mode;  // "devdax" (device_dax), "system-ram" (kmem), or the driver's own name
   uint64_t size_bytes = 0;
   std::optional<int> target_node;  // the node its memory joins as system RAM, when onlined
-  std::string cxl_region;        // the CXL region it exposes, or empty
+  std::string cxl_region;          // the CXL region it exposes, or empty
 };
 
 struct MemoryTopology {

@@ -82,10 +82,11 @@ double cores_available(const std::vector<int>& cpus, double work_ns) {
       ended[i] = std::chrono::steady_clock::now();
     });
   for (auto& t : ts) t.join();
-  const double slowest =
-      std::chrono::duration<double>(*std::max_element(ended.begin(), ended.end()) - *std::min_element(began.begin(), began.end()))
-          .count();
-  return slowest > 0 ? std::min(static_cast<double>(n), static_cast<double>(n) * alone / slowest) : static_cast<double>(n);
+  const double slowest = std::chrono::duration<double>(*std::max_element(ended.begin(), ended.end()) -
+                                                       *std::min_element(began.begin(), began.end()))
+                             .count();
+  return slowest > 0 ? std::min(static_cast<double>(n), static_cast<double>(n) * alone / slowest)
+                     : static_cast<double>(n);
 }
 
 double core_to_core_ns(int a, int b, int round_trips) {
@@ -103,8 +104,7 @@ double core_to_core_ns(int a, int b, int round_trips) {
     start.arrive_and_wait();
     for (;;) {
       int t;
-      while ((t = line.turn.load(std::memory_order_acquire)) == 0) {
-      }
+      while ((t = line.turn.load(std::memory_order_acquire)) == 0) {}
       if (t == kStop) return;
       line.turn.store(0, std::memory_order_release);
     }
@@ -117,10 +117,8 @@ double core_to_core_ns(int a, int b, int round_trips) {
     const auto t0 = std::chrono::steady_clock::now();
     for (; done < round_trips; ++done) {
       line.turn.store(1, std::memory_order_release);
-      while (line.turn.load(std::memory_order_acquire) != 0) {
-      }
-      if ((done & 7) == 7 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kBudgetS) {
+      while (line.turn.load(std::memory_order_acquire) != 0) {}
+      if ((done & 7) == 7 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kBudgetS) {
         ++done;
         break;
       }

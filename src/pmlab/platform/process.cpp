@@ -58,7 +58,8 @@ std::string tail_lines(const std::string& text, size_t lines) {
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
   const auto program = find_program(spec.argv[0]);
-  if (!program) return error(Errc::not_found, spec.argv[0] + ": no such program (not found in PATH, or not executable)");
+  if (!program)
+    return error(Errc::not_found, spec.argv[0] + ": no such program (not found in PATH, or not executable)");
   const bool capture = spec.output == ProcessSpec::Output::capture;
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   if (capture && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))
@@ -72,7 +73,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
   auto drop = [&](const std::string& key) {
-    std::erase_if(env_strings, [&](const std::string& s) { return s.size() > key.size() && s[key.size()] == '=' && s.rfind(key, 0) == 0; });
+    std::erase_if(env_strings, [&](const std::string& s) {
+      return s.size() > key.size() && s[key.size()] == '=' && s.rfind(key, 0) == 0;
+    });
   };
   for (const auto& name : spec.unset_env) drop(name);
   for (const auto& add : spec.set_env) {
@@ -154,7 +157,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   ProcessResult result;
   const uint64_t deadline = spec.timeout_s > 0 ? start + static_cast<uint64_t>(spec.timeout_s * 1e9) : UINT64_MAX;
-  pollfd fds[3] = {{capture ? out_pipe[0] : -1, POLLIN, 0}, {capture ? err_pipe[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  pollfd fds[3] = {
+      {capture ? out_pipe[0] : -1, POLLIN, 0}, {capture ? err_pipe[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
   char buffer[65536];
   bool exited = false;
   int status = 0;
@@ -172,8 +176,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
       result.timed_out = true;
       break;
     }
-    const int wait_ms = static_cast<int>(std::min<uint64_t>(deadline == UINT64_MAX ? 1000 : (deadline - now) / 1000000 + 1,
-                                                            pidfd < 0 && !pipes_open ? 1 : 1000));
+    const int wait_ms = static_cast<int>(std::min<uint64_t>(
+        deadline == UINT64_MAX ? 1000 : (deadline - now) / 1000000 + 1, pidfd < 0 && !pipes_open ? 1 : 1000));
     const int ready = poll(fds, 3, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
@@ -197,7 +201,8 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
           if (fds[i].fd < 0) continue;
           fcntl(fds[i].fd, F_SETFL, O_NONBLOCK);
           ssize_t n;
-          while ((n = read(fds[i].fd, buffer, sizeof buffer)) > 0) (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+          while ((n = read(fds[i].fd, buffer, sizeof buffer)) > 0)
+            (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
           close(fds[i].fd);
           fds[i].fd = -1;
         }
@@ -208,8 +213,7 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (fds[i].fd >= 0) close(fds[i].fd);
   if (result.timed_out) kill(-pid, SIGKILL);
   if (!exited)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (pidfd >= 0) close(pidfd);
   result.seconds = static_cast<double>(Clock::monotonic_ns() - start) * 1e-9;
   if (!result.timed_out) {

@@ -119,8 +119,8 @@ std::string filesystem_of(const std::string& path) {
   if (FILE* m = setmntent("/proc/mounts", "r")) {
     while (mntent* e = getmntent(m)) {
       std::string dir = e->mnt_dir;
-      bool prefix = target.rfind(dir, 0) == 0 &&
-                    (target.size() == dir.size() || dir == "/" || target[dir.size()] == '/');
+      bool prefix =
+          target.rfind(dir, 0) == 0 && (target.size() == dir.size() || dir == "/" || target[dir.size()] == '/');
       if (prefix && dir.size() >= best_dir.size()) {
         best_dir = dir;
         best_type = e->mnt_type;

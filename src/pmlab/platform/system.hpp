@@ -20,11 +20,11 @@ CounterSupport hardware_counters();
 
 // Persistent-memory related things visible on this machine; each entry a short description.
 struct PmemInventory {
-  std::vector<std::string> dax_mounts;     // "/mnt/pmem0 (xfs, dax)"
-  std::vector<std::string> dax_devices;    // "/dev/dax0.0"
-  std::vector<std::string> pmem_devices;   // "/dev/pmem0"
-  std::vector<std::string> regions;        // "region0: persistence_domain=cpu_cache"
-  std::vector<std::string> cxl_devices;    // "mem0"
+  std::vector<std::string> dax_mounts;    // "/mnt/pmem0 (xfs, dax)"
+  std::vector<std::string> dax_devices;   // "/dev/dax0.0"
+  std::vector<std::string> pmem_devices;  // "/dev/pmem0"
+  std::vector<std::string> regions;       // "region0: persistence_domain=cpu_cache"
+  std::vector<std::string> cxl_devices;   // "mem0"
   // "eadr" when an nvdimm region reports the CPU cache in its persistence domain, "adr" when it reports
   // the memory controller, "unknown" when no region says.
   std::string platform_domain = "unknown";

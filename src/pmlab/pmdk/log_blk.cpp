@@ -23,9 +23,7 @@
 namespace pmlab::pmdk {
 namespace {
 
-std::string peer_path(const std::string& dir, const char* what) {
-  return pool::scratch_pool_path(dir, what);
-}
+std::string peer_path(const std::string& dir, const char* what) { return pool::scratch_pool_path(dir, what); }
 
 // A stale file of ours (same pid, an earlier crashed run) would make PMDK refuse to create.
 void remove_stale(const std::string& path) {
@@ -60,10 +58,8 @@ bool PmemLog::append(const void* data, size_t len) noexcept {
 void PmemLog::rewind() noexcept { pmemlog_rewind(static_cast<PMEMlogpool*>(pool_)); }
 void PmemLog::prefault() {
   std::vector<std::byte> chunk(1 << 20);
-  while (append(chunk.data(), chunk.size())) {
-  }
-  while (append(chunk.data(), 4096)) {
-  }
+  while (append(chunk.data(), chunk.size())) {}
+  while (append(chunk.data(), 4096)) {}
   rewind();
 }
 uint64_t PmemLog::bytes_used() const noexcept {

@@ -95,8 +95,8 @@ std::string Map::unavailable_reason() { return {}; }
 Map::Map(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Map::~Map() = default;
 
-Result<std::unique_ptr<Map>> Map::create(const std::string& structure, const std::string& path,
-                                                 uint64_t pool_bytes, uint32_t value_bytes) {
+Result<std::unique_ptr<Map>> Map::create(const std::string& structure, const std::string& path, uint64_t pool_bytes,
+                                         uint32_t value_bytes) {
   force_pmem_is_pmem();  // before PMDK's first is-it-PMEM question, which it answers once
   auto impl = std::make_unique<Impl>();
   impl->ops = ops_of(structure);

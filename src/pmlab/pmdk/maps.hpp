@@ -32,8 +32,8 @@ class Map {
   // Empty when the maps were built in; otherwise why not.
   static std::string unavailable_reason();
 
-  static Result<std::unique_ptr<Map>> create(const std::string& structure, const std::string& path,
-                                                 uint64_t pool_bytes, uint32_t value_bytes);
+  static Result<std::unique_ptr<Map>> create(const std::string& structure, const std::string& path, uint64_t pool_bytes,
+                                             uint32_t value_bytes);
   // Pool bytes for `records` records of `value_bytes` (values, map nodes, allocator headers, rebuilds).
   static uint64_t pool_bytes_for(uint64_t records, uint32_t value_bytes) noexcept;
   ~Map();

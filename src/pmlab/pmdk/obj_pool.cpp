@@ -35,7 +35,8 @@ bool ObjArenaPool::available() noexcept { return true; }
 Result<std::unique_ptr<ObjArenaPool>> ObjArenaPool::create(const std::string& path, uint64_t arena_bytes) {
   force_pmem_is_pmem();
   arena_bytes &= ~uint64_t{63};
-  PMEMobjpool* pop = pmemobj_create(path.c_str(), kLayout, std::max<uint64_t>(pool_bytes_for(arena_bytes), PMEMOBJ_MIN_POOL), 0600);
+  PMEMobjpool* pop =
+      pmemobj_create(path.c_str(), kLayout, std::max<uint64_t>(pool_bytes_for(arena_bytes), PMEMOBJ_MIN_POOL), 0600);
   if (pop == nullptr) return error(Errc::io_error, "pmemobj_create " + path + ": " + pmemobj_errormsg());
   const uint64_t root_bytes = kHeaderBytes + 64 + arena_bytes;
   PMEMoid root = pmemobj_root(pop, root_bytes);

@@ -63,7 +63,8 @@ void ObjPtm::commit() {
 
 void ObjPtm::Tx::write(uint64_t* word, uint64_t value) {
   const uint64_t off = static_cast<uint64_t>(reinterpret_cast<std::byte*>(word) - ptm_.base_);
-  const bool fresh = std::any_of(fresh_.begin(), fresh_.end(), [&](const auto& r) { return off >= r.first && off < r.second; });
+  const bool fresh =
+      std::any_of(fresh_.begin(), fresh_.end(), [&](const auto& r) { return off >= r.first && off < r.second; });
   if (!fresh) {
     if (pmemobj_tx_add_range_direct(word, sizeof *word) != 0)
       fatal(std::string("pmemobj_tx_add_range_direct: ") + pmemobj_errormsg());

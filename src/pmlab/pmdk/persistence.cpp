@@ -74,7 +74,7 @@ F lookup(const char* name) {
 }
 
 const Real& real() {
-  static const Real r{lookup<decltype(Real::flush)>("pmem_flush"), lookup<decltype(Real::drain)>("pmem_drain"),
+  static const Real r{lookup<decltype(Real::flush)>("pmem_flush"),     lookup<decltype(Real::drain)>("pmem_drain"),
                       lookup<decltype(Real::persist)>("pmem_persist"), lookup<decltype(Real::memcpy)>("pmem_memcpy"),
                       lookup<decltype(Real::memmove)>("pmem_memmove"), lookup<decltype(Real::memset)>("pmem_memset")};
   g_reached.store(true, std::memory_order_relaxed);
@@ -188,8 +188,8 @@ void pmem_persist(const void* addr, size_t len) {
 void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags) {
   using namespace pmlab::pmdk;
   const Real& r = real();
-  return copy([&](unsigned f) { return r.memcpy(dest, src, len, f); }, [&] { std::memcpy(dest, src, len); }, dest,
-              len, flags);
+  return copy([&](unsigned f) { return r.memcpy(dest, src, len, f); }, [&] { std::memcpy(dest, src, len); }, dest, len,
+              flags);
 }
 
 void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
@@ -202,8 +202,8 @@ void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
 void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
   using namespace pmlab::pmdk;
   const Real& r = real();
-  return copy([&](unsigned f) { return r.memset(dest, c, len, f); }, [&] { std::memset(dest, c, len); }, dest,
-              len, flags);
+  return copy([&](unsigned f) { return r.memset(dest, c, len, f); }, [&] { std::memset(dest, c, len); }, dest, len,
+              flags);
 }
 
 // The fixed-flag forms libpmemlog and libpmemblk call (libpmem defines them the same way).

@@ -38,9 +38,7 @@ bool interposed() noexcept;
 // Sets `p` for a scope (one run) and restores what was set before.
 class ScopedPersistence {
  public:
-  explicit ScopedPersistence(const Persistence& p) noexcept : saved_(persistence()) {
-    set_persistence(p);
-  }
+  explicit ScopedPersistence(const Persistence& p) noexcept : saved_(persistence()) { set_persistence(p); }
   ~ScopedPersistence() { set_persistence(saved_); }
   ScopedPersistence(const ScopedPersistence&) = delete;
   ScopedPersistence& operator=(const ScopedPersistence&) = delete;

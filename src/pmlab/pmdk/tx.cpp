@@ -43,10 +43,8 @@ bool in_transaction() noexcept { return pmemobj_tx_stage() == TX_STAGE_WORK; }
 void snapshot(const void* p, size_t len) noexcept {
   if (pmemobj_tx_stage() != TX_STAGE_WORK) return;
   fault_point();
-  if (g_logging.load(std::memory_order_relaxed))
-    pmemobj_tx_add_range_direct(p, len);
-  else
-    pmemobj_tx_xadd_range_direct(p, len, POBJ_XADD_NO_SNAPSHOT);
+  if (g_logging.load(std::memory_order_relaxed)) pmemobj_tx_add_range_direct(p, len);
+  else pmemobj_tx_xadd_range_direct(p, len, POBJ_XADD_NO_SNAPSHOT);
 }
 
 bool add_fresh(const void* p, size_t len) noexcept {

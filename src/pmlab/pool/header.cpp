@@ -75,9 +75,9 @@ Status validate(const Header& h, uint64_t file_size, const std::string& path) {
   // interpreted, so its version does not matter.
   if (const Layout* layout = LayoutRegistry::instance().find(layout_name(h));
       layout != nullptr && h.layout_version != layout->version)
-    return error(Errc::wrong_layout, path + ": layout '" + layout->name + "' version " + std::to_string(h.layout_version) +
-                                         " is not supported (this pmlab reads version " +
-                                         std::to_string(layout->version) + ")");
+    return error(Errc::wrong_layout,
+                 path + ": layout '" + layout->name + "' version " + std::to_string(h.layout_version) +
+                     " is not supported (this pmlab reads version " + std::to_string(layout->version) + ")");
   return Status::success();
 }
 

@@ -43,10 +43,12 @@ Status lock(int fd, bool exclusive, const std::string& path) {
 
 Status check_layout_name(std::string_view layout) {
   if (layout.empty() || layout.size() > kLayoutNameMax)
-    return error(Errc::invalid_argument, "layout name must have 1 to " + std::to_string(kLayoutNameMax) + " characters");
+    return error(Errc::invalid_argument,
+                 "layout name must have 1 to " + std::to_string(kLayoutNameMax) + " characters");
   for (char c : layout)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-      return error(Errc::invalid_argument, "layout name '" + std::string(layout) + "' may hold only letters, digits, '-', '_' and '.'");
+      return error(Errc::invalid_argument,
+                   "layout name '" + std::string(layout) + "' may hold only letters, digits, '-', '_' and '.'");
   return Status::success();
 }
 
@@ -124,7 +126,8 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
                                            uint32_t layout_version, const OpenOptions& options) {
   PMLAB_TRY(check_layout_name(layout));
   if (size < kMinPoolSize)
-    return error(Errc::invalid_argument, "pool size " + format_size(size) + " is below the minimum " + format_size(kMinPoolSize));
+    return error(Errc::invalid_argument,
+                 "pool size " + format_size(size) + " is below the minimum " + format_size(kMinPoolSize));
   if (size % kHeaderSize != 0)
     return error(Errc::invalid_argument, "pool size " + std::to_string(size) + " is not a multiple of 4K");
 
@@ -138,8 +141,11 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
   Fd fd{::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
   if (fd.fd < 0) {
     int err = errno;
-    if (err == EEXIST) return error(Errc::already_exists, path + " already exists; refusing to overwrite it (pmlab pool remove " + path + " first)");
-    if (err == EACCES || err == EROFS || err == EPERM) return error(Errc::permission_denied, "cannot create " + path + ": " + errno_text(err));
+    if (err == EEXIST)
+      return error(Errc::already_exists,
+                   path + " already exists; refusing to overwrite it (pmlab pool remove " + path + " first)");
+    if (err == EACCES || err == EROFS || err == EPERM)
+      return error(Errc::permission_denied, "cannot create " + path + ": " + errno_text(err));
     return error(Errc::io_error, "cannot create " + path + ": " + errno_text(err));
   }
   // From here on the file is ours: on failure remove it, so a failed create leaves nothing behind.
@@ -150,7 +156,8 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
   if (flock(fd.fd, LOCK_EX | LOCK_NB) != 0) return fail(error(Errc::busy, path + " was locked while being created"));
   if (int err = posix_fallocate(fd.fd, 0, static_cast<off_t>(size)); err != 0) {
     if (err == ENOSPC || err == EFBIG || err == EDQUOT)
-      return fail(error(Errc::no_space, "no space for a " + format_size(size) + " pool at " + path + " (" + errno_text(err) + ")"));
+      return fail(error(Errc::no_space,
+                        "no space for a " + format_size(size) + " pool at " + path + " (" + errno_text(err) + ")"));
     return fail(error(Errc::io_error, "cannot allocate " + path + ": " + errno_text(err)));
   }
   std::unique_ptr<Pool> pool(new Pool(path, fd.release(), false));
@@ -173,7 +180,7 @@ Result<std::unique_ptr<Pool>> Pool::open(const std::string& path, const OpenOpti
   // Opened read-only first: the file's kind and mode are checked before anything could write it.
   auto probe = open_regular_file(path, O_RDONLY, "pool file");
   if (!probe) return probe.status();
-  struct stat st{};
+  struct stat st {};
   if (::fstat(probe->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   // Root may write any file; a pool whose mode has no write bit is still treated as read-only, so the
   // owner's intent is kept.
@@ -190,7 +197,8 @@ Result<std::unique_ptr<Pool>> Pool::open(const std::string& path, const OpenOpti
   auto header = read_validated_header(fd.fd, static_cast<uint64_t>(st.st_size), path);
   if (!header) return header.status();
   if (!options.layout.empty() && layout_name(*header) != options.layout)
-    return error(Errc::wrong_layout, path + " holds layout '" + layout_name(*header) + "', not '" + std::string(options.layout) + "'");
+    return error(Errc::wrong_layout,
+                 path + " holds layout '" + layout_name(*header) + "', not '" + std::string(options.layout) + "'");
 
   std::unique_ptr<Pool> pool(new Pool(path, fd.release(), options.read_only));
   PMLAB_TRY(pool->map(options));
@@ -211,7 +219,7 @@ Status Pool::recover() {
 Result<Header> read_header(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY, "pool file");
   if (!fd) return fd.status();
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   return read_validated_header(fd->get(), static_cast<uint64_t>(st.st_size), path);
 }
@@ -219,7 +227,7 @@ Result<Header> read_header(const std::string& path) {
 Status remove(const std::string& path, RemoveMode mode) {
   auto fd = open_regular_file(path, O_RDONLY, "pool file");
   if (!fd) return fd.status();
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot stat " + path);
   PMLAB_TRY(lock(fd->get(), true, path));
   auto header = read_validated_header(fd->get(), static_cast<uint64_t>(st.st_size), path);
@@ -232,8 +240,9 @@ Status remove(const std::string& path, RemoveMode mode) {
     if (!has_magic || static_cast<uint64_t>(st.st_size) < kHeaderSize)
       return error(Errc::not_a_pool, path + " is not a pmlab pool; refusing to remove it");
     if (mode != RemoveMode::damaged_too)
-      return error(header.status().code(), header.status().message() +
-                                               "; refusing to remove it (pmlab pool remove --force removes a damaged pool)");
+      return error(
+          header.status().code(),
+          header.status().message() + "; refusing to remove it (pmlab pool remove --force removes a damaged pool)");
   }
   if (::unlink(path.c_str()) != 0) return errno_status(errno, "cannot remove " + path);
   return Status::success();

@@ -26,9 +26,9 @@ enum class Medium : uint8_t {
 const char* to_string(Medium m) noexcept;
 
 struct OpenOptions {
-  std::string_view layout;                     // required layout; empty accepts any
-  std::optional<persist::Config> persist;      // overrides the map-time choice (tests, sweeps)
-  bool read_only = false;                      // shared lock, read-only mapping
+  std::string_view layout;                 // required layout; empty accepts any
+  std::optional<persist::Config> persist;  // overrides the map-time choice (tests, sweeps)
+  bool read_only = false;                  // shared lock, read-only mapping
 };
 
 class Pool {

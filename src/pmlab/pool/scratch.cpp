@@ -62,13 +62,10 @@ Status remove_scratch_pool(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "scratch pool");
   if (!fd) return fd.status();
   switch (maker_of(fd->get())) {
-    case Maker::pmlab:
-      return remove(path, RemoveMode::damaged_too);
+    case Maker::pmlab: return remove(path, RemoveMode::damaged_too);
     case Maker::pmdk:
-    case Maker::unfinished:
-      return remove_locked(path, fd->get());
-    case Maker::other:
-      break;
+    case Maker::unfinished: return remove_locked(path, fd->get());
+    case Maker::other: break;
   }
   return error(Errc::not_a_pool, "neither a pmlab pool nor a PMDK pool");
 }

@@ -25,8 +25,9 @@ std::optional<pid_t> scratch_pool_owner(std::string_view file_name);
 
 // Removes the scratch pools in `dir` whose process has ended and which nobody has open: pmlab pools, the
 // pools PMDK's libraries made under a scratch name, and pools whose creation was cut off before their
-// header was written (a first page of zeros). Anything else under a matching name is left alone, as is the pool of a live process (a pmlab run still using it). `note` gets one line per pool
-// removed and per pool it could not remove, saying why and how to remove it by hand.
+// header was written (a first page of zeros). Anything else under a matching name is left alone, as is the pool of a
+// live process (a pmlab run still using it). `note` gets one line per pool removed and per pool it could not remove,
+// saying why and how to remove it by hand.
 void sweep_scratch_pools(const std::filesystem::path& dir, const std::function<void(const std::string&)>& note);
 
 }  // namespace pmlab::pool

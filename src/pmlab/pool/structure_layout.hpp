@@ -42,13 +42,14 @@ Result<std::unique_ptr<T>> open_structure(Pool& pool, const std::string& layout)
 // Registers `layout` so that `Pool::recover()` opens its T and `pmlab pool check` checks it.
 template <class T>
 bool register_structure_layout(const std::string& layout, std::string description) {
-  return LayoutRegistry::instance().add(
-      {layout, 1, std::move(description),
-       [layout](Pool& p) -> Status {
-         auto structure = open_structure<T>(p, layout);
-         return structure ? Status::success() : structure.status();
-       },
-       [](const Pool& p) -> Status { return T::check({p.data(), p.data_size()}); }});
+  return LayoutRegistry::instance().add({layout, 1, std::move(description),
+                                         [layout](Pool& p) -> Status {
+                                           auto structure = open_structure<T>(p, layout);
+                                           return structure ? Status::success() : structure.status();
+                                         },
+                                         [](const Pool& p) -> Status {
+                                           return T::check({p.data(), p.data_size()});
+                                         }});
 }
 
 }  // namespace pmlab::pool

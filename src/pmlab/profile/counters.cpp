@@ -115,7 +115,8 @@ Result<uint64_t> encode_event(std::string_view spec, const std::map<std::string,
     const std::string bits = fmt.substr(7);
     const size_t dash = bits.find('-');
     uint64_t lo = 0, hi = 0;
-    if (!parse_number(bits.substr(0, dash), lo) || (dash != std::string::npos && !parse_number(bits.substr(dash + 1), hi)))
+    if (!parse_number(bits.substr(0, dash), lo) ||
+        (dash != std::string::npos && !parse_number(bits.substr(dash + 1), hi)))
       return error(Errc::invalid_argument, "format '" + fmt + "' has no bit range");
     if (dash == std::string::npos) hi = lo;
     if (hi < lo || hi > 63) return error(Errc::invalid_argument, "format '" + fmt + "' has a bad bit range");
@@ -147,7 +148,8 @@ std::vector<PmuEvent> find_imc_events(const std::string& sysfs_root, std::string
     uint64_t type = 0;
     if (!parse_number(read_text(pmu / "type"), type)) continue;
     std::map<std::string, std::string> formats;
-    for (const auto& f : fs::directory_iterator(pmu / "format", ec)) formats[f.path().filename().string()] = read_text(f.path());
+    for (const auto& f : fs::directory_iterator(pmu / "format", ec))
+      formats[f.path().filename().string()] = read_text(f.path());
     for (const char* name : {"cas_count_read", "cas_count_write"}) {
       const fs::path ev = pmu / "events" / name;
       if (!fs::exists(ev)) continue;
@@ -202,7 +204,8 @@ Result<std::vector<DimmCounters>> parse_ipmctl_performance(std::string_view text
   return dimms;
 }
 
-std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before, const std::vector<DimmCounters>& after) {
+std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before,
+                                         const std::vector<DimmCounters>& after) {
   uint64_t media_reads = 0, media_writes = 0, read_requests = 0, write_requests = 0;
   for (const DimmCounters& a : after) {
     const DimmCounters* b = nullptr;
@@ -221,7 +224,9 @@ std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before
   if (after.size() != before.size()) return {};
   const std::string origin = "ipmctl show -dimm -performance";
   auto bytes = [](uint64_t lines) { return static_cast<double>(lines) * 64.0; };
-  auto ratio = [](uint64_t num, uint64_t den) { return den ? static_cast<double>(num) / static_cast<double>(den) : std::nan(""); };
+  auto ratio = [](uint64_t num, uint64_t den) {
+    return den ? static_cast<double>(num) / static_cast<double>(den) : std::nan("");
+  };
   return {measured("dimm_media_read_bytes", bytes(media_reads), "B", origin),
           measured("dimm_media_write_bytes", bytes(media_writes), "B", origin),
           measured("dimm_read_request_bytes", bytes(read_requests), "B", origin),
@@ -234,7 +239,8 @@ nlohmann::ordered_json CounterSources::context_json() const {
   nlohmann::ordered_json imc_events = nlohmann::ordered_json::array();
   for (const auto& e : imc) imc_events.push_back(e.name);
   auto source = [](bool ok, const std::string& reason) {
-    return nlohmann::ordered_json{{"available", ok}, {"reason", ok ? nlohmann::ordered_json() : nlohmann::ordered_json(reason)}};
+    return nlohmann::ordered_json{{"available", ok},
+                                  {"reason", ok ? nlohmann::ordered_json() : nlohmann::ordered_json(reason)}};
   };
   nlohmann::ordered_json j;
   j["core"] = source(core, core_reason);
@@ -286,7 +292,8 @@ void RunCounters::begin() {
   std::string why;
   if (sources_.core)
     for (const CoreEvent& e : kCoreEvents)
-      if (int fd = open_event(PERF_TYPE_HARDWARE, e.config, 0, -1, true, why); fd >= 0) core_fds_.emplace_back(e.name, fd);
+      if (int fd = open_event(PERF_TYPE_HARDWARE, e.config, 0, -1, true, why); fd >= 0)
+        core_fds_.emplace_back(e.name, fd);
   for (const PmuEvent& e : sources_.imc)
     if (int fd = open_event(e.type, e.config, -1, 0, false, why); fd >= 0) imc_fds_.emplace_back(&e, fd);
   dimms_before_.clear();

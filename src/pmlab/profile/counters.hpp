@@ -52,7 +52,8 @@ Result<std::vector<DimmCounters>> parse_ipmctl_performance(std::string_view text
 // Per-run metrics from two snapshots: dimm_media_read_bytes, dimm_media_write_bytes,
 // dimm_read_request_bytes, dimm_write_request_bytes, dimm_ewr (request / media write bytes) and dimm_rwr
 // (media read / media write bytes). Empty when a DIMM is missing from either snapshot.
-std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before, const std::vector<DimmCounters>& after);
+std::vector<record::Metric> dimm_metrics(const std::vector<DimmCounters>& before,
+                                         const std::vector<DimmCounters>& after);
 
 struct CounterSources {
   bool core = false;

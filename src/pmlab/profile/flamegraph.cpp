@@ -65,12 +65,13 @@ struct Writer {
     const std::string name = escape_xml(n.name);
     const size_t fit = static_cast<size_t>(std::max(0.0, (w - 6) / 7));
     std::string label = n.name.size() <= fit ? n.name : (fit > 2 ? n.name.substr(0, fit - 2) + ".." : "");
-    out += "<g class=\"f\" data-x=\"" + fixed(x, 2) + "\" data-w=\"" + fixed(w, 2) + "\" data-d=\"" + std::to_string(depth) +
-           "\" data-n=\"" + name + "\" onclick=\"pmlabZoom(this)\"><title>" + name + " (" + std::to_string(n.value) +
-           " ns sampled, " + fixed(100.0 * static_cast<double>(n.value) / total, 2) + "%; " + to_string(a) +
-           ")</title><rect x=\"" + fixed(x, 2) + "\" y=\"" + std::to_string(y) + "\" width=\"" + fixed(w, 2) +
-           "\" height=\"" + std::to_string(o.frame_height - 1) + "\" fill=\"" + fill_for(a) + "\" rx=\"1\"/><text x=\"" +
-           fixed(x + 3, 2) + "\" y=\"" + std::to_string(y + o.frame_height - 4) + "\">" + escape_xml(label) + "</text></g>\n";
+    out += "<g class=\"f\" data-x=\"" + fixed(x, 2) + "\" data-w=\"" + fixed(w, 2) + "\" data-d=\"" +
+           std::to_string(depth) + "\" data-n=\"" + name + "\" onclick=\"pmlabZoom(this)\"><title>" + name + " (" +
+           std::to_string(n.value) + " ns sampled, " + fixed(100.0 * static_cast<double>(n.value) / total, 2) + "%; " +
+           to_string(a) + ")</title><rect x=\"" + fixed(x, 2) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+           fixed(w, 2) + "\" height=\"" + std::to_string(o.frame_height - 1) + "\" fill=\"" + fill_for(a) +
+           "\" rx=\"1\"/><text x=\"" + fixed(x + 3, 2) + "\" y=\"" + std::to_string(y + o.frame_height - 4) + "\">" +
+           escape_xml(label) + "</text></g>\n";
     double cx = x;
     for (const auto& [cname, child] : n.children) {
       frame(*child, depth + 1, cx, a);
@@ -125,10 +126,8 @@ std::string flame_graph_svg(const std::map<std::string, uint64_t>& folded, const
   w.out += "<text x=\"4\" y=\"16\" font-size=\"13\" font-weight=\"bold\">" + escape_xml(options.title) + "</text>\n";
   w.out += "<text x=\"4\" y=\"32\" fill=\"#555\">" + escape_xml(options.subtitle) +
            " — colours: persistence red, logging blue, allocation green, search purple, other yellow</text>\n";
-  if (root.value == 0)
-    w.out += "<text x=\"4\" y=\"" + std::to_string(top + 12) + "\">no samples</text>\n";
-  else
-    w.frame(root, 0, 0.0, Activity::other);
+  if (root.value == 0) w.out += "<text x=\"4\" y=\"" + std::to_string(top + 12) + "\">no samples</text>\n";
+  else w.frame(root, 0, 0.0, Activity::other);
   w.out += kZoomScript;
   w.out += "</svg>\n";
   return w.out;

@@ -71,8 +71,7 @@ Result<int> run_capture(const std::vector<std::string>& argv, std::string& out, 
     if (n > 0) out.append(buf, static_cast<size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -138,7 +137,8 @@ bool command(int ctl, int ack, const char* text, Clock::time_point deadline) {
 }
 }  // namespace
 
-Result<std::unique_ptr<Recording>> Recording::start(const PerfSupport& perf, const std::string& work_dir, int frequency_hz) {
+Result<std::unique_ptr<Recording>> Recording::start(const PerfSupport& perf, const std::string& work_dir,
+                                                    int frequency_hz) {
   if (!perf.available) return error(Errc::unsupported, perf.reason);
   auto r = std::make_unique<Recording>();
   r->perf_path_ = perf.perf_path;
@@ -153,9 +153,10 @@ Result<std::unique_ptr<Recording>> Recording::start(const PerfSupport& perf, con
   fs::remove(ack, ec);
   if (mkfifo(ctl.c_str(), 0600) != 0 || mkfifo(ack.c_str(), 0600) != 0)
     return error(Errc::io_error, "cannot create control FIFOs in " + work_dir);
-  std::vector<std::string> argv = {perf.perf_path, "record", "-q", "-e", perf.event, "-F", std::to_string(frequency_hz),
-                                   "-a", "--call-graph", "fp", "-D", "-1", "--control", "fifo:" + ctl + "," + ack,
-                                   "-o", r->data_};
+  std::vector<std::string> argv = {
+      perf.perf_path, "record",       "-q", "-e", perf.event, "-F",        std::to_string(frequency_hz),
+      "-a",           "--call-graph", "fp", "-D", "-1",       "--control", "fifo:" + ctl + "," + ack,
+      "-o",           r->data_};
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

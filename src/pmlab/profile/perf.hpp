@@ -23,7 +23,7 @@ struct PerfSupport {
   bool available = false;
   std::string perf_path;  // the perf binary
   std::string event = "cpu-clock";
-  std::string reason;     // why not, when not
+  std::string reason;  // why not, when not
 };
 
 // Helper programs (perf, objdump, ipmctl): the path of `name` in PATH, empty when absent; and a run of
@@ -44,7 +44,8 @@ class Recording {
   ~Recording();
 
   // Starts perf in `work_dir` (created if missing) and enables sampling; returns once perf acknowledged.
-  static Result<std::unique_ptr<Recording>> start(const PerfSupport& perf, const std::string& work_dir, int frequency_hz);
+  static Result<std::unique_ptr<Recording>> start(const PerfSupport& perf, const std::string& work_dir,
+                                                  int frequency_hz);
   // Disables sampling and waits for perf to write its data file.
   Status stop();
   // This process's samples (perf script --pid), parsed.

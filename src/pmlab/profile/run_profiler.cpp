@@ -25,7 +25,8 @@ std::string scratch_dir() {
 
 }  // namespace
 
-RunProfiler::RunProfiler(std::string run_dir, PerfSupport perf) : run_dir_(std::move(run_dir)), perf_(std::move(perf)) {}
+RunProfiler::RunProfiler(std::string run_dir, PerfSupport perf)
+    : run_dir_(std::move(run_dir)), perf_(std::move(perf)) {}
 
 nlohmann::ordered_json RunProfiler::context_json() const {
   nlohmann::ordered_json j;
@@ -80,8 +81,11 @@ void RunProfiler::end(record::RunRecord& rec, const record::RunRecord* unprofile
   rec.set(Metric{"profile_samples", static_cast<double>(b.samples), "count", MetricKind::measured, {}});
   for (int i = 0; i < kActivities; ++i) {
     const auto a = static_cast<Activity>(i);
-    rec.set(Metric{std::string("profile_share_") + to_string(a), b.samples ? b.share(a) : std::nan(""), "ratio",
-                   MetricKind::measured, {}});
+    rec.set(Metric{std::string("profile_share_") + to_string(a),
+                   b.samples ? b.share(a) : std::nan(""),
+                   "ratio",
+                   MetricKind::measured,
+                   {}});
   }
   if (unprofiled != nullptr) {
     const Metric* off = unprofiled->find("throughput");
@@ -91,7 +95,8 @@ void RunProfiler::end(record::RunRecord& rec, const record::RunRecord* unprofile
   }
   rec.notes.emplace_back("profile_event", perf_.event);
   if (b.samples == 0) {
-    missing("perf recorded no samples of this process during the run (too short for " + std::to_string(kFrequencyHz) + " Hz)");
+    missing("perf recorded no samples of this process during the run (too short for " + std::to_string(kFrequencyHz) +
+            " Hz)");
     return;
   }
   FlameGraphOptions options;

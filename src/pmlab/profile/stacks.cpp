@@ -60,7 +60,7 @@ std::string simplify(std::string name) {
       for (; end < out.size(); ++end) {
         char c = out[end];
         if (c == '<' || c == '{') ++d;
-        else if ((c == '}' ) && d > 0) --d;
+        else if ((c == '}') && d > 0) --d;
         else if (c == '>' && d > 0) --d;
         else if ((c == '>' || c == ',') && d == 0) break;
       }
@@ -74,7 +74,8 @@ std::string simplify(std::string name) {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -128,8 +129,8 @@ Result<std::vector<Sample>> parse_perf_script(std::string_view text) {
       continue;
     }
     auto bad = [&](const char* what) {
-      return error(Errc::invalid_argument, "perf script line " + std::to_string(line_no) + ": " + what + ": '" +
-                                               std::string(trim(line)) + "'");
+      return error(Errc::invalid_argument,
+                   "perf script line " + std::to_string(line_no) + ": " + what + ": '" + std::string(trim(line)) + "'");
     };
     if (line.front() != '\t') {
       // Header: "<tid> <period>" (with -F tid,period the fields are separated by spaces).
@@ -154,7 +155,8 @@ Result<std::vector<Sample>> parse_perf_script(std::string_view text) {
     std::string_view head = trim(body.substr(0, open));
     size_t space = head.find(' ');
     uint64_t ip = 0;
-    if (space == std::string_view::npos || !parse_u64(head.substr(0, space), 16, ip)) return bad("stack frame needs an address");
+    if (space == std::string_view::npos || !parse_u64(head.substr(0, space), 16, ip))
+      return bad("stack frame needs an address");
     std::string_view sym = trim(head.substr(space + 1));
     size_t plus = sym.rfind("+0x");
     if (plus != std::string_view::npos && parse_u64(sym.substr(plus + 3), 16, f.offset)) sym = sym.substr(0, plus);
@@ -201,8 +203,9 @@ std::map<std::string, uint64_t> fold(const std::vector<Sample>& samples) {
 
 Activity classify_name(std::string_view display) {
   const std::string name(display);
-  static const char* const kAllocators[] = {"malloc", "calloc", "realloc", "free", "cfree", "posix_memalign",
-                                            "aligned_alloc", "mmap", "mmap64", "munmap", "_int_malloc", "_int_free"};
+  static const char* const kAllocators[] = {"malloc", "calloc",         "realloc",       "free",
+                                            "cfree",  "posix_memalign", "aligned_alloc", "mmap",
+                                            "mmap64", "munmap",         "_int_malloc",   "_int_free"};
   if (name.starts_with("pmlab::persist::") || name.starts_with("pmem2_")) return Activity::persistence;
   for (const char* a : kAllocators)
     if (name == a) return Activity::allocation;
@@ -227,8 +230,8 @@ bool PersistSites::contains(const Frame& f) const {
 }
 
 PersistSites parse_objdump(std::string_view text) {
-  static const char* const kMnemonics[] = {"clwb", "clflushopt", "clflush", "sfence", "mfence", "movnti",
-                                           "movntdq", "vmovntdq", "movntps", "vmovntps", "movntpd", "vmovntpd"};
+  static const char* const kMnemonics[] = {"clwb",    "clflushopt", "clflush", "sfence",   "mfence",  "movnti",
+                                           "movntdq", "vmovntdq",   "movntps", "vmovntps", "movntpd", "vmovntpd"};
   PersistSites sites;
   std::string symbol;
   uint64_t symbol_addr = 0;
@@ -256,12 +259,9 @@ PersistSites parse_objdump(std::string_view text) {
     const bool persist = std::find(std::begin(kMnemonics), std::end(kMnemonics), mnemonic) != std::end(kMnemonics);
     if (persist || skid_left > 0) sites.keys.insert(key);
     const bool transfer = mnemonic.starts_with('j') || mnemonic.starts_with("call") || mnemonic.starts_with("ret");
-    if (persist)
-      skid_left = kPersistSkid;
-    else if (transfer)
-      skid_left = 0;
-    else if (skid_left > 0)
-      --skid_left;
+    if (persist) skid_left = kPersistSkid;
+    else if (transfer) skid_left = 0;
+    else if (skid_left > 0) --skid_left;
   }
   return sites;
 }

@@ -176,7 +176,9 @@ class PtmSubjectBase : public crash::Subject {
     if (Status s = ptm->recover(); !s) throw std::runtime_error("ptm open: " + s.message());
     return ptm;
   }
-  static const char* label(uint64_t op) noexcept { return op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move"; }
+  static const char* label(uint64_t op) noexcept {
+    return op % 3 == 0 ? "transfer" : op % 3 == 1 ? "swaps" : "queue-move";
+  }
 
   uint64_t ops_;
   uint64_t seed_;
@@ -212,8 +214,7 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
             apply_op(tx, seed_, op + 1);
             throw AbortedAttempt{};
           });
-        } catch (const AbortedAttempt&) {
-        }
+        } catch (const AbortedAttempt&) {}
       }
       ptm->run(slot, [&](auto& tx) { apply_op(tx, seed_, op); });
       ops.end(op);
@@ -255,7 +256,8 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
     });
     uint64_t want = 0;
     for (uint64_t i = 0; i < kAccounts; ++i) want += opening_balance(i);
-    if (total != want) return error(Errc::corrupted, "ptm: account total " + std::to_string(total) + " != " + std::to_string(want));
+    if (total != want)
+      return error(Errc::corrupted, "ptm: account total " + std::to_string(total) + " != " + std::to_string(want));
     if (!queue_ok) return error(Errc::corrupted, "ptm: recovered heap cannot allocate a queue node");
     return Status::success();
   }
@@ -377,8 +379,9 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
           return Ordered{apply_logical(o.state, seed_, global(t, i)), v != 0 ? v : o.newest};
         });
     if (!ok)
-      return error(Errc::corrupted, std::string(P::kName) +
-                                        " ptm: recovered heap is the state after no order of the interleaved transactions");
+      return error(
+          Errc::corrupted,
+          std::string(P::kName) + " ptm: recovered heap is the state after no order of the interleaved transactions");
     return Status::success();
   }
 
@@ -386,33 +389,47 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
   uint64_t per_thread() const noexcept { return std::max<uint64_t>(1, ops_ / kThreads); }
   static uint64_t global(unsigned t, uint64_t i) noexcept { return i * kThreads + t; }
 
-  static Logical initial() { return on_scratch<P>([](P& ptm) { return logical_of(ptm); }); }
+  static Logical initial() {
+    return on_scratch<P>([](P& ptm) { return logical_of(ptm); });
+  }
 };
 
-const crash::SubjectRegistration undo_subject{crash::SubjectInfo{
-    "ptm.undo", "undo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
-    {persist::Domain::adr, persist::Domain::eadr}, false,
-    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm>>(o); }}};
-const crash::SubjectRegistration redo_subject{crash::SubjectInfo{
-    "ptm.redo", "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
-    {persist::Domain::adr, persist::Domain::eadr}, false,
-    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
+const crash::SubjectRegistration undo_subject{
+    crash::SubjectInfo{"ptm.undo",
+                       "undo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
+                       {persist::Domain::adr, persist::Domain::eadr},
+                       false,
+                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm>>(o); }}};
+const crash::SubjectRegistration redo_subject{
+    crash::SubjectInfo{"ptm.redo",
+                       "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
+                       {persist::Domain::adr, persist::Domain::eadr},
+                       false,
+                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
 const crash::SubjectRegistration redo_one_slot{crash::SubjectInfo{
-    "ptm.redo-one-slot", "redo-logging PTM with one log slot (one thread: no ownership records), the same stream",
-    {persist::Domain::adr, persist::Domain::eadr}, false,
+    "ptm.redo-one-slot",
+    "redo-logging PTM with one log slot (one thread: no ownership records), the same stream",
+    {persist::Domain::adr, persist::Domain::eadr},
+    false,
     [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, true, 1>>(o); }}};
 const crash::SubjectRegistration redo_concurrent{crash::SubjectInfo{
-    "ptm.redo-threads", "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots",
-    {persist::Domain::adr, persist::Domain::eadr}, false,
+    "ptm.redo-threads",
+    "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots",
+    {persist::Domain::adr, persist::Domain::eadr},
+    false,
     [](const crash::SubjectOptions& o) { return std::make_unique<ConcurrentPtmSubject<RedoPtm>>(o); }}};
-const crash::SubjectRegistration undo_unlogged{crash::SubjectInfo{
-    "ptm.broken.undo-unlogged", "BROKEN: undo PTM with logging switched off (the breakdown's no-log point)",
-    {persist::Domain::adr, persist::Domain::eadr}, true,
-    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm, false>>(o); }}};
-const crash::SubjectRegistration redo_unlogged{crash::SubjectInfo{
-    "ptm.broken.redo-unlogged", "BROKEN: redo PTM with logging switched off (applies in place without a log)",
-    {persist::Domain::adr, persist::Domain::eadr}, true,
-    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, false>>(o); }}};
+const crash::SubjectRegistration undo_unlogged{
+    crash::SubjectInfo{"ptm.broken.undo-unlogged",
+                       "BROKEN: undo PTM with logging switched off (the breakdown's no-log point)",
+                       {persist::Domain::adr, persist::Domain::eadr},
+                       true,
+                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm, false>>(o); }}};
+const crash::SubjectRegistration redo_unlogged{
+    crash::SubjectInfo{"ptm.broken.redo-unlogged",
+                       "BROKEN: redo PTM with logging switched off (applies in place without a log)",
+                       {persist::Domain::adr, persist::Domain::eadr},
+                       true,
+                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, false>>(o); }}};
 
 }  // namespace
 }  // namespace pmlab::ptm

@@ -22,7 +22,8 @@ std::optional<double> metric_value(const RunRecord& r, const std::string& metric
   return m->value;
 }
 
-bool matches(const RunRecord& r, const std::string& full_case, const std::vector<std::pair<std::string, std::string>>& params) {
+bool matches(const RunRecord& r, const std::string& full_case,
+             const std::vector<std::pair<std::string, std::string>>& params) {
   if (r.status != RunStatus::ok || r.suite + "." + r.case_name != full_case) return false;
   for (const auto& [key, value] : params)
     if (param_text(r, key) != value) return false;

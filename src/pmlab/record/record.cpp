@@ -16,8 +16,8 @@ constexpr auto kRunStatuses = enum_names<RunStatus>(
     "run status", {{RunStatus::ok, "ok"}, {RunStatus::error, "error"}, {RunStatus::skipped, "skipped"}});
 constexpr auto kDirections = enum_names<TargetDirection>(
     "target direction", {{TargetDirection::at_least, "at_least"}, {TargetDirection::at_most, "at_most"}});
-constexpr auto kVerdicts = enum_names<Verdict>(
-    "verdict", {{Verdict::met, "met"}, {Verdict::missed, "missed"}, {Verdict::unclear, "unclear"}});
+constexpr auto kVerdicts =
+    enum_names<Verdict>("verdict", {{Verdict::met, "met"}, {Verdict::missed, "missed"}, {Verdict::unclear, "unclear"}});
 
 Verdict judge(const Target& t, const Metric* m) {
   if (m == nullptr || !std::isfinite(m->value)) return Verdict::unclear;
@@ -92,8 +92,8 @@ std::optional<Metric> ratio_of(std::string name, const Metric* a, const Metric* 
   if (a == nullptr || b == nullptr || !std::isfinite(a->value) || !std::isfinite(b->value) || b->value <= 0)
     return std::nullopt;
   Metric r{std::move(name), a->value / b->value, "ratio", a->kind, a->origin};
-  if (a->stats && b->stats && a->stats->over == b->stats->over && a->stats->samples.size() == b->stats->samples.size() &&
-      a->stats->samples.size() >= 2) {
+  if (a->stats && b->stats && a->stats->over == b->stats->over &&
+      a->stats->samples.size() == b->stats->samples.size() && a->stats->samples.size() >= 2) {
     std::vector<double> paired;
     for (size_t i = 0; i < a->stats->samples.size(); ++i)
       if (b->stats->samples[i] > 0) paired.push_back(a->stats->samples[i] / b->stats->samples[i]);

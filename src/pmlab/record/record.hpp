@@ -54,8 +54,8 @@ enum class Verdict { met, missed, unclear };
 const char* to_string(TargetDirection d) noexcept;
 const char* to_string(Verdict v) noexcept;
 struct Target {
-  std::string metric;      // the judged metric of the same run
-  std::string label;       // what it means, for a reader
+  std::string metric;  // the judged metric of the same run
+  std::string label;   // what it means, for a reader
   double threshold = 0;
   TargetDirection direction = TargetDirection::at_least;
   Verdict verdict = Verdict::unclear;

@@ -23,9 +23,9 @@ using bench::CheckKind;
 using bench::CheckVerdict;
 using bench::Finding;
 using record::matches;
+using record::Metric;
 using record::metric_value;
 using record::param_text;
-using record::Metric;
 using record::RunRecord;
 using Runs = std::vector<RunRecord>;
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -94,8 +94,8 @@ std::vector<Finding> pstore_not_faster_than_cache_hit(const Runs& runs) {
   std::vector<Finding> out;
   for (const RunRecord& r : runs) {
     if (!matches(r, "idio.i1_latency", {{"op", "pstore"}})) continue;
-    const RunRecord* load = find_run(runs, "idio.i1_latency",
-                                     {{"medium", param_text(r, "medium")}, {"op", "load"}, {"hit_ratio", "1.0"}});
+    const RunRecord* load =
+        find_run(runs, "idio.i1_latency", {{"medium", param_text(r, "medium")}, {"op", "load"}, {"hit_ratio", "1.0"}});
     if (load == nullptr) continue;
     const auto pstore = metric_value(r, "latency_p50"), hit = metric_value(*load, "latency_p50");
     if (!pstore || !hit || *hit < 0) continue;
@@ -125,13 +125,15 @@ std::vector<Finding> persistent_not_faster_than_dram(const Runs& runs) {
     // each could be held to. ds.ycsb repeats both sides even under --quick.
     const bool intervals = p->stats && d->stats && p->stats->samples.size() >= 2 && d->stats->samples.size() >= 2;
     if (!intervals) {
-      out.push_back({CheckVerdict::not_applicable, {r.name, dram->name},
+      out.push_back({CheckVerdict::not_applicable,
+                     {r.name, dram->name},
                      "one sample each, not compared (" + mode + " " + fixed(p->value / 1e6, 2) + " vs dram " +
                          fixed(d->value / 1e6, 2) + " M ops/s)"});
       continue;
     }
-    out.push_back(judged(bench::exceeds(*p, *d, kNoise), {r.name, dram->name},
-                         mode + " " + fixed(p->value / 1e6, 2) + " M ops/s, dram " + fixed(d->value / 1e6, 2) + " M ops/s"));
+    out.push_back(
+        judged(bench::exceeds(*p, *d, kNoise), {r.name, dram->name},
+               mode + " " + fixed(p->value / 1e6, 2) + " M ops/s, dram " + fixed(d->value / 1e6, 2) + " M ops/s"));
     // A read-only point does no persistence work: both modes run the same loads, on the pool and on DRAM,
     // and which is faster changes from run to run with the shared last-level cache (measured spread in the docs).
     if (param_text(r, "updates") == "0" || param_text(r, "workload") == "c")
@@ -166,7 +168,8 @@ std::vector<Finding> littles_law(const Runs& runs) {
     // it carries that calibration's error, a large share of an operation of a few ns: not judged.
     const double region = *latency * metric_value(r, "ops_per_latency_sample").value_or(1.0);
     if (const auto overhead = metric_value(r, "timer_overhead_ns"); overhead && region < 5.0 * *overhead) {
-      out.push_back({CheckVerdict::not_applicable, {r.name},
+      out.push_back({CheckVerdict::not_applicable,
+                     {r.name},
                      "not judged: a timed region of " + fixed(region, 0) + " ns against " + fixed(*overhead, 0) +
                          " ns of stamp cost subtracted (" + fixed(in_flight, 2) + " in flight)"});
       continue;
@@ -211,8 +214,12 @@ std::vector<Finding> i1_pstore_vs_core_persist(const Runs& runs, const char* f, 
   return agreements(runs, [&](const RunRecord& r) -> std::optional<Pair> {
     if (!matches(r, "idio.i1_latency", {{"op", "pstore"}, {"hit_ratio", f}, {"threads", "1"}})) return std::nullopt;
     const RunRecord* core = find_run(runs, "core.persist",
-                                     {{"medium", param_text(r, "medium")}, {"domain", "adr"}, {"flush", param_text(r, "flush")},
-                                      {"size", "64"}, {"pattern", "rand"}, {"threads", "1"}});
+                                     {{"medium", param_text(r, "medium")},
+                                      {"domain", "adr"},
+                                      {"flush", param_text(r, "flush")},
+                                      {"size", "64"},
+                                      {"pattern", "rand"},
+                                      {"threads", "1"}});
     return Pair{&r, "latency_p50", core, "latency_p50", what};
   });
 }
@@ -238,7 +245,8 @@ std::vector<Finding> i2_vs_likwid_peer(const Runs& runs) {
     const auto near = [](double ns) { return ns < bench::kNearCoresNs; };
     auto placed_alike = [&](size_t rep) {
       if (mine == nullptr || theirs == nullptr) return true;
-      const double t = theirs->stats && rep < theirs->stats->samples.size() ? theirs->stats->samples[rep] : theirs->value;
+      const double t =
+          theirs->stats && rep < theirs->stats->samples.size() ? theirs->stats->samples[rep] : theirs->value;
       return near(t) == near(mine->value);
     };
     std::vector<double> rounds;
@@ -263,7 +271,8 @@ std::vector<Finding> i2_vs_likwid_peer(const Runs& runs) {
     for (const auto& [rep, lo_hi] : spread)
       if (lo_hi.first > 0) widest = std::max(widest, lo_hi.second / lo_hi.first);
     if (rounds.empty()) {
-      out.push_back({CheckVerdict::not_applicable, {i2->name, r.name},
+      out.push_back({CheckVerdict::not_applicable,
+                     {i2->name, r.name},
                      "not compared: no repetition of the comparison had its CPUs placed as I2's run had them (" +
                          fixed(mine ? mine->value : 0.0, 0) + " ns line transfers)"});
       continue;
@@ -271,9 +280,10 @@ std::vector<Finding> i2_vs_likwid_peer(const Runs& runs) {
     RunRecord typical;
     typical.name = r.name;
     typical.set(Metric{"bandwidth", median(rounds), "MiB/s", record::MetricKind::measured, {}});
-    Finding f = agreement(*i2, "bandwidth", typical, "bandwidth",
-                          "64 KiB " + param_text(r, "kernel") + " bandwidth (MiB/s), I2 vs the comparison's median of " +
-                              std::to_string(rounds.size()) + " rounds placed alike");
+    Finding f =
+        agreement(*i2, "bandwidth", typical, "bandwidth",
+                  "64 KiB " + param_text(r, "kernel") + " bandwidth (MiB/s), I2 vs the comparison's median of " +
+                      std::to_string(rounds.size()) + " rounds placed alike");
     if (f.verdict == CheckVerdict::violated && widest > 1.6) {
       f.detail += "; the rounds of one repetition span " + fixed(widest, 1) + "x: the placement moved within it";
       f.explained = "docs/checks.md#cores-available";
@@ -338,8 +348,12 @@ std::vector<Finding> ycsb_write_vs_log_append(const Runs& runs) {
     const RunRecord* large = append_of("256");
     if (small == nullptr || large == nullptr) continue;
     const auto metric = [](const RunRecord& x, const char* name) { return metric_value(x, name).value_or(0.0); };
-    const auto written = [&](const RunRecord& x) { return metric(x, "flushed_bytes_per_op") + metric(x, "nt_bytes_per_op"); };
-    const auto ns = [&](const RunRecord& x) { return metric(x, "throughput") > 0 ? 1e9 / metric(x, "throughput") : 0.0; };
+    const auto written = [&](const RunRecord& x) {
+      return metric(x, "flushed_bytes_per_op") + metric(x, "nt_bytes_per_op");
+    };
+    const auto ns = [&](const RunRecord& x) {
+      return metric(x, "throughput") > 0 ? 1e9 / metric(x, "throughput") : 0.0;
+    };
     auto within = [](double v, double a, double b) {
       const double lo = std::min(a, b), hi = std::max(a, b);
       return v >= lo * (1.0 - 1e-6) - 1e-9 && v <= hi * (1.0 + 1e-6) + 1e-9;
@@ -350,10 +364,10 @@ std::vector<Finding> ycsb_write_vs_log_append(const Runs& runs) {
     const bool time_ok = ns(r) * (1.0 + kAgreement) >= ns(*small);
     out.push_back(judged(!(fences_ok && bytes_ok && time_ok), {r.name, small->name, large->name},
                          "per update vs appends of 64 B / 256 B: fences " + fixed(fences, 2) + " vs " +
-                             fixed(metric(*small, "fences_per_op"), 2) + " / " + fixed(metric(*large, "fences_per_op"), 2) +
-                             ", bytes written back " + fixed(bytes, 0) + " vs " + fixed(written(*small), 0) + " / " +
-                             fixed(written(*large), 0) + ", ns " + fixed(ns(r), 1) + " vs " + fixed(ns(*small), 1) + " / " +
-                             fixed(ns(*large), 1)));
+                             fixed(metric(*small, "fences_per_op"), 2) + " / " +
+                             fixed(metric(*large, "fences_per_op"), 2) + ", bytes written back " + fixed(bytes, 0) +
+                             " vs " + fixed(written(*small), 0) + " / " + fixed(written(*large), 0) + ", ns " +
+                             fixed(ns(r), 1) + " vs " + fixed(ns(*small), 1) + " / " + fixed(ns(*large), 1)));
   }
   return out;
 }
@@ -389,8 +403,8 @@ std::vector<Finding> had_its_cores(const Runs& runs) {
     const double least = available->stats ? available->stats->min : available->value;
     out.push_back(judged(short_of > 0, {r.name},
                          "cores running at once: " + fixed(least, 2) + " of " + fixed(*probed, 0) + " at worst; " +
-                             std::to_string(short_of) + " of " + std::to_string(mask.size()) +
-                             " repetitions below " + fixed(100.0 * bench::kCoresAvailableShare, 0) + "%"));
+                             std::to_string(short_of) + " of " + std::to_string(mask.size()) + " repetitions below " +
+                             fixed(100.0 * bench::kCoresAvailableShare, 0) + "%"));
   }
   return out;
 }
@@ -401,40 +415,44 @@ const bench::CheckRegistration checks[] = {
     bench::CheckRegistration{{CheckKind::plausibility, "pstore-not-below-cache-hit",
                               "a p-store is not faster than a cache-hit load on the same medium", "",
                               pstore_not_faster_than_cache_hit}},
-    bench::CheckRegistration{{CheckKind::plausibility, "persistent-not-above-dram",
-                              "a persistent structure is not faster than its DRAM twin beyond noise (ds.ycsb, ds.update_ratio)", "",
-                              persistent_not_faster_than_dram}},
+    bench::CheckRegistration{
+        {CheckKind::plausibility, "persistent-not-above-dram",
+         "a persistent structure is not faster than its DRAM twin beyond noise (ds.ycsb, ds.update_ratio)", "",
+         persistent_not_faster_than_dram}},
     bench::CheckRegistration{{CheckKind::plausibility, "bandwidth-not-above-likwid",
-                              "bandwidth is not above likwid-bench's by more than 10%", "", bandwidth_not_above_likwid}},
+                              "bandwidth is not above likwid-bench's by more than 10%", "",
+                              bandwidth_not_above_likwid}},
     bench::CheckRegistration{{CheckKind::plausibility, "littles-law",
                               "throughput x mean latency matches the thread count within 30% (Little's law)", "",
                               littles_law}},
     bench::CheckRegistration{{CheckKind::plausibility, "cores-available",
                               "a multi-thread run's CPUs ran at once (a probe before and after it)",
                               "docs/checks.md#cores-available", had_its_cores}},
-    bench::CheckRegistration{{CheckKind::plausibility, "order-independent",
-                              "a sample point measures the same alone and after each other suite (pmlab run --stability)",
-                              "", order_independent}},
-    bench::CheckRegistration{{CheckKind::cross_check, "i1-pstore-vs-core-persist",
-                              "I1's 64 B p-store at hit ratio 1 and core.persist's 64 B random p-store (same flush) agree",
-                              "docs/idio.md#timing-one-p-store-i1",
-                              [](const Runs& runs) {
-                                return i1_pstore_vs_core_persist(runs, "1.0", "p50 of a 64 B p-store (ns)");
-                              }}},
-    bench::CheckRegistration{{CheckKind::cross_check, "i1-uncached-pstore-vs-core-persist",
-                              "I1's 64 B p-store at hit ratio 0 and core.persist's 64 B random p-store (same flush) agree",
-                              "",
-                              [](const Runs& runs) {
-                                return i1_pstore_vs_core_persist(runs, "0.0",
-                                                                 "p50 of a 64 B p-store to an uncached line (ns)");
-                              }}},
+    bench::CheckRegistration{
+        {CheckKind::plausibility, "order-independent",
+         "a sample point measures the same alone and after each other suite (pmlab run --stability)", "",
+         order_independent}},
+    bench::CheckRegistration{
+        {CheckKind::cross_check, "i1-pstore-vs-core-persist",
+         "I1's 64 B p-store at hit ratio 1 and core.persist's 64 B random p-store (same flush) agree",
+         "docs/idio.md#timing-one-p-store-i1",
+         [](const Runs& runs) { return i1_pstore_vs_core_persist(runs, "1.0", "p50 of a 64 B p-store (ns)"); }}},
+    bench::CheckRegistration{
+        {CheckKind::cross_check, "i1-uncached-pstore-vs-core-persist",
+         "I1's 64 B p-store at hit ratio 0 and core.persist's 64 B random p-store (same flush) agree", "",
+         [](const Runs& runs) {
+           return i1_pstore_vs_core_persist(runs, "0.0", "p50 of a 64 B p-store to an uncached line (ns)");
+         }}},
     bench::CheckRegistration{{CheckKind::cross_check, "i2-vs-likwid-peer",
-                              "I2's 64 KiB bandwidth and the likwid comparison's own side (its median round) agree", "", i2_vs_likwid_peer}},
+                              "I2's 64 KiB bandwidth and the likwid comparison's own side (its median round) agree", "",
+                              i2_vs_likwid_peer}},
     bench::CheckRegistration{{CheckKind::cross_check, "ycsb-write-vs-log-append",
-                              "a logged YCSB update (116 B entry) fences and writes back between a 64 B and a 256 B append of the same writer, and is not faster than the 64 B one",
+                              "a logged YCSB update (116 B entry) fences and writes back between a 64 B and a 256 B "
+                              "append of the same writer, and is not faster than the 64 B one",
                               "", ycsb_write_vs_log_append}},
     bench::CheckRegistration{{CheckKind::cross_check, "null-structures-agree-on-one-type",
-                              "on a workload of one operation type the null structure measures the same with its operation types spread (ds.harness)",
+                              "on a workload of one operation type the null structure measures the same with its "
+                              "operation types spread (ds.harness)",
                               "", null_structures_agree_on_one_type}},
     bench::CheckRegistration{{CheckKind::cross_check, "pmdk-drains-vs-sources",
                               "PMDK's drains per transaction, counted, agree with the count its sources give",

@@ -7,15 +7,16 @@ namespace pmlab::suites {
 namespace {
 
 const bench::StabilityRegistration samples[] = {
-    bench::StabilityRegistration{{"^idio\\.i1_latency/medium:pool/domain:adr/op:pstore/flush:clwb/hit_ratio:1\\.0/threads:1$",
-                                  {"latency_p50"}}},
+    bench::StabilityRegistration{
+        {"^idio\\.i1_latency/medium:pool/domain:adr/op:pstore/flush:clwb/hit_ratio:1\\.0/threads:1$", {"latency_p50"}}},
     bench::StabilityRegistration{{"^core\\.persist/medium:pool/domain:adr/flush:clwb/size:64/pattern:rand/threads:1$",
                                   {"latency_p50", "throughput"}}},
     bench::StabilityRegistration{
         {"^primitives\\.log_append/medium:pool/domain:adr/flush:clwb/writer:zero/padding:none/stores:streaming/size:64/"
          "threads:1$",
          {"throughput"}}},
-    bench::StabilityRegistration{{"^ptm\\.tx/ptm:redo/durability:adr/workload:sps-1/threads:1/medium:pool$", {"throughput"}}},
+    bench::StabilityRegistration{
+        {"^ptm\\.tx/ptm:redo/durability:adr/workload:sps-1/threads:1/medium:pool$", {"throughput"}}},
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ inline constexpr double kScrambledZeta = 26.46902820178302;
 class ScrambledZipfianGenerator {
  public:
   ScrambledZipfianGenerator(uint64_t lower, uint64_t upper)
-      : lower_(lower), items_(upper - lower + 1),
+      : lower_(lower),
+        items_(upper - lower + 1),
         ranks_(0, kScrambledItemCount, kYcsbZipfianConstant, kScrambledZeta) {}
 
   uint64_t next(Random& rng) const noexcept { return lower_ + fnv_hash64(ranks_.next(rng)) % items_; }

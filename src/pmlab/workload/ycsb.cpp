@@ -16,12 +16,15 @@
 namespace pmlab::workload {
 
 namespace {
-constexpr auto kOpTypes = enum_names<OpType>(
-    "operation", {{OpType::read, "read"}, {OpType::update, "update"}, {OpType::insert, "insert"},
-                  {OpType::scan, "scan"}, {OpType::read_modify_write, "read-modify-write"}});
-constexpr auto kDistributions = enum_names<Distribution>(
-    "request distribution", {{Distribution::uniform, "uniform"}, {Distribution::zipfian, "zipfian"},
-                             {Distribution::latest, "latest"}, {Distribution::hotspot, "hotspot"}});
+constexpr auto kOpTypes = enum_names<OpType>("operation", {{OpType::read, "read"},
+                                                           {OpType::update, "update"},
+                                                           {OpType::insert, "insert"},
+                                                           {OpType::scan, "scan"},
+                                                           {OpType::read_modify_write, "read-modify-write"}});
+constexpr auto kDistributions = enum_names<Distribution>("request distribution", {{Distribution::uniform, "uniform"},
+                                                                                  {Distribution::zipfian, "zipfian"},
+                                                                                  {Distribution::latest, "latest"},
+                                                                                  {Distribution::hotspot, "hotspot"}});
 }  // namespace
 
 const char* to_string(OpType t) noexcept { return kOpTypes.name(t); }
@@ -89,7 +92,8 @@ Status validate(const WorkloadSpec& w) {
   const double total = w.read + w.update + w.insert + w.scan + w.read_modify_write;
   for (double p : {w.read, w.update, w.insert, w.scan, w.read_modify_write})
     if (!(p >= 0)) return error(Errc::invalid_argument, "workload " + w.name + ": proportions must be >= 0");
-  if (!(total > 0)) return error(Errc::invalid_argument, "workload " + w.name + ": no operations (proportions sum to 0)");
+  if (!(total > 0))
+    return error(Errc::invalid_argument, "workload " + w.name + ": no operations (proportions sum to 0)");
   if (w.scan > 0 && w.max_scan_length == 0)
     return error(Errc::invalid_argument, "workload " + w.name + ": scans need max_scan_length >= 1");
   if (!(w.hotspot_data_fraction >= 0 && w.hotspot_data_fraction <= 1 && w.hotspot_op_fraction >= 0 &&

@@ -39,7 +39,7 @@ struct WorkloadSpec {
   // Operation proportions; they need not sum to 1 (YCSB normalizes them too).
   double read = 0, update = 0, insert = 0, scan = 0, read_modify_write = 0;
   Distribution distribution = Distribution::zipfian;
-  uint32_t max_scan_length = 100;     // scan lengths are uniform in [1, max] (YCSB's default)
+  uint32_t max_scan_length = 100;      // scan lengths are uniform in [1, max] (YCSB's default)
   double hotspot_data_fraction = 0.2;  // hotspot: the hot set's share of the records
   double hotspot_op_fraction = 0.8;    // hotspot: the hot set's share of the operations
 };

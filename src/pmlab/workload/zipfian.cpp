@@ -16,8 +16,13 @@ ZipfianGenerator::ZipfianGenerator(uint64_t base, uint64_t items, double theta)
     : ZipfianGenerator(base, items, theta, zeta(items, theta)) {}
 
 ZipfianGenerator::ZipfianGenerator(uint64_t base, uint64_t items, double theta, double zeta_items)
-    : base_(base), items_(items), theta_(theta), alpha_(1.0 / (1.0 - theta)), zeta2_(zeta(2, theta)),
-      zeta_n_(zeta_items), eta_(eta_for(items, zeta_items)) {}
+    : base_(base),
+      items_(items),
+      theta_(theta),
+      alpha_(1.0 / (1.0 - theta)),
+      zeta2_(zeta(2, theta)),
+      zeta_n_(zeta_items),
+      eta_(eta_for(items, zeta_items)) {}
 
 double ZipfianGenerator::eta_for(uint64_t items, double zeta_n) const noexcept {
   return (1.0 - std::pow(2.0 / static_cast<double>(items), 1.0 - theta_)) / (1.0 - zeta2_ / zeta_n);

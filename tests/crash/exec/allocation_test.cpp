@@ -20,7 +20,8 @@ TEST(ExecBudget, ManyPointsGetBreadthAndASampleGetsDepth) {
   const auto a = allocate_exec_budget(sizes, {}, 2000, 7);
   EXPECT_LE(sum(a), 2000u);
   EXPECT_GE(sum(a), 1990u);
-  EXPECT_EQ(std::count_if(a.begin(), a.end(), [](uint64_t v) { return v == 0; }), 0) << "every point gets its first state";
+  EXPECT_EQ(std::count_if(a.begin(), a.end(), [](uint64_t v) { return v == 0; }), 0)
+      << "every point gets its first state";
   const auto deep = std::count_if(a.begin(), a.end(), [](uint64_t v) { return v == 16; });
   EXPECT_GE(deep, 60);
   EXPECT_NE(a, allocate_exec_budget(sizes, {}, 2000, 8)) << "the sample follows the seed";

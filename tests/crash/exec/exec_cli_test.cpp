@@ -33,8 +33,9 @@ Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, 
   static int runs = 0;
   const std::string pool = dir.file("log.pool"), out = dir.file("out-" + std::to_string(++runs));
   platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", "rm -f " + pool, "--check", kLog + " check {} " + check_args,
-               "--budget", "120", "--jobs", "2", "--out", out};
+  spec.argv = {
+      PMLAB_CLI_PATH, "crash", "exec",   "--setup", "rm -f " + pool, "--check", kLog + " check {} " + check_args,
+      "--budget",     "120",   "--jobs", "2",       "--out",         out};
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.insert(spec.argv.end(), {"--", kLog, "append", pool, std::to_string(n)});
   spec.argv.insert(spec.argv.end(), program_args.begin(), program_args.end());
@@ -92,16 +93,20 @@ TEST(CrashExec, EveryWayOfFindingStoresGivesTheSameCrashStates) {
   testing::TempDir dir;
   std::vector<std::pair<double, double>> seen;
   for (const char* how : {"faults", "scan", "compare"}) {
-    const Outcome o = exec_log(dir, {"--granularity", "line"}, {"--bug", "no-flush"}, "", 8, {std::string("PMLAB_TRACE_WRITES=") + how});
+    const Outcome o = exec_log(dir, {"--granularity", "line"}, {"--bug", "no-flush"}, "", 8,
+                               {std::string("PMLAB_TRACE_WRITES=") + how});
     ASSERT_FALSE(o.results.is_null()) << how << ": " << o.err;
     const auto& run = o.results["runs"][0];
     const std::string tracking = run["trace"]["write_tracking"];
-    const std::string expected = std::string(how) == "faults" ? "reported" : std::string(how) == "scan" ? "scanned" : "compared";
+    const std::string expected = std::string(how) == "faults" ? "reported"
+                                 : std::string(how) == "scan" ? "scanned"
+                                                              : "compared";
     if (tracking.find(expected) == std::string::npos) {
       // A machine without this way (an older kernel, no userfaultfd for this user) falls back, and says why.
       EXPECT_FALSE(run["trace"]["notes"].empty()) << how << ": fell back to " << tracking << " without a note";
     }
-    seen.emplace_back(run["metrics"]["states_checked"]["value"].get<double>(), run["metrics"]["failures"]["value"].get<double>());
+    seen.emplace_back(run["metrics"]["states_checked"]["value"].get<double>(),
+                      run["metrics"]["failures"]["value"].get<double>());
   }
   EXPECT_EQ(seen[0], seen[1]);
   EXPECT_EQ(seen[0], seen[2]);
@@ -139,9 +144,32 @@ TEST(CrashExec, AFailureNamesTheProgramsSourceLinesAndReplays) {
   const std::string trace = o.results["runs"][0]["trace"]["path"].get<std::string>();
   const std::string image = dir.file("replayed.pool");
   platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--check", kLog + " check {}", "--budget", "120", "--granularity", "line",
-               "--domain", "adr", "--trace", trace, "--replay", failure["replay"].get<std::string>(), "--image", image,
-               "--out", dir.file("replay-out"), "--", kLog, "append", dir.file("log.pool"), "8", "--bug", "no-flush"};
+  spec.argv = {PMLAB_CLI_PATH,
+               "crash",
+               "exec",
+               "--check",
+               kLog + " check {}",
+               "--budget",
+               "120",
+               "--granularity",
+               "line",
+               "--domain",
+               "adr",
+               "--trace",
+               trace,
+               "--replay",
+               failure["replay"].get<std::string>(),
+               "--image",
+               image,
+               "--out",
+               dir.file("replay-out"),
+               "--",
+               kLog,
+               "append",
+               dir.file("log.pool"),
+               "8",
+               "--bug",
+               "no-flush"};
   auto replay = platform::run_process(spec);
   ASSERT_TRUE(replay.ok());
   EXPECT_EQ(replay->exit_code, 1) << replay->err;
@@ -158,7 +186,8 @@ TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   auto totals = [](const nlohmann::json& results) {
     std::pair<double, double> t{0, 0};
     for (const auto& r : results["runs"]) {
-      t.first += r["metrics"]["states_checked"]["value"].get<double>() + r["metrics"]["duplicate_states"]["value"].get<double>();
+      t.first += r["metrics"]["states_checked"]["value"].get<double>() +
+                 r["metrics"]["duplicate_states"]["value"].get<double>();
       t.second += r["metrics"]["failures"]["value"].get<double>();
     }
     return t;
@@ -188,10 +217,20 @@ Outcome exec_map(const testing::TempDir& dir, const std::string& program, const 
   static int runs = 0;
   const std::string out = dir.file("map-out-" + std::to_string(++runs));
   platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", "rm -f " + pool + " && " + map + " " + type + " create " + pool,
-               "--check", map + " " + type + " check {} " + std::to_string(n), "--jobs", "2", "--out", out};
+  spec.argv = {PMLAB_CLI_PATH,
+               "crash",
+               "exec",
+               "--setup",
+               "rm -f " + pool + " && " + map + " " + type + " create " + pool,
+               "--check",
+               map + " " + type + " check {} " + std::to_string(n),
+               "--jobs",
+               "2",
+               "--out",
+               out};
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-  spec.argv.insert(spec.argv.end(), {"--", std::string(PMLAB_SUBJECTS_DIR) + "/" + program, type, "insert", pool, std::to_string(n)});
+  spec.argv.insert(spec.argv.end(),
+                   {"--", std::string(PMLAB_SUBJECTS_DIR) + "/" + program, type, "insert", pool, std::to_string(n)});
   spec.timeout_s = 120;
   Outcome o;
   auto run = platform::run_process(spec);
@@ -204,7 +243,8 @@ Outcome exec_map(const testing::TempDir& dir, const std::string& program, const 
 }
 
 TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
-  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map"))
+    GTEST_SKIP() << "subjects/pmdk not built";
   testing::TempDir dir;
   const Outcome clean = exec_map(dir, "pmdk-map", "btree", 8, {"--granularity", "line", "--budget", "100"});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
@@ -213,13 +253,15 @@ TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
   EXPECT_GT(run["metrics"]["fences"]["value"].get<double>(), 16) << "libpmemobj's drains are crash points";
   EXPECT_GT(run["metrics"]["writebacks"]["value"].get<double>(), 16) << "and its flushes are seen";
   // A removed TX_ADD: a crash before the commit rolls the allocation back, not the node that links it.
-  const Outcome bug = exec_map(dir, "pmdk-map-bug-btree-leaf-no-snapshot", "btree", 8, {"--granularity", "line", "--budget", "100"});
+  const Outcome bug =
+      exec_map(dir, "pmdk-map-bug-btree-leaf-no-snapshot", "btree", 8, {"--granularity", "line", "--budget", "100"});
   EXPECT_EQ(bug.exit_code, 1) << bug.err;
   EXPECT_GT(bug.failures("line"), 0u);
 }
 
 TEST(CrashExec, APmdkCountFlushedWithoutAFenceTearsAtWordGranularityOnly) {
-  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map"))
+    GTEST_SKIP() << "subjects/pmdk not built";
   testing::TempDir dir;
   // A count flushed with no fence before the flag that says it is current: only a torn line shows it.
   // (A budget that reaches every crash point 16 states deep: the torn state is one particular state of one
@@ -236,11 +278,13 @@ TEST(CrashExec, APmdkCountFlushedWithoutAFenceTearsAtWordGranularityOnly) {
 // object, so a crash can persist its offset without its pool uuid, and recovery dereferences the NULL that
 // pmemobj_direct returns for it. The state replays from the run's trace (30 inserts: the rebuild at 22).
 TEST(CrashExec, FindsTheTornBucketsSwitchOfPmdksHashmapAtomic) {
-  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map"))
+    GTEST_SKIP() << "subjects/pmdk not built";
   testing::TempDir dir;
   const std::string image = dir.file("torn-switch.pool");
-  const Outcome o = exec_map(dir, "pmdk-map", "hashmap_atomic", 30,
-                             {"--granularity", "line", "--domain", "adr", "--budget", "1000", "--replay", "347:4", "--image", image});
+  const Outcome o =
+      exec_map(dir, "pmdk-map", "hashmap_atomic", 30,
+               {"--granularity", "line", "--domain", "adr", "--budget", "1000", "--replay", "347:4", "--image", image});
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("SIGSEGV while running the map's recovery"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("hm_atomic_rebuild_finish (hashmap_atomic.c:170)"), std::string::npos) << o.err;
@@ -267,10 +311,9 @@ TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {
   auto maps_nothing = pmlab({"--check", "true", "--out", dir.file("o3"), "--", "/bin/true"});
   EXPECT_EQ(maps_nothing.exit_code, 1);
   EXPECT_NE(maps_nothing.err.find("mapped no persistent memory"), std::string::npos) << maps_nothing.err;
-  {
-    std::ofstream(dir.file("bad.pmtrace")) << "not a trace at all, but long enough to hold a header........";
-  }
-  auto bad_trace = pmlab({"--check", "true", "--trace", dir.file("bad.pmtrace"), "--out", dir.file("o4"), "--", "/bin/true"});
+  { std::ofstream(dir.file("bad.pmtrace")) << "not a trace at all, but long enough to hold a header........"; }
+  auto bad_trace =
+      pmlab({"--check", "true", "--trace", dir.file("bad.pmtrace"), "--out", dir.file("o4"), "--", "/bin/true"});
   EXPECT_EQ(bad_trace.exit_code, 3) << bad_trace.err;
   EXPECT_NE(bad_trace.err.find("not a pmlab trace"), std::string::npos) << bad_trace.err;
   auto bad_budget = pmlab({"--check", "true", "--budget", "abc", "--", "/bin/true"});

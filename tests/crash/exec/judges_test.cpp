@@ -18,7 +18,9 @@ TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {
   JudgeOptions o;
   // Consistent when the image's first byte is 'a' and the crash state's number is even, as the campaign
   // passes it; anything else fails. The image's name is the original file's.
-  o.check = "/bin/sh -c 'test \"$(head -c1 {})\" = a && test $((PMLAB_CRASH_STATE % 2)) = 0 && test -f $PMLAB_CRASH_DIR/pool'";
+  o.check =
+      "/bin/sh -c 'test \"$(head -c1 {})\" = a && test $((PMLAB_CRASH_STATE % 2)) = 0 && test -f "
+      "$PMLAB_CRASH_DIR/pool'";
   o.timeout_s = 30;
   o.jobs = 3;
   o.work_dir = dir.path();
@@ -32,11 +34,14 @@ TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {
   for (int i = 0; i < kChecks; ++i) {
     Judges::Slot& slot = (*judges)->acquire();
     std::fill(slot.image.begin(), slot.image.end(), static_cast<std::byte>(i % 3 == 0 ? 'b' : 'a'));
-    ASSERT_TRUE((*judges)->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)}, [&, i](const Verdict& v) {
-      std::lock_guard lock(mutex);
-      const bool fresh = (v.consistent ? consistent : inconsistent).insert(i).second;
-      EXPECT_TRUE(fresh) << "state " << i << " judged twice";
-    }).ok());
+    ASSERT_TRUE((*judges)
+                    ->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)},
+                             [&, i](const Verdict& v) {
+                               std::lock_guard lock(mutex);
+                               const bool fresh = (v.consistent ? consistent : inconsistent).insert(i).second;
+                               EXPECT_TRUE(fresh) << "state " << i << " judged twice";
+                             })
+                    .ok());
   }
   (*judges)->drain();
   for (int i = 0; i < kChecks; ++i) {
@@ -61,7 +66,10 @@ TEST(ExecJudges, AHungCheckerIsAFailureAndTheNextImageIsWrittenWhole) {
   std::vector<Verdict> verdicts(2);
   for (int i = 0; i < 2; ++i) {
     Judges::Slot& slot = (*judges)->acquire();
-    ASSERT_TRUE((*judges)->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)}, [&, i](const Verdict& v) { verdicts[i] = v; }).ok());
+    ASSERT_TRUE(
+        (*judges)
+            ->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)}, [&, i](const Verdict& v) { verdicts[i] = v; })
+            .ok());
     (*judges)->drain();
   }
   EXPECT_FALSE(verdicts[0].consistent);

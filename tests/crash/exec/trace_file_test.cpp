@@ -21,7 +21,8 @@ class TraceBuilder {
     bytes_.assign(reinterpret_cast<const char*>(&h), sizeof h);
   }
   template <class T>
-  TraceBuilder& add(trace::Kind kind, const T& payload, std::string extra = {}, uint16_t thread = 0, uint8_t flags = 0) {
+  TraceBuilder& add(trace::Kind kind, const T& payload, std::string extra = {}, uint16_t thread = 0,
+                    uint8_t flags = 0) {
     const uint32_t n = trace::padded(sizeof(trace::RecordHeader) + sizeof payload + extra.size());
     trace::RecordHeader rh{static_cast<uint8_t>(kind), flags, thread, n};
     std::string rec(n, '\0');
@@ -33,7 +34,8 @@ class TraceBuilder {
   }
   TraceBuilder& region(uint32_t id, uint64_t length, uint64_t inode = 7) {
     const std::string path = "/dev/shm/pool";
-    return add(trace::Kind::region, trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, length, 1, inode}, path);
+    return add(trace::Kind::region,
+               trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, length, 1, inode}, path);
   }
   TraceBuilder& base_page(uint32_t region, uint64_t offset, char fill) {
     return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset}, std::string(trace::kPageBytes, fill));
@@ -43,7 +45,8 @@ class TraceBuilder {
     std::memset(r.bytes, fill, sizeof r.bytes);
     return add(trace::Kind::line, r, {}, thread);
   }
-  TraceBuilder& writeback(uint32_t region, uint64_t offset, uint64_t length, uint64_t site = 0x42, uint16_t thread = 0) {
+  TraceBuilder& writeback(uint32_t region, uint64_t offset, uint64_t length, uint64_t site = 0x42,
+                          uint16_t thread = 0) {
     return add(trace::Kind::writeback, trace::WritebackRecord{region, 0, offset, length, site}, {}, thread);
   }
   TraceBuilder& fence(uint64_t site = 0x99, uint16_t thread = 0) {
@@ -73,12 +76,14 @@ TEST(ExecTrace, ReplaysCrashPointsWithTheDurableImageAndWhatIsPending) {
   EXPECT_EQ(replay.image_bytes(), 8192u);
   std::vector<size_t> pending;
   std::vector<char> at_line_1;
-  ASSERT_TRUE(replay.run([&](const CrashPointInfo& p, const LineModel& m) {
-    pending.push_back(m.pending().size());
-    at_line_1.push_back(static_cast<char>(m.durable()[64]));
-    EXPECT_EQ(p.at_exit, p.index == 2);
-    return Status{};
-  }).ok());
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel& m) {
+                    pending.push_back(m.pending().size());
+                    at_line_1.push_back(static_cast<char>(m.durable()[64]));
+                    EXPECT_EQ(p.at_exit, p.index == 2);
+                    return Status{};
+                  })
+                  .ok());
   EXPECT_EQ(pending, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(at_line_1, (std::vector<char>{'a', 'b'})) << "durable at the fence, not before";
   EXPECT_EQ(replay.where(64), "pool+0x40");
@@ -90,7 +95,7 @@ TEST(ExecTrace, APageMappedAgainBringsTheRunsStoresNotAStartingPoint) {
                                 .base_page(0, 0, 'a')
                                 .add(trace::Kind::unmap, trace::UnmapRecord{0, 0})
                                 .region(1, 8192)
-                                .base_page(1, 0, 'z')   // the first page again: the run's stores, not durable
+                                .base_page(1, 0, 'z')     // the first page again: the run's stores, not durable
                                 .base_page(1, 4096, 'c')  // a page first seen now
                                 .exit()
                                 .bytes();
@@ -99,20 +104,22 @@ TEST(ExecTrace, APageMappedAgainBringsTheRunsStoresNotAStartingPoint) {
   Replay replay(*t, persist::Domain::adr);
   ASSERT_EQ(replay.files().size(), 1u);
   EXPECT_EQ(replay.image_bytes(), 8192u);
-  ASSERT_TRUE(replay.run([&](const CrashPointInfo&, const LineModel& m) {
-    EXPECT_EQ(static_cast<char>(m.durable()[0]), 'a');
-    EXPECT_EQ(static_cast<char>(m.durable()[4096]), 'c');
-    return Status{};
-  }).ok());
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo&, const LineModel& m) {
+                    EXPECT_EQ(static_cast<char>(m.durable()[0]), 'a');
+                    EXPECT_EQ(static_cast<char>(m.durable()[4096]), 'c');
+                    return Status{};
+                  })
+                  .ok());
 }
 
 TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {
   const std::string bytes = TraceBuilder()
                                 .region(0, 8192)
-                                .fence(0x1)                          // nothing to order
-                                .writeback(0, 0, 64, 0x2)            // a clean line
+                                .fence(0x1)                                    // nothing to order
+                                .writeback(0, 0, 64, 0x2)                      // a clean line
                                 .writeback(trace::kNoRegion, 0xdead, 64, 0x3)  // not persistent memory
-                                .line(0, 128, 'x')                   // never written back
+                                .line(0, 128, 'x')                             // never written back
                                 .exit()
                                 .bytes();
   auto t = TraceFile::parse(bytes);
@@ -151,7 +158,8 @@ TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
   EXPECT_TRUE(refused(TraceBuilder().line(3, 0, 'a').bytes())) << "a line of an undeclared region";
   EXPECT_TRUE(refused(TraceBuilder().region(0, 4096).line(0, 8192, 'a').bytes())) << "a line past its region";
   EXPECT_TRUE(refused(TraceBuilder().region(0, 4096).region(0, 4096).bytes())) << "a region declared twice";
-  EXPECT_TRUE(refused(TraceBuilder().add(trace::Kind::fence, trace::FenceRecord{0, 5, 0}).bytes())) << "an unknown stack";
+  EXPECT_TRUE(refused(TraceBuilder().add(trace::Kind::fence, trace::FenceRecord{0, 5, 0}).bytes()))
+      << "an unknown stack";
   auto message = TraceFile::parse(odd).status().message();
   EXPECT_NE(message.find("byte 64"), std::string::npos) << message;
 }

@@ -15,8 +15,9 @@ using record::MetricKind;
 using record::RunRecord;
 using record::RunStatus;
 
-RunRecord run(const std::string& case_name, nlohmann::ordered_json params, std::vector<std::pair<std::string, double>> metrics,
-              RunStatus status = RunStatus::ok, std::string reason = {}) {
+RunRecord run(const std::string& case_name, nlohmann::ordered_json params,
+              std::vector<std::pair<std::string, double>> metrics, RunStatus status = RunStatus::ok,
+              std::string reason = {}) {
   RunRecord r;
   r.case_name = case_name;
   r.suite = "idio";
@@ -42,31 +43,44 @@ std::vector<RunRecord> fixture() {
   std::vector<RunRecord> rs;
   // I1: DRAM and pool alike (p-store 5x a load), so present but not PMEM-specific.
   for (const char* m : {"dram", "pool"}) {
-    rs.push_back(run("i1_latency", {{"medium", m}, {"op", "load"}, {"flush", "clwb"}, {"hit_ratio", 1.0}, {"threads", 1}},
+    rs.push_back(run("i1_latency",
+                     {{"medium", m}, {"op", "load"}, {"flush", "clwb"}, {"hit_ratio", 1.0}, {"threads", 1}},
                      {{"latency_p50", 20}}));
-    rs.push_back(run("i1_latency", {{"medium", m}, {"op", "pstore"}, {"flush", "clwb"}, {"hit_ratio", 1.0}, {"threads", 1}},
+    rs.push_back(run("i1_latency",
+                     {{"medium", m}, {"op", "pstore"}, {"flush", "clwb"}, {"hit_ratio", 1.0}, {"threads", 1}},
                      {{"latency_p50", 100}}));
-    rs.push_back(run("i1_latency", {{"medium", m}, {"op", "pstore"}, {"flush", "clflush"}, {"hit_ratio", 1.0}, {"threads", 1}},
+    rs.push_back(run("i1_latency",
+                     {{"medium", m}, {"op", "pstore"}, {"flush", "clflush"}, {"hit_ratio", 1.0}, {"threads", 1}},
                      {{"latency_p50", 160}}));
-    rs.push_back(run("i1_latency", {{"medium", m}, {"op", "load"}, {"flush", "clwb"}, {"hit_ratio", 0.0}, {"threads", 1}},
+    rs.push_back(run("i1_latency",
+                     {{"medium", m}, {"op", "load"}, {"flush", "clwb"}, {"hit_ratio", 0.0}, {"threads", 1}},
                      {{"latency_p50", 140}}));
   }
   // I3: the pool's random small writes are 3x slower, DRAM's 1.1x: present and PMEM-specific.
-  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "seq"}, {"size", 64}, {"threads", 2}}, {{"bandwidth", 3000}}));
-  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "rand"}, {"size", 64}, {"threads", 2}}, {{"bandwidth", 1000}}));
-  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "rand"}, {"size", 512}, {"threads", 2}}, {{"bandwidth", 4000}}));
-  rs.push_back(run("i3_small_writes", {{"medium", "dram"}, {"pattern", "seq"}, {"size", 64}, {"threads", 2}}, {{"bandwidth", 3300}}));
-  rs.push_back(run("i3_small_writes", {{"medium", "dram"}, {"pattern", "rand"}, {"size", 64}, {"threads", 2}}, {{"bandwidth", 3000}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "seq"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 3000}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "rand"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 1000}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "pool"}, {"pattern", "rand"}, {"size", 512}, {"threads", 2}},
+                   {{"bandwidth", 4000}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "dram"}, {"pattern", "seq"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 3300}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "dram"}, {"pattern", "rand"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 3000}}));
   // I4: skipped everywhere.
-  rs.push_back(run("i4_numa", {{"medium", "pool"}, {"locality", "local"}}, {}, RunStatus::skipped, "one NUMA node (node 0): remote p-store bandwidth needs at least two"));
+  rs.push_back(run("i4_numa", {{"medium", "pool"}, {"locality", "local"}}, {}, RunStatus::skipped,
+                   "one NUMA node (node 0): remote p-store bandwidth needs at least two"));
   // I5: no difference: absent.
   for (const char* m : {"dram", "pool"})
     for (const char* op : {"store", "pstore"})
-      rs.push_back(run("i5_store_vs_pstore", {{"medium", m}, {"pattern", "seq"}, {"op", op}, {"size", 4096}, {"threads", 2}},
+      rs.push_back(run("i5_store_vs_pstore",
+                       {{"medium", m}, {"pattern", "seq"}, {"op", op}, {"size", 4096}, {"threads", 2}},
                        {{"bandwidth", 5000}}));
   // I7 without model metrics; I8 with a dirty-cache penalty on both.
-  rs.push_back(run("i7_rewrite", {{"medium", "pool"}, {"flush", "ntstore"}, {"target", "same"}}, {{"latency_p50", 50}}));
-  rs.push_back(run("i7_rewrite", {{"medium", "pool"}, {"flush", "ntstore"}, {"target", "spread"}}, {{"latency_p50", 40}}));
+  rs.push_back(
+      run("i7_rewrite", {{"medium", "pool"}, {"flush", "ntstore"}, {"target", "same"}}, {{"latency_p50", 50}}));
+  rs.push_back(
+      run("i7_rewrite", {{"medium", "pool"}, {"flush", "ntstore"}, {"target", "spread"}}, {{"latency_p50", 40}}));
   for (const char* m : {"dram", "pool"}) {
     rs.push_back(run("i8_dirty_load", {{"medium", m}, {"domain", "adr"}}, {{"latency_p50", 100}}));
     rs.push_back(run("i8_dirty_load", {{"medium", m}, {"domain", "eadr"}}, {{"latency_p50", 150}}));
@@ -217,7 +231,7 @@ TEST(Recommend, SevenRulesWithImpactsFromTheirIdiosyncrasies) {
   EXPECT_EQ(recs[0].id, "R1");
   EXPECT_DOUBLE_EQ(*recs[0].impact_pool, 5.0);  // I1
   EXPECT_EQ(recs[0].impact_class, "high");
-  EXPECT_DOUBLE_EQ(*recs[2].impact_pool, 4.0);  // R3: random 512 B over 64 B
+  EXPECT_DOUBLE_EQ(*recs[2].impact_pool, 4.0);    // R3: random 512 B over 64 B
   EXPECT_FALSE(recs[3].impact_pool.has_value());  // R4: I4 not measured
   EXPECT_NE(recs[3].reasoning.find("one NUMA node"), std::string::npos);
   EXPECT_DOUBLE_EQ(*recs[4].impact_pool, 1.5);  // R5: max(I5 1.0, I8 1.5)

@@ -13,7 +13,9 @@
 namespace pmlab::suites::idio {
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 TEST(Peers, LikwidReportGivesMiBPerSecond) {
   const std::string report = "Cycles:\t\t3956636762\nMByte/s:\t\t21499.43\nCycles per update:\t0.96\n";

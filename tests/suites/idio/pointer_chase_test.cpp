@@ -16,7 +16,8 @@ struct FreeBytes {
 };
 
 struct Lines {
-  explicit Lines(size_t n) : memory(static_cast<std::byte*>(std::aligned_alloc(kChaseLineBytes, n * kChaseLineBytes))) {}
+  explicit Lines(size_t n)
+      : memory(static_cast<std::byte*>(std::aligned_alloc(kChaseLineBytes, n * kChaseLineBytes))) {}
   std::unique_ptr<std::byte, FreeBytes> memory;
   size_t index(const std::byte* line) const { return static_cast<size_t>(line - memory.get()) / kChaseLineBytes; }
 };
@@ -59,7 +60,8 @@ TEST(PointerChase, SeedChangesTheOrder) {
   build_chase(b.memory.get(), n, 2);
   size_t same = 0;
   for (size_t i = 0; i < n; ++i)
-    same += a.index(chase_step(a.memory.get() + i * kChaseLineBytes)) == b.index(chase_step(b.memory.get() + i * kChaseLineBytes));
+    same += a.index(chase_step(a.memory.get() + i * kChaseLineBytes)) ==
+            b.index(chase_step(b.memory.get() + i * kChaseLineBytes));
   EXPECT_LT(same, n / 8);
 }
 

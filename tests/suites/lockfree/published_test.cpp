@@ -35,7 +35,8 @@ TEST(LockfreePublished, ReadsTheListTablesOfBothDomains) {
     for (const char* design : {"linkfree", "soft", "tlog"})
       for (int range : {256, 1024, 4096})
         for (int update : {0, 5, 10, 20, 30, 40, 50})
-          EXPECT_TRUE(published_list_throughput(domain, design, range, update)) << domain << " " << design << " " << range;
+          EXPECT_TRUE(published_list_throughput(domain, design, range, update))
+              << domain << " " << design << " " << range;
   // Log-free is an eADR design: the ADR table has no column for it.
   EXPECT_FALSE(published_list_throughput("adr", "logfree", 256, 0));
   EXPECT_FALSE(published_list_throughput("adr", "tlog", 512, 0));

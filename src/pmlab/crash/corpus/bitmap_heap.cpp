@@ -116,15 +116,18 @@ class BitmapHeap final : public Design<Bug> {
       return broken("object " + std::to_string(std::countr_zero(named_bits_ & ~bits)) +
                     " is named by a root but free in the bitmap: the next allocation hands it out again");
     if ((bits & ~named_bits_) != 0)
-      return broken("object " + std::to_string(std::countr_zero(bits & ~named_bits_)) + " is allocated but no root names it: leaked");
+      return broken("object " + std::to_string(std::countr_zero(bits & ~named_bits_)) +
+                    " is allocated but no root names it: leaked");
     Picture found{};
     for (uint64_t r = 0; r < kRoots; ++r) {
       const Object* obj = named_objects_[r];
       if (obj == nullptr) continue;
-      if (!intact(*obj, r)) return broken("root " + std::to_string(r) + " names an object whose contents did not persist");
+      if (!intact(*obj, r))
+        return broken("root " + std::to_string(r) + " names an object whose contents did not persist");
       found[r] = obj->seq + 1;
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the objects the roots name");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the objects the roots name");
   }
 
  private:
@@ -163,9 +166,9 @@ class BitmapHeap final : public Design<Bug> {
 };
 
 const CorpusDesign<BitmapHeap, Bug> registered{
-    "bitmap-heap", "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects",
-    {{"link-before-bit",
-      "names a new object from its root before setting its bit: a crash between allocates it twice",
+    "bitmap-heap",
+    "one-line objects, an allocation bitmap word and eight roots; recovery reclaims unnamed objects",
+    {{"link-before-bit", "names a new object from its root before setting its bit: a crash between allocates it twice",
       Bug::link_before_bit},
      {"leak", "recovery trusts the bitmap: an object allocated but never linked leaks", Bug::leak}}};
 

@@ -69,12 +69,14 @@ class BlobDirectory final : public Design<Bug> {
       const uint64_t* at_blob = blob_at(image, offset);
       const uint64_t lines = at_blob == nullptr ? 0 : at_blob[2];
       if (at_blob == nullptr || version == 0 || version > ops_ || lines < 1 || lines > kMaxLines ||
-          offset + lines * 64 > image.size || std::vector<uint64_t>(at_blob, at_blob + lines * kWordsPerLine) != blob(e, version - 1))
+          offset + lines * 64 > image.size ||
+          std::vector<uint64_t>(at_blob, at_blob + lines * kWordsPerLine) != blob(e, version - 1))
         return broken("entry " + std::to_string(e) + " names offset " + std::to_string(offset) + " for version " +
                       std::to_string(version) + ", which holds no such blob");
       found[e] = version;
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the directory's versions");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the directory's versions");
   }
 
  private:
@@ -102,7 +104,8 @@ class BlobDirectory final : public Design<Bug> {
 };
 
 const CorpusDesign<BlobDirectory, Bug> registered{
-    "blob-directory", "immutable blobs named from a directory by version and offset, stored atomically",
+    "blob-directory",
+    "immutable blobs named from a directory by version and offset, stored atomically",
     {{"plain-pointer", "stores a directory entry's word with a plain 8-byte copy (memcpy)", Bug::plain_pointer}}};
 
 }  // namespace

@@ -91,7 +91,8 @@ class CowTree final : public Design<Bug> {
         return broken("the leaf under link " + std::to_string(j) + " names another parent link");
       for (uint64_t k = 0; k < kValues; ++k) found[j * kValues + k] = leaf->value[k];
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the tree's values");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the tree's values");
   }
 
  private:
@@ -118,9 +119,10 @@ class CowTree final : public Design<Bug> {
 };
 
 const CorpusDesign<CowTree, Bug> registered{
-    "cow-tree", "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
-    {{"publish-before-flush",
-      "swaps the root's link to a leaf copy before persisting the copy", Bug::publish_before_flush, kAdrOnly}}};
+    "cow-tree",
+    "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
+    {{"publish-before-flush", "swaps the root's link to a leaf copy before persisting the copy",
+      Bug::publish_before_flush, kAdrOnly}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -94,7 +94,8 @@ class DeltaRedo final : public Design<Bug> {
     const Store* s = reinterpret_cast<const Store*>(image.base);
     Values found;
     for (uint64_t c = 0; c < kCounters; ++c) found[c] = s->counters[c].value;
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the counters");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the counters");
   }
 
  private:
@@ -135,9 +136,10 @@ class DeltaRedo final : public Design<Bug> {
 };
 
 const CorpusDesign<DeltaRedo, Bug> registered{
-    "delta-redo", "counters behind a redo log of new values, applied at group checkpoints and by recovery",
-    {{"replays-deltas",
-      "the redo log holds amounts to add: replaying an applied record adds it twice", Bug::replays_deltas}}};
+    "delta-redo",
+    "counters behind a redo log of new values, applied at group checkpoints and by recovery",
+    {{"replays-deltas", "the redo log holds amounts to add: replaying an applied record adds it twice",
+      Bug::replays_deltas}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -57,7 +57,8 @@ class DList final : public Design<Repair> {
       } else {
         ops.begin(i, "insert key " + std::to_string(key_of(i)));
         uint64_t pred = 0;
-        while (node(image, pred).next != 0 && node(image, node(image, pred).next).key < key_of(i)) pred = node(image, pred).next;
+        while (node(image, pred).next != 0 && node(image, node(image, pred).next).key < key_of(i))
+          pred = node(image, pred).next;
         const uint64_t succ = node(image, pred).next, offset = (1 + i) * sizeof(Node);
         Node& n = node(image, offset);
         n.next = succ;
@@ -115,7 +116,8 @@ class DList final : public Design<Repair> {
     if (std::vector<uint64_t>(forward_.rbegin(), forward_.rend()) != backward)
       return broken("the list reads " + std::to_string(forward_.size()) + " nodes forward but " +
                     std::to_string(backward.size()) + " (or others) backward");
-    return durably_linearizable(keys_found_, at, [this](uint64_t k) { return after(k); }, "the list's keys");
+    return durably_linearizable(
+        keys_found_, at, [this](uint64_t k) { return after(k); }, "the list's keys");
   }
 
  private:
@@ -130,7 +132,8 @@ class DList final : public Design<Repair> {
   }
 
   bool intact(const Node& n) const {
-    return n.seq < ops_ && n.key == key_of(n.seq) && n.check == checksum_words(&n.key, 5) && payload_is(n.payload, 3, n.seq);
+    return n.seq < ops_ && n.key == key_of(n.seq) && n.check == checksum_words(&n.key, 5) &&
+           payload_is(n.payload, 3, n.seq);
   }
 
   Keys after(uint64_t ops) const {
@@ -151,10 +154,11 @@ class DList final : public Design<Repair> {
 };
 
 const CorpusDesign<DList, Repair> registered{
-    "dlist", "sorted doubly-linked list; forward links commit, recovery repairs prev links durably",
+    "dlist",
+    "sorted doubly-linked list; forward links commit, recovery repairs prev links durably",
     {{"forward-only-repair", "recovery repairs no prev link after a crash between the two link stores", Repair::none},
-     {"unpersisted-repair",
-      "recovery repairs prev links with plain stores it never writes back", Repair::unpersisted}}};
+     {"unpersisted-repair", "recovery repairs prev links with plain stores it never writes back",
+      Repair::unpersisted}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -43,8 +43,8 @@ template <class State, class After>
 Status durably_linearizable(const State& found, const CrashPoint& at, const After& after, const std::string& what) {
   if (found == after(at.ops_completed)) return Status::success();
   if (at.op_in_flight && found == after(at.ops_completed + 1)) return Status::success();
-  return broken("recovered " + what + ": not what the " + std::to_string(at.ops_completed) + " operations that returned left" +
-                (at.op_in_flight ? ", nor that and the one in flight" : ""));
+  return broken("recovered " + what + ": not what the " + std::to_string(at.ops_completed) +
+                " operations that returned left" + (at.op_in_flight ? ", nor that and the one in flight" : ""));
 }
 
 // The element of an array of `count` T's at `first` (an offset in the image) that `offset` names, or null

@@ -92,7 +92,8 @@ class JobJournal final : public Design<Bug> {
     if (count < kCounterBase)
       return broken("the journal's count reads " + std::to_string(count) + ", below the base it starts from: it tore");
     const uint64_t submitted = count - kCounterBase;
-    if (submitted > ops_) return broken("the journal counts " + std::to_string(submitted) + " jobs, more than it holds");
+    if (submitted > ops_)
+      return broken("the journal counts " + std::to_string(submitted) + " jobs, more than it holds");
     Marks found;
     for (uint64_t j = 0; j < submitted; ++j) {
       const Job& job = job_at(image, j);
@@ -103,7 +104,8 @@ class JobJournal final : public Design<Bug> {
                       ": it tore");
       found.push_back(job.done == kDone ? 1 : 0);
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the jobs and their marks");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the jobs and their marks");
   }
 
  private:
@@ -120,9 +122,10 @@ class JobJournal final : public Design<Bug> {
 };
 
 const CorpusDesign<JobJournal, Bug> registered{
-    "job-journal", "jobs counted by an atomic store; a completion mark is durable before it is acknowledged",
-    {{"unfenced-ack",
-      "acknowledges a completion before its mark is fenced (left to the next operation)", Bug::unfenced_ack}}};
+    "job-journal",
+    "jobs counted by an atomic store; a completion mark is durable before it is acknowledged",
+    {{"unfenced-ack", "acknowledges a completion before its mark is fenced (left to the next operation)",
+      Bug::unfenced_ack}}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

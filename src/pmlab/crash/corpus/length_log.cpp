@@ -86,8 +86,10 @@ class LengthLog final : public Design<Bug> {
     const uint64_t length = word - kCounterBase;
     if (length > ops_) return broken("the log claims " + std::to_string(length) + " records, more than were appended");
     for (uint64_t i = 0; i < length; ++i)
-      if (!intact(record(image, i), i)) return broken("record " + std::to_string(i) + " is in the log but never persisted");
-    return durably_linearizable(length, at, [this](uint64_t k) { return std::min(k, ops_); }, "the log's length");
+      if (!intact(record(image, i), i))
+        return broken("record " + std::to_string(i) + " is in the log but never persisted");
+    return durably_linearizable(
+        length, at, [this](uint64_t k) { return std::min(k, ops_); }, "the log's length");
   }
 
  private:
@@ -96,11 +98,11 @@ class LengthLog final : public Design<Bug> {
   bool intact(const Record& r, uint64_t i) const {
     return r.seq == i && r.check == checksum_words(&r.seq, 7) && payload_is(r.payload, 6, i);
   }
-
 };
 
 const CorpusDesign<LengthLog, Bug> registered{
-    "length-log", "checksummed records behind a length written under the same fence; recovery validates it",
+    "length-log",
+    "checksummed records behind a length written under the same fence; recovery validates it",
     {{"trusted-length", "recovery trusts a length that may have persisted before its record", Bug::trusted_length}}};
 
 }  // namespace

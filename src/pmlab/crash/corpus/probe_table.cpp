@@ -51,7 +51,8 @@ using Contents = std::vector<std::pair<uint64_t, uint64_t>>;  // (key, the inser
 
 class ProbeTable final : public Design<Bug> {
  public:
-  ProbeTable(Bug bug, const SubjectOptions& o) : Design(bug, o), slots_(std::bit_ceil(std::max<uint64_t>(16, 2 * o.ops))) {
+  ProbeTable(Bug bug, const SubjectOptions& o)
+      : Design(bug, o), slots_(std::bit_ceil(std::max<uint64_t>(16, 2 * o.ops))) {
     std::vector<uint64_t> live;  // oldest first
     for (uint64_t i = 0; i < ops_; ++i) {
       if (i % 4 == 3 && !live.empty()) {
@@ -98,11 +99,13 @@ class ProbeTable final : public Design<Bug> {
       const Value& v = value(image, s);
       if (v.key != e.key || v.seq >= ops_ || plan_[v.seq].erase || plan_[v.seq].key != v.key || !intact(v))
         return broken("slot " + std::to_string(s) + " is marked full but its key and value did not persist");
-      if (find(image, e.key) != s) return broken("key " + std::to_string(e.key) + " is stored where a lookup does not find it");
+      if (find(image, e.key) != s)
+        return broken("key " + std::to_string(e.key) + " is stored where a lookup does not find it");
       found.emplace_back(e.key, v.seq);
     }
     std::sort(found.begin(), found.end());
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the table's keys");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the table's keys");
   }
 
  private:
@@ -170,7 +173,8 @@ class ProbeTable final : public Design<Bug> {
 };
 
 const CorpusDesign<ProbeTable, Bug> registered{
-    "probe-table", "open addressing with tombstones; value and key durable before an atomic full mark",
+    "probe-table",
+    "open addressing with tombstones; value and key durable before an atomic full mark",
     {{"unfenced-flag", "value, key and full mark written back under one fence", Bug::unfenced_flag, kAdrOnly},
      {"flag-first", "the entry's state stored before its key, in the same line, by plain stores", Bug::flag_first}}};
 

@@ -86,14 +86,18 @@ class SlotPool final : public Design<Bug> {
     for (uint64_t k = 0; k < kKeys; ++k) {
       if (index->slot[k] == 0) continue;
       const Record* r = element_at<Record>(image, index->slot[k], kFirstSlot, kKeys);
-      if (r == nullptr) return broken("key " + std::to_string(k) + " names offset " + std::to_string(index->slot[k]) + ", no slot");
+      if (r == nullptr)
+        return broken("key " + std::to_string(k) + " names offset " + std::to_string(index->slot[k]) + ", no slot");
       const uint64_t bit = uint64_t{1} << ((index->slot[k] - kFirstSlot) / sizeof(Record));
       if (used & bit) return broken("two keys name the slot at offset " + std::to_string(index->slot[k]));
       used |= bit;
-      if (!holds(*r, k)) return broken("key " + std::to_string(k) + " names a slot that does not hold its record (stale or unpersisted)");
+      if (!holds(*r, k))
+        return broken("key " + std::to_string(k) +
+                      " names a slot that does not hold its record (stale or unpersisted)");
       found[k] = r->seq + 1;
     }
-    return durably_linearizable(found, at, [this](uint64_t n) { return after(n); }, "the keys present");
+    return durably_linearizable(
+        found, at, [this](uint64_t n) { return after(n); }, "the keys present");
   }
 
  private:
@@ -110,7 +114,8 @@ class SlotPool final : public Design<Bug> {
 };
 
 const CorpusDesign<SlotPool, Bug> registered{
-    "slot-pool", "records in reused slots, each persisted before an atomic index store names it",
+    "slot-pool",
+    "records in reused slots, each persisted before an atomic index store names it",
     {{"stale-reuse", "skips the record's persist when it reuses a freed slot", Bug::stale_reuse, kAdrOnly}}};
 
 }  // namespace

@@ -87,7 +87,8 @@ class WideCounter final : public Design<Bug> {
                       ", not the base + its " + std::to_string(live.count) + " updates: it tore");
       found[m] = {live.count, live.total};
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the meters' counts and totals");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the meters' counts and totals");
   }
 
  private:
@@ -103,7 +104,8 @@ class WideCounter final : public Design<Bug> {
 };
 
 const CorpusDesign<WideCounter, Bug> registered{
-    "wide-counter", "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
+    "wide-counter",
+    "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
     {{"torn", "updates a 16-byte {count, total} in place with a struct assignment", Bug::torn}}};
 
 }  // namespace

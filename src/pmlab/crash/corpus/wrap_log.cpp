@@ -37,13 +37,13 @@ struct Log {
 };
 
 struct Step {
-  bool trim;     // advance the head past record `seq`; else append record `seq`
+  bool trim;  // advance the head past record `seq`; else append record `seq`
   uint64_t seq;
 };
 
 struct Contents {
   uint64_t head = kCounterBase, tail = kCounterBase;  // an empty log
-  std::vector<uint64_t> seqs;  // the records between head and tail, oldest first
+  std::vector<uint64_t> seqs;                         // the records between head and tail, oldest first
   bool operator==(const Contents&) const = default;
 };
 
@@ -108,12 +108,13 @@ class WrapLog final : public Design<Bug> {
     const Log* log = reinterpret_cast<const Log*>(image.base);
     Contents found{log->ends.head, log->ends.tail, {}};
     if (found.head > found.tail || found.tail - found.head > kRingWords)
-      return broken("head " + std::to_string(found.head) + " and tail " + std::to_string(found.tail) + " do not bound a log");
+      return broken("head " + std::to_string(found.head) + " and tail " + std::to_string(found.tail) +
+                    " do not bound a log");
     for (uint64_t pos = found.head; pos < found.tail;) {
       const uint64_t len = log->ring[ring_index(pos + 1)];
       if (len < kMinRecord || len > kMaxRecord || pos + len > found.tail)
-        return broken("the record at " + std::to_string(pos) + " is inside the log but did not persist (its length reads " +
-                      std::to_string(len) + " words)");
+        return broken("the record at " + std::to_string(pos) +
+                      " is inside the log but did not persist (its length reads " + std::to_string(len) + " words)");
       std::vector<uint64_t> words(len);
       for (uint64_t k = 0; k < len; ++k) words[k] = log->ring[ring_index(pos + k)];
       const uint64_t seq = words[0] - 1;
@@ -122,13 +123,16 @@ class WrapLog final : public Design<Bug> {
       found.seqs.push_back(seq);
       pos += len;
     }
-    return durably_linearizable(found, at, [this](uint64_t k) { return after(k); }, "the log between head and tail");
+    return durably_linearizable(
+        found, at, [this](uint64_t k) { return after(k); }, "the log between head and tail");
   }
 
  private:
   // Where logical offset `pos` lies in the ring: the log's first word, at kCounterBase, is the ring's first.
   static uint64_t ring_index(uint64_t pos) { return (pos - kCounterBase) % kRingWords; }
-  uint64_t length(uint64_t seq) const { return kMinRecord + payload_word(seed_, seq, 99) % (kMaxRecord - kMinRecord + 1); }
+  uint64_t length(uint64_t seq) const {
+    return kMinRecord + payload_word(seed_, seq, 99) % (kMaxRecord - kMinRecord + 1);
+  }
 
   std::vector<uint64_t> record(uint64_t seq) const {
     std::vector<uint64_t> words(length(seq));
@@ -159,7 +163,8 @@ class WrapLog final : public Design<Bug> {
 };
 
 const CorpusDesign<WrapLog, Bug> registered{
-    "wrap-log", "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable",
+    "wrap-log",
+    "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable",
     {{"unflushed-wrap", "writes back a wrapping record only up to the ring's end", Bug::unflushed_wrap, kAdrOnly}}};
 
 }  // namespace

@@ -50,14 +50,14 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
     auto r = platform::run_process(setup);
     if (!r) return r.status();
     if (!r->ok())
-      return error(Errc::failed, "--setup " + r->outcome() + ": " + platform::tail_lines(r->err.empty() ? r->out : r->err, 3));
+      return error(Errc::failed,
+                   "--setup " + r->outcome() + ": " + platform::tail_lines(r->err.empty() ? r->out : r->err, 3));
   }
   platform::ProcessSpec spec;
   spec.argv = o.program;
   const char* preload = std::getenv("LD_PRELOAD");
   spec.set_env = {"LD_PRELOAD=" + *runtime + (preload && *preload ? std::string(":") + preload : ""),
-                  "PMLAB_TRACE_FILE=" + trace_path,
-                  "PMLAB_TRACE_DOMAIN=" + std::string(persist::to_string(domain)),
+                  "PMLAB_TRACE_FILE=" + trace_path, "PMLAB_TRACE_DOMAIN=" + std::string(persist::to_string(domain)),
                   "PMLAB_TRACE_STACK_DEPTH=" + std::to_string(o.stack_depth)};
   std::string pools;
   for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
@@ -100,8 +100,12 @@ namespace {
 void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   run.complete = t.complete();
   switch (t.write_tracking()) {
-    case trace::WriteTracking::faults: run.write_tracking = "write-protected pages, each first store reported (userfaultfd)"; break;
-    case trace::WriteTracking::scan: run.write_tracking = "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)"; break;
+    case trace::WriteTracking::faults:
+      run.write_tracking = "write-protected pages, each first store reported (userfaultfd)";
+      break;
+    case trace::WriteTracking::scan:
+      run.write_tracking = "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)";
+      break;
     default: run.write_tracking = "every page compared at every fence"; break;
   }
   run.fences = t.fences();
@@ -122,7 +126,8 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
   auto top = [&](const std::map<uint64_t, uint64_t>& by_site, const char* kind) {
     std::vector<std::pair<uint64_t, uint64_t>> v(by_site.begin(), by_site.end());
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (size_t i = 0; i < v.size() && i < 10; ++i) run.findings.push_back({kind, symbols.frame(v[i].first).text(), v[i].second});
+    for (size_t i = 0; i < v.size() && i < 10; ++i)
+      run.findings.push_back({kind, symbols.frame(v[i].first).text(), v[i].second});
   };
   top(f.redundant_writebacks, "redundant_writeback");
   top(f.empty_fences, "empty_fence");
@@ -135,12 +140,14 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
                                                          : "after the last fence";
     auto& [lines, first] = unflushed[where];
     ++lines;
-    if (origin.stored_before_fence && (first == 0 || origin.stored_before_fence < first)) first = origin.stored_before_fence;
+    if (origin.stored_before_fence && (first == 0 || origin.stored_before_fence < first))
+      first = origin.stored_before_fence;
   }
   for (const auto& [where, counts] : unflushed)
-    run.findings.push_back({"unflushed_at_exit",
-                            counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
-                            counts.first});
+    run.findings.push_back(
+        {"unflushed_at_exit",
+         counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
+         counts.first});
 }
 
 // A state judged inconsistent, with what it takes to explain it later.
@@ -165,7 +172,8 @@ std::string stored_text(const LineOrigin& o, const Judged& at, Symbolizer& symbo
 
 std::string written_back_text(const LineOrigin& o, Symbolizer& symbols) {
   if (o.written_back_site == 0) return "never written back";
-  return "at " + symbols.frame(o.written_back_site).text() + ", after fence #" + std::to_string(o.written_back_after_fence);
+  return "at " + symbols.frame(o.written_back_site).text() + ", after fence #" +
+         std::to_string(o.written_back_after_fence);
 }
 
 struct GranularityRun {
@@ -202,8 +210,9 @@ struct GranularityRun {
     for (uint64_t a : allocation) shown.total += a;
     if (o.replay) {
       if (o.replay->first == 0 || o.replay->first > sizes.size())
-        return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
-                                                 " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
+        return error(Errc::invalid_argument,
+                     "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
+                         " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
       shown.total = 1;
     }
     // Second replay: explore and judge.
@@ -253,9 +262,12 @@ struct GranularityRun {
           if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
           replayed = true;
         }
-        std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i)};
+        std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index),
+                                        "PMLAB_CRASH_STATE=" + std::to_string(i)};
         auto shared = std::make_shared<Judged>(std::move(j));
-        if (Status s = judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); }); !s) return s;
+        if (Status s = judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
+            !s)
+          return s;
       }
       if (covered) ++result.crash_points_checked;
       result.dropped_values = std::max(result.dropped_values, m.dropped_values());
@@ -264,7 +276,8 @@ struct GranularityRun {
     judges.drain();
     if (!status) return status;
     if (o.replay && !replayed)
-      return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
+      return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" +
+                                               std::to_string(o.replay->second) +
                                                " names no state of that crash point in this shard and budget");
     result.seconds = static_cast<double>(platform::Clock::monotonic_ns() - start) * 1e-9;
     return {};
@@ -293,7 +306,8 @@ struct GranularityRun {
 
   // The first failures, by crash point and state, in the program's terms.
   void explain(Symbolizer& symbols, size_t max) {
-    std::sort(failed.begin(), failed.end(), [](const Judged& a, const Judged& b) { return std::tie(a.point, a.state) < std::tie(b.point, b.state); });
+    std::sort(failed.begin(), failed.end(),
+              [](const Judged& a, const Judged& b) { return std::tie(a.point, a.state) < std::tie(b.point, b.state); });
     for (size_t i = 0; i < failed.size() && i < max; ++i) {
       const Judged& j = failed[i];
       ExecFailure f;
@@ -324,7 +338,8 @@ std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, con
   if (deep_total <= budget) return allocate_budget(sizes, budget);  // every point at least kDeep deep: as the simulator
   std::vector<uint64_t> out(sizes.size(), 0);
   auto give = [&](size_t i, uint64_t up_to, uint64_t& left) {
-    const uint64_t want = std::min<uint64_t>(static_cast<uint64_t>(std::min<double>(sizes[i], static_cast<double>(up_to))), out[i] + left);
+    const uint64_t want = std::min<uint64_t>(
+        static_cast<uint64_t>(std::min<double>(sizes[i], static_cast<double>(up_to))), out[i] + left);
     if (want > out[i]) {
       left -= want - out[i];
       out[i] = want;
@@ -386,7 +401,8 @@ uint64_t ExecReport::failures() const {
 
 Result<std::string> find_runtime() {
   if (const char* forced = std::getenv("PMLAB_TRACE_RUNTIME")) {
-    if (access(forced, R_OK) != 0) return error(Errc::not_found, std::string("PMLAB_TRACE_RUNTIME=") + forced + ": no such file");
+    if (access(forced, R_OK) != 0)
+      return error(Errc::not_found, std::string("PMLAB_TRACE_RUNTIME=") + forced + ": no such file");
     return fs::absolute(forced).string();
   }
   const fs::path self = executable_path();
@@ -397,15 +413,17 @@ Result<std::string> find_runtime() {
     const fs::path candidate = dir / PMLAB_TRACE_RUNTIME_NAME;
     if (!self.empty() && fs::exists(candidate, ec)) return candidate.string();
   }
-  return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " + self.string() +
-                                    " (build it, or set PMLAB_TRACE_RUNTIME)");
+  return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " +
+                                    self.string() + " (build it, or set PMLAB_TRACE_RUNTIME)");
 }
 
 Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
-  if (o.check.empty() && !o.trace_only) return error(Errc::invalid_argument, "--check names the command that judges a crash image");
+  if (o.check.empty() && !o.trace_only)
+    return error(Errc::invalid_argument, "--check names the command that judges a crash image");
   if (!platform::find_program(o.program[0])) return error(Errc::not_found, o.program[0] + ": no such program");
-  if (o.replay && o.replay_image.empty()) return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
+  if (o.replay && o.replay_image.empty())
+    return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
   // The user's --work-dir is kept; a scratch directory of our own is removed afterwards.
   std::optional<ScratchDirectory> own_scratch;
@@ -440,8 +458,9 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     const Replay layout(*trace, domain);
     describe_trace(*traced, *trace, layout);
     if (layout.files().empty())
-      return error(Errc::failed, "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
-                                 "maps itself with --pool)");
+      return error(Errc::failed,
+                   "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
+                   "maps itself with --pool)");
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);

@@ -33,17 +33,17 @@ struct ExecOptions {
   std::vector<Granularity> granularities{Granularity::line, Granularity::word};
   uint64_t budget = 2000;  // crash states per domain and granularity
   uint64_t seed = 1;
-  unsigned jobs = 0;       // checkers at once; 0: one per CPU this process may use
-  double timeout_s = 10;   // per check, and the traced run's 60x this
+  unsigned jobs = 0;      // checkers at once; 0: one per CPU this process may use
+  double timeout_s = 10;  // per check, and the traced run's 60x this
   uint64_t shard = 0, shards = 1;
-  bool recheck = false;    // run the checker again on the image its first run left
+  bool recheck = false;                                 // run the checker again on the image its first run left
   std::optional<std::pair<uint64_t, uint64_t>> replay;  // one (crash point, state)
   std::string replay_image;  // where --replay writes the image (the first file; others get .1, .2, …)
   std::string trace;         // a trace to reuse (when it exists) or to keep (when it does not)
   bool trace_only = false;   // write the trace and stop
   std::string work_dir;      // scratch for images; default a fresh directory under /dev/shm (removed after)
   unsigned stack_depth = 24;
-  std::string runtime;       // libpmlab-trace.so; default beside the pmlab executable
+  std::string runtime;  // libpmlab-trace.so; default beside the pmlab executable
   size_t max_failure_details = 20;
   bool compare_pages = false;  // track stores by comparing every page at every fence (no write-protection)
 };
@@ -60,11 +60,11 @@ struct ExecFailure {
   uint64_t crash_point = 0, state = 0;
   bool at_exit = false;
   std::string strategy;
-  std::string persisted;            // the enumerator's summary of the state
-  bool consistent = false;          // only a replayed state can be: it is explained whatever its verdict
-  std::string outcome;              // the checker's: "exited with 1", "killed by signal 11 (SIGSEGV)", …
-  std::string output;               // its last lines
-  std::vector<std::string> stack;   // the crash point's fence, the program's own frames first
+  std::string persisted;           // the enumerator's summary of the state
+  bool consistent = false;         // only a replayed state can be: it is explained whatever its verdict
+  std::string outcome;             // the checker's: "exited with 1", "killed by signal 11 (SIGSEGV)", …
+  std::string output;              // its last lines
+  std::vector<std::string> stack;  // the crash point's fence, the program's own frames first
   std::vector<PersistedLine> lines;
   std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
 };
@@ -80,9 +80,9 @@ struct FindingSite {
 struct TracedRun {
   persist::Domain domain = persist::Domain::adr;
   std::string trace_path;
-  double seconds = 0;         // the program under the tracer
-  std::string outcome;        // the program's exit
-  bool complete = false;      // the trace ends with the program's exit
+  double seconds = 0;     // the program under the tracer
+  std::string outcome;    // the program's exit
+  bool complete = false;  // the trace ends with the program's exit
   std::string write_tracking;
   uint64_t fences = 0, records = 0, threads = 0, writebacks = 0, lines_written_back = 0;
   std::vector<std::string> files;  // the persistent files it mapped

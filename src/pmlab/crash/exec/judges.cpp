@@ -93,7 +93,9 @@ Judges::~Judges() {
   for (auto& w : workers_) w.join();
 }
 
-std::string Judges::image_path(const Slot& slot, size_t file) const { return (fs::path(slot.dir) / names_[file]).string(); }
+std::string Judges::image_path(const Slot& slot, size_t file) const {
+  return (fs::path(slot.dir) / names_[file]).string();
+}
 
 Judges::Slot& Judges::acquire() {
   std::unique_lock lock(mutex_);
@@ -164,10 +166,12 @@ void Judges::work() {
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
   auto replaced = [&](std::string text, bool quote) {
     const std::string path = quote ? shell_quote(image) : image;
-    for (size_t at = text.find("{}"); at != std::string::npos; at = text.find("{}", at + path.size())) text.replace(at, 2, path);
+    for (size_t at = text.find("{}"); at != std::string::npos; at = text.find("{}", at + path.size()))
+      text.replace(at, 2, path);
     return text;
   };
-  if (check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos) return {"/bin/sh", "-c", replaced(check, true)};
+  if (check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos)
+    return {"/bin/sh", "-c", replaced(check, true)};
   std::vector<std::string> words;
   for (size_t from = 0; from < check.size();) {
     const size_t begin = check.find_first_not_of(' ', from);

@@ -49,7 +49,7 @@ int LineModel::written_back_by(const Line& l, unsigned thread) const {
 void LineModel::store(size_t line, const LineBytes& now, bool non_temporal, uint64_t site) {
   auto it = lines_.find(line);
   const std::byte* current = it == lines_.end() || it->second.history.empty() ? durable_.data() + line * kLineBytes
-                                                                               : it->second.history.back().data();
+                                                                              : it->second.history.back().data();
   uint64_t changed = 0;
   for (size_t i = 0; i < kLineBytes; ++i)
     if (now[i] != current[i]) changed |= uint64_t{1} << i;
@@ -67,7 +67,8 @@ void LineModel::store(size_t line, const LineBytes& now, bool non_temporal, uint
   if (l.history.size() > 4 * kMaxLineValues) {
     size_t drop = 0;
     auto written = [&](size_t i) {
-      return std::any_of(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.second == static_cast<int>(i); });
+      return std::any_of(l.written_back.begin(), l.written_back.end(),
+                         [&](const auto& wb) { return wb.second == static_cast<int>(i); });
     };
     while (written(drop)) ++drop;
     l.history.erase(l.history.begin() + static_cast<std::ptrdiff_t>(drop));
@@ -91,7 +92,8 @@ size_t LineModel::writeback(size_t first, size_t count, unsigned thread, uint64_
     }
     Line& l = it->second;
     const int latest = static_cast<int>(l.history.size()) - 1;
-    auto mine = std::find_if(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.first == thread; });
+    auto mine =
+        std::find_if(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.first == thread; });
     if (mine == l.written_back.end()) {
       l.written_back.emplace_back(thread, latest);
     } else {
@@ -106,7 +108,8 @@ size_t LineModel::writeback(size_t first, size_t count, unsigned thread, uint64_
 
 bool LineModel::fence_orders(unsigned thread) const {
   if (domain_ == persist::Domain::eadr) return !lines_.empty();
-  return std::any_of(lines_.begin(), lines_.end(), [&](const auto& entry) { return written_back_by(entry.second, thread) >= 0; });
+  return std::any_of(lines_.begin(), lines_.end(),
+                     [&](const auto& entry) { return written_back_by(entry.second, thread) >= 0; });
 }
 
 void LineModel::fence(unsigned thread, uint32_t stack) {
@@ -156,8 +159,8 @@ std::vector<PendingLine> LineModel::pending() const {
     std::memcpy(base.data(), durable_.data() + index * kLineBytes, kLineBytes);
     int newest = -1;
     for (const auto& wb : line.written_back) newest = std::max(newest, wb.second);
-    PendingLine p = pending_line(index * kLineBytes, kLineBytes, line.order, line.plain_bytes, base, line.history.back(),
-                                 line.history, newest);
+    PendingLine p = pending_line(index * kLineBytes, kLineBytes, line.order, line.plain_bytes, base,
+                                 line.history.back(), line.history, newest);
     if (!p.values.empty()) out.push_back(std::move(p));
   }
   return out;
@@ -172,7 +175,8 @@ std::vector<size_t> LineModel::never_written_back() const {
   std::vector<size_t> out;
   for (const auto& [index, line] : lines_) {
     const int latest = static_cast<int>(line.history.size()) - 1;
-    if (std::none_of(line.written_back.begin(), line.written_back.end(), [&](const auto& wb) { return wb.second == latest; }))
+    if (std::none_of(line.written_back.begin(), line.written_back.end(),
+                     [&](const auto& wb) { return wb.second == latest; }))
       out.push_back(index);
   }
   std::sort(out.begin(), out.end());

@@ -23,10 +23,10 @@ namespace pmlab::crash::exec {
 
 // Where a line's last change and write-back were seen, for a failure's explanation.
 struct LineOrigin {
-  uint64_t stored_before_fence = 0;  // the fence that first saw its content now (0: not yet fenced)
-  uint32_t stored_stack = 0;         // that fence's stack
-  uint64_t stored_site = 0;          // or the write-back that recorded it
-  uint64_t written_back_site = 0;    // its last write-back since it was durable (0: none)
+  uint64_t stored_before_fence = 0;       // the fence that first saw its content now (0: not yet fenced)
+  uint32_t stored_stack = 0;              // that fence's stack
+  uint64_t stored_site = 0;               // or the write-back that recorded it
+  uint64_t written_back_site = 0;         // its last write-back since it was durable (0: none)
   uint64_t written_back_after_fence = 0;  // fences before that write-back
 };
 

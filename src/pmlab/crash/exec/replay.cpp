@@ -18,7 +18,8 @@ size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPage - 1) / kPage 
 Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), domain_(domain) {
   // Files in the order the run first mapped them, each as large as any mapping of it reaches.
   for (const auto& [id, r] : trace.regions()) {
-    auto it = std::find_if(files_.begin(), files_.end(), [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
+    auto it = std::find_if(files_.begin(), files_.end(),
+                           [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
     if (it == files_.end()) {
       files_.push_back({r.path, r.device, r.inode, 0, 0});
       it = files_.end() - 1;
@@ -30,7 +31,8 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
     image_bytes_ += f.size;
   }
   for (const auto& [id, r] : trace.regions()) {
-    const auto it = std::find_if(files_.begin(), files_.end(), [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
+    const auto it = std::find_if(files_.begin(), files_.end(),
+                                 [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
     places_[id] = {static_cast<size_t>(it - files_.begin()), it->base + r.file_offset, r.length};
   }
 }
@@ -104,7 +106,8 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         if (from >= to) break;
         ++findings_.writebacks;
         findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;
-        const size_t redundant = model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
+        const size_t redundant =
+            model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
         if (redundant && domain_ == persist::Domain::adr) findings_.redundant_writebacks[r.site] += redundant;
         break;
       }
@@ -119,7 +122,8 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::exit: {
         const CrashPointInfo point{++points, true, rec.thread, 0, 0};
         if (domain_ == persist::Domain::adr)
-          for (size_t line : model.never_written_back()) findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
+          for (size_t line : model.never_written_back())
+            findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
         if (Status s = at_point(point, model); !s) return s;
         break;
       }

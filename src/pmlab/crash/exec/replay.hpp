@@ -29,7 +29,7 @@ struct CrashPointInfo {
   uint64_t index = 0;  // crash points counted from 1: the fences in trace order, then the exit
   bool at_exit = false;
   unsigned thread = 0;
-  uint64_t site = 0;   // the fence's call
+  uint64_t site = 0;  // the fence's call
   uint32_t stack = 0;
 };
 
@@ -40,7 +40,7 @@ struct Findings {
   std::map<uint64_t, uint64_t> non_pm_writebacks;     // write-backs of memory outside every persistent mapping
   // ADR: lines (image offsets) whose content at exit was never written back, and where it was stored.
   std::vector<std::pair<size_t, LineOrigin>> unflushed_at_exit;
-  uint64_t writebacks = 0;                            // write-back calls into persistent mappings
+  uint64_t writebacks = 0;  // write-back calls into persistent mappings
   uint64_t lines_written_back = 0;
 };
 

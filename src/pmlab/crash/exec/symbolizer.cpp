@@ -12,8 +12,9 @@ namespace pmlab::crash::exec {
 
 bool library_module(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
-  static const char* const libraries[] = {"libpmem", "libpmlab-trace", "libc.so", "libc-", "ld-linux", "libstdc++",
-                                          "libgcc_s", "libm.so", "libpthread", "libndctl", "libdaxctl", "libdl."};
+  static const char* const libraries[] = {"libpmem",    "libpmlab-trace", "libc.so",   "libc-",
+                                          "ld-linux",   "libstdc++",      "libgcc_s",  "libm.so",
+                                          "libpthread", "libndctl",       "libdaxctl", "libdl."};
   return std::any_of(std::begin(libraries), std::end(libraries), [&](const char* l) { return name.rfind(l, 0) == 0; });
 }
 

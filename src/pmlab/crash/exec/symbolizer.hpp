@@ -15,9 +15,9 @@ namespace pmlab::crash::exec {
 
 struct Frame {
   uint64_t address = 0;
-  std::string function;  // "?" when unknown
-  std::string location;  // "file.c:42", or "module+0x1234" without line information
-  bool own = false;      // the program's code, not a library's
+  std::string function;      // "?" when unknown
+  std::string location;      // "file.c:42", or "module+0x1234" without line information
+  bool own = false;          // the program's code, not a library's
   std::string text() const;  // "function (location)"
 };
 

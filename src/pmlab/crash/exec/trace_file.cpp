@@ -38,7 +38,7 @@ size_t fixed_bytes(trace::Kind kind) {
 Result<TraceFile> TraceFile::open(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY, "trace file");
   if (!fd) return fd.status();
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd->get(), &st) != 0) return errno_status(errno, "cannot read the trace file " + path);
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -87,7 +87,8 @@ Status TraceFile::check() {
     if (end - at < sizeof(trace::RecordHeader)) return bad(at, "truncated record header");
     trace::RecordHeader rh;
     std::memcpy(&rh, data() + at, sizeof rh);
-    if (rh.bytes < sizeof rh || rh.bytes % 8 != 0 || rh.bytes > end - at) return bad(at, "bad record length " + std::to_string(rh.bytes));
+    if (rh.bytes < sizeof rh || rh.bytes % 8 != 0 || rh.bytes > end - at)
+      return bad(at, "bad record length " + std::to_string(rh.bytes));
     const auto kind = static_cast<trace::Kind>(rh.kind);
     const size_t fixed = fixed_bytes(kind);
     const size_t payload = rh.bytes - sizeof rh;
@@ -105,8 +106,10 @@ Status TraceFile::check() {
         if (r.length == 0 || r.length > (uint64_t{1} << 46) || r.file_offset > (uint64_t{1} << 46) ||
             r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
           return bad(at, "region of impossible size or offset");
-        regions_[r.id] = {r.id, std::string(reinterpret_cast<const char*>(p + fixed), r.path_bytes), r.address, r.length,
-                          r.file_offset, r.file_size, r.device, r.inode};
+        regions_[r.id] = {r.id,          std::string(reinterpret_cast<const char*>(p + fixed), r.path_bytes),
+                          r.address,     r.length,
+                          r.file_offset, r.file_size,
+                          r.device,      r.inode};
         break;
       }
       case trace::Kind::base_page: {
@@ -119,7 +122,8 @@ Status TraceFile::check() {
       case trace::Kind::line: {
         trace::LineRecord r;
         std::memcpy(&r, p, sizeof r);
-        if (!region_exists(r.region) || r.offset % trace::kLineBytes != 0 || r.offset >= regions_[r.region].length + trace::kPageBytes)
+        if (!region_exists(r.region) || r.offset % trace::kLineBytes != 0 ||
+            r.offset >= regions_[r.region].length + trace::kPageBytes)
           return bad(at, "line outside its region");
         if (rh.flags > 1) return bad(at, "unknown line kind");
         break;
@@ -193,8 +197,12 @@ Status TraceFile::check() {
 
 Status TraceFile::replay(const std::function<Status(const TraceRecord&)>& f) const {
   for (const Entry& e : records_) {
-    const TraceRecord r{e.kind, e.flags, e.thread, data() + e.offset + sizeof(trace::RecordHeader),
-                        e.bytes - sizeof(trace::RecordHeader), e.offset};
+    const TraceRecord r{e.kind,
+                        e.flags,
+                        e.thread,
+                        data() + e.offset + sizeof(trace::RecordHeader),
+                        e.bytes - sizeof(trace::RecordHeader),
+                        e.offset};
     if (Status s = f(r); !s) return s;
   }
   return {};

@@ -45,7 +45,7 @@ struct FileHeader {
   uint32_t header_bytes;  // sizeof(FileHeader)
   uint64_t used_bytes;    // bytes of records after the header
   uint64_t pid;
-  uint32_t complete;      // 1 once the exit record is written
+  uint32_t complete;  // 1 once the exit record is written
   uint32_t write_tracking;
   uint64_t reserved[3];
 };
@@ -90,11 +90,11 @@ struct LineRecord {
 enum class WritebackKind : uint8_t { flush = 0, non_temporal = 1 };
 
 struct WritebackRecord {
-  uint32_t region;   // kNoRegion: the range is not persistent memory (then `offset` is the address)
+  uint32_t region;  // kNoRegion: the range is not persistent memory (then `offset` is the address)
   uint32_t reserved;
-  uint64_t offset;   // in the region
+  uint64_t offset;  // in the region
   uint64_t length;
-  uint64_t site;     // return address of the call that wrote back
+  uint64_t site;  // return address of the call that wrote back
 };
 
 struct FenceRecord {
@@ -109,8 +109,8 @@ struct StackRecord {
 };
 
 struct ModuleRecord {
-  uint64_t bias;          // load bias: an address minus it is the address in the object file
-  uint32_t segments;      // [begin, end) pairs of absolute addresses follow, then the path
+  uint64_t bias;      // load bias: an address minus it is the address in the object file
+  uint32_t segments;  // [begin, end) pairs of absolute addresses follow, then the path
   uint32_t path_bytes;
 };
 

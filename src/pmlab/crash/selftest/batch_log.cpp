@@ -41,7 +41,9 @@ class BatchLog final : public Design<Bug> {
  public:
   using Design::Design;
 
-  size_t image_bytes() const override { return sizeof(Front) + (ops_ + 1) * 2 * kRecords * sizeof(Line) + sizeof(Word); }
+  size_t image_bytes() const override {
+    return sizeof(Front) + (ops_ + 1) * 2 * kRecords * sizeof(Line) + sizeof(Word);
+  }
 
   void format(Image image, const persist::Persister& p) override {
     Design::format(image, p);
@@ -95,16 +97,19 @@ class BatchLog final : public Design<Bug> {
       return broken("a count reads below the base it starts from (commit " + std::to_string(f->commit.value) +
                     ", header " + std::to_string(begun) + ", index " + std::to_string(records) + "): it tore");
     const uint64_t committed = committed_batches_;
-    if (committed < at.ops_completed) return broken("batch " + std::to_string(committed) + " committed before the crash is missing");
+    if (committed < at.ops_completed)
+      return broken("batch " + std::to_string(committed) + " committed before the crash is missing");
     if (committed > at.ops_completed + (at.op_in_flight ? 1 : 0))
       return broken("the commit count " + std::to_string(committed) + " includes batches never appended");
     // The bookkeeping is durable with the batch it describes, so it never claims less than is committed.
     if (begun - kCounterBase < committed || records - kCounterBase < committed * kRecords)
-      return broken("the bookkeeping lines describe fewer batches than the " + std::to_string(committed) + " committed");
+      return broken("the bookkeeping lines describe fewer batches than the " + std::to_string(committed) +
+                    " committed");
     for (uint64_t b = 0; b < committed; ++b)
       for (uint64_t r = 0; r < kRecords; ++r)
         if (!valid(*line(image, b, r, 0), b, r, 0) || !valid(*line(image, b, r, 1), b, r, 1))
-          return broken("batch " + std::to_string(b) + " is committed but record " + std::to_string(r) + " did not persist");
+          return broken("batch " + std::to_string(b) + " is committed but record " + std::to_string(r) +
+                        " did not persist");
     return Status::success();
   }
 
@@ -130,9 +135,11 @@ class BatchLog final : public Design<Bug> {
 };
 
 const SelfTestDesign<BatchLog, Bug> registered{
-    "batch-log", "batches of eight two-line records, one fence, then an 8-byte commit count",
+    "batch-log",
+    "batches of eight two-line records, one fence, then an 8-byte commit count",
     {{"batch-log-salvage",
-      "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 not)",
+      "recovery rolls a whole-looking uncommitted batch forward by two (needs 8 of 18 pending lines persisted and 2 "
+      "not)",
       Bug::salvage}}};
 
 }  // namespace

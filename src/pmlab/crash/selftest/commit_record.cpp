@@ -17,10 +17,10 @@ namespace {
 
 enum class Bug {
   none,
-  missing_flush,  // the record is never written back before the commit (ADR)
-  missing_fence,  // record and commit are written back, but one fence orders nothing between them (ADR)
-  torn_commit,    // the commit is two words written with plain stores: only 8-byte stores are atomic
-  eadr_no_fence,  // under eADR, no fence at all: stores may still be in flight when the operation returns
+  missing_flush,    // the record is never written back before the commit (ADR)
+  missing_fence,    // record and commit are written back, but one fence orders nothing between them (ADR)
+  torn_commit,      // the commit is two words written with plain stores: only 8-byte stores are atomic
+  eadr_no_fence,    // under eADR, no fence at all: stores may still be in flight when the operation returns
   unsafe_recovery,  // correct run; recovery zeroes the commit word, re-validates, then restores it
 };
 
@@ -87,9 +87,7 @@ class CommitRecord final : public Design<Bug> {
           h->check = ~published;
           p.persist(h, 16);
           break;
-        case Bug::eadr_no_fence:
-          p.store8(&h->count, published);
-          break;
+        case Bug::eadr_no_fence: p.store8(&h->count, published); break;
       }
       ops.end(i);
     }
@@ -126,8 +124,9 @@ class CommitRecord final : public Design<Bug> {
     const uint64_t count = h->count - kCounterBase;
     const uint64_t started = at.ops_completed + (at.op_in_flight ? 1 : 0);
     if (count < at.ops_completed)
-      return error(Errc::failed, "record " + std::to_string(count) + " was published before the crash but is missing (count " +
-                                     std::to_string(count) + ", " + std::to_string(at.ops_completed) + " operations returned)");
+      return error(Errc::failed, "record " + std::to_string(count) +
+                                     " was published before the crash but is missing (count " + std::to_string(count) +
+                                     ", " + std::to_string(at.ops_completed) + " operations returned)");
     if (count > started)
       return error(Errc::failed, "count " + std::to_string(count) + " includes records never published (" +
                                      std::to_string(started) + " operations started)");
@@ -135,7 +134,8 @@ class CommitRecord final : public Design<Bug> {
       const Record& r = records[i];
       bool intact = r.seq == i && r.checksum == checksum(r);
       for (uint64_t k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
-      if (!intact) return error(Errc::failed, "record " + std::to_string(i) + " is published but its data did not persist");
+      if (!intact)
+        return error(Errc::failed, "record " + std::to_string(i) + " is published but its data did not persist");
     }
     return Status::success();
   }
@@ -149,23 +149,23 @@ class CommitRecord final : public Design<Bug> {
 using persist::Domain;
 const std::vector<Domain> kAdr{Domain::adr}, kEadr{Domain::eadr};
 const SubjectRegistration correct{variant<CommitRecord>(
-    "selftest.commit-record", "record, persist, 8-byte commit word, persist (the correct protocol)", false, kBothDomains,
-    Bug::none, Recovery::reads_only)};
+    "selftest.commit-record", "record, persist, 8-byte commit word, persist (the correct protocol)", false,
+    kBothDomains, Bug::none, Recovery::reads_only)};
 const SubjectRegistration stamping{variant<CommitRecord>(
     "selftest.commit-record-stamp", "the correct protocol, whose recovery also persists a recovery count", false,
     kBothDomains, Bug::none, Recovery::stamps)};
 const SubjectRegistration unsafe_recovery{variant<CommitRecord>(
     "selftest.broken.unsafe-recovery", "recovery takes the commit word down while it re-validates", true, kBothDomains,
     Bug::unsafe_recovery, Recovery::reads_only)};
-const SubjectRegistration missing_flush{variant<CommitRecord>(
-    "selftest.broken.missing-flush", "publishes a record that was never flushed", true, kAdr, Bug::missing_flush,
-    Recovery::reads_only)};
-const SubjectRegistration missing_fence{variant<CommitRecord>(
-    "selftest.broken.missing-fence", "no fence between the record's flush and the commit", true, kAdr,
-    Bug::missing_fence, Recovery::reads_only)};
-const SubjectRegistration torn_commit{variant<CommitRecord>(
-    "selftest.broken.torn-commit", "commit spread over two words written with plain stores", true, kBothDomains,
-    Bug::torn_commit, Recovery::reads_only)};
+const SubjectRegistration missing_flush{variant<CommitRecord>("selftest.broken.missing-flush",
+                                                              "publishes a record that was never flushed", true, kAdr,
+                                                              Bug::missing_flush, Recovery::reads_only)};
+const SubjectRegistration missing_fence{variant<CommitRecord>("selftest.broken.missing-fence",
+                                                              "no fence between the record's flush and the commit",
+                                                              true, kAdr, Bug::missing_fence, Recovery::reads_only)};
+const SubjectRegistration torn_commit{
+    variant<CommitRecord>("selftest.broken.torn-commit", "commit spread over two words written with plain stores", true,
+                          kBothDomains, Bug::torn_commit, Recovery::reads_only)};
 const SubjectRegistration eadr_no_fence{variant<CommitRecord>(
     "selftest.broken.eadr-no-fence", "eADR design without its fence: operations return with stores in flight", true,
     kEadr, Bug::eadr_no_fence, Recovery::reads_only)};

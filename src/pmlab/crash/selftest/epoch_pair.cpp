@@ -90,7 +90,8 @@ class EpochPair final : public Design<Bug> {
 };
 
 const SelfTestDesign<EpochPair, Bug> registered{
-    "epoch-pair", "two copies and an epoch selector written with one 8-byte atomic store",
+    "epoch-pair",
+    "two copies and an epoch selector written with one 8-byte atomic store",
     {{"epoch-halves", "the epoch selector written as two 4-byte halves with plain stores", Bug::halves}}};
 
 }  // namespace

@@ -76,7 +76,8 @@ class IndexedStore final : public Design<Bug> {
       if (r.key != key_of(i) || r.check != checksum_words(&r.key, 7))
         return broken("record " + std::to_string(i) + " is published but did not persist");
     }
-    if (count < at.ops_completed) return broken("put " + std::to_string(count) + " returned before the crash but is missing");
+    if (count < at.ops_completed)
+      return broken("put " + std::to_string(count) + " returned before the crash but is missing");
     if (count > at.ops_completed + (at.op_in_flight ? 1 : 0)) return broken("the store holds puts never made");
     return Status::success();
   }
@@ -91,7 +92,8 @@ class IndexedStore final : public Design<Bug> {
 };
 
 const SelfTestDesign<IndexedStore, Bug> registered{
-    "indexed-store", "append-only records published by a durable count, DRAM index beside",
+    "indexed-store",
+    "append-only records published by a durable count, DRAM index beside",
     {{"indexed-store-dram-count", "recovery trusts the record count it kept in DRAM during the run", Bug::dram_count}}};
 
 }  // namespace

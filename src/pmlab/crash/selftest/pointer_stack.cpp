@@ -73,8 +73,8 @@ class PointerStack final : public Design<Links> {
     const std::vector<uint64_t> before = model(at.ops_completed);
     if (found == before) return Status::success();
     if (at.op_in_flight && found == model(at.ops_completed + 1)) return Status::success();
-    return broken("the stack holds " + std::to_string(found.size()) + " nodes, not the " + std::to_string(before.size()) +
-                  " the returned operations left");
+    return broken("the stack holds " + std::to_string(found.size()) + " nodes, not the " +
+                  std::to_string(before.size()) + " the returned operations left");
   }
 
  private:
@@ -105,7 +105,8 @@ class PointerStack final : public Design<Links> {
 };
 
 const SelfTestDesign<PointerStack, Links> registered{
-    "offset-stack", "linked stack, links are offsets from the image base",
+    "offset-stack",
+    "linked stack, links are offsets from the image base",
     {{"absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", Links::absolute},
      {"absolute-stack-unflushed",
       "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)",

@@ -84,13 +84,13 @@ class RegisterFile final : public Design<Bug> {
       const Register& r = f->registers[reg];
       // The versions this register may hold: the last write that returned, or the one in flight.
       const uint64_t want = last_write(reg, at.ops_completed);
-      const uint64_t flight = at.op_in_flight && at.ops_completed < ops_ && at.ops_completed % kRegisters == reg
-                                  ? at.ops_completed + 1
-                                  : 0;
+      const uint64_t flight =
+          at.op_in_flight && at.ops_completed < ops_ && at.ops_completed % kRegisters == reg ? at.ops_completed + 1 : 0;
       uint64_t holds = 0;
       if (r.state == live_state(0) || r.state == live_state(1)) {
         const Slot& s = r.slots[r.state == live_state(0) ? 0 : 1];
-        if (s.check != checksum_words(&s.version, 7)) return broken("register " + std::to_string(reg) + "'s live slot is torn");
+        if (s.check != checksum_words(&s.version, 7))
+          return broken("register " + std::to_string(reg) + "'s live slot is torn");
         holds = s.version;
       } else if (r.state == kBusy) {
         return broken("register " + std::to_string(reg) + " was left busy: its last completed write is lost");
@@ -117,9 +117,10 @@ class RegisterFile final : public Design<Bug> {
 };
 
 const SelfTestDesign<RegisterFile, Bug> registered{
-    "register-file", "registers of two slots and a state word flipped by one atomic store",
-    {{"register-busy-mark",
-      "marks a register busy in its state word while writing, never flushing the mark", Bug::busy_mark}}};
+    "register-file",
+    "registers of two slots and a state word flipped by one atomic store",
+    {{"register-busy-mark", "marks a register busy in its state word while writing, never flushing the mark",
+      Bug::busy_mark}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -37,8 +37,7 @@ class SharedRegister final : public Design<Bug> {
         if (t == 0) {
           const uint64_t value = (i + 1) << 1;
           uint64_t seen = reg.load();
-          while (!reg.compare_exchange_strong(seen, value | kDirty)) {
-          }
+          while (!reg.compare_exchange_strong(seen, value | kDirty)) {}
           p.persist(reg.address(), 8);
           uint64_t dirty = value | kDirty;
           reg.compare_exchange_strong(dirty, value);
@@ -81,10 +80,12 @@ class SharedRegister final : public Design<Bug> {
 };
 
 const SelfTestDesign<SharedRegister, Bug> registered{
-    "shared-register", "a register written by one thread, read by another; a read persists a value still dirty",
+    "shared-register",
+    "a register written by one thread, read by another; a read persists a value still dirty",
     {{"shared-register-read-unpersisted",
       "a read returns a value its writer has not yet made durable (found only when threads interleave)",
-      Bug::read_unpersisted, {persist::Domain::adr}}}};
+      Bug::read_unpersisted,
+      {persist::Domain::adr}}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

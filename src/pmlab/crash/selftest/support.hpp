@@ -74,8 +74,8 @@ void register_with_twins(const std::string& family, const std::string& name, std
                          std::vector<Twin<Variant>> twins) {
   SubjectRegistration{variant<D>(family + "." + name, std::move(description), false, kBothDomains, Variant{})};
   for (Twin<Variant>& t : twins)
-    SubjectRegistration{variant<D>(family + ".broken." + t.name, std::move(t.description), true, std::move(t.domains),
-                                   t.variant)};
+    SubjectRegistration{
+        variant<D>(family + ".broken." + t.name, std::move(t.description), true, std::move(t.domains), t.variant)};
 }
 
 // A self-test design and its broken twins, registered as selftest.<name> and selftest.broken.<twin>.

@@ -95,7 +95,8 @@ class TripleLog final : public Design<Bug> {
     for (uint64_t part = 0; part < kLinesPerRecord; ++part) {
       const Line& l = *line(image, record, part);
       bool ok = l.seq == record + 1 && l.part == part && l.check == checksum_words(&l.seq, 7);
-      for (uint64_t k = 0; k < 5 && ok; ++k) ok = l.payload[k] == payload_word(seed_, record * kLinesPerRecord + part, k);
+      for (uint64_t k = 0; k < 5 && ok; ++k)
+        ok = l.payload[k] == payload_word(seed_, record * kLinesPerRecord + part, k);
       if (ok) bits |= 1u << part;
     }
     return bits;
@@ -105,9 +106,10 @@ class TripleLog final : public Design<Bug> {
 };
 
 const SelfTestDesign<TripleLog, Bug> registered{
-    "triple-log", "three-line self-validating records, torn tails erased durably",
-    {{"triple-log-unsafe-repair",
-      "repairing a tail of one valid line, recovery briefly unlinks the last record", Bug::unsafe_repair}}};
+    "triple-log",
+    "three-line self-validating records, torn tails erased durably",
+    {{"triple-log-unsafe-repair", "repairing a tail of one valid line, recovery briefly unlinks the last record",
+      Bug::unsafe_repair}}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -27,7 +27,8 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   }
 
   Status create(uint64_t capacity) {
-    const auto slots = format_with_block(arena_, kMagic, capacity * slot_bytes_, "array of " + std::to_string(capacity) + " slots");
+    const auto slots =
+        format_with_block(arena_, kMagic, capacity * slot_bytes_, "array of " + std::to_string(capacity) + " slots");
     if (!slots) return slots.status();
     arena_.store(arena_.root(0), *slots);
     arena_.store(arena_.root(1), capacity);
@@ -88,16 +89,21 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   }
   Status check() const {
     for (uint64_t r = 0; r < capacity(); ++r)
-      if (!cell_.valid(arena_, slot(r) + 8)) return error(Errc::corrupted, "array slot " + std::to_string(r) + " has a bad selector");
+      if (!cell_.valid(arena_, slot(r) + 8))
+        return error(Errc::corrupted, "array slot " + std::to_string(r) + " has a bad selector");
     return Status::success();
   }
 
  private:
   // A slot: the key word, then the cell.
   static size_t slot_bytes_for(const ValueCell& cell) noexcept { return (8 + cell.bytes() + 7) & ~size_t{7}; }
-  static uint64_t* key_word(const std::byte* s) noexcept { return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(s)); }
+  static uint64_t* key_word(const std::byte* s) noexcept {
+    return reinterpret_cast<uint64_t*>(const_cast<std::byte*>(s));
+  }
   uint64_t capacity() const noexcept(A::kNothrow) { return arena_.load(arena_.root(1)); }
-  std::byte* slot(uint64_t r) const noexcept(A::kNothrow) { return arena_.bytes(arena_.load(arena_.root(0)) + r * slot_bytes_); }
+  std::byte* slot(uint64_t r) const noexcept(A::kNothrow) {
+    return arena_.bytes(arena_.load(arena_.root(0)) + r * slot_bytes_);
+  }
 
   A& arena_;
   size_t slot_bytes_;

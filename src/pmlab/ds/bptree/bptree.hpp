@@ -60,7 +60,10 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   static constexpr int kMaxDepth = 16;
 
   BPTree(A& arena, const Options& o)
-      : StructureBase(o), arena_(arena), slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)), header_bytes_(8 + 8 * ((slots_ + 7) / 8)) {
+      : StructureBase(o),
+        arena_(arena),
+        slots_(std::clamp<uint32_t>(o.leaf_slots, 4, 32)),
+        header_bytes_(8 + 8 * ((slots_ + 7) / 8)) {
     arena_.declare_volatile(arena_.root(1), 16);  // the index root and its depth
   }
 
@@ -78,7 +81,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     arena_.declare_volatile(fingerprints(*head), header_bytes_ - 8);
     arena_.store(arena_.root(0), *head);
     arena_.store(arena_.root(1), *head);  // index root (volatile)
-    arena_.store(arena_.root(2), 0);     // inner levels (volatile)
+    arena_.store(arena_.root(2), 0);      // inner levels (volatile)
     arena_.store(arena_.root(3), slots_);
     arena_.persist(arena_.root(0), 32);
     return Status::success();
@@ -87,7 +90,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   // nodes.
   Status recover() {
     PMLAB_TRY(arena_.open(kMagic));
-    if (arena_.load(arena_.root(3)) != slots_) return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
+    if (arena_.load(arena_.root(3)) != slots_)
+      return error(Errc::corrupted, "B+-tree leaf size differs from the one it was created with");
     PMLAB_TRY(check_leaves(A::kDeclaredVolatileSurvives));
     if constexpr (!A::kDeclaredVolatileSurvives) {
       PMLAB_TRY(rebuild_index());
@@ -98,7 +102,9 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   }
 
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, true); }
-  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, false); }
+  bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
+    return upsert(key, value, false);
+  }
   bool read(uint64_t key, uint64_t, std::byte* out) noexcept(A::kNothrow) {
     if (!concurrent_) return read_in_leaf(descend(key, nullptr), key, out);
     // Optimistic twice over: the descent against the shape version, the leaf against its stripe. Whatever
@@ -115,7 +121,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   // Removes `key` with one 8-byte store: its slot's bit cleared in the leaf's commit word. Leaves are never
   // merged or freed: an emptied leaf stays in the list and takes the inserts of its key range again.
   bool remove(uint64_t key, uint64_t) noexcept(A::kNothrow) {
-    if (concurrent_) return in_locked_leaf(key, [&](uint64_t leaf) { return remove_in_leaf(leaf, key); }).value_or(false);
+    if (concurrent_)
+      return in_locked_leaf(key, [&](uint64_t leaf) { return remove_in_leaf(leaf, key); }).value_or(false);
     [[maybe_unused]] const auto op = arena_.operation();
     return remove_in_leaf(descend(key, nullptr), key);
   }
@@ -127,7 +134,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   // (value_bytes), then visit(its key). Under the tree's shared lock and each leaf's stripe when threads
   // share the tree: `visit` must not call into it.
   template <class Visit>
-  uint32_t scan_with(uint64_t key, uint32_t n, std::byte* value, Visit&& visit) noexcept(A::kNothrow && noexcept(visit(key))) {
+  uint32_t scan_with(uint64_t key, uint32_t n, std::byte* value,
+                     Visit&& visit) noexcept(A::kNothrow&& noexcept(visit(key))) {
     GlobalLock::Shared guard(lock_, concurrent_);
     uint32_t seen = 0;
     std::array<std::pair<uint64_t, uint32_t>, 32> sorted;
@@ -170,7 +178,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
         return error(Errc::corrupted, "B+-tree leaf list links outside the arena");
       if (++steps > limit) return error(Errc::corrupted, "B+-tree leaf list has a cycle");
       const uint32_t bits = bitmap(leaf);
-      if (slots_ < 32 && (bits >> slots_) != 0) return error(Errc::corrupted, "B+-tree leaf bitmap names slots it does not have");
+      if (slots_ < 32 && (bits >> slots_) != 0)
+        return error(Errc::corrupted, "B+-tree leaf bitmap names slots it does not have");
       uint64_t lo = UINT64_MAX, hi = 0;
       for (uint32_t b = bits; b != 0; b &= b - 1) {
         const uint32_t s = static_cast<uint32_t>(std::countr_zero(b));
@@ -208,9 +217,13 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   uint32_t all_slots() const noexcept { return slots_ == 32 ? 0xffffffffu : (1u << slots_) - 1; }
   size_t leaf_bytes() const noexcept { return header_bytes_ + slots_ * slot_bytes(); }
   uint64_t* word(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf); }
-  uint32_t bitmap(uint64_t leaf) const noexcept(A::kNothrow) { return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask); }
+  uint32_t bitmap(uint64_t leaf) const noexcept(A::kNothrow) {
+    return static_cast<uint32_t>(arena_.load8(word(leaf)) & kBitsMask);
+  }
   uint64_t next_of(uint64_t leaf) const noexcept(A::kNothrow) { return (arena_.load8(word(leaf)) >> 32) * A::kAlign; }
-  std::byte* slot(uint64_t leaf, uint32_t s) const noexcept { return arena_.bytes(leaf + header_bytes_ + s * slot_bytes()); }
+  std::byte* slot(uint64_t leaf, uint32_t s) const noexcept {
+    return arena_.bytes(leaf + header_bytes_ + s * slot_bytes());
+  }
   // The fingerprint words after the commit word: slot s's byte is byte s % 8 of word s / 8.
   uint64_t* fingerprints(uint64_t leaf) const noexcept { return arena_.template at<uint64_t>(leaf + 8); }
   static uint8_t fingerprint_of(uint64_t key) noexcept { return static_cast<uint8_t>(mix_key(key) >> 56); }
@@ -341,7 +354,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
 
   bool upsert(uint64_t key, const std::byte* value, bool may_insert) noexcept(A::kNothrow) {
     if (concurrent_) {
-      const auto r = in_locked_leaf(key, [&](uint64_t leaf) { return put_in_leaf(leaf, key, value, may_insert, false); });
+      const auto r =
+          in_locked_leaf(key, [&](uint64_t leaf) { return put_in_leaf(leaf, key, value, may_insert, false); });
       if (!r) return false;
       if (*r != Put::full) return *r == Put::done;
     }
@@ -371,7 +385,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   // Writes key and value into a free slot of `leaf` and commits it with the leaf's word (replacing the
   // key's old slot); `split_before`: this operation split the leaf, so the free slot may be one the split
   // moved out (live when the operation began).
-  Put put_in_leaf(uint64_t leaf, uint64_t key, const std::byte* value, bool may_insert, bool split_before) noexcept(A::kNothrow) {
+  Put put_in_leaf(uint64_t leaf, uint64_t key, const std::byte* value, bool may_insert,
+                  bool split_before) noexcept(A::kNothrow) {
     const int existing = find_slot(leaf, key);
     if (existing < 0 && !may_insert) return Put::absent;
     const uint32_t bits = bitmap(leaf);
@@ -489,7 +504,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   // Rewrites the leaves' fingerprints and bulk-builds full inner nodes over the leaves, bottom up.
   Status rebuild_index() {
     std::vector<std::pair<uint64_t, uint64_t>> level;  // (separator: the smallest key it covers, node)
-    std::optional<uint64_t> previous_max;               // of the last leaf that holds keys
+    std::optional<uint64_t> previous_max;              // of the last leaf that holds keys
     for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
       arena_.declare_volatile(fingerprints(leaf), header_bytes_ - 8);
       const uint32_t bits = bitmap(leaf);
@@ -533,7 +548,7 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   A& arena_;
   uint32_t slots_;
   uint32_t header_bytes_;  // the commit word and the fingerprint words
-  GlobalLock lock_;  // splits exclusively, scans shared
+  GlobalLock lock_;        // splits exclusively, scans shared
   // Writers (and scans) hold their leaf's stripe; point reads only validate against it.
   mutable StripedVersionLocks leaf_locks_;
   mutable StripedVersionLocks shape_{1};  // odd while a split changes the shape

@@ -58,16 +58,16 @@ class Arena : public Offsets {
   // One failure-atomic structure operation (a transaction in the transactional mode, nothing otherwise).
   // Take it after the operation's locks, so the commit happens before they are released.
   auto operation() const noexcept {
-    if constexpr (M::kTransactional)
-      return pmdk::tx::Scope(obj_pool_);
-    else
-      return NoScope{};
+    if constexpr (M::kTransactional) return pmdk::tx::Scope(obj_pool_);
+    else return NoScope{};
   }
 
   // Lays out an empty arena for a structure identified by `magic`.
   Status format(uint64_t magic) {
-    if (size_ < 2 * kBlockAlign) return error(Errc::no_space, "arena of " + std::to_string(size_) + " bytes is too small");
-    if (reinterpret_cast<uintptr_t>(base_) % kBlockAlign != 0) return error(Errc::invalid_argument, "arena base is not 64-byte aligned");
+    if (size_ < 2 * kBlockAlign)
+      return error(Errc::no_space, "arena of " + std::to_string(size_) + " bytes is too small");
+    if (reinterpret_cast<uintptr_t>(base_) % kBlockAlign != 0)
+      return error(Errc::invalid_argument, "arena base is not 64-byte aligned");
     ArenaHeader& h = header();
     h = ArenaHeader{};
     h.magic = magic;
@@ -99,13 +99,16 @@ class Arena : public Offsets {
   // A bump arena never reuses a block: a freed one stays allocated, unreachable.
   void free(uint64_t, size_t) const noexcept {}
 
-  bool contains(uint64_t off, size_t len) const noexcept { return off >= sizeof(ArenaHeader) && off + len <= header().bump; }
+  bool contains(uint64_t off, size_t len) const noexcept {
+    return off >= sizeof(ArenaHeader) && off + len <= header().bump;
+  }
 
   uint64_t* root(int i) const noexcept { return &header().root[i]; }
   uint64_t used() const noexcept { return header().bump; }
   size_t size() const noexcept { return size_; }
 
-  void flush(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
+  void flush(const void* p, size_t len,
+             const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
       if (pmdk::tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->flush(p, len, where);
@@ -115,7 +118,8 @@ class Arena : public Offsets {
       if (pmdk::tx::in_transaction()) return;
     if constexpr (M::kDurable) persister_->fence(where);
   }
-  void persist(const void* p, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
+  void persist(const void* p, size_t len,
+               const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional)
       if (pmdk::tx::add_fresh(p, len)) return;
     if constexpr (M::kDurable) persister_->persist(p, len, where);
@@ -132,7 +136,8 @@ class Arena : public Offsets {
   }
   // The commit store: atomic in every mode (concurrent readers may see it), durable only after persist.
   // Transactional: the word is undo-logged first.
-  void store8(uint64_t* word, uint64_t value, const std::source_location where = std::source_location::current()) const noexcept {
+  void store8(uint64_t* word, uint64_t value,
+              const std::source_location where = std::source_location::current()) const noexcept {
     if constexpr (M::kTransactional) pmdk::tx::snapshot(word, 8);
     persister_->store8(word, value, where);
   }

@@ -52,7 +52,8 @@ const std::byte* find_in_chain_shared(const A& arena, const uint64_t* head, uint
 // Pushes a new node for `key` at the head: written and made durable first, then published by one 8-byte
 // store of the head (the commit). False when the memory is full.
 template <PersistencePolicy A>
-bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key, const std::byte* value) noexcept(A::kNothrow) {
+bool push_on_chain(A& arena, const ValueCell& cell, uint64_t* head, uint64_t key,
+                   const std::byte* value) noexcept(A::kNothrow) {
   const uint64_t off = arena.alloc(chain_node_bytes(cell));
   if (off == 0) return false;
   std::byte* node = arena.bytes(off);

@@ -144,9 +144,9 @@ class MaybeLocked {
 // counters, each on a line of its own, chosen by the thread; a writer takes the writer word, then waits
 // until every counter is 0. Readers on different cores thus write only their own lines: a shared reader
 // count (std::shared_mutex) moves one line between the cores on every lock and unlock, so two reading
-// threads hardly outrun one, and its futex sleeps let a reader wait out a writer for a scheduler tick. Writers pay one line per counter; the structure's writes are the
-// rarer operation wherever reads are to scale. Writers come first: a reader that finds the writer word
-// taken steps back and waits, so a stream of readers cannot starve a writer.
+// threads hardly outrun one, and its futex sleeps let a reader wait out a writer for a scheduler tick. Writers pay one
+// line per counter; the structure's writes are the rarer operation wherever reads are to scale. Writers come first: a
+// reader that finds the writer word taken steps back and waits, so a stream of readers cannot starve a writer.
 //
 // Both sides use sequentially consistent read-modify-writes and loads on two different words (a reader:
 // its counter, then the writer word; a writer: the writer word, then the counters), the store-load order

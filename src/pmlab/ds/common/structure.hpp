@@ -21,14 +21,14 @@ concept Structure = requires(S s, const S cs, uint64_t key, uint64_t record, con
                              uint32_t n, const Options& o) {
   { S::kName } -> std::convertible_to<std::string_view>;
   { S::bytes_needed(o) } -> std::convertible_to<uint64_t>;
-  { s.create(record) } -> std::same_as<Status>;   // empty structure for `record` records
-  { s.recover() } -> std::same_as<Status>;        // reopen after a crash (rebuild volatile parts)
-  { s.insert(key, record, in) } -> std::same_as<bool>;  // upsert; false: out of space
-  { s.update(key, record, in) } -> std::same_as<bool>;  // false: no such key
-  { s.read(key, record, out) } -> std::same_as<bool>;   // false: no such key
+  { s.create(record) } -> std::same_as<Status>;               // empty structure for `record` records
+  { s.recover() } -> std::same_as<Status>;                    // reopen after a crash (rebuild volatile parts)
+  { s.insert(key, record, in) } -> std::same_as<bool>;        // upsert; false: out of space
+  { s.update(key, record, in) } -> std::same_as<bool>;        // false: no such key
+  { s.read(key, record, out) } -> std::same_as<bool>;         // false: no such key
   { s.scan(key, record, n, out) } -> std::same_as<uint32_t>;  // records visited from `key` on
   { cs.count() } -> std::same_as<uint64_t>;
-  { cs.check() } -> std::same_as<Status>;         // structural invariants
+  { cs.check() } -> std::same_as<Status>;  // structural invariants
 };
 
 // A structure that also deletes (the hashtable): as failure-atomic as its inserts.

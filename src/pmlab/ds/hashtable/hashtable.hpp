@@ -153,10 +153,13 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   // A shared table's readers hold no lock: a node they reach must stay that node (find_in_chain_shared).
   static Status can_share(bool shared) {
     if (shared && A::kReusesBlocks)
-      return error(Errc::invalid_argument, "a hashtable shared between threads needs memory that never reuses a freed block");
+      return error(Errc::invalid_argument,
+                   "a hashtable shared between threads needs memory that never reuses a freed block");
     return Status::success();
   }
-  std::byte* find(uint64_t b, uint64_t key) const noexcept(A::kNothrow) { return find_in_chain(arena_, heads() + b, key); }
+  std::byte* find(uint64_t b, uint64_t key) const noexcept(A::kNothrow) {
+    return find_in_chain(arena_, heads() + b, key);
+  }
 
   A& arena_;
   StripedVersionLocks locks_;

@@ -16,8 +16,7 @@ template <PersistencePolicy A>
 class List : public StructureBase<Identity{"list", "ll"}> {
  public:
   // How threads share it, as a run's context states it.
-  static constexpr const char* kLocking =
-      "one reader-writer lock";
+  static constexpr const char* kLocking = "one reader-writer lock";
   static constexpr bool kDenseKeysOnly = false;
 
   List(A& arena, const Options& o) : StructureBase(o), arena_(arena) {}

@@ -21,8 +21,7 @@ template <PersistencePolicy A>
 class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
  public:
   // How threads share it, as a run's context states it.
-  static constexpr const char* kLocking =
-      "one reader-writer lock";
+  static constexpr const char* kLocking = "one reader-writer lock";
   static constexpr bool kDenseKeysOnly = false;
 
   static constexpr uint32_t kMaxHeight = 24;
@@ -129,7 +128,8 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
       for (uint64_t off = link(head, level); off != 0; off = link(off, level)) {
         while (at0 != 0 && at0 != off) at0 = link(at0, 0);
         if (at0 == 0)
-          return error(Errc::corrupted, "skiplist level " + std::to_string(level) + " is not a sorted subsequence of level 0");
+          return error(Errc::corrupted,
+                       "skiplist level " + std::to_string(level) + " is not a sorted subsequence of level 0");
         if (height(off) <= level) return error(Errc::corrupted, "skiplist node linked above its height");
       }
     }
@@ -143,7 +143,9 @@ class Skiplist : public StructureBase<Identity{"skiplist", "sl"}> {
   }
   size_t node_bytes(uint32_t h) const noexcept { return 16 + 8 * static_cast<size_t>(h) + cell_.bytes(); }
   uint64_t key_at(uint64_t off) const noexcept(A::kNothrow) { return arena_.load(arena_.template at<uint64_t>(off)); }
-  uint64_t height(uint64_t off) const noexcept(A::kNothrow) { return arena_.load(arena_.template at<uint64_t>(off) + 1); }
+  uint64_t height(uint64_t off) const noexcept(A::kNothrow) {
+    return arena_.load(arena_.template at<uint64_t>(off) + 1);
+  }
   uint64_t* links(uint64_t off) const noexcept { return arena_.template at<uint64_t>(off) + 2; }
   uint64_t link(uint64_t off, uint32_t level) const noexcept(A::kNothrow) { return arena_.load(links(off) + level); }
   std::byte* cell(uint64_t off) const noexcept(A::kNothrow) { return arena_.bytes(off) + 16 + 8 * height(off); }

@@ -3,7 +3,8 @@
 namespace pmlab::lockfree {
 
 EpochReclaimer::EpochReclaimer(int advance_every)
-    : advance_every_(advance_every < 1 ? 1u : static_cast<uint32_t>(advance_every)), locals_(std::make_unique<Local[]>(Slab::kMaxThreads)) {}
+    : advance_every_(advance_every < 1 ? 1u : static_cast<uint32_t>(advance_every)),
+      locals_(std::make_unique<Local[]>(Slab::kMaxThreads)) {}
 
 EpochReclaimer::~EpochReclaimer() { drain(); }
 

@@ -60,7 +60,7 @@ class EpochReclaimer {
   };
   struct alignas(64) Local {
     std::atomic<uint64_t> announced{0};  // epoch << 1 | kActive while inside a Guard
-    uint64_t seen = 0;                    // the last epoch this thread entered
+    uint64_t seen = 0;                   // the last epoch this thread entered
     uint32_t enters = 0;
     // Guards the lists against reclaim_all; the owner takes it uncontended in all but that rare case.
     std::atomic<bool> busy{false};
@@ -69,8 +69,7 @@ class EpochReclaimer {
   };
   static bool try_lock(Local& l) noexcept { return !l.busy.exchange(true, std::memory_order_acquire); }
   static void lock(Local& l) noexcept {
-    while (!try_lock(l)) {
-    }
+    while (!try_lock(l)) {}
   }
   static void unlock(Local& l) noexcept { l.busy.store(false, std::memory_order_release); }
   void free_list(std::vector<Retired>& list) noexcept;

@@ -12,7 +12,8 @@ Slab::Slab(std::byte* base, uint64_t first_offset, uint32_t node_bytes, uint32_t
   if (count % 64 != 0) tail_mask_ = ~((uint64_t{1} << (count % 64)) - 1);
   cursors_ = std::make_unique<Cursor[]>(kMaxThreads);
   for (int t = 0; t < kMaxThreads; ++t)
-    cursors_[t].word.store(words_ == 0 ? 0 : (static_cast<size_t>(t) * words_ / kMaxThreads), std::memory_order_relaxed);
+    cursors_[t].word.store(words_ == 0 ? 0 : (static_cast<size_t>(t) * words_ / kMaxThreads),
+                           std::memory_order_relaxed);
   reset_all_free();
 }
 
@@ -66,7 +67,8 @@ bool Slab::is_allocated(uint64_t offset) const noexcept {
 
 uint64_t Slab::allocated() const noexcept {
   uint64_t n = 0;
-  for (size_t w = 0; w < words_; ++w) n += static_cast<uint64_t>(std::popcount(bits_[w].load(std::memory_order_acquire)));
+  for (size_t w = 0; w < words_; ++w)
+    n += static_cast<uint64_t>(std::popcount(bits_[w].load(std::memory_order_acquire)));
   return n - static_cast<uint64_t>(std::popcount(tail_mask_));
 }
 

@@ -67,7 +67,7 @@ class Slab {
   uint32_t count_;
   size_t words_;
   std::unique_ptr<std::atomic<uint64_t>[]> bits_;  // 1 = taken
-  uint64_t tail_mask_ = 0;                          // bits of the last word beyond count_: always taken
+  uint64_t tail_mask_ = 0;                         // bits of the last word beyond count_: always taken
   struct alignas(64) Cursor {
     std::atomic<size_t> word{0};
   };

@@ -1,8 +1,8 @@
 // Crash-test subjects for the persistent lists: lockfree.list.{tlog,logfree,soft,linkfree}.
 //
-// Two threads each run a seeded stream (of --ops operations) of inserts, deletes and lookups over the same few keys, interleaved by the
-// simulator at persistence calls and atomic words, so an update can be seen by the other thread before it
-// returns, and nodes are freed and reused (the reclaimer advances its epoch on every operation). After a
+// Two threads each run a seeded stream (of --ops operations) of inserts, deletes and lookups over the same few keys,
+// interleaved by the simulator at persistence calls and atomic words, so an update can be seen by the other thread
+// before it returns, and nodes are freed and reused (the reclaimer advances its epoch on every operation). After a
 // crash the recovered set must be durably linearizable: the set after some order of the operations that
 // returned (with the results they returned) and any of those in flight. The list must also be well-formed,
 // every slab node taken must be a member (no leak), and the recovered list must accept new updates.
@@ -91,7 +91,8 @@ class ListSubject final : public crash::Subject {
     const std::vector<uint64_t> got = list.keys();
     uint64_t recovered = 0;
     for (uint64_t k : got) {
-      if (k == 0 || k > kKeys) return error(Errc::failed, "recovered list holds key " + std::to_string(k) + ", never inserted");
+      if (k == 0 || k > kKeys)
+        return error(Errc::failed, "recovered list holds key " + std::to_string(k) + ", never inserted");
       if (recovered >> k & 1) return error(Errc::failed, "recovered list holds key " + std::to_string(k) + " twice");
       recovered |= uint64_t{1} << k;
     }
@@ -106,14 +107,17 @@ class ListSubject final : public crash::Subject {
       return set;
     };
     if (!crash::durably_linearizable(at.history, uint64_t{0}, recovered, step))
-      return error(Errc::failed, "recovered " + describe(recovered) + ": no order of the " + std::to_string(at.ops_completed) +
+      return error(Errc::failed, "recovered " + describe(recovered) + ": no order of the " +
+                                     std::to_string(at.ops_completed) +
                                      " operations that returned (and those in flight), with their results, leaves it");
     if (Status s = list.check(); !s) return error(Errc::failed, "after recovery: " + s.message());
     // The recovered list must work: its slab bitmap must not hand out a member's node.
     for (uint64_t k = 1; k <= kKeys + 2; ++k) {
       const bool had = (recovered >> k & 1) != 0;
-      if (list.insert(1, k) == had) return error(Errc::failed, "insert " + std::to_string(k) + " after recovery disagrees");
-      if (!had && !list.remove(1, k)) return error(Errc::failed, "delete " + std::to_string(k) + " after recovery failed");
+      if (list.insert(1, k) == had)
+        return error(Errc::failed, "insert " + std::to_string(k) + " after recovery disagrees");
+      if (!had && !list.remove(1, k))
+        return error(Errc::failed, "delete " + std::to_string(k) + " after recovery failed");
     }
     if (list.keys() != got) return error(Errc::failed, "updates after recovery changed other keys");
     return list.check();

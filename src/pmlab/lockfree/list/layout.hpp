@@ -54,7 +54,8 @@ inline Root& root_of(std::byte* base) noexcept { return *reinterpret_cast<Root*>
 // Zeroes the region a list of `design` needs, writes its root and makes both durable.
 inline Status format(std::byte* base, size_t size, const persist::Persister& p, uint64_t design, uint32_t capacity,
                      int max_threads) {
-  if (max_threads < 1 || max_threads > Slab::kMaxThreads) return error(Errc::invalid_argument, "max_threads out of range");
+  if (max_threads < 1 || max_threads > Slab::kMaxThreads)
+    return error(Errc::invalid_argument, "max_threads out of range");
   const uint64_t bytes = bytes_needed(capacity, max_threads);
   if (bytes > size) return error(Errc::no_space, "region too small for the list");
   std::memset(base, 0, bytes);

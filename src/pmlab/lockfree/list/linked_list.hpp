@@ -105,9 +105,7 @@ class LinkedList {
       }
       if (n == 0) {
         n = slab_->alloc(tid);
-        if (n == 0) {
-          return InsertOutcome::no_space;
-        }
+        if (n == 0) { return InsertOutcome::no_space; }
         node(n)->key = key;
         node(n)->meta = 0;
       }
@@ -179,7 +177,7 @@ class LinkedList {
       uint64_t expected = w.pred_word;
       if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel)) {
         if constexpr (kTLog) p_.flush(&node(w.pred)->next, 8);  // durable (by clear_log's fence) before reuse
-        if constexpr (kLogFree) p_.fence();                      // durable before the node is reused
+        if constexpr (kLogFree) p_.fence();                     // durable before the node is reused
         reclaimer_.retire(tid, *slab_, w.curr);
       } else {
         (void)find(tid, key);  // unlinks it
@@ -193,7 +191,8 @@ class LinkedList {
     EpochReclaimer::Guard guard(reclaimer_, tid);
     uint64_t curr = list_layout::ptr(link(list_layout::kHead).load(std::memory_order_acquire));
     while (curr != 0 && node(curr)->key < key) curr = list_layout::ptr(link(curr).load(std::memory_order_acquire));
-    return curr != 0 && node(curr)->key == key && (link(curr).load(std::memory_order_acquire) & list_layout::kMark) == 0;
+    return curr != 0 && node(curr)->key == key &&
+           (link(curr).load(std::memory_order_acquire) & list_layout::kMark) == 0;
   }
 
   // Quiescent only: the keys in order.
@@ -229,7 +228,9 @@ class LinkedList {
   list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
   persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
-  uint64_t* log_word(int tid) const noexcept { return reinterpret_cast<uint64_t*>(base_ + list_layout::log_offset(tid)); }
+  uint64_t* log_word(int tid) const noexcept {
+    return reinterpret_cast<uint64_t*>(base_ + list_layout::log_offset(tid));
+  }
   int threads() const noexcept { return static_cast<int>(root().max_threads); }
 
   void make_slab() {

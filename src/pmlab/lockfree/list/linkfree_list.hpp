@@ -30,10 +30,10 @@ namespace pmlab::lockfree {
 
 // The validity word of a Link-free node and of a SOFT persistent node: key << 4 | flags.
 namespace validity {
-inline constexpr uint64_t kValid = 1;        // the insert linearized
-inline constexpr uint64_t kDeleted = 2;      // the delete linearized (durable before the node is unlinked)
-inline constexpr uint64_t kInsFlushed = 4;   // the valid state is known durable: readers need not flush
-inline constexpr uint64_t kDelFlushed = 8;   // the deleted state is known durable
+inline constexpr uint64_t kValid = 1;       // the insert linearized
+inline constexpr uint64_t kDeleted = 2;     // the delete linearized (durable before the node is unlinked)
+inline constexpr uint64_t kInsFlushed = 4;  // the valid state is known durable: readers need not flush
+inline constexpr uint64_t kDelFlushed = 8;  // the deleted state is known durable
 inline constexpr uint64_t key_of(uint64_t word) noexcept { return word >> 4; }
 inline constexpr uint64_t fresh(uint64_t key) noexcept { return key << 4; }
 inline constexpr bool member(uint64_t word) noexcept { return (word & kValid) != 0 && (word & kDeleted) == 0; }
@@ -62,13 +62,16 @@ class LinkFreeList {
   using Node = list_layout::Node;
 
  public:
-  static uint64_t bytes_needed(uint32_t capacity, int max_threads) { return list_layout::bytes_needed(capacity, max_threads); }
+  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
+    return list_layout::bytes_needed(capacity, max_threads);
+  }
 
   LinkFreeList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
       : base_(base), size_(size), p_(p), reclaimer_(advance_every) {}
 
   Status format(uint32_t capacity, int max_threads) {
-    PMLAB_TRY(list_layout::format(base_, size_, p_, static_cast<uint64_t>(ListDesign::linkfree), capacity, max_threads));
+    PMLAB_TRY(
+        list_layout::format(base_, size_, p_, static_cast<uint64_t>(ListDesign::linkfree), capacity, max_threads));
     make_slab();
     return Status::success();
   }
@@ -117,9 +120,7 @@ class LinkFreeList {
       }
       if (n == 0) {
         n = slab_->alloc(tid);
-        if (n == 0) {
-          return InsertOutcome::no_space;
-        }
+        if (n == 0) { return InsertOutcome::no_space; }
         meta(n).store(validity::fresh(key), std::memory_order_relaxed);  // one store invalidates the old node
       }
       link(n).store(w.curr, std::memory_order_relaxed);
@@ -152,8 +153,7 @@ class LinkFreeList {
       uint64_t expected = w.pred_word;
       if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel))
         reclaimer_.retire(tid, *slab_, w.curr);
-      else
-        (void)find(tid, key);
+      else (void)find(tid, key);
       return true;
     }
   }
@@ -177,7 +177,8 @@ class LinkFreeList {
   std::vector<uint64_t> keys() const {
     std::vector<uint64_t> out;
     for (uint64_t c = list_layout::ptr(node(list_layout::kHead)->next); c != 0; c = list_layout::ptr(node(c)->next))
-      if ((node(c)->next & list_layout::kMark) == 0 && (node(c)->meta & validity::kValid)) out.push_back(validity::key_of(node(c)->meta));
+      if ((node(c)->next & list_layout::kMark) == 0 && (node(c)->meta & validity::kValid))
+        out.push_back(validity::key_of(node(c)->meta));
     return out;
   }
 
@@ -188,7 +189,8 @@ class LinkFreeList {
       if (!slab_->owns(c)) return error(Errc::corrupted, "link outside the slab");
       if (++reached > slab_->count()) return error(Errc::corrupted, "cycle in the list");
       const uint64_t m = node(c)->meta;
-      if (!validity::member(m) || (node(c)->next & list_layout::kMark)) return error(Errc::corrupted, "a linked node is not a member");
+      if (!validity::member(m) || (node(c)->next & list_layout::kMark))
+        return error(Errc::corrupted, "a linked node is not a member");
       if (validity::key_of(m) <= prev) return error(Errc::corrupted, "keys out of order");
       prev = validity::key_of(m);
     }
@@ -246,7 +248,8 @@ class LinkFreeList {
         pred_word = succ;
         continue;
       }
-      if (validity::key_of(meta(curr).load(std::memory_order_acquire)) >= key) return {pred, pred_word, curr, curr_word};
+      if (validity::key_of(meta(curr).load(std::memory_order_acquire)) >= key)
+        return {pred, pred_word, curr, curr_word};
       pred = curr;
       pred_word = curr_word;
     }

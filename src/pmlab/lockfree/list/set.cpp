@@ -5,9 +5,11 @@
 namespace pmlab::lockfree {
 
 namespace {
-constexpr auto kNames = enum_names<ListDesign>(
-    "list design", {{ListDesign::volatile_harris, "volatile"}, {ListDesign::tlog, "tlog"},
-                    {ListDesign::logfree, "logfree"}, {ListDesign::soft, "soft"}, {ListDesign::linkfree, "linkfree"}});
+constexpr auto kNames = enum_names<ListDesign>("list design", {{ListDesign::volatile_harris, "volatile"},
+                                                               {ListDesign::tlog, "tlog"},
+                                                               {ListDesign::logfree, "logfree"},
+                                                               {ListDesign::soft, "soft"},
+                                                               {ListDesign::linkfree, "linkfree"}});
 }  // namespace
 
 const char* to_string(ListDesign d) noexcept { return kNames.name(d); }

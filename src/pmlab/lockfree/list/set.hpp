@@ -67,7 +67,7 @@ concept PersistentSet = requires(S s, int tid, uint64_t key, uint32_t capacity, 
   { s.remove(tid, key) } -> std::same_as<bool>;
   { s.contains(tid, key) } -> std::same_as<bool>;
   { s.keys() } -> std::same_as<std::vector<uint64_t>>;  // in order; quiescent only
-  { s.check() } -> std::same_as<Status>;                 // structural invariants; quiescent only
+  { s.check() } -> std::same_as<Status>;                // structural invariants; quiescent only
 };
 
 }  // namespace pmlab::lockfree

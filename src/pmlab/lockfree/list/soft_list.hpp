@@ -31,11 +31,13 @@ namespace pmlab::lockfree {
 class SoftList {
   using Node = list_layout::Node;  // volatile node: key, meta = state, next, aux = its persistent node
   enum State : uint64_t { kIntendInsert = 0, kInserted = 1, kIntendDelete = 2, kDeleted = 3 };
-  static constexpr uint64_t kVHead = 64;   // offset of the volatile head in the DRAM buffer
+  static constexpr uint64_t kVHead = 64;  // offset of the volatile head in the DRAM buffer
   static constexpr uint64_t kVFirst = 128;
 
  public:
-  static uint64_t bytes_needed(uint32_t capacity, int max_threads) { return list_layout::bytes_needed(capacity, max_threads); }
+  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
+    return list_layout::bytes_needed(capacity, max_threads);
+  }
 
   SoftList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
       : base_(base), size_(size), p_(p), reclaimer_(advance_every) {}
@@ -118,8 +120,7 @@ class SoftList {
       uint64_t expected = w.pred_word;
       if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel))
         retire(tid, w.curr);
-      else
-        (void)find(tid, key);
+      else (void)find(tid, key);
       return true;
     }
   }
@@ -148,9 +149,11 @@ class SoftList {
     uint64_t reached = 0, prev = 0;
     for (uint64_t c = list_layout::ptr(vnode(kVHead)->next); c != 0; c = list_layout::ptr(vnode(c)->next)) {
       if (++reached > vslab_->count()) return error(Errc::corrupted, "cycle in the list");
-      if (vnode(c)->meta != kInserted || (vnode(c)->next & list_layout::kMark)) return error(Errc::corrupted, "a linked node is not a member");
+      if (vnode(c)->meta != kInserted || (vnode(c)->next & list_layout::kMark))
+        return error(Errc::corrupted, "a linked node is not a member");
       if (vnode(c)->key <= prev) return error(Errc::corrupted, "keys out of order");
-      if (!validity::member(pnode(vnode(c)->aux)->meta) || validity::key_of(pnode(vnode(c)->aux)->meta) != vnode(c)->key)
+      if (!validity::member(pnode(vnode(c)->aux)->meta) ||
+          validity::key_of(pnode(vnode(c)->aux)->meta) != vnode(c)->key)
         return error(Errc::corrupted, "a member's persistent node is not valid");
       prev = vnode(c)->key;
     }
@@ -206,8 +209,8 @@ class SoftList {
       state(v).compare_exchange_strong(s, kDeleted, std::memory_order_acq_rel);
     }
     uint64_t w = link(v).load(std::memory_order_acquire);
-    while ((w & list_layout::kMark) == 0 && !link(v).compare_exchange_weak(w, w | list_layout::kMark, std::memory_order_acq_rel)) {
-    }
+    while ((w & list_layout::kMark) == 0 &&
+           !link(v).compare_exchange_weak(w, w | list_layout::kMark, std::memory_order_acq_rel)) {}
     return w | list_layout::kMark;
   }
 

@@ -23,7 +23,9 @@ constexpr uint32_t kSlotBytes = 48;
 constexpr int kWords = kSlotBytes / 8;
 constexpr unsigned kProducers = 2, kConsumers = 2, kThreads = kProducers + kConsumers;
 
-uint64_t data_word(uint64_t element, int k) { return element * 0x100000001b3ULL + static_cast<uint64_t>(k) * 0x9e3779b9ULL + 1; }
+uint64_t data_word(uint64_t element, int k) {
+  return element * 0x100000001b3ULL + static_cast<uint64_t>(k) * 0x9e3779b9ULL + 1;
+}
 // The element whose data starts with `word0` (the inverse of data_word(·, 0)).
 uint64_t element_of(uint64_t word0) { return (word0 - 1) / 0x100000001b3ULL; }
 // Producer t's i-th element.
@@ -102,7 +104,8 @@ class RingSubject final : public crash::Subject {
       std::memcpy(w, bytes.data() + e * kSlotBytes, kSlotBytes);
       const uint64_t id = element_of(w[0]);
       for (int k = 0; k < kWords; ++k)
-        if (w[k] != data_word(id, k)) return error(Errc::failed, "element " + std::to_string(e) + " has torn or stale data");
+        if (w[k] != data_word(id, k))
+          return error(Errc::failed, "element " + std::to_string(e) + " has torn or stale data");
       got.ids.push_back(id);
     }
     auto step = [&](const Fifo& q, unsigned t, uint32_t op, std::optional<uint64_t> result) -> std::optional<Fifo> {
@@ -116,9 +119,9 @@ class RingSubject final : public crash::Subject {
       return next;
     };
     if (!crash::durably_linearizable<Fifo, FifoHash>(at.history, Fifo{}, got, step))
-      return error(Errc::failed, "recovered queue " + describe(got.ids) + ": no order of the " +
-                                     std::to_string(at.ops_completed) +
-                                     " operations that returned (and those in flight), with the elements pops returned, leaves it");
+      return error(Errc::failed,
+                   "recovered queue " + describe(got.ids) + ": no order of the " + std::to_string(at.ops_completed) +
+                       " operations that returned (and those in flight), with the elements pops returned, leaves it");
     // It keeps working: fill it, then drain it in order.
     uint64_t buf[kWords];
     for (uint64_t id = 5000; ring.size() < kCapacity; ++id) {
@@ -128,7 +131,8 @@ class RingSubject final : public crash::Subject {
     for (size_t e = 0; ring.size() > 0; ++e) {
       ring.pop(0, buf);
       const uint64_t expect = e < got.ids.size() ? got.ids[e] : 5000 + (e - got.ids.size());
-      if (buf[0] != data_word(expect, 0)) return error(Errc::failed, "after recovery the ring does not pop in FIFO order");
+      if (buf[0] != data_word(expect, 0))
+        return error(Errc::failed, "after recovery the ring does not pop in FIFO order");
     }
     return Status::success();
   }

@@ -33,8 +33,7 @@ uint64_t stride_of(uint32_t slot_bytes) { return round_up(8 + static_cast<uint64
 void relax(const persist::Persister& p, uint64_t& spins) noexcept {
   if (++spins % 64 == 0)
     std::this_thread::yield();  // the thread we wait for may not be running (fewer cores than threads)
-  else
-    p.spin_wait();
+  else p.spin_wait();
 }
 
 }  // namespace
@@ -59,7 +58,8 @@ std::vector<persist::Domain> claimed_domains(RingDesign d) {
 
 uint64_t RingBuffer::bytes_needed(uint32_t capacity, uint32_t slot_bytes, int max_threads) noexcept {
   const uint64_t t = static_cast<uint64_t>(max_threads);
-  return 3 * kLine + t * kLine + t * (kLine + stride_of(slot_bytes)) + static_cast<uint64_t>(capacity) * stride_of(slot_bytes);
+  return 3 * kLine + t * kLine + t * (kLine + stride_of(slot_bytes)) +
+         static_cast<uint64_t>(capacity) * stride_of(slot_bytes);
 }
 
 std::optional<RingDesign> RingBuffer::design_of(const std::byte* base, size_t size) noexcept {
@@ -99,7 +99,9 @@ uint64_t* RingBuffer::thread_line(int tid) const noexcept {
 std::byte* RingBuffer::slot(uint64_t ticket) const noexcept {
   return base_ + slots_off_ + (ticket & (capacity_ - 1)) * stride_;
 }
-std::byte* RingBuffer::undo(int tid) const noexcept { return base_ + undo_off_ + static_cast<uint64_t>(tid) * undo_stride_; }
+std::byte* RingBuffer::undo(int tid) const noexcept {
+  return base_ + undo_off_ + static_cast<uint64_t>(tid) * undo_stride_;
+}
 
 void RingBuffer::flush_data(const void* data, size_t len) const noexcept {
   if (slot_flusher_) slot_flusher_->flush(data, len);
@@ -107,13 +109,18 @@ void RingBuffer::flush_data(const void* data, size_t len) const noexcept {
 }
 
 Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOptions& options) {
-  if (capacity < 2 || (capacity & (capacity - 1)) != 0) return error(Errc::invalid_argument, "ring capacity must be a power of two >= 2");
-  if (options.max_threads < 1 || options.max_threads > 64) return error(Errc::invalid_argument, "max_threads out of range");
-  if (bytes_needed(capacity, slot_bytes, options.max_threads) > size_) return error(Errc::no_space, "region too small for the ring");
+  if (capacity < 2 || (capacity & (capacity - 1)) != 0)
+    return error(Errc::invalid_argument, "ring capacity must be a power of two >= 2");
+  if (options.max_threads < 1 || options.max_threads > 64)
+    return error(Errc::invalid_argument, "max_threads out of range");
+  if (bytes_needed(capacity, slot_bytes, options.max_threads) > size_)
+    return error(Errc::no_space, "region too small for the ring");
   if (options.first_ticket % capacity != 0 || options.first_ticket >= kConsumed / 2)
     return error(Errc::invalid_argument, "the first ticket must be a multiple of the capacity below 2^62");
   Root& r = *reinterpret_cast<Root*>(base_);
-  r = Root{kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), 0, {}};
+  r = Root{
+      kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), 0,
+      {}};
   attach_layout();
   std::memset(base_ + kLine, 0, slots_off_ - kLine);
   for (int t = 0; t < threads_; ++t) {
@@ -122,7 +129,8 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
   }
   // Slot i last held ticket first_ticket - capacity + i, consumed: recovery goes on from first_ticket.
   for (uint64_t i = 0; i < capacity_; ++i)
-    *reinterpret_cast<uint64_t*>(slot(i)) = options.first_ticket == 0 ? 0 : (options.first_ticket - capacity_ + i + 1) | kConsumed;
+    *reinterpret_cast<uint64_t*>(slot(i)) =
+        options.first_ticket == 0 ? 0 : (options.first_ticket - capacity_ + i + 1) | kConsumed;
   p_.persist(base_, slots_off_);
   for (uint64_t i = 0; i < capacity_; ++i) p_.flush(slot(i), 8);
   p_.fence();
@@ -131,17 +139,20 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
 
 Status RingBuffer::recover(const RingOptions& options) {
   const Root& r = *reinterpret_cast<const Root*>(base_);
-  if (r.magic != kRingMagic || r.design != static_cast<uint64_t>(design_)) return error(Errc::corrupted, "not a ring of this design");
+  if (r.magic != kRingMagic || r.design != static_cast<uint64_t>(design_))
+    return error(Errc::corrupted, "not a ring of this design");
   if (r.capacity < 2 || (r.capacity & (r.capacity - 1)) != 0 || r.max_threads < 1 || r.max_threads > 64 ||
       r.slot_bytes > (1u << 24) ||
-      bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes), static_cast<int>(r.max_threads)) > size_)
+      bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes),
+                   static_cast<int>(r.max_threads)) > size_)
     return error(Errc::corrupted, "ring root describes a larger region");
   attach_layout();
   slot_flusher_.reset();
   if (options.flush_slots && p_.domain() == persist::Domain::eadr) {
     persist::Config c = p_.config();
     c.domain = persist::Domain::adr;
-    if (c.flush == persist::FlushInstruction::ntstore) c.flush = persist::best_line_flush(platform::CpuFeatures::host());
+    if (c.flush == persist::FlushInstruction::ntstore)
+      c.flush = persist::best_line_flush(platform::CpuFeatures::host());
     auto flusher = p_.derive(c);
     if (!flusher) return flusher.status();
     slot_flusher_.emplace(*flusher);
@@ -181,7 +192,8 @@ Status RingBuffer::recover(const RingOptions& options) {
     if (stamp != 0 && (stamp & kConsumed) == 0) {
       const uint64_t ticket = stamp - 1, distance = (from - to) & (capacity_ - 1);
       if ((ticket & (capacity_ - 1)) != from || ticket < distance)
-        return error(Errc::corrupted, "the move's source slot " + std::to_string(from) + " holds ticket " + std::to_string(ticket));
+        return error(Errc::corrupted,
+                     "the move's source slot " + std::to_string(from) + " holds ticket " + std::to_string(ticket));
       move_element(ticket, ticket - distance);
     }
     // The record stays until the end of recovery: its source is clear now, so a redo would do nothing.
@@ -201,7 +213,8 @@ Status RingBuffer::recover(const RingOptions& options) {
     const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(i));
     if (stamp == 0 || (stamp & kConsumed) || stamp < consumed_end) continue;
     const uint64_t ticket = stamp - 1;
-    if ((ticket & (capacity_ - 1)) != i) return error(Errc::corrupted, "slot " + std::to_string(i) + " stamped with ticket " + std::to_string(ticket));
+    if ((ticket & (capacity_ - 1)) != i)
+      return error(Errc::corrupted, "slot " + std::to_string(i) + " stamped with ticket " + std::to_string(ticket));
     bool in_flight = false;
     for (int t = 0; t < threads_ && design_ == RingDesign::txfree; ++t) in_flight |= thread_line(t)[2] == ticket;
     if (!in_flight) elements.emplace_back(ticket, i);
@@ -300,9 +313,7 @@ void RingBuffer::push(int tid, const void* data) noexcept {
   std::byte* s = slot(ticket);
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
   switch (design_) {
-    case RingDesign::volatile_ring:
-      std::memcpy(s + 8, data, slot_bytes_);
-      break;
+    case RingDesign::volatile_ring: std::memcpy(s + 8, data, slot_bytes_); break;
     case RingDesign::txfree:
       // The push position, durable with the data: recovery rolls back the element it names. A plain
       // store: only recovery reads it, and a torn position names no ticket, so nothing is rolled back
@@ -344,8 +355,7 @@ void RingBuffer::pop(int tid, void* out) noexcept {
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
   std::memcpy(out, s + 8, slot_bytes_);
   switch (design_) {
-    case RingDesign::volatile_ring:
-      break;
+    case RingDesign::volatile_ring: break;
     case RingDesign::txfree:
       p_.store8(stamp, (ticket + 1) | kConsumed);
       p_.flush(stamp, 8);

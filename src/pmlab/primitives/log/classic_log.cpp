@@ -40,8 +40,8 @@ class ClassicLog final : public Log {
       om::EntryHeader h;
       std::memcpy(&h, data + offset, sizeof h);
       const uint64_t bytes = entry_bytes(Kind::classic, options_.padded, h.size);
-      const bool plausible = h.lsn >= floor && h.lsn > s.last_lsn && h.size <= om::kMaxPayload &&
-                             bytes <= lane_bytes_ - offset;
+      const bool plausible =
+          h.lsn >= floor && h.lsn > s.last_lsn && h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset;
       if (!plausible) break;
       uint64_t footer;
       std::memcpy(&footer, data + offset + om::classic_footer_offset(options_.padded, h.size), sizeof footer);

@@ -117,8 +117,8 @@ class LogSubject final : public crash::Subject {
     if (!matches(acked) && !(in_flight && matches(with_flying))) {
       std::string got;
       for (const Entry& e : entries) got += " " + std::to_string(e.lsn) + "/" + std::to_string(e.payload.size()) + "B";
-      return error(Errc::failed, "recovered " + std::to_string(entries.size()) + " entries (" + got +
-                                     " ) where " + std::to_string(acked.size()) + " returned appends" +
+      return error(Errc::failed, "recovered " + std::to_string(entries.size()) + " entries (" + got + " ) where " +
+                                     std::to_string(acked.size()) + " returned appends" +
                                      (in_flight ? " (and maybe the one in flight)" : "") + " should be, exactly");
     }
     // The recovered log goes on: one more append survives a reopen.

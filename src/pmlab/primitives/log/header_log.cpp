@@ -12,9 +12,7 @@ class HeaderLog final : public SizeFieldLog {
   using SizeFieldLog::SizeFieldLog;
 
  protected:
-  void publish(uint32_t lane, uint64_t tail) noexcept override {
-    store_size_field(size_slot(lane, 0), tail);
-  }
+  void publish(uint32_t lane, uint64_t tail) noexcept override { store_size_field(size_slot(lane, 0), tail); }
   uint64_t published_tail(uint32_t lane) const noexcept override {
     return persist::Persister::load8(size_slot(lane, 0));
   }

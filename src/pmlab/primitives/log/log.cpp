@@ -45,7 +45,6 @@ Result<Stores> parse_stores(std::string_view text) { return kStores.parse(text);
 
 int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
 
-
 namespace {
 
 uint64_t superblock_checksum(const om::Superblock& sb) {
@@ -81,8 +80,8 @@ uint64_t fresh_log_id() {
 Status check_options(const Options& o) {
   if (maker_for(o.kind) == nullptr) return error(Errc::invalid_argument, "unknown log writer kind");
   if (o.lanes == 0 || o.lanes > om::kMaxLanes)
-    return error(Errc::invalid_argument, "a log has 1 to " + std::to_string(om::kMaxLanes) + " lanes, not " +
-                                             std::to_string(o.lanes));
+    return error(Errc::invalid_argument,
+                 "a log has 1 to " + std::to_string(om::kMaxLanes) + " lanes, not " + std::to_string(o.lanes));
   if (o.kind == Kind::header_dancing && (o.dancing_slots == 0 || o.dancing_slots > om::kMaxDancingSlots))
     return error(Errc::invalid_argument, "header-dancing needs 1 to " + std::to_string(om::kMaxDancingSlots) +
                                              " size fields per lane, not " + std::to_string(o.dancing_slots));
@@ -97,8 +96,12 @@ uint64_t data_offset_for(const Options& o) {
 
 Log::Log(std::span<std::byte> region, const persist::Persister& persister, const Options& options,
          const Geometry& geometry)
-    : region_(region), persister_(persister), options_(options), geometry_(geometry),
-      lane_bytes_(geometry.lane_bytes), lanes_(std::make_unique<LaneState[]>(options.lanes)) {}
+    : region_(region),
+      persister_(persister),
+      options_(options),
+      geometry_(geometry),
+      lane_bytes_(geometry.lane_bytes),
+      lanes_(std::make_unique<LaneState[]>(options.lanes)) {}
 
 uint64_t Log::entry_bytes(Kind kind, bool padded, uint64_t payload) noexcept {
   return om::entry_footprint(kind, padded, payload);
@@ -148,8 +151,8 @@ Status Log::lane_full(uint32_t lane, uint64_t need) const {
 }
 
 Status Log::no_such_lane(uint32_t lane) const {
-  return error(Errc::invalid_argument,
-               "log lane " + std::to_string(lane) + " does not exist (the log has " + std::to_string(options_.lanes) + ")");
+  return error(Errc::invalid_argument, "log lane " + std::to_string(lane) + " does not exist (the log has " +
+                                           std::to_string(options_.lanes) + ")");
 }
 
 void Log::store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body, size_t body_len) noexcept {
@@ -169,8 +172,7 @@ void Log::store_entry_cached(std::byte* dst, const HeaderWords& head, const void
     // the head's other lines are written back here.
     const auto start = reinterpret_cast<uintptr_t>(body_dst);
     const uintptr_t head_end = start % om::kLine ? (start & ~(om::kLine - 1)) : start;
-    if (head_end > reinterpret_cast<uintptr_t>(dst))
-      persister_.flush(dst, head_end - reinterpret_cast<uintptr_t>(dst));
+    if (head_end > reinterpret_cast<uintptr_t>(dst)) persister_.flush(dst, head_end - reinterpret_cast<uintptr_t>(dst));
     return;
   }
   if (body_len > 0) std::memcpy(dst + head_len, body, body_len);  // an empty payload may have no address
@@ -283,9 +285,9 @@ Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persis
     return error(Errc::corrupted, "log superblock names an unknown writer (" + std::to_string(sb.kind) + ")");
   if (Status s = check_options(o); !s) return error(Errc::corrupted, "log superblock: " + s.message());
   Geometry g{sb.slots_per_lane, om::kSlotsOffset, sb.data_offset, sb.lane_bytes, sb.region_bytes, sb.log_id};
-  const bool consistent = g.slots_per_lane == slots_for(o) &&
-                          g.data_offset == data_offset_for(o) && g.lane_bytes >= om::kMinLaneBytes &&
-                          g.lane_bytes % 256 == 0 && g.region_bytes == g.data_offset + o.lanes * g.lane_bytes;
+  const bool consistent = g.slots_per_lane == slots_for(o) && g.data_offset == data_offset_for(o) &&
+                          g.lane_bytes >= om::kMinLaneBytes && g.lane_bytes % 256 == 0 &&
+                          g.region_bytes == g.data_offset + o.lanes * g.lane_bytes;
   if (!consistent) return error(Errc::corrupted, "log superblock geometry is inconsistent");
   if (g.region_bytes > region.size())
     return error(Errc::corrupted, "the log needs " + std::to_string(g.region_bytes) + " bytes but its region has " +
@@ -365,9 +367,7 @@ Result<std::unique_ptr<pool::Pool>> create_pool(const std::string& path, uint64_
   return pool::create_structure_pool<Log>(path, size, kPoolLayout, options);
 }
 
-Result<std::unique_ptr<Log>> open_in_pool(pool::Pool& pool) {
-  return pool::open_structure<Log>(pool, kPoolLayout);
-}
+Result<std::unique_ptr<Log>> open_in_pool(pool::Pool& pool) { return pool::open_structure<Log>(pool, kPoolLayout); }
 
 namespace {
 [[maybe_unused]] const bool pool_layout_registered = pool::register_structure_layout<Log>(

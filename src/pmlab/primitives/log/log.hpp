@@ -72,8 +72,8 @@ struct Options {
   Kind kind = Kind::zero;
   bool padded = false;
   Stores stores = Stores::cached;
-  uint32_t lanes = 1;          // concurrent appenders; the region is divided evenly between them
-  uint32_t dancing_slots = 64; // size fields per lane for header-dancing ([PMemIO] used 64)
+  uint32_t lanes = 1;           // concurrent appenders; the region is divided evenly between them
+  uint32_t dancing_slots = 64;  // size fields per lane for header-dancing ([PMemIO] used 64)
   // The id written into the superblock, which tells this log's entries from a former log's in the same
   // region. 0: a fresh random id. Set it where the bytes must repeat (a crash test runs its stream twice).
   uint64_t log_id = 0;
@@ -93,8 +93,8 @@ struct Entry {
 // What recovery found: per lane, the entries kept and whether a torn tail was cut off.
 struct RecoveryReport {
   uint64_t entries = 0;
-  uint64_t torn_tails = 0;      // lanes whose last append was in flight and was discarded
-  uint64_t stale_lanes = 0;     // lanes a crash left half truncated, emptied now
+  uint64_t torn_tails = 0;   // lanes whose last append was in flight and was discarded
+  uint64_t stale_lanes = 0;  // lanes a crash left half truncated, emptied now
   uint64_t next_lsn = 0;
 };
 
@@ -236,11 +236,10 @@ class Log {
   Status recover(bool repair);
   // Streaming: `words` then `body` at dst as whole non-temporal lines (see Stores), the first line starting
   // with the lane's bytes before dst.
-  inline void stream_entry(uint32_t lane, std::byte* dst, const uint64_t* words, uint32_t word_count,
-                           const void* body, size_t body_len) noexcept;
+  inline void stream_entry(uint32_t lane, std::byte* dst, const uint64_t* words, uint32_t word_count, const void* body,
+                           size_t body_len) noexcept;
   // store_entry through the cache (and flush), out of line.
-  void store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body,
-                          size_t body_len) noexcept;
+  void store_entry_cached(std::byte* dst, const HeaderWords& head, const void* body, size_t body_len) noexcept;
   // Loads the lane's tail line from the media (after recovery found the tail).
   void remember_tail_line(uint32_t lane) noexcept;
 };

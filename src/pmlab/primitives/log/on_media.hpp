@@ -40,9 +40,9 @@ struct Superblock {
   uint32_t slots_per_lane;  // size fields per lane: 1 for header, N for header-dancing, 0 otherwise
   uint64_t lane_bytes;
   uint64_t data_offset;
-  uint64_t log_id;          // random per format: classic footers of an earlier log never validate
-  uint64_t region_bytes;    // bytes the geometry needs; the region may be larger
-  uint64_t checksum;        // fnv1a64 of every field before it, magic excluded
+  uint64_t log_id;        // random per format: classic footers of an earlier log never validate
+  uint64_t region_bytes;  // bytes the geometry needs; the region may be larger
+  uint64_t checksum;      // fnv1a64 of every field before it, magic excluded
 };
 static_assert(sizeof(Superblock) <= kLine);
 

@@ -37,10 +37,9 @@ __attribute__((target("popcnt"))) uint64_t scalar(uint64_t word0, uint64_t word1
 // 64 bytes per instruction where the CPU has VPOPCNTQ; the last partial line by a masked load, which
 // reads no byte outside the range.
 __attribute__((target("avx512f,avx512bw,avx512vpopcntdq"))) uint64_t vector(uint64_t word0, uint64_t word1,
-                                                                             const unsigned char* b,
-                                                                             size_t n) noexcept {
-  __m512i counts = _mm512_popcnt_epi64(_mm512_set_epi64(0, 0, 0, 0, 0, 0, static_cast<long long>(word1),
-                                                         static_cast<long long>(word0)));
+                                                                            const unsigned char* b, size_t n) noexcept {
+  __m512i counts = _mm512_popcnt_epi64(
+      _mm512_set_epi64(0, 0, 0, 0, 0, 0, static_cast<long long>(word1), static_cast<long long>(word0)));
   size_t i = 0;
   for (; i + 64 <= n; i += 64) counts = _mm512_add_epi64(counts, _mm512_popcnt_epi64(_mm512_loadu_si512(b + i)));
   if (i < n) {

@@ -49,9 +49,7 @@ Status SizeFieldLog::recover_lane(uint32_t lane, bool repair) {
 }
 
 void SizeFieldLog::reset_lane(uint32_t lane) {
-  for (uint32_t slot = 0; slot < geometry_.slots_per_lane; ++slot) {
-    store_size_field(size_slot(lane, slot), 0);
-  }
+  for (uint32_t slot = 0; slot < geometry_.slots_per_lane; ++slot) { store_size_field(size_slot(lane, slot), 0); }
 }
 
 }  // namespace pmlab::primitives::log

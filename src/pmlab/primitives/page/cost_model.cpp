@@ -28,7 +28,7 @@ double crossing(const std::vector<FlushCostModel::Sample>& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const double excess = ulog_excess(s[i]);
     if (excess < 0) continue;
-    if (i == 0) return s[0].dirty;  // cow is cheaper from the first point on
+    if (i == 0) return s[0].dirty;                // cow is cheaper from the first point on
     const double before = ulog_excess(s[i - 1]);  // < 0
     const double span = static_cast<double>(s[i].dirty) - static_cast<double>(s[i - 1].dirty);
     return s[i - 1].dirty + span * (-before) / (excess - before);
@@ -68,15 +68,18 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
   const uint32_t lines = store.options().page_size / kLineBytes;
   if (max_threads == 0) return error(Errc::invalid_argument, "calibration needs at least one thread");
   if (pages < max_threads)
-    return error(Errc::invalid_argument, "calibrating " + std::to_string(max_threads) + " threads needs as many pages; "
-                                             "the store has " + std::to_string(pages));
+    return error(Errc::invalid_argument, "calibrating " + std::to_string(max_threads) +
+                                             " threads needs as many pages; "
+                                             "the store has " +
+                                             std::to_string(pages));
   if (options.rounds == 0) return error(Errc::invalid_argument, "calibration needs at least one round");
   const uint64_t auto_batch = std::max<uint64_t>(8, CalibrationOptions::kAutoBatchBytes / store.options().page_size);
   const uint32_t batch = options.flushes_per_batch > 0 ? options.flushes_per_batch : static_cast<uint32_t>(auto_batch);
   std::vector<PageStore::Lane> lanes;
   for (uint32_t k = 0; k < max_threads; ++k) {
     auto lane = store.claim_lane();
-    if (!lane) return error(Errc::busy, "calibrating " + std::to_string(max_threads) + " threads: " + lane.status().message());
+    if (!lane)
+      return error(Errc::busy, "calibrating " + std::to_string(max_threads) + " threads: " + lane.status().message());
     lanes.push_back(std::move(*lane));
   }
   std::vector<uint32_t> grid;
@@ -98,7 +101,8 @@ Result<FlushCostModel> FlushCostModel::calibrate(PageStore& store, uint32_t max_
 
   for (uint32_t t = 1; t <= max_threads; ++t) {
     // ns[thread][grid point][policy]: one mean per round.
-    std::vector<std::vector<std::array<std::vector<double>, 2>>> ns(t, std::vector<std::array<std::vector<double>, 2>>(grid.size()));
+    std::vector<std::vector<std::array<std::vector<double>, 2>>> ns(
+        t, std::vector<std::array<std::vector<double>, 2>>(grid.size()));
     std::barrier<> sync(t);
     std::mutex failure_mutex;
     Status failure;

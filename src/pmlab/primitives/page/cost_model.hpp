@@ -25,7 +25,7 @@ struct CalibrationOptions {
   // kAutoBatchBytes of pages (at least 8): a few microseconds of 4 KiB flushes are all timer noise.
   uint32_t flushes_per_batch = 0;
   static constexpr uint64_t kAutoBatchBytes = 256 << 10;
-  uint32_t rounds = 15;            // each point takes its fastest round; policies alternate which goes first
+  uint32_t rounds = 15;  // each point takes its fastest round; policies alternate which goes first
 };
 
 class FlushCostModel {
@@ -49,7 +49,8 @@ class FlushCostModel {
   static FlushCostModel from_samples(std::vector<Sample> samples);
   // Times cow and ulog on the store with 1 … max_threads concurrent flushers at dirty lines 1, 2, 4, …,
   // all. Needs max_threads unclaimed lanes and pages.
-  static Result<FlushCostModel> calibrate(PageStore& store, uint32_t max_threads, const CalibrationOptions& options = {});
+  static Result<FlushCostModel> calibrate(PageStore& store, uint32_t max_threads,
+                                          const CalibrationOptions& options = {});
 
   Policy choose(uint32_t dirty, uint32_t threads) const noexcept {
     const size_t t = std::min<size_t>(std::max<uint32_t>(threads, 1), crossover_.size()) - 1;

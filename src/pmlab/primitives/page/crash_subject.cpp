@@ -126,12 +126,15 @@ class PageSubject final : public crash::Subject {
       const bool new_version = std::memcmp(bytes.data(), with_flying[pid].data(), kPageSize) == 0;
       if (old_version || new_version) continue;
       uint32_t line = 0;
-      while (line < kLines && std::memcmp(bytes.data() + line * kLineBytes, returned[pid].data() + line * kLineBytes,
-                                          kLineBytes) == 0 &&
-             std::memcmp(bytes.data() + line * kLineBytes, with_flying[pid].data() + line * kLineBytes, kLineBytes) == 0)
+      while (line < kLines &&
+             std::memcmp(bytes.data() + line * kLineBytes, returned[pid].data() + line * kLineBytes, kLineBytes) == 0 &&
+             std::memcmp(bytes.data() + line * kLineBytes, with_flying[pid].data() + line * kLineBytes, kLineBytes) ==
+                 0)
         ++line;
-      return error(Errc::failed, "page " + std::to_string(pid) + " is neither its last returned version nor the one "
-                                 "in flight (first differing line " + std::to_string(line) + ")");
+      return error(Errc::failed, "page " + std::to_string(pid) +
+                                     " is neither its last returned version nor the one "
+                                     "in flight (first differing line " +
+                                     std::to_string(line) + ")");
     }
     // The recovered store goes on: a flush through each lane survives another recovery.
     std::vector<PageStore::Lane> lanes;
@@ -151,7 +154,8 @@ class PageSubject final : public crash::Subject {
         page.mark_dirty(line);
       }
       expect.emplace_back(page.data(), page.data() + kPageSize);
-      if (Status s = flusher->flush(lanes[l], page); !s) return error(Errc::failed, "flush after recovery: " + s.message());
+      if (Status s = flusher->flush(lanes[l], page); !s)
+        return error(Errc::failed, "flush after recovery: " + s.message());
     }
     lanes.clear();
     flusher.reset();
@@ -179,13 +183,15 @@ crash::SubjectInfo info(Policy policy, const char* description) {
   return i;
 }
 
-const crash::SubjectRegistration cow{
-    info(Policy::cow, "copy-on-write page flushes (whole page to a spare slot, then page id + version), 3 pages, 2 lanes")};
+const crash::SubjectRegistration cow{info(
+    Policy::cow, "copy-on-write page flushes (whole page to a spare slot, then page id + version), 3 pages, 2 lanes")};
 const crash::SubjectRegistration ulog{
-    info(Policy::ulog, "micro-log page flushes (a self-validating record of the dirty lines, then in place), 3 pages, 2 lanes")};
+    info(Policy::ulog,
+         "micro-log page flushes (a self-validating record of the dirty lines, then in place), 3 pages, 2 lanes")};
 const crash::SubjectRegistration hybrid{
-    info(Policy::hybrid, "hybrid page flushes with a fixed crossover of 16 dirty lines, so pages alternate between "
-                         "copy-on-write and micro-log")};
+    info(Policy::hybrid,
+         "hybrid page flushes with a fixed crossover of 16 dirty lines, so pages alternate between "
+         "copy-on-write and micro-log")};
 
 }  // namespace
 }  // namespace pmlab::primitives::page

@@ -37,8 +37,13 @@ PageStore::Lane::~Lane() {
 
 PageStore::PageStore(std::span<std::byte> region, const persist::Persister& persister, const StoreOptions& options,
                      const Geometry& geometry)
-    : region_(region), persister_(persister), options_(options), geometry_(geometry),
-      slot_of_(options.pages, kNoSlot), pvn_(options.pages, 0), lane_state_(options.lanes),
+    : region_(region),
+      persister_(persister),
+      options_(options),
+      geometry_(geometry),
+      slot_of_(options.pages, kNoSlot),
+      pvn_(options.pages, 0),
+      lane_state_(options.lanes),
       claimed_(std::make_unique<std::atomic<bool>[]>(options.lanes)) {}
 
 PageStore::~PageStore() = default;
@@ -46,8 +51,8 @@ PageStore::~PageStore() = default;
 Result<PageStore::Geometry> PageStore::plan(const StoreOptions& o) {
   PMLAB_TRY(check_page_size(o.page_size));
   if (o.pages == 0 || o.pages > om::kMaxPages)
-    return error(Errc::invalid_argument, "a page store holds 1 to " + std::to_string(om::kMaxPages) + " pages, not " +
-                                             std::to_string(o.pages));
+    return error(Errc::invalid_argument,
+                 "a page store holds 1 to " + std::to_string(om::kMaxPages) + " pages, not " + std::to_string(o.pages));
   if (o.lanes == 0 || o.lanes > kMaxLanes)
     return error(Errc::invalid_argument,
                  "a page store has 1 to " + std::to_string(kMaxLanes) + " lanes, not " + std::to_string(o.lanes));
@@ -123,14 +128,16 @@ Status PageStore::read(uint64_t pid, DramPage& into) const {
 Result<uint64_t> PageStore::begin_flush(const Lane& lane, const DramPage& page) const {
   if (lane.store() != this) return error(Errc::invalid_argument, "the lane belongs to another page store");
   if (page.size() != options_.page_size)
-    return error(Errc::invalid_argument, "a " + std::to_string(page.size()) + "-byte page cannot be flushed to a store of " +
+    return error(Errc::invalid_argument, "a " + std::to_string(page.size()) +
+                                             "-byte page cannot be flushed to a store of " +
                                              std::to_string(options_.page_size) + "-byte pages");
   if (page.pid >= options_.pages)
     return error(Errc::invalid_argument, "page " + std::to_string(page.pid) + " is not in the store (it has " +
                                              std::to_string(options_.pages) + " pages)");
   if (page.dirty().empty()) return uint64_t{0};
   const uint64_t pvn = version(page.pid) + 1;
-  if (pvn > om::kMaxPvn) return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
+  if (pvn > om::kMaxPvn)
+    return error(Errc::failed, "page " + std::to_string(page.pid) + " has no version numbers left");
   return pvn;
 }
 
@@ -237,7 +244,8 @@ Status PageStore::recover(bool repair) {
                                         " version " + std::to_string(pvn) + "; the store has " + std::to_string(pages) +
                                         " pages");
     if (slot_of_[pid] != kNoSlot && pvn == pvn_[pid])
-      return error(Errc::corrupted, "page " + std::to_string(pid) + " has two slots with version " + std::to_string(pvn));
+      return error(Errc::corrupted,
+                   "page " + std::to_string(pid) + " has two slots with version " + std::to_string(pvn));
     if (slot_of_[pid] == kNoSlot || pvn > pvn_[pid]) {
       if (slot_of_[pid] != kNoSlot) ++recovery_.stale_slots;
       slot_of_[pid] = slot;
@@ -275,8 +283,8 @@ Status PageStore::recover(bool repair) {
       const std::string where = "micro-log " + std::to_string(l) + "/" + std::to_string(b) + ": ";
       // The count is stored whole into a zeroed word: it is the real count or zero, never more than a page.
       if (h.count > lines)
-        return error(Errc::corrupted, where + "holds " + std::to_string(h.count) + " lines; a page has " +
-                                          std::to_string(lines));
+        return error(Errc::corrupted,
+                     where + "holds " + std::to_string(h.count) + " lines; a page has " + std::to_string(lines));
       const uint64_t bits = static_cast<uint64_t>(std::popcount(h.commit) + std::popcount(h.count)) +
                             popcount_bytes(buffer + ug.kIndexOffset, h.count * sizeof(uint16_t)) +
                             popcount_bytes(buffer + ug.lines_offset, h.count * om::kLine);

@@ -128,8 +128,8 @@ class PageStore {
   const persist::Persister& persister_;
   StoreOptions options_;
   Geometry geometry_;
-  std::vector<uint64_t> slot_of_;   // page -> slot holding its newest version
-  std::vector<uint64_t> pvn_;       // page -> its newest durable version number
+  std::vector<uint64_t> slot_of_;  // page -> slot holding its newest version
+  std::vector<uint64_t> pvn_;      // page -> its newest durable version number
   // What each flush of a lane reads and writes, a line per lane: lanes flush concurrently, and two lanes'
   // words on one line would move it between their cores on every flush.
   struct alignas(64) LaneState {

@@ -38,10 +38,10 @@ namespace pmlab::primitives::page {
 
 class PolicyLearner {
  public:
-  static constexpr uint32_t kWindow = 3;     // timed flushes of each policy per comparison
+  static constexpr uint32_t kWindow = 3;             // timed flushes of each policy per comparison
   static constexpr uint32_t kExplore = kWindow + 1;  // the first after a switch is not timed
-  static constexpr uint32_t kRatios = 7;     // a cell decides by the median of its last comparisons
-  static constexpr uint32_t kDecideAfter = 3;  // comparisons before the evidence overrides the model
+  static constexpr uint32_t kRatios = 7;             // a cell decides by the median of its last comparisons
+  static constexpr uint32_t kDecideAfter = 3;        // comparisons before the evidence overrides the model
   static constexpr uint32_t kBootstrapInterval = 16;
   static constexpr uint32_t kMinInterval = 64;
   static constexpr uint32_t kMaxInterval = 1 << 20;  // (a 10x gap asks for ~80000)
@@ -84,9 +84,7 @@ class PolicyLearner {
   double ulog_vs_cow(uint32_t dirty, uint32_t threads) const;
   uint64_t comparisons() const noexcept { return comparisons_; }
   // Flushes planned per policy (index: Policy::cow, Policy::ulog) and of them, explorations.
-  uint64_t flushes(Policy p) const noexcept {
-    return flushes_[slot(p)] - (p == last_policy_ ? run_left_ : 0);
-  }
+  uint64_t flushes(Policy p) const noexcept { return flushes_[slot(p)] - (p == last_policy_ ? run_left_ : 0); }
   uint64_t explored() const noexcept { return explored_; }
 
   // The cell of a dirty-line count: powers of two and the points halfway between (1, 2, 3, 4, 6, 8, 12, …),
@@ -100,12 +98,12 @@ class PolicyLearner {
     bool decided = false;
     Policy learned = Policy::cow;
     uint32_t until_explore = kBootstrapInterval;
-    uint32_t exploring = 0;  // flushes of the other policy left
+    uint32_t exploring = 0;        // flushes of the other policy left
     bool compare_pending = false;  // explored; compared once the last explored flush's cycle closes
     std::array<std::array<double, kWindow>, 2> window{};  // [policy][sample]
     std::array<uint32_t, 2> in_window{};
     std::array<double, kRatios> ratios{};
-    uint32_t ratio_count = 0;  // all comparisons; the last kRatios are kept
+    uint32_t ratio_count = 0;     // all comparisons; the last kRatios are kept
     double median_ratio() const;  // of the kept ones; 0 before any
   };
   static size_t index(uint32_t dirty, uint32_t threads) noexcept;
@@ -114,7 +112,7 @@ class PolicyLearner {
   void compare(Cell& c);
 
   FlushCostModel prior_;
-  std::vector<Cell> cells_;  // [threads - 1][bucket], grown as thread counts appear
+  std::vector<Cell> cells_;              // [threads - 1][bucket], grown as thread counts appear
   Policy last_policy_ = Policy::hybrid;  // the lane's previous flush (hybrid: none yet)
   // A run: flushes of one (dirty, threads) point left before its cell's next sample, taken from the
   // cell's countdown up front and given back when another point interrupts the run.
@@ -122,9 +120,9 @@ class PolicyLearner {
   uint32_t run_dirty_ = 0;
   uint32_t run_threads_ = 0;
   size_t run_cell_ = 0;
-  bool time_next_ = false;               // the flush just planned is timed: its stamp opens a cycle
+  bool time_next_ = false;  // the flush just planned is timed: its stamp opens a cycle
   size_t next_cell_ = 0;
-  bool cycle_open_ = false;              // a timed flush's cycle, closed by the lane's next stamp
+  bool cycle_open_ = false;  // a timed flush's cycle, closed by the lane's next stamp
   double cycle_start_ = 0;
   size_t cycle_cell_ = 0;
   Policy cycle_policy_ = Policy::cow;

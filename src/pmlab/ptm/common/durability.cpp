@@ -7,9 +7,10 @@
 namespace pmlab::ptm {
 
 namespace {
-constexpr auto kDurabilities = enum_names<Durability>(
-    "durability model", {{Durability::adr, "adr"}, {Durability::eadr, "eadr"}, {Durability::pdram, "pdram"},
-                         {Durability::pdram_lite, "pdram-lite"}});
+constexpr auto kDurabilities = enum_names<Durability>("durability model", {{Durability::adr, "adr"},
+                                                                           {Durability::eadr, "eadr"},
+                                                                           {Durability::pdram, "pdram"},
+                                                                           {Durability::pdram_lite, "pdram-lite"}});
 }  // namespace
 
 const char* to_string(Durability d) noexcept { return kDurabilities.name(d); }
@@ -48,8 +49,7 @@ persist::Config data_config(Durability d, const persist::Config& base) noexcept 
 
 const char* assumption(Durability d) noexcept {
   switch (d) {
-    case Durability::adr:
-      return "log and data on the pool; every logged or written line is flushed and fenced (ADR)";
+    case Durability::adr: return "log and data on the pool; every logged or written line is flushed and fenced (ADR)";
     case Durability::eadr:
       return "log and data on the pool; caches durable, no flush; fences kept to order stores (eADR)";
     case Durability::pdram:

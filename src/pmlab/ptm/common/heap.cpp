@@ -14,7 +14,8 @@ void ptm_fatal(const std::string& what) {
 Status Heap::format(const persist::Persister& data) {
   if (size_ < kFirstBlock + 4 * kBlockGrain)
     return error(Errc::no_space, "ptm heap of " + std::to_string(size_) + " bytes is too small");
-  if (reinterpret_cast<uintptr_t>(base_) % 64 != 0) return error(Errc::invalid_argument, "ptm heap base is not 64-byte aligned");
+  if (reinterpret_cast<uintptr_t>(base_) % 64 != 0)
+    return error(Errc::invalid_argument, "ptm heap base is not 64-byte aligned");
   HeapHeader& h = header();
   std::memset(&h, 0, sizeof h);
   h.magic = kHeapMagic;
@@ -30,14 +31,16 @@ template <class F>
 Status walk(const std::byte* base, size_t size, F&& f) {
   const HeapHeader& h = *reinterpret_cast<const HeapHeader*>(base);
   if (h.magic != kHeapMagic) return error(Errc::corrupted, "ptm heap magic does not match");
-  if (h.size != size) return error(Errc::corrupted, "ptm heap size " + std::to_string(h.size) + " != region " + std::to_string(size));
+  if (h.size != size)
+    return error(Errc::corrupted, "ptm heap size " + std::to_string(h.size) + " != region " + std::to_string(size));
   if (h.top < kFirstBlock || h.top > size || h.top % kBlockGrain != 0)
     return error(Errc::corrupted, "ptm heap top " + std::to_string(h.top) + " outside the region");
   for (uint64_t off = kFirstBlock; off < h.top;) {
     const uint64_t word = *reinterpret_cast<const uint64_t*>(base + off);
     const uint64_t bytes = word & ~kAllocated;
     if (bytes == 0 || bytes % kBlockGrain != 0 || off + bytes > h.top)
-      return error(Errc::corrupted, "ptm heap block at " + std::to_string(off) + " has a bad header " + std::to_string(word));
+      return error(Errc::corrupted,
+                   "ptm heap block at " + std::to_string(off) + " has a bad header " + std::to_string(word));
     f(off, bytes, (word & kAllocated) != 0);
     off += bytes;
   }
@@ -108,10 +111,8 @@ void Heap::give_free(uint64_t block, uint64_t bytes, int arena) {
   Arena& a = *arenas_[static_cast<size_t>(arena) % arenas_.size()];
   const std::lock_guard<std::mutex> guard(a.lock);
   const uint64_t cls = bytes / kBlockGrain;
-  if (cls <= kSmallClasses)
-    a.small[cls].push_back(block);
-  else
-    a.large[bytes].push_back(block);
+  if (cls <= kSmallClasses) a.small[cls].push_back(block);
+  else a.large[bytes].push_back(block);
   a.blocks.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -33,10 +33,10 @@ inline constexpr uint64_t kAllocated = 1;
 
 struct alignas(64) HeapHeader {
   uint64_t magic;
-  uint64_t size;  // bytes of the region the heap may use
-  uint64_t top;   // end of the last block ever carved (transactional)
+  uint64_t size;           // bytes of the region the heap may use
+  uint64_t top;            // end of the last block ever carved (transactional)
   uint64_t recovered_seq;  // the redo PTM's: no log record up to this seq is ever replayed (one word: see recover())
-  uint64_t root[kRoots];  // the structure's entry points (transactional)
+  uint64_t root[kRoots];   // the structure's entry points (transactional)
 };
 static_assert(sizeof(HeapHeader) == 128);
 inline constexpr uint64_t kFirstBlock = sizeof(HeapHeader);

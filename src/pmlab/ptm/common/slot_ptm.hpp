@@ -65,8 +65,13 @@ class SlotPtm {
 
  protected:
   SlotPtm(const Regions& r, const Options& options)
-      : heap_(r.heap, r.heap_bytes, options.slots), log_(r.log), log_p_(*r.log_persister), data_p_(*r.data_persister), options_(options) {
-    if (r.log_bytes < log_bytes(options)) ptm_fatal(std::string(Ptm::kName) + " log region smaller than slots x slot_bytes");
+      : heap_(r.heap, r.heap_bytes, options.slots),
+        log_(r.log),
+        log_p_(*r.log_persister),
+        data_p_(*r.data_persister),
+        options_(options) {
+    if (r.log_bytes < log_bytes(options))
+      ptm_fatal(std::string(Ptm::kName) + " log region smaller than slots x slot_bytes");
     for (int i = 0; i < options.slots; ++i) {
       auto s = std::make_unique<Slot>();
       std::byte* base = log_ + static_cast<uint64_t>(i) * options.slot_bytes;

@@ -217,8 +217,7 @@ void RedoPtm::retire(Slot& p, uint64_t seq) {
   // here even when another thread stored it, whose fence may not have come yet.
   const persist::PmWord word = log_p_.word(&p.header->retired_seq);
   uint64_t cur = word.load(std::memory_order_acquire);
-  while (cur < seq && !word.compare_exchange_strong(cur, seq, std::memory_order_acq_rel)) {
-  }
+  while (cur < seq && !word.compare_exchange_strong(cur, seq, std::memory_order_acq_rel)) {}
   log_p_.flush(&p.header->retired_seq, 8);
 }
 
@@ -244,8 +243,7 @@ bool RedoPtm::commit(Slot& s) {
       const uint32_t o = orec_of(e.off);
       uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
       if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
-      if ((cur & kLocked) ||
-          !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
+      if ((cur & kLocked) || !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
         return false;
       s.locked.push_back({o, cur});
     }
@@ -316,8 +314,7 @@ bool RedoPtm::commit(Slot& s) {
     for (const auto& [p, v] : s.predecessors) {  // this fence made those retires durable
       std::atomic<uint64_t>& known = slots_[static_cast<size_t>(p)]->retired_durable;
       uint64_t cur = known.load(std::memory_order_relaxed);
-      while (cur < v && !known.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {
-      }
+      while (cur < v && !known.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {}
     }
     s.last_seq = wv;
     s.counters.log_entries += n;

@@ -119,8 +119,8 @@ struct alignas(64) RedoSlot : LogSlot<RedoRetireLine, RedoEntry> {
   uint64_t* area[2] = {nullptr, nullptr};
   uint64_t area_capacity = 0;  // entries a record holds
   int next_area = 0;
-  uint64_t run_seq = 0;   // the write version of the last run()'s commit, 0 if it wrote nothing
-  uint64_t last_seq = 0;  // this slot's newest record (its data's write-backs not yet fenced)
+  uint64_t run_seq = 0;             // the write version of the last run()'s commit, 0 if it wrote nothing
+  uint64_t last_seq = 0;            // this slot's newest record (its data's write-backs not yet fenced)
   std::vector<uint64_t> unflushed;  // that transaction's modified lines, written back by the next commit
   // Each on a line of its own: other threads read or write them on every commit, and this slot's own
   // fields above are its thread's hot data.

@@ -28,8 +28,8 @@ Status check_options(const StoreOptions& o) {
   if (o.kind != StoreKind::redo && o.kind != StoreKind::undo)
     return error(Errc::invalid_argument, "unknown PTM kind " + std::to_string(static_cast<int>(o.kind)));
   if (o.slots < 1 || o.slots > kMaxStoreSlots)
-    return error(Errc::invalid_argument, "PTM threads must be 1.." + std::to_string(kMaxStoreSlots) + ", not " +
-                                             std::to_string(o.slots));
+    return error(Errc::invalid_argument,
+                 "PTM threads must be 1.." + std::to_string(kMaxStoreSlots) + ", not " + std::to_string(o.slots));
   if (o.slot_bytes < kMinSlotBytes || o.slot_bytes % kLine != 0 || o.slot_bytes > (uint64_t{1} << 30))
     return error(Errc::invalid_argument, "PTM log bytes per thread must be a multiple of 64 from " +
                                              std::to_string(kMinSlotBytes) + " to 1 GiB, not " +
@@ -63,10 +63,8 @@ PtmStore::PtmStore(std::span<std::byte> region, const persist::Persister& persis
   o.slots = options_.slots;
   o.slot_bytes = options_.slot_bytes;
   const Regions r = regions_of(region, persister, sb);
-  if (kind_ == StoreKind::redo)
-    redo_ = std::make_unique<RedoPtm>(r, o);
-  else
-    undo_ = std::make_unique<UndoPtm>(r, o);
+  if (kind_ == StoreKind::redo) redo_ = std::make_unique<RedoPtm>(r, o);
+  else undo_ = std::make_unique<UndoPtm>(r, o);
 }
 
 Result<std::unique_ptr<PtmStore>> PtmStore::format(std::span<std::byte> region, const persist::Persister& persister,
@@ -101,8 +99,7 @@ Result<std::unique_ptr<PtmStore>> PtmStore::format(std::span<std::byte> region, 
 }
 
 Result<StoreSuperblock> PtmStore::read_superblock(std::span<const std::byte> region) {
-  if (region.size() < sizeof(StoreSuperblock))
-    return error(Errc::corrupted, "region too small for a PTM superblock");
+  if (region.size() < sizeof(StoreSuperblock)) return error(Errc::corrupted, "region too small for a PTM superblock");
   StoreSuperblock sb;
   std::memcpy(&sb, region.data(), sizeof sb);
   if (sb.magic != kStoreMagic) return error(Errc::corrupted, "no PTM superblock (bad magic)");

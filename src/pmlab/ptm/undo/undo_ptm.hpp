@@ -93,8 +93,7 @@ class UndoPtm::Tx : public TxShell<UndoPtm::Tx, UndoSlot> {
 
   void write(uint64_t* word, uint64_t value) {
     const uint64_t off = heap_.offset_of(word);
-    if (ptm_.options_.logging && !s_.alloc.is_fresh(off) &&
-        s_.logged.insert(off, 0).second) {
+    if (ptm_.options_.logging && !s_.alloc.is_fresh(off) && s_.logged.insert(off, 0).second) {
       if (s_.n == s_.capacity)
         ptm_fatal("undo transaction logs more than " + std::to_string(s_.capacity) + " words (log slot of " +
                   std::to_string(ptm_.options_.slot_bytes) + " bytes)");

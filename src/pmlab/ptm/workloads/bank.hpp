@@ -22,7 +22,8 @@ class Bank : public WordArrayWorkload {
   static constexpr uint64_t kRecords = 1 << 20, kQuickRecords = 1 << 16;
 
   Status load(P& ptm, const Config& c) {
-    return load_words(ptm, c.records < 2 ? 2 : c.records, [](uint64_t) { return kInitialBalance; }, kName);
+    return load_words(
+        ptm, c.records < 2 ? 2 : c.records, [](uint64_t) { return kInitialBalance; }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
@@ -62,10 +63,10 @@ class Bank : public WordArrayWorkload {
       for (uint64_t i = 0; i < n_; ++i) total += tx.read(words_ + i);
     });
     if (total != n_ * kInitialBalance)
-      return error(Errc::corrupted, "bank: total " + std::to_string(total) + " != " + std::to_string(n_ * kInitialBalance));
+      return error(Errc::corrupted,
+                   "bank: total " + std::to_string(total) + " != " + std::to_string(n_ * kInitialBalance));
     return Status::success();
   }
-
 };
 
 }  // namespace pmlab::ptm::workloads

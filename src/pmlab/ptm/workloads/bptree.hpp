@@ -27,8 +27,8 @@ class BPTree : public StructureWorkload<P, ds::BPTree> {
 
   // Every other key, in a scrambled order so the tree is not built by appends alone.
   Status load(P& ptm, const Config& c) {
-    return this->load_keys(ptm, c, kRoot, 2 * c.records, 64,
-                           [&](uint64_t i) { return 2 * ((i * 0x9E3779B1ull) % c.records); }, kName);
+    return this->load_keys(
+        ptm, c, kRoot, 2 * c.records, 64, [&](uint64_t i) { return 2 * ((i * 0x9E3779B1ull) % c.records); }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
@@ -51,10 +51,12 @@ class BPTree : public StructureWorkload<P, ds::BPTree> {
       for (uint64_t k = 0; st.ok() && k < keys; k += 2) {
         uint64_t v = 0;
         if (!t.read(k, 0, word_bytes(v)) || (v != k && v != k + 1))
-          st = error(Errc::corrupted, "bptree: loaded key " + std::to_string(k) + " is missing or holds a foreign value");
+          st = error(Errc::corrupted,
+                     "bptree: loaded key " + std::to_string(k) + " is missing or holds a foreign value");
       }
       if (st.ok() && t.count() > keys)
-        st = error(Errc::corrupted, "bptree: " + std::to_string(t.count()) + " keys from a key space of " + std::to_string(keys));
+        st = error(Errc::corrupted,
+                   "bptree: " + std::to_string(t.count()) + " keys from a key space of " + std::to_string(keys));
     });
     return st;
   }

@@ -24,9 +24,9 @@ struct WorkloadTag {
   static constexpr uint64_t kRecords = W<UndoPtm>::kRecords, kQuickRecords = W<UndoPtm>::kQuickRecords;
 };
 
-inline constexpr std::array<std::string_view, 5> kWorkloadKinds{
-    WorkloadTag<Sps>::kName, WorkloadTag<Queue>::kName, WorkloadTag<HashMap>::kName, WorkloadTag<BPTree>::kName,
-    WorkloadTag<Bank>::kName};
+inline constexpr std::array<std::string_view, 5> kWorkloadKinds{WorkloadTag<Sps>::kName, WorkloadTag<Queue>::kName,
+                                                                WorkloadTag<HashMap>::kName, WorkloadTag<BPTree>::kName,
+                                                                WorkloadTag<Bank>::kName};
 inline constexpr std::string_view kSpsKind = WorkloadTag<Sps>::kName;
 
 constexpr bool is_workload_kind(std::string_view kind) noexcept {

@@ -28,7 +28,8 @@ class HashMap : public StructureWorkload<P, ds::Hashtable> {
 
   // Every other key of the key space; create() gets the initial keys: the bucket count.
   Status load(P& ptm, const Config& c) {
-    return this->load_keys(ptm, c, kRoot, c.records, 256, [](uint64_t i) { return 2 * i; }, kName);
+    return this->load_keys(
+        ptm, c, kRoot, c.records, 256, [](uint64_t i) { return 2 * i; }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
@@ -49,7 +50,8 @@ class HashMap : public StructureWorkload<P, ds::Hashtable> {
     this->s_->run(ptm, 0, [&](Structure& m) {
       st = m.check();
       if (st.ok() && m.count() > keys)
-        st = error(Errc::corrupted, "hashmap: " + std::to_string(m.count()) + " keys from a key space of " + std::to_string(keys));
+        st = error(Errc::corrupted,
+                   "hashmap: " + std::to_string(m.count()) + " keys from a key space of " + std::to_string(keys));
     });
     return st;
   }

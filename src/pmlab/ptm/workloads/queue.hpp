@@ -95,9 +95,9 @@ class Queue {
         ++count;
       }
       if (count != tx.read(tx.root(4)))
-        st = error(Errc::corrupted, "queue: " + std::to_string(count) + " nodes, length root says " + std::to_string(tx.read(tx.root(4))));
-      else if (last != tx.read(tx.root(3)))
-        st = error(Errc::corrupted, "queue: tail root is not the last node");
+        st = error(Errc::corrupted, "queue: " + std::to_string(count) + " nodes, length root says " +
+                                        std::to_string(tx.read(tx.root(4))));
+      else if (last != tx.read(tx.root(3))) st = error(Errc::corrupted, "queue: tail root is not the last node");
     });
     return st;
   }

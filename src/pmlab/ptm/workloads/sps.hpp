@@ -19,7 +19,8 @@ class Sps : public WordArrayWorkload {
 
   Status load(P& ptm, const Config& c) {
     swaps_ = c.swaps;
-    return load_words(ptm, c.records, [](uint64_t i) { return i; }, kName);
+    return load_words(
+        ptm, c.records, [](uint64_t i) { return i; }, kName);
   }
 
   void op(P& ptm, int slot, Rng& rng) {
@@ -40,7 +41,8 @@ class Sps : public WordArrayWorkload {
     ptm.run(0, [&](auto& tx) {
       for (uint64_t i = 0; i < n_ && st.ok(); ++i) {
         const uint64_t v = tx.read(words_ + i);
-        if (v >= n_ || seen[v]) st = error(Errc::corrupted, "sps: array is no longer a permutation at " + std::to_string(i));
+        if (v >= n_ || seen[v])
+          st = error(Errc::corrupted, "sps: array is no longer a permutation at " + std::to_string(i));
         else seen[v] = 1;
       }
     });

@@ -192,7 +192,8 @@ class PtmStructure {
   static_assert(ds::PersistencePolicy<Arena>);
   using Structure = S<Arena>;
 
-  PtmStructure(P& ptm, int root, const ds::Options& o) : arena_(base_of(ptm), root, limit_of(ptm)), structure_(arena_, o) {}
+  PtmStructure(P& ptm, int root, const ds::Options& o)
+      : arena_(base_of(ptm), root, limit_of(ptm)), structure_(arena_, o) {}
 
   // Runs body(structure) as one transaction of `ptm` on log slot `slot`.
   template <class F>

@@ -32,7 +32,9 @@ class Rng {
     s_ ^= s_ >> 27;
     return s_ * 0x2545F4914F6CDD1Dull;
   }
-  uint64_t below(uint64_t n) noexcept { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  uint64_t below(uint64_t n) noexcept {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
 
  private:
   uint64_t s_;

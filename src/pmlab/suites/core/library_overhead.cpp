@@ -136,8 +136,8 @@ void body(RunContext& ctx) {
   const pmlab::PtmOptions ptm_options{pmlab::PtmKind::redo, static_cast<unsigned>(threads), kSlotBytes};
   pmlab::Ptm library_ptm = pmlab::Ptm::create(beside.path("ptm"), kPtmPoolBytes, ptm_options);
   pmlab::Ptm session_ptm = pmlab::Ptm::create(beside.path("ptm-sessions"), kPtmPoolBytes, ptm_options);
-  auto tree_ptm_pool = ptm::create_store_pool(beside.path("tree-ptm"), kPtmPoolBytes,
-                                              {ptm::StoreKind::redo, threads, kSlotBytes});
+  auto tree_ptm_pool =
+      ptm::create_store_pool(beside.path("tree-ptm"), kPtmPoolBytes, {ptm::StoreKind::redo, threads, kSlotBytes});
   if (!tree_ptm_pool) ctx.fail(tree_ptm_pool.status().message());
   auto tree_store = ptm::open_store(**tree_ptm_pool);
   if (!tree_store) ctx.fail(tree_store.status().message());
@@ -161,8 +161,8 @@ void body(RunContext& ctx) {
   map_options.key_bytes = 8;
   map_options.value_bytes = kKvValueBytes;
   pmlab::Map kv_map = pmlab::Map::create(kv_ptm, kKvRoot, map_options);
-  auto tree_kv_pool = ptm::create_store_pool(beside.path("tree-kv"), kKvPoolBytes,
-                                             {ptm::StoreKind::redo, threads, kSlotBytes});
+  auto tree_kv_pool =
+      ptm::create_store_pool(beside.path("tree-kv"), kKvPoolBytes, {ptm::StoreKind::redo, threads, kSlotBytes});
   if (!tree_kv_pool) ctx.fail(tree_kv_pool.status().message());
   auto tree_kv_store = ptm::open_store(**tree_kv_pool);
   if (!tree_kv_store) ctx.fail(tree_kv_store.status().message());
@@ -175,11 +175,13 @@ void body(RunContext& ctx) {
   const std::vector<std::byte> kv_value(kKvValueBytes, std::byte{0x3c});
   for (uint64_t i = 0; i < kKvKeys; i += 64) {
     kv_ptm.run([&](pmlab::Transaction& tx) {
-      for (uint64_t j = i; j < std::min(i + 64, kKvKeys); ++j) kv_map.put(tx, KeyBytes(loaded_key(j)).view(), kv_value.data());
+      for (uint64_t j = i; j < std::min(i + 64, kKvKeys); ++j)
+        kv_map.put(tx, KeyBytes(loaded_key(j)).view(), kv_value.data());
     });
     bool ok = true;
     tree_kv.run(tree_kv_ptm, 0, [&](auto& tree) {
-      for (uint64_t j = i; j < std::min(i + 64, kKvKeys) && ok; ++j) ok = tree.insert(loaded_key(j), 0, kv_value.data());
+      for (uint64_t j = i; j < std::min(i + 64, kKvKeys) && ok; ++j)
+        ok = tree.insert(loaded_key(j), 0, kv_value.data());
     });
     if (!ok) ctx.fail("the in-tree key-value heap is full");
   }
@@ -272,14 +274,16 @@ void body(RunContext& ctx) {
   ratio_metrics(ctx, r, kLibraryKv, kTreeKv, "kv",
                 "pmlab::Map gets and puts (the key-value example's) vs the in-tree B+-tree on the redo PTM");
   ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
-  ctx.note("persister", "both sides of each pair on pool files beside the run's pool, with the pools' own "
-                        "persister (domain and flush the mapping implies), not the run's --set domain/flush");
+  ctx.note("persister",
+           "both sides of each pair on pool files beside the run's pool, with the pools' own "
+           "persister (domain and flush the mapping implies), not the run's --set domain/flush");
 }
 
 const CaseRegistration registration{CaseDef{
     .suite = "core",
     .name = "library",
-    .summary = "libpmlab's pmlab::Log, pmlab::Ptm and pmlab::Map vs the same designs in-tree, side by side (target >= 0.95x)",
+    .summary =
+        "libpmlab's pmlab::Log, pmlab::Ptm and pmlab::Map vs the same designs in-tree, side by side (target >= 0.95x)",
     .params = {std_params::choice("medium", "pool: the library's objects are pool files", {"pool"}, {"pool"}),
                std_params::threads({"1", "2"}, {"1"})},
     .region_bytes = [](const Params&) { return uint64_t{1} << 20; },

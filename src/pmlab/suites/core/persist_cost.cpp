@@ -80,22 +80,23 @@ const CaseRegistration registration{CaseDef{
     .suite = "core",
     .name = "persist",
     .summary = "latency of one persist (copy `size` bytes, flush, fence) per flush instruction and domain",
-    .params = {std_params::medium(),
-               std_params::domain({"none", "adr", "eadr"}),
+    .params = {std_params::medium(), std_params::domain({"none", "adr", "eadr"}),
                std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
                std_params::size("size", "bytes written and persisted per operation", {"64", "256", "1K", "4K", "16K"},
                                 {"64", "1K", "16K"}, 8, 1 << 24),
-               std_params::choice("pattern", "seq: consecutive addresses; rand: uniformly random, size-aligned; "
-                                             "same: every persist to the same `size` bytes ([PMemIO] Fig. 4)",
+               std_params::choice("pattern",
+                                  "seq: consecutive addresses; rand: uniformly random, size-aligned; "
+                                  "same: every persist to the same `size` bytes ([PMemIO] Fig. 4)",
                                   {"seq", "rand", "same"}, {"seq", "rand", "same"}),
                std_params::threads()},
     .region_bytes = [](const Params& p) { return span_bytes() * static_cast<uint64_t>(p.integer("threads")); },
     .redundant = redundant,
     .body = body,
     // The report's "flush instruction by persist size" compares these points: its ratios need an interval.
-    .quick_repetitions = [](const Params& p) {
-      return p.integer("threads") == 1 && p.text("medium") == "pool" && p.text("domain") == "adr" ? 3 : 0;
-    },
+    .quick_repetitions =
+        [](const Params& p) {
+          return p.integer("threads") == 1 && p.text("medium") == "pool" && p.text("domain") == "adr" ? 3 : 0;
+        },
 }};
 
 }  // namespace

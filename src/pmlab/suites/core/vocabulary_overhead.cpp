@@ -168,7 +168,8 @@ const CaseRegistration registration{CaseDef{
     .summary = "vocabulary copy_persist vs the same loop with raw intrinsics (ratio, target <= 1.05)",
     .params = {std_params::medium(),
                // Under ADR both loops do the same work; other domains would compare unequal loops.
-               std_params::choice("domain", "durability domain (adr only: the raw loop always flushes)", {"adr"}, {"adr"}),
+               std_params::choice("domain", "durability domain (adr only: the raw loop always flushes)", {"adr"},
+                                  {"adr"}),
                std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
                std_params::size("size", "bytes persisted per operation (a multiple of 64)", {"64", "256", "4K"},
                                 {"64", "4K"}, 64, 1 << 20)},

@@ -30,7 +30,8 @@ std::vector<record::RunRecord> designs(const std::vector<record::RunRecord>&, co
   for (const crash::SubjectInfo& info : crash::SubjectRegistry::instance().all()) {
     if (info.deliberately_broken) continue;  // a twin the simulator must catch: not a design
     std::string domains;
-    for (persist::Domain d : info.domains) domains += (domains.empty() ? "" : ", ") + std::string(persist::to_string(d));
+    for (persist::Domain d : info.domains)
+      domains += (domains.empty() ? "" : ", ") + std::string(persist::to_string(d));
     record::RunRecord row;
     row.suite = "crash";
     row.case_name = "designs";
@@ -48,7 +49,9 @@ std::vector<record::RunRecord> designs(const std::vector<record::RunRecord>&, co
 }
 
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
-    "crash", designs, {{"designs", "every registered persistent design: family, claimed domains, what crash-tests it"}}}};
+    "crash",
+    designs,
+    {{"designs", "every registered persistent design: family, claimed domains, what crash-tests it"}}}};
 
 }  // namespace
 }  // namespace pmlab::suites::crash_cost

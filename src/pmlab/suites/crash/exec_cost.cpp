@@ -32,7 +32,8 @@ void body(RunContext& ctx) {
   const std::string map = ctx.params().text("map");
   const auto inserts = static_cast<uint64_t>(ctx.params().integer("inserts"));
   const auto driver = subject("pmdk-map");
-  if (!driver) ctx.skip("PMDK's example maps are not built beside pmlab (subjects/pmdk needs libpmemobj-dev's examples)");
+  if (!driver)
+    ctx.skip("PMDK's example maps are not built beside pmlab (subjects/pmdk needs libpmemobj-dev's examples)");
   auto scratch = ScratchDirectory::make("pmlab-exec-cost");
   if (!scratch) ctx.fail(scratch.status().message());
   const std::string& dir = scratch->path();
@@ -51,7 +52,8 @@ void body(RunContext& ctx) {
     spec.argv = program(n);
     spec.set_env = crash::exec::program_environment(persist::Domain::adr);
     auto r = platform::run_process(spec);
-    if (!r || !r->ok()) ctx.fail("the example failed natively: " + (r ? r->outcome() + " " + r->err : r.status().message()));
+    if (!r || !r->ok())
+      ctx.fail("the example failed natively: " + (r ? r->outcome() + " " + r->err : r.status().message()));
     return r->seconds;
   };
   auto traced = [&](uint64_t n) {
@@ -102,15 +104,29 @@ void body(RunContext& ctx) {
 const CaseRegistration registration{CaseDef{
     .suite = "crash",
     .name = "exec_cost",
-    .summary = "pmlab crash exec on a PMDK example map: traced vs native (ratio, whole process and per insert), states judged per second",
-    .params = {std_params::choice("map", "PMDK example map (subjects/pmdk)",
-                                  {"btree", "ctree", "rbtree", "skiplist", "hashmap_tx", "hashmap_atomic", "hashmap_rp"},
-                                  // the hash maps outgrow the examples' 8 MiB pool before 2000 keys
-                                  {"btree", "rbtree"}, {"btree"}),
-               ParamSpec{.name = "inserts", .type = ParamType::integer, .doc = "keys the traced program inserts",
-                         .defaults = {"2000"}, .quick = {"200"}, .choices = {}, .min = 1, .max = 1 << 20},
-               ParamSpec{.name = "budget", .type = ParamType::integer, .doc = "crash states of the crash test",
-                         .defaults = {"400"}, .quick = {"100"}, .choices = {}, .min = 1, .max = 1 << 24}},
+    .summary = "pmlab crash exec on a PMDK example map: traced vs native (ratio, whole process and per insert), states "
+               "judged per second",
+    .params = {std_params::choice(
+                   "map", "PMDK example map (subjects/pmdk)",
+                   {"btree", "ctree", "rbtree", "skiplist", "hashmap_tx", "hashmap_atomic", "hashmap_rp"},
+                   // the hash maps outgrow the examples' 8 MiB pool before 2000 keys
+                   {"btree", "rbtree"}, {"btree"}),
+               ParamSpec{.name = "inserts",
+                         .type = ParamType::integer,
+                         .doc = "keys the traced program inserts",
+                         .defaults = {"2000"},
+                         .quick = {"200"},
+                         .choices = {},
+                         .min = 1,
+                         .max = 1 << 20},
+               ParamSpec{.name = "budget",
+                         .type = ParamType::integer,
+                         .doc = "crash states of the crash test",
+                         .defaults = {"400"},
+                         .quick = {"100"},
+                         .choices = {},
+                         .min = 1,
+                         .max = 1 << 24}},
     .region_bytes = {},
     .redundant = {},
     .body = body,

@@ -85,9 +85,10 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
   std::vector<std::unique_ptr<S<Arena<Durable>>>> trees;
   std::vector<std::unique_ptr<pmdk::Map>> maps;
   for (size_t k = 0; k < copies; ++k) {
-    files.push_back(std::make_unique<PoolBeside>(ctx, std::string(StructureTag<S>::kName) + "-" + std::to_string(k),
-                                                 copy_bytes));
-    arenas.push_back(std::make_unique<Arena<Durable>>(files.back()->data(), files.back()->data_size(), ctx.persister()));
+    files.push_back(
+        std::make_unique<PoolBeside>(ctx, std::string(StructureTag<S>::kName) + "-" + std::to_string(k), copy_bytes));
+    arenas.push_back(
+        std::make_unique<Arena<Durable>>(files.back()->data(), files.back()->data_size(), ctx.persister()));
     trees.push_back(std::make_unique<S<Arena<Durable>>>(*arenas.back(), setup.options));
     if (Status s = trees.back()->create(setup.options.capacity); !s) ctx.fail(s.message());
     maps.push_back(pmdk_map_for(ctx, setup, peer, std::to_string(k)));
@@ -216,13 +217,11 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                "run (ds.target's ratio)",
     .params = {std_params::choice("structure", "ours; the peer: bptree - pmdk-btree, hashtable - pmdk-hashmap-tx",
                                   targeted_names(), targeted_names()),
-               std_params::choice("medium", "pool: every copy, ours and PMDK's, in a pool file beside the run's pool", {"pool"},
-                                  {"pool"}),
+               std_params::choice("medium", "pool: every copy, ours and PMDK's, in a pool file beside the run's pool",
+                                  {"pool"}, {"pool"}),
                std_params::choice("workload", "ds.target's workloads", {"a", "b", "c", "write-only"},
                                   {"a", "b", "c", "write-only"}),
-               records_param(),
-               value_param(),
-               std_params::threads({"1"}, {"1"}),
+               records_param(), value_param(), std_params::threads({"1"}, {"1"}),
                std_params::size("placements",
                                 "copies of each side, each in a pool file of its own beside the run's pool, one phase "
                                 "each per round (the ratio: ours' mean throughput over PMDK's)",
@@ -241,10 +240,9 @@ const CaseRegistration vs_one_thread_case{CaseDef{
     .params = {std_params::choice("structure", "the structures ds.scaling holds to its target", targeted_names(),
                                   targeted_names()),
                std_params::choice("medium", "the run's pool", {"pool"}, {"pool"}),
-               std_params::choice("workload", "ds.scaling's workloads: b (95% reads, 5% updates), c (reads)", {"b", "c"},
-                                  {"b", "c"}),
-               records_param(),
-               value_param(),
+               std_params::choice("workload", "ds.scaling's workloads: b (95% reads, 5% updates), c (reads)",
+                                  {"b", "c"}, {"b", "c"}),
+               records_param(), value_param(),
                [] {
                  ParamSpec t = std_params::threads({"2"}, {"2"});
                  t.doc = "threads of the shared phases (the other phases run one); at least 2";

@@ -32,9 +32,9 @@
 namespace pmlab::suites::ds {
 namespace {
 
-using record::param_text;
 using record::Metric;
 using record::MetricKind;
+using record::param_text;
 using record::RunRecord;
 using record::RunStatus;
 
@@ -48,7 +48,8 @@ using Key = std::tuple<std::string, std::string, std::string, std::string>;
 
 struct Group {
   std::map<Key, const RunRecord*> runs;
-  const RunRecord* find(const std::string& s, const std::string& m, const std::string& w, const std::string& b = "none") const {
+  const RunRecord* find(const std::string& s, const std::string& m, const std::string& w,
+                        const std::string& b = "none") const {
     auto it = runs.find({s, m, b, w});
     return it == runs.end() ? nullptr : it->second;
   }
@@ -78,7 +79,8 @@ std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
 // A derived row's name: suite.case, then every parameter in order (as the runner composes run names).
 std::string compose_name(const RunRecord& row) {
   std::string name = "ds." + row.case_name;
-  for (const auto& [k, v] : row.params.items()) name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
+  for (const auto& [k, v] : row.params.items())
+    name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
   return name;
 }
 
@@ -98,7 +100,8 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
   std::optional<double> fastest_ns;
   const RunRecord* fastest_run = nullptr;
   for (const auto& [k, r] : g.runs) {
-    if (std::get<3>(k) != w || std::get<1>(k) != "dram" || std::get<2>(k) != "none" || is_null_structure(std::get<0>(k)))
+    if (std::get<3>(k) != w || std::get<1>(k) != "dram" || std::get<2>(k) != "none" ||
+        is_null_structure(std::get<0>(k)))
       continue;
     if (const auto ns = ns_per_op(r); ns && (!fastest_ns || *ns < *fastest_ns)) {
       fastest_ns = ns;
@@ -117,8 +120,7 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
   const auto share_of = [&](const char* name, const RunRecord* harness_run, double harness_ns) {
     if (auto share = record::ratio_of(name, fastest_run->find("throughput"), harness_run->find("throughput")))
       row.set(*share);
-    else
-      put(row, name, harness_ns / *fastest_ns, "ratio");
+    else put(row, name, harness_ns / *fastest_ns, "ratio");
   };
   share_of("harness_share_with_mix", null_run, *harness);
   const char* judged = "harness_share_with_mix";
@@ -133,9 +135,12 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
   }
   row.set(Metric{"harness_share_target", kHarnessShareTarget, "ratio", MetricKind::measured, {}});
   row.add_target({judged,
-                  predictable ? "the harness's time per operation (operation types predictable) / the fastest structure's"
-                              : "the harness's time per operation / the fastest structure's",
-                  kHarnessShareTarget, record::TargetDirection::at_most, {}});
+                  predictable
+                      ? "the harness's time per operation (operation types predictable) / the fastest structure's"
+                      : "the harness's time per operation / the fastest structure's",
+                  kHarnessShareTarget,
+                  record::TargetDirection::at_most,
+                  {}});
   row.notes.emplace_back("fastest", fastest + " (dram mode)");
   return row;
 }
@@ -176,8 +181,12 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     if (r.case_name != "ycsb" && r.case_name != "threads") return std::nullopt;
     const std::string breakdown = param_text(r, "breakdown");
     if (!breakdown.empty() && breakdown != "none") return std::nullopt;
-    return std::vector<std::string>{r.case_name, param_text(r, "structure"), param_text(r, "mode"),
-                                    param_text(r, "workload"), param_text(r, "distribution"), param_text(r, "records"),
+    return std::vector<std::string>{r.case_name,
+                                    param_text(r, "structure"),
+                                    param_text(r, "mode"),
+                                    param_text(r, "workload"),
+                                    param_text(r, "distribution"),
+                                    param_text(r, "records"),
                                     param_text(r, "value")};
   });
   for (const bench::ScalingPair& p : pairs) {
@@ -217,7 +226,8 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     const int64_t threads = std::stoll(param_text(*run, "threads"));
     row.params["threads"] = threads;
     row.name = compose_name(row);
-    side_row(row, *run, threads, scaling_target(param_text(*run, "structure"), "persist", param_text(*run, "workload"), threads));
+    side_row(row, *run, threads,
+             scaling_target(param_text(*run, "structure"), "persist", param_text(*run, "workload"), threads));
     rows.push_back(std::move(row));
   }
 }
@@ -257,7 +267,7 @@ RunRecord target_row(const std::string& ours, const std::string& peer, const std
     put_metric("peer_" + std::string(m), peer_metric(m));
   }
   row.notes.emplace_back("source", side ? "side by side: alternating phases of one ds.vs_pmdk run"
-                                          : "two ds.ycsb runs, paired by repetition");
+                                        : "two ds.ycsb runs, paired by repetition");
   if (r) {
     std::string why = "ours " + fixed(*r, 3) + "x the peer (target " + fixed(kTargetRatio, 1) + "x); per op: ours " +
                       fixed(value_of(&row, "flushes_per_op").value_or(NAN), 2) + " flushes, " +
@@ -278,8 +288,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
   std::map<std::string, Group> groups;
   for (const RunRecord& r : runs) {
     if (r.case_name != "ycsb" || r.status != RunStatus::ok) continue;
-    const std::string rest = param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") + "|" +
-                             param_text(r, "distribution");
+    const std::string rest = param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") +
+                             "|" + param_text(r, "distribution");
     const std::string breakdown = param_text(r, "breakdown");
     groups[rest].runs[{param_text(r, "structure"), param_text(r, "mode"), breakdown.empty() ? "none" : breakdown,
                        param_text(r, "workload")}] = &r;
@@ -288,8 +298,9 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
   std::map<std::tuple<std::string, std::string, std::string>, const RunRecord*> side_by_side;
   for (const RunRecord& r : runs)
     if (r.case_name == "vs_pmdk" && r.status == RunStatus::ok)
-      side_by_side[{param_text(r, "structure"), param_text(r, "workload"),
-                    param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") + "|default"}] = &r;
+      side_by_side[{
+          param_text(r, "structure"), param_text(r, "workload"),
+          param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") + "|default"}] = &r;
   std::vector<RunRecord> rows;
   for (const auto& [rest, g] : groups) {
     const RunRecord* any = g.runs.begin()->second;
@@ -323,7 +334,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
 
       std::map<std::string, bool> structures;
       for (const auto& [k, r] : g.runs)
-        if (std::get<3>(k) == w && contender_kind(std::get<0>(k)) == ContenderKind::structure) structures[std::get<0>(k)] = true;
+        if (std::get<3>(k) == w && contender_kind(std::get<0>(k)) == ContenderKind::structure)
+          structures[std::get<0>(k)] = true;
       for (const auto& [s, __] : structures) {
         RunRecord row;
         row.case_name = "overhead";
@@ -344,7 +356,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
         put(row, "medium_cost", ratio(value_of(dram, "throughput"), value_of(vol, "throughput")), "ratio");
         put(row, "persistence_overhead", ratio(value_of(vol, "throughput"), value_of(per, "throughput")), "ratio");
         put(row, "transaction_overhead", ratio(value_of(per, "throughput"), value_of(tx, "throughput")), "ratio");
-        for (const auto& [mode, run] : {std::pair{std::string("persist"), per}, {std::string("tx"), tx}, {std::string("pmdk"), pmdk}}) {
+        for (const auto& [mode, run] :
+             {std::pair{std::string("persist"), per}, {std::string("tx"), tx}, {std::string("pmdk"), pmdk}}) {
           if (run == nullptr) continue;
           const auto flush = saved(run, g.find(s, mode, w, "no-flush"));
           const auto fence = saved(run, g.find(s, mode, w, "no-fence"));
@@ -379,9 +392,11 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
 
 namespace {
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
-    "ds", summarize,
-    {{"target", "our persist structure against PMDK's map on the same stream: ratio, net of the harness, target "
-                "and verdict"},
+    "ds",
+    summarize,
+    {{"target",
+      "our persist structure against PMDK's map on the same stream: ratio, net of the harness, target "
+      "and verdict"},
      {"scaling", "throughput at N threads over one thread's, per structure, mode and read-mostly workload"},
      {"harness", "the harness's own time per operation (the null structure) against the fastest structure's"},
      {"overhead", "where a persistent operation's time goes: DRAM, PMEM-volatile, persist, tx, PMDK side by side"}}}};

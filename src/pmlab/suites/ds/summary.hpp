@@ -17,6 +17,7 @@ inline constexpr double kTargetRatio = 2.0;
 // The bound on the harness's share of the fastest structure's time per operation (ds.harness).
 inline constexpr double kHarnessShareTarget = 0.15;
 
-std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs, const nlohmann::ordered_json& context);
+std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs,
+                                         const nlohmann::ordered_json& context);
 
 }  // namespace pmlab::suites::ds

@@ -20,27 +20,28 @@ const CaseRegistration registration{CaseDef{
     .suite = "ds",
     .name = "ycsb",
     .summary = "YCSB throughput and latency per structure x mode x workload ([StoredsBench] Figure 1)",
-    .params = {std_params::choice("structure", "the data structure (list: O(n) lookups, small record counts only; "
-                                               "null: operations that return at once, the harness's own cost; "
-                                               "null-predictable: the same on the operations with their types "
-                                               "spread evenly; pmdk-*: PMDK's example maps, mode pmdk)",
+    .params = {std_params::choice("structure",
+                                  "the data structure (list: O(n) lookups, small record counts only; "
+                                  "null: operations that return at once, the harness's own cost; "
+                                  "null-predictable: the same on the operations with their types "
+                                  "spread evenly; pmdk-*: PMDK's example maps, mode pmdk)",
                                   contender_names(true), contender_names(false)),
-               std_params::choice("mode", "dram: volatile on DRAM; pmem-volatile: volatile on the pool; persist: "
-                                          "crash-consistent on the pool; tx: failure-atomic through PMDK "
-                                          "transactions; pmdk: PMDK's example maps (the peers)",
+               std_params::choice("mode",
+                                  "dram: volatile on DRAM; pmem-volatile: volatile on the pool; persist: "
+                                  "crash-consistent on the pool; tx: failure-atomic through PMDK "
+                                  "transactions; pmdk: PMDK's example maps (the peers)",
                                   {"dram", "pmem-volatile", "persist", "tx", "pmdk"},
                                   {"dram", "pmem-volatile", "persist", "tx", "pmdk"}),
-               std_params::choice("breakdown", "switch one persistence cost off (the decomposition of "
-                                               "[PMDKOverheads]; persist, tx and pmdk modes, workloads a and "
-                                               "write-only): none, no-flush, no-fence, no-log (tx)",
-                                  {"none", "no-flush", "no-fence", "no-log"}, {"none", "no-flush", "no-fence", "no-log"}),
-               std_params::medium(),
-               workload_param(),
+               std_params::choice("breakdown",
+                                  "switch one persistence cost off (the decomposition of "
+                                  "[PMDKOverheads]; persist, tx and pmdk modes, workloads a and "
+                                  "write-only): none, no-flush, no-fence, no-log (tx)",
+                                  {"none", "no-flush", "no-fence", "no-log"},
+                                  {"none", "no-flush", "no-fence", "no-log"}),
+               std_params::medium(), workload_param(),
                std_params::choice("distribution", "request distribution; default: the workload's own",
                                   {"default", "uniform", "zipfian", "latest", "hotspot"}, {"default"}),
-               records_param(),
-               value_param(),
-               std_params::threads()},
+               records_param(), value_param(), std_params::threads()},
     .region_bytes = region_bytes,
     .redundant = redundant,
     .body = [](RunContext& ctx) { run_ycsb(ctx, ctx.params()); },
@@ -89,7 +90,8 @@ const CaseRegistration update_ratio{CaseDef{
     .summary = "throughput versus the share of updates (0-100%) per structure and mode ([StoredsBench] Figure 1)",
     .params = {structure_param("the data structure", false),
                std_params::choice("mode", "dram | pmem-volatile | persist | tx, as in ds.ycsb",
-                                  {"dram", "pmem-volatile", "persist", "tx"}, {"dram", "pmem-volatile", "persist", "tx"}),
+                                  {"dram", "pmem-volatile", "persist", "tx"},
+                                  {"dram", "pmem-volatile", "persist", "tx"}),
                std_params::medium(),
                ParamSpec{.name = "updates",
                          .type = ParamType::integer,
@@ -99,9 +101,7 @@ const CaseRegistration update_ratio{CaseDef{
                          .choices = {},
                          .min = 0,
                          .max = 100},
-               records_param(),
-               value_param(),
-               std_params::threads()},
+               records_param(), value_param(), std_params::threads()},
     .region_bytes = [](const Params& p) { return region_bytes(as_ycsb(p)); },
     .redundant = [](const Params& p) { return redundant(as_ycsb(p)); },
     .body = update_ratio_body,
@@ -121,9 +121,7 @@ const CaseRegistration threads_case{CaseDef{
                std_params::medium(),
                std_params::choice("workload", "the read-mostly YCSB workloads: b (95% reads, 5% updates), c (reads)",
                                   {"b", "c"}, {"b", "c"}),
-               records_param(),
-               value_param(),
-               std_params::threads({"1", "2"}, {"1", "2"})},
+               records_param(), value_param(), std_params::threads({"1", "2"}, {"1", "2"})},
     .region_bytes = [](const Params& p) { return region_bytes(threads_as_ycsb(p)); },
     .redundant = [](const Params& p) { return redundant(threads_as_ycsb(p)); },
     .body = [](RunContext& ctx) { run_ycsb(ctx, threads_as_ycsb(ctx.params())); },

@@ -103,8 +103,8 @@ void run_ops(RunContext& ctx, const Setup& setup, Tree& tree, bool types_spread 
     lookups.fetch_add(tally.looked_up);
   });
   if (failures.load() != 0) ctx.fail(std::to_string(failures.load()) + " inserts ran out of space");
-  ctx.metric("miss_ratio", lookups.load() ? static_cast<double>(misses.load()) / static_cast<double>(lookups.load()) : 0.0,
-             "ratio");
+  ctx.metric("miss_ratio",
+             lookups.load() ? static_cast<double>(misses.load()) / static_cast<double>(lookups.load()) : 0.0, "ratio");
   if (Status s = tree.check(); !s) ctx.fail("structure broken after the run: " + s.message());
 }
 
@@ -176,7 +176,8 @@ std::optional<persist::Persister> breakdown_persister(RunContext& ctx, Mode mode
 void run_structure(RunContext& ctx, const Params& p, const Setup& setup, Mode mode) {
   const std::string& structure = p.text("structure");
   if (structure == pmlab::ds::kListName && setup.keys.records > kListMaxRecords)
-    ctx.skip("the list walks every record per lookup: run it with --set records=<" + std::to_string(kListMaxRecords + 1));
+    ctx.skip("the list walks every record per lookup: run it with --set records=<" +
+             std::to_string(kListMaxRecords + 1));
   if (mode == Mode::persist && !ctx.persister().issues_fences() && ctx.persister().domain() == persist::Domain::none)
     ctx.note("persistence", "the run's durability domain is none: persist mode issues no flush or fence");
   const std::optional<persist::Persister> own = breakdown_persister(ctx, mode, p.text("breakdown"));
@@ -212,8 +213,8 @@ void note_breakdown(RunContext& ctx, const std::string& breakdown, bool persist_
   if (breakdown == "none") return;
   ctx.note("breakdown", breakdown + ": " +
                             (breakdown == "no-log" ? "transactions register ranges without undo-logging them"
-                             : persist_mode       ? "the run's persister with elide_" + breakdown.substr(3)
-                                                  : "PMDK's libpmem calls elide every " + breakdown.substr(3)) +
+                             : persist_mode        ? "the run's persister with elide_" + breakdown.substr(3)
+                                                   : "PMDK's libpmem calls elide every " + breakdown.substr(3)) +
                             "; crash guarantees void (a measured cost, not a design)");
 }
 
@@ -246,7 +247,8 @@ std::vector<std::byte> value_pattern(uint32_t bytes, uint64_t seed) {
 std::vector<std::vector<Op>> run_streams(const Setup& setup, int threads, bool types_spread) {
   std::vector<std::vector<Op>> streams(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
-    streams[static_cast<size_t>(t)] = workload::run_ops(setup.spec, setup.keys, setup.ops_per_thread, 0x5eed, t, threads);
+    streams[static_cast<size_t>(t)] =
+        workload::run_ops(setup.spec, setup.keys, setup.ops_per_thread, 0x5eed, t, threads);
   if (types_spread)
     for (std::vector<Op>& stream : streams) stream = workload::with_types_spread(stream);
   return streams;
@@ -284,7 +286,7 @@ PoolBeside::~PoolBeside() {
 }
 
 std::unique_ptr<pmdk::Map> pmdk_map_for(RunContext& ctx, const Setup& setup, const std::string& structure,
-                                         const std::string& copy) {
+                                        const std::string& copy) {
   if (std::string why = pmdk::Map::unavailable_reason(); !why.empty()) ctx.skip(why);
   if (ctx.threads() > 1) ctx.skip("PMDK's example maps are not thread-safe: one thread only");
   if (setup.spec.scan > 0) ctx.skip("PMDK's map.h interface has no range scan");
@@ -292,8 +294,9 @@ std::unique_ptr<pmdk::Map> pmdk_map_for(RunContext& ctx, const Setup& setup, con
     ctx.skip("PMDK's skiplist_map has 4 levels, a lookup walks ~records/8 nodes: run it with --set records=<" +
              std::to_string(kPmdkSkiplistMaxRecords + 1));
   const std::string path = pool_file_beside(ctx, copy.empty() ? structure : structure + "-" + copy);
-  auto map = pmdk::Map::create(structure, path, pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
-                               setup.options.value_bytes);
+  auto map =
+      pmdk::Map::create(structure, path, pmdk::Map::pool_bytes_for(setup.options.capacity, setup.options.value_bytes),
+                        setup.options.value_bytes);
   if (!map) ctx.fail(map.status().message());
   return std::move(*map);
 }
@@ -323,8 +326,9 @@ std::optional<std::string> redundant(const Params& p) {
     if (p.text("workload") != "a" && p.text("workload") != "write-only")
       return std::string("the breakdown runs on the write-heavy workloads a and write-only");
     if (breakdown == "no-log" && mode_text != "tx")
-      return std::string("no-log: the persist mode keeps no log, and PMDK's maps add their undo-log ranges "
-                         "inside PMDK's own sources");
+      return std::string(
+          "no-log: the persist mode keeps no log, and PMDK's maps add their undo-log ranges "
+          "inside PMDK's own sources");
   }
   return std::nullopt;
 }
@@ -344,7 +348,8 @@ void run_ycsb(RunContext& ctx, const Params& p) {
   }
   if (*kind == ContenderKind::pmdk_map) ctx.note("locking", "none (PMDK's maps: one thread)");
   else if (ctx.threads() == 1) ctx.note("locking", "none (one thread)");
-  else if (*kind == ContenderKind::harness) ctx.note("locking", "none (each thread writes its own; inserts count atomically)");
+  else if (*kind == ContenderKind::harness)
+    ctx.note("locking", "none (each thread writes its own; inserts count atomically)");
   note_breakdown(ctx, breakdown, mode == Mode::persist);
   // A 50 ms quick loop of YCSB operations on a shared machine is mostly noise: quick runs measure 0.2 s.
   if (ctx.quick() && ctx.control().ops == 0 && ctx.control().duration_s < kQuickSeconds)
@@ -354,14 +359,12 @@ void run_ycsb(RunContext& ctx, const Params& p) {
   const bool pmdk_persists = mode == Mode::tx || *kind == ContenderKind::pmdk_map;
   BreakdownScope scope(breakdown, pmdk_persists, ctx.model());
   if (pmdk_persists && !pmdk::interposed() && pmdk::tx::available())
-    ctx.note("pmdk_counters", "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
+    ctx.note("pmdk_counters",
+             "libpmem's entry points were not interposed before this run: PMDK's flushes may be uncounted");
   switch (*kind) {
-    case ContenderKind::structure:
-      return run_structure(ctx, p, *setup, *mode);
-    case ContenderKind::harness:
-      return run_harness(ctx, *setup, structure);
-    case ContenderKind::pmdk_map:
-      return run_pmdk_map(ctx, *setup, structure);
+    case ContenderKind::structure: return run_structure(ctx, p, *setup, *mode);
+    case ContenderKind::harness: return run_harness(ctx, *setup, structure);
+    case ContenderKind::pmdk_map: return run_pmdk_map(ctx, *setup, structure);
   }
 }
 
@@ -377,7 +380,8 @@ Params ycsb_point(const Params& p, nlohmann::ordered_json workload) {
 
 Params persist_point(const Params& p) {
   Params q;
-  for (const char* key : {"structure", "medium", "workload", "records", "value", "threads"}) q.set(key, p.json().at(key));
+  for (const char* key : {"structure", "medium", "workload", "records", "value", "threads"})
+    q.set(key, p.json().at(key));
   q.set("mode", "persist");
   q.set("breakdown", "none");
   q.set("distribution", "default");
@@ -396,8 +400,9 @@ ParamSpec workload_param() {
   ParamSpec s;
   s.name = "workload";
   s.type = ParamType::text;
-  s.doc = "YCSB core workload a|b|c|d|e|f, write-only (100% update), or mix:R/U/I/S/M (percent of "
-          "read/update/insert/scan/read-modify-write)";
+  s.doc =
+      "YCSB core workload a|b|c|d|e|f, write-only (100% update), or mix:R/U/I/S/M (percent of "
+      "read/update/insert/scan/read-modify-write)";
   s.defaults = {"a", "b", "c", "d", "e", "f", "write-only"};
   s.quick = {"a", "b", "c", "write-only"};
   return s;

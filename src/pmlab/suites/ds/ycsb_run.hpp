@@ -96,8 +96,8 @@ struct OpTally {
 // they cost a structure's read far more than their own time, which the null structure alone cannot show
 // (docs/checks.md, "How the harness times an operation").
 template <class Tree>
-[[gnu::always_inline]] inline void apply_op(Tree& tree, const workload::Op& op, const std::byte* value,
-                                            std::byte* out, OpTally& tally) {
+[[gnu::always_inline]] inline void apply_op(Tree& tree, const workload::Op& op, const std::byte* value, std::byte* out,
+                                            OpTally& tally) {
   using workload::OpType;
   if (op.type == OpType::read) {
     ++tally.looked_up;
@@ -111,12 +111,8 @@ template <class Tree>
       ++tally.looked_up;
       tally.missed += !tree.update(op.key, op.record, value);
       break;
-    case OpType::insert:
-      tally.failed += !tree.insert(op.key, op.record, value);
-      break;
-    case OpType::scan:
-      tree.scan(op.key, op.record, op.scan_length, out);
-      break;
+    case OpType::insert: tally.failed += !tree.insert(op.key, op.record, value); break;
+    case OpType::scan: tree.scan(op.key, op.record, op.scan_length, out); break;
     case OpType::read_modify_write:
       ++tally.looked_up;
       if (tree.read(op.key, op.record, out)) {
@@ -162,7 +158,7 @@ class PoolBeside {
 // PMDK's map `structure` in a pool file beside the run's pool (named with `copy` where a run has several),
 // sized for the run; skips the run where PMDK's maps cannot run it.
 std::unique_ptr<pmdk::Map> pmdk_map_for(bench::RunContext& ctx, const Setup& setup, const std::string& structure,
-                                         const std::string& copy = "");
+                                        const std::string& copy = "");
 
 // One YCSB run at `p` (ds.ycsb's parameters; the derived cases translate theirs into them), and what it
 // takes from the run's pool and which of its points are left out of a sweep.

@@ -53,7 +53,8 @@ using record::param_text;
 
 using Pred = std::function<bool(const RunRecord&)>;
 
-std::vector<const RunRecord*> ok_runs(const std::vector<RunRecord>& runs, const std::string& case_name, const Pred& pred = {}) {
+std::vector<const RunRecord*> ok_runs(const std::vector<RunRecord>& runs, const std::string& case_name,
+                                      const Pred& pred = {}) {
   std::vector<const RunRecord*> out;
   for (const auto& r : runs)
     if (r.case_name == case_name && r.status == RunStatus::ok && (!pred || pred(r))) out.push_back(&r);
@@ -163,8 +164,8 @@ std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const s
     if (r.status != RunStatus::ok || param_text(r, "medium") != medium) continue;
     const std::string op = param_text(r, "op");
     const bool reads = r.case_name == "i6_read" || (r.case_name == "i2_bandwidth" && op == "load");
-    const bool writes = r.case_name == "i3_small_writes" || r.case_name == "i4_numa" || r.case_name == "i5_store_vs_pstore" ||
-                        (r.case_name == "i2_bandwidth" && op != "load");
+    const bool writes = r.case_name == "i3_small_writes" || r.case_name == "i4_numa" ||
+                        r.case_name == "i5_store_vs_pstore" || (r.case_name == "i2_bandwidth" && op != "load");
     if (write ? !writes : !reads) continue;
     if (auto v = metric_value(r, "bandwidth"); v && (!best || *v > *best)) best = v;
   }
@@ -191,15 +192,19 @@ std::string reason_text(const Classification& c) {
     case Verdict::present:
       if (c.pool_emulated && c.dram) {
         s += "Present, but the pool is emulated (DRAM pages behind a file), so nothing here is PMEM-specific: the "
-             "pool/DRAM difference (" + x(*c.pool / *c.dram) + ") comes from the mapping or from noise ([PMIdioBench] "
-             "names " + c.root_cause + "; classes " + c.applicability + ").";
+             "pool/DRAM difference (" +
+             x(*c.pool / *c.dram) +
+             ") comes from the mapping or from noise ([PMIdioBench] "
+             "names " +
+             c.root_cause + "; classes " + c.applicability + ").";
       } else if (c.decision.pmem_specific.value_or(false)) {
         s += "Present and PMEM-specific here: the pool shows it " + x(*c.pool / *c.dram) +
              " as strongly as DRAM, which points at the memory device ([PMIdioBench]: " + c.root_cause + ", classes " +
              c.applicability + ").";
       } else if (c.decision.pmem_specific) {
         s += "Present, but DRAM shows it as well, so here it is not PMEM-specific: the cause lies outside the "
-             "memory device ([PMIdioBench] names " + c.root_cause + "; classes " + c.applicability + ").";
+             "memory device ([PMIdioBench] names " +
+             c.root_cause + "; classes " + c.applicability + ").";
       } else {
         s += "Present on the pool; without a DRAM effect to compare, PMEM-specificity is unknown ([PMIdioBench]: " +
              c.root_cause + ", classes " + c.applicability + ").";
@@ -236,8 +241,20 @@ void finish(Classification& c) {
 // ------------------------------------------------------------------------------------ the eight effects
 
 Classification i1(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I1", "Asymmetric load/p-store latency", "the CPU cache", "C1-C4",
-                   "median p-store / median load latency at the highest LLC hit ratio", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I1",
+                   "Asymmetric load/p-store latency",
+                   "the CPU cache",
+                   "C1-C4",
+                   "median p-store / median load latency at the highest LLC hit ratio",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i1_latency", on(medium));
     auto f = max_param(rs, "hit_ratio");
@@ -250,7 +267,8 @@ Classification i1(const std::vector<RunRecord>& runs, const PublishedSheets& pub
     set_effect(c, medium, effect, model_of(rs, "latency_p50"));
     auto f0 = min_param(rs, "hit_ratio");
     if (f0 && *f0 < *f) {
-      auto load0 = extreme(rs, "latency_p50", false, both(both(num_is("hit_ratio", *f0), num_is("threads", *t)), param_is("op", "load")));
+      auto load0 = extreme(rs, "latency_p50", false,
+                           both(both(num_is("hit_ratio", *f0), num_is("threads", *t)), param_is("op", "load")));
       if (auto r = ratio(load0, load)) c.extra.push_back(measured("load_miss_over_hit_" + medium, *r));
     }
     if (auto h = extreme(rs, "hit_ratio_measured", false, both(at, param_is("op", "load"))))
@@ -264,8 +282,20 @@ Classification i1(const std::vector<RunRecord>& runs, const PublishedSheets& pub
 }
 
 Classification i2(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I2", "Asymmetric load/p-store bandwidth", "iMC contention and 3D-XPoint latency", "C4+",
-                   "peak load bandwidth / peak p-store bandwidth", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I2",
+                   "Asymmetric load/p-store bandwidth",
+                   "iMC contention and 3D-XPoint latency",
+                   "C4+",
+                   "peak load bandwidth / peak p-store bandwidth",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i2_bandwidth", on(medium));
     auto load = extreme(rs, "bandwidth", true, param_is("op", "load"));
@@ -283,14 +313,27 @@ Classification i2(const std::vector<RunRecord>& runs, const PublishedSheets& pub
   };
   c.published_pmem = ratio(row_max({4}), row_max({5, 6}));
   c.published_dram = ratio(row_max({7}), row_max({8, 9}));
-  c.published_source = published_source("I2", "peak load / peak p-store (store+clwb or nt-store) bandwidth, fio libpmem");
+  c.published_source =
+      published_source("I2", "peak load / peak p-store (store+clwb or nt-store) bandwidth, fio libpmem");
   finish(c);
   return c;
 }
 
 Classification i3(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I3", "Poor bandwidth for small-sized random IO", "access granularity mismatch", "C3, C4",
-                   "sequential / random p-store bandwidth at the smallest size", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I3",
+                   "Poor bandwidth for small-sized random IO",
+                   "access granularity mismatch",
+                   "C3, C4",
+                   "sequential / random p-store bandwidth at the smallest size",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i3_small_writes", on(medium));
     auto size = min_param(rs, "size");
@@ -304,7 +347,8 @@ Classification i3(const std::vector<RunRecord>& runs, const PublishedSheets& pub
     for (const auto* r : rs)
       if (at(*r) && param_text(*r, "pattern") == "rand")
         if (const Metric* ewr = r->find("ewr"); ewr != nullptr && ewr->kind == MetricKind::modelled)
-          c.extra.push_back(Metric{"ewr_random_smallest_" + medium, ewr->value, "ratio", MetricKind::modelled, ewr->origin});
+          c.extra.push_back(
+              Metric{"ewr_random_smallest_" + medium, ewr->value, "ratio", MetricKind::modelled, ewr->origin});
   }
   c.published_pmem = ratio(pub.number("I3", "B4"), pub.number("I3", "B5"));
   if (auto ewr = pub.number("I3", "B11"))
@@ -344,20 +388,31 @@ PairedPoint paired_bandwidth(Classification& c, const std::vector<RunRecord>& ru
 
 // The published ratio of rows `numerator_row` / `denominator_row` of a thread x size grid sheet, at the grid
 // point nearest ours from below (`default_threads` when no run gave a thread count).
-void published_grid_ratio(Classification& c, const PublishedSheets& pub, const std::string& sheet, const PairedPoint& at,
-                          int default_threads, const std::string& what) {
+void published_grid_ratio(Classification& c, const PublishedSheets& pub, const std::string& sheet,
+                          const PairedPoint& at, int default_threads, const std::string& what) {
   const size_t ti = published_index(kPublishedThreads, at.threads.value_or(default_threads));
   const size_t si = published_index(kPublishedSizes, at.size.value_or(4096));
   c.published_pmem = ratio(grid_value(pub, sheet, 28, true, ti, si), grid_value(pub, sheet, 49, true, ti, si));
   c.published_dram = ratio(grid_value(pub, sheet, 28, false, ti, si), grid_value(pub, sheet, 49, false, ti, si));
   c.published_source = published_source(sheet, what + " at " + std::to_string(kPublishedThreads[ti]) + " threads, " +
-                                                    std::to_string(kPublishedSizes[si]) + " B");
+                                                   std::to_string(kPublishedSizes[si]) + " B");
 }
 
 Classification i4(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I4", "Poor p-store bandwidth on remote NUMA PMEM", "the mesh interconnect and the XPPrefetcher",
-                   "C1, C2*, C3, C4*", "local / remote p-store bandwidth (sequential, most threads, largest size)",
-                   {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I4",
+                   "Poor p-store bandwidth on remote NUMA PMEM",
+                   "the mesh interconnect and the XPPrefetcher",
+                   "C1, C2*, C3, C4*",
+                   "local / remote p-store bandwidth (sequential, most threads, largest size)",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   const PairedPoint at = paired_bandwidth(c, runs, "i4_numa", "locality", "local", "remote");
   if (!c.pool) {
     const auto why = skip_reason(runs, "i4_numa");
@@ -369,8 +424,20 @@ Classification i4(const std::vector<RunRecord>& runs, const PublishedSheets& pub
 }
 
 Classification i5(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I5", "Store bandwidth lower than p-store bandwidth", "the XPPrefetcher", "C2, C4",
-                   "p-store / store bandwidth (sequential, most threads, largest size)", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I5",
+                   "Store bandwidth lower than p-store bandwidth",
+                   "the XPPrefetcher",
+                   "C2, C4",
+                   "p-store / store bandwidth (sequential, most threads, largest size)",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   const PairedPoint at = paired_bandwidth(c, runs, "i5_store_vs_pstore", "op", "pstore", "store");
   for (const auto& [medium, store] : at.denominator) add_ebr(c, runs, "store", medium, true, store);
   published_grid_ratio(c, pub, "I5", at, 8, "sequential store+clwb / store bandwidth");
@@ -379,8 +446,20 @@ Classification i5(const std::vector<RunRecord>& runs, const PublishedSheets& pub
 }
 
 Classification i6(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I6", "Sequential IO faster than random IO", "the CPU and XP prefetchers", "C1, C2*, C3, C4*",
-                   "sequential / random read bandwidth, worst access size", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I6",
+                   "Sequential IO faster than random IO",
+                   "the CPU and XP prefetchers",
+                   "C1, C2*, C3, C4*",
+                   "sequential / random read bandwidth, worst access size",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i6_read", on(medium));
     auto t = max_param(rs, "threads");
@@ -404,7 +483,8 @@ Classification i6(const std::vector<RunRecord>& runs, const PublishedSheets& pub
   auto worst_published = [&](int seq_row, int rand_row) {
     std::optional<double> worst;
     for (char col = 'B'; col <= 'H'; ++col)
-      if (auto q = ratio(pub.number("I6", cell(col, seq_row)), pub.number("I6", cell(col, rand_row))); q && (!worst || *q > *worst))
+      if (auto q = ratio(pub.number("I6", cell(col, seq_row)), pub.number("I6", cell(col, rand_row)));
+          q && (!worst || *q > *worst))
         worst = q;
     return worst;
   };
@@ -416,14 +496,29 @@ Classification i6(const std::vector<RunRecord>& runs, const PublishedSheets& pub
 }
 
 Classification i7(const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  Classification c{"I7", "P-stores are read-modify-write transactions", "the XPBuffer design", "C4",
-                   "modelled RWR of repeated full-block p-stores (media reads per media write)", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I7",
+                   "P-stores are read-modify-write transactions",
+                   "the XPBuffer design",
+                   "C4",
+                   "modelled RWR of repeated full-block p-stores (media reads per media write)",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   bool modelled = false;
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i7_rewrite", on(medium));
-    const std::string flush = !ok_runs(runs, "i7_rewrite", both(on(medium), param_is("flush", "ntstore"))).empty() ? "ntstore" : "";
-    const Pred same = flush.empty() ? param_is("target", "same") : both(param_is("target", "same"), param_is("flush", flush));
-    const Pred spread = flush.empty() ? param_is("target", "spread") : both(param_is("target", "spread"), param_is("flush", flush));
+    const std::string flush =
+        !ok_runs(runs, "i7_rewrite", both(on(medium), param_is("flush", "ntstore"))).empty() ? "ntstore" : "";
+    const Pred same =
+        flush.empty() ? param_is("target", "same") : both(param_is("target", "same"), param_is("flush", flush));
+    const Pred spread =
+        flush.empty() ? param_is("target", "spread") : both(param_is("target", "spread"), param_is("flush", flush));
     if (auto q = ratio(extreme(rs, "latency_p50", false, same), extreme(rs, "latency_p50", false, spread)))
       c.extra.push_back(measured("latency_same_over_spread_" + medium, *q));
     for (const auto* r : rs) {
@@ -449,9 +544,11 @@ Classification i7(const std::vector<RunRecord>& runs, const PublishedSheets& pub
         "and no device model was attached (latency_same_over_spread is printed for reference).";
   }
   if (auto ewr = pub.number("I7", "B13"))
-    c.extra.push_back(Metric{"ewr_published", *ewr, "ratio", MetricKind::published, published_source("I7", "EWR of repeated nt-stores to one XPLine")});
+    c.extra.push_back(Metric{"ewr_published", *ewr, "ratio", MetricKind::published,
+                             published_source("I7", "EWR of repeated nt-stores to one XPLine")});
   if (auto rwr = pub.number("I7", "B14")) {
-    c.extra.push_back(Metric{"rwr_published", *rwr, "ratio", MetricKind::published, published_source("I7", "RWR of repeated nt-stores to one XPLine")});
+    c.extra.push_back(Metric{"rwr_published", *rwr, "ratio", MetricKind::published,
+                             published_source("I7", "RWR of repeated nt-stores to one XPLine")});
     c.published_pmem = 1.0 + *rwr;
   }
   c.published_source = published_source("I7", "1 + RWR of repeated nt-stores to one XPLine");
@@ -460,9 +557,20 @@ Classification i7(const std::vector<RunRecord>& runs, const PublishedSheets& pub
 }
 
 Classification i8(const std::vector<RunRecord>& runs, const PublishedSheets&) {
-  Classification c{"I8", "Higher load latency after a dirty cache (no flush under eADR)",
-                   "dirty-victim write-backs on cache misses", "C1-C4 (eADR platforms)",
-                   "median load latency with a dirty cache (eADR) / with a flushed one (ADR)", {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Classification c{"I8",
+                   "Higher load latency after a dirty cache (no flush under eADR)",
+                   "dirty-victim write-backs on cache misses",
+                   "C1-C4 (eADR platforms)",
+                   "median load latency with a dirty cache (eADR) / with a flushed one (ADR)",
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {},
+                   {}};
   for (const std::string medium : {"pool", "dram"}) {
     auto rs = ok_runs(runs, "i8_dirty_load", on(medium));
     set_effect(c, medium,
@@ -523,7 +631,17 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
   };
   auto add = [&](std::string id, std::string rule, std::string rec, std::string from, std::string published,
                  std::optional<double> pool, std::optional<double> dram, std::string why) {
-    Recommendation r{std::move(id), std::move(rule), std::move(rec), std::move(from), std::move(published), pool, dram, "", "", "", ""};
+    Recommendation r{std::move(id),
+                     std::move(rule),
+                     std::move(rec),
+                     std::move(from),
+                     std::move(published),
+                     pool,
+                     dram,
+                     "",
+                     "",
+                     "",
+                     ""};
     if (r.id == "R2") {
       r.pool_model = runs_model("i2_bandwidth", "pool");
       r.dram_model = runs_model("i2_bandwidth", "dram");
@@ -578,7 +696,7 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
   add("R4", "Limit NUMA access", "Put data structures with higher EBR on remote NUMA PMEM", "I4",
       "High (C2,C4), Moderate (C1,C3)", effect("I4", true), effect("I4", false),
       find(classes, "I4") && !find(classes, "I4")->pool ? "Not measured: " + find(classes, "I4")->not_applicable_reason
-                                                         : "Local / remote p-store bandwidth (I4).");
+                                                        : "Local / remote p-store bandwidth (I4).");
 
   add("R5", "Use p-stores for non-critical data in eADR mode", "Flush data with low temporal locality from cache",
       "I5, I8", "High (C2,C4), Low (C1,C3)", max_of(effect("I5", true), effect("I8", true)),
@@ -616,8 +734,10 @@ std::vector<RunRecord> classification_records(const std::vector<Classification>&
         const bool pool = m.name.ends_with("pool");
         r.set(Metric{pool ? "effect_pool" : "effect_dram", 1.0 + m.value, "ratio", MetricKind::modelled, m.origin});
       }
-    if (c.published_pmem) r.set(Metric{"effect_published_pmem", *c.published_pmem, "ratio", MetricKind::published, c.published_source});
-    if (c.published_dram) r.set(Metric{"effect_published_dram", *c.published_dram, "ratio", MetricKind::published, c.published_source});
+    if (c.published_pmem)
+      r.set(Metric{"effect_published_pmem", *c.published_pmem, "ratio", MetricKind::published, c.published_source});
+    if (c.published_dram)
+      r.set(Metric{"effect_published_dram", *c.published_dram, "ratio", MetricKind::published, c.published_source});
     for (const auto& m : c.extra) r.set(m);
     r.notes = {{"idiosyncrasy", c.idiosyncrasy},
                {"effect", c.effect},

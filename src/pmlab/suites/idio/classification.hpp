@@ -16,7 +16,7 @@
 namespace pmlab::suites::idio {
 
 // An effect is a ratio >= 1 in the idiosyncrasy's direction (e.g. p-store latency / load latency).
-inline constexpr double kPresentAt = 1.2;   // at least 20 % worse: the behaviour is there
+inline constexpr double kPresentAt = 1.2;    // at least 20 % worse: the behaviour is there
 inline constexpr double kSpecificAt = 1.25;  // pool effect at least 1.25x the DRAM effect: PMEM-specific
 
 enum class Verdict { present, absent, not_applicable };
@@ -30,18 +30,19 @@ struct Decision {
 Decision decide(std::optional<double> pool, std::optional<double> dram);
 
 struct Classification {
-  std::string id;             // "I1" … "I8"
-  std::string idiosyncrasy;   // [PMIdioBench] Table 1 wording
-  std::string root_cause;     // Table 1
-  std::string applicability;  // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher, C3 granularity mismatch, C4 DCPMM)
-  std::string effect;         // what the effect ratio is
+  std::string id;            // "I1" … "I8"
+  std::string idiosyncrasy;  // [PMIdioBench] Table 1 wording
+  std::string root_cause;    // Table 1
+  std::string
+      applicability;   // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher, C3 granularity mismatch, C4 DCPMM)
+  std::string effect;  // what the effect ratio is
   std::optional<double> pool, dram;
   std::optional<double> published_pmem, published_dram;
   std::string published_source;
   Decision decision;
   std::string not_applicable_reason;  // set with Verdict::not_applicable
   std::string reasoning;
-  std::vector<record::Metric> extra;   // supporting numbers (kinds as measured / modelled / published)
+  std::vector<record::Metric> extra;  // supporting numbers (kinds as measured / modelled / published)
   bool pool_emulated = false;         // the pool is DRAM pages: no difference to DRAM can be PMEM's
   // Set when an effect rests on modelled numbers (a run under --emulate): the model's name, and the
   // effect is then written as kind modelled.
@@ -54,13 +55,13 @@ std::vector<Classification> classify(const std::vector<record::RunRecord>& runs,
                                      bool pool_emulated = false);
 
 struct Recommendation {
-  std::string id;              // "R1" … "R7"
-  std::string rule;            // Table 4 "Rule"
-  std::string recommendation;  // Table 4 "Recommendation"
-  std::string follows_from;    // "I1, I2"
+  std::string id;                // "R1" … "R7"
+  std::string rule;              // Table 4 "Rule"
+  std::string recommendation;    // Table 4 "Recommendation"
+  std::string follows_from;      // "I1, I2"
   std::string published_impact;  // Table 4 "Impact" (text, published)
   std::optional<double> impact_pool, impact_dram;
-  std::string impact_class;    // none | low | moderate | high | not measured here
+  std::string impact_class;  // none | low | moderate | high | not measured here
   std::string reasoning;
   std::string pool_model = {}, dram_model = {};  // as in Classification
 };
@@ -68,7 +69,8 @@ struct Recommendation {
 // Table 4's impact scale: N/A (no impact) below 1.1x, low < 1.5x, moderate 1.5-3x, high > 3x.
 std::string impact_class(std::optional<double> impact);
 
-std::vector<Recommendation> recommend(const std::vector<record::RunRecord>& runs, const std::vector<Classification>& classes);
+std::vector<Recommendation> recommend(const std::vector<record::RunRecord>& runs,
+                                      const std::vector<Classification>& classes);
 
 // Rows for results.json: idio.classification/idiosyncrasy:In and idio.recommendation/rule:Rn.
 std::vector<record::RunRecord> classification_records(const std::vector<Classification>& classes);

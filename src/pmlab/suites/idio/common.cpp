@@ -108,7 +108,8 @@ __attribute__((target("avx512f"))) void write_avx512(std::byte* dst, const std::
 
 __attribute__((target("avx2"))) void write_avx2(std::byte* dst, const std::byte* src, size_t len) noexcept {
   for (size_t o = 0; o < len; o += 32)
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + o), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + o),
+                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o)));
 }
 
 void write_sse2(std::byte* dst, const std::byte* src, size_t len) noexcept {

@@ -86,11 +86,11 @@ void body(RunContext& ctx) {
   // The published idle latency of a random read from memory, beside the points past the last-level cache.
   if (wss > platform::llc_bytes()) {
     const bool pool = ctx.params().text("medium") == "pool";
-    auto published = model::published_csv_cell(
-        kLatencyFile, "Read\\Random", pool ? "Optane" : "DRAM",
-        std::string("[OptaneGuide] Fig. 2, idle random read, ") + (pool ? "Optane DC PMM" : "DRAM") + " (" +
-            kLatencyFile + ")");
-    if (published) ctx.metric("published_load_latency", published->value, "ns", MetricKind::published, published->source);
+    auto published = model::published_csv_cell(kLatencyFile, "Read\\Random", pool ? "Optane" : "DRAM",
+                                               std::string("[OptaneGuide] Fig. 2, idle random read, ") +
+                                                   (pool ? "Optane DC PMM" : "DRAM") + " (" + kLatencyFile + ")");
+    if (published)
+      ctx.metric("published_load_latency", published->value, "ns", MetricKind::published, published->source);
     else ctx.note("published", published.status().message());
   }
 }

@@ -79,7 +79,8 @@ void body(RunContext& ctx) {
           t1 = platform::Clock::stop_drained();
         } else {
           sink += load_word(line);
-          if (model != nullptr && !primed[slot]) [[unlikely]] model->on_read(line, 64);
+          if (model != nullptr && !primed[slot]) [[unlikely]]
+            model->on_read(line, 64);
           t1 = platform::Clock::stop();
         }
         const uint64_t overhead = pstore ? drained_overhead : plain_overhead;
@@ -140,8 +141,7 @@ const CaseRegistration registration{CaseDef{
                std_params::choice("domain", "durability domain (adr: every p-store flushes)", {"adr"}, {"adr"}),
                std_params::choice("op", "load: one 8-byte load per line; pstore: store the line, flush it, fence",
                                   {"load", "pstore"}, {"load", "pstore"}),
-               std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}),
-               hit_ratio_param(),
+               std_params::flush({"clflush", "clflushopt", "clwb", "ntstore"}), hit_ratio_param(),
                std_params::threads(thread_sweep(), {"1"})},
     .region_bytes = [](const Params&) { return std::max<uint64_t>(platform::llc_bytes() / 2, 1ULL << 20); },
     .redundant = redundant,

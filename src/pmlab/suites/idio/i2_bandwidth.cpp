@@ -25,17 +25,19 @@ void add_published(RunContext& ctx) {
   if (p.size("size") != 256 || p.integer("threads") > 24) return;
   const std::string op = p.text("op");
   const persist::FlushInstruction flush = ctx.persister().config().flush;
-  const char* column = op == "load" ? "Read"
-                       : op != "pstore" ? nullptr
+  const char* column = op == "load"                                  ? "Read"
+                       : op != "pstore"                              ? nullptr
                        : flush == persist::FlushInstruction::ntstore ? "Write(ntstore)"
                        : flush == persist::FlushInstruction::clwb    ? "Write(clwb)"
-                                                                      : nullptr;
+                                                                     : nullptr;
   if (column == nullptr) return;
   const bool pool = p.text("medium") == "pool";
-  const std::string file = pool ? "optane-study/04-bandwidth_thcount_optane.csv" : "optane-study/04-bandwidth_thcount_dram.csv";
-  auto gb_s = model::published_csv_cell(file, std::to_string(p.integer("threads")), column,
-                                        std::string("[OptaneGuide] Fig. 4, ") + (pool ? "Optane DC PMM, 6 DIMMs" : "DRAM") +
-                                            ", 256 B accesses, GB/s read as 10^9 B/s (" + file + ")");
+  const std::string file =
+      pool ? "optane-study/04-bandwidth_thcount_optane.csv" : "optane-study/04-bandwidth_thcount_dram.csv";
+  auto gb_s =
+      model::published_csv_cell(file, std::to_string(p.integer("threads")), column,
+                                std::string("[OptaneGuide] Fig. 4, ") + (pool ? "Optane DC PMM, 6 DIMMs" : "DRAM") +
+                                    ", 256 B accesses, GB/s read as 10^9 B/s (" + file + ")");
   if (!gb_s) {
     ctx.note("published", gb_s.status().message());
     return;
@@ -53,10 +55,10 @@ CaseDef with_published(CaseDef def) {
 
 const CaseRegistration registration{with_published(stream_case(
     "i2_bandwidth", "I2: sequential load, store and p-store bandwidth versus access size and threads", std::nullopt,
-    {std_params::medium(),
-     adr_param(),
-     std_params::choice("op", "load: vector loads; store: cached stores, no flush; pstore: stores + flush + "
-                              "fence (or nt-stores + fence with flush=ntstore)",
+    {std_params::medium(), adr_param(),
+     std_params::choice("op",
+                        "load: vector loads; store: cached stores, no flush; pstore: stores + flush + "
+                        "fence (or nt-stores + fence with flush=ntstore)",
                         {"load", "store", "pstore"}, {"load", "store", "pstore"}),
      std_params::flush({"auto", "ntstore"}),
      std_params::size("size", "bytes per access", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,

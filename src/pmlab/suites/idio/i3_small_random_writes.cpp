@@ -13,10 +13,7 @@ using namespace bench;
 
 const CaseRegistration registration{stream_case(
     "i3_small_writes", "I3: sequential versus random p-store bandwidth for 64-512 B writes", StreamOp::pstore,
-    {std_params::medium(),
-     adr_param(),
-     std_params::flush({"auto"}),
-     pattern_param(),
+    {std_params::medium(), adr_param(), std_params::flush({"auto"}), pattern_param(),
      std_params::size("size", "bytes per write", {"64", "128", "256", "512"}, {}, 64, 1 << 20),
      std_params::threads(thread_sweep(), {std::to_string(all_cpus())})})};
 

@@ -32,17 +32,15 @@ void body(RunContext& ctx) {
 
 // The stream case's own body is replaced: the threads are placed by NUMA node before they stream.
 CaseDef numa_case() {
-  CaseDef def = stream_case(
-      "i4_numa", "I4: local versus remote NUMA p-store bandwidth, sizes x threads (needs two NUMA nodes)",
-      StreamOp::pstore,
-      {std_params::medium(),
-       adr_param(),
-       std_params::flush({"auto"}),
-       std_params::choice("locality", "local: threads on the memory's NUMA node; remote: on another node",
-                          {"local", "remote"}, {"local", "remote"}),
-       pattern_param({"seq"}),
-       std_params::size("size", "bytes per write", size_strings(64, 4096), {"256", "4096"}, 64, 1 << 20),
-       std_params::threads(thread_sweep(), thread_ends())});
+  CaseDef def =
+      stream_case("i4_numa", "I4: local versus remote NUMA p-store bandwidth, sizes x threads (needs two NUMA nodes)",
+                  StreamOp::pstore,
+                  {std_params::medium(), adr_param(), std_params::flush({"auto"}),
+                   std_params::choice("locality", "local: threads on the memory's NUMA node; remote: on another node",
+                                      {"local", "remote"}, {"local", "remote"}),
+                   pattern_param({"seq"}),
+                   std_params::size("size", "bytes per write", size_strings(64, 4096), {"256", "4096"}, 64, 1 << 20),
+                   std_params::threads(thread_sweep(), thread_ends())});
   def.body = body;
   return def;
 }

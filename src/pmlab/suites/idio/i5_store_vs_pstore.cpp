@@ -13,10 +13,7 @@ using namespace bench;
 
 const CaseRegistration registration{stream_case(
     "i5_store_vs_pstore", "I5: store versus p-store (store + flush) bandwidth, sizes x threads", std::nullopt,
-    {std_params::medium(),
-     adr_param(),
-     std_params::flush({"auto"}),
-     pattern_param({"seq"}),
+    {std_params::medium(), adr_param(), std_params::flush({"auto"}), pattern_param({"seq"}),
      std_params::choice("op", "store: cached stores, no flush; pstore: the same stores + flush + fence",
                         {"store", "pstore"}, {"store", "pstore"}),
      std_params::size("size", "bytes per access", size_strings(64, 4096), {"64", "256", "4096"}, 64, 1 << 20),

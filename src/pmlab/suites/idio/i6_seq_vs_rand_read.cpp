@@ -11,13 +11,12 @@ namespace {
 
 using namespace bench;
 
-const CaseRegistration registration{stream_case(
-    "i6_read", "I6: sequential versus random-permutation read bandwidth versus access size", StreamOp::load,
-    {std_params::medium(),
-     pattern_param(),
-     std_params::size("size", "bytes per read", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"}, 64,
-                      1 << 20),
-     std_params::threads(thread_sweep(), {std::to_string(all_cpus())})})};
+const CaseRegistration registration{
+    stream_case("i6_read", "I6: sequential versus random-permutation read bandwidth versus access size", StreamOp::load,
+                {std_params::medium(), pattern_param(),
+                 std_params::size("size", "bytes per read", size_strings(64, 64 << 10), {"64", "256", "4096", "65536"},
+                                  64, 1 << 20),
+                 std_params::threads(thread_sweep(), {std::to_string(all_cpus())})})};
 
 }  // namespace
 }  // namespace pmlab::suites::idio

@@ -51,7 +51,8 @@ void body(RunContext& ctx) {
         const std::byte* line = loaded + size_t{slot} * kSlotBytes;
         const uint64_t t0 = platform::Clock::start();
         sink += load_word(line);
-        if (model != nullptr) [[unlikely]] model->on_read(line, 64);
+        if (model != nullptr) [[unlikely]]
+          model->on_read(line, 64);
         const uint64_t t1 = platform::Clock::stop();
         hist->add(t1 - t0 > overhead ? t1 - t0 - overhead : 0);
       }
@@ -71,11 +72,10 @@ const CaseRegistration registration{CaseDef{
     .suite = kSuite,
     .name = "i8_dirty_load",
     .summary = "I8: load latency after filling the cache with stores, flushed (ADR) or left dirty (eADR)",
-    .params = {std_params::medium(),
-               std_params::domain({"adr", "eadr"}),
-               std_params::flush({"auto"}),
+    .params = {std_params::medium(), std_params::domain({"adr", "eadr"}), std_params::flush({"auto"}),
                std_params::threads({"1"}, {"1"})},
-    .region_bytes = [](const Params& p) { return 2 * dirty_bytes() + static_cast<uint64_t>(p.integer("threads")) * 4096; },
+    .region_bytes =
+        [](const Params& p) { return 2 * dirty_bytes() + static_cast<uint64_t>(p.integer("threads")) * 4096; },
     .redundant = {},
     .body = body,
 }};

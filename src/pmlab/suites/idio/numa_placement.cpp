@@ -39,13 +39,14 @@ Result<std::vector<int>> place_threads(Locality locality, int memory_node, const
         most = list.size();
       }
     if (node < 0)
-      return error(Errc::unsupported, "no allowed CPU outside NUMA node " + std::to_string(memory_node) + " (the memory's)");
+      return error(Errc::unsupported,
+                   "no allowed CPU outside NUMA node " + std::to_string(memory_node) + " (the memory's)");
   }
   const auto it = cpus.find(node);
   const size_t have = it == cpus.end() ? 0 : it->second.size();
   if (have < static_cast<size_t>(threads))
     return error(Errc::unsupported, "threads=" + std::to_string(threads) + " but NUMA node " + std::to_string(node) +
-                                         " has " + std::to_string(have) + " allowed CPUs");
+                                        " has " + std::to_string(have) + " allowed CPUs");
   return std::vector<int>(it->second.begin(), it->second.begin() + threads);
 }
 

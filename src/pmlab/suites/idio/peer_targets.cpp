@@ -48,7 +48,8 @@ double likwid_round_seconds(const RunContext& ctx) { return ctx.quick() ? 0.12 :
 // this process's glibc, as both come from the system.
 bool glibc_can_give_likwid_huge_pages() {
   int major = 0, minor = 0;
-  return std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 35));
+  return std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+         (major > 2 || (major == 2 && minor >= 35));
 }
 
 void vs_likwid(RunContext& ctx) {
@@ -108,12 +109,13 @@ void vs_likwid(RunContext& ctx) {
   ctx.metric("ratio_vs_likwid", best_ours / best_theirs, "ratio");
   ctx.metric("target_ratio", kLikwidTarget, "ratio");
   ctx.target("ratio_vs_likwid", kLikwidTarget, TargetDirection::at_least, "bandwidth vs likwid-bench's");
-  ctx.note("peer", "likwid-bench -t " + likwid_kernel(kind) + " over " + std::to_string(job.span >> 20) +
-                       " MiB per thread, sized to run as long as ours; ours: " + read_kernel_name() + " " +
-                       (load ? "loads" : "nt-stores + fence") + " of 64 KiB; best of " + std::to_string(kLikwidRounds) +
-                       " alternating rounds each; " +
-                       (huge ? "2 MiB pages on both sides (ours: MADV_HUGEPAGE; likwid: GLIBC_TUNABLES=glibc.malloc.hugetlb=1)"
-                             : "4 KiB pages on both sides"));
+  ctx.note("peer",
+           "likwid-bench -t " + likwid_kernel(kind) + " over " + std::to_string(job.span >> 20) +
+               " MiB per thread, sized to run as long as ours; ours: " + read_kernel_name() + " " +
+               (load ? "loads" : "nt-stores + fence") + " of 64 KiB; best of " + std::to_string(kLikwidRounds) +
+               " alternating rounds each; " +
+               (huge ? "2 MiB pages on both sides (ours: MADV_HUGEPAGE; likwid: GLIBC_TUNABLES=glibc.malloc.hugetlb=1)"
+                     : "4 KiB pages on both sides"));
 }
 
 void vs_fio(RunContext& ctx) {
@@ -181,7 +183,8 @@ const CaseRegistration likwid_registration{CaseDef{
     .name = "vs_likwid",
     .summary = "our sequential 64 KiB load / nt-store bandwidth beside likwid-bench's kernels (target ratio >= 0.9)",
     .params = {likwid_medium(),
-               std_params::choice("kernel", "load: vector loads (likwid load_*); ntstore: nt-stores (likwid store_mem_*)",
+               std_params::choice("kernel",
+                                  "load: vector loads (likwid load_*); ntstore: nt-stores (likwid store_mem_*)",
                                   {"load", "ntstore"}, {"load", "ntstore"}),
                std_params::choice("pages", "page size on both sides: huge (2 MiB, THP) or base (4 KiB)",
                                   {"huge", "base"}, {"huge"}),
@@ -196,9 +199,7 @@ const CaseRegistration fio_registration{CaseDef{
     .suite = kSuite,
     .name = "vs_fio",
     .summary = "our p-store bandwidth beside fio's libpmem engine on the same job (target ratio >= 2 at 256 B)",
-    .params = {fio_medium(),
-               adr_param(),
-               std_params::flush({"ntstore", "auto"}),
+    .params = {fio_medium(), adr_param(), std_params::flush({"ntstore", "auto"}),
                std_params::choice("pattern", "seq: consecutive; rand: a random permutation of size-aligned slots",
                                   {"seq", "rand"}, {"seq"}),
                std_params::size("size", "bytes per write", {"256", "4096"}, {"256"}, 64, 1 << 20),

@@ -24,19 +24,25 @@ namespace pmlab::suites::idio {
 
 namespace fs = std::filesystem;
 
-Result<ToolOutput> run_tool(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s) {
+Result<ToolOutput> run_tool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                            double timeout_s) {
   platform::ProcessSpec spec;
   spec.argv = argv;
   spec.set_env = env;
   spec.timeout_s = timeout_s;
   auto run = platform::run_process(spec);
-  if (!run) return error(run.status().code() == Errc::not_found ? Errc::unsupported : run.status().code(), run.status().message());
-  if (run->timed_out) return error(Errc::failed, argv[0] + " did not finish within " + std::to_string(static_cast<int>(timeout_s)) + " s");
+  if (!run)
+    return error(run.status().code() == Errc::not_found ? Errc::unsupported : run.status().code(),
+                 run.status().message());
+  if (run->timed_out)
+    return error(Errc::failed,
+                 argv[0] + " did not finish within " + std::to_string(static_cast<int>(timeout_s)) + " s");
   if (run->signal) return error(Errc::failed, argv[0] + " was " + run->outcome());
   if (run->exit_code == 127 && run->out.empty()) return error(Errc::unsupported, "cannot execute " + argv[0]);
   if (run->exit_code != 0) {
     const std::string why = platform::tail_lines(run->err.empty() ? run->out : run->err, 1);
-    return error(Errc::failed, argv[0] + " exited with " + std::to_string(run->exit_code) + (why.empty() ? "" : ": " + why));
+    return error(Errc::failed,
+                 argv[0] + " exited with " + std::to_string(run->exit_code) + (why.empty() ? "" : ": " + why));
   }
   return ToolOutput{run->exit_code, std::move(run->out), std::move(run->err)};
 }
@@ -57,8 +63,7 @@ Result<double> parse_likwid_bandwidth(const std::string& report) {
     try {
       const double mb = std::stod(line.substr(8));
       if (mb > 0) return mb * 1e6 / 1048576.0;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     return error(Errc::failed, "likwid-bench printed an unreadable bandwidth line: '" + line + "'");
   }
   return error(Errc::failed, "likwid-bench printed no 'MByte/s:' line");
@@ -70,8 +75,9 @@ Result<double> run_likwid(LikwidKind kind, int threads, uint64_t bytes, uint64_t
   const std::string workgroup = "N:" + std::to_string(bytes / 1000) + "kB:" + std::to_string(threads);
   std::vector<std::string> env;
   if (huge_pages) env.push_back("GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
-  auto out = run_tool({"likwid-bench", "-t", kernel, "-w", workgroup, "-i", std::to_string(std::max<uint64_t>(iterations, 10))},
-                      env, 120);
+  auto out = run_tool(
+      {"likwid-bench", "-t", kernel, "-w", workgroup, "-i", std::to_string(std::max<uint64_t>(iterations, 10))}, env,
+      120);
   if (!out) return out.status();
   auto mib = parse_likwid_bandwidth(out->out);
   if (!mib) return error(Errc::failed, "likwid-bench " + kernel + ": " + mib.status().message());
@@ -182,8 +188,8 @@ void record_fio_beside(bench::RunContext& ctx, FioJob job, const void* memory, d
   ctx.metric("fio_bandwidth", *fio, "MiB/s");
   ctx.metric("ratio_vs_fio", ours_mib_s / *fio, "ratio");
   ctx.note("fio", "fio " + std::string(job.op == StreamOp::load ? "read" : "write") +
-                      " with the libpmem engine, bs=" + std::to_string(job.size) + ", numjobs=" +
-                      std::to_string(job.threads) + ", files in " + job.directory);
+                      " with the libpmem engine, bs=" + std::to_string(job.size) +
+                      ", numjobs=" + std::to_string(job.threads) + ", files in " + job.directory);
 }
 
 }  // namespace pmlab::suites::idio

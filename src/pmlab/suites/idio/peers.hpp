@@ -26,7 +26,8 @@ struct ToolOutput {
 // Runs argv (argv[0] searched in PATH) with `env` added to the environment; stdout and stderr captured.
 // Killed after `timeout_s`. An error when it cannot start, times out or exits non-zero (with its last
 // stderr line).
-Result<ToolOutput> run_tool(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s);
+Result<ToolOutput> run_tool(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                            double timeout_s);
 
 // ---- likwid-bench
 enum class LikwidKind { load, ntstore };
@@ -51,7 +52,7 @@ struct FioJob {
   int threads = 1;           // numjobs, one file each, pinned one per CPU
   uint64_t span = 64 << 20;  // bytes per job
   double duration_s = 0.5;
-  std::string directory;     // where the job files go (removed afterwards)
+  std::string directory;  // where the job files go (removed afterwards)
 };
 // fio's command line for the job (without the program name), and the environment it needs.
 std::vector<std::string> fio_arguments(const FioJob& job, const std::string& name, const std::vector<int>& cpus);

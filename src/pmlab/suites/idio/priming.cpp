@@ -83,7 +83,8 @@ PrimableRegion find_primable_region(std::byte* scratch, size_t scratch_bytes, ui
   PrimableRegion out;
   out.nominal_llc_bytes = platform::llc_bytes();
   constexpr size_t kSmallest = 64 << 10;
-  size_t candidate = std::bit_floor(std::max<size_t>(std::min<size_t>(out.nominal_llc_bytes / 2, scratch_bytes), kSmallest));
+  size_t candidate =
+      std::bit_floor(std::max<size_t>(std::min<size_t>(out.nominal_llc_bytes / 2, scratch_bytes), kSmallest));
   candidate = std::min(candidate, std::bit_floor(scratch_bytes));
   const HitThreshold threshold = calibrate_threshold(scratch, scratch_bytes, seed);
   const size_t smallest = std::min(kSmallest, candidate);

@@ -51,9 +51,10 @@ CaseDef stream_case(std::string name, std::string summary, std::optional<StreamO
       .params = std::move(params),
       .region_bytes = stream_region_bytes,
       .redundant = std::move(redundant),
-      .body = [op](RunContext& ctx) {
-        run_stream(ctx, stream_job(ctx.params(), op ? *op : parse_stream_op(ctx.params().text("op"))));
-      },
+      .body =
+          [op](RunContext& ctx) {
+            run_stream(ctx, stream_job(ctx.params(), op ? *op : parse_stream_op(ctx.params().text("op"))));
+          },
   };
 }
 
@@ -105,14 +106,16 @@ double run_stream(RunContext& ctx, const StreamJob& job) {
         t.measure([&](uint64_t i) {
           const std::byte* p = base + offsets[i & mask];
           sink ^= read(p, size);
-          if (model != nullptr) [[unlikely]] model->on_read(p, size);
+          if (model != nullptr) [[unlikely]]
+            model->on_read(p, size);
         });
         break;
       case StreamOp::store:
         t.measure([&](uint64_t i) {
           std::byte* p = base + offsets[i & mask];
           for (uint64_t c = 0; c < size; c += chunk) write(p + c, src, chunk);
-          if (model != nullptr) [[unlikely]] model->on_evict(p, size);
+          if (model != nullptr) [[unlikely]]
+            model->on_evict(p, size);
         });
         break;
       case StreamOp::pstore:

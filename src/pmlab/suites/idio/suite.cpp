@@ -10,7 +10,8 @@
 namespace pmlab::suites::idio {
 namespace {
 
-std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs, const nlohmann::ordered_json& context) {
+std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& runs,
+                                         const nlohmann::ordered_json& context) {
   auto published = PublishedSheets::load(PublishedSheets::default_path());
   const PublishedSheets sheets = published ? *published : PublishedSheets{};
   const auto pool = context.find("pool");
@@ -25,8 +26,10 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
 }
 
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
-    kSuite, summarize,
-    {{"classification", "I1-I8 present / absent / not applicable here, PMEM-specific or not, effect and published value"},
+    kSuite,
+    summarize,
+    {{"classification",
+      "I1-I8 present / absent / not applicable here, PMEM-specific or not, effect and published value"},
      {"recommendation", "R1-R7 with the impact measured here"}}}};
 
 }  // namespace

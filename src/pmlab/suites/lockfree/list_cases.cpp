@@ -31,7 +31,9 @@ std::vector<ListOp> stream_for(int thread, uint64_t range, int update_pct) {
   std::vector<ListOp> ops(kStream);
   for (ListOp& op : ops) {
     const uint64_t r = rng() % 200;  // update_pct % updates, half of them inserts
-    op.kind = r < static_cast<uint64_t>(update_pct) ? Kind::insert : r < 2 * static_cast<uint64_t>(update_pct) ? Kind::remove : Kind::contains;
+    op.kind = r < static_cast<uint64_t>(update_pct)       ? Kind::insert
+              : r < 2 * static_cast<uint64_t>(update_pct) ? Kind::remove
+                                                          : Kind::contains;
     op.key = 1 + rng() % range;
   }
   return ops;
@@ -102,11 +104,12 @@ void finish(RunContext& ctx, List& list) {
 }
 
 void notes(RunContext& ctx) {
-  ctx.note("published_setup", std::string("published numbers: ") + kPublishedSource + "; this run: " +
-                                  std::to_string(ctx.threads()) + " threads");
+  ctx.note("published_setup", std::string("published numbers: ") + kPublishedSource +
+                                  "; this run: " + std::to_string(ctx.threads()) + " threads");
   if (persist::caches_are_durable(ctx.params().domain()))
-    ctx.note("domain", "eadr as the persistence vocabulary applies it: fences issued, flushes elided (durable only "
-                       "on a platform whose caches are in the power-fail domain)");
+    ctx.note("domain",
+             "eadr as the persistence vocabulary applies it: fences issued, flushes elided (durable only "
+             "on a platform whose caches are in the power-fail domain)");
 }
 
 template <class List>
@@ -123,7 +126,8 @@ void run_throughput(RunContext& ctx) {
   });
   finish(ctx, list);
   notes(ctx);
-  if (auto v = published_list_throughput(ctx.params().text("domain"), ctx.params().text("design"), static_cast<int>(run.range), run.update))
+  if (auto v = published_list_throughput(ctx.params().text("domain"), ctx.params().text("design"),
+                                         static_cast<int>(run.range), run.update))
     ctx.metric("published_throughput", *v, "ops/s", MetricKind::published, kPublishedSource);
 }
 
@@ -143,8 +147,9 @@ void run_latency(RunContext& ctx) {
   record_timed<2>(ctx, totals, {"find", "update"});
   finish(ctx, list);
   notes(ctx);
-  ctx.note("operations", "find = contains (a lookup); update = insert or delete, whose search the paper times as "
-                         "'search' (ours includes the update's persistence)");
+  ctx.note("operations",
+           "find = contains (a lookup); update = insert or delete, whose search the paper times as "
+           "'search' (ours includes the update's persistence)");
   const std::string design = ctx.params().text("design");
   if (auto v = published_list_latency("find", design, static_cast<int>(run.range), run.update))
     ctx.metric("published_find_latency", *v * 1e3, "ns", MetricKind::published, kPublishedSource);
@@ -191,8 +196,8 @@ ParamSpec update_param(std::vector<std::string> defaults, std::vector<std::strin
   return s;
 }
 ParamSpec range_param() {
-  return std_params::size("range", "key range [1, range]; the set is prefilled with half of it", {"256", "1024", "4096"},
-                          {"256", "1024", "4096"}, 2, 1 << 24);
+  return std_params::size("range", "key range [1, range]; the set is prefilled with half of it",
+                          {"256", "1024", "4096"}, {"256", "1024", "4096"}, 2, 1 << 24);
 }
 
 const CaseRegistration throughput{CaseDef{
@@ -200,10 +205,8 @@ const CaseRegistration throughput{CaseDef{
     .name = "list",
     .summary = "sorted-set throughput vs update ratio and key range per design and domain ([PMIdioBench] Figure 11)",
     .params = {design_param({"volatile", "tlog", "logfree", "soft", "linkfree"}),
-               std_params::domain({"none", "adr", "eadr"}),
-               std_params::medium(),
-               update_param({"0", "5", "10", "20", "30", "40", "50"}, {"0", "10", "50"}),
-               range_param(),
+               std_params::domain({"none", "adr", "eadr"}), std_params::medium(),
+               update_param({"0", "5", "10", "20", "30", "40", "50"}, {"0", "10", "50"}), range_param(),
                std_params::threads({default_threads()})},
     .region_bytes = region_bytes,
     .redundant = redundant,
@@ -215,11 +218,8 @@ const CaseRegistration latency{CaseDef{
     .name = "list_latency",
     .summary = "lookup (find) and update latency per design at 5 and 50% updates ([PMIdioBench] Figure 13)",
     .params = {design_param({"tlog", "soft", "linkfree", "logfree"}, {"tlog", "soft"}),
-               std_params::domain({"adr", "eadr"}, {"adr"}),
-               std_params::medium({"pool"}),
-               update_param({"5", "50"}, {"5", "50"}),
-               range_param(),
-               std_params::threads({default_threads()})},
+               std_params::domain({"adr", "eadr"}, {"adr"}), std_params::medium({"pool"}),
+               update_param({"5", "50"}, {"5", "50"}), range_param(), std_params::threads({default_threads()})},
     .region_bytes = region_bytes,
     .redundant = redundant,
     .body = dispatch<Latency>,

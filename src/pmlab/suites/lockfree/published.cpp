@@ -68,12 +68,14 @@ std::optional<double> ring_row(const std::string& title, const std::string& syst
 
 }  // namespace
 
-std::optional<double> published_list_throughput(const std::string& domain, const std::string& design, int range, int update) {
+std::optional<double> published_list_throughput(const std::string& domain, const std::string& design, int range,
+                                                int update) {
   const model::SheetBook* b = book();
   if (b == nullptr || (domain != "adr" && domain != "eadr")) return std::nullopt;
   // "ADR Design Throughput (ops/s)", then a row of "28 Threads, N Range" blocks, the column titles, the
   // designs, and one row per update percentage, which the block's first column holds.
-  const auto title = b->find_row("list", "A", domain == "adr" ? "ADR Design Throughput" : "eADR Design Throughput", 1, false);
+  const auto title =
+      b->find_row("list", "A", domain == "adr" ? "ADR Design Throughput" : "eADR Design Throughput", 1, false);
   if (!title) return std::nullopt;
   const auto block = b->find_column("list", *title + 1, "28 Threads, " + std::to_string(range) + " Range");
   if (!block) return std::nullopt;
@@ -87,7 +89,8 @@ std::optional<double> published_list_latency(const std::string& op, const std::s
   const model::SheetBook* b = book();
   if (b == nullptr) return std::nullopt;
   // "Operation latency (us), 28 Threads, U % Updates", then "N Range" over two columns (SOFT, TLog).
-  const auto title = b->find_row("list", "A", "Operation latency (us), 28 Threads, " + std::to_string(update) + " % Updates");
+  const auto title =
+      b->find_row("list", "A", "Operation latency (us), 28 Threads, " + std::to_string(update) + " % Updates");
   if (!title) return std::nullopt;
   const auto block = b->find_column("list", *title + 1, std::to_string(range) + " Range");
   if (!block) return std::nullopt;
@@ -97,7 +100,8 @@ std::optional<double> published_list_latency(const std::string& op, const std::s
   return number(*b, "list", *column, *row);
 }
 
-std::optional<double> published_ring_latency(const std::string& system, const std::string& op, const std::string& stat) {
+std::optional<double> published_ring_latency(const std::string& system, const std::string& op,
+                                             const std::string& stat) {
   const std::string name = system == "tx-adr"        ? "TX (ADR)"
                            : system == "tx-eadr"     ? "TX (eADR)"
                            : system == "txfree-eadr" ? "TX-free (eADR)"

@@ -9,12 +9,12 @@
 
 namespace pmlab::suites::lockfree {
 
-inline constexpr const char* kPublishedSource =
-    "[PMIdioBench] lock-free-results.txt: 28 threads, Intel Optane DCPMM";
+inline constexpr const char* kPublishedSource = "[PMIdioBench] lock-free-results.txt: 28 threads, Intel Optane DCPMM";
 
 // Figure 11: list throughput (ops/s). domain adr|eadr, design tlog|logfree|soft|linkfree, range
 // 256|1024|4096, update 0|5|10|20|30|40|50 (%).
-std::optional<double> published_list_throughput(const std::string& domain, const std::string& design, int range, int update);
+std::optional<double> published_list_throughput(const std::string& domain, const std::string& design, int range,
+                                                int update);
 
 // Figure 13: list latency (µs) at 5 or 50 % updates for soft|tlog; op "search" (inside updates) or
 // "find" (the lookup).

@@ -22,7 +22,8 @@ using pmlab::lockfree::RingDesign;
 constexpr int kMaxThreads = 64;
 
 uint64_t region_bytes(const Params& p) {
-  return RingBuffer::bytes_needed(static_cast<uint32_t>(p.size("slots")), static_cast<uint32_t>(p.size("slot")), kMaxThreads);
+  return RingBuffer::bytes_needed(static_cast<uint32_t>(p.size("slots")), static_cast<uint32_t>(p.size("slot")),
+                                  kMaxThreads);
 }
 
 std::optional<std::string> redundant(const Params& p) {
@@ -73,10 +74,13 @@ void body(RunContext& ctx) {
   const double working_set = static_cast<double>(slots) * slot_bytes;
   ctx.metric("working_set", working_set, "B");
   if (llc > 0) ctx.metric("working_set_vs_llc", working_set / static_cast<double>(llc), "ratio");
-  ctx.note("published_setup", std::string("published numbers: ") + kPublishedSource + ", 14 producers + 14 consumers, "
-                              "32K slots of 4 KB; this run: " + std::to_string(ctx.threads()) + " threads each pushing and popping");
-  ctx.note("tx", "tx = per-thread undo log in the pool: the slot's old bytes (push) or old stamp (pop) are persisted and "
-                 "the log marked valid before the in-place write; commit invalidates the log (PMDK tx_add_range-like)");
+  ctx.note("published_setup", std::string("published numbers: ") + kPublishedSource +
+                                  ", 14 producers + 14 consumers, "
+                                  "32K slots of 4 KB; this run: " +
+                                  std::to_string(ctx.threads()) + " threads each pushing and popping");
+  ctx.note("tx",
+           "tx = per-thread undo log in the pool: the slot's old bytes (push) or old stamp (pop) are persisted and "
+           "the log marked valid before the in-place write; commit invalidates the log (PMDK tx_add_range-like)");
 
   // Published values beside ours, in ns.
   const std::string d = p.text("design"), domain = p.text("domain");
@@ -88,7 +92,8 @@ void body(RunContext& ctx) {
     for (const char* stat : {"avg", "p99", "p999"}) {
       if (fig16_setup)
         if (auto v = published_ring_latency(system, op, stat))
-          ctx.metric(std::string("published_") + op + "_latency_" + stat, *v * 1e3, "ns", MetricKind::published, kPublishedSource);
+          ctx.metric(std::string("published_") + op + "_latency_" + stat, *v * 1e3, "ns", MetricKind::published,
+                     kPublishedSource);
       if (eadr && !flush_slots)
         if (auto v = published_r5_ratio(d, op, stat))
           ctx.metric(std::string("published_noflush_ratio_") + op + "_" + stat, *v, "ratio", MetricKind::published,
@@ -114,9 +119,7 @@ const CaseRegistration ring_case{CaseDef{
                                   "volatile: Krizhanovsky on DRAM; tx: undo-log transactions (ADR, eADR); "
                                   "txfree: slot stamps + push positions (eADR)",
                                   {"volatile", "tx", "txfree"}, {"volatile", "tx", "txfree"}),
-               std_params::domain({"none", "adr", "eadr"}),
-               std_params::medium(),
-               slot_flush_param(),
+               std_params::domain({"none", "adr", "eadr"}), std_params::medium(), slot_flush_param(),
                std_params::size("slot", "bytes per slot", {"4096"}, {"4096"}, 8, 1 << 20),
                std_params::size("slots", "slots in the ring (a power of two); 32K x 4 KB = 128 MiB, beyond the LLC",
                                 {"32768"}, {"16384"}, 2, 1 << 24),

@@ -81,7 +81,8 @@ void timed_thread(bench::RunContext& ctx, std::barrier<>& sync, TimedTotals<Kind
 
 // Records throughput, counters per operation, and per kind `<name>_latency_{avg,p50,p99,p999}` in ns.
 template <int Kinds>
-void record_timed(bench::RunContext& ctx, const TimedTotals<Kinds>& totals, const std::array<const char*, Kinds>& names) {
+void record_timed(bench::RunContext& ctx, const TimedTotals<Kinds>& totals,
+                  const std::array<const char*, Kinds>& names) {
   const platform::Clock& clock = platform::Clock::get();
   if (totals.ops == 0) ctx.fail("the case measured no operations");
   const double seconds = clock.to_ns(totals.last - totals.first) / 1e9;

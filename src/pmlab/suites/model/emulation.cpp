@@ -39,8 +39,8 @@ namespace {
 using namespace bench;
 namespace pm = pmlab::model;
 
-constexpr double kPstoreTarget = 2.5;   // emulated / DRAM p-store latency; [PMIdioBench] measured 3.4x
-constexpr double kSeqRandTarget = 1.5;  // emulated sequential / random 64 B persist bandwidth
+constexpr double kPstoreTarget = 2.5;              // emulated / DRAM p-store latency; [PMIdioBench] measured 3.4x
+constexpr double kSeqRandTarget = 1.5;             // emulated sequential / random 64 B persist bandwidth
 constexpr uint64_t kHotBytes = uint64_t{1} << 20;  // well inside the L2/LLC, so priming makes it hit ratio 1
 
 uint64_t stream_span() { return std::max<uint64_t>(uint64_t{64} << 20, 2 * platform::llc_bytes()); }
@@ -170,8 +170,8 @@ void body(RunContext& ctx) {
         for (int pattern = 0; pattern < 2; ++pattern) {
           pstore_pass(*persisters[which], hot, pattern ? rand_order : seq_order, source, overhead,
                       (*hist)[pattern][which]);
-          mib_s[pattern][which].push_back(bandwidth_pass(*persisters[which], stream, pattern ? rand_offsets : seq_offsets,
-                                                         next[pattern][which], n, source));
+          mib_s[pattern][which].push_back(bandwidth_pass(
+              *persisters[which], stream, pattern ? rand_offsets : seq_offsets, next[pattern][which], n, source));
         }
       }
     }
@@ -227,7 +227,8 @@ const CaseRegistration registration{CaseDef{
                "DRAM, same run (targets: p-store >= 2.5x, seq/rand >= 1.5)",
     .params = {device_param(),
                // Under ADR both sides flush; other domains would give the model no write-backs to see.
-               std_params::choice("domain", "durability domain (adr: the model sees every write-back)", {"adr"}, {"adr"}),
+               std_params::choice("domain", "durability domain (adr: the model sees every write-back)", {"adr"},
+                                  {"adr"}),
                std_params::flush({"auto"})},
     .region_bytes = [](const Params&) { return kHotBytes + stream_span(); },
     .redundant = {},

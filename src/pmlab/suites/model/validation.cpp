@@ -108,29 +108,28 @@ const CaseRegistration xpbuffer{model_case(
     "xpbuffer", "FAST'20 fig. 9: write amplification of half-line writes vs region size (the XPBuffer knee)",
     {device_param(),
      std_params::size("region", "bytes of the region whose media lines are written half by half",
-                      {"256", "512", "1K", "2K", "4K", "8K", "16K", "18K", "20K", "22K", "24K", "26K", "28K",
-                       "30K", "32K", "36K", "40K", "48K", "56K", "64K", "128K", "256K", "512K", "1M", "2M"},
+                      {"256", "512", "1K",  "2K",  "4K",  "8K",  "16K", "18K",  "20K",  "22K",  "24K", "26K", "28K",
+                       "30K", "32K", "36K", "40K", "48K", "56K", "64K", "128K", "256K", "512K", "1M",  "2M"},
                       {"4K", "16K", "18K", "20K", "24K", "32K", "64K"}, 256, 1 << 26)},
     xpbuffer_body)};
 
-const CaseRegistration rmw{model_case(
-    "rmw", "I7: EWR and RWR of repeated full-XPLine nt-stores to one line, beside PMIdioBench's counters",
-    {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"})},
-    rmw_body)};
+const CaseRegistration rmw{
+    model_case("rmw", "I7: EWR and RWR of repeated full-XPLine nt-stores to one line, beside PMIdioBench's counters",
+               {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"})}, rmw_body)};
 
-const CaseRegistration reads{model_case(
-    "reads", "I6: on-DIMM read hit ratio of interleaved read streams, sequential vs random",
-    {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"}), pattern_param(),
-     std_params::size("size", "bytes per read", {"64", "256", "4K"}, {"256"}, 64, 1 << 20),
-     ParamSpec{.name = "streams",
-               .type = ParamType::integer,
-               .doc = "interleaved readers (PMIdioBench used 16 threads)",
-               .defaults = {"1", "16"},
-               .quick = {"16"},
-               .choices = {},
-               .min = 1,
-               .max = 256}},
-    reads_body)};
+const CaseRegistration reads{
+    model_case("reads", "I6: on-DIMM read hit ratio of interleaved read streams, sequential vs random",
+               {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"}), pattern_param(),
+                std_params::size("size", "bytes per read", {"64", "256", "4K"}, {"256"}, 64, 1 << 20),
+                ParamSpec{.name = "streams",
+                          .type = ParamType::integer,
+                          .doc = "interleaved readers (PMIdioBench used 16 threads)",
+                          .defaults = {"1", "16"},
+                          .quick = {"16"},
+                          .choices = {},
+                          .min = 1,
+                          .max = 256}},
+               reads_body)};
 
 }  // namespace
 }  // namespace pmlab::suites::model

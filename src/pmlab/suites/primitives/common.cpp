@@ -91,7 +91,8 @@ void record_peer_counters(bench::RunContext& ctx, double published_fences_per_op
   ctx.metric("flushes_per_op", unknown, "count");
   ctx.metric("flushed_bytes_per_op", unknown, "B");
   ctx.metric("nt_bytes_per_op", unknown, "B");
-  ctx.metric("fences_per_op", published_fences_per_op, "count", record::MetricKind::published, pmdk::kPmdkBarrierSource);
+  ctx.metric("fences_per_op", published_fences_per_op, "count", record::MetricKind::published,
+             pmdk::kPmdkBarrierSource);
   ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
 }
 

@@ -35,7 +35,8 @@ bench::ParamSpec page_param();
 bench::ParamSpec dirty_param(std::vector<std::string> defaults = {"1", "2", "4", "8", "16", "32", "64", "128", "256",
                                                                   "512", "1024"},
                              std::vector<std::string> quick = {"1", "8", "32", "64", "256"});
-bench::ParamSpec padding_param(std::vector<std::string> defaults = {"none", "line"}, std::vector<std::string> quick = {});
+bench::ParamSpec padding_param(std::vector<std::string> defaults = {"none", "line"},
+                               std::vector<std::string> quick = {});
 // How our writers store entries (plog::Stores).
 bench::ParamSpec stores_param();
 // libpmemlog has no padding or stores option: its twins with one are left out of sweeps.

@@ -79,9 +79,8 @@ const CaseRegistration registration{CaseDef{
     .redundant = pmemlog_options_are_redundant,
     .body = body,
     // The report's "log writer by entry size" compares these points: its ratios need an interval.
-    .quick_repetitions = [](const Params& p) {
-      return p.integer("threads") == 1 && p.text("medium") == "pool" ? 3 : 0;
-    },
+    .quick_repetitions =
+        [](const Params& p) { return p.integer("threads") == 1 && p.text("medium") == "pool" ? 3 : 0; },
 }};
 
 }  // namespace

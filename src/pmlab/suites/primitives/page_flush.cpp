@@ -14,8 +14,8 @@ namespace {
 using namespace bench;
 
 void run_pmemblk(RunContext& ctx, uint32_t page_size, uint32_t dirty) {
-  auto peer = prefaulted_peer(ctx, "libpmemblk",
-                              [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
+  auto peer = prefaulted_peer(
+      ctx, "libpmemblk", [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
   ctx.run_threads([&](ThreadState& t) {
     const PageStreams streams(peer->blocks(), page_size, dirty, t.index(), t.count());
@@ -38,8 +38,8 @@ void body(RunContext& ctx) {
   if (p.text("flusher") == kPmemBlk) return run_pmemblk(ctx, page_size, dirty);
 
   const uint64_t pages = ppage::PageStore::pages_that_fit(ctx.region().size, page_size, threads);
-  auto store = ppage::PageStore::format({ctx.region().base, ctx.region().size}, ctx.persister(),
-                                        {page_size, pages, threads});
+  auto store =
+      ppage::PageStore::format({ctx.region().base, ctx.region().size}, ctx.persister(), {page_size, pages, threads});
   if (!store) ctx.fail(store.status().message());
   const ppage::Policy policy = ppage::parse_policy(p.text("flusher")).value();
   auto flusher = ppage::make_flusher(policy, **store, threads);
@@ -66,15 +66,16 @@ const CaseRegistration registration{CaseDef{
     .name = "page_flush",
     .summary = "failure-atomic page flushes per dirty cache lines, flusher, page size and threads, beside "
                "libpmemblk ([PMemIO] Fig. 5)",
-    .params = {medium_param(), std_params::domain(), std_params::flush(), flusher_param(), page_param(),
-               dirty_param(), std_params::threads({"1", "2"})},
+    .params = {medium_param(), std_params::domain(), std_params::flush(), flusher_param(), page_param(), dirty_param(),
+               std_params::threads({"1", "2"})},
     .region_bytes = [](const Params& p) { return p.text("flusher") == kPmemBlk ? uint64_t{4096} : kStoreBytes; },
     .redundant = dirty_beyond_page,
     .body = body,
     // The report's "page flusher by dirty lines" compares these points: its ratios need an interval.
-    .quick_repetitions = [](const Params& p) {
-      return p.integer("threads") == 1 && p.text("medium") == "pool" && p.size("page") == 4096 ? 3 : 0;
-    },
+    .quick_repetitions =
+        [](const Params& p) {
+          return p.integer("threads") == 1 && p.text("medium") == "pool" && p.size("page") == 4096 ? 3 : 0;
+        },
 }};
 
 }  // namespace

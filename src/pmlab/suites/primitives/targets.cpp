@@ -86,7 +86,8 @@ void log_target(RunContext& ctx) {
     return bound_area + (static_cast<uint64_t>(t) * bounds_per_thread + i % bounds_per_thread) * bound_bytes;
   };
   auto appender = [&](const char* name, plog::Log& log) {
-    return Contender{name, [&](int lane, uint64_t) {
+    return Contender{name,
+                     [&](int lane, uint64_t) {
                        auto lsn = log.append(static_cast<uint32_t>(lane), payload.data(), size);
                        if (!lsn && lsn.status().code() != Errc::pool_full)
                          throw std::runtime_error(lsn.status().message());
@@ -175,8 +176,8 @@ void flush_target(RunContext& ctx) {
   const auto page_size = static_cast<uint32_t>(p.size("page"));
   const auto dirty = static_cast<uint32_t>(p.integer("dirty"));
   const int threads = ctx.threads();
-  auto peer = prefaulted_peer(ctx, "libpmemblk",
-                              [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
+  auto peer = prefaulted_peer(
+      ctx, "libpmemblk", [&](const std::string& dir) { return pmdk::PmemBlk::create(dir, page_size, kStoreBytes); });
   const auto model_sees_peer = peer_persistence_seen_by_model(ctx);
 
   const uint64_t pages = ppage::PageStore::pages_that_fit(ctx.region().size, page_size, static_cast<uint32_t>(threads));

@@ -80,8 +80,8 @@ void body(RunContext& ctx) {
   auto run = [&](Maintenance& maintenance, auto&& append) {
     ctx.run_threads([&](ThreadState& t) {
       const auto& mine = keys[static_cast<size_t>(t.index())];
-      results[static_cast<size_t>(t.index())] =
-          pausable_loop(ctx.control(), sync, maintenance, batches_of([&](uint64_t i) {
+      results[static_cast<size_t>(t.index())] = pausable_loop(
+          ctx.control(), sync, maintenance, batches_of([&](uint64_t i) {
             return transact(table, mine, values, i, [&](const Update& u) { return append(t.index(), u); });
           }));
     });
@@ -134,8 +134,8 @@ const CaseRegistration registration{CaseDef{
     .suite = "primitives",
     .name = "ycsb_write",
     .summary = "YCSB 100% updates on a DRAM table, each update logged durably through a writer ([PMemIO] §3.3.2)",
-    .params = {medium_param(), std_params::domain(), std_params::flush(), writer_param(),
-               padding_param(), stores_param(), records_param(), std_params::threads({"1", "2"})},
+    .params = {medium_param(), std_params::domain(), std_params::flush(), writer_param(), padding_param(),
+               stores_param(), records_param(), std_params::threads({"1", "2"})},
     .region_bytes =
         [](const Params& p) {
           const auto threads = static_cast<uint32_t>(p.integer("threads"));

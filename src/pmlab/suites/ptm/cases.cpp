@@ -58,7 +58,8 @@ void tx_body(RunContext& ctx) {
 }
 
 const CaseRegistration tx_case{CaseDef{
-    "ptm", "tx",
+    "ptm",
+    "tx",
     "transactions per second of undo, redo and PMDK per workload, durability model and thread count "
     "([OptanePTM] Fig. 1)",
     {ptm_param(), durability_param(),
@@ -92,21 +93,23 @@ void breakdown_body(RunContext& ctx) {
   run(ctx, *spec);
 }
 
-const CaseRegistration breakdown_case{CaseDef{
-    "ptm", "breakdown",
-    "throughput with logging, flushing and fencing switched off in turn, under ADR [PMDKOverheads]",
-    {ptm_param(), workload_param({"sps-16", "hashmap"}, {}),
-     std_params::choice("cost", "full, or one cost switched off: no-log, no-flush, no-fence",
-                        {"full", "no-log", "no-flush", "no-fence"}, {"full", "no-log", "no-flush", "no-fence"}),
-     std_params::threads({"1"}), std_params::medium({"pool"})},
-    [](const Params& p) { return bytes_of(p, false); },
-    [](const Params& p) -> std::optional<std::string> {
-      if (p.text("ptm") == "volatile") return std::string("the volatile baseline has no persistence cost to switch off");
-      return std::nullopt;
-    },
-    breakdown_body,
-    // ptm.share subtracts two runs: their difference needs an interval even in a quick run.
-    [](const Params&) { return 3; }}};
+const CaseRegistration breakdown_case{
+    CaseDef{"ptm",
+            "breakdown",
+            "throughput with logging, flushing and fencing switched off in turn, under ADR [PMDKOverheads]",
+            {ptm_param(), workload_param({"sps-16", "hashmap"}, {}),
+             std_params::choice("cost", "full, or one cost switched off: no-log, no-flush, no-fence",
+                                {"full", "no-log", "no-flush", "no-fence"}, {"full", "no-log", "no-flush", "no-fence"}),
+             std_params::threads({"1"}), std_params::medium({"pool"})},
+            [](const Params& p) { return bytes_of(p, false); },
+            [](const Params& p) -> std::optional<std::string> {
+              if (p.text("ptm") == "volatile")
+                return std::string("the volatile baseline has no persistence cost to switch off");
+              return std::nullopt;
+            },
+            breakdown_body,
+            // ptm.share subtracts two runs: their difference needs an interval even in a quick run.
+            [](const Params&) { return 3; }}};
 
 void target_body(RunContext& ctx) {
   auto spec = spec_of(ctx.params(), ctx.quick());
@@ -114,20 +117,23 @@ void target_body(RunContext& ctx) {
   run_target(ctx, *spec);
 }
 
-const CaseRegistration target_case{CaseDef{
-    "ptm", "target",
-    "undo, redo and PMDK side by side on SPS and the hash map, ADR, one thread (targets: redo >= 4x PMDK on SPS-1, 3x on the hash map, 10x on SPS-16/64; >= 1.3x undo; <= 2 fences per writing tx)",
-    {std_params::choice("workload", "sps-N (N swaps per transaction) or hashmap", {"sps-1", "sps-16", "sps-64", "hashmap"},
-                        {"sps-1", "sps-16", "sps-64", "hashmap"}),
-     std_params::choice("ptm", "all three PTMs run side by side", {"all"}, {"all"}),
-     std_params::threads({"1"}), std_params::medium({"pool"})},
-    [](const Params& p) {
-      Params q = p;
-      q.set("ptm", "undo");
-      auto spec = spec_of(q, false);
-      return spec ? 2 * (heap_bytes(*spec) + (256 << 10)) : uint64_t{1} << 20;
-    },
-    nullptr, target_body}};
+const CaseRegistration target_case{
+    CaseDef{"ptm",
+            "target",
+            "undo, redo and PMDK side by side on SPS and the hash map, ADR, one thread (targets: redo >= 4x PMDK on "
+            "SPS-1, 3x on the hash map, 10x on SPS-16/64; >= 1.3x undo; <= 2 fences per writing tx)",
+            {std_params::choice("workload", "sps-N (N swaps per transaction) or hashmap",
+                                {"sps-1", "sps-16", "sps-64", "hashmap"}, {"sps-1", "sps-16", "sps-64", "hashmap"}),
+             std_params::choice("ptm", "all three PTMs run side by side", {"all"}, {"all"}), std_params::threads({"1"}),
+             std_params::medium({"pool"})},
+            [](const Params& p) {
+              Params q = p;
+              q.set("ptm", "undo");
+              auto spec = spec_of(q, false);
+              return spec ? 2 * (heap_bytes(*spec) + (256 << 10)) : uint64_t{1} << 20;
+            },
+            nullptr,
+            target_body}};
 
 }  // namespace
 }  // namespace pmlab::suites::ptm

@@ -32,7 +32,8 @@ constexpr uint64_t kSlotBytes = 256 << 10;
 }  // namespace
 
 const std::vector<std::string>& workload_names() {
-  static const std::vector<std::string> names = {"sps-1", "sps-4", "sps-16", "sps-64", "queue", "hashmap", "bptree", "bank"};
+  static const std::vector<std::string> names = {"sps-1", "sps-4",   "sps-16", "sps-64",
+                                                 "queue", "hashmap", "bptree", "bank"};
   return names;
 }
 
@@ -78,9 +79,8 @@ uint64_t heap_bytes(const RunSpec& spec) {
   std::string kind;
   int swaps = 1;
   (void)parse_workload(spec.workload, &kind, &swaps);
-  const uint64_t b = workloads::visit_workload(kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) {
-    return W<UndoPtm>::heap_bytes(spec.config);
-  });
+  const uint64_t b = workloads::visit_workload(
+      kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) { return W<UndoPtm>::heap_bytes(spec.config); });
   return (b + 4095) & ~uint64_t{4095};
 }
 
@@ -106,9 +106,8 @@ void dispatch(RunContext& ctx, P& ptm, const RunSpec& spec, Hook&& after_load) {
   std::string kind;
   int swaps = 1;
   (void)parse_workload(spec.workload, &kind, &swaps);
-  workloads::visit_workload(kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) {
-    measure<W>(ctx, ptm, spec, after_load);
-  });
+  workloads::visit_workload(
+      kind, [&]<template <class> class W>(workloads::WorkloadTag<W>) { measure<W>(ctx, ptm, spec, after_load); });
 }
 
 template <class P>
@@ -150,11 +149,15 @@ void run_pmlab_ptm(RunContext& ctx, const RunSpec& spec) {
   const double txs = static_cast<double>(after.transactions - before.transactions);
   if (txs > 0)
     ctx.metric("log_entries_per_tx", static_cast<double>(after.log_entries - before.log_entries) / txs, "count");
-  ctx.note("log", std::string(P::kName) == std::string("undo")
-                      ? "undo: 32 B entries {offset, old, check}; one flush+fence per distinct logged word, 2 more at commit"
-                      : "redo: one non-temporal record {seq, n, 16 B entries, checksum} per writing transaction, 1 fence (commit), data written back lazily; ownership records let disjoint and read-only transactions run in parallel");
-  ctx.note("medium", std::string("data on ") + (data_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)) +
-                         ", log on " + (log_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)));
+  ctx.note(
+      "log",
+      std::string(P::kName) == std::string("undo")
+          ? "undo: 32 B entries {offset, old, check}; one flush+fence per distinct logged word, 2 more at commit"
+          : "redo: one non-temporal record {seq, n, 16 B entries, checksum} per writing transaction, 1 fence (commit), "
+            "data written back lazily; ownership records let disjoint and read-only transactions run in parallel");
+  ctx.note("medium", std::string("data on ") +
+                         (data_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)) + ", log on " +
+                         (log_on_dram(spec.durability) ? "DRAM" : media::to_string(region.kind)));
 }
 
 void run_pmdk(RunContext& ctx, const RunSpec& spec) {
@@ -193,9 +196,11 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
     ctx.metric("pmdk_fences_per_tx_modelled", 2.0 + 2.0 * ranges, "count", record::MetricKind::modelled,
                "PMDK 1.12 tx: 2 + 2 x ranges added (data/reference/README.md, from PMDK sources)");
   }
-  ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path + " (removed after the run), "
-                   "PMEM_IS_PMEM_FORCE=" + std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +
-                   "; one global lock serializes transactions, as for undo (redo runs disjoint ones in parallel)");
+  ctx.note("pmdk", "libpmemobj " + std::string("1.12 transactions, pool ") + path +
+                       " (removed after the run), "
+                       "PMEM_IS_PMEM_FORCE=" +
+                       std::to_string(forced) + (spec.elide_flush ? ", flushes off at libpmem's entry points" : "") +
+                       "; one global lock serializes transactions, as for undo (redo runs disjoint ones in parallel)");
   ctx.note("counters", pmdk::interposed()
                            ? "flushes_per_op and fences_per_op count PMDK's libpmem calls (pmlab's interposer)"
                            : "flushes_per_op and fences_per_op read zero: libpmem's calls did not reach pmlab's "

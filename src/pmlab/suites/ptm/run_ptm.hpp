@@ -11,7 +11,7 @@
 namespace pmlab::suites::ptm {
 
 struct RunSpec {
-  std::string ptm;       // undo | redo | pmdk
+  std::string ptm;  // undo | redo | pmdk
   pmlab::ptm::Durability durability = pmlab::ptm::Durability::adr;
   std::string workload;  // sps-N | queue | hashmap | bptree | bank
   pmlab::ptm::workloads::Config config;

@@ -94,7 +94,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
 }
 
 const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
-    "ptm", summarize,
+    "ptm",
+    summarize,
     {{"share", "the share of a transaction's time logging, flushing or fencing takes, with its interval"},
      {"scaling", "throughput at N threads over one thread's, per PTM, durability model and workload"}}}};
 

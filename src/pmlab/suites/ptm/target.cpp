@@ -175,21 +175,23 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   ctx.metric("romuluslog_fences_per_write_tx", 4, "count", record::MetricKind::published, kDurableTx);
   ctx.metric("rounds", rounds, "count");
   ctx.metric("pmem_is_pmem_force", forced, "flag");
-  std::string verdict = (r_undo >= kRedoVsUndo ? "redo >= 1.3x undo (" : "redo NOT >= 1.3x undo (") + fmt(r_undo) + "x); " +
-                        (r_pmdk >= target ? "redo >= " : "redo NOT >= ") + fmt(target) + "x PMDK (" + fmt(r_pmdk) + "x)";
-  verdict += std::string("; ") + (redo_fences <= kRedoFencesPerWriteTx ? "" : "NOT ") + "<= 2 fences per writing transaction (" +
-               fmt(redo_fences) + ")";
+  std::string verdict = (r_undo >= kRedoVsUndo ? "redo >= 1.3x undo (" : "redo NOT >= 1.3x undo (") + fmt(r_undo) +
+                        "x); " + (r_pmdk >= target ? "redo >= " : "redo NOT >= ") + fmt(target) + "x PMDK (" +
+                        fmt(r_pmdk) + "x)";
+  verdict += std::string("; ") + (redo_fences <= kRedoFencesPerWriteTx ? "" : "NOT ") +
+             "<= 2 fences per writing transaction (" + fmt(redo_fences) + ")";
   ctx.note("verdict", verdict);
-  ctx.note("counters", "per transaction: redo " + fmt(fences_per_tx(kRedo)) + " fences, " +
-                           fmt(flushes_per_tx(kRedo)) + " flushes, " + fmt(per_tx(kRedo, &persist::Counters::nt_bytes) / 64) +
-                           " lines of non-temporal log record; undo " + fmt(fences_per_tx(kUndo)) +
-                           " fences, " + fmt(flushes_per_tx(kUndo)) + " flushes; PMDK " +
+  ctx.note("counters", "per transaction: redo " + fmt(fences_per_tx(kRedo)) + " fences, " + fmt(flushes_per_tx(kRedo)) +
+                           " flushes, " + fmt(per_tx(kRedo, &persist::Counters::nt_bytes) / 64) +
+                           " lines of non-temporal log record; undo " + fmt(fences_per_tx(kUndo)) + " fences, " +
+                           fmt(flushes_per_tx(kUndo)) + " flushes; PMDK " +
                            (pmdk_counted ? fmt(fences_per_tx(kPmdk)) + " fences, " + fmt(flushes_per_tx(kPmdk)) +
                                                " flushes (counted at libpmem), "
                                          : std::string("not counted (libpmem's calls do not reach pmlab here), ")) +
                            fmt(ranges) + " ranges snapshot, ~" + fmt(2 + 2 * ranges) + " fences modelled from them");
-  ctx.note("published", "fences per writing transaction (published, [DurableTx]): Quadra 1, Trinity 2, RomulusLog 4; "
-                        "Quadra and Trinity write back each modified line once");
+  ctx.note("published",
+           "fences per writing transaction (published, [DurableTx]): Quadra 1, Trinity 2, RomulusLog 4; "
+           "Quadra and Trinity write back each modified line once");
   ctx.note("method", std::to_string(rounds) + " rounds of " + fmt(seconds * 1e3) +
                          " ms phases, orders from a balanced Latin square; ratios are medians of per-round ratios");
 }
