@@ -1,6 +1,7 @@
 #include "pmlab/bench/case.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -131,6 +132,34 @@ void RunContext::note(std::string key, std::string text) {
 void RunContext::skip(const std::string& reason) { throw RunAbort{RunStatus::skipped, reason}; }
 void RunContext::fail(const std::string& reason) { throw RunAbort{RunStatus::error, reason}; }
 
+namespace {
+
+// Runs `body` on a thread per state, each pinned to its CPU (cpus, round robin); the first exception a
+// thread throws is rethrown once all have joined. Returns how many threads could be pinned.
+int run_pinned(const std::vector<int>& cpus, const std::vector<std::unique_ptr<ThreadState>>& states,
+               const std::function<void(ThreadState&)>& body) {
+  std::vector<std::thread> workers;
+  std::atomic<int> pinned{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (size_t t = 0; t < states.size(); ++t) {
+    workers.emplace_back([&, t] {
+      if (platform::pin_current_thread(cpus[t % cpus.size()])) pinned.fetch_add(1);
+      try {
+        body(*states[t]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+  return pinned.load();
+}
+
+}  // namespace
+
 void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
   // The cores the host gives the run's CPUs and what a line costs between two of them, probed before and
   // after it: a multi-thread number taken while two vCPUs took turns on one core, or sat on different
@@ -145,23 +174,7 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
   std::barrier<> sync(threads_);
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int t = 0; t < threads_; ++t) states.push_back(std::make_unique<ThreadState>(t, threads_, control_, sync));
-  std::vector<std::thread> workers;
-  std::vector<int> pinned(threads_, 0);
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  for (int t = 0; t < threads_; ++t) {
-    workers.emplace_back([&, t] {
-      pinned[t] = platform::pin_current_thread(cpus_[static_cast<size_t>(t) % cpus_.size()]) ? 1 : 0;
-      try {
-        body(*states[t]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
-  if (failure) std::rethrow_exception(failure);
+  const int pinned = run_pinned(cpus_, states, body);
 
   const platform::Clock& clock = platform::Clock::get();
   Histogram merged;
@@ -176,7 +189,7 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
     }
     counters += s->counters();
   }
-  metric("threads_pinned", static_cast<double>(std::count(pinned.begin(), pinned.end(), 1)), "count");
+  metric("threads_pinned", pinned, "count");
   if (distinct.size() > 1) {
     metric("cores_probed", static_cast<double>(distinct.size()), "count");
     metric("cores_available", std::min(cores_before, platform::cores_available(distinct)), "count");

@@ -15,11 +15,14 @@
 #include <regex>
 #include <set>
 
+#include "pmlab/bench/bench_pool.hpp"
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/bench/context.hpp"
+#include "pmlab/bench/placement.hpp"
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/bench/repetitions.hpp"
 #include "pmlab/bench/results.hpp"
+#include "pmlab/bench/run_plan.hpp"
 #include "pmlab/bench/stability.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
@@ -44,35 +47,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kBenchLayout = "bench";
-constexpr uint64_t kMinBenchPool = 64ULL << 20;
-
-// Benchmarks use the pool's data area as scratch memory: nothing to recover.
-[[maybe_unused]] const bool bench_layout_registered = pool::LayoutRegistry::instance().add(
-    {kBenchLayout, 1, "scratch memory for benchmarks (no persistent structure, nothing to recover)", {}, {}});
-
-struct PlannedRun {
-  const CaseDef* def;
-  Params params;
-  std::string name;
-};
-
-bool uses_pool(const PlannedRun& r) { return r.params.has("medium") && r.params.text("medium") == "pool"; }
-
-uint64_t region_bytes(const PlannedRun& r) { return r.def->region_bytes ? r.def->region_bytes(r.params) : 0; }
-
-// What the pool-using runs need, at least 64 MiB, in 2 MiB steps: a repeated run room for up to three
-// placements (placement_offset).
-uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::optional<int> repetitions) {
-  uint64_t need = kMinBenchPool;
-  for (const auto& r : plan) {
-    if (!uses_pool(r)) continue;
-    const int placements = std::min(3, repetitions_for(*r.def, r.params, quick, repetitions));
-    need = std::max(need, region_bytes(r) + pool::kHeaderSize + static_cast<uint64_t>(placements - 1) * kPlacementStep);
-  }
-  return (need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
-}
-
 // Where the published data came from, and the files the run needed and could not read: each is a warning
 // now and a line in the report, since every published comparison that needs it is left out.
 nlohmann::ordered_json reference_data_context() {
@@ -88,12 +62,6 @@ nlohmann::ordered_json reference_data_context() {
                      .c_str());
   }
   return {{"directory", where.directory}, {"found_by", where.found_by}, {"missing", missing}};
-}
-
-// Replaces domain=auto / flush=auto with the run's default so names and records say what ran.
-void resolve_auto(Params& p, const persist::Config& defaults) {
-  if (p.has("domain") && p.text("domain") == "auto") p.set("domain", persist::to_string(defaults.domain));
-  if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
 }
 
 }  // namespace
@@ -121,27 +89,6 @@ Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>&
   return out;
 }
 
-namespace {
-
-Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& selected, const Overrides& overrides,
-                                          bool quick, size_t& redundant) {
-  std::vector<PlannedRun> plan;
-  for (const CaseDef* c : selected) {
-    auto points = expand(c->params, overrides, quick);
-    if (!points) return error(Errc::invalid_argument, c->full_name() + ": " + points.status().message());
-    for (auto& p : *points) {
-      if (c->redundant && c->redundant(p)) {
-        ++redundant;
-        continue;
-      }
-      plan.push_back({c, std::move(p), {}});
-    }
-  }
-  return plan;
-}
-
-}  // namespace
-
 Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool quick) {
   auto selected = select_cases(selectors);
   if (!selected) return selected.status();
@@ -161,131 +108,6 @@ uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass) {
 }
 
 namespace {
-
-// Every --set names a parameter of some selected case (a typo must not silently run defaults), the filter
-// is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
-// lacks would skip every run and "succeed"), and the run control is positive.
-Result<std::optional<std::regex>> check_options(const RunOptions& options,
-                                                const std::vector<const CaseDef*>& selected) {
-  for (const auto& [name, values] : options.overrides) {
-    bool known = false;
-    for (const CaseDef* c : selected)
-      for (const auto& spec : c->params) known = known || spec.name == name;
-    if (!known)
-      return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
-  }
-  std::optional<std::regex> filter;
-  if (!options.filter.empty()) {
-    try {
-      filter.emplace(options.filter);
-    } catch (const std::regex_error&) {
-      return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
-    }
-  }
-  if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));
-  if (auto it = options.overrides.find("flush"); it != options.overrides.end()) {
-    for (const std::string& value : it->second) {
-      if (value == "auto") continue;
-      auto flush = persist::parse_flush(value);
-      if (!flush) return flush.status();
-      if (Status s = persist::check_supported(*flush, platform::CpuFeatures::host()); !s)
-        return error(s.code(), "--set flush=" + value + ": " + s.message());
-    }
-  }
-  if (options.duration_s && *options.duration_s <= 0)
-    return error(Errc::invalid_argument, "--duration must be positive");
-  if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
-  if (options.stability && options.repetitions)
-    return error(Errc::invalid_argument,
-                 "--stability runs every point once after each suite: --repetitions does not apply");
-  return filter;
-}
-
-// The pool, when any run needs it: opened once and locked for the whole run; a pool pmlab created is
-// removed at the end (also on a stop signal) unless --keep-pool.
-class BenchPool {
- public:
-  Status open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
-    path_ = options.pool_path.empty() ? pool::scratch_pool_path(scratch_base_directory()) : options.pool_path;
-    // The cases put their side pools beside the run's pool: a killed run's are swept wherever that was.
-    pool::sweep_scratch_pools(fs::path(path_).parent_path(),
-                              [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
-    if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
-    std::error_code ec;
-    if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {
-      pool::OpenOptions open_options;
-      open_options.layout = kBenchLayout;
-      auto opened = pool::Pool::open(path_, open_options);
-      if (!opened) return opened.status();
-      pool_ = std::move(*opened);
-      media::prefault_for_writing(pool_->data(), pool_->data_size());
-      return Status::success();
-    }
-    const uint64_t size =
-        options.pool_size ? options.pool_size : pool_bytes_for(plan, options.quick, options.repetitions);
-    // A pool made at a path the user named is theirs to keep; the default scratch pool goes with the run.
-    remove_ = options.pool_path.empty() && !options.keep_pool;
-    if (remove_) StopSignals::set_file_to_remove(path_);
-    auto made = pool::Pool::create(path_, size, kBenchLayout);
-    if (!made) return made.status();
-    pool_ = std::move(*made);
-    media::prefault_for_writing(pool_->data(), pool_->data_size());
-    created_ = true;
-    return Status::success();
-  }
-  ~BenchPool() {
-    pool_.reset();
-    if (created_ && remove_) (void)pool::remove(path_, pool::RemoveMode::damaged_too);
-    StopSignals::set_file_to_remove("");
-  }
-  pool::Pool* get() const noexcept { return pool_.get(); }
-  bool created() const noexcept { return created_; }
-
- private:
-  std::string path_;
-  std::unique_ptr<pool::Pool> pool_;
-  bool created_ = false;
-  bool remove_ = false;
-};
-
-// Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then the flags.
-Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool* bench_pool) {
-  persist::Config defaults;
-  if (bench_pool) {
-    defaults = bench_pool->persister().config();
-  } else {
-    auto d = persist::default_config(persist::Domain::adr, platform::CpuFeatures::host());
-    if (!d) return d.status();
-    defaults = *d;
-  }
-  if (options.domain) defaults.domain = *options.domain;
-  if (options.flush) defaults.flush = *options.flush;
-  return defaults;
-}
-
-// Names the runs once the defaults are known (domain=auto -> what ran), keeps those the filter selects,
-// once each.
-std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
-                                        const std::optional<std::regex>& filter) {
-  std::set<std::string> seen;
-  std::vector<PlannedRun> runs;
-  for (auto& r : plan) {
-    resolve_auto(r.params, defaults);
-    r.name = r.def->full_name() + r.params.name_suffix();
-    if (filter && !std::regex_search(r.name, *filter)) continue;
-    if (!seen.insert(r.name).second) continue;
-    runs.push_back(std::move(r));
-  }
-  return runs;
-}
-
-RunControl run_control(const RunOptions& options) {
-  RunControl control;
-  control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
-  control.warmup_s = std::min(0.1, control.duration_s / 5);
-  control.ops = options.ops.value_or(0);
-  return control;
-}
 
 // The context block: the machine, the pool, the defaults, the run control, the model; and its hash over
 // what shapes the numbers.
@@ -347,65 +169,6 @@ struct Execution {
   StateSnapshot neutral = snapshot_process_state();
 };
 
-// Where a run's threads run, and what its context says about it.
-struct RunPlacement {
-  std::vector<int> cpus;
-  int node = -1;     // the node the CPUs were chosen on, or -1: every CPU this process may use
-  std::string note;  // for a numa medium or --cpu-node: the memory's node, its tier, the threads' node
-};
-
-const platform::MemoryNode* node_named(const platform::MemoryTopology& t, int id) {
-  for (const platform::MemoryNode& n : t.nodes)
-    if (n.id == id) return &n;
-  return nullptr;
-}
-
-std::vector<int> allowed_cpus_on(const Execution& ex, int node) {
-  std::vector<int> on;
-  if (const platform::MemoryNode* n = node_named(ex.topology, node))
-    for (const int cpu : ex.cpus)
-      if (std::find(n->cpus.begin(), n->cpus.end(), cpu) != n->cpus.end()) on.push_back(cpu);
-  return on;
-}
-
-// The SLIT distance from `from` to `to` (the kernel lists a node's distances in node order).
-int distance(const platform::MemoryTopology& t, const platform::MemoryNode& from, int to) {
-  for (size_t i = 0; i < t.nodes.size() && i < from.distances.size(); ++i)
-    if (t.nodes[i].id == to) return from.distances[i];
-  return from.id == to ? 10 : 255;
-}
-
-// The threads' node: --cpu-node where given; for memory on a node, the nearest node with CPUs this process
-// may use (the node itself when it has some); else none (every CPU this process may use).
-RunPlacement placement_of(const Execution& ex, const media::Medium& medium) {
-  RunPlacement p;
-  int chosen = ex.options.cpu_node.value_or(-1);
-  const platform::MemoryNode* memory =
-      medium.kind == media::Kind::numa ? node_named(ex.topology, medium.node) : nullptr;
-  if (chosen < 0 && memory) {
-    int best = INT_MAX;
-    for (const platform::MemoryNode& n : ex.topology.nodes)
-      if (const int d = distance(ex.topology, *memory, n.id); d < best && !allowed_cpus_on(ex, n.id).empty()) {
-        best = d;
-        chosen = n.id;
-      }
-  }
-  if (chosen < 0) {
-    p.cpus = ex.cpus;
-    return p;
-  }
-  p.cpus = allowed_cpus_on(ex, chosen);
-  p.node = chosen;
-  std::string cpus;
-  for (const int c : p.cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
-  p.note = "threads on node " + std::to_string(chosen) + " (CPUs " + cpus + ")" +
-           (ex.options.cpu_node ? " by --cpu-node" : ", the nearest node with CPUs");
-  if (memory)
-    p.note = "memory bound to node " + std::to_string(memory->id) + ", every page checked on it; the node is " +
-             platform::to_string(memory->label) + " (" + memory->evidence + "); " + p.note;
-  return p;
-}
-
 // A run's record before it runs: what it is, nothing measured.
 RunRecord blank_record(const PlannedRun& r, uint64_t context_hash) {
   RunRecord blank;
@@ -461,7 +224,7 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
 // case body with counters around it; under --profile once plainly first, so the slowdown can be stated.
 void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) {
   const int threads = r.params.has("threads") ? static_cast<int>(r.params.integer("threads")) : 1;
-  const RunPlacement placement = placement_of(ex, medium_of(r));
+  const RunPlacement placement = placement_of(ex.topology, ex.cpus, ex.options.cpu_node, medium_of(r));
   if (static_cast<size_t>(threads) > placement.cpus.size())
     throw RunAbort{RunStatus::skipped, "threads=" + std::to_string(threads) + " exceeds the " +
                                            std::to_string(placement.cpus.size()) + " CPUs this process may use" +
@@ -638,6 +401,80 @@ std::vector<RunRecord> derive_summaries(const std::vector<RunRecord>& finished, 
   return out;
 }
 
+// What the run's context says of --cpu-node (refused when the node has no usable CPU), of --profile and of
+// the hardware counters readable here (core PMU, uncore IMC, PMEM DIMMs): every run records them.
+Status prepare_execution(Execution& ex, const std::string& out, nlohmann::ordered_json& ctx,
+                         std::unique_ptr<profile::RunProfiler>& profiler) {
+  if (const std::optional<int> node = ex.options.cpu_node) {
+    if (allowed_cpus_on(ex.topology, ex.cpus, *node).empty())
+      return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*node) + ": node " + std::to_string(*node) +
+                                               " has no CPU this process may use (pmlab info lists the nodes)");
+    ctx["cpu_node"] = *node;
+  }
+  if (ex.options.profile) {
+    profiler = std::make_unique<profile::RunProfiler>(out);
+    ex.profiler = profiler.get();
+    ctx["profile"] = profiler->context_json();
+  }
+  ex.counter_sources = profile::detect_counters();
+  ctx["counters"] = ex.counter_sources.context_json();
+  return Status::success();
+}
+
+// How the runs execute: repeated in passes (`wanted` repetitions each), or under --stability with its
+// sample points; `executions` counts them all for the progress line.
+struct Schedule {
+  bool stability = false;
+  std::vector<PlannedRun> samples;
+  std::vector<int> wanted;
+  size_t executions = 0;
+};
+
+Result<Schedule> schedule_of(const RunOptions& options, const std::vector<PlannedRun>& runs,
+                             const persist::Config& defaults) {
+  Schedule s;
+  s.stability = options.stability;
+  if (options.stability) {
+    s.samples = stability_points(defaults);
+    if (s.samples.empty())
+      return error(Errc::invalid_argument, "--stability: no sample point is registered for this build");
+    std::set<std::string> suites;
+    for (const PlannedRun& r : runs) suites.insert(r.def->suite);
+    s.executions = runs.size() + s.samples.size() * (kStabilityAloneRepetitions + suites.size());
+    return s;
+  }
+  for (const PlannedRun& r : runs)
+    s.wanted.push_back(repetitions_for(*r.def, r.params, options.quick, options.repetitions));
+  s.executions = static_cast<size_t>(std::accumulate(s.wanted.begin(), s.wanted.end(), 0));
+  return s;
+}
+
+std::vector<RunRecord> execute(Execution& ex, const Schedule& schedule, Progress& progress, RunSummary& summary) {
+  if (!schedule.stability) return execute_passes(ex, schedule.wanted, progress, summary);
+  std::vector<StabilityObservation> observed;
+  std::vector<RunRecord> finished = execute_stability(ex, schedule.samples, progress, summary, observed);
+  for (RunRecord& row : stability_rows(observed)) {
+    row.config_hash = run_hash(row.name, ex.context_hash);
+    finished.push_back(std::move(row));
+  }
+  return finished;
+}
+
+// What the context records once the runs are over: the sweep points left out, the published data read,
+// and whether a stop signal cut the run short.
+void record_context(nlohmann::ordered_json& ctx, size_t redundant, RunSummary& summary) {
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  if (redundant > 0)
+    skipped.push_back(
+        {{"name", "sweep"},
+         {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a "
+                                                "domain that issues none) and were left out"}});
+  ctx["skipped"] = skipped;
+  ctx["reference_data"] = reference_data_context();
+  summary.stop_signal = stop_signal();
+  ctx["interrupted"] = summary.stop_signal != 0;
+}
+
 }  // namespace
 
 Result<RunPlan> dry_run(const RunOptions& options) {
@@ -707,50 +544,13 @@ Result<RunSummary> run(const RunOptions& options) {
                {},
                nullptr,
                {}};
-  if (options.cpu_node) {
-    if (allowed_cpus_on(ex, *options.cpu_node).empty())
-      return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*options.cpu_node) + ": node " +
-                                               std::to_string(*options.cpu_node) +
-                                               " has no CPU this process may use (pmlab info lists the nodes)");
-    ctx["cpu_node"] = *options.cpu_node;
-  }
   std::unique_ptr<profile::RunProfiler> profiler;
-  if (options.profile) {
-    profiler = std::make_unique<profile::RunProfiler>(out.string());
-    ex.profiler = profiler.get();
-    ctx["profile"] = profiler->context_json();
-  }
-  // Hardware counters wherever readable (core PMU, uncore IMC, PMEM DIMMs): every run records them.
-  ex.counter_sources = profile::detect_counters();
-  ctx["counters"] = ex.counter_sources.context_json();
+  if (Status s = prepare_execution(ex, out.string(), ctx, profiler); !s) return s;
+  auto schedule = schedule_of(options, runs, *defaults);
+  if (!schedule) return schedule.status();
   RunSummary summary;
-  std::vector<RunRecord> finished;
-  std::vector<PlannedRun> samples;
-  std::vector<int> wanted;
-  size_t executions = 0;
-  if (options.stability) {
-    samples = stability_points(*defaults);
-    if (samples.empty())
-      return error(Errc::invalid_argument, "--stability: no sample point is registered for this build");
-    std::set<std::string> suites;
-    for (const PlannedRun& r : runs) suites.insert(r.def->suite);
-    executions = runs.size() + samples.size() * (kStabilityAloneRepetitions + suites.size());
-  } else {
-    for (const PlannedRun& r : runs)
-      wanted.push_back(repetitions_for(*r.def, r.params, options.quick, options.repetitions));
-    executions = static_cast<size_t>(std::accumulate(wanted.begin(), wanted.end(), 0));
-  }
-  Progress progress(executions, options.progress);
-  if (options.stability) {
-    std::vector<StabilityObservation> observed;
-    finished = execute_stability(ex, samples, progress, summary, observed);
-    for (RunRecord& row : stability_rows(observed)) {
-      row.config_hash = run_hash(row.name, ex.context_hash);
-      finished.push_back(std::move(row));
-    }
-  } else {
-    finished = execute_passes(ex, wanted, progress, summary);
-  }
+  Progress progress(schedule->executions, options.progress);
+  std::vector<RunRecord> finished = execute(ex, *schedule, progress, summary);
   for (const RunRecord& r : finished) results.add(r);
   for (RunRecord& d : derive_summaries(finished, ctx, ex.context_hash)) {
     tally(summary, progress, d);
@@ -759,17 +559,7 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   if (!stop_requested()) results.set_checks(run_checks(finished));
 
-  // Record.
-  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-  if (redundant > 0)
-    skipped.push_back(
-        {{"name", "sweep"},
-         {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a "
-                                                "domain that issues none) and were left out"}});
-  ctx["skipped"] = skipped;
-  ctx["reference_data"] = reference_data_context();
-  summary.stop_signal = stop_signal();
-  ctx["interrupted"] = summary.stop_signal != 0;
+  record_context(ctx, redundant, summary);
   auto written = results.write(out, options.force);
   if (!written) return written.status();
   summary.results_path = *written;

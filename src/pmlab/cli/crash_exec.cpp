@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -137,7 +138,10 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
   return hint;
 }
 
-int run_exec_command(const ExecArgs& a) {
+// The campaign's options from the command line; `out` the run directory, made here unless the run only
+// replays a state. The run directory keeps the trace, so a failure replays on the very run that showed it
+// (a program with threads, or with time in it, need not repeat itself); --trace names another place.
+Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem::path& out) {
   crash::exec::ExecOptions o;
   o.program = a.program;
   o.setup = a.setup;
@@ -153,11 +157,11 @@ int run_exec_command(const ExecArgs& a) {
         from = comma + 1;
       }
     auto d = parse_domains(names);
-    if (!d) return report_error(d.status());
+    if (!d) return d.status();
     o.domains = *d;
   }
   auto g = parse_granularities(a.granularity);
-  if (!g) return report_error(g.status());
+  if (!g) return g.status();
   o.granularities = *g;
   o.budget = a.budget;
   o.seed = a.seed;
@@ -165,88 +169,85 @@ int run_exec_command(const ExecArgs& a) {
   o.timeout_s = a.timeout;
   if (!a.shard.empty()) {
     auto s = parse_shard(a.shard);
-    if (!s) return report_error(s.status());
+    if (!s) return s.status();
     std::tie(o.shard, o.shards) = *s;
   }
   if (!a.replay.empty()) {
     auto r = parse_replay(a.replay);
-    if (!r) return report_error(r.status());
-    if (o.domains.size() != 1 || o.granularities.size() != 1)
-      return report_error(
-          error(Errc::invalid_argument,
-                "--replay names a state of one domain and granularity: give one --domain and one --granularity"));
+    if (!r) return r.status();
     o.replay = *r;
+    if (o.domains.size() != 1 || o.granularities.size() != 1)
+      return error(Errc::invalid_argument,
+                   "--replay names a state of one domain and granularity: give one --domain and one --granularity");
     o.replay_image = a.image;
   } else if (!a.image.empty()) {
-    return report_error(error(Errc::invalid_argument, "--image goes with --replay POINT:STATE"));
+    return error(Errc::invalid_argument, "--image goes with --replay POINT:STATE");
   }
   o.recheck = a.recheck;
-  // The run directory keeps the trace, so a failure replays on the very run that showed it (a program with
-  // threads, or with time in it, need not repeat itself).
-  const std::filesystem::path out = out_dir(a.out, "crash-exec-" + bench::run_id_now());
-  if (!o.trace_only && !o.replay) {
-    if (Status s = bench::check_out_dir(out, false); !s) return report_error(s);
+  out = out_dir(a.out, "crash-exec-" + bench::run_id_now());
+  if (!o.replay) {
+    PMLAB_TRY(bench::check_out_dir(out, false));
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
-    if (ec) return report_error(error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message()));
+    if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
   }
-  o.trace = !a.trace.empty() || o.trace_only || o.replay ? a.trace : (out / "trace.pmtrace").string();
+  o.trace = !a.trace.empty() || o.replay ? a.trace : (out / "trace.pmtrace").string();
   o.trace_only = a.trace_only;
-  if (o.trace_only && o.trace.empty())
-    return report_error(error(Errc::invalid_argument, "--trace-only needs --trace FILE to keep"));
   o.work_dir = a.work_dir;
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.compare_pages = a.compare_pages;
+  return o;
+}
 
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  uint64_t started = platform::Clock::monotonic_ns(), last = 0;
-  std::string phase;
-  auto progress = [&](const crash::exec::ExecProgress& p) {
+// A progress line on a terminal, redrawn at most five times a second; elsewhere a line per phase.
+std::function<void(const crash::exec::ExecProgress&)> progress_printer() {
+  struct State {
+    bool tty = isatty(STDERR_FILENO) != 0;
+    uint64_t started = platform::Clock::monotonic_ns(), last = 0;
+    std::string phase;
+  };
+  return [state = std::make_shared<State>()](const crash::exec::ExecProgress& p) {
     const uint64_t now = platform::Clock::monotonic_ns();
-    if (p.phase != phase) {
-      phase = p.phase;
-      started = now;
-      if (!tty) std::fprintf(stderr, "pmlab crash exec: %s\n", phase.c_str());
+    if (p.phase != state->phase) {
+      state->phase = p.phase;
+      state->started = now;
+      if (!state->tty) std::fprintf(stderr, "pmlab crash exec: %s\n", state->phase.c_str());
     }
-    if (!tty || (now - last < 200'000'000 && p.done != p.total)) return;
-    last = now;
-    const double elapsed = static_cast<double>(now - started) * 1e-9;
+    if (!state->tty || (now - state->last < 200'000'000 && p.done != p.total)) return;
+    state->last = now;
+    const double elapsed = static_cast<double>(now - state->started) * 1e-9;
     const double eta =
         p.done ? elapsed * static_cast<double>(p.total - std::min(p.done, p.total)) / static_cast<double>(p.done) : 0;
     std::fprintf(stderr, "\r\033[Kpmlab crash exec: %s: %llu/%llu states, %llu failures, ETA %.0f s", p.phase.c_str(),
                  static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),
                  static_cast<unsigned long long>(p.failures), eta);
   };
-  auto report = crash::exec::run_exec(o, progress);
-  if (tty) std::fprintf(stderr, "\r\033[K");
-  if (!report) return report_error(report.status());
-  if (!a.name.empty()) report->program = a.name;
-  const std::string& program = report->program;
+}
 
-  std::string domains;
-  for (auto d : o.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
-  json settings = {{"mode", "exec"},
-                   {"program", a.program},
-                   {"setup", a.setup},
-                   {"check", a.check},
-                   {"pools", a.pools},
-                   {"domains", domains},
-                   {"granularities", a.granularity},
-                   {"budget", o.budget},
-                   {"seed", o.seed},
-                   {"timeout_s", o.timeout_s},
-                   {"recheck", o.recheck},
-                   {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
-                   {"model",
-                    "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
-                    "changed since may persist with any content it held at a write-back or a fence since; line and "
-                    "word granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
-  uint64_t hash = 0;
-  bench::ResultsDocument results(crash_context(settings, domains, false, &hash));
-  for (const auto& t : report->traces) {
+json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const std::string& domains) {
+  return {{"mode", "exec"},
+          {"program", a.program},
+          {"setup", a.setup},
+          {"check", a.check},
+          {"pools", a.pools},
+          {"domains", domains},
+          {"granularities", a.granularity},
+          {"budget", o.budget},
+          {"seed", o.seed},
+          {"timeout_s", o.timeout_s},
+          {"recheck", o.recheck},
+          {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
+          {"model",
+           "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
+           "changed since may persist with any content it held at a write-back or a fence since; line and "
+           "word granularity split it into pieces that persist independently (docs/crash-simulator.md)."}};
+}
+
+void print_traces(const crash::exec::ExecReport& report) {
+  for (const auto& t : report.traces) {
     std::fprintf(stderr,
                  "pmlab crash exec: %s under %s: %s in %.2f s, %llu fences, %llu write-backs; stores found by %s\n",
-                 program.c_str(), persist::to_string(t.domain), t.outcome.c_str(), t.seconds,
+                 report.program.c_str(), persist::to_string(t.domain), t.outcome.c_str(), t.seconds,
                  static_cast<unsigned long long>(t.fences), static_cast<unsigned long long>(t.writebacks),
                  t.write_tracking.c_str());
     for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
@@ -254,6 +255,23 @@ int run_exec_command(const ExecArgs& a) {
       std::fprintf(stderr, "  finding (%s): %s x%llu at %s\n", persist::to_string(t.domain), f.kind.c_str(),
                    static_cast<unsigned long long>(f.count), f.site.c_str());
   }
+}
+
+int run_exec_command(const ExecArgs& a) {
+  std::filesystem::path out;
+  auto options = exec_options(a, out);
+  if (!options) return report_error(options.status());
+  const crash::exec::ExecOptions& o = *options;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  auto report = crash::exec::run_exec(o, progress_printer());
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!report) return report_error(report.status());
+  if (!a.name.empty()) report->program = a.name;
+  std::string domains;
+  for (auto d : o.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
+  uint64_t hash = 0;
+  bench::ResultsDocument results(crash_context(exec_settings(a, o, domains), domains, false, &hash));
+  print_traces(*report);
   for (const auto& r : report->runs) {
     const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(),
                                        [&](const auto& t) { return t.domain == r.domain; });

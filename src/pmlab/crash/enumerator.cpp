@@ -146,200 +146,266 @@ CrashSpace make_space(std::vector<PendingLine> lines, const std::vector<std::byt
   return space;
 }
 
-Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
-  Exploration result;
-  Collector c(space, budget);
-  const size_t n = space.lines.size();
-  const size_t pieces = space.pieces.size();
-  Random rng(seed);
+namespace {
 
-  LineValues none(n, -1), all(n, -1), written(n, -1);
-  bool any_written = false;
-  for (size_t l = 0; l < n; ++l) {
-    all[l] = space.lines[l].latest;
-    written[l] = space.lines[l].written_back;
-    any_written = any_written || written[l] >= 0;
+// One exploration: the strategies in the order they take their share of the budget, each adding states
+// to one collector. The order of the random draws is part of the result (a seed replays a campaign).
+class Explorer {
+ public:
+  Explorer(const CrashSpace& space, uint64_t budget, uint64_t seed)
+      : space_(space),
+        budget_(budget),
+        c_(space, budget),
+        n_(space.lines.size()),
+        rng_(seed),
+        none_(n_, -1),
+        all_(n_, -1),
+        written_(n_, -1) {
+    for (size_t l = 0; l < n_; ++l) {
+      all_[l] = space.lines[l].latest;
+      written_[l] = space.lines[l].written_back;
+    }
   }
-  c.add_lines(none, Strategy::none);
-  c.add_lines(all, Strategy::all);
-  if (any_written) c.add_lines(written, Strategy::written_back);
 
-  if (space.states <= static_cast<double>(budget)) {
+  Exploration run() {
+    c_.add_lines(none_, Strategy::none);
+    c_.add_lines(all_, Strategy::all);
+    if (std::any_of(written_.begin(), written_.end(), [](int v) { return v >= 0; }))
+      c_.add_lines(written_, Strategy::written_back);
+    if (space_.states <= static_cast<double>(budget_)) {
+      every_piece_state();
+      result_.exhaustive = true;
+      result_.deviation_depth = static_cast<uint32_t>(n_);
+      result_.states = c_.take();
+      return result_;
+    }
+    const bool tears = space_.granularity != Granularity::line;
+    line_budget_ = tears ? std::max<uint64_t>(c_.size(), budget_ / 2) : budget_;
+    if (space_.line_states <= static_cast<double>(line_budget_ - std::min<uint64_t>(line_budget_, c_.size()))) {
+      every_line_state();
+    } else {
+      prefixes();
+      deviations();
+      random_lines();
+    }
+    if (tears && n_ > 0) {
+      single_tears();
+      random_tears();
+    }
+    result_.states = c_.take();
+    return result_;
+  }
+
+ private:
+  // The collector's size after `fraction` of what is left below `cap`.
+  uint64_t share_end(uint64_t cap, double fraction) const {
+    const uint64_t left = cap - std::min<uint64_t>(cap, c_.size());
+    return std::min<uint64_t>(cap, c_.size() + static_cast<uint64_t>(static_cast<double>(left) * fraction));
+  }
+  bool add_until(uint64_t cap, const LineValues& v, Strategy s) { return c_.size() < cap && c_.add_lines(v, s); }
+  uint32_t piece_end(size_t l) const {
+    return l + 1 < n_ ? space_.first_piece[l + 1] : static_cast<uint32_t>(space_.pieces.size());
+  }
+  // Line indices: in address order, and oldest write first.
+  std::vector<size_t> address_order() const {
+    std::vector<size_t> order(n_);
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+  std::vector<size_t> by_write() const {
+    std::vector<size_t> order = address_order();
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return space_.lines[a].order < space_.lines[b].order; });
+    return order;
+  }
+
+  void every_piece_state() {
+    const size_t pieces = space_.pieces.size();
     std::vector<uint8_t> choice(pieces, 0);
-    while (!c.full()) {
-      c.add(choice, Strategy::exhaustive);
+    while (!c_.full()) {
+      c_.add(choice, Strategy::exhaustive);
       size_t i = 0;
       for (; i < pieces; ++i) {
-        if (++choice[i] <= space.pieces[i].option_count()) break;
+        if (++choice[i] <= space_.pieces[i].option_count()) break;
         choice[i] = 0;
       }
       if (i == pieces) break;
     }
-    result.exhaustive = true;
-    result.deviation_depth = static_cast<uint32_t>(n);
-    result.states = c.take();
-    return result;
   }
 
-  const bool tears = space.granularity != Granularity::line;
-  const uint64_t line_budget = tears ? std::max<uint64_t>(c.size(), budget / 2) : budget;
-  auto share_end = [&](uint64_t cap, double fraction) {
-    return std::min<uint64_t>(
-        cap, c.size() + static_cast<uint64_t>(static_cast<double>(cap - std::min<uint64_t>(cap, c.size())) * fraction));
-  };
-  Collector* col = &c;
-  auto add_until = [&](uint64_t cap, const LineValues& v, Strategy s) {
-    return col->size() < cap && col->add_lines(v, s);
-  };
-
-  if (space.line_states <= static_cast<double>(line_budget - std::min<uint64_t>(line_budget, c.size()))) {
-    LineValues v(n, -1);
+  void every_line_state() {
+    LineValues v(n_, -1);
     for (;;) {
-      add_until(line_budget, v, Strategy::exhaustive);
+      add_until(line_budget_, v, Strategy::exhaustive);
       size_t i = 0;
-      for (; i < n; ++i) {
-        if (++v[i] < static_cast<int>(space.lines[i].values.size())) break;
+      for (; i < n_; ++i) {
+        if (++v[i] < static_cast<int>(space_.lines[i].values.size())) break;
         v[i] = -1;
       }
-      if (i == n || c.size() >= line_budget) break;
+      if (i == n_ || c_.size() >= line_budget_) break;
     }
-    result.deviation_depth = static_cast<uint32_t>(n);
-  } else {
-    // Prefixes and suffixes, in write order and in address order.
-    std::vector<size_t> by_write(n), by_address(n);
-    std::iota(by_address.begin(), by_address.end(), 0);
-    by_write = by_address;
-    std::stable_sort(by_write.begin(), by_write.end(),
-                     [&](size_t a, size_t b) { return space.lines[a].order < space.lines[b].order; });
-    const uint64_t prefix_cap = share_end(line_budget, 0.25);
-    for (size_t k = 1; k < n && c.size() < prefix_cap; ++k) {
-      for (const auto* order : {&by_write, &by_address}) {
-        LineValues prefix(n, -1), suffix(n, -1);
-        for (size_t i = 0; i < k; ++i) prefix[(*order)[i]] = all[(*order)[i]];
-        for (size_t i = n - k; i < n; ++i) suffix[(*order)[i]] = all[(*order)[i]];
-        add_until(prefix_cap, prefix, Strategy::prefix);
-        add_until(prefix_cap, suffix, Strategy::prefix);
+    result_.deviation_depth = static_cast<uint32_t>(n_);
+  }
+
+  // Prefixes and suffixes, in write order and in address order.
+  void prefixes() {
+    const std::vector<size_t> by_address = address_order();
+    const std::vector<size_t> written_order = by_write();
+    const uint64_t cap = share_end(line_budget_, 0.25);
+    for (size_t k = 1; k < n_ && c_.size() < cap; ++k) {
+      for (const auto* order : {&written_order, &by_address}) {
+        LineValues prefix(n_, -1), suffix(n_, -1);
+        for (size_t i = 0; i < k; ++i) prefix[(*order)[i]] = all_[(*order)[i]];
+        for (size_t i = n_ - k; i < n_; ++i) suffix[(*order)[i]] = all_[(*order)[i]];
+        add_until(cap, prefix, Strategy::prefix);
+        add_until(cap, suffix, Strategy::prefix);
       }
-    }
-    // Deviations from none and from all, level by level; the first level that does not fit is sampled.
-    const uint64_t deviation_cap = share_end(line_budget, 0.5);
-    std::vector<double> e(n + 1, 0.0);  // elementary symmetric sums of the lines' alternative counts
-    e[0] = 1;
-    for (size_t l = 0; l < n; ++l)
-      for (size_t d = std::min(n, l + 1); d >= 1; --d)
-        e[d] = std::min(kHuge, e[d] + e[d - 1] * static_cast<double>(space.lines[l].values.size()));
-    for (size_t d = 1; d <= n && c.size() < deviation_cap; ++d) {
-      const double level = 2 * e[d];
-      if (level <= static_cast<double>(deviation_cap - c.size())) {
-        for (const LineValues* base : {&none, &all}) {
-          std::vector<size_t> subset(d);
-          std::iota(subset.begin(), subset.end(), 0);
-          do {
-            std::vector<std::vector<int>> alts;
-            for (size_t l : subset) alts.push_back(alternatives(space.lines[l], (*base)[l]));
-            std::vector<size_t> digit(d, 0);
-            for (;;) {
-              LineValues v = *base;
-              for (size_t i = 0; i < d; ++i) v[subset[i]] = alts[i][digit[i]];
-              add_until(deviation_cap, v, Strategy::deviation);
-              size_t i = 0;
-              for (; i < d; ++i) {
-                if (++digit[i] < alts[i].size()) break;
-                digit[i] = 0;
-              }
-              if (i == d) break;
-            }
-          } while (next_subset(subset, n) && c.size() < deviation_cap);
-        }
-        if (c.size() < deviation_cap) result.deviation_depth = static_cast<uint32_t>(d);
-        else break;
-      } else {
-        std::vector<size_t> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        for (uint64_t attempt = 0; c.size() < deviation_cap && attempt < 4 * budget; ++attempt) {
-          const LineValues& base = attempt % 2 == 0 ? all : none;
-          LineValues v = base;
-          for (size_t i = 0; i < d; ++i) {
-            const size_t j = i + static_cast<size_t>(rng.next_below(n - i));
-            std::swap(order[i], order[j]);
-            const std::vector<int> alts = alternatives(space.lines[order[i]], base[order[i]]);
-            v[order[i]] = alts[rng.next_below(alts.size())];
-          }
-          add_until(deviation_cap, v, Strategy::deviation);
-        }
-        break;
-      }
-    }
-    // Random whole-line states, each with its own persistence probability.
-    for (uint64_t attempt = 0; c.size() < line_budget && attempt < 4 * budget; ++attempt) {
-      const double p = rng.next_double();
-      LineValues v(n, -1);
-      for (size_t l = 0; l < n; ++l) {
-        if (rng.next_double() >= p) continue;
-        const PendingLine& line = space.lines[l];
-        v[l] = line.latest >= 0 && rng.next_below(2) == 0 ? line.latest
-                                                          : static_cast<int>(rng.next_below(line.values.size()));
-      }
-      add_until(line_budget, v, Strategy::random);
     }
   }
 
-  // Torn lines: a whole-line state with one or two lines split between two of their contents.
-  if (tears && n > 0) {
-    std::vector<size_t> by_write(n);
-    std::iota(by_write.begin(), by_write.end(), 0);
-    std::stable_sort(by_write.begin(), by_write.end(),
-                     [&](size_t a, size_t b) { return space.lines[a].order < space.lines[b].order; });
-    // First, single pieces: none or all with one word of one line at another content, the lines being
-    // written back first, newest first. A commit spread over two words of a line the program is persisting
-    // tears there; random tears over many pending lines reach that one only by chance.
-    std::vector<size_t> tear_order(by_write.rbegin(), by_write.rend());
+  // Deviations from none and from all, level by level; the first level that does not fit is sampled.
+  void deviations() {
+    const uint64_t cap = share_end(line_budget_, 0.5);
+    std::vector<double> e(n_ + 1, 0.0);  // elementary symmetric sums of the lines' alternative counts
+    e[0] = 1;
+    for (size_t l = 0; l < n_; ++l)
+      for (size_t d = std::min(n_, l + 1); d >= 1; --d)
+        e[d] = std::min(kHuge, e[d] + e[d - 1] * static_cast<double>(space_.lines[l].values.size()));
+    for (size_t d = 1; d <= n_ && c_.size() < cap; ++d) {
+      if (2 * e[d] > static_cast<double>(cap - c_.size())) {
+        sample_deviations(d, cap);
+        return;
+      }
+      for (const LineValues* base : {&none_, &all_}) every_deviation(*base, d, cap);
+      if (c_.size() >= cap) return;
+      result_.deviation_depth = static_cast<uint32_t>(d);
+    }
+  }
+
+  // Every state that differs from `base` in exactly d lines.
+  void every_deviation(const LineValues& base, size_t d, uint64_t cap) {
+    std::vector<size_t> subset(d);
+    std::iota(subset.begin(), subset.end(), 0);
+    do {
+      std::vector<std::vector<int>> alts;
+      for (size_t l : subset) alts.push_back(alternatives(space_.lines[l], base[l]));
+      std::vector<size_t> digit(d, 0);
+      for (;;) {
+        LineValues v = base;
+        for (size_t i = 0; i < d; ++i) v[subset[i]] = alts[i][digit[i]];
+        add_until(cap, v, Strategy::deviation);
+        size_t i = 0;
+        for (; i < d; ++i) {
+          if (++digit[i] < alts[i].size()) break;
+          digit[i] = 0;
+        }
+        if (i == d) break;
+      }
+    } while (next_subset(subset, n_) && c_.size() < cap);
+  }
+
+  void sample_deviations(size_t d, uint64_t cap) {
+    std::vector<size_t> order(n_);
+    std::iota(order.begin(), order.end(), 0);
+    for (uint64_t attempt = 0; c_.size() < cap && attempt < 4 * budget_; ++attempt) {
+      const LineValues& base = attempt % 2 == 0 ? all_ : none_;
+      LineValues v = base;
+      for (size_t i = 0; i < d; ++i) {
+        const size_t j = i + static_cast<size_t>(rng_.next_below(n_ - i));
+        std::swap(order[i], order[j]);
+        const std::vector<int> alts = alternatives(space_.lines[order[i]], base[order[i]]);
+        v[order[i]] = alts[rng_.next_below(alts.size())];
+      }
+      add_until(cap, v, Strategy::deviation);
+    }
+  }
+
+  // Random whole-line states, each with its own persistence probability.
+  void random_lines() {
+    for (uint64_t attempt = 0; c_.size() < line_budget_ && attempt < 4 * budget_; ++attempt) {
+      const double p = rng_.next_double();
+      LineValues v(n_, -1);
+      for (size_t l = 0; l < n_; ++l) {
+        if (rng_.next_double() >= p) continue;
+        const PendingLine& line = space_.lines[l];
+        v[l] = line.latest >= 0 && rng_.next_below(2) == 0 ? line.latest
+                                                           : static_cast<int>(rng_.next_below(line.values.size()));
+      }
+      add_until(line_budget_, v, Strategy::random);
+    }
+  }
+
+  // Torn lines, first single pieces: none or all with one word of one line at another content, the lines
+  // being written back first, newest first. A commit spread over two words of a line the program is
+  // persisting tears there; random tears over many pending lines reach that one only by chance.
+  void single_tears() {
+    const std::vector<size_t> written_order = by_write();
+    std::vector<size_t> tear_order(written_order.rbegin(), written_order.rend());
     std::stable_partition(tear_order.begin(), tear_order.end(),
-                          [&](size_t l) { return space.lines[l].written_back >= 0; });
-    const uint64_t single_cap = share_end(budget, 0.5);
+                          [&](size_t l) { return space_.lines[l].written_back >= 0; });
+    const uint64_t cap = share_end(budget_, 0.5);
     for (size_t l : tear_order) {
-      const uint32_t end = l + 1 < n ? space.first_piece[l + 1] : static_cast<uint32_t>(pieces);
-      if (end - space.first_piece[l] < 2) continue;  // a line of one piece cannot tear
-      for (const LineValues* base : {&none, &all}) {
-        const std::vector<uint8_t> from = c.choice_of(*base);
-        for (uint32_t p = space.first_piece[l]; p < end && c.size() < single_cap; ++p) {
-          for (uint32_t o = 0; o <= space.pieces[p].option_count() && c.size() < single_cap; ++o) {
+      const uint32_t end = piece_end(l);
+      if (end - space_.first_piece[l] < 2) continue;  // a line of one piece cannot tear
+      for (const LineValues* base : {&none_, &all_}) {
+        const std::vector<uint8_t> from = c_.choice_of(*base);
+        for (uint32_t p = space_.first_piece[l]; p < end && c_.size() < cap; ++p) {
+          for (uint32_t o = 0; o <= space_.pieces[p].option_count() && c_.size() < cap; ++o) {
             if (o == from[p]) continue;
             std::vector<uint8_t> choice = from;
             choice[p] = static_cast<uint8_t>(o);
-            c.add(std::move(choice), Strategy::torn);
+            c_.add(std::move(choice), Strategy::torn);
           }
         }
       }
-      if (c.size() >= single_cap) break;
-    }
-    for (uint64_t k = 0; !c.full() && k < 4 * budget; ++k) {
-      LineValues base = k % 3 == 0 ? all : k % 3 == 1 ? none : LineValues(n, -1);
-      if (k % 3 == 2) {
-        const double p = rng.next_double();
-        for (size_t l = 0; l < n; ++l)
-          if (rng.next_double() < p) base[l] = static_cast<int>(rng.next_below(space.lines[l].values.size()));
-      }
-      std::vector<uint8_t> choice = c.choice_of(base);
-      const size_t torn_lines = k % 4 == 3 && n > 1 ? 2 : 1;
-      for (size_t t = 0; t < torn_lines; ++t) {
-        const size_t l = t == 0 ? by_write[(k / 3) % n] : static_cast<size_t>(rng.next_below(n));
-        const std::vector<int> alts = alternatives(space.lines[l], base[l]);
-        const int other = alts[rng.next_below(alts.size())];
-        const bool scatter = rng.next_below(4) == 0;
-        const double q = rng.next_double();
-        const uint32_t end = l + 1 < n ? space.first_piece[l + 1] : static_cast<uint32_t>(pieces);
-        for (uint32_t p = space.first_piece[l]; p < end; ++p) {
-          const Piece& piece = space.pieces[p];
-          if (scatter) choice[p] = static_cast<uint8_t>(rng.next_below(piece.option_count() + 1));
-          else if (rng.next_double() < q) choice[p] = other < 0 ? 0 : piece.option_of_value[static_cast<size_t>(other)];
-        }
-      }
-      c.add(std::move(choice), Strategy::torn);
+      if (c_.size() >= cap) break;
     }
   }
-  result.states = c.take();
-  return result;
+
+  // Then a whole-line state (all, none or random) with one or two lines split between two of their
+  // contents, or scattered over all of them.
+  void random_tears() {
+    const std::vector<size_t> written_order = by_write();
+    for (uint64_t k = 0; !c_.full() && k < 4 * budget_; ++k) {
+      LineValues base = k % 3 == 0 ? all_ : k % 3 == 1 ? none_ : LineValues(n_, -1);
+      if (k % 3 == 2) {
+        const double p = rng_.next_double();
+        for (size_t l = 0; l < n_; ++l)
+          if (rng_.next_double() < p) base[l] = static_cast<int>(rng_.next_below(space_.lines[l].values.size()));
+      }
+      std::vector<uint8_t> choice = c_.choice_of(base);
+      const size_t torn_lines = k % 4 == 3 && n_ > 1 ? 2 : 1;
+      for (size_t t = 0; t < torn_lines; ++t) {
+        const size_t l = t == 0 ? written_order[(k / 3) % n_] : static_cast<size_t>(rng_.next_below(n_));
+        const std::vector<int> alts = alternatives(space_.lines[l], base[l]);
+        const int other = alts[rng_.next_below(alts.size())];
+        const bool scatter = rng_.next_below(4) == 0;
+        const double q = rng_.next_double();
+        for (uint32_t p = space_.first_piece[l]; p < piece_end(l); ++p) {
+          const Piece& piece = space_.pieces[p];
+          if (scatter) choice[p] = static_cast<uint8_t>(rng_.next_below(piece.option_count() + 1));
+          else if (rng_.next_double() < q)
+            choice[p] = other < 0 ? 0 : piece.option_of_value[static_cast<size_t>(other)];
+        }
+      }
+      c_.add(std::move(choice), Strategy::torn);
+    }
+  }
+
+  const CrashSpace& space_;
+  const uint64_t budget_;
+  Collector c_;
+  const size_t n_;
+  Random rng_;
+  LineValues none_, all_, written_;
+  uint64_t line_budget_ = 0;
+  Exploration result_;
+};
+
+}  // namespace
+
+Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed) {
+  return Explorer(space, budget, seed).run();
 }
 
 std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t budget) {

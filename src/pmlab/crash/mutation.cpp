@@ -36,19 +36,20 @@ uint64_t MutationReport::redundant_calls() const {
       std::count_if(mutants.begin(), mutants.end(), [](const MutantResult& r) { return r.redundant_call(); }));
 }
 
-Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& options) {
-  if (options.domains.empty() || options.granularities.empty())
-    return error(Errc::invalid_argument, "mutation testing needs a domain and a granularity");
-  const uint64_t t0 = platform::Clock::monotonic_ns();
-  MutationReport report;
-  report.subject = info.name;
+namespace {
 
-  // Discovery: the sites each domain reaches, with the unmutated design passing.
+// The sites each domain reaches, found with the unmutated design (which must pass), and how many
+// schedules each run takes: more than one once the design turns out to run threads.
+struct Discovery {
   std::map<SiteKey, std::string> functions;
   std::map<SiteKey, std::set<persist::Domain>> reached_in;
-  unsigned schedules = 1;  // more once the design turns out to run threads
+  unsigned schedules = 1;
+};
+
+Result<Discovery> discover(const SubjectInfo& info, const MutationOptions& options, MutationReport& report) {
+  Discovery found;
   for (persist::Domain d : options.domains) {
-    for (unsigned schedule = 0; schedule < schedules; ++schedule) {
+    for (unsigned schedule = 0; schedule < found.schedules; ++schedule) {
       SimOptions o = options.base;
       o.domain = d;
       o.granularity = options.granularities.front();
@@ -64,60 +65,81 @@ Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& op
                                        (r->details.empty() ? "failures" : r->details[0].property) +
                                        "): mutation testing needs a passing design");
       for (const auto& [key, function] : r->sites) {
-        functions.emplace(key, function);
-        reached_in[key].insert(d);
+        found.functions.emplace(key, function);
+        found.reached_in[key].insert(d);
       }
-      if (r->concurrent) schedules = std::max(1u, options.schedules);
+      if (r->concurrent) found.schedules = std::max(1u, options.schedules);
     }
   }
-  report.sites = functions.size();
+  return found;
+}
 
-  for (const auto& [key, function] : functions) {
+// Runs the mutant in domain d at granularity g until one run kills it: random schedules, then (concurrent
+// designs, at the first granularity: a race does not need a torn word to show) targeted ones at each
+// parking depth.
+Status try_to_kill(const SubjectInfo& info, const MutationOptions& options, unsigned schedules, persist::Domain d,
+                   Granularity g, MutantResult& result, MutationEffects& effects, MutationReport& report) {
+  const unsigned targeted =
+      schedules > 1 && g == options.granularities.front() ? static_cast<unsigned>(options.park_depths.size()) : 0;
+  for (unsigned schedule = 0; schedule < schedules + targeted && !result.killed; ++schedule) {
+    SimOptions o = options.base;
+    o.domain = d;
+    o.granularity = g;
+    o.seed = options.base.seed + (schedule < schedules ? schedule : 0);
+    o.park_depth = schedule < schedules ? 0 : options.park_depths[schedule - schedules];
+    o.mutant = result.mutant;
+    o.stop_at_first_failure = true;
+    o.max_failure_details = 1;
+    auto r = simulate(info, o);
+    if (!r) return error(r.status().code(), result.mutant.describe() + ": " + r.status().message());
+    report.states_checked += r->states_checked;
+    effects += r->mutation_effects;
+    if (r->failures > 0) {
+      result.killed = true;
+      result.killed_in = run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
+                                           : schedule   ? " (seed " + std::to_string(o.seed) + ")"
+                                                        : "");
+      result.evidence = r->details.empty() ? "" : r->details[0].property;
+    }
+  }
+  if (!result.killed) result.tried.push_back(run_name(d, g));
+  return Status::success();
+}
+
+// A mutant no run could notice (e.g. a split store with only line granularity asked for), or one that only
+// ever changed how a word declared volatile was written (no crash state holds it), is no mutant: it says
+// nothing about the design or the simulator.
+bool is_a_mutant(const MutantResult& result, const MutationEffects& effects) {
+  const uint64_t volatile_only = effects.inert[static_cast<size_t>(Inert::volatile_word)];
+  const bool only_volatile =
+      volatile_only > 0 && std::accumulate(effects.inert.begin(), effects.inert.end(), uint64_t{0}) == volatile_only;
+  return result.killed || !(result.tried.empty() || (effects.effective == 0 && only_volatile));
+}
+
+}  // namespace
+
+Result<MutationReport> mutate(const SubjectInfo& info, const MutationOptions& options) {
+  if (options.domains.empty() || options.granularities.empty())
+    return error(Errc::invalid_argument, "mutation testing needs a domain and a granularity");
+  const uint64_t t0 = platform::Clock::monotonic_ns();
+  MutationReport report;
+  report.subject = info.name;
+  auto found = discover(info, options, report);
+  if (!found) return found.status();
+  report.sites = found->functions.size();
+  for (const auto& [key, function] : found->functions) {
     for (persist::Mutation m : mutations_of(key.call)) {
       MutantResult result;
       result.mutant = Mutant{key, m, function};
       MutationEffects effects;
       for (persist::Domain d : options.domains) {
-        if (!reached_in[key].contains(d)) continue;
+        if (!found->reached_in[key].contains(d)) continue;
         for (Granularity g : options.granularities) {
           if (result.killed || !can_matter(key.call, d)) continue;
-          // Random schedules, then (concurrent designs, at the first granularity: a race does not need a
-          // torn word to show) targeted ones at each parking depth.
-          const unsigned targeted = schedules > 1 && g == options.granularities.front()
-                                        ? static_cast<unsigned>(options.park_depths.size())
-                                        : 0;
-          for (unsigned schedule = 0; schedule < schedules + targeted && !result.killed; ++schedule) {
-            SimOptions o = options.base;
-            o.domain = d;
-            o.granularity = g;
-            o.seed = options.base.seed + (schedule < schedules ? schedule : 0);
-            o.park_depth = schedule < schedules ? 0 : options.park_depths[schedule - schedules];
-            o.mutant = result.mutant;
-            o.stop_at_first_failure = true;
-            o.max_failure_details = 1;
-            auto r = simulate(info, o);
-            if (!r) return error(r.status().code(), result.mutant.describe() + ": " + r.status().message());
-            report.states_checked += r->states_checked;
-            effects += r->mutation_effects;
-            if (r->failures > 0) {
-              result.killed = true;
-              result.killed_in =
-                  run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
-                                    : schedule   ? " (seed " + std::to_string(o.seed) + ")"
-                                                 : "");
-              result.evidence = r->details.empty() ? "" : r->details[0].property;
-            }
-          }
-          if (!result.killed) result.tried.push_back(run_name(d, g));
+          if (Status s = try_to_kill(info, options, found->schedules, d, g, result, effects, report); !s) return s;
         }
       }
-      // A mutant no run could notice (e.g. a split store with only line granularity asked for), or one
-      // that only ever changed how a word declared volatile was written (no crash state holds it), is no
-      // mutant: it says nothing about the design or the simulator.
-      const bool only_volatile = effects.inert[static_cast<size_t>(Inert::volatile_word)] > 0 &&
-                                 std::accumulate(effects.inert.begin(), effects.inert.end(), uint64_t{0}) ==
-                                     effects.inert[static_cast<size_t>(Inert::volatile_word)];
-      if (!result.killed && (result.tried.empty() || (effects.effective == 0 && only_volatile))) continue;
+      if (!is_a_mutant(result, effects)) continue;
       result.equivalent = !result.killed && effects.effective == 0;
       result.inert = effects.inert;
       if (result.killed) ++report.killed;

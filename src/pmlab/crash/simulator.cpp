@@ -113,81 +113,90 @@ class Simulation {
     image_ = {working.base(), size};
     auto persister = persist::Persister::create(run_config(options_.domain));
     if (!persister) return persister.status();
-
     // The checkers start before the design first runs here: nothing of a run can be in them.
+    auto pool = CheckerPool::start(info_, checker_options(persister->config()), image_);
+    if (!pool) return pool.status();
+    pool_ = pool->get();
+    if (Status s = measure_run(*persister); !s) return s;
+    allocation_ = allocate_budget(sizes_, options_.budget);
+    working.zero();
+    check_run(*persister);
+    return conclude();
+  }
+
+ private:
+  CheckerOptions checker_options(const persist::Config& config) const {
     CheckerOptions co;
     co.jobs = options_.jobs ? options_.jobs : default_jobs();
     co.timeout_s = options_.timeout_s;
     co.domain = options_.domain;
-    co.config = persister->config();
+    co.config = config;
     co.granularity = options_.granularity;
     co.recovery_budget = options_.recovery_budget;
     co.subject = options_.subject;
     co.mutant = options_.mutant;
     co.record_sites = options_.record_sites;
-    auto pool = CheckerPool::start(info_, co, image_);
-    if (!pool) return pool.status();
-    pool_ = pool->get();
+    return co;
+  }
 
-    // First run: each crash point's state space.
-    std::vector<double> sizes;
-    {
-      auto subject = info_.make(options_.subject);
-      subject->format(image_, *persister);
-      CallSites sites(options_.mutant);
-      sites.record(options_.record_sites);
-      DurabilityTracker* self = nullptr;
-      auto measure = [&] {
-        const CrashSpace space = make_space(self->pending(), self->durable(), options_.granularity);
-        sizes.push_back(space.states);
-        signatures_.push_back(signature(space));
-      };
-      DurabilityTracker tracker(image_, options_.domain, [&](const std::source_location&) { measure(); });
-      self = &tracker;
-      tracker.set_call_sites(&sites);
-      tracker.set_granularity(options_.granularity);
-      Tracker ops(options_.seed);
-      ops.interleaving().park_after(options_.park_depth, options_.park_hold);
-      tracker.set_interleaving(&ops.interleaving());
-      persister->attach(&tracker);
-      subject->run(image_, *persister, ops);
-      persister->detach();
-      if (!ops.problem().empty())
-        return error(Errc::invalid_argument, info_.name + " cannot be crash-tested: " + ops.problem());
-      tracker.finish();
-      measure();
-      report_.sites = sites.seen();
-    }
-    sizes_ = sizes;
-    allocation_ = allocate_budget(sizes, options_.budget);
+  // The first run: each crash point's state space, measured (sizes_, signatures_).
+  Status measure_run(persist::Persister& persister) {
+    auto subject = info_.make(options_.subject);
+    subject->format(image_, persister);
+    CallSites sites(options_.mutant);
+    sites.record(options_.record_sites);
+    DurabilityTracker* self = nullptr;
+    auto measure = [&] {
+      const CrashSpace space = make_space(self->pending(), self->durable(), options_.granularity);
+      sizes_.push_back(space.states);
+      signatures_.push_back(signature(space));
+    };
+    DurabilityTracker tracker(image_, options_.domain, [&](const std::source_location&) { measure(); });
+    self = &tracker;
+    tracker.set_call_sites(&sites);
+    tracker.set_granularity(options_.granularity);
+    Tracker ops(options_.seed);
+    ops.interleaving().park_after(options_.park_depth, options_.park_hold);
+    tracker.set_interleaving(&ops.interleaving());
+    persister.attach(&tracker);
+    subject->run(image_, persister, ops);
+    persister.detach();
+    if (!ops.problem().empty())
+      return error(Errc::invalid_argument, info_.name + " cannot be crash-tested: " + ops.problem());
+    tracker.finish();
+    measure();
+    report_.sites = sites.seen();
+    return Status::success();
+  }
 
-    // Second run: the checks.
-    working.zero();
-    auto on_verdict = [this](uint64_t tag, CheckVerdict&& v) { verdict(tag, std::move(v)); };
-    on_verdict_ = on_verdict;
-    {
-      auto subject = info_.make(options_.subject);
-      subject->format(image_, *persister);
-      CallSites sites(options_.mutant);
-      DurabilityTracker tracker(image_, options_.domain,
-                                [this](const std::source_location& where) { crash_point(site_of(where), false); });
-      tracker.set_call_sites(&sites);
-      tracker.set_granularity(options_.granularity);
-      ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
-      tracker.set_interleaving(&ops_.interleaving());
-      tracker_ = &tracker;
-      persister->attach(&tracker);
-      subject->run(image_, *persister, ops_);
-      persister->detach();
-      tracker.finish();
-      crash_point("exit", true);
-      report_.dropped_values = tracker.dropped_values();
-      report_.mutation_effects = sites.effects();
-      tracker_ = nullptr;
-    }
+  // The second run: the same operations, each crash point's states sent to the checkers.
+  void check_run(persist::Persister& persister) {
+    on_verdict_ = [this](uint64_t tag, CheckVerdict&& v) { verdict(tag, std::move(v)); };
+    auto subject = info_.make(options_.subject);
+    subject->format(image_, persister);
+    CallSites sites(options_.mutant);
+    DurabilityTracker tracker(image_, options_.domain,
+                              [this](const std::source_location& where) { crash_point(site_of(where), false); });
+    tracker.set_call_sites(&sites);
+    tracker.set_granularity(options_.granularity);
+    ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
+    tracker.set_interleaving(&ops_.interleaving());
+    tracker_ = &tracker;
+    persister.attach(&tracker);
+    subject->run(image_, persister, ops_);
+    persister.detach();
+    tracker.finish();
+    crash_point("exit", true);
+    report_.dropped_values = tracker.dropped_values();
+    report_.mutation_effects = sites.effects();
+    tracker_ = nullptr;
+  }
+
+  // The last verdicts, then the report: the first error, or the failures in crash-point order.
+  Status conclude() {
     report_.operations = ops_.completed();
     report_.concurrent = ops_.concurrent();
-    Status finished = pool_->finish(on_verdict);
+    Status finished = pool_->finish(on_verdict_);
     if (options_.record_sites) report_.sites.merge(pool_->sites());
     report_.mutation_effects += pool_->mutation_effects();
     if (!finished.ok()) return finished;
@@ -204,7 +213,6 @@ class Simulation {
     return Status::success();
   }
 
- private:
   struct Point {
     uint64_t index;
     CrashPoint at;

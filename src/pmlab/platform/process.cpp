@@ -55,166 +55,231 @@ std::string tail_lines(const std::string& text, size_t lines) {
   return text.substr(begin, end - begin);
 }
 
-Result<ProcessResult> run_process(const ProcessSpec& spec) {
-  if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
-  const auto program = find_program(spec.argv[0]);
-  if (!program)
-    return error(Errc::not_found, spec.argv[0] + ": no such program (not found in PATH, or not executable)");
-  const bool capture = spec.output == ProcessSpec::Output::capture;
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  if (capture && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))
-    return error(Errc::io_error, std::string("pipe: ") + std::strerror(errno));
-  int file_fd = -1;
-  if (spec.output == ProcessSpec::Output::file) {
-    file_fd = open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (file_fd < 0) return error(Errc::io_error, "cannot write " + spec.output_file + ": " + std::strerror(errno));
+namespace {
+
+// The pipes or the file the child's output goes to.
+struct ChildOutput {
+  bool capture = false;
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  int file = -1;
+
+  void close_all() {
+    for (int fd : {out[0], out[1], err[0], err[1], file})
+      if (fd >= 0) close(fd);
   }
-  // Everything the child needs is built before fork: after it, only async-signal-safe calls.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+};
+
+Result<ChildOutput> open_output(const ProcessSpec& spec) {
+  ChildOutput o;
+  o.capture = spec.output == ProcessSpec::Output::capture;
+  if (o.capture && (pipe2(o.out, O_CLOEXEC) != 0 || pipe2(o.err, O_CLOEXEC) != 0)) {
+    const int e = errno;
+    o.close_all();
+    return error(Errc::io_error, std::string("pipe: ") + std::strerror(e));
+  }
+  if (spec.output == ProcessSpec::Output::file) {
+    o.file = open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o.file < 0) return error(Errc::io_error, "cannot write " + spec.output_file + ": " + std::strerror(errno));
+  }
+  return o;
+}
+
+// The child's arguments and environment, built before fork: after it, only async-signal-safe calls.
+struct ChildImage {
+  std::vector<std::string> env;
+  std::vector<char> pid_env;  // the pid-dependent variable, filled in the child
+  size_t pid_at = std::string::npos;
+  std::vector<char*> argv, envp;
+};
+
+ChildImage child_image(const ProcessSpec& spec) {
+  ChildImage image;
+  for (char** e = environ; *e != nullptr; ++e) image.env.emplace_back(*e);
   auto drop = [&](const std::string& key) {
-    std::erase_if(env_strings, [&](const std::string& s) {
+    std::erase_if(image.env, [&](const std::string& s) {
       return s.size() > key.size() && s[key.size()] == '=' && s.rfind(key, 0) == 0;
     });
   };
   for (const auto& name : spec.unset_env) drop(name);
   for (const auto& add : spec.set_env) {
     drop(add.substr(0, add.find('=')));
-    env_strings.push_back(add);
+    image.env.push_back(add);
   }
-  // A slot for the pid-dependent variable, filled in the child.
-  const size_t pid_at = spec.set_env_with_pid.find("{pid}");
-  std::vector<char> pid_env;
-  if (pid_at != std::string::npos) {
+  image.pid_at = spec.set_env_with_pid.find("{pid}");
+  if (image.pid_at != std::string::npos) {
     drop(spec.set_env_with_pid.substr(0, spec.set_env_with_pid.find('=')));
-    pid_env.assign(spec.set_env_with_pid.size() + 32, '\0');
+    image.pid_env.assign(spec.set_env_with_pid.size() + 32, '\0');
   }
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : spec.argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env_strings) cenv.push_back(const_cast<char*>(e.c_str()));
-  if (!pid_env.empty()) cenv.push_back(pid_env.data());
-  cenv.push_back(nullptr);
+  for (const auto& a : spec.argv) image.argv.push_back(const_cast<char*>(a.c_str()));
+  image.argv.push_back(nullptr);
+  for (const auto& e : image.env) image.envp.push_back(const_cast<char*>(e.c_str()));
+  if (!image.pid_env.empty()) image.envp.push_back(image.pid_env.data());
+  image.envp.push_back(nullptr);
+  return image;
+}
 
-  const uint64_t start = Clock::monotonic_ns();
+// In the forked child: the variable with the child's own pid, formatted async-signal-safely.
+void fill_pid_env(ChildImage& image, const std::string& pattern) {
+  char digits[24];
+  int n = 0;
+  for (long v = static_cast<long>(getpid()); v > 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  size_t o = 0;
+  for (size_t i = 0; i < image.pid_at; ++i) image.pid_env[o++] = pattern[i];
+  while (n > 0) image.pid_env[o++] = digits[--n];
+  for (size_t i = image.pid_at + 5; i < pattern.size(); ++i) image.pid_env[o++] = pattern[i];
+  image.pid_env[o] = '\0';
+}
+
+// posix_spawn shares the parent's memory until the exec (vfork): no page table is copied, which is most of
+// a fork's cost for a parent holding crash images.
+Result<pid_t> spawn_child(const std::string& program, ChildImage& image, ChildOutput& output) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const int out_fd = output.capture ? output.out[1] : output.file;
+  const int err_fd = output.capture ? output.err[1] : output.file;
+  if (out_fd >= 0) posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+  if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = -1;
-  if (pid_env.empty()) {
-    // posix_spawn shares the parent's memory until the exec (vfork): no page table is copied, which is
-    // most of a fork's cost for a parent holding crash images.
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const int out_fd = capture ? out_pipe[1] : file_fd, err_fd = capture ? err_pipe[1] : file_fd;
-    if (out_fd >= 0) posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
-    if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    const int rc = posix_spawn(&pid, program->c_str(), &actions, &attributes, cargv.data(), cenv.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (rc != 0) {
-      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], file_fd})
-        if (fd >= 0) close(fd);
-      return error(Errc::not_found, "cannot execute " + *program + ": " + std::strerror(rc));
-    }
-  } else {
-    pid = fork();
-    if (pid < 0) return error(Errc::io_error, std::string("fork: ") + std::strerror(errno));
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, &attributes, image.argv.data(), image.envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) {
+    output.close_all();
+    return error(Errc::not_found, "cannot execute " + program + ": " + std::strerror(rc));
   }
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (!pid_env.empty()) {
-      // Async-signal-safe formatting of the child's own pid.
-      char digits[24];
-      int n = 0;
-      for (long v = static_cast<long>(getpid()); v > 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
-      size_t o = 0;
-      for (size_t i = 0; i < pid_at; ++i) pid_env[o++] = spec.set_env_with_pid[i];
-      while (n > 0) pid_env[o++] = digits[--n];
-      for (size_t i = pid_at + 5; i < spec.set_env_with_pid.size(); ++i) pid_env[o++] = spec.set_env_with_pid[i];
-      pid_env[o] = '\0';
-    }
-    if (capture) {
-      dup2(out_pipe[1], STDOUT_FILENO);
-      dup2(err_pipe[1], STDERR_FILENO);
-    } else if (file_fd >= 0) {
-      dup2(file_fd, STDOUT_FILENO);
-      dup2(file_fd, STDERR_FILENO);
-    }
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    execve(program->c_str(), cargv.data(), cenv.data());
-    _exit(127);
+  return pid;
+}
+
+// A child whose environment names its own pid is forked, since posix_spawn cannot run code in the child.
+Result<pid_t> fork_child(const std::string& program, const ProcessSpec& spec, ChildImage& image, ChildOutput& output) {
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int e = errno;
+    output.close_all();
+    return error(Errc::io_error, std::string("fork: ") + std::strerror(e));
   }
-  setpgid(pid, pid);  // also from here, so the group exists whichever side runs first
-  if (capture) {
-    close(out_pipe[1]);
-    close(err_pipe[1]);
+  if (pid > 0) return pid;
+  setpgid(0, 0);
+  fill_pid_env(image, spec.set_env_with_pid);
+  if (output.capture) {
+    dup2(output.out[1], STDOUT_FILENO);
+    dup2(output.err[1], STDERR_FILENO);
+  } else if (output.file >= 0) {
+    dup2(output.file, STDOUT_FILENO);
+    dup2(output.file, STDERR_FILENO);
   }
-  if (file_fd >= 0) close(file_fd);
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  ProcessResult result;
-  const uint64_t deadline = spec.timeout_s > 0 ? start + static_cast<uint64_t>(spec.timeout_s * 1e9) : UINT64_MAX;
-  pollfd fds[3] = {
-      {capture ? out_pipe[0] : -1, POLLIN, 0}, {capture ? err_pipe[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
-  char buffer[65536];
-  bool exited = false;
-  int status = 0;
-  for (;;) {
-    const bool pipes_open = fds[0].fd >= 0 || fds[1].fd >= 0;
-    if (!pipes_open && exited) break;
-    if (!pipes_open && !exited && pidfd < 0) {  // no pidfd (Linux < 5.3): wait in short steps
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        break;
-      }
+  const int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  execve(program.c_str(), image.argv.data(), image.envp.data());
+  _exit(127);
+}
+
+// Reads the child's output until it exits and its pipes close, or until the deadline.
+class Waiter {
+ public:
+  Waiter(pid_t pid, const ChildOutput& output, uint64_t deadline, ProcessResult& result)
+      : pid_(pid), pidfd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))), deadline_(deadline), result_(result) {
+    fds_[0] = {output.capture ? output.out[0] : -1, POLLIN, 0};
+    fds_[1] = {output.capture ? output.err[0] : -1, POLLIN, 0};
+    fds_[2] = {pidfd_, POLLIN, 0};
+  }
+
+  // The child's wait status; kills the process group after a timeout.
+  int wait() {
+    while (step()) {}
+    for (int i = 0; i < 2; ++i) close_pipe(i);
+    if (result_.timed_out) kill(-pid_, SIGKILL);
+    if (!exited_)
+      while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {}
+    if (pidfd_ >= 0) close(pidfd_);
+    return status_;
+  }
+
+ private:
+  bool pipes_open() const { return fds_[0].fd >= 0 || fds_[1].fd >= 0; }
+
+  void close_pipe(int i) {
+    if (fds_[i].fd >= 0) close(fds_[i].fd);
+    fds_[i].fd = -1;
+  }
+
+  void append(int i, ssize_t n) { (i == 0 ? result_.out : result_.err).append(buffer_, static_cast<size_t>(n)); }
+
+  // One poll; false when waiting is over.
+  bool step() {
+    if (!pipes_open() && exited_) return false;
+    if (!pipes_open() && pidfd_ < 0 && waitpid(pid_, &status_, WNOHANG) == pid_) {
+      exited_ = true;  // no pidfd (Linux < 5.3): waited for in short steps
+      return false;
     }
     const uint64_t now = Clock::monotonic_ns();
-    if (now >= deadline) {
-      result.timed_out = true;
-      break;
+    if (now >= deadline_) {
+      result_.timed_out = true;
+      return false;
     }
     const int wait_ms = static_cast<int>(std::min<uint64_t>(
-        deadline == UINT64_MAX ? 1000 : (deadline - now) / 1000000 + 1, pidfd < 0 && !pipes_open ? 1 : 1000));
-    const int ready = poll(fds, 3, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
+        deadline_ == UINT64_MAX ? 1000 : (deadline_ - now) / 1000000 + 1, pidfd_ < 0 && !pipes_open() ? 1 : 1000));
+    if (poll(fds_, 3, wait_ms) < 0 && errno != EINTR) return false;
     for (int i = 0; i < 2; ++i) {
-      pollfd& fd = fds[i];
-      if (fd.fd < 0 || !(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = read(fd.fd, buffer, sizeof buffer);
-      if (n > 0) {
-        (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fd.fd);
-        fd.fd = -1;
-      }
+      if (fds_[i].fd < 0 || !(fds_[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(fds_[i].fd, buffer_, sizeof buffer_);
+      if (n > 0) append(i, n);
+      else if (n == 0 || errno != EINTR) close_pipe(i);
     }
-    if (fds[2].fd >= 0 && (fds[2].revents & POLLIN)) {
-      // The child exited; its pipes may still be held open by a grandchild, so stop waiting on them soon.
-      if (waitpid(pid, &status, 0) == pid) exited = true;
-      fds[2].fd = -1;
-      if (capture) {
-        // Drain what is already written, without waiting for descendants that keep the pipes.
-        for (int i = 0; i < 2; ++i) {
-          if (fds[i].fd < 0) continue;
-          fcntl(fds[i].fd, F_SETFL, O_NONBLOCK);
-          ssize_t n;
-          while ((n = read(fds[i].fd, buffer, sizeof buffer)) > 0)
-            (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-          close(fds[i].fd);
-          fds[i].fd = -1;
-        }
-      }
+    if (fds_[2].fd >= 0 && (fds_[2].revents & POLLIN)) on_exit();
+    return true;
+  }
+
+  // The child exited; its pipes may still be held open by a grandchild, so what is already written is
+  // drained without waiting for descendants that keep the pipes.
+  void on_exit() {
+    if (waitpid(pid_, &status_, 0) == pid_) exited_ = true;
+    fds_[2].fd = -1;
+    for (int i = 0; i < 2; ++i) {
+      if (fds_[i].fd < 0) continue;
+      fcntl(fds_[i].fd, F_SETFL, O_NONBLOCK);
+      ssize_t n;
+      while ((n = read(fds_[i].fd, buffer_, sizeof buffer_)) > 0) append(i, n);
+      close_pipe(i);
     }
   }
-  for (int i = 0; i < 2; ++i)
-    if (fds[i].fd >= 0) close(fds[i].fd);
-  if (result.timed_out) kill(-pid, SIGKILL);
-  if (!exited)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (pidfd >= 0) close(pidfd);
+
+  pid_t pid_;
+  int pidfd_;
+  uint64_t deadline_;
+  ProcessResult& result_;
+  pollfd fds_[3];
+  bool exited_ = false;
+  int status_ = 0;
+  char buffer_[65536];
+};
+
+}  // namespace
+
+Result<ProcessResult> run_process(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
+  const auto program = find_program(spec.argv[0]);
+  if (!program)
+    return error(Errc::not_found, spec.argv[0] + ": no such program (not found in PATH, or not executable)");
+  auto output = open_output(spec);
+  if (!output) return output.status();
+  ChildImage image = child_image(spec);
+
+  const uint64_t start = Clock::monotonic_ns();
+  auto pid = image.pid_env.empty() ? spawn_child(*program, image, *output) : fork_child(*program, spec, image, *output);
+  if (!pid) return pid.status();
+  setpgid(*pid, *pid);  // also from here, so the group exists whichever side runs first
+  for (int fd : {output->out[1], output->err[1], output->file})
+    if (fd >= 0) close(fd);
+  ProcessResult result;
+  const uint64_t deadline = spec.timeout_s > 0 ? start + static_cast<uint64_t>(spec.timeout_s * 1e9) : UINT64_MAX;
+  const int status = Waiter(*pid, *output, deadline, result).wait();
   result.seconds = static_cast<double>(Clock::monotonic_ns() - start) * 1e-9;
   if (!result.timed_out) {
     if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);

@@ -192,35 +192,14 @@ struct GranularityRun {
     const uint64_t start = platform::Clock::monotonic_ns();
     result.domain = domain;
     result.granularity = granularity;
-    // First replay: every crash point's state space, so the budget goes where the states are.
-    std::vector<double> sizes;
-    std::vector<uint32_t> stacks;
-    Replay sizing(trace, domain);
-    if (Status s = sizing.run([&](const CrashPointInfo& p, const LineModel& m) {
-          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states);
-          stacks.push_back(p.stack);
-          return Status{};
-        });
-        !s)
-      return s;
-    const std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
-    result.crash_points = sizes.size();
-    for (double s : sizes) result.state_space += s;
-    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity);
-    for (uint64_t a : allocation) shown.total += a;
-    if (o.replay) {
-      if (o.replay->first == 0 || o.replay->first > sizes.size())
-        return error(Errc::invalid_argument,
-                     "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
-                         " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
-      shown.total = 1;
-    }
+    auto allocation = allocate();
+    if (!allocation) return allocation.status();
     // Second replay: explore and judge.
     Replay replay(trace, domain);
     std::unordered_set<uint64_t> seen;
     bool replayed = false;
     Status status = replay.run([&](const CrashPointInfo& p, const LineModel& m) -> Status {
-      const uint64_t budget = allocation[p.index - 1];
+      const uint64_t budget = (*allocation)[p.index - 1];
       if (budget == 0 || (o.replay && o.replay->first != p.index)) return {};
       const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
       const Exploration ex = explore(space, budget, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)));
@@ -242,32 +221,8 @@ struct GranularityRun {
           note_done(false);
           continue;
         }
-        Judged j;
-        j.point = p.index;
-        j.state = i;
-        j.at_exit = p.at_exit;
-        j.stack = p.stack;
-        j.strategy = to_string(state.strategy);
-        j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
-        for (uint32_t l = 0; l < space.lines.size(); ++l) {
-          const std::string what = describe_line(space, state, l);
-          if (what.empty()) continue;
-          j.lines.emplace_back(replay.where(space.lines[l].offset), what);
-          const LineOrigin* origin = m.origin(space.lines[l].offset / kLineBytes);
-          j.origins.push_back(origin ? *origin : LineOrigin{});
-        }
-        Judges::Slot& slot = judges.acquire();
-        build_image(m.durable(), space, state, slot.image.data());
-        if (o.replay) {
-          if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
-          replayed = true;
-        }
-        std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index),
-                                        "PMLAB_CRASH_STATE=" + std::to_string(i)};
-        auto shared = std::make_shared<Judged>(std::move(j));
-        if (Status s = judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
-            !s)
-          return s;
+        if (Status s = judge(p, m, space, i, state, replay); !s) return s;
+        replayed = replayed || o.replay.has_value();
       }
       if (covered) ++result.crash_points_checked;
       result.dropped_values = std::max(result.dropped_values, m.dropped_values());
@@ -281,6 +236,62 @@ struct GranularityRun {
                                                " names no state of that crash point in this shard and budget");
     result.seconds = static_cast<double>(platform::Clock::monotonic_ns() - start) * 1e-9;
     return {};
+  }
+
+  // First replay: every crash point's state space, so the budget goes where the states are. Returns each
+  // point's share.
+  Result<std::vector<uint64_t>> allocate() {
+    std::vector<double> sizes;
+    std::vector<uint32_t> stacks;
+    Replay sizing(trace, domain);
+    if (Status s = sizing.run([&](const CrashPointInfo& p, const LineModel& m) {
+          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states);
+          stacks.push_back(p.stack);
+          return Status{};
+        });
+        !s)
+      return s;
+    std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
+    result.crash_points = sizes.size();
+    for (double s : sizes) result.state_space += s;
+    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity);
+    for (uint64_t a : allocation) shown.total += a;
+    if (o.replay) {
+      if (o.replay->first == 0 || o.replay->first > sizes.size())
+        return error(Errc::invalid_argument,
+                     "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
+                         " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
+      shown.total = 1;
+    }
+    return allocation;
+  }
+
+  // Builds state `i` of crash point `p` and hands it to a judge, with what explains it if it fails; with
+  // --replay, also writes its image.
+  Status judge(const CrashPointInfo& p, const LineModel& m, const CrashSpace& space, uint64_t i,
+               const CrashState& state, const Replay& replay) {
+    Judged j;
+    j.point = p.index;
+    j.state = i;
+    j.at_exit = p.at_exit;
+    j.stack = p.stack;
+    j.strategy = to_string(state.strategy);
+    j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
+    for (uint32_t l = 0; l < space.lines.size(); ++l) {
+      const std::string what = describe_line(space, state, l);
+      if (what.empty()) continue;
+      j.lines.emplace_back(replay.where(space.lines[l].offset), what);
+      const LineOrigin* origin = m.origin(space.lines[l].offset / kLineBytes);
+      j.origins.push_back(origin ? *origin : LineOrigin{});
+    }
+    Judges::Slot& slot = judges.acquire();
+    build_image(m.durable(), space, state, slot.image.data());
+    if (o.replay)
+      if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
+    std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index),
+                                    "PMLAB_CRASH_STATE=" + std::to_string(i)};
+    auto shared = std::make_shared<Judged>(std::move(j));
+    return judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
   }
 
   void note_done(bool failure) {

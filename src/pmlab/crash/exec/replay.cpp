@@ -47,6 +47,13 @@ std::string Replay::where(size_t offset) const {
   return "?";
 }
 
+// A page's content at its first mapping is the run's starting point; a later mapping of a page already
+// seen brings the run's own stores, not a starting point.
+struct Replay::FirstMappings {
+  std::vector<bool> seen;                       // image page -> mapped before
+  std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
+};
+
 Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point) {
   // The durable image is kept in memory whole: persistent files larger than half of it are refused.
   const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -57,35 +64,12 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   LineModel model(domain_);
   model.resize(image_bytes_);
   findings_ = {};
-  // A page's content at its first mapping is the run's starting point; a later mapping of a page already
-  // seen brings the run's own stores, not a starting point.
-  std::vector<bool> seen(image_bytes_ / kPage, false);
-  std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
+  FirstMappings first{std::vector<bool>(image_bytes_ / kPage, false), {}};
   uint64_t points = 0;
   return trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
-      case trace::Kind::region: {
-        const auto r = rec.as<trace::RegionRecord>();
-        const RegionPlace& place = places_.at(r.id);
-        std::vector<bool>& mine = fresh[r.id];
-        mine.assign(page_up(place.length) / kPage, false);
-        for (size_t p = 0; p < mine.size(); ++p) {
-          const size_t page = place.base / kPage + p;
-          if (page < seen.size() && !seen[page]) mine[p] = seen[page] = true;
-        }
-        break;
-      }
-      case trace::Kind::base_page: {
-        const auto r = rec.as<trace::BasePageRecord>();
-        const RegionPlace& place = places_.at(r.region);
-        const size_t page = r.offset / kPage;
-        const auto& mine = fresh[r.region];
-        if (page < mine.size() && mine[page]) {
-          const size_t n = std::min<size_t>(kPage, image_bytes_ - (place.base + r.offset));
-          model.set_base(place.base + r.offset, rec.after(sizeof(trace::BasePageRecord)), n);
-        }
-        break;
-      }
+      case trace::Kind::region: map_region(rec, first); break;
+      case trace::Kind::base_page: set_base_page(rec, first, model); break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
@@ -95,22 +79,7 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         model.store(at / kLineBytes, now, rec.flags == static_cast<uint8_t>(trace::LineHow::non_temporal), 0);
         break;
       }
-      case trace::Kind::writeback: {
-        const auto r = rec.as<trace::WritebackRecord>();
-        if (r.region == trace::kNoRegion) {
-          ++findings_.non_pm_writebacks[r.site];
-          break;
-        }
-        const size_t from = places_.at(r.region).base + r.offset;
-        const size_t to = std::min(image_bytes_, from + r.length);
-        if (from >= to) break;
-        ++findings_.writebacks;
-        findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;
-        const size_t redundant =
-            model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
-        if (redundant && domain_ == persist::Domain::adr) findings_.redundant_writebacks[r.site] += redundant;
-        break;
-      }
+      case trace::Kind::writeback: write_back(rec, model); break;
       case trace::Kind::fence: {
         const auto r = rec.as<trace::FenceRecord>();
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
@@ -134,6 +103,44 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
     }
     return {};
   });
+}
+
+void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {
+  const auto r = rec.as<trace::RegionRecord>();
+  const RegionPlace& place = places_.at(r.id);
+  std::vector<bool>& mine = first.fresh[r.id];
+  mine.assign(page_up(place.length) / kPage, false);
+  for (size_t p = 0; p < mine.size(); ++p) {
+    const size_t page = place.base / kPage + p;
+    if (page < first.seen.size() && !first.seen[page]) mine[p] = first.seen[page] = true;
+  }
+}
+
+void Replay::set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const {
+  const auto r = rec.as<trace::BasePageRecord>();
+  const RegionPlace& place = places_.at(r.region);
+  const size_t page = r.offset / kPage;
+  const auto& mine = first.fresh[r.region];
+  if (page < mine.size() && mine[page]) {
+    const size_t n = std::min<size_t>(kPage, image_bytes_ - (place.base + r.offset));
+    model.set_base(place.base + r.offset, rec.after(sizeof(trace::BasePageRecord)), n);
+  }
+}
+
+void Replay::write_back(const TraceRecord& rec, LineModel& model) {
+  const auto r = rec.as<trace::WritebackRecord>();
+  if (r.region == trace::kNoRegion) {
+    ++findings_.non_pm_writebacks[r.site];
+    return;
+  }
+  const size_t from = places_.at(r.region).base + r.offset;
+  const size_t to = std::min(image_bytes_, from + r.length);
+  if (from >= to) return;
+  ++findings_.writebacks;
+  findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;
+  const size_t redundant =
+      model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
+  if (redundant && domain_ == persist::Domain::adr) findings_.redundant_writebacks[r.site] += redundant;
 }
 
 }  // namespace pmlab::crash::exec

@@ -63,6 +63,10 @@ class Replay {
     size_t base = 0;  // the region's first byte in the image
     uint64_t length = 0;
   };
+  struct FirstMappings;
+  void map_region(const TraceRecord& rec, FirstMappings& first) const;
+  void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
+  void write_back(const TraceRecord& rec, LineModel& model);
 
   const TraceFile& trace_;
   persist::Domain domain_;

@@ -91,107 +91,119 @@ Status TraceFile::check() {
       return bad(at, "bad record length " + std::to_string(rh.bytes));
     const auto kind = static_cast<trace::Kind>(rh.kind);
     const size_t fixed = fixed_bytes(kind);
-    const size_t payload = rh.bytes - sizeof rh;
     if (fixed == SIZE_MAX) return bad(at, "unknown record kind " + std::to_string(rh.kind));
-    if (payload < fixed) return bad(at, "record shorter than its kind");
-    const std::byte* p = data() + at + sizeof rh;
-    const size_t extra = payload - fixed;
-    auto region_exists = [&](uint32_t id) { return regions_.count(id) != 0; };
-    switch (kind) {
-      case trace::Kind::region: {
-        trace::RegionRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (r.path_bytes > extra) return bad(at, "region path runs past its record");
-        if (regions_.count(r.id)) return bad(at, "region " + std::to_string(r.id) + " declared twice");
-        if (r.length == 0 || r.length > (uint64_t{1} << 46) || r.file_offset > (uint64_t{1} << 46) ||
-            r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
-          return bad(at, "region of impossible size or offset");
-        regions_[r.id] = {r.id,          std::string(reinterpret_cast<const char*>(p + fixed), r.path_bytes),
-                          r.address,     r.length,
-                          r.file_offset, r.file_size,
-                          r.device,      r.inode};
-        break;
-      }
-      case trace::Kind::base_page: {
-        trace::BasePageRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (!region_exists(r.region) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
-          return bad(at, "base page outside its region");
-        break;
-      }
-      case trace::Kind::line: {
-        trace::LineRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (!region_exists(r.region) || r.offset % trace::kLineBytes != 0 ||
-            r.offset >= regions_[r.region].length + trace::kPageBytes)
-          return bad(at, "line outside its region");
-        if (rh.flags > 1) return bad(at, "unknown line kind");
-        break;
-      }
-      case trace::Kind::writeback: {
-        trace::WritebackRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (r.region != trace::kNoRegion &&
-            (!region_exists(r.region) || r.offset > regions_[r.region].length + trace::kPageBytes ||
-             r.length > regions_[r.region].length + trace::kPageBytes - r.offset))
-          return bad(at, "write-back outside its region");
-        if (rh.flags > 1) return bad(at, "unknown write-back kind");
-        break;
-      }
-      case trace::Kind::fence: {
-        trace::FenceRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (r.stack > stacks_.size()) return bad(at, "fence names an unknown stack");
-        ++fences_;
-        break;
-      }
-      case trace::Kind::stack: {
-        trace::StackRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (r.id != stacks_.size() + 1 || r.depth > trace::kMaxFrames || extra < r.depth * sizeof(uint64_t))
-          return bad(at, "bad stack record");
-        std::vector<uint64_t> frames(r.depth);
-        std::memcpy(frames.data(), p + fixed, r.depth * sizeof(uint64_t));
-        stacks_.push_back(std::move(frames));
-        break;
-      }
-      case trace::Kind::module: {
-        trace::ModuleRecord r;
-        std::memcpy(&r, p, sizeof r);
-        const uint64_t need = uint64_t{r.segments} * 16 + r.path_bytes;
-        if (need > extra) return bad(at, "module record runs past its end");
-        TraceModule m;
-        m.bias = r.bias;
-        for (uint32_t s = 0; s < r.segments; ++s) {
-          uint64_t b, e;
-          std::memcpy(&b, p + fixed + s * 16, 8);
-          std::memcpy(&e, p + fixed + s * 16 + 8, 8);
-          m.segments.emplace_back(b, e);
-        }
-        m.path.assign(reinterpret_cast<const char*>(p + fixed + r.segments * 16), r.path_bytes);
-        modules_.push_back(std::move(m));
-        break;
-      }
-      case trace::Kind::unmap: {
-        trace::UnmapRecord r;
-        std::memcpy(&r, p, sizeof r);
-        if (!region_exists(r.region)) return bad(at, "unmap of an unknown region");
-        break;
-      }
-      case trace::Kind::note: {
-        std::string text(reinterpret_cast<const char*>(p), payload);
-        while (!text.empty() && text.back() == '\0') text.pop_back();
-        notes_.push_back(std::move(text));
-        break;
-      }
-      case trace::Kind::exit: break;
-    }
+    if (rh.bytes - sizeof rh < fixed) return bad(at, "record shorter than its kind");
+    if (Status s = check_record(at, rh); !s) return s;
     if (rh.thread >= thread_seen.size()) thread_seen.resize(rh.thread + 1u, false);
     thread_seen[rh.thread] = true;
     records_.push_back({kind, rh.flags, rh.thread, rh.bytes, at});
     at += rh.bytes;
   }
   threads_ = static_cast<uint64_t>(std::count(thread_seen.begin(), thread_seen.end(), true));
+  return {};
+}
+
+// One record at `at`, whose header and length are checked: its fields, and what it declares (regions,
+// stacks, modules, notes) kept.
+Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
+  const auto kind = static_cast<trace::Kind>(rh.kind);
+  const std::byte* p = data() + at + sizeof rh;
+  const size_t payload = rh.bytes - sizeof rh, extra = payload - fixed_bytes(kind);
+  auto within = [&](uint32_t region, uint64_t offset) {
+    return regions_.count(region) != 0 && offset < regions_[region].length + trace::kPageBytes;
+  };
+  switch (kind) {
+    case trace::Kind::region: return read_region(at, p, extra);
+    case trace::Kind::base_page: {
+      trace::BasePageRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (!within(r.region, r.offset) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
+        return bad(at, "base page outside its region");
+      return {};
+    }
+    case trace::Kind::line: {
+      trace::LineRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (!within(r.region, r.offset) || r.offset % trace::kLineBytes != 0) return bad(at, "line outside its region");
+      if (rh.flags > 1) return bad(at, "unknown line kind");
+      return {};
+    }
+    case trace::Kind::writeback: {
+      trace::WritebackRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (r.region != trace::kNoRegion &&
+          (!within(r.region, 0) || r.offset > regions_[r.region].length + trace::kPageBytes ||
+           r.length > regions_[r.region].length + trace::kPageBytes - r.offset))
+        return bad(at, "write-back outside its region");
+      if (rh.flags > 1) return bad(at, "unknown write-back kind");
+      return {};
+    }
+    case trace::Kind::fence: {
+      trace::FenceRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (r.stack > stacks_.size()) return bad(at, "fence names an unknown stack");
+      ++fences_;
+      return {};
+    }
+    case trace::Kind::stack: return read_stack(at, p, extra);
+    case trace::Kind::module: return read_module(at, p, extra);
+    case trace::Kind::unmap: {
+      trace::UnmapRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (regions_.count(r.region) == 0) return bad(at, "unmap of an unknown region");
+      return {};
+    }
+    case trace::Kind::note: {
+      std::string text(reinterpret_cast<const char*>(p), payload);
+      while (!text.empty() && text.back() == '\0') text.pop_back();
+      notes_.push_back(std::move(text));
+      return {};
+    }
+    case trace::Kind::exit: return {};
+  }
+  return {};
+}
+
+Status TraceFile::read_region(size_t at, const std::byte* p, size_t extra) {
+  trace::RegionRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (r.path_bytes > extra) return bad(at, "region path runs past its record");
+  if (regions_.count(r.id)) return bad(at, "region " + std::to_string(r.id) + " declared twice");
+  if (r.length == 0 || r.length > (uint64_t{1} << 46) || r.file_offset > (uint64_t{1} << 46) ||
+      r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
+    return bad(at, "region of impossible size or offset");
+  const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
+  regions_[r.id] = {r.id, path, r.address, r.length, r.file_offset, r.file_size, r.device, r.inode};
+  return {};
+}
+
+Status TraceFile::read_stack(size_t at, const std::byte* p, size_t extra) {
+  trace::StackRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (r.id != stacks_.size() + 1 || r.depth > trace::kMaxFrames || extra < r.depth * sizeof(uint64_t))
+    return bad(at, "bad stack record");
+  std::vector<uint64_t> frames(r.depth);
+  std::memcpy(frames.data(), p + fixed_bytes(trace::Kind::stack), r.depth * sizeof(uint64_t));
+  stacks_.push_back(std::move(frames));
+  return {};
+}
+
+Status TraceFile::read_module(size_t at, const std::byte* p, size_t extra) {
+  trace::ModuleRecord r;
+  std::memcpy(&r, p, sizeof r);
+  const uint64_t need = uint64_t{r.segments} * 16 + r.path_bytes;
+  if (need > extra) return bad(at, "module record runs past its end");
+  const std::byte* variable = p + fixed_bytes(trace::Kind::module);
+  TraceModule m;
+  m.bias = r.bias;
+  for (uint32_t s = 0; s < r.segments; ++s) {
+    uint64_t b, e;
+    std::memcpy(&b, variable + s * 16, 8);
+    std::memcpy(&e, variable + s * 16 + 8, 8);
+    m.segments.emplace_back(b, e);
+  }
+  m.path.assign(reinterpret_cast<const char*>(variable + r.segments * 16), r.path_bytes);
+  modules_.push_back(std::move(m));
   return {};
 }
 

@@ -71,6 +71,10 @@ class TraceFile {
 
  private:
   Status check();
+  Status check_record(size_t at, const trace::RecordHeader& rh);
+  Status read_region(size_t at, const std::byte* p, size_t extra);
+  Status read_stack(size_t at, const std::byte* p, size_t extra);
+  Status read_module(size_t at, const std::byte* p, size_t extra);
   const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(bytes_.data()); }
   struct Entry {
     trace::Kind kind;

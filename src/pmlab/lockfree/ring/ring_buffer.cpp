@@ -137,7 +137,7 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
   return recover(options);
 }
 
-Status RingBuffer::recover(const RingOptions& options) {
+Status RingBuffer::check_root() const {
   const Root& r = *reinterpret_cast<const Root*>(base_);
   if (r.magic != kRingMagic || r.design != static_cast<uint64_t>(design_))
     return error(Errc::corrupted, "not a ring of this design");
@@ -146,17 +146,25 @@ Status RingBuffer::recover(const RingOptions& options) {
       bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes),
                    static_cast<int>(r.max_threads)) > size_)
     return error(Errc::corrupted, "ring root describes a larger region");
-  attach_layout();
+  return Status::success();
+}
+
+Status RingBuffer::attach_slot_flusher(const RingOptions& options) {
   slot_flusher_.reset();
-  if (options.flush_slots && p_.domain() == persist::Domain::eadr) {
-    persist::Config c = p_.config();
-    c.domain = persist::Domain::adr;
-    if (c.flush == persist::FlushInstruction::ntstore)
-      c.flush = persist::best_line_flush(platform::CpuFeatures::host());
-    auto flusher = p_.derive(c);
-    if (!flusher) return flusher.status();
-    slot_flusher_.emplace(*flusher);
-  }
+  if (!options.flush_slots || p_.domain() != persist::Domain::eadr) return Status::success();
+  persist::Config c = p_.config();
+  c.domain = persist::Domain::adr;
+  if (c.flush == persist::FlushInstruction::ntstore) c.flush = persist::best_line_flush(platform::CpuFeatures::host());
+  auto flusher = p_.derive(c);
+  if (!flusher) return flusher.status();
+  slot_flusher_.emplace(*flusher);
+  return Status::success();
+}
+
+Status RingBuffer::recover(const RingOptions& options) {
+  if (Status s = check_root(); !s) return s;
+  attach_layout();
+  if (Status s = attach_slot_flusher(options); !s) return s;
   if (design_ == RingDesign::volatile_ring) {
     // Nothing survives: an empty ring.
     head() = tail() = 0;
@@ -165,45 +173,63 @@ Status RingBuffer::recover(const RingOptions& options) {
     last_tail_.store(0);
     return Status::success();
   }
-  // 1. tx: roll back every transaction that did not commit.
-  if (design_ == RingDesign::tx) {
-    for (int t = 0; t < threads_; ++t) {
-      uint64_t* log = reinterpret_cast<uint64_t*>(undo(t));
-      if (log[0] == 0) continue;
-      const uint64_t index = (log[0] & ~(kUndoPush | kUndoPop)) - 1;
-      if (index >= capacity_) return error(Errc::corrupted, "undo log names slot " + std::to_string(index));
-      std::byte* s = slot(index);
-      if (log[0] & kUndoPush) std::memcpy(s, undo(t) + kLine, stride_);
-      else *reinterpret_cast<uint64_t*>(s) = log[1];
-      p_.persist(s, stride_);
-      p_.store8(&log[0], 0);
-      // Durable at the next fence (the first move's record, or the end of recovery): until then a crash
-      // only repeats this roll-back, from the same log.
-      p_.flush(log, 8);
-    }
+  if (design_ == RingDesign::tx)
+    if (Status s = roll_back_transactions(); !s) return s;
+  if (Status s = finish_move(); !s) return s;
+  uint64_t consumed_end = 0;
+  auto elements = surviving_elements(consumed_end);
+  if (!elements) return elements.status();
+  if (design_ == RingDesign::txfree) drop_pushes_in_flight();
+  consolidate(*elements, consumed_end);
+  return Status::success();
+}
+
+// 1. tx: rolls back every transaction that did not commit.
+Status RingBuffer::roll_back_transactions() {
+  for (int t = 0; t < threads_; ++t) {
+    uint64_t* log = reinterpret_cast<uint64_t*>(undo(t));
+    if (log[0] == 0) continue;
+    const uint64_t index = (log[0] & ~(kUndoPush | kUndoPop)) - 1;
+    if (index >= capacity_) return error(Errc::corrupted, "undo log names slot " + std::to_string(index));
+    std::byte* s = slot(index);
+    if (log[0] & kUndoPush) std::memcpy(s, undo(t) + kLine, stride_);
+    else *reinterpret_cast<uint64_t*>(s) = log[1];
+    p_.persist(s, stride_);
+    p_.store8(&log[0], 0);
+    // Durable at the next fence (the first move's record, or the end of recovery): until then a crash
+    // only repeats this roll-back, from the same log.
+    p_.flush(log, 8);
   }
-  // 2. A move an earlier recovery did not finish: finish it (the undo logs were cleared before it began).
-  if (const uint64_t move = r.move; move != 0) {
-    const uint64_t from = (move >> 32) - 1, to = (move & 0xffffffffu) - 1;
-    if (from >= capacity_ || to >= capacity_ || from == to) return error(Errc::corrupted, "ring root names a bad move");
-    const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(from));
-    // Still stamped: the copy may be incomplete, so it is made again; else the source was cleared after
-    // the copy was durable.
-    if (stamp != 0 && (stamp & kConsumed) == 0) {
-      const uint64_t ticket = stamp - 1, distance = (from - to) & (capacity_ - 1);
-      if ((ticket & (capacity_ - 1)) != from || ticket < distance)
-        return error(Errc::corrupted,
-                     "the move's source slot " + std::to_string(from) + " holds ticket " + std::to_string(ticket));
-      move_element(ticket, ticket - distance);
-    }
-    // The record stays until the end of recovery: its source is clear now, so a redo would do nothing.
+  return Status::success();
+}
+
+// 2. Finishes a move an earlier recovery did not finish (the undo logs were cleared before it began).
+Status RingBuffer::finish_move() {
+  const uint64_t move = root_move();
+  if (move == 0) return Status::success();
+  const uint64_t from = (move >> 32) - 1, to = (move & 0xffffffffu) - 1;
+  if (from >= capacity_ || to >= capacity_ || from == to) return error(Errc::corrupted, "ring root names a bad move");
+  const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(from));
+  // Still stamped: the copy may be incomplete, so it is made again; else the source was cleared after
+  // the copy was durable.
+  if (stamp != 0 && (stamp & kConsumed) == 0) {
+    const uint64_t ticket = stamp - 1, distance = (from - to) & (capacity_ - 1);
+    if ((ticket & (capacity_ - 1)) != from || ticket < distance)
+      return error(Errc::corrupted,
+                   "the move's source slot " + std::to_string(from) + " holds ticket " + std::to_string(ticket));
+    move_element(ticket, ticket - distance);
   }
-  // 3. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes, less
-  // those below the newest consumed ticket. Pops claim tickets in order and a pop returns only once its
-  // consumed stamp is durable, so an unconsumed ticket below a consumed one was claimed by a pop still in
-  // flight: it counts as popped. (Kept, it would come back after a pop that returned a later element,
-  // which no order of the operations explains.)
-  uint64_t consumed_end = 0;  // newest consumed ticket + 1
+  // The record stays until the end of recovery: its source is clear now, so a redo would do nothing.
+  return Status::success();
+}
+
+// 3. The elements: slots stamped with a ticket and not consumed, less txfree's in-flight pushes, less
+// those below the newest consumed ticket. Pops claim tickets in order and a pop returns only once its
+// consumed stamp is durable, so an unconsumed ticket below a consumed one was claimed by a pop still in
+// flight: it counts as popped. (Kept, it would come back after a pop that returned a later element,
+// which no order of the operations explains.)
+Result<std::vector<std::pair<uint64_t, uint64_t>>> RingBuffer::surviving_elements(uint64_t& consumed_end) const {
+  consumed_end = 0;  // newest consumed ticket + 1
   for (uint64_t i = 0; i < capacity_; ++i) {
     const uint64_t stamp = *reinterpret_cast<const uint64_t*>(slot(i));
     if (stamp & kConsumed) consumed_end = std::max(consumed_end, stamp & ~kConsumed);
@@ -222,23 +248,28 @@ Status RingBuffer::recover(const RingOptions& options) {
   std::sort(elements.begin(), elements.end());
   if (!elements.empty() && elements.back().first - elements.front().first >= capacity_)
     return error(Errc::corrupted, "elements span more than one lap of the ring");
-  // txfree: the in-flight pushes are dropped for good before anything moves (a moved element may take the
-  // ticket of one, and must not then be taken for it). eADR only: the fence makes the stores durable.
-  if (design_ == RingDesign::txfree) {
-    bool any = false;
-    for (int t = 0; t < threads_; ++t) {
-      uint64_t& position = thread_line(t)[2];
-      if (position == kNone) continue;
-      uint64_t* stamp = reinterpret_cast<uint64_t*>(slot(position));
-      if (*stamp == position + 1) p_.store8(stamp, 0);
-      position = kNone;  // plain, as push stores it: a torn position names no ticket
-      any = true;
-    }
-    if (any) p_.fence();
+  return elements;
+}
+
+// txfree: the in-flight pushes are dropped for good before anything moves (a moved element may take the
+// ticket of one, and must not then be taken for it). eADR only: the fence makes the stores durable.
+void RingBuffer::drop_pushes_in_flight() {
+  bool any = false;
+  for (int t = 0; t < threads_; ++t) {
+    uint64_t& position = thread_line(t)[2];
+    if (position == kNone) continue;
+    uint64_t* stamp = reinterpret_cast<uint64_t*>(slot(position));
+    if (*stamp == position + 1) p_.store8(stamp, 0);
+    position = kNone;  // plain, as push stores it: a torn position names no ticket
+    any = true;
   }
-  // 4. Consolidate: move the survivors down into tickets base, base+1, ... (never onto an unread source),
-  // one move at a time under the root's move record.
-  // Tickets go on from the consumed ones, so that the rule above holds for the next recovery too.
+  if (any) p_.fence();
+}
+
+// 4. Consolidates: moves the survivors down into tickets base, base+1, ... (never onto an unread source),
+// one move at a time under the root's move record. Tickets go on from the consumed ones, so that the rule
+// of surviving_elements holds for the next recovery too.
+void RingBuffer::consolidate(const std::vector<std::pair<uint64_t, uint64_t>>& elements, uint64_t consumed_end) {
   const uint64_t base = elements.empty() ? consumed_end : elements.front().first;
   for (size_t k = 0; k < elements.size(); ++k) {
     if (elements[k].first != base + k) move_element(elements[k].first, base + k);
@@ -260,12 +291,11 @@ Status RingBuffer::recover(const RingOptions& options) {
   tail() = base;
   for (int t = 0; t < threads_; ++t) {
     uint64_t* line = thread_line(t);
-    line[0] = line[1] = kNone;  // [2], the push position, was reset above
+    line[0] = line[1] = kNone;  // [2], the push position, was reset by drop_pushes_in_flight
   }
   p_.fence();  // the cleared stamps (the undo logs were cleared durably above; the rest is volatile)
   last_head_.store(head());
   last_tail_.store(tail());
-  return Status::success();
 }
 
 uint64_t& RingBuffer::root_move() const noexcept { return reinterpret_cast<Root*>(base_)->move; }

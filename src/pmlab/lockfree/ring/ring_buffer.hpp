@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,14 @@ class RingBuffer {
   std::byte* slot(uint64_t ticket) const noexcept;
   std::byte* undo(int tid) const noexcept;  // [0] valid word, [1] saved stamp, line 1.. saved slot
   uint64_t& root_move() const noexcept;
+  // Recovery's steps, in the order recover() takes them.
+  Status check_root() const;
+  Status attach_slot_flusher(const RingOptions& options);
+  Status roll_back_transactions();
+  Status finish_move();
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> surviving_elements(uint64_t& consumed_end) const;
+  void drop_pushes_in_flight();
+  void consolidate(const std::vector<std::pair<uint64_t, uint64_t>>& elements, uint64_t consumed_end);
   // Recovery: moves the element of ticket `from` to ticket `to` under the root's move record.
   void move_element(uint64_t from, uint64_t to) noexcept;
   void wait_for_space(uint64_t ticket) noexcept;

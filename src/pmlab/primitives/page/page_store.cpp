@@ -230,11 +230,22 @@ Status PageStore::check(std::span<const std::byte> region) {
 
 Status PageStore::recover(bool repair) {
   recovery_ = {};
+  if (Status s = find_current_slots(); !s) return s;
+  std::vector<PendingUlog> replay;
+  if (Status s = find_ulogs_to_replay(replay); !s) return s;
+  recovery_.ulogs_replayed = replay.size();
+  if (!repair) return Status::success();
+  replay_ulogs(replay);
+  zero_ulogs();
+  return Status::success();
+}
+
+// Each page is its newest valid slot; copy-on-write leaves older versions behind, which are free, and
+// exactly `lanes` slots are not current: each lane's spare.
+Status PageStore::find_current_slots() {
   std::fill(slot_of_.begin(), slot_of_.end(), kNoSlot);
   std::fill(pvn_.begin(), pvn_.end(), 0);
   const uint64_t pages = options_.pages;
-
-  // Each page is its newest valid slot; copy-on-write leaves older versions behind, which are free.
   for (uint64_t slot = 0; slot < geometry_.slots; ++slot) {
     const uint64_t w = persist::Persister::load8(slot_header(slot));
     if (!om::valid(w)) continue;
@@ -261,15 +272,13 @@ Status PageStore::recover(bool repair) {
   }
   uint32_t lane = 0;
   for (uint64_t slot = 0; slot < geometry_.slots; ++slot)
-    if (!current[slot]) lane_state_[lane++].spare = slot;  // exactly `lanes` slots are not current
+    if (!current[slot]) lane_state_[lane++].spare = slot;
+  return Status::success();
+}
 
-  // Micro-log records: a valid one whose version is not older than its page's may not have been applied
-  // in full; applying it again is idempotent. Ascending versions, so the newest lands last.
-  struct Pending {
-    uint64_t pid, pvn;
-    const std::byte* buffer;
-  };
-  std::vector<Pending> replay;
+// Micro-log records: a valid one whose version is not older than its page's may not have been applied in
+// full; applying it again is idempotent. Ascending versions, so the newest lands last.
+Status PageStore::find_ulogs_to_replay(std::vector<PendingUlog>& replay) {
   const auto ug = om::UlogGeometry::for_page(options_.page_size);
   const uint32_t lines = options_.page_size / om::kLine;
   for (uint32_t l = 0; l < options_.lanes; ++l) {
@@ -293,7 +302,7 @@ Status PageStore::recover(bool repair) {
         continue;
       }
       const uint64_t pid = om::pid_of(h.commit), pvn = om::pvn_of(h.commit);
-      if (pid >= pages) return error(Errc::corrupted, where + "names page " + std::to_string(pid));
+      if (pid >= options_.pages) return error(Errc::corrupted, where + "names page " + std::to_string(pid));
       for (uint64_t k = 0; k < h.count; ++k) {
         uint16_t index;
         std::memcpy(&index, buffer + ug.kIndexOffset + k * sizeof index, sizeof index);
@@ -303,10 +312,13 @@ Status PageStore::recover(bool repair) {
     }
   }
   std::sort(replay.begin(), replay.end(),
-            [](const Pending& a, const Pending& b) { return a.pid != b.pid ? a.pid < b.pid : a.pvn < b.pvn; });
-  recovery_.ulogs_replayed = replay.size();
-  if (!repair) return Status::success();
-  for (const Pending& r : replay) {
+            [](const PendingUlog& a, const PendingUlog& b) { return a.pid != b.pid ? a.pid < b.pid : a.pvn < b.pvn; });
+  return Status::success();
+}
+
+void PageStore::replay_ulogs(const std::vector<PendingUlog>& replay) {
+  const auto ug = om::UlogGeometry::for_page(options_.page_size);
+  for (const PendingUlog& r : replay) {
     uint64_t count;
     std::memcpy(&count, r.buffer + offsetof(om::UlogHeader, count), sizeof count);
     std::byte* page = slot_data(slot_of_[r.pid]);
@@ -319,7 +331,10 @@ Status PageStore::recover(bool repair) {
     pvn_[r.pid] = r.pvn;
   }
   if (!replay.empty()) persister_.fence();  // applied before any record is zeroed
-  // Every buffer zero again before a flush writes it: records applied or not, torn or half recycled.
+}
+
+// Every buffer zero again before a flush writes it: records applied or not, torn or half recycled.
+void PageStore::zero_ulogs() {
   std::byte* ulogs = region_.data() + geometry_.ulogs_offset;
   bool zeroed = false;
   for (uint64_t line = 0; line < options_.lanes * geometry_.ulog_lane_bytes; line += om::kLine) {
@@ -328,9 +343,8 @@ Status PageStore::recover(bool repair) {
     persister_.zero_nt(ulogs + line, om::kLine);
     zeroed = true;
   }
-  // A recovery that zeroed nothing has nothing to order (the replay, if any, was fenced above).
+  // A recovery that zeroed nothing has nothing to order (the replay, if any, was fenced before).
   if (zeroed) persister_.fence();
-  return Status::success();
 }
 
 // --------------------------------------------------------------------------- the "pages" pool layout

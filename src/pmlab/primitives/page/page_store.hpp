@@ -123,6 +123,15 @@ class PageStore {
   static Result<Geometry> plan(const StoreOptions& options);
   static Result<std::unique_ptr<PageStore>> load(std::span<std::byte> region, const persist::Persister& persister);
   Status recover(bool repair);
+  // recover's steps.
+  struct PendingUlog {  // a micro-log record to apply again
+    uint64_t pid, pvn;
+    const std::byte* buffer;
+  };
+  Status find_current_slots();
+  Status find_ulogs_to_replay(std::vector<PendingUlog>& replay);
+  void replay_ulogs(const std::vector<PendingUlog>& replay);
+  void zero_ulogs();
 
   std::span<std::byte> region_;
   const persist::Persister& persister_;

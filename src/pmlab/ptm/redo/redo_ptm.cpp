@@ -229,32 +229,51 @@ bool RedoPtm::commit(Slot& s) {
     finish_frees(heap_, s.alloc, s.index);
     return true;
   }
-  // Blocks carved in place: written back now, durable before the commit record can be (see the fence
-  // below: one shared with the record's would let an evicted record commit a block whose payload never
-  // reached memory).
+  // Blocks carved in place: written back now, durable before the commit record can be (see the fence in
+  // retire_predecessors: one shared with the record's would let an evicted record commit a block whose
+  // payload never reached memory).
   for (uint64_t line : s.fresh_lines) data_p_.flush(heap_.base() + line, 64);
   uint64_t wv = 0;
+  if (!lock_write_set(s, wv)) return false;
+  retire_predecessors(s);
+  // The previous commit's data lines are written back only now, after this commit's locked
+  // instructions: a locked read-modify-write waits for earlier write-backs as a fence does, so issued
+  // at the end of the previous commit they would have cost one more fence here.
+  for (uint64_t line : s.unflushed) data_p_.flush(heap_.base() + line, 64);
+  s.unflushed.clear();
+  if (options_.logging && n > 0) log_commit(s, wv);
+  write_in_place(s, wv);
+  s.run_seq = wv;
+  ++s.counters.transactions;
+  ++s.counters.writing;
+  finish_frees(heap_, s.alloc, s.index);
+  return true;
+}
+
+bool RedoPtm::lock_write_set(Slot& s, uint64_t& wv) {
   if (single_thread_) {
     // One slot, one thread: no orec is read by anyone else, and no commit comes between.
     wv = clock_.load(std::memory_order_relaxed) + 1;
     clock_.store(wv, std::memory_order_relaxed);
-  } else {
-    for (const RedoEntry& e : s.writes) {
-      const uint32_t o = orec_of(e.off);
-      uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
-      if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
-      if ((cur & kLocked) || !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
-        return false;
-      s.locked.push_back({o, cur});
-    }
-    wv = clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
-    s.seen_clock = wv;
-    if (wv != s.rv + 1 && !reads_still_valid(s)) return false;
+    return true;
   }
+  for (const RedoEntry& e : s.writes) {
+    const uint32_t o = orec_of(e.off);
+    uint64_t cur = orecs_[o].load(std::memory_order_relaxed);
+    if (cur == orec_locked(s.index)) continue;  // another word of a line (or of an aliased line) it holds
+    if ((cur & kLocked) || !orecs_[o].compare_exchange_strong(cur, orec_locked(s.index), std::memory_order_acq_rel))
+      return false;
+    s.locked.push_back({o, cur});
+  }
+  wv = clock_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  s.seen_clock = wv;
+  return wv == s.rv + 1 || reads_still_valid(s);
+}
 
-  // Each other slot whose transaction last wrote one of these lines: its record must never be replayed
-  // over this transaction's writes, so it is retired (up to the newest such transaction) — once its data
-  // is durable, which this thread makes sure of if that thread has not fenced since.
+// Each other slot whose transaction last wrote one of these lines: its record must never be replayed over
+// this transaction's writes, so it is retired (up to the newest such transaction) — once its data is
+// durable, which this thread makes sure of if that thread has not fenced since.
+void RedoPtm::retire_predecessors(Slot& s) {
   s.predecessors.clear();
   for (const Slot::Locked& l : s.locked) {
     const int p = orec_slot(l.previous);
@@ -283,43 +302,44 @@ bool RedoPtm::commit(Slot& s) {
     // Retired durably up to v already (some commit's fence followed its retire): nothing to write.
     if (ps.retired_durable.load(std::memory_order_acquire) < v) retire(ps, v);
   }
+}
 
-  // The previous commit's data lines are written back only now, after this commit's locked
-  // instructions: a locked read-modify-write waits for earlier write-backs as a fence does, so issued
-  // at the end of the previous commit they would have cost one more fence here.
-  for (uint64_t line : s.unflushed) data_p_.flush(heap_.base() + line, 64);
-  s.unflushed.clear();
-  if (options_.logging && n > 0) {
-    s.writes.push_back({checksum_of(s.writes.data(), n, wv, s.index), wv});  // the trailer
-    const persist::LineRecord record{.prefix = nullptr,
-                                     .prefix_len = 0,
-                                     .word_count = 2,
-                                     .words = {wv, n},
-                                     .body = s.writes.data(),
-                                     .body_len = (n + 1) * sizeof(RedoEntry)};
-    if (log_p_.domain() == persist::Domain::adr) {
-      log_p_.store_record_nt(s.area[s.next_area], record, nullptr);
-    } else {
-      // Durable caches (eADR) or a log in DRAM declared persistent: plain stores are durable once the
-      // fence has drained them, and non-temporal ones would wait for memory instead.
-      uint64_t* area = s.area[s.next_area];
-      area[0] = wv;
-      area[1] = n;
-      std::memcpy(area + 2, s.writes.data(), (n + 1) * sizeof(RedoEntry));
-    }
-    s.writes.pop_back();
-    log_p_.fence();  // the commit point; also makes the previous commit's data durable
-    s.next_area ^= 1;
-    s.durable_seq.store(s.last_seq, std::memory_order_release);
-    for (const auto& [p, v] : s.predecessors) {  // this fence made those retires durable
-      std::atomic<uint64_t>& known = slots_[static_cast<size_t>(p)]->retired_durable;
-      uint64_t cur = known.load(std::memory_order_relaxed);
-      while (cur < v && !known.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {}
-    }
-    s.last_seq = wv;
-    s.counters.log_entries += n;
+// The commit record, with a checksummed trailer, and its fence: the commit point.
+void RedoPtm::log_commit(Slot& s, uint64_t wv) {
+  const uint64_t n = s.writes.size();
+  s.writes.push_back({checksum_of(s.writes.data(), n, wv, s.index), wv});  // the trailer
+  const persist::LineRecord record{.prefix = nullptr,
+                                   .prefix_len = 0,
+                                   .word_count = 2,
+                                   .words = {wv, n},
+                                   .body = s.writes.data(),
+                                   .body_len = (n + 1) * sizeof(RedoEntry)};
+  if (log_p_.domain() == persist::Domain::adr) {
+    log_p_.store_record_nt(s.area[s.next_area], record, nullptr);
+  } else {
+    // Durable caches (eADR) or a log in DRAM declared persistent: plain stores are durable once the
+    // fence has drained them, and non-temporal ones would wait for memory instead.
+    uint64_t* area = s.area[s.next_area];
+    area[0] = wv;
+    area[1] = n;
+    std::memcpy(area + 2, s.writes.data(), (n + 1) * sizeof(RedoEntry));
   }
-  // In place after the commit point: recovery replays the record over a word a crash tore.
+  s.writes.pop_back();
+  log_p_.fence();  // the commit point; also makes the previous commit's data durable
+  s.next_area ^= 1;
+  s.durable_seq.store(s.last_seq, std::memory_order_release);
+  for (const auto& [p, v] : s.predecessors) {  // this fence made those retires durable
+    std::atomic<uint64_t>& known = slots_[static_cast<size_t>(p)]->retired_durable;
+    uint64_t cur = known.load(std::memory_order_relaxed);
+    while (cur < v && !known.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {}
+  }
+  s.last_seq = wv;
+  s.counters.log_entries += n;
+}
+
+// The writes in place, after the commit point, and the write set's locks released at version wv.
+void RedoPtm::write_in_place(Slot& s, uint64_t wv) {
+  // Recovery replays the record over a word a crash tore.
   for (const RedoEntry& e : s.writes) data_p_.store_shared(heap_.at<uint64_t>(e.off), e.value);
   // Each modified line once, written back by the next commit (or by another thread's that needs this
   // transaction durable first, from its record).
@@ -336,11 +356,6 @@ bool RedoPtm::commit(Slot& s) {
   }
   for (const Slot::Locked& l : s.locked) orecs_[l.orec].store(orec_unlocked(wv, s.index), std::memory_order_release);
   s.locked.clear();
-  s.run_seq = wv;
-  ++s.counters.transactions;
-  ++s.counters.writing;
-  finish_frees(heap_, s.alloc, s.index);
-  return true;
 }
 
 }  // namespace pmlab::ptm

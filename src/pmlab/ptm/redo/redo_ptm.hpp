@@ -188,6 +188,12 @@ class RedoPtm final : public SlotPtm<RedoPtm, RedoSlot> {
   void lock_top(Slot& s);
   // false: a conflict (the caller releases and runs the body again).
   bool commit(Slot& s);
+  // commit's steps: lock the write set and take the write version (false: a conflict), retire what the
+  // write set's last writers logged, write the commit record, write in place and unlock.
+  bool lock_write_set(Slot& s, uint64_t& wv);
+  void retire_predecessors(Slot& s);
+  void log_commit(Slot& s, uint64_t wv);
+  void write_in_place(Slot& s, uint64_t wv);
   void release(Slot& s);
   // Makes the data of transaction `seq` of slot `p` durable from this thread (it wrote back nothing
   // since): the lines its record names, written back here; the caller fences.

@@ -8,6 +8,8 @@
 // exceptions. Target: the library at >= 0.95x the in-tree throughput (issue 41).
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -117,151 +119,209 @@ void ratio_metrics(RunContext& ctx, const InterleaveResult& r, size_t library, s
   ctx.target("library_vs_in_tree_" + what, kTarget, TargetDirection::at_least, label);
 }
 
+// A value of Result<T>, or the run failed with its message.
+template <class T>
+T take(RunContext& ctx, Result<T> r) {
+  if (!r) ctx.fail(r.status().message());
+  return std::move(*r);
+}
+
+// The zero log, one lane per thread, through the library and in-tree.
+class LogPair {
+ public:
+  LogPair(RunContext& ctx, Beside& beside, int threads)
+      : library_(
+            pmlab::Log::create(beside.path("log"), kLogPoolBytes, {"zero", static_cast<unsigned>(threads), false})) {
+    plog::Options options;
+    options.kind = plog::Kind::zero;
+    options.lanes = static_cast<uint32_t>(threads);
+    tree_pool_ = take(ctx, plog::create_pool(beside.path("tree-log"), kLogPoolBytes, options));
+    tree_ = take(ctx, plog::open_in_pool(*tree_pool_));
+  }
+
+  void add_contenders(std::vector<Contender>& out) {
+    out.emplace_back(
+        "library_log",
+        [this](int lane, uint64_t) {
+          try {
+            library_.append(static_cast<unsigned>(lane), payload_.data(), kPayload);
+            return true;
+          } catch (const pmlab::Error& e) {
+            if (e.code() != PMLAB_E_POOL_FULL) throw;
+            return false;
+          }
+        },
+        [this] { library_.truncate(); });
+    out.emplace_back(
+        "in_tree_log",
+        [this](int lane, uint64_t) {
+          auto lsn = tree_->append(static_cast<uint32_t>(lane), payload_.data(), kPayload);
+          if (!lsn && lsn.status().code() != Errc::pool_full) throw std::runtime_error(lsn.status().message());
+          return lsn.ok();
+        },
+        [this] {
+          if (Status s = tree_->truncate(); !s) throw std::runtime_error(s.message());
+        });
+  }
+
+ private:
+  const std::vector<std::byte> payload_ = std::vector<std::byte>(kPayload, std::byte{0x5a});
+  pmlab::Log library_;
+  std::unique_ptr<pool::Pool> tree_pool_;
+  std::unique_ptr<plog::Log> tree_;
+};
+
+// The redo PTM's transfers, one log slot per thread, each side with the same accounts. The library runs
+// them its two ways, each on a Ptm of its own: Ptm::run (a log slot borrowed each time) and a Session per
+// thread (one slot kept).
+class PtmPair {
+ public:
+  PtmPair(RunContext& ctx, Beside& beside, int threads)
+      : options_{pmlab::PtmKind::redo, static_cast<unsigned>(threads), kSlotBytes},
+        library_(pmlab::Ptm::create(beside.path("ptm"), kPtmPoolBytes, options_)),
+        session_ptm_(pmlab::Ptm::create(beside.path("ptm-sessions"), kPtmPoolBytes, options_)) {
+    tree_pool_ = take(ctx, ptm::create_store_pool(beside.path("tree-ptm"), kPtmPoolBytes,
+                                                  {ptm::StoreKind::redo, threads, kSlotBytes}));
+    tree_store_ = take(ctx, ptm::open_store(*tree_pool_));
+    for (auto [p, accounts] : {std::pair{&library_, &library_accounts_}, std::pair{&session_ptm_, &session_accounts_}})
+      p->run([&](pmlab::Transaction& tx) {
+        *accounts = tx.alloc(8 * kAccounts);
+        for (uint64_t a = 0; a < kAccounts; ++a) tx.write(*accounts + 8 * a, 1000);
+      });
+    tree().run(0, [&](ptm::RedoPtm::Tx& tx) {
+      tree_accounts_ = tx.alloc(8 * kAccounts);
+      auto* acc = tx.at<uint64_t>(tree_accounts_);
+      for (uint64_t a = 0; a < kAccounts; ++a) tx.write(acc + a, 1000);
+    });
+    for (int t = 0; t < threads; ++t) sessions_.push_back(session_ptm_.session());
+  }
+
+  void add_contenders(std::vector<Contender>& out) {
+    out.emplace_back("library_ptm", [this](int thread, uint64_t i) {
+      const Pick p = pick(thread, i);
+      library_.run([&](pmlab::Transaction& tx) { library_transfer(tx, library_accounts_, p); });
+      return true;
+    });
+    out.emplace_back("library_ptm_session", [this](int thread, uint64_t i) {
+      const Pick p = pick(thread, i);
+      sessions_[static_cast<size_t>(thread)].run(
+          [&](pmlab::Transaction& tx) { library_transfer(tx, session_accounts_, p); });
+      return true;
+    });
+    out.emplace_back("in_tree_ptm", [this](int thread, uint64_t i) {
+      const Pick p = pick(thread, i);
+      tree().run(thread, [&](ptm::RedoPtm::Tx& tx) {
+        uint64_t* acc = tx.at<uint64_t>(tree_accounts_);
+        const uint64_t a = tx.read(acc + p.from);
+        if (a == 0) return;
+        tx.write(acc + p.from, a - 1);
+        tx.write(acc + p.to, tx.read(acc + p.to) + 1);
+      });
+      return true;
+    });
+  }
+
+  const pmlab::PtmOptions& options() const noexcept { return options_; }
+
+ private:
+  ptm::RedoPtm& tree() { return *tree_store_->redo(); }
+
+  pmlab::PtmOptions options_;
+  pmlab::Ptm library_, session_ptm_;
+  std::vector<pmlab::Ptm::Session> sessions_;
+  std::unique_ptr<pool::Pool> tree_pool_;
+  std::unique_ptr<ptm::PtmStore> tree_store_;
+  uint64_t library_accounts_ = 0, session_accounts_ = 0, tree_accounts_ = 0;
+};
+
+// The key-value store: pmlab::Map's B+-tree and the in-tree one, each in a redo heap of its own, loaded
+// with the same keys; the library side runs a Session per thread, as the example's load does.
+class KvPair {
+ public:
+  using TreeKv = ptm::workloads::PtmStructure<ptm::RedoPtm, ds::BPTree>;
+
+  KvPair(RunContext& ctx, Beside& beside, int threads, const pmlab::PtmOptions& ptm_options)
+      : ptm_(pmlab::Ptm::create(beside.path("kv"), kKvPoolBytes, ptm_options)),
+        map_(pmlab::Map::create(ptm_, kKvRoot, map_options())) {
+    tree_pool_ = take(
+        ctx, ptm::create_store_pool(beside.path("tree-kv"), kKvPoolBytes, {ptm::StoreKind::redo, threads, kSlotBytes}));
+    tree_store_ = take(ctx, ptm::open_store(*tree_pool_));
+    ds::Options tree_options;
+    tree_options.value_bytes = kKvValueBytes;
+    tree_options.capacity = 2 * kKvKeys;
+    tree_.emplace(tree_ptm(), kKvRoot, tree_options);
+    if (Status st = tree_->create(tree_ptm(), tree_options.capacity); !st) ctx.fail(st.message());
+    load(ctx);
+    for (int t = 0; t < threads; ++t) sessions_.push_back(ptm_.session());
+  }
+
+  void add_contenders(std::vector<Contender>& out) {
+    out.emplace_back("library_kv", [this](int thread, uint64_t i) {
+      const KvOp op = kv_op(thread, i);
+      const KeyBytes key(op.key);
+      std::byte value[kKvValueBytes];
+      sessions_[static_cast<size_t>(thread)].run([&](pmlab::Transaction& tx) {
+        if (op.put) map_.put(tx, key.view(), value_.data());
+        else (void)map_.get(tx, key.view(), value);
+      });
+      return true;
+    });
+    out.emplace_back("in_tree_kv", [this](int thread, uint64_t i) {
+      const KvOp op = kv_op(thread, i);
+      std::byte value[kKvValueBytes];
+      bool ok = true;
+      tree_->run(tree_ptm(), thread, [&](auto& tree) {
+        if (op.put) ok = tree.insert(op.key, 0, value_.data());
+        else (void)tree.read(op.key, 0, value);
+      });
+      if (!ok) throw std::runtime_error("the in-tree key-value heap is full");
+      return true;
+    });
+  }
+
+ private:
+  static pmlab::MapOptions map_options() {
+    pmlab::MapOptions o;
+    o.key_bytes = 8;
+    o.value_bytes = kKvValueBytes;
+    return o;
+  }
+  ptm::RedoPtm& tree_ptm() { return *tree_store_->redo(); }
+
+  void load(RunContext& ctx) {
+    for (uint64_t i = 0; i < kKvKeys; i += 64) {
+      ptm_.run([&](pmlab::Transaction& tx) {
+        for (uint64_t j = i; j < std::min(i + 64, kKvKeys); ++j)
+          map_.put(tx, KeyBytes(loaded_key(j)).view(), value_.data());
+      });
+      bool ok = true;
+      tree_->run(tree_ptm(), 0, [&](auto& tree) {
+        for (uint64_t j = i; j < std::min(i + 64, kKvKeys) && ok; ++j)
+          ok = tree.insert(loaded_key(j), 0, value_.data());
+      });
+      if (!ok) ctx.fail("the in-tree key-value heap is full");
+    }
+  }
+
+  const std::vector<std::byte> value_ = std::vector<std::byte>(kKvValueBytes, std::byte{0x3c});
+  pmlab::Ptm ptm_;
+  pmlab::Map map_;
+  std::vector<pmlab::Ptm::Session> sessions_;
+  std::unique_ptr<pool::Pool> tree_pool_;
+  std::unique_ptr<ptm::PtmStore> tree_store_;
+  std::optional<TreeKv> tree_;
+};
+
 void body(RunContext& ctx) {
   const int threads = ctx.threads();
   Beside beside(ctx);
-  const std::vector<std::byte> payload(kPayload, std::byte{0x5a});
-
-  // The zero log, one lane per thread, through the library and in-tree.
-  plog::Options log_options;
-  log_options.kind = plog::Kind::zero;
-  log_options.lanes = static_cast<uint32_t>(threads);
-  pmlab::Log library_log = pmlab::Log::create(beside.path("log"), kLogPoolBytes, {"zero", log_options.lanes, false});
-  auto tree_log_pool = plog::create_pool(beside.path("tree-log"), kLogPoolBytes, log_options);
-  if (!tree_log_pool) ctx.fail(tree_log_pool.status().message());
-  auto tree_log = plog::open_in_pool(**tree_log_pool);
-  if (!tree_log) ctx.fail(tree_log.status().message());
-
-  // The redo PTM, one log slot per thread, each with the same accounts.
-  const pmlab::PtmOptions ptm_options{pmlab::PtmKind::redo, static_cast<unsigned>(threads), kSlotBytes};
-  pmlab::Ptm library_ptm = pmlab::Ptm::create(beside.path("ptm"), kPtmPoolBytes, ptm_options);
-  pmlab::Ptm session_ptm = pmlab::Ptm::create(beside.path("ptm-sessions"), kPtmPoolBytes, ptm_options);
-  auto tree_ptm_pool =
-      ptm::create_store_pool(beside.path("tree-ptm"), kPtmPoolBytes, {ptm::StoreKind::redo, threads, kSlotBytes});
-  if (!tree_ptm_pool) ctx.fail(tree_ptm_pool.status().message());
-  auto tree_store = ptm::open_store(**tree_ptm_pool);
-  if (!tree_store) ctx.fail(tree_store.status().message());
-  ptm::RedoPtm& tree_ptm = *(*tree_store)->redo();
-  uint64_t library_accounts = 0, session_accounts = 0, tree_accounts = 0;
-  for (auto [ptm, accounts] : {std::pair{&library_ptm, &library_accounts}, std::pair{&session_ptm, &session_accounts}})
-    ptm->run([&](pmlab::Transaction& tx) {
-      *accounts = tx.alloc(8 * kAccounts);
-      for (uint64_t a = 0; a < kAccounts; ++a) tx.write(*accounts + 8 * a, 1000);
-    });
-  tree_ptm.run(0, [&](ptm::RedoPtm::Tx& tx) {
-    tree_accounts = tx.alloc(8 * kAccounts);
-    auto* acc = tx.at<uint64_t>(tree_accounts);
-    for (uint64_t a = 0; a < kAccounts; ++a) tx.write(acc + a, 1000);
-  });
-
-  // The key-value store: pmlab::Map's B+-tree and the in-tree one, each in a redo heap of its own, loaded
-  // with the same keys; the library side runs a Session per thread, as the example's load does.
-  pmlab::Ptm kv_ptm = pmlab::Ptm::create(beside.path("kv"), kKvPoolBytes, ptm_options);
-  pmlab::MapOptions map_options;
-  map_options.key_bytes = 8;
-  map_options.value_bytes = kKvValueBytes;
-  pmlab::Map kv_map = pmlab::Map::create(kv_ptm, kKvRoot, map_options);
-  auto tree_kv_pool =
-      ptm::create_store_pool(beside.path("tree-kv"), kKvPoolBytes, {ptm::StoreKind::redo, threads, kSlotBytes});
-  if (!tree_kv_pool) ctx.fail(tree_kv_pool.status().message());
-  auto tree_kv_store = ptm::open_store(**tree_kv_pool);
-  if (!tree_kv_store) ctx.fail(tree_kv_store.status().message());
-  ptm::RedoPtm& tree_kv_ptm = *(*tree_kv_store)->redo();
-  ds::Options tree_options;
-  tree_options.value_bytes = kKvValueBytes;
-  tree_options.capacity = 2 * kKvKeys;
-  ptm::workloads::PtmStructure<ptm::RedoPtm, ds::BPTree> tree_kv(tree_kv_ptm, kKvRoot, tree_options);
-  if (Status st = tree_kv.create(tree_kv_ptm, tree_options.capacity); !st) ctx.fail(st.message());
-  const std::vector<std::byte> kv_value(kKvValueBytes, std::byte{0x3c});
-  for (uint64_t i = 0; i < kKvKeys; i += 64) {
-    kv_ptm.run([&](pmlab::Transaction& tx) {
-      for (uint64_t j = i; j < std::min(i + 64, kKvKeys); ++j)
-        kv_map.put(tx, KeyBytes(loaded_key(j)).view(), kv_value.data());
-    });
-    bool ok = true;
-    tree_kv.run(tree_kv_ptm, 0, [&](auto& tree) {
-      for (uint64_t j = i; j < std::min(i + 64, kKvKeys) && ok; ++j)
-        ok = tree.insert(loaded_key(j), 0, kv_value.data());
-    });
-    if (!ok) ctx.fail("the in-tree key-value heap is full");
-  }
-  std::vector<pmlab::Ptm::Session> kv_sessions;
-  for (int t = 0; t < threads; ++t) kv_sessions.push_back(kv_ptm.session());
-
-  // The library's two ways to run a transaction, each on a Ptm of its own: Ptm::run (a log slot borrowed
-  // each time) and a Session per thread (one slot kept).
-  std::vector<pmlab::Ptm::Session> sessions;
-  for (int t = 0; t < threads; ++t) sessions.push_back(session_ptm.session());
-  const std::vector<Contender> contenders{
-      {"library_log",
-       [&](int lane, uint64_t) {
-         try {
-           library_log.append(static_cast<unsigned>(lane), payload.data(), kPayload);
-           return true;
-         } catch (const pmlab::Error& e) {
-           if (e.code() != PMLAB_E_POOL_FULL) throw;
-           return false;
-         }
-       },
-       [&] { library_log.truncate(); }},
-      {"in_tree_log",
-       [&](int lane, uint64_t) {
-         auto lsn = (*tree_log)->append(static_cast<uint32_t>(lane), payload.data(), kPayload);
-         if (!lsn && lsn.status().code() != Errc::pool_full) throw std::runtime_error(lsn.status().message());
-         return lsn.ok();
-       },
-       [&] {
-         if (Status s = (*tree_log)->truncate(); !s) throw std::runtime_error(s.message());
-       }},
-      {"library_ptm",
-       [&](int thread, uint64_t i) {
-         const Pick p = pick(thread, i);
-         library_ptm.run([&](pmlab::Transaction& tx) { library_transfer(tx, library_accounts, p); });
-         return true;
-       }},
-      {"library_ptm_session",
-       [&](int thread, uint64_t i) {
-         const Pick p = pick(thread, i);
-         sessions[static_cast<size_t>(thread)].run(
-             [&](pmlab::Transaction& tx) { library_transfer(tx, session_accounts, p); });
-         return true;
-       }},
-      {"in_tree_ptm",
-       [&](int thread, uint64_t i) {
-         const Pick p = pick(thread, i);
-         tree_ptm.run(thread, [&](ptm::RedoPtm::Tx& tx) {
-           uint64_t* acc = tx.at<uint64_t>(tree_accounts);
-           const uint64_t a = tx.read(acc + p.from);
-           if (a == 0) return;
-           tx.write(acc + p.from, a - 1);
-           tx.write(acc + p.to, tx.read(acc + p.to) + 1);
-         });
-         return true;
-       }},
-      {"library_kv",
-       [&](int thread, uint64_t i) {
-         const KvOp op = kv_op(thread, i);
-         const KeyBytes key(op.key);
-         std::byte value[kKvValueBytes];
-         kv_sessions[static_cast<size_t>(thread)].run([&](pmlab::Transaction& tx) {
-           if (op.put) kv_map.put(tx, key.view(), kv_value.data());
-           else (void)kv_map.get(tx, key.view(), value);
-         });
-         return true;
-       }},
-      {"in_tree_kv",
-       [&](int thread, uint64_t i) {
-         const KvOp op = kv_op(thread, i);
-         std::byte value[kKvValueBytes];
-         bool ok = true;
-         tree_kv.run(tree_kv_ptm, thread, [&](auto& tree) {
-           if (op.put) ok = tree.insert(op.key, 0, kv_value.data());
-           else (void)tree.read(op.key, 0, value);
-         });
-         if (!ok) throw std::runtime_error("the in-tree key-value heap is full");
-         return true;
-       }},
-  };
+  LogPair log(ctx, beside, threads);
+  PtmPair ptm(ctx, beside, threads);
+  KvPair kv(ctx, beside, threads, ptm.options());
+  std::vector<Contender> contenders;
+  log.add_contenders(contenders);
+  ptm.add_contenders(contenders);
+  kv.add_contenders(contenders);
   enum { kLibraryLog, kTreeLog, kLibraryPtm, kLibrarySession, kTreePtm, kLibraryKv, kTreeKv };
   const int rounds = ctx.quick() ? 11 : 31;
   const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);

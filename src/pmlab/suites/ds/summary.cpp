@@ -281,6 +281,44 @@ RunRecord target_row(const std::string& ours, const std::string& peer, const std
   return row;
 }
 
+// Structure s on workload w, mode by mode: what the medium, persistence and transactions cost, and what
+// each breakdown switch saved.
+RunRecord overhead_row(const Group& g, const std::string& s, const std::string& w) {
+  RunRecord row;
+  row.case_name = "overhead";
+  row.params["structure"] = s;
+  row.params["workload"] = w;
+  const RunRecord* dram = g.find(s, "dram", w);
+  const RunRecord* vol = g.find(s, "pmem-volatile", w);
+  const RunRecord* per = g.find(s, "persist", w);
+  const RunRecord* tx = g.find(s, "tx", w);
+  const RunRecord* pmdk = g.find(s, "pmdk", w);
+  put(row, "ns_dram", ns_per_op(dram), "ns");
+  put(row, "ns_pmem_volatile", ns_per_op(vol), "ns");
+  put(row, "ns_persist", ns_per_op(per), "ns");
+  put(row, "ns_tx", ns_per_op(tx), "ns");
+  put(row, "ns_pmdk", ns_per_op(pmdk), "ns");
+  put(row, "medium_cost", ratio(value_of(dram, "throughput"), value_of(vol, "throughput")), "ratio");
+  put(row, "persistence_overhead", ratio(value_of(vol, "throughput"), value_of(per, "throughput")), "ratio");
+  put(row, "transaction_overhead", ratio(value_of(per, "throughput"), value_of(tx, "throughput")), "ratio");
+  for (const auto& [mode, run] :
+       {std::pair{std::string("persist"), per}, {std::string("tx"), tx}, {std::string("pmdk"), pmdk}}) {
+    if (run == nullptr) continue;
+    const auto flush = saved(run, g.find(s, mode, w, "no-flush"));
+    const auto fence = saved(run, g.find(s, mode, w, "no-fence"));
+    const auto log = saved(run, g.find(s, mode, w, "no-log"));
+    put(row, (mode + "_flush_ns").c_str(), flush, "ns");
+    put(row, (mode + "_fence_ns").c_str(), fence, "ns");
+    put(row, (mode + "_log_ns").c_str(), log, "ns");
+    // What no switch removes, above the volatile run on the same medium.
+    if (auto total = ns_per_op(run); total && flush && fence) {
+      const double base = ns_per_op(vol).value_or(0.0);
+      put(row, (mode + "_rest_ns").c_str(), *total - base - *flush - *fence - log.value_or(0.0), "ns");
+    }
+  }
+  return row;
+}
+
 }  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
@@ -337,40 +375,9 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
         if (std::get<3>(k) == w && contender_kind(std::get<0>(k)) == ContenderKind::structure)
           structures[std::get<0>(k)] = true;
       for (const auto& [s, __] : structures) {
-        RunRecord row;
-        row.case_name = "overhead";
-        row.params["structure"] = s;
-        row.params["workload"] = w;
+        RunRecord row = overhead_row(g, s, w);
         base_params(row);
         row.name = compose_name(row);
-        const RunRecord* dram = g.find(s, "dram", w);
-        const RunRecord* vol = g.find(s, "pmem-volatile", w);
-        const RunRecord* per = g.find(s, "persist", w);
-        const RunRecord* tx = g.find(s, "tx", w);
-        const RunRecord* pmdk = g.find(s, "pmdk", w);
-        put(row, "ns_dram", ns_per_op(dram), "ns");
-        put(row, "ns_pmem_volatile", ns_per_op(vol), "ns");
-        put(row, "ns_persist", ns_per_op(per), "ns");
-        put(row, "ns_tx", ns_per_op(tx), "ns");
-        put(row, "ns_pmdk", ns_per_op(pmdk), "ns");
-        put(row, "medium_cost", ratio(value_of(dram, "throughput"), value_of(vol, "throughput")), "ratio");
-        put(row, "persistence_overhead", ratio(value_of(vol, "throughput"), value_of(per, "throughput")), "ratio");
-        put(row, "transaction_overhead", ratio(value_of(per, "throughput"), value_of(tx, "throughput")), "ratio");
-        for (const auto& [mode, run] :
-             {std::pair{std::string("persist"), per}, {std::string("tx"), tx}, {std::string("pmdk"), pmdk}}) {
-          if (run == nullptr) continue;
-          const auto flush = saved(run, g.find(s, mode, w, "no-flush"));
-          const auto fence = saved(run, g.find(s, mode, w, "no-fence"));
-          const auto log = saved(run, g.find(s, mode, w, "no-log"));
-          put(row, (mode + "_flush_ns").c_str(), flush, "ns");
-          put(row, (mode + "_fence_ns").c_str(), fence, "ns");
-          put(row, (mode + "_log_ns").c_str(), log, "ns");
-          // What no switch removes, above the volatile run on the same medium.
-          if (auto total = ns_per_op(run); total && flush && fence) {
-            const double base = ns_per_op(vol).value_or(0.0);
-            put(row, (mode + "_rest_ns").c_str(), *total - base - *flush - *fence - log.value_or(0.0), "ns");
-          }
-        }
         if (row.metrics.size() > 2) rows.push_back(std::move(row));
       }
     }

@@ -31,6 +31,39 @@ std::optional<std::string> redundant(const Params& p) {
   return std::nullopt;
 }
 
+// One access of a line, timed, net of the timer's own cost: a p-store of a fixed line, or a load (shown
+// to the device model when the line was not primed into the cache).
+struct TimedAccess {
+  const persist::Persister& persister;
+  MemoryModel* model;
+  bool pstore;
+  uint64_t overhead;  // ticks the timer itself takes
+  uint64_t sink = 0;
+  alignas(64) unsigned char source[64] = {};
+
+  TimedAccess(const persist::Persister& p, MemoryModel* m, bool is_pstore, uint64_t timer_overhead)
+      : persister(p), model(m), pstore(is_pstore), overhead(timer_overhead) {
+    for (int i = 0; i < 64; ++i) source[i] = static_cast<unsigned char>(i + 1);
+  }
+
+  uint64_t operator()(std::byte* line, bool primed) {
+    const uint64_t t0 = platform::Clock::start();
+    uint64_t t1 = 0;
+    if (pstore) {
+      persister.copy_persist(line, source, 64);
+      // Ends when the p-store is complete (Clock::stop_drained): otherwise the value would read whether
+      // the previous p-store's write-back had finished during the loop's bookkeeping.
+      t1 = platform::Clock::stop_drained();
+    } else {
+      sink += load_word(line);
+      if (model != nullptr && !primed) [[unlikely]]
+        model->on_read(line, 64);
+      t1 = platform::Clock::stop();
+    }
+    return t1 - t0 > overhead ? t1 - t0 - overhead : 0;
+  }
+};
+
 void body(RunContext& ctx) {
   const Params& p = ctx.params();
   const bool pstore = p.text("op") == "pstore";
@@ -55,10 +88,9 @@ void body(RunContext& ctx) {
     const size_t me = static_cast<size_t>(t.index());
     std::byte* base = ctx.region().base + me * slice_slots * kSlotBytes;
     auto hist = std::make_unique<Histogram>();
-    alignas(64) unsigned char source[64];
-    for (int i = 0; i < 64; ++i) source[i] = static_cast<unsigned char>(i + 1);
+    TimedAccess access{persister, model, pstore, pstore ? drained_overhead : plain_overhead};
     std::vector<char> primed(slice_slots);
-    uint64_t hits = 0, loads = 0, sink = 0;
+    uint64_t hits = 0, loads = 0;
     const uint64_t hit_ticks = clock.from_ns(threshold.threshold_ns);
     for (int round = 0; round < rounds; ++round) {
       const auto primed_order = permutation(slice_slots, 0x1000 + me * 131 + static_cast<uint64_t>(round));
@@ -69,22 +101,7 @@ void body(RunContext& ctx) {
       for (size_t i = 0; i < n; ++i) primed[primed_order[i]] = 1;
       sync.arrive_and_wait();
       for (uint32_t slot : visit_order) {
-        std::byte* line = base + size_t{slot} * kSlotBytes;
-        const uint64_t t0 = platform::Clock::start();
-        uint64_t t1 = 0;
-        if (pstore) {
-          persister.copy_persist(line, source, 64);
-          // Ends when the p-store is complete (Clock::stop_drained): otherwise the value would read whether
-          // the previous p-store's write-back had finished during the loop's bookkeeping.
-          t1 = platform::Clock::stop_drained();
-        } else {
-          sink += load_word(line);
-          if (model != nullptr && !primed[slot]) [[unlikely]]
-            model->on_read(line, 64);
-          t1 = platform::Clock::stop();
-        }
-        const uint64_t overhead = pstore ? drained_overhead : plain_overhead;
-        const uint64_t d = t1 - t0 > overhead ? t1 - t0 - overhead : 0;
+        const uint64_t d = access(base + size_t{slot} * kSlotBytes, primed[slot] != 0);
         hist->add(d);
         if (!pstore) {
           ++loads;
@@ -100,7 +117,7 @@ void body(RunContext& ctx) {
     } else {
       hit_ratios[me] = loads ? static_cast<double>(hits) / static_cast<double>(loads) : 0.0;
     }
-    __asm__ volatile("" : : "r"(sink));
+    __asm__ volatile("" : : "r"(access.sink));
     histograms[me] = std::move(hist);
   });
 

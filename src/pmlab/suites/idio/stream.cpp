@@ -66,6 +66,37 @@ struct AlignedFree {
   void operator()(std::byte* p) const noexcept { std::free(p); }
 };
 
+// One thread's operations and the ticks they took from its first to its last.
+struct Span {
+  uint64_t ops = 0, start = 0, end = 0;
+};
+
+// The same figure the harness records as `bandwidth`, kept for the comparisons of the cases that call
+// run_stream.
+double mib_per_s(const std::vector<Span>& spans, uint64_t size) {
+  uint64_t ops = 0, first = UINT64_MAX, last = 0;
+  for (const Span& s : spans) {
+    ops += s.ops;
+    first = std::min(first, s.start);
+    last = std::max(last, s.end);
+  }
+  const double seconds = platform::Clock::get().to_ns(last - first) / 1e9;
+  return seconds > 0 ? static_cast<double>(ops * size) / seconds / 1048576.0 : 0.0;
+}
+
+// fio's libpmem engine on the same job, recorded beside ours (fio=on).
+void fio_beside(RunContext& ctx, const StreamJob& job, bool nt, double mib_s) {
+  FioJob fio;
+  fio.op = job.op;
+  fio.nontemporal = nt;
+  fio.pattern = job.pattern;
+  fio.size = job.size;
+  fio.threads = ctx.threads();
+  fio.span = job.span;
+  fio.duration_s = std::max(0.2, ctx.control().duration_s);
+  record_fio_beside(ctx, fio, ctx.region().base, mib_s);
+}
+
 }  // namespace
 
 double run_stream(RunContext& ctx, const StreamJob& job) {
@@ -82,9 +113,6 @@ double run_stream(RunContext& ctx, const StreamJob& job) {
 
   ctx.control().per_op_timing = false;
   ctx.set_bytes_per_op(static_cast<double>(size));
-  struct Span {
-    uint64_t ops = 0, start = 0, end = 0;
-  };
   std::vector<Span> spans(static_cast<size_t>(ctx.threads()));
   ctx.run_threads([&](ThreadState& t) {
     if (!job.cpus.empty()) platform::pin_current_thread(job.cpus[static_cast<size_t>(t.index()) % job.cpus.size()]);
@@ -139,27 +167,8 @@ double run_stream(RunContext& ctx, const StreamJob& job) {
     spans[static_cast<size_t>(t.index())] = {t.ops(), t.start_tick(), t.end_tick()};
   });
 
-  // The same figure the harness records as `bandwidth`, kept for the comparisons below.
-  uint64_t ops = 0, first = UINT64_MAX, last = 0;
-  for (const Span& s : spans) {
-    ops += s.ops;
-    first = std::min(first, s.start);
-    last = std::max(last, s.end);
-  }
-  const double seconds = platform::Clock::get().to_ns(last - first) / 1e9;
-  const double mib_s = seconds > 0 ? static_cast<double>(ops * size) / seconds / 1048576.0 : 0.0;
-
-  if (ctx.params().has("fio") && ctx.params().text("fio") == "on") {
-    FioJob fio;
-    fio.op = job.op;
-    fio.nontemporal = nt;
-    fio.pattern = job.pattern;
-    fio.size = size;
-    fio.threads = ctx.threads();
-    fio.span = job.span;
-    fio.duration_s = std::max(0.2, ctx.control().duration_s);
-    record_fio_beside(ctx, fio, ctx.region().base, mib_s);
-  }
+  const double mib_s = mib_per_s(spans, size);
+  if (ctx.params().has("fio") && ctx.params().text("fio") == "on") fio_beside(ctx, job, nt, mib_s);
   return mib_s;
 }
 

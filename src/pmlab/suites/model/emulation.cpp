@@ -122,6 +122,57 @@ double bandwidth_pass(const persist::Persister& p, std::byte* base, const std::v
   return 64.0 * kChunk / (chunk_ns / 1e9) / 1048576.0;
 }
 
+// What body measured, DRAM's and the emulated device's side by side: [pattern 0 = seq, 1 = rand][side 0 =
+// DRAM, 1 = emulated] where both index.
+struct Samples {
+  const std::array<std::array<Histogram, 2>, 2>& latency;          // p-store latencies
+  const std::array<std::array<std::vector<double>, 2>, 2>& mib_s;  // persist bandwidth, a value per round
+  const std::array<std::vector<double>, 2>& one_line_ns;           // test_i1.c's one-line p-store
+};
+
+void record_emulation(RunContext& ctx, const pm::DeviceParams& device, const std::string& label, const Samples& s) {
+  const platform::Clock& clock = platform::Clock::get();
+  // The target is on test_i1.c's method: the one the published 3.4x comes from.
+  const double one_line_ratio = median(s.one_line_ns[1]) / median(s.one_line_ns[0]);
+  ctx.metric("pstore_one_line_dram_ns", median(s.one_line_ns[0]), "ns");
+  ctx.metric("pstore_one_line_emulated_ns", median(s.one_line_ns[1]), "ns", MetricKind::modelled, label);
+  ctx.metric("pstore_one_line_ratio", one_line_ratio, "ratio", MetricKind::modelled, label);
+  ctx.metric("pstore_one_line_threads", static_cast<double>(ctx.cpus().size()), "count");
+  ctx.metric("pstore_target", kPstoreTarget, "ratio");
+  ctx.target("pstore_one_line_ratio", kPstoreTarget, TargetDirection::at_least,
+             "emulated p-store latency vs DRAM's (one line, hit ratio 1)");
+  // The published point beside it, and the trace-driven model replaying it with the paper's 8 threads.
+  auto published_pmem = pm::published_i1_pstore_ns("PMEM"), published_dram = pm::published_i1_pstore_ns("DRAM");
+  if (published_pmem.ok() && published_dram.ok())
+    ctx.metric("pstore_one_line_ratio_published", published_pmem->value / published_dram->value, "ratio",
+               MetricKind::published, published_pmem->source);
+  ctx.metric("pstore_one_line_8_threads_modelled_ns", pm::one_line_pstore_ns(device, 8, 2000), "ns",
+             MetricKind::modelled, device.name);
+  const char* names[2] = {"seq", "rand"};
+  for (int pattern = 0; pattern < 2; ++pattern) {
+    const std::string pstore = std::string("pstore_") + names[pattern];
+    // Medians: a descheduled operation (2 shared cores) must not decide the ratio. Means beside them.
+    const double dram_ns = clock.to_ns(static_cast<uint64_t>(s.latency[pattern][0].quantile(0.5)));
+    const double emul_ns = clock.to_ns(static_cast<uint64_t>(s.latency[pattern][1].quantile(0.5)));
+    ctx.timed_metric(pstore + "_dram_ns", dram_ns);
+    ctx.timed_metric(pstore + "_emulated_ns", emul_ns, 1, MetricKind::modelled, label);
+    ctx.metric(pstore + "_dram_avg_ns", clock.to_ns(static_cast<uint64_t>(s.latency[pattern][0].mean())), "ns");
+    ctx.metric(pstore + "_emulated_avg_ns", clock.to_ns(static_cast<uint64_t>(s.latency[pattern][1].mean())), "ns",
+               MetricKind::modelled, label);
+    ctx.metric(pstore + "_ratio", emul_ns / dram_ns, "ratio", MetricKind::modelled, label);
+    const std::string bw = std::string("bandwidth_") + names[pattern];
+    ctx.metric(bw + "_dram", median(s.mib_s[pattern][0]), "MiB/s");
+    ctx.metric(bw + "_emulated", median(s.mib_s[pattern][1]), "MiB/s", MetricKind::modelled, label);
+  }
+  const double dram_ratio = median(s.mib_s[0][0]) / median(s.mib_s[1][0]);
+  const double emul_ratio = median(s.mib_s[0][1]) / median(s.mib_s[1][1]);
+  ctx.metric("seq_rand_ratio_dram", dram_ratio, "ratio");
+  ctx.metric("seq_rand_ratio_emulated", emul_ratio, "ratio", MetricKind::modelled, label);
+  ctx.metric("seq_rand_target", kSeqRandTarget, "ratio");
+  ctx.target("seq_rand_ratio_emulated", kSeqRandTarget, TargetDirection::at_least,
+             "emulated sequential vs random 64 B persist bandwidth");
+}
+
 void body(RunContext& ctx) {
   const pm::DeviceParams device = device_of(ctx);
   auto dram = persist::Persister::create(ctx.persister().config());
@@ -176,45 +227,7 @@ void body(RunContext& ctx) {
       }
     }
 
-    // The target is on test_i1.c's method: the one the published 3.4x comes from.
-    const double one_line_ratio = median(one_line_ns[1]) / median(one_line_ns[0]);
-    ctx.metric("pstore_one_line_dram_ns", median(one_line_ns[0]), "ns");
-    ctx.metric("pstore_one_line_emulated_ns", median(one_line_ns[1]), "ns", MetricKind::modelled, label);
-    ctx.metric("pstore_one_line_ratio", one_line_ratio, "ratio", MetricKind::modelled, label);
-    ctx.metric("pstore_one_line_threads", static_cast<double>(cpus.size()), "count");
-    ctx.metric("pstore_target", kPstoreTarget, "ratio");
-    ctx.target("pstore_one_line_ratio", kPstoreTarget, TargetDirection::at_least,
-               "emulated p-store latency vs DRAM's (one line, hit ratio 1)");
-    // The published point beside it, and the trace-driven model replaying it with the paper's 8 threads.
-    auto published_pmem = pm::published_i1_pstore_ns("PMEM"), published_dram = pm::published_i1_pstore_ns("DRAM");
-    if (published_pmem.ok() && published_dram.ok())
-      ctx.metric("pstore_one_line_ratio_published", published_pmem->value / published_dram->value, "ratio",
-                 MetricKind::published, published_pmem->source);
-    ctx.metric("pstore_one_line_8_threads_modelled_ns", pm::one_line_pstore_ns(device, 8, 2000), "ns",
-               MetricKind::modelled, device.name);
-    const char* names[2] = {"seq", "rand"};
-    for (int pattern = 0; pattern < 2; ++pattern) {
-      const std::string pstore = std::string("pstore_") + names[pattern];
-      // Medians: a descheduled operation (2 shared cores) must not decide the ratio. Means beside them.
-      const double dram_ns = clock.to_ns(static_cast<uint64_t>((*hist)[pattern][0].quantile(0.5)));
-      const double emul_ns = clock.to_ns(static_cast<uint64_t>((*hist)[pattern][1].quantile(0.5)));
-      ctx.timed_metric(pstore + "_dram_ns", dram_ns);
-      ctx.timed_metric(pstore + "_emulated_ns", emul_ns, 1, MetricKind::modelled, label);
-      ctx.metric(pstore + "_dram_avg_ns", clock.to_ns(static_cast<uint64_t>((*hist)[pattern][0].mean())), "ns");
-      ctx.metric(pstore + "_emulated_avg_ns", clock.to_ns(static_cast<uint64_t>((*hist)[pattern][1].mean())), "ns",
-                 MetricKind::modelled, label);
-      ctx.metric(pstore + "_ratio", emul_ns / dram_ns, "ratio", MetricKind::modelled, label);
-      const std::string bw = std::string("bandwidth_") + names[pattern];
-      ctx.metric(bw + "_dram", median(mib_s[pattern][0]), "MiB/s");
-      ctx.metric(bw + "_emulated", median(mib_s[pattern][1]), "MiB/s", MetricKind::modelled, label);
-    }
-    const double dram_ratio = median(mib_s[0][0]) / median(mib_s[1][0]);
-    const double emul_ratio = median(mib_s[0][1]) / median(mib_s[1][1]);
-    ctx.metric("seq_rand_ratio_dram", dram_ratio, "ratio");
-    ctx.metric("seq_rand_ratio_emulated", emul_ratio, "ratio", MetricKind::modelled, label);
-    ctx.metric("seq_rand_target", kSeqRandTarget, "ratio");
-    ctx.target("seq_rand_ratio_emulated", kSeqRandTarget, TargetDirection::at_least,
-               "emulated sequential vs random 64 B persist bandwidth");
+    record_emulation(ctx, device, label, Samples{*hist, mib_s, one_line_ns});
     ctx.metric("rounds", rounds, "count");
     ctx.metric("persists_per_bandwidth_phase", static_cast<double>(n), "count");
   });

@@ -57,6 +57,37 @@ uint64_t zero_log_bytes(const Params& p) {
   return plog::Log::region_bytes(zero_options(p, plog::Stores::cached), kLaneBytes);
 }
 
+// The log target's metrics from the rounds' throughputs, one value per contender in log_target's order.
+void record_log_target(RunContext& ctx, const std::vector<std::vector<double>>& tp) {
+  enum { kStreaming, kCached, kPeer, kBoundCached, kBoundStreaming, kContenders };
+  std::vector<double> column[kContenders], vs_peer[kContenders];
+  for (const auto& round : tp)
+    for (int c = 0; c < kContenders; ++c) {
+      column[c].push_back(round[static_cast<size_t>(c)]);
+      vs_peer[c].push_back(round[kPeer] > 0 ? round[static_cast<size_t>(c)] / round[kPeer] : 0);
+    }
+  ctx.metric("zero_throughput", median(column[kStreaming]), "ops/s");
+  ctx.metric("pmemlog_throughput", median(column[kPeer]), "ops/s");
+  ctx.metric_samples("zero_vs_pmemlog", vs_peer[kStreaming], "ratio");
+  const double best_peer = best(column[kPeer]);
+  ctx.metric("zero_vs_pmemlog_of_best_rounds", best_peer > 0 ? best(column[kStreaming]) / best_peer : 0, "ratio");
+  ctx.metric("target", kZeroTarget, "ratio");
+  ctx.target("zero_vs_pmemlog", kZeroTarget, TargetDirection::at_least, "zero log appends vs libpmemlog's");
+  // The same writer storing through the cache and flushing with clwb: what streaming adds.
+  ctx.metric("zero_cached_throughput", median(column[kCached]), "ops/s");
+  ctx.metric("zero_cached_vs_pmemlog", median(vs_peer[kCached]), "ratio");
+  // No log durable on return beats one barrier per append: where a bound is below the target, the target
+  // is out of reach on this machine for any design storing that way, not only for zero.
+  ctx.metric("one_barrier_cached_throughput", median(column[kBoundCached]), "ops/s");
+  ctx.metric("one_barrier_cached_vs_pmemlog", median(vs_peer[kBoundCached]), "ratio");
+  ctx.metric("one_barrier_streaming_throughput", median(column[kBoundStreaming]), "ops/s");
+  ctx.metric("one_barrier_streaming_vs_pmemlog", median(vs_peer[kBoundStreaming]), "ratio");
+  ctx.metric("zero_vs_one_barrier_streaming",
+             median(column[kBoundStreaming]) > 0 ? median(column[kStreaming]) / median(column[kBoundStreaming]) : 0,
+             "ratio");
+  ctx.metric("rounds", static_cast<double>(tp.size()), "count");
+}
+
 void log_target(RunContext& ctx) {
   const Params& p = ctx.params();
   const uint64_t size = p.size("size");
@@ -116,33 +147,7 @@ void log_target(RunContext& ctx) {
        }},
   };
   const auto tp = interleave(ctx, rounds(ctx), phase_seconds(ctx), contenders).throughput;
-  enum { kStreaming, kCached, kPeer, kBoundCached, kBoundStreaming, kContenders };
-  std::vector<double> column[kContenders], vs_peer[kContenders];
-  for (const auto& round : tp)
-    for (int c = 0; c < kContenders; ++c) {
-      column[c].push_back(round[static_cast<size_t>(c)]);
-      vs_peer[c].push_back(round[kPeer] > 0 ? round[static_cast<size_t>(c)] / round[kPeer] : 0);
-    }
-  ctx.metric("zero_throughput", median(column[kStreaming]), "ops/s");
-  ctx.metric("pmemlog_throughput", median(column[kPeer]), "ops/s");
-  ctx.metric_samples("zero_vs_pmemlog", vs_peer[kStreaming], "ratio");
-  const double best_peer = best(column[kPeer]);
-  ctx.metric("zero_vs_pmemlog_of_best_rounds", best_peer > 0 ? best(column[kStreaming]) / best_peer : 0, "ratio");
-  ctx.metric("target", kZeroTarget, "ratio");
-  ctx.target("zero_vs_pmemlog", kZeroTarget, TargetDirection::at_least, "zero log appends vs libpmemlog's");
-  // The same writer storing through the cache and flushing with clwb: what streaming adds.
-  ctx.metric("zero_cached_throughput", median(column[kCached]), "ops/s");
-  ctx.metric("zero_cached_vs_pmemlog", median(vs_peer[kCached]), "ratio");
-  // No log durable on return beats one barrier per append: where a bound is below the target, the target
-  // is out of reach on this machine for any design storing that way, not only for zero.
-  ctx.metric("one_barrier_cached_throughput", median(column[kBoundCached]), "ops/s");
-  ctx.metric("one_barrier_cached_vs_pmemlog", median(vs_peer[kBoundCached]), "ratio");
-  ctx.metric("one_barrier_streaming_throughput", median(column[kBoundStreaming]), "ops/s");
-  ctx.metric("one_barrier_streaming_vs_pmemlog", median(vs_peer[kBoundStreaming]), "ratio");
-  ctx.metric("zero_vs_one_barrier_streaming",
-             median(column[kBoundStreaming]) > 0 ? median(column[kStreaming]) / median(column[kBoundStreaming]) : 0,
-             "ratio");
-  ctx.metric("rounds", static_cast<double>(tp.size()), "count");
+  record_log_target(ctx, tp);
   ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
   note_record_kernel(ctx);
 }

@@ -1,0 +1,127 @@
+#include "pmlab/bench/run_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "pmlab/bench/repetitions.hpp"
+#include "pmlab/platform/cpu.hpp"
+#include "pmlab/pool/layout.hpp"
+#include "pmlab/pool/pool.hpp"
+
+namespace pmlab::bench {
+namespace {
+
+constexpr uint64_t kMinBenchPool = 64ULL << 20;
+
+// Replaces domain=auto / flush=auto with the run's default so names and records say what ran.
+void resolve_auto(Params& p, const persist::Config& defaults) {
+  if (p.has("domain") && p.text("domain") == "auto") p.set("domain", persist::to_string(defaults.domain));
+  if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
+}
+
+}  // namespace
+
+bool uses_pool(const PlannedRun& r) { return r.params.has("medium") && r.params.text("medium") == "pool"; }
+
+uint64_t region_bytes(const PlannedRun& r) { return r.def->region_bytes ? r.def->region_bytes(r.params) : 0; }
+
+uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::optional<int> repetitions) {
+  uint64_t need = kMinBenchPool;
+  for (const auto& r : plan) {
+    if (!uses_pool(r)) continue;
+    const int placements = std::min(3, repetitions_for(*r.def, r.params, quick, repetitions));
+    need = std::max(need, region_bytes(r) + pool::kHeaderSize + static_cast<uint64_t>(placements - 1) * kPlacementStep);
+  }
+  return (need + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+}
+
+Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& selected, const Overrides& overrides,
+                                          bool quick, size_t& redundant) {
+  std::vector<PlannedRun> plan;
+  for (const CaseDef* c : selected) {
+    auto points = expand(c->params, overrides, quick);
+    if (!points) return error(Errc::invalid_argument, c->full_name() + ": " + points.status().message());
+    for (auto& p : *points) {
+      if (c->redundant && c->redundant(p)) {
+        ++redundant;
+        continue;
+      }
+      plan.push_back({c, std::move(p), {}});
+    }
+  }
+  return plan;
+}
+
+Result<std::optional<std::regex>> check_options(const RunOptions& options,
+                                                const std::vector<const CaseDef*>& selected) {
+  for (const auto& [name, values] : options.overrides) {
+    bool known = false;
+    for (const CaseDef* c : selected)
+      for (const auto& spec : c->params) known = known || spec.name == name;
+    if (!known)
+      return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
+  }
+  std::optional<std::regex> filter;
+  if (!options.filter.empty()) {
+    try {
+      filter.emplace(options.filter);
+    } catch (const std::regex_error&) {
+      return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
+    }
+  }
+  if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));
+  if (auto it = options.overrides.find("flush"); it != options.overrides.end()) {
+    for (const std::string& value : it->second) {
+      if (value == "auto") continue;
+      auto flush = persist::parse_flush(value);
+      if (!flush) return flush.status();
+      if (Status s = persist::check_supported(*flush, platform::CpuFeatures::host()); !s)
+        return error(s.code(), "--set flush=" + value + ": " + s.message());
+    }
+  }
+  if (options.duration_s && *options.duration_s <= 0)
+    return error(Errc::invalid_argument, "--duration must be positive");
+  if (options.ops && *options.ops == 0) return error(Errc::invalid_argument, "--ops must be positive");
+  if (options.stability && options.repetitions)
+    return error(Errc::invalid_argument,
+                 "--stability runs every point once after each suite: --repetitions does not apply");
+  return filter;
+}
+
+Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool* bench_pool) {
+  persist::Config defaults;
+  if (bench_pool) {
+    defaults = bench_pool->persister().config();
+  } else {
+    auto d = persist::default_config(persist::Domain::adr, platform::CpuFeatures::host());
+    if (!d) return d.status();
+    defaults = *d;
+  }
+  if (options.domain) defaults.domain = *options.domain;
+  if (options.flush) defaults.flush = *options.flush;
+  return defaults;
+}
+
+std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
+                                        const std::optional<std::regex>& filter) {
+  std::set<std::string> seen;
+  std::vector<PlannedRun> runs;
+  for (auto& r : plan) {
+    resolve_auto(r.params, defaults);
+    r.name = r.def->full_name() + r.params.name_suffix();
+    if (filter && !std::regex_search(r.name, *filter)) continue;
+    if (!seen.insert(r.name).second) continue;
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+RunControl run_control(const RunOptions& options) {
+  RunControl control;
+  control.duration_s = options.duration_s.value_or(options.quick ? 0.05 : 0.5);
+  control.warmup_s = std::min(0.1, control.duration_s / 5);
+  control.ops = options.ops.value_or(0);
+  return control;
+}
+
+}  // namespace pmlab::bench

@@ -1,0 +1,58 @@
+// What one `pmlab run` runs: the selected cases' sweep points, checked against the options, named
+// under the run's defaults and filtered. Internal to bench/ (runner.cpp and the pool it sizes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "pmlab/bench/case.hpp"
+#include "pmlab/bench/params.hpp"
+#include "pmlab/bench/runner.hpp"
+#include "pmlab/common/status.hpp"
+#include "pmlab/persist/config.hpp"
+
+namespace pmlab::pool {
+class Pool;
+}
+
+namespace pmlab::bench {
+
+// One point of a case's sweep; `name` once the run's defaults are known.
+struct PlannedRun {
+  const CaseDef* def;
+  Params params;
+  std::string name;
+};
+
+bool uses_pool(const PlannedRun& r);
+uint64_t region_bytes(const PlannedRun& r);
+
+// What the pool-using runs need, at least 64 MiB, in 2 MiB steps: a repeated run room for up to three
+// placements (placement_offset).
+uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::optional<int> repetitions);
+
+// Every sweep point of the selected cases under `overrides`; `redundant` counts those a case declares
+// redundant (left out).
+Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& selected, const Overrides& overrides,
+                                          bool quick, size_t& redundant);
+
+// Every --set names a parameter of some selected case (a typo must not silently run defaults), the filter
+// is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
+// lacks would skip every run and "succeed"), and the run control is positive. Returns the filter.
+Result<std::optional<std::regex>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected);
+
+// Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then the flags.
+Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool* bench_pool);
+
+// Names the runs once the defaults are known (domain=auto -> what ran), keeps those the filter selects,
+// once each.
+std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
+                                        const std::optional<std::regex>& filter);
+
+RunControl run_control(const RunOptions& options);
+
+}  // namespace pmlab::bench
