@@ -5,6 +5,7 @@
 #include "pmlab/bench/context.hpp"
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/model/presets.hpp"
 #include "pmlab/profile/counters.hpp"
 #include "pmlab/profile/perf.hpp"
 #include "pmlab/persist/config.hpp"
@@ -101,6 +102,8 @@ int run_info(bool as_json, const std::string& sysfs_root) {
                                        : inv.platform_domain == "adr"
                                            ? "no (nvdimm regions report memory_controller)"
                                            : "unknown (no nvdimm region reports a persistence domain)");
+  std::printf("device presets   %s (--model, --emulate; docs/device-model.md)\n",
+              join(model::preset_names(), "none").c_str());
   std::printf("git revision     %s\n", ctx["git_revision"].get<std::string>().c_str());
   return 0;
 }

@@ -188,11 +188,11 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(non_empty_value());
   cmd->add_option("--model", a->model,
                   "attach a device model to every run and add its modelled metrics (EWR, RWR, EBR, ...): "
-                  "c1, c2, c3, dcpmm, or a JSON file of device parameters")
+                  "c1, c2, c3, dcpmm, cxl-a, cxl-b, cxl-c, cxl-pool, or a JSON file of device parameters")
       ->check(non_empty_value());
   cmd->add_option("--emulate", a->emulate,
                   "make medium=pool runs pay a device's modelled media cost (DRAM runs stay the baseline): "
-                  "c1, c2, c3, dcpmm, or a JSON file")
+                  "c1, c2, c3, dcpmm, cxl-a, cxl-b, cxl-c, cxl-pool, or a JSON file")
       ->check(non_empty_value());
   cmd->add_flag("--force", a->force,
                 "write into an --out directory that already holds results (its old report is removed)");

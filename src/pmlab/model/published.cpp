@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kIdiosyncrasies = "pmidiobench/pmem-idiosyncrasies.txt";
 constexpr const char* kXpbuffer = "optane-study/09-infer_xpbuffer.csv";
+constexpr const char* kCxlPoints = "cxl/cxl-points.csv";
 
 std::mutex g_problems_mutex;
 std::vector<ReferenceProblem> g_problems;
@@ -292,6 +293,34 @@ Result<Published> published_csv_cell(const std::string& file, const std::string&
     return Published{*v, std::move(source)};
   }
   return error(Errc::not_found, path + ": no row '" + row + "'");
+}
+
+Result<Published> published_cxl(const std::string& point) {
+  const std::string path = reference_dir() + "/" + kCxlPoints;
+  auto text = read_text(path);
+  if (!text) return text.status();
+  std::istringstream lines(*text);
+  std::string line;
+  std::vector<std::string> header;
+  auto column = [&](const std::vector<std::string>& fields, const std::string& name) -> std::string {
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i)
+      if (header[i] == name) return fields[i];
+    return {};
+  };
+  while (std::getline(lines, line)) {
+    if (trim(line).empty()) continue;
+    const auto fields = split_csv(line);
+    if (header.empty()) {  // point,value,unit,study,where,measured,found_via
+      header = fields;
+      continue;
+    }
+    if (fields.front() != point) continue;
+    auto v = number(column(fields, "value"));
+    if (!v) return error(Errc::corrupted, path + ": point '" + point + "' has no number in column 'value'");
+    return Published{*v,
+                     column(fields, "study") + " " + column(fields, "where") + " (" + kCxlPoints + ": " + point + ")"};
+  }
+  return error(Errc::not_found, path + ": no point '" + point + "'");
 }
 
 std::string xpbuffer_source() { return std::string("FAST'20 fig. 9 (") + kXpbuffer + ")"; }

@@ -80,6 +80,10 @@ Result<Published> published_i1_pstore_ns(const std::string& medium);
 Result<Published> published_csv_cell(const std::string& file, const std::string& row, const std::string& column,
                                      std::string source);
 
+// cxl/cxl-points.csv: the published CXL point named `point` (e.g. "sun23.cxl-a.ld_over_ddr5r"), its source
+// the study's key and where in the study it stands, as the file's row gives them.
+Result<Published> published_cxl(const std::string& point);
+
 // optane-study/09-infer_xpbuffer.csv: (region bytes, write amplification) in file order.
 Result<std::vector<std::pair<double, double>>> published_xpbuffer_curve();
 std::string xpbuffer_source();

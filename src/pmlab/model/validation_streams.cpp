@@ -94,6 +94,15 @@ StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t t
   return interleaved_on_device(p, false, random, size, threads, total_bytes, seed);
 }
 
+double idle_read_ns(const DeviceParams& p, uint32_t reads, uint64_t seed) {
+  Device d(p);
+  uint64_t state = seed;
+  double t = 0;
+  for (uint32_t i = 0; i < reads; ++i)
+    t = d.read((splitmix64(state) % (kRandomSpan / kImcLine)) * kImcLine, kImcLine, t);
+  return reads > 0 ? t / reads : 0.0;
+}
+
 double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer) {
   Device d(p);
   std::vector<double> ready(writers, 0.0);  // when each writer's fence returned

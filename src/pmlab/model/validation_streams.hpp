@@ -36,6 +36,10 @@ StreamResult repeated_line(const DeviceParams& p, uint32_t repeats);
 // Returns the mean ns per p-store of one writer, the published metric.
 double one_line_pstore_ns(const DeviceParams& p, uint32_t writers, uint32_t pstores_per_writer);
 
+// The idle load latency as Intel MLC's and memo's pointer chase measure it: `reads` dependent 64 B reads of
+// random lines far apart, each issued when the previous one arrived. Returns the mean ns per read.
+double idle_read_ns(const DeviceParams& p, uint32_t reads, uint64_t seed = 1);
+
 // [PMIdioBench] I6: `threads` readers of `size`-byte pieces, consecutive or random, interleaved.
 StreamResult reads(const DeviceParams& p, bool random, uint32_t size, uint32_t threads, uint64_t total_bytes,
                    uint64_t seed = 1);

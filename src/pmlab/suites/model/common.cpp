@@ -22,7 +22,8 @@ bench::CaseDef model_case(std::string name, std::string summary, std::vector<ben
 }
 
 bench::ParamSpec device_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  return bench::std_params::choice("device", "modelled device: a PMEM class preset of [PMIdioBench] Table 2",
+  return bench::std_params::choice("device",
+                                   "modelled device: a PMEM class preset of [PMIdioBench] Table 2, or a CXL preset",
                                    pmlab::model::preset_names(), std::move(defaults), std::move(quick));
 }
 

@@ -20,7 +20,7 @@ inline constexpr const char* kSuite = "model";
 bench::CaseDef model_case(std::string name, std::string summary, std::vector<bench::ParamSpec> params,
                           std::function<void(bench::RunContext&)> body);
 
-// device=c1|c2|c3|dcpmm (the presets of the PMEM classes of [PMIdioBench]).
+// device=c1|c2|c3|dcpmm (the presets of the PMEM classes of [PMIdioBench]) or a CXL preset.
 bench::ParamSpec device_param(std::vector<std::string> defaults = {"dcpmm"}, std::vector<std::string> quick = {});
 // The run's device preset.
 pmlab::model::DeviceParams device_of(const bench::RunContext& ctx);
