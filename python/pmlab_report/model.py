@@ -71,6 +71,14 @@ class Run:
                 return v
         return None
 
+    def threshold(self, metric: str) -> float | None:
+        """The threshold of the runner's target on `metric`, None when no target judged it (a metric held to a
+        range has two: the first is given)."""
+        for t in self.targets:
+            if t.get("metric") == metric and isinstance(t.get("threshold"), (int, float)):
+                return float(t["threshold"])
+        return None
+
     def param(self, key: str, default: Any = None) -> Any:
         return self.params.get(key, default)
 

@@ -282,7 +282,7 @@ def persist_same_line(runs: Sequence[Run]) -> Figure | None:
     caption=("overhead_ratio = vocabulary time / raw-intrinsics time, both measured in the same "
              "run, per flush instruction (groups) and write size (bars), one panel per medium. "
              "Bars start at parity (1.0); the dashed line is the target the run recorded "
-             "(overhead_target) and bars whose target the run judged missed or unclear are red "
+             "(its target on overhead_ratio) and bars whose target the run judged missed or unclear are red "
              "(hatched) with their value."),
     case="overhead",
     metrics=("overhead_ratio",),
@@ -293,7 +293,7 @@ def overhead(runs: Sequence[Run]) -> Figure | None:
     if not ok:
         return None
     # The target as the run recorded it (older results without it: no line); parity stands in for the axis.
-    targets = [r.value("overhead_target") for r in ok if _number(r.value("overhead_target"))]
+    targets = [r.threshold("overhead_ratio") for r in ok if _number(r.threshold("overhead_ratio"))]
     target = targets[0] if targets else None
     bound = target if target is not None else 1.0
     media = distinct(cases, "medium", MEDIA) or [None]

@@ -266,7 +266,7 @@ def targets(runs: Sequence[Run]) -> list[Run]:
 @figure("ds", title="Target: ours against PMDK's maps", case="target",
         caption="Throughput of our persist-mode structure divided by that of PMDK's example map in the same run "
                 "on the same workload stream (measured / measured): B+-tree against PMDK's btree, hashtable "
-                "against hashmap_tx. The dashed line is the target the run recorded (target_ratio); green bars met it (the run's verdict). Labels give each side's "
+                "against hashmap_tx. The dashed line is the target the run recorded; green bars met it (the run's verdict). Labels give each side's "
                 "flushes and fences per operation (PMDK's counted at libpmem's entry points).",
         metrics=("ratio", "flushes_per_op", "fences_per_op"))
 def target(runs: Sequence[Run]) -> Figure | None:
@@ -277,7 +277,7 @@ def target(runs: Sequence[Run]) -> Figure | None:
     pairs = _ordered({(str(r.param("structure")), str(r.param("peer"))) for r in rows}, ())
     fig = Figure(figsize=(max(5.0, 1.15 * len(rows) + 1.5), 3.9), layout="constrained")
     axes = fig.subplots(1, len(pairs), sharey=True, squeeze=False)[0]
-    goal = rows[0].value("target_ratio")
+    goal = rows[0].threshold("ratio")
     top = max([r.value("ratio") for r in rows] + ([goal] if _number(goal) else []))
     for ax, (ours, peer) in zip(axes, pairs):
         cell = sorted((r for r in rows if str(r.param("structure")) == ours and str(r.param("peer")) == peer),

@@ -15,7 +15,7 @@ derived rows, labelled with their source):
   idio.i7_rewrite          params medium, flush, target;                   metric latency_p50
   idio.i8_dirty_load       params medium, domain;                          metric latency_p50
   idio.vs_likwid / vs_fio  params (medium, pages, kernel | flush, size, threads); metrics ratio_vs_likwid /
-                           ratio_vs_fio, target_ratio
+                           ratio_vs_fio
   idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, reasoning, …
   idio.recommendation      params rule; metrics impact_*; notes rule, impact_class, published_impact, …
 Every figure tolerates missing combinations and runs that are not ok; a figure whose data is absent
@@ -553,7 +553,7 @@ def peers(runs: Sequence[Run]) -> Figure | None:
                     color="0.5")
             ax.set_axis_off()
             continue
-        target = rows[0].value("target_ratio")
+        target = rows[0].threshold(metric)
         values = [r.value(metric) for r in rows]
         ax.bar(range(len(rows)), values,
                color=["#d62728" if r.verdict(metric) in ("missed", "unclear") else "#2ca02c" for r in rows])

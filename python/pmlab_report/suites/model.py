@@ -223,10 +223,10 @@ def xpbuffer_counters(runs: Sequence[Run]) -> Figure | None:
              "device (red). 'one line' is PMIdioBench's own method (test_i1.c: every core stores to its "
              "lines and persists the region's first line; pass time / stores per thread), on which the "
              "published Optane/DRAM ratio (grey label) was measured with 8 threads; the emulation's target "
-             "(pstore_target in the results) is on it. 'seq' and 'rand': one thread persists each line it stores, in "
+             "(the run's target on pstore_one_line_ratio) is on it. 'seq' and 'rand': one thread persists each line it stores, in "
              "address or random order (medians). Labels are emulated / DRAM. Right: 64 B persist bandwidth, "
              "sequential and random, over a region larger than the LLC; the label is sequential / random, "
-             "against the run's seq_rand_target."),
+             "against the run's target on seq_rand_ratio_emulated."),
     case="emulation",
     metrics=("pstore_one_line_ratio", "pstore_rand_ratio", "seq_rand_ratio_emulated"),
 )
@@ -272,7 +272,7 @@ def emulation(runs: Sequence[Run]) -> Figure | None:
         ax.tick_params(axis="y", labelsize=8)
     left.set_title("p-store at LLC hit ratio 1", fontsize=10)
     ratio = run.value("seq_rand_ratio_emulated")
-    goal = run.value("seq_rand_target")
+    goal = run.threshold("seq_rand_ratio_emulated")
     right.set_title("persist bandwidth" + (f" — emulated seq/rand {ratio:.1f}" if _number(ratio) else "")
                     + (f" (target {goal:g})" if _number(goal) else ""),
                     fontsize=10, color=EMULATED_COLOR if run.verdict("seq_rand_ratio_emulated") in ("missed", "unclear") else "black")

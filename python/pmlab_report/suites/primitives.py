@@ -7,11 +7,11 @@ Reads:
                            fences_per_op, flushes_per_op (pmemblk: fences published, flushes null)
   primitives.ycsb_write    params medium, writer, padding, stores, threads; metrics throughput (tx/s),
                            published_throughput (published)
-  primitives.log_target    params padding, size, threads; metrics zero_vs_pmemlog (ratio), target,
+  primitives.log_target    params padding, size, threads; metrics zero_vs_pmemlog (ratio, with its target),
                            one_barrier_streaming_vs_pmemlog (the bound, ratio)
 Runs without a `stores` param (older result files) count as cached stores.
-  primitives.flush_target  params page, dirty, threads; metrics hybrid_vs_best, best_vs_pmemblk,
-                           pmemblk_target (ratios)
+  primitives.flush_target  params page, dirty, threads; metrics hybrid_vs_best, best_vs_pmemblk (ratios,
+                           with their targets)
 Figures tolerate missing combinations, runs that are not ok and null values. PMDK's peers are drawn
 black and dashed so they read as the baseline beside our lines.
 """
@@ -338,11 +338,11 @@ def ycsb(runs: Sequence[Run]) -> Figure | None:
 # --------------------------------------------------------------------------- the speed targets
 
 
-def _first_number(rows: Sequence[Run], metric: str) -> float | None:
-    """A target as the runs recorded it (the same in every row of a case), or None in older results."""
+def _first_threshold(rows: Sequence[Run], metric: str) -> float | None:
+    """The threshold of the runs' target on `metric` (the same in every row of a case), or None."""
     for r in rows:
-        if _number(r.value(metric)):
-            return r.value(metric)
+        if _number(r.threshold(metric)):
+            return r.threshold(metric)
     return None
 
 
@@ -356,7 +356,7 @@ def _first_number(rows: Sequence[Run], metric: str) -> float | None:
              "of cow and ulog at each dirty-line count, against its target (red dashed); grey crosses: the same hybrid on its "
              "calibrated model alone, without the online refinement. Right: our best flusher / "
              "libpmemblk; the red markers are its targets. Targets and whether each was met are the run's own "
-             "(target, hybrid_target, pmemblk_target and the verdicts on them): filled markers met theirs, hollow "
+             "(the targets on zero_vs_pmemlog, hybrid_vs_best and best_vs_pmemblk, and their verdicts): filled markers met theirs, hollow "
              "ones did not."),
     case=None,
     metrics=("zero_vs_pmemlog", "hybrid_vs_best", "best_vs_pmemblk"),
@@ -395,7 +395,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
                            color=COLORS["zero"], alpha=0.35 + 0.65 * (j + 1) / len(combos),
                            edgecolor="black", linewidth=0.5, hatch=None if met else "///",
                            label=f"padding {padding}, {t} thr" if i == 0 else None)
-        zero_target = _first_number(logs, "target")
+        zero_target = _first_threshold(logs, "zero_vs_pmemlog")
         if zero_target is not None:
             ax_log.axhline(zero_target, color=TARGET_COLOR, linestyle="--", linewidth=1.2)
         ax_log.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], fontsize=8)
@@ -434,7 +434,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
         ax_hyb.scatter([r.param("dirty") for r in calibrated], [r.value("hybrid_calibrated_vs_best") for r in calibrated],
                        marker="x", s=14, linewidths=0.8, color="0.45", label="calibrated model alone")
         legend_outside(ax_hyb, below=True, fontsize=7)
-    hybrid_target = _first_number(hybrid, "hybrid_target")
+    hybrid_target = _first_threshold(hybrid, "hybrid_vs_best")
     if hybrid_target is not None:
         ax_hyb.axhline(hybrid_target, color=TARGET_COLOR, linestyle="--", linewidth=1.2)
     ax_hyb.axhline(1.0, color="0.3", linewidth=0.6)
@@ -442,7 +442,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
     ax_hyb.set_title("hybrid vs the better policy", fontsize=10)
 
     def blk_target(r):
-        t = r.value("pmemblk_target")
+        t = r.threshold("best_vs_pmemblk")
         return t if _number(t) else None
 
     ratio_lines(ax_blk, peer, "best_vs_pmemblk")

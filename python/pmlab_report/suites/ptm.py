@@ -238,7 +238,7 @@ def targets(runs: Sequence[Run]) -> Figure | None:
             v = r.value(m)
             if v is not None:
                 ax.bar(i + off, v, 0.34, color=color, label=m if i == 0 else None)
-        target = r.value("target_redo_vs_pmdk")
+        target = r.threshold("redo_vs_pmdk")
         if target is not None:
             ax.plot([i - 0.36, i], [target, target], color="#2ca02c", linestyle="--", linewidth=0.8)
     ax.axhline(1.3, color="#1f77b4", linestyle=":", linewidth=0.8)

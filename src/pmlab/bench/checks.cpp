@@ -214,7 +214,6 @@ void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const reco
                       const std::string& source, const std::optional<ScalingTarget>& target) {
   row.notes.emplace_back("scaling", "throughput at " + std::to_string(threads) + " threads / at 1 thread (" + source +
                                         ")" + scaling_exclusions(scaling));
-  if (target) row.set(record::Metric{"scaling_target", target->threshold, "ratio", record::MetricKind::measured, {}});
   if (!scaling.ratio) return;
   row.set(*scaling.ratio);
   for (const auto* part : {&scaling.near, &scaling.far})

@@ -133,7 +133,6 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
     share_of("harness_share", predictable_run, *predictable);
     judged = "harness_share";
   }
-  row.set(Metric{"harness_share_target", kHarnessShareTarget, "ratio", MetricKind::measured, {}});
   row.add_target({judged,
                   predictable
                       ? "the harness's time per operation (operation types predictable) / the fastest structure's"
@@ -259,7 +258,6 @@ RunRecord target_row(const std::string& ours, const std::string& peer, const std
   const std::optional<double> na = ns_per_op(&row), nb = ns_of(value_of(&row, "peer_throughput"));
   if (harness && na && nb && *na > *harness && *nb > *harness)
     put(row, "ratio_net_of_harness", (*nb - *harness) / (*na - *harness), "ratio");
-  row.set(Metric{"target_ratio", kTargetRatio, "ratio", MetricKind::measured, {}});
   if (r)
     row.add_target({"ratio", ours + " (persist) vs PMDK's " + peer, kTargetRatio, record::TargetDirection::at_least});
   for (const char* m : {"flushes_per_op", "fences_per_op", "nt_bytes_per_op", "latency_p50", "latency_p99"}) {

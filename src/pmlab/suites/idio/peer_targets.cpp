@@ -107,7 +107,6 @@ void vs_likwid(RunContext& ctx) {
   ctx.metric("bandwidth", best_ours, "MiB/s");
   ctx.metric("likwid_bandwidth", best_theirs, "MiB/s");
   ctx.metric("ratio_vs_likwid", best_ours / best_theirs, "ratio");
-  ctx.metric("target_ratio", kLikwidTarget, "ratio");
   ctx.target("ratio_vs_likwid", kLikwidTarget, TargetDirection::at_least, "bandwidth vs likwid-bench's");
   ctx.note("peer",
            "likwid-bench -t " + likwid_kernel(kind) + " over " + std::to_string(job.span >> 20) +
@@ -142,7 +141,6 @@ void vs_fio(RunContext& ctx) {
   ctx.metric("bandwidth_after_peer", after, "MiB/s");
   ctx.metric("fio_bandwidth", *theirs, "MiB/s");
   ctx.metric("ratio_vs_fio", ours / *theirs, "ratio");
-  ctx.metric("target_ratio", kFioTarget, "ratio");
   ctx.target("ratio_vs_fio", kFioTarget, TargetDirection::at_least, "p-store bandwidth vs fio's libpmem engine");
   ctx.note("peer", std::string("fio --ioengine=libpmem --direct=") + (fio.nontemporal ? "1" : "0") +
                        " --sync=1 --bs=" + std::to_string(fio.size) + " --numjobs=" + std::to_string(fio.threads) +

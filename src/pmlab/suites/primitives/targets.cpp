@@ -71,7 +71,6 @@ void record_log_target(RunContext& ctx, const std::vector<std::vector<double>>& 
   ctx.metric_samples("zero_vs_pmemlog", vs_peer[kStreaming], "ratio");
   const double best_peer = best(column[kPeer]);
   ctx.metric("zero_vs_pmemlog_of_best_rounds", best_peer > 0 ? best(column[kStreaming]) / best_peer : 0, "ratio");
-  ctx.metric("target", kZeroTarget, "ratio");
   ctx.target("zero_vs_pmemlog", kZeroTarget, TargetDirection::at_least, "zero log appends vs libpmemlog's");
   // The same writer storing through the cache and flushing with clwb: what streaming adds.
   ctx.metric("zero_cached_throughput", median(column[kCached]), "ops/s");
@@ -253,7 +252,6 @@ void flush_target(RunContext& ctx) {
   ctx.metric("hybrid_vs_best_of_best_rounds", best(per[kHybrid]) / std::max(best(per[kCow]), best(per[kUlog])),
              "ratio");
   ctx.metric("hybrid_calibrated_vs_best", median(calibrated_ratio), "ratio");
-  ctx.metric("hybrid_target", kHybridTarget, "ratio");
   ctx.target("hybrid_vs_best", kHybridTarget, TargetDirection::at_least,
              "hybrid page flusher vs the better of cow and ulog");
   record_hybrid_choices(ctx, hybrid, dirty, static_cast<uint32_t>(threads));
@@ -261,10 +259,8 @@ void flush_target(RunContext& ctx) {
   ctx.metric("best_vs_pmemblk_of_best_rounds",
              std::max({best(per[kCow]), best(per[kUlog]), best(per[kHybrid])}) / best(per[kPeer]), "ratio");
   const double target = pmemblk_target(page_size, dirty);
-  if (!std::isnan(target)) {
-    ctx.metric("pmemblk_target", target, "ratio");
+  if (!std::isnan(target))
     ctx.target("best_vs_pmemblk", target, TargetDirection::at_least, "best page flusher vs libpmemblk");
-  }
   ctx.metric("rounds", static_cast<double>(tp.size()), "count");
   ctx.metric("pmem_is_pmem_force", pmdk::force_pmem_is_pmem(), "flag");
 }

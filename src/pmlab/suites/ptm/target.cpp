@@ -242,8 +242,6 @@ void target_of(RunContext& ctx, const RunSpec& spec) {
   // The ratios carry the rounds' spread: a target is met only when their whole interval meets it.
   ctx.metric_samples("redo_vs_undo", vs_undo, "ratio");
   ctx.metric_samples("redo_vs_pmdk", vs_pmdk, "ratio");
-  ctx.metric("target_redo_vs_pmdk", target, "ratio");
-  ctx.metric("target_redo_vs_undo", kRedoVsUndo, "ratio");
   target_notes(ctx, median(vs_undo), median(vs_pmdk), target, redo_fences);
   ctx.metric("rounds", rounds, "count");
   ctx.metric("pmem_is_pmem_force", ptms.forced, "flag");
