@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 from . import decisions as decision_rules
 from . import figures as figure_registry
+from . import idio_sentences
 from .model import MEASURED, Metric, Results, Run, is_number
 from .units import DASH, format_quantity, sig
 
@@ -364,15 +365,15 @@ def idio_section(runs: Sequence[Run], evidence: Evidence, badge: Badge) -> str:
             css = {"present": "present", "absent": "absent"}.get(verdict, "na")
             body.append(
                 f'<tr><td><b>{escape(ident)}</b></td><td>{escape(n.get("idiosyncrasy", ""))}</td>'
-                f'<td><span class="badge verdict-{css}">{escape(verdict)}</span></td>'
+                f'<td><span class="badge verdict-{css}">{escape(idio_sentences.verdict_word(verdict))}</span></td>'
                 f'<td>{escape(n.get("pmem_specific", "?"))}</td>'
                 f'<td class="num">{_ratio(r, "effect_pool", badge)} / {_ratio(r, "effect_dram", badge)}</td>'
                 f'<td class="num">{_ratio(r, "effect_published_pmem", lambda m: "")} / '
                 f'{_ratio(r, "effect_published_dram", lambda m: "")}</td>'
                 f'<td class="small">{escape(n.get("effect", ""))}</td>'
                 f"<td>{Evidence.link(_idio_figure(ident, evidence), 'figure')}</td></tr>")
-        reasoning = "".join(f"<li><b>{escape(str(r.param('idiosyncrasy')))}</b>: {escape(r.notes.get('reasoning', ''))}</li>"
-                            for r in rows if r.notes.get("reasoning"))
+        reasoning = "".join(f"<li><b>{escape(str(r.param('idiosyncrasy')))}</b>: "
+                            f"{escape(idio_sentences.classification_reason(r))}</li>" for r in rows)
         parts.append(
             '<h3 id="idiosyncrasies">Idiosyncrasies I1–I8 on this machine ([PMIdioBench] Table 1 method)</h3>'
             '<div class="scroll"><table class="idio"><thead><tr><th>ID</th><th>idiosyncrasy</th><th>verdict</th>'
@@ -390,11 +391,13 @@ def idio_section(runs: Sequence[Run], evidence: Evidence, badge: Badge) -> str:
                 f'<tr><td><b>{escape(str(r.param("rule")))}</b></td><td>{escape(n.get("rule", ""))}</td>'
                 f'<td class="small">{escape(n.get("recommendation", ""))}</td>'
                 f'<td class="num">{_ratio(r, "impact_pool", badge)} / {_ratio(r, "impact_dram", badge)}</td>'
-                f'<td>{escape(n.get("impact_class", ""))}</td>'
+                f'<td>{escape(idio_sentences.impact_class_word(n.get("impact_class", "")))}</td>'
                 f'<td class="small">{escape(n.get("published_impact", ""))}</td>'
                 f'<td class="small">{escape(n.get("follows_from", ""))}</td>'
                 f"<td>{Evidence.link(link, 'figure')}</td></tr>")
         source = next((r.notes.get("published_source") for r in rules if r.notes.get("published_source")), "")
+        impacts = "".join(f"<li><b>{escape(str(r.param('rule')))}</b>: "
+                          f"{escape(idio_sentences.recommendation_reason(r, rows))}</li>" for r in rules)
         parts.append(
             '<h3 id="recommendations">Recommendations R1–R7 with the impact measured here</h3>'
             '<div class="scroll"><table class="idio"><thead><tr><th>ID</th><th>rule</th><th>recommendation</th>'
@@ -402,7 +405,8 @@ def idio_section(runs: Sequence[Run], evidence: Evidence, badge: Badge) -> str:
             '<th>published impact <span class="badge kind-published">pub</span></th><th>follows from</th>'
             f'<th></th></tr></thead><tbody>{"".join(body)}</tbody></table></div>'
             + (f'<p class="muted">Published impact: {escape(source)}. Impact classes: none &lt; 1.1×, low &lt; '
-               "1.5×, moderate 1.5–3×, high &gt; 3×.</p>" if source else ""))
+               "1.5×, moderate 1.5–3×, high &gt; 3×.</p>" if source else "")
+            + f"<details><summary>What each impact measures</summary><ul>{impacts}</ul></details>")
     return "".join(parts)
 
 

@@ -8,6 +8,13 @@ the threshold `<prefix>_target` / `target_<prefix>` (`target` / `target_ratio` w
 judged metric `<prefix>`, else a ratio naming it, else the run's first comparison ratio. Such a target
 has no interval: its verdict is the flag's. A flag without a threshold metric beside it states no target
 and is dropped.
+
+Version 2 wrote the idio suite's verdicts as English prose: a `reasoning` note on each idio.classification
+and idio.recommendation row, a verdict `not applicable here` and an impact class `not measured here`.
+Version 3 records tokens and numbers only (the report writes the sentences, idio_sentences.py): the verdict
+`not_applicable`, the class `not_measured`, `pool_emulated`, the thresholds `present_at` and `specific_at`,
+and why a verdict is not applicable (`not_applicable_because`, `skip_reason`), read here from the prose
+(whether the pool was emulated, where the prose does not say, from context.pool as the writer read it).
 """
 from __future__ import annotations
 
@@ -16,7 +23,13 @@ from typing import Any
 
 from .model import is_number
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
+
+# The thresholds of the idio verdicts; every version-2 writer used these.
+_PRESENT_AT, _SPECIFIC_AT = "1.2", "1.25"
+# Version-2 prose of a verdict that is not applicable, by the cause it names.
+_NOT_APPLICABLE_PROSE = (("no successful run measured", "no_pool_runs"), ("no local/remote pair", "no_paired_runs"),
+                         ("media counters", "no_media_counters"))
 
 
 def _is_flag(name: str, metric: Any) -> bool:
@@ -91,13 +104,50 @@ def _upgrade_run(run: dict) -> None:
         del metrics[n]
 
 
+def _not_applicable_cause(reasoning: str) -> dict[str, str]:
+    prefix, suffix = "Not applicable here: ", " [PMIdioBench] attributes"
+    why = reasoning[len(prefix):].split(suffix)[0] if reasoning.startswith(prefix) else ""
+    for prose, cause in _NOT_APPLICABLE_PROSE:
+        if prose in why:
+            return {"not_applicable_because": cause}
+    if not why:
+        return {"not_applicable_because": "no_pool_runs"}
+    return {"not_applicable_because": "runs_skipped", "skip_reason": why.rstrip(".")}
+
+
+def _upgrade_idio_row(run: dict, pool_emulated: bool) -> None:
+    notes = run.get("notes")
+    if run.get("suite") != "idio" or not isinstance(notes, dict):
+        return
+    if run.get("case") == "classification":
+        reasoning = notes.pop("reasoning", "")
+        if notes.get("verdict") == "not applicable here":
+            notes["verdict"] = "not_applicable"
+            notes.update(_not_applicable_cause(reasoning))
+        # A present verdict's prose says whether the writer took the pool as emulated; the others say nothing.
+        emulated = "the pool is emulated" in reasoning if notes.get("verdict") == "present" else pool_emulated
+        notes.setdefault("pool_emulated", "yes" if emulated else "no")
+        notes.setdefault("present_at", _PRESENT_AT)
+        notes.setdefault("specific_at", _SPECIFIC_AT)
+    elif run.get("case") == "recommendation":
+        notes.pop("reasoning", None)
+        if notes.get("impact_class") == "not measured here":
+            notes["impact_class"] = "not_measured"
+
+
 def upgrade(doc: dict) -> dict:
     """`doc` (a document schema.validate accepted) in the current version; the argument is left as it was."""
-    if doc.get("schema_version") == CURRENT_VERSION:
+    version = doc.get("schema_version")
+    if version == CURRENT_VERSION:
         return doc
     out = copy.deepcopy(doc)
+    pool = (out.get("context") or {}).get("pool")
+    pool_emulated = isinstance(pool, dict) and pool.get("medium") == "emulated"
     for run in out.get("runs") or ():
-        if isinstance(run, dict):
+        if not isinstance(run, dict):
+            continue
+        if version == 1:
             _upgrade_run(run)
+        _upgrade_idio_row(run, pool_emulated)
     out["schema_version"] = CURRENT_VERSION
     return out

@@ -1,4 +1,4 @@
-"""Load and validate `results.json` (schema v1, see docs/results-schema.md).
+"""Load and validate `results.json` (docs/results-schema.md).
 
 The validator is hand-written: it walks the document and returns a list of
 problems, each prefixed with the path of the offending object, e.g.
@@ -17,7 +17,7 @@ from typing import Any
 
 from . import migrate
 
-SUPPORTED_VERSIONS = (1, 2)  # 1 is read through migrate.upgrade
+SUPPORTED_VERSIONS = (1, 2, 3)  # 1 and 2 are read through migrate.upgrade
 
 KINDS = ("measured", "modelled", "published")
 STATUSES = ("ok", "error", "skipped")

@@ -72,9 +72,9 @@ def test_unknown_schema_version(tmp_path, python_dir, partial_doc):
     partial_doc["schema_version"] = 7
     run_dir = write_run_dir(tmp_path, partial_doc)
     result = run_cli(python_dir, run_dir)
-    _assert_input_error(result, "unsupported schema_version 7 (this reader knows 1, 2)")
+    _assert_input_error(result, "unsupported schema_version 7 (this reader knows 1, 2, 3)")
     assert result.stderr == ("pmlab: error: unsupported schema_version 7 "
-                             "(this reader knows 1, 2)\n")
+                             "(this reader knows 1, 2, 3)\n")
 
 
 def test_invalid_metric(tmp_path, python_dir, partial_doc):

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 from matplotlib.figure import Figure
 
-from pmlab_report import figures, findings, model, schema
+from pmlab_report import figures, findings, migrate, model, schema
 from pmlab_report.suites import idio
 
 FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "idio_quick.json"
@@ -54,10 +54,10 @@ def test_i1_has_a_hit_ratio_panel_per_medium(idio_doc):
 
 
 def test_classification_and_recommendations_are_html_text(idio_doc):
-    results = model.from_document(idio_doc)
+    results = model.from_document(migrate.upgrade(idio_doc))
     html = findings.idio_section(results.runs, findings.Evidence(results.runs), lambda m: f"[{m.kind}]")
     assert html.count('<span class="badge verdict-') == 8
-    assert "not applicable here" in html and "[published]" in html
+    assert "not applicable here" in html and "not_applicable" not in html and "[published]" in html
     assert all(f"<b>R{i}</b>" in html for i in range(1, 8))
     assert 'href="#fig-idio-i1_latency"' in html  # I1's row links to its figure
     assert "Reasoning behind each verdict" in html

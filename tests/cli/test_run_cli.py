@@ -47,7 +47,7 @@ def test_quick_core_run_then_report(pmlab, shm_dir):
                  "--filter", "size:(64|4096)(/|$)")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 3
     assert doc["context"]["pool"]["medium"] == "emulated"
     assert all(r["status"] == "ok" for r in doc["runs"]), [r for r in doc["runs"] if r["status"] != "ok"]
     media = {r["params"]["medium"] for r in doc["runs"]}

@@ -16,7 +16,8 @@ derived rows, labelled with their source):
   idio.i8_dirty_load       params medium, domain;                          metric latency_p50
   idio.vs_likwid / vs_fio  params (medium, pages, kernel | flush, size, threads); metrics ratio_vs_likwid /
                            ratio_vs_fio
-  idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, reasoning, …
+  idio.classification      params idiosyncrasy; metrics effect_*; notes verdict, pmem_specific,
+                           not_applicable_because, … (tokens: idio_sentences.py words them)
   idio.recommendation      params rule; metrics impact_*; notes rule, impact_class, published_impact, …
 Every figure tolerates missing combinations and runs that are not ok; a figure whose data is absent
 returns None (the report says so), I4 returns its skip reason as text. The classification and the

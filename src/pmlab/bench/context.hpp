@@ -9,7 +9,7 @@
 
 namespace pmlab::bench {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr const char* kPmlabVersion = "0.1.0";
 
 // CPU (vendor, model, ISA flags, caches, TSC rate, allowed CPUs), NUMA nodes and memory tiers, kernel,

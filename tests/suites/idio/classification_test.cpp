@@ -114,8 +114,8 @@ TEST(Classify, VerdictsFollowTheEffectsOnPoolAndDram) {
   EXPECT_DOUBLE_EQ(*i1.pool, 5.0);  // the cheapest flush (clwb 100 ns) over the load (20 ns)
   EXPECT_EQ(i1.decision.verdict, Verdict::present);
   EXPECT_EQ(i1.decision.pmem_specific, std::optional<bool>(false));
-  EXPECT_NE(i1.reasoning.find("not PMEM-specific"), std::string::npos);
-  EXPECT_NE(i1.reasoning.find("CPU cache"), std::string::npos);
+  EXPECT_EQ(i1.root_cause, "the CPU cache");
+  EXPECT_FALSE(i1.not_applicable.has_value());
 
   const auto& i3 = get(cs, "I3");
   EXPECT_DOUBLE_EQ(*i3.pool, 3.0);
@@ -133,13 +133,15 @@ TEST(Classify, VerdictsFollowTheEffectsOnPoolAndDram) {
 
   const auto& i4 = get(cs, "I4");
   EXPECT_EQ(i4.decision.verdict, Verdict::not_applicable);
-  EXPECT_NE(i4.reasoning.find("one NUMA node"), std::string::npos);
+  EXPECT_EQ(i4.not_applicable, NotApplicable::runs_skipped);
+  EXPECT_NE(i4.skip_reason.find("one NUMA node"), std::string::npos);
 
   EXPECT_EQ(get(cs, "I5").decision.verdict, Verdict::absent);
   EXPECT_EQ(get(cs, "I7").decision.verdict, Verdict::not_applicable);  // no media counters, no model
-  EXPECT_NE(get(cs, "I7").reasoning.find("media counters"), std::string::npos);
+  EXPECT_EQ(get(cs, "I7").not_applicable, NotApplicable::no_media_counters);
   EXPECT_DOUBLE_EQ(*get(cs, "I8").pool, 1.5);
   EXPECT_EQ(get(cs, "I2").decision.verdict, Verdict::not_applicable);  // no I2 runs in the fixture
+  EXPECT_EQ(get(cs, "I2").not_applicable, NotApplicable::no_pool_runs);
 }
 
 TEST(Classify, AnEmulatedPoolIsNeverPmemSpecific) {
@@ -147,7 +149,7 @@ TEST(Classify, AnEmulatedPoolIsNeverPmemSpecific) {
   const auto& i3 = get(cs, "I3");
   EXPECT_EQ(i3.decision.verdict, Verdict::present);
   EXPECT_EQ(i3.decision.pmem_specific, std::optional<bool>(false));
-  EXPECT_NE(i3.reasoning.find("emulated"), std::string::npos);
+  EXPECT_TRUE(i3.pool_emulated);
   EXPECT_EQ(get(cs, "I4").decision.verdict, Verdict::not_applicable);
 }
 
@@ -198,15 +200,31 @@ TEST(Classify, EffectsOnEmulatedRunsAreModelled) {
   EXPECT_EQ(recs[0].find("impact_pool")->kind, MetricKind::measured);  // R1 on I1's
 }
 
+std::string note(const RunRecord& r, const std::string& key) {
+  for (const auto& [k, v] : r.notes)
+    if (k == key) return v;
+  return "(none)";
+}
+
 TEST(Classify, RowsAreNamedAndCarryVerdictNotesAndKinds) {
   const auto cs = classify(fixture(), PublishedSheets::parse(kSheets));
   const auto rows = classification_records(cs);
   ASSERT_EQ(rows.size(), 8u);
   EXPECT_EQ(rows[0].name, "idio.classification/idiosyncrasy:I1");
   EXPECT_EQ(rows[0].case_name, "classification");
-  bool has_verdict = false;
-  for (const auto& [k, v] : rows[0].notes) has_verdict = has_verdict || (k == "verdict" && v == "present");
-  EXPECT_TRUE(has_verdict);
+  EXPECT_EQ(note(rows[0], "verdict"), "present");
+  EXPECT_EQ(note(rows[0], "pmem_specific"), "no");
+  EXPECT_EQ(note(rows[0], "pool_emulated"), "no");
+  EXPECT_EQ(note(rows[0], "present_at"), "1.2");
+  EXPECT_EQ(note(rows[0], "specific_at"), "1.25");
+  EXPECT_EQ(note(rows[0], "not_applicable_because"), "(none)");
+  EXPECT_EQ(note(rows[3], "verdict"), "not_applicable");
+  EXPECT_EQ(note(rows[3], "not_applicable_because"), "runs_skipped");
+  EXPECT_EQ(note(rows[3], "skip_reason"), "one NUMA node (node 0): remote p-store bandwidth needs at least two");
+  EXPECT_EQ(note(rows[6], "not_applicable_because"), "no_media_counters");
+  EXPECT_EQ(note(rows[6], "skip_reason"), "(none)");
+  for (const auto& r : rows)
+    EXPECT_EQ(note(r, "reasoning"), "(none)") << "the report words the verdicts, not the records";
   const Metric* pub = rows[0].find("effect_published_pmem");
   ASSERT_NE(pub, nullptr);
   EXPECT_EQ(pub->kind, MetricKind::published);
@@ -216,11 +234,13 @@ TEST(Classify, RowsAreNamedAndCarryVerdictNotesAndKinds) {
 }
 
 TEST(Recommend, ImpactClassesFollowTable4) {
-  EXPECT_EQ(impact_class(std::nullopt), "not measured here");
-  EXPECT_EQ(impact_class(1.05), "none");
-  EXPECT_EQ(impact_class(1.3), "low");
-  EXPECT_EQ(impact_class(2.0), "moderate");
-  EXPECT_EQ(impact_class(3.5), "high");
+  EXPECT_EQ(impact_class(std::nullopt), ImpactClass::not_measured);
+  EXPECT_EQ(impact_class(1.05), ImpactClass::none);
+  EXPECT_EQ(impact_class(1.3), ImpactClass::low);
+  EXPECT_EQ(impact_class(2.0), ImpactClass::moderate);
+  EXPECT_EQ(impact_class(3.0), ImpactClass::moderate);
+  EXPECT_EQ(impact_class(3.5), ImpactClass::high);
+  EXPECT_STREQ(to_string(ImpactClass::not_measured), "not_measured");
 }
 
 TEST(Recommend, SevenRulesWithImpactsFromTheirIdiosyncrasies) {
@@ -230,15 +250,18 @@ TEST(Recommend, SevenRulesWithImpactsFromTheirIdiosyncrasies) {
   ASSERT_EQ(recs.size(), 7u);
   EXPECT_EQ(recs[0].id, "R1");
   EXPECT_DOUBLE_EQ(*recs[0].impact_pool, 5.0);  // I1
-  EXPECT_EQ(recs[0].impact_class, "high");
+  EXPECT_EQ(recs[0].impact_class, ImpactClass::high);
   EXPECT_DOUBLE_EQ(*recs[2].impact_pool, 4.0);    // R3: random 512 B over 64 B
   EXPECT_FALSE(recs[3].impact_pool.has_value());  // R4: I4 not measured
-  EXPECT_NE(recs[3].reasoning.find("one NUMA node"), std::string::npos);
-  EXPECT_DOUBLE_EQ(*recs[4].impact_pool, 1.5);  // R5: max(I5 1.0, I8 1.5)
-  EXPECT_DOUBLE_EQ(*recs[5].impact_pool, 3.0);  // R6: max(I6 -, I3 3.0)
-  EXPECT_EQ(recs[6].impact_class, "not measured here");
+  EXPECT_DOUBLE_EQ(*recs[4].impact_pool, 1.5);    // R5: max(I5 1.0, I8 1.5)
+  EXPECT_DOUBLE_EQ(*recs[5].impact_pool, 3.0);    // R6: max(I6 -, I3 3.0)
+  EXPECT_EQ(recs[6].impact_class, ImpactClass::not_measured);
   const auto rows = recommendation_records(recs);
   EXPECT_EQ(rows[6].name, "idio.recommendation/rule:R7");
+  EXPECT_EQ(note(rows[6], "impact_class"), "not_measured");
+  EXPECT_EQ(note(rows[0], "rule"), "Avoid p-stores");
+  EXPECT_EQ(note(rows[0], "follows_from"), "I1, I2");
+  EXPECT_EQ(note(rows[0], "reasoning"), "(none)");
 }
 
 TEST(PublishedSheets, ParsesTheDumpFormat) {

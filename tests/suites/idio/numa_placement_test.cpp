@@ -72,8 +72,9 @@ TEST(NumaPlacement, OnOneNodeI4RunsAreSkippedAndClassifiedNotApplicable) {
     if (r["name"] == "idio.classification/idiosyncrasy:I4") {
       classified = true;
       EXPECT_EQ(r["status"], "ok");
-      EXPECT_EQ(r["notes"]["verdict"], "not applicable here");
-      EXPECT_NE(r["notes"]["reasoning"].get<std::string>().find("one NUMA node"), std::string::npos);
+      EXPECT_EQ(r["notes"]["verdict"], "not_applicable");
+      EXPECT_EQ(r["notes"]["not_applicable_because"], "runs_skipped");
+      EXPECT_NE(r["notes"]["skip_reason"].get<std::string>().find("one NUMA node"), std::string::npos);
       EXPECT_TRUE(r["metrics"]["effect_pool"]["value"].is_null());
     }
   }
