@@ -8,6 +8,7 @@ debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       libpmem-dev libpmem2-dev libpmemobj-dev libpmemlog-dev libpmemblk-dev
       libnuma-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
       fio likwid linux-perf python3
+      clang-format  # scripts/check_layout.py: the tree as .clang-format lays it out
       chromium)  # the report's browser test (python/tests/test_browser.py) renders it headless
 missing=()
 for p in "${debs[@]}"; do
@@ -30,4 +31,17 @@ if ! python3 -c 'import matplotlib, numpy, pytest' 2>/dev/null; then
       python3-matplotlib python3-numpy python3-pytest >/dev/null
   fi
   python3 -c 'import matplotlib, numpy, pytest' || { cat /tmp/pmlab-pip.log >&2; exit 1; }
+fi
+
+# scripts/check_layout.py measures functions with lizard, which Debian does not package: pip, into the
+# user's site when the system's Python refuses installs (PEP 668).
+if ! python3 -c 'import lizard' 2>/dev/null; then
+  echo "setup: installing the Python package lizard"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+  fi
+  python3 -m pip install -q lizard 2>/tmp/pmlab-pip.log ||
+    python3 -m pip install -q --user --break-system-packages lizard 2>>/tmp/pmlab-pip.log
+  python3 -c 'import lizard' || { cat /tmp/pmlab-pip.log >&2; exit 1; }
 fi
