@@ -263,7 +263,7 @@ CheckVerdict check_slot(const Context& ctx, const persist::Persister& persister,
     store_effects(*g_crumb, sites.effects());
     g_crumb->phase.store(kIdle);
     g_crumb->slot.store(-1);
-    const Message m{0, index, static_cast<int32_t>(slot), 0};
+    const Message m{MessageKind::verdict, index, static_cast<int32_t>(slot), 0};
     if (!write_all(ctx.result_w, &m, sizeof m)) _exit(4);
   }
 }
@@ -306,7 +306,7 @@ void on_child(int) {
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
       auto it = live.find(pid);
       if (it == live.end()) continue;
-      const Message m{1, it->second, -1, status};
+      const Message m{MessageKind::checker_ended, it->second, -1, status};
       live.erase(it);
       write_all(ctx.result_w, &m, sizeof m);
     }
@@ -435,7 +435,7 @@ Status CheckerPool::pump(const OnVerdict& on_verdict) {
   if (!read_all(result_fd_, &m, sizeof m))
     return error(Errc::failed, "the crash checkers' template ended unexpectedly");
   const Layout& layout = shared_->layout;
-  if (m.kind == 0) {
+  if (m.kind == MessageKind::verdict) {
     const SlotHeader& h = *layout.header(static_cast<size_t>(m.slot));
     CheckVerdict v{h.ok != 0, std::string(h.message, h.message_len), h.recovery_states};
     --outstanding_;

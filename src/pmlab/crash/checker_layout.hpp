@@ -78,8 +78,14 @@ struct SlotHeader {
   char message[kMessageBytes];
 };
 
+// What a message on the results pipe says.
+enum class MessageKind : uint32_t {
+  verdict,        // a checker judged its slot
+  checker_ended,  // the template saw a checker end (its wait status in `status`)
+};
+
 struct Message {
-  uint32_t kind;  // 0: verdict from a checker; 1: a checker ended (from the template)
+  MessageKind kind;
   uint32_t checker;
   int32_t slot;
   int32_t status;
