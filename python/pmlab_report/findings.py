@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from . import decisions as decision_rules
 from . import figures as figure_registry
-from . import idio_sentences
+from . import idio_sentences, tiers
 from .model import MEASURED, Metric, Results, Run, is_number
 from .units import DASH, format_quantity, sig
 
@@ -422,6 +422,9 @@ def section(results: Results, badge: Badge) -> str:
                '<a href="#use">Use</a> · <a href="#targets">Targets</a> · <a href="#warnings">Warnings</a>'
                + (' · <a href="#idiosyncrasies">Idiosyncrasies</a> · <a href="#recommendations">Recommendations</a>'
                   if any(r.case == "classification" for r in results.runs) else "") + "</p>")
+    tier_html = tiers.section(results.runs, results.context)
+    if tier_html:
+        summary = summary.replace("</p>", ' · <a href="#tiers">Memory tiers</a></p>')
     return ('<section id="findings"><h2>Findings</h2>' + banner(results) + summary
             + use_section(results, evidence) + targets_html + warnings_html
-            + idio_section(results.runs, evidence, badge) + "</section>")
+            + idio_section(results.runs, evidence, badge) + tier_html + "</section>")

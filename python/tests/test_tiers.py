@@ -1,0 +1,69 @@
+"""Memory tiers side by side (pmlab_report.tiers): a column per medium the idio runs measured, ratios
+against local DRAM, a finding per tier, and nothing when one tier was measured."""
+
+import json
+import pathlib
+
+from pmlab_report import findings, migrate, model, tiers
+from pmlab_report.model import Metric, Run
+
+IDIO_QUICK = pathlib.Path(__file__).resolve().parent / "fixtures" / "idio_quick.json"
+CXL_PLACEMENT = ("memory bound to node 2, every page checked on it; the node is cxl (no CPUs; CXL memdev mem0 "
+                 "in region0, ram); threads on node 0 (CPUs 0,1), the nearest node with CPUs")
+
+
+def _run(index, case, params, metrics, notes=None):
+    name = f"idio.{case}" + "".join(f"/{k}:{v}" for k, v in params.items())
+    return Run(index=index, name=name, suite="idio", case=case, params=params, status="ok", reason=None,
+               metrics={k: Metric(v, "ns" if "latency" in k else "MiB/s", "measured") for k, v in metrics.items()},
+               notes=notes or {})
+
+
+def _two_tiers():
+    runs = []
+    for medium, load_ns, bw, notes in (("dram", 100.0, {1: 8000.0, 2: 10000.0}, None),
+                                       ("numa:2", 230.0, {1: 3000.0, 2: 4500.0}, {"placement": CXL_PLACEMENT})):
+        runs.append(_run(len(runs), "i1_latency", {"medium": medium, "op": "load", "hit_ratio": 0.0, "threads": 1},
+                         {"latency_p50": load_ns}, notes))
+        runs.append(_run(len(runs), "i1_latency", {"medium": medium, "op": "load", "hit_ratio": 1.0, "threads": 1},
+                         {"latency_p50": 5.0}, notes))
+        for threads, value in bw.items():
+            runs.append(_run(len(runs), "i2_bandwidth", {"medium": medium, "op": "load", "size": 4096,
+                                                         "threads": threads}, {"bandwidth": value}, notes))
+    return runs
+
+
+def test_a_cxl_node_is_named_from_its_placement_and_compared_with_local_dram():
+    found = tiers.measure_tiers(_two_tiers())
+    assert [t.medium for t in found] == ["dram", "numa:2"]
+    cxl = found[1]
+    assert cxl.label == "node 2 (cxl)"
+    assert "CXL memdev mem0" in cxl.evidence
+    assert cxl.values["load_ns"] == 230.0  # the uncached point only
+    assert cxl.values["load_bw"] == 4500.0 and cxl.peak_threads["load_bw"] == 2
+    assert tiers.finding(cxl, found[0]) == ("On node 2 (cxl): load latency, uncached 2.30× local; "
+                                            "peak load bandwidth 0.45× local, highest at 2 threads.")
+
+
+def test_the_section_has_a_column_per_tier_and_the_findings():
+    html = tiers.section(_two_tiers())
+    assert '<th title="the process&#x27;s own memory">local DRAM</th>' in html
+    assert ">node 2 (cxl)</th>" in html
+    assert "230 ns (2.30×)" in html and "4,500 MiB/s (0.45×)" in html
+    assert "On node 2 (cxl): load latency, uncached 2.30× local" in html
+    # A measure no tier has is left out; one tier has and another lacks shows a dash.
+    assert "p-store latency" not in html
+
+
+def test_one_tier_gives_no_section():
+    runs = [r for r in _two_tiers() if r.param("medium") == "dram"]
+    assert tiers.section(runs) == ""
+
+
+def test_a_quick_run_shows_dram_and_the_pool_side_by_side_in_the_report():
+    results = model.from_document(migrate.upgrade(json.loads(IDIO_QUICK.read_text(encoding="utf-8"))))
+    found = tiers.measure_tiers(results.runs, results.context)
+    assert [t.medium for t in found] == ["dram", "pool"]
+    assert found[1].label.startswith("pool (")
+    html = findings.section(results, lambda m: "")
+    assert 'href="#tiers"' in html and 'id="tiers"' in html and "On pool (" in html
