@@ -9,6 +9,10 @@ change is called significant. Whether a change is better or worse follows the un
 better higher, times (ns, us, ms, s) lower; counts and ratios are reported as changed, neither better nor
 worse.
 
+Then what both sides decided: every target's verdict, each idiosyncrasy's classification, each
+recommendation's impact class and each decision's answer, with the verdicts that changed named (all of
+them with --all). A verdict that changed is not an exit code of its own: a noisy target may flip.
+
 Exit codes: 0 no significant regression beyond the threshold; 1 at least one; 2 bad usage; 3 unreadable
 input.
 """
@@ -26,7 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from . import atomic, cli, schema
+from . import atomic, cli, decisions, migrate, model, schema
 
 PROG = "pmlab compare"
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -66,6 +70,49 @@ class Side:
     series: dict[tuple[str, str], Series]
     hashes: dict[str, set[str]]  # run name -> config hashes seen
     contexts: list[dict]
+    # What each repetition decided: (subject, what) -> the verdicts, one per repetition that decided it.
+    verdicts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+
+def decided(doc: dict) -> dict[tuple[str, str], str]:
+    """What one results document decided, by (subject, what): every target's verdict, each idiosyncrasy's
+    classification, each recommendation's impact class and each decision's answer (its winner)."""
+    results = model.from_document(migrate.upgrade(doc))
+    out: dict[tuple[str, str], str] = {}
+    for run in results.runs:
+        if not run.ok:
+            continue
+        for t in run.targets:
+            out[(run.name, f"target {t.get('metric')} {t.get('direction', '')} {t.get('threshold')}")] = \
+                str(t.get("verdict"))
+        if run.suite == "idio" and run.case == "classification":
+            out[(run.name, "verdict")] = run.notes.get("verdict", "?")
+            out[(run.name, "PMEM-specific")] = run.notes.get("pmem_specific", "?")
+        if run.suite == "idio" and run.case == "recommendation":
+            out[(run.name, "impact class")] = run.notes.get("impact_class", "?")
+    for outcome in decisions.answer_all(results.context, results.runs):
+        for answer in outcome.answers:
+            by = ", ".join(f"{k}={v}" for k, v in answer.by.items())
+            out[(f"decision: {outcome.decision.question}" + (f" ({by})" if by else ""), "answer")] = answer.winner
+    return out
+
+
+@dataclass
+class VerdictRow:
+    subject: str
+    what: str
+    old: list[str]
+    new: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return sorted(set(self.old)) != sorted(set(self.new))
+
+
+def compare_verdicts(a: Side, b: Side) -> list[VerdictRow]:
+    """Every verdict both sides reached, with each side's (one per repetition)."""
+    return [VerdictRow(subject, what, a.verdicts[(subject, what)], b.verdicts[(subject, what)])
+            for subject, what in sorted(a.verdicts.keys() & b.verdicts.keys())]
 
 
 def load_side(path: str) -> Side:
@@ -73,12 +120,15 @@ def load_side(path: str) -> Side:
     series: dict[tuple[str, str], Series] = {}
     hashes: dict[str, set[str]] = {}
     contexts = []
+    verdicts: dict[tuple[str, str], list[str]] = {}
     for d in dirs:
         try:
             doc = schema.load(os.path.join(d, "results.json"))
         except schema.ResultsError as exc:
             raise InputError(exc.summary()) from exc
         contexts.append(doc.get("context", {}))
+        for key, verdict in decided(doc).items():
+            verdicts.setdefault(key, []).append(verdict)
         for run in doc.get("runs", []):
             if run.get("status") != "ok":
                 continue
@@ -89,7 +139,7 @@ def load_side(path: str) -> Side:
                     continue
                 s = series.setdefault((run["name"], name), Series(m.get("unit", ""), m.get("kind", "measured")))
                 s.values.append(float(v))
-    return Side(dirs, series, hashes, contexts)
+    return Side(dirs, series, hashes, contexts, verdicts)
 
 
 def _finite(v) -> bool:
@@ -216,6 +266,12 @@ def text_report(rows: Sequence[Row], a: Side, b: Side, only_a: Iterable[str], on
                    f"{p:>7}  {r.verdict}{' (' + r.unit + ')' if r.unit else ''}")
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("worse", "better", "changed", "unclear", "same")}
     out.append(f"{len(rows)} metrics compared: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    verdicts = compare_verdicts(a, b)
+    for v in verdicts:
+        if v.changed or show_all:
+            out.append(f"verdict {'changed' if v.changed else 'same'}: {v.subject} {v.what}: "
+                       f"{'/'.join(v.old)} -> {'/'.join(v.new)}")
+    out.append(f"{len(verdicts)} verdicts compared: {sum(v.changed for v in verdicts)} changed")
     only_a, only_b = sorted(only_a), sorted(only_b)
     if only_a:
         out.append(f"{len(only_a)} runs only in A (e.g. {only_a[0]})")

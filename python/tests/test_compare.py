@@ -116,3 +116,24 @@ def test_html_overlays_the_significant_changes(tmp_path):
     compare.main([base, same, "--html", str(page)])
     text = page.read_text()
     assert "<img" not in text and "No metric changed significantly" in text
+
+
+def _judged(name, verdict, threshold=1.5):
+    run = _run(name, 100, 50)
+    run["metrics"]["ratio"] = {"value": 2.0 if verdict == "met" else 1.0, "unit": "ratio", "kind": "measured"}
+    run["targets"] = [{"metric": "ratio", "label": "ours vs the peer", "threshold": threshold,
+                       "direction": "at_least", "value": run["metrics"]["ratio"]["value"], "verdict": verdict}]
+    return run
+
+
+def test_verdicts_are_compared_and_a_flip_is_named(tmp_path, capsys):
+    for side, verdicts in (("a", ("met", "missed")), ("b", ("met", "met"))):
+        d = tmp_path / side
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps(_doc([_judged("s.c/x:1", verdicts[0]),
+                                                         _judged("s.c/x:2", verdicts[1])])))
+    compare.main([str(tmp_path / "a"), str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert "verdict changed: s.c/x:2 target ratio at_least 1.5: missed -> met" in out
+    assert "s.c/x:1 target" not in out  # unchanged verdicts are listed only with --all
+    assert "2 verdicts compared: 1 changed" in out
