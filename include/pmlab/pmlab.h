@@ -1,5 +1,5 @@
 /* pmlab/pmlab.h: pmlab's C API — a persistent transactional heap (the redo or undo PTM) with persistent
- * maps in it, and a failure-atomic log, each in a pool file.
+ * maps in it, a failure-atomic log, and a lock-free set and ring, each in a pool file.
  *
  * Every function that can fail returns 0 (PMLAB_OK) or a negative PMLAB_E_* code, and leaves a one-line
  * message for pmlab_errormsg(). Objects are handles (pmlab_ptm, pmlab_log); a pool file is open in one
@@ -238,6 +238,91 @@ int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t 
 int pmlab_map_size(pmlab_tx* tx, const pmlab_map* map, uint64_t* size);
 /* Checks the structure's invariants: PMLAB_E_CORRUPTED, with a message saying what is broken. */
 int pmlab_map_check(pmlab_tx* tx, const pmlab_map* map);
+
+/* -------------------------------------------------------------------- the lock-free set and ring */
+
+/* A lock-free sorted set of keys 1..PMLAB_SET_MAX_KEY in a pool file ([PMIdioBench] §6; pmlab/lockfree.hpp
+ * is the C++ API). Every call names a thread index below the set's `threads`, used by one thread at a
+ * time; calls of different indexes run concurrently and never block each other. What a call changed is
+ * durable when it returns; the open after a crash recovers every call that returned, and a call in
+ * flight either whole or not at all. */
+typedef struct pmlab_set pmlab_set;
+
+/* The largest key a set holds: keys are 1..PMLAB_SET_MAX_KEY (30 bits). */
+#define PMLAB_SET_MAX_KEY ((((uint64_t)1) << 30) - 1)
+
+/* How a set persists (docs/lockfree.md measures them). */
+enum pmlab_set_design {
+  PMLAB_SET_LINKFREE = 1, /* the link-free list: nodes with validity flags, links never persisted */
+  PMLAB_SET_SOFT = 2,     /* SOFT: persistent nodes, the list itself in DRAM (rebuilt on open) */
+  PMLAB_SET_TLOG = 3,     /* a persistent Harris list with a per-thread log of the update in flight */
+  PMLAB_SET_LOGFREE = 4   /* eADR pools only: a fence at each linearization point */
+};
+
+/* Options of pmlab_set_create; a zero member takes its default. */
+struct pmlab_set_config {
+  enum pmlab_set_design design; /* 0: PMLAB_SET_LINKFREE */
+  unsigned threads;             /* thread indexes, 1..64; 0: 8 */
+  uint32_t capacity;            /* keys held at once; 0: 65536 */
+};
+
+/* Creates PATH (which must not exist) as a pool holding an empty set. A design correct only under eADR on
+ * a pool mapped under ADR fails with PMLAB_E_UNSUPPORTED. */
+int pmlab_set_create(const char* path, const struct pmlab_set_config* config, pmlab_set** set);
+/* Opens a set pool and recovers it. */
+int pmlab_set_open(const char* path, pmlab_set** set);
+/* Closes the pool; no call on the set may be running. NULL is ignored. */
+void pmlab_set_close(pmlab_set* set);
+/* Adds `key`: 1 when added, 0 when present, or a negative code (PMLAB_E_POOL_FULL when every node is
+ * taken, PMLAB_E_INVALID_ARGUMENT for a key outside 1..PMLAB_SET_MAX_KEY or a bad thread index). */
+int pmlab_set_insert(pmlab_set* set, unsigned thread, uint64_t key);
+/* Removes `key`: 1 when removed, 0 when absent, or a negative code. */
+int pmlab_set_remove(pmlab_set* set, unsigned thread, uint64_t key);
+/* Whether `key` is present: 1 or 0, or a negative code. */
+int pmlab_set_contains(pmlab_set* set, unsigned thread, uint64_t key);
+/* The keys in order into keys[0..capacity), their number in *count. When they do not fit, *count is how
+ * many there are, nothing is written and the call fails with PMLAB_E_NO_SPACE. Quiescent: no other call on
+ * the set may be running. */
+int pmlab_set_keys(const pmlab_set* set, uint64_t* keys, size_t capacity, size_t* count);
+/* Checks the set's invariants (order, links inside its slab): PMLAB_E_CORRUPTED when one fails. Quiescent. */
+int pmlab_set_check(const pmlab_set* set);
+/* What the set was created with. */
+int pmlab_set_get_config(const pmlab_set* set, struct pmlab_set_config* config);
+
+/* A lock-free multi-producer multi-consumer FIFO of fixed-size records in a pool file. Threads and
+ * persistence as for the set: a push or pop that returned is durable, and one in flight is whole or absent
+ * after the open that follows a crash. */
+typedef struct pmlab_ring pmlab_ring;
+
+/* How a ring persists. */
+enum pmlab_ring_design {
+  PMLAB_RING_TX = 1,    /* each push and pop failure-atomic through a per-thread undo log: ADR and eADR */
+  PMLAB_RING_TXFREE = 2 /* eADR pools only: stamps on the slots, no log */
+};
+
+/* Options of pmlab_ring_create; a zero member takes its default. */
+struct pmlab_ring_config {
+  enum pmlab_ring_design design; /* 0: PMLAB_RING_TX */
+  unsigned threads;              /* thread indexes, 1..64; 0: 8 */
+  uint32_t capacity;             /* slots, a power of two >= 2; 0: 1024 */
+  uint32_t record_bytes;         /* every record's size, 1..16 MiB; 0: 64 */
+};
+
+/* Creates PATH (which must not exist) as a pool holding an empty ring. */
+int pmlab_ring_create(const char* path, const struct pmlab_ring_config* config, pmlab_ring** ring);
+/* Opens a ring pool and recovers it: the pushes that returned are there, less the pops that returned, in
+ * order. */
+int pmlab_ring_open(const char* path, pmlab_ring** ring);
+/* Closes the pool; no call on the ring may be running. NULL is ignored. */
+void pmlab_ring_close(pmlab_ring* ring);
+/* Copies record_bytes from `record` into the ring; waits while it is full. */
+int pmlab_ring_push(pmlab_ring* ring, unsigned thread, const void* record);
+/* Copies the oldest record into `out` (record_bytes) and removes it; waits while the ring is empty. */
+int pmlab_ring_pop(pmlab_ring* ring, unsigned thread, void* out);
+/* The records held, into *size. Quiescent. */
+int pmlab_ring_size(const pmlab_ring* ring, uint64_t* size);
+/* What the ring was created with. */
+int pmlab_ring_get_config(const pmlab_ring* ring, struct pmlab_ring_config* config);
 
 #ifdef __cplusplus
 }
