@@ -64,6 +64,11 @@ ParamSpec size(std::string name, std::string doc, std::vector<std::string> defau
   return bounded(std::move(name), ParamType::size, std::move(doc), std::move(defaults), std::move(quick), min, max);
 }
 
+ParamSpec integer(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
+                  int64_t min, int64_t max) {
+  return bounded(std::move(name), ParamType::integer, std::move(doc), std::move(defaults), std::move(quick), min, max);
+}
+
 ParamSpec medium(std::vector<std::string> defaults) {
   ParamSpec p = choice("medium",
                        "memory the case runs on: dram (anonymous memory), pool (the run's pool file), numa:N "
@@ -89,8 +94,7 @@ ParamSpec flush(std::vector<std::string> defaults, std::vector<std::string> quic
 }
 
 ParamSpec threads(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  return bounded("threads", ParamType::integer,
-                 "worker threads, each pinned to its own CPU; at most the CPUs this process may use",
+  return integer("threads", "worker threads, each pinned to its own CPU; at most the CPUs this process may use",
                  std::move(defaults), std::move(quick), 1, 1024);
 }
 

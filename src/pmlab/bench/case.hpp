@@ -103,6 +103,8 @@ ParamSpec flush(std::vector<std::string> defaults = {"auto"}, std::vector<std::s
 ParamSpec threads(std::vector<std::string> defaults = {"1"}, std::vector<std::string> quick = {});
 ParamSpec size(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
                int64_t min, int64_t max);
+ParamSpec integer(std::string name, std::string doc, std::vector<std::string> defaults, std::vector<std::string> quick,
+                  int64_t min, int64_t max);
 ParamSpec choice(std::string name, std::string doc, std::vector<std::string> choices, std::vector<std::string> defaults,
                  std::vector<std::string> quick = {});
 }  // namespace std_params

@@ -48,26 +48,14 @@ std::string sim_run_name(const std::string& design, persist::Domain d, crash::Gr
 }
 
 record::RunRecord run_record(const crash::SimReport& r, const std::string& design, uint64_t context_hash) {
-  record::RunRecord run = crash_record(
-      sim_run_name(design, r.domain, r.granularity), design,
-      {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}}, context_hash);
-  if (r.failures) {
-    run.status = record::RunStatus::error;
-    run.reason = r.details.empty() ? "failures" : r.details[0].property;
-  }
+  record::RunRecord run = crash_run_record(
+      sim_run_name(design, r.domain, r.granularity), design, r, [](const auto& f) { return f.property; }, context_hash);
   const double coverage = r.state_space > 0 ? static_cast<double>(r.states_checked) / r.state_space : 1.0;
   const auto count = [](uint64_t v) { return static_cast<double>(v); };
   measured(run, "operations", count(r.operations), "count");
-  measured(run, "crash_points", count(r.crash_points), "count");
-  measured(run, "crash_points_checked", count(r.crash_points_checked), "count");
-  measured(run, "states_enumerated", count(r.states_enumerated), "count");
-  measured(run, "states_checked", count(r.states_checked), "count");
-  measured(run, "duplicate_states", count(r.duplicate_states), "count");
+  measure_states(run, r);
   measured(run, "recovery_states_checked", count(r.recovery_states_checked), "count");
-  measured(run, "failures", count(r.failures), "count");
-  measured(run, "seconds", r.seconds, "s");
-  measured(run, "states_per_second", r.seconds > 0 ? count(r.states_checked) / r.seconds : 0.0, "states/s");
-  measured(run, "state_space", r.state_space, "count");
+  measure_outcome(run, r);
   measured(run, "coverage", std::min(1.0, coverage), "ratio");
   measured(run, "exhaustive_points", count(r.exhaustive_points), "count");
   measured(run, "deviation_depth", count(r.deviation_depth), "count");
@@ -185,16 +173,7 @@ Result<crash::CampaignOptions> campaign_options(const CrashArgs& a) {
   // (a killed mutant stops at its first failure, so this costs little).
   base.recovery_every = a.recovery_every ? a.recovery_every : (a.mutate ? 1 : 4);
   base.jobs = static_cast<unsigned>(a.jobs);
-  if (!a.shard.empty()) {
-    auto shard = parse_shard(a.shard);
-    if (!shard) return shard.status();
-    std::tie(base.shard, base.shards) = *shard;
-  }
-  if (!a.replay.empty()) {
-    auto replay = parse_replay(a.replay);
-    if (!replay) return replay.status();
-    base.replay = *replay;
-  }
+  PMLAB_TRY(read_shard_and_replay(a.shard, a.replay, base));
   return c;
 }
 

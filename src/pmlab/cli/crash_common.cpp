@@ -27,17 +27,14 @@ Result<uint64_t> count_option(const char* name, const std::string& text, uint64_
 
 Result<std::vector<crash::Granularity>> parse_granularities(const std::string& text) {
   std::vector<crash::Granularity> out;
-  size_t from = 0;
-  for (;;) {
-    const size_t comma = text.find(',', from);
-    auto g = crash::parse_granularity(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+  for (const std::string& name : split_commas(text)) {
+    auto g = crash::parse_granularity(name);
     if (!g)
       return error(Errc::invalid_argument,
                    "--granularity takes line, word and byte, comma-separated, not '" + text + "'");
     if (std::find(out.begin(), out.end(), *g) == out.end()) out.push_back(*g);
-    if (comma == std::string::npos) return out;
-    from = comma + 1;
   }
+  return out;
 }
 
 Result<std::vector<persist::Domain>> parse_domains(const std::vector<std::string>& names) {

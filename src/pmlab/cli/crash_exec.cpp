@@ -14,6 +14,7 @@
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/cli/crash_common.hpp"
 #include "pmlab/cli/options.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/platform/clock.hpp"
 
@@ -55,23 +56,11 @@ json failure_json(const crash::exec::ExecFailure& f) {
 
 record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash::exec::ExecRun& r,
                               const crash::exec::TracedRun& traced, uint64_t hash) {
-  record::RunRecord run =
-      crash_record(run_name(report.program, r), "exec:" + report.program,
-                   {{"domain", persist::to_string(r.domain)}, {"granularity", crash::to_string(r.granularity)}}, hash);
-  if (r.failures) {
-    run.status = record::RunStatus::error;
-    run.reason = r.details.empty() ? "failures" : r.details[0].outcome;
-  }
+  record::RunRecord run = crash_run_record(
+      run_name(report.program, r), "exec:" + report.program, r, [](const auto& f) { return f.outcome; }, hash);
   const auto count = [](uint64_t v) { return static_cast<double>(v); };
-  measured(run, "crash_points", count(r.crash_points), "count");
-  measured(run, "crash_points_checked", count(r.crash_points_checked), "count");
-  measured(run, "states_enumerated", count(r.states_enumerated), "count");
-  measured(run, "states_checked", count(r.states_checked), "count");
-  measured(run, "duplicate_states", count(r.duplicate_states), "count");
-  measured(run, "failures", count(r.failures), "count");
-  measured(run, "seconds", r.seconds, "s");
-  measured(run, "states_per_second", r.seconds > 0 ? count(r.states_checked) / r.seconds : 0.0, "states/s");
-  measured(run, "state_space", r.state_space, "count");
+  measure_states(run, r);
+  measure_outcome(run, r);
   measured(run, "coverage",
            r.state_space > 0 ? std::min(1.0, count(r.states_checked + r.duplicate_states) / r.state_space) : 1.0,
            "ratio");
@@ -150,12 +139,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   if (!a.domains.empty()) {
     std::vector<std::string> names;
     for (const auto& list : a.domains)
-      for (size_t from = 0;;) {
-        const size_t comma = list.find(',', from);
-        names.push_back(list.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
-        if (comma == std::string::npos) break;
-        from = comma + 1;
-      }
+      for (std::string& name : split_commas(list)) names.push_back(std::move(name));
     auto d = parse_domains(names);
     if (!d) return d.status();
     o.domains = *d;
@@ -167,15 +151,8 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.seed = a.seed;
   o.jobs = static_cast<unsigned>(a.jobs);
   o.timeout_s = a.timeout;
-  if (!a.shard.empty()) {
-    auto s = parse_shard(a.shard);
-    if (!s) return s.status();
-    std::tie(o.shard, o.shards) = *s;
-  }
+  PMLAB_TRY(read_shard_and_replay(a.shard, a.replay, o));
   if (!a.replay.empty()) {
-    auto r = parse_replay(a.replay);
-    if (!r) return r.status();
-    o.replay = *r;
     if (o.domains.size() != 1 || o.granularities.size() != 1)
       return error(Errc::invalid_argument,
                    "--replay names a state of one domain and granularity: give one --domain and one --granularity");

@@ -34,6 +34,16 @@ size_t utf8_sequence(std::string_view text) {
 
 }  // namespace
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t comma = text.find(',', from);
+    parts.push_back(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) return parts;
+    from = comma + 1;
+  }
+}
+
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -3,12 +3,16 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pmlab {
 
 // TEXT with every control character and every byte that is not part of valid UTF-8 written as \xNN
 // (and the backslash as \\), so a crafted name can neither move the cursor nor garble the line.
 std::string printable(std::string_view text);
+
+// The parts of TEXT between the commas ("line,word" -> line, word); empty parts are kept.
+std::vector<std::string> split_commas(const std::string& text);
 
 // V with `digits` digits after the point ("%.*f"), for numbers quoted in notes and messages.
 std::string fixed(double v, int digits);

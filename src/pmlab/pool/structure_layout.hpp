@@ -4,10 +4,15 @@
 // refused by name, recovery is an open) is the same for every such structure, so it is written once here.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/status.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
@@ -37,6 +42,43 @@ Result<std::unique_ptr<T>> open_structure(Pool& pool, const std::string& layout)
     return error(Errc::wrong_layout,
                  pool.path() + " has layout '" + layout_name(pool.header()) + "', not '" + layout + "'");
   return T::open({pool.data(), pool.data_size()}, pool.persister());
+}
+
+// A structure whose region starts with a versioned superblock: {magic, version, …, checksum}, the magic
+// written last by format so that a half-formatted region is refused. The checksum is fnv1a64 of the fields
+// after the magic and before the checksum.
+template <class Superblock>
+uint64_t superblock_checksum(const Superblock& sb) {
+  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
+  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
+  return fnv1a64(first, static_cast<size_t>(end - first));
+}
+
+// Refuses a region that is not `line`-aligned; `what` names the structure in the error.
+inline Status check_region_aligned(std::span<const std::byte> region, uint64_t line, const std::string& what) {
+  if (reinterpret_cast<uintptr_t>(region.data()) % line != 0)
+    return error(Errc::invalid_argument,
+                 "a " + what + " region must start on a " + std::to_string(line) + "-byte boundary");
+  return Status::success();
+}
+
+// The superblock at the start of a region of at least `min_bytes` that starts on a `line`, once its magic,
+// checksum and version prove it one of this pmlab's; `what` names the structure in the errors.
+template <class Superblock>
+Result<Superblock> read_superblock(std::span<const std::byte> region, const std::string& what, uint64_t min_bytes,
+                                   uint64_t line, uint64_t magic, uint32_t version) {
+  if (region.size() < min_bytes)
+    return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a " + what);
+  PMLAB_TRY(check_region_aligned(region, line, what));
+  Superblock sb;
+  std::memcpy(&sb, region.data(), sizeof sb);
+  if (sb.magic != magic)
+    return error(Errc::corrupted, "no " + what + " superblock (never formatted, or formatting did not finish)");
+  if (sb.checksum != superblock_checksum(sb)) return error(Errc::corrupted, what + " superblock checksum mismatch");
+  if (sb.version != version)
+    return error(Errc::corrupted, what + " format version " + std::to_string(sb.version) + " (this pmlab reads " +
+                                      std::to_string(version) + ")");
+  return sb;
 }
 
 // Registers `layout` so that `Pool::recover()` opens its T and `pmlab pool check` checks it.

@@ -3,6 +3,7 @@
 // Everything is addressed by offsets from the region base.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/lockfree/alloc/slab.hpp"
+#include "pmlab/lockfree/list/set.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::lockfree::list_layout {
@@ -73,5 +75,38 @@ inline Status check_root(const std::byte* base, size_t size, uint64_t design, co
     return error(Errc::corrupted, "list root describes a larger region");
   return Status::success();
 }
+
+// What every list design keeps of its region: where the region lies, the persister its stores go through,
+// and how many inserts gave up on a full slab. A design (List) adds its slabs and, after them, its
+// reclaimer (destroyed first, while the slabs it frees into still exist), and its try_insert.
+template <class List>
+class Region {
+ public:
+  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
+    return list_layout::bytes_needed(capacity, max_threads);
+  }
+  uint64_t alloc_failures() const noexcept { return alloc_failures_.load(); }
+
+  bool insert(int tid, uint64_t key) {
+    List& list = static_cast<List&>(*this);
+    return insert_with_backpressure([&] { return list.try_insert(tid, key); }, [&] { list.reclaimer().reclaim_all(); },
+                                    alloc_failures_);
+  }
+
+ protected:
+  // Harris's search window: pred.key < key <= curr.key, with the link words the search read.
+  struct Window {
+    uint64_t pred, pred_word, curr, curr_word;
+  };
+
+  Region(std::byte* base, size_t size, const persist::Persister& p) noexcept : base_(base), size_(size), p_(p) {}
+
+  Root& root() const noexcept { return root_of(base_); }
+
+  std::byte* base_;
+  size_t size_;
+  const persist::Persister& p_;
+  std::atomic<uint64_t> alloc_failures_{0};
+};
 
 }  // namespace pmlab::lockfree::list_layout

@@ -34,20 +34,23 @@ namespace pmlab::lockfree {
 using list_layout::kListMagic;
 
 template <ListDesign D>
-class LinkedList {
+class LinkedList : public list_layout::Region<LinkedList<D>> {
   static_assert(D == ListDesign::volatile_harris || D == ListDesign::tlog || D == ListDesign::logfree);
   using Node = list_layout::Node;
   static constexpr bool kTLog = D == ListDesign::tlog;
   static constexpr bool kLogFree = D == ListDesign::logfree;
   enum LogOp : uint64_t { kNone = 0, kInsert = 1, kDelete = 2 };
+  using Base = list_layout::Region<LinkedList>;
+  using Base::alloc_failures_;
+  using Base::base_;
+  using Base::p_;
+  using Base::root;
+  using Base::size_;
+  using typename Base::Window;
 
  public:
-  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
-    return list_layout::bytes_needed(capacity, max_threads);
-  }
-
   LinkedList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
-      : base_(base), size_(size), p_(p), reclaimer_(advance_every) {}
+      : Base(base, size, p), reclaimer_(advance_every) {}
 
   // Lays out an empty list (every node zeroed) and makes it durable.
   Status format(uint32_t capacity, int max_threads) {
@@ -85,11 +88,6 @@ class LinkedList {
     for (uint64_t n : reached)
       if (!slab_->mark_allocated(n)) return error(Errc::corrupted, "node reached twice");
     return Status::success();
-  }
-
-  bool insert(int tid, uint64_t key) {
-    return insert_with_backpressure([&] { return try_insert(tid, key); }, [&] { reclaimer_.reclaim_all(); },
-                                    alloc_failures_);
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
@@ -218,14 +216,8 @@ class LinkedList {
 
   Slab& slab() noexcept { return *slab_; }
   EpochReclaimer& reclaimer() noexcept { return reclaimer_; }
-  uint64_t alloc_failures() const noexcept { return alloc_failures_.load(); }
 
  private:
-  struct Window {
-    uint64_t pred, pred_word, curr, curr_word;
-  };
-
-  list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
   persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
   uint64_t* log_word(int tid) const noexcept {
@@ -361,11 +353,7 @@ class LinkedList {
     }
   }
 
-  std::byte* base_;
-  size_t size_;
-  const persist::Persister& p_;
   std::unique_ptr<Slab> slab_;
-  std::atomic<uint64_t> alloc_failures_{0};
   // Last: destroyed first, while the slabs it frees into still exist.
   EpochReclaimer reclaimer_;
 };

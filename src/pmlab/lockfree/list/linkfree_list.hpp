@@ -58,16 +58,12 @@ inline Result<std::vector<std::pair<uint64_t, uint64_t>>> members(const Slab& sl
 }
 }  // namespace validity
 
-class LinkFreeList {
+class LinkFreeList : public list_layout::Region<LinkFreeList> {
   using Node = list_layout::Node;
 
  public:
-  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
-    return list_layout::bytes_needed(capacity, max_threads);
-  }
-
   LinkFreeList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
-      : base_(base), size_(size), p_(p), reclaimer_(advance_every) {}
+      : list_layout::Region<LinkFreeList>(base, size, p), reclaimer_(advance_every) {}
 
   Status format(uint32_t capacity, int max_threads) {
     PMLAB_TRY(
@@ -99,11 +95,6 @@ class LinkFreeList {
     node(prev)->next = 0;
     p_.fence();
     return Status::success();
-  }
-
-  bool insert(int tid, uint64_t key) {
-    return insert_with_backpressure([&] { return try_insert(tid, key); }, [&] { reclaimer_.reclaim_all(); },
-                                    alloc_failures_);
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
@@ -201,13 +192,9 @@ class LinkFreeList {
   }
 
   Slab& slab() noexcept { return *slab_; }
-  uint64_t alloc_failures() const noexcept { return alloc_failures_.load(); }
+  EpochReclaimer& reclaimer() noexcept { return reclaimer_; }
 
  private:
-  struct Window {
-    uint64_t pred, pred_word, curr, curr_word;
-  };
-  list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
   persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
   persist::PmWord meta(uint64_t off) const noexcept { return p_.word(&node(off)->meta); }
@@ -255,11 +242,7 @@ class LinkFreeList {
     }
   }
 
-  std::byte* base_;
-  size_t size_;
-  const persist::Persister& p_;
   std::unique_ptr<Slab> slab_;
-  std::atomic<uint64_t> alloc_failures_{0};
   // Last: destroyed first, while the slabs it frees into still exist.
   EpochReclaimer reclaimer_;
 };

@@ -28,19 +28,15 @@
 
 namespace pmlab::lockfree {
 
-class SoftList {
+class SoftList : public list_layout::Region<SoftList> {
   using Node = list_layout::Node;  // volatile node: key, meta = state, next, aux = its persistent node
   enum State : uint64_t { kIntendInsert = 0, kInserted = 1, kIntendDelete = 2, kDeleted = 3 };
   static constexpr uint64_t kVHead = 64;  // offset of the volatile head in the DRAM buffer
   static constexpr uint64_t kVFirst = 128;
 
  public:
-  static uint64_t bytes_needed(uint32_t capacity, int max_threads) {
-    return list_layout::bytes_needed(capacity, max_threads);
-  }
-
   SoftList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
-      : base_(base), size_(size), p_(p), reclaimer_(advance_every) {}
+      : list_layout::Region<SoftList>(base, size, p), reclaimer_(advance_every) {}
 
   Status format(uint32_t capacity, int max_threads) {
     PMLAB_TRY(list_layout::format(base_, size_, p_, static_cast<uint64_t>(ListDesign::soft), capacity, max_threads));
@@ -65,11 +61,6 @@ class SoftList {
     }
     vnode(prev)->next = 0;
     return Status::success();
-  }
-
-  bool insert(int tid, uint64_t key) {
-    return insert_with_backpressure([&] { return try_insert(tid, key); }, [&] { reclaimer_.reclaim_all(); },
-                                    alloc_failures_);
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
@@ -165,13 +156,9 @@ class SoftList {
   }
 
   Slab& slab() noexcept { return *pslab_; }
-  uint64_t alloc_failures() const noexcept { return alloc_failures_.load(); }
+  EpochReclaimer& reclaimer() noexcept { return reclaimer_; }
 
  private:
-  struct Window {
-    uint64_t pred, pred_word, curr, curr_word;
-  };
-  list_layout::Root& root() const noexcept { return *reinterpret_cast<list_layout::Root*>(base_); }
   Node* pnode(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
   Node* vnode(uint64_t off) const noexcept { return reinterpret_cast<Node*>(dram_.get() + off); }
   std::atomic_ref<uint64_t> link(uint64_t v) const noexcept { return std::atomic_ref<uint64_t>(vnode(v)->next); }
@@ -247,14 +234,10 @@ class SoftList {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
   };
 
-  std::byte* base_;
-  size_t size_;
-  const persist::Persister& p_;
   std::unique_ptr<Slab> pslab_;
   std::unique_ptr<std::byte[], AlignedDelete> dram_;
   uint64_t dram_bytes_ = 0;
   std::unique_ptr<Slab> vslab_;
-  std::atomic<uint64_t> alloc_failures_{0};
   // Last: destroyed first, while the slabs it frees into still exist.
   EpochReclaimer reclaimer_;
 };

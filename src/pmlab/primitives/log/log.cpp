@@ -47,12 +47,6 @@ int barriers_per_append(Kind k) noexcept { return k == Kind::zero ? 1 : 2; }
 
 namespace {
 
-uint64_t superblock_checksum(const om::Superblock& sb) {
-  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
-  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
-  return fnv1a64(first, static_cast<size_t>(end - first));
-}
-
 uint32_t slots_for(const Options& o) {
   switch (o.kind) {
     case Kind::header: return 1;
@@ -224,8 +218,7 @@ bool Log::walk(uint32_t lane, uint64_t end, const std::function<void(uint64_t, c
 
 Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const persist::Persister& persister,
                                          const Options& options) {
-  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
-    return error(Errc::invalid_argument, "a log region must start on a 64-byte boundary");
+  PMLAB_TRY(pool::check_region_aligned(region, om::kLine, "log"));
   if (options.first_lsn == 0) return error(Errc::invalid_argument, "a log's first LSN must be at least 1");
   auto planned = plan(options, region.size());
   if (!planned) return planned.status();
@@ -246,7 +239,7 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   sb->data_offset = g.data_offset;
   sb->log_id = g.log_id;
   sb->region_bytes = g.region_bytes;
-  sb->checksum = superblock_checksum(*sb);
+  sb->checksum = pool::superblock_checksum(*sb);
   auto* watermark = reinterpret_cast<uint64_t*>(region.data() + om::kWatermarkOffset);
   persister.store8(watermark, options.first_lsn);
   std::memset(region.data() + g.slots_offset, 0, g.data_offset - g.slots_offset);
@@ -263,18 +256,10 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
 
 Result<std::unique_ptr<Log>> Log::load(std::span<std::byte> region, const persist::Persister& persister,
                                        Stores stores) {
-  if (region.size() < om::kSlotsOffset)
-    return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a log");
-  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
-    return error(Errc::invalid_argument, "a log region must start on a 64-byte boundary");
-  om::Superblock sb;
-  std::memcpy(&sb, region.data(), sizeof sb);
-  if (sb.magic != om::kMagic)
-    return error(Errc::corrupted, "no log superblock (never formatted, or formatting did not finish)");
-  if (sb.checksum != superblock_checksum(sb)) return error(Errc::corrupted, "log superblock checksum mismatch");
-  if (sb.version != om::kVersion)
-    return error(Errc::corrupted, "log format version " + std::to_string(sb.version) + " (this pmlab reads " +
-                                      std::to_string(om::kVersion) + ")");
+  auto read =
+      pool::read_superblock<om::Superblock>(region, "log", om::kSlotsOffset, om::kLine, om::kMagic, om::kVersion);
+  if (!read) return read.status();
+  const om::Superblock& sb = *read;
   Options o;
   o.kind = static_cast<Kind>(sb.kind);
   o.padded = sb.padded != 0;

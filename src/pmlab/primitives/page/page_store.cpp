@@ -21,12 +21,6 @@ constexpr uint32_t kMaxLanes = 1024;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-uint64_t superblock_checksum(const om::Superblock& sb) {
-  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
-  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
-  return fnv1a64(first, static_cast<size_t>(end - first));
-}
-
 }  // namespace
 
 PageStore::Lane::~Lane() {
@@ -154,8 +148,7 @@ Result<PageStore::Lane> PageStore::claim_lane() {
 
 Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region, const persist::Persister& persister,
                                                      const StoreOptions& options) {
-  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
-    return error(Errc::invalid_argument, "a page store region must start on a 64-byte boundary");
+  PMLAB_TRY(pool::check_region_aligned(region, om::kLine, "page store"));
   auto planned = plan(options);
   if (!planned) return planned.status();
   const Geometry g = *planned;
@@ -175,7 +168,7 @@ Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region
   sb->slots = g.slots;
   sb->ulogs_offset = g.ulogs_offset;
   sb->data_offset = g.data_offset;
-  sb->checksum = superblock_checksum(*sb);
+  sb->checksum = pool::superblock_checksum(*sb);
 
   auto store = std::unique_ptr<PageStore>(new PageStore(region, persister, options, g));
   // Page p starts in slot p at version 1; the last `lanes` slots are the spares.
@@ -191,18 +184,10 @@ Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region
 }
 
 Result<std::unique_ptr<PageStore>> PageStore::load(std::span<std::byte> region, const persist::Persister& persister) {
-  if (region.size() < sizeof(om::Superblock))
-    return error(Errc::corrupted, "a region of " + std::to_string(region.size()) + " bytes cannot hold a page store");
-  if (reinterpret_cast<uintptr_t>(region.data()) % om::kLine != 0)
-    return error(Errc::invalid_argument, "a page store region must start on a 64-byte boundary");
-  om::Superblock sb;
-  std::memcpy(&sb, region.data(), sizeof sb);
-  if (sb.magic != om::kMagic)
-    return error(Errc::corrupted, "no page store superblock (never formatted, or formatting did not finish)");
-  if (sb.checksum != superblock_checksum(sb)) return error(Errc::corrupted, "page store superblock checksum mismatch");
-  if (sb.version != om::kVersion)
-    return error(Errc::corrupted, "page store format version " + std::to_string(sb.version) + " (this pmlab reads " +
-                                      std::to_string(om::kVersion) + ")");
+  auto read = pool::read_superblock<om::Superblock>(region, "page store", sizeof(om::Superblock), om::kLine, om::kMagic,
+                                                    om::kVersion);
+  if (!read) return read.status();
+  const om::Superblock& sb = *read;
   const StoreOptions o{sb.page_size, sb.pages, sb.lanes};
   auto g = plan(o);
   if (!g) return error(Errc::corrupted, "page store superblock: " + g.status().message());

@@ -185,15 +185,9 @@ ParamSpec design_param(std::vector<std::string> defaults, std::vector<std::strin
                             {"volatile", "tlog", "logfree", "soft", "linkfree"}, std::move(defaults), std::move(quick));
 }
 ParamSpec update_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  ParamSpec s;
-  s.name = "update";
-  s.type = ParamType::integer;
-  s.doc = "percent of operations that update (half insert, half delete); the rest are lookups";
-  s.defaults = std::move(defaults);
-  s.quick = std::move(quick);
-  s.min = 0;
-  s.max = 100;
-  return s;
+  return std_params::integer("update",
+                             "percent of operations that update (half insert, half delete); the rest are lookups",
+                             std::move(defaults), std::move(quick), 0, 100);
 }
 ParamSpec range_param() {
   return std_params::size("range", "key range [1, range]; the set is prefilled with half of it",

@@ -117,19 +117,12 @@ const CaseRegistration rmw{
     model_case("rmw", "I7: EWR and RWR of repeated full-XPLine nt-stores to one line, beside PMIdioBench's counters",
                {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"})}, rmw_body)};
 
-const CaseRegistration reads{
-    model_case("reads", "I6: on-DIMM read hit ratio of interleaved read streams, sequential vs random",
-               {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"}), pattern_param(),
-                std_params::size("size", "bytes per read", {"64", "256", "4K"}, {"256"}, 64, 1 << 20),
-                ParamSpec{.name = "streams",
-                          .type = ParamType::integer,
-                          .doc = "interleaved readers (PMIdioBench used 16 threads)",
-                          .defaults = {"1", "16"},
-                          .quick = {"16"},
-                          .choices = {},
-                          .min = 1,
-                          .max = 256}},
-               reads_body)};
+const CaseRegistration reads{model_case(
+    "reads", "I6: on-DIMM read hit ratio of interleaved read streams, sequential vs random",
+    {device_param({"c1", "c2", "c3", "dcpmm"}, {"dcpmm"}), pattern_param(),
+     std_params::size("size", "bytes per read", {"64", "256", "4K"}, {"256"}, 64, 1 << 20),
+     std_params::integer("streams", "interleaved readers (PMIdioBench used 16 threads)", {"1", "16"}, {"16"}, 1, 256)},
+    reads_body)};
 
 }  // namespace
 }  // namespace pmlab::suites::model

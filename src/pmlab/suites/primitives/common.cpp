@@ -37,15 +37,9 @@ bench::ParamSpec page_param() {
 }
 
 bench::ParamSpec dirty_param(std::vector<std::string> defaults, std::vector<std::string> quick) {
-  bench::ParamSpec p;
-  p.name = "dirty";
-  p.type = bench::ParamType::integer;
-  p.doc = "dirty cache lines per flushed page (points beyond the page's lines are left out)";
-  p.defaults = std::move(defaults);
-  p.quick = std::move(quick);
-  p.min = 1;
-  p.max = ppage::kMaxLinesPerPage;
-  return p;
+  return bench::std_params::integer("dirty",
+                                    "dirty cache lines per flushed page (points beyond the page's lines are left out)",
+                                    std::move(defaults), std::move(quick), 1, ppage::kMaxLinesPerPage);
 }
 
 bench::ParamSpec padding_param(std::vector<std::string> defaults, std::vector<std::string> quick) {

@@ -120,14 +120,8 @@ void body(RunContext& ctx) {
 }
 
 ParamSpec records_param() {
-  ParamSpec p;
-  p.name = "records";
-  p.type = ParamType::integer;
-  p.doc = "records in the DRAM table (10 fields of 100 bytes each)";
-  p.defaults = {"100000"};
-  p.min = 1;
-  p.max = 100000000;
-  return p;
+  return std_params::integer("records", "records in the DRAM table (10 fields of 100 bytes each)", {"100000"}, {}, 1,
+                             100000000);
 }
 
 const CaseRegistration registration{CaseDef{
