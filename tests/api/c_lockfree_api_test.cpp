@@ -69,7 +69,10 @@ TEST(CSetApi, ZeroMembersTakeTheDefaultsAndBadDesignsAreRefused) {
   EXPECT_EQ(got.threads, 8u);
   EXPECT_EQ(got.capacity, 65536u);
   pmlab_set_close(set);
-  const pmlab_set_config unknown{static_cast<pmlab_set_design>(9), 1, 64};
+  // A C caller may store any int in an enum member.
+  pmlab_set_config unknown{PMLAB_SET_LINKFREE, 1, 64};
+  const int nine = 9;
+  std::memcpy(&unknown.design, &nine, sizeof nine);
   EXPECT_EQ(pmlab_set_create(dir.file("unknown.pool").c_str(), &unknown, &set), PMLAB_E_INVALID_ARGUMENT);
   EXPECT_EQ(set, nullptr);
   EXPECT_EQ(pmlab_set_insert(nullptr, 0, 1), PMLAB_E_INVALID_ARGUMENT);
