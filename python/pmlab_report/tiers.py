@@ -17,6 +17,7 @@ from statistics import median
 from typing import Callable, Sequence
 
 from .model import Run, is_number
+from .units import format_quantity, sig
 
 LOCAL = "dram"
 
@@ -116,12 +117,8 @@ def measure_tiers(runs: Sequence[Run], context: dict | None = None) -> list[Tier
     return tiers
 
 
-def _number(value: float, unit: str) -> str:
-    return f"{value:,.0f} {unit}" if value >= 100 else f"{value:.3g} {unit}"
-
-
 def _times(value: float) -> str:
-    return f"{value:.2f}×"
+    return f"{sig(value)}×"
 
 
 def finding(tier: Tier, local: Tier) -> str | None:
@@ -159,7 +156,7 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
             if m.key not in t.values:
                 cells.append('<td class="num">–</td>')
                 continue
-            text = _number(t.values[m.key], m.unit)
+            text = format_quantity(t.values[m.key], m.unit)
             if local is not None and t is not local and local.values.get(m.key):
                 text += f" ({_times(t.values[m.key] / local.values[m.key])})"
             cells.append(f'<td class="num">{escape(text)}</td>')

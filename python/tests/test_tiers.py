@@ -42,14 +42,14 @@ def test_a_cxl_node_is_named_from_its_placement_and_compared_with_local_dram():
     assert cxl.values["load_ns"] == 230.0  # the uncached point only
     assert cxl.values["load_bw"] == 4500.0 and cxl.peak_threads["load_bw"] == 2
     assert tiers.finding(cxl, found[0]) == ("On node 2 (cxl): load latency, uncached 2.30× local; "
-                                            "peak load bandwidth 0.45× local, highest at 2 threads.")
+                                            "peak load bandwidth 0.450× local, highest at 2 threads.")
 
 
 def test_the_section_has_a_column_per_tier_and_the_findings():
     html = tiers.section(_two_tiers())
     assert '<th title="the process&#x27;s own memory">local DRAM</th>' in html
     assert ">node 2 (cxl)</th>" in html
-    assert "230 ns (2.30×)" in html and "4,500 MiB/s (0.45×)" in html
+    assert "230 ns (2.30×)" in html and "4.39 GiB/s (0.450×)" in html
     assert "On node 2 (cxl): load latency, uncached 2.30× local" in html
     # A measure no tier has is left out; one tier has and another lacks shows a dash.
     assert "p-store latency" not in html

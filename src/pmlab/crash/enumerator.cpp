@@ -304,9 +304,9 @@ class Explorer {
     } while (next_subset(subset, n_) && c_.size() < cap);
   }
 
+  // `d` lines drawn at random, each given a random alternative to its value in none or all.
   void sample_deviations(size_t d, uint64_t cap) {
-    std::vector<size_t> order(n_);
-    std::iota(order.begin(), order.end(), 0);
+    std::vector<size_t> order = address_order();
     for (uint64_t attempt = 0; c_.size() < cap && attempt < 4 * budget_; ++attempt) {
       const LineValues& base = attempt % 2 == 0 ? all_ : none_;
       LineValues v = base;

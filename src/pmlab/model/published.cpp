@@ -270,57 +270,69 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 }  // namespace
 
-Result<Published> published_csv_cell(const std::string& file, const std::string& row, const std::string& column,
-                                     std::string source) {
-  const std::string path = reference_dir() + "/" + file;
-  auto text = read_text(path);
+namespace {
+
+// A row of a CSV file in the reference data: the header's names beside the row's fields.
+struct CsvRow {
+  std::string path;
+  std::vector<std::string> header, fields;
+
+  std::optional<size_t> index_of(const std::string& column) const {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == column) return i;
+    return std::nullopt;
+  }
+  std::string text(const std::string& column) const {
+    const auto i = index_of(column);
+    return i && *i < fields.size() ? fields[*i] : std::string();
+  }
+  Result<double> number_in(const std::string& column) const {
+    const auto i = index_of(column);
+    if (!i) return error(Errc::corrupted, path + ": no column '" + column + "'");
+    const auto v = *i < fields.size() ? number(fields[*i]) : std::nullopt;
+    if (!v)
+      return error(Errc::corrupted, path + ": row '" + fields.front() + "' has no number in column '" + column + "'");
+    return *v;
+  }
+};
+
+// The row of `file` whose first field is `row`; the first line names the columns.
+Result<CsvRow> csv_row(const std::string& file, const std::string& row) {
+  CsvRow out{reference_dir() + "/" + file, {}, {}};
+  auto text = read_text(out.path);
   if (!text) return text.status();
   std::istringstream lines(*text);
   std::string line;
-  std::optional<size_t> index;
   while (std::getline(lines, line)) {
     if (trim(line).empty()) continue;
-    const auto fields = split_csv(line);
-    if (!index) {  // the header names the columns
-      for (size_t i = 0; i < fields.size(); ++i)
-        if (fields[i] == column) index = i;
-      if (!index) return error(Errc::corrupted, path + ": no column '" + column + "'");
-      continue;
+    auto fields = split_csv(line);
+    if (out.header.empty()) {
+      out.header = std::move(fields);
+    } else if (fields.front() == row) {
+      out.fields = std::move(fields);
+      return out;
     }
-    if (fields.front() != row) continue;
-    auto v = *index < fields.size() ? number(fields[*index]) : std::nullopt;
-    if (!v) return error(Errc::corrupted, path + ": row '" + row + "' has no number in column '" + column + "'");
-    return Published{*v, std::move(source)};
   }
-  return error(Errc::not_found, path + ": no row '" + row + "'");
+  return error(Errc::not_found, out.path + ": no row '" + row + "'");
+}
+
+}  // namespace
+
+Result<Published> published_csv_cell(const std::string& file, const std::string& row, const std::string& column,
+                                     std::string source) {
+  auto found = csv_row(file, row);
+  if (!found) return found.status();
+  auto v = found->number_in(column);
+  if (!v) return v.status();
+  return Published{*v, std::move(source)};
 }
 
 Result<Published> published_cxl(const std::string& point) {
-  const std::string path = reference_dir() + "/" + kCxlPoints;
-  auto text = read_text(path);
-  if (!text) return text.status();
-  std::istringstream lines(*text);
-  std::string line;
-  std::vector<std::string> header;
-  auto column = [&](const std::vector<std::string>& fields, const std::string& name) -> std::string {
-    for (size_t i = 0; i < header.size() && i < fields.size(); ++i)
-      if (header[i] == name) return fields[i];
-    return {};
-  };
-  while (std::getline(lines, line)) {
-    if (trim(line).empty()) continue;
-    const auto fields = split_csv(line);
-    if (header.empty()) {  // point,value,unit,study,where,measured,found_via
-      header = fields;
-      continue;
-    }
-    if (fields.front() != point) continue;
-    auto v = number(column(fields, "value"));
-    if (!v) return error(Errc::corrupted, path + ": point '" + point + "' has no number in column 'value'");
-    return Published{*v,
-                     column(fields, "study") + " " + column(fields, "where") + " (" + kCxlPoints + ": " + point + ")"};
-  }
-  return error(Errc::not_found, path + ": no point '" + point + "'");
+  auto found = csv_row(kCxlPoints, point);
+  if (!found) return found.status();
+  auto v = found->number_in("value");
+  if (!v) return v.status();
+  return Published{*v, found->text("study") + " " + found->text("where") + " (" + kCxlPoints + ": " + point + ")"};
 }
 
 std::string xpbuffer_source() { return std::string("FAST'20 fig. 9 (") + kXpbuffer + ")"; }
