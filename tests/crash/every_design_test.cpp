@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "pmlab/crash/corpus/history.hpp"
+#include "pmlab/crash/selftest/support.hpp"
 #include "pmlab/crash/simulator.hpp"
 
 namespace pmlab::crash {
@@ -66,6 +68,30 @@ TEST(EveryDesign, CoversTheRegisteredFamilies) {
   }
   for (const char* f : {"selftest", "corpus", "ds", "lockfree", "log", "page", "ptm"})
     EXPECT_NE(std::find(families.begin(), families.end(), f), families.end()) << f;
+}
+
+// A catalog row whose design file is missing from the build would vanish from `all` without a word.
+TEST(EveryDesign, RegistersEveryCatalogRowWithItsTwinsAndTheirDomains) {
+  const SubjectRegistry& registry = SubjectRegistry::instance();
+  auto expect_family = [&](const std::string& family, const std::vector<selftest::DesignText>& catalog,
+                           bool twin_named_after_design) {
+    for (const selftest::DesignText& row : catalog) {
+      const SubjectInfo* design = registry.find(family + "." + row.name);
+      ASSERT_NE(design, nullptr) << row.name;
+      EXPECT_FALSE(design->deliberately_broken) << row.name;
+      for (const selftest::TwinText& twin : row.twins) {
+        const std::string name =
+            family + ".broken." + (twin_named_after_design ? row.name + "-" : std::string{}) + twin.name;
+        const SubjectInfo* broken = registry.find(name);
+        ASSERT_NE(broken, nullptr) << name;
+        EXPECT_TRUE(broken->deliberately_broken) << name;
+        EXPECT_EQ(broken->domains, twin.domains) << name;
+        EXPECT_EQ(broken->description, twin.description) << name;
+      }
+    }
+  };
+  expect_family("selftest", selftest::selftest_catalog(), false);
+  expect_family("corpus", corpus::corpus_catalog(), true);
 }
 
 }  // namespace

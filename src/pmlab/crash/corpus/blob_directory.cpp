@@ -103,10 +103,7 @@ class BlobDirectory final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<BlobDirectory, Bug> registered{
-    "blob-directory",
-    "immutable blobs named from a directory by version and offset, stored atomically",
-    {{"plain-pointer", "stores a directory entry's word with a plain 8-byte copy (memcpy)", Bug::plain_pointer}}};
+const CorpusDesign<BlobDirectory, Bug> registered{"blob-directory", {Bug::plain_pointer}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -118,11 +118,7 @@ class CowTree final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<CowTree, Bug> registered{
-    "cow-tree",
-    "copy-on-write leaves with parent links, swapped into the root by an atomic store once durable",
-    {{"publish-before-flush", "swaps the root's link to a leaf copy before persisting the copy",
-      Bug::publish_before_flush, kAdrOnly}}};
+const CorpusDesign<CowTree, Bug> registered{"cow-tree", {Bug::publish_before_flush}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -135,11 +135,7 @@ class DeltaRedo final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<DeltaRedo, Bug> registered{
-    "delta-redo",
-    "counters behind a redo log of new values, applied at group checkpoints and by recovery",
-    {{"replays-deltas", "the redo log holds amounts to add: replaying an applied record adds it twice",
-      Bug::replays_deltas}}};
+const CorpusDesign<DeltaRedo, Bug> registered{"delta-redo", {Bug::replays_deltas}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -153,12 +153,7 @@ class DList final : public Design<Repair> {
   Keys keys_found_;
 };
 
-const CorpusDesign<DList, Repair> registered{
-    "dlist",
-    "sorted doubly-linked list; forward links commit, recovery repairs prev links durably",
-    {{"forward-only-repair", "recovery repairs no prev link after a crash between the two link stores", Repair::none},
-     {"unpersisted-repair", "recovery repairs prev links with plain stores it never writes back",
-      Repair::unpersisted}}};
+const CorpusDesign<DList, Repair> registered{"dlist", {Repair::none, Repair::unpersisted}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

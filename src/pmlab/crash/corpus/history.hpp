@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -20,22 +21,22 @@ using selftest::broken;
 using selftest::checksum_words;
 using selftest::Design;
 using selftest::in_both_halves;
+using selftest::kAdrOnly;
 using selftest::kBothDomains;
 using selftest::payload_word;
-using selftest::Twin;
 
-// A corpus design and its broken twins, registered as corpus.<name> and corpus.broken.<name>-<twin>: a
-// twin's name starts with the name of the design it breaks.
+// The bug corpus's designs, one row each (corpus/catalog.cpp).
+const std::vector<selftest::DesignText>& corpus_catalog();
+
+// A corpus design and its broken twins (in its catalog row's order), registered as corpus.<name> and
+// corpus.broken.<name>-<twin>: a twin's name starts with the name of the design it breaks.
 template <class D, class Bug>
 struct CorpusDesign {
-  CorpusDesign(const std::string& name, std::string description, std::vector<Twin<Bug>> twins) {
-    for (Twin<Bug>& t : twins) t.name = name + "-" + t.name;
-    selftest::register_with_twins<D>("corpus", name, std::move(description), std::move(twins));
+  CorpusDesign(const std::string& name, std::initializer_list<Bug> twins) {
+    selftest::register_with_twins<D>("corpus", selftest::catalog_row(corpus_catalog(), name, twins.size()), twins,
+                                     name + "-");
   }
 };
-
-// Designs whose bug exists only where flushes are needed (under eADR the fence persists every store).
-inline const std::vector<persist::Domain> kAdrOnly{persist::Domain::adr};
 
 // The state recovery found must be the one the operations that returned left (`after(at.ops_completed)`),
 // or, with an operation in flight, the one it leaves when it completes: wholly absent or wholly present.

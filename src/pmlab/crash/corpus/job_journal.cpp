@@ -121,11 +121,7 @@ class JobJournal final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const CorpusDesign<JobJournal, Bug> registered{
-    "job-journal",
-    "jobs counted by an atomic store; a completion mark is durable before it is acknowledged",
-    {{"unfenced-ack", "acknowledges a completion before its mark is fenced (left to the next operation)",
-      Bug::unfenced_ack}}};
+const CorpusDesign<JobJournal, Bug> registered{"job-journal", {Bug::unfenced_ack}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -100,10 +100,7 @@ class LengthLog final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<LengthLog, Bug> registered{
-    "length-log",
-    "checksummed records behind a length written under the same fence; recovery validates it",
-    {{"trusted-length", "recovery trusts a length that may have persisted before its record", Bug::trusted_length}}};
+const CorpusDesign<LengthLog, Bug> registered{"length-log", {Bug::trusted_length}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

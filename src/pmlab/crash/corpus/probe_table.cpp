@@ -172,11 +172,7 @@ class ProbeTable final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const CorpusDesign<ProbeTable, Bug> registered{
-    "probe-table",
-    "open addressing with tombstones; value and key durable before an atomic full mark",
-    {{"unfenced-flag", "value, key and full mark written back under one fence", Bug::unfenced_flag, kAdrOnly},
-     {"flag-first", "the entry's state stored before its key, in the same line, by plain stores", Bug::flag_first}}};
+const CorpusDesign<ProbeTable, Bug> registered{"probe-table", {Bug::unfenced_flag, Bug::flag_first}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -113,10 +113,7 @@ class SlotPool final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<SlotPool, Bug> registered{
-    "slot-pool",
-    "records in reused slots, each persisted before an atomic index store names it",
-    {{"stale-reuse", "skips the record's persist when it reuses a freed slot", Bug::stale_reuse, kAdrOnly}}};
+const CorpusDesign<SlotPool, Bug> registered{"slot-pool", {Bug::stale_reuse}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -103,10 +103,7 @@ class WideCounter final : public Design<Bug> {
   }
 };
 
-const CorpusDesign<WideCounter, Bug> registered{
-    "wide-counter",
-    "16-byte {count, total} pairs double-buffered in their line, named by an atomic generation",
-    {{"torn", "updates a 16-byte {count, total} in place with a struct assignment", Bug::torn}}};
+const CorpusDesign<WideCounter, Bug> registered{"wide-counter", {Bug::torn}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

@@ -162,10 +162,7 @@ class WrapLog final : public Design<Bug> {
   std::vector<Step> plan_;
 };
 
-const CorpusDesign<WrapLog, Bug> registered{
-    "wrap-log",
-    "records wrap around a 48-word ring; head and tail advanced by atomic stores once durable",
-    {{"unflushed-wrap", "writes back a wrapping record only up to the ring's end", Bug::unflushed_wrap, kAdrOnly}}};
+const CorpusDesign<WrapLog, Bug> registered{"wrap-log", {Bug::unflushed_wrap}};
 
 }  // namespace
 }  // namespace pmlab::crash::corpus

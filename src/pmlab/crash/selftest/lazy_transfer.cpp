@@ -137,11 +137,7 @@ class LazyTransfer final : public Design<Bug> {
   }
 };
 
-const SelfTestDesign<LazyTransfer, Bug> registered{
-    "lazy-transfer",
-    "transfers committed as redo intents, applied later and retired durably",
-    {{"lazy-transfer-volatile-repair",
-      "recovery applies and retires the committed intent with plain stores it never persists", Bug::volatile_repair}}};
+const SelfTestDesign<LazyTransfer, Bug> registered{"lazy-transfer", {Bug::volatile_repair}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

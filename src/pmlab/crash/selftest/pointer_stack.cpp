@@ -104,13 +104,7 @@ class PointerStack final : public Design<Links> {
   }
 };
 
-const SelfTestDesign<PointerStack, Links> registered{
-    "offset-stack",
-    "linked stack, links are offsets from the image base",
-    {{"absolute-stack", "linked stack whose links are absolute addresses of the run's mapping", Links::absolute},
-     {"absolute-stack-unflushed",
-      "absolute links, and a pushed node is never flushed (hidden while recovery reads live memory)",
-      Links::absolute_unflushed}}};
+const SelfTestDesign<PointerStack, Links> registered{"offset-stack", {Links::absolute, Links::absolute_unflushed}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

@@ -116,11 +116,7 @@ class RegisterFile final : public Design<Bug> {
   }
 };
 
-const SelfTestDesign<RegisterFile, Bug> registered{
-    "register-file",
-    "registers of two slots and a state word flipped by one atomic store",
-    {{"register-busy-mark", "marks a register busy in its state word while writing, never flushing the mark",
-      Bug::busy_mark}}};
+const SelfTestDesign<RegisterFile, Bug> registered{"register-file", {Bug::busy_mark}};
 
 }  // namespace
 }  // namespace pmlab::crash::selftest

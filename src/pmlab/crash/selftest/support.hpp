@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,33 +57,54 @@ SubjectInfo variant(std::string name, std::string description, bool broken, std:
   return i;
 }
 
-// A broken twin of a design: its name, what it does wrong, the variant that does it, and the domains in
-// which the bug exists (and the simulator must catch it).
-template <class Variant>
-struct Twin {
+// Designs whose bug exists only where flushes are needed (under eADR the fence persists every store).
+inline const std::vector<persist::Domain> kAdrOnly{persist::Domain::adr};
+
+// A broken twin as its family's catalog states it: its name, what it does wrong, and the domains in which
+// the bug exists (and the simulator must catch it).
+struct TwinText {
   std::string name;
   std::string description;
-  Variant variant;
   std::vector<persist::Domain> domains = kBothDomains;
 };
 
+// A design as its family's catalog states it: its name, what it does, and its broken twins.
+struct DesignText {
+  std::string name;
+  std::string description;
+  std::vector<TwinText> twins;
+};
+
+// The self-test designs, one row each (selftest/catalog.cpp): what the family holds is read in one table,
+// and each design's file states its protocol and recovery only.
+const std::vector<DesignText>& selftest_catalog();
+
+// The row of `catalog` for design `name`, checked against the variants its file registers: a design the
+// catalog does not list, or whose twins it lists in another number, stops the program at start-up.
+const DesignText& catalog_row(const std::vector<DesignText>& catalog, const std::string& name, size_t twins);
+
 // Registers design D of `family` as "<family>.<name>" with the variant Variant{} (the first value of its
-// enum is the correct design), claiming both domains, and each broken twin as "<family>.broken.<twin>",
-// marked deliberately broken so that `all` leaves it out.
+// enum is the correct design), claiming both domains, and each broken twin, the variants `twins` in the
+// catalog row's order, as "<family>.broken.<twin_prefix><twin>", marked deliberately broken so that `all`
+// leaves it out.
 template <class D, class Variant>
-void register_with_twins(const std::string& family, const std::string& name, std::string description,
-                         std::vector<Twin<Variant>> twins) {
-  SubjectRegistration{variant<D>(family + "." + name, std::move(description), false, kBothDomains, Variant{})};
-  for (Twin<Variant>& t : twins)
+void register_with_twins(const std::string& family, const DesignText& text, std::initializer_list<Variant> twins,
+                         const std::string& twin_prefix) {
+  SubjectRegistration{variant<D>(family + "." + text.name, text.description, false, kBothDomains, Variant{})};
+  auto twin = text.twins.begin();
+  for (Variant v : twins) {
     SubjectRegistration{
-        variant<D>(family + ".broken." + t.name, std::move(t.description), true, std::move(t.domains), t.variant)};
+        variant<D>(family + ".broken." + twin_prefix + twin->name, twin->description, true, twin->domains, v)};
+    ++twin;
+  }
 }
 
-// A self-test design and its broken twins, registered as selftest.<name> and selftest.broken.<twin>.
+// A self-test design and its broken twins (in its catalog row's order), registered as selftest.<name> and
+// selftest.broken.<twin>.
 template <class D, class Variant>
 struct SelfTestDesign {
-  SelfTestDesign(const std::string& name, std::string description, std::vector<Twin<Variant>> twins) {
-    register_with_twins<D>("selftest", name, std::move(description), std::move(twins));
+  SelfTestDesign(const std::string& name, std::initializer_list<Variant> twins) {
+    register_with_twins<D>("selftest", catalog_row(selftest_catalog(), name, twins.size()), twins, "");
   }
 };
 
