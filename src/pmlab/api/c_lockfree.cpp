@@ -43,21 +43,17 @@ int yes_or_no(F&& f) noexcept {
 extern "C" {
 
 int pmlab_set_create(const char* path, const pmlab_set_config* config, pmlab_set** set) {
-  if (path == nullptr || set == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *set = nullptr;
   pmlab::SetOptions o;
   if (config != nullptr) {
     if (const int design = design_of(config->design); design != 0) o.design = static_cast<pmlab::SetDesign>(design);
     if (config->threads != 0) o.threads = config->threads;
     if (config->capacity != 0) o.capacity = config->capacity;
   }
-  return pmlab::api::guarded([&] { *set = new pmlab_set{pmlab::Set::create(path, o)}; });
+  return pmlab::api::new_handle(path, set, [&] { return pmlab::Set::create(path, o); });
 }
 
 int pmlab_set_open(const char* path, pmlab_set** set) {
-  if (path == nullptr || set == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *set = nullptr;
-  return pmlab::api::guarded([&] { *set = new pmlab_set{pmlab::Set::open(path)}; });
+  return pmlab::api::new_handle(path, set, [&] { return pmlab::Set::open(path); });
 }
 
 void pmlab_set_close(pmlab_set* set) { delete set; }
@@ -103,8 +99,6 @@ int pmlab_set_get_config(const pmlab_set* set, pmlab_set_config* config) {
 }
 
 int pmlab_ring_create(const char* path, const pmlab_ring_config* config, pmlab_ring** ring) {
-  if (path == nullptr || ring == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *ring = nullptr;
   pmlab::RingOptions o;
   if (config != nullptr) {
     if (const int design = design_of(config->design); design != 0) o.design = static_cast<pmlab::RingDesign>(design);
@@ -112,13 +106,11 @@ int pmlab_ring_create(const char* path, const pmlab_ring_config* config, pmlab_r
     if (config->capacity != 0) o.capacity = config->capacity;
     if (config->record_bytes != 0) o.record_bytes = config->record_bytes;
   }
-  return pmlab::api::guarded([&] { *ring = new pmlab_ring{pmlab::Ring::create(path, o)}; });
+  return pmlab::api::new_handle(path, ring, [&] { return pmlab::Ring::create(path, o); });
 }
 
 int pmlab_ring_open(const char* path, pmlab_ring** ring) {
-  if (path == nullptr || ring == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *ring = nullptr;
-  return pmlab::api::guarded([&] { *ring = new pmlab_ring{pmlab::Ring::open(path)}; });
+  return pmlab::api::new_handle(path, ring, [&] { return pmlab::Ring::open(path); });
 }
 
 void pmlab_ring_close(pmlab_ring* ring) { delete ring; }

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include <pmlab/error.hpp>
+#include <pmlab/pmlab.h>
 
 #include "pmlab/common/status.hpp"
 
@@ -27,6 +28,15 @@ int guarded(F&& f) noexcept {
     f();
     return 0;
   } catch (...) { return fail_current_exception(); }
+}
+
+// Opens or creates a C handle at the C API's edge: *handle is null unless make() returned the object it
+// wraps (a Set, a Ptm, ...), and a null path or handle pointer is refused before anything is touched.
+template <class Handle, class Make>
+int new_handle(const char* path, Handle** handle, Make&& make) noexcept {
+  if (path == nullptr || handle == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
+  *handle = nullptr;
+  return guarded([&] { *handle = new Handle{make()}; });
 }
 
 }  // namespace pmlab::api

@@ -122,20 +122,16 @@ struct VisitStopped {
 extern "C" {
 
 int pmlab_log_create(const char* path, uint64_t pool_bytes, const pmlab_log_config* config, pmlab_log** log) {
-  if (path == nullptr || log == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *log = nullptr;
   pmlab::LogOptions o;
   if (config != nullptr) {
     if (config->writer != nullptr) o.writer = config->writer;
     if (config->lanes != 0) o.lanes = config->lanes;
   }
-  return pmlab::api::guarded([&] { *log = new pmlab_log{pmlab::Log::create(path, pool_bytes, o)}; });
+  return pmlab::api::new_handle(path, log, [&] { return pmlab::Log::create(path, pool_bytes, o); });
 }
 
 int pmlab_log_open(const char* path, pmlab_log** log) {
-  if (path == nullptr || log == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *log = nullptr;
-  return pmlab::api::guarded([&] { *log = new pmlab_log{pmlab::Log::open(path)}; });
+  return pmlab::api::new_handle(path, log, [&] { return pmlab::Log::open(path); });
 }
 
 void pmlab_log_close(pmlab_log* log) { delete log; }

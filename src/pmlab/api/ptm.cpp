@@ -295,21 +295,17 @@ int run_c_body(Run&& run, pmlab_tx_fn body, void* arg) noexcept {
 extern "C" {
 
 int pmlab_ptm_create(const char* path, uint64_t pool_bytes, const pmlab_ptm_config* config, pmlab_ptm** ptm) {
-  if (path == nullptr || ptm == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *ptm = nullptr;
   pmlab::PtmOptions o;
   if (config != nullptr) {
     if (config->kind != 0) o.kind = static_cast<pmlab::PtmKind>(config->kind);
     if (config->threads != 0) o.threads = config->threads;
     if (config->log_bytes_per_thread != 0) o.log_bytes_per_thread = config->log_bytes_per_thread;
   }
-  return pmlab::api::guarded([&] { *ptm = new pmlab_ptm{pmlab::Ptm::create(path, pool_bytes, o)}; });
+  return pmlab::api::new_handle(path, ptm, [&] { return pmlab::Ptm::create(path, pool_bytes, o); });
 }
 
 int pmlab_ptm_open(const char* path, pmlab_ptm** ptm) {
-  if (path == nullptr || ptm == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null path or handle");
-  *ptm = nullptr;
-  return pmlab::api::guarded([&] { *ptm = new pmlab_ptm{pmlab::Ptm::open(path)}; });
+  return pmlab::api::new_handle(path, ptm, [&] { return pmlab::Ptm::open(path); });
 }
 
 void pmlab_ptm_close(pmlab_ptm* ptm) { delete ptm; }
