@@ -347,7 +347,9 @@ def _idio_figure(ident: str, evidence: Evidence) -> str | None:
 
 
 def idio_section(runs: Sequence[Run], evidence: Evidence, badge: Badge) -> str:
-    rows = sorted((r for r in runs if r.suite == "idio" and r.case == "classification" and r.ok),
+    # The pool's rows; a NUMA tier's (parameter `tier`) are in the tier table (tiers.py).
+    rows = sorted((r for r in runs if r.suite == "idio" and r.case == "classification" and r.ok
+                   and r.param("tier") is None),
                   key=lambda r: str(r.param("idiosyncrasy")))
     rules = sorted((r for r in runs if r.suite == "idio" and r.case == "recommendation" and r.ok),
                    key=lambda r: str(r.param("rule")))

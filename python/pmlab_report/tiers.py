@@ -5,7 +5,9 @@ A tier is a `medium` parameter of the idio runs: `dram` (the process's own node)
 node N, labelled local, remote-socket, cxl or unknown by the runner's detection: the run's `placement` note
 and the context's `memory_tiers` say on what evidence) or `pool` (the pool file, whose medium the context
 names). Nothing here measures: each cell is a median or a peak of the runs' own metrics, and a tier missing
-a measurement shows a dash.
+a measurement shows a dash. Below the measurements, each idiosyncrasy's verdict on each tier as the C++
+summary recorded it: the pool's rows of idio.classification, and a NUMA node's rows with the parameter
+`tier` (src/pmlab/suites/idio/classification.hpp).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from html import escape
 from statistics import median
 from typing import Callable, Sequence
 
+from . import idio_sentences
 from .model import Run, is_number
 from .units import format_quantity, sig
 
@@ -121,8 +124,44 @@ def _times(value: float) -> str:
     return f"{sig(value)}×"
 
 
-def finding(tier: Tier, local: Tier) -> str | None:
-    """How `tier` behaves against local DRAM, in one sentence, from what both measured."""
+def classifications(runs: Sequence[Run]) -> dict[str, dict[str, Run]]:
+    """The idio.classification rows by tier (the medium judged: "pool" or "numa:N"), then by idiosyncrasy."""
+    out: dict[str, dict[str, Run]] = {}
+    for r in runs:
+        if r.suite == "idio" and r.case == "classification" and r.ok:
+            out.setdefault(str(r.param("tier", "pool")), {})[str(r.param("idiosyncrasy"))] = r
+    return out
+
+
+def _specific(row: Run) -> str:
+    return row.notes.get("tier_specific", row.notes.get("pmem_specific", "unknown"))
+
+
+def verdict_cell(row: Run | None) -> str:
+    """An idiosyncrasy's verdict on one tier, with the effect it rests on: "present, specific (2.3×)"."""
+    if row is None:
+        return "–"
+    verdict = row.notes.get("verdict", "?")
+    text = idio_sentences.verdict_word(verdict)
+    if verdict == "present" and _specific(row) == "yes":
+        text += ", specific"
+    effect = row.value("effect_tier" if row.param("tier") else "effect_pool")
+    return text + (f" ({_times(effect)})" if is_number(effect) else "")
+
+
+def verdict_finding(rows: dict[str, Run]) -> str:
+    """Which idiosyncrasies a tier shows, and which of them more than local DRAM does, as a clause."""
+    present = [i for i, r in sorted(rows.items()) if r.notes.get("verdict") == "present"]
+    if not present:
+        return "none of I1–I8 present" if rows else ""
+    specific = [i for i in present if _specific(rows[i]) == "yes"]
+    return (", ".join(present) + " present" +
+            (f" ({', '.join(specific)} beyond local DRAM's)" if specific else ", none beyond local DRAM's"))
+
+
+def finding(tier: Tier, local: Tier, verdicts: dict[str, Run] | None = None) -> str | None:
+    """How `tier` behaves against local DRAM, in one sentence, from what both measured and, when given, the
+    idiosyncrasies classified on it."""
     parts = []
     for m in MEASURES:
         if m.key not in tier.values or not is_number(local.values.get(m.key)) or local.values[m.key] <= 0:
@@ -135,6 +174,8 @@ def finding(tier: Tier, local: Tier) -> str | None:
                                                             if at else ""))
         else:
             parts.append(f"{what} {_times(ratio)} local")
+    if verdicts:
+        parts.append(verdict_finding(verdicts))
     if not parts:
         return None
     return f"On {tier.label}: " + "; ".join(parts) + "."
@@ -161,10 +202,25 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
                 text += f" ({_times(t.values[m.key] / local.values[m.key])})"
             cells.append(f'<td class="num">{escape(text)}</td>')
         body.append(f"<tr><td>{escape(m.label)}</td>{''.join(cells)}</tr>")
-    findings = [f for t in tiers if local is not None and t is not local for f in [finding(t, local)] if f]
+    by_tier = classifications(runs)
+    judged = [t for t in tiers if t.medium in by_tier]
+    if judged:
+        ids = sorted({i for t in judged for i in by_tier[t.medium]})
+        for ident in ids:
+            name = next(r.notes.get("idiosyncrasy", "") for t in judged for r in [by_tier[t.medium].get(ident)] if r)
+            cells = "".join(
+                '<td class="small">' + ("reference" if t.medium == LOCAL else
+                                        escape(verdict_cell(by_tier.get(t.medium, {}).get(ident)))) + "</td>"
+                for t in tiers)
+            body.append(f'<tr><td>{escape(ident)}: {escape(name)}</td>{cells}</tr>')
+    findings = [f for t in tiers if local is not None and t is not local
+                for f in [finding(t, local, by_tier.get(t.medium))] if f]
     evidence = "".join(f"<li><b>{escape(t.label)}</b>: {escape(t.evidence)}</li>" for t in tiers if t.evidence)
     return ('<h3 id="tiers">Memory tiers side by side (measured; ratios against local DRAM)</h3>'
             '<div class="scroll"><table class="idio"><thead><tr><th>measure</th>'
             f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+            + ('<p class="muted">I1–I8: the verdict on each tier against local DRAM ([PMIdioBench] Table 1 method), '
+               "with the effect it rests on; \"specific\": the tier shows it at least 1.25× as strongly as local "
+               "DRAM does.</p>" if judged else "")
             + (f'<ul>{"".join(f"<li>{escape(f)}</li>" for f in findings)}</ul>' if findings else "")
             + f"<details><summary>What each tier is</summary><ul>{evidence}</ul></details>")

@@ -67,3 +67,35 @@ def test_a_quick_run_shows_dram_and_the_pool_side_by_side_in_the_report():
     assert found[1].label.startswith("pool (")
     html = findings.section(results, lambda m: "")
     assert 'href="#tiers"' in html and 'id="tiers"' in html and "On pool (" in html
+
+
+def _classification(index, ident, verdict, specific, effect, tier=None):
+    params = {"idiosyncrasy": ident} | ({"tier": tier} if tier else {})
+    name = f"idio.classification/idiosyncrasy:{ident}" + (f"/tier:{tier}" if tier else "")
+    notes = {"idiosyncrasy": f"idiosyncrasy {ident}", "verdict": verdict,
+             ("tier_specific" if tier else "pmem_specific"): specific}
+    metric = "effect_tier" if tier else "effect_pool"
+    return Run(index=index, name=name, suite="idio", case="classification", params=params, status="ok",
+               reason=None, metrics={metric: Metric(effect, "ratio", "measured")}, notes=notes)
+
+
+def test_each_tier_has_its_idiosyncrasy_verdicts_and_a_finding_names_them():
+    runs = _two_tiers()
+    runs += [_classification(len(runs), "I1", "present", "no", 2.0, "numa:2"),
+             _classification(len(runs) + 1, "I3", "present", "yes", 4.0, "numa:2"),
+             _classification(len(runs) + 2, "I5", "absent", "unknown", 1.0, "numa:2")]
+    html = tiers.section(runs)
+    assert "<td>I3: idiosyncrasy I3</td><td class=\"small\">reference</td>" \
+           "<td class=\"small\">present, specific (4×)</td>" in html
+    assert "present (2×)" in html and "absent (1×)" in html
+    assert "I1, I3 present (I3 beyond local DRAM&#x27;s)" in html
+    # The pool's rows (no tier parameter) stay in the idiosyncrasy table, not a NUMA node's.
+    assert set(tiers.classifications(runs)) == {"numa:2"}
+
+
+def test_the_idiosyncrasy_table_keeps_the_pools_rows_only():
+    runs = _two_tiers()
+    runs += [_classification(len(runs), "I1", "present", "no", 5.0),
+             _classification(len(runs) + 1, "I1", "absent", "unknown", 1.0, "numa:2")]
+    html = findings.idio_section(runs, findings.Evidence(runs), lambda m: "")
+    assert html.count("<td><b>I1</b></td>") == 1 and "present" in html

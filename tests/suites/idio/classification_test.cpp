@@ -233,6 +233,57 @@ TEST(Classify, RowsAreNamedAndCarryVerdictNotesAndKinds) {
   EXPECT_TRUE(std::isnan(rows[3].find("effect_pool")->value));  // I4: not measured
 }
 
+// A NUMA node measured beside the pool (a CXL expander, say): its loads 2.5x slower than local DRAM's at
+// the same p-store cost, so its I1 effect (p-store / load) is 2x where DRAM's is 5x.
+std::vector<RunRecord> with_numa_tier() {
+  std::vector<RunRecord> rs = fixture();
+  for (const auto& [op, ns] : {std::pair{"load", 50.0}, std::pair{"pstore", 100.0}})
+    rs.push_back(run("i1_latency",
+                     {{"medium", "numa:2"}, {"op", op}, {"flush", "clwb"}, {"hit_ratio", 1.0}, {"threads", 1}},
+                     {{"latency_p50", ns}}));
+  // Random small writes 4x slower than sequential ones there: I3 present, and specific to the tier (DRAM 1.1x).
+  rs.push_back(run("i3_small_writes", {{"medium", "numa:2"}, {"pattern", "seq"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 2000}}));
+  rs.push_back(run("i3_small_writes", {{"medium", "numa:2"}, {"pattern", "rand"}, {"size", 64}, {"threads", 2}},
+                   {{"bandwidth", 500}}));
+  rs.push_back(run("i1_latency", {{"medium", "numa:10"}, {"op", "load"}, {"hit_ratio", 1.0}, {"threads", 1}}, {},
+                   RunStatus::error, "node 10 has no memory"));
+  return rs;
+}
+
+TEST(Classify, EachNumaNodeMeasuredIsATierJudgedAgainstDram) {
+  const auto runs = with_numa_tier();
+  EXPECT_EQ(numa_tiers(runs), std::vector<std::string>{"numa:2"});  // node 10's run failed: no tier
+  const auto cs = classify(runs, PublishedSheets::parse(kSheets), /*pool_emulated=*/true, "numa:2");
+  const auto& i1 = get(cs, "I1");
+  EXPECT_EQ(i1.tier, "numa:2");
+  EXPECT_DOUBLE_EQ(*i1.pool, 2.0);
+  EXPECT_DOUBLE_EQ(*i1.dram, 5.0);
+  EXPECT_EQ(i1.decision.verdict, Verdict::present);
+  EXPECT_EQ(i1.decision.pmem_specific, std::optional<bool>(false));
+  const auto& i3 = get(cs, "I3");
+  EXPECT_DOUBLE_EQ(*i3.pool, 4.0);
+  EXPECT_EQ(i3.decision.pmem_specific, std::optional<bool>(true));  // the pool's emulation is not the node's
+  EXPECT_FALSE(i3.pool_emulated);
+  EXPECT_EQ(get(cs, "I5").decision.verdict, Verdict::not_applicable);  // no I5 runs on the node
+  // The pool's own verdicts do not move when a tier is measured beside it.
+  EXPECT_DOUBLE_EQ(*get(classify(runs, PublishedSheets::parse(kSheets)), "I1").pool, 5.0);
+
+  const auto rows = classification_records(cs);
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0].name, "idio.classification/idiosyncrasy:I1/tier:numa:2");
+  EXPECT_EQ(rows[0].params.value("tier", ""), "numa:2");
+  EXPECT_EQ(note(rows[0], "tier_specific"), "no");
+  EXPECT_EQ(note(rows[0], "pmem_specific"), "(none)");
+  EXPECT_DOUBLE_EQ(rows[0].find("effect_tier")->value, 2.0);
+  EXPECT_EQ(rows[0].find("effect_pool"), nullptr);
+  bool ebr = false;
+  for (const auto& r : rows)
+    for (const auto& m : r.metrics)
+      if (m.name == "ebr_random_smallest_numa_2") ebr = true;
+  EXPECT_TRUE(ebr) << "a tier's supporting metrics are named after it";
+}
+
 TEST(Recommend, ImpactClassesFollowTable4) {
   EXPECT_EQ(impact_class(std::nullopt), ImpactClass::not_measured);
   EXPECT_EQ(impact_class(1.05), ImpactClass::none);

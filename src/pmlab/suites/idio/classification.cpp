@@ -1,8 +1,11 @@
 #include "pmlab/suites/idio/classification.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
+#include "pmlab/record/query.hpp"
 #include "pmlab/suites/idio/common.hpp"
 #include "pmlab/suites/idio/paper_tables.hpp"
 #include "pmlab/suites/idio/selection.hpp"
@@ -111,19 +114,35 @@ const char* yes_no(bool b) { return b ? "yes" : "no"; }
 }  // namespace
 
 std::vector<Classification> classify(const std::vector<RunRecord>& runs, const PublishedSheets& published,
-                                     bool pool_emulated) {
+                                     bool pool_emulated, const std::string& tier) {
   std::vector<Classification> out;
   for (const IdiosyncrasyRow& row : idiosyncrasy_rows()) {
     Classification c{.id = std::string(row.id),
+                     .tier = tier,
                      .idiosyncrasy = std::string(row.idiosyncrasy),
                      .root_cause = std::string(row.root_cause),
                      .applicability = std::string(row.applicability),
                      .effect = std::string(row.effect),
-                     .pool_emulated = pool_emulated};
+                     .pool_emulated = pool_emulated && tier == "pool"};
     row.measure(c, runs, published);
     judge(c);
     out.push_back(std::move(c));
   }
+  return out;
+}
+
+std::vector<std::string> numa_tiers(const std::vector<RunRecord>& runs) {
+  std::vector<std::pair<long, std::string>> nodes;
+  for (const RunRecord& r : runs) {
+    if (r.status != record::RunStatus::ok) continue;
+    const std::string medium = record::param_text(r, "medium");
+    if (medium.rfind("numa:", 0) != 0) continue;
+    const long node = std::strtol(medium.c_str() + 5, nullptr, 10);
+    if (std::find(nodes.begin(), nodes.end(), std::pair{node, medium}) == nodes.end()) nodes.emplace_back(node, medium);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> out;
+  for (auto& [node, medium] : nodes) out.push_back(std::move(medium));
   return out;
 }
 
@@ -153,11 +172,13 @@ std::vector<Recommendation> recommend(const std::vector<RunRecord>& runs, const 
 std::vector<RunRecord> classification_records(const std::vector<Classification>& classes) {
   std::vector<RunRecord> out;
   for (const auto& c : classes) {
+    const bool pool = c.tier == "pool";
     RunRecord r;
     r.case_name = "classification";
-    r.name = std::string(kSuite) + ".classification/idiosyncrasy:" + c.id;
+    r.name = std::string(kSuite) + ".classification/idiosyncrasy:" + c.id + (pool ? "" : "/tier:" + c.tier);
     r.params = {{"idiosyncrasy", c.id}};
-    r.set(ratio_metric("effect_pool", c.pool, c.pool_model));
+    if (!pool) r.params["tier"] = c.tier;
+    r.set(ratio_metric(pool ? "effect_pool" : "effect_tier", c.pool, c.pool_model));
     r.set(ratio_metric("effect_dram", c.dram, c.dram_model));
     if (c.published_pmem)
       r.set(Metric{"effect_published_pmem", *c.published_pmem, "ratio", MetricKind::published, c.published_source});
@@ -168,7 +189,7 @@ std::vector<RunRecord> classification_records(const std::vector<Classification>&
     r.notes = {{"idiosyncrasy", c.idiosyncrasy},
                {"effect", c.effect},
                {"verdict", to_string(c.decision.verdict)},
-               {"pmem_specific", specific ? yes_no(*specific) : "unknown"},
+               {pool ? "pmem_specific" : "tier_specific", specific ? yes_no(*specific) : "unknown"},
                {"root_cause", c.root_cause},
                {"applicability", c.applicability},
                {"pool_emulated", yes_no(c.pool_emulated)},

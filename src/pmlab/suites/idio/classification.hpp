@@ -42,13 +42,15 @@ struct Decision {
 Decision decide(std::optional<double> pool, std::optional<double> dram);
 
 struct Classification {
-  std::string id;            // "I1" … "I8"
-  std::string idiosyncrasy;  // [PMIdioBench] Table 1 wording
-  std::string root_cause;    // Table 1
+  std::string id;             // "I1" … "I8"
+  std::string tier = "pool";  // the medium judged against local DRAM: the pool, or a NUMA node ("numa:2")
+  std::string idiosyncrasy;   // [PMIdioBench] Table 1 wording
+  std::string root_cause;     // Table 1
   std::string
       applicability;   // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher, C3 granularity mismatch, C4 DCPMM)
   std::string effect;  // what the effect ratio is
   // Filled in by the measurement and the verdict; the "= {}" lets classify() name only the members above.
+  // `pool` is the effect on the tier judged, whichever it is.
   std::optional<double> pool = {}, dram = {};
   std::optional<double> published_pmem = {}, published_dram = {};
   std::string published_source = {};
@@ -64,8 +66,13 @@ struct Classification {
 
 // `pool_emulated`: context.pool.medium says the pool is emulated (DRAM pages behind a file), so an effect
 // stronger on the pool than on DRAM comes from the mapping or from noise, never from PMEM media.
+// `tier`: the medium judged against DRAM, "pool" or a NUMA node the runs measured ("numa:N").
 std::vector<Classification> classify(const std::vector<record::RunRecord>& runs, const PublishedSheets& published,
-                                     bool pool_emulated = false);
+                                     bool pool_emulated = false, const std::string& tier = "pool");
+
+// The NUMA nodes the idio runs measured as media of their own ("numa:N"), each a tier to classify beside the
+// pool, in the order of their node numbers.
+std::vector<std::string> numa_tiers(const std::vector<record::RunRecord>& runs);
 
 // Table 4's impact scale: N/A (no impact) below 1.1x, low < 1.5x, moderate 1.5-3x, high > 3x; not_measured
 // without an impact.
@@ -89,6 +96,8 @@ std::vector<Recommendation> recommend(const std::vector<record::RunRecord>& runs
                                       const std::vector<Classification>& classes);
 
 // Rows for results.json: idio.classification/idiosyncrasy:In and idio.recommendation/rule:Rn.
+// The pool's rows are idio.classification/idiosyncrasy:<id>; a NUMA tier's add /tier:<medium> and the
+// parameter `tier`, with the effect on it as effect_tier and its verdict's specificity as tier_specific.
 std::vector<record::RunRecord> classification_records(const std::vector<Classification>& classes);
 std::vector<record::RunRecord> recommendation_records(const std::vector<Recommendation>& recs);
 

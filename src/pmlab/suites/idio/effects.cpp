@@ -16,7 +16,15 @@ using record::RunRecord;
 
 namespace {
 
-const char* const kMedia[] = {"pool", "dram"};
+// The media an effect is measured on: the tier judged (the pool, or a NUMA node) and local DRAM beside it.
+std::vector<std::string> media_of(const Classification& c) { return {c.tier, "dram"}; }
+
+// A medium as the end of a metric's name: "pool", "dram", "numa_2".
+std::string metric_suffix(std::string medium) {
+  for (char& ch : medium)
+    if (ch == ':') ch = '_';
+  return medium;
+}
 
 // The cells of [PMIdioBench]'s artifact (data/reference/pmidiobench/pmem-idiosyncrasies.txt) the published
 // effects are read from, by sheet.
@@ -108,13 +116,13 @@ std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const s
 void add_ebr(Classification& c, const std::vector<RunRecord>& runs, const std::string& name, const std::string& medium,
              bool write, std::optional<double> achieved) {
   if (auto ebr = ratio(achieved, peak_bandwidth(runs, medium, write)))
-    c.extra.push_back(measured("ebr_" + name + "_" + medium, *ebr));
+    c.extra.push_back(measured("ebr_" + name + "_" + metric_suffix(medium), *ebr));
 }
 
 // Records the effect measured on one medium and the model behind it (empty when measured).
 void set_effect(Classification& c, const std::string& medium, std::optional<double> effect, std::string model) {
-  (medium == "pool" ? c.pool : c.dram) = effect;
-  (medium == "pool" ? c.pool_model : c.dram_model) = std::move(model);
+  (medium == c.tier ? c.pool : c.dram) = effect;
+  (medium == c.tier ? c.pool_model : c.dram_model) = std::move(model);
 }
 
 // I4 and I5 compare two values of one parameter (`key` = `numerator` over `denominator`) for sequential
@@ -128,7 +136,7 @@ struct PairedPoint {
 PairedPoint paired_bandwidth(Classification& c, const std::vector<RunRecord>& runs, const std::string& case_name,
                              const std::string& key, const std::string& numerator, const std::string& denominator) {
   PairedPoint point;
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, case_name, both(on_medium(medium), param_is("pattern", "seq")));
     auto threads = max_param(rs, "threads");
     auto size = max_param(rs, "size");
@@ -167,7 +175,7 @@ Metric published_metric(std::string name, double value, const std::string& sheet
 }  // namespace
 
 void measure_latency_asymmetry(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, "i1_latency", on_medium(medium));
     auto most_hits = max_param(rs, "hit_ratio");
     auto threads = min_param(rs, "threads");
@@ -180,9 +188,9 @@ void measure_latency_asymmetry(Classification& c, const std::vector<RunRecord>& 
     set_effect(c, medium, ratio(pstore, load), model_of(rs, "latency_p50"));
     if (auto fewest_hits = min_param(rs, "hit_ratio"); fewest_hits && *fewest_hits < *most_hits)
       if (auto r = ratio(min_metric(rs, "latency_p50", both(number_is("hit_ratio", *fewest_hits), loads)), load))
-        c.extra.push_back(measured("load_miss_over_hit_" + medium, *r));
+        c.extra.push_back(measured("load_miss_over_hit_" + metric_suffix(medium), *r));
     if (auto h = min_metric(rs, "hit_ratio_measured", both(at, loads)))
-      c.extra.push_back(measured("hit_ratio_measured_at_max_f_" + medium, *h));
+      c.extra.push_back(measured("hit_ratio_measured_at_max_f_" + metric_suffix(medium), *h));
   }
   c.published_pmem = ratio(pub.number("I1", kI1PmemLatency.pstore), pub.number("I1", kI1PmemLatency.load));
   c.published_dram = ratio(pub.number("I1", kI1DramLatency.pstore), pub.number("I1", kI1DramLatency.load));
@@ -190,13 +198,13 @@ void measure_latency_asymmetry(Classification& c, const std::vector<RunRecord>& 
 }
 
 void measure_bandwidth_asymmetry(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, "i2_bandwidth", on_medium(medium));
     auto load = max_metric(rs, "bandwidth", param_is("op", "load"));
     auto pstore = max_metric(rs, "bandwidth", param_is("op", "pstore"));
     set_effect(c, medium, ratio(load, pstore), model_of(rs, "bandwidth"));
-    if (load) c.extra.push_back(measured("peak_load_bandwidth_" + medium, *load, "MiB/s"));
-    if (pstore) c.extra.push_back(measured("peak_pstore_bandwidth_" + medium, *pstore, "MiB/s"));
+    if (load) c.extra.push_back(measured("peak_load_bandwidth_" + metric_suffix(medium), *load, "MiB/s"));
+    if (pstore) c.extra.push_back(measured("peak_pstore_bandwidth_" + metric_suffix(medium), *pstore, "MiB/s"));
   }
   auto peak = [&](int first_row, int last_row) {
     return published_max(pub, "I2", first_row, last_row, kI2FirstSizeColumn, kI2LastSizeColumn);
@@ -211,7 +219,7 @@ void measure_bandwidth_asymmetry(Classification& c, const std::vector<RunRecord>
 }
 
 void measure_small_random_writes(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, "i3_small_writes", on_medium(medium));
     auto size = min_param(rs, "size");
     auto threads = max_param(rs, "threads");
@@ -224,8 +232,8 @@ void measure_small_random_writes(Classification& c, const std::vector<RunRecord>
     add_ebr(c, runs, "random_smallest", medium, true, random_bandwidth);
     for (const auto* r : rs)
       if (const Metric* ewr = r->find("ewr"); random(*r) && ewr != nullptr && ewr->kind == MetricKind::modelled)
-        c.extra.push_back(
-            Metric{"ewr_random_smallest_" + medium, ewr->value, "ratio", MetricKind::modelled, ewr->origin});
+        c.extra.push_back(Metric{"ewr_random_smallest_" + metric_suffix(medium), ewr->value, "ratio",
+                                 MetricKind::modelled, ewr->origin});
   }
   c.published_pmem = ratio(pub.number("I3", kI3SequentialWrite64), pub.number("I3", kI3RandomWrite64));
   if (auto ewr = pub.number("I3", kI3RandomWrite64Ewr))
@@ -253,7 +261,7 @@ void measure_store_vs_pstore(Classification& c, const std::vector<RunRecord>& ru
 }
 
 void measure_seq_vs_random_read(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, "i6_read", on_medium(medium));
     auto threads = max_param(rs, "threads");
     if (!threads) continue;
@@ -289,7 +297,7 @@ void measure_seq_vs_random_read(Classification& c, const std::vector<RunRecord>&
 
 void measure_read_modify_write(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
   bool modelled = false;
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     const bool ntstore = !ok_runs(runs, "i7_rewrite", both(on_medium(medium), param_is("flush", "ntstore"))).empty();
     auto target = [&](const std::string& where) {
       return ntstore ? both(param_is("target", where), param_is("flush", "ntstore")) : param_is("target", where);
@@ -297,7 +305,7 @@ void measure_read_modify_write(Classification& c, const std::vector<RunRecord>& 
     const RunFilter same = target("same");
     auto rs = ok_runs(runs, "i7_rewrite", on_medium(medium));
     if (auto q = ratio(min_metric(rs, "latency_p50", same), min_metric(rs, "latency_p50", target("spread"))))
-      c.extra.push_back(measured("latency_same_over_spread_" + medium, *q));
+      c.extra.push_back(measured("latency_same_over_spread_" + metric_suffix(medium), *q));
     for (const auto* r : rs) {
       if (!same(*r)) continue;
       const Metric* rwr = r->find("rwr");
@@ -307,10 +315,12 @@ void measure_read_modify_write(Classification& c, const std::vector<RunRecord>& 
         // RWR near 1 means a media read for every media write: read-modify-write. The effect is
         // 1 + RWR so that "no reads" sits at 1x and "a read per write" at 2x.
         set_effect(c, medium, 1.0 + rwr->value, rwr->origin);
-        c.extra.push_back(Metric{"rwr_same_" + medium, rwr->value, "ratio", MetricKind::modelled, rwr->origin});
+        c.extra.push_back(
+            Metric{"rwr_same_" + metric_suffix(medium), rwr->value, "ratio", MetricKind::modelled, rwr->origin});
       }
       if (ewr != nullptr && ewr->kind == MetricKind::modelled)
-        c.extra.push_back(Metric{"ewr_same_" + medium, ewr->value, "ratio", MetricKind::modelled, ewr->origin});
+        c.extra.push_back(
+            Metric{"ewr_same_" + metric_suffix(medium), ewr->value, "ratio", MetricKind::modelled, ewr->origin});
     }
   }
   // A read-modify-write inside the device shows only in media counters (EWR, RWR), which only a device
@@ -330,7 +340,7 @@ void measure_read_modify_write(Classification& c, const std::vector<RunRecord>& 
 }
 
 void measure_dirty_cache_load(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets&) {
-  for (const std::string medium : kMedia) {
+  for (const std::string& medium : media_of(c)) {
     auto rs = ok_runs(runs, "i8_dirty_load", on_medium(medium));
     set_effect(c, medium,
                ratio(min_metric(rs, "latency_p50", param_is("domain", "eadr")),

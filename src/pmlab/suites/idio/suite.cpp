@@ -20,6 +20,11 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
   auto rows = classification_records(classes);
   auto recs = recommendation_records(recommend(runs, classes));
   rows.insert(rows.end(), recs.begin(), recs.end());
+  // Each NUMA node measured is judged against local DRAM as the pool is; the recommendations stay the pool's.
+  for (const std::string& tier : numa_tiers(runs)) {
+    auto tier_rows = classification_records(classify(runs, sheets, false, tier));
+    rows.insert(rows.end(), tier_rows.begin(), tier_rows.end());
+  }
   if (!published)
     for (auto& r : rows) r.notes.emplace_back("published", "no published numbers: " + published.status().message());
   return rows;
@@ -29,7 +34,8 @@ const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
     kSuite,
     summarize,
     {{"classification",
-      "I1-I8 present / absent / not applicable here, PMEM-specific or not, effect and published value"},
+      "I1-I8 present / absent / not applicable here, PMEM-specific or not, effect and published value; "
+      "per NUMA node measured too (tier:numa:N)"},
      {"recommendation", "R1-R7 with the impact measured here"}}}};
 
 }  // namespace
