@@ -284,6 +284,26 @@ def _memory_tiers(tiers: Any) -> str:
             f"<th>What the tier rests on</th></tr></thead><tbody>{rows}</tbody></table>{notes}")
 
 
+# What a pool's persistence domain, as the kernel reports it for the pool's nvdimm region, means.
+PERSISTENCE_DOMAIN_WORDS = {
+    "memory_controller": "durable once written back to the memory controller (the ADR model: flushes needed)",
+    "cpu_cache": "durable from the CPU caches (the eADR model)",
+}
+
+
+def _pool_backing(backing: Any) -> str:
+    """What memory the pool is on, its persistence domain, and the sysfs facts both rest on."""
+    if not isinstance(backing, dict):
+        return DASH
+    domain = backing.get("persistence_domain")
+    if backing.get("label") == "dram":
+        words = "not persistent"
+    else:
+        words = PERSISTENCE_DOMAIN_WORDS.get(domain, domain) if domain else "persistence domain not reported: unknown"
+    return (f"{escape(str(backing.get('label', 'unknown')))} — {escape(str(words))}"
+            f'<br><span class="small">{escape(str(backing.get("evidence", "")))}</span>')
+
+
 def _context(ctx: dict) -> str:
     cpu = ctx.get("cpu") or {}
     timer = ctx.get("timer") or {}
@@ -327,6 +347,7 @@ def _context(ctx: dict) -> str:
             ("Pool medium / filesystem", f"{text(pool.get('medium'))} on {text(pool.get('filesystem'))}"),
             ("Pool size", escape(format_quantity(pool.get("size_bytes"), "B"))),
             ("Store granularity", text(pool.get("store_granularity"))),
+            ("Pool memory", _pool_backing(pool.get("backing"))),
         ]
         if pool.get("placement_step_bytes"):
             rows.append(("Repetitions placed", "every " + escape(format_quantity(pool["placement_step_bytes"], "B"))

@@ -86,7 +86,12 @@ def _label(medium: str, runs: Sequence[Run], context: dict) -> tuple[str, str]:
         pool = context.get("pool") or {}
         kind = pool.get("medium") or "unknown medium"
         fs = pool.get("filesystem") or "unknown file system"
-        return f"pool ({kind})", f"the pool file on {fs}"
+        backing = pool.get("backing") or {}
+        # A pool on persistent memory is named by what the runner traced it to (a CXL region, an nvdimm).
+        if backing.get("label") in ("cxl-pmem", "nvdimm-pmem", "cxl-devdax", "devdax"):
+            kind = backing["label"]
+        evidence = f"the pool file on {fs}" + (f"; {backing['evidence']}" if backing.get("evidence") else "")
+        return f"pool ({kind})", evidence
     if medium.startswith("numa:"):
         return _node_facts(medium, runs, context)
     return medium, ""

@@ -161,3 +161,15 @@ def test_memory_tiers_are_a_table_with_their_evidence(partial_doc):
     assert "Memory tiers" in html and "<td>cxl</td>" in html
     assert "dax0.0 of CXL region0 &lt;onlined&gt;" in html and "no HMAT access attributes" in html
     assert "&quot;cxl_memdevs&quot;" not in html  # not dumped as JSON
+
+
+def test_the_pool_memory_and_its_persistence_domain_as_the_runner_traced_them():
+    cxl = {"label": "cxl-pmem", "persistence_domain": "memory_controller",
+           "evidence": "/dev/pmem1 in nvdimm region region1, provided by CXL persistent-memory region region0"}
+    html = render._pool_backing(cxl)
+    assert html.startswith("cxl-pmem — durable once written back to the memory controller (the ADR model")
+    assert "CXL persistent-memory region region0" in html
+    assert "persistence domain not reported: unknown" in render._pool_backing({"label": "devdax"})
+    assert render._pool_backing({"label": "dram", "evidence": "a tmpfs file system"}).startswith(
+        "dram — not persistent")
+    assert render._pool_backing(None) == render.DASH

@@ -99,3 +99,16 @@ def test_the_idiosyncrasy_table_keeps_the_pools_rows_only():
              _classification(len(runs) + 1, "I1", "absent", "unknown", 1.0, "numa:2")]
     html = findings.idio_section(runs, findings.Evidence(runs), lambda m: "")
     assert html.count("<td><b>I1</b></td>") == 1 and "present" in html
+
+
+def test_a_pool_on_a_cxl_pmem_region_is_named_by_what_the_runner_traced():
+    context = {"pool": {"medium": "pmem", "filesystem": "xfs",
+                        "backing": {"label": "cxl-pmem", "persistence_domain": "memory_controller",
+                                    "evidence": "/dev/pmem1 in nvdimm region region1, provided by CXL "
+                                                "persistent-memory region region0"}}}
+    runs = [r for r in _two_tiers() if r.param("medium") == "dram"]
+    runs.append(_run(len(runs), "i1_latency", {"medium": "pool", "op": "load", "hit_ratio": 0.0, "threads": 1},
+                     {"latency_p50": 300.0}))
+    found = tiers.measure_tiers(runs, context)
+    assert found[1].label == "pool (cxl-pmem)"
+    assert "CXL persistent-memory region region0" in found[1].evidence

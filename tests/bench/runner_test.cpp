@@ -134,10 +134,12 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
   EXPECT_EQ(keys(doc["context"]["pool"]),
-            (std::vector<std::string>{"filesystem", "medium", "path", "placement_step_bytes", "size_bytes",
-                                      "store_granularity"}));
+            (std::vector<std::string>{"backing", "filesystem", "medium", "path", "placement_step_bytes",
+                                      "size_bytes", "store_granularity"}));
   EXPECT_EQ(doc["context"]["pool"]["medium"], "emulated");
   EXPECT_EQ(doc["context"]["pool"]["filesystem"], "tmpfs");
+  EXPECT_EQ(doc["context"]["pool"]["backing"]["label"], "dram");  // tmpfs: DRAM pages, no persistence domain
+  EXPECT_TRUE(doc["context"]["pool"]["backing"]["persistence_domain"].is_null());
 
   ASSERT_EQ(doc["runs"].size(), 2u);
   const auto& r = doc["runs"][0];

@@ -84,6 +84,35 @@ TEST(MemoryTiers, ACxlPmemRegionAddsNoNodeAndIsListedAsPmem) {
   EXPECT_EQ(t.dax_devices[0].cxl_region, "region1");
 }
 
+TEST(PoolBacking, AFileSystemOnACxlPmemRegionIsLabelledWithItsRegionsAndDomain) {
+  const PoolBacking b = pool_backing("/dev/pmem1", kTrees / "cxl-pmem-region");
+  EXPECT_EQ(b.label, "cxl-pmem");
+  EXPECT_EQ(b.nd_region, "region1");
+  EXPECT_EQ(b.cxl_region, "region0");
+  EXPECT_EQ(b.persistence_domain, "memory_controller");
+  EXPECT_TRUE(says(b.evidence, "CXL persistent-memory region region0")) << b.evidence;
+}
+
+TEST(PoolBacking, AnOptaneNamespaceIsAnNvdimmWithTheDomainItsRegionReports) {
+  const PoolBacking b = pool_backing("/dev/pmem0", kTrees / "two-socket");
+  EXPECT_EQ(b.label, "nvdimm-pmem");
+  EXPECT_EQ(b.nd_region, "region0");
+  EXPECT_EQ(b.cxl_region, "");
+  EXPECT_EQ(b.persistence_domain, "cpu_cache");
+}
+
+TEST(PoolBacking, ADaxDeviceOfACxlRegionAndWhatCannotBeTraced) {
+  const PoolBacking dax = pool_backing("/dev/dax1.0", kTrees / "cxl-pmem-region");
+  EXPECT_EQ(dax.label, "cxl-devdax");
+  EXPECT_EQ(dax.cxl_region, "region1");
+  EXPECT_EQ(dax.persistence_domain, "");  // a devdax region reports none: unknown, not guessed
+  EXPECT_EQ(pool_backing("tmpfs", kTrees / "two-socket").label, "dram");
+  const PoolBacking absent = pool_backing("/dev/pmem7", kTrees / "two-socket");
+  EXPECT_EQ(absent.label, "unknown");
+  EXPECT_TRUE(says(absent.evidence, "no block device")) << absent.evidence;
+  EXPECT_EQ(pool_backing("/dev/sda1", kTrees / "cxl-expander").label, "unknown");
+}
+
 TEST(MemoryTiers, ThisMachineReadsWithoutError) {
   const MemoryTopology t = read_memory_topology();
   if (t.nodes.empty()) {  // a kernel without NUMA in sysfs: said, not guessed

@@ -116,9 +116,19 @@ nlohmann::ordered_json run_context(const RunOptions& options, const std::string&
                                    const RunControl& control, uint64_t* hash) {
   nlohmann::ordered_json ctx = base_context(run_id, options.command_line, options.quick);
   if (bench_pool) {
+    const platform::Mount mount = platform::mount_of(bench_pool->path());
+    // A DAX device is its own source; a file's is the device its file system is mounted from.
+    const bool dax = bench_pool->path().rfind("/dev/dax", 0) == 0;
+    const platform::PoolBacking backing = platform::pool_backing(dax ? bench_pool->path() : mount.source);
     ctx["pool"] = {{"path", bench_pool->path()},
                    {"medium", pool::to_string(bench_pool->medium())},
-                   {"filesystem", platform::filesystem_of(bench_pool->path())},
+                   {"filesystem", mount.type},
+                   {"backing",
+                    {{"label", backing.label},
+                     {"persistence_domain", backing.persistence_domain.empty()
+                                                ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(backing.persistence_domain)},
+                     {"evidence", backing.evidence}}},
                    {"size_bytes", bench_pool->size()},
                    {"store_granularity", bench_pool->store_granularity()},
                    {"placement_step_bytes", kPlacementStep}};

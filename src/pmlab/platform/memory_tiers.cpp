@@ -241,6 +241,81 @@ void label(MemoryTopology& t) {
 
 }  // namespace
 
+namespace {
+
+// The regions on the way from a device to the root of the device tree: an nvdimm region is a "regionN"
+// under an "ndbusN", a CXL region a "regionN" under a root decoder ("decoderX.Y").
+void regions_above(const fs::path& device, PoolBacking& b) {
+  std::string parent;
+  for (const auto& part : device) {
+    const std::string name = part.string();
+    if (numbered(name, "region")) {
+      if (parent.rfind("ndbus", 0) == 0) b.nd_region = name;
+      if (parent.rfind("decoder", 0) == 0) b.cxl_region = name;
+    }
+    parent = name;
+  }
+}
+
+// The directory of the nvdimm region `region` on the device's path.
+fs::path block_region(const fs::path& device, const std::string& region) {
+  fs::path dir;
+  std::string parent;
+  for (const auto& part : device) {
+    dir /= part;
+    if (part == region && parent.rfind("ndbus", 0) == 0) return dir;
+    parent = part.string();
+  }
+  return dir;
+}
+
+PoolBacking dax_backing(const std::string& name, const fs::path& root) {
+  PoolBacking b;
+  std::error_code ec;
+  const fs::path real = fs::canonical(root / "sys/bus/dax/devices" / name, ec);
+  if (ec) {
+    b.label = "unknown";
+    b.evidence = "no /sys/bus/dax/devices/" + name;
+    return b;
+  }
+  regions_above(real, b);
+  b.label = b.cxl_region.empty() ? "devdax" : "cxl-devdax";
+  b.evidence = "DAX device " + name + (b.cxl_region.empty() ? "" : " of CXL region " + b.cxl_region);
+  return b;
+}
+
+}  // namespace
+
+PoolBacking pool_backing(const std::string& source, const fs::path& root) {
+  PoolBacking b;
+  const std::string name = fs::path(source).filename().string();
+  if (source == "tmpfs" || source == "ramfs") {
+    b.label = "dram";
+    b.evidence = "a " + source + " file system: DRAM pages, no persistence";
+    return b;
+  }
+  if (name.rfind("dax", 0) == 0 && source.rfind("/dev/", 0) == 0) return dax_backing(name, root);
+  std::error_code ec;
+  const fs::path block = fs::canonical(root / "sys/block" / name, ec);
+  if (source.rfind("/dev/", 0) != 0 || ec) {
+    b.label = "unknown";
+    b.evidence = "mounted from " + source + ", which is no block device sysfs describes";
+    return b;
+  }
+  regions_above(block, b);
+  if (b.nd_region.empty()) {
+    b.label = "unknown";
+    b.evidence = source + " is in no nvdimm region";
+    return b;
+  }
+  b.persistence_domain = read_line(block_region(block, b.nd_region) / "persistence_domain").value_or("");
+  b.label = b.cxl_region.empty() ? "nvdimm-pmem" : "cxl-pmem";
+  b.evidence = source + " in nvdimm region " + b.nd_region +
+               (b.cxl_region.empty() ? "" : ", provided by CXL persistent-memory region " + b.cxl_region) +
+               "; persistence_domain: " + (b.persistence_domain.empty() ? "not reported" : b.persistence_domain);
+  return b;
+}
+
 const char* to_string(TierLabel label) noexcept {
   switch (label) {
     case TierLabel::local: return "local";

@@ -69,6 +69,25 @@ struct MemoryTopology {
   std::vector<std::string> notes;  // what could not be read, and what that leaves unknown
 };
 
+// What a pool file's memory is, traced from the device its file system is mounted from through sysfs: an
+// nvdimm namespace (/dev/pmemN) in an nvdimm region, which a CXL persistent-memory region may provide, or
+// a DAX device. The persistence domain is what the kernel reports for the nvdimm region
+// (persistence_domain: memory_controller, writes durable once they reach the memory controller, so
+// caches must be written back, the ADR model; cpu_cache, durable from the caches, the eADR model; for a
+// CXL region the kernel reports memory_controller, which the device keeps through Global Persistent
+// Flush). Nothing found is said, never guessed: the label is then "unknown" and the evidence says why.
+struct PoolBacking {
+  std::string label;               // "cxl-pmem", "nvdimm-pmem", "cxl-devdax", "devdax", "dram" or "unknown"
+  std::string persistence_domain;  // "memory_controller", "cpu_cache", or empty when not reported
+  std::string nd_region;           // "region1": the nvdimm region behind the device, when there is one
+  std::string cxl_region;          // "region0": the CXL region behind it, when there is one
+  std::string evidence;            // what the label rests on, in words
+};
+
+// `source`: the device the pool's file system is mounted from ("/dev/pmem1"), the pool's own path when it
+// is a DAX device ("/dev/dax1.0"), or a file system without a device ("tmpfs").
+PoolBacking pool_backing(const std::string& source, const std::filesystem::path& root = "/");
+
 // Reads the tiers below `root`, labelled relative to `initiator_node` (default: the lowest node with CPUs
 // and memory). A missing file is a note, never an error: a kernel without HMAT or CXL support simply has
 // fewer facts.

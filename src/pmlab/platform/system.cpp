@@ -110,12 +110,13 @@ PmemInventory pmem_inventory() {
   return inv;
 }
 
-std::string filesystem_of(const std::string& path) {
+Mount mount_of(const std::string& path) {
   // The longest mount point that prefixes the path's canonical form.
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::path(path), ec);
   std::string target = ec ? path : p.string();
-  std::string best_dir, best_type = "unknown";
+  std::string best_dir;
+  Mount best;
   if (FILE* m = setmntent("/proc/mounts", "r")) {
     while (mntent* e = getmntent(m)) {
       std::string dir = e->mnt_dir;
@@ -123,12 +124,12 @@ std::string filesystem_of(const std::string& path) {
           target.rfind(dir, 0) == 0 && (target.size() == dir.size() || dir == "/" || target[dir.size()] == '/');
       if (prefix && dir.size() >= best_dir.size()) {
         best_dir = dir;
-        best_type = e->mnt_type;
+        best = {e->mnt_type, e->mnt_fsname};
       }
     }
     endmntent(m);
   }
-  return best_type;
+  return best;
 }
 
 std::string transparent_hugepages() {

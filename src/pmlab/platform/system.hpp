@@ -31,8 +31,14 @@ struct PmemInventory {
 };
 PmemInventory pmem_inventory();
 
-// Filesystem type holding a path ("tmpfs", "xfs", "ext4", …), or "unknown".
-std::string filesystem_of(const std::string& path);
+// The mount holding a path: its file system type ("tmpfs", "xfs", "ext4", …) and the device it is mounted
+// from ("/dev/pmem0", or "tmpfs" for a file system without one); "unknown" for both when none is found.
+struct Mount {
+  std::string type = "unknown";
+  std::string source = "unknown";
+};
+Mount mount_of(const std::string& path);
+inline std::string filesystem_of(const std::string& path) { return mount_of(path).type; }
 // Transparent-huge-page mode in effect ("always", "madvise", "never"), or "unknown".
 std::string transparent_hugepages();
 
