@@ -1,7 +1,8 @@
 // pmlab/crash.hpp: crash-test a design of your own with pmlab's simulator, out of tree.
 //
-// Write the design against pmlab::Persister (every byte it means to persist goes through flush, fence,
-// persist, store8 or the atomic word operations), wrap it in a CrashSubject, and register it:
+// Write the design against pmlab::Persister (pmlab/persist.hpp: every byte it means to persist goes through
+// flush, fence, persist, store8 or the atomic word operations), wrap it in a CrashSubject, and register it.
+// The same design runs for real on a pmlab::Pool's Persister (pmlab/pool.hpp):
 //
 //   class MyList final : public pmlab::CrashSubject { ... };
 //   PMLAB_CRASH_SUBJECT(my_list, "mine.list", "my persistent list", false, MyList)
@@ -28,48 +29,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <vector>
 
+#include <pmlab/persist.hpp>
+
 namespace pmlab {
 inline namespace v0 {
-
-// The durability domain a run simulates (`pmlab crash --domain`): ADR, the memory controller is durable
-// (stores persist once written back and fenced); eADR, the caches are too (once fenced).
-enum class Domain { adr = 1, eadr = 2 };
-
-// How a design persists, as the simulator observes it. Every call names its call site (a failure and a
-// mutant are reported by it). Under ADR a store persists once written back (flush) and fenced; under
-// eADR once fenced. A plain store may also persist early (evicted) at any time, and under byte
-// granularity tear; only store8 and the atomic word operations are never torn.
-class Persister {
- public:
-  using Site = std::source_location;  // a call site: failures and mutants are reported by it
-
-  // Writes back the cache lines of [addr, addr+len): durable at the next fence.
-  virtual void flush(const void* addr, size_t len, Site where = Site::current()) const noexcept = 0;
-  // Makes every earlier write-back (and non-temporal store) durable, and orders later stores after it.
-  virtual void fence(Site where = Site::current()) const noexcept = 0;
-  void persist(const void* addr, size_t len, Site where = Site::current()) const noexcept {
-    flush(addr, len, where);
-    fence(where);
-  }
-  // An 8-byte aligned store no crash tears: the commit word of a failure-atomic protocol.
-  virtual void store8(uint64_t* word, uint64_t value, Site where = Site::current()) const noexcept = 0;
-  // Copies with non-temporal stores (the cache bypassed): durable at the next fence. Not fenced.
-  virtual void copy_nt(void* dst, const void* src, size_t len, Site where = Site::current()) const noexcept = 0;
-  // Atomic read-modify-writes of an 8-byte word, never torn.
-  virtual bool compare_exchange(uint64_t* word, uint64_t& expected, uint64_t desired,
-                                Site where = Site::current()) const noexcept = 0;
-  virtual uint64_t fetch_add(uint64_t* word, uint64_t delta, Site where = Site::current()) const noexcept = 0;
-  // Declares [addr, addr+len) volatile by design (rebuilt by recovery, never persisted): not explored.
-  virtual void declare_volatile(const void* addr, size_t len) const noexcept = 0;
-  virtual Domain domain() const noexcept = 0;
-
- protected:
-  ~Persister() = default;
-};
 
 // The region a subject owns: zero-filled before format(), a private copy of a crash state for recover().
 struct CrashImage {

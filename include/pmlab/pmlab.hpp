@@ -10,4 +10,10 @@
 #include <pmlab/ptm.hpp>
 #include <pmlab/version.h>
 
+// The persistence vocabulary and pools for one's own designs name call sites (std::source_location): C++20.
+#if __cplusplus >= 202002L
+#include <pmlab/persist.hpp>
+#include <pmlab/pool.hpp>
+#endif
+
 #endif  // PMLAB_PMLAB_HPP

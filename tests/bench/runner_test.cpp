@@ -134,8 +134,8 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
   EXPECT_EQ(keys(doc["context"]["cpu"]),
             (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
   EXPECT_EQ(keys(doc["context"]["pool"]),
-            (std::vector<std::string>{"backing", "filesystem", "medium", "path", "placement_step_bytes",
-                                      "size_bytes", "store_granularity"}));
+            (std::vector<std::string>{"backing", "filesystem", "medium", "path", "placement_step_bytes", "size_bytes",
+                                      "store_granularity"}));
   EXPECT_EQ(doc["context"]["pool"]["medium"], "emulated");
   EXPECT_EQ(doc["context"]["pool"]["filesystem"], "tmpfs");
   EXPECT_EQ(doc["context"]["pool"]["backing"]["label"], "dram");  // tmpfs: DRAM pages, no persistence domain

@@ -56,7 +56,8 @@ def test_public_headers_include_only_public_headers(tmp_path):
 def test_each_installed_header_compiles_alone(prefix, tmp_path):
     headers = sorted((prefix / "include" / "pmlab").iterdir())
     assert {h.name for h in headers} >= {"pmlab.h", "version.h", "trace.h", "error.hpp", "ptm.hpp", "log.hpp",
-                                         "pmlab.hpp", "crash.hpp", "map.hpp", "lockfree.hpp"}
+                                         "pmlab.hpp", "crash.hpp", "map.hpp", "lockfree.hpp",
+                                         "persist.hpp", "pool.hpp"}
     strict = ["-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", f"-I{prefix / 'include'}"]
     for header in headers:
         unit = tmp_path / f"{header.stem}_alone"
@@ -66,8 +67,10 @@ def test_each_installed_header_compiles_alone(prefix, tmp_path):
             unit.with_suffix(".c").write_text(text)
             _run(["cc", "-std=c99", *strict, unit.with_suffix(".c")])
         unit.with_suffix(".cpp").write_text(text)
-        # The crash API is C++20 (std::source_location); the rest of the C++ API C++17.
-        for std in ("-std=c++20",) if header.name == "crash.hpp" else ("-std=c++17", "-std=c++20"):
+        # The crash API, the persistence vocabulary and pools are C++20 (std::source_location); the rest of
+        # the C++ API C++17.
+        cxx20_only = header.name in ("crash.hpp", "persist.hpp", "pool.hpp")
+        for std in ("-std=c++20",) if cxx20_only else ("-std=c++17", "-std=c++20"):
             _run(["c++", std, *strict, unit.with_suffix(".cpp")])
 
 
@@ -106,6 +109,7 @@ def examples(prefix, tmp_path_factory):
         _run(["cmake", "-S", source, "-B", source / "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
         _run(["cmake", "--build", source / "build"], env=env)
         built[name] = source / "build" / binary
+    built["stack"] = out / "crash-design" / "build" / "stack"
     pc_env = dict(env, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
     for variant, extra in (("bank-c", []), ("bank-c-static", ["STATIC=1"])):
         source = out / variant
@@ -172,6 +176,19 @@ def test_the_wal_replays_every_returned_append_through_kill_9(examples, shm_dir)
     assert table == {k: newest(k, replayed) or newest(k, 1000) for k in range(100)}
 
 
+def test_the_crash_tested_design_runs_on_a_real_pool_and_keeps_every_returned_push(examples, shm_dir):
+    stack, pool = examples["stack"], shm_dir / "stack.pool"
+    assert _run([stack, pool, "push", 200]).stdout == "200 records\n"
+    assert _run([stack, pool, "check"]).stdout == "200 records\n"
+    rng = random.Random(5)
+    for _ in range(3):
+        assert _kill_midway([stack, pool, "push", 600_000], rng.uniform(0.02, 0.1)) == -signal.SIGKILL
+        count = int(_run([stack, pool, "check"]).stdout.split()[0])
+        assert count >= 200
+    wrong = subprocess.run([str(examples["kv-store"]), str(pool), "check"], capture_output=True, text=True)
+    assert wrong.returncode != 0 and "layout" in wrong.stderr, wrong.stderr
+
+
 def test_the_debian_package_holds_everything_and_runs_unpacked(tmp_path):
     out = tmp_path / "deb"
     _run(["cpack", "-G", "DEB", "-B", out], cwd=ROOT / "build")
@@ -212,7 +229,7 @@ def test_a_design_of_ones_own_is_crash_tested_with_load(examples, prefix, tmp_pa
     assert all(r["metrics"]["failures"]["value"] == 0 and r["metrics"]["states_checked"]["value"] > 50 for r in runs)
     # The broken twin is caught, at the design's own source line, with a replay that loads it again.
     broken = crash("mine.broken-stack", "--quick", "--domain", "adr", "--granularity", "line", "--out", tmp_path / "bad")
-    assert broken.returncode == 1 and "list.cpp:" in broken.stderr, broken.stderr
+    assert broken.returncode == 1 and "stack.hpp:" in broken.stderr, broken.stderr
     replay = next(line for line in broken.stderr.splitlines() if "replay:" in line).split("replay: pmlab crash ")[1]
     assert replay.startswith(f"--load {design} mine.broken-stack ")
     again = crash(*replay.split()[2:], "--out", tmp_path / "replayed")

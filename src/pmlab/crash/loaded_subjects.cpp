@@ -12,36 +12,12 @@
 #include <pmlab/crash.hpp>
 
 #include "pmlab/crashtest/subject.hpp"
-#include "pmlab/persist/persister.hpp"
+#include "pmlab/persist/public_persister.hpp"
 
 namespace pmlab::crash {
 namespace {
 
-// The public Persister over the simulator's: every call goes on with the design's own call site, so
-// failures, mutants and sites read as they do for pmlab's designs.
-class PublicPersister final : public v0::Persister {
- public:
-  explicit PublicPersister(const persist::Persister& p) noexcept : p_(p) {}
-  void flush(const void* addr, size_t len, Site where) const noexcept override { p_.flush(addr, len, where); }
-  void fence(Site where) const noexcept override { p_.fence(where); }
-  void store8(uint64_t* word, uint64_t value, Site where) const noexcept override { p_.store8(word, value, where); }
-  void copy_nt(void* dst, const void* src, size_t len, Site where) const noexcept override {
-    p_.copy_nt(dst, src, len, where);
-  }
-  bool compare_exchange(uint64_t* word, uint64_t& expected, uint64_t desired, Site where) const noexcept override {
-    return p_.word(word).compare_exchange_strong(expected, desired, std::memory_order_seq_cst, where);
-  }
-  uint64_t fetch_add(uint64_t* word, uint64_t delta, Site where) const noexcept override {
-    return p_.word(word).fetch_add(delta, std::memory_order_seq_cst, where);
-  }
-  void declare_volatile(const void* addr, size_t len) const noexcept override { p_.declare_volatile(addr, len); }
-  v0::Domain domain() const noexcept override {
-    return p_.domain() == persist::Domain::eadr ? v0::Domain::eadr : v0::Domain::adr;
-  }
-
- private:
-  const persist::Persister& p_;
-};
+using persist::PublicPersister;
 
 class PublicOps final : public v0::CrashOps {
  public:

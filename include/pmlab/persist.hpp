@@ -1,0 +1,82 @@
+// pmlab/persist.hpp: the persistence vocabulary a design is written in, the same in production and under
+// crash test.
+//
+// A design makes its bytes durable through a Persister: flush (write back), fence (order and complete),
+// persist (both), store8 (an 8-byte store no crash tears: a commit word), copy_nt (non-temporal stores)
+// and the atomic word operations. In production the Persister of a pmlab::Pool (pmlab/pool.hpp) issues
+// the CPU's instructions for the pool's durability domain; under `pmlab crash --load` (pmlab/crash.hpp)
+// the simulator's Persister observes the same calls, so one design is run and crash-tested unchanged.
+#ifndef PMLAB_PERSIST_HPP
+#define PMLAB_PERSIST_HPP
+
+#if __cplusplus < 202002L
+#error "pmlab/persist.hpp needs C++20 (call sites are std::source_location)"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+
+namespace pmlab {
+inline namespace v0 {
+
+// The durability domain: ADR, the memory controller is durable (stores persist once written back and
+// fenced); eADR, the caches are too (once fenced). A crash test simulates one (`pmlab crash --domain`); a
+// pool runs under the one its mapping reports, or the one asked for (PoolOptions).
+enum class Domain { adr = 1, eadr = 2 };
+
+// How a design persists. Every call names its call site (the crash simulator reports failures and mutants
+// by it). Under ADR a store persists once written back (flush) and fenced; under eADR once fenced. A plain
+// store may also persist early (evicted) at any time, and a crash may tear it byte by byte; only store8
+// and the atomic word operations are never torn. A Persister is used by any number of threads at once.
+class Persister {
+ public:
+  using Site = std::source_location;  // a call site: failures and mutants are reported by it
+
+  // Writes back the cache lines of [addr, addr+len): durable at the next fence.
+  virtual void flush(const void* addr, size_t len, Site where = Site::current()) const noexcept = 0;
+  // Makes every earlier write-back (and non-temporal store) durable, and orders later stores after it.
+  virtual void fence(Site where = Site::current()) const noexcept = 0;
+  void persist(const void* addr, size_t len, Site where = Site::current()) const noexcept {
+    flush(addr, len, where);
+    fence(where);
+  }
+  // An 8-byte aligned store no crash tears: the commit word of a failure-atomic protocol.
+  virtual void store8(uint64_t* word, uint64_t value, Site where = Site::current()) const noexcept = 0;
+  // Copies with non-temporal stores (the cache bypassed): durable at the next fence. Not fenced.
+  virtual void copy_nt(void* dst, const void* src, size_t len, Site where = Site::current()) const noexcept = 0;
+  // Atomic read-modify-writes of an 8-byte word, never torn.
+  virtual bool compare_exchange(uint64_t* word, uint64_t& expected, uint64_t desired,
+                                Site where = Site::current()) const noexcept = 0;
+  virtual uint64_t fetch_add(uint64_t* word, uint64_t delta, Site where = Site::current()) const noexcept = 0;
+  // Declares [addr, addr+len) volatile by design (rebuilt by recovery, never persisted): not explored.
+  virtual void declare_volatile(const void* addr, size_t len) const noexcept = 0;
+  virtual Domain domain() const noexcept = 0;
+
+ protected:
+  ~Persister() = default;
+};
+
+// How a Persister writes back a cache line, and how it copies in bulk.
+enum class FlushInstruction {
+  clwb = 1,        // write back, the line may stay cached
+  clflushopt = 2,  // write back and invalidate, unordered until a fence
+  clflush = 3,     // write back and invalidate, serialized with other clflushes
+  ntstore = 4,     // bulk copies bypass the cache (non-temporal stores); a line flush uses the best of the others
+};
+
+// What this thread's Persister calls issued since it started (all pools together): a design's cost in
+// persistence instructions is the difference of two readings around it. An instruction the domain makes
+// unneeded (a flush under eADR) is not issued, and not counted.
+struct PersistCounters {
+  uint64_t flushes = 0;   // cache-line write-back instructions
+  uint64_t fences = 0;    // sfence instructions
+  uint64_t nt_bytes = 0;  // bytes written with non-temporal stores
+};
+// This thread's counts so far (defined in libpmlab: a design under `pmlab crash --load` does not call it).
+PersistCounters thread_persist_counters() noexcept;
+
+}  // namespace v0
+}  // namespace pmlab
+
+#endif  // PMLAB_PERSIST_HPP

@@ -1,0 +1,135 @@
+// pmlab::Pool: the engine's pool (pool/pool.hpp) for a layout of the user's own, with its persister behind
+// the public vocabulary (persist/public_persister.hpp).
+#include <pmlab/pool.hpp>
+
+#include <cctype>
+#include <filesystem>
+#include <string>
+
+#include "pmlab/api/errors.hpp"
+#include "pmlab/persist/public_persister.hpp"
+#include "pmlab/pool/layout.hpp"
+#include "pmlab/pool/pool.hpp"
+
+namespace pmlab {
+inline namespace v0 {
+
+using api::raise;
+
+struct Pool::Impl {
+  std::unique_ptr<pool::Pool> pool;
+  persist::PublicPersister persister;
+
+  explicit Impl(std::unique_ptr<pool::Pool> p) : pool(std::move(p)), persister(pool->persister()) {}
+};
+
+namespace {
+
+constexpr size_t kMaxLayoutName = 31;  // the header's layout field holds 31 characters and a NUL
+
+// A layout a user may name: printable, short enough for the header, and none of pmlab's own (a pool of
+// those is opened by pmlab::Ptm, pmlab::Log, … which know how to recover it).
+void check_layout(const std::string& layout) {
+  if (layout.empty() || layout.size() > kMaxLayoutName)
+    raise(PMLAB_E_INVALID_ARGUMENT, "a layout name has 1 to 31 characters, not " + std::to_string(layout.size()));
+  for (const char c : layout)
+    if (!std::isgraph(static_cast<unsigned char>(c)))
+      raise(PMLAB_E_INVALID_ARGUMENT, "a layout name is printable characters without spaces: '" + layout + "'");
+  if (const pool::Layout* own = pool::LayoutRegistry::instance().find(layout))
+    raise(PMLAB_E_INVALID_ARGUMENT, "layout '" + layout + "' is pmlab's own (" + own->description + ")");
+}
+
+persist::Domain domain_of(Domain d) {
+  if (d != Domain::adr && d != Domain::eadr)
+    raise(PMLAB_E_INVALID_ARGUMENT, "unknown domain " + std::to_string(static_cast<int>(d)));
+  return d == Domain::eadr ? persist::Domain::eadr : persist::Domain::adr;
+}
+
+persist::FlushInstruction flush_of(FlushInstruction f) {
+  switch (f) {
+    case FlushInstruction::clwb: return persist::FlushInstruction::clwb;
+    case FlushInstruction::clflushopt: return persist::FlushInstruction::clflushopt;
+    case FlushInstruction::clflush: return persist::FlushInstruction::clflush;
+    case FlushInstruction::ntstore: return persist::FlushInstruction::ntstore;
+  }
+  raise(PMLAB_E_INVALID_ARGUMENT, "unknown flush instruction " + std::to_string(static_cast<int>(f)));
+}
+
+// The engine's options for `layout`: the persister the options ask for, checked against this CPU, over
+// the mapping's own default.
+pool::OpenOptions open_options(const std::string& layout, const PoolOptions& options) {
+  pool::OpenOptions o;
+  o.layout = layout;
+  if (options.domain || options.flush) {
+    const platform::CpuFeatures& cpu = platform::CpuFeatures::host();
+    persist::Config config;
+    config.domain = options.domain ? domain_of(*options.domain) : persist::Domain::adr;
+    config.flush = options.flush ? flush_of(*options.flush) : persist::best_line_flush(cpu);
+    if (Status st = persist::check_supported(config.flush, cpu); !st) raise(st);
+    o.persist = config;
+  }
+  return o;
+}
+
+}  // namespace
+
+Pool Pool::create(const std::string& path, uint64_t bytes, const std::string& layout, uint32_t layout_version,
+                  const PoolOptions& options) {
+  check_layout(layout);
+  if (layout_version == 0) raise(PMLAB_E_INVALID_ARGUMENT, "a layout version is 1 or more");
+  const pool::OpenOptions o = open_options(layout, options);
+  auto made = pool::Pool::create(path, bytes, layout, layout_version, o);
+  if (!made) raise(made.status());
+  return Pool(std::make_unique<Impl>(std::move(*made)), true);
+}
+
+Pool Pool::open(const std::string& path, const std::string& layout, const PoolOptions& options) {
+  check_layout(layout);
+  auto opened = pool::Pool::open(path, open_options(layout, options));
+  if (!opened) raise(opened.status());
+  return Pool(std::make_unique<Impl>(std::move(*opened)), false);
+}
+
+Pool Pool::open_or_create(const std::string& path, uint64_t bytes, const std::string& layout, uint32_t layout_version,
+                          const PoolOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return open(path, layout, options);
+  return create(path, bytes, layout, layout_version, options);
+}
+
+Pool::Pool(std::unique_ptr<Impl> impl, bool created) noexcept : impl_(std::move(impl)), created_(created) {}
+Pool::Pool(Pool&&) noexcept = default;
+Pool& Pool::operator=(Pool&&) noexcept = default;
+Pool::~Pool() = default;
+
+const Pool::Impl& Pool::self() const {
+  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Pool");
+  return *impl_;
+}
+
+std::byte* Pool::data() const { return self().pool->data(); }
+uint64_t Pool::data_size() const { return self().pool->data_size(); }
+const Persister& Pool::persister() const { return self().persister; }
+const std::string& Pool::path() const { return self().pool->path(); }
+uint32_t Pool::layout_version() const { return self().pool->header().layout_version; }
+bool Pool::is_pmem() const { return self().pool->medium() == pool::Medium::pmem; }
+Domain Pool::domain() const {
+  return self().pool->persister().domain() == persist::Domain::eadr ? Domain::eadr : Domain::adr;
+}
+FlushInstruction Pool::flush() const {
+  switch (self().pool->persister().config().flush) {
+    case persist::FlushInstruction::clflush: return FlushInstruction::clflush;
+    case persist::FlushInstruction::clflushopt: return FlushInstruction::clflushopt;
+    case persist::FlushInstruction::ntstore: return FlushInstruction::ntstore;
+    case persist::FlushInstruction::clwb: break;
+  }
+  return FlushInstruction::clwb;
+}
+
+PersistCounters thread_persist_counters() noexcept {
+  const persist::Counters c = persist::thread_counters();
+  return {c.flushes, c.fences, c.nt_bytes};
+}
+
+}  // namespace v0
+}  // namespace pmlab

@@ -1,0 +1,108 @@
+// pmlab::Pool and the public persistence vocabulary as a user's own design sees them: a layout of its own,
+// bytes made durable through the pool's Persister and found again after reopening, and every misuse
+// refused with its code.
+#include <pmlab/pmlab.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "../support/temp_dir.hpp"
+
+namespace {
+
+using pmlab::testing::TempDir;
+
+// The code of the pmlab::Error `f` throws; PMLAB_OK when it throws none.
+template <class F>
+int code_of(F&& f) {
+  try {
+    f();
+  } catch (const pmlab::Error& e) { return e.code(); }
+  return PMLAB_OK;
+}
+
+TEST(PoolApi, WhatAPersisterMadeDurableIsThereAfterReopening) {
+  TempDir dir;
+  const std::string path = dir.file("mine");
+  {
+    auto pool = pmlab::Pool::create(path, 1 << 20, "mine.stack", 3);
+    EXPECT_TRUE(pool.created());
+    EXPECT_EQ(pool.layout_version(), 3u);
+    EXPECT_FALSE(pool.is_pmem());  // a file under the test's directory: emulated
+    ASSERT_GE(pool.data_size(), 512u << 10);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(pool.data()) % 4096, 0u);
+    for (uint64_t i = 0; i < 64; ++i) EXPECT_EQ(pool.data()[i], std::byte{0});
+    const pmlab::Persister& p = pool.persister();
+    auto* words = reinterpret_cast<uint64_t*>(pool.data());
+    const pmlab::PersistCounters before = pmlab::thread_persist_counters();
+    std::memcpy(words + 8, "a record", 8);
+    p.persist(words + 8, 8);
+    p.store8(&words[0], 42);
+    p.persist(&words[0], 8);
+    uint64_t expected = 42;
+    EXPECT_TRUE(p.compare_exchange(&words[0], expected, 43));
+    EXPECT_EQ(p.fetch_add(&words[1], 5), 0u);
+    const pmlab::PersistCounters after = pmlab::thread_persist_counters();
+    EXPECT_EQ(after.fences - before.fences, 2u);  // the two persists'; the atomic words need none
+    if (pool.domain() == pmlab::Domain::adr) {
+      EXPECT_EQ(after.flushes - before.flushes, 2u);  // one line each
+    }
+  }
+  auto pool = pmlab::Pool::open_or_create(path, 1 << 20, "mine.stack");
+  EXPECT_FALSE(pool.created());
+  const auto* words = reinterpret_cast<const uint64_t*>(pool.data());
+  EXPECT_EQ(words[0], 43u);
+  EXPECT_EQ(words[1], 5u);
+  EXPECT_EQ(std::memcmp(words + 8, "a record", 8), 0);
+  EXPECT_EQ(pool.persister().domain(), pool.domain());
+}
+
+TEST(PoolApi, TheDomainAndFlushAskedForAreTheOnesUsed) {
+  TempDir dir;
+  auto pool = pmlab::Pool::create(dir.file("eadr"), 1 << 20, "mine.kv", 1,
+                                  {pmlab::Domain::eadr, pmlab::FlushInstruction::clflush});
+  EXPECT_EQ(pool.domain(), pmlab::Domain::eadr);
+  EXPECT_EQ(pool.flush(), pmlab::FlushInstruction::clflush);
+  const pmlab::PersistCounters before = pmlab::thread_persist_counters();
+  pool.persister().persist(pool.data(), 256);
+  const pmlab::PersistCounters after = pmlab::thread_persist_counters();
+  EXPECT_EQ(after.flushes, before.flushes) << "under eADR a fence alone persists";
+  EXPECT_EQ(after.fences, before.fences + 1);
+}
+
+TEST(PoolApiErrors, EachMisuseIsRefusedWithItsCodeAndLosesNothing) {
+  TempDir dir;
+  const std::string path = dir.file("mine");
+  auto pool = pmlab::Pool::create(path, 1 << 20, "mine.stack");
+  reinterpret_cast<uint64_t*>(pool.data())[0] = 7;
+  pool.persister().persist(pool.data(), 8);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(path, 1 << 20, "mine.stack"); }), PMLAB_E_ALREADY_EXISTS);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::open(path, "mine.stack"); }), PMLAB_E_BUSY);  // open here already
+  EXPECT_EQ(code_of([&] { pmlab::Pool::open(dir.file("absent"), "mine.stack"); }), PMLAB_E_NOT_FOUND);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(dir.file("x"), 1 << 20, ""); }), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(dir.file("x"), 1 << 20, std::string(32, 'a')); }),
+            PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(dir.file("x"), 1 << 20, "with space"); }), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(dir.file("x"), 1 << 20, "ptm"); }), PMLAB_E_INVALID_ARGUMENT)
+      << "pmlab's own layouts are opened by pmlab::Ptm, pmlab::Log, ...";
+  EXPECT_EQ(code_of([&] { pmlab::Pool::create(dir.file("x"), 1 << 20, "mine", 0); }), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] {
+              pmlab::Pool::create(dir.file("x"), 1 << 20, "mine", 1, {pmlab::Domain{7}, {}});
+            }),
+            PMLAB_E_INVALID_ARGUMENT);
+  {
+    std::ofstream(dir.file("text")) << "not a pool, and long enough to have a header's room" << std::string(8192, '.');
+  }
+  EXPECT_EQ(code_of([&] { pmlab::Pool::open(dir.file("text"), "mine.stack"); }), PMLAB_E_NOT_A_POOL);
+  pool = pmlab::Pool::create(dir.file("other"), 1 << 20, "mine.other");  // closes the first
+  EXPECT_EQ(code_of([&] { pmlab::Pool::open(path, "mine.other"); }), PMLAB_E_WRONG_LAYOUT);
+  auto reopened = pmlab::Pool::open(path, "mine.stack");
+  EXPECT_EQ(reinterpret_cast<const uint64_t*>(reopened.data())[0], 7u) << "no refusal touched the pool";
+  pmlab::Pool moved = std::move(reopened);
+  EXPECT_EQ(code_of([&] { (void)reopened.data(); }), PMLAB_E_INVALID_ARGUMENT);
+}
+
+}  // namespace
