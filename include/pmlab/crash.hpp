@@ -18,7 +18,7 @@
 // --mutate (each persistence call site dropped or weakened in turn: a mutation score), --shard, replay,
 // results.json and the report. docs/crash-simulator.md describes the model; docs/library.md this API.
 //
-// Needs C++20 (call sites are std::source_location). Single-threaded streams only in this version.
+// Needs C++20 (call sites are std::source_location). A stream may run threads (CrashOps::run_threads).
 #ifndef PMLAB_CRASH_HPP
 #define PMLAB_CRASH_HPP
 
@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <pmlab/persist.hpp>
@@ -46,21 +47,54 @@ struct CrashImage {
 // Brackets each operation of a run: a crash point then knows which returned and which was in flight.
 class CrashOps {
  public:
-  // Operation `op` (0, 1, … in order) begins; `label` names its kind in failure reports ("push").
+  // Operation `op` (0, 1, … in order; in a concurrent run, per thread) begins; `label` names its kind in
+  // failure reports ("push").
   virtual void begin(uint64_t op, const char* label) noexcept = 0;
   // Operation `op` returned: everything it promised must survive a crash from here on.
   virtual void end(uint64_t op) noexcept = 0;
+  // As end(), with what the operation returned: a concurrent run's check reads it from the history (an
+  // insert that found its key, a read that saw another thread's write).
+  virtual void end_returning(uint64_t op, uint64_t result) noexcept = 0;
+  // Runs body(arg, 0) … body(arg, threads - 1) as threads of their own and returns when all have. Under
+  // the simulator they take turns at persistence calls, store8 and the atomic word operations, in a
+  // seeded interleaving, so a run stays deterministic; `pmlab crash` tries several interleavings and
+  // preempts a thread at each persistence call in turn. Each thread's operations are numbered from 0 and
+  // tracked apart (CrashPoint::history). A thread that waits for another must call
+  // Persister::spin_wait() in its loop (a spin on plain loads alone would never hand the turn over). At
+  // most 4 threads.
+  virtual void run_threads(unsigned threads, void (*body)(void* arg, unsigned thread), void* arg) = 0;
+  // As above, with any callable taking the thread's number.
+  template <class Body>
+  void run_threads(unsigned threads, Body&& body) {
+    using B = std::remove_reference_t<Body>;
+    run_threads(
+        threads, [](void* b, unsigned thread) { (*static_cast<B*>(b))(thread); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(body))));
+  }
 
  protected:
   ~CrashOps() = default;
 };
 
+// One operation beginning or returning in a concurrent run.
+struct CrashEvent {
+  uint32_t thread = 0;    // the thread (0 .. threads - 1) of run_threads
+  uint32_t op = 0;        // the thread's operation number
+  uint64_t result = 0;    // what it returned (end_returning; 0 for end), on a return only
+  bool returned = false;  // false: it began
+};
+
 // Where a crash state was taken.
 struct CrashPoint {
-  uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash
-  bool op_in_flight = false;   // operation ops_completed had begun and not returned
+  uint64_t ops_completed = 0;  // operations 0 .. ops_completed-1 returned before the crash (concurrent: how many)
+  bool op_in_flight = false;   // operation ops_completed had begun and not returned (concurrent: any)
   uint64_t fence_index = 0;    // the crash came just before this fence (from 1), unless at_exit
   bool at_exit = false;        // the crash came after the stream ended
+  // A concurrent run (run_threads): every beginning and return before the crash, in the order they
+  // happened. The recovered state must be that of some order of the operations that respects it (durable
+  // linearizability: each returned operation in, each one not begun out, one in flight either way).
+  // Empty for a single-threaded run.
+  std::vector<CrashEvent> history;
 };
 
 // What a subject is made with: from `pmlab crash`'s options, the same for every subject of a run.

@@ -52,6 +52,9 @@ class Persister {
   // Declares [addr, addr+len) volatile by design (rebuilt by recovery, never persisted): not explored.
   virtual void declare_volatile(const void* addr, size_t len) const noexcept = 0;
   virtual Domain domain() const noexcept = 0;
+  // One round of a loop that waits for another thread's progress: a pause instruction, and under the
+  // crash simulator the point where the turn passes to another thread.
+  virtual void spin_wait() const noexcept = 0;
 
  protected:
   ~Persister() = default;

@@ -97,6 +97,12 @@ def _kill_midway(args, after_s):
     return proc.returncode
 
 
+def _crash_with(pmlab, design, *args):
+    """`pmlab crash --load DESIGN ARGS…` of an installation."""
+    return subprocess.run([str(pmlab), "crash", "--load", str(design), *map(str, args)], capture_output=True,
+                          text=True, timeout=240)
+
+
 @pytest.fixture(scope="module")
 def examples(prefix, tmp_path_factory):
     """The examples, each built from a copy of its folder against the installation only."""
@@ -219,8 +225,7 @@ def test_a_design_of_ones_own_is_crash_tested_with_load(examples, prefix, tmp_pa
     assert "mine.stack" in listed and "mine.broken-stack" in listed
 
     def crash(*args):
-        return subprocess.run([str(pmlab), "crash", "--load", str(design), *map(str, args)], capture_output=True,
-                              text=True, timeout=240)
+        return _crash_with(pmlab, design, *args)
 
     good = crash("mine.stack", "--quick", "--out", tmp_path / "good")
     assert good.returncode == 0, good.stderr
@@ -239,6 +244,22 @@ def test_a_design_of_ones_own_is_crash_tested_with_load(examples, prefix, tmp_pa
     killed = re.search(r"(\d+) of (\d+) mutants killed", mutated.stderr)
     assert mutated.returncode == 0 and killed and killed.group(1) == killed.group(2) and int(killed.group(2)) >= 5, \
         mutated.stderr
+
+
+def test_a_concurrent_design_of_ones_own_runs_threads_under_load(examples, prefix, tmp_path):
+    pmlab, design = prefix / "bin" / "pmlab", examples["crash-design"]
+
+    def crash(*args):
+        return _crash_with(pmlab, design, *args)
+
+    good = crash("mine.tally", "--quick", "--out", tmp_path / "tally")
+    assert good.returncode == 0, good.stderr
+    runs = json.loads((tmp_path / "tally" / "results.json").read_text())["runs"]
+    assert runs and all(r["metrics"]["failures"]["value"] == 0 for r in runs)
+    # The lost update exists only when the threads interleave between the read and the store.
+    broken = crash("mine.broken-tally", "--quick", "--domain", "adr", "--granularity", "line",
+                   "--out", tmp_path / "lost")
+    assert broken.returncode == 1 and "no sum of the adds that returned" in broken.stderr, broken.stderr
 
 
 def test_load_refuses_what_it_cannot_use(examples, prefix):

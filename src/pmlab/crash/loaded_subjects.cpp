@@ -24,6 +24,10 @@ class PublicOps final : public v0::CrashOps {
   explicit PublicOps(OpTracker& ops) noexcept : ops_(ops) {}
   void begin(uint64_t op, const char* label) noexcept override { ops_.begin(op, label != nullptr ? label : "op"); }
   void end(uint64_t op) noexcept override { ops_.end(op); }
+  void end_returning(uint64_t op, uint64_t result) noexcept override { ops_.end_returning(op, result); }
+  void run_threads(unsigned threads, void (*body)(void*, unsigned), void* arg) override {
+    ops_.run_threads(threads, [body, arg](unsigned thread) { body(arg, thread); });
+  }
 
  private:
   OpTracker& ops_;
@@ -58,6 +62,8 @@ class LoadedSubject final : public Subject {
     point.op_in_flight = at.op_in_flight;
     point.fence_index = at.fence_index;
     point.at_exit = at.at_exit;
+    point.history.reserve(at.history.size());
+    for (const OpEvent& e : at.history) point.history.push_back({e.thread, e.op, e.result, e.returned});
     return verdict(design_->check(public_image(image), persister, point));
   }
 

@@ -26,6 +26,7 @@ class PublicPersister final : public v0::Persister {
     return p_->word(word).fetch_add(delta, std::memory_order_seq_cst, where);
   }
   void declare_volatile(const void* addr, size_t len) const noexcept override { p_->declare_volatile(addr, len); }
+  void spin_wait() const noexcept override { p_->spin_wait(); }
   v0::Domain domain() const noexcept override {
     return p_->domain() == persist::Domain::eadr ? v0::Domain::eadr : v0::Domain::adr;
   }
