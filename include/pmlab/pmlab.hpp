@@ -6,6 +6,7 @@
 #include <pmlab/lockfree.hpp>
 #include <pmlab/log.hpp>
 #include <pmlab/map.hpp>
+#include <pmlab/page_store.hpp>
 #include <pmlab/pmlab.h>
 #include <pmlab/ptm.hpp>
 #include <pmlab/version.h>

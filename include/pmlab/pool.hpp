@@ -48,9 +48,9 @@ struct PoolOptions {
 // An open pool: mapped, locked against every other open, until it is destroyed. Movable, not copyable.
 class Pool {
  public:
-  // Creates `path` (which must not exist: never overwritten) with `bytes` bytes in all, a multiple of 4096,
-  // the header's page included, for `layout` (1-31 printable characters without spaces, naming the design;
-  // not one of pmlab's own) at `layout_version` (1 or more).
+  // Creates `path` (which must not exist: never overwritten) with `bytes` bytes in all, the header's page
+  // included: a multiple of 4096, 1 MiB at least. `layout` names the design (1-31 printable characters
+  // without spaces, not one of pmlab's own); `layout_version` is 1 or more.
   static Pool create(const std::string& path, uint64_t bytes, const std::string& layout, uint32_t layout_version = 1,
                      const PoolOptions& options = {});
   // Opens `path`, a pool of `layout` (any version: layout_version() says which).

@@ -9,20 +9,14 @@
 #include <fstream>
 #include <string>
 
+#include "../support/api_error.hpp"
 #include "../support/temp_dir.hpp"
 
 namespace {
 
+using pmlab::testing::code_of;
 using pmlab::testing::TempDir;
 
-// The code of the pmlab::Error `f` throws; PMLAB_OK when it throws none.
-template <class F>
-int code_of(F&& f) {
-  try {
-    f();
-  } catch (const pmlab::Error& e) { return e.code(); }
-  return PMLAB_OK;
-}
 
 TEST(PoolApi, WhatAPersisterMadeDurableIsThereAfterReopening) {
   TempDir dir;
