@@ -3,6 +3,8 @@
 #pragma once
 
 #include <exception>
+#include <memory>
+#include <string>
 
 #include <pmlab/error.hpp>
 #include <pmlab/pmlab.h>
@@ -28,6 +30,14 @@ int guarded(F&& f) noexcept {
     f();
     return 0;
   } catch (...) { return fail_current_exception(); }
+}
+
+// The object behind a public C++ handle (`type` names the class in the error): a moved-from handle is a
+// caller's error, said as one.
+template <class Impl>
+Impl& impl_of(const std::unique_ptr<Impl>& impl, const char* type) {
+  if (!impl) raise(PMLAB_E_INVALID_ARGUMENT, std::string("use of a moved-from ") + type);
+  return *impl;
 }
 
 // Opens or creates a C handle at the C API's edge: *handle is null unless make() returned the object it

@@ -219,10 +219,7 @@ Set::Set(Set&&) noexcept = default;
 Set& Set::operator=(Set&&) noexcept = default;
 Set::~Set() = default;
 
-Set::Impl& Set::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Set");
-  return *impl_;
-}
+Set::Impl& Set::self() const { return api::impl_of(impl_, "pmlab::Set"); }
 
 Set Set::create(const std::string& path, const SetOptions& options) {
   const lockfree::ListDesign design = list_design(options.design);
@@ -305,10 +302,7 @@ Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 Ring::~Ring() = default;
 
-Ring::Impl& Ring::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Ring");
-  return *impl_;
-}
+Ring::Impl& Ring::self() const { return api::impl_of(impl_, "pmlab::Ring"); }
 
 Ring Ring::create(const std::string& path, const RingOptions& options) {
   const lockfree::RingDesign design = ring_design(options.design);

@@ -20,10 +20,7 @@ struct Log::Impl {
   std::unique_ptr<plog::Log> log;
 };
 
-Log::Impl& Log::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Log");
-  return *impl_;
-}
+Log::Impl& Log::self() const { return api::impl_of(impl_, "pmlab::Log"); }
 
 Log Log::create(const std::string& path, uint64_t pool_bytes, const LogOptions& options) {
   auto writer = plog::parse_writer(options.writer);

@@ -221,10 +221,7 @@ Map::Map(Map&&) noexcept = default;
 Map& Map::operator=(Map&&) noexcept = default;
 Map::~Map() = default;
 
-const Map::Impl& Map::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Map");
-  return *impl_;
-}
+const Map::Impl& Map::self() const { return api::impl_of(impl_, "pmlab::Map"); }
 
 Map Map::create(Ptm& ptm, unsigned root, const MapOptions& options) {
   validate(options);

@@ -111,10 +111,7 @@ PageStore::PageStore(PageStore&&) noexcept = default;
 PageStore& PageStore::operator=(PageStore&&) noexcept = default;
 PageStore::~PageStore() = default;
 
-PageStore::Impl& PageStore::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::PageStore");
-  return *impl_;
-}
+PageStore::Impl& PageStore::self() const { return api::impl_of(impl_, "pmlab::PageStore"); }
 
 uint32_t PageStore::page_size() const { return self().store->options().page_size; }
 uint64_t PageStore::pages() const { return self().store->options().pages; }

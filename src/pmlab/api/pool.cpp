@@ -102,10 +102,7 @@ Pool::Pool(Pool&&) noexcept = default;
 Pool& Pool::operator=(Pool&&) noexcept = default;
 Pool::~Pool() = default;
 
-const Pool::Impl& Pool::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Pool");
-  return *impl_;
-}
+const Pool::Impl& Pool::self() const { return api::impl_of(impl_, "pmlab::Pool"); }
 
 std::byte* Pool::data() const { return self().pool->data(); }
 uint64_t Pool::data_size() const { return self().pool->data_size(); }

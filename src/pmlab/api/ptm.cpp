@@ -76,10 +76,7 @@ struct Ptm::Impl {
   void release_slot(int i) noexcept { slot_busy[i].store(false, std::memory_order_release); }
 };
 
-Ptm::Impl& Ptm::self() const {
-  if (!impl_) raise(PMLAB_E_INVALID_ARGUMENT, "use of a moved-from pmlab::Ptm");
-  return *impl_;
-}
+Ptm::Impl& Ptm::self() const { return api::impl_of(impl_, "pmlab::Ptm"); }
 
 Ptm Ptm::create(const std::string& path, uint64_t pool_bytes, const PtmOptions& options) {
   ptm::StoreOptions o;
