@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pmlab/platform/memory_tiers.hpp"
+
 #ifndef PMLAB_SOURCE_DIR
 #define PMLAB_SOURCE_DIR ""
 #endif
@@ -83,8 +85,13 @@ PmemInventory pmem_inventory() {
     while (mntent* e = getmntent(m)) {
       std::string opts = e->mnt_opts ? e->mnt_opts : "";
       std::string dev = e->mnt_fsname ? e->mnt_fsname : "";
-      if (opts.find("dax") != std::string::npos || dev.rfind("/dev/pmem", 0) == 0)
-        inv.dax_mounts.push_back(std::string(e->mnt_dir) + " (" + e->mnt_type + ", " + dev + ", " + opts + ")");
+      if (opts.find("dax") != std::string::npos || dev.rfind("/dev/pmem", 0) == 0) {
+        // What the mount's memory is (an nvdimm, a CXL pmem region) and its persistence domain.
+        const PoolBacking b = pool_backing(dev);
+        inv.dax_mounts.push_back(std::string(e->mnt_dir) + " (" + e->mnt_type + ", " + dev + ", " + opts +
+                                 "): " + b.label + ", persistence domain " +
+                                 (b.persistence_domain.empty() ? "unknown" : b.persistence_domain));
+      }
     }
     endmntent(m);
   }
