@@ -13,6 +13,7 @@
 #error "pmlab/persist.hpp needs C++20 (call sites are std::source_location)"
 #endif
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
@@ -58,6 +59,56 @@ class Persister {
 
  protected:
   ~Persister() = default;
+};
+
+// An 8-byte word of persistent memory that threads update atomically, named once with its Persister: the
+// commit words, counters and links of a design. Its stores and read-modify-writes are never torn by a
+// crash and are observed (and crash-tested) as the Persister's own calls; load() is a plain atomic load.
+class PmWord {
+ public:
+  // The 8-byte aligned word at `word`, persisted through `persister`.
+  PmWord(uint64_t* word, const Persister& persister) noexcept : word_(word), persister_(&persister) {}
+
+  // The word's value (acquire).
+  uint64_t load() const noexcept { return std::atomic_ref<uint64_t>(*word_).load(std::memory_order_acquire); }
+  // Stores `value` as one (Persister::store8): durable once written back and fenced (persist()).
+  void store(uint64_t value, Persister::Site where = Persister::Site::current()) const noexcept {
+    persister_->store8(word_, value, where);
+  }
+  // Atomically: `desired` when the word holds `expected`; on failure `expected` receives the word's value.
+  bool compare_exchange(uint64_t& expected, uint64_t desired,
+                        Persister::Site where = Persister::Site::current()) const noexcept {
+    return persister_->compare_exchange(word_, expected, desired, where);
+  }
+  // Atomically adds `delta`; returns the value before.
+  uint64_t fetch_add(uint64_t delta, Persister::Site where = Persister::Site::current()) const noexcept {
+    return persister_->fetch_add(word_, delta, where);
+  }
+  // Writes the word back and fences: durable from here on.
+  void persist(Persister::Site where = Persister::Site::current()) const noexcept {
+    persister_->persist(word_, 8, where);
+  }
+  // Where the word is.
+  uint64_t* address() const noexcept { return word_; }
+
+ private:
+  uint64_t* word_;
+  const Persister* persister_;
+};
+
+// What a pool's Persister did, for an observer of one's own (Pool::observe): a tracer, a counter by call
+// site, a delay that emulates slower memory. Each call names the design's call site. Called on the thread
+// that persists, inline: an observer that is slow makes the design slow.
+class PersistObserver {
+ public:
+  virtual ~PersistObserver() = default;
+  // After cache lines (or, `non_temporal`, bytes written with non-temporal stores) started on their way
+  // to the durability domain: durable at the thread's next fence.
+  virtual void on_writeback(const void* addr, size_t len, bool non_temporal, Persister::Site where) noexcept = 0;
+  // Before a fence: every write-back of the thread since its previous fence is durable from here on.
+  virtual void on_fence(Persister::Site where) noexcept = 0;
+  // After an 8-byte atomic store or read-modify-write of the word at `addr`.
+  virtual void on_atomic_store(const void* addr, Persister::Site where) noexcept { (void)addr, (void)where; }
 };
 
 // How a Persister writes back a cache line, and how it copies in bulk.

@@ -75,6 +75,9 @@ class Pool {
   bool is_pmem() const;
   Domain domain() const;
   FlushInstruction flush() const;
+  // Attaches `observer` to the pool's Persister (nullptr detaches it): it sees every call from then on.
+  // Not while another thread persists through the pool; the observer must outlive its attachment.
+  void observe(PersistObserver* observer);
   // Whether this open created the pool (open_or_create).
   bool created() const noexcept { return created_; }
 

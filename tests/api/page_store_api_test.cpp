@@ -17,7 +17,6 @@ namespace {
 using pmlab::testing::code_of;
 using pmlab::testing::TempDir;
 
-
 class PageStoreApi : public ::testing::TestWithParam<pmlab::PageFlush> {
  protected:
   TempDir dir_;

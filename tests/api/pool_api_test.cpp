@@ -17,7 +17,6 @@ namespace {
 using pmlab::testing::code_of;
 using pmlab::testing::TempDir;
 
-
 TEST(PoolApi, WhatAPersisterMadeDurableIsThereAfterReopening) {
   TempDir dir;
   const std::string path = dir.file("mine");
@@ -97,6 +96,53 @@ TEST(PoolApiErrors, EachMisuseIsRefusedWithItsCodeAndLosesNothing) {
   EXPECT_EQ(reinterpret_cast<const uint64_t*>(reopened.data())[0], 7u) << "no refusal touched the pool";
   pmlab::Pool moved = std::move(reopened);
   EXPECT_EQ(code_of([&] { (void)reopened.data(); }), PMLAB_E_INVALID_ARGUMENT);
+}
+
+}  // namespace
+
+namespace {
+
+// Counts what it sees, by kind, and remembers the last call site.
+class Counting final : public pmlab::PersistObserver {
+ public:
+  void on_writeback(const void*, size_t len, bool non_temporal, pmlab::Persister::Site where) noexcept override {
+    (non_temporal ? nt_bytes : flushed_bytes) += len;
+    line = where.line();
+  }
+  void on_fence(pmlab::Persister::Site where) noexcept override {
+    ++fences;
+    line = where.line();
+  }
+  void on_atomic_store(const void*, pmlab::Persister::Site) noexcept override { ++atomics; }
+  size_t flushed_bytes = 0, nt_bytes = 0, fences = 0, atomics = 0;
+  unsigned line = 0;
+};
+
+TEST(PoolApi, AnObserverSeesEveryCallAtItsSiteAndAPmWordIsOneWord) {
+  TempDir dir;
+  auto pool = pmlab::Pool::create(dir.file("observed"), 1 << 20, "mine.observed");
+  Counting seen;
+  pool.observe(&seen);
+  const pmlab::Persister& p = pool.persister();
+  const pmlab::PmWord head(reinterpret_cast<uint64_t*>(pool.data()), p);
+  head.store(7);
+  uint64_t expected = 7;
+  EXPECT_TRUE(head.compare_exchange(expected, 9));
+  EXPECT_EQ(head.fetch_add(1), 9u);
+  const unsigned persist_line = __LINE__ + 1;
+  head.persist();
+  EXPECT_EQ(seen.line, persist_line) << "the design's own call site, not pmlab's";
+  EXPECT_EQ(head.load(), 10u);
+  std::vector<char> block(256, 'x');
+  p.copy_nt(pool.data() + 4096, block.data(), block.size());
+  p.fence();
+  EXPECT_EQ(seen.atomics, 3u);
+  EXPECT_EQ(seen.flushed_bytes, 64u);  // the word's line
+  EXPECT_EQ(seen.nt_bytes, 256u);
+  EXPECT_EQ(seen.fences, 2u);
+  pool.observe(nullptr);
+  head.persist();
+  EXPECT_EQ(seen.fences, 2u) << "detached";
 }
 
 }  // namespace

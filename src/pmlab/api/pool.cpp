@@ -16,9 +16,31 @@ inline namespace v0 {
 
 using api::raise;
 
+namespace {
+
+// The engine's observer events, as a user's PersistObserver receives them.
+class ObserverAdapter final : public persist::Observer {
+ public:
+  explicit ObserverAdapter(PersistObserver& user) noexcept : user_(user) {}
+  void on_writeback(const void* addr, size_t len, persist::Writeback kind,
+                    const std::source_location& where) noexcept override {
+    user_.on_writeback(addr, len, kind == persist::Writeback::nt_store, where);
+  }
+  void on_fence(const std::source_location& where) noexcept override { user_.on_fence(where); }
+  void after_atomic_store(const void* addr, size_t, const std::source_location& where) noexcept override {
+    user_.on_atomic_store(addr, where);
+  }
+
+ private:
+  PersistObserver& user_;
+};
+
+}  // namespace
+
 struct Pool::Impl {
   std::unique_ptr<pool::Pool> pool;
   persist::PublicPersister persister;
+  std::unique_ptr<ObserverAdapter> observer;
 
   explicit Impl(std::unique_ptr<pool::Pool> p) : pool(std::move(p)), persister(pool->persister()) {}
 };
@@ -121,6 +143,18 @@ FlushInstruction Pool::flush() const {
     case persist::FlushInstruction::clwb: break;
   }
   return FlushInstruction::clwb;
+}
+
+void Pool::observe(PersistObserver* observer) {
+  Impl& m = api::impl_of(impl_, "pmlab::Pool");
+  if (observer == nullptr) {
+    m.pool->persister().detach();
+    m.observer.reset();
+    return;
+  }
+  auto adapter = std::make_unique<ObserverAdapter>(*observer);
+  m.pool->persister().attach(adapter.get());
+  m.observer = std::move(adapter);
 }
 
 PersistCounters thread_persist_counters() noexcept {
