@@ -354,6 +354,114 @@ TEST_P(LogWriter, AnInterruptedTruncationKeepsAllOrNothing) {
   }
 }
 
+// A partial truncation (a checkpoint's): the entries below the watermark go, the later ones stay through
+// reopens and appends; a lane left with none is emptied, the other keeps its space until truncate().
+TEST_P(LogWriter, TruncateBeforeKeepsTheEntriesFromItsLsn) {
+  Region region(64 << 10);
+  Options o = options();
+  o.first_lsn = (uint64_t{1} << 32) - 4;  // the watermark crosses 2^32
+  std::vector<uint64_t> lsns;
+  auto log = Log::format(region.span(), adr(), o);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  for (uint64_t i = 0; i < 9; ++i) {
+    const auto p = payload(i);
+    auto lsn = (*log)->append(static_cast<uint32_t>(i % 2), p.data(), p.size());
+    ASSERT_TRUE(lsn.ok()) << lsn.status().message();
+    lsns.push_back(*lsn);
+  }
+  const uint64_t used0 = (*log)->lane_used(0);
+  EXPECT_EQ((*log)->truncate_before(lsns[8] + 2).code(), Errc::invalid_argument);
+  ASSERT_TRUE((*log)->truncate_before(lsns[8]).ok());  // keeps entry 8, lane 0's last
+  auto expect_kept = [&](Log& l, std::vector<uint64_t> want) {
+    const auto entries = l.entries();
+    ASSERT_EQ(entries.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(entries[k].lsn, lsns[want[k]]);
+      EXPECT_EQ(entries[k].lane, want[k] % 2);
+      EXPECT_TRUE(same(entries[k], payload(want[k]))) << "entry " << want[k];
+    }
+  };
+  expect_kept(**log, {8});
+  EXPECT_EQ((*log)->lane_used(0), used0);
+  EXPECT_EQ((*log)->lane_used(1), 0u);
+  ASSERT_TRUE((*log)->truncate_before(lsns[2]).ok());  // below the watermark: nothing more goes
+  expect_kept(**log, {8});
+  for (uint64_t i = 9; i < 12; ++i) {
+    const auto p = payload(i);
+    auto lsn = (*log)->append(static_cast<uint32_t>(i % 2), p.data(), p.size());
+    ASSERT_TRUE(lsn.ok()) << lsn.status().message();
+    lsns.push_back(*lsn);
+  }
+  log->reset();
+  auto reopened = Log::open(region.span(), adr(), stores());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().message();
+  EXPECT_EQ((*reopened)->recovery().entries, 4u);
+  EXPECT_TRUE(Log::check(region.span()).ok());
+  expect_kept(**reopened, {8, 9, 10, 11});
+  ASSERT_TRUE((*reopened)->truncate_before(lsns[10]).ok());
+  expect_kept(**reopened, {10, 11});
+  ASSERT_TRUE((*reopened)->truncate().ok());
+  EXPECT_TRUE((*reopened)->entries().empty());
+  EXPECT_EQ((*reopened)->lane_used(0), 0u);
+  reopened->reset();
+  auto emptied = Log::open(region.span(), adr(), stores());
+  ASSERT_TRUE(emptied.ok()) << emptied.status().message();
+  EXPECT_TRUE((*emptied)->entries().empty());
+  EXPECT_EQ((*emptied)->lane_used(0), 0u);
+}
+
+// A crash in a partial truncation: before its watermark is durable everything is there, after it the
+// entries from its LSN on, whatever the lanes' reset reached; each image then appends and recovers again.
+TEST_P(LogWriter, AnInterruptedPartialTruncationKeepsTheLaterEntries) {
+  Region region(32 << 10);
+  auto persister = persist::Persister::create({persist::Domain::adr, persist::FlushInstruction::clflush, false, false});
+  ASSERT_TRUE(persister.ok());
+  uint64_t keep_from = 0;
+  {
+    auto log = Log::format(region.span(), *persister, options(2));
+    ASSERT_TRUE(log.ok());
+    for (uint64_t i = 0; i < 11; ++i) {
+      const auto p = payload(i + 1);
+      auto lsn = (*log)->append(static_cast<uint32_t>(i % 2), p.data(), p.size());
+      ASSERT_TRUE(lsn.ok());
+      if (i == 10) keep_from = *lsn;  // lane 0's last: lane 1 is emptied
+    }
+  }
+  std::vector<std::byte> before(region.base, region.base + region.size);
+  FenceSnapshots snaps(region.span());
+  {
+    auto log = Log::open(region.span(), *persister, stores());
+    ASSERT_TRUE(log.ok());
+    persister->attach(&snaps);
+    ASSERT_TRUE((*log)->truncate_before(keep_from).ok());
+    persister->detach();
+  }
+  const bool rewrites = GetParam().kind != Kind::classic;
+  ASSERT_EQ(snaps.snapshots.size(), rewrites ? 2u : 1u);
+  using Image = std::vector<std::byte>;
+  for (const Image* image :
+       std::initializer_list<const Image*>{&before, &snaps.snapshots[0], &snaps.snapshots.back()}) {
+    Region crash(region.size);
+    std::memcpy(crash.base, image->data(), region.size);
+    auto log = Log::open(crash.span(), adr(), stores());
+    ASSERT_TRUE(log.ok()) << log.status().message();
+    const auto entries = (*log)->entries();
+    if (image == &before) {
+      EXPECT_EQ(entries.size(), 11u);
+    } else {
+      ASSERT_EQ(entries.size(), 1u);
+      EXPECT_EQ(entries[0].lsn, keep_from);
+      EXPECT_TRUE(same(entries[0], payload(11)));
+      EXPECT_EQ((*log)->lane_used(1), 0u);
+    }
+    ASSERT_TRUE((*log)->append(1, "z", 1).ok());
+    auto again = Log::open(crash.span(), adr(), stores());
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ((*again)->entries().size(), entries.size() + 1);
+    EXPECT_TRUE(Log::check(crash.span()).ok());
+  }
+}
+
 TEST_P(LogWriter, ConcurrentLanesAppendWithoutLosingEntries) {
   Region region(1 << 20);
   auto log = Log::format(region.span(), adr(), options(2));

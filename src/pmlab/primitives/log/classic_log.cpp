@@ -31,28 +31,34 @@ class ClassicLog final : public Log {
   }
 
  protected:
+  // The lane's entries in LSN order: a prefix below the watermark (a partial truncation's, skipped by
+  // iteration), then the live ones. A lane with none live is free from its start.
   Status recover_lane(uint32_t lane, bool) override {
     LaneState& s = lanes_[lane];
     const std::byte* data = lane_data(lane);
     const uint64_t floor = first_lsn();
-    uint64_t offset = 0;
+    uint64_t offset = 0, live = 0;
     while (lane_bytes_ - offset >= entry_bytes(Kind::classic, options_.padded, 0)) {
       om::EntryHeader h;
       std::memcpy(&h, data + offset, sizeof h);
       const uint64_t bytes = entry_bytes(Kind::classic, options_.padded, h.size);
-      const bool plausible =
-          h.lsn >= floor && h.lsn > s.last_lsn && h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset;
+      const bool plausible = h.lsn > s.last_lsn && h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset;
       if (!plausible) break;
       uint64_t footer;
       std::memcpy(&footer, data + offset + om::classic_footer_offset(options_.padded, h.size), sizeof footer);
       if (footer != om::classic_tag(log_id(), h.lsn, h.size, offset)) {
-        ++recovery_.torn_tails;  // a header newer than every kept entry, without its footer
+        if (h.lsn >= floor) ++recovery_.torn_tails;  // a header newer than every kept entry, without its footer
         break;
       }
       offset += bytes;
       s.last_lsn = h.lsn;
-      ++recovery_.entries;
+      if (h.lsn >= floor) ++live;
     }
+    if (live == 0) {
+      offset = 0;
+      s.last_lsn = 0;
+    }
+    recovery_.entries += live;
     s.tail = offset;
     // Nothing to repair: the next append overwrites the bytes past the tail. A torn entry's footer never
     // reached the media, so no stale word there can equal the tag of the entry that replaces it.

@@ -1,7 +1,9 @@
 // Crash subjects log.<writer>[-padded][-streaming]: appends through two lanes and an occasional truncation, checked
 // against the durability contract: every append that returned is recovered exactly (payload, lane, LSN
 // order), none that had not begun, the one in flight wholly or not at all, a truncation in flight all or
-// nothing; and the recovered log appends and recovers again.
+// nothing; and the recovered log appends and recovers again. A partial truncation mid-epoch keeps the
+// append before it (lane 0, whose older entries it discards) and empties lane 1: the entries from a
+// watermark on must survive it.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -17,14 +19,28 @@ namespace pmlab::primitives::log {
 namespace {
 
 constexpr uint64_t kMaxPayload = 150;
-constexpr uint64_t kTruncateEvery = 10;  // op 9, 19, … truncates
+constexpr uint64_t kTruncateEvery = 10;  // op 9, 19, … truncates everything
+constexpr uint64_t kPartialAt = 5;       // op 5, 15, … truncates before the append just before it
 
-bool is_truncate(uint64_t op) { return op % kTruncateEvery == kTruncateEvery - 1; }
+// The partial truncation keeps op 4, 14, … in lane 0 and empties lane 1. The stream's LSNs cross 2^32 at
+// op 4, so the first one's watermark changes both halves of its word, and a torn one (the new high half
+// over the old low half) discards the append it keeps. The full truncation empties both lanes, and the
+// append after it goes to lane 0, whose reset must be durable before it.
+bool is_partial(uint64_t op) { return op % kTruncateEvery == kPartialAt; }
+bool is_truncate(uint64_t op) { return op % kTruncateEvery == kTruncateEvery - 1 || is_partial(op); }
+// The first op whose append a truncation keeps.
+uint64_t first_kept(uint64_t truncation_op) {
+  return is_partial(truncation_op) ? truncation_op - 1 : truncation_op + 1;
+}
+void discard_before(std::vector<uint64_t>& appends, uint64_t first) {
+  std::erase_if(appends, [first](uint64_t op) { return op < first; });
+}
 
-// The append at a given place of each truncation epoch has the same size, so it lands where the one of
-// the epoch before did, and bytes that are a rotation of that one's: the same bits set per byte, other
-// values. Over stale bytes (space whose zeroing never became durable) any mix of old and new bytes then
-// has the count a zero log checks for: only durable zeroing tells a new entry from an old one.
+// The append at a given place of each truncation epoch has the same size, so in lane 0 (which only the
+// full truncations empty) it lands where the one of the epoch before did, and bytes that are a rotation
+// of that one's: the same bits set per byte, other values. Over stale bytes (space whose zeroing never
+// became durable) any mix of old and new bytes then has the count a zero log checks for: only durable
+// zeroing tells a new entry from an old one.
 std::vector<std::byte> payload(uint64_t seed, uint64_t op) {
   const uint64_t place = op % kTruncateEvery, epoch = op / kTruncateEvery;
   uint64_t s = seed ^ (place * 0x9e3779b97f4a7c15ULL);
@@ -64,10 +80,12 @@ class LogSubject final : public crash::Subject {
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
     auto log = Log::open({image.base, image.size}, p, options_.stores);
     if (!log) throw std::runtime_error("log open: " + log.status().message());
+    uint64_t last_lsn = 0;
     for (uint64_t op = 0; op < ops_; ++op) {
       if (is_truncate(op)) {
-        ops.begin(op, "truncate");
-        if (Status s = (*log)->truncate(); !s) throw std::runtime_error("truncate: " + s.message());
+        ops.begin(op, is_partial(op) ? "truncate before the last append" : "truncate");
+        const Status s = is_partial(op) ? (*log)->truncate_before(last_lsn) : (*log)->truncate();
+        if (!s) throw std::runtime_error("truncate: " + s.message());
         ops.end(op);
         continue;
       }
@@ -76,6 +94,7 @@ class LogSubject final : public crash::Subject {
       ops.begin(op, "append " + std::to_string(bytes.size()) + " bytes to lane " + std::to_string(lane));
       auto lsn = (*log)->append(lane, bytes.data(), bytes.size());
       if (!lsn) throw std::runtime_error("append: " + lsn.status().message());
+      last_lsn = *lsn;
       ops.end(op);
     }
   }
@@ -89,17 +108,17 @@ class LogSubject final : public crash::Subject {
   }
 
   Status check(crash::Image image, const persist::Persister& p, const crash::CrashPoint& at) override {
-    // The appends that must be there: those that returned since the last truncation that returned.
+    // The appends that must be there: those that returned and that no truncation that returned discarded.
     std::vector<uint64_t> acked;
     for (uint64_t op = 0; op < at.ops_completed; ++op) {
-      if (is_truncate(op)) acked.clear();
+      if (is_truncate(op)) discard_before(acked, first_kept(op));
       else acked.push_back(op);
     }
     const bool in_flight = at.op_in_flight && at.ops_completed < ops_;
     const uint64_t flying = at.ops_completed;
     std::vector<uint64_t> with_flying = acked;
     if (in_flight) {
-      if (is_truncate(flying)) with_flying.clear();
+      if (is_truncate(flying)) discard_before(with_flying, first_kept(flying));
       else with_flying.push_back(flying);
     }
     const auto entries = recovered_log_->entries();
@@ -145,7 +164,9 @@ crash::SubjectInfo info(Kind kind, bool padded, Stores stores = Stores::cached) 
   const std::string writer = writer_name(kind, padded) + (stores == Stores::streaming ? "-streaming" : "");
   crash::SubjectInfo i;
   i.name = "log." + writer;
-  i.description = writer + " log writer, two lanes, appends of 0-150 bytes and a truncation every 10 operations";
+  i.description = writer +
+                  " log writer, two lanes, appends of 0-150 bytes and a full truncation every 10 operations and a "
+                  "partial one between";
   i.make = [kind, padded, stores](const crash::SubjectOptions& o) {
     return std::make_unique<LogSubject>(kind, padded, stores, o);
   };

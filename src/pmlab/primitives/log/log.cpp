@@ -317,8 +317,11 @@ Status Log::recover(bool repair) {
 
 std::vector<Entry> Log::entries() const {
   std::vector<Entry> out;
+  const uint64_t floor = first_lsn();  // a lane's entries below it, a partial truncation's, are discarded
   for (uint32_t lane = 0; lane < options_.lanes; ++lane)
-    walk(lane, lanes_[lane].tail, [&](uint64_t, const Entry& e) { out.push_back(e); });
+    walk(lane, lanes_[lane].tail, [&](uint64_t, const Entry& e) {
+      if (e.lsn >= floor) out.push_back(e);
+    });
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.lsn < b.lsn; });
   return out;
 }
@@ -327,22 +330,31 @@ void Log::for_each(const std::function<void(const Entry&)>& visit) const {
   for (const Entry& e : entries()) visit(e);
 }
 
-Status Log::truncate() {
+Status Log::truncate() { return truncate_before(next_lsn_.load(std::memory_order_relaxed)); }
+
+Status Log::truncate_before(uint64_t lsn) {
+  const uint64_t next = next_lsn_.load(std::memory_order_relaxed);
+  if (lsn > next)
+    return error(Errc::invalid_argument, "cannot truncate the log before LSN " + std::to_string(lsn) +
+                                             ": the next append's is " + std::to_string(next));
+  lsn = std::max(lsn, first_lsn());
   // One word decides: once the watermark is durable every older entry is gone, whatever the lanes say.
-  // Its two halves torn apart (mutation testing splits this store) are harmless: the watermark rises by
-  // less than 2^32, so the new low half under the old high half lies below every entry (nothing
-  // truncated) and the old low half under the new high half above every one (all truncated), the two
-  // outcomes a crash in truncate may leave. Torn bytes are not: store8 keeps them whole.
+  // Its bytes must not tear: a mix of the old and the new watermark can lie above entries it must keep
+  // (a partial truncation's, when the watermark crosses 2^32: the new high half over the old low half).
   auto* watermark = reinterpret_cast<uint64_t*>(region_.data() + om::kWatermarkOffset);
-  persister_.store8(watermark, next_lsn_.load(std::memory_order_relaxed));
+  persister_.store8(watermark, lsn);
   persister_.persist(watermark, 8);
   // Writers that empty their lanes do so after the watermark is durable (a crash mid-way must not take
-  // entries the watermark does not yet disown), and make it durable before the next append.
-  if (rewrites_lanes()) {
-    for (uint32_t lane = 0; lane < options_.lanes; ++lane) reset_lane(lane);
-    persister_.fence();
+  // entries the watermark does not yet disown), and make it durable before the next append. A lane that
+  // keeps an entry keeps its discarded ones too: recovery and iteration skip them by the watermark.
+  bool emptied = false;
+  for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
+    if (lanes_[lane].last_lsn >= lsn) continue;
+    if (rewrites_lanes()) reset_lane(lane);
+    lanes_[lane] = LaneState{};
+    emptied = true;
   }
-  for (uint32_t lane = 0; lane < options_.lanes; ++lane) lanes_[lane] = LaneState{};
+  if (emptied && rewrites_lanes()) persister_.fence();
   return Status::success();
 }
 

@@ -144,6 +144,13 @@ class Log {
   // Discards every entry, failure-atomically: after a crash the log holds all of them or none.
   // Not concurrent with append.
   Status truncate();
+  // Discards every entry with an LSN below `lsn` (a checkpoint's: what it covers is no longer needed),
+  // failure-atomically: after a crash the log holds all of them or none, and every entry from `lsn` on.
+  // A lane left with no entry is emptied; the others keep the discarded entries' space, which iteration
+  // and recovery skip, until a truncation empties them. A watermark never goes down: an `lsn` below the
+  // last truncation's discards nothing more. invalid_argument for an `lsn` past the next append's.
+  // Not concurrent with append.
+  Status truncate_before(uint64_t lsn);
 
   const Options& options() const noexcept { return options_; }
   std::string name() const { return writer_name(options_.kind, options_.padded); }

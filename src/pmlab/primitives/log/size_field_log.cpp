@@ -40,11 +40,11 @@ Status SizeFieldLog::recover_lane(uint32_t lane, bool repair) {
     if (repair) reset_lane(lane);
     return Status::success();
   }
-  if (stale > 0) return error(Errc::corrupted, where + "holds entries from before and after a truncation");
+  // Increasing LSNs put the entries below the watermark first: a partial truncation's, skipped by iteration.
   if (!ordered) return error(Errc::corrupted, where + "its entries' LSNs do not increase");
   s.tail = tail;
   s.last_lsn = last;
-  recovery_.entries += entries;
+  recovery_.entries += entries - stale;
   return Status::success();
 }
 

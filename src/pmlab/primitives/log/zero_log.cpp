@@ -31,31 +31,42 @@ class ZeroLog final : public Log {
   }
 
  protected:
+  // The lane's valid entries in LSN order: a prefix below the watermark (a partial truncation's, skipped
+  // by iteration), then the live ones. A lane with none live is what a truncation the crash cut short
+  // left, or one that emptied it: it is zeroed whole.
   Status recover_lane(uint32_t lane, bool repair) override {
     LaneState& s = lanes_[lane];
     std::byte* data = lane_data(lane);
     const uint64_t floor = first_lsn();
-    uint64_t offset = 0;
+    uint64_t offset = 0, live = 0;
+    bool torn = false, stale = false;
     while (lane_bytes_ - offset >= sizeof(om::EntryHeader)) {
       om::EntryHeader h;
       std::memcpy(&h, data + offset, sizeof h);
       if (h.check == 0) {  // never written, or written without its count reaching the media
-        if (h.size != 0 || h.lsn != 0) ++recovery_.torn_tails;
+        torn = h.size != 0 || h.lsn != 0;
         break;
       }
       const uint64_t bytes = entry_bytes(Kind::zero, options_.padded, h.size);
-      const bool valid = h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset && h.lsn >= floor &&
-                         h.lsn > s.last_lsn &&
+      const bool valid = h.size <= om::kMaxPayload && bytes <= lane_bytes_ - offset && h.lsn > s.last_lsn &&
                          h.check == om::zero_check(h.size, h.lsn, data + offset + sizeof h, h.size);
       if (!valid) {
-        if (offset == 0 && h.lsn < floor) ++recovery_.stale_lanes;
-        else ++recovery_.torn_tails;
+        (live == 0 && h.lsn < floor ? stale : torn) = true;
         break;
       }
       offset += bytes;
       s.last_lsn = h.lsn;
-      ++recovery_.entries;
+      if (h.lsn >= floor) ++live;
     }
+    if (live == 0 && offset > 0) stale = true;
+    if (stale) {
+      ++recovery_.stale_lanes;
+      offset = 0;
+      s.last_lsn = 0;
+    } else if (torn) {
+      ++recovery_.torn_tails;
+    }
+    recovery_.entries += live;
     s.tail = offset;
     if (repair) zero_from(lane, offset);
     return Status::success();
