@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -203,20 +204,10 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
   // cuts its undoing short, so the expected states never include it. The redo PTM also quiesces (a clean
   // close) after every fifth transaction: a crash during it must keep every transaction that returned.
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
-    struct AbortedAttempt {};
     auto ptm = this->reopen(image, p);
     for (uint64_t op = 0; op < ops_; ++op) {
-      const int slot = static_cast<int>(op % kUsedSlots);
       ops.begin(op, Base::label(op));
-      if (kLogging && op % 4 == 1) {
-        try {
-          ptm->run(slot, [&](auto& tx) {
-            apply_op(tx, seed_, op + 1);
-            throw AbortedAttempt{};
-          });
-        } catch (const AbortedAttempt&) {}
-      }
-      ptm->run(slot, [&](auto& tx) { apply_op(tx, seed_, op); });
+      step(*ptm, op);
       ops.end(op);
       if constexpr (std::is_same_v<P, RedoPtm>) {
         if (op % 5 == 4) ptm->quiesce();
@@ -228,6 +219,7 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
     P& ptm = *recovered_ptm_;
     const std::vector<uint64_t> got = digest(ptm.heap());
     const uint64_t done = at.ops_completed;
+    if constexpr (std::is_same_v<P, UndoPtm>) PMLAB_TRY(check_seqs(ptm, done));
     if (got == expected(done)) return check_usable(ptm);
     if (at.op_in_flight && got == expected(done + 1)) return check_usable(ptm);
     return error(Errc::corrupted, std::string(P::kName) + " ptm: recovered heap is neither the state after " +
@@ -236,6 +228,43 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
   }
 
  private:
+  // Op `op` of the stream on its slot, after the aborted attempt that precedes every fourth one.
+  void step(P& ptm, uint64_t op) const {
+    struct AbortedAttempt {};
+    const int slot = static_cast<int>(op % kUsedSlots);
+    if (kLogging && op % 4 == 1) {
+      try {
+        ptm.run(slot, [&](auto& tx) {
+          apply_op(tx, seed_, op + 1);
+          throw AbortedAttempt{};
+        });
+      } catch (const AbortedAttempt&) {}
+    }
+    ptm.run(slot, [&](auto& tx) { apply_op(tx, seed_, op); });
+  }
+
+  // The undo log's sequence numbers never go back: each slot's is at least what the ops that returned left
+  // it (the op in flight and recovery only add to it). A torn one that went back would retire the entries
+  // as well, but the slot would then log under numbers it used before.
+  Status check_seqs(P& ptm, uint64_t done) {
+    auto it = seq_floors_.find(done);
+    if (it == seq_floors_.end()) {
+      std::vector<uint64_t> floors = on_scratch<P>([&](P& scratch) {
+        for (uint64_t op = 0; op < done && op < ops_; ++op) step(scratch, op);
+        std::vector<uint64_t> seqs;
+        for (int slot = 0; slot < kUsedSlots; ++slot) seqs.push_back(scratch.durable_seq(slot));
+        return seqs;
+      });
+      it = seq_floors_.emplace(done, std::move(floors)).first;
+    }
+    for (int slot = 0; slot < kUsedSlots; ++slot)
+      if (ptm.durable_seq(slot) < it->second[static_cast<size_t>(slot)])
+        return error(Errc::corrupted, "undo ptm: slot " + std::to_string(slot) + "'s sequence number went back to " +
+                                          std::to_string(ptm.durable_seq(slot)) + " from " +
+                                          std::to_string(it->second[static_cast<size_t>(slot)]));
+    return Status::success();
+  }
+
   std::vector<uint64_t> expected(uint64_t ops) const {
     return on_scratch<P>([&](P& ptm) {
       for (uint64_t op = 0; op < ops && op < ops_; ++op) ptm.run(0, [&](auto& tx) { apply_op(tx, seed_, op); });
@@ -261,6 +290,8 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
     if (!queue_ok) return error(Errc::corrupted, "ptm: recovered heap cannot allocate a queue node");
     return Status::success();
   }
+
+  std::map<uint64_t, std::vector<uint64_t>> seq_floors_;  // ops returned -> each slot's sequence number
 };
 
 // The logical state of the stream's heap, whatever blocks the allocator chose: the accounts, the queue's

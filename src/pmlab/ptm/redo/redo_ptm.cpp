@@ -89,7 +89,11 @@ Status RedoPtm::recover() {
     ++replayed_;
   }
   if (newest != done) {
-    // The replayed data durable first, then every record seen retired (new seqs follow `newest`).
+    // The replayed data durable first, then every record seen retired (new seqs follow `newest`). The word
+    // must not tear: its new low half under the old high half lies below records only it retires, those
+    // before a recovery (which empties the orecs, so no successor retires their slots). One of an idle
+    // slot, overwritten since by another slot's transaction whose record is gone, would be replayed over
+    // it. Mutation testing's split survives: the streams never restart with a slot idle that long.
     data_p_.fence();
     data_p_.store8(recovered, newest);
     data_p_.persist(recovered, 8);
@@ -115,7 +119,8 @@ void RedoPtm::quiesce() {
   // The data durable first; then one word retires every record, as at the end of recover(). Retiring
   // saves the next open its replay and is not needed for consistency: a record left live replays the
   // values its transaction committed, in seq order with the rest, so mutation testing finds no crash
-  // state that needs the persist of `recovered` below (its flush and fence survive, explained here).
+  // state that needs the persist of `recovered` below (its flush and fence survive, explained here). Its
+  // store must not tear, as in recover().
   data_p_.fence();
   const uint64_t newest = clock_.load(std::memory_order_acquire);
   uint64_t* recovered = &heap_.header().recovered_seq;

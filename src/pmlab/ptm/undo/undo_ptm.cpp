@@ -33,8 +33,10 @@ Status UndoPtm::recover() {
 Status UndoPtm::roll_back(Slot& s, uint64_t seq, uint64_t n) {
   for (uint64_t i = n; i-- > 0;) PMLAB_TRY(restore_word(s, i, s.entries[i].off, s.entries[i].old));
   data_p_.fence();
-  // The slot's entries count only under the seq they were checked with: any other value, a torn one too,
-  // retires them, and the data they restored is durable already. (Its split survives mutation testing.)
+  // The slot's entries count only under the seq they were checked with: any other value retires them,
+  // and the data they restored is durable already. Yet the word must not tear: a mix of the old and the
+  // new value can lie below both (the new low half under the old high half), and the slot would then
+  // log under numbers it used before, whose entries may lie past its new ones (durable_seq).
   log_p_.store8(&s.header->seq, seq + 1);
   log_p_.persist(&s.header->seq, 8);
   s.seq = seq + 1;
@@ -61,7 +63,7 @@ void UndoPtm::commit(Slot& s) {
   if (s.n > 0) {
     s.counters.log_entries += s.n;
     ++s.seq;
-    // The commit point; a torn seq retires the entries as the whole one does (see roll_back).
+    // The commit point; seq must not tear (see roll_back).
     log_p_.store8(&s.header->seq, s.seq);
     log_p_.persist(&s.header->seq, 8);
   }

@@ -67,6 +67,12 @@ class UndoPtm final : public SlotPtm<UndoPtm, UndoSlot> {
   class Tx;
   // Transactions rolled back by the last recover().
   uint64_t rolled_back() const noexcept { return rolled_back_; }
+  // The sequence number slot `slot` holds durably: the one its next transaction logs under. It only
+  // grows: entries logged under an earlier one may still lie past a later transaction's, and a slot whose
+  // number went back could take them for its own.
+  uint64_t durable_seq(int slot) const noexcept {
+    return persist::Persister::load8(&slots_[static_cast<size_t>(slot)]->header->seq);
+  }
 
  private:
   friend class SlotPtm<UndoPtm, UndoSlot>;
