@@ -107,7 +107,10 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
         node(n)->key = key;
         node(n)->meta = 0;
       }
-      link(n).store(w.curr, std::memory_order_relaxed);
+      // A plain store, as the key's: the node is private until the CAS below publishes it, after the fence
+      // that makes it durable. A crash before that fence leaves it unreachable (TLog's redo of the insert
+      // writes its link again), so no crash state depends on the link being whole.
+      node(n)->next = w.curr;
       if constexpr (kTLog) {
         p_.flush(node(n), sizeof(Node));
         if (!logged) {
