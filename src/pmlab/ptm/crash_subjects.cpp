@@ -202,7 +202,8 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
   // Every fourth transaction is preceded by an attempt that does another one's writes and aborts (the
   // library's Transaction::abort, an exception from the body): it must leave nothing, also when a crash
   // cuts its undoing short, so the expected states never include it. The redo PTM also quiesces (a clean
-  // close) after every fifth transaction: a crash during it must keep every transaction that returned.
+  // close) after every fifth transaction: a crash during it must keep every transaction that returned, and
+  // once it returned the next open replays none of theirs.
   void run(crash::Image image, const persist::Persister& p, crash::OpTracker& ops) override {
     auto ptm = this->reopen(image, p);
     for (uint64_t op = 0; op < ops_; ++op) {
@@ -220,6 +221,7 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
     const std::vector<uint64_t> got = digest(ptm.heap());
     const uint64_t done = at.ops_completed;
     if constexpr (std::is_same_v<P, UndoPtm>) PMLAB_TRY(check_seqs(ptm, done));
+    if constexpr (std::is_same_v<P, RedoPtm>) PMLAB_TRY(check_quiesced(ptm, at));
     if (got == expected(done)) return check_usable(ptm);
     if (at.op_in_flight && got == expected(done + 1)) return check_usable(ptm);
     return error(Errc::corrupted, std::string(P::kName) + " ptm: recovered heap is neither the state after " +
@@ -241,6 +243,20 @@ class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
       } catch (const AbortedAttempt&) {}
     }
     ptm.run(slot, [&](auto& tx) { apply_op(tx, seed_, op); });
+  }
+
+  // A quiesce retires every record durably: a clean close saves the next open its replay. Op 5k begins
+  // once the quiesce after op 5k-1 returned (run() starts after a recovery, which retires as much), so
+  // recovery replays no record but those of the ops from the last such point on, each one transaction.
+  // (With no op in flight after op 5k-1, the quiesce itself may be what the crash cut short.)
+  static Status check_quiesced(const P& ptm, const crash::CrashPoint& at) {
+    const uint64_t done = at.ops_completed;
+    if (!at.op_in_flight && done % 5 == 0) return Status::success();
+    const uint64_t since = done % 5 + (at.op_in_flight ? 1 : 0);
+    if (ptm.replayed() <= since) return Status::success();
+    return error(Errc::corrupted, "redo ptm: recovery replayed " + std::to_string(ptm.replayed()) +
+                                      " records where the last quiesce left at most " + std::to_string(since) +
+                                      " live: it did not retire the records before it durably");
   }
 
   // The undo log's sequence numbers never go back: each slot's is at least what the ops that returned left

@@ -117,10 +117,10 @@ void RedoPtm::quiesce() {
     sp->unflushed.clear();
   }
   // The data durable first; then one word retires every record, as at the end of recover(). Retiring
-  // saves the next open its replay and is not needed for consistency: a record left live replays the
-  // values its transaction committed, in seq order with the rest, so mutation testing finds no crash
-  // state that needs the persist of `recovered` below (its flush and fence survive, explained here). Its
-  // store must not tear, as in recover().
+  // is what a clean close promises, saving the next open its replay (the crash subjects count what
+  // recovery replays after a quiesce); consistency does not need it: a record left live replays the
+  // values its transaction committed, in seq order with the rest. The store must not tear, as in
+  // recover().
   data_p_.fence();
   const uint64_t newest = clock_.load(std::memory_order_acquire);
   uint64_t* recovered = &heap_.header().recovered_seq;
