@@ -126,8 +126,9 @@ std::unique_ptr<P> make_ptm(std::byte* base, const persist::Persister& p, bool l
   // Every block the redo PTM carves at the top is written in place (the bulk-load path, fenced before
   // its record); blocks reused from the free lists go through its log: the streams exercise both.
   o.in_place_bytes = 0;
-  // Sequence numbers cross 2^32 a few transactions in.
-  o.first_seq = crash::kCounterBase;
+  // Sequence numbers cross 2^32 a few transactions in: the redo PTM's just after its first quiesce (op
+  // 4, when every op writes), so the retirement word a recovery then stores changes both halves.
+  o.first_seq = crash::kCounterBase - 2;
   return std::make_unique<P>(r, o);
 }
 constexpr size_t kImageBytes = kSlots * kSlotBytes + kHeapBytes;

@@ -90,10 +90,10 @@ Status RedoPtm::recover() {
   }
   if (newest != done) {
     // The replayed data durable first, then every record seen retired (new seqs follow `newest`). The word
-    // must not tear: its new low half under the old high half lies below records only it retires, those
-    // before a recovery (which empties the orecs, so no successor retires their slots). One of an idle
-    // slot, overwritten since by another slot's transaction whose record is gone, would be replayed over
-    // it. Mutation testing's split survives: the streams never restart with a slot idle that long.
+    // must not tear: its new low half under the old high half lies below records only it retires (those
+    // before the last quiesce or recovery, which empties the orecs, so no successor retires their slots).
+    // The next recovery would replay them again, and one of an idle slot, overwritten since by another
+    // slot's transaction whose record is gone, over that transaction.
     data_p_.fence();
     data_p_.store8(recovered, newest);
     data_p_.persist(recovered, 8);
@@ -120,7 +120,9 @@ void RedoPtm::quiesce() {
   // is what a clean close promises, saving the next open its replay (the crash subjects count what
   // recovery replays after a quiesce); consistency does not need it: a record left live replays the
   // values its transaction committed, in seq order with the rest. The store must not tear, as in
-  // recover().
+  // recover(); its split survives mutation testing: a torn word is durable only in a crash inside this
+  // quiesce, which promises nothing yet, and in the streams every record still in a slot by then is
+  // newer than the word's old value: live either way.
   data_p_.fence();
   const uint64_t newest = clock_.load(std::memory_order_acquire);
   uint64_t* recovered = &heap_.header().recovered_seq;
