@@ -191,6 +191,40 @@ TEST(Mutation, EverySplitCounterAndStateWordIsKilled) {
   }
 }
 
+// Stores whose torn halves the streams once left harmless: a log's watermark (a partial truncation keeps
+// an entry above it as it crosses 2^32), the undo PTM's sequence word (it must never go back), and the
+// redo PTM's retirement word (a quiesce's promise: the next open replays nothing it retired).
+TEST(Mutation, SplitWatermarkAndSequenceWordsAreKilled) {
+  MutationOptions o = quick({Domain::adr});
+  o.base.recovery_every = 1;  // as `pmlab crash --mutate`: a split inside recovery shows only where it is crashed
+  struct Want {
+    persist::Call call;
+    const char* function;
+  };
+  const std::vector<std::pair<const char*, std::vector<Want>>> designs = {
+      {"log.zero", {{persist::Call::atomic_store, "truncate_before"}}},
+      {"ptm.undo", {{persist::Call::atomic_store, "commit"}, {persist::Call::atomic_store, "roll_back"}}},
+      {"ptm.redo-one-slot",
+       {{persist::Call::atomic_store, "RedoPtm::recover"},
+        {persist::Call::flush, "quiesce"},
+        {persist::Call::fence, "quiesce"}}}};
+  for (const auto& [design, wants] : designs) {
+    const SubjectInfo* info = SubjectRegistry::instance().find(design);
+    ASSERT_NE(info, nullptr) << design;
+    auto r = mutate(*info, o);
+    ASSERT_TRUE(r.ok()) << design << ": " << r.status().message();
+    for (const Want& w : wants) {
+      int found = 0;
+      for (const auto& m : r->mutants) {
+        if (m.mutant.site.call != w.call || m.mutant.function.find(w.function) == std::string::npos) continue;
+        ++found;
+        EXPECT_TRUE(m.killed) << design << ": " << m.mutant.describe();
+      }
+      EXPECT_GT(found, 0) << design << " " << w.function;
+    }
+  }
+}
+
 // A word the design declares volatile (a per-thread hint, rebuilt by recovery) holds nothing a crash
 // keeps: splitting its store is no mutant at all, while the persistent word beside it still is one.
 class VolatileHint final : public Subject {
