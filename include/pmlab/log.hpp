@@ -80,6 +80,11 @@ class Log {
   }
   // Discards every entry, failure-atomically (after a crash: all of them or none).
   void truncate();
+  // Discards the entries with an LSN below `lsn` (what a checkpoint covers), failure-atomically: after a
+  // crash all of them or none, and every entry from `lsn` on. A lane left with no entry is free again;
+  // the others free the discarded entries' room at a later truncate(). An `lsn` below an earlier
+  // truncation's discards nothing more; past the next append's: Error(PMLAB_E_INVALID_ARGUMENT).
+  void truncate_before(uint64_t lsn);
 
   // The writer's name ("zero-padded"), the bytes a lane holds, the log's counters, its file.
   std::string writer() const;

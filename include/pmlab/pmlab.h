@@ -172,6 +172,9 @@ int pmlab_log_foreach(const pmlab_log* log, pmlab_log_visit_fn visit, void* arg)
 /* Discards every entry, failure-atomically (after a crash: all of them or none). Not concurrent with
  * append. */
 int pmlab_log_truncate(pmlab_log* log);
+/* Discards the entries with an LSN below `lsn`, failure-atomically (after a crash: all of them or none,
+ * and every entry from `lsn` on). Not concurrent with append. */
+int pmlab_log_truncate_before(pmlab_log* log, uint64_t lsn);
 
 /* What a log holds, and what its open recovered. */
 struct pmlab_log_stats {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/api_error.hpp"
 #include "../support/temp_dir.hpp"
 
 namespace {
@@ -42,6 +43,26 @@ TEST_P(LogApi, AppendsSurviveReopeningInOrder) {
   int after = 0;
   log.for_each([&](const pmlab::LogEntry&) { ++after; });
   EXPECT_EQ(after, 0);
+}
+
+TEST_P(LogApi, ACheckpointDiscardsTheEntriesBelowItAcrossReopening) {
+  std::vector<uint64_t> lsns;
+  {
+    auto log = pmlab::Log::create(dir_.file("log"), 2 << 20, {GetParam(), 2, false});
+    for (int i = 0; i < 20; ++i) {
+      const std::string entry = "entry " + std::to_string(i);
+      lsns.push_back(log.append(static_cast<unsigned>(i % 2), entry.data(), entry.size()));
+    }
+    log.truncate_before(lsns[12]);  // a checkpoint covering entries 0..11
+    EXPECT_EQ(pmlab::testing::code_of([&] { log.truncate_before(lsns.back() + 2); }), PMLAB_E_INVALID_ARGUMENT);
+  }
+  auto log = pmlab::Log::open(dir_.file("log"));
+  std::vector<std::string> seen;
+  log.for_each([&](const pmlab::LogEntry& e) { seen.emplace_back(static_cast<const char*>(e.data), e.size); });
+  ASSERT_EQ(seen.size(), 8u);
+  EXPECT_EQ(seen.front(), "entry 12");
+  const std::string more = "entry 20";
+  EXPECT_GT(log.append(0, more.data(), more.size()), lsns.back());
 }
 
 INSTANTIATE_TEST_SUITE_P(Writers, LogApi, ::testing::Values("zero", "header", "classic", "header-dancing-padded"),
@@ -95,6 +116,8 @@ TEST(LogCApi, AppendWalkTruncate) {
             7);
   EXPECT_EQ(sum, 0u + 1 + 2 + 3 + 4 + 5 + 6);
   EXPECT_GT(pmlab_log_lane_used(log, 0), 0u);
+  EXPECT_EQ(pmlab_log_truncate_before(log, UINT64_MAX), PMLAB_E_INVALID_ARGUMENT);  // past the next append
+  EXPECT_EQ(pmlab_log_truncate_before(nullptr, 1), PMLAB_E_INVALID_ARGUMENT);
   ASSERT_EQ(pmlab_log_truncate(log), PMLAB_OK);
   EXPECT_EQ(pmlab_log_lane_used(log, 0), 0u);
   pmlab_log_close(log);

@@ -79,6 +79,10 @@ void Log::truncate() {
   if (Status s = self().log->truncate(); !s) raise(s);
 }
 
+void Log::truncate_before(uint64_t lsn) {
+  if (Status s = self().log->truncate_before(lsn); !s) raise(s);
+}
+
 std::string Log::writer() const { return self().log->name(); }
 
 uint64_t Log::lane_used(unsigned lane) const noexcept { return impl_ ? impl_->log->lane_used(lane) : 0; }
@@ -157,6 +161,11 @@ int pmlab_log_foreach(const pmlab_log* log, pmlab_log_visit_fn visit, void* arg)
 int pmlab_log_truncate(pmlab_log* log) {
   if (log == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle");
   return pmlab::api::guarded([&] { log->log.truncate(); });
+}
+
+int pmlab_log_truncate_before(pmlab_log* log, uint64_t lsn) {
+  if (log == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle");
+  return pmlab::api::guarded([&] { log->log.truncate_before(lsn); });
 }
 
 int pmlab_log_get_stats(const pmlab_log* log, pmlab_log_stats* stats) {
