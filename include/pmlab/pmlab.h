@@ -1,5 +1,6 @@
 /* pmlab/pmlab.h: pmlab's C API — a persistent transactional heap (the redo or undo PTM) with persistent
- * maps in it, a failure-atomic log, and a lock-free set and ring, each in a pool file.
+ * maps in it, a failure-atomic log, a lock-free set and ring, a failure-atomic page store, and pools of
+ * the caller's own layout, each in a pool file.
  *
  * Every function that can fail returns 0 (PMLAB_OK) or a negative PMLAB_E_* code, and leaves a one-line
  * message for pmlab_errormsg(). Objects are handles (pmlab_ptm, pmlab_log); a pool file is open in one
@@ -326,6 +327,81 @@ int pmlab_ring_pop(pmlab_ring* ring, unsigned thread, void* out);
 int pmlab_ring_size(const pmlab_ring* ring, uint64_t* size);
 /* What the ring was created with. */
 int pmlab_ring_get_config(const pmlab_ring* ring, struct pmlab_ring_config* config);
+
+/* -------------------------------------------------------------------------------- pools of one's own */
+
+/* A pool file (or DAX device) with a layout of the caller's own (pmlab_pool_create, pmlab_pool_open): a
+ * zero-filled data area the caller's design persists through the pool's calls below, which issue the
+ * CPU's instructions for the pool's durability domain. Offsets from pmlab_pool_data name data: a pool may
+ * be mapped at another address every time. What a crash leaves is the layout's to recover, after open. */
+typedef struct pmlab_pool pmlab_pool;
+
+/* The durability domain a pool's calls persist for, and the write-back instruction. */
+enum pmlab_domain { PMLAB_DOMAIN_ADR = 1, PMLAB_DOMAIN_EADR = 2 };
+enum pmlab_flush { PMLAB_FLUSH_CLWB = 1, PMLAB_FLUSH_CLFLUSHOPT = 2, PMLAB_FLUSH_CLFLUSH = 3, PMLAB_FLUSH_NTSTORE = 4 };
+
+/* Options of pmlab_pool_create and pmlab_pool_open; a zero member takes its default. */
+struct pmlab_pool_config {
+  enum pmlab_domain domain; /* 0: the one the mapping reports (eADR where the platform says so, else ADR) */
+  enum pmlab_flush flush;   /* 0: the CPU's best line write-back; one it lacks: PMLAB_E_UNSUPPORTED */
+};
+
+/* Creates PATH (which must not exist) with `bytes` in all (a multiple of 4096, 1 MiB at least) for
+ * `layout` (1-31 printable characters without spaces; not one of pmlab's own) at `layout_version` (>= 1). */
+int pmlab_pool_create(const char* path, uint64_t bytes, const char* layout, uint32_t layout_version,
+                      const struct pmlab_pool_config* config, pmlab_pool** pool);
+/* Opens PATH, a pool of `layout`: PMLAB_E_WRONG_LAYOUT for another, PMLAB_E_NOT_A_POOL for a file that is
+ * none, PMLAB_E_BUSY when it is open elsewhere. */
+int pmlab_pool_open(const char* path, const char* layout, const struct pmlab_pool_config* config, pmlab_pool** pool);
+/* Unmaps and unlocks the pool; makes nothing durable that was not persisted. NULL is ignored. */
+void pmlab_pool_close(pmlab_pool* pool);
+/* The data area (4096-byte aligned) and its size. */
+void* pmlab_pool_data(const pmlab_pool* pool);
+uint64_t pmlab_pool_data_size(const pmlab_pool* pool);
+/* Writes back the cache lines of [addr, addr+len): durable at the next fence. */
+void pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len);
+/* Makes every earlier write-back of this thread durable, and orders later stores after it. */
+void pmlab_pool_fence(const pmlab_pool* pool);
+/* Both: [addr, addr+len) is durable when it returns. */
+void pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len);
+/* An 8-byte aligned store no crash tears (a commit word). Durable once persisted. */
+void pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value);
+
+/* ------------------------------------------------------------------------------------- page store */
+
+/* Failure-atomic page writes (pmlab_page_store_create, pmlab_page_store_open): after a crash every page
+ * is wholly the version its last returned write left, or, for a write in flight, wholly the new one. A
+ * lane is one writer's (0 .. lanes-1); writes through different lanes run in parallel on different
+ * pages; a page is written by one lane at a time and read while nobody writes it. */
+typedef struct pmlab_page_store pmlab_page_store;
+
+/* How writes persist: copy-on-write of the whole page, a micro-log of the lines that changed, or per write
+ * whichever a cost model calibrated at open predicts cheaper. */
+enum pmlab_page_flush { PMLAB_PAGE_COW = 1, PMLAB_PAGE_ULOG = 2, PMLAB_PAGE_HYBRID = 3 };
+
+/* Options of pmlab_page_store_create; a zero member takes its default (pages has none). */
+struct pmlab_page_store_config {
+  uint32_t page_size; /* 4 KiB to 64 KiB, a power of two; 0: 16384 */
+  uint64_t pages;     /* pages 0 .. pages-1, zero-filled at create */
+  unsigned lanes;     /* concurrent writers; 0: 1 */
+};
+
+/* Creates PATH (which must not exist) sized for `config`; `flush` 0: PMLAB_PAGE_HYBRID. */
+int pmlab_page_store_create(const char* path, const struct pmlab_page_store_config* config, enum pmlab_page_flush flush,
+                            pmlab_page_store** store);
+/* Opens PATH and recovers it: every page is then one whole version. */
+int pmlab_page_store_open(const char* path, enum pmlab_page_flush flush, pmlab_page_store** store);
+void pmlab_page_store_close(pmlab_page_store* store);
+/* What the store was made with. */
+int pmlab_page_store_get_config(const pmlab_page_store* store, struct pmlab_page_store_config* config);
+/* Copies page `page` (page_size bytes) into `out`. */
+int pmlab_page_store_read(const pmlab_page_store* store, uint64_t page, void* out);
+/* Makes `data` (page_size bytes) the page's content, durably when it returns; only the lines that differ
+ * from the page's are written. */
+int pmlab_page_store_write(pmlab_page_store* store, unsigned lane, uint64_t page, const void* data);
+/* As pmlab_page_store_write, for `size` bytes at `offset`, the rest of the page as it was. */
+int pmlab_page_store_update(pmlab_page_store* store, unsigned lane, uint64_t page, size_t offset, const void* data,
+                            size_t size);
 
 #ifdef __cplusplus
 }

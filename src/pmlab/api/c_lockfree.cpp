@@ -20,16 +20,6 @@ namespace {
 
 constexpr const char* kNullHandle = "null handle";
 
-// A design as the C caller stored it: any int, since C allows enum members outside the enumerators (read as
-// the enum type in C++ such a value would be undefined behaviour).
-template <class Enum>
-int design_of(const Enum& member) noexcept {
-  static_assert(sizeof(Enum) == sizeof(int));
-  int value;
-  std::memcpy(&value, &member, sizeof value);
-  return value;
-}
-
 // A call that answers yes or no: 1 or 0, or the code of what it threw.
 template <class F>
 int yes_or_no(F&& f) noexcept {
@@ -45,7 +35,8 @@ extern "C" {
 int pmlab_set_create(const char* path, const pmlab_set_config* config, pmlab_set** set) {
   pmlab::SetOptions o;
   if (config != nullptr) {
-    if (const int design = design_of(config->design); design != 0) o.design = static_cast<pmlab::SetDesign>(design);
+    if (const int design = pmlab::api::c_enum_value(config->design); design != 0)
+      o.design = static_cast<pmlab::SetDesign>(design);
     if (config->threads != 0) o.threads = config->threads;
     if (config->capacity != 0) o.capacity = config->capacity;
   }
@@ -101,7 +92,8 @@ int pmlab_set_get_config(const pmlab_set* set, pmlab_set_config* config) {
 int pmlab_ring_create(const char* path, const pmlab_ring_config* config, pmlab_ring** ring) {
   pmlab::RingOptions o;
   if (config != nullptr) {
-    if (const int design = design_of(config->design); design != 0) o.design = static_cast<pmlab::RingDesign>(design);
+    if (const int design = pmlab::api::c_enum_value(config->design); design != 0)
+      o.design = static_cast<pmlab::RingDesign>(design);
     if (config->threads != 0) o.threads = config->threads;
     if (config->capacity != 0) o.capacity = config->capacity;
     if (config->record_bytes != 0) o.record_bytes = config->record_bytes;

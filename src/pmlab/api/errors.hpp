@@ -2,6 +2,7 @@
 // Error thrown with both (the C++ API).
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -38,6 +39,16 @@ template <class Impl>
 Impl& impl_of(const std::unique_ptr<Impl>& impl, const char* type) {
   if (!impl) raise(PMLAB_E_INVALID_ARGUMENT, std::string("use of a moved-from ") + type);
   return *impl;
+}
+
+// The value a C caller left in an enum (a config member, a parameter), read as the int it is: C allows
+// any int there, and loading one outside the enum's values as the C++ enum is undefined.
+template <class Enum>
+int c_enum_value(const Enum& member) noexcept {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int value;
+  std::memcpy(&value, &member, sizeof value);
+  return value;
 }
 
 // Opens or creates a C handle at the C API's edge: *handle is null unless make() returned the object it

@@ -1,0 +1,103 @@
+// The C API's pools of one's own layout and page store (pmlab/pmlab.h) over pmlab::Pool and
+// pmlab::PageStore: each call's C++ exception becomes its code at the edge.
+#include <pmlab/page_store.hpp>
+#include <pmlab/pmlab.h>
+#include <pmlab/pool.hpp>
+
+#include "pmlab/api/errors.hpp"
+
+struct pmlab_pool {
+  pmlab::Pool pool;
+};
+
+struct pmlab_page_store {
+  pmlab::PageStore store;
+};
+
+namespace {
+
+pmlab::PoolOptions pool_options(const pmlab_pool_config* config) {
+  pmlab::PoolOptions o;
+  if (config == nullptr) return o;
+  if (const int domain = pmlab::api::c_enum_value(config->domain); domain != 0)
+    o.domain = static_cast<pmlab::Domain>(domain);
+  if (const int flush = pmlab::api::c_enum_value(config->flush); flush != 0)
+    o.flush = static_cast<pmlab::FlushInstruction>(flush);
+  return o;
+}
+
+pmlab::PageFlush page_flush(const pmlab_page_flush& flush) {
+  const int value = pmlab::api::c_enum_value(flush);
+  return value == 0 ? pmlab::PageFlush::hybrid : static_cast<pmlab::PageFlush>(value);
+}
+
+constexpr const char* kNullHandle = "null handle";
+
+}  // namespace
+
+extern "C" {
+
+int pmlab_pool_create(const char* path, uint64_t bytes, const char* layout, uint32_t layout_version,
+                      const pmlab_pool_config* config, pmlab_pool** pool) {
+  if (layout == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null layout");
+  return pmlab::api::new_handle(
+      path, pool, [&] { return pmlab::Pool::create(path, bytes, layout, layout_version, pool_options(config)); });
+}
+
+int pmlab_pool_open(const char* path, const char* layout, const pmlab_pool_config* config, pmlab_pool** pool) {
+  if (layout == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null layout");
+  return pmlab::api::new_handle(path, pool, [&] { return pmlab::Pool::open(path, layout, pool_options(config)); });
+}
+
+void pmlab_pool_close(pmlab_pool* pool) { delete pool; }
+void* pmlab_pool_data(const pmlab_pool* pool) { return pool->pool.data(); }
+uint64_t pmlab_pool_data_size(const pmlab_pool* pool) { return pool->pool.data_size(); }
+void pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len) { pool->pool.persister().flush(addr, len); }
+void pmlab_pool_fence(const pmlab_pool* pool) { pool->pool.persister().fence(); }
+void pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len) {
+  pool->pool.persister().persist(addr, len);
+}
+void pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value) {
+  pool->pool.persister().store8(word, value);
+}
+
+int pmlab_page_store_create(const char* path, const pmlab_page_store_config* config, pmlab_page_flush flush,
+                            pmlab_page_store** store) {
+  if (config == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null config: a store needs its pages");
+  pmlab::PageStoreOptions o;
+  if (config->page_size != 0) o.page_size = config->page_size;
+  o.pages = config->pages;
+  if (config->lanes != 0) o.lanes = config->lanes;
+  return pmlab::api::new_handle(path, store, [&] { return pmlab::PageStore::create(path, o, page_flush(flush)); });
+}
+
+int pmlab_page_store_open(const char* path, pmlab_page_flush flush, pmlab_page_store** store) {
+  return pmlab::api::new_handle(path, store, [&] { return pmlab::PageStore::open(path, page_flush(flush)); });
+}
+
+void pmlab_page_store_close(pmlab_page_store* store) { delete store; }
+
+int pmlab_page_store_get_config(const pmlab_page_store* store, pmlab_page_store_config* config) {
+  if (store == nullptr || config == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or config");
+  *config = {store->store.page_size(), store->store.pages(), store->store.lanes()};
+  return PMLAB_OK;
+}
+
+int pmlab_page_store_read(const pmlab_page_store* store, uint64_t page, void* out) {
+  if (store == nullptr || out == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or buffer");
+  return pmlab::api::guarded([&] { store->store.read(page, out); });
+}
+
+int pmlab_page_store_write(pmlab_page_store* store, unsigned lane, uint64_t page, const void* data) {
+  if (store == nullptr || data == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or data");
+  return pmlab::api::guarded([&] { store->store.write(lane, page, data); });
+}
+
+int pmlab_page_store_update(pmlab_page_store* store, unsigned lane, uint64_t page, size_t offset, const void* data,
+                            size_t size) {
+  if (store == nullptr || (data == nullptr && size != 0))
+    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullHandle);
+  return pmlab::api::guarded([&] { store->store.update(lane, page, offset, data, size); });
+}
+
+}  // extern "C"
