@@ -1,6 +1,6 @@
 // The C API's pools of one's own layout and page store, as a C program uses them: persisted words found
-// after reopening, pages written whole and in part, and bad input refused with its code (enum members
-// outside their enumerators included, as C allows them).
+// after reopening, pages written whole and in part, and bad input refused with its code (an enum member
+// outside its enumerators included, as C allows one).
 #include <pmlab/pmlab.h>
 
 #include <gtest/gtest.h>
@@ -66,10 +66,8 @@ TEST(CPageStoreApi, PagesWrittenWholeAndInPartSurviveReopening) {
   EXPECT_EQ(pmlab_page_store_write(store, 2, 0, page.data()), PMLAB_E_INVALID_ARGUMENT);  // lanes 0, 1
   EXPECT_EQ(pmlab_page_store_read(store, 8, back.data()), PMLAB_E_INVALID_ARGUMENT);      // pages 0..7
   pmlab_page_store_close(store);
-  pmlab_page_flush bad;
-  const int nine = 9;
-  std::memcpy(&bad, &nine, sizeof nine);
-  EXPECT_EQ(pmlab_page_store_open(path.c_str(), bad, &store), PMLAB_E_INVALID_ARGUMENT);
+  // (A flush outside the enumerators, which a C caller may pass, is refused as the C++ API's test shows:
+  // C++ cannot pass one by value without undefined behaviour.)
   ASSERT_EQ(pmlab_page_store_open(path.c_str(), static_cast<pmlab_page_flush>(0), &store), PMLAB_OK);
   pmlab_page_store_config got{};
   ASSERT_EQ(pmlab_page_store_get_config(store, &got), PMLAB_OK);
