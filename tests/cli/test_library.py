@@ -188,7 +188,7 @@ def test_the_crash_tested_design_runs_on_a_real_pool_and_keeps_every_returned_pu
     assert _run([stack, pool, "check"]).stdout == "200 records\n"
     rng = random.Random(5)
     for _ in range(3):
-        assert _kill_midway([stack, pool, "push", 600_000], rng.uniform(0.02, 0.1)) == -signal.SIGKILL
+        assert _kill_midway([stack, pool, "push", 1_500_000], rng.uniform(0.02, 0.06)) == -signal.SIGKILL
         count = int(_run([stack, pool, "check"]).stdout.split()[0])
         assert count >= 200
     wrong = subprocess.run([str(examples["kv-store"]), str(pool), "check"], capture_output=True, text=True)
