@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -64,6 +65,20 @@ TEST(PoolApi, TheDomainAndFlushAskedForAreTheOnesUsed) {
   const pmlab::PersistCounters after = pmlab::thread_persist_counters();
   EXPECT_EQ(after.flushes, before.flushes) << "under eADR a fence alone persists";
   EXPECT_EQ(after.fences, before.fences + 1);
+}
+
+// Asking for one thing leaves the other the mapping's: a flush asked for does not reset the domain.
+TEST(PoolApi, AFlushAskedForKeepsTheMappingsDomain) {
+  TempDir dir;
+  ::setenv("PMLAB_FORCE_DOMAIN", "eadr", 1);  // what the mapping's default becomes here
+  auto pool = pmlab::Pool::create(dir.file("forced"), 1 << 20, "mine.kv", 1, {{}, pmlab::FlushInstruction::clflush});
+  ::unsetenv("PMLAB_FORCE_DOMAIN");
+  EXPECT_EQ(pool.domain(), pmlab::Domain::eadr);
+  EXPECT_EQ(pool.flush(), pmlab::FlushInstruction::clflush);
+  { pmlab::Pool closed = std::move(pool); }
+  auto reopened = pmlab::Pool::open(dir.file("forced"), "mine.kv", {pmlab::Domain::adr, {}});
+  EXPECT_EQ(reopened.domain(), pmlab::Domain::adr);
+  EXPECT_NE(reopened.flush(), pmlab::FlushInstruction::ntstore) << "the CPU's best line write-back, as by default";
 }
 
 TEST(PoolApiErrors, EachMisuseIsRefusedWithItsCodeAndLosesNothing) {

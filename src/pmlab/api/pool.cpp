@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "pmlab/api/errors.hpp"
@@ -77,20 +78,32 @@ persist::FlushInstruction flush_of(FlushInstruction f) {
   raise(PMLAB_E_INVALID_ARGUMENT, "unknown flush instruction " + std::to_string(static_cast<int>(f)));
 }
 
-// The engine's options for `layout`: the persister the options ask for, checked against this CPU, over
-// the mapping's own default.
-pool::OpenOptions open_options(const std::string& layout, const PoolOptions& options) {
-  pool::OpenOptions o;
-  o.layout = layout;
-  if (options.domain || options.flush) {
-    const platform::CpuFeatures& cpu = platform::CpuFeatures::host();
-    persist::Config config;
-    config.domain = options.domain ? domain_of(*options.domain) : persist::Domain::adr;
-    config.flush = options.flush ? flush_of(*options.flush) : persist::best_line_flush(cpu);
-    if (Status st = persist::check_supported(config.flush, cpu); !st) raise(st);
-    o.persist = config;
+// What the options ask of the persister, checked before any file is touched; what they leave unset stays
+// the mapping's default (its domain, the CPU's best flush, PMLAB_FORCE_*).
+struct Asked {
+  std::optional<persist::Domain> domain;
+  std::optional<persist::FlushInstruction> flush;
+};
+
+Asked asked_of(const PoolOptions& options) {
+  Asked a;
+  if (options.domain) a.domain = domain_of(*options.domain);
+  if (options.flush) {
+    a.flush = flush_of(*options.flush);
+    if (Status st = persist::check_supported(*a.flush, platform::CpuFeatures::host()); !st) raise(st);
   }
-  return o;
+  return a;
+}
+
+// The pool's persister with what was asked in place of the mapping's choices.
+void apply(pool::Pool& p, const Asked& a) {
+  if (!a.domain && !a.flush) return;
+  persist::Config config = p.persister().config();
+  if (a.domain) config.domain = *a.domain;
+  if (a.flush) config.flush = *a.flush;
+  auto made = persist::Persister::create(config);
+  if (!made) raise(made.status());
+  p.persister() = *made;
 }
 
 }  // namespace
@@ -99,16 +112,23 @@ Pool Pool::create(const std::string& path, uint64_t bytes, const std::string& la
                   const PoolOptions& options) {
   check_layout(layout);
   if (layout_version == 0) raise(PMLAB_E_INVALID_ARGUMENT, "a layout version is 1 or more");
-  const pool::OpenOptions o = open_options(layout, options);
+  const Asked asked = asked_of(options);
+  pool::OpenOptions o;
+  o.layout = layout;
   auto made = pool::Pool::create(path, bytes, layout, layout_version, o);
   if (!made) raise(made.status());
+  apply(**made, asked);
   return Pool(std::make_unique<Impl>(std::move(*made)), true);
 }
 
 Pool Pool::open(const std::string& path, const std::string& layout, const PoolOptions& options) {
   check_layout(layout);
-  auto opened = pool::Pool::open(path, open_options(layout, options));
+  const Asked asked = asked_of(options);
+  pool::OpenOptions o;
+  o.layout = layout;
+  auto opened = pool::Pool::open(path, o);
   if (!opened) raise(opened.status());
+  apply(**opened, asked);
   return Pool(std::make_unique<Impl>(std::move(*opened)), false);
 }
 
