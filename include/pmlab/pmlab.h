@@ -355,17 +355,18 @@ int pmlab_pool_create(const char* path, uint64_t bytes, const char* layout, uint
 int pmlab_pool_open(const char* path, const char* layout, const struct pmlab_pool_config* config, pmlab_pool** pool);
 /* Unmaps and unlocks the pool; makes nothing durable that was not persisted. NULL is ignored. */
 void pmlab_pool_close(pmlab_pool* pool);
-/* The data area (4096-byte aligned) and its size. */
+/* The data area (4096-byte aligned) and its size; NULL and 0 for a NULL pool. */
 void* pmlab_pool_data(const pmlab_pool* pool);
 uint64_t pmlab_pool_data_size(const pmlab_pool* pool);
+/* Each of these returns PMLAB_E_INVALID_ARGUMENT for a NULL pool or address, having done nothing. */
 /* Writes back the cache lines of [addr, addr+len): durable at the next fence. */
-void pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len);
+int pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len);
 /* Makes every earlier write-back of this thread durable, and orders later stores after it. */
-void pmlab_pool_fence(const pmlab_pool* pool);
+int pmlab_pool_fence(const pmlab_pool* pool);
 /* Both: [addr, addr+len) is durable when it returns. */
-void pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len);
+int pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len);
 /* An 8-byte aligned store no crash tears (a commit word). Durable once persisted. */
-void pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value);
+int pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value);
 
 /* ------------------------------------------------------------------------------------- page store */
 

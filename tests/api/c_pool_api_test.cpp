@@ -23,10 +23,14 @@ TEST(CPoolApi, AWordPersistedThroughThePoolIsThereAfterReopening) {
   ASSERT_GE(pmlab_pool_data_size(pool), 512u << 10);
   auto* words = static_cast<uint64_t*>(pmlab_pool_data(pool));
   std::memcpy(words + 8, "payload!", 8);
-  pmlab_pool_flush(pool, words + 8, 8);
-  pmlab_pool_fence(pool);
-  pmlab_pool_store8(pool, &words[0], 42);
-  pmlab_pool_persist(pool, &words[0], 8);
+  ASSERT_EQ(pmlab_pool_flush(pool, words + 8, 8), PMLAB_OK);
+  ASSERT_EQ(pmlab_pool_fence(pool), PMLAB_OK);
+  ASSERT_EQ(pmlab_pool_store8(pool, &words[0], 42), PMLAB_OK);
+  ASSERT_EQ(pmlab_pool_persist(pool, &words[0], 8), PMLAB_OK);
+  EXPECT_EQ(pmlab_pool_persist(nullptr, &words[0], 8), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_store8(pool, nullptr, 1), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_fence(nullptr), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_data(nullptr), nullptr);
   pmlab_pool* twice = nullptr;
   EXPECT_EQ(pmlab_pool_open(path.c_str(), "mine.c", nullptr, &twice), PMLAB_E_BUSY);
   EXPECT_EQ(twice, nullptr);

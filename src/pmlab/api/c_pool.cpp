@@ -31,7 +31,7 @@ pmlab::PageFlush page_flush(const pmlab_page_flush& flush) {
   return value == 0 ? pmlab::PageFlush::hybrid : static_cast<pmlab::PageFlush>(value);
 }
 
-constexpr const char* kNullHandle = "null handle";
+constexpr const char* kNullPoolOrAddress = "null pool or address";
 
 }  // namespace
 
@@ -50,15 +50,28 @@ int pmlab_pool_open(const char* path, const char* layout, const pmlab_pool_confi
 }
 
 void pmlab_pool_close(pmlab_pool* pool) { delete pool; }
-void* pmlab_pool_data(const pmlab_pool* pool) { return pool->pool.data(); }
-uint64_t pmlab_pool_data_size(const pmlab_pool* pool) { return pool->pool.data_size(); }
-void pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len) { pool->pool.persister().flush(addr, len); }
-void pmlab_pool_fence(const pmlab_pool* pool) { pool->pool.persister().fence(); }
-void pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len) {
-  pool->pool.persister().persist(addr, len);
+void* pmlab_pool_data(const pmlab_pool* pool) { return pool != nullptr ? pool->pool.data() : nullptr; }
+uint64_t pmlab_pool_data_size(const pmlab_pool* pool) { return pool != nullptr ? pool->pool.data_size() : 0; }
+
+int pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len) {
+  if (pool == nullptr || addr == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  pool->pool.persister().flush(addr, len);
+  return PMLAB_OK;
 }
-void pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value) {
+int pmlab_pool_fence(const pmlab_pool* pool) {
+  if (pool == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null pool");
+  pool->pool.persister().fence();
+  return PMLAB_OK;
+}
+int pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len) {
+  if (pool == nullptr || addr == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  pool->pool.persister().persist(addr, len);
+  return PMLAB_OK;
+}
+int pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value) {
+  if (pool == nullptr || word == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
   pool->pool.persister().store8(word, value);
+  return PMLAB_OK;
 }
 
 int pmlab_page_store_create(const char* path, const pmlab_page_store_config* config, pmlab_page_flush flush,
@@ -96,7 +109,7 @@ int pmlab_page_store_write(pmlab_page_store* store, unsigned lane, uint64_t page
 int pmlab_page_store_update(pmlab_page_store* store, unsigned lane, uint64_t page, size_t offset, const void* data,
                             size_t size) {
   if (store == nullptr || (data == nullptr && size != 0))
-    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullHandle);
+    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or data");
   return pmlab::api::guarded([&] { store->store.update(lane, page, offset, data, size); });
 }
 
