@@ -152,9 +152,7 @@ const Persister& Pool::persister() const { return self().persister; }
 const std::string& Pool::path() const { return self().pool->path(); }
 uint32_t Pool::layout_version() const { return self().pool->header().layout_version; }
 bool Pool::is_pmem() const { return self().pool->medium() == pool::Medium::pmem; }
-Domain Pool::domain() const {
-  return self().pool->persister().domain() == persist::Domain::eadr ? Domain::eadr : Domain::adr;
-}
+Domain Pool::domain() const { return self().persister.domain(); }
 FlushInstruction Pool::flush() const {
   switch (self().pool->persister().config().flush) {
     case persist::FlushInstruction::clflush: return FlushInstruction::clflush;

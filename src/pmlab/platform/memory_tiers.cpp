@@ -244,29 +244,24 @@ void label(MemoryTopology& t) {
 namespace {
 
 // The regions on the way from a device to the root of the device tree: an nvdimm region is a "regionN"
-// under an "ndbusN", a CXL region a "regionN" under a root decoder ("decoderX.Y").
-void regions_above(const fs::path& device, PoolBacking& b) {
+// under an "ndbusN", a CXL region a "regionN" under a root decoder ("decoderX.Y"). Returns the nvdimm
+// region's directory (empty when there is none).
+fs::path regions_above(const fs::path& device, PoolBacking& b) {
+  fs::path dir, nd_dir;
   std::string parent;
   for (const auto& part : device) {
+    dir /= part;
     const std::string name = part.string();
     if (numbered(name, "region")) {
-      if (parent.rfind("ndbus", 0) == 0) b.nd_region = name;
+      if (parent.rfind("ndbus", 0) == 0) {
+        b.nd_region = name;
+        nd_dir = dir;
+      }
       if (parent.rfind("decoder", 0) == 0) b.cxl_region = name;
     }
     parent = name;
   }
-}
-
-// The directory of the nvdimm region `region` on the device's path.
-fs::path block_region(const fs::path& device, const std::string& region) {
-  fs::path dir;
-  std::string parent;
-  for (const auto& part : device) {
-    dir /= part;
-    if (part == region && parent.rfind("ndbus", 0) == 0) return dir;
-    parent = part.string();
-  }
-  return dir;
+  return nd_dir;
 }
 
 PoolBacking dax_backing(const std::string& name, const fs::path& root) {
@@ -302,13 +297,13 @@ PoolBacking pool_backing(const std::string& source, const fs::path& root) {
     b.evidence = "mounted from " + source + ", which is no block device sysfs describes";
     return b;
   }
-  regions_above(block, b);
-  if (b.nd_region.empty()) {
+  const fs::path nd_dir = regions_above(block, b);
+  if (nd_dir.empty()) {
     b.label = "unknown";
     b.evidence = source + " is in no nvdimm region";
     return b;
   }
-  b.persistence_domain = read_line(block_region(block, b.nd_region) / "persistence_domain").value_or("");
+  b.persistence_domain = read_line(nd_dir / "persistence_domain").value_or("");
   b.label = b.cxl_region.empty() ? "nvdimm-pmem" : "cxl-pmem";
   b.evidence = source + " in nvdimm region " + b.nd_region +
                (b.cxl_region.empty() ? "" : ", provided by CXL persistent-memory region " + b.cxl_region) +
