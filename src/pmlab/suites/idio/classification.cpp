@@ -1,10 +1,10 @@
 #include "pmlab/suites/idio/classification.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <map>
 
+#include "pmlab/media/region.hpp"
 #include "pmlab/record/query.hpp"
 #include "pmlab/suites/idio/common.hpp"
 #include "pmlab/suites/idio/paper_tables.hpp"
@@ -132,15 +132,13 @@ std::vector<Classification> classify(const std::vector<RunRecord>& runs, const P
 }
 
 std::vector<std::string> numa_tiers(const std::vector<RunRecord>& runs) {
-  std::vector<std::pair<long, std::string>> nodes;
+  std::map<int, std::string> nodes;  // by node number
   for (const RunRecord& r : runs) {
     if (r.status != record::RunStatus::ok) continue;
-    const std::string medium = record::param_text(r, "medium");
-    if (medium.rfind("numa:", 0) != 0) continue;
-    const long node = std::strtol(medium.c_str() + 5, nullptr, 10);
-    if (std::find(nodes.begin(), nodes.end(), std::pair{node, medium}) == nodes.end()) nodes.emplace_back(node, medium);
+    const std::string text = record::param_text(r, "medium");
+    if (auto medium = media::parse_medium(text); medium && medium->kind == media::Kind::numa)
+      nodes.emplace(medium->node, text);
   }
-  std::sort(nodes.begin(), nodes.end());
   std::vector<std::string> out;
   for (auto& [node, medium] : nodes) out.push_back(std::move(medium));
   return out;
