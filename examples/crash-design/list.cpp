@@ -116,7 +116,7 @@ class Tally final : public pmlab::CrashSubject {
   }
 
  private:
-  // Distinct powers of two per (thread, op) would overflow; distinct odd amounts whose sums differ suffice.
+  // An amount per (thread, op), all distinct, so the check tells each add in flight by its amount.
   static uint64_t amount_of(uint64_t thread, uint64_t op) { return (op + 1) * 1000003 + thread * 7919; }
   uint64_t ops_;
 };

@@ -61,8 +61,8 @@ struct Ptm::Impl {
   int acquire_slot() {
     for (;;) {
       const int start = last_slot >= 0 && last_slot < slots ? last_slot : 0;
-      // Round the slots from `start` without a division: one per hand-out cost a transaction measurably.
-      for (int k = 0, i = start; k < slots; ++k, i = i + 1 == slots ? 0 : i + 1) {
+      for (int k = 0; k < slots; ++k) {
+        const int i = (start + k) % slots;
         bool expected = false;
         if (!slot_busy[i].load(std::memory_order_relaxed) &&
             slot_busy[i].compare_exchange_strong(expected, true, std::memory_order_acquire)) {
