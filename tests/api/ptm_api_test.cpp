@@ -81,11 +81,19 @@ TEST_P(PtmApi, AbortAndExceptionsLeaveNothingBehind) {
 
 TEST_P(PtmApi, BadOffsetsAndAFullHeapAreErrors) {
   auto ptm = make("heap");
-  ptm.run([](pmlab::Transaction& tx) {
+  const uint64_t heap_bytes = ptm.stats().heap_bytes;
+  ptm.run([&](pmlab::Transaction& tx) {
     EXPECT_EQ(code_of([&] { (void)tx.read(3); }), PMLAB_E_INVALID_ARGUMENT);  // unaligned
     EXPECT_EQ(code_of([&] { (void)tx.read(8); }), PMLAB_E_INVALID_ARGUMENT);  // the heap's header
     EXPECT_EQ(code_of([&] { tx.write(uint64_t{1} << 40, 1); }), PMLAB_E_INVALID_ARGUMENT);
     EXPECT_EQ(code_of([&] { (void)tx.root(pmlab::Transaction::kRoots); }), PMLAB_E_INVALID_ARGUMENT);
+    // The edges of what a transaction may name: the roots and the heap past them, up to its last word.
+    EXPECT_EQ(code_of([&] { (void)tx.read(tx.root(0) - 8); }), PMLAB_E_INVALID_ARGUMENT);
+    EXPECT_EQ(code_of([&] { (void)tx.read(UINT64_MAX - 7); }), PMLAB_E_INVALID_ARGUMENT);
+    EXPECT_EQ(code_of([&] { (void)tx.read(heap_bytes); }), PMLAB_E_INVALID_ARGUMENT);
+    EXPECT_EQ(tx.read(tx.root(pmlab::Transaction::kRoots - 1)), 0u);
+    tx.write(heap_bytes - 8, 7);
+    EXPECT_EQ(tx.read(heap_bytes - 8), 7u);
     EXPECT_EQ(code_of([&] { (void)tx.alloc(uint64_t{1} << 30); }), PMLAB_E_POOL_FULL);
     EXPECT_EQ(code_of([&] { tx.free(tx.root(0)); }), PMLAB_E_INVALID_ARGUMENT);
   });

@@ -6,8 +6,9 @@
 // one-to-one and keeps memcmp order.
 #include <pmlab/map.hpp>
 
-#include <cstring>
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -168,9 +169,11 @@ struct Map::Impl {
     if (key.size() != options.key_bytes)
       raise(PMLAB_E_INVALID_ARGUMENT, "a key of " + std::to_string(key.size()) + " bytes for a map of " +
                                           std::to_string(options.key_bytes) + "-byte keys");
+    // The bytes as a big-endian number: one load and a byte swap for a full word.
+    static_assert(std::endian::native == std::endian::little);
     uint64_t k = 0;
-    for (const char c : key) k = k << 8 | static_cast<unsigned char>(c);
-    return k;
+    std::memcpy(reinterpret_cast<char*>(&k) + 8 - key.size(), key.data(), key.size());
+    return __builtin_bswap64(k);
   }
   // The smallest key not below `from`, which may be shorter (then padded with zeros) or longer (then the
   // key after its prefix); false when no key can follow.

@@ -181,11 +181,11 @@ namespace {
                                       std::to_string(heap_bytes) + "-byte heap");
 }
 
-// The heap's words a transaction may name: the root words, and everything past the heap's header.
+// The heap's words a transaction may name: the root words, and everything past the heap's header. The
+// header ends with the roots, so that is one range, checked with one comparison.
+static_assert(kRootsBegin + 8 * ptm::kRoots == ptm::kFirstBlock);
 uint64_t* word_at(void* heap, uint64_t heap_bytes, uint64_t offset) {
-  const bool in_heap = offset >= ptm::kFirstBlock && offset < heap_bytes && heap_bytes - offset >= 8;
-  const bool root = offset >= kRootsBegin && offset < ptm::kFirstBlock;
-  if (offset % 8 != 0 || !(in_heap || root)) [[unlikely]]
+  if (offset % 8 != 0 || offset - kRootsBegin > heap_bytes - 8 - kRootsBegin) [[unlikely]]
     bad_offset(offset, heap_bytes);
   return heap_of(heap).at<uint64_t>(offset);
 }
