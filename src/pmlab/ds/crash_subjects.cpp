@@ -104,11 +104,14 @@ class StructureSubject final : public crash::Subject {
   }
 
   // The structure's own recovery. It may rebuild DRAM state (the B+-tree's index and fingerprints), so the
-  // recovered structure is kept for the check rather than recovered again.
+  // recovered structure is kept for the check rather than recovered again. The B+-tree opens as pmlab::Tree
+  // opens it, through reopen(), which keeps the index it finds only where that index still routes every key
+  // (and else recovers): crash images test both.
   Status recover(crash::Image image, const persist::Persister& p) override {
     recovered_arena_.emplace(image.base, image.size, p);
     recovered_tree_.emplace(*recovered_arena_, options_);
-    return recovered_tree_->recover();
+    if constexpr (requires { recovered_tree_->reopen(); }) return recovered_tree_->reopen();
+    else return recovered_tree_->recover();
   }
 
   Status check(crash::Image, const persist::Persister&, const crash::CrashPoint& at) override {

@@ -101,6 +101,17 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     return Status::success();
   }
 
+  // recover() for a tree written back whole after its last change (a clean close its user recorded): keeps
+  // the index if it routes every leaf's keys to it, rather than rebuild it in new arena space (a bump arena
+  // never reuses the old one's blocks); a stale fingerprint or a node outside the arena makes it recover().
+  Status reopen() {
+    PMLAB_TRY(arena_.open(kMagic));
+    if (arena_.load(arena_.root(3)) != slots_ || !check_leaves(true).ok()) return recover();
+    uint64_t next = arena_.load(arena_.root(0));
+    const bool routes = routes_leaves(arena_.load(arena_.root(1)), arena_.load(arena_.root(2)), 0, 0, true, next);
+    return routes && next == 0 ? Status::success() : recover();
+  }
+
   bool insert(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) { return upsert(key, value, true); }
   bool update(uint64_t key, uint64_t, const std::byte* value) noexcept(A::kNothrow) {
     return upsert(key, value, false);
@@ -360,18 +371,10 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
       if (*r != Put::full) return *r == Put::done;
     }
     GlobalLock::Exclusive guard(lock_, concurrent_);
-    const ShapeChange changing(*this);
+    const MaybeLocked<StripedVersionLocks, uint64_t> changing(shape_, 0, concurrent_);  // the shape version odd
     [[maybe_unused]] const auto op = arena_.operation();
     return put(key, value, may_insert);
   }
-  // The shape version held odd for the scope, when threads share the tree (a split's).
-  class ShapeChange {
-   public:
-    explicit ShapeChange(const BPTree& t) noexcept : locked_(t.shape_, 0, t.concurrent_) {}
-
-   private:
-    MaybeLocked<StripedVersionLocks, uint64_t> locked_;
-  };
 
   bool remove_in_leaf(uint64_t leaf, uint64_t key) noexcept(A::kNothrow) {
     const int s = find_slot(leaf, key);
@@ -422,6 +425,11 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
   }
 
   bool split(uint64_t leaf, const uint64_t* path) noexcept(A::kNothrow) {
+    // Room first for the leaf, an inner node per level and a root: a split durable in the leaves must reach
+    // the index, or descents miss the new leaf (a PTM's transaction takes back a split out of room instead).
+    if constexpr (requires { arena_.has_room(uint64_t{}); })
+      if (!arena_.has_room(block_bytes(leaf_bytes()) + (arena_.load(arena_.root(2)) + 1) * block_bytes(kInnerBytes)))
+        return false;
     const uint64_t right = arena_.alloc(leaf_bytes());
     if (right == 0) return false;
     std::array<std::pair<uint64_t, uint32_t>, 32> live;
@@ -499,6 +507,35 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     for (uint64_t i = left_kids; i < kFanout; ++i) arena_.store(&r->keys[i - left_kids], keys[i]);
     for (uint64_t i = left_kids; i <= kFanout; ++i) arena_.store(&r->kids[i - left_kids], kids[i]);
     return add_to_parent(path, level - 1, keys[left_kids - 1], sibling);
+  }
+
+  // Whether the subtree at `node`, `levels` inner levels high, reaches the leaves from `next` on in list
+  // order (moving `next` past them), each with keys in [lo, hi) only (no bound above when `top`).
+  bool routes_leaves(uint64_t node, uint64_t levels, uint64_t lo, uint64_t hi, bool top, uint64_t& next) const {
+    if (levels == 0) {
+      if (node == 0 || node != next) return false;
+      for (uint32_t b = bitmap(node); b != 0; b &= b - 1) {
+        const uint64_t k = key_at(node, static_cast<uint32_t>(std::countr_zero(b)));
+        if (k < lo || (!top && k >= hi)) return false;
+      }
+      next = next_of(node);
+      return true;
+    }
+    if (levels > kMaxDepth || !inside(node, kInnerBytes)) return false;
+    const Inner* in = inner(node);
+    const uint64_t n = arena_.load(&in->count);
+    uint64_t from = lo, previous = 0;
+    if (n < 1 || n > kFanout) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+      const bool last = i + 1 == n;
+      const uint64_t sep = last ? hi : arena_.load(&in->keys[i]);
+      if (!last && sep < previous) return false;  // descents search the separators in order
+      if (!routes_leaves(arena_.load(&in->kids[i]), levels - 1, from, top || last ? sep : std::min(hi, sep),
+                         top && last, next))
+        return false;
+      from = std::max(lo, previous = sep);
+    }
+    return true;
   }
 
   // Rewrites the leaves' fingerprints and bulk-builds full inner nodes over the leaves, bottom up.

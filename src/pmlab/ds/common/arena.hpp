@@ -105,6 +105,9 @@ class Arena : public Offsets {
 
   uint64_t* root(int i) const noexcept { return &header().root[i]; }
   uint64_t used() const noexcept { return header().bump; }
+  // Whether `bytes` more (whole blocks) fit now: for one allocating thread, that its next allocations
+  // of that many bytes succeed.
+  bool has_room(uint64_t bytes) const noexcept { return used() + bytes <= size_; }
   size_t size() const noexcept { return size_; }
 
   void flush(const void* p, size_t len,
