@@ -9,6 +9,7 @@
 #include <pmlab/page_store.hpp>
 #include <pmlab/pmlab.h>
 #include <pmlab/ptm.hpp>
+#include <pmlab/tree.hpp>
 #include <pmlab/version.h>
 
 // The persistence vocabulary and pools for one's own designs name call sites (std::source_location): C++20.

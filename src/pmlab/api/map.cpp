@@ -2,18 +2,17 @@
 // TxArena, so each operation is part of the caller's transaction. A descriptor block, linked from a root
 // word, records what the map was made with and links to the structure's own header:
 //   [magic "pmlab-mp"][kind][key bytes][value bytes][capacity][structure header]
-// Keys of k bytes are the structure's 64-bit keys as k-byte big-endian numbers: for one k that is
-// one-to-one and keeps memcmp order.
+// Keys are the structure's 64-bit keys as big-endian numbers (api/byte_keys.hpp).
 #include <pmlab/map.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "pmlab/api/byte_keys.hpp"
 #include "pmlab/api/c_api.hpp"
 #include "pmlab/api/errors.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
@@ -143,7 +142,7 @@ ds::Options structure_options(const MapOptions& m) {
 void validate(const MapOptions& o) {
   if (o.kind != MapKind::bptree && o.kind != MapKind::hashtable)
     raise(PMLAB_E_INVALID_ARGUMENT, "unknown map kind " + std::to_string(static_cast<int>(o.kind)));
-  if (o.key_bytes < 1 || o.key_bytes > 8)
+  if (o.key_bytes < 1 || o.key_bytes > api::ByteKeys::kMaxBytes)
     raise(PMLAB_E_INVALID_ARGUMENT, "map keys must be 1..8 bytes, not " + std::to_string(o.key_bytes));
   if (o.value_bytes < 1 || o.value_bytes > kMaxValueBytes)
     raise(PMLAB_E_INVALID_ARGUMENT,
@@ -156,6 +155,7 @@ void validate(const MapOptions& o) {
 
 struct Map::Impl {
   MapOptions options;
+  api::ByteKeys keys{0};
   const void* heap = nullptr;  // the ptm::Heap the map lives in: its transactions only
   std::unique_ptr<Structure> structure;
 
@@ -165,36 +165,6 @@ struct Map::Impl {
       raise(PMLAB_E_INVALID_ARGUMENT, "a pmlab::Map used in a transaction of another Ptm than its own");
     return tx.tx_;
   }
-  uint64_t key_of(std::string_view key) const {
-    if (key.size() != options.key_bytes)
-      raise(PMLAB_E_INVALID_ARGUMENT, "a key of " + std::to_string(key.size()) + " bytes for a map of " +
-                                          std::to_string(options.key_bytes) + "-byte keys");
-    // The bytes as a big-endian number: one load and a byte swap for a full word.
-    static_assert(std::endian::native == std::endian::little);
-    uint64_t k = 0;
-    std::memcpy(reinterpret_cast<char*>(&k) + 8 - key.size(), key.data(), key.size());
-    return __builtin_bswap64(k);
-  }
-  // The smallest key not below `from`, which may be shorter (then padded with zeros) or longer (then the
-  // key after its prefix); false when no key can follow.
-  bool lower_bound_of(std::string_view from, uint64_t* key) const {
-    const size_t n = options.key_bytes;
-    uint64_t k = 0;
-    for (size_t i = 0; i < n; ++i) k = k << 8 | (i < from.size() ? static_cast<unsigned char>(from[i]) : 0u);
-    if (from.size() > n && from.substr(n).find_first_not_of('\0') != std::string_view::npos) {
-      const uint64_t max = n == 8 ? UINT64_MAX : (uint64_t{1} << (8 * n)) - 1;
-      if (k == max) return false;
-      ++k;
-    }
-    *key = k;
-    return true;
-  }
-  std::string bytes_of(uint64_t k) const {
-    std::string key(options.key_bytes, '\0');
-    for (size_t i = key.size(); i-- > 0; k >>= 8) key[i] = static_cast<char>(k & 0xff);
-    return key;
-  }
-
   // The map whose descriptor is at `descriptor` in the heap `tx` runs on (its words read through tx).
   static std::unique_ptr<Impl> at(const Transaction& tx, uint64_t descriptor) {
     auto impl = std::make_unique<Impl>();
@@ -213,6 +183,7 @@ struct Map::Impl {
     } catch (const Error& e) {
       raise(PMLAB_E_CORRUPTED, std::string("a map descriptor that does not validate: ") + e.what());
     }
+    impl->keys = api::ByteKeys(o.key_bytes);
     impl->structure = structure_for(tx.kind_, o.kind, static_cast<ptm::Heap*>(tx.heap_)->base(), descriptor + kHeader,
                                     heap_bytes, structure_options(o));
     return impl;
@@ -266,23 +237,23 @@ Map Map::open(Ptm& ptm, unsigned root) {
 
 bool Map::get(Transaction& tx, std::string_view key, void* value) const {
   const Impl& m = self();
-  return m.structure->get(m.tx_of(tx), m.key_of(key), static_cast<std::byte*>(value));
+  return m.structure->get(m.tx_of(tx), m.keys.number(key), static_cast<std::byte*>(value));
 }
 
 void Map::put(Transaction& tx, std::string_view key, const void* value) {
   const Impl& m = self();
-  if (!m.structure->put(m.tx_of(tx), m.key_of(key), static_cast<const std::byte*>(value)))
+  if (!m.structure->put(m.tx_of(tx), m.keys.number(key), static_cast<const std::byte*>(value)))
     raise(PMLAB_E_POOL_FULL, "the heap has no room for another map entry");
 }
 
 bool Map::update(Transaction& tx, std::string_view key, const void* value) {
   const Impl& m = self();
-  return m.structure->update(m.tx_of(tx), m.key_of(key), static_cast<const std::byte*>(value));
+  return m.structure->update(m.tx_of(tx), m.keys.number(key), static_cast<const std::byte*>(value));
 }
 
 bool Map::remove(Transaction& tx, std::string_view key) {
   const Impl& m = self();
-  return m.structure->remove(m.tx_of(tx), m.key_of(key));
+  return m.structure->remove(m.tx_of(tx), m.keys.number(key));
 }
 
 uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit,
@@ -291,7 +262,7 @@ uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit
   void* t = m.tx_of(tx);
   if (m.options.kind != MapKind::bptree) raise(PMLAB_E_UNSUPPORTED, "a hashtable map has no key order to scan");
   uint64_t start = 0;
-  if (limit == 0 || !m.lower_bound_of(from, &start)) return 0;
+  if (limit == 0 || !m.keys.lower_bound(from, &start)) return 0;
   std::vector<std::byte> value(m.options.value_bytes);
   struct Visitor {
     const Impl& m;
@@ -304,7 +275,7 @@ uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit
       t, start, limit, value.data(),
       [](void* s, uint64_t key) {
         auto& vs = *static_cast<Visitor*>(s);
-        const std::string bytes = vs.m.bytes_of(key);
+        const std::string bytes = vs.m.keys.bytes_of(key);
         vs.visit(vs.state, bytes, vs.value);
       },
       &v, &visited);

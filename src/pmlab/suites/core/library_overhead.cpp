@@ -2,10 +2,11 @@
 // (bench::interleave): a 64-byte append through pmlab::Log vs primitives::log::Log::append on the zero log,
 // a transfer transaction (two reads, two writes) through pmlab::Ptm vs RedoPtm::run, and the key-value
 // example's operations — a get or a put of an 8-byte key and a 32-byte value, one transaction each —
-// through pmlab::Map vs the same B+-tree on the in-tree redo PTM (TxArena). Each pair runs on
+// through pmlab::Map vs the same B+-tree on the in-tree redo PTM (TxArena), and the same gets and puts
+// through pmlab::Tree vs the ds B+-tree in its persist mode on a ds arena. Each pair runs on
 // two pool files of the same layout and size beside the run's pool, with the pools' own persister, so the
 // only difference is the API: the library's out-of-line calls, offset checks, log-slot hand-out and
-// exceptions. Target: the library at >= 0.95x the in-tree throughput (issue 41).
+// exceptions. Target: the library at >= 0.95x the in-tree throughput.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <pmlab/log.hpp>
 #include <pmlab/map.hpp>
 #include <pmlab/ptm.hpp>
+#include <pmlab/tree.hpp>
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/side_by_side.hpp"
@@ -30,6 +32,7 @@
 #include "pmlab/pool/scratch.hpp"
 #include "pmlab/primitives/log/log.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
+#include "pmlab/ds/common/arena.hpp"
 #include "pmlab/ptm/store/ptm_store.hpp"
 #include "pmlab/ptm/workloads/tx_arena.hpp"
 
@@ -316,17 +319,71 @@ class KvPair {
   std::optional<TreeKv> tree_;
 };
 
+// The persist B+-tree: pmlab::Tree and the in-tree ds B+-tree over a ds arena of its own pool, the same
+// structure with the same options (thread-safe, 32-slot leaves), loaded with the same keys; gets and puts
+// as the key-value pair's, each durable when it returns.
+class TreePair {
+ public:
+  using TreeInTree = ds::BPTree<ds::Arena<ds::Durable>>;
+
+  TreePair(RunContext& ctx, Beside& beside)
+      : library_(pmlab::Tree::create(beside.path("tree"), kKvPoolBytes, {8, kKvValueBytes})) {
+    tree_pool_ = take(ctx, pool::Pool::create(beside.path("tree-tree"), kKvPoolBytes, "tree"));
+    ds::Options o;
+    o.value_bytes = kKvValueBytes;
+    o.concurrent = true;
+    // Where pmlab::Tree keeps its arena: past a descriptor line.
+    arena_.emplace(tree_pool_->data() + 64, tree_pool_->data_size() - 64, tree_pool_->persister());
+    tree_.emplace(*arena_, o);
+    if (Status st = tree_->create(0); !st) ctx.fail(st.message());
+    for (uint64_t i = 0; i < kKvKeys; ++i) {
+      library_.put(KeyBytes(loaded_key(i)).view(), value_.data());
+      if (!tree_->insert(loaded_key(i), 0, value_.data())) ctx.fail("the in-tree B+-tree's pool is full");
+    }
+  }
+
+  void add_contenders(std::vector<Contender>& out) {
+    out.emplace_back("library_tree", [this](int thread, uint64_t i) {
+      const KvOp op = kv_op(thread, i);
+      const KeyBytes key(op.key);
+      std::byte value[kKvValueBytes];
+      if (op.put) library_.put(key.view(), value_.data());
+      else (void)library_.get(key.view(), value);
+      return true;
+    });
+    out.emplace_back("in_tree_tree", [this](int thread, uint64_t i) {
+      const KvOp op = kv_op(thread, i);
+      std::byte value[kKvValueBytes];
+      if (op.put) {
+        if (!tree_->insert(op.key, 0, value_.data())) throw std::runtime_error("the in-tree B+-tree's pool is full");
+      } else {
+        (void)tree_->read(op.key, 0, value);
+      }
+      return true;
+    });
+  }
+
+ private:
+  const std::vector<std::byte> value_ = std::vector<std::byte>(kKvValueBytes, std::byte{0x3c});
+  pmlab::Tree library_;
+  std::unique_ptr<pool::Pool> tree_pool_;
+  std::optional<ds::Arena<ds::Durable>> arena_;
+  std::optional<TreeInTree> tree_;
+};
+
 void body(RunContext& ctx) {
   const int threads = ctx.threads();
   Beside beside(ctx);
   LogPair log(ctx, beside, threads);
   PtmPair ptm(ctx, beside, threads);
   KvPair kv(ctx, beside, threads, ptm.options());
+  TreePair tree(ctx, beside);
   std::vector<Contender> contenders;
   log.add_contenders(contenders);
   ptm.add_contenders(contenders);
   kv.add_contenders(contenders);
-  enum { kLibraryLog, kTreeLog, kLibraryPtm, kLibrarySession, kTreePtm, kLibraryKv, kTreeKv };
+  tree.add_contenders(contenders);
+  enum { kLibraryLog, kTreeLog, kLibraryPtm, kLibrarySession, kTreePtm, kLibraryKv, kTreeKv, kLibraryTree, kTreeTree };
   const int rounds = ctx.quick() ? 11 : 31;
   const InterleaveResult r = interleave(ctx, rounds, phase_seconds(ctx), contenders);
   for (size_t c = 0; c < contenders.size(); ++c)
@@ -337,6 +394,8 @@ void body(RunContext& ctx) {
                 "pmlab::Ptm::Session transactions vs the in-tree redo PTM's");
   ratio_metrics(ctx, r, kLibraryKv, kTreeKv, "kv",
                 "pmlab::Map gets and puts (the key-value example's) vs the in-tree B+-tree on the redo PTM");
+  ratio_metrics(ctx, r, kLibraryTree, kTreeTree, "tree",
+                "pmlab::Tree gets and puts vs the in-tree persist B+-tree on a pool of its own");
   ctx.metric("rounds", static_cast<double>(r.throughput.size()), "count");
   ctx.note("persister",
            "both sides of each pair on pool files beside the run's pool, with the pools' own "
@@ -347,7 +406,8 @@ const CaseRegistration registration{CaseDef{
     .suite = "core",
     .name = "library",
     .summary =
-        "libpmlab's pmlab::Log, pmlab::Ptm and pmlab::Map vs the same designs in-tree, side by side (target >= 0.95x)",
+        "libpmlab's pmlab::Log, pmlab::Ptm, pmlab::Map and pmlab::Tree vs the same designs in-tree, side by side "
+        "(target >= 0.95x)",
     .params = {std_params::choice("medium", "pool: the library's objects are pool files", {"pool"}, {"pool"}),
                std_params::threads({"1", "2"}, {"1"})},
     .region_bytes = [](const Params&) { return uint64_t{1} << 20; },
