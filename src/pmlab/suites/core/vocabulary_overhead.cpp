@@ -28,30 +28,20 @@ struct Stream {
   size_t size;
 };
 
-// The raw peers: what a programmer writes by hand with the intrinsics, one function per ISA extension.
-void raw_clflush(const Stream& s, uint64_t first, uint64_t n) {
+// The raw peers: what a programmer writes by hand with the intrinsics. The flush loop is one template over
+// the instruction: its target attribute only permits clflushopt and clwb, and each instantiation compiles to
+// the loop with its one instruction, as a function written for it would. The non-temporal loops are one
+// function per vector width.
+template <persist::FlushInstruction F>
+__attribute__((target("clflushopt,clwb"))) void raw_flush(const Stream& s, uint64_t first, uint64_t n) {
   for (uint64_t i = first; i < first + n; ++i) {
     auto* dst = reinterpret_cast<char*>(s.base + s.offsets[i & s.mask]);
     std::memcpy(dst, s.source, s.size);
-    for (size_t o = 0; o < s.size; o += 64) _mm_clflush(dst + o);
-    _mm_sfence();
-  }
-}
-
-__attribute__((target("clflushopt"))) void raw_clflushopt(const Stream& s, uint64_t first, uint64_t n) {
-  for (uint64_t i = first; i < first + n; ++i) {
-    auto* dst = reinterpret_cast<char*>(s.base + s.offsets[i & s.mask]);
-    std::memcpy(dst, s.source, s.size);
-    for (size_t o = 0; o < s.size; o += 64) _mm_clflushopt(dst + o);
-    _mm_sfence();
-  }
-}
-
-__attribute__((target("clwb"))) void raw_clwb(const Stream& s, uint64_t first, uint64_t n) {
-  for (uint64_t i = first; i < first + n; ++i) {
-    auto* dst = reinterpret_cast<char*>(s.base + s.offsets[i & s.mask]);
-    std::memcpy(dst, s.source, s.size);
-    for (size_t o = 0; o < s.size; o += 64) _mm_clwb(dst + o);
+    for (size_t o = 0; o < s.size; o += 64) {
+      if constexpr (F == persist::FlushInstruction::clflush) _mm_clflush(dst + o);
+      else if constexpr (F == persist::FlushInstruction::clflushopt) _mm_clflushopt(dst + o);
+      else _mm_clwb(dst + o);
+    }
     _mm_sfence();
   }
 }
@@ -91,9 +81,9 @@ using RawFn = void (*)(const Stream&, uint64_t, uint64_t);
 
 RawFn raw_for(const persist::Persister& p) {
   switch (p.config().flush) {
-    case persist::FlushInstruction::clflush: return raw_clflush;
-    case persist::FlushInstruction::clflushopt: return raw_clflushopt;
-    case persist::FlushInstruction::clwb: return raw_clwb;
+    case persist::FlushInstruction::clflush: return raw_flush<persist::FlushInstruction::clflush>;
+    case persist::FlushInstruction::clflushopt: return raw_flush<persist::FlushInstruction::clflushopt>;
+    case persist::FlushInstruction::clwb: return raw_flush<persist::FlushInstruction::clwb>;
     case persist::FlushInstruction::ntstore: break;
   }
   // Same vector width as the vocabulary's kernel, so the comparison is of the layer, not the ISA.
