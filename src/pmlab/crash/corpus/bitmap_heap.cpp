@@ -58,14 +58,12 @@ constexpr uint64_t kFirstObject = offsetof(Heap, objects);
 
 using Picture = std::array<uint64_t, kRoots>;  // per root: 1 + the operation whose object it names, or 0
 
-class BitmapHeap final : public Design<Bug> {
+class BitmapHeap final : public FixedLayoutDesign<Bug, Heap> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(Heap); }
+  using FixedLayoutDesign::FixedLayoutDesign;
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Heap* h = heap(image);
+    Heap* h = layout(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       const uint64_t r = root_of(i);
       uint64_t& root = h->roots.slot[r];
@@ -91,7 +89,7 @@ class BitmapHeap final : public Design<Bug> {
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    Heap* h = heap(image);
+    Heap* h = layout(image);
     for (uint64_t r = 0; r < kRoots; ++r) {
       const uint64_t off = h->roots.slot[r];
       if (off == 0) continue;
@@ -111,7 +109,7 @@ class BitmapHeap final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t bits = heap(image)->bitmap.bits;
+    const uint64_t bits = layout(image)->bitmap.bits;
     if ((named_bits_ & ~bits) != 0)
       return broken("object " + std::to_string(std::countr_zero(named_bits_ & ~bits)) +
                     " is named by a root but free in the bitmap: the next allocation hands it out again");
@@ -131,8 +129,6 @@ class BitmapHeap final : public Design<Bug> {
   }
 
  private:
-  static Heap* heap(Image image) { return reinterpret_cast<Heap*>(image.base); }
-
   uint64_t root_of(uint64_t op) const { return payload_word(seed_, op, 7) % kRoots; }
 
   static void link(const persist::Persister& p, uint64_t& root, uint64_t value) {

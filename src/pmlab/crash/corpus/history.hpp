@@ -20,6 +20,8 @@ namespace pmlab::crash::corpus {
 using selftest::broken;
 using selftest::checksum_words;
 using selftest::Design;
+using selftest::FixedLayoutDesign;
+using selftest::HeaderAndRecordsDesign;
 using selftest::in_both_halves;
 using selftest::kAdrOnly;
 using selftest::kBothDomains;

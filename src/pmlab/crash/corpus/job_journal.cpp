@@ -43,9 +43,9 @@ using Marks = std::vector<uint64_t>;  // per submitted job, its completion mark
 
 enum class Bug { none, unfenced_ack };
 
-class JobJournal final : public Design<Bug> {
+class JobJournal final : public HeaderAndRecordsDesign<Bug, Header, Job> {
  public:
-  JobJournal(Bug bug, const SubjectOptions& o) : Design(bug, o) {
+  JobJournal(Bug bug, const SubjectOptions& o) : HeaderAndRecordsDesign(bug, o) {
     uint64_t submitted = 0, completed = 0;
     for (uint64_t i = 0; i < ops_; ++i) {
       if (i % 3 == 2 && completed < submitted) plan_.push_back({true, completed++});
@@ -53,19 +53,13 @@ class JobJournal final : public Design<Bug> {
     }
   }
 
-  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Job); }
-
-  void format(Image image, const persist::Persister& p) override {
-    Design::format(image, p);
-    reinterpret_cast<Header*>(image.base)->submitted = kCounterBase;  // no jobs
-    p.persist(image.base, sizeof(Header));
-  }
+  void format(Image image, const persist::Persister& p) override { format_count(image, p, &Header::submitted); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Header* h = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       const Step step = plan_[i];
-      Job& job = job_at(image, step.job);
+      Job& job = record(image, step.job);
       ops.begin(i, (step.complete ? "complete job " : "submit job ") + std::to_string(step.job));
       if (step.complete) {
         p.store8(&job.done, kDone);
@@ -88,7 +82,7 @@ class JobJournal final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t count = reinterpret_cast<const Header*>(image.base)->submitted;
+    const uint64_t count = header(image)->submitted;
     if (count < kCounterBase)
       return broken("the journal's count reads " + std::to_string(count) + ", below the base it starts from: it tore");
     const uint64_t submitted = count - kCounterBase;
@@ -96,7 +90,7 @@ class JobJournal final : public Design<Bug> {
       return broken("the journal counts " + std::to_string(submitted) + " jobs, more than it holds");
     Marks found;
     for (uint64_t j = 0; j < submitted; ++j) {
-      const Job& job = job_at(image, j);
+      const Job& job = record(image, j);
       if (job.seq != j || job.check != checksum_words(&job.seq, 6) || !payload_is(job.payload, 5, j))
         return broken("job " + std::to_string(j) + " is counted but did not persist");
       if (job.done != 0 && job.done != kDone)
@@ -109,8 +103,6 @@ class JobJournal final : public Design<Bug> {
   }
 
  private:
-  static Job& job_at(Image image, uint64_t j) { return reinterpret_cast<Job*>(image.base + sizeof(Header))[j]; }
-
   Marks after(uint64_t ops) const {
     return replay(ops, Marks{}, [this](Marks& marks, uint64_t i) {
       if (plan_[i].complete) marks[plan_[i].job] = 1;

@@ -35,20 +35,14 @@ struct alignas(64) Record {
 
 enum class Bug { none, trusted_length };
 
-class LengthLog final : public Design<Bug> {
+class LengthLog final : public HeaderAndRecordsDesign<Bug, Header, Record> {
  public:
-  using Design::Design;
+  using HeaderAndRecordsDesign::HeaderAndRecordsDesign;
 
-  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
-
-  void format(Image image, const persist::Persister& p) override {
-    Design::format(image, p);
-    reinterpret_cast<Header*>(image.base)->length = kCounterBase;  // no records
-    p.persist(image.base, sizeof(Header));
-  }
+  void format(Image image, const persist::Persister& p) override { format_count(image, p, &Header::length); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Header* h = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "append record " + std::to_string(i));
       Record& r = record(image, i);
@@ -64,7 +58,7 @@ class LengthLog final : public Design<Bug> {
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    Header* h = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     if (variant_ != Bug::trusted_length) {
       const uint64_t claimed = h->length - kCounterBase;
       if (h->length < kCounterBase || claimed > ops_)
@@ -80,7 +74,7 @@ class LengthLog final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t word = reinterpret_cast<const Header*>(image.base)->length;
+    const uint64_t word = header(image)->length;
     if (word < kCounterBase)
       return broken("the length reads " + std::to_string(word) + ", below the base it starts from: it tore");
     const uint64_t length = word - kCounterBase;
@@ -93,8 +87,6 @@ class LengthLog final : public Design<Bug> {
   }
 
  private:
-  static Record& record(Image image, uint64_t i) { return reinterpret_cast<Record*>(image.base + sizeof(Header))[i]; }
-
   bool intact(const Record& r, uint64_t i) const {
     return r.seq == i && r.check == checksum_words(&r.seq, 7) && payload_is(r.payload, 6, i);
   }

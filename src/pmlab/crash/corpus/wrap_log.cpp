@@ -49,9 +49,9 @@ struct Contents {
 
 enum class Bug { none, unflushed_wrap };
 
-class WrapLog final : public Design<Bug> {
+class WrapLog final : public FixedLayoutDesign<Bug, Log> {
  public:
-  WrapLog(Bug bug, const SubjectOptions& o) : Design(bug, o) {
+  WrapLog(Bug bug, const SubjectOptions& o) : FixedLayoutDesign(bug, o) {
     Contents c;
     std::deque<uint64_t> live;
     uint64_t next = 0;
@@ -68,17 +68,15 @@ class WrapLog final : public Design<Bug> {
     }
   }
 
-  size_t image_bytes() const override { return sizeof(Log); }
-
   void format(Image image, const persist::Persister& p) override {
     Design::format(image, p);
-    Ends& ends = reinterpret_cast<Log*>(image.base)->ends;
+    Ends& ends = layout(image)->ends;
     ends.head = ends.tail = kCounterBase;
     p.persist(&ends, sizeof ends);
   }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Log* log = reinterpret_cast<Log*>(image.base);
+    Log* log = layout(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       const Step step = plan_[i];
       ops.begin(i, (step.trim ? "trim record " : "append record ") + std::to_string(step.seq));
@@ -105,7 +103,7 @@ class WrapLog final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const Log* log = reinterpret_cast<const Log*>(image.base);
+    const Log* log = layout(image);
     Contents found{log->ends.head, log->ends.tail, {}};
     if (found.head > found.tail || found.tail - found.head > kRingWords)
       return broken("head " + std::to_string(found.head) + " and tail " + std::to_string(found.tail) +

@@ -42,24 +42,18 @@ struct alignas(64) Header {
 
 uint64_t checksum(const Record& r) { return checksum_words(&r.seq, 15); }
 
-class CommitRecord final : public Design<Bug> {
+class CommitRecord final : public HeaderAndRecordsDesign<Bug, Header, Record> {
  public:
-  CommitRecord(Bug bug, Recovery recovery, const SubjectOptions& o) : Design(bug, o), recovery_(recovery) {}
+  CommitRecord(Bug bug, Recovery recovery, const SubjectOptions& o)
+      : HeaderAndRecordsDesign(bug, o), recovery_(recovery) {}
 
-  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
-
-  void format(Image image, const persist::Persister& p) override {
-    Design::format(image, p);
-    header(image)->count = kCounterBase;  // no records published
-    p.persist(&header(image)->count, 8);
-  }
+  void format(Image image, const persist::Persister& p) override { format_count(image, p, &Header::count); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
     Header* h = header(image);
-    auto* records = reinterpret_cast<Record*>(image.base + sizeof(Header));
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "publish record " + std::to_string(i));
-      Record& r = records[i];
+      Record& r = record(image, i);
       r.seq = i;
       for (uint64_t k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.checksum = checksum(r);
@@ -111,7 +105,6 @@ class CommitRecord final : public Design<Bug> {
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
     const Header* h = header(image);
-    const auto* records = reinterpret_cast<const Record*>(image.base + sizeof(Header));
     if (variant_ == Bug::torn_commit && h->count != kCounterBase && h->check != ~h->count)
       return error(Errc::failed, "commit is torn: count " + std::to_string(h->count) + " but its check word says " +
                                      std::to_string(~h->check));
@@ -131,7 +124,7 @@ class CommitRecord final : public Design<Bug> {
       return error(Errc::failed, "count " + std::to_string(count) + " includes records never published (" +
                                      std::to_string(started) + " operations started)");
     for (uint64_t i = 0; i < count; ++i) {
-      const Record& r = records[i];
+      const Record& r = record(image, i);
       bool intact = r.seq == i && r.checksum == checksum(r);
       for (uint64_t k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
       if (!intact)
@@ -141,8 +134,6 @@ class CommitRecord final : public Design<Bug> {
   }
 
  private:
-  static Header* header(Image image) { return reinterpret_cast<Header*>(image.base); }
-
   const Recovery recovery_;
 };
 

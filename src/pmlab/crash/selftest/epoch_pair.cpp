@@ -29,20 +29,18 @@ struct Block {
 
 enum class Bug { none, halves };
 
-class EpochPair final : public Design<Bug> {
+class EpochPair final : public FixedLayoutDesign<Bug, Block> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(Block); }
+  using FixedLayoutDesign::FixedLayoutDesign;
 
   void format(Image image, const persist::Persister& p) override {
     std::memset(image.base, 0, image.size);
-    write_copy(block(image)->copies[0], 0);
+    write_copy(layout(image)->copies[0], 0);
     p.persist(image.base, image.size);
   }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Block* b = block(image);
+    Block* b = layout(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "publish configuration " + std::to_string(i + 1));
       const uint64_t epoch = (i + 1) * kEpochStep;
@@ -66,7 +64,7 @@ class EpochPair final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const Block* b = block(image);
+    const Block* b = layout(image);
     const uint64_t epoch = b->selector.epoch;
     const uint64_t version = epoch / kEpochStep;
     const Copy& named = b->copies[version % 2];
@@ -80,8 +78,6 @@ class EpochPair final : public Design<Bug> {
   }
 
  private:
-  static Block* block(Image image) { return reinterpret_cast<Block*>(image.base); }
-
   void write_copy(Copy& c, uint64_t version) const {
     c.epoch = version * kEpochStep;
     for (uint64_t k = 0; k < 6; ++k) c.payload[k] = payload_word(seed_, version, k);

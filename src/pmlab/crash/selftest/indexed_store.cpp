@@ -29,20 +29,14 @@ struct alignas(64) Header {
 
 enum class Bug { none, dram_count };
 
-class IndexedStore final : public Design<Bug> {
+class IndexedStore final : public HeaderAndRecordsDesign<Bug, Header, Record> {
  public:
-  using Design::Design;
+  using HeaderAndRecordsDesign::HeaderAndRecordsDesign;
 
-  size_t image_bytes() const override { return sizeof(Header) + ops_ * sizeof(Record); }
-
-  void format(Image image, const persist::Persister& p) override {
-    Design::format(image, p);
-    reinterpret_cast<Header*>(image.base)->count = kCounterBase;  // no records published
-    p.persist(image.base, sizeof(Header));
-  }
+  void format(Image image, const persist::Persister& p) override { format_count(image, p, &Header::count); }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    auto* header = reinterpret_cast<Header*>(image.base);
+    Header* h = header(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "put key " + std::to_string(key_of(i)));
       Record& r = record(image, i);
@@ -50,8 +44,8 @@ class IndexedStore final : public Design<Bug> {
       for (uint64_t k = 0; k < 6; ++k) r.payload[k] = payload_word(seed_, i, k);
       r.check = checksum_words(&r.key, 7);
       p.persist(&r, sizeof r);
-      p.store8(&header->count, kCounterBase + i + 1);
-      p.persist(&header->count, 8);
+      p.store8(&h->count, kCounterBase + i + 1);
+      p.persist(&h->count, 8);
       keys_.push_back(r.key);
       durable_records_ = i + 1;
       ops.end(i);
@@ -61,7 +55,7 @@ class IndexedStore final : public Design<Bug> {
   // Recovery finds the record count. The broken twin's reads the DRAM count run() kept: on this fresh
   // object it is 0, as after a real power failure.
   Status recover(Image image, const persist::Persister&) override {
-    const uint64_t word = reinterpret_cast<const Header*>(image.base)->count;
+    const uint64_t word = header(image)->count;
     if (word < kCounterBase)
       return broken("the count reads " + std::to_string(word) + ", below the base it starts from: it tore");
     recovered_count_ = variant_ == Bug::dram_count ? durable_records_ : word - kCounterBase;
@@ -84,7 +78,6 @@ class IndexedStore final : public Design<Bug> {
 
  private:
   uint64_t key_of(uint64_t i) const { return payload_word(seed_, i, 99) | 1; }
-  static Record& record(Image image, uint64_t i) { return reinterpret_cast<Record*>(image.base + sizeof(Header))[i]; }
 
   std::vector<uint64_t> keys_;    // DRAM: the keys in put order (the volatile index)
   uint64_t durable_records_ = 0;  // DRAM: records known durable

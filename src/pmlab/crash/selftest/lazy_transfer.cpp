@@ -44,20 +44,18 @@ struct Transfer {
 
 enum class Bug { none, volatile_repair };
 
-class LazyTransfer final : public Design<Bug> {
+class LazyTransfer final : public FixedLayoutDesign<Bug, Bank> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(Bank); }
+  using FixedLayoutDesign::FixedLayoutDesign;
 
   void format(Image image, const persist::Persister& p) override {
     std::memset(image.base, 0, image.size);
-    for (auto& a : bank(image)->accounts) a.balance = kOpening;
+    for (auto& a : layout(image)->accounts) a.balance = kOpening;
     p.persist(image.base, image.size);
   }
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    Bank* b = bank(image);
+    Bank* b = layout(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       ops.begin(i, "transfer " + std::to_string(i));
       (void)apply_committed(b, p, true);
@@ -76,11 +74,11 @@ class LazyTransfer final : public Design<Bug> {
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    return apply_committed(bank(image), p, variant_ != Bug::volatile_repair);
+    return apply_committed(layout(image), p, variant_ != Bug::volatile_repair);
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const Bank* b = bank(image);
+    const Bank* b = layout(image);
     if (b->intent.committed != 0) return broken("recovery left a committed intent unapplied");
     uint64_t expect[kAccounts], alternative[kAccounts];
     balances_after(at.ops_completed, expect);
@@ -95,7 +93,6 @@ class LazyTransfer final : public Design<Bug> {
   }
 
  private:
-  static Bank* bank(Image image) { return reinterpret_cast<Bank*>(image.base); }
   static uint64_t commit_word(uint64_t transfer) { return kCounterBase + 1 + transfer; }
 
   Transfer transfer(uint64_t i) const {

@@ -26,14 +26,12 @@ struct alignas(64) Head {
   uint64_t pad[7];
 };
 
-class PointerStack final : public Design<Links> {
+class PointerStack final : public HeaderAndRecordsDesign<Links, Head, Node> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(Head) + ops_ * sizeof(Node); }
+  using HeaderAndRecordsDesign::HeaderAndRecordsDesign;
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    auto* head = reinterpret_cast<Head*>(image.base);
+    Head* head = header(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       const bool pop = is_pop(i);
       ops.begin(i, (pop ? "pop, operation " : "push node ") + std::to_string(i));
@@ -44,7 +42,7 @@ class PointerStack final : public Design<Links> {
           p.persist(&head->top, 8);
         }
       } else {
-        Node& n = node(image, i);
+        Node& n = record(image, i);
         n.next = head->top;
         n.seq = i;
         for (uint64_t k = 0; k < 5; ++k) n.payload[k] = payload_word(seed_, i, k);
@@ -63,7 +61,7 @@ class PointerStack final : public Design<Links> {
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
     std::vector<uint64_t> found;  // seqs from the top down
-    const Head* head = reinterpret_cast<const Head*>(image.base);
+    const Head* head = header(image);
     for (const Node* n = deref(image, head->top); n != nullptr; n = deref(image, n->next)) {
       if (n->check != checksum_words(&n->next, 7) || n->seq >= ops_)
         return broken("a node reachable from the top did not persist (seq " + std::to_string(n->seq) + ")");
@@ -88,8 +86,6 @@ class PointerStack final : public Design<Links> {
     });
     return {stack.rbegin(), stack.rend()};
   }
-
-  static Node& node(Image image, uint64_t i) { return reinterpret_cast<Node*>(image.base + sizeof(Head))[i]; }
 
   uint64_t ref(Image image, const Node* n) const {
     if (variant_ == Links::offsets) return static_cast<uint64_t>(reinterpret_cast<const std::byte*>(n) - image.base);

@@ -44,14 +44,12 @@ struct File {
 
 enum class Bug { none, busy_mark };
 
-class RegisterFile final : public Design<Bug> {
+class RegisterFile final : public FixedLayoutDesign<Bug, File> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(File); }
+  using FixedLayoutDesign::FixedLayoutDesign;
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    File* f = file(image);
+    File* f = layout(image);
     for (uint64_t i = 0; i < ops_; ++i) {
       Register& r = f->registers[i % kRegisters];
       ops.begin(i, "write register " + std::to_string(i % kRegisters) + ", version " + std::to_string(i + 1));
@@ -75,7 +73,7 @@ class RegisterFile final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const File* f = file(image);
+    const File* f = layout(image);
     // The journal is made durable by the flip's fence: it counts at least every write that returned.
     if (f->journal.writes < at.ops_completed)
       return broken("the journal counts " + std::to_string(f->journal.writes) + " writes, " +
@@ -106,8 +104,6 @@ class RegisterFile final : public Design<Bug> {
   }
 
  private:
-  static File* file(Image image) { return reinterpret_cast<File*>(image.base); }
-
   // The version register `reg` holds once the first `ops` writes returned (0: never written).
   uint64_t last_write(uint64_t reg, uint64_t ops) const {
     uint64_t v = 0;

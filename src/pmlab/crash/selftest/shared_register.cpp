@@ -23,14 +23,12 @@ struct alignas(64) Register {
 
 enum class Bug { none, read_unpersisted };
 
-class SharedRegister final : public Design<Bug> {
+class SharedRegister final : public FixedLayoutDesign<Bug, Register> {
  public:
-  using Design::Design;
-
-  size_t image_bytes() const override { return sizeof(Register); }
+  using FixedLayoutDesign::FixedLayoutDesign;
 
   void run(Image image, const persist::Persister& p, OpTracker& ops) override {
-    const persist::PmWord reg = p.word(&reinterpret_cast<Register*>(image.base)->word);
+    const persist::PmWord reg = p.word(&layout(image)->word);
     ops.run_threads(2, [&](unsigned t) {
       for (uint64_t i = 0; i < ops_; ++i) {
         ops.begin(i, t == 0 ? "write " + std::to_string(i + 1) : std::string("read"));
@@ -55,7 +53,7 @@ class SharedRegister final : public Design<Bug> {
   }
 
   Status recover(Image image, const persist::Persister& p) override {
-    uint64_t& word = reinterpret_cast<Register*>(image.base)->word;
+    uint64_t& word = layout(image)->word;
     if (word & kDirty) {  // durable, so the bit only says a writer had not finished
       // Clears one bit of the low half: made as two 4-byte halves, the store leaves the old word or the new
       // one, never a torn one, whatever the value (its split mutant is equivalent by design).
@@ -66,7 +64,7 @@ class SharedRegister final : public Design<Bug> {
   }
 
   Status check(Image image, const persist::Persister&, const CrashPoint& at) override {
-    const uint64_t recovered = reinterpret_cast<const Register*>(image.base)->word >> 1;
+    const uint64_t recovered = layout(image)->word >> 1;
     // Thread 0 writes i+1 at its operation i; thread 1 reads.
     auto step = [](uint64_t value, unsigned t, uint32_t op, std::optional<uint64_t> result) -> std::optional<uint64_t> {
       if (t == 0) return op + 1;

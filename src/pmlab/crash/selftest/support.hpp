@@ -1,7 +1,8 @@
 // What the self-test designs (and the bug corpus's, which build on them) share: a base that keeps the
-// variant and the stream's length and seed, reproducible payload words, counters and codes whose stores
-// change both halves of their words, a checksum over words, and the registration of a design with its
-// broken twins, so each design states its protocol and its recovery and nothing else.
+// variant and the stream's length and seed, bases for the two images most designs lay out (one structure;
+// a header and a record per operation), reproducible payload words, counters and codes whose stores change
+// both halves of their words, a checksum over words, and the registration of a design with its broken
+// twins, so each design states its protocol and its recovery and nothing else.
 #pragma once
 
 #include <cstddef>
@@ -140,6 +141,39 @@ class Design : public Subject {
   const Variant variant_;
   const uint64_t ops_;
   const uint64_t seed_;
+};
+
+// A design whose image is one `Layout` and nothing more: the image is its size, and layout() is the
+// structure in it.
+template <class Variant, class Layout>
+class FixedLayoutDesign : public Design<Variant> {
+ public:
+  using Design<Variant>::Design;
+
+  size_t image_bytes() const override { return sizeof(Layout); }
+
+ protected:
+  static Layout* layout(Image image) { return reinterpret_cast<Layout*>(image.base); }
+};
+
+// A design whose image is a `Header` and then a `Record` for each operation of the stream.
+template <class Variant, class Header, class Record>
+class HeaderAndRecordsDesign : public Design<Variant> {
+ public:
+  using Design<Variant>::Design;
+
+  size_t image_bytes() const override { return sizeof(Header) + this->ops_ * sizeof(Record); }
+
+ protected:
+  // The format of a design whose header counts its records in `count`: zero, from kCounterBase.
+  void format_count(Image image, const persist::Persister& p, uint64_t Header::*count) {
+    Design<Variant>::format(image, p);
+    header(image)->*count = kCounterBase;
+    p.persist(image.base, sizeof(Header));
+  }
+
+  static Header* header(Image image) { return reinterpret_cast<Header*>(image.base); }
+  static Record& record(Image image, uint64_t i) { return reinterpret_cast<Record*>(image.base + sizeof(Header))[i]; }
 };
 
 }  // namespace pmlab::crash::selftest
