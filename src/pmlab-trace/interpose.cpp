@@ -42,6 +42,16 @@ void copied(void* dest, size_t len, unsigned flags, uintptr_t site) {
   if (!(flags & kNoDrain)) pmlab_trace::fence(site);
 }
 
+// A copy that `copy` makes into [dest, dest+len) under `flags`, reported from `ra` when it is the outermost
+// interposed call (a copy's own flush is not an event of its own).
+template <class Copy>
+void* traced_copy(void* ra, void* dest, size_t len, unsigned flags, Copy&& copy) {
+  Outermost o;
+  void* r = copy();
+  if (o) copied(dest, len, flags, caller(ra));
+  return r;
+}
+
 bool shared_writable_file(int prot, int flags, int fd) {
   const int type = flags & MAP_TYPE;
   return fd >= 0 && (prot & PROT_WRITE) && (type == MAP_SHARED || type == 0x03 /* MAP_SHARED_VALIDATE */);
@@ -90,25 +100,13 @@ void pmem2_persist_traced(const void* p, size_t n) {
   if (o) pmlab_trace::persist(p, n, caller(ra));
 }
 void* pmem2_memcpy_traced(void* d, const void* s, size_t n, unsigned flags) {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  void* r = pmem2_real.memcpy_fn(d, s, n, flags);
-  if (o) copied(d, n, flags, caller(ra));
-  return r;
+  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memcpy_fn(d, s, n, flags); });
 }
 void* pmem2_memmove_traced(void* d, const void* s, size_t n, unsigned flags) {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  void* r = pmem2_real.memmove_fn(d, s, n, flags);
-  if (o) copied(d, n, flags, caller(ra));
-  return r;
+  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memmove_fn(d, s, n, flags); });
 }
 void* pmem2_memset_traced(void* d, int c, size_t n, unsigned flags) {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  void* r = pmem2_real.memset_fn(d, c, n, flags);
-  if (o) copied(d, n, flags, caller(ra));
-  return r;
+  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memset_fn(d, c, n, flags); });
 }
 
 }  // namespace
@@ -208,14 +206,11 @@ __attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
   return real_fn();
 }
 
-#define PMLAB_COPY(name, flags_expr, ...)               \
-  {                                                     \
-    void* ra = __builtin_return_address(0);             \
-    PMLAB_REAL(name, "LIBPMEM_1.0");                    \
-    Outermost o;                                        \
-    void* r = real_fn(__VA_ARGS__);                     \
-    if (o) copied(dest, len, (flags_expr), caller(ra)); \
-    return r;                                           \
+#define PMLAB_COPY(name, flags_expr, ...)                                                  \
+  {                                                                                        \
+    void* ra = __builtin_return_address(0);                                                \
+    PMLAB_REAL(name, "LIBPMEM_1.0");                                                       \
+    return traced_copy(ra, dest, len, (flags_expr), [&] { return real_fn(__VA_ARGS__); }); \
   }
 
 __attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags)
