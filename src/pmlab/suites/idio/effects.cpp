@@ -349,22 +349,25 @@ void measure_dirty_cache_load(Classification& c, const std::vector<RunRecord>& r
   }
 }
 
+namespace {
+// What a recommendation that chooses parameter `chosen` well gains: the best bandwidth of `rs` with `fixed`
+// at `at`, over the bandwidth there with `chosen` left at `left`.
+std::optional<double> bandwidth_gain(const RunSet& rs, const std::string& fixed, std::optional<double> at,
+                                     const std::string& chosen, std::optional<double> left) {
+  if (!at || !left) return std::nullopt;
+  return ratio(max_metric(rs, "bandwidth", number_is(fixed, *at)),
+               max_metric(rs, "bandwidth", both(number_is(fixed, *at), number_is(chosen, *left))));
+}
+}  // namespace
+
 std::optional<double> thread_limit_gain(const std::vector<RunRecord>& runs, const std::string& medium) {
   auto rs = ok_runs(runs, "i2_bandwidth", both(on_medium(medium), param_is("op", "pstore")));
-  auto size = max_param(rs, "size");
-  auto threads = max_param(rs, "threads");
-  if (!size || !threads) return std::nullopt;
-  return ratio(max_metric(rs, "bandwidth", number_is("size", *size)),
-               max_metric(rs, "bandwidth", both(number_is("size", *size), number_is("threads", *threads))));
+  return bandwidth_gain(rs, "size", max_param(rs, "size"), "threads", max_param(rs, "threads"));
 }
 
 std::optional<double> larger_write_gain(const std::vector<RunRecord>& runs, const std::string& medium) {
   auto rs = ok_runs(runs, "i3_small_writes", both(on_medium(medium), param_is("pattern", "rand")));
-  auto threads = max_param(rs, "threads");
-  auto smallest = min_param(rs, "size");
-  if (!threads || !smallest) return std::nullopt;
-  return ratio(max_metric(rs, "bandwidth", number_is("threads", *threads)),
-               max_metric(rs, "bandwidth", both(number_is("threads", *threads), number_is("size", *smallest))));
+  return bandwidth_gain(rs, "threads", max_param(rs, "threads"), "size", min_param(rs, "size"));
 }
 
 }  // namespace pmlab::suites::idio
