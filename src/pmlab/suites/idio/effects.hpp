@@ -15,32 +15,25 @@
 
 namespace pmlab::suites::idio {
 
-using MeasureEffect = void (*)(Classification& c, const std::vector<record::RunRecord>& runs,
-                               const PublishedSheets& published);
+// Each I<n> below measures its effect with this signature; the idiosyncrasy table points at them.
+using MeasureEffect = void(Classification& c, const std::vector<record::RunRecord>& runs,
+                           const PublishedSheets& published);
 
-void measure_latency_asymmetry(Classification& c, const std::vector<record::RunRecord>& runs,
-                               const PublishedSheets& published);  // I1
-void measure_bandwidth_asymmetry(Classification& c, const std::vector<record::RunRecord>& runs,
-                                 const PublishedSheets& published);  // I2
-void measure_small_random_writes(Classification& c, const std::vector<record::RunRecord>& runs,
-                                 const PublishedSheets& published);  // I3
-void measure_remote_numa(Classification& c, const std::vector<record::RunRecord>& runs,
-                         const PublishedSheets& published);  // I4
-void measure_store_vs_pstore(Classification& c, const std::vector<record::RunRecord>& runs,
-                             const PublishedSheets& published);  // I5
-void measure_seq_vs_random_read(Classification& c, const std::vector<record::RunRecord>& runs,
-                                const PublishedSheets& published);  // I6
-void measure_read_modify_write(Classification& c, const std::vector<record::RunRecord>& runs,
-                               const PublishedSheets& published);  // I7
-void measure_dirty_cache_load(Classification& c, const std::vector<record::RunRecord>& runs,
-                              const PublishedSheets& published);  // I8
+MeasureEffect measure_latency_asymmetry;    // I1
+MeasureEffect measure_bandwidth_asymmetry;  // I2
+MeasureEffect measure_small_random_writes;  // I3
+MeasureEffect measure_remote_numa;          // I4
+MeasureEffect measure_store_vs_pstore;      // I5
+MeasureEffect measure_seq_vs_random_read;   // I6
+MeasureEffect measure_read_modify_write;    // I7
+MeasureEffect measure_dirty_cache_load;     // I8
 
-using MeasureImpact = std::optional<double> (*)(const std::vector<record::RunRecord>& runs, const std::string& medium);
+using MeasureImpact = std::optional<double>(const std::vector<record::RunRecord>& runs, const std::string& medium);
 
 // R2: the best p-store bandwidth over any thread count / the bandwidth with every CPU writing (I2's runs,
 // largest access).
-std::optional<double> thread_limit_gain(const std::vector<record::RunRecord>& runs, const std::string& medium);
+MeasureImpact thread_limit_gain;
 // R3: random p-store bandwidth at the best size / at the smallest (I3's runs, most threads).
-std::optional<double> larger_write_gain(const std::vector<record::RunRecord>& runs, const std::string& medium);
+MeasureImpact larger_write_gain;
 
 }  // namespace pmlab::suites::idio

@@ -17,7 +17,7 @@ struct IdiosyncrasyRow {
   std::string_view applicability;  // Table 1 classes (C1 NVDIMM, C2 internal cache+prefetcher,
                                    // C3 granularity mismatch, C4 DCPMM)
   std::string_view effect;         // the ratio this suite measures as the effect
-  MeasureEffect measure;
+  MeasureEffect* measure;
 };
 const std::vector<IdiosyncrasyRow>& idiosyncrasy_rows();
 
@@ -31,7 +31,7 @@ struct RecommendationRow {
   std::vector<std::string_view> impact_of_effects = {};
   // …or, with `impact_case`, `impact` of that case's runs on each medium. Neither: not measured here.
   std::string_view impact_case = {};
-  MeasureImpact impact = nullptr;
+  MeasureImpact* impact = nullptr;
 };
 const std::vector<RecommendationRow>& recommendation_rows();
 
