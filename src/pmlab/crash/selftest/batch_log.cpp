@@ -123,7 +123,7 @@ class BatchLog final : public Design<Bug> {
 
   void write_line(Line& l, uint64_t batch, uint64_t record, uint64_t part) const {
     l.tag = tag(batch, record, part);
-    for (uint64_t k = 0; k < 6; ++k) l.payload[k] = payload_word(seed_, l.tag, k);
+    fill_payload(l.payload, 6, l.tag);
     l.check = checksum_words(&l.tag, 7);
   }
   bool valid(const Line& l, uint64_t batch, uint64_t record, uint64_t part) const {

@@ -55,7 +55,7 @@ class CommitRecord final : public HeaderAndRecordsDesign<Bug, Header, Record> {
       ops.begin(i, "publish record " + std::to_string(i));
       Record& r = record(image, i);
       r.seq = i;
-      for (uint64_t k = 0; k < 14; ++k) r.payload[k] = payload_word(seed_, i, k);
+      fill_payload(r.payload, 14, i);
       r.checksum = checksum(r);
       const uint64_t published = kCounterBase + i + 1;
       switch (variant_) {
@@ -125,9 +125,7 @@ class CommitRecord final : public HeaderAndRecordsDesign<Bug, Header, Record> {
                                      std::to_string(started) + " operations started)");
     for (uint64_t i = 0; i < count; ++i) {
       const Record& r = record(image, i);
-      bool intact = r.seq == i && r.checksum == checksum(r);
-      for (uint64_t k = 0; k < 14 && intact; ++k) intact = r.payload[k] == payload_word(seed_, i, k);
-      if (!intact)
+      if (r.seq != i || r.checksum != checksum(r) || !payload_is(r.payload, 14, i))
         return error(Errc::failed, "record " + std::to_string(i) + " is published but its data did not persist");
     }
     return Status::success();

@@ -70,8 +70,7 @@ class EpochPair final : public FixedLayoutDesign<Bug, Block> {
     const Copy& named = b->copies[version % 2];
     if (epoch % kEpochStep != 0 || named.epoch != epoch || named.check != checksum_words(&named.epoch, 7))
       return broken("the selector's epoch " + std::to_string(epoch) + " names a copy that does not hold it");
-    for (uint64_t k = 0; k < 6; ++k)
-      if (named.payload[k] != payload_word(seed_, version, k)) return broken("the named copy holds another payload");
+    if (!payload_is(named.payload, 6, version)) return broken("the named copy holds another payload");
     if (version == at.ops_completed || (at.op_in_flight && version == at.ops_completed + 1)) return Status::success();
     return broken("configuration " + std::to_string(version) + " is current, but " + std::to_string(at.ops_completed) +
                   " updates returned");
@@ -80,7 +79,7 @@ class EpochPair final : public FixedLayoutDesign<Bug, Block> {
  private:
   void write_copy(Copy& c, uint64_t version) const {
     c.epoch = version * kEpochStep;
-    for (uint64_t k = 0; k < 6; ++k) c.payload[k] = payload_word(seed_, version, k);
+    fill_payload(c.payload, 6, version);
     c.check = checksum_words(&c.epoch, 7);
   }
 };

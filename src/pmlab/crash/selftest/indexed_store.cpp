@@ -41,7 +41,7 @@ class IndexedStore final : public HeaderAndRecordsDesign<Bug, Header, Record> {
       ops.begin(i, "put key " + std::to_string(key_of(i)));
       Record& r = record(image, i);
       r.key = key_of(i);
-      for (uint64_t k = 0; k < 6; ++k) r.payload[k] = payload_word(seed_, i, k);
+      fill_payload(r.payload, 6, i);
       r.check = checksum_words(&r.key, 7);
       p.persist(&r, sizeof r);
       p.store8(&h->count, kCounterBase + i + 1);

@@ -45,7 +45,7 @@ class PointerStack final : public HeaderAndRecordsDesign<Links, Head, Node> {
         Node& n = record(image, i);
         n.next = head->top;
         n.seq = i;
-        for (uint64_t k = 0; k < 5; ++k) n.payload[k] = payload_word(seed_, i, k);
+        fill_payload(n.payload, 5, i);
         n.check = checksum_words(&n.next, 7);
         if (variant_ != Links::absolute_unflushed) p.persist(&n, sizeof n);
         p.store8(&head->top, ref(image, &n));

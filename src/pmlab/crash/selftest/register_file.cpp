@@ -56,7 +56,7 @@ class RegisterFile final : public FixedLayoutDesign<Bug, File> {
       const uint64_t spare_slot = r.state == live_state(1) ? 0 : 1;  // slot 0 counts as live before any write
       Slot& spare = r.slots[spare_slot];
       spare.version = i + 1;
-      for (uint64_t k = 0; k < 6; ++k) spare.payload[k] = payload_word(seed_, i + 1, k);
+      fill_payload(spare.payload, 6, i + 1);
       spare.check = checksum_words(&spare.version, 7);
       p.persist(&spare, sizeof spare);
       if (variant_ == Bug::busy_mark) r.state = kBusy;  // a plain store for readers, overwritten before the next fence

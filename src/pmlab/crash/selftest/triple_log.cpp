@@ -85,7 +85,7 @@ class TripleLog final : public Design<Bug> {
   void write_line(Line& l, uint64_t record, uint64_t part) const {
     l.seq = record + 1;
     l.part = part;
-    for (uint64_t k = 0; k < 5; ++k) l.payload[k] = payload_word(seed_, record * kLinesPerRecord + part, k);
+    fill_payload(l.payload, 5, record * kLinesPerRecord + part);
     l.check = checksum_words(&l.seq, 7);
   }
 
@@ -94,10 +94,9 @@ class TripleLog final : public Design<Bug> {
     unsigned bits = 0;
     for (uint64_t part = 0; part < kLinesPerRecord; ++part) {
       const Line& l = *line(image, record, part);
-      bool ok = l.seq == record + 1 && l.part == part && l.check == checksum_words(&l.seq, 7);
-      for (uint64_t k = 0; k < 5 && ok; ++k)
-        ok = l.payload[k] == payload_word(seed_, record * kLinesPerRecord + part, k);
-      if (ok) bits |= 1u << part;
+      if (l.seq == record + 1 && l.part == part && l.check == checksum_words(&l.seq, 7) &&
+          payload_is(l.payload, 5, record * kLinesPerRecord + part))
+        bits |= 1u << part;
     }
     return bits;
   }
