@@ -243,6 +243,58 @@ int pmlab_map_size(pmlab_tx* tx, const pmlab_map* map, uint64_t* size);
 /* Checks the structure's invariants: PMLAB_E_CORRUPTED, with a message saying what is broken. */
 int pmlab_map_check(pmlab_tx* tx, const pmlab_map* map);
 
+/* ------------------------------------------------------------------------- the persist B+-tree */
+
+/* pmlab's persist B+-tree in a pool file of its own (pmlab/tree.hpp is the C++ API): an ordered map of
+ * fixed-size byte keys and values whose every put, update and remove is durable and failure-atomic when
+ * it returns, through the tree's own write-backs (no transaction). Any number of threads may call
+ * anything on one handle concurrently, but for close. Opening recovers after a crash: every call that
+ * returned is there, one in flight whole or not at all. */
+typedef struct pmlab_tree pmlab_tree;
+
+/* Options of pmlab_tree_create; a zero member takes its default. */
+struct pmlab_tree_config {
+  unsigned key_bytes;   /* every key's size, 1..8; 0: 8 */
+  unsigned value_bytes; /* every value's size, 1..1024; 0: 8 */
+};
+
+/* Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty tree; config may be
+ * NULL. No file is left behind on failure. */
+int pmlab_tree_create(const char* path, uint64_t pool_bytes, const struct pmlab_tree_config* config, pmlab_tree** tree);
+/* Opens and recovers a tree pool: PMLAB_E_BUSY when it is open elsewhere, PMLAB_E_CORRUPTED when its
+ * leaves hold no tree. */
+int pmlab_tree_open(const char* path, pmlab_tree** tree);
+/* Closes the tree cleanly (its index written back, so the next open keeps it). NULL is ignored. */
+void pmlab_tree_close(pmlab_tree* tree);
+
+/* A key is `key_size` bytes (the tree's key_bytes, else PMLAB_E_INVALID_ARGUMENT), a value the tree's
+ * value_bytes. PMLAB_E_NOT_FOUND answers "no such key" and leaves no pmlab_errormsg. */
+/* Copies the value of `key` into `value`. */
+int pmlab_tree_get(const pmlab_tree* tree, const void* key, size_t key_size, void* value);
+/* Sets the value of `key`, inserting it when absent; PMLAB_E_POOL_FULL (nothing changed) when a leaf
+ * must split and the pool has no room. */
+int pmlab_tree_put(pmlab_tree* tree, const void* key, size_t key_size, const void* value);
+/* Sets the value of a present key only (PMLAB_E_NOT_FOUND: nothing changed; PMLAB_E_POOL_FULL as put). */
+int pmlab_tree_update(pmlab_tree* tree, const void* key, size_t key_size, const void* value);
+/* Removes `key` (PMLAB_E_NOT_FOUND when absent). */
+int pmlab_tree_remove(pmlab_tree* tree, const void* key, size_t key_size);
+/* Visits up to `limit` entries, in key order, from the first key not below the `from_size` bytes at
+ * `from` (shorter: padded with zeros), as pmlab_map_scan does; splits wait for it. `visit` must not call
+ * into the tree. */
+int pmlab_tree_scan(const pmlab_tree* tree, const void* from, size_t from_size, uint64_t limit,
+                    pmlab_map_visit_fn visit, void* arg, uint64_t* visited);
+/* Checks the leaves' invariants: PMLAB_E_CORRUPTED, with a message saying what is broken. */
+int pmlab_tree_check(const pmlab_tree* tree);
+
+/* What a tree holds and what its open found. */
+struct pmlab_tree_stats {
+  uint64_t keys;           /* keys present (a walk of the leaves: exact when no call runs beside it) */
+  uint64_t bytes_used;     /* of the pool's data area */
+  uint64_t bytes_capacity; /* the pool's data area */
+  int index_rebuilt;       /* 1: the open rebuilt the index (the last close was not clean) */
+};
+int pmlab_tree_get_stats(const pmlab_tree* tree, struct pmlab_tree_stats* stats);
+
 /* -------------------------------------------------------------------- the lock-free set and ring */
 
 /* A lock-free sorted set of keys 1..PMLAB_SET_MAX_KEY in a pool file ([PMIdioBench] §6; pmlab/lockfree.hpp

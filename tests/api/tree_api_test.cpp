@@ -1,6 +1,7 @@
 // pmlab::Tree as a user sees it: random operations against std::map across clean closes, a process
 // killed mid-stream, threads sharing one tree, a pool that fills, and bad keys, sizes and pools.
 #include <pmlab/log.hpp>
+#include <pmlab/pmlab.h>
 #include <pmlab/tree.hpp>
 
 #include <gtest/gtest.h>
@@ -260,6 +261,57 @@ TEST(TreeApi, BadInputIsRefusedAndLosesNothing) {
     f.write(reinterpret_cast<const char*>(&nine), 8);
   }
   EXPECT_EQ(code_of([&] { pmlab::Tree::open(dir.file("tree")); }), PMLAB_E_CORRUPTED);
+}
+
+// The C API: each call's codes, a visitor that stops the scan, null arguments, and a reopen.
+TEST(TreeCApi, OperationsAndCodes) {
+  TempDir dir;
+  const std::string path = dir.file("tree");
+  const pmlab_tree_config config = {2, 4};
+  pmlab_tree* tree = nullptr;
+  ASSERT_EQ(pmlab_tree_create(path.c_str(), 8 << 20, &config, &tree), PMLAB_OK);
+  pmlab_tree* again = nullptr;
+  EXPECT_EQ(pmlab_tree_create(path.c_str(), 8 << 20, &config, &again), PMLAB_E_ALREADY_EXISTS);
+  EXPECT_EQ(pmlab_tree_open(path.c_str(), &again), PMLAB_E_BUSY);
+  EXPECT_EQ(again, nullptr);
+  for (const char* k : {"aa", "bb", "cc", "dd"}) ASSERT_EQ(pmlab_tree_put(tree, k, 2, "vvvv"), PMLAB_OK);
+  char value[4];
+  EXPECT_EQ(pmlab_tree_get(tree, "zz", 2, value), PMLAB_E_NOT_FOUND);
+  EXPECT_EQ(pmlab_tree_update(tree, "zz", 2, "wwww"), PMLAB_E_NOT_FOUND);
+  EXPECT_EQ(pmlab_tree_update(tree, "cc", 2, "wwww"), PMLAB_OK);
+  EXPECT_EQ(pmlab_tree_remove(tree, "bb", 2), PMLAB_OK);
+  EXPECT_EQ(pmlab_tree_remove(tree, "bb", 2), PMLAB_E_NOT_FOUND);
+  EXPECT_EQ(pmlab_tree_get(tree, "abc", 3, value), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pmlab_errormsg()).find("3 bytes"), std::string::npos) << pmlab_errormsg();
+  EXPECT_EQ(pmlab_tree_get(tree, nullptr, 2, value), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_tree_put(tree, "aa", 2, nullptr), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_tree_remove(nullptr, "aa", 2), PMLAB_E_INVALID_ARGUMENT);
+  struct Visit {
+    std::string keys;
+  } visit;
+  const auto stop_at_two = [](const void* key, const void*, void* arg) {
+    auto& v = *static_cast<Visit*>(arg);
+    v.keys.append(static_cast<const char*>(key), 2);
+    return v.keys.size() == 4 ? 7 : 0;
+  };
+  uint64_t visited = 0;
+  EXPECT_EQ(pmlab_tree_scan(tree, "a", 1, 10, stop_at_two, &visit, &visited), 7);
+  EXPECT_EQ(visit.keys, "aacc");
+  EXPECT_EQ(pmlab_tree_check(tree), PMLAB_OK);
+  pmlab_tree_close(tree);
+
+  ASSERT_EQ(pmlab_tree_open(path.c_str(), &tree), PMLAB_OK);
+  pmlab_tree_stats stats{};
+  ASSERT_EQ(pmlab_tree_get_stats(tree, &stats), PMLAB_OK);
+  EXPECT_EQ(stats.keys, 3u);
+  EXPECT_EQ(stats.index_rebuilt, 0);
+  EXPECT_LT(stats.bytes_used, stats.bytes_capacity);
+  ASSERT_EQ(pmlab_tree_get(tree, "cc", 2, value), PMLAB_OK);
+  EXPECT_EQ(std::string(value, 4), "wwww");
+  visit.keys.clear();
+  EXPECT_EQ(pmlab_tree_scan(tree, nullptr, 0, 10, stop_at_two, &visit, nullptr), 7);
+  pmlab_tree_close(tree);
+  pmlab_tree_close(nullptr);
 }
 
 // `pmlab pool check` and `pmlab pool recover` know a tree's layout: its leaves are checked, and a

@@ -51,6 +51,12 @@ int c_enum_value(const Enum& member) noexcept {
   return value;
 }
 
+// A C visitor's nonzero return (a scan's, a log walk's), thrown out of the C++ walk it was called from
+// and returned by the C call.
+struct VisitorStopped {
+  int rc;
+};
+
 // Opens or creates a C handle at the C API's edge: *handle is null unless make() returned the object it
 // wraps (a Set, a Ptm, ...), and a null path or handle pointer is refused before anything is touched.
 template <class Handle, class Make>

@@ -111,15 +111,6 @@ struct pmlab_log {
   pmlab::Log log;
 };
 
-namespace {
-
-// Stops a C visitor's walk: carries its nonzero return out of for_each.
-struct VisitStopped {
-  int rc;
-};
-
-}  // namespace
-
 extern "C" {
 
 int pmlab_log_create(const char* path, uint64_t pool_bytes, const pmlab_log_config* config, pmlab_log** log) {
@@ -150,10 +141,10 @@ int pmlab_log_foreach(const pmlab_log* log, pmlab_log_visit_fn visit, void* arg)
   if (log == nullptr || visit == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null handle or visitor");
   try {
     log->log.for_each([&](const pmlab::LogEntry& e) {
-      if (const int rc = visit(e.lsn, e.lane, e.data, e.size, arg); rc != 0) throw VisitStopped{rc};
+      if (const int rc = visit(e.lsn, e.lane, e.data, e.size, arg); rc != 0) throw pmlab::api::VisitorStopped{rc};
     });
     return PMLAB_OK;
-  } catch (const VisitStopped& stopped) { return stopped.rc; } catch (...) {
+  } catch (const pmlab::api::VisitorStopped& stopped) { return stopped.rc; } catch (...) {
     return pmlab::api::fail_current_exception();
   }
 }

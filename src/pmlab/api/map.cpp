@@ -329,11 +329,6 @@ int keyed_call(pmlab_tx* tx, const pmlab_map* map, const void* key, const void* 
   return map_call(tx, map, std::forward<F>(f));
 }
 
-// A visitor's nonzero return, carried out of the scan.
-struct StopScan {
-  int rc;
-};
-
 }  // namespace
 
 extern "C" {
@@ -389,10 +384,10 @@ int pmlab_map_scan(pmlab_tx* tx, const pmlab_map* map, const void* from, size_t 
     try {
       const uint64_t n = map->map.scan(t, key_view(from, from_size), limit, [&](std::string_view k, const void* v) {
         const int r = visit(k.data(), v, arg);
-        if (r != 0) throw StopScan{r};
+        if (r != 0) throw pmlab::api::VisitorStopped{r};
       });
       if (visited != nullptr) *visited = n;
-    } catch (const StopScan& s) { stopped = s.rc; }
+    } catch (const pmlab::api::VisitorStopped& s) { stopped = s.rc; }
     return true;
   });
   return rc != PMLAB_OK ? rc : stopped;

@@ -1,5 +1,5 @@
-// pmlab::Tree: the ds B+-tree in its persist mode (ds::Arena<Durable>) in a pool of layout "tree". The data
-// area holds a descriptor line, then the tree's arena:
+// pmlab::Tree and the C API's pmlab_tree: the ds B+-tree in its persist mode (ds::Arena<Durable>) in a pool of layout
+// "tree". The data area holds a descriptor line, then the tree's arena:
 //   [magic "pmlab-tr"][key bytes][value bytes][leaf slots] ... [arena: header, leaves and inner nodes]
 // The descriptor is written and persisted before its magic, the magic last: a create that a crash cut
 // short leaves a pool that no open takes for a tree.
@@ -254,3 +254,98 @@ TreeStats Tree::stats() const {
 
 }  // namespace v0
 }  // namespace pmlab
+
+// ------------------------------------------------------------------------------------------------ C API
+
+struct pmlab_tree {
+  pmlab::Tree tree;
+};
+
+namespace {
+
+using pmlab::api::fail;
+using pmlab::api::guarded;
+
+std::string_view key_view(const void* key, size_t size) { return {static_cast<const char*>(key), size}; }
+
+// A call that names a key (and a value buffer, when `takes_value`): f() returns false for "no such key",
+// which becomes PMLAB_E_NOT_FOUND with no message (an answer, not a failure).
+template <class F>
+int keyed_call(const pmlab_tree* tree, const void* key, const void* value, bool takes_value, F&& f) noexcept {
+  if (tree == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null tree");
+  if (key == nullptr || (takes_value && value == nullptr)) return fail(PMLAB_E_INVALID_ARGUMENT, "null key or value");
+  bool absent = false;
+  const int rc = guarded([&] { absent = !f(); });
+  return rc == PMLAB_OK && absent ? PMLAB_E_NOT_FOUND : rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+int pmlab_tree_create(const char* path, uint64_t pool_bytes, const pmlab_tree_config* config, pmlab_tree** tree) {
+  pmlab::TreeOptions o;
+  if (config != nullptr) {
+    if (config->key_bytes != 0) o.key_bytes = config->key_bytes;
+    if (config->value_bytes != 0) o.value_bytes = config->value_bytes;
+  }
+  return pmlab::api::new_handle(path, tree, [&] { return pmlab::Tree::create(path, pool_bytes, o); });
+}
+
+int pmlab_tree_open(const char* path, pmlab_tree** tree) {
+  return pmlab::api::new_handle(path, tree, [&] { return pmlab::Tree::open(path); });
+}
+
+void pmlab_tree_close(pmlab_tree* tree) { delete tree; }
+
+int pmlab_tree_get(const pmlab_tree* tree, const void* key, size_t key_size, void* value) {
+  return keyed_call(tree, key, value, true, [&] { return tree->tree.get(key_view(key, key_size), value); });
+}
+
+int pmlab_tree_put(pmlab_tree* tree, const void* key, size_t key_size, const void* value) {
+  return keyed_call(tree, key, value, true, [&] {
+    tree->tree.put(key_view(key, key_size), value);
+    return true;
+  });
+}
+
+int pmlab_tree_update(pmlab_tree* tree, const void* key, size_t key_size, const void* value) {
+  return keyed_call(tree, key, value, true, [&] { return tree->tree.update(key_view(key, key_size), value); });
+}
+
+int pmlab_tree_remove(pmlab_tree* tree, const void* key, size_t key_size) {
+  return keyed_call(tree, key, nullptr, false, [&] { return tree->tree.remove(key_view(key, key_size)); });
+}
+
+int pmlab_tree_scan(const pmlab_tree* tree, const void* from, size_t from_size, uint64_t limit,
+                    pmlab_map_visit_fn visit, void* arg, uint64_t* visited) {
+  if (tree == nullptr || visit == nullptr || (from == nullptr && from_size != 0))
+    return fail(PMLAB_E_INVALID_ARGUMENT, "null tree, visitor or start key");
+  if (visited != nullptr) *visited = 0;
+  int stopped = PMLAB_OK;
+  const int rc = guarded([&] {
+    try {
+      const uint64_t n = tree->tree.scan(key_view(from, from_size), limit, [&](std::string_view k, const void* v) {
+        const int r = visit(k.data(), v, arg);
+        if (r != 0) throw pmlab::api::VisitorStopped{r};
+      });
+      if (visited != nullptr) *visited = n;
+    } catch (const pmlab::api::VisitorStopped& s) { stopped = s.rc; }
+  });
+  return rc != PMLAB_OK ? rc : stopped;
+}
+
+int pmlab_tree_check(const pmlab_tree* tree) {
+  if (tree == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null tree");
+  return guarded([&] { tree->tree.check(); });
+}
+
+int pmlab_tree_get_stats(const pmlab_tree* tree, pmlab_tree_stats* stats) {
+  if (tree == nullptr || stats == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null tree or stats");
+  return guarded([&] {
+    const pmlab::TreeStats s = tree->tree.stats();
+    *stats = {s.keys, s.bytes_used, s.bytes_capacity, s.index_rebuilt ? 1 : 0};
+  });
+}
+
+}  // extern "C"
