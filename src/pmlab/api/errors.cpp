@@ -38,6 +38,8 @@ void raise(const Status& status) { throw Error(status_code(status.code()), statu
 
 void raise(int code, const std::string& message) { throw Error(code, message); }
 
+void moved_from(const char* type) { raise(PMLAB_E_INVALID_ARGUMENT, std::string("use of a moved-from ") + type); }
+
 int fail_current_exception() noexcept {
   try {
     throw;

@@ -35,9 +35,11 @@ int guarded(F&& f) noexcept {
 
 // The object behind a public C++ handle (`type` names the class in the error): a moved-from handle is a
 // caller's error, said as one.
+[[noreturn, gnu::cold]] void moved_from(const char* type);
 template <class Impl>
 Impl& impl_of(const std::unique_ptr<Impl>& impl, const char* type) {
-  if (!impl) raise(PMLAB_E_INVALID_ARGUMENT, std::string("use of a moved-from ") + type);
+  if (!impl) [[unlikely]]
+    moved_from(type);  // out of line: every call of the API starts here
   return *impl;
 }
 
