@@ -54,6 +54,25 @@ TEST(Interleaving, AHotCallParksItsThreadWhileTheOtherRuns) {
   EXPECT_EQ(std::count(order.begin(), order.end(), 'a'), 12);
 }
 
+// The other side of the race: after its hot call a thread keeps the turn for `hold` of its handover
+// points, so the other stays where the call found it; then the seeded schedule goes on.
+TEST(Interleaving, AHotCallCanLetItsThreadRunAlone) {
+  Interleaving il(3, /*switch_every=*/1);  // without it, the turn passes at every point
+  il.run_alone_after(4);
+  std::string order;
+  il.run(2, [&](unsigned t) {
+    for (int i = 0; i < 8; ++i) {
+      order += static_cast<char>('a' + t);
+      if (t == 0 && i == 0) il.hot_call();
+      il.point();
+    }
+  });
+  // a's first step makes the call: its next 4 points keep the turn (steps 2 to 5), its 5th passes it.
+  ASSERT_EQ(order.size(), 16u);
+  EXPECT_EQ(order.substr(0, 6), "aaaaab");
+  EXPECT_EQ(std::count(order.begin(), order.end(), 'a'), 8);
+}
+
 // A spin-wait passes the turn: a thread waiting for another one's progress cannot hold it forever.
 TEST(Interleaving, AWaitPassesTheTurn) {
   Interleaving il(5, /*switch_every=*/1000000);

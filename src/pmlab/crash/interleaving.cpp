@@ -50,6 +50,7 @@ void Interleaving::run(unsigned threads, const std::function<void(unsigned)>& bo
     turn_ = 0;
     active_ = true;
     parked_ = -1;
+    alone_ = -1;
     std::fill(std::begin(countdown_), std::end(countdown_), 0u);
   }
   std::vector<std::thread> running;
@@ -65,6 +66,7 @@ void Interleaving::run(unsigned threads, const std::function<void(unsigned)>& bo
       body(t);
       std::lock_guard<std::mutex> lock(mutex_);
       done_[t] = true;
+      if (alone_ == static_cast<int>(t)) alone_ = -1;
       pass_from(t);
       tls_owner = nullptr;
     });
@@ -80,6 +82,13 @@ void Interleaving::point() {
   const unsigned me = tls_thread;
   std::unique_lock<std::mutex> lock(mutex_);
   count_towards_release(me);
+  if (alone_ == static_cast<int>(me)) {
+    if (alone_left_ > 0) {
+      --alone_left_;
+      return;
+    }
+    alone_ = -1;
+  }
   if (countdown_[me] > 0 && --countdown_[me] == 0 && parked_ < 0) {
     parked_ = static_cast<int>(me);
     parked_left_ = park_hold_;
@@ -93,9 +102,16 @@ void Interleaving::point() {
 }
 
 void Interleaving::hot_call() {
-  if (tls_owner != this || park_depth_ == 0) return;
+  if (tls_owner != this || (park_depth_ == 0 && alone_hold_ == 0)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const unsigned me = tls_thread;
+  if (alone_hold_ > 0) {
+    if (alone_ < 0) {
+      alone_ = static_cast<int>(me);
+      alone_left_ = alone_hold_;
+    }
+    return;
+  }
   if (countdown_[me] == 0 && parked_ != static_cast<int>(me)) countdown_[me] = park_depth_;
 }
 
@@ -103,8 +119,10 @@ void Interleaving::wait() {
   if (tls_owner != this) return;
   const unsigned me = tls_thread;
   std::unique_lock<std::mutex> lock(mutex_);
-  // The others may all be waiting for the parked thread: their waits count towards its release.
+  // The others may all be waiting for the parked thread: their waits count towards its release. A
+  // thread running alone that waits for another gives up its turn.
   count_towards_release(me);
+  if (alone_ == static_cast<int>(me)) alone_ = -1;
   pass_from(me);
   wait_turn(lock, me);
 }

@@ -12,7 +12,10 @@
 // change points (Burckhardt et al., "A Randomized Scheduler with Probabilistic Guarantees of Finding
 // Bugs", ASPLOS 2010): `park_after(depth, hold)` parks the thread that made the call at its depth-th
 // handover point after it, while the others run for `hold` of theirs, so they act on what it left not
-// yet durable. Spin-waits (wait()) pass the turn so that a thread waiting for another cannot hold it.
+// yet durable. `run_alone_after(hold)` is the other side of the same race: the thread that made the call
+// keeps the turn for `hold` of its handover points, so the others stay wherever the call found them (a
+// helper that met another thread's unfinished update acts on it, and goes on, before that thread
+// finishes it). Spin-waits (wait()) pass the turn so that a thread waiting for another cannot hold it.
 #pragma once
 
 #include <condition_variable>
@@ -41,7 +44,10 @@ class Interleaving {
     park_depth_ = depth;
     park_hold_ = hold;
   }
-  // The calling thread just made the call that matters (the mutated one): arms its parking.
+  // Targeted: after a hot call its thread keeps the turn for `hold` of its handover points (0: off).
+  void run_alone_after(unsigned hold) noexcept { alone_hold_ = hold; }
+  // The calling thread just made the call that matters (the mutated one): arms its parking, or lets it
+  // run alone.
   void hot_call();
   // The calling thread waits for another: the turn passes (when another thread can take it).
   void wait();
@@ -65,6 +71,9 @@ class Interleaving {
   unsigned countdown_[kMaxThreads] = {};  // per thread: handover points until it is parked (0: not armed)
   int parked_ = -1;                       // the parked thread, -1 when none
   unsigned parked_left_ = 0;              // handover points of the others before it may run again
+  unsigned alone_hold_ = 0;
+  int alone_ = -1;           // the thread running alone after its hot call, -1 when none
+  unsigned alone_left_ = 0;  // its handover points before the turn may pass again
 };
 
 }  // namespace pmlab::crash

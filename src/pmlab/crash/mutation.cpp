@@ -79,14 +79,18 @@ Result<Discovery> discover(const SubjectInfo& info, const MutationOptions& optio
 // parking depth.
 Status try_to_kill(const SubjectInfo& info, const MutationOptions& options, unsigned schedules, persist::Domain d,
                    Granularity g, MutantResult& result, MutationEffects& effects, MutationReport& report) {
-  const unsigned targeted =
-      schedules > 1 && g == options.granularities.front() ? static_cast<unsigned>(options.park_depths.size()) : 0;
+  const auto parked = static_cast<unsigned>(options.park_depths.size());
+  const unsigned targeted = schedules > 1 && g == options.granularities.front()
+                                ? parked + static_cast<unsigned>(options.alone_holds.size())
+                                : 0;
   for (unsigned schedule = 0; schedule < schedules + targeted && !result.killed; ++schedule) {
     SimOptions o = options.base;
     o.domain = d;
     o.granularity = g;
     o.seed = options.base.seed + (schedule < schedules ? schedule : 0);
-    o.park_depth = schedule < schedules ? 0 : options.park_depths[schedule - schedules];
+    const unsigned k = schedule - schedules;  // the targeted schedule's index
+    o.park_depth = schedule >= schedules && k < parked ? options.park_depths[k] : 0;
+    o.alone_hold = schedule >= schedules && k >= parked ? options.alone_holds[k - parked] : 0;
     o.mutant = result.mutant;
     o.stop_at_first_failure = true;
     o.max_failure_details = 1;
@@ -96,9 +100,10 @@ Status try_to_kill(const SubjectInfo& info, const MutationOptions& options, unsi
     effects += r->mutation_effects;
     if (r->failures > 0) {
       result.killed = true;
-      result.killed_in = run_name(d, g) + (o.park_depth ? " (parked at depth " + std::to_string(o.park_depth) + ")"
-                                           : schedule   ? " (seed " + std::to_string(o.seed) + ")"
-                                                        : "");
+      result.killed_in = run_name(d, g) + (o.park_depth   ? " (parked at depth " + std::to_string(o.park_depth) + ")"
+                                           : o.alone_hold ? " (alone for " + std::to_string(o.alone_hold) + ")"
+                                           : schedule     ? " (seed " + std::to_string(o.seed) + ")"
+                                                          : "");
       result.evidence = r->details.empty() ? "" : r->details[0].property;
     }
   }

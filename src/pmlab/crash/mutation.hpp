@@ -67,6 +67,9 @@ struct MutationOptions {
   // Then under targeted schedules: the thread that makes the mutated call parked at each of these depths
   // (its handover points after the call) while the others run (SimOptions::park_depth).
   std::vector<unsigned> park_depths = {1, 2, 3, 5, 8};
+  // And the thread that makes it run alone for each of these many handover points after it, while the
+  // others stay where the call found them (SimOptions::alone_hold).
+  std::vector<unsigned> alone_holds = {48};
 };
 
 Result<MutationReport> mutate(const SubjectInfo& subject, const MutationOptions& options);

@@ -157,6 +157,7 @@ class Simulation {
     tracker.set_granularity(options_.granularity);
     Tracker ops(options_.seed);
     ops.interleaving().park_after(options_.park_depth, options_.park_hold);
+    ops.interleaving().run_alone_after(options_.alone_hold);
     tracker.set_interleaving(&ops.interleaving());
     persister.attach(&tracker);
     subject->run(image_, persister, ops);
@@ -180,6 +181,7 @@ class Simulation {
     tracker.set_call_sites(&sites);
     tracker.set_granularity(options_.granularity);
     ops_.interleaving().park_after(options_.park_depth, options_.park_hold);
+    ops_.interleaving().run_alone_after(options_.alone_hold);
     tracker.set_interleaving(&ops_.interleaving());
     tracker_ = &tracker;
     persister.attach(&tracker);

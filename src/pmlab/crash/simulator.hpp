@@ -45,6 +45,9 @@ struct SimOptions {
   // call is parked at its `park_depth`-th handover point after it while the others run `park_hold` of
   // theirs. 0: the seeded random schedule alone.
   unsigned park_depth = 0, park_hold = 48;
+  // Or the thread that makes the mutated call runs alone for `alone_hold` of its handover points after it
+  // (Interleaving::run_alone_after). 0: off.
+  unsigned alone_hold = 0;
   bool stop_at_first_failure = false;
   bool record_sites = false;  // report the call sites the run and the recoveries reached
 };
