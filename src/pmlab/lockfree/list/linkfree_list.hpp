@@ -112,7 +112,10 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
       if (n == 0) {
         n = slab_->alloc(tid);
         if (n == 0) { return InsertOutcome::no_space; }
-        meta(n).store(validity::fresh(key), std::memory_order_relaxed);  // one store invalidates the old node
+        // A plain store, as TLog's new link: the node is private until the CAS below publishes it. A crash
+        // may leave this word torn, but no tear of it is a member (its flags are byte 0: the old node's,
+        // deleted, or none), so the old node stays invalid whichever bytes persist.
+        node(n)->meta = validity::fresh(key);
       }
       link(n).store(w.curr, std::memory_order_relaxed);
       uint64_t expected = w.pred_word;

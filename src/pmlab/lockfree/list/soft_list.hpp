@@ -85,7 +85,9 @@ class SoftList : public list_layout::Region<SoftList> {
           if (v != 0) vslab_->free(v);
           return InsertOutcome::no_space;
         }
-        p_.word(&pnode(pn)->meta).store(validity::fresh(key), std::memory_order_relaxed);
+        // Plain: the persistent node is private until the CAS below publishes its volatile node, and no
+        // tear of this word is a member (its flags are byte 0: the old node's, deleted, or none).
+        pnode(pn)->meta = validity::fresh(key);
         vnode(v)->key = key;
         vnode(v)->aux = pn;
         state(v).store(kIntendInsert, std::memory_order_relaxed);
