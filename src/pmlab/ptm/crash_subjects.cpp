@@ -26,9 +26,16 @@ namespace pmlab::ptm {
 namespace {
 
 constexpr uint64_t kSlotBytes = 4096;
-// Two log slots, used by turns as two threads would: a slot's log must be retired before the other
-// slot's next transaction may overwrite the same words, or recovery replays it over them.
-constexpr uint64_t kSlots = 2;
+// Two log slots for the stream, used by turns as two threads would: a slot's log must be retired before
+// the other slot's next transaction may overwrite the same words, or recovery replays it over them. A third
+// runs the load alone and is idle after it, as a loader thread that exited: the recovery that opens the
+// run empties the orecs, so no later transaction retires that slot, and its record stays live but for the
+// redo PTM's retirement word (recovered_seq). The sequence numbers carry that word across 2^32 at the
+// second quiesce (ptm.redo) and in the recovery after the run (ptm.redo-threads), where a torn one would
+// bring the load's record back, to be replayed over everything written since.
+constexpr uint64_t kStreamSlots = 2;
+constexpr uint64_t kSlots = kStreamSlots + 1;
+constexpr int kLoadSlot = static_cast<int>(kSlots) - 1;
 constexpr uint64_t kHeapBytes = 8192;
 constexpr uint64_t kAccounts = 8;
 constexpr uint64_t kQueueStart = 3;
@@ -76,8 +83,8 @@ void apply_op(Tx& tx, uint64_t seed, uint64_t op) {
 }
 
 template <class P>
-void load(P& ptm) {
-  ptm.run(0, [&](auto& tx) {
+void load(P& ptm, int slot) {
+  ptm.run(slot, [&](auto& tx) {
     const uint64_t off = tx.alloc(kAccounts * 8);
     uint64_t* a = tx.template at<uint64_t>(off);
     for (uint64_t i = 0; i < kAccounts; ++i) tx.write(a + i, opening_balance(i));
@@ -141,13 +148,13 @@ auto on_scratch(F&& f) {
   const persist::Persister none = persist::Persister::volatile_memory();
   auto ptm = make_ptm<P>(base, none, true);
   (void)ptm->format();
-  load(*ptm);
+  load(*ptm, kLoadSlot);
   return f(*ptm);
 }
 
 // What both stream subjects share: the image, its format (the loaded heap), the PTM reopened over it, and
 // its recovery.
-template <class P, bool kLogging, int kUsedSlots = kSlots>
+template <class P, bool kLogging, int kUsedSlots = kStreamSlots>
 class PtmSubjectBase : public crash::Subject {
  public:
   explicit PtmSubjectBase(const crash::SubjectOptions& o) : ops_(o.ops), seed_(o.seed) {}
@@ -157,7 +164,7 @@ class PtmSubjectBase : public crash::Subject {
   void format(crash::Image image, const persist::Persister& p) override {
     auto ptm = make(image.base, p);
     if (Status s = ptm->format(); !s) throw std::runtime_error("ptm format: " + s.message());
-    load(*ptm);
+    load(*ptm, kUsedSlots == 1 ? 0 : kLoadSlot);
   }
 
   // The PTM's own recovery: it finishes or rolls back the logged transactions and rebuilds the allocator in
@@ -171,7 +178,7 @@ class PtmSubjectBase : public crash::Subject {
 
  protected:
   std::unique_ptr<P> make(std::byte* base, const persist::Persister& p) const {
-    return make_ptm<P>(base, p, kLogging, kUsedSlots);
+    return make_ptm<P>(base, p, kLogging, kUsedSlots == 1 ? 1 : static_cast<int>(kSlots));
   }
   std::unique_ptr<P> reopen(crash::Image image, const persist::Persister& p) const {
     auto ptm = make(image.base, p);
@@ -190,7 +197,7 @@ class PtmSubjectBase : public crash::Subject {
 // kLogging = false is the deliberately broken twin: the breakdown's "no logging" switch, which the
 // simulator must catch tearing a transaction. kUsedSlots = 1: one thread's PTM (the redo PTM's path
 // without ownership records, the one ptm.target measures); 2: two slots by turns.
-template <class P, bool kLogging = true, int kUsedSlots = kSlots>
+template <class P, bool kLogging = true, int kUsedSlots = kStreamSlots>
 class PtmSubject final : public PtmSubjectBase<P, kLogging, kUsedSlots> {
   using Base = PtmSubjectBase<P, kLogging, kUsedSlots>;
   using Base::ops_;

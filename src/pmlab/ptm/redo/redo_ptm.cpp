@@ -120,9 +120,10 @@ void RedoPtm::quiesce() {
   // is what a clean close promises, saving the next open its replay (the crash subjects count what
   // recovery replays after a quiesce); consistency does not need it: a record left live replays the
   // values its transaction committed, in seq order with the rest. The store must not tear, as in
-  // recover(); its split survives mutation testing: a torn word is durable only in a crash inside this
-  // quiesce, which promises nothing yet, and in the streams every record still in a slot by then is
-  // newer than the word's old value: live either way.
+  // recover(): torn, it would bring back a record only it retires, an idle slot's, to be replayed over
+  // what other slots wrote since (ptm.redo's idle load slot shows it). With one slot there is no idle
+  // one, and every record still in the slot is newer than the word's old value, live either way: there
+  // (ptm.redo-one-slot) the split survives mutation testing.
   data_p_.fence();
   const uint64_t newest = clock_.load(std::memory_order_acquire);
   uint64_t* recovered = &heap_.header().recovered_seq;
