@@ -207,7 +207,10 @@ TEST(Mutation, SplitWatermarkAndSequenceWordsAreKilled) {
       {"ptm.redo-one-slot",
        {{persist::Call::atomic_store, "RedoPtm::recover"},
         {persist::Call::flush, "quiesce"},
-        {persist::Call::fence, "quiesce"}}}};
+        {persist::Call::fence, "quiesce"}}},
+      // The load's slot stays idle: only the retirement word retires its record, and the second quiesce
+      // carries that word across 2^32.
+      {"ptm.redo", {{persist::Call::atomic_store, "quiesce"}}}};
   for (const auto& [design, wants] : designs) {
     const SubjectInfo* info = SubjectRegistry::instance().find(design);
     ASSERT_NE(info, nullptr) << design;
