@@ -149,8 +149,8 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
           if (!logged) {
             write_log(tid, kDelete, key, w.curr);
             // The entry durable before the mark exists: another thread that sees the mark answers "absent"
-            // before this delete returns, and only the entry can redo a mark a crash takes back. (Its
-            // mutants survive single-threaded runs and most interleavings: see docs/crash-simulator.md.)
+            // before this delete returns, and only the entry can redo a mark a crash takes back. (Only
+            // such a lookup shows it: its mutants survive single-threaded runs.)
             p_.fence();
             logged = true;
           }
@@ -233,9 +233,12 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
                                    static_cast<uint32_t>(root().capacity));
   }
 
-  // TLog: an updater never builds on a link that may not be durable. (Mutation testing finds this persist
-  // needed only where the writer's log no longer covers the link: after its persist-then-clear races with
-  // a reader, which few schedules reach; see docs/crash-simulator.md.)
+  // TLog: an updater never builds on a link that may not be durable. The writer's log redoes its insert
+  // by relinking the node behind the durable list, so a helper that linked a node behind it first would
+  // lose that node: the write-back here prevents it (mutation testing kills its removal when the helper
+  // runs on before the writer persists). The fence matters only to a third thread that builds on the link
+  // this one cleared before this one's next fence; the crash subjects run two, so its mutant survives.
+  // See docs/crash-simulator.md.
   uint64_t load_link(uint64_t off) {
     uint64_t w = link(off).load(std::memory_order_acquire);
     if constexpr (kTLog) {
