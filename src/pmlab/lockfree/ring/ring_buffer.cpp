@@ -397,7 +397,9 @@ void RingBuffer::pop(int tid, void* out) noexcept {
       // below a consumed one as popped. Mutation testing shows it (this log's persists and the stamp's
       // fence survive removal); it stays so that TX measures what the paper's TX measures.
       uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
-      p_.store8(&log[1], persist::Persister::load8(stamp));
+      // A plain store, as a push's saved slot: the log is not valid until the store below, after this
+      // persist, so no crash state reads the saved stamp torn.
+      log[1] = persist::Persister::load8(stamp);
       p_.persist(&log[1], 8);
       p_.store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPop);
       p_.persist(log, 8);
