@@ -360,6 +360,9 @@ void RingBuffer::push(int tid, const void* data) noexcept {
       uint64_t* log = reinterpret_cast<uint64_t*>(undo(tid));
       std::memcpy(undo(tid) + kLine, s, stride_);  // undo: the slot's old stamp and data
       p_.flush(undo(tid) + kLine, stride_);
+      // The saved slot durable before the log is valid: else a roll-back may restore a stamp torn between
+      // this slot's and the one saved before, whose consumed ticket (across 2^32) lies beyond every real
+      // one, and every element then counts as popped.
       p_.fence();
       p_.store8(&log[0], ((ticket & (capacity_ - 1)) + 1) | kUndoPush);
       p_.persist(log, 8);
