@@ -76,7 +76,7 @@ Result<Discovery> discover(const SubjectInfo& info, const MutationOptions& optio
 
 // Runs the mutant in domain d at granularity g until one run kills it: random schedules, then (concurrent
 // designs, at the first granularity: a race does not need a torn word to show) targeted ones at each
-// parking depth.
+// parking depth, then with the call's thread running alone.
 Status try_to_kill(const SubjectInfo& info, const MutationOptions& options, unsigned schedules, persist::Domain d,
                    Granularity g, MutantResult& result, MutationEffects& effects, MutationReport& report) {
   const auto parked = static_cast<unsigned>(options.park_depths.size());

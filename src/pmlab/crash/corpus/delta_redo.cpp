@@ -119,7 +119,7 @@ class DeltaRedo final : public Design<Bug> {
       uint64_t& value = s->counters[r.counter].value;
       // A plain store: a counter a crash tears is durable only before the fence below, while the applied
       // lsn still leaves its record to replay, and recovery rewrites it whole from the log (the redo is
-      // physical). (An 8-byte atomic store here survived mutation testing split in two.)
+      // physical). So the word need not be whole, and an atomic store would claim what no crash needs.
       value = physical() ? r.operand : value + r.operand;
       p.flush(&value, 8);
     }

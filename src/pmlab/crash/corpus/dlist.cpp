@@ -91,8 +91,7 @@ class DList final : public Design<Repair> {
       if (nb->prev != a && variant_ != Repair::none) {
         if (variant_ == Repair::durable) {
           // A plain store: a prev link a crash tears is one the next recovery repairs again, whatever it
-          // holds, as recovery rewrites every prev link from the forward chain. (An 8-byte atomic store here
-          // survived mutation testing split in two: nothing needs the word whole.)
+          // holds, as recovery rewrites every prev link from the forward chain: nothing needs the word whole.
           nb->prev = a;
           p.flush(&nb->prev, 8);
           repaired = true;
