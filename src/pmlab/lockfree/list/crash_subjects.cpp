@@ -1,6 +1,6 @@
 // Crash-test subjects for the persistent lists: lockfree.list.{tlog,logfree,soft,linkfree}.
 //
-// Two threads each run a seeded stream (of --ops operations) of inserts, deletes and lookups over the same few keys,
+// Three threads each run a seeded stream (of --ops operations) of inserts, deletes and lookups over the same few keys,
 // interleaved by the simulator at persistence calls and atomic words, so an update can be seen by the other thread
 // before it returns, and nodes are freed and reused (the reclaimer advances its epoch on every operation). After a
 // crash the recovered set must be durably linearizable: the set after some order of the operations that
@@ -19,11 +19,14 @@ namespace pmlab::lockfree {
 namespace {
 
 constexpr uint32_t kCapacity = 32;
-constexpr int kThreads = 2;
-// Three keys, so the two threads' operations meet on a key most of the time: a helping path (a thread
-// that persists or unlinks what the other left half done) and a lookup that sees an update in flight are
-// the races the persistence calls of these designs guard against.
-constexpr uint64_t kKeys = 3;
+constexpr int kThreads = 3;
+// Threads 0 and 1 run over three keys, so their operations meet on a key most of the time: a helping path
+// (a thread that persists or unlinks what another left half done) and a lookup that sees an update in
+// flight are the races the persistence calls of these designs guard against. Thread 2 runs over six, with
+// more inserts, so freed nodes come back at other places in the list, and with three threads' log lines
+// the slab starts where a link to a later node differs from one to an earlier node in two bytes.
+constexpr uint64_t kMeetingKeys = 3;
+constexpr uint64_t kKeys = 6;
 
 enum class Op { insert, remove, contains };
 struct Step {
@@ -31,13 +34,17 @@ struct Step {
   uint64_t key;
 };
 
-std::vector<Step> stream(uint64_t ops, uint64_t seed) {
+std::vector<Step> stream(uint64_t ops, uint64_t seed, bool wide) {
   uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 7;
   std::vector<Step> out;
   for (uint64_t i = 0; i < ops; ++i) {
     const uint64_t r = splitmix64(state);
-    const uint64_t kind = r % 8;  // 3/8 insert, 3/8 delete, 2/8 lookup
-    out.push_back({kind < 3 ? Op::insert : kind < 6 ? Op::remove : Op::contains, 1 + (r >> 8) % kKeys});
+    const uint64_t kind = r % 8;  // 3/8 insert, 3/8 delete, 2/8 lookup; wide: 4/8, 3/8, 1/8
+    const uint64_t inserts = wide ? 4 : 3;
+    out.push_back({kind < inserts       ? Op::insert
+                   : kind < inserts + 3 ? Op::remove
+                                        : Op::contains,
+                   1 + (r >> 8) % (wide ? kKeys : kMeetingKeys)});
   }
   return out;
 }
@@ -53,7 +60,7 @@ template <class List>
 class ListSubject final : public crash::Subject {
  public:
   explicit ListSubject(const crash::SubjectOptions& o) {
-    for (int t = 0; t < kThreads; ++t) steps_.push_back(stream(o.ops, o.seed + 977 * static_cast<uint64_t>(t)));
+    for (int t = 0; t < kThreads; ++t) steps_.push_back(stream(o.ops, o.seed + 977 * static_cast<uint64_t>(t), t == 2));
   }
 
   size_t image_bytes() const override { return List::bytes_needed(kCapacity, kThreads); }
