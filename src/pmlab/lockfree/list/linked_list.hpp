@@ -237,8 +237,9 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
   // by relinking the node behind the durable list, so a helper that linked a node behind it first would
   // lose that node: the write-back here prevents it (mutation testing kills its removal when the helper
   // runs on before the writer persists). The fence matters only to a third thread that builds on the link
-  // this one cleared before this one's next fence; the crash subjects run two, so its mutant survives.
-  // See docs/crash-simulator.md.
+  // this one cleared before this one's next fence, while the writer has not persisted it either: no
+  // schedule the crash subjects try stops all three there, so its mutant survives. See
+  // docs/crash-simulator.md.
   uint64_t load_link(uint64_t off) {
     uint64_t w = link(off).load(std::memory_order_acquire);
     if constexpr (kTLog) {
