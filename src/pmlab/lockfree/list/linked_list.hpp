@@ -2,8 +2,10 @@
 //
 //  volatile_harris  Harris on DRAM; nothing persisted.
 //  logfree (eADR)   Harris as is: a fence after a new node's stores (so it is durable before it is
-//                   reachable), one at each linearization point (the link CAS, the mark CAS), and one
-//                   after an unlink (durable before the node can be reused and rewritten).
+//                   reachable). [PMIdioBench] also fences at each linearization point (the link CAS, the
+//                   mark CAS) and after an unlink; on x86 each follows a locked CAS, which leaves nothing
+//                   in the store buffer, and under eADR what is visible is durable, so those fences order
+//                   nothing (the crash simulator's mutants found them redundant) and are left out.
 //  tlog (ADR+eADR)  every link written is persisted; before an update linearizes, the thread persists a
 //                   one-word micro-log {op, key, node}; recovery redoes in-flight updates from it. A link
 //                   is written with kDirty and cleared once durable; an updater that traverses a dirty
@@ -129,8 +131,6 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
           uint64_t dirty = desired;
           link(w.pred).compare_exchange_strong(dirty, n, std::memory_order_acq_rel);
           clear_log(tid);
-        } else if constexpr (kLogFree) {
-          p_.fence();  // linearization point
         }
         return InsertOutcome::inserted;
       }
@@ -164,8 +164,6 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
             p_.persist(&node(w.curr)->next, 8);
             uint64_t dirty = desired;
             link(w.curr).compare_exchange_strong(dirty, desired & ~list_layout::kDirty, std::memory_order_acq_rel);
-          } else if constexpr (kLogFree) {
-            p_.fence();  // linearization point
           }
           break;
         }
@@ -178,7 +176,6 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
       uint64_t expected = w.pred_word;
       if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel)) {
         if constexpr (kTLog) p_.flush(&node(w.pred)->next, 8);  // durable (by clear_log's fence) before reuse
-        if constexpr (kLogFree) p_.fence();                     // durable before the node is reused
         reclaimer_.retire(tid, *slab_, w.curr);
       } else {
         (void)find(tid, key);  // unlinks it
@@ -266,8 +263,8 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
         uint64_t expected = pred_word;
         if (!link(pred).compare_exchange_strong(expected, succ, std::memory_order_acq_rel)) goto retry;
         // The unlink durable before the node can be reused (a later node's stores must not be reachable
-        // through a stale link); under eADR a fence orders it.
-        if constexpr (kTLog || kLogFree) p_.persist(&node(pred)->next, 8);
+        // through a stale link); under eADR the locked CAS made it so.
+        if constexpr (kTLog) p_.persist(&node(pred)->next, 8);
         reclaimer_.retire(tid, *slab_, curr);
         pred_word = succ;
         continue;
