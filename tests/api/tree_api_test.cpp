@@ -132,11 +132,15 @@ TEST(TreeApi, AKilledProcessLosesNoReturnedPut) {
       if (i == 3000000) _exit(1);
     }
   }
-  while (done->load() < 20000) std::this_thread::yield();
-  kill(child, SIGKILL);
+  // Until the child has put enough, or ended by itself (then the test fails below, not hangs).
   int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  bool ended = false;
+  while (done->load() < 20000 && !(ended = waitpid(child, &status, WNOHANG) == child)) std::this_thread::yield();
+  if (!ended) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child ended before it was killed";
   const uint64_t returned = done->load();
   auto tree = pmlab::Tree::open(dir.file("tree"));
   std::map<uint64_t, std::string> model;

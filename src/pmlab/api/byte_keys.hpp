@@ -57,4 +57,7 @@ class ByteKeys {
   unsigned bytes_;
 };
 
+// A C caller's key: `size` bytes at `key`.
+inline std::string_view key_view(const void* key, size_t size) { return {static_cast<const char*>(key), size}; }
+
 }  // namespace pmlab::api

@@ -16,6 +16,7 @@
 #include "pmlab/api/c_api.hpp"
 #include "pmlab/api/errors.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
+#include "pmlab/ds/bptree/long_scan.hpp"
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ptm/common/heap.hpp"
 #include "pmlab/ptm/redo/redo_ptm.hpp"
@@ -81,23 +82,7 @@ class On final : public Structure {
   bool scan(void* tx, uint64_t from, uint64_t limit, std::byte* value, void (*visit)(void*, uint64_t), void* state,
             uint64_t* visited) override {
     if constexpr (std::is_same_v<S<Arena>, ds::BPTree<Arena>>) {
-      *visited = 0;
-      in(tx, [&] {
-        // The tree's scan counts in 32 bits: a longer one goes on from past the last key seen.
-        uint64_t next = from;
-        bool more = true;
-        while (more && *visited < limit) {
-          const auto chunk = static_cast<uint32_t>(std::min<uint64_t>(limit - *visited, UINT32_MAX));
-          uint64_t last = 0;
-          const uint32_t seen = s_.scan_with(next, chunk, value, [&](uint64_t k) {
-            last = k;
-            visit(state, k);
-          });
-          *visited += seen;
-          more = seen == chunk && last != UINT64_MAX;
-          next = last + 1;
-        }
-      });
+      in(tx, [&] { *visited = ds::scan_long(s_, from, limit, value, [&](uint64_t k) { visit(state, k); }); });
       return true;
     } else {
       return false;
@@ -155,11 +140,12 @@ void validate(const MapOptions& o) {
 
 struct Map::Impl {
   MapOptions options;
-  api::ByteKeys keys{0};
   const void* heap = nullptr;  // the ptm::Heap the map lives in: its transactions only
   std::unique_ptr<Structure> structure;
 
   // The transaction's own PTM object, after checking it runs on this map's heap.
+  api::ByteKeys keys() const noexcept { return api::ByteKeys(options.key_bytes); }
+
   void* tx_of(const Transaction& tx) const {
     if (tx.heap_ != heap)
       raise(PMLAB_E_INVALID_ARGUMENT, "a pmlab::Map used in a transaction of another Ptm than its own");
@@ -183,7 +169,6 @@ struct Map::Impl {
     } catch (const Error& e) {
       raise(PMLAB_E_CORRUPTED, std::string("a map descriptor that does not validate: ") + e.what());
     }
-    impl->keys = api::ByteKeys(o.key_bytes);
     impl->structure = structure_for(tx.kind_, o.kind, static_cast<ptm::Heap*>(tx.heap_)->base(), descriptor + kHeader,
                                     heap_bytes, structure_options(o));
     return impl;
@@ -237,23 +222,23 @@ Map Map::open(Ptm& ptm, unsigned root) {
 
 bool Map::get(Transaction& tx, std::string_view key, void* value) const {
   const Impl& m = self();
-  return m.structure->get(m.tx_of(tx), m.keys.number(key), static_cast<std::byte*>(value));
+  return m.structure->get(m.tx_of(tx), m.keys().number(key), static_cast<std::byte*>(value));
 }
 
 void Map::put(Transaction& tx, std::string_view key, const void* value) {
   const Impl& m = self();
-  if (!m.structure->put(m.tx_of(tx), m.keys.number(key), static_cast<const std::byte*>(value)))
+  if (!m.structure->put(m.tx_of(tx), m.keys().number(key), static_cast<const std::byte*>(value)))
     raise(PMLAB_E_POOL_FULL, "the heap has no room for another map entry");
 }
 
 bool Map::update(Transaction& tx, std::string_view key, const void* value) {
   const Impl& m = self();
-  return m.structure->update(m.tx_of(tx), m.keys.number(key), static_cast<const std::byte*>(value));
+  return m.structure->update(m.tx_of(tx), m.keys().number(key), static_cast<const std::byte*>(value));
 }
 
 bool Map::remove(Transaction& tx, std::string_view key) {
   const Impl& m = self();
-  return m.structure->remove(m.tx_of(tx), m.keys.number(key));
+  return m.structure->remove(m.tx_of(tx), m.keys().number(key));
 }
 
 uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit,
@@ -262,7 +247,7 @@ uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit
   void* t = m.tx_of(tx);
   if (m.options.kind != MapKind::bptree) raise(PMLAB_E_UNSUPPORTED, "a hashtable map has no key order to scan");
   uint64_t start = 0;
-  if (limit == 0 || !m.keys.lower_bound(from, &start)) return 0;
+  if (limit == 0 || !m.keys().lower_bound(from, &start)) return 0;
   std::vector<std::byte> value(m.options.value_bytes);
   struct Visitor {
     const Impl& m;
@@ -275,7 +260,7 @@ uint64_t Map::scan_erased(Transaction& tx, std::string_view from, uint64_t limit
       t, start, limit, value.data(),
       [](void* s, uint64_t key) {
         auto& vs = *static_cast<Visitor*>(s);
-        const std::string bytes = vs.m.keys.bytes_of(key);
+        const std::string bytes = vs.m.keys().bytes_of(key);
         vs.visit(vs.state, bytes, vs.value);
       },
       &v, &visited);
@@ -307,6 +292,7 @@ struct pmlab_map {
 namespace {
 
 using pmlab::api::fail;
+using pmlab::api::key_view;
 using pmlab::api::tx_call;
 
 // A call on a map inside a transaction: f(transaction) returns false for "no such key", which becomes
@@ -318,8 +304,6 @@ int map_call(pmlab_tx* tx, const pmlab_map* map, F&& f) noexcept {
   const int rc = tx_call(tx, [&](pmlab::Transaction& t) { absent = !f(t); });
   return rc == PMLAB_OK && absent ? PMLAB_E_NOT_FOUND : rc;
 }
-
-std::string_view key_view(const void* key, size_t size) { return {static_cast<const char*>(key), size}; }
 
 // A call that names a key (and a value buffer, `value`, when it takes one).
 template <class F>

@@ -14,6 +14,7 @@
 #include "pmlab/api/byte_keys.hpp"
 #include "pmlab/api/errors.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
+#include "pmlab/ds/bptree/long_scan.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
 
@@ -111,7 +112,6 @@ struct Opened {
 struct Tree::Impl {
   std::unique_ptr<pool::Pool> pool;
   TreeOptions options;
-  api::ByteKeys keys{0};
   std::optional<Opened> opened;
   bool index_rebuilt = false;
 
@@ -122,6 +122,7 @@ struct Tree::Impl {
   }
 
   BPTree& tree() { return opened->tree; }
+  api::ByteKeys keys() const noexcept { return api::ByteKeys(options.key_bytes); }
 };
 
 Tree::Impl& Tree::self() const { return api::impl_of(impl_, "pmlab::Tree"); }
@@ -133,7 +134,6 @@ Tree Tree::create(const std::string& path, uint64_t pool_bytes, const TreeOption
   auto impl = std::make_unique<Impl>();
   impl->pool = std::move(*made);
   impl->options = options;
-  impl->keys = api::ByteKeys(options.key_bytes);
   const auto fail = [&](const Status& st) {
     impl->pool.reset();
     (void)pool::remove(path);
@@ -167,7 +167,6 @@ Tree Tree::open(const std::string& path) {
   auto options = options_of(*impl->pool);
   if (!options) raise(options.status());
   impl->options = *options;
-  impl->keys = api::ByteKeys(options->key_bytes);
   auto& tree = impl->opened.emplace(*impl->pool, *options);
   const uint64_t used = tree.arena.open(BPTree::kMagic).ok() ? tree.arena.used() : 0;
   if (Status st = tree.tree.reopen(); !st) {
@@ -185,18 +184,18 @@ Tree::~Tree() = default;
 
 bool Tree::get(std::string_view key, void* value) const {
   Impl& t = self();
-  return t.tree().read(t.keys.number(key), 0, static_cast<std::byte*>(value));
+  return t.tree().read(t.keys().number(key), 0, static_cast<std::byte*>(value));
 }
 
 void Tree::put(std::string_view key, const void* value) {
   Impl& t = self();
-  if (!t.tree().insert(t.keys.number(key), 0, static_cast<const std::byte*>(value))) [[unlikely]]
+  if (!t.tree().insert(t.keys().number(key), 0, static_cast<const std::byte*>(value))) [[unlikely]]
     no_room_to_split(path());
 }
 
 bool Tree::update(std::string_view key, const void* value) {
   Impl& t = self();
-  const uint64_t k = t.keys.number(key);
+  const uint64_t k = t.keys().number(key);
   if (t.tree().update(k, 0, static_cast<const std::byte*>(value))) return true;
   // An update writes a free slot of the key's leaf: a full leaf splits first, which may find no room.
   std::vector<std::byte> scratch(t.options.value_bytes);
@@ -206,29 +205,17 @@ bool Tree::update(std::string_view key, const void* value) {
 
 bool Tree::remove(std::string_view key) {
   Impl& t = self();
-  return t.tree().remove(t.keys.number(key), 0);
+  return t.tree().remove(t.keys().number(key), 0);
 }
 
 uint64_t Tree::scan_erased(std::string_view from, uint64_t limit, void (*visit)(void*, std::string_view, const void*),
                            void* state) const {
   Impl& t = self();
   uint64_t next = 0;
-  if (limit == 0 || !t.keys.lower_bound(from, &next)) return 0;
+  if (limit == 0 || !t.keys().lower_bound(from, &next)) return 0;
   std::vector<std::byte> value(t.options.value_bytes);
-  uint64_t visited = 0;
-  // The tree's scan counts in 32 bits: a longer one goes on from past the last key seen.
-  for (bool more = true; more && visited < limit;) {
-    const auto chunk = static_cast<uint32_t>(std::min<uint64_t>(limit - visited, UINT32_MAX));
-    uint64_t last = 0;
-    const uint32_t seen = t.tree().scan_with(next, chunk, value.data(), [&](uint64_t k) {
-      last = k;
-      visit(state, t.keys.bytes_of(k), value.data());
-    });
-    visited += seen;
-    more = seen == chunk && last != UINT64_MAX;
-    next = last + 1;
-  }
-  return visited;
+  return ds::scan_long(t.tree(), next, limit, value.data(),
+                       [&](uint64_t k) { visit(state, t.keys().bytes_of(k), value.data()); });
 }
 
 void Tree::check() const {
@@ -265,8 +252,7 @@ namespace {
 
 using pmlab::api::fail;
 using pmlab::api::guarded;
-
-std::string_view key_view(const void* key, size_t size) { return {static_cast<const char*>(key), size}; }
+using pmlab::api::key_view;
 
 // A call that names a key (and a value buffer, when `takes_value`): f() returns false for "no such key",
 // which becomes PMLAB_E_NOT_FOUND with no message (an answer, not a failure).
