@@ -10,6 +10,7 @@
 #include <string>
 
 #include "pmlab/common/status.hpp"
+#include "pmlab/lockfree/alloc/epoch.hpp"
 #include "pmlab/lockfree/alloc/slab.hpp"
 #include "pmlab/lockfree/list/set.hpp"
 #include "pmlab/persist/persister.hpp"
@@ -76,9 +77,11 @@ inline Status check_root(const std::byte* base, size_t size, uint64_t design, co
   return Status::success();
 }
 
-// What every list design keeps of its region: where the region lies, the persister its stores go through,
-// and how many inserts gave up on a full slab. A design (List) adds its slabs and, after them, its
-// reclaimer (destroyed first, while the slabs it frees into still exist), and its try_insert.
+// What every list design keeps of its region, and the steps of Harris's algorithm they all take: where the
+// region lies, the persister its stores go through, and how many inserts gave up on a full slab. A design
+// (List) adds its slabs, made by its make_slabs(), and, after them, its reclaimer (destroyed first, while
+// the slabs it frees into still exist); it names its ListDesign kDesign and offers try_insert, find (the
+// search window of a key), link (a node's link word as an atomic) and reclaimer().
 template <class List>
 class Region {
  public:
@@ -87,8 +90,15 @@ class Region {
   }
   uint64_t alloc_failures() const noexcept { return alloc_failures_.load(); }
 
+  // Lays out an empty list (every node zeroed) and makes it durable.
+  Status format(uint32_t capacity, int max_threads) {
+    PMLAB_TRY(list_layout::format(base_, size_, p_, static_cast<uint64_t>(List::kDesign), capacity, max_threads));
+    self().make_slabs();
+    return Status::success();
+  }
+
   bool insert(int tid, uint64_t key) {
-    List& list = static_cast<List&>(*this);
+    List& list = self();
     return insert_with_backpressure([&] { return list.try_insert(tid, key); }, [&] { list.reclaimer().reclaim_all(); },
                                     alloc_failures_);
   }
@@ -103,10 +113,46 @@ class Region {
 
   Root& root() const noexcept { return root_of(base_); }
 
+  // Before recovery trusts the region: its root names this design (`what` in the error) and fits.
+  Status check_root(const char* what) const {
+    return list_layout::check_root(base_, size_, static_cast<uint64_t>(List::kDesign), what);
+  }
+
+  // Harris's retry loop: under the thread's epoch guard, finds the window of `key` and hands it to
+  // `attempt`, again after every attempt that returns no answer (another thread changed the window).
+  template <class Attempt>
+  auto at_window(int tid, uint64_t key, Attempt&& attempt) {
+    List& list = self();
+    EpochReclaimer::Guard guard(list.reclaimer(), tid);
+    for (;;)
+      if (auto answer = attempt(list.find(tid, key))) return *answer;
+  }
+
+  // A marked node's physical removal: swings the window's predecessor past it, or, when another thread
+  // changed that link first, leaves the unlink to find(). True when this thread unlinked it (and so
+  // retires it).
+  bool unlink(int tid, uint64_t key, const Window& w, uint64_t succ) {
+    List& list = self();
+    uint64_t expected = w.pred_word;
+    if (list.link(w.pred).compare_exchange_strong(expected, ptr(succ), std::memory_order_acq_rel)) return true;
+    (void)list.find(tid, key);
+    return false;
+  }
+
+  // A quiescent list reaches every node its slab (`slab`, for the error) has taken, and no other.
+  static Status reaches_every_taken_node(const char* slab, uint64_t taken, uint64_t reached) {
+    if (taken == reached) return Status::success();
+    return error(Errc::corrupted, std::string(slab) + " has " + std::to_string(taken) + " nodes taken, list reaches " +
+                                      std::to_string(reached));
+  }
+
   std::byte* base_;
   size_t size_;
   const persist::Persister& p_;
   std::atomic<uint64_t> alloc_failures_{0};
+
+ private:
+  List& self() noexcept { return static_cast<List&>(*this); }
 };
 
 }  // namespace pmlab::lockfree::list_layout

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,29 +44,27 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
   static constexpr bool kLogFree = D == ListDesign::logfree;
   enum LogOp : uint64_t { kNone = 0, kInsert = 1, kDelete = 2 };
   using Base = list_layout::Region<LinkedList>;
-  using Base::alloc_failures_;
+  friend Base;
+  using Base::at_window;
   using Base::base_;
+  using Base::check_root;
   using Base::p_;
+  using Base::reaches_every_taken_node;
   using Base::root;
-  using Base::size_;
+  using Base::unlink;
   using typename Base::Window;
 
  public:
+  static constexpr ListDesign kDesign = D;
+
   LinkedList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
       : Base(base, size, p), reclaimer_(advance_every) {}
-
-  // Lays out an empty list (every node zeroed) and makes it durable.
-  Status format(uint32_t capacity, int max_threads) {
-    PMLAB_TRY(list_layout::format(base_, size_, p_, static_cast<uint64_t>(D), capacity, max_threads));
-    make_slab();
-    return Status::success();
-  }
 
   // Opens a list after a crash (or a clean stop): redoes in-flight TLog updates, unlinks nodes that were
   // marked, validates the structure and rebuilds the slab bitmap from the nodes it reaches.
   Status recover() {
-    PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(D), "list of this design"));
-    make_slab();
+    PMLAB_TRY(check_root("list of this design"));
+    make_slabs();
     std::vector<uint64_t> reached;
     if (Status s = walk(reached); !s) return s;
     unlink_marked();
@@ -93,11 +92,9 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
     uint64_t n = 0;
     bool logged = false;
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<InsertOutcome> {
       if (w.curr != 0 && node(w.curr)->key == key) {
         if (n != 0) slab_->free(n);
         if (logged) clear_log(tid);
@@ -134,13 +131,12 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
         }
         return InsertOutcome::inserted;
       }
-    }
+      return std::nullopt;
+    });
   }
 
   bool remove(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<bool> {
       if (w.curr == 0 || node(w.curr)->key != key) return false;
       uint64_t succ = w.curr_word;
       bool logged = false, marked = false;
@@ -171,18 +167,15 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
       }
       if (!marked) {  // another thread deleted this node first: look again
         if (logged) clear_log(tid);
-        continue;
+        return std::nullopt;
       }
-      uint64_t expected = w.pred_word;
-      if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel)) {
+      if (unlink(tid, key, w, succ)) {
         if constexpr (kTLog) p_.flush(&node(w.pred)->next, 8);  // durable (by clear_log's fence) before reuse
         reclaimer_.retire(tid, *slab_, w.curr);
-      } else {
-        (void)find(tid, key);  // unlinks it
       }
       if constexpr (kTLog) clear_log(tid);
       return true;
-    }
+    });
   }
 
   bool contains(int tid, uint64_t key) {
@@ -208,10 +201,7 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
     if (Status s = walk(reached); !s) return s;
     for (uint64_t n : reached)
       if (node(n)->next & list_layout::kMark) return error(Errc::corrupted, "a marked node is still linked");
-    if (slab_->allocated() != reached.size())
-      return error(Errc::corrupted, "slab has " + std::to_string(slab_->allocated()) + " nodes taken, list reaches " +
-                                        std::to_string(reached.size()));
-    return Status::success();
+    return reaches_every_taken_node("slab", slab_->allocated(), reached.size());
   }
 
   Slab& slab() noexcept { return *slab_; }
@@ -225,7 +215,7 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
   }
   int threads() const noexcept { return static_cast<int>(root().max_threads); }
 
-  void make_slab() {
+  void make_slabs() {
     slab_ = std::make_unique<Slab>(base_, list_layout::slab_offset(threads()), static_cast<uint32_t>(sizeof(Node)),
                                    static_cast<uint32_t>(root().capacity));
   }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,24 +61,20 @@ inline Result<std::vector<std::pair<uint64_t, uint64_t>>> members(const Slab& sl
 
 class LinkFreeList : public list_layout::Region<LinkFreeList> {
   using Node = list_layout::Node;
+  friend Region;
 
  public:
-  LinkFreeList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
-      : list_layout::Region<LinkFreeList>(base, size, p), reclaimer_(advance_every) {}
+  static constexpr ListDesign kDesign = ListDesign::linkfree;
 
-  Status format(uint32_t capacity, int max_threads) {
-    PMLAB_TRY(
-        list_layout::format(base_, size_, p_, static_cast<uint64_t>(ListDesign::linkfree), capacity, max_threads));
-    make_slab();
-    return Status::success();
-  }
+  LinkFreeList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
+      : Region(base, size, p), reclaimer_(advance_every) {}
 
   // Scans every node of the slab: the valid, undeleted ones are the set; they are relinked in key order
   // (links are volatile, so no link is flushed) and are the only nodes marked taken. Each member's
   // insert-flushed flag is set and made durable, so that no operation flushes it again, crash or not.
   Status recover() {
-    PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(ListDesign::linkfree), "Link-free list"));
-    make_slab();
+    PMLAB_TRY(check_root("Link-free list"));
+    make_slabs();
     auto members = validity::members(*slab_, base_);
     if (!members) return members.status();
     slab_->reset_all_free();
@@ -98,10 +95,8 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
     uint64_t n = 0;
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<InsertOutcome> {
       if (w.curr != 0 && validity::key_of(meta(w.curr).load(std::memory_order_acquire)) == key) {
         // The key is there: its insert must be linearized and durable before this one can say so.
         meta(w.curr).fetch_or(validity::kValid, std::memory_order_acq_rel);
@@ -124,13 +119,12 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
         flush_insert(n);
         return InsertOutcome::inserted;
       }
-    }
+      return std::nullopt;
+    });
   }
 
   bool remove(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<bool> {
       if (w.curr == 0) return false;
       const uint64_t m = meta(w.curr).load(std::memory_order_acquire);
       if (validity::key_of(m) != key || (m & validity::kValid) == 0) return false;  // not inserted yet
@@ -142,14 +136,11 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
           break;
         }
       }
-      if (!marked) continue;
+      if (!marked) return std::nullopt;
       flush_delete(w.curr);
-      uint64_t expected = w.pred_word;
-      if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel))
-        reclaimer_.retire(tid, *slab_, w.curr);
-      else (void)find(tid, key);
+      if (unlink(tid, key, w, succ)) reclaimer_.retire(tid, *slab_, w.curr);
       return true;
-    }
+    });
   }
 
   bool contains(int tid, uint64_t key) {
@@ -188,10 +179,7 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
       if (validity::key_of(m) <= prev) return error(Errc::corrupted, "keys out of order");
       prev = validity::key_of(m);
     }
-    if (slab_->allocated() != reached)
-      return error(Errc::corrupted, "slab has " + std::to_string(slab_->allocated()) + " nodes taken, list reaches " +
-                                        std::to_string(reached));
-    return Status::success();
+    return reaches_every_taken_node("slab", slab_->allocated(), reached);
   }
 
   Slab& slab() noexcept { return *slab_; }
@@ -201,7 +189,7 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
   Node* node(uint64_t off) const noexcept { return reinterpret_cast<Node*>(base_ + off); }
   persist::PmWord link(uint64_t off) const noexcept { return p_.word(&node(off)->next); }
   persist::PmWord meta(uint64_t off) const noexcept { return p_.word(&node(off)->meta); }
-  void make_slab() {
+  void make_slabs() {
     slab_ = std::make_unique<Slab>(base_, list_layout::slab_offset(static_cast<int>(root().max_threads)),
                                    static_cast<uint32_t>(sizeof(Node)), static_cast<uint32_t>(root().capacity));
     p_.declare_volatile(&node(list_layout::kHead)->next, 8);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,22 +31,19 @@ namespace pmlab::lockfree {
 
 class SoftList : public list_layout::Region<SoftList> {
   using Node = list_layout::Node;  // volatile node: key, meta = state, next, aux = its persistent node
+  friend Region;
   enum State : uint64_t { kIntendInsert = 0, kInserted = 1, kIntendDelete = 2, kDeleted = 3 };
   static constexpr uint64_t kVHead = 64;  // offset of the volatile head in the DRAM buffer
   static constexpr uint64_t kVFirst = 128;
 
  public:
-  SoftList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
-      : list_layout::Region<SoftList>(base, size, p), reclaimer_(advance_every) {}
+  static constexpr ListDesign kDesign = ListDesign::soft;
 
-  Status format(uint32_t capacity, int max_threads) {
-    PMLAB_TRY(list_layout::format(base_, size_, p_, static_cast<uint64_t>(ListDesign::soft), capacity, max_threads));
-    make_slabs();
-    return Status::success();
-  }
+  SoftList(std::byte* base, size_t size, const persist::Persister& p, int advance_every = 32)
+      : Region(base, size, p), reclaimer_(advance_every) {}
 
   Status recover() {
-    PMLAB_TRY(list_layout::check_root(base_, size_, static_cast<uint64_t>(ListDesign::soft), "SOFT list"));
+    PMLAB_TRY(check_root("SOFT list"));
     make_slabs();
     auto members = validity::members(*pslab_, base_);  // (key, persistent node)
     if (!members) return members.status();
@@ -64,13 +62,11 @@ class SoftList : public list_layout::Region<SoftList> {
   }
 
   InsertOutcome try_insert(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
     uint64_t v = 0, pn = 0;
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<InsertOutcome> {
       if (w.curr != 0 && vnode(w.curr)->key == key) {
         const uint64_t s = state(w.curr).load(std::memory_order_acquire);
-        if (s >= kIntendDelete) continue;  // being deleted: find helps it out of the list
+        if (s >= kIntendDelete) return std::nullopt;  // being deleted: find helps it out of the list
         if (s == kIntendInsert) help_insert(w.curr);
         if (v != 0) {
           vslab_->free(v);
@@ -98,24 +94,19 @@ class SoftList : public list_layout::Region<SoftList> {
         help_insert(v);
         return InsertOutcome::inserted;
       }
-    }
+      return std::nullopt;
+    });
   }
 
   bool remove(int tid, uint64_t key) {
-    EpochReclaimer::Guard guard(reclaimer_, tid);
-    for (;;) {
-      const Window w = find(tid, key);
+    return at_window(tid, key, [&](const Window& w) -> std::optional<bool> {
       if (w.curr == 0 || vnode(w.curr)->key != key) return false;
       uint64_t s = state(w.curr).load(std::memory_order_acquire);
       if (s != kInserted) return false;  // not yet inserted, or another delete came first
-      if (!state(w.curr).compare_exchange_strong(s, kIntendDelete, std::memory_order_acq_rel)) continue;
-      const uint64_t succ = help_delete(w.curr);
-      uint64_t expected = w.pred_word;
-      if (link(w.pred).compare_exchange_strong(expected, list_layout::ptr(succ), std::memory_order_acq_rel))
-        retire(tid, w.curr);
-      else (void)find(tid, key);
+      if (!state(w.curr).compare_exchange_strong(s, kIntendDelete, std::memory_order_acq_rel)) return std::nullopt;
+      if (unlink(tid, key, w, help_delete(w.curr))) retire(tid, w.curr);
       return true;
-    }
+    });
   }
 
   bool contains(int tid, uint64_t key) {
@@ -150,11 +141,8 @@ class SoftList : public list_layout::Region<SoftList> {
         return error(Errc::corrupted, "a member's persistent node is not valid");
       prev = vnode(c)->key;
     }
-    if (pslab_->allocated() != reached || vslab_->allocated() != reached)
-      return error(Errc::corrupted, "slabs have " + std::to_string(pslab_->allocated()) + " persistent / " +
-                                        std::to_string(vslab_->allocated()) + " volatile nodes taken, list reaches " +
-                                        std::to_string(reached));
-    return Status::success();
+    PMLAB_TRY(reaches_every_taken_node("persistent slab", pslab_->allocated(), reached));
+    return reaches_every_taken_node("volatile slab", vslab_->allocated(), reached);
   }
 
   Slab& slab() noexcept { return *pslab_; }
