@@ -322,6 +322,15 @@ void RingBuffer::wait_for_space(uint64_t ticket) noexcept {
   }
 }
 
+// The next ticket of `counter` (head for a push, tail for a pop), announced in `local` (the thread's local
+// head or tail): first a lower bound of it, so the other side never passes a ticket it has not seen.
+uint64_t RingBuffer::take_ticket(uint64_t& local, uint64_t& counter) noexcept {
+  p_.word(&local).store(p_.word(&counter).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  const uint64_t ticket = p_.word(&counter).fetch_add(1, std::memory_order_seq_cst);
+  p_.word(&local).store(ticket, std::memory_order_seq_cst);
+  return ticket;
+}
+
 void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
   uint64_t spins = 0;
   while (ticket >= last_head_.load(std::memory_order_acquire)) {
@@ -335,10 +344,7 @@ void RingBuffer::wait_for_data(uint64_t ticket) noexcept {
 
 void RingBuffer::push(int tid, const void* data) noexcept {
   uint64_t* line = thread_line(tid);
-  // The local head first holds a lower bound of the ticket, so consumers never pass it unseen.
-  p_.word(&line[0]).store(p_.word(&head()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-  const uint64_t ticket = p_.word(&head()).fetch_add(1, std::memory_order_seq_cst);
-  p_.word(&line[0]).store(ticket, std::memory_order_seq_cst);
+  const uint64_t ticket = take_ticket(line[0], head());
   wait_for_space(ticket);
   std::byte* s = slot(ticket);
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);
@@ -380,9 +386,7 @@ void RingBuffer::push(int tid, const void* data) noexcept {
 
 void RingBuffer::pop(int tid, void* out) noexcept {
   uint64_t* line = thread_line(tid);
-  p_.word(&line[1]).store(p_.word(&tail()).load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-  const uint64_t ticket = p_.word(&tail()).fetch_add(1, std::memory_order_seq_cst);
-  p_.word(&line[1]).store(ticket, std::memory_order_seq_cst);
+  const uint64_t ticket = take_ticket(line[1], tail());
   wait_for_data(ticket);
   std::byte* s = slot(ticket);
   uint64_t* stamp = reinterpret_cast<uint64_t*>(s);

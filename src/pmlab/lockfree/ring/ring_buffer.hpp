@@ -102,6 +102,7 @@ class RingBuffer {
   void consolidate(const std::vector<std::pair<uint64_t, uint64_t>>& elements, uint64_t consumed_end);
   // Recovery: moves the element of ticket `from` to ticket `to` under the root's move record.
   void move_element(uint64_t from, uint64_t to) noexcept;
+  uint64_t take_ticket(uint64_t& local, uint64_t& counter) noexcept;
   void wait_for_space(uint64_t ticket) noexcept;
   void wait_for_data(uint64_t ticket) noexcept;
   void flush_data(const void* data, size_t len) const noexcept;
