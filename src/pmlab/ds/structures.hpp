@@ -3,11 +3,10 @@
 // visit_structure.
 #pragma once
 
-#include <array>
-#include <stdexcept>
-#include <string>
 #include <string_view>
+#include <utility>
 
+#include "pmlab/common/named_tags.hpp"
 #include "pmlab/ds/array/array.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/common/arena.hpp"
@@ -30,28 +29,19 @@ struct StructureTag {
 
 // The structures in the order the benchmarks sweep them. The list walks every record per lookup: it is
 // kept for small record counts and left out of the sweeps that need a general structure.
-inline constexpr std::array<std::string_view, 5> kStructureNames{
-    StructureTag<Array>::kName, StructureTag<Hashtable>::kName, StructureTag<Skiplist>::kName,
-    StructureTag<BPTree>::kName, StructureTag<List>::kName};
+using Structures = NamedTags<StructureTag<Array>, StructureTag<Hashtable>, StructureTag<Skiplist>, StructureTag<BPTree>,
+                             StructureTag<List>>;
+inline constexpr auto kStructureNames = Structures::kNames;
 inline constexpr std::string_view kListName = StructureTag<List>::kName;
 
-constexpr bool is_structure(std::string_view name) noexcept {
-  for (const std::string_view s : kStructureNames)
-    if (s == name) return true;
-  return false;
-}
+constexpr bool is_structure(std::string_view name) noexcept { return Structures::contains(name); }
 
 // Calls f(StructureTag<S>{}) for the structure called `name` and returns what it returns (the same type
 // for every structure). A name outside kStructureNames is a caller's error: parameters are checked
 // against the names before a run, so it throws std::invalid_argument.
 template <class F>
 decltype(auto) visit_structure(std::string_view name, F&& f) {
-  if (name == StructureTag<Array>::kName) return f(StructureTag<Array>{});
-  if (name == StructureTag<Hashtable>::kName) return f(StructureTag<Hashtable>{});
-  if (name == StructureTag<Skiplist>::kName) return f(StructureTag<Skiplist>{});
-  if (name == StructureTag<BPTree>::kName) return f(StructureTag<BPTree>{});
-  if (name == StructureTag<List>::kName) return f(StructureTag<List>{});
-  throw std::invalid_argument("no structure is called '" + std::string(name) + "'");
+  return Structures::visit(name, "structure", std::forward<F>(f));
 }
 
 }  // namespace pmlab::ds

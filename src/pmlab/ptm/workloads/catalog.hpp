@@ -2,11 +2,10 @@
 // template. A run names "sps-N" for SPS with N swaps per transaction; the others by their own names.
 #pragma once
 
-#include <array>
-#include <stdexcept>
-#include <string>
 #include <string_view>
+#include <utility>
 
+#include "pmlab/common/named_tags.hpp"
 #include "pmlab/ptm/undo/undo_ptm.hpp"
 #include "pmlab/ptm/workloads/bank.hpp"
 #include "pmlab/ptm/workloads/bptree.hpp"
@@ -24,27 +23,18 @@ struct WorkloadTag {
   static constexpr uint64_t kRecords = W<UndoPtm>::kRecords, kQuickRecords = W<UndoPtm>::kQuickRecords;
 };
 
-inline constexpr std::array<std::string_view, 5> kWorkloadKinds{WorkloadTag<Sps>::kName, WorkloadTag<Queue>::kName,
-                                                                WorkloadTag<HashMap>::kName, WorkloadTag<BPTree>::kName,
-                                                                WorkloadTag<Bank>::kName};
+using Workloads =
+    NamedTags<WorkloadTag<Sps>, WorkloadTag<Queue>, WorkloadTag<HashMap>, WorkloadTag<BPTree>, WorkloadTag<Bank>>;
+inline constexpr auto kWorkloadKinds = Workloads::kNames;
 inline constexpr std::string_view kSpsKind = WorkloadTag<Sps>::kName;
 
-constexpr bool is_workload_kind(std::string_view kind) noexcept {
-  for (const std::string_view k : kWorkloadKinds)
-    if (k == kind) return true;
-  return false;
-}
+constexpr bool is_workload_kind(std::string_view kind) noexcept { return Workloads::contains(kind); }
 
 // Calls f(WorkloadTag<W>{}) for the workload of kind `kind` and returns what it returns. A kind outside
 // kWorkloadKinds is a caller's error (names are parsed before a run): std::invalid_argument.
 template <class F>
 decltype(auto) visit_workload(std::string_view kind, F&& f) {
-  if (kind == WorkloadTag<Sps>::kName) return f(WorkloadTag<Sps>{});
-  if (kind == WorkloadTag<Queue>::kName) return f(WorkloadTag<Queue>{});
-  if (kind == WorkloadTag<HashMap>::kName) return f(WorkloadTag<HashMap>{});
-  if (kind == WorkloadTag<BPTree>::kName) return f(WorkloadTag<BPTree>{});
-  if (kind == WorkloadTag<Bank>::kName) return f(WorkloadTag<Bank>{});
-  throw std::invalid_argument("no ptm workload is called '" + std::string(kind) + "'");
+  return Workloads::visit(kind, "ptm workload", std::forward<F>(f));
 }
 
 }  // namespace pmlab::ptm::workloads
