@@ -27,34 +27,33 @@
 
 namespace pmlab::primitives::page {
 
+// A flusher writes into one store, which outlives it.
 class PageFlusher {
  public:
+  explicit PageFlusher(PageStore& store) noexcept : store_(store) {}
   virtual ~PageFlusher() = default;
   // Makes the page's dirty lines durable as the page's next version, then clears them. Returns once the
   // flush survives a crash; a crash before leaves the page wholly at its previous version or wholly at
   // the new one. A clean page is not written. Bad lane, page id or page size: invalid_argument.
   virtual Status flush(PageStore::Lane& lane, DramPage& page) = 0;
   virtual Policy policy() const noexcept = 0;
+
+ protected:
+  PageStore& store_;
 };
 
 class CowFlusher final : public PageFlusher {
  public:
-  explicit CowFlusher(PageStore& store) : store_(store) {}
+  using PageFlusher::PageFlusher;
   Status flush(PageStore::Lane& lane, DramPage& page) override;
   Policy policy() const noexcept override { return Policy::cow; }
-
- private:
-  PageStore& store_;
 };
 
 class MicroLogFlusher final : public PageFlusher {
  public:
-  explicit MicroLogFlusher(PageStore& store) : store_(store) {}
+  using PageFlusher::PageFlusher;
   Status flush(PageStore::Lane& lane, DramPage& page) override;
   Policy policy() const noexcept override { return Policy::ulog; }
-
- private:
-  PageStore& store_;
 };
 
 // How the hybrid chooses: `model` alone, or the model refined online by timing the lane's own flushes
@@ -88,7 +87,6 @@ class HybridFlusher final : public PageFlusher {
 
   CowFlusher cow_;
   MicroLogFlusher ulog_;
-  PageStore& store_;
   FlushCostModel model_;
   std::vector<LaneLearner> learners_;  // empty with Refinement::model
 };

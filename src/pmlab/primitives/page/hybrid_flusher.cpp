@@ -8,7 +8,7 @@
 namespace pmlab::primitives::page {
 
 HybridFlusher::HybridFlusher(PageStore& store, FlushCostModel model, Refinement refinement)
-    : cow_(store), ulog_(store), store_(store), model_(std::move(model)) {
+    : PageFlusher(store), cow_(store), ulog_(store), model_(std::move(model)) {
   if (refinement == Refinement::online) learners_.assign(store.options().lanes, LaneLearner(model_));
 }
 
