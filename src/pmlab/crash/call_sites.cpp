@@ -1,6 +1,7 @@
 #include "pmlab/crash/call_sites.hpp"
 
 #include <cstring>
+#include <iterator>
 
 #ifndef PMLAB_SOURCE_DIR
 #define PMLAB_SOURCE_DIR ""
@@ -15,13 +16,29 @@ std::string relative(std::string file) {
   return file;
 }
 
-// "pmlab::primitives::Log::append(…)" -> "Log::append": the class and the method, without namespaces.
-std::string short_function(std::string function) {
-  function = function.substr(0, function.find('('));
-  if (size_t space = function.rfind(' '); space != std::string::npos) function = function.substr(space + 1);
-  if (size_t last = function.rfind("::"); last != std::string::npos && last > 0) {
-    size_t before = function.rfind("::", last - 1);
-    if (before != std::string::npos) function = function.substr(before + 2);
+// "pmlab::primitives::Log::append(…)" -> "Log::append": the class and the method, without namespaces or
+// return type. Template arguments may hold "::" and spaces ("LinkedList<ListDesign::tlog>", for a call in
+// a lambda), so only separators outside angle brackets count.
+std::string short_function(const std::string& function) {
+  int depth = 0;
+  size_t start = 0, last = std::string::npos, before = std::string::npos;
+  for (size_t i = 0; i < function.size(); ++i) {
+    const char c = function[i];
+    if (c == '<') ++depth;
+    else if (c == '>' && depth > 0) --depth;
+    if (depth > 0) continue;
+    if (c == '(') {
+      const size_t from = before == std::string::npos ? start : before + 2;
+      return function.substr(from, i - from);
+    }
+    if (c == ' ') {
+      start = i + 1;
+      last = before = std::string::npos;
+    } else if (c == ':' && i + 1 < function.size() && function[i + 1] == ':') {
+      before = last;
+      last = i;
+      ++i;
+    }
   }
   return function;
 }
@@ -60,28 +77,37 @@ std::vector<persist::Mutation> mutations_of(persist::Call call) {
   return {};
 }
 
+namespace {
+// Each reason's name in results and its description in sentences, one row a reason.
+struct InertText {
+  Inert reason;
+  const char* name;
+  const char* description;
+};
+constexpr InertText kInertTexts[] = {
+    {Inert::nothing_to_order, "nothing_to_order", "a fence with nothing to order"},
+    {Inert::nothing_to_write_back, "nothing_to_write_back", "a flush of lines with nothing pending"},
+    {Inert::written_back_again, "written_back_again", "a flush whose lines were written back again before the fence"},
+    {Inert::below_2_32, "below_2_32", "a store whose values stayed below 2^32"},
+    {Inert::one_half, "one_half", "a store that changed one half of the word"},
+    {Inert::volatile_word, "volatile_word", "a store to a word declared volatile"},
+};
+static_assert(std::size(kInertTexts) == kInertKinds);
+const InertText* text_of(Inert reason) noexcept {
+  for (const InertText& t : kInertTexts)
+    if (t.reason == reason) return &t;
+  return nullptr;
+}
+}  // namespace
+
 const char* to_string(Inert reason) noexcept {
-  switch (reason) {
-    case Inert::nothing_to_order: return "nothing_to_order";
-    case Inert::nothing_to_write_back: return "nothing_to_write_back";
-    case Inert::written_back_again: return "written_back_again";
-    case Inert::below_2_32: return "below_2_32";
-    case Inert::one_half: return "one_half";
-    case Inert::volatile_word: return "volatile_word";
-  }
-  return "?";
+  const InertText* t = text_of(reason);
+  return t != nullptr ? t->name : "?";
 }
 
 const char* describe(Inert reason) noexcept {
-  switch (reason) {
-    case Inert::nothing_to_order: return "a fence with nothing to order";
-    case Inert::nothing_to_write_back: return "a flush of lines with nothing pending";
-    case Inert::written_back_again: return "a flush whose lines were written back again before the fence";
-    case Inert::below_2_32: return "a store whose values stayed below 2^32";
-    case Inert::one_half: return "a store that changed one half of the word";
-    case Inert::volatile_word: return "a store to a word declared volatile";
-  }
-  return "?";
+  const InertText* t = text_of(reason);
+  return t != nullptr ? t->description : "?";
 }
 
 bool is_redundant_call(Inert reason) noexcept {
