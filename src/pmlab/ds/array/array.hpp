@@ -27,13 +27,7 @@ class Array : public StructureBase<Identity{"array", "ar"}> {
   }
 
   Status create(uint64_t capacity) {
-    const auto slots =
-        format_with_block(arena_, kMagic, capacity * slot_bytes_, "array of " + std::to_string(capacity) + " slots");
-    if (!slots) return slots.status();
-    arena_.store(arena_.root(0), *slots);
-    arena_.store(arena_.root(1), capacity);
-    arena_.persist(arena_.root(0), 16);
-    return Status::success();
+    return format_table(arena_, kMagic, capacity, slot_bytes_, "array of " + std::to_string(capacity) + " slots");
   }
   Status recover() {
     PMLAB_TRY(arena_.open(kMagic));

@@ -89,4 +89,16 @@ Result<uint64_t> format_with_block(A& arena, uint64_t magic, uint64_t bytes, con
   return off;
 }
 
+// create() of a structure that is one table (the array's slots, the hashtable's buckets): the table of
+// `count` entries of `entry_bytes` as the first block, its offset in root 0 and `count` in root 1, durable.
+template <PersistencePolicy A>
+Status format_table(A& arena, uint64_t magic, uint64_t count, uint64_t entry_bytes, const std::string& what) {
+  const auto table = format_with_block(arena, magic, count * entry_bytes, what);
+  if (!table) return table.status();
+  arena.store(arena.root(0), *table);
+  arena.store(arena.root(1), count);
+  arena.persist(arena.root(0), 16);
+  return Status::success();
+}
+
 }  // namespace pmlab::ds

@@ -38,12 +38,7 @@ class Hashtable : public StructureBase<Identity{"hashtable", "ht"}> {
   Status create(uint64_t capacity) {
     PMLAB_TRY(can_share(concurrent_));
     const uint64_t n = buckets_for(capacity);
-    const auto buckets = format_with_block(arena_, kMagic, n * 8, "hashtable of " + std::to_string(n) + " buckets");
-    if (!buckets) return buckets.status();
-    arena_.store(arena_.root(0), *buckets);
-    arena_.store(arena_.root(1), n);
-    arena_.persist(arena_.root(0), 16);
-    return Status::success();
+    return format_table(arena_, kMagic, n, 8, "hashtable of " + std::to_string(n) + " buckets");
   }
   Status recover() {
     PMLAB_TRY(can_share(concurrent_));
