@@ -89,6 +89,17 @@ def test_the_shared_library_exports_the_public_api_only(prefix):
     assert len(declared) > 20 and declared <= exported, declared - exported
 
 
+def test_the_shared_library_reads_its_thread_locals_without_a_call(prefix):
+    """Every operation reads thread-local words (persistence counters, the thread's last log slot): in a
+    shared library each read would call __tls_get_addr unless they use the initial-exec model, which
+    must still leave the library loadable with dlopen."""
+    library = next((prefix / "lib").glob("libpmlab.so.*.*.*"))
+    undefined = _run(["nm", "-D", "--undefined-only", "--format=posix", library]).stdout
+    assert "__tls_get_addr" not in undefined
+    loaded = _run(["python3", "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1]).pmlab_version()", library])
+    assert loaded.returncode == 0
+
+
 def _kill_midway(args, after_s):
     proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(after_s)
