@@ -234,9 +234,9 @@ TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
   EXPECT_NEAR(s.far->value, 1.1, 1e-9);
   EXPECT_NE(scaling_exclusions(s).find("1 of 4"), std::string::npos);
   EXPECT_EQ(verdicts(of_rule({one, two}, "cores-available")), "violated ");
-  const auto pairs = scaling_pairs({one, two}, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
-    return std::vector<std::string>{param_text(r, "workload")};
-  });
+  const auto pairs = scaling_pairs<std::string>(
+      std::vector<RunRecord>{one, two},
+      [](const RunRecord& r) -> std::optional<std::string> { return param_text(r, "workload"); });
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(pairs[0].threads, 2);
 }
@@ -249,9 +249,8 @@ TEST(Checks, ScalingRowCarriesTheProbeAndTheModelledHandOffs) {
                       {sampled("throughput", {16, 17}, "ops/s"), sampled("core_to_core_ns", {40, 210}, "ns")});
   two.set(record::Metric{"record_handoffs_per_op", 0.08, "ratio", record::MetricKind::modelled, "hand-off model"});
   const std::vector<RunRecord> runs{one, two};  // the pairs point into it
-  const auto pairs = scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
-    return std::vector<std::string>{param_text(r, "workload")};
-  });
+  const auto pairs = scaling_pairs<std::string>(
+      runs, [](const RunRecord& r) -> std::optional<std::string> { return param_text(r, "workload"); });
   ASSERT_EQ(pairs.size(), 1u);
   RunRecord row;
   fill_scaling_row(row, pairs[0], "ds.ycsb", std::nullopt);

@@ -183,24 +183,11 @@ Scaling scaling_of_side_by_side(const record::RunRecord& run) {
   return scaling_by_repetition(run, ratios, *m);
 }
 
-std::vector<ScalingPair> scaling_pairs(
-    const std::vector<record::RunRecord>& runs,
-    const std::function<std::optional<std::vector<std::string>>(const record::RunRecord&)>& key_of) {
-  std::map<std::vector<std::string>, std::map<int64_t, const record::RunRecord*>> groups;
-  for (const record::RunRecord& r : runs) {
-    if (r.status != record::RunStatus::ok) continue;
-    auto t = r.params.find("threads");
-    if (t == r.params.end() || !t->is_number_integer()) continue;
-    if (auto key = key_of(r)) groups[std::move(*key)][t->get<int64_t>()] = &r;
-  }
-  std::vector<ScalingPair> out;
-  for (const auto& [key, by_threads] : groups) {
-    auto one = by_threads.find(1);
-    if (one == by_threads.end()) continue;
-    for (const auto& [threads, run] : by_threads)
-      if (threads > 1) out.push_back({key, run, one->second, threads});
-  }
-  return out;
+std::optional<int64_t> ok_run_threads(const record::RunRecord& r) {
+  if (r.status != record::RunStatus::ok) return std::nullopt;
+  const auto t = r.params.find("threads");
+  if (t == r.params.end() || !t->is_number_integer()) return std::nullopt;
+  return t->get<int64_t>();
 }
 
 std::string scaling_exclusions(const Scaling& s) {
@@ -223,7 +210,7 @@ void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const reco
   if (target) row.add_target({"scaling", target->label, target->threshold, record::TargetDirection::at_least});
 }
 
-void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
+void fill_scaling_row(record::RunRecord& row, const RunPair& p, const std::string& source,
                       const std::optional<ScalingTarget>& target) {
   fill_scaling_row(row, scaling_of(*p.many, *p.one), *p.many, p.threads, source, target);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,17 +79,38 @@ Scaling scaling_of(const record::RunRecord& n_threads, const record::RunRecord& 
 // The same from a run that measured both thread counts side by side: its `scaling` metric, one ratio per
 // repetition, over the repetitions in which it had its cores.
 Scaling scaling_of_side_by_side(const record::RunRecord& run);
-// The (N-thread run, 1-thread run) pairs of `runs`: ok runs grouped by key_of (nullopt leaves a run out),
-// each run with a thread count above 1 paired with its group's 1-thread run.
-struct ScalingPair {
-  std::vector<std::string> key;
+// An N-thread run (N > 1) and the 1-thread run of the same point.
+struct RunPair {
   const record::RunRecord* many = nullptr;
   const record::RunRecord* one = nullptr;
   int64_t threads = 0;
 };
-std::vector<ScalingPair> scaling_pairs(
-    const std::vector<record::RunRecord>& runs,
-    const std::function<std::optional<std::vector<std::string>>(const record::RunRecord&)>& key_of);
+template <class Point>
+struct ScalingPair : RunPair {
+  Point point;
+};
+// The thread count of a run that ran ok and states one.
+std::optional<int64_t> ok_run_threads(const record::RunRecord& r);
+// The scaling pairs of `runs`, in the order of their points: the ok runs grouped by point_of(run), a
+// `Point` with its own ordering (nullopt leaves the run out), each run above 1 thread paired with its
+// group's 1-thread run.
+template <class Point, class PointOf>
+std::vector<ScalingPair<Point>> scaling_pairs(const std::vector<record::RunRecord>& runs, const PointOf& point_of) {
+  std::map<Point, std::map<int64_t, const record::RunRecord*>> groups;
+  for (const record::RunRecord& r : runs) {
+    const std::optional<int64_t> threads = ok_run_threads(r);
+    if (!threads) continue;
+    if (std::optional<Point> point = point_of(r)) groups[std::move(*point)][*threads] = &r;
+  }
+  std::vector<ScalingPair<Point>> out;
+  for (const auto& [point, by_threads] : groups) {
+    const auto one = by_threads.find(1);
+    if (one == by_threads.end()) continue;
+    for (const auto& [threads, run] : by_threads)
+      if (threads > 1) out.push_back({{run, one->second, threads}, point});
+  }
+  return out;
+}
 // "" when every pair counted; else what was left out and why, for the row's note.
 std::string scaling_exclusions(const Scaling& s);
 // Fills a scaling row (named, with its parameters, by the caller) from pair `p`: the note naming `source`
@@ -99,7 +121,7 @@ struct ScalingTarget {
   std::string label;
   double threshold = 0;
 };
-void fill_scaling_row(record::RunRecord& row, const ScalingPair& p, const std::string& source,
+void fill_scaling_row(record::RunRecord& row, const RunPair& p, const std::string& source,
                       const std::optional<ScalingTarget>& target);
 // The same from a computed `scaling` whose N-thread side (its probes) is `many`.
 void fill_scaling_row(record::RunRecord& row, const Scaling& scaling, const record::RunRecord& many, int64_t threads,

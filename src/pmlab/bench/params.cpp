@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "pmlab/common/units.hpp"
+#include "pmlab/record/record.hpp"
 #include "pmlab/media/region.hpp"
 #include "pmlab/platform/memory_tiers.hpp"
 
@@ -163,14 +164,7 @@ bool Params::flag(const std::string& name) const {
   return it->get<bool>();
 }
 
-std::string Params::name_suffix() const {
-  std::string out;
-  for (auto it = values_.begin(); it != values_.end(); ++it) {
-    out += "/" + it.key() + ":";
-    out += it->is_string() ? it->get<std::string>() : it->dump();
-  }
-  return out;
-}
+std::string Params::name_suffix() const { return record::params_suffix(values_); }
 
 Status parse_override(const std::string& text, Overrides& into) {
   size_t eq = text.find('=');

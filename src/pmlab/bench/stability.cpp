@@ -42,6 +42,7 @@ std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObserva
   }
   std::vector<record::RunRecord> rows;
   for (const auto& [key, values] : seen) {
+    const auto& [run, metric] = key;
     std::vector<double> alone;
     for (const auto& [after, v] : values)
       if (after == "alone") alone.push_back(v);
@@ -58,10 +59,8 @@ std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObserva
       const double deviation = v / base - 1.0;
       record::RunRecord row;
       row.case_name = "point";
-      row.params["run"] = key.first;
-      row.params["metric"] = key.second;
-      row.params["after"] = after;
-      row.name = "stability.point/run:" + key.first + "/metric:" + key.second + "/after:" + after;
+      row.params = {{"run", run}, {"metric", metric}, {"after", after}};
+      row.name = record::name_in("stability", row);
       row.set(measured("value", v, unit));
       row.set(measured("value_alone", base, unit));
       row.set(measured("deviation", deviation, "ratio"));
@@ -73,9 +72,8 @@ std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObserva
     }
     record::RunRecord summary;
     summary.case_name = "summary";
-    summary.params["run"] = key.first;
-    summary.params["metric"] = key.second;
-    summary.name = "stability.summary/run:" + key.first + "/metric:" + key.second;
+    summary.params = {{"run", run}, {"metric", metric}};
+    summary.name = record::name_in("stability", summary);
     summary.set(measured("value_alone", base, unit));
     summary.set(measured("alone_spread", (*hi - *lo) / std::abs(base), "ratio"));
     summary.set(measured("largest_deviation", worst, "ratio"));

@@ -6,8 +6,7 @@ namespace pmlab::record {
 
 std::string param_text(const RunRecord& r, const std::string& key) {
   const auto it = r.params.find(key);
-  if (it == r.params.end()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it == r.params.end() ? std::string() : value_text(*it);
 }
 
 std::optional<double> param_number(const RunRecord& r, const std::string& key) {

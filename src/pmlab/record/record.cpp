@@ -170,4 +170,18 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
   return j;
 }
 
+std::string value_text(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::string params_suffix(const nlohmann::ordered_json& params) {
+  std::string out;
+  for (auto it = params.begin(); it != params.end(); ++it) out += "/" + it.key() + ":" + value_text(*it);
+  return out;
+}
+
+std::string name_in(const std::string& suite, const RunRecord& r) {
+  return suite + "." + r.case_name + params_suffix(r.params);
+}
+
 }  // namespace pmlab::record

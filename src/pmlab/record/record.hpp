@@ -94,4 +94,11 @@ struct RunRecord {
 
 nlohmann::ordered_json to_json(const RunRecord& r);
 
+// A parameter's value as text: a string as it is, a number or a boolean as JSON writes it.
+std::string value_text(const nlohmann::ordered_json& value);
+// How a name spells parameters: "/<param>:<value>" for each, in order.
+std::string params_suffix(const nlohmann::ordered_json& params);
+// The name of `r` in `suite`, spelled as the runner names a run: "<suite>.<case>" and its parameters' suffix.
+std::string name_in(const std::string& suite, const RunRecord& r);
+
 }  // namespace pmlab::record

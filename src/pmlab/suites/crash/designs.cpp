@@ -35,8 +35,8 @@ std::vector<record::RunRecord> designs(const std::vector<record::RunRecord>&, co
     record::RunRecord row;
     row.suite = "crash";
     row.case_name = "designs";
-    row.name = "crash.designs/design:" + info.name;
     row.params = {{"design", info.name}};
+    row.name = record::name_in("crash", row);
     const std::string family = family_of(info.name);
     row.notes = {{"family", family},
                  {"role", role_of(family)},

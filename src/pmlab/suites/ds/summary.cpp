@@ -20,7 +20,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "pmlab/bench/checks.hpp"
@@ -43,17 +42,42 @@ std::optional<double> value_of(const RunRecord* r, const char* metric) {
   return record::metric_value(*r, metric);
 }
 
-// (structure, mode, breakdown, workload) -> run, for one setting of the other parameters.
-using Key = std::tuple<std::string, std::string, std::string, std::string>;
+// The parameters the rows do not compare: a row compares runs of one setting.
+struct Setting {
+  std::string threads, records, value, distribution;
+  auto operator<=>(const Setting&) const = default;
+};
+Setting setting_of(const RunRecord& r) {
+  return {param_text(r, "threads"), param_text(r, "records"), param_text(r, "value"), param_text(r, "distribution")};
+}
 
+// What a row compares within one setting.
+struct Point {
+  std::string structure, mode, breakdown, workload;
+  auto operator<=>(const Point&) const = default;
+};
+
+// The ds.ycsb runs of one setting.
 struct Group {
-  std::map<Key, const RunRecord*> runs;
+  std::map<Point, const RunRecord*> runs;
   const RunRecord* find(const std::string& s, const std::string& m, const std::string& w,
                         const std::string& b = "none") const {
     auto it = runs.find({s, m, b, w});
     return it == runs.end() ? nullptr : it->second;
   }
 };
+
+// The point of a side-by-side run (ds.vs_pmdk, ds.vs_one_thread), which runs the default distribution.
+struct SidePoint {
+  std::string structure, workload;
+  Setting setting;
+  auto operator<=>(const SidePoint&) const = default;
+};
+SidePoint side_point_of(const RunRecord& r) {
+  Setting setting = setting_of(r);
+  setting.distribution = "default";
+  return {param_text(r, "structure"), param_text(r, "workload"), std::move(setting)};
+}
 
 void put(RunRecord& row, const char* name, std::optional<double> v, const char* unit) {
   if (v) row.set(Metric{name, *v, unit, MetricKind::measured, {}});
@@ -76,14 +100,6 @@ std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
   return *a / *b;
 }
 
-// A derived row's name: suite.case, then every parameter in order (as the runner composes run names).
-std::string compose_name(const RunRecord& row) {
-  std::string name = "ds." + row.case_name;
-  for (const auto& [k, v] : row.params.items())
-    name += "/" + k + ":" + (v.is_string() ? v.get<std::string>() : v.dump());
-  return name;
-}
-
 // ds.harness: the null structure's time per operation against the fastest structure's (DRAM mode) on the
 // same workload, and the bound on that share. On a workload that mixes operation types, part of the null
 // structure's time is the mispredicted branch on each operation's type, which comes with the workload (its
@@ -99,13 +115,11 @@ std::optional<RunRecord> harness_row(const Group& g, const std::string& w) {
   std::string fastest;
   std::optional<double> fastest_ns;
   const RunRecord* fastest_run = nullptr;
-  for (const auto& [k, r] : g.runs) {
-    if (std::get<3>(k) != w || std::get<1>(k) != "dram" || std::get<2>(k) != "none" ||
-        is_null_structure(std::get<0>(k)))
-      continue;
+  for (const auto& [at, r] : g.runs) {
+    if (at.workload != w || at.mode != "dram" || at.breakdown != "none" || is_null_structure(at.structure)) continue;
     if (const auto ns = ns_per_op(r); ns && (!fastest_ns || *ns < *fastest_ns)) {
       fastest_ns = ns;
-      fastest = std::get<0>(k);
+      fastest = at.structure;
       fastest_run = r;
     }
   }
@@ -156,16 +170,16 @@ std::optional<bench::ScalingTarget> scaling_target(const std::string& structure,
 
 // ds.scaling's rows: from ds.vs_one_thread's side-by-side run of a point when the invocation has one, else
 // from the pair of ds.threads (or ds.ycsb) runs at 1 and N threads.
+// A ds.ycsb or ds.threads point the scaling rows pair runs of: every parameter but the thread count.
+struct ScalingPoint {
+  std::string case_name, structure, mode, workload, distribution, records, value;
+  auto operator<=>(const ScalingPoint&) const = default;
+};
+
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
-  const auto side_key = [](const std::string& structure, const std::string& workload, const std::string& records,
-                           const std::string& value, const std::string& threads) {
-    return structure + "|" + workload + "|" + records + "|" + value + "|" + threads;
-  };
-  std::map<std::string, const RunRecord*> side;
+  std::map<SidePoint, const RunRecord*> side;
   for (const RunRecord& r : runs)
-    if (r.case_name == "vs_one_thread" && r.status == RunStatus::ok)
-      side[side_key(param_text(r, "structure"), param_text(r, "workload"), param_text(r, "records"),
-                    param_text(r, "value"), param_text(r, "threads"))] = &r;
+    if (r.case_name == "vs_one_thread" && r.status == RunStatus::ok) side[side_point_of(r)] = &r;
   std::set<const RunRecord*> used;
   const auto side_row = [&](RunRecord& row, const RunRecord& run, int64_t threads,
                             const std::optional<bench::ScalingTarget>& target) {
@@ -176,57 +190,53 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
     used.insert(&run);
   };
 
-  const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
+  const auto pairs = bench::scaling_pairs<ScalingPoint>(runs, [](const RunRecord& r) -> std::optional<ScalingPoint> {
     if (r.case_name != "ycsb" && r.case_name != "threads") return std::nullopt;
     const std::string breakdown = param_text(r, "breakdown");
     if (!breakdown.empty() && breakdown != "none") return std::nullopt;
-    return std::vector<std::string>{r.case_name,
-                                    param_text(r, "structure"),
-                                    param_text(r, "mode"),
-                                    param_text(r, "workload"),
-                                    param_text(r, "distribution"),
-                                    param_text(r, "records"),
-                                    param_text(r, "value")};
+    return ScalingPoint{r.case_name,
+                        param_text(r, "structure"),
+                        param_text(r, "mode"),
+                        param_text(r, "workload"),
+                        param_text(r, "distribution"),
+                        param_text(r, "records"),
+                        param_text(r, "value")};
   });
-  for (const bench::ScalingPair& p : pairs) {
-    const auto& key = p.key;
+  for (const auto& p : pairs) {
+    const ScalingPoint& at = p.point;
     RunRecord row;
     row.case_name = "scaling";
-    row.params["structure"] = key[1];
-    row.params["mode"] = key[2];
-    row.params["workload"] = key[3];
+    row.params = {{"structure", at.structure}, {"mode", at.mode}, {"workload", at.workload}};
     for (const char* k : {"distribution", "records", "value"})
       if (auto it = p.many->params.find(k); it != p.many->params.end()) row.params[k] = *it;
     row.params["threads"] = p.threads;
-    row.name = compose_name(row);
-    const auto target = scaling_target(key[1], key[2], key[3], p.threads);
-    const auto it = key[2] == "persist" && (key[4].empty() || key[4] == "default")
-                        ? side.find(side_key(key[1], key[3], key[5], key[6], std::to_string(p.threads)))
-                        : side.end();
+    row.name = record::name_in("ds", row);
+    const auto target = scaling_target(at.structure, at.mode, at.workload, p.threads);
+    const auto it =
+        at.mode == "persist" && (at.distribution.empty() || at.distribution == "default")
+            ? side.find({at.structure, at.workload, {std::to_string(p.threads), at.records, at.value, "default"}})
+            : side.end();
     if (it != side.end()) {
       side_row(row, *it->second, p.threads, target);
     } else {
       put(row, "throughput", value_of(p.many, "throughput"), "ops/s");
       put(row, "throughput_one_thread", value_of(p.one, "throughput"), "ops/s");
-      bench::fill_scaling_row(row, p, "ds." + key[0], target);
+      bench::fill_scaling_row(row, p, "ds." + at.case_name, target);
     }
     rows.push_back(std::move(row));
   }
   // Side-by-side runs without ds.threads runs of their point (`pmlab run ds.vs_one_thread`): their rows alone.
-  for (const auto& [key, run] : side) {
+  for (const auto& [at, run] : side) {
     if (used.contains(run)) continue;
     RunRecord row;
     row.case_name = "scaling";
-    row.params["structure"] = param_text(*run, "structure");
-    row.params["mode"] = "persist";
-    row.params["workload"] = param_text(*run, "workload");
+    row.params = {{"structure", at.structure}, {"mode", "persist"}, {"workload", at.workload}};
     for (const char* k : {"records", "value"})
       if (auto p = run->params.find(k); p != run->params.end()) row.params[k] = *p;
-    const int64_t threads = std::stoll(param_text(*run, "threads"));
+    const int64_t threads = std::stoll(at.setting.threads);
     row.params["threads"] = threads;
-    row.name = compose_name(row);
-    side_row(row, *run, threads,
-             scaling_target(param_text(*run, "structure"), "persist", param_text(*run, "workload"), threads));
+    row.name = record::name_in("ds", row);
+    side_row(row, *run, threads, scaling_target(at.structure, "persist", at.workload, threads));
     rows.push_back(std::move(row));
   }
 }
@@ -320,37 +330,30 @@ RunRecord overhead_row(const Group& g, const std::string& s, const std::string& 
 }  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
-  // Runs of one setting of the parameters the rows do not compare (threads, records, value, distribution).
-  std::map<std::string, Group> groups;
+  std::map<Setting, Group> groups;
   for (const RunRecord& r : runs) {
     if (r.case_name != "ycsb" || r.status != RunStatus::ok) continue;
-    const std::string rest = param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") +
-                             "|" + param_text(r, "distribution");
     const std::string breakdown = param_text(r, "breakdown");
-    groups[rest].runs[{param_text(r, "structure"), param_text(r, "mode"), breakdown.empty() ? "none" : breakdown,
-                       param_text(r, "workload")}] = &r;
+    groups[setting_of(r)].runs[{param_text(r, "structure"), param_text(r, "mode"),
+                                breakdown.empty() ? "none" : breakdown, param_text(r, "workload")}] = &r;
   }
-  // ds.vs_pmdk's runs by (structure, workload, the rest as above; their distribution is the default).
-  std::map<std::tuple<std::string, std::string, std::string>, const RunRecord*> side_by_side;
+  std::map<SidePoint, const RunRecord*> side_by_side;
   for (const RunRecord& r : runs)
-    if (r.case_name == "vs_pmdk" && r.status == RunStatus::ok)
-      side_by_side[{
-          param_text(r, "structure"), param_text(r, "workload"),
-          param_text(r, "threads") + "|" + param_text(r, "records") + "|" + param_text(r, "value") + "|default"}] = &r;
+    if (r.case_name == "vs_pmdk" && r.status == RunStatus::ok) side_by_side[side_point_of(r)] = &r;
   std::vector<RunRecord> rows;
-  for (const auto& [rest, g] : groups) {
+  for (const auto& [setting, g] : groups) {
     const RunRecord* any = g.runs.begin()->second;
     auto base_params = [&](RunRecord& row) {
       for (const char* k : {"threads", "records", "value", "distribution"})
         if (auto it = any->params.find(k); it != any->params.end()) row.params[k] = *it;
     };
     std::map<std::string, bool> workloads;
-    for (const auto& [k, r] : g.runs) workloads[std::get<3>(k)] = true;
+    for (const auto& [at, r] : g.runs) workloads[at.workload] = true;
 
     for (const auto& [w, _] : workloads) {
       for (const auto& [ours, peer] : kTargetPairs) {
         const RunRecord* side = nullptr;
-        if (auto it = side_by_side.find({ours, w, rest}); it != side_by_side.end()) {
+        if (auto it = side_by_side.find({ours, w, setting}); it != side_by_side.end()) {
           side = it->second;
           side_by_side.erase(it);
         }
@@ -358,37 +361,36 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
                                    ns_per_op(g.find(kNullStructure, "dram", w)));
         if (row.metrics.empty()) continue;
         base_params(row);
-        row.name = compose_name(row);
+        row.name = record::name_in("ds", row);
         rows.push_back(std::move(row));
       }
 
       if (std::optional<RunRecord> row = harness_row(g, w)) {
         base_params(*row);
-        row->name = compose_name(*row);
+        row->name = record::name_in("ds", *row);
         rows.push_back(std::move(*row));
       }
 
       std::map<std::string, bool> structures;
-      for (const auto& [k, r] : g.runs)
-        if (std::get<3>(k) == w && contender_kind(std::get<0>(k)) == ContenderKind::structure)
-          structures[std::get<0>(k)] = true;
+      for (const auto& [at, r] : g.runs)
+        if (at.workload == w && contender_kind(at.structure) == ContenderKind::structure)
+          structures[at.structure] = true;
       for (const auto& [s, __] : structures) {
         RunRecord row = overhead_row(g, s, w);
         base_params(row);
-        row.name = compose_name(row);
+        row.name = record::name_in("ds", row);
         if (row.metrics.size() > 2) rows.push_back(std::move(row));
       }
     }
   }
   // Side-by-side runs without ds.ycsb runs of their point (`pmlab run ds.vs_pmdk`): their rows alone.
-  for (const auto& [key, side] : side_by_side) {
-    const std::string& ours = std::get<0>(key);
-    const std::optional<std::string> peer = pmdk_peer_of(ours);
+  for (const auto& [at, side] : side_by_side) {
+    const std::optional<std::string> peer = pmdk_peer_of(at.structure);
     if (!peer) continue;
-    RunRecord row = target_row(ours, *peer, std::get<1>(key), nullptr, nullptr, side, std::nullopt);
+    RunRecord row = target_row(at.structure, *peer, at.workload, nullptr, nullptr, side, std::nullopt);
     for (const char* k : {"threads", "records", "value"})
       if (auto it = side->params.find(k); it != side->params.end()) row.params[k] = *it;
-    row.name = compose_name(row);
+    row.name = record::name_in("ds", row);
     rows.push_back(std::move(row));
   }
   append_scaling(runs, rows);

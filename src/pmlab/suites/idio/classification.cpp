@@ -173,9 +173,9 @@ std::vector<RunRecord> classification_records(const std::vector<Classification>&
     const bool pool = c.tier == "pool";
     RunRecord r;
     r.case_name = "classification";
-    r.name = std::string(kSuite) + ".classification/idiosyncrasy:" + c.id + (pool ? "" : "/tier:" + c.tier);
     r.params = {{"idiosyncrasy", c.id}};
     if (!pool) r.params["tier"] = c.tier;
+    r.name = record::name_in(kSuite, r);
     r.set(ratio_metric(pool ? "effect_pool" : "effect_tier", c.pool, c.pool_model));
     r.set(ratio_metric("effect_dram", c.dram, c.dram_model));
     if (c.published_pmem)
@@ -205,8 +205,8 @@ std::vector<RunRecord> recommendation_records(const std::vector<Recommendation>&
   for (const auto& rec : recs) {
     RunRecord r;
     r.case_name = "recommendation";
-    r.name = std::string(kSuite) + ".recommendation/rule:" + rec.id;
     r.params = {{"rule", rec.id}};
+    r.name = record::name_in(kSuite, r);
     r.set(ratio_metric("impact_pool", rec.impact_pool, rec.pool_model));
     r.set(ratio_metric("impact_dram", rec.impact_dram, rec.dram_model));
     r.notes = {{"rule", rec.rule},

@@ -3,7 +3,7 @@
 //       1 - full throughput / throughput with C switched off, from the ptm.breakdown runs. With repetitions the
 //       share is the median of the per-repetition shares (a repetition's full and no-C runs ran in the same
 //       pass) with its interval; a share whose interval includes 0 is not distinguishable from no cost.
-//   ptm.scaling/ptm:P/durability:D/workload:W/threads:N   ptm.tx's throughput at N threads / at 1 thread,
+//   ptm.scaling/ptm:P/durability:D/workload:W/medium:M/threads:N   ptm.tx's throughput at N threads / at 1 thread,
 //       paired by repetition; the redo PTM's hash map (50% lookups) under ADR at 2 threads carries the
 //       target of 1.5x (its concurrency control lets lookups and disjoint updates run at once).
 #include <map>
@@ -33,26 +33,28 @@ struct ScalingTargetPoint {
 constexpr ScalingTargetPoint kScalingTargets[] = {
     {"redo", "adr", "hashmap", 2, 1.5, "the redo PTM's hash map at 2 threads / at 1 thread (ADR, 50% lookups)"}};
 
+// A ptm.tx point the scaling rows pair runs of: every parameter but the thread count.
+struct TxPoint {
+  std::string ptm, durability, workload, medium;
+  auto operator<=>(const TxPoint&) const = default;
+};
+
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
-  const auto pairs = bench::scaling_pairs(runs, [](const RunRecord& r) -> std::optional<std::vector<std::string>> {
+  const auto pairs = bench::scaling_pairs<TxPoint>(runs, [](const RunRecord& r) -> std::optional<TxPoint> {
     if (r.case_name != "tx") return std::nullopt;
-    return std::vector<std::string>{record::param_text(r, "ptm"), record::param_text(r, "durability"),
-                                    record::param_text(r, "workload"), record::param_text(r, "medium")};
+    return TxPoint{record::param_text(r, "ptm"), record::param_text(r, "durability"), record::param_text(r, "workload"),
+                   record::param_text(r, "medium")};
   });
-  for (const bench::ScalingPair& p : pairs) {
-    const auto& key = p.key;
+  for (const auto& p : pairs) {
+    const TxPoint& at = p.point;
     RunRecord row;
     row.case_name = "scaling";
-    row.params["ptm"] = key[0];
-    row.params["durability"] = key[1];
-    row.params["workload"] = key[2];
-    row.params["medium"] = key[3];
+    row.params = {{"ptm", at.ptm}, {"durability", at.durability}, {"workload", at.workload}, {"medium", at.medium}};
     row.params["threads"] = p.threads;
-    row.name = "ptm.scaling/ptm:" + key[0] + "/durability:" + key[1] + "/workload:" + key[2] + "/medium:" + key[3] +
-               "/threads:" + std::to_string(p.threads);
+    row.name = record::name_in("ptm", row);
     std::optional<bench::ScalingTarget> target;
     for (const ScalingTargetPoint& t : kScalingTargets)
-      if (key[0] == t.ptm && key[1] == t.durability && key[2] == t.workload && p.threads == t.threads)
+      if (at.ptm == t.ptm && at.durability == t.durability && at.workload == t.workload && p.threads == t.threads)
         target = bench::ScalingTarget{t.what, t.ratio};
     bench::fill_scaling_row(row, p, "ptm.tx", target);
     rows.push_back(std::move(row));
@@ -65,7 +67,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
     if (r.case_name == "breakdown" && r.status == record::RunStatus::ok)
       points[{record::param_text(r, "ptm"), record::param_text(r, "workload")}][record::param_text(r, "cost")] = &r;
   std::vector<RunRecord> rows;
-  for (const auto& [key, costs] : points) {
+  for (const auto& [point, costs] : points) {
+    const auto& [ptm, workload] = point;
     auto full = costs.find("full");
     if (full == costs.end()) continue;
     for (const auto& [cost, without] : costs) {
@@ -74,10 +77,8 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
       if (!ratio) continue;
       RunRecord row;
       row.case_name = "share";
-      row.params["ptm"] = key.first;
-      row.params["workload"] = key.second;
-      row.params["cost"] = cost;
-      row.name = "ptm.share/ptm:" + key.first + "/workload:" + key.second + "/cost:" + cost;
+      row.params = {{"ptm", ptm}, {"workload", workload}, {"cost", cost}};
+      row.name = record::name_in("ptm", row);
       Metric share = *ratio;
       share.value = 1.0 - share.value;
       if (share.stats) {
