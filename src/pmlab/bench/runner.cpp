@@ -368,7 +368,7 @@ std::vector<RunRecord> execute_stability(Execution& ex, const std::vector<Planne
 // whatever the selection, named under the run's defaults.
 std::vector<PlannedRun> stability_points(const persist::Config& defaults) {
   size_t redundant = 0;
-  auto all = plan_runs(every_case(), {}, true, redundant);
+  auto all = plan_runs(every_case(), {}, /*quick=*/true, redundant);
   if (!all) return {};
   std::vector<PlannedRun> out;
   for (PlannedRun& r : name_and_filter(*all, defaults, std::nullopt))
@@ -528,7 +528,7 @@ Result<RunSummary> run(const RunOptions& options) {
   std::vector<PlannedRun> pool_plan = *planned;
   if (options.stability) {  // the sample points may lie outside the selection: size the pool for all
     size_t ignored = 0;
-    if (auto all = plan_runs(every_case(), {}, true, ignored)) pool_plan = std::move(*all);
+    if (auto all = plan_runs(every_case(), {}, /*quick=*/true, ignored)) pool_plan = std::move(*all);
   }
   PMLAB_TRY(bench_pool.open(options, pool_plan));
   auto defaults = run_defaults(options, bench_pool.get());

@@ -163,7 +163,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.recheck = a.recheck;
   out = out_dir(a.out, "crash-exec-" + bench::run_id_now());
   if (!o.replay) {
-    PMLAB_TRY(bench::check_out_dir(out, false));
+    PMLAB_TRY(bench::check_out_dir(out, /*force=*/false));
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
     if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
@@ -247,7 +247,7 @@ int run_exec_command(const ExecArgs& a) {
   std::string domains;
   for (auto d : o.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));
   uint64_t hash = 0;
-  bench::ResultsDocument results(crash_context(exec_settings(a, o, domains), domains, false, &hash));
+  bench::ResultsDocument results(crash_context(exec_settings(a, o, domains), domains, /*quick=*/false, &hash));
   print_traces(*report);
   for (const auto& r : report->runs) {
     const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(),

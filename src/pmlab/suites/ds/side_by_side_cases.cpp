@@ -94,7 +94,7 @@ void run_vs_pmdk(RunContext& ctx, const Setup& setup, const std::string& peer) {
     maps.push_back(pmdk_map_for(ctx, setup, peer, std::to_string(k)));
   }
   // PMDK's flushes and fences counted with ours, per contender.
-  BreakdownScope scope("none", true, ctx.model());
+  BreakdownScope scope("none", /*pmdk_persistence=*/true, ctx.model());
   for (size_t k = 0; k < copies; ++k) {
     load_records(ctx, setup, *trees[k]);
     load_records(ctx, setup, *maps[k]);

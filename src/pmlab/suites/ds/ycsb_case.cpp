@@ -25,7 +25,7 @@ const CaseRegistration registration{CaseDef{
                                   "null: operations that return at once, the harness's own cost; "
                                   "null-predictable: the same on the operations with their types "
                                   "spread evenly; pmdk-*: PMDK's example maps, mode pmdk)",
-                                  contender_names(true), contender_names(false)),
+                                  contender_names(/*with_list=*/true), contender_names(/*with_list=*/false)),
                std_params::choice("mode",
                                   "dram: volatile on DRAM; pmem-volatile: volatile on the pool; persist: "
                                   "crash-consistent on the pool; tx: failure-atomic through PMDK "
@@ -88,7 +88,7 @@ const CaseRegistration update_ratio{CaseDef{
     .suite = "ds",
     .name = "update_ratio",
     .summary = "throughput versus the share of updates (0-100%) per structure and mode ([StoredsBench] Figure 1)",
-    .params = {structure_param("the data structure", false),
+    .params = {structure_param("the data structure", /*with_list=*/false),
                std_params::choice("mode", "dram | pmem-volatile | persist | tx, as in ds.ycsb",
                                   {"dram", "pmem-volatile", "persist", "tx"},
                                   {"dram", "pmem-volatile", "persist", "tx"}),
@@ -110,7 +110,7 @@ const CaseRegistration threads_case{CaseDef{
     .suite = "ds",
     .name = "threads",
     .summary = "each structure at 1 and 2 threads on YCSB B and C, DRAM and persist modes (ds.scaling: the ratio)",
-    .params = {structure_param("the data structure", false),
+    .params = {structure_param("the data structure", /*with_list=*/false),
                std_params::choice("mode", "dram | persist, as in ds.ycsb", {"dram", "persist"}, {"dram", "persist"}),
                std_params::medium(),
                std_params::choice("workload", "the read-mostly YCSB workloads: b (95% reads, 5% updates), c (reads)",

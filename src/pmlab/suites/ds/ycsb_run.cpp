@@ -37,12 +37,9 @@ constexpr double kQuickSeconds = 0.2;
 template <template <class> class S>
 uint64_t bytes_for(const Params& p) {
   const int threads = static_cast<int>(p.integer("threads"));
-  auto s = setup_of(p, threads, true);
-  Options o;
-  if (s) o = s->options;
-  // The full sweep generates 4x the operations: size for it.
-  if (s) o.capacity = workload::records_after_run(s->spec, s->keys, 1u << 20, threads);
-  return arena_bytes_for<S>(o);
+  // Sized for the full sweep's stream, the longer: a quick run's inserts fit in it too.
+  auto s = setup_of(p, threads, /*quick=*/false);
+  return arena_bytes_for<S>(s ? s->options : Options{});
 }
 
 // Bytes of the structure's arena (tx mode: inside its libpmemobj pool).

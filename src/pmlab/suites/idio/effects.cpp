@@ -100,7 +100,9 @@ std::optional<double> grid_value(const PublishedSheets& pub, const std::string& 
 
 // EBR ([PMIdioBench] §3): achieved bandwidth / the peak bandwidth of the same medium and direction, the peak
 // being the best any run of this suite reached. Technology-independent, and measured.
-std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const std::string& medium, bool write) {
+enum class Direction { reads, writes };
+std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const std::string& medium,
+                                     Direction direction) {
   std::optional<double> best;
   for (const auto& r : runs) {
     if (r.status != record::RunStatus::ok || param_text(r, "medium") != medium) continue;
@@ -108,14 +110,14 @@ std::optional<double> peak_bandwidth(const std::vector<RunRecord>& runs, const s
     const bool reads = r.case_name == "i6_read" || (r.case_name == "i2_bandwidth" && op == "load");
     const bool writes = r.case_name == "i3_small_writes" || r.case_name == "i4_numa" ||
                         r.case_name == "i5_store_vs_pstore" || (r.case_name == "i2_bandwidth" && op != "load");
-    if (write ? writes : reads) best = max_of(best, metric_value(r, "bandwidth"));
+    if (direction == Direction::writes ? writes : reads) best = max_of(best, metric_value(r, "bandwidth"));
   }
   return best;
 }
 
 void add_ebr(Classification& c, const std::vector<RunRecord>& runs, const std::string& name, const std::string& medium,
-             bool write, std::optional<double> achieved) {
-  if (auto ebr = ratio(achieved, peak_bandwidth(runs, medium, write)))
+             Direction direction, std::optional<double> achieved) {
+  if (auto ebr = ratio(achieved, peak_bandwidth(runs, medium, direction)))
     c.extra.push_back(measured("ebr_" + name + "_" + metric_suffix(medium), *ebr));
 }
 
@@ -229,7 +231,7 @@ void measure_small_random_writes(Classification& c, const std::vector<RunRecord>
     auto sequential_bandwidth = max_metric(rs, "bandwidth", both(at, param_is("pattern", "seq")));
     auto random_bandwidth = max_metric(rs, "bandwidth", random);
     set_effect(c, medium, ratio(sequential_bandwidth, random_bandwidth), model_of(rs, "bandwidth"));
-    add_ebr(c, runs, "random_smallest", medium, true, random_bandwidth);
+    add_ebr(c, runs, "random_smallest", medium, Direction::writes, random_bandwidth);
     for (const auto* r : rs)
       if (const Metric* ewr = r->find("ewr"); random(*r) && ewr != nullptr && ewr->kind == MetricKind::modelled)
         c.extra.push_back(Metric{"ewr_random_smallest_" + metric_suffix(medium), ewr->value, "ratio",
@@ -256,7 +258,7 @@ void measure_remote_numa(Classification& c, const std::vector<RunRecord>& runs, 
 
 void measure_store_vs_pstore(Classification& c, const std::vector<RunRecord>& runs, const PublishedSheets& pub) {
   const PairedPoint at = paired_bandwidth(c, runs, "i5_store_vs_pstore", "op", "pstore", "store");
-  for (const auto& [medium, store] : at.denominator) add_ebr(c, runs, "store", medium, true, store);
+  for (const auto& [medium, store] : at.denominator) add_ebr(c, runs, "store", medium, Direction::writes, store);
   published_grid_ratio(c, pub, "I5", at, 8, "sequential store+clwb / store bandwidth");
 }
 
@@ -281,7 +283,7 @@ void measure_seq_vs_random_read(Classification& c, const std::vector<RunRecord>&
         worst_random = bandwidth.random;
       }
     set_effect(c, medium, worst, model_of(rs, "bandwidth"));
-    add_ebr(c, runs, "random_worst", medium, false, worst_random);
+    add_ebr(c, runs, "random_worst", medium, Direction::reads, worst_random);
   }
   auto worst_published = [&](const SequentialAndRandomRows& rows) {
     std::optional<double> worst;

@@ -22,7 +22,8 @@ std::vector<record::RunRecord> summarize(const std::vector<record::RunRecord>& r
   rows.insert(rows.end(), recs.begin(), recs.end());
   // Each NUMA node measured is judged against local DRAM as the pool is; the recommendations stay the pool's.
   for (const std::string& tier : numa_tiers(runs)) {
-    auto tier_rows = classification_records(classify(runs, sheets, false, tier));
+    // A node's memory is what it is, never DRAM behind a pool file: nothing of its effect is emulation.
+    auto tier_rows = classification_records(classify(runs, sheets, /*pool_emulated=*/false, tier));
     rows.insert(rows.end(), tier_rows.begin(), tier_rows.end());
   }
   if (!published)

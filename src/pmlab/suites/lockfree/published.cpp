@@ -74,8 +74,8 @@ std::optional<double> published_list_throughput(const std::string& domain, const
   if (b == nullptr || (domain != "adr" && domain != "eadr")) return std::nullopt;
   // "ADR Design Throughput (ops/s)", then a row of "28 Threads, N Range" blocks, the column titles, the
   // designs, and one row per update percentage, which the block's first column holds.
-  const auto title =
-      b->find_row("list", "A", domain == "adr" ? "ADR Design Throughput" : "eADR Design Throughput", 1, false);
+  const auto title = b->find_row("list", "A", domain == "adr" ? "ADR Design Throughput" : "eADR Design Throughput", 1,
+                                 /*exact=*/false);
   if (!title) return std::nullopt;
   const auto block = b->find_column("list", *title + 1, "28 Threads, " + std::to_string(range) + " Range");
   if (!block) return std::nullopt;
