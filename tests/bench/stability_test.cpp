@@ -39,6 +39,12 @@ TEST(Stability, AValueThatMovesAfterASuiteBeyondNoiseIsOrderDependent) {
   for (const auto& r : rows) points += r.case_name == "point" ? 1 : 0;
   EXPECT_EQ(points, 2);
   for (const auto& r : rows) EXPECT_EQ(r.suite, "stability");
+  // Named as runs are: the suite, the case, then each parameter in order.
+  EXPECT_EQ(s->name, "stability.summary/run:selftest.stable/x:1/metric:throughput");
+  bool named_point = false;
+  for (const auto& r : rows)
+    named_point = named_point || r.name == "stability.point/run:selftest.stable/x:1/metric:throughput/after:idio";
+  EXPECT_TRUE(named_point);
 }
 
 TEST(Stability, NoiseAloneWidensTheTolerance) {

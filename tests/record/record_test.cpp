@@ -99,5 +99,19 @@ TEST(Metric, WritesStatsAndTheTimerFloorOnlyWhenPresent) {
   EXPECT_FALSE(j.contains("targets"));
 }
 
+// A record's name spells its parameters as the runner spells a run's: strings as they are, anything else
+// as JSON writes it, in the order the parameters were set.
+TEST(Name, SpellsTheSuiteTheCaseAndEachParameterInOrder) {
+  RunRecord r;
+  r.case_name = "scaling";
+  r.params = {{"structure", "bptree"}, {"records", 102400}, {"quick", true}, {"ratio", 1.5}};
+  EXPECT_EQ(params_suffix(r.params), "/structure:bptree/records:102400/quick:true/ratio:1.5");
+  EXPECT_EQ(name_in("ds", r), "ds.scaling/structure:bptree/records:102400/quick:true/ratio:1.5");
+  EXPECT_EQ(value_text(nlohmann::ordered_json("a b")), "a b");
+  RunRecord bare;
+  bare.case_name = "designs";
+  EXPECT_EQ(name_in("crash", bare), "crash.designs");
+}
+
 }  // namespace
 }  // namespace pmlab::record
