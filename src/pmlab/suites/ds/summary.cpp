@@ -168,14 +168,14 @@ std::optional<bench::ScalingTarget> scaling_target(const std::string& structure,
   return std::nullopt;
 }
 
-// ds.scaling's rows: from ds.vs_one_thread's side-by-side run of a point when the invocation has one, else
-// from the pair of ds.threads (or ds.ycsb) runs at 1 and N threads.
 // A ds.ycsb or ds.threads point the scaling rows pair runs of: every parameter but the thread count.
 struct ScalingPoint {
   std::string case_name, structure, mode, workload, distribution, records, value;
   auto operator<=>(const ScalingPoint&) const = default;
 };
 
+// ds.scaling's rows: from ds.vs_one_thread's side-by-side run of a point when the invocation has one, else
+// from the pair of ds.threads (or ds.ycsb) runs at 1 and N threads.
 void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
   std::map<SidePoint, const RunRecord*> side;
   for (const RunRecord& r : runs)

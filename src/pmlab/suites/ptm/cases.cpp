@@ -129,7 +129,7 @@ const CaseRegistration target_case{
             [](const Params& p) {
               Params q = p;
               q.set("ptm", "undo");
-              auto spec = spec_of(q, /*quick=*/false);  // the full sweep's records, the more
+              auto spec = spec_of(q, /*quick=*/false);  // sized for the full sweep's records, the more
               return spec ? 2 * (heap_bytes(*spec) + (256 << 10)) : uint64_t{1} << 20;
             },
             nullptr,
