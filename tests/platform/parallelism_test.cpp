@@ -14,16 +14,19 @@
 namespace pmlab::platform {
 namespace {
 
-// The median of five probes, so a busy machine's competitor, which moves one 2 ms probe either way, does
-// not decide it. Timed per thread (each thread's stretch alone), the same placement read 1.87.
+// The smallest of five probes. A competitor that shares the CPU while the stretch runs alone and leaves it
+// while the two threads run together (the scheduler moves it off the CPU that has two) makes a probe read
+// up to 2: beside `ctest -j2` and a busy loop on this 2-CPU VM, the median of five reached 1.6 in 2 of 25
+// sets, while the smallest stayed at or below 0.65 (idle: 0.94-0.97). Timed per thread (each thread's
+// stretch alone), the same placement read 1.87.
 TEST(Parallelism, TwoThreadsOnOneCpuCountAsOneCore) {
   const std::vector<int> cpus = allowed_cpus();
   ASSERT_FALSE(cpus.empty());
   std::vector<double> probes;
   for (int i = 0; i < 5; ++i) probes.push_back(cores_available({cpus[0], cpus[0]}));
   std::sort(probes.begin(), probes.end());
-  EXPECT_GT(probes[2], 0.0);
-  EXPECT_LT(probes[2], 1.6);
+  EXPECT_GT(probes.front(), 0.0);
+  EXPECT_LT(probes.front(), 1.3);
   EXPECT_EQ(cores_available({cpus[0]}), 1.0);
 }
 
