@@ -67,7 +67,8 @@ class Log {
   ~Log();
 
   // Appends through `lane` and returns the entry's sequence number once it is durable. Throws
-  // Error(PMLAB_E_POOL_FULL) when the lane has no room (truncate, or use another lane).
+  // Error(PMLAB_E_POOL_FULL) when the lane has no room (truncate, or use another lane);
+  // Error(PMLAB_E_INVALID_ARGUMENT) for an entry larger than a whole lane, which no truncate makes room for.
   uint64_t append(unsigned lane, const void* data, size_t size);
   uint64_t append(const void* data, size_t size) { return append(0, data, size); }
 

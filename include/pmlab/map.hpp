@@ -41,7 +41,7 @@ enum class MapKind {
 struct MapOptions {
   MapKind kind = MapKind::bptree;  // the structure
   unsigned key_bytes = 8;          // every key's size, 1..8
-  unsigned value_bytes = 8;        // every value's size, 1..4096
+  unsigned value_bytes = 8;        // every value's size, 1..1024
   uint64_t capacity = 1024;  // hashtable: the keys it is sized for (buckets: the power of two above); bptree: unused
 };
 
@@ -55,7 +55,8 @@ class Map {
   // 0: else Error(PMLAB_E_ALREADY_EXISTS)). Throws Error(PMLAB_E_POOL_FULL) when the heap has no room.
   static Map create(Ptm& ptm, unsigned root, const MapOptions& options = {});
   // The map that root word `root` links to (Error(PMLAB_E_NOT_FOUND) when it holds 0,
-  // Error(PMLAB_E_CORRUPTED) when it links to no map).
+  // Error(PMLAB_E_CORRUPTED) when it links to no map). Read in a transaction of its own: like create, not
+  // called from within a body of `ptm` (transactions do not nest: Ptm::run).
   static Map open(Ptm& ptm, unsigned root);
 
   // Movable, not copyable; destroying a handle changes nothing in the heap.

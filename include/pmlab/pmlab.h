@@ -98,14 +98,19 @@ void pmlab_ptm_close(pmlab_ptm* ptm);
 typedef int (*pmlab_tx_fn)(pmlab_tx* tx, void* arg);
 
 /* Runs `body` as one failure-atomic transaction: its writes become durable together, or (abort, crash)
- * not at all. Returns 0 once committed (durable), or the body's nonzero value after undoing it. */
+ * not at all. Returns 0 once committed (durable), or the body's nonzero value after undoing it.
+ * Transactions do not nest: called from within a body of the same ptm (as are pmlab_session_open and
+ * pmlab_session_run, and pmlab_map_create and pmlab_map_open, which run a transaction of their own), it returns
+ * PMLAB_E_INVALID_ARGUMENT and runs nothing; pass the pmlab_tx to the inner code instead. */
 int pmlab_ptm_run(pmlab_ptm* ptm, pmlab_tx_fn body, void* arg);
 
 /* A log slot held by one thread across transactions: pmlab_session_run skips the slot hand-out (a
  * compare-and-swap) that pmlab_ptm_run does each time. Used by the thread that opened it only; closed
  * before its ptm. While open, other threads have one slot fewer (they wait for a free one). */
 typedef struct pmlab_session pmlab_session;
-/* Takes a free log slot of `ptm` for the calling thread (waits while every slot is taken). */
+/* Takes a free log slot of `ptm` for the calling thread (waits while every slot is taken). When the
+ * thread's own sessions hold every slot, it and pmlab_ptm_run return PMLAB_E_INVALID_ARGUMENT instead of
+ * waiting for themselves. */
 int pmlab_session_open(pmlab_ptm* ptm, pmlab_session** session);
 /* As pmlab_ptm_run, on the session's slot. */
 int pmlab_session_run(pmlab_session* session, pmlab_tx_fn body, void* arg);
@@ -162,7 +167,8 @@ void pmlab_log_close(pmlab_log* log);
 
 /* Appends `size` bytes through `lane` (< lanes; one thread per lane at a time) and returns once the entry
  * is durable, with its sequence number in *lsn (may be NULL). Sequence numbers grow across lanes: an append
- * that returned before another began has the smaller one. PMLAB_E_POOL_FULL when the lane has no room. */
+ * that returned before another began has the smaller one. PMLAB_E_POOL_FULL when the lane has no room;
+ * PMLAB_E_INVALID_ARGUMENT for an entry larger than a whole lane (no truncate makes room for it). */
 int pmlab_log_append(pmlab_log* log, unsigned lane, const void* data, size_t size, uint64_t* lsn);
 
 /* Called for each entry in sequence order; a nonzero return stops the walk and is returned by
@@ -410,7 +416,8 @@ void pmlab_pool_close(pmlab_pool* pool);
 /* The data area (4096-byte aligned) and its size; NULL and 0 for a NULL pool. */
 void* pmlab_pool_data(const pmlab_pool* pool);
 uint64_t pmlab_pool_data_size(const pmlab_pool* pool);
-/* Each of these returns PMLAB_E_INVALID_ARGUMENT for a NULL pool or address, having done nothing. */
+/* Each of these returns PMLAB_E_INVALID_ARGUMENT, having done nothing, for a NULL pool or address, a range
+ * not inside the pool's data area, or (store8) a word that is not 8-byte aligned. */
 /* Writes back the cache lines of [addr, addr+len): durable at the next fence. */
 int pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len);
 /* Makes every earlier write-back of this thread durable, and orders later stores after it. */

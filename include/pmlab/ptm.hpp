@@ -112,6 +112,8 @@ class Ptm {
 
   // Runs `body(Transaction&)` as one failure-atomic transaction. Returns true once it committed (durable),
   // false when the body called abort(); an exception from the body undoes the transaction and goes on.
+  // Transactions do not nest: called from within a body of this Ptm (as are session() and Session::run),
+  // it throws Error(PMLAB_E_INVALID_ARGUMENT); pass the Transaction to the inner code instead.
   template <class Body>
   bool run(Body&& body) {
     using B = std::remove_reference_t<Body>;
@@ -147,7 +149,8 @@ class Ptm {
     Impl* impl_;
     int slot_;
   };
-  // A session on a free log slot (waits for one when every slot is taken).
+  // A session on a free log slot (waits for one when every slot is taken). When this thread's own
+  // sessions hold every slot, it and run() throw Error(PMLAB_E_INVALID_ARGUMENT) instead of waiting.
   Session session();
 
   // The pool's PTM, its log slots (PtmOptions::threads), its file, and its counters since open.

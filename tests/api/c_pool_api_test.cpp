@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,6 +32,20 @@ TEST(CPoolApi, AWordPersistedThroughThePoolIsThereAfterReopening) {
   EXPECT_EQ(pmlab_pool_store8(pool, nullptr, 1), PMLAB_E_INVALID_ARGUMENT);
   EXPECT_EQ(pmlab_pool_fence(nullptr), PMLAB_E_INVALID_ARGUMENT);
   EXPECT_EQ(pmlab_pool_data(nullptr), nullptr);
+  // Ranges outside the data area and a misaligned commit word are refused, having done nothing.
+  const uint64_t size = pmlab_pool_data_size(pool);
+  auto* bytes = static_cast<char*>(pmlab_pool_data(pool));
+  uint64_t dram = 0;
+  EXPECT_EQ(pmlab_pool_flush(pool, &dram, 8), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pmlab_errormsg()).find("outside the pool's"), std::string::npos) << pmlab_errormsg();
+  EXPECT_EQ(pmlab_pool_persist(pool, bytes - 64, 64), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_persist(pool, bytes, size + 1), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_persist(pool, bytes + size - 8, SIZE_MAX), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_persist(pool, bytes + size - 64, 64), PMLAB_OK) << "the last line is the pool's";
+  EXPECT_EQ(pmlab_pool_store8(pool, reinterpret_cast<uint64_t*>(bytes + size - 4), 1), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(pmlab_pool_store8(pool, reinterpret_cast<uint64_t*>(bytes + 3), 1), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pmlab_errormsg()).find("aligned"), std::string::npos) << pmlab_errormsg();
+  EXPECT_EQ(words[0], 42u) << "a refused store8 stored nothing";
   pmlab_pool* twice = nullptr;
   EXPECT_EQ(pmlab_pool_open(path.c_str(), "mine.c", nullptr, &twice), PMLAB_E_BUSY);
   EXPECT_EQ(twice, nullptr);

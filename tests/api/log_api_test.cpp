@@ -13,6 +13,7 @@
 
 namespace {
 
+using pmlab::testing::code_of;
 using pmlab::testing::TempDir;
 
 class LogApi : public ::testing::TestWithParam<const char*> {
@@ -82,6 +83,13 @@ TEST(LogApiErrors, AFullLaneAnUnknownWriterAndAWrongPool) {
     for (;;) log.append(big.data(), big.size());
   } catch (const pmlab::Error& e) { code = e.code(); }
   EXPECT_EQ(code, PMLAB_E_POOL_FULL);
+  // An entry larger than a whole lane is no matter of room: no truncate would make it fit.
+  std::vector<char> huge(2 << 20, 'x');
+  EXPECT_EQ(code_of([&] { log.append(huge.data(), huge.size()); }), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { log.append(huge.data(), SIZE_MAX); }), PMLAB_E_INVALID_ARGUMENT);
+  log.truncate();
+  EXPECT_EQ(code_of([&] { log.append(huge.data(), huge.size()); }), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { log.append(big.data(), big.size()); }), PMLAB_OK);
   try {
     pmlab::Log::create(dir.file("other"), 1 << 20, {"fast", 1, false});
     ADD_FAILURE() << "an unknown writer was accepted";

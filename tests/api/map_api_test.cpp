@@ -342,6 +342,30 @@ TEST(MapCApi, OperationsAndCodes) {
                 &size_args),
             PMLAB_OK);
   EXPECT_EQ(size, 3u);
+  // A kind outside the enumerators, as a C caller may store one, and a map made or opened from inside a
+  // transaction (which would nest one: Ptm::run) are refused.
+  pmlab_map_config odd{};
+  const int nine = 9;
+  std::memcpy(&odd.kind, &nine, sizeof nine);
+  pmlab_map* other = nullptr;
+  EXPECT_EQ(pmlab_map_create(ptm, 5, &odd, &other), PMLAB_E_INVALID_ARGUMENT);
+  struct Inside {
+    pmlab_ptm* ptm;
+    int create, open;
+  } inside{ptm, PMLAB_OK, PMLAB_OK};
+  ASSERT_EQ(pmlab_ptm_run(
+                ptm,
+                [](pmlab_tx*, void* a) {
+                  auto& in = *static_cast<Inside*>(a);
+                  pmlab_map* m = nullptr;
+                  in.create = pmlab_map_create(in.ptm, 6, nullptr, &m);
+                  in.open = pmlab_map_open(in.ptm, 3, &m);
+                  return 0;
+                },
+                &inside),
+            PMLAB_OK);
+  EXPECT_EQ(inside.create, PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(inside.open, PMLAB_E_INVALID_ARGUMENT);
   pmlab_map_close(map);
   pmlab_ptm_close(ptm);
 }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -113,6 +115,54 @@ TEST_P(PtmApi, PoolsAreNeverOverwrittenOpenedTwiceOrMistaken) {
               pmlab::Ptm::create(dir_.file("odd"), 4 << 20, {GetParam(), 0, 64 << 10});
             }),
             PMLAB_E_INVALID_ARGUMENT);
+}
+
+// A run, a session or a session's run from inside a body of the same Ptm would wait forever for the slot or
+// lock the outer transaction holds (undo, or one slot) or commit apart from it: each is refused, and the
+// Error undoes the outer transaction as any exception does. Another Ptm's transaction may run inside.
+TEST_P(PtmApi, TransactionsDoNotNest) {
+  auto ptm = make("heap", /*threads=*/1);
+  auto other = make("other", /*threads=*/2);
+  auto session = other.session();
+  int inner_code = PMLAB_OK, session_code = PMLAB_OK;
+  EXPECT_TRUE(ptm.run([&](pmlab::Transaction& tx) {
+    tx.write(tx.root(0), 1);
+    inner_code = code_of([&] { ptm.run([](pmlab::Transaction& inner) { inner.write(inner.root(1), 1); }); });
+    session_code = code_of([&] { (void)ptm.session(); });
+    EXPECT_TRUE(other.run([](pmlab::Transaction& inner) { inner.write(inner.root(0), 5); }));
+    EXPECT_EQ(code_of([&] { session.run([](pmlab::Transaction&) {}); }), PMLAB_OK) << "another Ptm's session";
+  }));
+  EXPECT_EQ(inner_code, PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(session_code, PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] {
+              ptm.run([&](pmlab::Transaction& tx) {
+                tx.write(tx.root(0), 2);
+                ptm.run([](pmlab::Transaction&) {});
+              });
+            }),
+            PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of([&] { session.run([&](pmlab::Transaction&) { session.run([](pmlab::Transaction&) {}); }); }),
+            PMLAB_E_INVALID_ARGUMENT);
+  ptm.run([](pmlab::Transaction& tx) {
+    EXPECT_EQ(tx.read(tx.root(0)), 1u) << "the refused inner run undid the outer transaction around it";
+    EXPECT_EQ(tx.read(tx.root(1)), 0u) << "the refused inner body never ran";
+  });
+  session.run([](pmlab::Transaction& tx) { EXPECT_EQ(tx.read(tx.root(0)), 5u); });
+}
+
+// A thread whose sessions hold every slot would wait for itself in run() or session(): refused. With a
+// slot left, or once a session is gone, both go on.
+TEST_P(PtmApi, AThreadHoldingEverySlotIsNotLeftWaitingForItself) {
+  auto ptm = make("heap", /*threads=*/2);
+  {
+    auto first = ptm.session();
+    EXPECT_TRUE(ptm.run([](pmlab::Transaction& tx) { tx.write(tx.root(0), 1); })) << "one slot is free";
+    auto second = ptm.session();
+    EXPECT_EQ(code_of([&] { ptm.run([](pmlab::Transaction&) {}); }), PMLAB_E_INVALID_ARGUMENT);
+    EXPECT_EQ(code_of([&] { (void)ptm.session(); }), PMLAB_E_INVALID_ARGUMENT);
+    EXPECT_TRUE(second.run([](pmlab::Transaction& tx) { tx.write(tx.root(0), 2); }));
+  }
+  EXPECT_TRUE(ptm.run([](pmlab::Transaction& tx) { EXPECT_EQ(tx.read(tx.root(0)), 2u); }));
 }
 
 TEST_P(PtmApi, ConcurrentTransfersKeepTheTotal) {
@@ -257,6 +307,47 @@ TEST(PtmCApi, RunsCommitsAbortsAndReportsErrors) {
   EXPECT_STREQ(pmlab_strerror(PMLAB_E_BUSY), "in use");
   pmlab_ptm_close(again);
   EXPECT_EQ(pmlab_ptm_open(dir.file("absent").c_str(), &again), PMLAB_E_NOT_FOUND);
+}
+
+// A nested pmlab_ptm_run returns its code to the outer body, which may go on and commit; a kind outside
+// the enumerators, as a C caller may store one, is refused.
+TEST(PtmCApi, NestedRunsAndUnknownKindsAreRefused) {
+  TempDir dir;
+  pmlab_ptm* ptm = nullptr;
+  pmlab_ptm_config config{PMLAB_PTM_UNDO, 1, 0};
+  ASSERT_EQ(pmlab_ptm_create(dir.file("heap").c_str(), 4 << 20, &config, &ptm), PMLAB_OK) << pmlab_errormsg();
+  struct Nest {
+    pmlab_ptm* ptm;
+    int inner, session;
+  } nest{ptm, PMLAB_OK, PMLAB_OK};
+  EXPECT_EQ(pmlab_ptm_run(
+                ptm,
+                [](pmlab_tx* tx, void* arg) {
+                  auto* n = static_cast<Nest*>(arg);
+                  n->inner = pmlab_ptm_run(
+                      n->ptm, [](pmlab_tx*, void*) { return 0; }, nullptr);
+                  pmlab_session* s = nullptr;
+                  n->session = pmlab_session_open(n->ptm, &s);
+                  return pmlab_tx_write(tx, pmlab_tx_root(tx, 0), 9);
+                },
+                &nest),
+            PMLAB_OK);
+  EXPECT_EQ(nest.inner, PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_EQ(nest.session, PMLAB_E_INVALID_ARGUMENT);
+  uint64_t root = 0;
+  EXPECT_EQ(
+      pmlab_ptm_run(
+          ptm,
+          [](pmlab_tx* tx, void* arg) { return pmlab_tx_read(tx, pmlab_tx_root(tx, 0), static_cast<uint64_t*>(arg)); },
+          &root),
+      PMLAB_OK);
+  EXPECT_EQ(root, 9u) << "the outer transaction committed";
+  pmlab_ptm_close(ptm);
+
+  const int seven = 7;
+  std::memcpy(&config.kind, &seven, sizeof seven);  // what a C caller may store
+  EXPECT_EQ(pmlab_ptm_create(dir.file("odd").c_str(), 4 << 20, &config, &ptm), PMLAB_E_INVALID_ARGUMENT);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("odd")));
 }
 
 }  // namespace

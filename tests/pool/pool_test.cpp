@@ -114,6 +114,12 @@ TEST_F(BadInput, CreateInAMissingDirectory) {
   EXPECT_NE(pool.status().message().find("does not exist"), std::string::npos);
 }
 
+TEST_F(BadInput, CreateWithAnEmptyPath) {
+  auto pool = Pool::create("", kSize, "test");
+  EXPECT_EQ(pool.status().code(), Errc::invalid_argument);
+  EXPECT_NE(pool.status().message().find("path is empty"), std::string::npos) << pool.status().message();
+}
+
 TEST_F(BadInput, CreateWithoutSpaceLeavesNothingBehind) {
   std::string path = dir.file("huge.pool");
   auto pool = Pool::create(path, 1ULL << 50, "test");  // 1 PiB

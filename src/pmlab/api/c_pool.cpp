@@ -4,6 +4,9 @@
 #include <pmlab/pmlab.h>
 #include <pmlab/pool.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "pmlab/api/errors.hpp"
 
 struct pmlab_pool {
@@ -33,6 +36,23 @@ pmlab::PageFlush page_flush(const pmlab_page_flush& flush) {
 
 constexpr const char* kNullPoolOrAddress = "null pool or address";
 
+// PMLAB_OK when [addr, addr+len) lies in the pool's data area, else the code of a call that does nothing: an
+// address elsewhere (DRAM, past the mapping's end) is the caller's bug, which a write-back past the end
+// would turn into a fault and one into DRAM into a silent no-op.
+int check_range(const pmlab_pool* pool, const void* addr, size_t len) {
+  if (pool == nullptr || addr == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  const auto begin = reinterpret_cast<uintptr_t>(pool->pool.data());
+  const uint64_t size = pool->pool.data_size();
+  const auto at = reinterpret_cast<uintptr_t>(addr);
+  if (at < begin || at - begin > size || len > size - (at - begin))
+    return pmlab::api::fail(
+        PMLAB_E_INVALID_ARGUMENT,
+        ("the " + std::to_string(len) + " bytes at offset " + std::to_string(static_cast<int64_t>(at - begin)) +
+         " are outside the pool's " + std::to_string(size) + "-byte data area")
+            .c_str());
+  return PMLAB_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -54,7 +74,7 @@ void* pmlab_pool_data(const pmlab_pool* pool) { return pool != nullptr ? pool->p
 uint64_t pmlab_pool_data_size(const pmlab_pool* pool) { return pool != nullptr ? pool->pool.data_size() : 0; }
 
 int pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len) {
-  if (pool == nullptr || addr == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  if (const int rc = check_range(pool, addr, len); rc != PMLAB_OK) return rc;
   pool->pool.persister().flush(addr, len);
   return PMLAB_OK;
 }
@@ -64,12 +84,15 @@ int pmlab_pool_fence(const pmlab_pool* pool) {
   return PMLAB_OK;
 }
 int pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len) {
-  if (pool == nullptr || addr == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  if (const int rc = check_range(pool, addr, len); rc != PMLAB_OK) return rc;
   pool->pool.persister().persist(addr, len);
   return PMLAB_OK;
 }
 int pmlab_pool_store8(const pmlab_pool* pool, uint64_t* word, uint64_t value) {
-  if (pool == nullptr || word == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, kNullPoolOrAddress);
+  if (const int rc = check_range(pool, word, sizeof *word); rc != PMLAB_OK) return rc;
+  // Only an aligned word is stored in one piece: a misaligned one may straddle two lines and tear.
+  if (reinterpret_cast<uintptr_t>(word) % alignof(uint64_t) != 0)
+    return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "store8 needs an 8-byte aligned word");
   pool->pool.persister().store8(word, value);
   return PMLAB_OK;
 }

@@ -322,7 +322,7 @@ int pmlab_map_create(pmlab_ptm* ptm, unsigned root, const pmlab_map_config* conf
   *map = nullptr;
   pmlab::MapOptions o;
   if (config != nullptr) {
-    if (config->kind != 0) o.kind = static_cast<pmlab::MapKind>(config->kind);
+    if (const int kind = pmlab::api::c_enum_value(config->kind); kind != 0) o.kind = static_cast<pmlab::MapKind>(kind);
     if (config->key_bytes != 0) o.key_bytes = config->key_bytes;
     if (config->value_bytes != 0) o.value_bytes = config->value_bytes;
     if (config->capacity != 0) o.capacity = config->capacity;

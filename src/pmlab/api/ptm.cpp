@@ -3,6 +3,7 @@
 #include <pmlab/ptm.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -26,6 +27,47 @@ struct UserAbort {};
 // The log slot this thread ran its last transaction on: tried first by the next one.
 thread_local int last_slot = -1;
 
+// This thread, as a slot's holder: the address of one of its thread-local words, never 0 and unique among
+// the threads alive.
+uintptr_t this_thread_token() noexcept { return reinterpret_cast<uintptr_t>(&last_slot); }
+
+// The PTMs whose transaction bodies this thread is inside, innermost first. Transactions do not nest: a
+// run() or session() of one of them from within its body would wait for the slot or the lock the outer
+// transaction holds (forever under undo, or with one slot), or commit apart from the transaction around
+// it; either way not what the caller meant, so it is refused.
+struct OpenBody {
+  const void* ptm;
+  const OpenBody* outer;
+};
+thread_local const OpenBody* open_bodies = nullptr;
+
+[[noreturn]] void refuse_nested() {
+  raise(PMLAB_E_INVALID_ARGUMENT,
+        "a transaction of this PTM is running on this thread, and transactions do not nest: pass its "
+        "Transaction to the inner code instead");
+}
+
+// Inline: a thread outside every body, the common case, pays one thread-local load.
+inline void check_not_nested(const void* ptm) {
+  for (const OpenBody* b = open_bodies; b != nullptr; b = b->outer)
+    if (b->ptm == ptm) refuse_nested();
+}
+
+// Marks this thread as inside a body of `ptm` for the scope's life, refused when it already is.
+class InsideBody {
+ public:
+  explicit InsideBody(const void* ptm) : frame_{ptm, open_bodies} {
+    check_not_nested(ptm);
+    open_bodies = &frame_;
+  }
+  ~InsideBody() { open_bodies = frame_.outer; }
+  InsideBody(const InsideBody&) = delete;
+  InsideBody& operator=(const InsideBody&) = delete;
+
+ private:
+  OpenBody frame_;
+};
+
 ptm::Heap& heap_of(void* heap) noexcept { return *static_cast<ptm::Heap*>(heap); }
 
 constexpr uint64_t kRootsBegin = offsetof(ptm::HeapHeader, root);
@@ -36,7 +78,8 @@ static_assert(Transaction::kRoots == ptm::kRoots);
 struct Ptm::Impl {
   std::unique_ptr<pool::Pool> pool;
   std::unique_ptr<ptm::PtmStore> store;
-  std::unique_ptr<std::atomic<bool>[]> slot_busy;
+  // Per log slot, the thread holding it (this_thread_token()), or 0 when it is free.
+  std::unique_ptr<std::atomic<uintptr_t>[]> slot_holder;
   int slots = 0;
 
   ~Impl() {
@@ -51,29 +94,43 @@ struct Ptm::Impl {
     if (!store) raise(store.status());
     impl->store = std::move(*store);
     impl->slots = impl->store->options().slots;
-    impl->slot_busy = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(impl->slots));
-    for (int i = 0; i < impl->slots; ++i) impl->slot_busy[i].store(false, std::memory_order_relaxed);
+    impl->slot_holder = std::make_unique<std::atomic<uintptr_t>[]>(static_cast<size_t>(impl->slots));
+    for (int i = 0; i < impl->slots; ++i) impl->slot_holder[i].store(0, std::memory_order_relaxed);
     return impl;
   }
 
   // A log slot of its own for one transaction: the one this thread had last, when free, else any free one;
-  // with every slot taken, the thread waits for one.
+  // with every slot taken, the thread waits for one, unless this thread holds them all (in sessions) and
+  // would wait for itself.
   int acquire_slot() {
+    const uintptr_t me = this_thread_token();
     for (;;) {
       const int start = last_slot >= 0 && last_slot < slots ? last_slot : 0;
       for (int k = 0; k < slots; ++k) {
         const int i = (start + k) % slots;
-        bool expected = false;
-        if (!slot_busy[i].load(std::memory_order_relaxed) &&
-            slot_busy[i].compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+        uintptr_t expected = 0;
+        if (slot_holder[i].load(std::memory_order_relaxed) == 0 &&
+            slot_holder[i].compare_exchange_strong(expected, me, std::memory_order_acquire)) {
           last_slot = i;
           return i;
         }
       }
+      if (holds_every_slot(me)) {
+        check_not_nested(this);  // the slot of a transaction this thread is inside is one of them
+        raise(PMLAB_E_INVALID_ARGUMENT, "every log slot of this PTM (" + std::to_string(slots) +
+                                            ") is in a session of this thread, which would wait for itself: "
+                                            "run on one of them (Session::run), or create the PTM with more");
+      }
       std::this_thread::yield();
     }
   }
-  void release_slot(int i) noexcept { slot_busy[i].store(false, std::memory_order_release); }
+  void release_slot(int i) noexcept { slot_holder[i].store(0, std::memory_order_release); }
+
+  bool holds_every_slot(uintptr_t me) const noexcept {
+    for (int i = 0; i < slots; ++i)
+      if (slot_holder[i].load(std::memory_order_relaxed) != me) return false;
+    return true;
+  }
 };
 
 Ptm::Impl& Ptm::self() const { return api::impl_of(impl_, "pmlab::Ptm"); }
@@ -107,6 +164,8 @@ Ptm::~Ptm() = default;
 
 bool Ptm::run_erased(void (*body)(void*, Transaction&), void* state) {
   Impl& impl = self();
+  // A run from inside a body of this Ptm is refused by run_on, or, when the outer transaction holds the
+  // last free slot, by acquire_slot instead of waiting for it.
   const int slot = impl.acquire_slot();
   struct Release {
     Impl& impl;
@@ -118,6 +177,7 @@ bool Ptm::run_erased(void (*body)(void*, Transaction&), void* state) {
 
 Ptm::Session Ptm::session() {
   Impl& impl = self();
+  check_not_nested(&impl);
   return Session(&impl, impl.acquire_slot());
 }
 
@@ -126,6 +186,7 @@ Ptm::Session::~Session() {
 }
 
 bool Ptm::run_on(Impl& impl, int slot, void (*body)(void*, Transaction&), void* state) {
+  const InsideBody inside(&impl);
   ptm::PtmStore& store = *impl.store;
   ptm::Heap& heap = store.heap();
   try {
@@ -294,7 +355,7 @@ extern "C" {
 int pmlab_ptm_create(const char* path, uint64_t pool_bytes, const pmlab_ptm_config* config, pmlab_ptm** ptm) {
   pmlab::PtmOptions o;
   if (config != nullptr) {
-    if (config->kind != 0) o.kind = static_cast<pmlab::PtmKind>(config->kind);
+    if (const int kind = pmlab::api::c_enum_value(config->kind); kind != 0) o.kind = static_cast<pmlab::PtmKind>(kind);
     if (config->threads != 0) o.threads = config->threads;
     if (config->log_bytes_per_thread != 0) o.log_bytes_per_thread = config->log_bytes_per_thread;
   }

@@ -125,6 +125,7 @@ Status Pool::map(const OpenOptions& options) {
 Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t size, std::string_view layout,
                                            uint32_t layout_version, const OpenOptions& options) {
   PMLAB_TRY(check_layout_name(layout));
+  if (path.empty()) return error(Errc::invalid_argument, "cannot create a pool: the path is empty");
   if (size < kMinPoolSize)
     return error(Errc::invalid_argument,
                  "pool size " + format_size(size) + " is below the minimum " + format_size(kMinPoolSize));

@@ -138,7 +138,14 @@ uint64_t Log::first_lsn() const noexcept {
   return persist::Persister::load8(reinterpret_cast<const uint64_t*>(region_.data() + om::kWatermarkOffset));
 }
 
-Status Log::lane_full(uint32_t lane, uint64_t need) const {
+Status Log::no_room(uint32_t lane, Kind kind, uint64_t payload) const {
+  // Checked before the footprint: a payload near 2^64 would wrap it to a few bytes.
+  if (payload > om::kMaxPayload || om::entry_footprint(kind, options_.padded, payload) > lane_bytes_)
+    return error(Errc::invalid_argument, "a log entry of " + std::to_string(payload) +
+                                             " bytes fits no lane of this log (" + std::to_string(lane_bytes_) +
+                                             " bytes each, entries up to " + std::to_string(om::kMaxPayload) +
+                                             " bytes)");
+  const uint64_t need = om::entry_footprint(kind, options_.padded, payload);
   return error(Errc::pool_full, "log lane " + std::to_string(lane) + " is full: an entry of " + std::to_string(need) +
                                     " bytes does not fit in the " + std::to_string(lane_bytes_ - lanes_[lane].tail) +
                                     " bytes left of " + std::to_string(lane_bytes_) + " (truncate the log)");

@@ -195,7 +195,9 @@ class Log {
     }
     return next_lsn_.fetch_add(1, std::memory_order_relaxed);
   }
-  Status lane_full(uint32_t lane, uint64_t need) const;
+  // Why an entry of `payload` bytes found no room in the lane: full for now (a truncate makes room), or
+  // too large for any lane (an invalid argument).
+  Status no_room(uint32_t lane, Kind kind, uint64_t payload) const;
   Status no_such_lane(uint32_t lane) const;
 
   // Where an append of `len` payload bytes goes: the lane and size checks every writer makes first, then

@@ -31,7 +31,7 @@ inline Result<Log::Reservation> Log::reserve(uint32_t lane, Kind kind, size_t le
   const LaneState& s = lanes_[lane];
   const uint64_t bytes = on_media::entry_footprint(kind, options_.padded, len);
   if (len > on_media::kMaxPayload || s.tail + bytes > lane_bytes_) [[unlikely]]
-    return lane_full(lane, bytes);
+    return no_room(lane, kind, len);
   return Reservation{lane_data(lane) + s.tail, bytes, next_lsn()};
 }
 
