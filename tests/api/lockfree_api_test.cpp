@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 #include <thread>
@@ -162,6 +163,35 @@ TEST(LockfreeApi, PoolsOfTheOtherKindAndBadOptionsAreErrors) {
   o.threads = 0;
   EXPECT_EQ(code_of([&] { pmlab::Ring::create(dir.file("ring"), o); }), PMLAB_E_INVALID_ARGUMENT);
   EXPECT_FALSE(std::filesystem::exists(dir.file("ring")));
+}
+
+// Flips one bit of the 8-byte word at `offset` of a closed pool's data area (past its 4 KiB header).
+void flip_low_bit(const std::string& path, uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t word = 0;
+  f.seekg(static_cast<std::streamoff>(4096 + offset));
+  f.read(reinterpret_cast<char*>(&word), 8);
+  word ^= 1;
+  f.seekp(static_cast<std::streamoff>(4096 + offset));
+  f.write(reinterpret_cast<const char*>(&word), 8);
+}
+
+// A root whose geometry lost a bit is refused, though the damaged value still fits the pool: a set one
+// node short would drop the nodes past it, a ring one byte longer would copy past the caller's records.
+TEST(LockfreeApi, ADamagedRootIsRefused) {
+  TempDir dir;
+  {
+    auto set = pmlab::Set::create(dir.file("set"), {pmlab::SetDesign::linkfree, 2, 64});
+    for (uint64_t k = 1; k <= 64; ++k) set.insert(0, k);
+  }
+  flip_low_bit(dir.file("set"), 16);  // the root's capacity
+  EXPECT_EQ(code_of([&] { pmlab::Set::open(dir.file("set")); }), PMLAB_E_CORRUPTED);
+  pmlab::RingOptions o;
+  o.capacity = 16;
+  o.record_bytes = 32;
+  { pmlab::Ring::create(dir.file("ring"), o); }
+  flip_low_bit(dir.file("ring"), 24);  // the root's record size
+  EXPECT_EQ(code_of([&] { pmlab::Ring::open(dir.file("ring")); }), PMLAB_E_CORRUPTED);
 }
 
 // Records come out in the order they went in, and a reopened ring holds what was left, in order.

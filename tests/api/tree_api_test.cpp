@@ -265,6 +265,14 @@ TEST(TreeApi, BadInputIsRefusedAndLosesNothing) {
     f.write(reinterpret_cast<const char*>(&nine), 8);
   }
   EXPECT_EQ(code_of([&] { pmlab::Tree::open(dir.file("tree")); }), PMLAB_E_CORRUPTED);
+  {
+    // The key size as it was, and a value size one byte shorter: still a valid size, but not this tree's.
+    std::fstream f(dir.file("tree"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096 + 8);
+    const uint64_t sizes[2] = {options().key_bytes, kValueBytes - 1};
+    f.write(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  }
+  EXPECT_EQ(code_of([&] { pmlab::Tree::open(dir.file("tree")); }), PMLAB_E_CORRUPTED);
 }
 
 // The C API: each call's codes, a visitor that stops the scan, null arguments, and a reopen.

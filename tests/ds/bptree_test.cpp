@@ -112,6 +112,25 @@ TEST_F(BPTreeReopen, RebuildsAnIndexThatDoesNot) {
   }
 }
 
+// A first-leaf link whose end wraps around 2^64 (a damaged image) names no block of the arena: the leaf
+// walk reports it instead of reading the bytes before the arena as a leaf.
+TEST_F(BPTreeReopen, ALeafLinkThatWrapsIsOutsideTheArena) {
+  const uint64_t wraps = uint64_t{0} - 3 * kBlockAlign;
+  EXPECT_FALSE(arena_->contains(wraps, 4 * kBlockAlign));
+  *arena_->root(0) = wraps;
+  const Status st = tree_->check();
+  EXPECT_EQ(st.code(), Errc::corrupted);
+  EXPECT_NE(st.message().find("outside the arena"), std::string::npos) << st.message();
+}
+
+// A first-leaf link zeroed (a damaged image): no leaf list to rebuild an index over, so reported.
+TEST_F(BPTreeReopen, ATreeWithoutALeafIsCorrupted) {
+  *arena_->root(0) = 0;
+  EXPECT_EQ(tree_->check().code(), Errc::corrupted);
+  Tree again(*arena_, o_);
+  EXPECT_EQ(again.recover().code(), Errc::corrupted);
+}
+
 // An arena too small for every insert: the inserts that fail change nothing, and every key the tree took
 // stays found, before and after reopening (a split must not reach the leaves without its index entry).
 TEST(BPTreeFull, FailedInsertsLoseAndMisrouteNothing) {

@@ -5,15 +5,21 @@
 // Outside is watched two ways: the mapping has inaccessible guard pages on both sides (a stray access
 // faults), and the pool's header must be unchanged afterwards (recovery owns only the data area).
 //
-// Input: one byte choosing the image (a layout and a configuration of it, with some records in it),
-// then bytes XORed onto the data area from its start, where every layout keeps its superblock and
-// metadata: zeros keep the formatted image, so mutations start from a real one.
+// Input: one byte choosing the image (a layout and a configuration of it, with some records in it; the
+// library's heap, tree, sets and ring are made through its public API), then bytes XORed onto the data
+// area from its start, where every layout keeps its superblock and metadata: zeros keep the formatted
+// image, so mutations start from a real one.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include <pmlab/lockfree.hpp>
+#include <pmlab/map.hpp>
+#include <pmlab/ptm.hpp>
+#include <pmlab/tree.hpp>
 
 #include "fuzz_support.hpp"
 #include "pmlab/pool/layout.hpp"
@@ -32,6 +38,9 @@ struct Image {
   const pool::Layout* layout = nullptr;
   std::vector<std::byte> pristine;  // the whole pool as formatted
 };
+
+// Key `i` as the library's 8-byte keys: its bytes, in memory order.
+std::string_view key(const uint64_t& i) { return {reinterpret_cast<const char*>(&i), sizeof i}; }
 
 [[noreturn]] void harness_failure(const char* what) {
   std::fprintf(stderr, "pmlab fuzz: %s\n", what);
@@ -101,6 +110,33 @@ std::vector<Image> make_images() {
       add(images, pool::Pool::open(p));
     }
   }
+  // The library's structures, each with some content: a heap holding a map, a tree, two sets, a ring.
+  const auto library_image = [&](auto&& make) {
+    const std::string p = path();
+    make(p);
+    add(images, pool::Pool::open(p));
+  };
+  library_image([](const std::string& p) {
+    auto ptm = pmlab::Ptm::create(p, kPoolSize, {pmlab::PtmKind::redo, 2, 16 << 10});
+    auto map = pmlab::Map::create(ptm, 0, {});
+    for (uint64_t i = 0; i < 40; ++i) ptm.run([&](pmlab::Transaction& tx) { map.put(tx, key(i), &i); });
+  });
+  library_image([](const std::string& p) {
+    auto tree = pmlab::Tree::create(p, kPoolSize, {8, 16});
+    const char value[16] = "value";
+    for (uint64_t i = 0; i < 100; ++i) tree.put(key(i), value);
+  });
+  for (const pmlab::SetDesign design : {pmlab::SetDesign::linkfree, pmlab::SetDesign::tlog})
+    library_image([&](const std::string& p) {
+      auto set = pmlab::Set::create(p, {design, 2, 256});
+      for (uint64_t k = 1; k <= 60; ++k) set.insert(0, k * 3);
+    });
+  library_image([](const std::string& p) {
+    auto ring = pmlab::Ring::create(p, {pmlab::RingDesign::tx, 2, 16, 32});
+    char record[32] = "record";
+    for (int i = 0; i < 12; ++i) ring.push(0, record);
+    for (int i = 0; i < 3; ++i) ring.pop(1, record);
+  });
   // Layouts registered without a formatter here (bench, and any added later) on a bare data area.
   for (const pool::Layout* layout : pool::LayoutRegistry::instance().all()) {
     bool covered = false;

@@ -195,14 +195,10 @@ Status status_of(F&& recover) {
        const uint64_t design = lockfree::list_layout::root_of(p.data()).design;
        return lockfree::list_layout::check_root(p.data(), p.data_size(), design, "lock-free set");
      }});
-[[maybe_unused]] const bool ring_layout_registered =
-    pool::LayoutRegistry::instance().add({kRingLayout, 1, "lock-free persistent MPMC ring (pmlab::Ring: tx or txfree)",
-                                          [](pool::Pool& p) { return status_of([&] { (void)recovered_ring(p); }); },
-                                          [](const pool::Pool& p) -> Status {
-                                            return lockfree::RingBuffer::design_of(p.data(), p.data_size())
-                                                       ? Status::success()
-                                                       : error(Errc::corrupted, "the root names no ring");
-                                          }});
+[[maybe_unused]] const bool ring_layout_registered = pool::LayoutRegistry::instance().add(
+    {kRingLayout, 1, "lock-free persistent MPMC ring (pmlab::Ring: tx or txfree)",
+     [](pool::Pool& p) { return status_of([&] { (void)recovered_ring(p); }); },
+     [](const pool::Pool& p) -> Status { return lockfree::RingBuffer::check_root_of(p.data(), p.data_size()); }});
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "pmlab/api/byte_keys.hpp"
 #include "pmlab/api/c_api.hpp"
 #include "pmlab/api/errors.hpp"
+#include "pmlab/common/hash.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/bptree/long_scan.hpp"
 #include "pmlab/ds/hashtable/hashtable.hpp"
@@ -31,9 +32,26 @@ using api::raise;
 namespace {
 
 constexpr uint64_t kMapMagic = 0x706d6c61622d6d70ull;  // "pmlab-mp"
-enum Descriptor : uint64_t { kMagic = 0, kKind = 8, kKeyBytes = 16, kValueBytes = 24, kCapacity = 32, kHeader = 40 };
-constexpr uint64_t kDescriptorBytes = 48;
+// A map's descriptor in the heap: its options, the structure's header word, and a check over the options,
+// which never change after create: a flipped bit in a size would make the map copy another number of bytes
+// in and out of the caller's buffers.
+enum Descriptor : uint64_t {
+  kMagic = 0,
+  kKind = 8,
+  kKeyBytes = 16,
+  kValueBytes = 24,
+  kCapacity = 32,
+  kHeader = 40,
+  kCheck = 48
+};
+constexpr uint64_t kDescriptorBytes = 56;
 constexpr unsigned kMaxValueBytes = 1024;  // a split's copy of half a leaf then fits the default redo log
+
+// The descriptor's kCheck word for these options.
+uint64_t options_check(const MapOptions& o) noexcept {
+  const uint64_t words[] = {static_cast<uint64_t>(o.kind), o.key_bytes, o.value_bytes, o.capacity};
+  return fnv1a64(words, sizeof words);
+}
 
 // One structure on one PTM, behind the calls a Map makes; `tx` is that PTM's running transaction.
 class Structure {
@@ -164,6 +182,8 @@ struct Map::Impl {
     o.key_bytes = static_cast<unsigned>(tx.read(descriptor + kKeyBytes));
     o.value_bytes = static_cast<unsigned>(tx.read(descriptor + kValueBytes));
     o.capacity = tx.read(descriptor + kCapacity);
+    if (tx.read(descriptor + kCheck) != options_check(o))
+      raise(PMLAB_E_CORRUPTED, "map descriptor checksum mismatch (damaged, or made by an older pmlab)");
     try {
       validate(o);
     } catch (const Error& e) {
@@ -197,6 +217,7 @@ Map Map::create(Ptm& ptm, unsigned root, const MapOptions& options) {
     tx.write(descriptor + kValueBytes, options.value_bytes);
     tx.write(descriptor + kCapacity, options.capacity);
     tx.write(descriptor + kHeader, 0);
+    tx.write(descriptor + kCheck, options_check(options));
     auto impl = Impl::at(tx, descriptor);
     const Status st = impl->structure->create(tx.tx_, options.capacity);
     if (!st.ok()) raise(st.code() == Errc::no_space ? Status(Errc::pool_full, st.message()) : st);

@@ -13,6 +13,7 @@
 
 #include "pmlab/api/byte_keys.hpp"
 #include "pmlab/api/errors.hpp"
+#include "pmlab/common/hash.hpp"
 #include "pmlab/ds/bptree/bptree.hpp"
 #include "pmlab/ds/bptree/long_scan.hpp"
 #include "pmlab/pool/layout.hpp"
@@ -35,7 +36,14 @@ struct alignas(64) Descriptor {
   uint64_t key_bytes;
   uint64_t value_bytes;
   uint64_t leaf_slots;
+  // fnv1a64 of key_bytes .. leaf_slots: a flipped bit in a size would make the tree copy another number of
+  // bytes in and out of the caller's buffers. 0 in a descriptor of an older format.
+  uint64_t check;
 };
+
+uint64_t descriptor_check(const Descriptor& d) noexcept {
+  return fnv1a64_between(d, &Descriptor::key_bytes, &Descriptor::check);
+}
 constexpr uint64_t kArenaOffset = sizeof(Descriptor);
 
 using Arena = ds::Arena<ds::Durable>;
@@ -64,6 +72,9 @@ Result<TreeOptions> options_of(const pool::Pool& p) {
   if (p.data_size() < kArenaOffset + 2 * ds::kBlockAlign) return error(Errc::corrupted, "no room for a tree");
   const Descriptor& d = descriptor_of(p);
   if (d.magic != kTreeMagic) return error(Errc::corrupted, p.path() + " holds no tree (its creation did not finish?)");
+  if (d.check != descriptor_check(d))
+    return error(Errc::corrupted, d.check == 0 ? "a tree descriptor without a checksum (made by an older pmlab)"
+                                               : "tree descriptor checksum mismatch");
   TreeOptions o;
   o.key_bytes = static_cast<unsigned>(d.key_bytes);
   o.value_bytes = static_cast<unsigned>(d.value_bytes);
@@ -151,6 +162,7 @@ Tree Tree::create(const std::string& path, uint64_t pool_bytes, const TreeOption
   d.key_bytes = options.key_bytes;
   d.value_bytes = options.value_bytes;
   d.leaf_slots = kLeafSlots;
+  d.check = descriptor_check(d);
   p.persist(&d, sizeof d);
   p.store8(&d.magic, kTreeMagic);
   p.persist(&d.magic, 8);

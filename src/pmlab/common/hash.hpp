@@ -20,6 +20,15 @@ inline uint64_t fnv1a64(const void* data, size_t len, uint64_t seed = kFnvOffset
   return h;
 }
 
+// The bytes of `object` from its member `first` up to, not including, its member `end`: an on-media root's
+// checksum over the fields that lie between (the superblocks' and the structures' roots).
+template <class T, class First, class End>
+uint64_t fnv1a64_between(const T& object, First T::*first, End T::*end) noexcept {
+  const auto* from = reinterpret_cast<const std::byte*>(&(object.*first));
+  const auto* to = reinterpret_cast<const std::byte*>(&(object.*end));
+  return fnv1a64(from, static_cast<size_t>(to - from));
+}
+
 // The eight bytes of a value, low byte first (its bytes in memory on x86), from the offset basis.
 constexpr uint64_t fnv1a64_word(uint64_t value) noexcept {
   uint64_t h = kFnvOffsetBasis64;

@@ -49,9 +49,7 @@ Result<std::unique_ptr<T>> open_structure(Pool& pool, const std::string& layout)
 // after the magic and before the checksum.
 template <class Superblock>
 uint64_t superblock_checksum(const Superblock& sb) {
-  const auto* first = reinterpret_cast<const std::byte*>(&sb.version);
-  const auto* end = reinterpret_cast<const std::byte*>(&sb.checksum);
-  return fnv1a64(first, static_cast<size_t>(end - first));
+  return fnv1a64_between(sb, &Superblock::version, &Superblock::checksum);
 }
 
 // Refuses a region that is not `line`-aligned; `what` names the structure in the error.

@@ -184,6 +184,8 @@ class BPTree : public StructureBase<Identity{"bptree", "bf"}> {
     uint64_t steps = 0;
     bool any = false;
     uint64_t previous_max = 0;
+    // create() links a first leaf that nothing unlinks: a list without one is a damaged root word.
+    if (arena_.load(arena_.root(0)) == 0) return error(Errc::corrupted, "B+-tree has no leaf");
     for (uint64_t leaf = arena_.load(arena_.root(0)); leaf != 0; leaf = next_of(leaf)) {
       if (!arena_.contains(leaf, leaf_bytes()) || leaf % A::kAlign != 0)
         return error(Errc::corrupted, "B+-tree leaf list links outside the arena");

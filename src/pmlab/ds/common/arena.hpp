@@ -99,8 +99,10 @@ class Arena : public Offsets {
   // A bump arena never reuses a block: a freed one stays allocated, unreachable.
   void free(uint64_t, size_t) const noexcept {}
 
+  // Written so that no sum wraps: recovery asks it about offsets read from a possibly damaged image.
   bool contains(uint64_t off, size_t len) const noexcept {
-    return off >= sizeof(ArenaHeader) && off + len <= header().bump;
+    const uint64_t bump = header().bump;
+    return off >= sizeof(ArenaHeader) && off <= bump && len <= bump - off;
   }
 
   uint64_t* root(int i) const noexcept { return &header().root[i]; }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/status.hpp"
 #include "pmlab/lockfree/alloc/epoch.hpp"
 #include "pmlab/lockfree/alloc/slab.hpp"
@@ -25,9 +26,14 @@ struct alignas(64) Root {
   uint64_t capacity;     // nodes in the slab
   uint64_t max_threads;  // TLog log lines
   uint64_t node_bytes;
-  uint64_t pad[3];
+  // fnv1a64 of design .. node_bytes, which never change after format: a flipped bit in the capacity would
+  // make recovery drop the nodes past it. 0 in a root of an older format.
+  uint64_t check;
+  uint64_t pad[2];
 };
 static_assert(sizeof(Root) == 64);
+
+inline uint64_t root_check(const Root& r) noexcept { return fnv1a64_between(r, &Root::design, &Root::check); }
 
 // A list node. The link word carries flags in its low bits (nodes are 32-byte aligned).
 struct Node {
@@ -62,7 +68,9 @@ inline Status format(std::byte* base, size_t size, const persist::Persister& p, 
   const uint64_t bytes = bytes_needed(capacity, max_threads);
   if (bytes > size) return error(Errc::no_space, "region too small for the list");
   std::memset(base, 0, bytes);
-  root_of(base) = Root{kListMagic, design, capacity, static_cast<uint64_t>(max_threads), sizeof(Node), {}};
+  Root& root = root_of(base);
+  root = Root{kListMagic, design, capacity, static_cast<uint64_t>(max_threads), sizeof(Node), 0, {}};
+  root.check = root_check(root);
   p.persist(base, bytes);
   return Status::success();
 }
@@ -71,6 +79,10 @@ inline Status format(std::byte* base, size_t size, const persist::Persister& p, 
 inline Status check_root(const std::byte* base, size_t size, uint64_t design, const char* what) {
   const Root& r = *reinterpret_cast<const Root*>(base);
   if (r.magic != kListMagic || r.design != design) return error(Errc::corrupted, std::string("not a ") + what);
+  if (r.check != root_check(r))
+    return error(Errc::corrupted, r.check == 0
+                                      ? std::string("a ") + what + " root without a checksum (made by an older pmlab)"
+                                      : std::string(what) + " root checksum mismatch");
   if (r.max_threads < 1 || r.max_threads > static_cast<uint64_t>(Slab::kMaxThreads) ||
       bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<int>(r.max_threads)) > size)
     return error(Errc::corrupted, "list root describes a larger region");

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "pmlab/common/enum_names.hpp"
+#include "pmlab/common/hash.hpp"
 
 namespace pmlab::lockfree {
 namespace {
@@ -24,8 +25,13 @@ struct alignas(64) Root {
   // The consolidation move in progress, (source slot + 1) << 32 | (destination slot + 1); 0: none. A crash
   // between a move's copy and the clearing of its source would leave the element twice.
   uint64_t move;
-  uint64_t pad[2];
+  // fnv1a64 of design .. max_threads, which never change after format: a flipped bit there would make the
+  // ring copy another record size in and out of the caller's buffers. 0 in a root of an older format.
+  uint64_t check;
+  uint64_t pad;
 };
+
+uint64_t root_check(const Root& r) noexcept { return fnv1a64_between(r, &Root::design, &Root::move); }
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 uint64_t stride_of(uint32_t slot_bytes) { return round_up(8 + static_cast<uint64_t>(slot_bytes), kLine); }
@@ -118,9 +124,15 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
   if (options.first_ticket % capacity != 0 || options.first_ticket >= kConsumed / 2)
     return error(Errc::invalid_argument, "the first ticket must be a multiple of the capacity below 2^62");
   Root& r = *reinterpret_cast<Root*>(base_);
-  r = Root{
-      kRingMagic, static_cast<uint64_t>(design_), capacity, slot_bytes, static_cast<uint64_t>(options.max_threads), 0,
-      {}};
+  r = Root{kRingMagic,
+           static_cast<uint64_t>(design_),
+           capacity,
+           slot_bytes,
+           static_cast<uint64_t>(options.max_threads),
+           0,
+           0,
+           0};
+  r.check = root_check(r);
   attach_layout();
   std::memset(base_ + kLine, 0, slots_off_ - kLine);
   for (int t = 0; t < threads_; ++t) {
@@ -138,13 +150,22 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
 }
 
 Status RingBuffer::check_root() const {
-  const Root& r = *reinterpret_cast<const Root*>(base_);
-  if (r.magic != kRingMagic || r.design != static_cast<uint64_t>(design_))
+  PMLAB_TRY(check_root_of(base_, size_));
+  if (reinterpret_cast<const Root*>(base_)->design != static_cast<uint64_t>(design_))
     return error(Errc::corrupted, "not a ring of this design");
+  return Status::success();
+}
+
+Status RingBuffer::check_root_of(const std::byte* base, size_t size) {
+  if (!design_of(base, size)) return error(Errc::corrupted, "the root names no ring");
+  const Root& r = *reinterpret_cast<const Root*>(base);
+  if (r.check != root_check(r))
+    return error(Errc::corrupted, r.check == 0 ? "a ring root without a checksum (made by an older pmlab)"
+                                               : "ring root checksum mismatch");
   if (r.capacity < 2 || (r.capacity & (r.capacity - 1)) != 0 || r.max_threads < 1 || r.max_threads > 64 ||
       r.slot_bytes > (1u << 24) ||
       bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes),
-                   static_cast<int>(r.max_threads)) > size_)
+                   static_cast<int>(r.max_threads)) > size)
     return error(Errc::corrupted, "ring root describes a larger region");
   return Status::success();
 }

@@ -60,6 +60,8 @@ class RingBuffer {
   static uint64_t bytes_needed(uint32_t capacity, uint32_t slot_bytes, int max_threads) noexcept;
   // The design a formatted region's root names; nullopt when it holds no ring.
   static std::optional<RingDesign> design_of(const std::byte* base, size_t size) noexcept;
+  // Whether a region's root is a ring's that recovery may trust: its magic, checksum and geometry.
+  static Status check_root_of(const std::byte* base, size_t size);
 
   RingBuffer(RingDesign design, std::byte* base, size_t size, const persist::Persister& p);
   RingBuffer(const RingBuffer&) = delete;
