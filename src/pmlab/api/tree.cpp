@@ -72,9 +72,7 @@ Result<TreeOptions> options_of(const pool::Pool& p) {
   if (p.data_size() < kArenaOffset + 2 * ds::kBlockAlign) return error(Errc::corrupted, "no room for a tree");
   const Descriptor& d = descriptor_of(p);
   if (d.magic != kTreeMagic) return error(Errc::corrupted, p.path() + " holds no tree (its creation did not finish?)");
-  if (d.check != descriptor_check(d))
-    return error(Errc::corrupted, d.check == 0 ? "a tree descriptor without a checksum (made by an older pmlab)"
-                                               : "tree descriptor checksum mismatch");
+  PMLAB_TRY(verify_root_check(d.check, descriptor_check(d), "tree descriptor"));
   TreeOptions o;
   o.key_bytes = static_cast<unsigned>(d.key_bytes);
   o.value_bytes = static_cast<unsigned>(d.value_bytes);

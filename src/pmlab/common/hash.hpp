@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "pmlab/common/status.hpp"
 
 namespace pmlab {
 
@@ -27,6 +30,14 @@ uint64_t fnv1a64_between(const T& object, First T::*first, End T::*end) noexcept
   const auto* from = reinterpret_cast<const std::byte*>(&(object.*first));
   const auto* to = reinterpret_cast<const std::byte*>(&(object.*end));
   return fnv1a64(from, static_cast<size_t>(to - from));
+}
+
+// A root's stored check against the one its fields give now; `what` names the root in the error. A stored 0
+// is a root written before roots had a check (an older pmlab), or never written.
+inline Status verify_root_check(uint64_t stored, uint64_t computed, const std::string& what) {
+  if (stored == computed) return Status::success();
+  return error(Errc::corrupted,
+               what + (stored == 0 ? " has no checksum (made by an older pmlab)" : " checksum mismatch"));
 }
 
 // The eight bytes of a value, low byte first (its bytes in memory on x86), from the offset basis.

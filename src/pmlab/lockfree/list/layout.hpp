@@ -79,10 +79,7 @@ inline Status format(std::byte* base, size_t size, const persist::Persister& p, 
 inline Status check_root(const std::byte* base, size_t size, uint64_t design, const char* what) {
   const Root& r = *reinterpret_cast<const Root*>(base);
   if (r.magic != kListMagic || r.design != design) return error(Errc::corrupted, std::string("not a ") + what);
-  if (r.check != root_check(r))
-    return error(Errc::corrupted, r.check == 0
-                                      ? std::string("a ") + what + " root without a checksum (made by an older pmlab)"
-                                      : std::string(what) + " root checksum mismatch");
+  PMLAB_TRY(verify_root_check(r.check, root_check(r), std::string(what) + " root"));
   if (r.max_threads < 1 || r.max_threads > static_cast<uint64_t>(Slab::kMaxThreads) ||
       bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<int>(r.max_threads)) > size)
     return error(Errc::corrupted, "list root describes a larger region");

@@ -159,9 +159,7 @@ Status RingBuffer::check_root() const {
 Status RingBuffer::check_root_of(const std::byte* base, size_t size) {
   if (!design_of(base, size)) return error(Errc::corrupted, "the root names no ring");
   const Root& r = *reinterpret_cast<const Root*>(base);
-  if (r.check != root_check(r))
-    return error(Errc::corrupted, r.check == 0 ? "a ring root without a checksum (made by an older pmlab)"
-                                               : "ring root checksum mismatch");
+  PMLAB_TRY(verify_root_check(r.check, root_check(r), "ring root"));
   if (r.capacity < 2 || (r.capacity & (r.capacity - 1)) != 0 || r.max_threads < 1 || r.max_threads > 64 ||
       r.slot_bytes > (1u << 24) ||
       bytes_needed(static_cast<uint32_t>(r.capacity), static_cast<uint32_t>(r.slot_bytes),

@@ -139,13 +139,13 @@ uint64_t Log::first_lsn() const noexcept {
 }
 
 Status Log::no_room(uint32_t lane, Kind kind, uint64_t payload) const {
-  // Checked before the footprint: a payload near 2^64 would wrap it to a few bytes.
-  if (payload > om::kMaxPayload || om::entry_footprint(kind, options_.padded, payload) > lane_bytes_)
+  // The footprint only of a payload up to the maximum: one near 2^64 would wrap it to a few bytes.
+  const uint64_t need = payload <= om::kMaxPayload ? om::entry_footprint(kind, options_.padded, payload) : UINT64_MAX;
+  if (need > lane_bytes_)
     return error(Errc::invalid_argument, "a log entry of " + std::to_string(payload) +
                                              " bytes fits no lane of this log (" + std::to_string(lane_bytes_) +
                                              " bytes each, entries up to " + std::to_string(om::kMaxPayload) +
                                              " bytes)");
-  const uint64_t need = om::entry_footprint(kind, options_.padded, payload);
   return error(Errc::pool_full, "log lane " + std::to_string(lane) + " is full: an entry of " + std::to_string(need) +
                                     " bytes does not fit in the " + std::to_string(lane_bytes_ - lanes_[lane].tail) +
                                     " bytes left of " + std::to_string(lane_bytes_) + " (truncate the log)");
