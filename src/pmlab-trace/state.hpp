@@ -95,16 +95,25 @@ struct Region {
   uintptr_t begin = 0, end = 0;
   std::byte* shadow = nullptr;   // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
-  // Per page, fences since a store changed it while it is left unprotected (a written page is compared at
-  // every fence until it has been quiet for kQuietFences, then protected again).
-  std::vector<uint8_t> quiet;
+  // Per page, captures since a store changed it while it is left unprotected (a written page is compared
+  // at every capture until it has been quiet for its grace, then protected again).
+  std::vector<uint16_t> quiet;
   std::vector<bool> unprotected;  // faults mode: the pages a store made writable, compared at every capture
   std::vector<uintptr_t> hot;     // the same pages, listed
+  // Faults mode, per page: the quiet captures after which it is protected again, and whether it has been.
+  std::vector<uint16_t> grace;
+  std::vector<bool> protected_again;
 };
 
 // A page the program keeps writing (a log, a lane) would fault at every fence if protected again at each:
-// a fault costs more than comparing the page, so it stays unprotected while it keeps changing.
-constexpr uint8_t kQuietFences = 64;
+// a fault costs more than comparing the page, so a written page stays unprotected while it keeps changing,
+// and then for kQuietFences quiet fences. In faults mode a page written again after it was protected again
+// (a tree node on the path of many inserts, an allocator's header) waits kReturningQuietFences from then
+// on: a fault is a switch to the runtime's thread and back, tens of µs on a VM, where comparing an unchanged
+// page costs a fraction of a µs. Pages written once (a log's) keep the short wait, and while more than
+// kMaxHotPages pages are unprotected every page does, which bounds what each fence spends comparing.
+constexpr uint16_t kQuietFences = 64, kReturningQuietFences = 512;
+constexpr size_t kMaxHotPages = 128;
 
 struct Tracer {
   std::mutex mutex;

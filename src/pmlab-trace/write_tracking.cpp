@@ -87,6 +87,7 @@ void mark_written(Region& r, uintptr_t page) {
   if (r.unprotected[index]) return;
   r.unprotected[index] = true;
   r.quiet[index] = 0;
+  if (r.protected_again[index]) r.grace[index] = kReturningQuietFences;
   r.hot.push_back(page);
 }
 
@@ -203,7 +204,7 @@ void scan_written(Tracer& t, Region& r, std::vector<uintptr_t>& quiet) {
     }
     for (long i = 0; i < n; ++i)
       for (uintptr_t page = written[i].start; page < written[i].end; page += kPageBytes) {
-        uint8_t& q = r.quiet[(page - r.begin) / kPageBytes];
+        uint16_t& q = r.quiet[(page - r.begin) / kPageBytes];
         if (compare_page(t, r, page, kPageBytes)) q = 0;
         else if (++q >= kQuietFences) quiet.push_back(page);
       }
@@ -222,6 +223,7 @@ void protect_quiet(Tracer& t, Region& r, const std::vector<uintptr_t>& quiet) {
       for (uintptr_t page = from; page < to; page += kPageBytes) {
         compare_page(t, r, page, kPageBytes);
         r.quiet[(page - r.begin) / kPageBytes] = 0;
+        r.protected_again[(page - r.begin) / kPageBytes] = true;
       }
     i = j;
   }
@@ -239,11 +241,12 @@ void capture(Tracer& t, Region& r) {
   std::vector<uintptr_t> quiet;
   if (t.tracking == trace::WriteTracking::faults) {
     // Only the pages stores made writable can have changed.
+    const bool crowded = r.hot.size() > kMaxHotPages;
     for (size_t i = 0; i < r.hot.size();) {
       const uintptr_t page = r.hot[i];
       const size_t index = (page - r.begin) / kPageBytes;
       if (compare_page(t, r, page, kPageBytes)) r.quiet[index] = 0;
-      else if (++r.quiet[index] >= kQuietFences) {
+      else if (++r.quiet[index] >= (crowded ? kQuietFences : r.grace[index])) {
         quiet.push_back(page);
         r.unprotected[index] = false;
         r.hot[i] = r.hot.back();
