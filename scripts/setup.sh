@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       libpmem-dev libpmem2-dev libpmemobj-dev libpmemlog-dev libpmemblk-dev
       libnuma-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-      fio likwid linux-perf python3
+      fio likwid linux-perf valgrind python3
       clang-format  # scripts/check_layout.py: the tree as .clang-format lays it out
       chromium)  # the report's browser test (python/tests/test_browser.py) renders it headless
 missing=()

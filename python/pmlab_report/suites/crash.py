@@ -11,7 +11,9 @@ Reads:
                   description, domains, tests — every registered persistent design, whatever was tested
   crash.exec:<program>  (pmlab crash exec) params domain, granularity; metrics as a design's, plus fences,
                   traced_seconds; lists "failures" (stack, lines, checker output), "findings", "trace"
-  crash.exec_cost params map, inserts; metrics tracing_slowdown, tracing_slowdown_per_insert, states_per_second
+  crash.exec_cost params map, inserts; metrics native_seconds, traced_seconds, tracing_slowdown,
+                  native_us_per_insert, traced_us_per_insert, valgrind_none_seconds, valgrind_none_slowdown,
+                  traced_vs_valgrind_none, valgrind_none_us_per_insert, states_per_second; note "valgrind"
 """
 
 from __future__ import annotations
@@ -322,3 +324,47 @@ def exec_tables(runs: Sequence[Run]) -> list[Table]:
                                  "every persistent mapping; unflushed_at_exit: lines whose content at exit was never "
                                  "written back (ADR).", collapsed=len(findings) > 12))
     return tables
+
+
+def _ratio(run: Run, metric: str) -> str:
+    """A ratio with the range of the rounds or repetitions behind it: '2.6× (2.4–2.7)'."""
+    m = run.metrics.get(metric)
+    if m is None or m.value is None:
+        return "–"
+    samples = m.samples()
+    spread = f" ({min(samples):.3g}–{max(samples):.3g})" if len(samples) > 1 else ""
+    return f"{m.value:.3g}×{spread}"
+
+
+def _seconds_ms(value: float | None) -> str:
+    return "–" if value is None else f"{1000 * value:.3g}"
+
+
+def _micros(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+@table("crash", title="What tracing a program costs, beside Valgrind",
+       caption="crash.exec_cost: a PMDK example map inserting keys, run natively, under pmlab's tracing runtime and "
+               "under Valgrind with no tool (--tool=none) by turns in one run; whole processes (medians, with the "
+               "range of the rounds or repetitions behind them in brackets) and per insert (net of each side's "
+               "process with no insert). Every Valgrind tool, pmemcheck among them, runs the program through the "
+               "same translation and adds its own instrumentation, so Valgrind with no tool is a lower bound for "
+               "pmemcheck. Measured in this run.")
+def exec_cost_table(runs: Sequence[Run]) -> list[Table]:
+    cost = [r for r in runs if r.case == "exec_cost" and r.ok]
+    if not cost:
+        return []
+    rows = []
+    for r in sorted(cost, key=lambda r: (str(r.param("map")), r.param("inserts") or 0)):
+        rows.append((str(r.param("map")), _count(r.param("inserts")), _seconds_ms(r.value("native_seconds")),
+                     _seconds_ms(r.value("traced_seconds")), _ratio(r, "tracing_slowdown"),
+                     _seconds_ms(r.value("valgrind_none_seconds")), _ratio(r, "valgrind_none_slowdown"),
+                     _ratio(r, "traced_vs_valgrind_none"), _micros(r.value("native_us_per_insert")),
+                     _micros(r.value("traced_us_per_insert")), _micros(r.value("valgrind_none_us_per_insert"))))
+    missing = sorted({r.notes["valgrind"] for r in cost if "valgrind" in r.notes})
+    return [Table(title=f"{len(cost)} run" + ("" if len(cost) == 1 else "s"),
+                  columns=("map", "inserts", "native (ms)", "traced (ms)", "traced / native", "Valgrind, no tool (ms)",
+                           "Valgrind / native", "traced / Valgrind", "native (µs/insert)", "traced (µs/insert)",
+                           "Valgrind (µs/insert)"),
+                  rows=tuple(rows), note="; ".join(f"Valgrind: {m}" for m in missing))]
