@@ -100,8 +100,8 @@ struct Region {
   std::vector<uint16_t> quiet;
   std::vector<bool> unprotected;  // faults mode: the pages a store made writable, compared at every capture
   std::vector<uintptr_t> hot;     // the same pages, listed
-  // Faults mode, per page: the quiet captures after which it is protected again, and whether it has been.
-  std::vector<uint16_t> grace;
+  // Per page, whether it has been protected again since the region was registered: in faults mode, a hot
+  // page that has is one stored to again, which waits kReturningQuietFences.
   std::vector<bool> protected_again;
 };
 

@@ -186,7 +186,6 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   }
   r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
   r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
-  r.grace.assign((r.end - r.begin) / kPageBytes, kQuietFences);
   r.protected_again.assign((r.end - r.begin) / kPageBytes, false);
   r.write_protected = protect(t, r);
   t.file.header()->write_tracking =

@@ -87,7 +87,6 @@ void mark_written(Region& r, uintptr_t page) {
   if (r.unprotected[index]) return;
   r.unprotected[index] = true;
   r.quiet[index] = 0;
-  if (r.protected_again[index]) r.grace[index] = kReturningQuietFences;
   r.hot.push_back(page);
 }
 
@@ -246,7 +245,7 @@ void capture(Tracer& t, Region& r) {
       const uintptr_t page = r.hot[i];
       const size_t index = (page - r.begin) / kPageBytes;
       if (compare_page(t, r, page, kPageBytes)) r.quiet[index] = 0;
-      else if (++r.quiet[index] >= (crowded ? kQuietFences : r.grace[index])) {
+      else if (++r.quiet[index] >= (!crowded && r.protected_again[index] ? kReturningQuietFences : kQuietFences)) {
         quiet.push_back(page);
         r.unprotected[index] = false;
         r.hot[i] = r.hot.back();
