@@ -13,7 +13,8 @@ Reads:
                   traced_seconds; lists "failures" (stack, lines, checker output), "findings", "trace"
   crash.exec_cost params map, inserts; metrics native_seconds, traced_seconds, tracing_slowdown,
                   native_us_per_insert, traced_us_per_insert, valgrind_none_seconds, valgrind_none_slowdown,
-                  traced_vs_valgrind_none, valgrind_none_us_per_insert, states_per_second; note "valgrind"
+                  traced_vs_valgrind_none, valgrind_none_us_per_insert, traced_vs_valgrind_none_per_insert,
+                  states_per_second; note "valgrind"
 """
 
 from __future__ import annotations
