@@ -120,7 +120,8 @@ struct Tracer {
   bool active = false;
   bool eadr = false;
   unsigned stack_depth = 24;
-  std::string writes;  // PMLAB_TRACE_WRITES: faults, scan or compare; empty: the first that works
+  bool stack_cache = true;  // PMLAB_TRACE_STACK_CACHE=0 unwinds at every fence (the cache's test oracle)
+  std::string writes;       // PMLAB_TRACE_WRITES: faults, scan or compare; empty: the first that works
   trace::WriteTracking tracking = trace::WriteTracking::compare;
   bool fault_thread = false;
   TraceFile file;

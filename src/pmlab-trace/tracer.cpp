@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <linux/userfaultfd.h>
@@ -89,6 +88,7 @@ __attribute__((constructor)) void start() {
   if (const char* d = getenv("PMLAB_TRACE_DOMAIN")) t.eadr = std::strcmp(d, "eadr") == 0;
   if (const char* s = getenv("PMLAB_TRACE_STACK_DEPTH"))
     t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
+  if (const char* c = getenv("PMLAB_TRACE_STACK_CACHE")) t.stack_cache = std::strcmp(c, "0") != 0;
   if (const char* w = getenv("PMLAB_TRACE_WRITES")) t.writes = w;
   if (const char* pools = getenv("PMLAB_TRACE_POOLS")) {
     std::string all = pools;
@@ -110,8 +110,6 @@ __attribute__((constructor)) void start() {
     return;
   }
   dl_iterate_phdr(find_own, &t);
-  void* warm[4];
-  backtrace(warm, 4);  // loads the unwinder now, not inside the first fence
   pthread_atfork(nullptr, nullptr, fork_child);
   t.active = true;
 }
