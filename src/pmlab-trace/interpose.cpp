@@ -206,37 +206,38 @@ __attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
   return real_fn();
 }
 
-#define PMLAB_COPY(name, flags_expr, ...)                                                  \
-  {                                                                                        \
-    void* ra = __builtin_return_address(0);                                                \
-    PMLAB_REAL(name, "LIBPMEM_1.0");                                                       \
-    return traced_copy(ra, dest, len, (flags_expr), [&] { return real_fn(__VA_ARGS__); }); \
-  }
+#define PMLAB_COPY(name, flags_expr, ...) \
+  void* ra = __builtin_return_address(0); \
+  PMLAB_REAL(name, "LIBPMEM_1.0");        \
+  return traced_copy(ra, dest, len, (flags_expr), [&] { return real_fn(__VA_ARGS__); })
 
-__attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags)
-    PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags) __attribute__((visibility("default"))) void* pmem_memmove(
-        void* dest, const void* src, size_t len, unsigned flags) PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags)
-        __attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len,
-                                                                 unsigned flags) PMLAB_COPY(pmem_memset, flags, dest, c,
-                                                                                            len, flags)
-            __attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len)
-                PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src,
-                           len) __attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest,
-                                                                                                  const void* src,
-                                                                                                  size_t len)
-                    PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len)
-                        __attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len)
-                            PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len) __attribute__((visibility(
-                                "default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len)
-                                PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len)
-                                    __attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest,
-                                                                                                      const void* src,
-                                                                                                      size_t len)
-                                        PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len)
-                                            __attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest,
-                                                                                                             int c,
-                                                                                                             size_t len)
-                                                PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len)
+__attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags) {
+  PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags);
+}
+__attribute__((visibility("default"))) void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
+  PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags);
+}
+__attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
+  PMLAB_COPY(pmem_memset, flags, dest, c, len, flags);
+}
+__attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len) {
+  PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src, len);
+}
+__attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest, const void* src, size_t len) {
+  PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len);
+}
+__attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len) {
+  PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len);
+}
+__attribute__((visibility("default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len) {
+  PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len);
+}
+__attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest, const void* src, size_t len) {
+  PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len);
+}
+__attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest, int c, size_t len) {
+  PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len);
+}
 
 // --- libpmem2 -----------------------------------------------------------------------------------------
 
@@ -249,7 +250,7 @@ __attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void*
     return wrapper;                                                                          \
   }
 
-                                                    decltype(pmem2_real.flush) pmem2_get_flush_fn(pmem2_map* map);
+decltype(pmem2_real.flush) pmem2_get_flush_fn(pmem2_map* map);
 decltype(pmem2_real.drain) pmem2_get_drain_fn(pmem2_map* map);
 decltype(pmem2_real.persist) pmem2_get_persist_fn(pmem2_map* map);
 decltype(pmem2_real.memcpy_fn) pmem2_get_memcpy_fn(pmem2_map* map);
