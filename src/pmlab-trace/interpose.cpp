@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "pmlab-trace/real.hpp"
 #include "pmlab-trace/tracer.hpp"
 
 namespace {
@@ -21,16 +22,6 @@ using pmlab_trace::Outermost;
 namespace trace = pmlab_trace::trace;
 
 constexpr unsigned kNoDrain = 1u << 0, kNonTemporal = 1u << 1, kWc = 1u << 3, kNoFlush = 1u << 5;
-
-template <class F>
-F real(const char* name, const char* version) {
-  void* f = version != nullptr ? dlvsym(RTLD_NEXT, name, version) : nullptr;
-  if (f == nullptr) f = dlsym(RTLD_NEXT, name);
-  return reinterpret_cast<F>(f);
-}
-#define PMLAB_REAL(name, version)                                    \
-  static const auto real_fn = real<decltype(&name)>(#name, version); \
-  if (real_fn == nullptr) _exit(127); /* a symbol the program linked is gone */
 
 uintptr_t caller(void* ra) { return reinterpret_cast<uintptr_t>(ra); }
 

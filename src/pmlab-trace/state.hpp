@@ -2,6 +2,7 @@
 // regions with their shadows, and the one lock every event takes. Internal to the runtime (src/pmlab-trace).
 #pragma once
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -103,16 +104,21 @@ struct Region {
   // Per page, whether it has been protected again since the region was registered: in faults mode, a hot
   // page that has is one stored to again, which waits kReturningQuietFences.
   std::vector<bool> protected_again;
+  // Per page, the C library calls in progress that make the kernel store into it (read into a pool): in
+  // signals mode such a page stays unprotected until they return, since a kernel store cannot take a signal.
+  std::vector<uint16_t> kernel_stores;
 };
 
 // A page the program keeps writing (a log, a lane) would fault at every fence if protected again at each:
 // a fault costs more than comparing the page, so a written page stays unprotected while it keeps changing,
-// and then for kQuietFences quiet fences. In faults mode a page written again after it was protected again
-// (a tree node on the path of many inserts, an allocator's header) waits kReturningQuietFences from then
-// on: a fault is a switch to the runtime's thread and back, tens of µs on a VM, where comparing an unchanged
-// page costs a fraction of a µs. Pages written once (a log's) keep the short wait, and while more than
-// kMaxHotPages pages are unprotected every page does, which bounds what each fence spends comparing.
+// and then for some quiet fences. A page written again after it was protected again (a tree node on the
+// path of many inserts, an allocator's header) waits longer from then on. Pages written once (a log's) keep
+// the short wait, and while more than kMaxHotPages pages are unprotected every page does, which bounds what
+// each fence spends comparing. The waits follow what a fault costs against comparing an unchanged page (a
+// fraction of a µs): in faults mode a switch to the runtime's thread and back, tens of µs on a VM; in
+// signals mode a signal on the storing thread, a few µs.
 constexpr uint16_t kQuietFences = 64, kReturningQuietFences = 512;
+constexpr uint16_t kSignalQuietFences = 8, kSignalReturningQuietFences = 32;
 constexpr size_t kMaxHotPages = 128;
 
 struct Tracer {
@@ -121,9 +127,13 @@ struct Tracer {
   bool eadr = false;
   unsigned stack_depth = 24;
   bool stack_cache = true;  // PMLAB_TRACE_STACK_CACHE=0 unwinds at every fence (the cache's test oracle)
-  std::string writes;       // PMLAB_TRACE_WRITES: faults, scan or compare; empty: the first that works
+  std::string writes;       // PMLAB_TRACE_WRITES: signals, faults, scan or compare; empty: the first that works
   trace::WriteTracking tracking = trace::WriteTracking::compare;
   bool fault_thread = false;
+  // Signals mode: SIGBUS is the runtime's; the program's own action for it is kept here, called for every
+  // SIGBUS that is not a write fault, and shown to the program as its own.
+  std::atomic<bool> takes_sigbus{false};
+  struct sigaction program_sigbus {};
   TraceFile file;
   std::vector<Region> regions;
   uint32_t next_region = 0;

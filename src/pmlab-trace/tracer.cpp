@@ -78,7 +78,13 @@ bool is_pool_file(Tracer& t, int fd) {
   return false;
 }
 
-void fork_child() { tracer().active = false; }  // the child is not the traced program: its events are not ours
+// The child is not the traced program: its events are not ours, and SIGBUS is its own again (its pages are
+// not protected: a fork does not carry the userfaultfd over).
+void fork_child() {
+  Tracer& t = tracer();
+  t.active = false;
+  if (t.takes_sigbus.exchange(false)) libc_sigaction(SIGBUS, &t.program_sigbus, nullptr);
+}
 
 __attribute__((constructor)) void start() {
   const char* file = getenv("PMLAB_TRACE_FILE");
@@ -185,6 +191,8 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
   r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
   r.protected_again.assign((r.end - r.begin) / kPageBytes, false);
+  r.kernel_stores.assign((r.end - r.begin) / kPageBytes, 0);
+  r.hot.reserve((r.end - r.begin) / kPageBytes);
   r.write_protected = protect(t, r);
   t.file.header()->write_tracking =
       static_cast<uint32_t>(r.write_protected ? t.tracking : trace::WriteTracking::compare);
@@ -300,6 +308,32 @@ void persist(const void* p, size_t n, uintptr_t site) noexcept {
     }
   }
   --tls_depth;
+}
+
+namespace {
+// `what` on [p, p+n) under the lock, for a call of the program's in signals mode (the runtime's own reads,
+// its pread of a new region, come with its lock held).
+void note_kernel_stores(const void* p, size_t n, void (*what)(Tracer&, uintptr_t, uintptr_t)) {
+  Tracer& t = tracer();
+  if (!t.takes_sigbus.load(std::memory_order_relaxed) || !t.active || n == 0 || tls_depth > 0) return;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(t.mutex);
+  what(t, a, a + n);
+}
+}  // namespace
+
+void kernel_will_store(const void* p, size_t n) noexcept { note_kernel_stores(p, n, detail::kernel_will_store); }
+void kernel_stored(const void* p, size_t n) noexcept { note_kernel_stores(p, n, detail::kernel_stored); }
+
+bool takes_sigbus() noexcept { return tracer().takes_sigbus.load(std::memory_order_relaxed); }
+
+bool program_sigbus(const struct sigaction* act, struct sigaction* old) noexcept {
+  Tracer& t = tracer();
+  if (!t.takes_sigbus.load()) return false;
+  std::lock_guard lock(t.mutex);
+  if (old != nullptr) *old = t.program_sigbus;
+  if (act != nullptr) t.program_sigbus = *act;
+  return true;
 }
 
 void exiting(int status) noexcept {

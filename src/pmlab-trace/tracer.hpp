@@ -8,13 +8,13 @@
 //
 // Stores to persistent mappings are found without instrumenting the program: every region has a shadow
 // (its content when last recorded), and at a write-back the written-back lines, at a fence every written
-// page, are compared with it. Which pages were written comes from userfaultfd's asynchronous
-// write-protection and PAGEMAP_SCAN (Linux 6.7): the kernel marks a page written on its first store after
-// a scan, and a scan reports and re-protects the marked pages at once, so a fence costs what was written
-// since the last one, not the size of the pool. Where that is unavailable (an older kernel, a file system
-// userfaultfd cannot protect) every page of the region is compared at every fence, and the trace says so.
+// page, are compared with it. Which pages were written comes from userfaultfd write-protection
+// (write_tracking.hpp), so a fence costs what was written, not the size of the pool. Where that is
+// unavailable (an older kernel, a file system userfaultfd cannot protect) every page of the region is
+// compared at every fence, and the trace says so.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -63,5 +63,16 @@ void exiting(int status) noexcept;
 
 // True when [p, p+n) lies in a persistent region (msync of anything else is not an event).
 bool persistent(const void* p, size_t n) noexcept;
+
+// Where stores to protected pages are SIGBUS signals to the thread that stored (signals mode):
+// A C library call is about to make the kernel store into [p, p+n) (read into a pool), which cannot take a
+// signal: the pages are found unprotected, and stay so until kernel_stored.
+void kernel_will_store(const void* p, size_t n) noexcept;
+void kernel_stored(const void* p, size_t n) noexcept;
+// True while SIGBUS is the runtime's: the program's masks must not block it.
+bool takes_sigbus() noexcept;
+// The program's own action for SIGBUS, read (old) and set (act) instead of the real one; false when SIGBUS
+// is not the runtime's (then the real sigaction is the program's).
+bool program_sigbus(const struct sigaction* act, struct sigaction* old) noexcept;
 
 }  // namespace pmlab_trace

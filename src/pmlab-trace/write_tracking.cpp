@@ -1,5 +1,7 @@
 #include "pmlab-trace/write_tracking.hpp"
 
+#include "pmlab-trace/real.hpp"
+
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,31 +25,34 @@ constexpr uint64_t kPageIsWritten = 1u << 1;
 constexpr uint64_t kScanWpMatching = 1u << 0, kScanCheckWpAsync = 1u << 1;
 constexpr uint64_t kFeatureWpHugetlbfsShmem = 1u << 12, kFeatureWpUnpopulated = 1u << 13, kFeatureWpAsync = 1u << 15;
 
-// userfaultfd write-protection, reported (faults: the kernel waits for our thread at each first store to a
-// protected page, also a store made by a system call) or asynchronous (scan: the kernel marks the page
-// written and a scan finds it). Faults cost what is written; a scan walks the region's page tables at every
-// capture. Reported faults need a userfaultfd that also takes faults in kernel mode (privileged, or
-// vm.unprivileged_userfaultfd = 1); else a kernel write to a protected page would fail with EFAULT.
-bool open_uffd(Tracer& t) {
-  t.uffd_tried = true;
-  if (t.writes == "compare") {
-    t.uffd_problem = "PMLAB_TRACE_WRITES=compare";
-    return false;
+// userfaultfd write-protection, in the first of these ways that works (or the one PMLAB_TRACE_WRITES names):
+//  - signals: each first store to a protected page is a SIGBUS to the thread that stored, whose handler
+//    (the runtime's) notes the page and lifts the protection. No thread switch, no privilege. A store the
+//    kernel makes (read into a pool) cannot take a signal and would fail with EFAULT: the C library calls
+//    that make one are interposed to lift the protection first (kernel_will_store).
+//  - faults: the kernel reports each first store, also one a system call makes, to a thread of the runtime
+//    and waits for it. Needs a userfaultfd that takes kernel-mode faults (privileged, or
+//    vm.unprivileged_userfaultfd = 1), and each fault is a switch to that thread and back.
+//  - scan: the kernel marks a page written and a scan finds it at every capture, walking the region's page
+//    tables (asynchronous write-protection, Linux 6.7).
+bool open_reported(Tracer& t, bool as_signals) {
+  int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | (as_signals ? UFFD_USER_MODE_ONLY : 0)));
+  uffdio_api api{};
+  api.api = UFFD_API;
+  api.features = kFeatureWpUnpopulated | kFeatureWpHugetlbfsShmem | (as_signals ? UFFD_FEATURE_SIGBUS : 0);
+  if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) == 0) {
+    t.uffd = fd;
+    t.tracking = as_signals ? trace::WriteTracking::signals : trace::WriteTracking::faults;
+    return true;
   }
-  if (t.writes.empty() || t.writes == "faults") {
-    const int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
-    uffdio_api api{};
-    api.api = UFFD_API;
-    api.features = kFeatureWpUnpopulated | kFeatureWpHugetlbfsShmem;
-    if (fd >= 0 && ioctl(fd, UFFDIO_API, &api) == 0) {
-      t.uffd = fd;
-      t.tracking = trace::WriteTracking::faults;
-      return true;
-    }
-    t.uffd_problem = std::string("userfaultfd with kernel-mode faults: ") + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    if (t.writes == "faults") return false;
-  }
+  t.uffd_problem =
+      std::string(as_signals ? "userfaultfd with faults as signals: " : "userfaultfd with kernel-mode faults: ") +
+      std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  return false;
+}
+
+bool open_scanned(Tracer& t) {
   int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
   if (fd < 0) fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
   if (fd < 0) {
@@ -74,6 +79,24 @@ bool open_uffd(Tracer& t) {
   return true;
 }
 
+bool open_uffd(Tracer& t) {
+  t.uffd_tried = true;
+  const std::string& w = t.writes;
+  if (w == "compare") {
+    t.uffd_problem = "PMLAB_TRACE_WRITES=compare";
+    return false;
+  }
+  if (w.empty() || w == "signals") {
+    if (open_reported(t, true)) return true;
+    if (!w.empty()) return false;
+  }
+  if (w.empty() || w == "faults") {
+    if (open_reported(t, false)) return true;
+    if (!w.empty()) return false;
+  }
+  return open_scanned(t);
+}
+
 bool write_protect(Tracer& t, uintptr_t from, uintptr_t to) {
   uffdio_writeprotect wp{};
   wp.range = {from, to - from};
@@ -81,13 +104,22 @@ bool write_protect(Tracer& t, uintptr_t from, uintptr_t to) {
   return ioctl(t.uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
 }
 
-// A store made a protected page writable: from now on it is compared at every capture.
+// A store made a protected page writable: from now on it is compared at every capture. (r.hot has room for
+// every page of the region: a signal handler allocates nothing.)
 void mark_written(Region& r, uintptr_t page) {
   const size_t index = (page - r.begin) / kPageBytes;
   if (r.unprotected[index]) return;
   r.unprotected[index] = true;
   r.quiet[index] = 0;
   r.hot.push_back(page);
+}
+
+// Lets a store to `page` go on (and wakes the thread the kernel holds for it, in faults mode).
+void lift(const Tracer& t, uintptr_t page) {
+  uffdio_writeprotect lift{};
+  lift.range = {page, kPageBytes};
+  lift.mode = 0;
+  ioctl(t.uffd, UFFDIO_WRITEPROTECT, &lift);
 }
 
 // Faults mode: the thread the kernel reports each first store to a protected page to. It notes the page,
@@ -114,12 +146,71 @@ void* fault_handler(void*) {
         std::lock_guard lock(t.mutex);
         if (Region* r = region_of(t, page)) mark_written(*r, page);
       }
-      uffdio_writeprotect lift{};
-      lift.range = {page, kPageBytes};
-      lift.mode = 0;  // lifts the protection and wakes the thread that stored
-      ioctl(t.uffd, UFFDIO_WRITEPROTECT, &lift);
+      lift(t, page);
     }
   }
+}
+
+}  // namespace
+
+int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  static const auto libc = real<int (*)(int, const struct sigaction*, struct sigaction*)>("sigaction", nullptr);
+  if (libc == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return libc(sig, act, old);
+}
+
+namespace {
+
+// The program's own action for a SIGBUS that is not the runtime's, as the kernel would take it.
+void forward_sigbus(int sig, siginfo_t* info, void* context) {
+  struct sigaction& own = tracer().program_sigbus;
+  if (own.sa_flags & SA_SIGINFO) {
+    const auto handler = own.sa_sigaction;
+    if (own.sa_flags & SA_RESETHAND) own.sa_handler = SIG_DFL;
+    if (handler != nullptr) handler(sig, info, context);
+    return;
+  }
+  const auto handler = own.sa_handler;
+  if (handler == SIG_IGN && info->si_code <= 0) return;  // sent, and ignored
+  if (handler == SIG_DFL || handler == SIG_IGN) {
+    // A fault comes again when the handler returns, a sent signal is raised again: either way the default
+    // action, as without the runtime (a fault the program ignores kills it all the same).
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    libc_sigaction(SIGBUS, &dfl, nullptr);
+    if (info->si_code <= 0) raise(SIGBUS);
+    return;
+  }
+  if (own.sa_flags & SA_RESETHAND) own.sa_handler = SIG_DFL;
+  handler(sig);
+}
+
+// Signals mode: the kernel turns a store to a protected page into a SIGBUS at the storing instruction. The
+// page is noted and the protection lifted; returning runs the store again. A SIGBUS at a page the runtime
+// does not protect (past a file's end, a sent one) is the program's. A page another thread lifted between
+// this thread's fault and its handler is stored to again on return; a page that faults twice in a row on
+// one thread while unprotected is not a write fault.
+thread_local uintptr_t tls_refaulted = 0;
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  Tracer& t = tracer();
+  const uintptr_t page = reinterpret_cast<uintptr_t>(info->si_addr) & ~uintptr_t{kPageBytes - 1};
+  bool ours = false;
+  if (info->si_code == BUS_ADRERR) {
+    std::lock_guard lock(t.mutex);
+    if (Region* r = region_of(t, page); r != nullptr && r->write_protected) {
+      const bool lifted = r->unprotected[(page - r->begin) / kPageBytes];
+      ours = !lifted || tls_refaulted != page;
+      tls_refaulted = lifted ? page : 0;
+      mark_written(*r, page);
+    }
+  }
+  if (ours) lift(t, page);
+  errno = saved_errno;
+  if (!ours) forward_sigbus(sig, info, context);
 }
 
 }  // namespace
@@ -146,7 +237,49 @@ bool protect(Tracer& t, Region& r) {
     pthread_detach(thread);
     t.fault_thread = true;
   }
+  if (t.tracking == trace::WriteTracking::signals && !t.takes_sigbus.load()) {
+    struct sigaction mine {};
+    mine.sa_sigaction = on_sigbus;
+    mine.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&mine.sa_mask);
+    if (libc_sigaction(SIGBUS, &mine, &t.program_sigbus) != 0) {
+      t.uffd_problem = std::string("SIGBUS handler: ") + std::strerror(errno);
+      return false;
+    }
+    t.takes_sigbus.store(true);
+  }
   return true;
+}
+
+namespace {
+
+// Calls f(region, page index) for each page of [from, to) in a write-protected region.
+template <class F>
+void each_protected_page(Tracer& t, uintptr_t from, uintptr_t to, F&& f) {
+  for (Region& r : t.regions) {
+    if (!r.write_protected || to <= r.begin || from >= r.end) continue;
+    for (uintptr_t page = std::max(from, r.begin) & ~uintptr_t{kPageBytes - 1}; page < std::min(to, r.end);
+         page += kPageBytes)
+      f(r, (page - r.begin) / kPageBytes);
+  }
+}
+
+}  // namespace
+
+void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to) {
+  each_protected_page(t, from, to, [&](Region& r, size_t index) {
+    ++r.kernel_stores[index];
+    if (r.unprotected[index]) return;
+    const uintptr_t page = r.begin + index * kPageBytes;
+    mark_written(r, page);
+    lift(t, page);
+  });
+}
+
+void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to) {
+  each_protected_page(t, from, to, [](Region& r, size_t index) {
+    if (r.kernel_stores[index] > 0) --r.kernel_stores[index];
+  });
 }
 
 namespace {
@@ -180,6 +313,13 @@ bool compare_page(Tracer& t, const Region& r, uintptr_t page, size_t n) {
 void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
   for (uintptr_t page = from; page < to; page += kPageBytes)
     compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
+}
+
+// How many quiet captures a written page stays unprotected for (state.hpp says why).
+uint16_t quiet_fences(const Tracer& t, bool crowded, bool returning) {
+  if (t.tracking == trace::WriteTracking::signals)
+    return crowded || !returning ? kSignalQuietFences : kSignalReturningQuietFences;
+  return crowded || !returning ? kQuietFences : kReturningQuietFences;
 }
 
 // Scan mode: the pages written since they were last protected; the quiet ones are listed.
@@ -238,14 +378,14 @@ void capture(Tracer& t, Region& r) {
     return;
   }
   std::vector<uintptr_t> quiet;
-  if (t.tracking == trace::WriteTracking::faults) {
+  if (t.tracking == trace::WriteTracking::faults || t.tracking == trace::WriteTracking::signals) {
     // Only the pages stores made writable can have changed.
     const bool crowded = r.hot.size() > kMaxHotPages;
     for (size_t i = 0; i < r.hot.size();) {
       const uintptr_t page = r.hot[i];
       const size_t index = (page - r.begin) / kPageBytes;
-      if (compare_page(t, r, page, kPageBytes)) r.quiet[index] = 0;
-      else if (++r.quiet[index] >= (!crowded && r.protected_again[index] ? kReturningQuietFences : kQuietFences)) {
+      if (compare_page(t, r, page, kPageBytes) || r.kernel_stores[index] > 0) r.quiet[index] = 0;
+      else if (++r.quiet[index] >= quiet_fences(t, crowded, r.protected_again[index])) {
         quiet.push_back(page);
         r.unprotected[index] = false;
         r.hot[i] = r.hot.back();

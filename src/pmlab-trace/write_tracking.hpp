@@ -1,7 +1,10 @@
-// Finding the stores to persistent regions: userfaultfd write-protection where the kernel offers it
-// (reported faults, or asynchronous marks and PAGEMAP_SCAN), else a comparison of every page with its
-// shadow. Internal to the runtime (src/pmlab-trace); every call holds the tracer's lock.
+// Finding the stores to persistent regions: userfaultfd write-protection where the kernel offers it (faults
+// as signals to the storing thread, reported faults, or asynchronous marks and PAGEMAP_SCAN), else a
+// comparison of every page with its shadow. Internal to the runtime (src/pmlab-trace); every call holds the tracer's
+// lock.
 #pragma once
+
+#include <signal.h>
 
 #include <cstdint>
 
@@ -17,5 +20,11 @@ void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, tra
 // Every store to the region since its last capture becomes line records.
 void capture(Tracer& t, Region& r);
 Region* region_of(Tracer& t, uintptr_t p);
+// Signals mode: the C library call about to make the kernel store into [from, to) finds those pages
+// unprotected, and they stay so until kernel_stored says it returned.
+void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to);
+void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to);
+// The C library's sigaction (the runtime's own calls must not reach its interposed one).
+int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 
 }  // namespace pmlab_trace::detail

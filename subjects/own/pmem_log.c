@@ -20,13 +20,21 @@
  * word 4 bytes off its alignment: it straddles two 8-byte words, which persist independently; give the
  * check the same --bug to read it there),
  * short-persist (only the record's first line is written back), cross-fence (with 2 threads: the fence
- * after a thread's record is issued by the other thread, which orders nothing of this one's). */
+ * after a thread's record is issued by the other thread, which orders nothing of this one's).
+ *
+ * Shapes a program may have beside its persistence (each a way a tracer could break it):
+ *   --records-by read      records reach the log through a pipe: read() stores them, a store the kernel makes
+ *   --signals blocked      every thread that appends blocks every signal first, as servers' workers do
+ *   --own-sigbus yes       before appending, the program catches a SIGBUS of its own (a store past the end
+ *                          of a file it mapped) with its own handler, and sigaction shows that handler */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
 #include <libpmem2.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,12 +139,23 @@ static struct record* record_of(int log, uint64_t i) {
   return (struct record*)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
 }
 
+static int records_by_read, block_signals, own_sigbus;
+static int record_pipe[MAX_THREADS][2];
+
 static void write_record(int log, uint64_t i) {
   struct record r;
   r.index = i;
   for (size_t k = 0; k < sizeof r.payload; ++k) r.payload[k] = (uint8_t)(i * 31 + k + (uint64_t)log * 7);
   r.sum = sum_of(&r);
-  memcpy(record_of(log, i), &r, sizeof r);
+  if (!records_by_read) {
+    memcpy(record_of(log, i), &r, sizeof r);
+    return;
+  }
+  if (write(record_pipe[log][1], &r, sizeof r) != (ssize_t)sizeof r ||
+      read(record_pipe[log][0], record_of(log, i), sizeof r) != (ssize_t)sizeof r) {
+    perror("a record through its pipe");
+    exit(4);
+  }
 }
 
 static void store_commit(int log, uint64_t count) {
@@ -172,6 +191,11 @@ struct worker {
 
 static void* run_worker(void* arg) {
   const struct worker* w = arg;
+  if (block_signals) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+  }
   for (uint64_t i = 0; i < w->n; ++i) append(w->log, i);
   return NULL;
 }
@@ -202,9 +226,43 @@ static int check_log(int log) {
   return 0;
 }
 
+static sigjmp_buf sigbus_caught;
+static void on_own_sigbus(int sig) {
+  (void)sig;
+  siglongjmp(sigbus_caught, 1);
+}
+
+/* A store past the end of a file of its own, caught by its own SIGBUS handler: 0 when the handler ran and
+ * sigaction showed it. */
+static int catch_own_sigbus(void) {
+  char path[] = "/tmp/pmem-log-sigbus-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0 || unlink(path) != 0 || ftruncate(fd, 4096) != 0) return perror("a file of its own"), -1;
+  volatile char* past = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (past == MAP_FAILED) return perror("mmap"), -1;
+  struct sigaction mine, shown;
+  memset(&mine, 0, sizeof mine);
+  mine.sa_handler = on_own_sigbus;
+  sigemptyset(&mine.sa_mask);
+  if (sigaction(SIGBUS, &mine, NULL) != 0 || sigaction(SIGBUS, NULL, &shown) != 0 ||
+      shown.sa_handler != on_own_sigbus) {
+    fprintf(stderr, "sigaction does not show the program's SIGBUS handler\n");
+    return -1;
+  }
+  volatile int caught = 0;
+  if (sigsetjmp(sigbus_caught, 1) == 0) past[4096] = 1; /* the file ends at 4096 */
+  else caught = 1;
+  signal(SIGBUS, SIG_DFL);
+  munmap((void*)past, 8192);
+  if (!caught) fprintf(stderr, "a store past the end of a mapped file raised no SIGBUS\n");
+  return caught ? 0 : -1;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]\n"
+          "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
   return 2;
 }
@@ -264,7 +322,10 @@ int main(int argc, char** argv) {
       for (int b = 0; b < 7; ++b)
         if (strcmp(val, names[b]) == 0) bug = (enum bug)b, found = 1;
       if (!found) return usage();
-    } else return usage();
+    } else if (strcmp(opt, "--records-by") == 0) records_by_read = strcmp(val, "read") == 0;
+    else if (strcmp(opt, "--signals") == 0) block_signals = strcmp(val, "blocked") == 0;
+    else if (strcmp(opt, "--own-sigbus") == 0) own_sigbus = strcmp(val, "yes") == 0;
+    else return usage();
   }
   if (arg != argc || threads < 1 || threads > MAX_THREADS || n > CAPACITY || (bug == BUG_CROSS_FENCE && threads != 2))
     return usage();
@@ -281,6 +342,9 @@ int main(int argc, char** argv) {
   }
   int rc = map_file(path, 1);
   if (rc) return rc;
+  if (own_sigbus && catch_own_sigbus() != 0) return 4;
+  for (int t = 0; t < threads && records_by_read; ++t)
+    if (pipe(record_pipe[t]) != 0) return perror("pipe"), 4;
   pthread_barrier_init(&step, NULL, (unsigned)threads);
   pthread_t tid[MAX_THREADS];
   struct worker w[MAX_THREADS];

@@ -106,7 +106,13 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
     case trace::WriteTracking::scan:
       run.write_tracking = "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)";
       break;
-    default: run.write_tracking = "every page compared at every fence"; break;
+    case trace::WriteTracking::signals:
+      run.write_tracking = "write-protected pages, each first store a SIGBUS to the storing thread (userfaultfd)";
+      break;
+    case trace::WriteTracking::compare: run.write_tracking = "every page compared at every fence"; break;
+    default:
+      run.write_tracking = "a way this pmlab does not know (" + std::to_string(t.header().write_tracking) + ")";
+      break;
   }
   run.fences = t.fences();
   run.records = t.records();

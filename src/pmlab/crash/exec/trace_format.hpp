@@ -37,6 +37,7 @@ enum class WriteTracking : uint32_t {
   faults = 0,   // userfaultfd write-protection, each first store to a page reported to the runtime's thread
   scan = 1,     // userfaultfd asynchronous write-protection, written pages found by PAGEMAP_SCAN at each capture
   compare = 2,  // every page of every region compared at every capture (no write tracking available)
+  signals = 3,  // userfaultfd write-protection, each first store to a page a SIGBUS to the thread that stored
 };
 
 struct FileHeader {
