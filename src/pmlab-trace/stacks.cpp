@@ -152,7 +152,8 @@ uint32_t unwind(Tracer& t, uintptr_t sp, uintptr_t site, KnownStack* way) {
   // limit the stack ended, and where it ends is part of the stack too.
   const int read = u.n < depth + 8 ? u.n : last + 1;
   if (words_read(t, unwound, read, sp, fresh)) {
-    std::rotate(way, way + kKnownWays - 1, way + kKnownWays);  // the least recently used goes
+    // The oldest goes; a hit moves nothing (an entry is hundreds of bytes).
+    std::rotate(way, way + kKnownWays - 1, way + kKnownWays);
     way[0] = fresh;
   }
   return id;
@@ -174,10 +175,7 @@ uint32_t stack_id(Tracer& t, uintptr_t site) {
   const size_t set = ((sp >> 4) ^ (site * 0x9e3779b97f4a7c15ULL >> 20)) % kKnownSets;
   KnownStack* way = tls_known + kKnownWays * set;
   for (size_t w = 0; w < kKnownWays; ++w)
-    if (way[w].id != 0 && way[w].sp == sp && way[w].site == site && still_there(way[w])) {
-      std::rotate(way, way + w, way + w + 1);  // most recently used first
-      return way[0].id;
-    }
+    if (way[w].id != 0 && way[w].sp == sp && way[w].site == site && still_there(way[w])) return way[w].id;
   return unwind(t, sp, site, way);
 }
 
