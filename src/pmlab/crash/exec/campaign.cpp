@@ -125,10 +125,16 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
 void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const TraceFile& t) {
   run.writebacks = f.writebacks;
   run.lines_written_back = f.lines_written_back;
-  std::vector<uint64_t> sites;
+  // One addr2line per module for every address named below.
+  std::vector<uint64_t> wanted;
   for (const auto* m : {&f.redundant_writebacks, &f.empty_fences, &f.non_pm_writebacks})
-    for (const auto& [site, n] : *m) sites.push_back(site);
-  symbols.resolve(sites);
+    for (const auto& [site, n] : *m) wanted.push_back(site);
+  for (const auto& line : f.unflushed_at_exit)
+    if (line.second.stored_before_fence) {
+      const auto& stack = t.stack(line.second.stored_stack);
+      wanted.insert(wanted.end(), stack.begin(), stack.end());
+    }
+  symbols.resolve(wanted);
   auto top = [&](const std::map<uint64_t, uint64_t>& by_site, const char* kind) {
     std::vector<std::pair<uint64_t, uint64_t>> v(by_site.begin(), by_site.end());
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -325,7 +331,20 @@ struct GranularityRun {
   void explain(Symbolizer& symbols, size_t max) {
     std::sort(failed.begin(), failed.end(),
               [](const Judged& a, const Judged& b) { return std::tie(a.point, a.state) < std::tie(b.point, b.state); });
-    for (size_t i = 0; i < failed.size() && i < max; ++i) {
+    if (failed.size() > max) failed.resize(max);
+    std::vector<uint64_t> wanted;  // one addr2line per module for every address named below
+    auto want = [&](uint32_t stack) {
+      wanted.insert(wanted.end(), trace.stack(stack).begin(), trace.stack(stack).end());
+    };
+    for (const Judged& j : failed) {
+      want(j.stack);
+      for (const LineOrigin& o : j.origins) {
+        want(o.stored_before_fence ? o.stored_stack : j.stack);
+        wanted.push_back(o.written_back_site);
+      }
+    }
+    symbols.resolve(wanted);
+    for (size_t i = 0; i < failed.size(); ++i) {
       const Judged& j = failed[i];
       ExecFailure f;
       f.crash_point = j.point;
