@@ -111,12 +111,8 @@ bool words_read(const Tracer& t, const UnwoundFrame* frames, int n, uintptr_t sp
   return bounds.high != 0;
 }
 
-}  // namespace
-
-namespace {
-
-// Unwinds the calling thread's stack and records it when new; with `way`, also keeps it first among its
-// set's known stacks.
+// Unwinds the calling thread's stack and records it when new; with `way`, also keeps it among its set's
+// known stacks.
 uint32_t unwind(Tracer& t, uintptr_t sp, uintptr_t site, KnownStack* way) {
   const int depth = static_cast<int>(std::min<unsigned>(t.stack_depth, trace::kMaxFrames));
   UnwoundFrame unwound[trace::kMaxFrames + 8];

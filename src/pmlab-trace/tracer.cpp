@@ -201,7 +201,7 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   else if (t.tracking == trace::WriteTracking::scan && !t.uffd_problem.empty() && t.regions.empty())
     note(t, "stores found by scanning write-protected pages at every fence (" + t.uffd_problem + ")");
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
-  t.regions.push_back(r);
+  t.regions.push_back(std::move(r));  // moved: r.hot keeps the room it reserved
   --tls_depth;
 }
 
