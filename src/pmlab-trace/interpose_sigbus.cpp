@@ -5,7 +5,7 @@
 // forwards to the real function; outside signals mode each adds one test.
 //
 // A store the kernel makes by any other call (a raw syscall, io_uring, aio) into a protected page fails
-// with EFAULT in signals mode: PMLAB_TRACE_WRITES=faults takes those too.
+// with EFAULT in signals mode: faults mode (pmlab crash exec --stores faults) takes those too.
 #undef _FORTIFY_SOURCE  // the fortified read, pread and recv are inline wrappers, not symbols to define
 #include <signal.h>
 #include <stdio.h>

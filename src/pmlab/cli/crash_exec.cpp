@@ -24,7 +24,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct ExecArgs {
-  std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name;
+  std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores;
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24;
   double timeout = 10;
@@ -172,7 +172,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.trace_only = a.trace_only;
   o.work_dir = a.work_dir;
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
-  o.compare_pages = a.compare_pages;
+  o.find_stores = a.compare_pages ? "compare" : a.stores;
   return o;
 }
 
@@ -320,8 +320,12 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
       ->check(non_empty_value());
   cmd->add_option("--stack-depth", a->stack_depth, "frames recorded per fence (default 24; 0: none)")
       ->check(count_value(0, 32));
-  cmd->add_flag("--compare-pages", a->compare_pages,
-                "find stores by comparing every page at every fence instead of write-protection");
+  auto* stores = cmd->add_option("--stores", a->stores,
+                                 "how the runtime finds plain stores: signals (a SIGBUS on the storing thread; "
+                                 "other kernel stores than read and recv fail), faults (the runtime's thread; also "
+                                 "stores by system calls), scan or compare (default: the first that works)")
+                     ->check(CLI::IsMember({"signals", "faults", "scan", "compare"}));
+  cmd->add_flag("--compare-pages", a->compare_pages, "the same as --stores compare")->excludes(stores);
   cmd->add_option("program", a->program, "-- PROGRAM [ARGS...]")->required();
   cmd->callback([&exit_code, a] { exit_code = run_exec_command(*a); });
 }

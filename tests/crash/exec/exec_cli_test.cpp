@@ -385,6 +385,27 @@ TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {
   auto bad_budget = pmlab({"--check", "true", "--budget", "abc", "--", "/bin/true"});
   EXPECT_EQ(bad_budget.exit_code, 2);
   EXPECT_NE(bad_budget.err.find("--budget"), std::string::npos) << bad_budget.err;
+  auto bad_way = pmlab({"--check", "true", "--stores", "pin", "--", "/bin/true"});
+  EXPECT_EQ(bad_way.exit_code, 2);
+  EXPECT_NE(bad_way.err.find("--stores"), std::string::npos) << bad_way.err;
+  auto two_ways = pmlab({"--check", "true", "--stores", "faults", "--compare-pages", "--", "/bin/true"});
+  EXPECT_EQ(two_ways.exit_code, 2);
+  EXPECT_NE(two_ways.err.find("--compare-pages"), std::string::npos) << two_ways.err;
+}
+
+// --stores picks the way of finding stores the run then names (or says why it fell back).
+TEST(CrashExec, TheWayOfFindingStoresIsAnOption) {
+  testing::TempDir dir;
+  for (const char* how : {"signals", "faults", "compare"}) {
+    const Outcome o = exec_log(dir, {"--granularity", "line", "--stores", how}, {});
+    ASSERT_FALSE(o.results.is_null()) << how << ": " << o.err;
+    const auto& run = o.results["runs"][0];
+    const std::string tracking = run["trace"]["write_tracking"];
+    if (tracking.find(tracking_name(how)) == std::string::npos) {
+      EXPECT_FALSE(run["trace"]["notes"].empty()) << how << ": fell back to " << tracking << " without a note";
+    }
+    EXPECT_EQ(o.exit_code, 0) << how << ": " << o.err;
+  }
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   std::string pools;
   for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
   if (!pools.empty()) spec.set_env.push_back("PMLAB_TRACE_POOLS=" + pools);
-  if (o.compare_pages) spec.set_env.push_back("PMLAB_TRACE_WRITES=compare");
+  if (!o.find_stores.empty()) spec.set_env.push_back("PMLAB_TRACE_WRITES=" + o.find_stores);
   for (auto& e : program_environment(domain)) spec.set_env.push_back(std::move(e));
   spec.set_env_with_pid = "PMLAB_TRACE_PID={pid}";
   spec.output = platform::ProcessSpec::Output::file;

@@ -45,7 +45,9 @@ struct ExecOptions {
   unsigned stack_depth = 24;
   std::string runtime;  // libpmlab-trace.so; default beside the pmlab executable
   size_t max_failure_details = 20;
-  bool compare_pages = false;  // track stores by comparing every page at every fence (no write-protection)
+  // How the runtime finds plain stores (PMLAB_TRACE_WRITES): signals, faults, scan or compare; empty: the
+  // first of them that works here.
+  std::string find_stores;
 };
 
 // One line a failing state persisted, and where the program put it there.
