@@ -123,6 +123,7 @@ __attribute__((visibility("default"))) ssize_t recvfrom(int fd, void* buf, size_
 }
 __attribute__((visibility("default"))) ssize_t recvmsg(int fd, msghdr* m, int flags) {
   PMLAB_REAL(recvmsg, nullptr);
+  if (m == nullptr) return real_fn(fd, m, flags);  // the C library's EFAULT
   KernelStores k(m->msg_name, m->msg_namelen, m->msg_control, m->msg_controllen, m->msg_iov,
                  static_cast<int>(m->msg_iovlen));
   return real_fn(fd, m, flags);
@@ -149,8 +150,8 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
   PMLAB_REAL(signal, nullptr);
   if (sig != SIGBUS || handler == SIG_ERR) return real_fn(sig, handler);
-  struct sigaction act {
-  }, old{};
+  struct sigaction act {};
+  struct sigaction old {};
   act.sa_handler = handler;
   act.sa_flags = SA_RESTART;  // signal()'s BSD semantics, as glibc gives them
   if (!pmlab_trace::program_sigbus(&act, &old)) return real_fn(sig, handler);

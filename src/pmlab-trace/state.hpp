@@ -101,8 +101,8 @@ struct Region {
   std::vector<uint16_t> quiet;
   std::vector<bool> unprotected;  // faults mode: the pages a store made writable, compared at every capture
   std::vector<uintptr_t> hot;     // the same pages, listed
-  // Per page, whether it has been protected again since the region was registered: in faults mode, a hot
-  // page that has is one stored to again, which waits kReturningQuietFences.
+  // Per page, whether it has been protected again since the region was registered: a hot page that has is
+  // one stored to again, which waits the longer wait (kReturningQuietFences, kSignalReturningQuietFences).
   std::vector<bool> protected_again;
   // Per page, the C library calls in progress that make the kernel store into it (read into a pool): in
   // signals mode such a page stays unprotected until they return, since a kernel store cannot take a signal.

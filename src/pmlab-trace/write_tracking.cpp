@@ -215,25 +215,17 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-bool protect(Tracer& t, Region& r) {
-  if (!t.uffd_tried) open_uffd(t);
-  if (t.uffd < 0) return false;
-  uffdio_register reg{};
-  reg.range = {r.begin, r.end - r.begin};
-  reg.mode = UFFDIO_REGISTER_MODE_WP;
-  if (ioctl(t.uffd, UFFDIO_REGISTER, &reg) != 0) {
-    t.uffd_problem = std::string("userfaultfd cannot protect this mapping: ") + std::strerror(errno);
-    return false;
-  }
-  if (!write_protect(t, r.begin, r.end)) {
-    t.uffd_problem = std::string("userfaultfd write-protect: ") + std::strerror(errno);
-    uffdio_range range{r.begin, r.end - r.begin};
-    ioctl(t.uffd, UFFDIO_UNREGISTER, &range);
-    return false;
-  }
+namespace {
+
+// Starts what takes the faults of protected pages (the runtime's thread, or its SIGBUS handler), before any
+// page is protected: a store to a page protected with nothing to take its fault would wait forever, or die.
+bool take_faults(Tracer& t) {
   if (t.tracking == trace::WriteTracking::faults && !t.fault_thread) {
     pthread_t thread;
-    if (pthread_create(&thread, nullptr, fault_handler, nullptr) != 0) return false;
+    if (const int rc = pthread_create(&thread, nullptr, fault_handler, nullptr); rc != 0) {
+      t.uffd_problem = std::string("the runtime's fault thread: ") + std::strerror(rc);
+      return false;
+    }
     pthread_detach(thread);
     t.fault_thread = true;
   }
@@ -247,6 +239,27 @@ bool protect(Tracer& t, Region& r) {
       return false;
     }
     t.takes_sigbus.store(true);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool protect(Tracer& t, Region& r) {
+  if (!t.uffd_tried) open_uffd(t);
+  if (t.uffd < 0 || !take_faults(t)) return false;
+  uffdio_register reg{};
+  reg.range = {r.begin, r.end - r.begin};
+  reg.mode = UFFDIO_REGISTER_MODE_WP;
+  if (ioctl(t.uffd, UFFDIO_REGISTER, &reg) != 0) {
+    t.uffd_problem = std::string("userfaultfd cannot protect this mapping: ") + std::strerror(errno);
+    return false;
+  }
+  if (!write_protect(t, r.begin, r.end)) {
+    t.uffd_problem = std::string("userfaultfd write-protect: ") + std::strerror(errno);
+    uffdio_range range{r.begin, r.end - r.begin};
+    ioctl(t.uffd, UFFDIO_UNREGISTER, &range);
+    return false;
   }
   return true;
 }
