@@ -17,7 +17,7 @@ from .model import PUBLISHED, Metric, Run, is_number, param_columns
 from .units import DASH, sig
 
 # Metrics that record how a run was set up or judged, not what it measured.
-_SETTING_NAMES = {"threads_pinned", "rounds", "pmem_is_pmem_force"}
+_SETTING_NAMES = {"threads_pinned", "rounds", "pmem_is_pmem_force", "region_huge_page_fraction"}
 _SETTING_UNITS = {"bool", "flag"}
 
 

@@ -23,6 +23,8 @@ from .model import Run, is_number
 from .units import format_quantity, sig
 
 LOCAL = "dram"
+# The runner's record of how much of the mapping that holds a run's memory huge pages back.
+HUGE_FRACTION = "region_huge_page_fraction"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Tier:
     evidence: str   # what the label rests on
     values: dict[str, float] = field(default_factory=dict)
     peak_threads: dict[str, int] = field(default_factory=dict)  # bandwidth measures: threads at the peak
+    huge_fraction: float | None = None  # median share of the tier's memory mapping in huge pages, per run
 
 
 def _node_facts(medium: str, runs: Sequence[Run], context: dict) -> tuple[str, str]:
@@ -121,8 +124,25 @@ def measure_tiers(runs: Sequence[Run], context: dict | None = None) -> list[Tier
                     tier.peak_threads[m.key] = int(best.param("threads"))
             else:
                 tier.values[m.key] = float(median(r.value(m.metric) for r in chosen))
+        fractions = [float(r.value(HUGE_FRACTION)) for r in mine if is_number(r.value(HUGE_FRACTION))]
+        tier.huge_fraction = median(fractions) if fractions else None
         tiers.append(tier)
     return tiers
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.0f} %"
+
+
+def page_size_finding(tiers: Sequence[Tier]) -> str | None:
+    """A caution when the tiers' memory had different page sizes: a TLB that covers one tier's pages and
+    not another's is part of the ratios between them."""
+    known = [t for t in tiers if t.huge_fraction is not None]
+    if len(known) < 2 or max(t.huge_fraction for t in known) - min(t.huge_fraction for t in known) < 0.5:
+        return None
+    shares = ", ".join(f"{t.label} {_percent(t.huge_fraction)}" for t in known)
+    return (f"The tiers' memory had different page sizes (in 2 MiB pages: {shares}): the latency ratios "
+            "include the TLB misses one page size has and the other has not.")
 
 
 def _times(value: float) -> str:
@@ -207,6 +227,10 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
                 text += f" ({_times(t.values[m.key] / local.values[m.key])})"
             cells.append(f'<td class="num">{escape(text)}</td>')
         body.append(f"<tr><td>{escape(m.label)}</td>{''.join(cells)}</tr>")
+    if any(t.huge_fraction is not None for t in tiers):
+        cells = "".join('<td class="num">' + (_percent(t.huge_fraction) if t.huge_fraction is not None else "–")
+                        + "</td>" for t in tiers)
+        body.append(f"<tr><td>memory in 2 MiB pages (median over runs)</td>{cells}</tr>")
     by_tier = classifications(runs)
     judged = [t for t in tiers if t.medium in by_tier]
     if judged:
@@ -220,6 +244,8 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
             body.append(f'<tr><td>{escape(ident)}: {escape(name)}</td>{cells}</tr>')
     findings = [f for t in tiers if local is not None and t is not local
                 for f in [finding(t, local, by_tier.get(t.medium))] if f]
+    if caution := page_size_finding(tiers):
+        findings.append(caution)
     evidence = "".join(f"<li><b>{escape(t.label)}</b>: {escape(t.evidence)}</li>" for t in tiers if t.evidence)
     return ('<h3 id="tiers">Memory tiers side by side (measured; ratios against local DRAM)</h3>'
             '<div class="scroll"><table class="idio"><thead><tr><th>measure</th>'

@@ -112,3 +112,27 @@ def test_a_pool_on_a_cxl_pmem_region_is_named_by_what_the_runner_traced():
     found = tiers.measure_tiers(runs, context)
     assert found[1].label == "pool (cxl-pmem)"
     assert "CXL persistent-memory region region0" in found[1].evidence
+
+
+def _with_page_sizes(dram_fraction, node_fraction):
+    runs = _two_tiers()
+    for r in runs:
+        fraction = dram_fraction if r.param("medium") == "dram" else node_fraction
+        r.metrics[tiers.HUGE_FRACTION] = Metric(fraction, "ratio", "measured")
+    return runs
+
+
+def test_tiers_whose_memory_had_other_page_sizes_are_cautioned():
+    html = tiers.section(_with_page_sizes(0.0, 1.0))
+    assert "<td>memory in 2 MiB pages (median over runs)</td>" in html
+    assert '<td class="num">0 %</td><td class="num">100 %</td>' in html
+    assert ("The tiers&#x27; memory had different page sizes (in 2 MiB pages: local DRAM 0 %, node 2 (cxl) 100 %)"
+            in html)
+
+
+def test_tiers_with_the_same_page_size_get_no_caution():
+    html = tiers.section(_with_page_sizes(0.0, 0.0))
+    assert '<td class="num">0 %</td><td class="num">0 %</td>' in html
+    assert "different page sizes" not in html
+    # Runs that did not record it show no row.
+    assert "2 MiB pages" not in tiers.section(_two_tiers())

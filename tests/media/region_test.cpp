@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -18,14 +19,34 @@ std::string thp_mode() {
   return text;
 }
 
+// The VmFlags of the mapping holding `addr` (/proc/self/smaps): "nh" is a mapping advised MADV_NOHUGEPAGE,
+// which no THP mode backs with huge pages.
+std::string vm_flags(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= a && a < hi;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line.substr(8) + " ";
+  }
+  return "";
+}
+
 TEST(DramBuffer, BasePagesAreWritableAndNotHuge) {
   DramBuffer b;
   ASSERT_TRUE(b.reserve(8 << 20).ok());
   const Region r = b.region();
   ASSERT_GE(r.size, size_t{8} << 20);
   r.base[r.size - 1] = std::byte{7};
-  // Base pages are the default (as a tmpfs pool has them), unless the kernel gives every mapping THP.
-  if (thp_mode().find("[always]") == std::string::npos) { EXPECT_EQ(huge_mapped_bytes(r.base), 0u); }
+  // Base pages (as a tmpfs pool has them) whatever the kernel's THP mode: also under `always`.
+  EXPECT_EQ(mapping_pages(r.base).huge_bytes, 0u) << "THP " << thp_mode();
+  EXPECT_GE(mapping_pages(r.base).bytes, r.size);
+  EXPECT_NE(vm_flags(r.base).find(" nh "), std::string::npos) << vm_flags(r.base);
 }
 
 TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
@@ -36,14 +57,17 @@ TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
   EXPECT_EQ(r.size % (2 << 20), 0u);
   r.base[r.size - 1] = std::byte{7};
   if (thp_mode().find("[never]") != std::string::npos) GTEST_SKIP() << "transparent huge pages are off here";
-  EXPECT_GE(huge_mapped_bytes(r.base), r.size / 2);
+  EXPECT_GE(mapping_pages(r.base).huge_bytes, r.size / 2);
+  EXPECT_GE(mapping_pages(r.base).bytes, r.size);
   // Asking for base pages again replaces the mapping.
   ASSERT_TRUE(b.reserve(4 << 20).ok());
-  if (thp_mode().find("[always]") == std::string::npos) { EXPECT_EQ(huge_mapped_bytes(b.region().base), 0u); }
+  EXPECT_EQ(mapping_pages(b.region().base).huge_bytes, 0u);
 }
 
-TEST(DramBuffer, AnAddressOutsideEveryMappingHasNoHugeBytes) {
-  EXPECT_EQ(huge_mapped_bytes(reinterpret_cast<const void*>(uintptr_t{16})), 0u);
+TEST(DramBuffer, AnAddressOutsideEveryMappingHasNoMapping) {
+  const MappingPages none = mapping_pages(reinterpret_cast<const void*>(uintptr_t{16}));
+  EXPECT_EQ(none.bytes, 0u);
+  EXPECT_EQ(none.huge_bytes, 0u);
 }
 
 TEST(Medium, ParsesTheThreeKinds) {
@@ -72,6 +96,16 @@ TEST(NodeBuffer, EveryPageIsOnItsNode) {
   auto nodes = nodes_of_pages(r.base, r.size);
   ASSERT_TRUE(nodes.ok()) << nodes.status().message();
   EXPECT_EQ(*nodes, std::vector<int>(4, 0));
+}
+
+// Node memory is compared with DRAM and the pool: the same page size, whatever the kernel's THP mode.
+TEST(NodeBuffer, BasePagesAsTheDramMediumHas) {
+  NodeBuffer buffer(0);
+  const Status s = buffer.reserve(8 << 20);
+  if (!s && s.code() == Errc::unsupported) GTEST_SKIP() << s.message();
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(mapping_pages(buffer.region().base).huge_bytes, 0u) << "THP " << thp_mode();
+  EXPECT_NE(vm_flags(buffer.region().base).find(" nh "), std::string::npos) << vm_flags(buffer.region().base);
 }
 
 TEST(NodeBuffer, ANodeWithoutMemoryIsAnErrorNotAFallback) {

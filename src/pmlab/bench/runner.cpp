@@ -230,6 +230,16 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   return {p.data() + placement_offset(p.data_size(), bytes, pass), bytes, media::Kind::pool};
 }
 
+// How much of the mapping that holds the run's memory huge pages back, as the run leaves it. The media are
+// compared with each other, and a TLB that covers one medium's pages but not another's moves latencies.
+void record_page_size(RunContext& ctx, const media::Region& region) {
+  if (region.base == nullptr) return;
+  const media::MappingPages pages = media::mapping_pages(region.base);
+  if (pages.bytes > 0)
+    ctx.metric("region_huge_page_fraction", static_cast<double>(pages.huge_bytes) / static_cast<double>(pages.bytes),
+               "ratio");
+}
+
 // Executes one run into `rec`: its persister (with the run's device model attached), its region, the
 // case body with counters around it; under --profile once plainly first, so the slowdown can be stated.
 void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) {
@@ -252,6 +262,7 @@ void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) 
     ctx.set_model(device.get());
     if (!placement.note.empty()) ctx.note("placement", placement.note);
     r.def->body(ctx);
+    record_page_size(ctx, region);
   };
   if (device) device->reset();
   RunRecord unprofiled = rec;

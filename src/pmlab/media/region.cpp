@@ -18,6 +18,11 @@
 namespace pmlab::media {
 
 namespace {
+// Before the first touch: a kernel whose transparent huge pages are `always` would back an anonymous
+// mapping with 2 MiB pages, and DRAM and node memory would then see another TLB than a tmpfs pool's base
+// pages. A kernel without THP refuses the advice, and has base pages anyway.
+void keep_base_pages(void* base, size_t bytes) noexcept { madvise(base, bytes, MADV_NOHUGEPAGE); }
+
 constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
 constexpr size_t kPage = 4096;
 // Nodes a mask passed to mbind can name; node numbers above it are refused as a parameter.
@@ -66,6 +71,7 @@ Status NodeBuffer::reserve(size_t bytes) {
                                      std::strerror(errno));
   base_ = static_cast<std::byte*>(p);
   size_ = rounded;
+  keep_base_pages(base_, size_);
   // The policy before the first touch, so every fault allocates on the node; strict: no fallback.
   std::vector<unsigned long> mask(static_cast<size_t>(kMaxNode) / (8 * sizeof(unsigned long)) + 1, 0);
   mask[static_cast<size_t>(node_) / (8 * sizeof(unsigned long))] |= 1UL << (node_ % (8 * sizeof(unsigned long)));
@@ -125,11 +131,13 @@ Status DramBuffer::reserve(size_t bytes, Pages pages) {
   pages_ = pages;
   if (pages == Pages::base) {
     const size_t rounded = (bytes + 4095) & ~size_t{4095};
-    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
       return error(Errc::no_space, "cannot map " + format_size(rounded) + " of DRAM: " + std::strerror(errno));
     base_ = static_cast<std::byte*>(p);
     size_ = rounded;
+    keep_base_pages(base_, size_);
+    prefault_for_writing(base_, size_);
     return Status::success();
   }
   // Huge pages: a 2 MiB-aligned range (over-map, trim the ends), advised before the first touch so the
@@ -151,12 +159,12 @@ Status DramBuffer::reserve(size_t bytes, Pages pages) {
   return Status::success();
 }
 
-uint64_t huge_mapped_bytes(const void* addr) {
+MappingPages mapping_pages(const void* addr) {
   std::ifstream smaps("/proc/self/smaps");
   const auto a = reinterpret_cast<uintptr_t>(addr);
   std::string line;
   bool inside = false;
-  uint64_t bytes = 0;
+  MappingPages pages;
   while (std::getline(smaps, line)) {
     // A VMA starts with "lo-hi perms …"; its fields follow as "Name:   N kB".
     const size_t dash = line.find('-');
@@ -167,6 +175,7 @@ uint64_t huge_mapped_bytes(const void* addr) {
       std::from_chars(line.data(), line.data() + dash, lo, 16);
       std::from_chars(line.data() + dash + 1, line.data() + space, hi, 16);
       inside = lo <= a && a < hi;
+      if (inside) pages.bytes = hi - lo;
       continue;
     }
     if (!inside) continue;
@@ -174,9 +183,10 @@ uint64_t huge_mapped_bytes(const void* addr) {
     std::string name;
     uint64_t kb = 0;
     fields >> name >> kb;
-    if (name == "AnonHugePages:" || name == "ShmemPmdMapped:" || name == "FilePmdMapped:") bytes += kb * 1024;
+    if (name == "AnonHugePages:" || name == "ShmemPmdMapped:" || name == "FilePmdMapped:")
+      pages.huge_bytes += kb * 1024;
   }
-  return bytes;
+  return pages;
 }
 
 void prefault_for_writing(std::byte* base, uint64_t bytes) noexcept {

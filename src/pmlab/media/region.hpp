@@ -60,7 +60,8 @@ class DramBuffer {
   Pages pages_ = Pages::base;
 };
 
-// Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), pre-faulted, and every page checked
+// Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), in base pages as the DRAM medium's,
+// pre-faulted, and every page checked
 // to be on that node (move_pages' query): a kernel that placed a page elsewhere — the node's memory full, a
 // policy it could not apply — fails the reservation instead of measuring another node's memory.
 class NodeBuffer {
@@ -85,9 +86,13 @@ class NodeBuffer {
 // cannot say (no NUMA support). Unmapped or not-yet-faulted pages count as on no node (-1).
 Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes);
 
-// Bytes of the mapping that contains `addr` backed by huge pages (AnonHugePages, ShmemPmdMapped and
-// FilePmdMapped of /proc/self/smaps); 0 when none or unknown.
-uint64_t huge_mapped_bytes(const void* addr);
+// The mapping that contains `addr`, as /proc/self/smaps gives it: its size, and how many of its bytes huge
+// pages back (AnonHugePages, ShmemPmdMapped and FilePmdMapped). Both 0 when no mapping holds `addr`.
+struct MappingPages {
+  uint64_t bytes = 0;
+  uint64_t huge_bytes = 0;
+};
+MappingPages mapping_pages(const void* addr);
 
 // Maps every page of [base, base+bytes) writable in this process's page tables without changing a byte
 // (MADV_POPULATE_WRITE; on an older kernel each page's first byte is read and written back). The pool's

@@ -79,7 +79,7 @@ void vs_likwid(RunContext& ctx) {
     if (Status s = own.reserve(job.span * static_cast<uint64_t>(ctx.threads()), pages); !s) ctx.fail(s.message());
     job.base = own.region().base;
     const double huge_fraction =
-        static_cast<double>(media::huge_mapped_bytes(job.base)) / static_cast<double>(own.region().size);
+        static_cast<double>(media::mapping_pages(job.base).huge_bytes) / static_cast<double>(own.region().size);
     ctx.metric("huge_page_fraction", huge_fraction, "ratio");
     if (huge && huge_fraction < 0.5)
       ctx.skip("the kernel gave " + std::to_string(static_cast<int>(huge_fraction * 100)) +
