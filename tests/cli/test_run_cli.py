@@ -21,6 +21,15 @@ def test_usage_errors_exit_2(pmlab, shm_dir):
     assert proc.returncode == 2 and "battery" in proc.stderr
 
 
+def test_info_says_the_transparent_huge_page_mode(pmlab):
+    try:
+        line = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+        mode = line[line.index("[") + 1:line.index("]")]
+    except (OSError, ValueError):
+        mode = "unknown"
+    assert f"huge pages       transparent: {mode} (" in pmlab("info", check=True).stdout
+
+
 def test_info_json_names_the_platform(pmlab):
     info = json.loads(pmlab("info", "--json", check=True).stdout)
     assert {"cpu", "numa_nodes", "hardware_counters", "pmem", "timer"} <= info.keys()

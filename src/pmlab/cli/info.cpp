@@ -74,6 +74,10 @@ int run_info(bool as_json, const std::string& sysfs_root) {
   std::printf("\nNUMA nodes       %zu, as memory tiers:\n", ctx["memory_tiers"]["nodes"].size());
   print_memory_tiers(ctx["memory_tiers"]);
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
+  std::printf(
+      "huge pages       transparent: %s (the DRAM and node media keep base pages whatever it is; each "
+      "run records its memory's share in huge pages)\n",
+      ctx["transparent_hugepages"].get<std::string>().c_str());
   const auto& timer = ctx["timer"];
   std::printf(
       "timer            %s, overhead %.1f ns per start/stop pair (p10 %.1f, p90 %.1f), measured resolution "
