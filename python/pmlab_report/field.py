@@ -409,8 +409,12 @@ def _scaling_section(runs: Sequence[Run], badge: Badge, links: dict[str, str]) -
             cores.append(available.value)
         if c2c and is_number(c2c.value):
             latencies.append(c2c.value)
-        short = (available is not None and is_number(available.value) and is_number(threads)
-                 and available.value < 0.9 * threads)
+        # SMT siblings share a core, and the probe reads them as one where the kernel said they share it.
+        physical = probe.metrics.get("physical_cores") if probe else None
+        expected = (min(threads, physical.value) if is_number(threads) and physical and is_number(physical.value)
+                    else threads)
+        short = (available is not None and is_number(available.value) and is_number(expected)
+                 and available.value < 0.9 * expected)
         cores_html = _average(available)
         if short:
             cores_html = (f'<span class="caution" title="the host ran the threads on fewer cores than threads">'

@@ -160,6 +160,14 @@ def test_fewer_cores_than_threads_is_flagged():
     assert 'class="caution"' in html
 
 
+def test_smt_siblings_reading_as_one_core_are_not_flagged():
+    rows = _scaling_rows()
+    probed = rows[1]
+    rows[1] = Run(**{**probed.__dict__, "metrics": {**probed.metrics, "cores_available": _metric(0.98, "count"),
+                                                    "physical_cores": _metric(1, "count")}})
+    assert 'class="caution"' not in field.section(_results(rows), _badge)
+
+
 # --------------------------------------------------------------------------- absent families
 
 

@@ -241,6 +241,32 @@ TEST(Checks, ScalingLeavesOutRepetitionsWithoutTheirCoresAndSplitsNearFromFar) {
   EXPECT_EQ(pairs[0].threads, 2);
 }
 
+// Two threads on the two SMT siblings of one core read as one core: the machine's shape, not a host that
+// withheld a core, where the kernel says the CPUs share one.
+TEST(Checks, SmtSiblingsAreExpectedToShareACore) {
+  const auto two_on = [](std::optional<double> physical) {
+    RunRecord r = run("ptm.tx", {{"workload", "hashmap"}, {"threads", 2}},
+                      {sampled("throughput", {18, 19}, "ops/s"), m("cores_probed", 2, "count"),
+                       sampled("cores_available", {1.02, 0.97}, "count")});
+    if (physical) r.set(record::Metric{"physical_cores", *physical, "count", record::MetricKind::measured, {}});
+    return r;
+  };
+  const auto siblings = of_rule({two_on(1)}, "cores-available");
+  EXPECT_EQ(verdicts(siblings), "ok ");
+  EXPECT_EQ(had_its_cores(two_on(1)), (std::vector<bool>{true, true}));
+  EXPECT_EQ(verdicts(of_rule({two_on(2)}, "cores-available")), "violated ");
+  EXPECT_EQ(verdicts(of_rule({two_on(std::nullopt)}, "cores-available")), "violated ");
+  EXPECT_EQ(had_its_cores(two_on(std::nullopt)), (std::vector<bool>{false, false}));
+  const auto half = of_rule({run("ptm.tx", {{"workload", "hashmap"}, {"threads", 4}},
+                                 {sampled("throughput", {30}, "ops/s"), m("cores_probed", 4, "count"),
+                                  m("physical_cores", 2, "count"), sampled("cores_available", {1.1}, "count")})},
+                            "cores-available");
+  ASSERT_EQ(verdicts(half), "violated ");
+  EXPECT_NE(half[0]["detail"].get<std::string>().find("1.10 of 2 (4 CPUs, SMT siblings counted once)"),
+            std::string::npos)
+      << half[0]["detail"];
+}
+
 // The scaling row carries what explains it: the N-thread run's line-transfer probe and the hand-offs its
 // workload implies (modelled, and kept so).
 TEST(Checks, ScalingRowCarriesTheProbeAndTheModelledHandOffs) {

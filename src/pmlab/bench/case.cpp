@@ -196,6 +196,8 @@ void RunContext::run_threads(const std::function<void(ThreadState&)>& body) {
   metric("threads_pinned", pinned, "count");
   if (distinct.size() > 1) {
     metric("cores_probed", static_cast<double>(distinct.size()), "count");
+    // SMT siblings share a core's multiplier, which the probe keeps busy: two of them read as one core.
+    metric("physical_cores", platform::physical_cores(distinct), "count");
     metric("cores_available", std::min(cores_before, platform::cores_available(distinct)), "count");
     metric("core_to_core_ns", std::max(transfer_before, platform::core_to_core_ns(distinct[0], distinct[1])), "ns");
   }

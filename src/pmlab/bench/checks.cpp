@@ -100,14 +100,21 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs) {
   return out;
 }
 
+std::optional<double> cores_expected(const record::RunRecord& r) {
+  const auto probed = record::metric_value(r, "cores_probed");
+  const auto physical = record::metric_value(r, "physical_cores");
+  if (!probed) return std::nullopt;
+  return physical && *physical >= 1 ? std::min(*probed, *physical) : *probed;
+}
+
 std::vector<bool> had_its_cores(const record::RunRecord& r) {
   const record::Metric* available = r.find("cores_available");
-  const auto probed = record::metric_value(r, "cores_probed");
+  const auto expected = cores_expected(r);
   const record::Metric* throughput = r.find("throughput");
   const size_t n = throughput && throughput->stats ? throughput->stats->samples.size() : 1;
   std::vector<bool> mask(n, true);
-  if (available == nullptr || !probed) return mask;
-  const double need = kCoresAvailableShare * *probed;
+  if (available == nullptr || !expected) return mask;
+  const double need = kCoresAvailableShare * *expected;
   if (available->stats && available->stats->samples.size() == n) {
     for (size_t i = 0; i < n; ++i) mask[i] = available->stats->samples[i] >= need;
   } else {

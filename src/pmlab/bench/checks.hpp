@@ -56,8 +56,11 @@ nlohmann::ordered_json run_checks(const std::vector<record::RunRecord>& runs);
 bool exceeds(const record::Metric& a, const record::Metric& b, double margin);
 
 // A multi-thread run had the cores it asked for when its probe (`cores_available`, RunContext::run_threads)
-// found at least this share of `cores_probed` running at once.
+// found at least this share of the cores it expects running at once.
 inline constexpr double kCoresAvailableShare = 0.8;
+// The cores a run's probe expects: its CPUs (`cores_probed`), SMT siblings counted once where the kernel
+// says which CPUs share a core (`physical_cores`); nothing for a run without a probe.
+std::optional<double> cores_expected(const record::RunRecord& r);
 // The repetitions of `r` (or its one run) whose probe found its cores: a mask in the order the repetitions
 // ran, all true when `r` has no probe (one thread).
 std::vector<bool> had_its_cores(const record::RunRecord& r);

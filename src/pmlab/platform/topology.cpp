@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -75,6 +76,22 @@ bool pin_current_thread(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+int physical_cores(const std::vector<int>& cpus, const std::string& sysfs_root) {
+  std::vector<int> cores;  // each core named by its lowest CPU
+  for (int cpu : cpus) {
+    const std::string dir = sysfs_root + "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    std::vector<int> siblings;
+    for (const char* name : {"core_cpus_list", "thread_siblings_list"}) {
+      std::ifstream in(dir + name);
+      std::string text;
+      if (std::getline(in, text) && !(siblings = parse_cpu_list(text)).empty()) break;
+    }
+    const int core = siblings.empty() ? cpu : *std::min_element(siblings.begin(), siblings.end());
+    if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
+  }
+  return static_cast<int>(cores.size());
 }
 
 }  // namespace pmlab::platform

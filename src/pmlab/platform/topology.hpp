@@ -17,5 +17,10 @@ int numa_node_of_cpu(int cpu);
 std::vector<int> parse_cpu_list(const std::string& text);
 // Pins the calling thread to one CPU; false if the kernel refuses (the run records it).
 bool pin_current_thread(int cpu);
+// How many physical cores `cpus` span as the kernel describes them: CPUs that share a core (SMT siblings,
+// `topology/core_cpus_list`, before Linux 5.7 `thread_siblings_list`) count once, and a CPU whose topology
+// cannot be read counts as a core of its own. A guest sees what its hypervisor tells it, often one thread
+// per core. `sysfs_root` prefixes /sys (a captured tree).
+int physical_cores(const std::vector<int>& cpus, const std::string& sysfs_root = "");
 
 }  // namespace pmlab::platform

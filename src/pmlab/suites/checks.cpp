@@ -397,12 +397,16 @@ std::vector<Finding> had_its_cores(const Runs& runs) {
     if (r.status != record::RunStatus::ok) continue;
     const Metric* available = r.find("cores_available");
     const auto probed = metric_value(r, "cores_probed");
-    if (available == nullptr || !probed) continue;
+    const auto expected = bench::cores_expected(r);
+    if (available == nullptr || !probed || !expected) continue;
     const std::vector<bool> mask = bench::had_its_cores(r);
     const size_t short_of = static_cast<size_t>(std::count(mask.begin(), mask.end(), false));
     const double least = available->stats ? available->stats->min : available->value;
+    const std::string of = *expected < *probed
+                               ? fixed(*expected, 0) + " (" + fixed(*probed, 0) + " CPUs, SMT siblings counted once)"
+                               : fixed(*probed, 0);
     out.push_back(judged(short_of > 0, {r.name},
-                         "cores running at once: " + fixed(least, 2) + " of " + fixed(*probed, 0) + " at worst; " +
+                         "cores running at once: " + fixed(least, 2) + " of " + of + " at worst; " +
                              std::to_string(short_of) + " of " + std::to_string(mask.size()) + " repetitions below " +
                              fixed(100.0 * bench::kCoresAvailableShare, 0) + "%"));
   }
