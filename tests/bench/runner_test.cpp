@@ -132,7 +132,8 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
                                                  "transparent_hugepages"};
   EXPECT_EQ(keys(doc["context"]), context_keys);
   EXPECT_EQ(keys(doc["context"]["cpu"]),
-            (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "tsc_ghz", "vendor"}));
+            (std::vector<std::string>{"caches", "cores_used", "isa", "logical_cpus", "model", "physical_cores_used",
+                                      "tsc_ghz", "vendor"}));
   EXPECT_EQ(keys(doc["context"]["pool"]),
             (std::vector<std::string>{"backing", "filesystem", "medium", "path", "placement_step_bytes", "size_bytes",
                                       "store_granularity"}));

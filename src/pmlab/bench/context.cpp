@@ -71,6 +71,7 @@ nlohmann::ordered_json machine_context() {
   jcpu["model"] = cpu.model;
   jcpu["logical_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
   jcpu["cores_used"] = platform::allowed_cpus();
+  jcpu["physical_cores_used"] = platform::physical_cores(platform::allowed_cpus());
   jcpu["isa"] = {{"clflush", cpu.clflush},
                  {"clflushopt", cpu.clflushopt},
                  {"clwb", cpu.clwb},

@@ -60,9 +60,10 @@ int run_info(bool as_json, const std::string& sysfs_root) {
     return 0;
   }
   auto yes = [](bool b) { return b ? "yes" : "no"; };
-  std::printf("CPU              %s (%s), %d logical CPUs, TSC %.3f GHz (%s)\n", cpu.model.c_str(), cpu.vendor.c_str(),
-              ctx["cpu"]["logical_cpus"].get<int>(), ctx["cpu"]["tsc_ghz"].get<double>(),
-              ctx["timer"]["source"].get<std::string>().c_str());
+  std::printf("CPU              %s (%s), %d logical CPUs (this process may use %zu on %d cores), TSC %.3f GHz (%s)\n",
+              cpu.model.c_str(), cpu.vendor.c_str(), ctx["cpu"]["logical_cpus"].get<int>(),
+              ctx["cpu"]["cores_used"].size(), ctx["cpu"]["physical_cores_used"].get<int>(),
+              ctx["cpu"]["tsc_ghz"].get<double>(), ctx["timer"]["source"].get<std::string>().c_str());
   std::printf("flush            clflush %s, clflushopt %s, clwb %s (default: %s)\n", yes(cpu.clflush),
               yes(cpu.clflushopt), yes(cpu.clwb), persist::to_string(persist::best_line_flush(cpu)));
   std::printf("vector           avx2 %s, avx512f %s, movdir64b %s\n", yes(cpu.avx2), yes(cpu.avx512f),
