@@ -194,7 +194,8 @@ def case_tables(runs: Sequence[Run], badge: Callable[[Metric], str]) -> str:
     parts.append(_table(runs, varying, _columns(runs, measured), badge, with_status, row_ids=True))
     if settings:
         parts.append("<p class=\"muted\">Settings and target checks of these runs (thresholds, verdicts "
-                     "as 1 = yes / 0 = no, pinned threads, forced flags), apart from the measurements:</p>")
+                     "as 1 = yes / 0 = no, pinned threads, forced flags, the memory's share in huge pages), "
+                     "apart from the measurements:</p>")
         parts.append(_table(runs, varying, _columns(runs, settings), badge, False, row_ids=False))
     used = sorted({m.source for r in runs for m in r.metrics.values() if m.kind == PUBLISHED and m.source})
     if used:
