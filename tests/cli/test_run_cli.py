@@ -64,6 +64,12 @@ def test_quick_core_run_then_report(pmlab, shm_dir):
     for r in doc["runs"]:
         for name, m in r["metrics"].items():
             assert m["kind"] in ("measured", "modelled", "published"), name
+    # Every run on a medium says how much of its memory huge pages back; DRAM keeps base pages in any THP mode.
+    persist_runs = [r for r in doc["runs"] if r["case"] == "persist"]
+    assert persist_runs
+    for r in persist_runs:
+        share = r["metrics"]["region_huge_page_fraction"]["value"]
+        assert 0 <= share <= 1 and (share == 0 or r["params"]["medium"] == "pool"), r["name"]
     proc = pmlab("report", out)
     assert proc.returncode == 0, proc.stderr
     html = (out / "report.html").read_text()
