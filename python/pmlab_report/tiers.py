@@ -141,8 +141,11 @@ def page_size_finding(tiers: Sequence[Tier]) -> str | None:
     if len(known) < 2 or max(t.huge_fraction for t in known) - min(t.huge_fraction for t in known) < 0.5:
         return None
     shares = ", ".join(f"{t.label} {_percent(t.huge_fraction)}" for t in known)
+    # Only the runner's own media can change page size: a pool is mapped as its file system maps it.
+    remedy = ("; `pmlab run --pages huge` gives DRAM and node memory 2 MiB pages too"
+              if any(t.medium == "pool" and t.huge_fraction >= 0.5 for t in known) else "")
     return (f"The tiers' memory had different page sizes (in 2 MiB pages: {shares}): the latency ratios "
-            "include the TLB misses one page size has and the other has not.")
+            f"include the TLB misses one page size has and the other has not{remedy}.")
 
 
 def _times(value: float) -> str:

@@ -130,6 +130,16 @@ def test_tiers_whose_memory_had_other_page_sizes_are_cautioned():
             in html)
 
 
+def test_a_pool_in_huge_pages_beside_dram_in_base_pages_names_the_remedy():
+    runs = _with_page_sizes(0.0, 0.0)
+    for r in runs:
+        if r.param("medium") != "dram":
+            r.params["medium"] = "pool"
+            r.metrics[tiers.HUGE_FRACTION] = Metric(1.0, "ratio", "measured")
+    assert "`pmlab run --pages huge` gives DRAM and node memory 2 MiB pages too." in tiers.section(runs)
+    assert "--pages huge" not in tiers.section(_with_page_sizes(0.0, 1.0))  # a node: its own page size
+
+
 def test_tiers_with_the_same_page_size_get_no_caution():
     html = tiers.section(_with_page_sizes(0.0, 0.0))
     assert '<td class="num">0 %</td><td class="num">0 %</td>' in html

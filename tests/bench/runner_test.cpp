@@ -119,6 +119,7 @@ TEST(Runner, WritesTheSchemaVersionOneDocument) {
                                                  "host",
                                                  "interrupted",
                                                  "kernel",
+                                                 "media_pages",
                                                  "memory_tiers",
                                                  "numa_nodes",
                                                  "pool",

@@ -1,5 +1,6 @@
 """`pmlab run`, `list`, `info`, `report` as a user calls them."""
 import json
+import pathlib
 
 
 def test_help_on_every_command(pmlab):
@@ -28,6 +29,21 @@ def test_info_says_the_transparent_huge_page_mode(pmlab):
     except (OSError, ValueError):
         mode = "unknown"
     assert f"huge pages       transparent: {mode} (" in pmlab("info", check=True).stdout
+
+
+def test_pages_huge_puts_the_dram_medium_in_huge_pages(pmlab, shm_dir):
+    out = shm_dir / "huge"
+    proc = pmlab("run", "core.persist", "--quick", "--ops", "300", "--filter", "size:64/", "--set", "medium=dram",
+                 "--pages", "huge", "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["context"]["media_pages"] == "huge"
+    shares = [r["metrics"]["region_huge_page_fraction"]["value"] for r in doc["runs"] if r["case"] == "persist"]
+    assert shares
+    if "[never]" not in pathlib.Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text():
+        assert min(shares) > 0.5, shares
+    proc = pmlab("run", "core", "--pages", "2M", "--out", shm_dir / "bad")
+    assert proc.returncode == 2 and "--pages" in proc.stderr and "base, huge" in proc.stderr
 
 
 def test_info_json_names_the_platform(pmlab):

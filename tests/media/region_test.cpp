@@ -108,6 +108,29 @@ TEST(NodeBuffer, BasePagesAsTheDramMediumHas) {
   EXPECT_NE(vm_flags(buffer.region().base).find(" nh "), std::string::npos) << vm_flags(buffer.region().base);
 }
 
+// Huge pages on request, to match a pool a DAX file system maps in 2 MiB pages; asking for base pages again
+// replaces the mapping.
+TEST(NodeBuffer, HugePagesOnRequestWhereTheKernelGrantsThem) {
+  NodeBuffer buffer(0);
+  const Status s = buffer.reserve(6 << 20, Pages::huge);
+  if (!s && s.code() == Errc::unsupported) GTEST_SKIP() << s.message();
+  ASSERT_TRUE(s) << s.message();
+  const Region r = buffer.region();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r.base) % (2 << 20), 0u);
+  EXPECT_EQ(r.size % (2 << 20), 0u);
+  EXPECT_NE(vm_flags(r.base).find(" hg "), std::string::npos) << vm_flags(r.base);
+  if (thp_mode().find("[never]") == std::string::npos) { EXPECT_GE(mapping_pages(r.base).huge_bytes, r.size / 2); }
+  ASSERT_TRUE(buffer.reserve(4 << 20).ok());
+  EXPECT_EQ(mapping_pages(buffer.region().base).huge_bytes, 0u);
+}
+
+TEST(Medium, PageSizesParseByName) {
+  EXPECT_EQ(parse_pages("base").value(), Pages::base);
+  EXPECT_EQ(parse_pages("huge").value(), Pages::huge);
+  EXPECT_STREQ(to_string(Pages::huge), "huge");
+  EXPECT_FALSE(parse_pages("2M").ok());
+}
+
 TEST(NodeBuffer, ANodeWithoutMemoryIsAnErrorNotAFallback) {
   NodeBuffer buffer(1000);  // no machine this runs on has a node 1000
   const Status s = buffer.reserve(4096);

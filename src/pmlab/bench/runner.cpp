@@ -155,6 +155,8 @@ nlohmann::ordered_json run_context(const RunOptions& options, const std::string&
                {"version", kPmlabVersion},
                {"git", ctx["git_revision"]}};
   if (devices.active()) shaping["model"] = ctx["model"];
+  ctx["media_pages"] = media::to_string(options.pages);
+  if (options.pages != media::Pages::base) shaping["media_pages"] = ctx["media_pages"];
   *hash = context_hash(shaping);
   ctx["config_hash"] = hex64(*hash);
   return ctx;
@@ -205,14 +207,14 @@ media::Region region_for(Execution& ex, const PlannedRun& r, int pass) {
   if (const media::Medium m = medium_of(r); m.kind == media::Kind::numa) {
     std::unique_ptr<media::NodeBuffer>& buffer = ex.node_buffers[m.node];
     if (!buffer) buffer = std::make_unique<media::NodeBuffer>(m.node);
-    if (Status s = buffer->reserve(bytes); !s)
+    if (Status s = buffer->reserve(bytes, ex.options.pages); !s)
       throw RunAbort{RunStatus::error, "medium numa:" + std::to_string(m.node) + ": " + s.message()};
     media::Region region = buffer->region();
     region.size = bytes;
     return region;
   }
   if (!uses_pool(r)) {
-    if (Status s = ex.dram.reserve(bytes); !s) throw RunAbort{RunStatus::error, s.message()};
+    if (Status s = ex.dram.reserve(bytes, ex.options.pages); !s) throw RunAbort{RunStatus::error, s.message()};
     media::Region region = ex.dram.region();
     region.size = bytes;
     return region;

@@ -9,6 +9,7 @@
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/params.hpp"
 #include "pmlab/common/status.hpp"
+#include "pmlab/media/region.hpp"
 #include "pmlab/persist/config.hpp"
 
 namespace pmlab::bench {
@@ -28,6 +29,7 @@ struct RunOptions {
   std::optional<persist::Domain> domain;           // run-wide default for domain=auto
   std::optional<persist::FlushInstruction> flush;  // run-wide default for flush=auto
   std::optional<int> cpu_node;                     // --cpu-node: every run's threads on this node's CPUs
+  media::Pages pages = media::Pages::base;         // --pages: the page size of the dram and numa:N media
   std::string model;    // --model: device preset or JSON file; every run gets modelled metrics
   std::string emulate;  // --emulate: medium=pool runs also pay this device's modelled cost
   std::string out_dir;  // empty: results/<run-id>

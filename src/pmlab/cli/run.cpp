@@ -23,7 +23,7 @@ constexpr uint64_t kMaxOpsPerThread = 1000000000000ULL;
 struct RunArgs {
   std::vector<std::string> selectors;
   std::vector<std::string> sets;
-  std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate;
+  std::string filter, out, pool, pool_size, duration, domain, flush, model, emulate, pages;
   uint64_t ops = 0, repetitions = 0, cpu_node = 0;
   bool cpu_node_given = false;
   bool quick = false, stability = false, keep_pool = false, no_progress = false, report = false, profile = false,
@@ -96,6 +96,11 @@ int run_run(const RunArgs& a) {
   if (a.ops) o.ops = a.ops;
   if (a.repetitions) o.repetitions = static_cast<int>(a.repetitions);
   if (a.cpu_node_given) o.cpu_node = static_cast<int>(a.cpu_node);
+  if (!a.pages.empty()) {
+    auto p = media::parse_pages(a.pages);
+    if (!p) return report_error(error(Errc::invalid_argument, "--pages: " + p.status().message()));
+    o.pages = *p;
+  }
   o.stability = a.stability;
   if (!a.domain.empty()) {
     auto d = persist::parse_domain(a.domain);
@@ -182,6 +187,10 @@ void add_run(CLI::App& app, int& exit_code) {
                   "with CPUs, else every CPU this process may use)")
       ->check(count_value(0, 1023))
       ->each([a](const std::string&) { a->cpu_node_given = true; });
+  cmd->add_option("--pages", a->pages,
+                  "page size of the dram and numa:N media: base (default, as a pool on tmpfs has) or huge (2 MiB, "
+                  "as a DAX file system may map a pool; every run records its memory's share in huge pages)")
+      ->check(non_empty_value());
   cmd->add_option("--domain", a->domain, "run-wide durability domain for domain=auto: none, adr, eadr")
       ->check(non_empty_value());
   cmd->add_option("--flush", a->flush, "run-wide flush instruction for flush=auto: clflush, clflushopt, clwb, ntstore")

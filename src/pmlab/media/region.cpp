@@ -18,11 +18,30 @@
 namespace pmlab::media {
 
 namespace {
-// Before the first touch: a kernel whose transparent huge pages are `always` would back an anonymous
-// mapping with 2 MiB pages, and DRAM and node memory would then see another TLB than a tmpfs pool's base
-// pages. A kernel without THP refuses the advice, and has base pages anyway.
-void keep_base_pages(void* base, size_t bytes) noexcept { madvise(base, bytes, MADV_NOHUGEPAGE); }
+// Anonymous memory of `bytes` in `pages`, advised before its first touch, not yet touched. Base pages are
+// advised MADV_NOHUGEPAGE: a kernel whose transparent huge pages are `always` would otherwise back the
+// mapping with 2 MiB pages, and DRAM and node memory would see another TLB than a tmpfs pool's base pages.
+// Huge pages get a 2 MiB-aligned range (over-mapped, the ends trimmed) advised MADV_HUGEPAGE; a kernel
+// without THP refuses either advice and keeps base pages (mapping_pages says which it gave).
+Status map_anonymous(size_t bytes, Pages pages, const std::string& what, std::byte*& base, size_t& size) {
+  const size_t unit = pages == Pages::huge ? size_t{2} << 20 : size_t{4096};
+  const size_t rounded = (bytes + unit - 1) & ~(unit - 1);
+  const size_t slack = pages == Pages::huge ? unit : 0;
+  void* p = mmap(nullptr, rounded + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return error(Errc::no_space, "cannot map " + format_size(rounded) + " " + what + ": " + std::strerror(errno));
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + unit - 1) & ~(unit - 1);
+  if (aligned > start) munmap(p, aligned - start);
+  if (const uintptr_t tail = start + rounded + slack - (aligned + rounded); tail > 0)
+    munmap(reinterpret_cast<void*>(aligned + rounded), tail);
+  base = reinterpret_cast<std::byte*>(aligned);
+  size = rounded;
+  madvise(base, size, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  return Status::success();
+}
 
+constexpr auto kPageNames = enum_names<Pages>("page size", {{Pages::base, "base"}, {Pages::huge, "huge"}});
 constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
 constexpr size_t kPage = 4096;
 // Nodes a mask passed to mbind can name; node numbers above it are refused as a parameter.
@@ -30,6 +49,8 @@ constexpr int kMaxNode = 1023;
 }  // namespace
 
 const char* to_string(Kind k) noexcept { return kKinds.name(k); }
+const char* to_string(Pages p) noexcept { return kPageNames.name(p); }
+Result<Pages> parse_pages(std::string_view text) { return kPageNames.parse(text); }
 Result<Kind> parse_kind(std::string_view text) { return kKinds.parse(text); }
 
 Result<Medium> parse_medium(std::string_view text) {
@@ -61,17 +82,12 @@ void NodeBuffer::release() noexcept {
   size_ = 0;
 }
 
-Status NodeBuffer::reserve(size_t bytes) {
-  if (bytes <= size_) return Status::success();
+Status NodeBuffer::reserve(size_t bytes, Pages pages) {
+  if (bytes <= size_ && pages == pages_) return Status::success();
   release();
-  const size_t rounded = (bytes + kPage - 1) & ~(kPage - 1);
-  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return error(Errc::no_space, "cannot map " + format_size(rounded) + " for node " + std::to_string(node_) + ": " +
-                                     std::strerror(errno));
-  base_ = static_cast<std::byte*>(p);
-  size_ = rounded;
-  keep_base_pages(base_, size_);
+  pages_ = pages;
+  PMLAB_TRY(map_anonymous(bytes, pages, "for node " + std::to_string(node_), base_, size_));
+  const size_t rounded = size_;
   // The policy before the first touch, so every fault allocates on the node; strict: no fallback.
   std::vector<unsigned long> mask(static_cast<size_t>(kMaxNode) / (8 * sizeof(unsigned long)) + 1, 0);
   mask[static_cast<size_t>(node_) / (8 * sizeof(unsigned long))] |= 1UL << (node_ % (8 * sizeof(unsigned long)));
@@ -129,33 +145,8 @@ Status DramBuffer::reserve(size_t bytes, Pages pages) {
   if (bytes <= size_ && pages == pages_) return Status::success();
   release();
   pages_ = pages;
-  if (pages == Pages::base) {
-    const size_t rounded = (bytes + 4095) & ~size_t{4095};
-    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      return error(Errc::no_space, "cannot map " + format_size(rounded) + " of DRAM: " + std::strerror(errno));
-    base_ = static_cast<std::byte*>(p);
-    size_ = rounded;
-    keep_base_pages(base_, size_);
-    prefault_for_writing(base_, size_);
-    return Status::success();
-  }
-  // Huge pages: a 2 MiB-aligned range (over-map, trim the ends), advised before the first touch so the
-  // faults take whole huge pages; then every page is touched, as MAP_POPULATE would.
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t rounded = (bytes + kHuge - 1) & ~(kHuge - 1);
-  void* p = mmap(nullptr, rounded + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return error(Errc::no_space, "cannot map " + format_size(rounded) + " of DRAM: " + std::strerror(errno));
-  const auto start = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t aligned = (start + kHuge - 1) & ~(kHuge - 1);
-  if (aligned > start) munmap(p, aligned - start);
-  if (const uintptr_t tail = start + rounded + kHuge - (aligned + rounded); tail > 0)
-    munmap(reinterpret_cast<void*>(aligned + rounded), tail);
-  base_ = reinterpret_cast<std::byte*>(aligned);
-  size_ = rounded;
-  madvise(base_, size_, MADV_HUGEPAGE);  // a kernel without THP keeps base pages: huge_mapped_bytes says so
-  for (size_t o = 0; o < size_; o += 4096) base_[o] = std::byte{0};
+  PMLAB_TRY(map_anonymous(bytes, pages, "of DRAM", base_, size_));
+  prefault_for_writing(base_, size_);
   return Status::success();
 }
 

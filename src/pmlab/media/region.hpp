@@ -35,10 +35,13 @@ struct Region {
   int node = -1;  // numa: the node every page of it was checked to be on
 };
 
-// The page size a DRAM buffer asks for. The run's DRAM medium uses base pages, as the pool does on tmpfs,
-// so DRAM-versus-pool comparisons see the same TLB; `huge` (2 MiB transparent huge pages, where the
-// kernel grants them) is for comparisons with a peer given huge pages too.
+// The page size DRAM and node memory ask for. By default the run's media use base pages, as a pool has
+// them on tmpfs, so comparisons between them see the same TLB; `huge` (2 MiB transparent huge pages, where
+// the kernel grants them) matches a pool a DAX file system maps in 2 MiB pages (`pmlab run --pages huge`),
+// or a peer given huge pages too.
 enum class Pages : uint8_t { base, huge };
+const char* to_string(Pages p) noexcept;
+Result<Pages> parse_pages(std::string_view text);
 
 // Anonymous memory, pre-faulted so no page fault lands in a timed region.
 class DramBuffer {
@@ -60,8 +63,7 @@ class DramBuffer {
   Pages pages_ = Pages::base;
 };
 
-// Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), in base pages as the DRAM medium's,
-// pre-faulted, and every page checked
+// Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), pre-faulted, and every page checked
 // to be on that node (move_pages' query): a kernel that placed a page elsewhere — the node's memory full, a
 // policy it could not apply — fails the reservation instead of measuring another node's memory.
 class NodeBuffer {
@@ -71,7 +73,8 @@ class NodeBuffer {
   NodeBuffer(const NodeBuffer&) = delete;
   NodeBuffer& operator=(const NodeBuffer&) = delete;
 
-  Status reserve(size_t bytes);
+  // Grows to at least `bytes` (keeps the mapping when it is large enough and of the same page kind).
+  Status reserve(size_t bytes, Pages pages = Pages::base);
   Region region() const { return {base_, size_, Kind::numa, node_}; }
 
  private:
@@ -80,6 +83,7 @@ class NodeBuffer {
   int node_;
   std::byte* base_ = nullptr;
   size_t size_ = 0;
+  Pages pages_ = Pages::base;
 };
 
 // The NUMA node each page of [base, base+bytes) is on (move_pages' query), or an error where the kernel
