@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -19,24 +18,6 @@ std::string thp_mode() {
   return text;
 }
 
-// The VmFlags of the mapping holding `addr` (/proc/self/smaps): "nh" is a mapping advised MADV_NOHUGEPAGE,
-// which no THP mode backs with huge pages.
-std::string vm_flags(const void* addr) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto a = reinterpret_cast<uintptr_t>(addr);
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
-      inside = lo <= a && a < hi;
-      continue;
-    }
-    if (inside && line.rfind("VmFlags:", 0) == 0) return line.substr(8) + " ";
-  }
-  return "";
-}
-
 TEST(DramBuffer, BasePagesAreWritableAndNotHuge) {
   DramBuffer b;
   ASSERT_TRUE(b.reserve(8 << 20).ok());
@@ -46,7 +27,7 @@ TEST(DramBuffer, BasePagesAreWritableAndNotHuge) {
   // Base pages (as a tmpfs pool has them) whatever the kernel's THP mode: also under `always`.
   EXPECT_EQ(mapping_pages(r.base).huge_bytes, 0u) << "THP " << thp_mode();
   EXPECT_GE(mapping_pages(r.base).bytes, r.size);
-  EXPECT_NE(vm_flags(r.base).find(" nh "), std::string::npos) << vm_flags(r.base);
+  EXPECT_TRUE(mapping_pages(r.base).has_flag("nh"));
 }
 
 TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
@@ -105,7 +86,7 @@ TEST(NodeBuffer, BasePagesAsTheDramMediumHas) {
   if (!s && s.code() == Errc::unsupported) GTEST_SKIP() << s.message();
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(mapping_pages(buffer.region().base).huge_bytes, 0u) << "THP " << thp_mode();
-  EXPECT_NE(vm_flags(buffer.region().base).find(" nh "), std::string::npos) << vm_flags(buffer.region().base);
+  EXPECT_TRUE(mapping_pages(buffer.region().base).has_flag("nh"));
 }
 
 // Huge pages on request, to match a pool a DAX file system maps in 2 MiB pages; asking for base pages again
@@ -118,7 +99,7 @@ TEST(NodeBuffer, HugePagesOnRequestWhereTheKernelGrantsThem) {
   const Region r = buffer.region();
   EXPECT_EQ(reinterpret_cast<uintptr_t>(r.base) % (2 << 20), 0u);
   EXPECT_EQ(r.size % (2 << 20), 0u);
-  EXPECT_NE(vm_flags(r.base).find(" hg "), std::string::npos) << vm_flags(r.base);
+  EXPECT_TRUE(mapping_pages(r.base).has_flag("hg"));
   if (thp_mode().find("[never]") == std::string::npos) { EXPECT_GE(mapping_pages(r.base).huge_bytes, r.size / 2); }
   ASSERT_TRUE(buffer.reserve(4 << 20).ok());
   EXPECT_EQ(mapping_pages(buffer.region().base).huge_bytes, 0u);

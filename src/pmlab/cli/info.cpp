@@ -76,8 +76,8 @@ int run_info(bool as_json, const std::string& sysfs_root) {
   print_memory_tiers(ctx["memory_tiers"]);
   std::printf("kernel           %s\n", ctx["kernel"].get<std::string>().c_str());
   std::printf(
-      "huge pages       transparent: %s (the DRAM and node media keep base pages whatever it is; each "
-      "run records its memory's share in huge pages)\n",
+      "huge pages       transparent: %s (the DRAM and node media take base pages whatever it is, unless "
+      "pmlab run --pages huge; each run records its memory's share in huge pages)\n",
       ctx["transparent_hugepages"].get<std::string>().c_str());
   const auto& timer = ctx["timer"];
   std::printf(

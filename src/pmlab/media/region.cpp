@@ -176,6 +176,10 @@ MappingPages mapping_pages(const void* addr) {
     fields >> name >> kb;
     if (name == "AnonHugePages:" || name == "ShmemPmdMapped:" || name == "FilePmdMapped:")
       pages.huge_bytes += kb * 1024;
+    if (name == "VmFlags:") {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string flag; words >> flag;) pages.flags.push_back(flag);
+    }
   }
   return pages;
 }

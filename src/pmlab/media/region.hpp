@@ -2,6 +2,7 @@
 // medium, so every suite can put the volatile baseline beside the pool in one run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -90,11 +91,14 @@ class NodeBuffer {
 // cannot say (no NUMA support). Unmapped or not-yet-faulted pages count as on no node (-1).
 Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes);
 
-// The mapping that contains `addr`, as /proc/self/smaps gives it: its size, and how many of its bytes huge
-// pages back (AnonHugePages, ShmemPmdMapped and FilePmdMapped). Both 0 when no mapping holds `addr`.
+// The mapping that contains `addr`, as /proc/self/smaps gives it: its size, how many of its bytes huge
+// pages back (AnonHugePages, ShmemPmdMapped and FilePmdMapped), and its VmFlags ("nh": advised
+// MADV_NOHUGEPAGE, "hg": MADV_HUGEPAGE). All empty when no mapping holds `addr`.
 struct MappingPages {
   uint64_t bytes = 0;
   uint64_t huge_bytes = 0;
+  std::vector<std::string> flags;
+  bool has_flag(std::string_view flag) const { return std::find(flags.begin(), flags.end(), flag) != flags.end(); }
 };
 MappingPages mapping_pages(const void* addr);
 
