@@ -18,29 +18,6 @@
 namespace pmlab::media {
 
 namespace {
-// Anonymous memory of `bytes` in `pages`, advised before its first touch, not yet touched. Base pages are
-// advised MADV_NOHUGEPAGE: a kernel whose transparent huge pages are `always` would otherwise back the
-// mapping with 2 MiB pages, and DRAM and node memory would see another TLB than a tmpfs pool's base pages.
-// Huge pages get a 2 MiB-aligned range (over-mapped, the ends trimmed) advised MADV_HUGEPAGE; a kernel
-// without THP refuses either advice and keeps base pages (mapping_pages says which it gave).
-Status map_anonymous(size_t bytes, Pages pages, const std::string& what, std::byte*& base, size_t& size) {
-  const size_t unit = pages == Pages::huge ? size_t{2} << 20 : size_t{4096};
-  const size_t rounded = (bytes + unit - 1) & ~(unit - 1);
-  const size_t slack = pages == Pages::huge ? unit : 0;
-  void* p = mmap(nullptr, rounded + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return error(Errc::no_space, "cannot map " + format_size(rounded) + " " + what + ": " + std::strerror(errno));
-  const auto start = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t aligned = (start + unit - 1) & ~(unit - 1);
-  if (aligned > start) munmap(p, aligned - start);
-  if (const uintptr_t tail = start + rounded + slack - (aligned + rounded); tail > 0)
-    munmap(reinterpret_cast<void*>(aligned + rounded), tail);
-  base = reinterpret_cast<std::byte*>(aligned);
-  size = rounded;
-  madvise(base, size, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-  return Status::success();
-}
-
 constexpr auto kPageNames = enum_names<Pages>("page size", {{Pages::base, "base"}, {Pages::huge, "huge"}});
 constexpr auto kKinds = enum_names<Kind>("medium", {{Kind::dram, "dram"}, {Kind::pool, "pool"}, {Kind::numa, "numa"}});
 constexpr size_t kPage = 4096;
@@ -74,44 +51,65 @@ std::string to_string(const Medium& m) {
   return m.kind == Kind::numa ? "numa:" + std::to_string(m.node) : std::string(to_string(m.kind));
 }
 
-NodeBuffer::~NodeBuffer() { release(); }
+// Base pages are advised MADV_NOHUGEPAGE: a kernel whose transparent huge pages are `always` would otherwise
+// back the mapping with 2 MiB pages, and DRAM and node memory would see another TLB than a tmpfs pool's base
+// pages. Huge pages get a 2 MiB-aligned range (over-mapped, the ends trimmed) advised MADV_HUGEPAGE; a
+// kernel without THP refuses either advice and keeps base pages (mapping_pages says which it gave).
+Status AnonymousMapping::map(size_t bytes, Pages pages, const std::string& what) {
+  release();
+  pages_ = pages;
+  const size_t unit = pages == Pages::huge ? size_t{2} << 20 : size_t{4096};
+  const size_t rounded = (bytes + unit - 1) & ~(unit - 1);
+  const size_t slack = pages == Pages::huge ? unit : 0;
+  void* p = mmap(nullptr, rounded + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return error(Errc::no_space, "cannot map " + format_size(rounded) + " " + what + ": " + std::strerror(errno));
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + unit - 1) & ~(unit - 1);
+  if (aligned > start) munmap(p, aligned - start);
+  if (const uintptr_t tail = start + rounded + slack - (aligned + rounded); tail > 0)
+    munmap(reinterpret_cast<void*>(aligned + rounded), tail);
+  base_ = reinterpret_cast<std::byte*>(aligned);
+  size_ = rounded;
+  madvise(base_, size_, pages == Pages::huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  return Status::success();
+}
 
-void NodeBuffer::release() noexcept {
+void AnonymousMapping::release() noexcept {
   if (base_ != nullptr) munmap(base_, size_);
   base_ = nullptr;
   size_ = 0;
 }
 
 Status NodeBuffer::reserve(size_t bytes, Pages pages) {
-  if (bytes <= size_ && pages == pages_) return Status::success();
-  release();
-  pages_ = pages;
-  PMLAB_TRY(map_anonymous(bytes, pages, "for node " + std::to_string(node_), base_, size_));
-  const size_t rounded = size_;
+  if (mapping_.holds(bytes, pages)) return Status::success();
+  PMLAB_TRY(mapping_.map(bytes, pages, "for node " + std::to_string(node_)));
+  const Status st = bind_and_fault();
+  if (!st.ok()) mapping_.release();
+  return st;
+}
+
+Status NodeBuffer::bind_and_fault() {
+  std::byte* const base = mapping_.base();
+  const size_t size = mapping_.size();
   // The policy before the first touch, so every fault allocates on the node; strict: no fallback.
   std::vector<unsigned long> mask(static_cast<size_t>(kMaxNode) / (8 * sizeof(unsigned long)) + 1, 0);
   mask[static_cast<size_t>(node_) / (8 * sizeof(unsigned long))] |= 1UL << (node_ % (8 * sizeof(unsigned long)));
-  if (syscall(SYS_mbind, base_, size_, MPOL_BIND, mask.data(), static_cast<unsigned long>(kMaxNode) + 1,
+  if (syscall(SYS_mbind, base, size, MPOL_BIND, mask.data(), static_cast<unsigned long>(kMaxNode) + 1,
               MPOL_MF_STRICT) != 0) {
     const int e = errno;
-    release();
     return error(Errc::unsupported, "cannot bind memory to node " + std::to_string(node_) +
                                         " (mbind: " + std::strerror(e) +
                                         (e == EINVAL ? "; the node has no memory or is offline" : "") + ")");
   }
-  prefault_for_writing(base_, size_);
-  auto nodes = nodes_of_pages(base_, size_);
-  if (!nodes) {
-    release();
-    return nodes.status();
-  }
+  prefault_for_writing(base, size);
+  auto nodes = nodes_of_pages(base, size);
+  if (!nodes) return nodes.status();
   const auto elsewhere = std::count_if(nodes->begin(), nodes->end(), [&](int n) { return n != node_; });
-  if (elsewhere != 0) {
-    release();
-    return error(Errc::no_space, std::to_string(elsewhere) + " of " + std::to_string(rounded / kPage) +
+  if (elsewhere != 0)
+    return error(Errc::no_space, std::to_string(elsewhere) + " of " + std::to_string(size / kPage) +
                                      " pages bound to node " + std::to_string(node_) +
                                      " are not on it (the node's free memory too small?)");
-  }
   return Status::success();
 }
 
@@ -133,20 +131,10 @@ Result<std::vector<int>> nodes_of_pages(const std::byte* base, size_t bytes) {
   return status;
 }
 
-DramBuffer::~DramBuffer() { release(); }
-
-void DramBuffer::release() noexcept {
-  if (base_ != nullptr) munmap(base_, size_);
-  base_ = nullptr;
-  size_ = 0;
-}
-
 Status DramBuffer::reserve(size_t bytes, Pages pages) {
-  if (bytes <= size_ && pages == pages_) return Status::success();
-  release();
-  pages_ = pages;
-  PMLAB_TRY(map_anonymous(bytes, pages, "of DRAM", base_, size_));
-  prefault_for_writing(base_, size_);
+  if (mapping_.holds(bytes, pages)) return Status::success();
+  PMLAB_TRY(mapping_.map(bytes, pages, "of DRAM"));
+  prefault_for_writing(mapping_.base(), mapping_.size());
   return Status::success();
 }
 

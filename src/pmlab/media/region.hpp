@@ -44,24 +44,38 @@ enum class Pages : uint8_t { base, huge };
 const char* to_string(Pages p) noexcept;
 Result<Pages> parse_pages(std::string_view text);
 
-// Anonymous memory, pre-faulted so no page fault lands in a timed region.
-class DramBuffer {
+// An anonymous mapping this process owns, in the page size it was asked for: advised before its first
+// touch, since the kernel decides a page's size when it faults the page in.
+class AnonymousMapping {
  public:
-  DramBuffer() = default;
-  ~DramBuffer();
-  DramBuffer(const DramBuffer&) = delete;
-  DramBuffer& operator=(const DramBuffer&) = delete;
+  AnonymousMapping() = default;
+  ~AnonymousMapping() { release(); }
+  AnonymousMapping(const AnonymousMapping&) = delete;
+  AnonymousMapping& operator=(const AnonymousMapping&) = delete;
 
-  // Grows to at least `bytes` (keeps the mapping when it is large enough and of the same page kind).
-  Status reserve(size_t bytes, Pages pages = Pages::base);
-  Region region() const { return {base_, size_, Kind::dram}; }
+  // Whether the mapping held now has at least `bytes` in `pages`.
+  bool holds(size_t bytes, Pages pages) const noexcept { return bytes <= size_ && pages == pages_; }
+  // Drops the mapping held and maps at least `bytes` anew, untouched; `what` names the memory in an error.
+  Status map(size_t bytes, Pages pages, const std::string& what);
+  void release() noexcept;
+  std::byte* base() const noexcept { return base_; }
+  size_t size() const noexcept { return size_; }
 
  private:
-  void release() noexcept;
-
   std::byte* base_ = nullptr;
   size_t size_ = 0;
   Pages pages_ = Pages::base;
+};
+
+// Anonymous memory, pre-faulted so no page fault lands in a timed region.
+class DramBuffer {
+ public:
+  // Grows to at least `bytes` (keeps the mapping when it is large enough and of the same page kind).
+  Status reserve(size_t bytes, Pages pages = Pages::base);
+  Region region() const { return {mapping_.base(), mapping_.size(), Kind::dram}; }
+
+ private:
+  AnonymousMapping mapping_;
 };
 
 // Anonymous memory bound to one NUMA node (mbind MPOL_BIND, strict), pre-faulted, and every page checked
@@ -70,21 +84,16 @@ class DramBuffer {
 class NodeBuffer {
  public:
   explicit NodeBuffer(int node) : node_(node) {}
-  ~NodeBuffer();
-  NodeBuffer(const NodeBuffer&) = delete;
-  NodeBuffer& operator=(const NodeBuffer&) = delete;
 
   // Grows to at least `bytes` (keeps the mapping when it is large enough and of the same page kind).
   Status reserve(size_t bytes, Pages pages = Pages::base);
-  Region region() const { return {base_, size_, Kind::numa, node_}; }
+  Region region() const { return {mapping_.base(), mapping_.size(), Kind::numa, node_}; }
 
  private:
-  void release() noexcept;
+  Status bind_and_fault();
 
   int node_;
-  std::byte* base_ = nullptr;
-  size_t size_ = 0;
-  Pages pages_ = Pages::base;
+  AnonymousMapping mapping_;
 };
 
 // The NUMA node each page of [base, base+bytes) is on (move_pages' query), or an error where the kernel
