@@ -45,6 +45,19 @@ TEST(DramBuffer, HugePagesAreAlignedAndBackedWhereTheKernelGrantsThem) {
   EXPECT_EQ(mapping_pages(b.region().base).huge_bytes, 0u);
 }
 
+TEST(DramBuffer, ASmallerReservationOfTheSamePagesKeepsTheMapping) {
+  DramBuffer b;
+  ASSERT_TRUE(b.reserve(4 << 20).ok());
+  const Region first = b.region();
+  first.base[0] = std::byte{42};
+  ASSERT_TRUE(b.reserve(1 << 20).ok());
+  EXPECT_EQ(b.region().base, first.base);
+  EXPECT_EQ(b.region().size, first.size);
+  EXPECT_EQ(b.region().base[0], std::byte{42});
+  ASSERT_TRUE(b.reserve(8 << 20).ok());  // larger: a new mapping, of the size asked for
+  EXPECT_GE(b.region().size, size_t{8} << 20);
+}
+
 TEST(DramBuffer, AnAddressOutsideEveryMappingHasNoMapping) {
   const MappingPages none = mapping_pages(reinterpret_cast<const void*>(uintptr_t{16}));
   EXPECT_EQ(none.bytes, 0u);
@@ -121,7 +134,7 @@ TEST(NodeBuffer, ANodeWithoutMemoryIsAnErrorNotAFallback) {
 }
 
 TEST(NodeBuffer, PresentPagesAreOnANode) {
-  DramBuffer untouched;  // MAP_POPULATE: every page present, placed by the default policy
+  DramBuffer untouched;  // pre-faulted: every page present, placed by the default policy
   ASSERT_TRUE(untouched.reserve(2 * 4096));
   auto present = nodes_of_pages(untouched.region().base, 2 * 4096);
   if (!present.ok()) GTEST_SKIP() << present.status().message();
