@@ -67,6 +67,8 @@ class Tier:
     values: dict[str, float] = field(default_factory=dict)
     peak_threads: dict[str, int] = field(default_factory=dict)  # bandwidth measures: threads at the peak
     huge_fraction: float | None = None  # median share of the tier's memory mapping in huge pages, per run
+    # Fewest repetitions behind one of the tier's values (their median); 1 when a run kept no spread.
+    samples: int | None = None
 
 
 def _node_facts(medium: str, runs: Sequence[Run], context: dict) -> tuple[str, str]:
@@ -117,6 +119,8 @@ def measure_tiers(runs: Sequence[Run], context: dict | None = None) -> list[Tier
             chosen = [r for r in mine if r.case == m.case and m.select(r) and is_number(r.value(m.metric))]
             if not chosen:
                 continue
+            counts = [int((r.metrics[m.metric].stats or {}).get("n") or 1) for r in chosen]
+            tier.samples = min(counts + ([tier.samples] if tier.samples else []))
             if m.peak:
                 best = max(chosen, key=lambda r: r.value(m.metric))
                 tier.values[m.key] = float(best.value(m.metric))
@@ -146,6 +150,49 @@ def page_size_finding(tiers: Sequence[Tier]) -> str | None:
               if any(t.medium == "pool" and t.huge_fraction >= 0.5 for t in known) else "")
     return (f"The tiers' memory had different page sizes (in 2 MiB pages: {shares}): the latency ratios "
             f"include the TLB misses one page size has and the other has not{remedy}.")
+
+
+# Same memory measured twice agrees within this factor, or the run's noise is at least its deviation.
+SAME_MEMORY_TOLERANCE = 1.10
+REPETITIONS_HINT = "`pmlab run --repetitions 3` gives every point a median and a spread"
+
+
+def _memory_nodes(context: dict) -> list[str]:
+    """The NUMA nodes the runner's detection found with memory, as media name them ("numa:N")."""
+    nodes = (context.get("memory_tiers") or {}).get("nodes") or []
+    return [f"numa:{n.get('node')}" for n in nodes if is_number(n.get("memory_bytes")) and n["memory_bytes"] > 0]
+
+
+def noise_finding(tiers: Sequence[Tier], context: dict) -> str | None:
+    """What this run's own numbers say about its noise. Where the machine has one node with memory, a
+    numa:N tier is the same memory as local DRAM: every ratio between the two is noise, and the largest is
+    a floor under the differences between tiers that mean something. Without that control, a caution when
+    the values rest on one sample per point."""
+    local = next((t for t in tiers if t.medium == LOCAL), None)
+    one_sample = any(t.samples == 1 for t in tiers)
+    hint = f"; {REPETITIONS_HINT}" if one_sample else ""
+    memory = _memory_nodes(context)
+    twin = next((t for t in tiers if len(memory) == 1 and t.medium == memory[0]), None)
+    if local is not None and twin is not None:
+        deviations = []
+        for m in MEASURES:
+            mine, theirs = twin.values.get(m.key), local.values.get(m.key)
+            if is_number(mine) and is_number(theirs) and mine > 0 and theirs > 0:
+                deviations.append((max(mine / theirs, theirs / mine), mine / theirs, m.label.split(" (")[0]))
+        if deviations:
+            worst, ratio, what = max(deviations)
+            sampled = " (one sample per point)" if one_sample else ""
+            if worst > SAME_MEMORY_TOLERANCE:
+                return (f"{twin.label} is the same memory as local DRAM (the only node with memory), yet its "
+                        f"{what} measured {_times(ratio)} local{sampled}: in this run, differences of that size "
+                        f"between tiers are noise, not the memory{hint}.")
+            low, high = min(d[1] for d in deviations), max(d[1] for d in deviations)
+            span = _times(low) if _times(low) == _times(high) else f"{_times(low)} to {_times(high)}"
+            return (f"{twin.label} is the same memory as local DRAM (the only node with memory): its values were "
+                    f"{span} local's{sampled}, the noise of this run's comparisons.")
+    if one_sample:
+        return f"Each value rests on one sample per point: a ratio near 1× may be noise{hint}."
+    return None
 
 
 def _times(value: float) -> str:
@@ -248,6 +295,8 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
     findings = [f for t in tiers if local is not None and t is not local
                 for f in [finding(t, local, by_tier.get(t.medium))] if f]
     if caution := page_size_finding(tiers):
+        findings.append(caution)
+    if caution := noise_finding(tiers, context or {}):
         findings.append(caution)
     evidence = "".join(f"<li><b>{escape(t.label)}</b>: {escape(t.evidence)}</li>" for t in tiers if t.evidence)
     return ('<h3 id="tiers">Memory tiers side by side (measured; ratios against local DRAM)</h3>'

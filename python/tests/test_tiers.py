@@ -146,3 +146,42 @@ def test_tiers_with_the_same_page_size_get_no_caution():
     assert "different page sizes" not in html
     # Runs that did not record it show no row.
     assert "2 MiB pages" not in tiers.section(_two_tiers())
+
+
+def _same_memory(node_load_ns, repetitions=1, memory_nodes=(0,)):
+    """Local DRAM and node 0 at 100 ns and `node_load_ns`, each value the median of `repetitions`."""
+    runs = []
+    for medium, load_ns in (("dram", 100.0), ("numa:0", node_load_ns)):
+        stats = {"n": repetitions} if repetitions > 1 else None
+        runs.append(Run(index=len(runs), name=f"idio.i1_latency/medium:{medium}", suite="idio", case="i1_latency",
+                        params={"medium": medium, "op": "load", "hit_ratio": 0.0, "threads": 1}, status="ok",
+                        reason=None, metrics={"latency_p50": Metric(load_ns, "ns", "measured", stats=stats)}))
+    context = {"memory_tiers": {"nodes": [{"node": n, "label": "local", "memory_bytes": 1 << 34}
+                                          for n in memory_nodes]}}
+    return runs, context
+
+
+def test_the_only_memory_node_against_local_dram_shows_the_runs_noise():
+    runs, context = _same_memory(130.0)
+    html = tiers.section(runs, context)
+    assert ("node 0 (local) is the same memory as local DRAM (the only node with memory), yet its load latency, "
+            "uncached measured 1.30× local (one sample per point): in this run, differences of that size between "
+            "tiers are noise, not the memory; `pmlab run --repetitions 3` gives every point a median and a spread."
+            in html.replace("&#x27;", "'"))
+    runs, context = _same_memory(96.0, repetitions=3)
+    assert tiers.noise_finding(tiers.measure_tiers(runs, context), context) == (
+        "node 0 (local) is the same memory as local DRAM (the only node with memory): its values were 0.960× "
+        "local's, the noise of this run's comparisons.")
+
+
+def test_without_a_same_memory_node_one_sample_per_point_is_cautioned():
+    runs, context = _same_memory(230.0, memory_nodes=(0, 2))  # node 0 is not the only memory: no control
+    found = tiers.measure_tiers(runs, context)
+    assert [t.samples for t in found] == [1, 1]
+    assert tiers.noise_finding(found, context) == (
+        "Each value rests on one sample per point: a ratio near 1× may be noise; `pmlab run --repetitions 3` "
+        "gives every point a median and a spread.")
+    runs, context = _same_memory(230.0, repetitions=5, memory_nodes=(0, 2))
+    found = tiers.measure_tiers(runs, context)
+    assert [t.samples for t in found] == [5, 5]
+    assert tiers.noise_finding(found, context) is None
