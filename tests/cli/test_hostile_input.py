@@ -322,3 +322,57 @@ def test_side_pools_beside_a_named_pool_are_swept_too(pmlab, shm_dir):
                  "--pool", shm_dir / "mine.pool", "--out", shm_dir / "o")
     assert proc.returncode == 0, proc.stderr
     assert not stale.exists() and f"removed stale pool {stale}" in proc.stderr
+
+
+def test_scratch_directories_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
+    # crash.exec_cost traces PMDK's example in a scratch directory of its own. SIGKILL leaves it, and so does
+    # a second stop signal, which exits at once: `timeout` sends one to the command and one to its group.
+    run = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "crash.exec_cost", "--set", "inserts=2000",
+                            "--no-progress", "--out", str(shm_dir / "killed")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shm = pathlib.Path("/dev/shm")
+    left = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None:
+            left = sorted(shm.glob(f"pmlab-exec-cost-{run.pid}-*"))
+            if left:
+                break
+            time.sleep(0.05)
+        if not left and run.poll() is not None:
+            pytest.skip("crash.exec_cost made no scratch directory (PMDK's examples not built beside pmlab)")
+        assert left, "the run made no scratch directory"
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        assert all(path.is_dir() for path in left), left
+        proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
+                     "medium:pool/.*size:64/", "--out", shm_dir / "next")
+        assert proc.returncode == 0, proc.stderr
+        for path in left:
+            assert not path.exists(), path
+            assert f"removed stale scratch directory {path}" in proc.stderr
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for path in shm.glob(f"pmlab-*-{run.pid}*"):
+            subprocess.run(["rm", "-rf", str(path)])
+
+
+def test_crash_exec_sweeps_the_scratch_directories_of_ended_processes(pmlab, shm_dir):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = pathlib.Path(f"/dev/shm/pmlab-exec-{dead.pid}-Stale0")
+    if stale.exists():
+        pytest.skip(f"{stale} exists already")
+    (stale / "images").mkdir(parents=True)
+    (stale / "images" / "0.img").write_bytes(b"\0" * 4096)
+    try:
+        # The program maps no persistent memory, so the command fails; the sweep came first.
+        proc = pmlab("crash", "exec", "--trace-only", "--trace", shm_dir / "t.pmtrace", "--out", shm_dir / "o",
+                     "--", "true")
+        assert proc.returncode == 1, proc.stderr
+        assert f"removed stale scratch directory {stale}" in proc.stderr
+        assert not stale.exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(stale)])

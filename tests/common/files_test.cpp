@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
 
 #include "../support/temp_dir.hpp"
 
@@ -86,6 +90,66 @@ TEST(RegularFile, ReadsAFileAndRefusesWhatIsNotOne) {
   auto fifo = read_regular_file(dir.file("fifo"), "device file");  // returns at once: nobody writes the FIFO
   EXPECT_EQ(fifo.status().code(), Errc::not_a_file);
   EXPECT_NE(fifo.status().message().find("FIFO"), std::string::npos);
+}
+
+pid_t ended_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(ScratchDirectory, IsNamedForItsProcessAndRemovedWithItsFiles) {
+  std::string path;
+  {
+    auto made = ScratchDirectory::make("pmlab-exec");
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    path = made->path();
+    std::ofstream(path + "/trace.pmtrace") << "x";
+    EXPECT_EQ(scratch_directory_owner(std::filesystem::path(path).filename().string()), getpid());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_THROW((void)ScratchDirectory::make("exec"), std::invalid_argument);  // a name the sweep cannot see
+}
+
+TEST(ScratchDirectory, OnlyItsOwnPatternNamesAnOwner) {
+  EXPECT_EQ(scratch_directory_owner("pmlab-exec-123-AbC9xZ"), 123);
+  EXPECT_EQ(scratch_directory_owner("pmlab-exec-cost-77-aaaaaa"), 77);
+  for (const char* other : {"pmlab-123.pool", "pmlab-123-ds-list.pool", "pmlab-test-AbC9xZ", "pmlab-exec-123-AbC9x",
+                            "pmlab-exec-123-AbC9x-", "mine-exec-12-AbCdEf", "pmlab-Exec-12-AbCdEf", "pmlab--12-AbCdEf",
+                            "pmlab-exec-0-AbCdEf", "pmlab-exec-12x-AbCdEf"})
+    EXPECT_EQ(scratch_directory_owner(other), std::nullopt) << other;
+}
+
+// A killed command's directory goes with what is in it; a live process's, a locked one, a link and a
+// file under the pattern stay.
+TEST(ScratchDirectory, SweepRemovesTheDirectoriesOfEndedProcessesOnly) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const std::string dead = std::to_string(ended_pid());
+  const std::string stale = dir.file("pmlab-exec-" + dead + "-AbC9xZ");
+  const std::string locked = dir.file("pmlab-exec-" + dead + "-Locked");
+  const std::string live = dir.file("pmlab-exec-" + std::to_string(getppid()) + "-Live00");
+  const std::string link = dir.file("pmlab-exec-" + dead + "-Link00");
+  const std::string file = dir.file("pmlab-exec-" + dead + "-File00");
+  for (const std::string& d : {stale, locked, live, dir.file("target")}) fs::create_directories(d + "/images");
+  std::ofstream(stale + "/images/0.img") << "crash image";
+  std::ofstream(dir.file("target") + "/keep") << "a user's file";
+  fs::create_directory_symlink(dir.file("target"), link);
+  std::ofstream(file) << "not a directory";
+  const int held = ::open(locked.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+
+  std::vector<std::string> notes;
+  sweep_scratch_directories(dir.path(), [&](const std::string& line) { notes.push_back(line); });
+  ::close(held);
+
+  EXPECT_FALSE(fs::exists(stale));
+  for (const std::string& kept : {locked, live, link, file, dir.file("target") + "/keep"})
+    EXPECT_TRUE(fs::exists(kept)) << kept;
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("removed stale scratch directory " + stale), std::string::npos) << notes[0];
 }
 
 }  // namespace

@@ -27,9 +27,11 @@ constexpr const char* kBenchLayout = "bench";
 
 Status BenchPool::open(const RunOptions& options, const std::vector<PlannedRun>& plan) {
   path_ = options.pool_path.empty() ? pool::scratch_pool_path(scratch_base_directory()) : options.pool_path;
-  // The cases put their side pools beside the run's pool: a killed run's are swept wherever that was.
-  pool::sweep_scratch_pools(fs::path(path_).parent_path(),
-                            [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
+  // The cases put their side pools beside the run's pool: a killed run's are swept wherever that was, and
+  // its scratch directories (a traced program's pool and trace) under the scratch base.
+  const auto print = [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); };
+  pool::sweep_scratch_pools(fs::path(path_).parent_path(), print);
+  sweep_scratch_directories(scratch_base_directory(), print);
   if (std::none_of(plan.begin(), plan.end(), uses_pool)) return Status::success();
   std::error_code ec;
   if (fs::exists(path_, ec) || fs::is_symlink(path_, ec)) {

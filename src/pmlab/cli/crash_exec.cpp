@@ -14,6 +14,7 @@
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/cli/crash_common.hpp"
 #include "pmlab/cli/options.hpp"
+#include "pmlab/common/files.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/platform/clock.hpp"
@@ -239,6 +240,8 @@ int run_exec_command(const ExecArgs& a) {
   auto options = exec_options(a, out);
   if (!options) return report_error(options.status());
   const crash::exec::ExecOptions& o = *options;
+  sweep_scratch_directories(scratch_base_directory(),
+                            [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto report = crash::exec::run_exec(o, progress_printer());
   if (tty) std::fprintf(stderr, "\r\033[K");

@@ -1,12 +1,19 @@
 #include "pmlab/common/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
+
+#include "pmlab/common/units.hpp"
 
 namespace pmlab {
 namespace {
@@ -158,13 +165,75 @@ std::filesystem::path executable_path() {
   return ec ? std::filesystem::path() : self;
 }
 
+namespace {
+
+constexpr std::string_view kScratchPrefix = "pmlab-";
+constexpr size_t kMkdtempLetters = 6;  // the XXXXXX mkdtemp replaces
+
+bool scratch_prefix_ok(std::string_view prefix) {
+  return prefix.size() > kScratchPrefix.size() && prefix.starts_with(kScratchPrefix) && prefix.back() != '-' &&
+         std::all_of(prefix.begin(), prefix.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+}  // namespace
+
+bool process_ended(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+std::optional<pid_t> scratch_directory_owner(std::string_view name) {
+  const size_t last = name.rfind('-');
+  if (last == std::string_view::npos || last == 0 || name.size() - last - 1 != kMkdtempLetters) return std::nullopt;
+  const std::string_view letters = name.substr(last + 1);
+  if (!std::all_of(letters.begin(), letters.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  const size_t before = name.rfind('-', last - 1);
+  if (before == std::string_view::npos || !scratch_prefix_ok(name.substr(0, before))) return std::nullopt;
+  auto pid = parse_count(name.substr(before + 1, last - before - 1), 1, INT32_MAX);
+  if (!pid) return std::nullopt;
+  return static_cast<pid_t>(*pid);
+}
+
+void sweep_scratch_directories(const std::filesystem::path& dir, const std::function<void(const std::string&)>& note) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto owner = scratch_directory_owner(entry.path().filename().string());
+    // A live process may be a pmlab command still using its directory: not ours to judge.
+    if (!owner || *owner == getpid() || !process_ended(*owner)) continue;
+    const std::string path = entry.path().string();
+    // What mkdtemp made: a directory of this user's, not a link to one; unlocked, so no process uses it.
+    FileDescriptor lock(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (lock.get() < 0 || ::fstat(lock.get(), &st) != 0 || st.st_uid != ::geteuid() ||
+        ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0)
+      continue;
+    std::error_code removed;
+    fs::remove_all(entry.path(), removed);
+    const std::string pid = std::to_string(*owner);
+    if (!removed)
+      note("pmlab: removed stale scratch directory " + path + " (process " + pid + " ended without removing it)");
+    else
+      note("pmlab: note: " + path + " was left by process " + pid +
+           ", which has ended; not removed: " + removed.message() + " (remove it with: rm -r " + path + ")");
+  }
+}
+
 Result<ScratchDirectory> ScratchDirectory::make(const std::string& prefix) {
   namespace fs = std::filesystem;
+  // A name outside the pattern would be a directory the sweep can never recognise.
+  if (!scratch_prefix_ok(prefix)) throw std::invalid_argument("scratch directory prefix '" + prefix + "'");
   const fs::path base = scratch_base_directory();
   std::string templ = (base / (prefix + "-" + std::to_string(getpid()) + "-XXXXXX")).string();
   if (mkdtemp(templ.data()) == nullptr)
     return errno_status(errno, "cannot create a scratch directory in " + base.string());
-  return ScratchDirectory(templ);
+  FileDescriptor lock(::open(templ.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    fs::remove(templ, ec);
+    return errno_status(err, "cannot lock the scratch directory " + templ);
+  }
+  return ScratchDirectory(templ, std::move(lock));
 }
 
 ScratchDirectory::~ScratchDirectory() {

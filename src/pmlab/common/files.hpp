@@ -3,7 +3,11 @@
 // directory or a full disk gets the same clear error everywhere.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -61,20 +65,41 @@ std::filesystem::path scratch_base_directory();
 // pmlab finds its runtime, data and report renderer relative to it.
 std::filesystem::path executable_path();
 
+// Whether process `pid` has ended: no process of that number runs (one of another user's still does).
+bool process_ended(pid_t pid);
+
 // A directory of its own for scratch files (crash images, a traced program's pool), under
-// scratch_base_directory(); removed with everything in it when destroyed. Named <prefix>-<pid>-XXXXXX.
+// scratch_base_directory(); removed with everything in it when destroyed. Named <prefix>-<pid>-XXXXXX, the
+// pattern sweep_scratch_directories recognises in the directories of a process killed before it could
+// remove them (SIGKILL, or a second stop signal, which exits at once).
 class ScratchDirectory {
  public:
+  // `prefix`: "pmlab-" and then lower-case letters, digits and '-', as "pmlab-exec"; another is a caller's
+  // bug (std::invalid_argument).
   static Result<ScratchDirectory> make(const std::string& prefix);
-  ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::move(other.path_)), lock_(std::move(other.lock_)) {
+    other.path_.clear();
+  }
   ScratchDirectory& operator=(ScratchDirectory&&) = delete;
   ScratchDirectory(const ScratchDirectory&) = delete;
   ~ScratchDirectory();
   const std::string& path() const noexcept { return path_; }
 
  private:
-  explicit ScratchDirectory(std::string path) : path_(std::move(path)) {}
+  ScratchDirectory(std::string path, FileDescriptor lock) : path_(std::move(path)), lock_(std::move(lock)) {}
   std::string path_;
+  // The directory, open and locked while this process uses it: the sweep passes over a locked one, as it
+  // does where the number of a live process names it (another PID namespace sharing /dev/shm).
+  FileDescriptor lock_;
 };
+
+// The process that made the scratch directory called `name` (a name, not a path); nullopt for a name of
+// another pattern.
+std::optional<pid_t> scratch_directory_owner(std::string_view name);
+
+// Removes the scratch directories in `dir` whose process has ended, with everything in them. A directory
+// of another user's, a link, one of a live process, or one still locked is left alone. `note` gets one line per
+// directory removed and per one it could not remove, saying how to remove it by hand.
+void sweep_scratch_directories(const std::filesystem::path& dir, const std::function<void(const std::string&)>& note);
 
 }  // namespace pmlab

@@ -1,7 +1,6 @@
 #include "pmlab/pool/scratch.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -29,8 +28,6 @@ bool valid_what(std::string_view what) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '+')) return false;
   return !what.empty();
 }
-
-bool ended(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 
 // PMDK's pools begin with their library's signature ("PMEMOBJ", "PMEMLOG", "PMEMBLK"). A pool whose
 // maker was killed while it allocated the file has no header yet: its first page is zeros (or the file
@@ -100,7 +97,7 @@ void sweep_scratch_pools(const fs::path& dir, const std::function<void(const std
     const std::string name = entry.path().filename().string();
     const auto owner = scratch_pool_owner(name);
     // A live process may be a pmlab run that is using its pools: not ours to judge.
-    if (!owner || *owner == getpid() || !ended(*owner)) continue;
+    if (!owner || *owner == getpid() || !process_ended(*owner)) continue;
     const std::string path = entry.path().string();
     const std::string pid = std::to_string(*owner);
     if (Status s = remove_scratch_pool(path); s) {
