@@ -326,7 +326,7 @@ def test_side_pools_beside_a_named_pool_are_swept_too(pmlab, shm_dir):
 
 def test_scratch_directories_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
     # crash.exec_cost traces PMDK's example in a scratch directory of its own. SIGKILL leaves it, and so does
-    # a second stop signal, which exits at once: `timeout` sends one to the command and one to its group.
+    # a second stop signal, which exits at once.
     run = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "crash.exec_cost", "--set", "inserts=2000",
                             "--no-progress", "--out", str(shm_dir / "killed")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -56,7 +56,20 @@ def test_a_second_signal_ends_at_once_and_still_removes_the_pool(shm_dir):
     while not pool.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # the same signal from the same process at once is one request (below)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode in (0, 130)
     assert not pool.exists()
+
+
+def test_a_run_bounded_by_timeout_stops_cleanly(shm_dir):
+    # timeout(1) sends SIGTERM to the command and then to its whole process group: pmlab gets it twice at
+    # once, and that is one request to stop, not a second one that exits at once and writes nothing.
+    out = shm_dir / "bounded"
+    proc = subprocess.run(["timeout", "--preserve-status", "1.2", str(ROOT / "build" / "pmlab"), *RUN,
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 128 + signal.SIGTERM), proc.stderr
+    if proc.returncode != 0:
+        assert "stopped by SIGTERM" in proc.stderr, proc.stderr
+        assert schema.load(out / "results.json")["context"]["interrupted"] is True

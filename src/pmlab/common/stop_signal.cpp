@@ -1,7 +1,9 @@
 #include "pmlab/common/stop_signal.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 
 namespace pmlab {
@@ -14,9 +16,30 @@ constexpr int kStopSignals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 char g_file_to_remove[4096];
 std::atomic<bool> g_have_file_to_remove{false};
 
-void on_stop_signal(int signo) {
+// The process that sent the first stop signal (0: the kernel, as for a terminal's ^C) and when it came.
+std::atomic<pid_t> g_first_sender{0};
+std::atomic<int64_t> g_first_ns{0};
+// timeout(1) sends its signal to the command and then to the command's whole process group, so the command
+// gets it twice at once: the same signal from the same process within this window is that one request.
+constexpr int64_t kRepeatWindowNs = 250'000'000;
+
+int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+void on_stop_signal(int signo, siginfo_t* info, void*) {
+  const pid_t sender = info != nullptr && info->si_code == SI_USER ? info->si_pid : 0;
   int expected = 0;
-  if (detail::g_stop_signal.compare_exchange_strong(expected, signo)) return;
+  if (detail::g_stop_signal.compare_exchange_strong(expected, signo)) {
+    g_first_sender.store(sender);
+    g_first_ns.store(monotonic_ns());
+    return;
+  }
+  if (sender != 0 && expected == signo && sender == g_first_sender.load() &&
+      monotonic_ns() - g_first_ns.load() < kRepeatWindowNs)
+    return;
   if (g_have_file_to_remove.load()) ::unlink(g_file_to_remove);
   _exit(128 + expected);
 }
@@ -31,10 +54,10 @@ StopSignals::StopSignals() {
   if (g_depth++ > 0) return;
   detail::g_stop_signal.store(0);
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_sigaction = on_stop_signal;
   sigemptyset(&action.sa_mask);
   // SA_RESTART: code that does not expect EINTR keeps working; the flag is polled where it matters.
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
   for (int i = 0; i < 4; ++i) sigaction(kStopSignals[i], &action, &previous_[i]);
 }
 

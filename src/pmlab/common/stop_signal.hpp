@@ -3,7 +3,9 @@
 // The first signal only raises a flag: the command polls it between runs and inside its timed loops,
 // finishes what it can cheaply finish, writes what it has (marked interrupted), cleans up and exits
 // with 128 + the signal's number. A second signal means "now": the handler unlinks the registered
-// temporary file itself (unlink is async-signal-safe) and exits at once.
+// temporary file itself (unlink is async-signal-safe) and exits at once. The same signal sent again by the
+// same process within a quarter of a second is not a second one: timeout(1) signals the command and then
+// its process group, and a command it bounds should still stop cleanly.
 #pragma once
 
 #include <atomic>
