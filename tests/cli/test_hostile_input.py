@@ -279,35 +279,42 @@ def test_stale_pools_of_ended_processes_are_removed(pmlab):
         subprocess.run(["rm", "-rf", str(stale.with_suffix(".out"))])
 
 
+def _killed_once_it_leaves(args, pattern):
+    """Runs `pmlab ARGS`, SIGKILLs it once /dev/shm holds something named `pattern` (formatted with its pid),
+    and returns the run and what it left of that name."""
+    run = subprocess.Popen([str(ROOT / "build" / "pmlab"), *map(str, args)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    left = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None and not left:
+        left = sorted(pathlib.Path("/dev/shm").glob(pattern.format(pid=run.pid)))
+        time.sleep(0.05)
+    run.kill()
+    run.wait()
+    return run, left
+
+
+def _next_run_sweeps(pmlab, shm_dir, left, what):
+    proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
+                 "medium:pool/.*size:64/", "--out", shm_dir / "next")
+    assert proc.returncode == 0, proc.stderr
+    for path in left:
+        assert not path.exists(), path
+        assert f"removed {what} {path}" in proc.stderr
+
+
 def test_side_pools_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
     # ds.vs_pmdk puts each copy, ours and PMDK's, in a pool file of its own beside the run's pool.
-    run = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "ds.vs_pmdk", "--quick", "--no-progress",
-                            "--set", "structure=hashtable", "--set", "workload=c", "--out", str(shm_dir / "killed")],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run, left = _killed_once_it_leaves(["run", "ds.vs_pmdk", "--quick", "--no-progress", "--set",
+                                        "structure=hashtable", "--set", "workload=c", "--out", shm_dir / "killed"],
+                                       "pmlab-{pid}-ds-*.pool")
     shm = pathlib.Path("/dev/shm")
-    left = []
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run.poll() is None:
-            left = sorted(shm.glob(f"pmlab-{run.pid}-ds-*.pool"))
-            if left:
-                break
-            time.sleep(0.05)
         assert left, "the run made no side pool"
-        run.send_signal(signal.SIGKILL)
-        run.wait()
         left = sorted(shm.glob(f"pmlab-{run.pid}*.pool"))
         assert shm / f"pmlab-{run.pid}.pool" in left and len(left) >= 2, left
-        proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
-                     "medium:pool/.*size:64/", "--out", shm_dir / "next")
-        assert proc.returncode == 0, proc.stderr
-        for path in left:
-            assert not path.exists(), path
-            assert f"removed stale pool {path}" in proc.stderr
+        _next_run_sweeps(pmlab, shm_dir, left, "stale pool")
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
         for path in shm.glob(f"pmlab-{run.pid}*.pool"):
             path.unlink()
 
@@ -327,35 +334,16 @@ def test_side_pools_beside_a_named_pool_are_swept_too(pmlab, shm_dir):
 def test_scratch_directories_of_a_killed_run_are_swept_by_the_next(pmlab, shm_dir):
     # crash.exec_cost traces PMDK's example in a scratch directory of its own. SIGKILL leaves it, and so does
     # a second stop signal, which exits at once.
-    run = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "crash.exec_cost", "--set", "inserts=2000",
-                            "--no-progress", "--out", str(shm_dir / "killed")],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    shm = pathlib.Path("/dev/shm")
-    left = []
+    if not (ROOT / "build" / "subjects" / "pmdk-map").exists():
+        pytest.skip("PMDK's examples are not built beside pmlab: crash.exec_cost makes no scratch directory")
+    run, left = _killed_once_it_leaves(["run", "crash.exec_cost", "--set", "inserts=2000", "--no-progress",
+                                        "--out", shm_dir / "killed"], "pmlab-exec-cost-{pid}-*")
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run.poll() is None:
-            left = sorted(shm.glob(f"pmlab-exec-cost-{run.pid}-*"))
-            if left:
-                break
-            time.sleep(0.05)
-        if not left and run.poll() is not None:
-            pytest.skip("crash.exec_cost made no scratch directory (PMDK's examples not built beside pmlab)")
-        assert left, "the run made no scratch directory"
-        run.send_signal(signal.SIGKILL)
-        run.wait()
-        assert all(path.is_dir() for path in left), left
-        proc = pmlab("run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
-                     "medium:pool/.*size:64/", "--out", shm_dir / "next")
-        assert proc.returncode == 0, proc.stderr
-        for path in left:
-            assert not path.exists(), path
-            assert f"removed stale scratch directory {path}" in proc.stderr
+        assert left and all(path.is_dir() for path in left), left
+        _next_run_sweeps(pmlab, shm_dir, left, "stale scratch directory")
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-        for path in shm.glob(f"pmlab-*-{run.pid}*"):
+        shm = pathlib.Path("/dev/shm")
+        for path in [*shm.glob(f"pmlab-exec-cost-{run.pid}-*"), *shm.glob(f"pmlab-{run.pid}.pool")]:
             subprocess.run(["rm", "-rf", str(path)])
 
 

@@ -15,11 +15,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../support/ended_pid.hpp"
 #include "../support/temp_dir.hpp"
 
 namespace pmlab {
 namespace {
 
+using pmlab::testing::ended_pid;
 using pmlab::testing::read_all;
 using pmlab::testing::TempDir;
 
@@ -90,14 +92,6 @@ TEST(RegularFile, ReadsAFileAndRefusesWhatIsNotOne) {
   auto fifo = read_regular_file(dir.file("fifo"), "device file");  // returns at once: nobody writes the FIFO
   EXPECT_EQ(fifo.status().code(), Errc::not_a_file);
   EXPECT_NE(fifo.status().message().find("FIFO"), std::string::npos);
-}
-
-pid_t ended_pid() {
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return child;
 }
 
 TEST(ScratchDirectory, IsNamedForItsProcessAndRemovedWithItsFiles) {

@@ -1,7 +1,6 @@
 #include "pmlab/pool/scratch.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,22 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "../support/ended_pid.hpp"
 #include "../support/temp_dir.hpp"
 #include "pmlab/pool/pool.hpp"
 
 namespace pmlab::pool {
 namespace {
 
+using pmlab::testing::ended_pid;
 using pmlab::testing::TempDir;
-
-// The pid of a process that has ended and been reaped: its scratch pools are stale.
-pid_t ended_pid() {
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return child;
-}
 
 std::string name_for(pid_t pid, const std::string& what) {
   return "pmlab-" + std::to_string(pid) + (what.empty() ? "" : "-" + what) + ".pool";

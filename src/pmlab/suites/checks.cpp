@@ -397,8 +397,8 @@ std::vector<Finding> had_its_cores(const Runs& runs) {
     if (r.status != record::RunStatus::ok) continue;
     const Metric* available = r.find("cores_available");
     const auto probed = metric_value(r, "cores_probed");
-    const auto expected = bench::cores_expected(r);  // set exactly when `probed` is
-    if (available == nullptr || !expected) continue;
+    const auto expected = bench::cores_expected(r);
+    if (available == nullptr || !probed || !expected) continue;
     const std::vector<bool> mask = bench::had_its_cores(r);
     const size_t short_of = static_cast<size_t>(std::count(mask.begin(), mask.end(), false));
     const double least = available->stats ? available->stats->min : available->value;
