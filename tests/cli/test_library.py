@@ -176,21 +176,34 @@ def test_the_kv_store_keeps_a_prefix_of_its_loads_through_kill_9(examples, shm_d
 
 def test_the_wal_replays_every_returned_append_through_kill_9(examples, shm_dir):
     wal = examples["wal"]
-    assert "1000 updates logged" in _run([wal, shm_dir, "put", 1000]).stdout
-    shown = _run([wal, shm_dir, "show"]).stdout.split("\n")
-    assert shown[0].startswith("1000 updates replayed") and "99 999" in shown
-    assert "checkpoint of 100 keys" in _run([wal, shm_dir, "checkpoint"]).stdout
-    assert _kill_midway([wal, shm_dir, "put", 10_000_000], 0.2) == -signal.SIGKILL
-    shown = _run([wal, shm_dir, "show"]).stdout.split("\n")
-    replayed = int(shown[0].split()[0])
-    assert replayed > 0
-    table = {int(k): int(v) for k, v in (line.split() for line in shown[1:] if line)}
 
     def newest(key, n):  # update i sets key i % 100 to i: the last of 1..n for this key
         return max((i for i in range(key or 100, n + 1, 100)), default=None)
 
-    # The log holds updates 1..replayed, whole and in order, over the checkpoint of updates 1..1000.
-    assert table == {k: newest(k, replayed) or newest(k, 1000) for k in range(100)}
+    def shown():
+        lines = _run([wal, shm_dir, "show"]).stdout.split("\n")
+        head = lines[0].split()
+        table = {int(k): int(v) for k, v in (line.split() for line in lines[1:] if line)}
+        return int(head[0]), int(head[2]), int(head[6]), table
+
+    assert "1000 updates logged, 0 checkpoint(s)" in _run([wal, shm_dir, "put", 1000]).stdout
+    assert shown() == (1000, 0, 1000, {k: newest(k, 1000) for k in range(100)})
+    assert "checkpoint of 100 keys, 1000 updates" in _run([wal, shm_dir, "checkpoint"]).stdout
+    assert shown() == (1000, 1000, 0, {k: newest(k, 1000) for k in range(100)})
+    # More updates than the log holds: it fills, is checkpointed, and takes the rest.
+    assert "1500000 updates logged, 1 checkpoint(s) when the log filled" in _run([wal, shm_dir, "put", 1_500_000]).stdout
+    total, from_snapshot, replayed, table = shown()
+    assert total == 1_501_000 and from_snapshot + replayed == total and from_snapshot > 1000
+    assert table == {k: newest(k, total) for k in range(100)}
+    # Killed anywhere, in an append or in a checkpoint: every update whose append returned, whole and in
+    # order (show fails on a gap), over the snapshot.
+    rng = random.Random(3)
+    for _ in range(4):
+        assert _kill_midway([wal, shm_dir, "put", 10_000_000], rng.uniform(0.05, 0.6)) == -signal.SIGKILL
+        before = total
+        total, from_snapshot, replayed, table = shown()
+        assert total >= before and from_snapshot + replayed == total
+        assert table == {k: newest(k, total) for k in range(100)}
 
 
 def test_the_crash_tested_design_runs_on_a_real_pool_and_keeps_every_returned_push(examples, shm_dir):
