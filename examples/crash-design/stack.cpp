@@ -1,8 +1,11 @@
 // The stack of stack.hpp on a real pool: the design `pmlab crash --load` tests (list.cpp), run in
-// production through a pmlab::Pool's Persister. Every push that returned survives a crash (kill -9 here).
+// production through a pmlab::Pool's Persister. Every push that returned survives a crash (kill -9 here),
+// and `pmlab crash exec` tests this program as it is: the Persister tells pmlab's runtime of each flush
+// and fence it issues.
 //
-//   stack POOL push N     push N records after those already there
-//   stack POOL check      walk the stack: "K records" and exit 0, or what is wrong and exit 1
+//   stack POOL push N [--broken]   push N records after those already there (--broken: the twin's bug,
+//                                  each node never written back before the head names it)
+//   stack POOL check               walk the stack: "K records" and exit 0, or what is wrong and exit 1
 #include <pmlab/pool.hpp>
 
 #include <cstdio>
@@ -12,8 +15,10 @@
 #include "stack.hpp"
 
 int main(int argc, char** argv) {
-  if (argc < 3 || (std::string(argv[2]) == "push" && argc < 4)) {
-    std::fprintf(stderr, "usage: stack POOL push N | stack POOL check\n");
+  const bool push = argc >= 3 && std::string(argv[2]) == "push";
+  const bool broken = push && argc == 5 && std::string(argv[4]) == "--broken";
+  if (argc < 3 || (push && argc != 4 && !broken) || (!push && argc != 3)) {
+    std::fprintf(stderr, "usage: stack POOL push N [--broken] | stack POOL check\n");
     return 2;
   }
   try {
@@ -27,10 +32,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "stack: %s\n", why.c_str());
       return 1;
     }
-    if (std::string(argv[2]) == "push") {
+    if (push) {
       const uint64_t n = std::strtoull(argv[3], nullptr, 10);
       for (uint64_t i = 0; i < n; ++i)
-        if (!stack::push(base, pool.data_size(), pool.persister(), count + i)) {
+        if (!stack::push(base, pool.data_size(), pool.persister(), count + i, broken)) {
           std::fprintf(stderr, "stack: the pool is full\n");
           return 1;
         }

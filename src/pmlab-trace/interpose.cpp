@@ -279,4 +279,16 @@ __attribute__((visibility("default"))) void pmlab_trace_nt_store(const void* p, 
 }
 __attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::active() ? 1 : 0; }
 
+// For a library that reports on behalf of its caller (pmlab's own Persister): `site` is the call site to
+// name, the library's caller rather than the library.
+__attribute__((visibility("default"))) void pmlab_trace_flush_from(const void* p, size_t n, const void* site) {
+  pmlab_trace::writeback(p, n, trace::WritebackKind::flush, reinterpret_cast<uintptr_t>(site));
+}
+__attribute__((visibility("default"))) void pmlab_trace_fence_from(const void* site) {
+  pmlab_trace::fence(reinterpret_cast<uintptr_t>(site));
+}
+__attribute__((visibility("default"))) void pmlab_trace_nt_store_from(const void* p, size_t n, const void* site) {
+  pmlab_trace::stored_non_temporal(p, n, reinterpret_cast<uintptr_t>(site));
+}
+
 }  // extern "C"

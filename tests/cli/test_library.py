@@ -270,6 +270,30 @@ def test_a_design_of_ones_own_is_crash_tested_with_load(examples, prefix, tmp_pa
         mutated.stderr
 
 
+def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, prefix, shm_dir, tmp_path):
+    # The installed library's Persister tells the runtime of every flush and fence it issues: the program
+    # needs no --pool (libpmem2 maps the pool), its stores are judged at their own write-backs and fences,
+    # and a missing write-back is found in the design's own function.
+    pmlab, stack, pool = prefix / "bin" / "pmlab", examples["stack"], shm_dir / "exec.pool"
+
+    def crash_exec(*program, domain="adr"):
+        setup = f"rm -f {pool} && {stack} {pool} push 1"
+        return subprocess.run([str(pmlab), "crash", "exec", "--setup", setup, "--check", f"{stack} {{}} check",
+                               "--domain", domain, "--granularity", "line", "--budget", "120", "--out",
+                               str(tmp_path / f"{domain}-{len(program)}"), "--", str(stack), str(pool), *program],
+                              capture_output=True, text=True, timeout=240)
+
+    good = crash_exec("push", "12")
+    assert good.returncode == 0 and "24 fences, 36 write-backs" in good.stderr, good.stdout + good.stderr
+    assert "1 runs, 0 failures" in good.stdout, good.stdout
+    broken = crash_exec("push", "12", "--broken")
+    assert broken.returncode == 1 and "24 fences, 24 write-backs" in broken.stderr, broken.stdout + broken.stderr
+    assert "called from stack::push" in broken.stderr and "| stack: node" in broken.stderr, broken.stderr
+    # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
+    eadr = crash_exec("push", "12", "--broken", domain="eadr")
+    assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr
+
+
 def test_a_concurrent_design_of_ones_own_runs_threads_under_load(examples, prefix, tmp_path):
     pmlab, design = prefix / "bin" / "pmlab", examples["crash-design"]
 

@@ -9,6 +9,7 @@
 
 #include "pmlab/api/errors.hpp"
 #include "pmlab/persist/public_persister.hpp"
+#include "pmlab/persist/tracing_runtime.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
 
@@ -25,15 +26,21 @@ class ObserverAdapter final : public persist::Observer {
   explicit ObserverAdapter(PersistObserver& user) noexcept : user_(user) {}
   void on_writeback(const void* addr, size_t len, persist::Writeback kind,
                     const std::source_location& where) noexcept override {
+    if (runtime_ != nullptr) runtime_->on_writeback(addr, len, kind, where);
     user_.on_writeback(addr, len, kind == persist::Writeback::nt_store, where);
   }
-  void on_fence(const std::source_location& where) noexcept override { user_.on_fence(where); }
+  void on_fence(const std::source_location& where) noexcept override {
+    if (runtime_ != nullptr) runtime_->on_fence(where);
+    user_.on_fence(where);
+  }
   void after_atomic_store(const void* addr, size_t, const std::source_location& where) noexcept override {
     user_.on_atomic_store(addr, where);
   }
 
  private:
   PersistObserver& user_;
+  // Under `pmlab crash exec` the runtime keeps hearing of the pool's persistence while a user observes it.
+  persist::Observer* runtime_ = persist::tracing_runtime_observer();
 };
 
 }  // namespace

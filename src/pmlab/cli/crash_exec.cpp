@@ -281,7 +281,7 @@ int run_exec_command(const ExecArgs& a) {
 
 void add_crash_exec(CLI::App& crash, int& exit_code) {
   auto* cmd = crash.add_subcommand(
-      "exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2 or pmlab/trace.h, unmodified");
+      "exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2, libpmlab or pmlab/trace.h, unmodified");
   auto a = std::make_shared<ExecArgs>();
   cmd->add_option("--setup", a->setup, "shell command run untraced before the program (e.g. creates its pool)")
       ->check(non_empty_value());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pmlab/common/enum_names.hpp"
+#include "pmlab/persist/tracing_runtime.hpp"
 #include "pmlab/persist/x86_64/nt_copy.hpp"
 
 namespace pmlab::persist {
@@ -38,6 +39,7 @@ Result<Persister> Persister::create(const Config& config, const platform::CpuFea
     p.nt_copy_ = x86_64::nt_copy_sse2;
     p.nt_kernel_name_ = "sse2";
   }
+  if (config.domain != Domain::none) p.observer_ = tracing_runtime_observer();
   return p;
 }
 
@@ -64,6 +66,7 @@ void Persister::copy_nt(void* dst, const void* src, size_t len, const std::sourc
     return;
   }
   if (observer_ != nullptr) [[unlikely]] {
+    tls_observed_call_site = __builtin_return_address(0);
     if (observer_->mutation(Call::nt_store, dst, len, where) == Mutation::drop) {
       std::memcpy(dst, src, len);  // cached stores, never written back
       return;
@@ -104,6 +107,8 @@ void Persister::copy_nt_now(void* dst, const void* src, size_t len) const noexce
   }
 }
 
+void Persister::detach() noexcept { observer_ = config_.domain != Domain::none ? tracing_runtime_observer() : nullptr; }
+
 Result<Persister> Persister::derive(const Config& config) const {
   auto p = create(config);
   if (p && config.domain != Domain::none) p->observer_ = observer_;
@@ -111,6 +116,7 @@ Result<Persister> Persister::derive(const Config& config) const {
 }
 
 void Persister::flush_observed(const void* addr, size_t len, const std::source_location& where) const noexcept {
+  tls_observed_call_site = __builtin_return_address(0);
   if (observer_->mutation(Call::flush, addr, len, where) == Mutation::drop) return;
   flush_lines(addr, len);
   const uintptr_t first = reinterpret_cast<uintptr_t>(addr) & ~(kCacheLine - 1);
@@ -119,6 +125,7 @@ void Persister::flush_observed(const void* addr, size_t len, const std::source_l
 }
 
 void Persister::fence_observed(const std::source_location& where) const noexcept {
+  tls_observed_call_site = __builtin_return_address(0);
   if (observer_->mutation(Call::fence, nullptr, 0, where) == Mutation::drop) return;
   observer_->on_fence(where);
   fence_now();
@@ -126,6 +133,7 @@ void Persister::fence_observed(const std::source_location& where) const noexcept
 
 void Persister::store_record_observed(void* line, const LineRecord& record, void* last_line,
                                       const std::source_location& where) const noexcept {
+  tls_observed_call_site = __builtin_return_address(0);
   const uint64_t shape = record_shape(record);
   const bool written_back =
       nt_enabled_ && observer_->mutation(Call::nt_store, line, record.line_bytes(), where) != Mutation::drop;

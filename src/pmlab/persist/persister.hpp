@@ -215,9 +215,11 @@ class Persister {
   // durability domain and no observer is kept.
   Result<Persister> derive(const Config& config) const;
 
-  // Attach before the threads that use this Persister start, detach after they stop.
+  // Attach before the threads that use this Persister start, detach after they stop. In a process that
+  // pmlab's tracing runtime traces, a Persister starts with the runtime's reporter attached
+  // (tracing_runtime.hpp), and detach() attaches it again.
   void attach(Observer* observer) noexcept { observer_ = observer; }
-  void detach() noexcept { observer_ = nullptr; }
+  void detach() noexcept;
   Observer* observer() const noexcept { return observer_; }
 
   const Config& config() const noexcept { return config_; }

@@ -1,9 +1,13 @@
 #include "pmlab/crash/exec/symbolizer.hpp"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "pmlab/platform/process.hpp"
@@ -12,11 +16,33 @@ namespace pmlab::crash::exec {
 
 bool library_module(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
-  static const char* const libraries[] = {"libpmem",    "libpmlab-trace", "libc.so",   "libc-",
-                                          "ld-linux",   "libstdc++",      "libgcc_s",  "libm.so",
-                                          "libpthread", "libndctl",       "libdaxctl", "libdl."};
+  static const char* const libraries[] = {"libpmem",  "libpmlab-trace", "libpmlab.so", "libc.so", "libc-",
+                                          "ld-linux", "libstdc++",      "libgcc_s",    "libm.so", "libpthread",
+                                          "libndctl", "libdaxctl",      "libdl."};
   return std::any_of(std::begin(libraries), std::end(libraries), [&](const char* l) { return name.rfind(l, 0) == 0; });
 }
+
+namespace {
+
+// Whether the ELF file at `path` keeps its full symbol table (.symtab), which names every function; a
+// stripped file has only its exported symbols.
+bool has_symbol_table(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr))
+    return false;
+  for (unsigned i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh{};
+    if (!in.seekg(static_cast<std::streamoff>(eh.e_shoff + i * sizeof sh)) ||
+        !in.read(reinterpret_cast<char*>(&sh), sizeof sh))
+      return false;
+    if (sh.sh_type == SHT_SYMTAB) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::string Frame::text() const {
   if (function == "?" || function.empty()) return location;
@@ -54,6 +80,7 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
   const auto addr2line = platform::find_program("addr2line");
   if (!addr2line) return;
   for (const auto& [m, list] : by_module) {
+    const bool named = has_symbol_table(m->path);
     platform::ProcessSpec spec;
     spec.argv = {*addr2line, "-f", "-C", "-e", m->path};
     for (uint64_t a : list) {
@@ -75,8 +102,8 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
       const bool has_line = location.rfind("??", 0) != 0 && location.find(":?") == std::string::npos;
       if (has_line) f.location = std::filesystem::path(location).filename().string();
       // A stripped library names an address by the exported symbol before it, which is seldom the function
-      // it is in: without a line, only the program's own frames (whose symbol table is kept) get a name.
-      if (function != "??" && (has_line || f.own)) f.function = function;
+      // it is in: without a line, only the program's own frames and a module with its symbol table get one.
+      if (function != "??" && (has_line || f.own || named)) f.function = function;
     }
   }
 }
