@@ -364,3 +364,19 @@ def test_crash_exec_sweeps_the_scratch_directories_of_ended_processes(pmlab, shm
         assert not stale.exists()
     finally:
         subprocess.run(["rm", "-rf", str(stale)])
+
+
+def test_runs_started_in_one_second_never_share_a_default_run_directory(shm_dir, tmp_path):
+    # Run ids tell seconds apart: a second run in the same second once took the first one's directory, and
+    # with it that run's trace, judging the wrong program.
+    log, pool = ROOT / "build" / "subjects" / "pmem-log", shm_dir / "log.pool"
+    traces = []
+    for n in (2, 4, 6):
+        proc = subprocess.run([str(ROOT / "build" / "pmlab"), "crash", "exec", "--trace-only", "--setup",
+                               f"rm -f {pool}", "--pool", str(pool), "--", str(log), "append", str(pool), str(n)],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "reused" not in proc.stderr and f"{2 * n} fences" in proc.stderr, proc.stderr
+        traces.append(next(line for line in proc.stdout.splitlines() if line.startswith("trace: ")))
+    assert len(set(traces)) == 3, traces
+    assert len(list((tmp_path / "results").iterdir())) == 3
