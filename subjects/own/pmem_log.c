@@ -2,7 +2,7 @@
  * for `pmlab crash exec`'s own tests. Not PMDK's code and not pmlab's: a user's program, as a user would
  * write one.
  *
- *   pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]
+ *   pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]
  *   pmem-log check FILE [--threads T] [--bug torn-commit]   exit 0 consistent, 1 not (why, on stderr)
  *
  * The file (created if absent, 1 MiB) holds one log per thread. A log is a commit word and 128-byte records:
@@ -13,7 +13,8 @@
  * Routes (--api): libpmem (pmem_map_file, pmem_flush / pmem_drain / pmem_memcpy_nodrain), pmem2 (libpmem2's
  * flush / drain functions of the map), msync (the program maps the file itself and msyncs: pass --pool),
  * asm (the program maps the file itself and persists with its own inline clwb / sfence macros, each told to
- * pmlab through pmlab/trace.h: pass --pool).
+ * pmlab through pmlab/trace.h: pass --pool), asm-unreported (the same macros without the calls, as a program
+ * that forgot them: crash exec sees no write-back and no fence, and its run names where the instructions are).
  *
  * Bugs (--bug): no-flush (the record is never written back), no-fence (no fence between the record's
  * write-back and the commit), commit-first (the commit is stored before the record), torn-commit (the commit
@@ -61,7 +62,7 @@ struct record {
   uint8_t payload[RECORD_BYTES - 16];
 };
 
-enum api { API_LIBPMEM, API_PMEM2, API_MSYNC, API_ASM };
+enum api { API_LIBPMEM, API_PMEM2, API_MSYNC, API_ASM, API_ASM_UNREPORTED };
 enum bug {
   BUG_NONE,
   BUG_NO_FLUSH,
@@ -81,16 +82,21 @@ static int has_clwb;
 
 /* --- the program's own persistence primitives, one set per route ------------------------------------- */
 
-#define MY_CLWB(p)                                                          \
+#define RAW_CLWB(p)                                                         \
   do {                                                                      \
     if (has_clwb) __asm__ volatile("clwb %0" : "+m"(*(volatile char*)(p))); \
     else __asm__ volatile("clflush %0" : "+m"(*(volatile char*)(p)));       \
-    pmlab_flush((p), 64);                                                   \
   } while (0)
-#define MY_SFENCE()                          \
-  do {                                       \
-    pmlab_fence();                           \
-    __asm__ volatile("sfence" ::: "memory"); \
+#define RAW_SFENCE() __asm__ volatile("sfence" ::: "memory")
+#define MY_CLWB(p)        \
+  do {                    \
+    RAW_CLWB(p);          \
+    pmlab_flush((p), 64); \
+  } while (0)
+#define MY_SFENCE() \
+  do {              \
+    pmlab_fence();  \
+    RAW_SFENCE();   \
   } while (0)
 
 static void flush(const void* p, size_t n) {
@@ -101,6 +107,9 @@ static void flush(const void* p, size_t n) {
     case API_ASM:
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) MY_CLWB((void*)a);
       break;
+    case API_ASM_UNREPORTED:
+      for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) RAW_CLWB((void*)a);
+      break;
   }
 }
 
@@ -110,6 +119,7 @@ static void fence(void) {
     case API_PMEM2: pmem2_drain(); break;
     case API_MSYNC: break;
     case API_ASM: MY_SFENCE(); break;
+    case API_ASM_UNREPORTED: RAW_SFENCE(); break;
   }
 }
 
@@ -261,7 +271,7 @@ static int catch_own_sigbus(void) {
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm] [--bug NAME] [--threads T]\n"
+          "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
   return 2;
@@ -311,10 +321,11 @@ int main(int argc, char** argv) {
     const char *opt = argv[arg], *val = argv[arg + 1];
     if (strcmp(opt, "--threads") == 0) threads = atoi(val);
     else if (strcmp(opt, "--api") == 0)
-      api = strcmp(val, "pmem2") == 0   ? API_PMEM2
-            : strcmp(val, "msync") == 0 ? API_MSYNC
-            : strcmp(val, "asm") == 0   ? API_ASM
-                                        : API_LIBPMEM;
+      api = strcmp(val, "pmem2") == 0            ? API_PMEM2
+            : strcmp(val, "msync") == 0          ? API_MSYNC
+            : strcmp(val, "asm") == 0            ? API_ASM
+            : strcmp(val, "asm-unreported") == 0 ? API_ASM_UNREPORTED
+                                                 : API_LIBPMEM;
     else if (strcmp(opt, "--bug") == 0) {
       static const char* names[] = {"none",        "no-flush",      "no-fence",   "commit-first",
                                     "torn-commit", "short-persist", "cross-fence"};

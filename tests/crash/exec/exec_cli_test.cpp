@@ -69,7 +69,23 @@ TEST(CrashExec, ACorrectProgramPassesOnEveryRoute) {
       EXPECT_GT(r["metrics"]["states_checked"]["value"].get<double>(), 0) << api;
       EXPECT_EQ(r["metrics"]["crash_points"]["value"].get<double>(), 17) << api << ": 16 fences and the exit";
     }
+    EXPECT_EQ(o.err.find("cannot see them"), std::string::npos) << api << ": every instruction is reported";
   }
+}
+
+// A program whose own clwb and sfence go unreported (no pmlab/trace.h calls beside them) shows no write-back
+// and no fence, and every record it persisted looks lost: the run says so, and where the instructions are.
+TEST(CrashExec, InstructionsAProgramForgotToReportAreNamedWhereTheyAre) {
+  testing::TempDir dir;
+  const Outcome o = exec_log(dir, {"--pool", dir.file("log.pool")}, {"--api", "asm-unreported"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  std::string notes;
+  for (const auto& r : o.results["runs"])
+    for (const auto& n : r["trace"]["notes"]) notes += n.get<std::string>() + "\n";
+  EXPECT_NE(notes.find("cannot see them"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("in flush (pmem_log.c:"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("sfence in fence (pmem_log.c:"), std::string::npos) << notes;
+  EXPECT_NE(o.err.find("note: the program's own code has flush"), std::string::npos) << o.err;
 }
 
 TEST(CrashExec, EveryPlantedBugIsCaughtOnEveryRouteWhereItIsOne) {

@@ -14,6 +14,7 @@
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/exec/judges.hpp"
+#include "pmlab/crash/exec/raw_instructions.hpp"
 #include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/symbolizer.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
@@ -160,6 +161,14 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
         {"unflushed_at_exit",
          counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
          counts.first});
+}
+
+// The program's own persistence instructions the runtime did not hear of, when the run shows what unseen
+// ones leave behind: no fence at all, or stores never written back (raw_instructions.hpp).
+void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings& f, Symbolizer& symbols,
+                              ModuleCodeCache& code) {
+  if (t.fences() > 0 && f.unflushed_at_exit.empty()) return;
+  note_unreported_instructions(t, symbols, code, run.notes);
 }
 
 // A state judged inconsistent, with what it takes to explain it later.
@@ -475,6 +484,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   const std::string scratch = own_scratch ? own_scratch->path() : o.work_dir;
   ExecReport report;
   report.program = program_name(o.program);
+  ModuleCodeCache module_code;  // the same modules in every domain's run
   for (persist::Domain domain : o.domains) {
     if (progress) progress({"tracing " + std::string(persist::to_string(domain)), 0, 0, 0});
     const std::string name = persist::to_string(domain);
@@ -502,6 +512,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     Replay findings(*trace, domain);
     if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
     add_findings(*traced, findings.findings(), symbols, *trace);
+    note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code);
     report.traces.push_back(*traced);
     if (o.trace_only) continue;
     JudgeOptions jo;
