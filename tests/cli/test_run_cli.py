@@ -1,6 +1,9 @@
 """`pmlab run`, `list`, `info`, `report` as a user calls them."""
 import json
 import pathlib
+import subprocess
+
+from conftest import ROOT
 
 
 def test_help_on_every_command(pmlab):
@@ -279,3 +282,22 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
     assert "medium:dram" in peers.stdout and "numa" not in peers.stdout, peers.stdout
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")
     assert cpu.returncode == 2 and "--cpu-node 999" in cpu.stderr, cpu.stderr
+
+
+def test_runs_started_together_write_to_two_default_directories(tmp_path):
+    # Two runs given no --out, started at once (one run id, to the second): each gets a directory of its
+    # own, and neither loses its results to the other.
+    pmlab = ROOT / "build" / "pmlab"
+    args = [str(pmlab), "run", "core.persist", "--quick", "--ops", "20", "--no-progress", "--filter",
+            "medium:dram/.*size:64/"]
+    runs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [r.communicate(timeout=300) for r in runs]
+    assert all(r.returncode == 0 for r in runs), outputs
+    made = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert len(made) == 2 and all((tmp_path / "results" / name / "results.json").exists() for name in made), made
+    # A run that ends before it writes leaves no empty directory.
+    nothing = subprocess.run([*args[:2], "core.persist", "--filter", "no-such-run"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120)
+    assert nothing.returncode == 2 and "nothing to run" in nothing.stderr, nothing.stderr
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == made

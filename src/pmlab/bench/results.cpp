@@ -1,5 +1,9 @@
 #include "pmlab/bench/results.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include "pmlab/bench/context.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/hash.hpp"
@@ -42,6 +46,23 @@ Status check_out_dir(const fs::path& out, bool force) {
                                              "(the old report is removed with them)");
   }
   return Status::success();
+}
+
+Result<fs::path> make_default_run_directory(const std::string& name) {
+  std::error_code ec;
+  fs::create_directories("results", ec);
+  if (ec) return errno_status(ec.value(), "cannot create results");
+  // mkdir either makes the directory or finds it taken: two runs never share one.
+  for (unsigned n = 1;; ++n) {
+    const fs::path path = fs::path("results") / (n == 1 ? name : name + "-" + std::to_string(n));
+    if (::mkdir(path.c_str(), 0777) == 0) return path;
+    if (errno != EEXIST) return errno_status(errno, "cannot create " + path.string());
+  }
+}
+
+RemovedIfEmpty::~RemovedIfEmpty() {
+  std::error_code ec;
+  if (!path.empty()) fs::remove(path, ec);
 }
 
 Result<std::string> ResultsDocument::write(const fs::path& out, bool force) const {

@@ -27,6 +27,16 @@ std::string run_hash(const std::string& run_name, uint64_t context_hash);
 // refused unless `force`.
 Status check_out_dir(const std::filesystem::path& out, bool force);
 
+// Makes results/<name> for a run given no --out, new to that run: with "-2", "-3", … where another run
+// has the name (run ids tell seconds apart, and two runs may start in one second).
+Result<std::filesystem::path> make_default_run_directory(const std::string& name);
+
+// Removes `path` when it goes, if it is an empty directory then (removing one that is not fails, harmlessly).
+struct RemovedIfEmpty {
+  std::filesystem::path path;
+  ~RemovedIfEmpty();
+};
+
 class ResultsDocument {
  public:
   explicit ResultsDocument(nlohmann::ordered_json context) : context_(std::move(context)) {}

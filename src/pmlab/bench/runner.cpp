@@ -532,8 +532,11 @@ Result<RunSummary> run(const RunOptions& options) {
   auto planned = plan_runs(*selected, options.overrides, options.quick, redundant);
   if (!planned) return planned.status();
   const std::string run_id = run_id_now();
-  const fs::path out = options.out_dir.empty() ? fs::path("results") / run_id : fs::path(options.out_dir);
+  auto made = options.out_dir.empty() ? make_default_run_directory(run_id) : fs::path(options.out_dir);
+  if (!made) return made.status();
+  const fs::path out = *made;
   PMLAB_TRY(check_out_dir(out, options.force));
+  const RemovedIfEmpty made_here{options.out_dir.empty() ? out : fs::path()};  // a run that ends before writing
 
   // From here on a stop signal ends the run cleanly: the temporary pool is removed, what ran is written.
   StopSignals stop_signals;

@@ -1,9 +1,6 @@
 #include "pmlab/cli/crash_common.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/results.hpp"
@@ -97,14 +94,8 @@ json crash_context(const json& crash_settings, const std::string& domain, bool q
 
 fs::path out_dir(const std::string& dir, const std::string& default_name) {
   if (!dir.empty()) return dir;
-  std::error_code ec;
-  fs::create_directories("results", ec);
-  // mkdir either makes the directory or finds it taken, so two runs never share one (crash exec would
-  // take the other run's trace as its own).
-  for (unsigned n = 1;; ++n) {
-    const fs::path path = fs::path("results") / (n == 1 ? default_name : default_name + "-" + std::to_string(n));
-    if (::mkdir(path.c_str(), 0777) == 0 || errno != EEXIST) return path;  // any other error: the writer says it
-  }
+  auto made = bench::make_default_run_directory(default_name);
+  return made ? *made : fs::path("results") / default_name;  // then writing there says what is wrong
 }
 
 }  // namespace pmlab::cli

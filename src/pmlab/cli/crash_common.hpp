@@ -87,8 +87,7 @@ void measure_outcome(record::RunRecord& rec, const Run& r) {
 // CPU shape its numbers. `hash` receives the context's hash.
 nlohmann::ordered_json crash_context(const nlohmann::ordered_json& crash_settings, const std::string& domain,
                                      bool quick, uint64_t* hash);
-// DIR, or results/<default_name>, made here and new to this run: the name with "-2", "-3", … where another
-// run already has it (run ids tell seconds apart, and two runs may start in one).
+// DIR, or results/<default_name> made new to this run (bench::make_default_run_directory).
 std::filesystem::path out_dir(const std::string& dir, const std::string& default_name);
 
 }  // namespace pmlab::cli
