@@ -288,7 +288,7 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     assert "1 runs, 0 failures" in good.stdout, good.stdout
     broken = crash_exec("push", "12", "--broken")
     assert broken.returncode == 1 and "24 fences, 24 write-backs" in broken.stderr, broken.stdout + broken.stderr
-    assert "called from stack::push" in broken.stderr and "| stack: node" in broken.stderr, broken.stderr
+    assert "(a fence in stack::push(" in broken.stderr and "| stack: node" in broken.stderr, broken.stderr
     # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
     eadr = crash_exec("push", "12", "--broken", domain="eadr")
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr

@@ -104,6 +104,8 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
       // A stripped library names an address by the exported symbol before it, which is seldom the function
       // it is in: without a line, only the program's own frames and a module with its symbol table get one.
       if (function != "??" && (has_line || f.own || named)) f.function = function;
+      // pmlab's library linked into the program statically is still a library's code.
+      if (f.function.rfind("pmlab::", 0) == 0) f.own = false;
     }
   }
 }
