@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "pmlab/persist/tracing_runtime.hpp"
+
 namespace pmlab::persist {
 namespace {
 
@@ -137,6 +139,20 @@ TEST(Persister, ADerivedPersisterKeepsTheRunsObserver) {
   volatile_one->persist(buf->bytes, 64);
   EXPECT_EQ(rec.events.size(), 2u);
   EXPECT_EQ(volatile_one->observer(), nullptr);
+}
+
+// Untraced (no `pmlab crash exec` runtime in the process), a Persister has no observer attached and
+// detach() leaves none: its calls take the unobserved path. The traced side is tested end to end
+// (tests/cli/test_library.py).
+TEST(Persister, OutsideATracedProcessNothingIsAttached) {
+  EXPECT_EQ(tracing_runtime_observer(), nullptr);
+  auto p = Persister::create({.domain = Domain::adr, .flush = FlushInstruction::clflush});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->observer(), nullptr);
+  Recorder rec;
+  p->attach(&rec);
+  p->detach();
+  EXPECT_EQ(p->observer(), nullptr);
 }
 
 // Non-temporal copies must be byte-exact for every alignment and length, on every kernel.
