@@ -1,5 +1,6 @@
 #include "pmlab/common/text.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 namespace pmlab {
@@ -75,6 +76,12 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
 }
 
 }  // namespace pmlab

@@ -11,6 +11,9 @@ namespace pmlab {
 // (and the backslash as \\), so a crafted name can neither move the cursor nor garble the line.
 std::string printable(std::string_view text);
 
+// TEXT without the white space (spaces, tabs, CR, LF) at either end.
+std::string_view trim(std::string_view text);
+
 // The parts of TEXT between the commas ("line,word" -> line, word); empty parts are kept.
 std::vector<std::string> split_commas(const std::string& text);
 

@@ -7,14 +7,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "pmlab/common/text.hpp"
+
 namespace pmlab {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // The shortest text that reads back as V ("0", "0.5", "1e+06").
 std::string format_real(double v) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/text.hpp"
 
 namespace pmlab::model {
 namespace {
@@ -55,16 +56,9 @@ std::string beside_executable() {
   return (exe.parent_path().parent_path() / "share" / "pmlab" / "reference").string();
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 std::optional<double> number(const std::string& text) {
   double v = 0;
-  const std::string t = trim(text);
+  const std::string t(trim(text));
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
   return v;
@@ -157,7 +151,7 @@ Result<SheetBook> SheetBook::parse(const std::string& text, const std::string& o
     ++number_of_line;
     if (line.rfind("########", 0) == 0) {
       // "######## sheet 2 I3": the name is the last word.
-      const std::string header = trim(line);
+      const std::string header(trim(line));
       sheet = header.substr(header.find_last_of(' ') + 1);
       continue;
     }
@@ -171,7 +165,7 @@ Result<SheetBook> SheetBook::parse(const std::string& text, const std::string& o
       const size_t eq = cell.find('=');
       auto ref = eq == std::string::npos ? std::nullopt : split_ref(cell.substr(0, eq));
       if (!ref) return error(Errc::corrupted, origin + ":" + std::to_string(number_of_line) + ": not a cell: " + cell);
-      book.sheets_[sheet][ref->second][ref->first] = trim(cell.substr(eq + 1));
+      book.sheets_[sheet][ref->second][ref->first] = std::string(trim(cell.substr(eq + 1)));
       if (bar == std::string::npos) break;
       start = bar + 3;
     }
@@ -261,7 +255,7 @@ std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
   size_t from = 0;
   for (size_t comma = line.find(',');; comma = line.find(',', from)) {
-    out.push_back(trim(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
+    out.emplace_back(trim(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from)));
     if (comma == std::string::npos) break;
     from = comma + 1;
   }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "pmlab/common/text.hpp"
 #include "pmlab/platform/system.hpp"
 #include "pmlab/profile/perf.hpp"
 
@@ -27,12 +28,6 @@ std::string read_text(const fs::path& p) {
   ss << in.rdbuf();
   std::string s = ss.str();
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
 }
 

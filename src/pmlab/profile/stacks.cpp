@@ -8,14 +8,10 @@
 #include <filesystem>
 #include <memory>
 
+#include "pmlab/common/text.hpp"
+
 namespace pmlab::profile {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool parse_u64(std::string_view s, int base, uint64_t& out) {
   if (s.empty()) return false;
