@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -28,12 +29,6 @@ constexpr std::array kPrefixes = {"lock",   "rex", "rex.W", "rex.R",   "rex.B", 
 bool is_hex(std::string_view s) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
 }
 
 // The next whitespace-separated word of `s`, removed from it.
@@ -164,9 +159,9 @@ void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, Modul
       if (site > m.bias && in_module(site)) reported.insert(mc.symbol_at(site - m.bias - 1));
     std::map<std::string, std::pair<std::set<std::string>, uint64_t>> unseen;  // symbol -> (mnemonics, first)
     for (const RawInstruction& i : mc.instructions) {
-      // pmlab's own vocabulary, linked in statically, reports every instruction it issues (its Persister
-      // names the design's call site, so its own functions have none).
-      if (reported.count(i.symbol) || i.symbol.rfind("pmlab::", 0) == 0) continue;
+      // pmlab's Persister reports every instruction it issues, naming the design's call site: its own
+      // functions have no reported site of their own.
+      if (reported.count(i.symbol) || library_function(i.symbol)) continue;
       auto& [mnemonics, first] = unseen.try_emplace(i.symbol, std::set<std::string>{}, i.address).first->second;
       mnemonics.insert(i.mnemonic);
     }

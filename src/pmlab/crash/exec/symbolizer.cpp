@@ -22,6 +22,8 @@ bool library_module(const std::string& path) {
   return std::any_of(std::begin(libraries), std::end(libraries), [&](const char* l) { return name.rfind(l, 0) == 0; });
 }
 
+bool library_function(const std::string& function) { return function.rfind("pmlab::", 0) == 0; }
+
 namespace {
 
 // Whether the ELF file at `path` keeps its full symbol table (.symtab), which names every function; a
@@ -80,7 +82,9 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
   const auto addr2line = platform::find_program("addr2line");
   if (!addr2line) return;
   for (const auto& [m, list] : by_module) {
-    const bool named = has_symbol_table(m->path);
+    const auto [table, unread] = symbol_tables_.try_emplace(m->path, false);
+    if (unread) table->second = has_symbol_table(m->path);
+    const bool named = table->second;
     platform::ProcessSpec spec;
     spec.argv = {*addr2line, "-f", "-C", "-e", m->path};
     for (uint64_t a : list) {
@@ -104,8 +108,7 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
       // A stripped library names an address by the exported symbol before it, which is seldom the function
       // it is in: without a line, only the program's own frames and a module with its symbol table get one.
       if (function != "??" && (has_line || f.own || named)) f.function = function;
-      // pmlab's library linked into the program statically is still a library's code.
-      if (f.function.rfind("pmlab::", 0) == 0) f.own = false;
+      if (library_function(f.function)) f.own = false;
     }
   }
 }

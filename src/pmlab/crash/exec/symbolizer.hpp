@@ -35,9 +35,13 @@ class Symbolizer {
   const TraceModule* module_of(uint64_t address) const;
   std::vector<TraceModule> modules_;
   std::map<uint64_t, Frame> known_;
+  std::map<std::string, bool> symbol_tables_;  // module path -> whether it keeps its full symbol table
 };
 
 // True for a library whose frames are not the program's own.
 bool library_module(const std::string& path);
+// True for a function of pmlab's own library, also where it is linked into the program statically: its
+// frames are a library's too, and its flush instructions report themselves.
+bool library_function(const std::string& function);
 
 }  // namespace pmlab::crash::exec
