@@ -16,6 +16,7 @@
 #include "pmlab/crash/exec/judges.hpp"
 #include "pmlab/crash/exec/raw_instructions.hpp"
 #include "pmlab/crash/exec/replay.hpp"
+#include "pmlab/crash/exec/starting_files.hpp"
 #include "pmlab/crash/exec/symbolizer.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
 #include "pmlab/crash/simulator.hpp"
@@ -118,7 +119,7 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   run.fences = t.fences();
   run.records = t.records();
   run.threads = t.threads();
-  run.notes = t.notes();
+  run.notes.insert(run.notes.end(), t.notes().begin(), t.notes().end());
   for (const ImageFile& f : replay.files()) run.files.push_back(f.path);
   if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
 }
@@ -462,6 +463,50 @@ Result<std::string> find_runtime() {
                                     self.string() + " (build it, or set PMLAB_TRACE_RUNTIME)");
 }
 
+namespace {
+
+// The first run the campaign made of the program, without --setup: the files every later run starts from.
+struct FirstRun {
+  std::optional<StartingFiles> files;
+  std::string trace;
+};
+
+// The domain's traced run: the trace --trace names when it exists, else the program run under the runtime.
+Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, const std::string& scratch,
+                               FirstRun& first) {
+  const std::string name = persist::to_string(domain);
+  const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string()
+                                                 : o.trace + (o.domains.size() > 1 ? "." + name : "");
+  if (!o.trace.empty() && fs::exists(trace_path)) {
+    TracedRun reused;
+    reused.domain = domain;
+    reused.trace_path = trace_path;
+    reused.outcome = "reused " + trace_path;
+    return reused;
+  }
+  std::vector<std::string> put_back;
+  if (first.files) {
+    auto trace = TraceFile::open(first.trace);
+    if (!trace) return trace.status();
+    auto notes = first.files->restore(*trace);
+    if (!notes) return notes.status();
+    put_back = std::move(*notes);
+  }
+  const int64_t cutoff = StartingFiles::birth_cutoff();
+  auto traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
+  if (!traced) return traced.status();
+  traced->notes = std::move(put_back);
+  if (o.setup.empty() && !first.files) {
+    auto trace = TraceFile::open(trace_path);
+    if (!trace) return trace.status();
+    first.files = StartingFiles::of(*trace, cutoff);
+    first.trace = trace_path;
+  }
+  return traced;
+}
+
+}  // namespace
+
 Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
   if (o.check.empty() && !o.trace_only)
@@ -470,6 +515,9 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   if (o.replay && o.replay_image.empty())
     return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
+  std::vector<ImageFile> named;  // refused before a run where the check names a --pool file itself
+  for (const std::string& p : o.pools) named.push_back({p});
+  if (Status s = check_reads_crash_images(o.check, named); !s) return s;
   // The user's --work-dir is kept; a scratch directory of our own is removed afterwards.
   std::optional<ScratchDirectory> own_scratch;
   if (o.work_dir.empty()) {
@@ -485,20 +533,12 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   ExecReport report;
   report.program = program_name(o.program);
   ModuleCodeCache module_code;  // the same modules in every domain's run
+  FirstRun first;
+  bool random_image_passed = false;
   for (persist::Domain domain : o.domains) {
     if (progress) progress({"tracing " + std::string(persist::to_string(domain)), 0, 0, 0});
-    const std::string name = persist::to_string(domain);
-    const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string()
-                                                   : o.trace + (o.domains.size() > 1 ? "." + name : "");
-    Result<TracedRun> traced = TracedRun{};
-    if (!o.trace.empty() && fs::exists(trace_path)) {
-      traced->domain = domain;
-      traced->trace_path = trace_path;
-      traced->outcome = "reused " + trace_path;
-    } else {
-      traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
-      if (!traced) return traced.status();
-    }
+    auto traced = run_or_reuse(o, domain, scratch, first);
+    if (!traced) return traced.status();
     auto trace = TraceFile::open(traced->trace_path);
     if (!trace) return trace.status();
     const Replay layout(*trace, domain);
@@ -515,6 +555,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code);
     report.traces.push_back(*traced);
     if (o.trace_only) continue;
+    if (Status s = check_reads_crash_images(o.check, layout.files()); !s) return s;
     JudgeOptions jo;
     jo.check = o.check;
     jo.timeout_s = o.timeout_s;
@@ -525,6 +566,11 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     jo.image_bytes = layout.image_bytes();
     auto judges = Judges::start(jo);
     if (!judges) return judges.status();
+    if (report.traces.size() == 1 && !o.replay) {
+      auto probe = (*judges)->judge_random_image(o.seed);
+      if (!probe) return probe.status();
+      random_image_passed = probe->consistent;
+    }
     for (Granularity g : o.granularities) {
       GranularityRun run{o, *trace, domain, g, **judges, progress, {}, {}, {}, {}};
       if (Status s = run.run(); !s) return s;
@@ -532,6 +578,11 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
       report.runs.push_back(std::move(run.result));
     }
   }
+  if (random_image_passed && report.failures() == 0)
+    report.traces.front().notes.push_back(
+        "--check passed an image of random bytes too: unless its recovery accepts any content, it does not read "
+        "the crash images ({}, $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR), and its verdicts say nothing of the "
+        "crash states");
   return report;
 }
 

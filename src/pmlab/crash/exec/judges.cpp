@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -161,6 +162,22 @@ void Judges::work() {
   }
 }
 
+Result<Verdict> Judges::judge_random_image(uint64_t seed) {
+  drain();
+  Slot& slot = acquire();
+  Random rng(seed);
+  for (size_t at = 0; at < slot.image.size(); at += sizeof(uint64_t)) {
+    const uint64_t word = rng.next();
+    std::memcpy(slot.image.data() + at, &word, std::min(sizeof word, slot.image.size() - at));
+  }
+  Verdict verdict;
+  if (Status s = submit(slot, {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0"}, [&](const Verdict& v) { verdict = v; });
+      !s)
+    return s;
+  drain();
+  return verdict;
+}
+
 // The checker's command line: split into words when it is a plain list of words (one process fewer per
 // check), else run by the shell; `{}` becomes the image's path either way.
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
@@ -181,6 +198,32 @@ std::vector<std::string> checker_argv(const std::string& check, const std::strin
     from = end;
   }
   return words;
+}
+
+Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files) {
+  if (check.find("{}") != std::string::npos || check.find("PMLAB_CRASH_") != std::string::npos) return {};
+  auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    const fs::path p = fs::weakly_canonical(path, ec);
+    return ec ? fs::path(path) : p;
+  };
+  std::string word;
+  for (size_t i = 0; i <= check.size(); ++i) {
+    const char c = i < check.size() ? check[i] : ' ';
+    if (c != ' ' && c != '\t' && c != '\'' && c != '"' && c != ';' && c != '&' && c != '|' && c != '=') {
+      word += c;
+      continue;
+    }
+    for (const ImageFile& f : files)
+      if (!word.empty() && canonical(word) == canonical(f.path))
+        return error(Errc::invalid_argument,
+                     "--check names " + f.path +
+                         ", a file the program maps, and not its crash image: it would judge the file as the "
+                         "traced run left it, whatever the crash. Write {} where the image's path goes (or read "
+                         "$PMLAB_CRASH_IMAGE; every file's image is in $PMLAB_CRASH_DIR under its own name)");
+    word.clear();
+  }
+  return {};
 }
 
 Verdict Judges::judge(Slot& slot) {

@@ -34,6 +34,11 @@ struct JudgeOptions {
   size_t image_bytes = 0;
 };
 
+// Refuses a check that names one of the program's persistent files itself and never its image (`{}`,
+// $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR): it would judge the file the traced run left, the same whatever the
+// crash state, and pass every one.
+Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files);
+
 class Judges {
  public:
   struct Slot {
@@ -55,6 +60,10 @@ class Judges {
   Status submit(Slot& slot, std::vector<std::string> env, std::function<void(const Verdict&)> done);
   // Returns once every submitted check has been judged.
   void drain();
+  // Judges an image of random bytes (drawn from `seed`) in every file, once nothing else is being judged. A
+  // check that reads its crash image rarely passes one; a check that passes it either accepts any content
+  // or judges another file.
+  Result<Verdict> judge_random_image(uint64_t seed);
   // Where slot `slot` keeps file `file`'s image.
   std::string image_path(const Slot& slot, size_t file) const;
   // Writes the image in `image` to `path` (file 0) and `path`.1, .2, … for the others.

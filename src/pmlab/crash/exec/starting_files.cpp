@@ -1,0 +1,153 @@
+#include "pmlab/crash/exec/starting_files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "pmlab/common/files.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+constexpr size_t kPage = trace::kPageBytes;
+
+struct Identity {
+  bool exists = false;
+  uint64_t device = 0, inode = 0;
+  bool birth_known = false;
+  int64_t birth_ns = 0;
+};
+
+Identity identify(const std::string& path) {
+  Identity id;
+  struct statx st {};
+  if (statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &st) != 0) return id;
+  id.exists = true;
+  id.device = makedev(st.stx_dev_major, st.stx_dev_minor);
+  id.inode = st.stx_ino;
+  id.birth_known = (st.stx_mask & STATX_BTIME) != 0;
+  id.birth_ns = static_cast<int64_t>(st.stx_btime.tv_sec) * 1'000'000'000 + st.stx_btime.tv_nsec;
+  return id;
+}
+
+// Makes page `page` of `fd` hold `content` (n bytes), writing only when it differs.
+Status put_page(int fd, size_t page, const std::byte* content, size_t n, const std::string& path, uint64_t& rewritten) {
+  std::byte now[kPage];
+  const off_t at = static_cast<off_t>(page * kPage);
+  const ssize_t got = pread(fd, now, n, at);
+  if (got == static_cast<ssize_t>(n) && std::memcmp(now, content, n) == 0) return {};
+  if (pwrite(fd, content, n, at) != static_cast<ssize_t>(n)) return errno_status(errno, "cannot restore " + path);
+  ++rewritten;
+  return {};
+}
+
+}  // namespace
+
+int64_t StartingFiles::birth_cutoff() {
+  auto ns = [](clockid_t clock) {
+    timespec t{};
+    clock_gettime(clock, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  const int64_t cutoff = ns(CLOCK_REALTIME);
+  while (ns(CLOCK_REALTIME_COARSE) <= cutoff) {
+    const timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+  return cutoff;
+}
+
+StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
+  StartingFiles s;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // (device, inode) of files_
+  for (const auto& [id, r] : trace.regions()) {
+    if (std::find(seen.begin(), seen.end(), std::pair{r.device, r.inode}) != seen.end()) continue;
+    seen.emplace_back(r.device, r.inode);
+    File f{r.path, r.file_size, Action::put_back, ""};
+    const Identity now = identify(r.path);
+    if (!now.exists) {
+      f.action = Action::leave;
+      f.why = "the first traced run left no file there";
+    } else if (now.device != r.device || now.inode != r.inode) {
+      f.action = Action::leave;
+      f.why = "the first traced run replaced it with another file";
+    } else if (now.birth_known && now.birth_ns > cutoff_ns) {
+      f.action = Action::remove;
+    }
+    s.files_.push_back(std::move(f));
+  }
+  return s;
+}
+
+Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) const {
+  std::vector<std::string> notes;
+  std::vector<FileDescriptor> fds(files_.size());
+  // Per file page: covered by a mapping already; first mapped with no base content (zero) so far.
+  std::vector<std::vector<bool>> seen(files_.size()), pending_zero(files_.size());
+  std::vector<uint64_t> rewritten(files_.size(), 0);
+  std::map<std::pair<uint64_t, uint64_t>, size_t> index;
+  for (const auto& [id, r] : trace.regions()) index.try_emplace({r.device, r.inode}, index.size());
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const File& f = files_[i];
+    if (f.action == Action::leave) {
+      notes.push_back("left " + f.path + " as it is: " + f.why + " (--setup can recreate it)");
+      continue;
+    }
+    if (f.action == Action::remove) {
+      if (::unlink(f.path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cannot remove " + f.path);
+      notes.push_back("removed " + f.path + ", which the first traced run created");
+      continue;
+    }
+    const int fd = ::open(f.path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return errno_status(errno, "cannot restore " + f.path);
+    fds[i] = FileDescriptor(fd);
+    if (ftruncate(fd, static_cast<off_t>(f.size)) != 0) return errno_status(errno, "cannot restore " + f.path);
+    const size_t pages = (f.size + kPage - 1) / kPage;
+    pending_zero[i].assign(pages, false);
+    seen[i].assign(pages, false);
+  }
+  std::map<uint32_t, std::pair<size_t, uint64_t>> places;  // region -> (file, file offset)
+  for (const auto& [id, r] : trace.regions()) places[id] = {index.at({r.device, r.inode}), r.file_offset};
+  Status replayed = trace.replay([&](const TraceRecord& rec) -> Status {
+    if (rec.kind == trace::Kind::region) {
+      const auto r = rec.as<trace::RegionRecord>();
+      const auto [file, offset] = places.at(r.id);
+      if (fds[file].get() < 0) return {};
+      // Pages no earlier mapping covered start here: zero unless a base page follows.
+      for (size_t p = offset / kPage; p < seen[file].size() && p * kPage < offset + r.length; ++p)
+        if (!seen[file][p]) seen[file][p] = pending_zero[file][p] = true;
+    } else if (rec.kind == trace::Kind::base_page) {
+      const auto b = rec.as<trace::BasePageRecord>();
+      const auto [file, offset] = places.at(b.region);
+      const size_t page = (offset + b.offset) / kPage;
+      if (fds[file].get() < 0 || page >= pending_zero[file].size() || !pending_zero[file][page]) return {};
+      pending_zero[file][page] = false;
+      const size_t n = std::min<uint64_t>(kPage, files_[file].size - page * kPage);
+      return put_page(fds[file].get(), page, rec.after(sizeof(trace::BasePageRecord)), n, files_[file].path,
+                      rewritten[file]);
+    }
+    return {};
+  });
+  if (!replayed) return replayed;
+  static const std::byte zeros[kPage] = {};
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (fds[i].get() < 0) continue;
+    for (size_t p = 0; p < pending_zero[i].size(); ++p)
+      if (pending_zero[i][p]) {
+        const size_t n = std::min<uint64_t>(kPage, files_[i].size - p * kPage);
+        if (Status s = put_page(fds[i].get(), p, zeros, n, files_[i].path, rewritten[i]); !s) return s;
+      }
+    notes.push_back("put " + files_[i].path + " back as the first traced run found it (" +
+                    std::to_string(rewritten[i]) + " page(s) rewritten)");
+  }
+  return notes;
+}
+
+}  // namespace pmlab::crash::exec

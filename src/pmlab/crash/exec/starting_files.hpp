@@ -1,0 +1,54 @@
+// The persistent files a traced run started from, so that every domain's run starts from the same ones.
+//
+// Without --setup nothing recreates a program's files between its traced runs: the eADR run would start
+// from what the ADR run left (a log twice as long, a pool already holding the keys), and its verdicts would
+// depend on which domain ran first. The first run's trace holds what is needed to undo that: each file's
+// size and the content of every page as it was first mapped. A file born after the run began (its birth
+// time, where the file system keeps one) is one the run created, and is removed instead.
+//
+// Only what the run changed through its persistent mappings comes back; a file it wrote with write(2), or a
+// page it changed before mapping it, does not: --setup recreates those.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/crash/exec/trace_file.hpp"
+
+namespace pmlab::crash::exec {
+
+class StartingFiles {
+ public:
+  // A time (CLOCK_REALTIME, ns) no file that exists now was born after, and every file created once this
+  // returns is born after. File systems stamp births with a clock that ticks every few milliseconds, so
+  // this waits for that clock's next tick (one tick at most).
+  static int64_t birth_cutoff();
+
+  // The files `trace` mapped, from a run started after birth_cutoff() returned `cutoff_ns`.
+  static StartingFiles of(const TraceFile& trace, int64_t cutoff_ns);
+
+  // Puts every file back as the run found it. Reads `trace` again for the pages' first content; rewrites
+  // only the pages that differ from it, so a sparse pool stays sparse. What it did, for the run's notes.
+  Result<std::vector<std::string>> restore(const TraceFile& trace) const;
+
+  // What restore() does with a file.
+  enum class Action {
+    put_back,  // it existed before the run: its size and first-mapped pages come back
+    remove,    // the run created it (born after the run began)
+    leave,     // gone, or replaced by another file at its path: the trace cannot tell what to bring back
+  };
+  struct File {
+    std::string path;
+    uint64_t size = 0;  // when first mapped
+    Action action = Action::put_back;
+    std::string why;  // for leave
+  };
+  const std::vector<File>& files() const noexcept { return files_; }
+
+ private:
+  std::vector<File> files_;
+};
+
+}  // namespace pmlab::crash::exec

@@ -1,0 +1,121 @@
+// What `pmlab crash exec` does with the program's own files: with no --setup to recreate them, every
+// domain's run starts from the files the first run found; a check must judge the crash images, not the
+// files themselves, and one that passes random bytes is named.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../../support/temp_dir.hpp"
+#include "pmlab/platform/process.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
+
+platform::ProcessResult run(std::vector<std::string> argv) {
+  platform::ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout_s = 120;
+  auto r = platform::run_process(spec);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : platform::ProcessResult{};
+}
+
+// The file as a run left it, and the run of `domain` in the results.
+struct Campaign {
+  std::string file;
+  nlohmann::json run;
+};
+
+// `pmem-log append POOL 6` crash-tested under `domains` with no --setup, from POOL as `before` leaves it:
+// absent, or holding a log of 2 records written natively.
+Campaign campaign(const testing::TempDir& dir, const std::string& domains, bool before_exists, const char* out) {
+  const std::string pool = dir.file("log.pool");
+  std::filesystem::remove(pool);
+  if (before_exists) { EXPECT_EQ(run({kLog, "append", pool, "2"}).exit_code, 0); }
+  const auto r = run({PMLAB_CLI_PATH,
+                      "crash",
+                      "exec",
+                      "--check",
+                      kLog + " check {}",
+                      "--domain",
+                      domains,
+                      "--granularity",
+                      "line",
+                      "--budget",
+                      "60",
+                      "--jobs",
+                      "2",
+                      "--out",
+                      dir.file(out),
+                      "--",
+                      kLog,
+                      "append",
+                      pool,
+                      "6"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Campaign c;
+  c.file = testing::read_all(pool);
+  const auto results = nlohmann::json::parse(testing::read_all(dir.file(out) + "/results.json"));
+  c.run = results["runs"][results["runs"].size() - 1];
+  return c;
+}
+
+TEST(CrashExecFiles, EveryDomainsRunStartsFromTheFilesTheFirstRunFound) {
+  testing::TempDir dir;
+  for (bool exists : {false, true}) {
+    SCOPED_TRACE(exists ? "a log the program appends to" : "a file the program creates");
+    const Campaign alone = campaign(dir, "eadr", exists, exists ? "alone-1" : "alone-0");
+    const Campaign second = campaign(dir, "adr,eadr", exists, exists ? "second-1" : "second-0");
+    ASSERT_EQ(second.run["params"]["domain"], "eadr");
+    // The eADR run after the ADR run sees what the eADR run alone sees, and the file ends as one run leaves it.
+    for (const char* m : {"fences", "writebacks", "crash_points", "states_enumerated"})
+      EXPECT_EQ(second.run["metrics"][m]["value"], alone.run["metrics"][m]["value"]) << m;
+    EXPECT_EQ(second.file, alone.file);
+    const std::string notes = second.run["trace"]["notes"].dump();
+    EXPECT_NE(notes.find(exists ? "put " : "removed "), std::string::npos) << notes;
+  }
+}
+
+TEST(CrashExecFiles, ACheckThatNamesTheProgramsFileInsteadOfItsImageIsRefused) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  // Named by --pool: refused before the program runs.
+  auto named = run({PMLAB_CLI_PATH, "crash", "exec", "--check", kLog + " check " + pool, "--pool", pool, "--out",
+                    dir.file("o1"), "--", kLog, "append", pool, "4", "--api", "msync"});
+  EXPECT_EQ(named.exit_code, 2) << named.err;
+  EXPECT_NE(named.err.find("--check names " + pool), std::string::npos) << named.err;
+  EXPECT_FALSE(std::filesystem::exists(pool));
+  // Found by the trace (libpmem maps it), named through a relative path: refused before any check.
+  auto found = run({"/bin/sh", "-c",
+                    "cd " + dir.path() + " && " + PMLAB_CLI_PATH + " crash exec --check '" + kLog +
+                        " check ./log.pool' --out o2 -- " + kLog + " append log.pool 4"});
+  EXPECT_EQ(found.exit_code, 2) << found.err;
+  EXPECT_NE(found.err.find("--check names " + pool), std::string::npos) << found.err;
+  // The same check on the image passes, and fails an image of random bytes: no note.
+  auto image = run({PMLAB_CLI_PATH, "crash", "exec", "--check", kLog + " check {}", "--granularity", "line", "--budget",
+                    "40", "--out", dir.file("o3"), "--", kLog, "append", pool, "4"});
+  EXPECT_EQ(image.exit_code, 0) << image.err;
+  EXPECT_EQ(image.err.find("random bytes"), std::string::npos) << image.err;
+}
+
+TEST(CrashExecFiles, ACheckThatPassesRandomBytesIsNamedWhenNothingFailed) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool"), script = dir.file("check-the-file.sh");
+  // A script that checks the program's file by its name: nothing on the command line shows it. The planted
+  // bug fails on the images, never on the file the run left.
+  { std::ofstream(script) << "#!/bin/sh\nexec " << kLog << " check " << pool << "\n"; }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto r = run({PMLAB_CLI_PATH, "crash", "exec", "--check", script, "--granularity", "line", "--budget", "40", "--out",
+                dir.file("o1"), "--", kLog, "append", pool, "4", "--bug", "no-fence"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("passed an image of random bytes"), std::string::npos) << r.err;
+  const auto results = nlohmann::json::parse(testing::read_all(dir.file("o1") + "/results.json"));
+  EXPECT_NE(results["runs"][0]["trace"]["notes"].dump().find("random bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pmlab::crash::exec
