@@ -319,6 +319,68 @@ TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
   EXPECT_GT(bug.failures("line"), 0u);
 }
 
+// PMDK's libpmem2 redo example as shipped: redo_commit persists the address of its argument, not the log, so
+// under ADR a crash can apply log entries that never reached memory. Its own check finds the list broken in
+// some states, and the stray write-back is named at its line; with the log persisted, no state fails.
+TEST(CrashExec, FindsTheUnpersistedRedoLogOfPmdksLibpmem2Example) {
+  const std::string redo = std::string(PMLAB_SUBJECTS_DIR) + "/pmdk2-redo";
+  if (!std::filesystem::exists(redo)) GTEST_SKIP() << "libpmem2's example sources were not found";
+  testing::TempDir dir;
+  auto crash_test = [&](const std::string& program) {
+    const std::string pool = dir.file(program + ".pool"), out = dir.file(program);
+    platform::ProcessSpec spec;
+    spec.argv = {PMLAB_CLI_PATH,
+                 "crash",
+                 "exec",
+                 "--setup",
+                 "rm -f " + pool + " && truncate -s 64K " + pool,
+                 "--check",
+                 redo + " check {}",
+                 "--domain",
+                 "adr,eadr",
+                 "--granularity",
+                 "line",
+                 "--budget",
+                 "400",
+                 "--timeout",
+                 "5",
+                 "--jobs",
+                 "2",
+                 "--out",
+                 out,
+                 "--",
+                 std::string(PMLAB_SUBJECTS_DIR) + "/" + program,
+                 "add",
+                 pool,
+                 "1",
+                 "10",
+                 "2",
+                 "20",
+                 "3",
+                 "30",
+                 "4",
+                 "40"};
+    spec.timeout_s = 120;
+    auto run = platform::run_process(spec);
+    EXPECT_TRUE(run.ok()) << run.status().message();
+    Outcome o;
+    if (!run.ok()) return o;
+    o.exit_code = run->exit_code;
+    o.err = run->err;
+    o.results = nlohmann::json::parse(testing::read_all(out + "/results.json"));
+    return o;
+  };
+  const Outcome shipped = crash_test("pmdk2-redo");
+  EXPECT_EQ(shipped.exit_code, 1) << shipped.err;
+  ASSERT_EQ(shipped.results["runs"].size(), 2u) << shipped.err;
+  EXPECT_GT(shipped.results["runs"][0]["metrics"]["failures"]["value"].get<double>(), 0) << "adr";
+  EXPECT_EQ(shipped.results["runs"][1]["metrics"]["failures"]["value"].get<double>(), 0) << "eadr";
+  EXPECT_NE(shipped.err.find("non_pm_writeback x4 at redo_commit (redo.c:"), std::string::npos) << shipped.err;
+  const Outcome fixed = crash_test("pmdk2-redo-fixed");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.err.find("non_pm_writeback"), std::string::npos) << fixed.err;
+}
+
 // A tree's inserts write its nodes again long after the runtime protected their pages again, which then
 // stay unprotected for longer (src/pmlab-trace/state.hpp): every store must still be seen at the fence
 // after it, as comparing every page at every fence sees it.
