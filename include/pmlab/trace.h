@@ -20,6 +20,15 @@
  *                         8-byte words of whole lines persist whole, and the lines are on their way to memory
  *   pmlab_traced()        1 when the runtime is tracing this process
  *
+ * A program may also mark its operations, so that its checker can require every operation that returned
+ * to have survived a crash, not only a consistent prefix of them:
+ *
+ *   pmlab_op_begin()      an operation starts (an insert, an append, a request the program will answer)
+ *   pmlab_op_end()        it returned, or was acknowledged: from now on a crash must keep its effects
+ *
+ * Each check then reads PMLAB_CRASH_OPS_DONE (and PMLAB_CRASH_OPS_BEGUN): how many operations of all
+ * threads had ended (begun) before its crash point.
+ *
  * Plain stores need no call: the runtime finds them by comparing written pages at every fence.
  * Usable from C (C99 and later) and C++. Thread-safe. */
 #ifndef PMLAB_TRACE_H
@@ -39,6 +48,8 @@ struct pmlab_trace_entry_points {
   void (*fence)(void);
   void (*persist)(const void*, size_t);
   void (*nt_store)(const void*, size_t);
+  void (*op_begin)(void);
+  void (*op_end)(void);
 };
 
 /* One lookup per translation unit, on the first call; a race between threads looks up twice, harmlessly. */
@@ -52,6 +63,9 @@ static inline const struct pmlab_trace_entry_points* pmlab_trace_entry_points_(v
     __builtin_memcpy(&e.fence, &n, sizeof n);
     __builtin_memcpy(&e.persist, &p, sizeof p);
     __builtin_memcpy(&e.nt_store, &s, sizeof s);
+    void *b = dlsym((void*)0, "pmlab_trace_op_begin"), *d = dlsym((void*)0, "pmlab_trace_op_end");
+    __builtin_memcpy(&e.op_begin, &b, sizeof b);
+    __builtin_memcpy(&e.op_end, &d, sizeof d);
     __atomic_store_n(&e.resolved, 1, __ATOMIC_RELEASE);
   }
   return &e;
@@ -79,6 +93,18 @@ static inline void pmlab_persist(const void* p, size_t n) {
 static inline void pmlab_nt_store(const void* p, size_t n) {
   const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
   if (e->nt_store) e->nt_store(p, n);
+}
+
+/* An operation starts. */
+static inline void pmlab_op_begin(void) {
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
+  if (e->op_begin) e->op_begin();
+}
+
+/* The operation returned: a crash from now on must keep its effects. */
+static inline void pmlab_op_end(void) {
+  const struct pmlab_trace_entry_points* e = pmlab_trace_entry_points_();
+  if (e->op_end) e->op_end();
 }
 
 /* 1 when the runtime is tracing this process. */

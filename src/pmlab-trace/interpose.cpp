@@ -278,6 +278,12 @@ __attribute__((visibility("default"))) void pmlab_trace_nt_store(const void* p, 
   pmlab_trace::stored_non_temporal(p, n, caller(__builtin_return_address(0)));
 }
 __attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::active() ? 1 : 0; }
+__attribute__((visibility("default"))) void pmlab_trace_op_begin(void) {
+  pmlab_trace::operation(trace::OperationMark::begin, caller(__builtin_return_address(0)));
+}
+__attribute__((visibility("default"))) void pmlab_trace_op_end(void) {
+  pmlab_trace::operation(trace::OperationMark::end, caller(__builtin_return_address(0)));
+}
 
 // For a library that reports on behalf of its caller (pmlab's own Persister): `site` is the call site to
 // name, the library's caller rather than the library.

@@ -310,6 +310,17 @@ void persist(const void* p, size_t n, uintptr_t site) noexcept {
   --tls_depth;
 }
 
+void operation(trace::OperationMark mark, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const trace::OperationRecord rec{site};
+    if (t.active) t.file.append(trace::Kind::operation, static_cast<uint8_t>(mark), &rec, sizeof rec);
+  }
+  --tls_depth;
+}
+
 namespace {
 // `what` on [p, p+n) under the lock, for a call of the program's in signals mode (the runtime's own reads,
 // its pread of a new region, come with its lock held).

@@ -58,6 +58,8 @@ void stored_non_temporal(const void* p, size_t n, uintptr_t site) noexcept;
 void fence(uintptr_t site) noexcept;
 // A flush of [p, p+n) and a fence: pmem_persist, msync, a persisting copy.
 void persist(const void* p, size_t n, uintptr_t site) noexcept;
+// The program marked the start (or the end) of one of its operations (pmlab/trace.h).
+void operation(trace::OperationMark mark, uintptr_t site) noexcept;
 // The last crash point: everything stored is captured, then the exit record.
 void exiting(int status) noexcept;
 

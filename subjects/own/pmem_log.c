@@ -3,12 +3,15 @@
  * write one.
  *
  *   pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]
- *   pmem-log check FILE [--threads T] [--bug torn-commit]   exit 0 consistent, 1 not (why, on stderr)
+ *   pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]
+ *                                                           exit 0 consistent, 1 not (why, on stderr)
  *
  * The file (created if absent, 1 MiB) holds one log per thread. A log is a commit word and 128-byte records:
  * append i writes record i, persists it, then stores the commit word (the count i+1 in its low 40 bits, a
- * check of the count in its high 24, one aligned 8-byte store) and persists that. The check: the word's
- * two parts agree, and every record below the count is whole.
+ * check of the count in its high 24, one aligned 8-byte store) and persists that. Each append is an
+ * operation marked with pmlab_op_begin / pmlab_op_end. The check: the word's two parts agree, every record
+ * below the count is whole, and (--require returned, the default) the logs hold at least as many records
+ * as appends had returned before the crash ($PMLAB_CRASH_OPS_DONE); --require prefix drops that last part.
  *
  * Routes (--api): libpmem (pmem_map_file, pmem_flush / pmem_drain / pmem_memcpy_nodrain), pmem2 (libpmem2's
  * flush / drain functions of the map), msync (the program maps the file itself and msyncs: pass --pool),
@@ -21,7 +24,9 @@
  * word 4 bytes off its alignment: it straddles two 8-byte words, which persist independently; give the
  * check the same --bug to read it there),
  * short-persist (only the record's first line is written back), cross-fence (with 2 threads: the fence
- * after a thread's record is issued by the other thread, which orders nothing of this one's).
+ * after a thread's record is issued by the other thread, which orders nothing of this one's), unfenced-commit
+ * (the commit word is written back but its fence is left to the next append: an append returns before its
+ * commit is durable, and the log is still a consistent prefix; only --require returned sees it).
  *
  * Shapes a program may have beside its persistence (each a way a tracer could break it):
  *   --records-by read      records reach the log through a pipe: read() stores them, a store the kernel makes
@@ -70,7 +75,8 @@ enum bug {
   BUG_COMMIT_FIRST,
   BUG_TORN_COMMIT,
   BUG_SHORT_PERSIST,
-  BUG_CROSS_FENCE
+  BUG_CROSS_FENCE,
+  BUG_UNFENCED_COMMIT
 };
 
 static enum api api = API_LIBPMEM;
@@ -149,7 +155,7 @@ static struct record* record_of(int log, uint64_t i) {
   return (struct record*)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
 }
 
-static int records_by_read, block_signals, own_sigbus;
+static int records_by_read, block_signals, own_sigbus, require_returned = 1;
 static int record_pipe[MAX_THREADS][2];
 
 static void write_record(int log, uint64_t i) {
@@ -172,7 +178,8 @@ static void store_commit(int log, uint64_t count) {
   const uint64_t word = count | check_of(count) << 40;
   if (bug == BUG_TORN_COMMIT) memcpy(commit_of(log), &word, sizeof word); /* two 8-byte words' halves */
   else __atomic_store_n((uint64_t*)commit_of(log), word, __ATOMIC_RELEASE);
-  persist(commit_of(log), sizeof word);
+  if (bug == BUG_UNFENCED_COMMIT && api != API_MSYNC) flush(commit_of(log), sizeof word);
+  else persist(commit_of(log), sizeof word);
 }
 
 static pthread_barrier_t step;
@@ -206,11 +213,16 @@ static void* run_worker(void* arg) {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
   }
-  for (uint64_t i = 0; i < w->n; ++i) append(w->log, i);
+  for (uint64_t i = 0; i < w->n; ++i) {
+    pmlab_op_begin();
+    append(w->log, i);
+    pmlab_op_end();
+  }
   return NULL;
 }
 
-static int check_log(int log) {
+/* 0 when log `log` is consistent, its committed records then added to *records. */
+static int check_log(int log, uint64_t* records) {
   uint64_t word;
   memcpy(&word, commit_of(log), sizeof word);
   const uint64_t count = word & ((1ull << 40) - 1);
@@ -233,6 +245,7 @@ static int check_log(int log) {
       return 1;
     }
   }
+  *records += count;
   return 0;
 }
 
@@ -273,7 +286,7 @@ static int usage(void) {
   fprintf(stderr,
           "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
-          "       pmem-log check FILE [--threads T] [--bug torn-commit]\n");
+          "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n");
   return 2;
 }
 
@@ -327,15 +340,17 @@ int main(int argc, char** argv) {
             : strcmp(val, "asm-unreported") == 0 ? API_ASM_UNREPORTED
                                                  : API_LIBPMEM;
     else if (strcmp(opt, "--bug") == 0) {
-      static const char* names[] = {"none",        "no-flush",      "no-fence",   "commit-first",
-                                    "torn-commit", "short-persist", "cross-fence"};
+      static const char* names[] = {"none",        "no-flush",      "no-fence",    "commit-first",
+                                    "torn-commit", "short-persist", "cross-fence", "unfenced-commit"};
       int found = 0;
-      for (int b = 0; b < 7; ++b)
+      for (int b = 0; b < 8; ++b)
         if (strcmp(val, names[b]) == 0) bug = (enum bug)b, found = 1;
       if (!found) return usage();
     } else if (strcmp(opt, "--records-by") == 0) records_by_read = strcmp(val, "read") == 0;
     else if (strcmp(opt, "--signals") == 0) block_signals = strcmp(val, "blocked") == 0;
     else if (strcmp(opt, "--own-sigbus") == 0) own_sigbus = strcmp(val, "yes") == 0;
+    else if (strcmp(opt, "--require") == 0 && (strcmp(val, "returned") == 0 || strcmp(val, "prefix") == 0))
+      require_returned = strcmp(val, "returned") == 0;
     else return usage();
   }
   if (arg != argc || threads < 1 || threads > MAX_THREADS || n > CAPACITY || (bug == BUG_CROSS_FENCE && threads != 2))
@@ -347,8 +362,16 @@ int main(int argc, char** argv) {
     api = API_MSYNC; /* a plain read-only look */
     int rc = map_file(path, 0);
     if (rc) return rc;
+    uint64_t records = 0;
     for (int log = 0; log < threads; ++log)
-      if (check_log(log)) return 1;
+      if (check_log(log, &records)) return 1;
+    const char* done = getenv("PMLAB_CRASH_OPS_DONE");
+    const uint64_t returned = done ? strtoull(done, NULL, 10) : 0;
+    if (require_returned && records < returned) {
+      fprintf(stderr, "%llu records committed, but %llu appends had returned\n", (unsigned long long)records,
+              (unsigned long long)returned);
+      return 1;
+    }
     return 0;
   }
   int rc = map_file(path, 1);

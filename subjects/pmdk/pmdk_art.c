@@ -39,6 +39,7 @@
 #undef art_node_names
 
 #include "pmdk_art_subject.h"
+#include "pmlab/trace.h"
 #include "subject_common.h"
 
 static char base_label[160]; /* PROGRAM COMMAND */
@@ -89,9 +90,12 @@ static int cmd_insert(const char* path, uint64_t n, uint64_t seed, enum art_key_
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t k = subject_key(i, seed);
     int key_len = art_key_encode(format, k, key);
-    if (!TOID_IS_NULL(art_search(pop, key, key_len))) continue; /* inserted before a crash, or by an earlier insert */
-    int value_len = art_value_encode(k, i, value);
-    art_insert(pop, key, key_len, value, value_len); /* aborts the process on a failed transaction */
+    pmlab_op_begin(); /* one operation: the lookup, and the insert of a key not there */
+    if (TOID_IS_NULL(art_search(pop, key, key_len))) { /* else inserted before a crash, or by an earlier insert */
+      int value_len = art_value_encode(k, i, value);
+      art_insert(pop, key, key_len, value, value_len); /* aborts the process on a failed transaction */
+    }
+    pmlab_op_end();
   }
   pmemobj_close(pop);
   return SUBJECT_OK;
@@ -314,6 +318,8 @@ static int cmd_check(const char* path, uint64_t n, uint64_t seed, enum art_key_f
   };
   if (!v.present || !v.seen || !v.value) FAIL("out of memory");
   uint64_t m = verify(&v);
+  const uint64_t returned = subject_returned_inserts();
+  if (m < returned) FAIL("%" PRIu64 " keys present, but %" PRIu64 " inserts had returned", m, returned);
 
   /* Use what recovery left, as pmdk-map's check does: complete the sequence and verify again. */
   if (m < n && !subject_env_is_off("PMDK_SUBJECT_CHECK_USE")) {

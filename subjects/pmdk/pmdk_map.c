@@ -14,6 +14,8 @@
  * Every type: the keys present are exactly #0..#m-1 for some m <= N (inserts happen in order, each is
  * failure-atomic), found alike by map_lookup, map_get and map_foreach (no key outside the sequence, none
  * twice); the value of each is an allocated value record holding that key, its index and a valid checksum.
+ * Under crash exec, m also covers every insert that had returned before the crash: each key's lookup and
+ * insert is an operation marked with pmlab/trace.h, which tells the check how many had ended.
  *
  *   btree, ctree, rbtree, skiplist, hashmap_tx: transactional (pmemobj_tx_*). The driver allocates the value
  *     and calls map_insert in ONE transaction (the inner ones flatten into it), so a crash undoes both or
@@ -60,6 +62,7 @@
 #include <map.h>
 
 #include "pmdk_map_subject.h"
+#include "pmlab/trace.h"
 #include "subject_common.h"
 
 static char base_label[160]; /* PROGRAM [TYPE] COMMAND */
@@ -175,8 +178,10 @@ static int cmd_insert(const struct subject_map_type* type, const char* path, uin
   subject_arm_kill_timer();
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t key = subject_key(i, seed);
-    if (map_lookup(mapc, map, key)) continue; /* inserted before a crash, or by an earlier insert */
-    insert_one(type, pop, mapc, map, key, i);
+    pmlab_op_begin();
+    /* Present: inserted before a crash, or by an earlier insert. */
+    if (!map_lookup(mapc, map, key)) insert_one(type, pop, mapc, map, key, i);
+    pmlab_op_end();
   }
   map_ctx_free(mapc);
   pmemobj_close(pop);
@@ -353,6 +358,8 @@ static int cmd_check(const struct subject_map_type* type, const char* path, uint
   if (type->ops->init && map_init(mapc, v.map) != 0) FAIL("map_init failed: %s", pmemobj_errormsg());
 
   uint64_t m = verify(&v);
+  const uint64_t returned = subject_returned_inserts();
+  if (m < returned) FAIL("%" PRIu64 " keys present, but %" PRIu64 " inserts had returned", m, returned);
 
   /*
    * Use what recovery left: complete the sequence and verify again. A pointer to an object the crash

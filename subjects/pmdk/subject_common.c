@@ -165,6 +165,13 @@ int subject_env_is_off(const char* var) {
   return text && strcmp(text, "0") == 0;
 }
 
+uint64_t subject_returned_inserts(void) {
+  const char* text = getenv("PMLAB_CRASH_OPS_DONE");
+  uint64_t n;
+  if (!text || subject_env_is_off("PMDK_SUBJECT_CHECK_RETURNED") || subject_parse_u64(text, &n)) return 0;
+  return n;
+}
+
 void subject_arm_kill_timer(void) {
   const char* text = getenv("PMDK_SUBJECT_KILL_AFTER_US");
   uint64_t us;

@@ -83,6 +83,10 @@ size_t subject_pool_size(const char* prog, const char* var);
 int subject_file_exists(const char* path);
 /* 1 when environment variable `var` is set to 0: a switch that is on by default. */
 int subject_env_is_off(const char* var);
+/* How many inserts had returned before the crash this image is of ($PMLAB_CRASH_OPS_DONE: the driver marks
+ * each insert with pmlab/trace.h's pmlab_op_begin / pmlab_op_end); 0 outside crash exec, or with
+ * PMDK_SUBJECT_CHECK_RETURNED=0 (the check then asks only for a prefix). */
+uint64_t subject_returned_inserts(void);
 
 /*
  * Crash emulation for native smoke tests: when PMDK_SUBJECT_KILL_AFTER_US is set, the process kills itself

@@ -106,6 +106,26 @@ TEST(CrashExec, EveryPlantedBugIsCaughtOnEveryRouteWhereItIsOne) {
   EXPECT_EQ(exec_log(dir, pool, {"--api", "msync", "--bug", "short-persist"}).failures("line"), 0u);
 }
 
+// An append that returns before its commit is fenced leaves a consistent prefix after any crash: only a check
+// that requires every returned append (PMLAB_CRASH_OPS_DONE, from the program's pmlab_op_end) fails it.
+TEST(CrashExec, AReturnedOperationACrashTakesBackFailsAgainstTheOperationsMarked) {
+  testing::TempDir dir;
+  const Outcome returned = exec_log(dir, {"--granularity", "line"}, {"--bug", "unfenced-commit"});
+  EXPECT_EQ(returned.exit_code, 1) << returned.err;
+  EXPECT_GT(returned.failures("line"), 0u);
+  EXPECT_NE(returned.err.find("appends had returned"), std::string::npos) << returned.err;
+  EXPECT_NE(returned.err.find("operations: "), std::string::npos) << returned.err;
+  ASSERT_FALSE(returned.results["runs"][0]["failures"].empty());
+  const auto& first = returned.results["runs"][0]["failures"][0];
+  EXPECT_GT(first["operations_returned"].get<uint64_t>(), 0u);
+  EXPECT_GE(first["operations_begun"].get<uint64_t>(), first["operations_returned"].get<uint64_t>());
+  const Outcome prefix = exec_log(dir, {"--granularity", "line"}, {"--bug", "unfenced-commit"}, "--require prefix");
+  EXPECT_EQ(prefix.exit_code, 0) << prefix.err;
+  EXPECT_EQ(prefix.failures("line"), 0u);
+  // The marks cost the correct program nothing: it still passes.
+  EXPECT_EQ(exec_log(dir, {"--granularity", "line"}, {}).failures("line"), 0u);
+}
+
 // The name each way of finding stores goes by in a run's results.
 std::string tracking_name(const std::string& how) {
   return how == "signals" ? "SIGBUS" : how == "faults" ? "reported" : how == "scan" ? "scanned" : "compared";

@@ -134,6 +134,34 @@ TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {
   EXPECT_EQ(f.unflushed_at_exit[0].first, 128u);
 }
 
+// Each crash point knows how many operations the program had begun and ended before it, across threads.
+TEST(ExecTrace, CrashPointsCountTheOperationsMarkedBeforeThem) {
+  auto mark = [](TraceBuilder& b, trace::OperationMark m, uint16_t thread) -> TraceBuilder& {
+    return b.add(trace::Kind::operation, trace::OperationRecord{0x7}, {}, thread, static_cast<uint8_t>(m));
+  };
+  TraceBuilder b;
+  b.region(0, 4096).fence();
+  mark(b, trace::OperationMark::begin, 0);
+  mark(b, trace::OperationMark::begin, 1);
+  b.fence();
+  mark(b, trace::OperationMark::end, 1);
+  b.fence(0x99, 1);
+  mark(b, trace::OperationMark::end, 0);
+  b.exit();
+  auto t = TraceFile::parse(b.bytes());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::vector<std::pair<uint64_t, uint64_t>> counts;  // (begun, done) per crash point
+  Replay replay(*t, persist::Domain::adr);
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    counts.emplace_back(p.ops_begun, p.ops_done);
+                    return Status{};
+                  })
+                  .ok());
+  const std::vector<std::pair<uint64_t, uint64_t>> expected = {{0, 0}, {2, 0}, {2, 1}, {2, 2}};
+  EXPECT_EQ(counts, expected);
+}
+
 TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
   const std::string good = TraceBuilder().region(0, 8192).line(0, 64, 'b').fence().exit().bytes();
   ASSERT_TRUE(TraceFile::parse(good).ok());
@@ -160,6 +188,8 @@ TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
   EXPECT_TRUE(refused(TraceBuilder().region(0, 4096).region(0, 4096).bytes())) << "a region declared twice";
   EXPECT_TRUE(refused(TraceBuilder().add(trace::Kind::fence, trace::FenceRecord{0, 5, 0}).bytes()))
       << "an unknown stack";
+  EXPECT_TRUE(refused(TraceBuilder().add(trace::Kind::operation, trace::OperationRecord{0}, {}, 0, 2).bytes()))
+      << "an operation mark that is neither a begin nor an end";
   auto message = TraceFile::parse(odd).status().message();
   EXPECT_NE(message.find("byte 64"), std::string::npos) << message;
 }

@@ -175,6 +175,7 @@ void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings
 // A state judged inconsistent, with what it takes to explain it later.
 struct Judged {
   uint64_t point = 0, state = 0;
+  uint64_t ops_begun = 0, ops_done = 0;
   bool at_exit = false;
   uint32_t stack = 0;
   std::string strategy, persisted;
@@ -232,7 +233,9 @@ struct GranularityRun {
       for (uint64_t i = 0; i < ex.states.size(); ++i) {
         if (o.replay && o.replay->second != i) continue;
         const CrashState& state = ex.states[i];
-        const uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
+        uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
+        // One image is two states where the operations it must hold differ.
+        if (p.ops_begun != 0) h = mix64(h ^ mix64(p.ops_begun * 0x9e3779b97f4a7c15ULL + p.ops_done));
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -297,6 +300,8 @@ struct GranularityRun {
     j.state = i;
     j.at_exit = p.at_exit;
     j.stack = p.stack;
+    j.ops_begun = p.ops_begun;
+    j.ops_done = p.ops_done;
     j.strategy = to_string(state.strategy);
     j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
     for (uint32_t l = 0; l < space.lines.size(); ++l) {
@@ -310,8 +315,9 @@ struct GranularityRun {
     build_image(m.durable(), space, state, slot.image.data());
     if (o.replay)
       if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
-    std::vector<std::string> env = {"PMLAB_CRASH_POINT=" + std::to_string(p.index),
-                                    "PMLAB_CRASH_STATE=" + std::to_string(i)};
+    std::vector<std::string> env = {
+        "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
+        "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops_begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops_done)};
     auto shared = std::make_shared<Judged>(std::move(j));
     return judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
   }
@@ -360,6 +366,8 @@ struct GranularityRun {
       f.crash_point = j.point;
       f.state = j.state;
       f.at_exit = j.at_exit;
+      f.ops_begun = j.ops_begun;
+      f.ops_done = j.ops_done;
       f.strategy = j.strategy;
       f.persisted = j.persisted;
       f.consistent = j.verdict.consistent;

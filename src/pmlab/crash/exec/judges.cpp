@@ -171,7 +171,9 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed) {
     std::memcpy(slot.image.data() + at, &word, std::min(sizeof word, slot.image.size() - at));
   }
   Verdict verdict;
-  if (Status s = submit(slot, {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0"}, [&](const Verdict& v) { verdict = v; });
+  if (Status s = submit(
+          slot, {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0", "PMLAB_CRASH_OPS_BEGUN=0", "PMLAB_CRASH_OPS_DONE=0"},
+          [&](const Verdict& v) { verdict = v; });
       !s)
     return s;
   drain();

@@ -29,6 +29,7 @@ size_t fixed_bytes(trace::Kind kind) {
     case trace::Kind::unmap: return sizeof(trace::UnmapRecord);
     case trace::Kind::note: return 0;
     case trace::Kind::exit: return sizeof(trace::ExitRecord);
+    case trace::Kind::operation: return sizeof(trace::OperationRecord);
   }
   return SIZE_MAX;
 }
@@ -160,6 +161,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       return {};
     }
     case trace::Kind::exit: return {};
+    case trace::Kind::operation: return rh.flags > 1 ? bad(at, "unknown operation mark") : Status{};
   }
   return {};
 }

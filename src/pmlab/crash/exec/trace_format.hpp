@@ -18,6 +18,8 @@
 //   unmap      a region was unmapped (its pending lines stay pending: an unmap writes nothing back)
 //   note       a line of text the runtime wants in the report (how it tracked stores, what it skipped)
 //   exit       the program is exiting: the last crash point
+//   operation  the program marked the start or the end of one of its operations (pmlab/trace.h's
+//              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
 #pragma once
 
 #include <cstdint>
@@ -52,11 +54,23 @@ struct FileHeader {
 };
 static_assert(sizeof(FileHeader) == 64);
 
-enum class Kind : uint8_t { region = 1, base_page, line, writeback, fence, stack, module, unmap, note, exit };
+enum class Kind : uint8_t {
+  region = 1,
+  base_page,
+  line,
+  writeback,
+  fence,
+  stack,
+  module,
+  unmap,
+  note,
+  exit,
+  operation
+};
 
 struct RecordHeader {
   uint8_t kind;
-  uint8_t flags;    // writeback: WritebackKind; line: LineHow
+  uint8_t flags;    // writeback: WritebackKind; line: LineHow; operation: OperationMark
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
 };
@@ -118,6 +132,12 @@ struct ModuleRecord {
 struct UnmapRecord {
   uint32_t region;
   uint32_t reserved;
+};
+
+enum class OperationMark : uint8_t { begin = 0, end = 1 };
+
+struct OperationRecord {
+  uint64_t site;  // return address of the call that marked it
 };
 
 struct ExitRecord {
