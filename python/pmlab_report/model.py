@@ -94,6 +94,7 @@ class Results:
 
 
 EXTRA_LISTS = ("failures", "mutants", "findings")
+EXTRA_OBJECTS = ("trace",)  # crash exec: the traced run behind a run (its files, its notes)
 
 
 def metric_from_dict(raw: dict) -> Metric:
@@ -117,7 +118,8 @@ def run_from_dict(index: int, raw: dict) -> Run:
         config_hash=raw.get("config_hash"),
         histogram=raw.get("histogram"),
         notes=dict(raw.get("notes") or {}),
-        extra={k: raw[k] for k in EXTRA_LISTS if isinstance(raw.get(k), list)},
+        extra={**{k: raw[k] for k in EXTRA_LISTS if isinstance(raw.get(k), list)},
+               **{k: raw[k] for k in EXTRA_OBJECTS if isinstance(raw.get(k), dict)}},
         targets=tuple(t for t in raw.get("targets") or () if isinstance(t, dict)),
     )
 

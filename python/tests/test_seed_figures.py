@@ -228,6 +228,15 @@ def _exec_run(index, granularity, failures, findings):
     return run
 
 
+def test_a_traced_runs_notes_survive_loading():
+    from pmlab_report.model import run_from_dict
+    raw = {"name": "crash.exec:redo/domain:adr/granularity:line", "suite": "crash", "case": "exec:redo",
+           "params": {"domain": "adr", "granularity": "line"}, "status": "ok", "metrics": {},
+           "findings": [], "trace": {"notes": ["put /dev/shm/p back as the first traced run found it"]}}
+    run = run_from_dict(0, raw)
+    assert crash.exec_tables([run])[-1].rows == (("redo", "adr", "put /dev/shm/p back as the first traced run found it"),)
+
+
 def test_exec_table_names_programs_first_failures_and_findings_once():
     finding = {"kind": "empty_fence", "site": "pmemobj_tx_commit (tx.c:12)", "count": 4}
     failure = {"replay": "3:1", "site": "btree_map_insert (btree_map.c:310)", "property": "exited with 1: key #4 missing"}
@@ -239,4 +248,9 @@ def test_exec_table_names_programs_first_failures_and_findings_once():
     assert findings.rows == (("pmdk-map", "adr", "empty_fence", "pmemobj_tx_commit (tx.c:12)", "4"),)
     # a program's runs are not registered designs
     assert crash.design_table(runs) == []
+    # what a traced run noted, once per program and domain
+    note = "--check passed an image of random bytes too: …"
+    for r in runs:
+        r.extra["trace"] = {"notes": [note]}
+    assert crash.exec_tables(runs)[2].rows == (("pmdk-map", "adr", note),)
     assert crash.exec_tables([_crash_run(0, "log.zero", "adr", 0)]) == []

@@ -324,7 +324,24 @@ def exec_tables(runs: Sequence[Run]) -> list[Table]:
                                  "fence with nothing of its thread to order; non_pm_writeback: a write-back outside "
                                  "every persistent mapping; unflushed_at_exit: lines whose content at exit was never "
                                  "written back (ADR).", collapsed=len(findings) > 12))
+    notes = _exec_notes(execs)
+    if notes:
+        tables.append(Table(title=f"What the traced runs noted ({len(notes)})", columns=("program", "domain", "note"),
+                            rows=tuple(notes), collapsed=len(notes) > 12))
     return tables
+
+
+def _exec_notes(execs: Sequence[Run]) -> list[tuple[str, str, str]]:
+    """Each traced run's notes once (its granularities repeat them): a check that passed random bytes, files put
+    back before a domain's run, instructions the program did not report, a fallback in how stores were found."""
+    notes, seen = [], set()
+    for r in execs:
+        for note in (r.extra.get("trace") or {}).get("notes") or []:
+            key = (r.case, r.param("domain"), note)
+            if key not in seen:
+                seen.add(key)
+                notes.append((r.case.split(":", 1)[1], str(r.param("domain")), str(note)))
+    return notes
 
 
 def _ratio(run: Run, metric: str) -> str:
