@@ -56,8 +56,9 @@ int64_t StartingFiles::birth_cutoff() {
     clock_gettime(clock, &t);
     return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
   };
-  const int64_t cutoff = ns(CLOCK_REALTIME);
-  while (ns(CLOCK_REALTIME_COARSE) <= cutoff) {
+  const int64_t cutoff = ns(CLOCK_REALTIME), give_up = ns(CLOCK_MONOTONIC) + 1'000'000'000;
+  // A second bounds the wait should the wall clock be set back meanwhile.
+  while (ns(CLOCK_REALTIME_COARSE) <= cutoff && ns(CLOCK_MONOTONIC) < give_up) {
     const timespec pause{0, 200'000};
     nanosleep(&pause, nullptr);
   }
