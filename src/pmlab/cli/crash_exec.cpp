@@ -46,8 +46,8 @@ json failure_json(const crash::exec::ExecFailure& f) {
           {"state", f.state},
           {"replay", f.replay()},
           {"at_exit", f.at_exit},
-          {"operations_begun", f.ops_begun},
-          {"operations_returned", f.ops_done},
+          {"operations_begun", f.ops.begun},
+          {"operations_returned", f.ops.ended},
           {"site", f.stack.empty() ? "" : f.stack.front()},
           {"stack", f.stack},
           {"strategy", f.strategy},
@@ -91,9 +91,9 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
   std::fprintf(stderr, "  %s at crash point %s (%s%s)\n", f.consistent ? "consistent" : "FAILED", f.replay().c_str(),
                f.at_exit ? "at exit" : "a fence", f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
   for (size_t i = 1; i < f.stack.size(); ++i) std::fprintf(stderr, "      called from %s\n", f.stack[i].c_str());
-  if (f.ops_begun != 0)
+  if (f.ops.begun != 0)
     std::fprintf(stderr, "    operations: %llu returned, %llu begun (pmlab_op_end, pmlab_op_begin)\n",
-                 static_cast<unsigned long long>(f.ops_done), static_cast<unsigned long long>(f.ops_begun));
+                 static_cast<unsigned long long>(f.ops.ended), static_cast<unsigned long long>(f.ops.begun));
   std::fprintf(stderr, "    checker: %s\n", f.outcome.c_str());
   if (!f.output.empty()) {
     size_t from = 0;

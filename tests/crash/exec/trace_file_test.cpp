@@ -154,7 +154,7 @@ TEST(ExecTrace, CrashPointsCountTheOperationsMarkedBeforeThem) {
   Replay replay(*t, persist::Domain::adr);
   ASSERT_TRUE(replay
                   .run([&](const CrashPointInfo& p, const LineModel&) {
-                    counts.emplace_back(p.ops_begun, p.ops_done);
+                    counts.emplace_back(p.ops.begun, p.ops.ended);
                     return Status{};
                   })
                   .ok());

@@ -175,7 +175,7 @@ void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings
 // A state judged inconsistent, with what it takes to explain it later.
 struct Judged {
   uint64_t point = 0, state = 0;
-  uint64_t ops_begun = 0, ops_done = 0;
+  trace::OperationCounts ops;
   bool at_exit = false;
   uint32_t stack = 0;
   std::string strategy, persisted;
@@ -235,7 +235,7 @@ struct GranularityRun {
         const CrashState& state = ex.states[i];
         uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
         // One image is two states where the operations it must hold differ.
-        if (p.ops_begun != 0) h = mix64(h ^ mix64(p.ops_begun * 0x9e3779b97f4a7c15ULL + p.ops_done));
+        if (p.ops.begun != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -300,8 +300,7 @@ struct GranularityRun {
     j.state = i;
     j.at_exit = p.at_exit;
     j.stack = p.stack;
-    j.ops_begun = p.ops_begun;
-    j.ops_done = p.ops_done;
+    j.ops = p.ops;
     j.strategy = to_string(state.strategy);
     j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
     for (uint32_t l = 0; l < space.lines.size(); ++l) {
@@ -317,7 +316,7 @@ struct GranularityRun {
       if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
-        "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops_begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops_done)};
+        "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops.begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops.ended)};
     auto shared = std::make_shared<Judged>(std::move(j));
     return judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
   }
@@ -362,17 +361,17 @@ struct GranularityRun {
     symbols.resolve(wanted);
     for (size_t i = 0; i < failed.size(); ++i) {
       const Judged& j = failed[i];
-      ExecFailure f;
-      f.crash_point = j.point;
-      f.state = j.state;
-      f.at_exit = j.at_exit;
-      f.ops_begun = j.ops_begun;
-      f.ops_done = j.ops_done;
-      f.strategy = j.strategy;
-      f.persisted = j.persisted;
-      f.consistent = j.verdict.consistent;
-      f.outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome;
-      f.output = j.verdict.output;
+      ExecFailure f{.crash_point = j.point,
+                    .state = j.state,
+                    .ops = j.ops,
+                    .at_exit = j.at_exit,
+                    .strategy = j.strategy,
+                    .persisted = j.persisted,
+                    .consistent = j.verdict.consistent,
+                    .outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome,
+                    .output = j.verdict.output,
+                    .stack = {},
+                    .lines = {}};
       for (const Frame& fr : symbols.own_frames(trace.stack(j.stack), kStackFrames)) f.stack.push_back(fr.text());
       for (size_t l = 0; l < j.lines.size(); ++l)
         f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j, symbols, trace),

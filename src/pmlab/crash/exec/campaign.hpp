@@ -20,6 +20,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::crash::exec {
@@ -60,7 +61,7 @@ struct PersistedLine {
 
 struct ExecFailure {
   uint64_t crash_point = 0, state = 0;
-  uint64_t ops_begun = 0, ops_done = 0;  // operations the program marked before the crash point
+  trace::OperationCounts ops;  // operations the program marked before the crash point
   bool at_exit = false;
   std::string strategy;
   std::string persisted;           // the enumerator's summary of the state

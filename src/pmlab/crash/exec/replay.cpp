@@ -65,7 +65,8 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   model.resize(image_bytes_);
   findings_ = {};
   FirstMappings first{std::vector<bool>(image_bytes_ / kPage, false), {}};
-  uint64_t points = 0, begun = 0, done = 0;
+  uint64_t points = 0;
+  trace::OperationCounts ops;
   return trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
       case trace::Kind::region: map_region(rec, first); break;
@@ -83,13 +84,13 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::fence: {
         const auto r = rec.as<trace::FenceRecord>();
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
-        const CrashPointInfo point{++points, false, rec.thread, r.site, r.stack, begun, done};
+        const CrashPointInfo point{++points, false, rec.thread, r.site, r.stack, ops};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true, rec.thread, 0, 0, begun, done};
+        const CrashPointInfo point{++points, true, rec.thread, 0, 0, ops};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -97,7 +98,7 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         break;
       }
       case trace::Kind::operation:
-        ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? done : begun);
+        ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? ops.ended : ops.begun);
         break;
       case trace::Kind::stack:
       case trace::Kind::module:

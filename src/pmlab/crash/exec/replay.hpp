@@ -31,8 +31,8 @@ struct CrashPointInfo {
   unsigned thread = 0;
   uint64_t site = 0;  // the fence's call
   uint32_t stack = 0;
-  // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point, all threads.
-  uint64_t ops_begun = 0, ops_done = 0;
+  // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
+  trace::OperationCounts ops;
 };
 
 // Per call site (a return address), how often the run did something that made nothing more durable.

@@ -140,6 +140,11 @@ struct OperationRecord {
   uint64_t site;  // return address of the call that marked it
 };
 
+// What a trace's operation records up to some point add up to, over all threads.
+struct OperationCounts {
+  uint64_t begun = 0, ended = 0;
+};
+
 struct ExitRecord {
   int32_t status;
   uint32_t reserved;
