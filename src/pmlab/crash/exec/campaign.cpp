@@ -235,7 +235,7 @@ struct GranularityRun {
         const CrashState& state = ex.states[i];
         uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
         // One image is two states where the operations it must hold differ.
-        if (p.ops.begun != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
+        if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -476,6 +476,13 @@ namespace {
 struct FirstRun {
   std::optional<StartingFiles> files;
   std::string trace;
+  int64_t cutoff = 0;  // of the run that is to be the first, until its trace is read
+
+  void found(const TraceFile& t, const std::string& path) {
+    if (cutoff == 0 || files) return;
+    files = StartingFiles::of(t, cutoff);
+    trace = path;
+  }
 };
 
 // The domain's traced run: the trace --trace names when it exists, else the program run under the runtime.
@@ -499,16 +506,10 @@ Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, con
     if (!notes) return notes.status();
     put_back = std::move(*notes);
   }
-  const int64_t cutoff = StartingFiles::birth_cutoff();
+  if (o.setup.empty() && !first.files) first.cutoff = StartingFiles::birth_cutoff();
   auto traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
   if (!traced) return traced.status();
   traced->notes = std::move(put_back);
-  if (o.setup.empty() && !first.files) {
-    auto trace = TraceFile::open(trace_path);
-    if (!trace) return trace.status();
-    first.files = StartingFiles::of(*trace, cutoff);
-    first.trace = trace_path;
-  }
   return traced;
 }
 
@@ -548,6 +549,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     if (!traced) return traced.status();
     auto trace = TraceFile::open(traced->trace_path);
     if (!trace) return trace.status();
+    first.found(*trace, traced->trace_path);
     const Replay layout(*trace, domain);
     describe_trace(*traced, *trace, layout);
     if (layout.files().empty())
