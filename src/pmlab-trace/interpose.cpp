@@ -2,7 +2,8 @@
 // mappings (which files are persistent memory), libpmem's and libpmem2's persistence (write-backs, fences,
 // persisting copies), and the entry points of pmlab/trace.h for programs with their own flush macros.
 //
-// Each forwards to the real function first, so the program behaves as without the tracer, then reports.
+// Each forwards to the real function, so the program behaves as without the tracer, and reports after it;
+// but a write-back is reported before the real flush, which may evict the lines the report compares.
 // libpmemobj, libpmemlog and libpmemblk persist through libpmem's exported functions (their dynamic
 // symbol tables import pmem_flush, pmem_drain, pmem_memcpy, …), so interposing libpmem covers them.
 #include <dlfcn.h>
@@ -26,20 +27,31 @@ constexpr unsigned kNoDrain = 1u << 0, kNonTemporal = 1u << 1, kWc = 1u << 3, kN
 uintptr_t caller(void* ra) { return reinterpret_cast<uintptr_t>(ra); }
 
 // What a copy under PMEM_F_MEM_* flags (libpmem and libpmem2 share them) did to [dest, dest+len).
-void copied(void* dest, size_t len, unsigned flags, uintptr_t site) {
+void copied(void* dest, size_t len, unsigned flags, const pmlab_trace::CopyContent& content, uintptr_t site) {
   if (flags & kNoFlush) return;  // plain stores: found at the next capture
   const auto kind = (flags & (kNonTemporal | kWc)) ? trace::WritebackKind::non_temporal : trace::WritebackKind::flush;
-  pmlab_trace::writeback(dest, len, kind, site);
+  pmlab_trace::copied(dest, len, content, kind, site);
   if (!(flags & kNoDrain)) pmlab_trace::fence(site);
 }
 
-// A copy that `copy` makes into [dest, dest+len) under `flags`, reported from `ra` when it is the outermost
-// interposed call (a copy's own flush is not an event of its own).
+// What a copy from `src` stores: those bytes, read after the copy, unless the copy overlapped them (a
+// memmove), when the destination itself is read.
+pmlab_trace::CopyContent from_source(const void* dest, const void* src, size_t len) {
+  const auto d = reinterpret_cast<uintptr_t>(dest), s = reinterpret_cast<uintptr_t>(src);
+  const bool apart = s + len <= d || d + len <= s;
+  return {apart ? src : dest, 0};
+}
+pmlab_trace::CopyContent filled(int c) { return {nullptr, static_cast<unsigned char>(c)}; }
+
+// A copy that `copy` makes into [dest, dest+len) under `flags`, storing `content`, reported from `ra` when it
+// is the outermost interposed call (a copy's own flush is not an event of its own).
 template <class Copy>
-void* traced_copy(void* ra, void* dest, size_t len, unsigned flags, Copy&& copy) {
+void* traced_copy(void* ra, void* dest, size_t len, unsigned flags, const pmlab_trace::CopyContent& content,
+                  Copy&& copy) {
   Outermost o;
+  if (o) pmlab_trace::copying(dest, len);
   void* r = copy();
-  if (o) copied(dest, len, flags, caller(ra));
+  if (o) copied(dest, len, flags, content, caller(ra));
   return r;
 }
 
@@ -75,8 +87,8 @@ struct Pmem2Fns {
 void pmem2_flush_traced(const void* p, size_t n) {
   void* ra = __builtin_return_address(0);
   Outermost o;
-  pmem2_real.flush(p, n);
   if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+  pmem2_real.flush(p, n);
 }
 void pmem2_drain_traced() {
   void* ra = __builtin_return_address(0);
@@ -87,17 +99,21 @@ void pmem2_drain_traced() {
 void pmem2_persist_traced(const void* p, size_t n) {
   void* ra = __builtin_return_address(0);
   Outermost o;
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
   pmem2_real.persist(p, n);
-  if (o) pmlab_trace::persist(p, n, caller(ra));
+  if (o) pmlab_trace::fence(caller(ra));
 }
 void* pmem2_memcpy_traced(void* d, const void* s, size_t n, unsigned flags) {
-  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memcpy_fn(d, s, n, flags); });
+  return traced_copy(__builtin_return_address(0), d, n, flags, from_source(d, s, n),
+                     [&] { return pmem2_real.memcpy_fn(d, s, n, flags); });
 }
 void* pmem2_memmove_traced(void* d, const void* s, size_t n, unsigned flags) {
-  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memmove_fn(d, s, n, flags); });
+  return traced_copy(__builtin_return_address(0), d, n, flags, from_source(d, s, n),
+                     [&] { return pmem2_real.memmove_fn(d, s, n, flags); });
 }
 void* pmem2_memset_traced(void* d, int c, size_t n, unsigned flags) {
-  return traced_copy(__builtin_return_address(0), d, n, flags, [&] { return pmem2_real.memset_fn(d, c, n, flags); });
+  return traced_copy(__builtin_return_address(0), d, n, flags, filled(c),
+                     [&] { return pmem2_real.memset_fn(d, c, n, flags); });
 }
 
 }  // namespace
@@ -142,15 +158,15 @@ __attribute__((visibility("default"))) void pmem_flush(const void* p, size_t n) 
   void* ra = __builtin_return_address(0);
   PMLAB_REAL(pmem_flush, "LIBPMEM_1.0");
   Outermost o;
-  real_fn(p, n);
   if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+  real_fn(p, n);
 }
 __attribute__((visibility("default"))) void pmem_deep_flush(const void* p, size_t n) {
   void* ra = __builtin_return_address(0);
   PMLAB_REAL(pmem_deep_flush, "LIBPMEM_1.0");
   Outermost o;
-  real_fn(p, n);
   if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+  real_fn(p, n);
 }
 __attribute__((visibility("default"))) void pmem_drain(void) {
   void* ra = __builtin_return_address(0);
@@ -171,15 +187,17 @@ __attribute__((visibility("default"))) void pmem_persist(const void* p, size_t n
   void* ra = __builtin_return_address(0);
   PMLAB_REAL(pmem_persist, "LIBPMEM_1.0");
   Outermost o;
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
   real_fn(p, n);
-  if (o) pmlab_trace::persist(p, n, caller(ra));
+  if (o) pmlab_trace::fence(caller(ra));
 }
 __attribute__((visibility("default"))) int pmem_deep_persist(const void* p, size_t n) {
   void* ra = __builtin_return_address(0);
   PMLAB_REAL(pmem_deep_persist, "LIBPMEM_1.0");
   Outermost o;
+  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
   const int r = real_fn(p, n);
-  if (o) pmlab_trace::persist(p, n, caller(ra));
+  if (o) pmlab_trace::fence(caller(ra));
   return r;
 }
 __attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
@@ -197,37 +215,37 @@ __attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
   return real_fn();
 }
 
-#define PMLAB_COPY(name, flags_expr, ...) \
-  void* ra = __builtin_return_address(0); \
-  PMLAB_REAL(name, "LIBPMEM_1.0");        \
-  return traced_copy(ra, dest, len, (flags_expr), [&] { return real_fn(__VA_ARGS__); })
+#define PMLAB_COPY(name, flags_expr, content, ...) \
+  void* ra = __builtin_return_address(0);          \
+  PMLAB_REAL(name, "LIBPMEM_1.0");                 \
+  return traced_copy(ra, dest, len, (flags_expr), (content), [&] { return real_fn(__VA_ARGS__); })
 
 __attribute__((visibility("default"))) void* pmem_memcpy(void* dest, const void* src, size_t len, unsigned flags) {
-  PMLAB_COPY(pmem_memcpy, flags, dest, src, len, flags);
+  PMLAB_COPY(pmem_memcpy, flags, from_source(dest, src, len), dest, src, len, flags);
 }
 __attribute__((visibility("default"))) void* pmem_memmove(void* dest, const void* src, size_t len, unsigned flags) {
-  PMLAB_COPY(pmem_memmove, flags, dest, src, len, flags);
+  PMLAB_COPY(pmem_memmove, flags, from_source(dest, src, len), dest, src, len, flags);
 }
 __attribute__((visibility("default"))) void* pmem_memset(void* dest, int c, size_t len, unsigned flags) {
-  PMLAB_COPY(pmem_memset, flags, dest, c, len, flags);
+  PMLAB_COPY(pmem_memset, flags, filled(c), dest, c, len, flags);
 }
 __attribute__((visibility("default"))) void* pmem_memcpy_persist(void* dest, const void* src, size_t len) {
-  PMLAB_COPY(pmem_memcpy_persist, 0u, dest, src, len);
+  PMLAB_COPY(pmem_memcpy_persist, 0u, from_source(dest, src, len), dest, src, len);
 }
 __attribute__((visibility("default"))) void* pmem_memmove_persist(void* dest, const void* src, size_t len) {
-  PMLAB_COPY(pmem_memmove_persist, 0u, dest, src, len);
+  PMLAB_COPY(pmem_memmove_persist, 0u, from_source(dest, src, len), dest, src, len);
 }
 __attribute__((visibility("default"))) void* pmem_memset_persist(void* dest, int c, size_t len) {
-  PMLAB_COPY(pmem_memset_persist, 0u, dest, c, len);
+  PMLAB_COPY(pmem_memset_persist, 0u, filled(c), dest, c, len);
 }
 __attribute__((visibility("default"))) void* pmem_memcpy_nodrain(void* dest, const void* src, size_t len) {
-  PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, dest, src, len);
+  PMLAB_COPY(pmem_memcpy_nodrain, kNoDrain, from_source(dest, src, len), dest, src, len);
 }
 __attribute__((visibility("default"))) void* pmem_memmove_nodrain(void* dest, const void* src, size_t len) {
-  PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, dest, src, len);
+  PMLAB_COPY(pmem_memmove_nodrain, kNoDrain, from_source(dest, src, len), dest, src, len);
 }
 __attribute__((visibility("default"))) void* pmem_memset_nodrain(void* dest, int c, size_t len) {
-  PMLAB_COPY(pmem_memset_nodrain, kNoDrain, dest, c, len);
+  PMLAB_COPY(pmem_memset_nodrain, kNoDrain, filled(c), dest, c, len);
 }
 
 // --- libpmem2 -----------------------------------------------------------------------------------------

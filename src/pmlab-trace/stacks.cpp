@@ -23,7 +23,7 @@ uint64_t hash_frames(const uintptr_t* frames, int n) {
 struct ThreadStack {
   uintptr_t low = 0, high = 0;
 };
-thread_local ThreadStack tls_stack;
+PMLAB_TRACE_STATIC_TLS thread_local ThreadStack tls_stack;
 
 const ThreadStack& thread_stack() {
   if (tls_stack.high == 0) {
@@ -54,7 +54,7 @@ struct KnownStack {
 // each its own stack pointer, and one site is reached at one depth from several callers (a tree's
 // rotations).
 constexpr size_t kKnownSets = 128, kKnownWays = 8;
-thread_local KnownStack* tls_known = nullptr;
+PMLAB_TRACE_STATIC_TLS thread_local KnownStack* tls_known = nullptr;
 
 bool still_there(const KnownStack& k) {
   for (uint32_t i = 0; i < k.checks; ++i)

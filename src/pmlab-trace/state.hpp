@@ -29,17 +29,22 @@ inline void* raw_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t
 }
 inline bool mmap_failed(void* p) { return p == MAP_FAILED; }  // syscall() returns -1 and sets errno
 
+// The runtime is preloaded, so its thread-locals fit the static TLS block the program starts with: each
+// access is then one load, where the default model for a shared library calls __tls_get_addr, tens of ns
+// on every interposed call and every trace record.
+#define PMLAB_TRACE_STATIC_TLS [[gnu::tls_model("initial-exec")]]
+
 // How deep in the runtime's own calls this thread is (Outermost), and its index in the trace.
-extern thread_local int tls_depth;
+PMLAB_TRACE_STATIC_TLS extern thread_local int tls_depth;
 uint16_t thread_index();
 
-// The trace file, appended through a shared mapping that grows by doubling.
+// The trace file, appended through a shared mapping that grows a step at a time.
 class TraceFile {
  public:
   bool open(const char* path) {
     fd_ = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd_ < 0) return false;
-    if (!grow(8u << 20)) return false;
+    if (!grow(kGrowBytes)) return false;
     auto* h = header();
     std::memcpy(h->magic, trace::kMagic, sizeof h->magic);
     h->version = trace::kVersion;
@@ -54,7 +59,7 @@ class TraceFile {
     if (base_ == nullptr) return;
     const uint32_t bytes = trace::padded(sizeof(trace::RecordHeader) + an + bn);
     const uint64_t at = sizeof(trace::FileHeader) + header()->used_bytes;
-    if (at + bytes > capacity_ && !grow(std::max<size_t>(capacity_ * 2, at + bytes))) return;
+    if (at + bytes > capacity_ && !grow((at + bytes + kGrowBytes - 1) / kGrowBytes * kGrowBytes)) return;
     trace::RecordHeader rh{static_cast<uint8_t>(kind), flags, thread_index(), bytes};
     std::byte* out = base_ + at;
     std::memcpy(out, &rh, sizeof rh);
@@ -74,9 +79,13 @@ class TraceFile {
   }
 
  private:
+  // A step of growth. Its pages are populated at once, since a page fault per page of trace would cost
+  // more than writing the trace; but each page populated is an allocation (µs on a VM), so the step is
+  // small: the part of the last step the trace never fills is all the run spends on pages it does not use.
+  static constexpr size_t kGrowBytes = size_t{1} << 20;
+
   bool grow(size_t bytes) {
     if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0) return false;
-    // Populated at once: a page fault per page of trace would cost more than writing the trace.
     void* p = base_ == nullptr ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0)
                                : reinterpret_cast<void*>(syscall(SYS_mremap, base_, capacity_, bytes, MREMAP_MAYMOVE));
     if (mmap_failed(p)) return false;
@@ -101,9 +110,12 @@ struct Region {
   std::vector<uint16_t> quiet;
   std::vector<bool> unprotected;  // faults mode: the pages a store made writable, compared at every capture
   std::vector<uintptr_t> hot;     // the same pages, listed
-  // Per page, whether it has been protected again since the region was registered: a hot page that has is
-  // one stored to again, which waits the longer wait (kReturningQuietFences, kSignalReturningQuietFences).
-  std::vector<bool> protected_again;
+  uint32_t captures = 0;          // of this region so far: the clock the waits below are measured in
+  // Per page, the capture at which it was last protected again (0: never), and whether its last store came
+  // soon after that, within the longer wait (kReturningQuietFences, kSignalReturningQuietFences): such a
+  // page waits the longer wait from then on, any other the short one.
+  std::vector<uint32_t> protected_at;
+  std::vector<bool> returns_soon;
   // Per page, the C library calls in progress that make the kernel store into it (read into a pool): in
   // signals mode such a page stays unprotected until they return, since a kernel store cannot take a signal.
   std::vector<uint16_t> kernel_stores;
@@ -111,14 +123,16 @@ struct Region {
 
 // A page the program keeps writing (a log, a lane) would fault at every fence if protected again at each:
 // a fault costs more than comparing the page, so a written page stays unprotected while it keeps changing,
-// and then for some quiet fences. A page written again after it was protected again (a tree node on the
-// path of many inserts, an allocator's header) waits longer from then on. Pages written once (a log's) keep
-// the short wait, and while more than kMaxHotPages pages are unprotected every page does, which bounds what
-// each fence spends comparing. The waits follow what a fault costs against comparing an unchanged page (a
-// fraction of a µs): in faults mode a switch to the runtime's thread and back, tens of µs on a VM; in
-// signals mode a signal on the storing thread, a few µs.
+// and then for some quiet fences. A page stored to again soon after it was protected again (an allocator's
+// header, a node near a tree's root) would have been cheaper to keep comparing: it waits the longer wait
+// from then on. A page that comes back only after that long (one node among many, written every few
+// hundred fences) would pay its fault anyway: the longer wait would only add comparisons, so it keeps the
+// short wait, as pages written once (a log's) do. While more than kMaxHotPages pages are unprotected
+// every page waits the short wait, which bounds what each fence spends comparing. The waits follow what a
+// fault costs against comparing an unchanged page (a tenth of a µs): in faults mode a switch to the
+// runtime's thread and back, tens of µs on a VM; in signals mode a signal on the storing thread, a few µs.
 constexpr uint16_t kQuietFences = 64, kReturningQuietFences = 512;
-constexpr uint16_t kSignalQuietFences = 8, kSignalReturningQuietFences = 32;
+constexpr uint16_t kSignalQuietFences = 12, kSignalReturningQuietFences = 64;
 constexpr size_t kMaxHotPages = 128;
 
 struct Tracer {

@@ -33,9 +33,9 @@
 namespace pmlab_trace {
 namespace detail {
 
-thread_local int tls_depth = 0;
+PMLAB_TRACE_STATIC_TLS thread_local int tls_depth = 0;
 namespace {
-thread_local int tls_thread = -1;
+PMLAB_TRACE_STATIC_TLS thread_local int tls_thread = -1;
 std::atomic<int> next_thread{0};
 }  // namespace
 
@@ -130,6 +130,48 @@ bool eadr() noexcept { return tracer().eadr; }
 Outermost::Outermost() noexcept : outermost_(tls_depth++ == 0 && tracer().active) {}
 Outermost::~Outermost() { --tls_depth; }
 
+namespace {
+// The file as it is now is the durable image the run starts from: its pages that are not all zero go into
+// the shadow and the trace (so the shadow's other pages stay the kernel's zero page). A file is read
+// through a bounce buffer: reading the program's mapping instead would fault in every page, which costs
+// more here than the copy. A device (device DAX) cannot be read, and has no size to go by: it is read
+// through the mapping, which is its extent, before the mapping is protected.
+void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, off_t offset, size_t length) {
+  static const std::byte zeros[kPageBytes] = {};
+  auto take = [&](size_t off, const std::byte* page) {
+    if (std::memcmp(page, zeros, kPageBytes) == 0) return;
+    std::memcpy(r.shadow + off, page, kPageBytes);
+    trace::BasePageRecord record{r.id, 0, off, 0};
+    std::byte lines[kPageBytes];
+    size_t kept = 0;
+    for (uint32_t k = 0; k < kPageBytes / kLineBytes; ++k) {
+      const std::byte* line = page + size_t{k} * kLineBytes;
+      if (std::memcmp(line, zeros, kLineBytes) == 0) continue;
+      record.lines |= uint64_t{1} << k;
+      std::memcpy(lines + kept, line, kLineBytes);
+      kept += kLineBytes;
+    }
+    t.file.append(trace::Kind::base_page, 0, &record, sizeof record, lines, kept);
+  };
+  if (S_ISCHR(st.st_mode)) {
+    for (size_t off = 0; off < length; off += kPageBytes) take(off, reinterpret_cast<const std::byte*>(r.begin + off));
+    return;
+  }
+  static std::byte chunk[64 * kPageBytes];  // the caller holds the tracer's lock
+  for (size_t from = 0; from < length; from += sizeof chunk) {
+    const size_t want = std::min(sizeof chunk, length - from);
+    size_t got = 0;
+    while (got < want) {  // past the file's end, the image reads zero
+      const ssize_t n = pread(fd, chunk + got, want - got, offset + static_cast<off_t>(from + got));
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    std::memset(chunk + got, 0, sizeof chunk - got);
+    for (size_t off = 0; off < want; off += kPageBytes) take(from + off, chunk + off);
+  }
+}
+}  // namespace
+
 void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept {
   Tracer& t = tracer();
   if (!t.active || length == 0) return;
@@ -149,21 +191,15 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   r.id = t.next_region++;
   r.begin = reinterpret_cast<uintptr_t>(address);
   r.end = r.begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
-  void* shadow =
-      raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  // Not populated: a page of it is allocated when the file's content or a recorded line is copied in, so
+  // a mostly empty pool costs its written pages only.
+  void* shadow = raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mmap_failed(shadow)) {
     note(t, "cannot allocate a shadow of " + std::to_string(r.end - r.begin) + " bytes: the mapping is not traced");
     --tls_depth;
     return;
   }
   r.shadow = static_cast<std::byte*>(shadow);
-  // The file as it is now is the durable image the run starts from.
-  size_t done = 0;
-  while (done < length) {
-    const ssize_t n = pread(fd, r.shadow + done, length - done, offset + static_cast<off_t>(done));
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
   const std::string path = [&] {
     char link[64], target[4096];
     std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -179,18 +215,11 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
                           st.st_dev,
                           st.st_ino};
   t.file.append(trace::Kind::region, 0, &rec, sizeof rec, path.data(), path.size());
-  static const std::byte zeros[kPageBytes] = {};
-  for (size_t off = 0; off < length; off += kPageBytes) {
-    const size_t n = std::min<size_t>(kPageBytes, length - off);
-    if (std::memcmp(r.shadow + off, zeros, n) == 0) continue;
-    trace::BasePageRecord page{r.id, 0, off};
-    std::byte content[kPageBytes] = {};
-    std::memcpy(content, r.shadow + off, n);
-    t.file.append(trace::Kind::base_page, 0, &page, sizeof page, content, sizeof content);
-  }
+  read_base_pages(t, r, fd, st, offset, length);
   r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
   r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
-  r.protected_again.assign((r.end - r.begin) / kPageBytes, false);
+  r.protected_at.assign((r.end - r.begin) / kPageBytes, 0);
+  r.returns_soon.assign((r.end - r.begin) / kPageBytes, false);
   r.kernel_stores.assign((r.end - r.begin) / kPageBytes, 0);
   r.hot.reserve((r.end - r.begin) / kPageBytes);
   r.write_protected = protect(t, r);
@@ -241,7 +270,18 @@ bool persistent(const void* p, size_t n) noexcept {
 }
 
 namespace {
-void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) {
+// A copy's whole line at `line`, `at` bytes into the copy, is recorded when it differs from the shadow.
+void copied_line(Tracer& t, const Region& r, uintptr_t line, size_t at, const CopyContent& content,
+                 trace::LineHow how) {
+  std::byte bytes[kLineBytes];
+  if (content.source != nullptr) std::memcpy(bytes, static_cast<const std::byte*>(content.source) + at, kLineBytes);
+  else std::memset(bytes, content.fill, kLineBytes);
+  if (std::memcmp(bytes, r.shadow + (line - r.begin), kLineBytes) != 0) record_line(t, r, line, how, bytes);
+}
+
+// `content`: what a copy stored there (null: the stores are unknown, and the lines are compared).
+void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind kind, uintptr_t site,
+                      const CopyContent* content = nullptr) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   Region* r = n == 0 ? nullptr : region_of(t, a);
   if (r == nullptr) {
@@ -251,19 +291,30 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
   }
   const uintptr_t from = a & ~uintptr_t{kLineBytes - 1};
   const uintptr_t to = std::min<uintptr_t>(r->end, (a + n + kLineBytes - 1) & ~uintptr_t{kLineBytes - 1});
-  if (kind == trace::WritebackKind::non_temporal) {
+  if (kind == trace::WritebackKind::non_temporal || content != nullptr) {
     // Non-temporal stores keep aligned words whole only on whole lines; partial edge lines went through
     // the cache as plain stores.
     for (uintptr_t line = from; line < to; line += kLineBytes) {
       const bool whole = line >= a && line + kLineBytes <= a + n;
-      compare_lines(t, *r, line, line + kLineBytes, whole ? trace::LineHow::non_temporal : trace::LineHow::plain);
+      const auto how =
+          whole && kind == trace::WritebackKind::non_temporal ? trace::LineHow::non_temporal : trace::LineHow::plain;
+      if (whole && content != nullptr) copied_line(t, *r, line, line - a, *content, how);
+      else compare_lines(t, *r, line, line + kLineBytes, how);
     }
   } else {
     compare_lines(t, *r, from, to, trace::LineHow::plain);
   }
   trace::WritebackRecord rec{r->id, 0, from - r->begin, to - from, site};
   t.file.append(trace::Kind::writeback, static_cast<uint8_t>(kind), &rec, sizeof rec);
-  if (a + n > r->end) writeback_locked(t, reinterpret_cast<const void*>(r->end), a + n - r->end, kind, site);
+  if (a + n > r->end) {
+    CopyContent rest;
+    if (content != nullptr) {
+      rest = *content;
+      if (rest.source != nullptr) rest.source = static_cast<const std::byte*>(rest.source) + (r->end - a);
+    }
+    writeback_locked(t, reinterpret_cast<const void*>(r->end), a + n - r->end, kind, site,
+                     content != nullptr ? &rest : nullptr);
+  }
 }
 
 void fence_locked(Tracer& t, uintptr_t site) {
@@ -280,6 +331,36 @@ void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t sit
     std::lock_guard lock(t.mutex);
     if (t.active) writeback_locked(t, p, n, kind, site);
   }
+  --tls_depth;
+}
+
+void copying(const void* dest, size_t n) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || n == 0) return;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const auto a = reinterpret_cast<uintptr_t>(dest);
+    if (t.active) will_store(t, a, a + n);
+  }
+  --tls_depth;
+}
+
+void copied(const void* dest, size_t n, const CopyContent& content, trace::WritebackKind kind,
+            uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) writeback_locked(t, dest, n, kind, site, &content);
+  }
+  // The copy's non-temporal stores (and flushes, on processors whose write-back evicts) left its lines
+  // out of the cache, and the next capture compares its pages: asking for them back now, while the program
+  // goes on to its fence, takes that read off the fence's path. Past what a core's cache keeps, no use.
+  constexpr size_t kMostRefetched = 16 * kPageBytes;
+  const auto first = reinterpret_cast<uintptr_t>(dest) & ~uintptr_t{kLineBytes - 1};
+  const uintptr_t last = reinterpret_cast<uintptr_t>(dest) + std::min(n, kMostRefetched);
+  for (uintptr_t line = first; line < last; line += kLineBytes) __builtin_prefetch(reinterpret_cast<const void*>(line));
   --tls_depth;
 }
 

@@ -55,6 +55,17 @@ void unmapping(void* address, size_t length) noexcept;
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;
 // [p, p+n) was just stored with non-temporal stores (recorded with its write-back).
 void stored_non_temporal(const void* p, size_t n, uintptr_t site) noexcept;
+// What a copy stored into its destination: the bytes at `source`, or `fill` repeated where source is null.
+struct CopyContent {
+  const void* source = nullptr;
+  unsigned char fill = 0;
+};
+// A copy is about to write [dest, dest+n).
+void copying(const void* dest, size_t n) noexcept;
+// A copy wrote [dest, dest+n), then wrote it back (`kind`). Its whole lines are recorded from `content`,
+// not read back from memory that the copy's non-temporal stores or flushes have just taken out of the
+// cache (a read that costs a miss a line); its partial lines went through the cache and are compared.
+void copied(const void* dest, size_t n, const CopyContent& content, trace::WritebackKind kind, uintptr_t site) noexcept;
 void fence(uintptr_t site) noexcept;
 // A flush of [p, p+n) and a fence: pmem_persist, msync, a persisting copy.
 void persist(const void* p, size_t n, uintptr_t site) noexcept;

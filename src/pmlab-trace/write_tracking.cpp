@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 
+#include <immintrin.h>
+
+#include <bit>
 #include <cerrno>
 
 namespace pmlab_trace::detail {
@@ -104,20 +107,29 @@ bool write_protect(Tracer& t, uintptr_t from, uintptr_t to) {
   return ioctl(t.uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
 }
 
+// How many quiet captures a written page stays unprotected for (state.hpp says why).
+uint16_t quiet_fences(const Tracer& t, bool crowded, bool returns_soon) {
+  if (t.tracking == trace::WriteTracking::signals)
+    return crowded || !returns_soon ? kSignalQuietFences : kSignalReturningQuietFences;
+  return crowded || !returns_soon ? kQuietFences : kReturningQuietFences;
+}
+
 // A store made a protected page writable: from now on it is compared at every capture. (r.hot has room for
 // every page of the region: a signal handler allocates nothing.)
-void mark_written(Region& r, uintptr_t page) {
+void mark_written(const Tracer& t, Region& r, uintptr_t page) {
   const size_t index = (page - r.begin) / kPageBytes;
   if (r.unprotected[index]) return;
   r.unprotected[index] = true;
   r.quiet[index] = 0;
   r.hot.push_back(page);
+  if (r.protected_at[index] != 0)
+    r.returns_soon[index] = r.captures - r.protected_at[index] < quiet_fences(t, false, true);
 }
 
 // Lets a store to `page` go on (and wakes the thread the kernel holds for it, in faults mode).
-void lift(const Tracer& t, uintptr_t page) {
+void lift(const Tracer& t, uintptr_t page, size_t bytes = kPageBytes) {
   uffdio_writeprotect lift{};
-  lift.range = {page, kPageBytes};
+  lift.range = {page, bytes};
   lift.mode = 0;
   ioctl(t.uffd, UFFDIO_WRITEPROTECT, &lift);
 }
@@ -144,7 +156,7 @@ void* fault_handler(void*) {
       const uintptr_t page = messages[i].arg.pagefault.address & ~uintptr_t{kPageBytes - 1};
       {
         std::lock_guard lock(t.mutex);
-        if (Region* r = region_of(t, page)) mark_written(*r, page);
+        if (Region* r = region_of(t, page)) mark_written(t, *r, page);
       }
       lift(t, page);
     }
@@ -193,7 +205,7 @@ void forward_sigbus(int sig, siginfo_t* info, void* context) {
 // does not protect (past a file's end, a sent one) is the program's. A page another thread lifted between
 // this thread's fault and its handler is stored to again on return; a page that faults twice in a row on
 // one thread while unprotected is not a write fault.
-thread_local uintptr_t tls_refaulted = 0;
+PMLAB_TRACE_STATIC_TLS thread_local uintptr_t tls_refaulted = 0;
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   Tracer& t = tracer();
@@ -205,7 +217,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
       const bool lifted = r->unprotected[(page - r->begin) / kPageBytes];
       ours = !lifted || tls_refaulted != page;
       tls_refaulted = lifted ? page : 0;
-      mark_written(*r, page);
+      mark_written(t, *r, page);
     }
   }
   if (ours) lift(t, page);
@@ -284,9 +296,25 @@ void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to) {
     ++r.kernel_stores[index];
     if (r.unprotected[index]) return;
     const uintptr_t page = r.begin + index * kPageBytes;
-    mark_written(r, page);
+    mark_written(t, r, page);
     lift(t, page);
   });
+}
+
+void will_store(Tracer& t, uintptr_t from, uintptr_t to) {
+  if (t.tracking != trace::WriteTracking::signals && t.tracking != trace::WriteTracking::faults) return;
+  uintptr_t run = 0, run_end = 0;  // the protected pages met so far, not lifted yet
+  each_protected_page(t, from, to, [&](Region& r, size_t index) {
+    if (r.unprotected[index]) return;
+    const uintptr_t page = r.begin + index * kPageBytes;
+    mark_written(t, r, page);
+    if (page != run_end) {
+      if (run != run_end) lift(t, run, run_end - run);
+      run = page;
+    }
+    run_end = page + kPageBytes;
+  });
+  if (run != run_end) lift(t, run, run_end - run);
 }
 
 void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to) {
@@ -295,44 +323,71 @@ void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to) {
   });
 }
 
-namespace {
-
-void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how) {
+void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how, const std::byte* bytes) {
   trace::LineRecord rec{};
   rec.region = r.id;
   rec.offset = line - r.begin;
-  std::memcpy(rec.bytes, reinterpret_cast<const void*>(line), kLineBytes);
+  std::memcpy(rec.bytes, bytes != nullptr ? bytes : reinterpret_cast<const std::byte*>(line), kLineBytes);
   t.file.append(trace::Kind::line, static_cast<uint8_t>(how), &rec, sizeof rec);
   std::memcpy(r.shadow + (line - r.begin), rec.bytes, kLineBytes);
+}
+
+namespace {
+
+// Bit k: line k of the `lines` (at most 64) lines at `a` differs from line k at `b`. Every page a capture
+// compares is read once, whole, and its changed lines come out of the same pass; with AVX2 the pass is as
+// fast as memcmp's, which would stop at the first difference and leave the lines to a second pass.
+__attribute__((target("avx2"))) uint64_t changed_lines_avx2(const std::byte* a, const std::byte* b, size_t lines) {
+  uint64_t changed = 0;
+  for (size_t k = 0; k < lines; ++k) {
+    const auto* x = reinterpret_cast<const __m256i*>(a + k * kLineBytes);
+    const auto* y = reinterpret_cast<const __m256i*>(b + k * kLineBytes);
+    const __m256i d = _mm256_or_si256(_mm256_xor_si256(_mm256_loadu_si256(x), _mm256_loadu_si256(y)),
+                                      _mm256_xor_si256(_mm256_loadu_si256(x + 1), _mm256_loadu_si256(y + 1)));
+    changed |= uint64_t{_mm256_testz_si256(d, d) == 0} << k;
+  }
+  return changed;
+}
+uint64_t changed_lines_words(const std::byte* a, const std::byte* b, size_t lines) {
+  uint64_t changed = 0;
+  for (size_t k = 0; k < lines; ++k)
+    changed |= uint64_t{std::memcmp(a + k * kLineBytes, b + k * kLineBytes, kLineBytes) != 0} << k;
+  return changed;
+}
+uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines) {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return avx2 ? changed_lines_avx2(a, b, lines) : changed_lines_words(a, b, lines);
+}
+
+// Records the changed lines among the `lines` (at most 64) from `from`; true when there were any.
+bool record_changed(Tracer& t, const Region& r, uintptr_t from, size_t lines, trace::LineHow how) {
+  const uint64_t changed = changed_lines(reinterpret_cast<const std::byte*>(from), r.shadow + (from - r.begin), lines);
+  for (uint64_t rest = changed; rest != 0; rest &= rest - 1)
+    record_line(t, r, from + static_cast<uintptr_t>(std::countr_zero(rest)) * kLineBytes, how);
+  return changed != 0;
 }
 
 }  // namespace
 
 void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, trace::LineHow how) {
-  for (uintptr_t line = from; line < to; line += kLineBytes)
-    if (std::memcmp(reinterpret_cast<const void*>(line), r.shadow + (line - r.begin), kLineBytes) != 0)
-      record_line(t, r, line, how);
+  constexpr uintptr_t kChunk = 64 * kLineBytes;
+  for (uintptr_t at = from; at < to; at += kChunk)
+    record_changed(t, r, at, (std::min(to - at, kChunk)) / kLineBytes, how);
 }
 
 namespace {
 
 // Records the changed lines of [page, page + n); true when there were any.
 bool compare_page(Tracer& t, const Region& r, uintptr_t page, size_t n) {
-  if (std::memcmp(reinterpret_cast<const void*>(page), r.shadow + (page - r.begin), n) == 0) return false;
-  compare_lines(t, r, page, page + n, trace::LineHow::plain);
-  return true;
+  return record_changed(t, r, page, n / kLineBytes, trace::LineHow::plain);
 }
 
 void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
   for (uintptr_t page = from; page < to; page += kPageBytes)
     compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
-}
-
-// How many quiet captures a written page stays unprotected for (state.hpp says why).
-uint16_t quiet_fences(const Tracer& t, bool crowded, bool returning) {
-  if (t.tracking == trace::WriteTracking::signals)
-    return crowded || !returning ? kSignalQuietFences : kSignalReturningQuietFences;
-  return crowded || !returning ? kQuietFences : kReturningQuietFences;
 }
 
 // Scan mode: the pages written since they were last protected; the quiet ones are listed.
@@ -375,7 +430,7 @@ void protect_quiet(Tracer& t, Region& r, const std::vector<uintptr_t>& quiet) {
       for (uintptr_t page = from; page < to; page += kPageBytes) {
         compare_page(t, r, page, kPageBytes);
         r.quiet[(page - r.begin) / kPageBytes] = 0;
-        r.protected_again[(page - r.begin) / kPageBytes] = true;
+        r.protected_at[(page - r.begin) / kPageBytes] = r.captures;
       }
     i = j;
   }
@@ -386,6 +441,7 @@ void protect_quiet(Tracer& t, Region& r, const std::vector<uintptr_t>& quiet) {
 // The scan reports the pages written since they were last protected: the quiet ones among them are
 // protected again, then compared once more for a store that came between.
 void capture(Tracer& t, Region& r) {
+  ++r.captures;
   if (!r.write_protected) {
     compare_pages(t, r, r.begin, r.end);
     return;
@@ -398,7 +454,7 @@ void capture(Tracer& t, Region& r) {
       const uintptr_t page = r.hot[i];
       const size_t index = (page - r.begin) / kPageBytes;
       if (compare_page(t, r, page, kPageBytes) || r.kernel_stores[index] > 0) r.quiet[index] = 0;
-      else if (++r.quiet[index] >= quiet_fences(t, crowded, r.protected_again[index])) {
+      else if (++r.quiet[index] >= quiet_fences(t, crowded, r.returns_soon[index])) {
         quiet.push_back(page);
         r.unprotected[index] = false;
         r.hot[i] = r.hot.back();

@@ -17,6 +17,8 @@ namespace pmlab_trace::detail {
 bool protect(Tracer& t, Region& r);
 // Records the lines of [from, to) (line-aligned, inside r) that changed since last recorded.
 void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, trace::LineHow how);
+// Records that the line at `line` now holds `bytes` (its 64 bytes in memory, when null).
+void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how, const std::byte* bytes = nullptr);
 // Every store to the region since its last capture becomes line records.
 void capture(Tracer& t, Region& r);
 Region* region_of(Tracer& t, uintptr_t p);
@@ -24,6 +26,10 @@ Region* region_of(Tracer& t, uintptr_t p);
 // unprotected, and they stay so until kernel_stored says it returned.
 void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to);
 void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to);
+// The program is about to store into [from, to) (a copy the runtime interposes): the protected pages there
+// are noted written and made writable now, a call a run of pages, rather than a fault each. Only where
+// faults are how stores are found (signals, faults): a page lifted in scan mode would not be reported.
+void will_store(Tracer& t, uintptr_t from, uintptr_t to);
 // The C library's sigaction (the runtime's own calls must not reach its interposed one).
 int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 

@@ -38,7 +38,15 @@ class TraceBuilder {
                trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, length, 1, inode}, path);
   }
   TraceBuilder& base_page(uint32_t region, uint64_t offset, char fill) {
-    return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset}, std::string(trace::kPageBytes, fill));
+    return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset, ~uint64_t{0}},
+               std::string(trace::kPageBytes, fill));
+  }
+  // A base page of which only the lines in `lines` are not zero; line k holds 'A' + k.
+  TraceBuilder& sparse_base_page(uint32_t region, uint64_t offset, uint64_t lines) {
+    std::string kept;
+    for (int k = 0; k < 64; ++k)
+      if (lines >> k & 1) kept += std::string(trace::kLineBytes, static_cast<char>('A' + k));
+    return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset, lines}, kept);
   }
   TraceBuilder& line(uint32_t region, uint64_t offset, char fill, uint16_t thread = 0) {
     trace::LineRecord r{region, 0, offset, {}};
@@ -111,6 +119,36 @@ TEST(ExecTrace, APageMappedAgainBringsTheRunsStoresNotAStartingPoint) {
                     return Status{};
                   })
                   .ok());
+}
+
+// A base page carries its lines that are not zero; the others start zero, in the image and in the file a
+// later domain's run starts from.
+TEST(ExecTrace, ABasePageHoldsOnlyItsLinesThatAreNotZero) {
+  const uint64_t lines = uint64_t{1} << 0 | uint64_t{1} << 5 | uint64_t{1} << 63;
+  const std::string bytes = TraceBuilder().region(0, 4096).sparse_base_page(0, 0, lines).exit().bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  std::string image;
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo&, const LineModel& m) {
+                    image.assign(reinterpret_cast<const char*>(m.durable().data()), trace::kPageBytes);
+                    return Status{};
+                  })
+                  .ok());
+  ASSERT_EQ(image.size(), trace::kPageBytes);
+  for (int k = 0; k < 64; ++k) {
+    const char expected = (lines >> k & 1) ? static_cast<char>('A' + k) : '\0';
+    EXPECT_EQ(image.substr(size_t(k) * 64, 64), std::string(64, expected)) << "line " << k;
+  }
+  // A record whose lines are not the ones its mask names is refused.
+  std::string wrong = TraceBuilder()
+                          .region(0, 4096)
+                          .add(trace::Kind::base_page, trace::BasePageRecord{0, 0, 0, lines}, std::string(64, 'x'))
+                          .bytes();
+  auto refused = TraceFile::parse(wrong);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Errc::corrupted);
 }
 
 TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {

@@ -127,7 +127,9 @@ void Replay::set_base_page(const TraceRecord& rec, FirstMappings& first, LineMod
   const auto& mine = first.fresh[r.region];
   if (page < mine.size() && mine[page]) {
     const size_t n = std::min<size_t>(kPage, image_bytes_ - (place.base + r.offset));
-    model.set_base(place.base + r.offset, rec.after(sizeof(trace::BasePageRecord)), n);
+    std::byte content[kPage];
+    trace::expand_base_page(r.lines, rec.after(sizeof(trace::BasePageRecord)), content);
+    model.set_base(place.base + r.offset, content, n);
   }
 }
 

@@ -131,8 +131,9 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
       if (fds[file].get() < 0 || page >= pending_zero[file].size() || !pending_zero[file][page]) return {};
       pending_zero[file][page] = false;
       const size_t n = std::min<uint64_t>(kPage, files_[file].size - page * kPage);
-      return put_page(fds[file].get(), page, rec.after(sizeof(trace::BasePageRecord)), n, files_[file].path,
-                      rewritten[file]);
+      std::byte content[kPage];
+      trace::expand_base_page(b.lines, rec.after(sizeof(trace::BasePageRecord)), content);
+      return put_page(fds[file].get(), page, content, n, files_[file].path, rewritten[file]);
     }
     return {};
   });

@@ -20,7 +20,7 @@ Status bad(size_t offset, const std::string& what) {
 size_t fixed_bytes(trace::Kind kind) {
   switch (kind) {
     case trace::Kind::region: return sizeof(trace::RegionRecord);
-    case trace::Kind::base_page: return sizeof(trace::BasePageRecord) + trace::kPageBytes;
+    case trace::Kind::base_page: return sizeof(trace::BasePageRecord);
     case trace::Kind::line: return sizeof(trace::LineRecord);
     case trace::Kind::writeback: return sizeof(trace::WritebackRecord);
     case trace::Kind::fence: return sizeof(trace::FenceRecord);
@@ -120,6 +120,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       std::memcpy(&r, p, sizeof r);
       if (!within(r.region, r.offset) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
         return bad(at, "base page outside its region");
+      if (extra != trace::base_page_bytes(r.lines)) return bad(at, "base page with other than its lines");
       return {};
     }
     case trace::Kind::line: {

@@ -7,8 +7,8 @@
 //
 // What the records say, in the order they happened (one lock orders them across threads):
 //   region     a persistent mapping: a file range mapped shared and writable by PMDK or named by --pool
-//   base_page  a page of that file range as it was when first mapped (only pages that are not all zero):
-//              the durable image the run starts from
+//   base_page  a page of that file range as it was when first mapped (only pages that are not all zero,
+//              and of those only the lines that are not): the durable image the run starts from
 //   line       a cache line of a region now holds these 64 bytes (its content changed since it was last
 //              recorded); `how` says whether non-temporal stores wrote it (aligned words whole) or plain ones
 //   writeback  a thread wrote back a range (a flush, or the write-back half of a non-temporal copy)
@@ -22,12 +22,15 @@
 //              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -87,11 +90,31 @@ struct RegionRecord {
   uint64_t inode;
 };
 
+// A pool's metadata is sparse (a few lines a page, PMDK's heap headers), so a base page carries only its
+// lines that are not all zero: the record is what the program's start costs to write.
 struct BasePageRecord {
   uint32_t region;
   uint32_t reserved;
-  uint64_t offset;  // in the region, page-aligned; kPageBytes of content follow
+  uint64_t offset;  // in the region, page-aligned
+  uint64_t lines;   // bit k: line k is not all zero, and follows (in order of k); the others are zero
 };
+static_assert(kPageBytes / kLineBytes == 64, "one bit of BasePageRecord::lines a line");
+
+// The bytes that follow a base page record of `lines`.
+constexpr size_t base_page_bytes(uint64_t lines) noexcept { return size_t(std::popcount(lines)) * kLineBytes; }
+
+// The whole page a base page record holds, from the lines that follow it.
+inline void expand_base_page(uint64_t lines, const std::byte* from, std::byte* page) noexcept {
+  for (uint32_t k = 0; k < kPageBytes / kLineBytes; ++k) {
+    std::byte* line = page + size_t{k} * kLineBytes;
+    if (lines >> k & 1) {
+      std::memcpy(line, from, kLineBytes);
+      from += kLineBytes;
+    } else {
+      std::memset(line, 0, kLineBytes);
+    }
+  }
+}
 
 enum class LineHow : uint8_t { plain = 0, non_temporal = 1 };
 
