@@ -3,7 +3,8 @@
 // persisting copies), and the entry points of pmlab/trace.h for programs with their own flush macros.
 //
 // Each forwards to the real function, so the program behaves as without the tracer, and reports after it;
-// but a write-back is reported before the real flush, which may evict the lines the report compares.
+// but a write-back is reported before the real flush, which may evict the lines the report compares, and a
+// copy names its destination before it runs, so that its stores find their pages writable.
 // libpmemobj, libpmemlog and libpmemblk persist through libpmem's exported functions (their dynamic
 // symbol tables import pmem_flush, pmem_drain, pmem_memcpy, …), so interposing libpmem covers them.
 #include <dlfcn.h>
