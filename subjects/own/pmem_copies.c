@@ -53,24 +53,24 @@ static void source_bytes(unsigned char* s, size_t n) {
 static void steps(unsigned char* p, const struct route* r) {
   static unsigned char s[16384];
   source_bytes(s, sizeof s);
-  r->copy(p + 3, s, 9000, 0);                                 /* unaligned both ends, three pages */
+  r->copy(p + 3, s, 9000, 0);                                   /* unaligned both ends, three pages */
   r->copy(p + 16384, s + 5, 5000, r->nontemporal | r->nodrain); /* whole lines and a partial last one */
-  p[16384 + 10] = 0x77;                                       /* a plain store into a line it just wrote */
+  p[16384 + 10] = 0x77;                                         /* a plain store into a line it just wrote */
   r->drain();
   r->copy(p + 24640, s + 100, 4096, r->temporal | r->nodrain);
   r->drain();
   r->fill(p + 12000, 0xa5, 3000, 0);
-  r->move(p + 100, p + 3, 6000, 0);                           /* overlapping, the destination above */
-  r->move(p + 16384 - 40, p + 16384, 4000, r->nontemporal);   /* overlapping, the destination below */
+  r->move(p + 100, p + 3, 6000, 0);                         /* overlapping, the destination above */
+  r->move(p + 16384 - 40, p + 16384, 4000, r->nontemporal); /* overlapping, the destination below */
   r->fill(p + 30000, 0, 2000, r->nontemporal | r->nodrain);
   r->drain();
-  r->move(p + 40000, p + 3, 3000, 0);                         /* out of the pool itself */
+  r->move(p + 40000, p + 3, 3000, 0); /* out of the pool itself */
   *(volatile uint32_t*)(p + DONE_AT) = DONE;
   r->persist(p + DONE_AT, 4);
 }
 
 static int run(const char* path, int pmem2) {
-  struct route r = {pmem_memcpy, pmem_memmove, pmem_memset, pmem_drain, pmem_persist,
+  struct route r = {pmem_memcpy,        pmem_memmove,           pmem_memset,        pmem_drain, pmem_persist,
                     PMEM_F_MEM_NODRAIN, PMEM_F_MEM_NONTEMPORAL, PMEM_F_MEM_TEMPORAL};
   unsigned char* p;
   if (!pmem2) {
@@ -115,7 +115,8 @@ static int check(const char* path) {
   steps(expected, &plain);
   for (size_t i = 0; i < sizeof image; ++i)
     if (image[i] != expected[i])
-      return fprintf(stderr, "done, but byte 0x%zx is 0x%02x where the run wrote 0x%02x\n", i, image[i], expected[i]), 1;
+      return fprintf(stderr, "done, but byte 0x%zx is 0x%02x where the run wrote 0x%02x\n", i, image[i], expected[i]),
+             1;
   return 0;
 }
 

@@ -37,6 +37,10 @@ inline std::string read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+inline void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
 // A digest of a file's bytes: a test compares it before and after to prove nothing was overwritten.
 inline uint64_t digest(const std::string& path) {
   std::string bytes = read_all(path);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -75,6 +76,44 @@ TEST(ExecJudges, AHungCheckerIsAFailureAndTheNextImageIsWrittenWhole) {
   EXPECT_FALSE(verdicts[0].consistent);
   EXPECT_NE(verdicts[0].outcome.find("timeout"), std::string::npos) << verdicts[0].outcome;
   EXPECT_TRUE(verdicts[1].consistent) << verdicts[1].outcome << ": " << verdicts[1].output;
+}
+
+// A slot's image file keeps what the last checker left of it, and the next image is written over that: only
+// its pages that differ are written. Whatever a checker does to its image (overwrites a page the next image
+// shares with it, cuts it, removes it, replaces it, extends it), the next checker in that slot must find its
+// own image, byte for byte.
+TEST(ExecJudges, WhateverACheckerDidToItsImageTheNextOneFindsItsOwn) {
+  testing::TempDir dir;
+  JudgeOptions o;
+  o.check =
+      "/bin/sh -c 'cmp -s {} \"$EXPECTED\" || exit 1; case $((PMLAB_CRASH_STATE % 5)) in "
+      "0) printf junk | dd of={} bs=1 seek=5000 conv=notrunc 2>/dev/null;; 1) truncate -s 100 {};; 2) rm {};; "
+      "3) printf junk > {}.new && mv {}.new {};; 4) printf junk >> {};; esac'";
+  o.timeout_s = 30;
+  o.jobs = 1;
+  o.work_dir = dir.path();
+  constexpr size_t kBytes = 3 * 4096;
+  o.files = {ImageFile{"/x/pool", 1, 2, 0, kBytes}};
+  o.image_bytes = kBytes;
+  auto judges = Judges::start(o);
+  ASSERT_TRUE(judges.ok()) << judges.status().message();
+  constexpr int kChecks = 15;
+  std::vector<Verdict> verdicts(kChecks);
+  for (int i = 0; i < kChecks; ++i) {
+    // The first two pages are the same in every image; the last one is the check's own.
+    std::string image(kBytes, 'k');
+    std::fill(image.begin() + 2 * 4096, image.end(), static_cast<char>('a' + i));
+    const std::string expected = dir.file("expected-" + std::to_string(i));
+    testing::write_all(expected, image);
+    Judges::Slot& slot = (*judges)->acquire();
+    std::memcpy(slot.image.data(), image.data(), kBytes);
+    ASSERT_TRUE((*judges)
+                    ->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i), "EXPECTED=" + expected},
+                             [&, i](const Verdict& v) { verdicts[i] = v; })
+                    .ok());
+  }
+  (*judges)->drain();
+  for (int i = 0; i < kChecks; ++i) EXPECT_TRUE(verdicts[i].consistent) << i << ": " << verdicts[i].outcome;
 }
 
 }  // namespace

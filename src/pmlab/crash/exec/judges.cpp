@@ -1,6 +1,8 @@
 #include "pmlab/crash/exec/judges.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +47,63 @@ Status write_span(const std::string& path, const std::byte* data, size_t n) {
   return cut == 0 ? Status{} : errno_status(err, "cannot write the crash image " + path);
 }
 
+}  // namespace
+
+// One image file of a slot, kept open and mapped between checks, so that putting the next image there
+// writes only the pages that differ from what the file holds: the slot's last image, or what its checker
+// left of it (a recovery writes). Reading both costs less than writing every page through the kernel
+// again, which was most of what judging cost pmlab itself.
+class SlotFile {
+ public:
+  ~SlotFile() { unmap(); }
+
+  Status put(const std::string& path, const std::byte* data, size_t n) {
+    struct stat st {};
+    // A checker may have removed or replaced the file: the path is what the next checker opens.
+    if (fd_.get() < 0 || ::stat(path.c_str(), &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+      unmap();
+      fd_ = FileDescriptor(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+      if (fd_.get() < 0 || fstat(fd_.get(), &st) != 0)
+        return errno_status(errno, "cannot write the crash image " + path);
+      dev_ = st.st_dev;
+      ino_ = st.st_ino;
+    } else if (fstat(fd_.get(), &st) != 0) {
+      return errno_status(errno, "cannot write the crash image " + path);
+    }
+    // A tail a checker added goes; a part it cut comes back as zeros, to be compared like any other.
+    if (static_cast<size_t>(st.st_size) != n && ftruncate(fd_.get(), static_cast<off_t>(n)) != 0)
+      return errno_status(errno, "cannot write the crash image " + path);
+    if (n == 0) return {};
+    if (base_ == nullptr || size_ != n) {
+      unmap();
+      void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+      if (p == MAP_FAILED) return errno_status(errno, "cannot map the crash image " + path);
+      base_ = static_cast<std::byte*>(p);
+      size_ = n;
+    }
+    constexpr size_t kPage = 4096;
+    for (size_t at = 0; at < n; at += kPage) {
+      const size_t len = std::min(kPage, n - at);
+      if (std::memcmp(base_ + at, data + at, len) != 0) std::memcpy(base_ + at, data + at, len);
+    }
+    return {};
+  }
+
+ private:
+  void unmap() {
+    if (base_ != nullptr) munmap(base_, size_);
+    base_ = nullptr;
+    size_ = 0;
+  }
+  FileDescriptor fd_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  std::byte* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+namespace {
+
 std::string read_tail(const std::string& path, size_t lines) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
@@ -58,6 +117,8 @@ std::string read_tail(const std::string& path, size_t lines) {
 }
 
 }  // namespace
+
+Judges::Slot::~Slot() = default;
 
 Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
   std::unique_ptr<Judges> j(new Judges(options));
@@ -78,6 +139,7 @@ Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
     fs::create_directories(slot->dir, ec);
     if (ec) return error(Errc::io_error, "cannot create " + slot->dir + ": " + ec.message());
     slot->image.resize(options.image_bytes);
+    for (size_t i = 0; i < options.files.size(); ++i) slot->files.push_back(std::make_unique<SlotFile>());
     j->free_.push_back(slot.get());
     j->slots_.push_back(std::move(slot));
   }
@@ -118,7 +180,7 @@ Status Judges::write_files(const std::vector<std::byte>& image, const std::strin
 Status Judges::submit(Slot& slot, std::vector<std::string> env, std::function<void(const Verdict&)> done) {
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
-    if (Status s = write_span(image_path(slot, i), slot.image.data() + f.base, f.size); !s) {
+    if (Status s = slot.files[i]->put(image_path(slot, i), slot.image.data() + f.base, f.size); !s) {
       std::lock_guard lock(mutex_);
       free_.push_back(&slot);
       changed_.notify_all();

@@ -1,7 +1,7 @@
 // The user's checker, judging crash images in parallel: a fixed set of slots, each a directory holding one
 // image of every persistent file; the campaign builds an image into a free slot and hands it over, a
 // worker thread runs the checker on it and reports the verdict. A checker that writes to its image (PMDK's
-// recovery does) changes only its slot's copy, which the next image overwrites whole.
+// recovery does) changes only its slot's copy, which the next image overwrites.
 #pragma once
 
 #include <condition_variable>
@@ -39,6 +39,8 @@ struct JudgeOptions {
 // crash state, and pass every one.
 Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files);
 
+class SlotFile;
+
 class Judges {
  public:
   struct Slot {
@@ -47,6 +49,8 @@ class Judges {
     std::vector<std::byte> image;  // the whole image, files at their bases
     std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
     std::function<void(const Verdict&)> done;
+    std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `dir`
+    ~Slot();                                       // where SlotFile is complete
   };
 
   static Result<std::unique_ptr<Judges>> start(const JudgeOptions& options);
