@@ -51,8 +51,7 @@ Status write_span(const std::string& path, const std::byte* data, size_t n) {
 
 // One image file of a slot, kept open and mapped between checks, so that putting the next image there
 // writes only the pages that differ from what the file holds: the slot's last image, or what its checker
-// left of it (a recovery writes). Reading both costs less than writing every page through the kernel
-// again, which was most of what judging cost pmlab itself.
+// left of it (a recovery writes). Reading both costs less than writing every page through the kernel.
 class SlotFile {
  public:
   ~SlotFile() { unmap(); }
