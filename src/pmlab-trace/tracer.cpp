@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -139,18 +140,13 @@ namespace {
 void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, off_t offset, size_t length) {
   static const std::byte zeros[kPageBytes] = {};
   auto take = [&](size_t off, const std::byte* page) {
-    if (std::memcmp(page, zeros, kPageBytes) == 0) return;
+    const trace::BasePageRecord record{r.id, 0, off, changed_lines(page, zeros, kPageBytes / kLineBytes)};
+    if (record.lines == 0) return;
     std::memcpy(r.shadow + off, page, kPageBytes);
-    trace::BasePageRecord record{r.id, 0, off, 0};
     std::byte lines[kPageBytes];
     size_t kept = 0;
-    for (uint32_t k = 0; k < kPageBytes / kLineBytes; ++k) {
-      const std::byte* line = page + size_t{k} * kLineBytes;
-      if (std::memcmp(line, zeros, kLineBytes) == 0) continue;
-      record.lines |= uint64_t{1} << k;
-      std::memcpy(lines + kept, line, kLineBytes);
-      kept += kLineBytes;
-    }
+    for (uint64_t rest = record.lines; rest != 0; rest &= rest - 1, kept += kLineBytes)
+      std::memcpy(lines + kept, page + size_t(std::countr_zero(rest)) * kLineBytes, kLineBytes);
     t.file.append(trace::Kind::base_page, 0, &record, sizeof record, lines, kept);
   };
   if (S_ISCHR(st.st_mode)) {

@@ -291,16 +291,6 @@ void each_protected_page(Tracer& t, uintptr_t from, uintptr_t to, F&& f) {
 
 }  // namespace
 
-void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to) {
-  each_protected_page(t, from, to, [&](Region& r, size_t index) {
-    ++r.kernel_stores[index];
-    if (r.unprotected[index]) return;
-    const uintptr_t page = r.begin + index * kPageBytes;
-    mark_written(t, r, page);
-    lift(t, page);
-  });
-}
-
 void will_store(Tracer& t, uintptr_t from, uintptr_t to) {
   if (t.tracking != trace::WriteTracking::signals && t.tracking != trace::WriteTracking::faults) return;
   uintptr_t run = 0, run_end = 0;  // the protected pages met so far, not lifted yet
@@ -315,6 +305,11 @@ void will_store(Tracer& t, uintptr_t from, uintptr_t to) {
     run_end = page + kPageBytes;
   });
   if (run != run_end) lift(t, run, run_end - run);
+}
+
+void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to) {
+  each_protected_page(t, from, to, [](Region& r, size_t index) { ++r.kernel_stores[index]; });
+  will_store(t, from, to);
 }
 
 void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to) {
@@ -354,6 +349,9 @@ uint64_t changed_lines_words(const std::byte* a, const std::byte* b, size_t line
     changed |= uint64_t{std::memcmp(a + k * kLineBytes, b + k * kLineBytes, kLineBytes) != 0} << k;
   return changed;
 }
+
+}  // namespace
+
 uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines) {
   static const bool avx2 = [] {
     __builtin_cpu_init();
@@ -361,6 +359,8 @@ uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines) {
   }();
   return avx2 ? changed_lines_avx2(a, b, lines) : changed_lines_words(a, b, lines);
 }
+
+namespace {
 
 // Records the changed lines among the `lines` (at most 64) from `from`; true when there were any.
 bool record_changed(Tracer& t, const Region& r, uintptr_t from, size_t lines, trace::LineHow how) {

@@ -15,6 +15,8 @@ namespace pmlab_trace::detail {
 // Write-protects a new region (opening the userfaultfd on first use); false when it cannot, and the region
 // is then compared whole at every capture (t.uffd_problem says why).
 bool protect(Tracer& t, Region& r);
+// Bit k: line k of the `lines` (at most 64) lines at `a` differs from line k at `b`.
+uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines);
 // Records the lines of [from, to) (line-aligned, inside r) that changed since last recorded.
 void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, trace::LineHow how);
 // Records that the line at `line` now holds `bytes` (its 64 bytes in memory, when null).
