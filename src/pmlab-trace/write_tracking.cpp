@@ -1,5 +1,6 @@
 #include "pmlab-trace/write_tracking.hpp"
 
+#include "pmlab-trace/line_compare.hpp"
 #include "pmlab-trace/real.hpp"
 
 #include <linux/userfaultfd.h>
@@ -7,8 +8,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-
-#include <immintrin.h>
 
 #include <bit>
 #include <cerrno>
@@ -327,37 +326,12 @@ void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how,
   std::memcpy(r.shadow + (line - r.begin), rec.bytes, kLineBytes);
 }
 
-namespace {
-
-// Bit k: line k of the `lines` (at most 64) lines at `a` differs from line k at `b`. Every page a capture
-// compares is read once, whole, and its changed lines come out of the same pass; with AVX2 the pass is as
-// fast as memcmp's, which would stop at the first difference and leave the lines to a second pass.
-__attribute__((target("avx2"))) uint64_t changed_lines_avx2(const std::byte* a, const std::byte* b, size_t lines) {
-  uint64_t changed = 0;
-  for (size_t k = 0; k < lines; ++k) {
-    const auto* x = reinterpret_cast<const __m256i*>(a + k * kLineBytes);
-    const auto* y = reinterpret_cast<const __m256i*>(b + k * kLineBytes);
-    const __m256i d = _mm256_or_si256(_mm256_xor_si256(_mm256_loadu_si256(x), _mm256_loadu_si256(y)),
-                                      _mm256_xor_si256(_mm256_loadu_si256(x + 1), _mm256_loadu_si256(y + 1)));
-    changed |= uint64_t{_mm256_testz_si256(d, d) == 0} << k;
-  }
-  return changed;
-}
-uint64_t changed_lines_words(const std::byte* a, const std::byte* b, size_t lines) {
-  uint64_t changed = 0;
-  for (size_t k = 0; k < lines; ++k)
-    changed |= uint64_t{std::memcmp(a + k * kLineBytes, b + k * kLineBytes, kLineBytes) != 0} << k;
-  return changed;
-}
-
-}  // namespace
-
 uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines) {
   static const bool avx2 = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
   }();
-  return avx2 ? changed_lines_avx2(a, b, lines) : changed_lines_words(a, b, lines);
+  return avx2 ? changed_lines_avx2(a, b, lines) : changed_lines_memcmp(a, b, lines);
 }
 
 namespace {
