@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "../../support/temp_dir.hpp"
+#include "../../support/trace_builder.hpp"
 
 namespace pmlab::crash::exec {
 namespace {
@@ -33,6 +34,43 @@ TEST(StartingFiles, TheBirthCutoffSeparatesFilesMadeJustBeforeAndJustAfter) {
     EXPECT_LE(birth_ns(before), cutoff) << round;
     EXPECT_GT(birth_ns(after), cutoff) << round;
   }
+}
+
+// A file that existed before the run gets its first-mapped pages and size back. A device (device DAX, here
+// /dev/null in its place) is left as it is, with a note that says so: ftruncate and write(2) would fail on
+// device DAX, and an error there would stop every domain's run after the first.
+TEST(StartingFiles, AFileGetsItsPagesBackAndADeviceIsLeftWithANote) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("pool");
+  testing::write_all(pool, std::string(trace::kPageBytes, 'a'));
+  struct stat file {
+  }, device{};
+  ASSERT_EQ(::stat(pool.c_str(), &file), 0);
+  ASSERT_EQ(::stat("/dev/null", &device), 0);
+  auto parsed = TraceFile::parse(testing::TraceBuilder()
+                                     .region(0, trace::kPageBytes, pool, trace::kPageBytes, file.st_dev, file.st_ino)
+                                     .base_page(0, 0, 'a')
+                                     .region(1, trace::kPageBytes, "/dev/null", 0, device.st_dev, device.st_ino)
+                                     .base_page(1, 0, 'd')
+                                     .exit()
+                                     .bytes());
+  ASSERT_TRUE(parsed) << parsed.status().message();
+  const StartingFiles files = StartingFiles::of(*parsed, birth_ns(pool) < 0 ? 0 : birth_ns(pool) + 1);
+  ASSERT_EQ(files.files().size(), 2u);
+  EXPECT_EQ(files.files()[0].action, StartingFiles::Action::put_back);
+  EXPECT_EQ(files.files()[1].action, StartingFiles::Action::leave);
+
+  testing::write_all(pool, std::string(trace::kPageBytes, 'b') + "tail the run appended");
+  auto notes = files.restore(*parsed);
+  ASSERT_TRUE(notes) << notes.status().message();
+  std::ifstream in(pool);
+  const std::string restored((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(restored, std::string(trace::kPageBytes, 'a'));
+  ASSERT_EQ(notes->size(), 2u);
+  EXPECT_EQ((*notes)[0],
+            "left /dev/null as it is: it is a device (device DAX), which is not put back (--setup can "
+            "recreate it)");
+  EXPECT_EQ((*notes)[1], "put " + pool + " back as the first traced run found it (1 page(s) rewritten)");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ constexpr size_t kPage = trace::kPageBytes;
 
 struct Identity {
   bool exists = false;
+  bool is_device = false;  // a character or block device: device DAX
   uint64_t device = 0, inode = 0;
   bool birth_known = false;
   int64_t birth_ns = 0;
@@ -28,8 +29,9 @@ struct Identity {
 Identity identify(const std::string& path) {
   Identity id;
   struct statx st {};
-  if (statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &st) != 0) return id;
+  if (statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO | STATX_BTIME, &st) != 0) return id;
   id.exists = true;
+  id.is_device = S_ISCHR(st.stx_mode) || S_ISBLK(st.stx_mode);
   id.device = makedev(st.stx_dev_major, st.stx_dev_minor);
   id.inode = st.stx_ino;
   id.birth_known = (st.stx_mask & STATX_BTIME) != 0;
@@ -79,6 +81,11 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
     } else if (now.device != r.device || now.inode != r.inode) {
       f.action = Action::leave;
       f.why = "the first traced run replaced it with another file";
+    } else if (now.is_device) {
+      // A device has no size to give back, and device DAX takes neither write(2) nor ftruncate: its pages
+      // could come back only through a mapping, which no device here could test.
+      f.action = Action::leave;
+      f.why = "it is a device (device DAX), which is not put back";
     } else if (now.birth_known && now.birth_ns > cutoff_ns) {
       f.action = Action::remove;
     }

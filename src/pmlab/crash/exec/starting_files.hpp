@@ -37,7 +37,7 @@ class StartingFiles {
   enum class Action {
     put_back,  // it existed before the run: its size and first-mapped pages come back
     remove,    // the run created it (born after the run began)
-    leave,     // gone, or replaced by another file at its path: the trace cannot tell what to bring back
+    leave,     // gone, replaced by another file at its path (the trace cannot tell what to bring back), or a device
   };
   struct File {
     std::string path;
