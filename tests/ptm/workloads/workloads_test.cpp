@@ -87,6 +87,44 @@ TYPED_TEST(PtmWorkloads, EveryWorkloadKeepsItsInvariants) {
   }
 }
 
+// A check that passes whatever it is given proves nothing: damage made behind each structure workload's
+// back, through a second binding of its structure, must fail its check.
+template <template <class> class W, template <class> class S, class P, class Damage>
+std::string check_after(P& ptm, const workloads::Config& c, Damage&& damage) {
+  W<P> w;
+  EXPECT_TRUE(w.load(ptm, c).ok());
+  workloads::PtmStructure<P, S> behind(ptm, W<P>::kRoot, workloads::word_values(2 * c.records));
+  Status recovered = behind.recover(ptm);
+  EXPECT_TRUE(recovered.ok()) << recovered.message();
+  behind.run(ptm, 0, damage);
+  const Status st = w.check(ptm);
+  return st.ok() ? "passed" : st.message();
+}
+
+TYPED_TEST(PtmWorkloads, StructureWorkloadChecksFailOnDamage) {
+  workloads::Config c;
+  c.records = 500;
+  Memory m(8 << 20, 1, 1 << 20);
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    const std::string why = check_after<workloads::BPTree, ds::BPTree>(p, c, [](auto& t) { (void)t.remove(0, 0); });
+    EXPECT_EQ(why, "bptree: loaded key 0 is missing or holds a foreign value");
+  }
+  {
+    TypeParam p(m.regions(), m.options());
+    ASSERT_TRUE(p.format().ok());
+    // records + 1 keys outside the key space [0, 2 * records): one more than it holds in all.
+    const std::string why = check_after<workloads::HashMap, ds::Hashtable>(p, c, [&](auto& h) {
+      for (uint64_t k = 2 * c.records; k < 3 * c.records + 1; ++k) {
+        uint64_t v = k;
+        ASSERT_TRUE(h.insert(k, 0, workloads::word_bytes(v)));
+      }
+    });
+    EXPECT_EQ(why, "hashmap: 1001 keys from a key space of 1000");
+  }
+}
+
 TEST(PmdkObjPtm, EveryWorkloadKeepsItsInvariants) {
   if (!pmdk::ObjPtm::available()) GTEST_SKIP() << "built without libpmemobj";
   setenv("PMEM_IS_PMEM_FORCE", "1", 0);

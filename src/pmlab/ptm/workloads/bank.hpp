@@ -18,8 +18,6 @@ template <class P>
 class Bank : public WordArrayWorkload {
  public:
   static constexpr const char* kName = "bank";
-  // Records a run loads (config.records), in a full sweep and in a quick one.
-  static constexpr uint64_t kRecords = 1 << 20, kQuickRecords = 1 << 16;
 
   Status load(P& ptm, const Config& c) {
     return load_words(

@@ -4,7 +4,6 @@
 // transaction is one structure operation, splits included: a lookup (lookup_pct) or an upsert.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "pmlab/common/status.hpp"
@@ -21,8 +20,6 @@ class BPTree : public StructureWorkload<P, ds::BPTree> {
 
  public:
   static constexpr const char* kName = "bptree";
-  // Records a run loads (config.records), in a full sweep and in a quick one.
-  static constexpr uint64_t kRecords = 1 << 17, kQuickRecords = 1 << 14;
   static constexpr int kRoot = 9;  // holds the tree's header
 
   // Every other key, in a scrambled order so the tree is not built by appends alone.
@@ -47,16 +44,13 @@ class BPTree : public StructureWorkload<P, ds::BPTree> {
     Status st;
     const uint64_t keys = this->keys_;
     this->s_->run(ptm, 0, [&](Structure& t) {
-      st = t.check();
+      st = this->check_structure(t, kName);
       for (uint64_t k = 0; st.ok() && k < keys; k += 2) {
         uint64_t v = 0;
         if (!t.read(k, 0, word_bytes(v)) || (v != k && v != k + 1))
           st = error(Errc::corrupted,
                      "bptree: loaded key " + std::to_string(k) + " is missing or holds a foreign value");
       }
-      if (st.ok() && t.count() > keys)
-        st = error(Errc::corrupted,
-                   "bptree: " + std::to_string(t.count()) + " keys from a key space of " + std::to_string(keys));
     });
     return st;
   }

@@ -5,9 +5,6 @@
 // insert or a remove with equal odds.
 #pragma once
 
-#include <optional>
-#include <string>
-
 #include "pmlab/common/status.hpp"
 #include "pmlab/ds/hashtable/hashtable.hpp"
 #include "pmlab/ptm/workloads/tx_arena.hpp"
@@ -22,8 +19,6 @@ class HashMap : public StructureWorkload<P, ds::Hashtable> {
 
  public:
   static constexpr const char* kName = "hashmap";
-  // Records a run loads (config.records), in a full sweep and in a quick one.
-  static constexpr uint64_t kRecords = 1 << 17, kQuickRecords = 1 << 14;
   static constexpr int kRoot = 6;  // holds the map's header
 
   // Every other key of the key space; create() gets the initial keys: the bucket count.
@@ -46,13 +41,7 @@ class HashMap : public StructureWorkload<P, ds::Hashtable> {
 
   Status check(P& ptm) {
     Status st;
-    const uint64_t keys = this->keys_;
-    this->s_->run(ptm, 0, [&](Structure& m) {
-      st = m.check();
-      if (st.ok() && m.count() > keys)
-        st = error(Errc::corrupted,
-                   "hashmap: " + std::to_string(m.count()) + " keys from a key space of " + std::to_string(keys));
-    });
+    this->s_->run(ptm, 0, [&](Structure& m) { st = this->check_structure(m, kName); });
     return st;
   }
 };

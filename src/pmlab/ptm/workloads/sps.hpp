@@ -14,8 +14,6 @@ template <class P>
 class Sps : public WordArrayWorkload {
  public:
   static constexpr const char* kName = "sps";
-  // Records a run loads (config.records), in a full sweep and in a quick one.
-  static constexpr uint64_t kRecords = 1 << 20, kQuickRecords = 1 << 16;
 
   Status load(P& ptm, const Config& c) {
     swaps_ = c.swaps;

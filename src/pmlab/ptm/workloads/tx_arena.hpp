@@ -247,6 +247,8 @@ class StructureWorkload {
   static ds::Options options(const Config& c) { return word_values(2 * c.records); }
 
  public:
+  // Records a run loads (config.records), in a full sweep and in a quick one.
+  static constexpr uint64_t kRecords = 1 << 17, kQuickRecords = 1 << 14;
   // The ds arena's bound for every key of the key space present (its blocks are no smaller than the PTM
   // heap's), and room for the heap's own bookkeeping.
   static uint64_t heap_bytes(const Config& c) { return Structure::bytes_needed(options(c)) + (1 << 20); }
@@ -270,6 +272,15 @@ class StructureWorkload {
       });
     }
     if (!ok) return error(Errc::no_space, std::string(name) + ": heap too small");
+    return Status::success();
+  }
+
+  // The structure's own invariants, and no more keys than the key space holds.
+  Status check_structure(Structure& s, const char* name) const {
+    PMLAB_TRY(s.check());
+    if (s.count() > keys_)
+      return error(Errc::corrupted, std::string(name) + ": " + std::to_string(s.count()) +
+                                        " keys from a key space of " + std::to_string(keys_));
     return Status::success();
   }
 

@@ -48,6 +48,8 @@ inline const std::byte* word_bytes(const uint64_t& w) noexcept { return reinterp
 // (length), and a heap bound of the array plus the heap's own bookkeeping.
 class WordArrayWorkload {
  public:
+  // Records a run loads (config.records), in a full sweep and in a quick one.
+  static constexpr uint64_t kRecords = 1 << 20, kQuickRecords = 1 << 16;
   static uint64_t heap_bytes(const Config& c) { return c.records * 8 + (1 << 20); }
 
  protected:
