@@ -21,7 +21,6 @@ const CaseRegistration ok_case{CaseDef{
     .summary = "writes one line per op",
     .params = {std_params::medium({"dram", "pool"}), std_params::threads({"1"})},
     .region_bytes = [](const Params&) { return uint64_t{1} << 20; },
-    .redundant = {},
     .body =
         [](RunContext& ctx) {
           ctx.set_bytes_per_op(64);
@@ -41,8 +40,6 @@ const CaseRegistration failing_case{CaseDef{
     .name = "broken",
     .summary = "always throws",
     .params = {},
-    .region_bytes = {},
-    .redundant = {},
     .body = [](RunContext&) { throw std::runtime_error("deliberate failure"); },
 }};
 
@@ -76,8 +73,6 @@ const CaseRegistration leaky_case{CaseDef{
     .name = "leaky",
     .summary = "sets PMEM_NO_FLUSH and leaves it",
     .params = {},
-    .region_bytes = {},
-    .redundant = {},
     .body = [](RunContext&) { setenv("PMEM_NO_FLUSH", "1", 1); },
 }};
 

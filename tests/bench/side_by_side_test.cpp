@@ -40,13 +40,7 @@ TEST(PhaseOrders, EveryContenderFollowsEveryOtherEquallyOften) {
 // What interleave sums per contender are the timed operations and their persistence instructions only:
 // the warm-up's and the maintenance's instructions stay out, so counters[c] / ops[c] is one operation's.
 TEST(SideBySide, InterleaveSumsEachContendersOpsAndCountersOverRoundsAndThreads) {
-  const CaseDef def{.suite = "test",
-                    .name = "interleave",
-                    .summary = {},
-                    .params = {},
-                    .region_bytes = {},
-                    .redundant = {},
-                    .body = {}};
+  const CaseDef def{.suite = "test", .name = "interleave", .summary = {}, .params = {}, .body = {}};
   const Params params;
   RunRecord record;
   const persist::Persister persister = persist::Persister::volatile_memory();
@@ -89,13 +83,7 @@ TEST(SideBySide, InterleaveSumsEachContendersOpsAndCountersOverRoundsAndThreads)
 // A contender on fewer threads than the run's: only threads 0 … n-1 run its phases, and its step before
 // each phase runs while no operation of any contender is under way.
 TEST(SideBySide, AContenderOnFewerThreadsRunsAloneAfterItsStep) {
-  const CaseDef def{.suite = "test",
-                    .name = "interleave",
-                    .summary = {},
-                    .params = {},
-                    .region_bytes = {},
-                    .redundant = {},
-                    .body = {}};
+  const CaseDef def{.suite = "test", .name = "interleave", .summary = {}, .params = {}, .body = {}};
   const Params params;
   RunRecord record;
   const persist::Persister persister = persist::Persister::volatile_memory();

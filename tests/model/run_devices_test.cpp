@@ -22,7 +22,6 @@ const bench::CaseRegistration persist_case{bench::CaseDef{
     .params = {bench::std_params::medium({"dram", "pool"}),
                bench::std_params::choice("domain", "adr only", {"adr"}, {"adr"})},
     .region_bytes = [](const bench::Params&) { return uint64_t{1} << 20; },
-    .redundant = {},
     .body =
         [](bench::RunContext& ctx) {
           ctx.set_bytes_per_op(64);

@@ -40,9 +40,9 @@ struct CaseDef {
   std::string summary;
   std::vector<ParamSpec> params;
   // Bytes of medium the run needs at `params` (0: the case uses no medium).
-  std::function<uint64_t(const Params&)> region_bytes;
+  std::function<uint64_t(const Params&)> region_bytes = nullptr;
   // A reason when this point of the sweep duplicates another (it is then left out of the sweep).
-  std::function<std::optional<std::string>(const Params&)> redundant;
+  std::function<std::optional<std::string>(const Params&)> redundant = nullptr;
   std::function<void(RunContext&)> body;
   // Repetitions under --quick of the points whose numbers are compared with each other's (a share or a
   // target ratio computed from two runs needs an interval); null or 0: the runner's default

@@ -411,7 +411,6 @@ const CaseRegistration registration{CaseDef{
     .params = {std_params::choice("medium", "pool: the library's objects are pool files", {"pool"}, {"pool"}),
                std_params::threads({"1", "2"}, {"1"})},
     .region_bytes = [](const Params&) { return uint64_t{1} << 20; },
-    .redundant = {},
     .body = body,
 }};
 

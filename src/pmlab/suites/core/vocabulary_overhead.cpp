@@ -163,7 +163,6 @@ const CaseRegistration registration{CaseDef{
                std_params::size("size", "bytes persisted per operation (a multiple of 64)", {"64", "256", "4K"},
                                 {"64", "4K"}, 64, 1 << 20)},
     .region_bytes = [](const Params&) { return uint64_t{64} << 20; },
-    .redundant = {},
     .body = body,
 }};
 

@@ -176,8 +176,6 @@ const CaseRegistration registration{CaseDef{
                    {"btree", "rbtree"}, {"btree"}),
                std_params::integer("inserts", "keys the traced program inserts", {"2000"}, {"200"}, 1, 1 << 20),
                std_params::integer("budget", "crash states of the crash test", {"400"}, {"100"}, 1, 1 << 24)},
-    .region_bytes = {},
-    .redundant = {},
     .body = body,
 }};
 

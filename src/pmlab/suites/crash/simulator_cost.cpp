@@ -94,8 +94,6 @@ const CaseRegistration registration{CaseDef{
                                   {"line", "word", "byte"}, {"line", "word", "byte"}, {"line"}),
                std_params::integer("ops", "operations in the stream", {"256"}, {"64"}, 1, 1 << 20),
                std_params::integer("budget", "crash states to check", {"4000"}, {"300"}, 1, 1 << 24)},
-    .region_bytes = {},
-    .redundant = {},
     .body = body,
 }};
 

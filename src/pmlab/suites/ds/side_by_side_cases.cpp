@@ -228,7 +228,6 @@ const CaseRegistration vs_pmdk_case{CaseDef{
                                 {"3"}, {"3"}, 1, 8)},
     // Every copy lives in a file of its own: from the run's pool only the directory (one page).
     .region_bytes = [](const Params&) -> uint64_t { return 4096; },
-    .redundant = {},
     .body = vs_pmdk_body,
 }};
 
@@ -250,7 +249,6 @@ const CaseRegistration vs_one_thread_case{CaseDef{
                  return t;
                }()},
     .region_bytes = [](const Params& p) { return region_bytes(persist_point(p)); },
-    .redundant = {},
     .body = vs_one_thread_body,
 }};
 

@@ -104,7 +104,6 @@ const CaseRegistration registration{CaseDef{
                                 set_sweep(4), 64, 1LL << 40),
                std_params::threads({"1"}, {"1"})},
     .region_bytes = [](const Params& p) { return p.size("wss"); },
-    .redundant = {},
     .body = body,
 }};
 

@@ -52,7 +52,6 @@ const CaseRegistration registration{CaseDef{
                                   {"same", "spread"}, {"same", "spread"}),
                std_params::threads({"1"}, {"1"})},
     .region_bytes = stream_region_bytes,
-    .redundant = {},
     .body = body,
 }};
 

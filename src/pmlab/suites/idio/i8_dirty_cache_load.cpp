@@ -76,7 +76,6 @@ const CaseRegistration registration{CaseDef{
                std_params::threads({"1"}, {"1"})},
     .region_bytes =
         [](const Params& p) { return 2 * dirty_bytes() + static_cast<uint64_t>(p.integer("threads")) * 4096; },
-    .redundant = {},
     .body = body,
 }};
 

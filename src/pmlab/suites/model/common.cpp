@@ -15,8 +15,6 @@ bench::CaseDef model_case(std::string name, std::string summary, std::vector<ben
       .name = std::move(name),
       .summary = std::move(summary),
       .params = std::move(params),
-      .region_bytes = {},
-      .redundant = {},
       .body = std::move(body),
   };
 }

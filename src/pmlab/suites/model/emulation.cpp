@@ -242,7 +242,6 @@ const CaseRegistration registration{CaseDef{
                                   {"adr"}),
                std_params::flush({"auto"})},
     .region_bytes = [](const Params&) { return kHotBytes + stream_span(); },
-    .redundant = {},
     .body = body,
     // Its two targets are judged from intervals, as every target is, even in a quick run.
     .quick_repetitions = [](const Params&) { return 3; },

@@ -162,7 +162,6 @@ const CaseRegistration log_registration{CaseDef{
                std_params::size("size", "payload bytes per entry", {"64", "128", "256"}, {}, 1, 1 << 20),
                std_params::threads({"1", "2"})},
     .region_bytes = [](const Params& p) { return 2 * zero_log_bytes(p) + kBarrierSpan; },
-    .redundant = {},
     .body = log_target,
 }};
 
