@@ -449,42 +449,28 @@ class ConcurrentPtmSubject final : public PtmSubjectBase<P, true> {
   }
 };
 
-const crash::SubjectRegistration undo_subject{
-    crash::SubjectInfo{"ptm.undo",
-                       "undo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
-                       {persist::Domain::adr, persist::Domain::eadr},
-                       false,
-                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm>>(o); }}};
-const crash::SubjectRegistration redo_subject{
-    crash::SubjectInfo{"ptm.redo",
-                       "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free",
-                       {persist::Domain::adr, persist::Domain::eadr},
-                       false,
-                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm>>(o); }}};
-const crash::SubjectRegistration redo_one_slot{crash::SubjectInfo{
-    "ptm.redo-one-slot",
-    "redo-logging PTM with one log slot (one thread: no ownership records), the same stream",
-    {persist::Domain::adr, persist::Domain::eadr},
-    false,
-    [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, true, 1>>(o); }}};
-const crash::SubjectRegistration redo_concurrent{crash::SubjectInfo{
-    "ptm.redo-threads",
-    "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots",
-    {persist::Domain::adr, persist::Domain::eadr},
-    false,
-    [](const crash::SubjectOptions& o) { return std::make_unique<ConcurrentPtmSubject<RedoPtm>>(o); }}};
-const crash::SubjectRegistration undo_unlogged{
-    crash::SubjectInfo{"ptm.broken.undo-unlogged",
-                       "BROKEN: undo PTM with logging switched off (the breakdown's no-log point)",
-                       {persist::Domain::adr, persist::Domain::eadr},
-                       true,
-                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<UndoPtm, false>>(o); }}};
-const crash::SubjectRegistration redo_unlogged{
-    crash::SubjectInfo{"ptm.broken.redo-unlogged",
-                       "BROKEN: redo PTM with logging switched off (applies in place without a log)",
-                       {persist::Domain::adr, persist::Domain::eadr},
-                       true,
-                       [](const crash::SubjectOptions& o) { return std::make_unique<PtmSubject<RedoPtm, false>>(o); }}};
+// A subject S that claims both domains.
+template <class S>
+crash::SubjectInfo info(std::string name, std::string description, bool deliberately_broken = false) {
+  return {std::move(name),
+          std::move(description),
+          {persist::Domain::adr, persist::Domain::eadr},
+          deliberately_broken,
+          [](const crash::SubjectOptions& o) { return std::make_unique<S>(o); }};
+}
+
+const crash::SubjectRegistration undo_subject{info<PtmSubject<UndoPtm>>(
+    "ptm.undo", "undo-logging PTM: transfers, swaps, queue moves with transactional alloc/free")};
+const crash::SubjectRegistration redo_subject{info<PtmSubject<RedoPtm>>(
+    "ptm.redo", "redo-logging PTM: transfers, swaps, queue moves with transactional alloc/free")};
+const crash::SubjectRegistration redo_one_slot{info<PtmSubject<RedoPtm, true, 1>>(
+    "ptm.redo-one-slot", "redo-logging PTM with one log slot (one thread: no ownership records), the same stream")};
+const crash::SubjectRegistration redo_concurrent{info<ConcurrentPtmSubject<RedoPtm>>(
+    "ptm.redo-threads", "redo-logging PTM, two threads interleaving conflicting transactions on their own log slots")};
+const crash::SubjectRegistration undo_unlogged{info<PtmSubject<UndoPtm, false>>(
+    "ptm.broken.undo-unlogged", "undo PTM with logging switched off (the breakdown's no-log point)", true)};
+const crash::SubjectRegistration redo_unlogged{info<PtmSubject<RedoPtm, false>>(
+    "ptm.broken.redo-unlogged", "redo PTM with logging switched off (applies in place without a log)", true)};
 
 }  // namespace
 }  // namespace pmlab::ptm
