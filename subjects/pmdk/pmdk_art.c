@@ -60,9 +60,9 @@ static void usage(const char* prog) {
 }
 
 static PMEMobjpool* open_pool(const char* path, int create) {
-  PMEMobjpool* pop =
-      create ? pmemobj_create(path, ART_SUBJECT_LAYOUT, subject_pool_size(label, "PMDK_ART_POOL_SIZE"), 0666)
-             : pmemobj_open(path, ART_SUBJECT_LAYOUT);
+  PMEMobjpool* pop = create ? pmemobj_create(path, ART_SUBJECT_LAYOUT,
+                                             subject_pool_size(label, "PMDK_ART_POOL_SIZE", PMEMOBJ_MIN_POOL), 0666)
+                            : pmemobj_open(path, ART_SUBJECT_LAYOUT);
   if (!pop)
     subject_fail(SUBJECT_NO_POOL, label, "cannot %s pool %s: %s", create ? "create" : "open", path, pmemobj_errormsg());
   return pop;
@@ -350,9 +350,7 @@ static int cmd_check(const char* path, uint64_t n, uint64_t seed, enum art_key_f
 }
 
 int main(int argc, char* argv[]) {
-  const char* prog = argc > 0 ? argv[0] : "pmdk-art";
-  const char* base = strrchr(prog, '/');
-  base = base ? base + 1 : prog;
+  const char* base = subject_program_name(argc, argv, "pmdk-art");
   if (argc < 3) usage(base);
   const char* cmd = argv[1];
   const char* path = argv[2];

@@ -107,7 +107,8 @@ static PMEMobjpool* open_pool(const struct subject_map_type* type, const char* p
   char layout[64];
   subject_map_layout(type, layout, sizeof(layout));
   PMEMobjpool* pop;
-  if (create) pop = pmemobj_create(path, layout, subject_pool_size(label, "PMDK_MAP_POOL_SIZE"), 0666);
+  if (create)
+    pop = pmemobj_create(path, layout, subject_pool_size(label, "PMDK_MAP_POOL_SIZE", PMEMOBJ_MIN_POOL), 0666);
   else pop = pmemobj_open(path, layout);
   if (!pop)
     subject_fail(SUBJECT_NO_POOL, label, "cannot %s pool %s: %s", create ? "create" : "open", path, pmemobj_errormsg());
@@ -389,9 +390,7 @@ static int cmd_check(const struct subject_map_type* type, const char* path, uint
 }
 
 int main(int argc, char* argv[]) {
-  const char* prog = argc > 0 ? argv[0] : "pmdk-map";
-  const char* base = strrchr(prog, '/');
-  base = base ? base + 1 : prog;
+  const char* base = subject_program_name(argc, argv, "pmdk-map");
   if (argc < 4) usage(base);
   const struct subject_map_type* type = subject_map_type_find(argv[1]);
   if (!type) {

@@ -145,13 +145,18 @@ int subject_parse_size(const char* text, size_t* out) {
   return 0;
 }
 
-size_t subject_pool_size(const char* prog, const char* var) {
+const char* subject_program_name(int argc, char* argv[], const char* fallback) {
+  const char* prog = argc > 0 ? argv[0] : fallback;
+  const char* slash = strrchr(prog, '/');
+  return slash ? slash + 1 : prog;
+}
+
+size_t subject_pool_size(const char* prog, const char* var, size_t min) {
   const char* text = getenv(var);
-  if (!text || !*text) return PMEMOBJ_MIN_POOL;
+  if (!text || !*text) return min;
   size_t size;
-  if (subject_parse_size(text, &size) || size < PMEMOBJ_MIN_POOL)
-    subject_fail(SUBJECT_USAGE, prog, "%s=%s: a pool size of at least %zu bytes (e.g. 64M) expected", var, text,
-                 (size_t)PMEMOBJ_MIN_POOL);
+  if (subject_parse_size(text, &size) || size < min)
+    subject_fail(SUBJECT_USAGE, prog, "%s=%s: a pool size of at least %zu bytes (e.g. 64M) expected", var, text, min);
   return size;
 }
 

@@ -75,11 +75,14 @@ int64_t subject_objects_type(const struct subject_objects* set, uint64_t off);
 size_t subject_objects_count_type(const struct subject_objects* set, uint64_t type);
 void subject_objects_free(struct subject_objects* set);
 
+/* The name the program was run by, without its directory (`fallback` when argv has none). */
+const char* subject_program_name(int argc, char* argv[], const char* fallback);
 /* Command-line numbers: a decimal or 0x count/seed; a size with an optional K, M or G suffix (binary). */
 int subject_parse_u64(const char* text, uint64_t* out);
 int subject_parse_size(const char* text, size_t* out);
-/* The pool size from environment variable `var`, or PMEMOBJ_MIN_POOL; exits 2 on a bad value. */
-size_t subject_pool_size(const char* prog, const char* var);
+/* The pool size from environment variable `var`, or `min` (the library's smallest pool); exits 2 on a bad
+ * value or one below `min`. */
+size_t subject_pool_size(const char* prog, const char* var, size_t min);
 int subject_file_exists(const char* path);
 /* 1 when environment variable `var` is set to 0: a switch that is on by default. */
 int subject_env_is_off(const char* var);

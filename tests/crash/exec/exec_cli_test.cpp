@@ -288,11 +288,12 @@ TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   EXPECT_EQ(m.second, w.second);
 }
 
-// PMDK's example maps (subjects/pmdk), unmodified and with planted bugs: libpmemobj's persistence reaches
-// the runtime through libpmem, and the unmodified checker (PMDK's recovery, the map's check) judges.
-Outcome exec_map(const testing::TempDir& dir, const std::string& program, const std::string& type, int n,
-                 std::vector<std::string> options, std::vector<std::string> env = {}) {
-  const std::string pool = dir.file(type + ".pool"), map = std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-map";
+// A PMDK subject (subjects/pmdk): `checker TYPE create` as the setup, `program TYPE OP POOL N` traced, and
+// `checker TYPE check {} N` as the judge.
+Outcome exec_pmdk(const testing::TempDir& dir, const std::string& checker, const std::string& program,
+                  const std::string& type, const std::string& op, int n, std::vector<std::string> options,
+                  std::vector<std::string> env = {}) {
+  const std::string pool = dir.file(type + ".pool"), map = std::string(PMLAB_SUBJECTS_DIR) + "/" + checker;
   static int runs = 0;
   const std::string out = dir.file("map-out-" + std::to_string(++runs));
   platform::ProcessSpec spec;
@@ -309,7 +310,7 @@ Outcome exec_map(const testing::TempDir& dir, const std::string& program, const 
                out};
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.insert(spec.argv.end(),
-                   {"--", std::string(PMLAB_SUBJECTS_DIR) + "/" + program, type, "insert", pool, std::to_string(n)});
+                   {"--", std::string(PMLAB_SUBJECTS_DIR) + "/" + program, type, op, pool, std::to_string(n)});
   spec.set_env = std::move(env);
   spec.timeout_s = 120;
   Outcome o;
@@ -320,6 +321,13 @@ Outcome exec_map(const testing::TempDir& dir, const std::string& program, const 
   const auto file = std::filesystem::path(out) / "results.json";
   if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
   return o;
+}
+
+// PMDK's example maps, unmodified and with planted bugs: libpmemobj's persistence reaches the runtime through
+// libpmem, and the unmodified checker (PMDK's recovery, the map's check) judges.
+Outcome exec_map(const testing::TempDir& dir, const std::string& program, const std::string& type, int n,
+                 std::vector<std::string> options, std::vector<std::string> env = {}) {
+  return exec_pmdk(dir, "pmdk-map", program, type, "insert", n, std::move(options), std::move(env));
 }
 
 TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
@@ -337,6 +345,25 @@ TEST(CrashExec, PmdkExampleMapsPassUnmodifiedAndFailWithAPlantedBug) {
       exec_map(dir, "pmdk-map-bug-btree-leaf-no-snapshot", "btree", 8, {"--granularity", "line", "--budget", "100"});
   EXPECT_EQ(bug.exit_code, 1) << bug.err;
   EXPECT_GT(bug.failures("line"), 0u);
+}
+
+// libpmemblk's atomic block writes and libpmemlog's atomic appends, PMDK's library code itself: no state of a
+// line or word granularity breaks them. Both rest on 8-byte stores being atomic (the BTT's map entries, the
+// log's write offset), so byte granularity, which tears those stores, must make the checker fail some states.
+TEST(CrashExec, PmdkBlockWritesAndLogAppendsHoldUnlessEightByteStoresTear) {
+  if (!std::filesystem::exists(std::string(PMLAB_SUBJECTS_DIR) + "/pmdk-io"))
+    GTEST_SKIP() << "subjects/pmdk's pmdk-io not built (libpmemblk or libpmemlog missing)";
+  testing::TempDir dir;
+  for (const std::string type : {"blk", "log"}) {
+    const Outcome whole = exec_pmdk(dir, "pmdk-io", "pmdk-io", type, "write", 60, {"--budget", "200"});
+    EXPECT_EQ(whole.exit_code, 0) << type << ": " << whole.err;
+    EXPECT_EQ(whole.failures("line"), 0u) << type;
+    EXPECT_EQ(whole.failures("word"), 0u) << type;
+    const Outcome torn =
+        exec_pmdk(dir, "pmdk-io", "pmdk-io", type, "write", 60, {"--granularity", "byte", "--budget", "1000"});
+    EXPECT_EQ(torn.exit_code, 1) << type << ": " << torn.err;
+    EXPECT_GT(torn.failures("byte"), 0u) << type << ": " << torn.err;
+  }
 }
 
 // PMDK's libpmem2 redo example as shipped: redo_commit persists the address of its argument, not the log, so
