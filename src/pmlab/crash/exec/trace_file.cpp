@@ -186,7 +186,7 @@ Status TraceFile::read_stack(size_t at, const std::byte* p, size_t extra) {
   if (r.id != stacks_.size() + 1 || r.depth > trace::kMaxFrames || extra < r.depth * sizeof(uint64_t))
     return bad(at, "bad stack record");
   std::vector<uint64_t> frames(r.depth);
-  std::memcpy(frames.data(), p + fixed_bytes(trace::Kind::stack), r.depth * sizeof(uint64_t));
+  if (r.depth != 0) std::memcpy(frames.data(), p + fixed_bytes(trace::Kind::stack), r.depth * sizeof(uint64_t));
   stacks_.push_back(std::move(frames));
   return {};
 }
