@@ -85,12 +85,12 @@ static uint64_t operations_begun(uint64_t n) {
 }
 
 /* The pool holds the state after m operations: no fewer than had returned, no more than had begun. */
-static void require_marked(uint64_t m, uint64_t begun, const char* what) {
+static void require_marked(uint64_t m, uint64_t begun) {
   const uint64_t returned = subject_returned_inserts();
   if (m > begun)
-    FAIL("the %s holds the state after %" PRIu64 " operations, but only %" PRIu64 " had begun", what, m, begun);
+    FAIL("the pool holds the state after %" PRIu64 " operations, but only %" PRIu64 " had begun", m, begun);
   if (m < returned)
-    FAIL("the %s holds the state after %" PRIu64 " operations, but %" PRIu64 " had returned", what, m, returned);
+    FAIL("the pool holds the state after %" PRIu64 " operations, but %" PRIu64 " had returned", m, returned);
 }
 
 /* --- blk ---------------------------------------------------------------------------------------------- */
@@ -104,7 +104,7 @@ static int64_t blk_expected(uint64_t b, uint64_t m) {
   return blk_zeroes(last) ? -1 : (int64_t)last;
 }
 
-static PMEMblkpool* blk_open(const char* path, int create) {
+static void* blk_open(const char* path, int create) {
   PMEMblkpool* pbp =
       create ? pmemblk_create(path, BLOCK_BYTES, subject_pool_size(label, "PMDK_IO_POOL_SIZE", PMEMBLK_MIN_POOL), 0600)
              : pmemblk_open(path, BLOCK_BYTES);
@@ -114,6 +114,8 @@ static PMEMblkpool* blk_open(const char* path, int create) {
     subject_fail(SUBJECT_NO_POOL, label, "%s holds %zu blocks, %d needed", path, pmemblk_nblock(pbp), 2 * BLOCKS_USED);
   return pbp;
 }
+
+static void blk_close(void* pool) { pmemblk_close(pool); }
 
 /*
  * What each of the first BLOCKS_USED blocks holds: the operation whose whole record it is, or -1 for zeros;
@@ -146,21 +148,26 @@ static void blk_read(PMEMblkpool* pbp, uint64_t n, uint64_t seed, int64_t held[B
   }
 }
 
-/* The largest m <= limit whose state the blocks hold; 0 in *found when none does. */
-static uint64_t blk_prefix(const int64_t held[BLOCKS_USED], uint64_t from, uint64_t limit, int* found) {
-  for (uint64_t m = limit + 1; m-- > from;) {
+/* The largest m in [from, to] whose state the blocks hold; -1 when none does. */
+static int64_t blk_prefix(const int64_t held[BLOCKS_USED], uint64_t from, uint64_t to) {
+  for (uint64_t m = to + 1; m-- > from;) {
     uint64_t b = 0;
     while (b < BLOCKS_USED && blk_expected(b, m) == held[b]) ++b;
-    if (b == BLOCKS_USED) {
-      *found = 1;
-      return m;
-    }
+    if (b == BLOCKS_USED) return (int64_t)m;
   }
-  *found = 0;
-  return 0;
+  return -1;
 }
 
-static void blk_run(PMEMblkpool* pbp, uint64_t from, uint64_t n, uint64_t seed, int marked) {
+static uint64_t blk_state(void* pool, uint64_t n, uint64_t seed, uint64_t begun) {
+  int64_t held[BLOCKS_USED];
+  blk_read(pool, n, seed, held);
+  int64_t m = blk_prefix(held, 0, begun);
+  if (m < 0 && begun < n) m = blk_prefix(held, begun + 1, n);
+  if (m < 0) FAIL("the pool holds the state after no prefix of the %" PRIu64 " operations", n);
+  return (uint64_t)m;
+}
+
+static void blk_run(void* pool, uint64_t from, uint64_t n, uint64_t seed, int marked) {
   uint64_t words[BLOCK_WORDS];
   for (uint64_t i = 0; i < n; ++i) {
     if (marked) pmlab_op_begin();
@@ -168,10 +175,10 @@ static void blk_run(PMEMblkpool* pbp, uint64_t from, uint64_t n, uint64_t seed, 
       const long long b = (long long)(i % BLOCKS_USED);
       int rc;
       if (blk_zeroes(i)) {
-        rc = pmemblk_set_zero(pbp, b);
+        rc = pmemblk_set_zero(pool, b);
       } else {
         record_of(i, seed, words, BLOCK_WORDS);
-        rc = pmemblk_write(pbp, words, b);
+        rc = pmemblk_write(pool, words, b);
       }
       if (rc != 0) FAIL("operation #%" PRIu64 " on block %lld failed: %s", i, b, pmemblk_errormsg());
     }
@@ -179,62 +186,15 @@ static void blk_run(PMEMblkpool* pbp, uint64_t from, uint64_t n, uint64_t seed, 
   }
 }
 
-static int blk_write(const char* path, uint64_t n, uint64_t seed) {
-  PMEMblkpool* pbp = blk_open(path, !subject_file_exists(path));
-  int64_t held[BLOCKS_USED];
-  int found;
-  blk_read(pbp, n, seed, held);
-  const uint64_t m = blk_prefix(held, 0, n, &found);
-  if (!found) FAIL("the pool holds the state after no prefix of the %" PRIu64 " operations: cannot resume", n);
-  subject_arm_kill_timer();
-  blk_run(pbp, m, n, seed, 1);
-  pmemblk_close(pbp);
-  return SUBJECT_OK;
-}
-
-static int blk_check(const char* path, uint64_t n, uint64_t seed) {
-  subject_guard_phase("opening the pool (pmemblk_open, the BTT's recovery)", 1);
-  PMEMblkpool* pbp = blk_open(path, 0);
-  subject_guard_phase("reading the blocks", 0);
-  int64_t held[BLOCKS_USED];
-  int found;
-  blk_read(pbp, n, seed, held);
-  /* The latest state no later than the operations begun; failing that, a later one, for the message. */
-  const uint64_t begun = operations_begun(n);
-  uint64_t m = blk_prefix(held, 0, begun, &found);
-  if (!found) m = blk_prefix(held, begun + 1, n, &found);
-  if (!found) FAIL("the pool holds the state after no prefix of the %" PRIu64 " operations", n);
-  require_marked(m, begun, "pool");
-  pmemblk_close(pbp);
-
-  subject_guard_phase("checking the recovered BTT (pmemblk_check)", 0);
+static void blk_check_closed(const char* path) {
   const int checked = pmemblk_check(path, BLOCK_BYTES);
   if (checked != 1)
     FAIL("pmemblk_check finds the recovered pool %s", checked == 0 ? "inconsistent" : pmemblk_errormsg());
-
-  if (m < n && !subject_env_is_off("PMDK_SUBJECT_CHECK_USE")) {
-    snprintf(label + strlen(label), sizeof(label) - strlen(label),
-             ", after running #%" PRIu64 "..#%" PRIu64 " on the recovered pool", m, n - 1);
-    subject_guard_phase("running the remaining operations on the recovered pool", 0);
-    pbp = blk_open(path, 0);
-    blk_run(pbp, m, n, seed, 0);
-    blk_read(pbp, n, seed, held);
-    (void)blk_prefix(held, n, n, &found);
-    if (!found) FAIL("the blocks are not the state after all %" PRIu64 " operations", n);
-    pmemblk_close(pbp);
-  }
-  printf("%s: consistent: the state after %" PRIu64 " of %" PRIu64 " operations\n", label, m, n);
-  return SUBJECT_OK;
 }
 
-static int blk_damage(const char* path, uint64_t n, uint64_t seed, const char* what) {
-  if (strcmp(what, "torn") != 0 && strcmp(what, "stale") != 0)
-    subject_fail(SUBJECT_USAGE, label, "unknown damage '%s' (torn, stale)", what);
-  if (n < 2 * BLOCKS_USED) subject_fail(SUBJECT_USAGE, label, "damage needs N >= %d", 2 * BLOCKS_USED);
-  PMEMblkpool* pbp = blk_open(path, 0);
+static void blk_damage(void* pool, uint64_t n, uint64_t seed, const char* what) {
   uint64_t last = n - 1;
   while (blk_zeroes(last)) --last;
-  const long long b = (long long)(last % BLOCKS_USED);
   uint64_t words[BLOCK_WORDS], other[BLOCK_WORDS];
   record_of(last, seed, words, BLOCK_WORDS);
   if (strcmp(what, "torn") == 0) {
@@ -245,9 +205,7 @@ static int blk_damage(const char* path, uint64_t n, uint64_t seed, const char* w
     while (blk_zeroes(previous) && previous >= BLOCKS_USED) previous -= BLOCKS_USED;
     record_of(previous, seed, words, BLOCK_WORDS);
   }
-  if (pmemblk_write(pbp, words, b) != 0) FAIL("pmemblk_write: %s", pmemblk_errormsg());
-  pmemblk_close(pbp);
-  return SUBJECT_OK;
+  if (pmemblk_write(pool, words, (long long)(last % BLOCKS_USED)) != 0) FAIL("pmemblk_write: %s", pmemblk_errormsg());
 }
 
 /* --- log ---------------------------------------------------------------------------------------------- */
@@ -256,7 +214,7 @@ static size_t log_words(uint64_t i, uint64_t seed) {
   return 3 + (size_t)(subject_mix64(i ^ subject_mix64(seed + 0x1095)) % (LOG_MAX_WORDS - 2));
 }
 
-static PMEMlogpool* log_open(const char* path, int create) {
+static void* log_open(const char* path, int create) {
   PMEMlogpool* plp = create
                          ? pmemlog_create(path, subject_pool_size(label, "PMDK_IO_POOL_SIZE", PMEMLOG_MIN_POOL), 0600)
                          : pmemlog_open(path);
@@ -264,6 +222,8 @@ static PMEMlogpool* log_open(const char* path, int create) {
     subject_fail(SUBJECT_NO_POOL, label, "cannot %s %s: %s", create ? "create" : "open", path, pmemlog_errormsg());
   return plp;
 }
+
+static void log_close(void* pool) { pmemlog_close(pool); }
 
 struct log_walk {
   uint64_t n, seed;
@@ -293,13 +253,16 @@ static int log_parse(const void* buf, size_t len, void* arg) {
   return 0;
 }
 
-static struct log_walk log_read(PMEMlogpool* plp, uint64_t n, uint64_t seed) {
+/* The log's records are #0..#m-1 and nothing else: m, the one state it can hold. */
+static uint64_t log_state(void* pool, uint64_t n, uint64_t seed, uint64_t begun) {
+  (void)begun;
   struct log_walk walk = {.n = n, .seed = seed, .records = 0, .why = ""};
-  pmemlog_walk(plp, 0, log_parse, &walk);
-  return walk;
+  pmemlog_walk(pool, 0, log_parse, &walk);
+  if (walk.why[0]) FAIL("%s", walk.why);
+  return walk.records;
 }
 
-static void log_run(PMEMlogpool* plp, uint64_t from, uint64_t n, uint64_t seed, int marked) {
+static void log_run(void* pool, uint64_t from, uint64_t n, uint64_t seed, int marked) {
   uint64_t words[LOG_MAX_WORDS];
   for (uint64_t i = 0; i < n; ++i) {
     if (marked) pmlab_op_begin();
@@ -309,9 +272,9 @@ static void log_run(PMEMlogpool* plp, uint64_t from, uint64_t n, uint64_t seed, 
       int rc;
       if (i % 3 == 2) {
         struct iovec pieces[2] = {{words, count / 2 * 8}, {words + count / 2, (count - count / 2) * 8}};
-        rc = pmemlog_appendv(plp, pieces, 2);
+        rc = pmemlog_appendv(pool, pieces, 2);
       } else {
-        rc = pmemlog_append(plp, words, count * 8);
+        rc = pmemlog_append(pool, words, count * 8);
       }
       if (rc != 0) FAIL("appending record #%" PRIu64 " failed: %s", i, pmemlog_errormsg());
     }
@@ -319,47 +282,105 @@ static void log_run(PMEMlogpool* plp, uint64_t from, uint64_t n, uint64_t seed, 
   }
 }
 
-static int log_write(const char* path, uint64_t n, uint64_t seed) {
-  PMEMlogpool* plp = log_open(path, !subject_file_exists(path));
-  const struct log_walk walk = log_read(plp, n, seed);
-  if (walk.why[0]) FAIL("%s: cannot resume", walk.why);
-  subject_arm_kill_timer();
-  log_run(plp, walk.records, n, seed, 1);
-  pmemlog_close(plp);
-  return SUBJECT_OK;
-}
-
-static int log_check(const char* path, uint64_t n, uint64_t seed) {
-  subject_guard_phase("opening the pool (pmemlog_open)", 1);
-  PMEMlogpool* plp = log_open(path, 0);
-  subject_guard_phase("walking the log (pmemlog_walk)", 0);
-  struct log_walk walk = log_read(plp, n, seed);
-  if (walk.why[0]) FAIL("%s", walk.why);
-  const uint64_t m = walk.records;
-  require_marked(m, operations_begun(n), "log");
-  if (m < n && !subject_env_is_off("PMDK_SUBJECT_CHECK_USE")) {
-    snprintf(label + strlen(label), sizeof(label) - strlen(label),
-             ", after appending #%" PRIu64 "..#%" PRIu64 " to the recovered pool", m, n - 1);
-    subject_guard_phase("appending the remaining records to the recovered pool", 0);
-    log_run(plp, m, n, seed, 0);
-    walk = log_read(plp, n, seed);
-    if (walk.why[0]) FAIL("%s", walk.why);
-    if (walk.records != n) FAIL("%" PRIu64 " of the %" PRIu64 " records", walk.records, n);
-  }
-  pmemlog_close(plp);
-  printf("%s: consistent: records #0..#%" PRId64 " of %" PRIu64 "\n", label, (int64_t)m - 1, n);
-  return SUBJECT_OK;
-}
-
-static int log_damage(const char* path, uint64_t n, uint64_t seed, const char* what) {
-  if (strcmp(what, "torn") != 0) subject_fail(SUBJECT_USAGE, label, "unknown damage '%s' (torn)", what);
-  PMEMlogpool* plp = log_open(path, 0);
+static void log_damage(void* pool, uint64_t n, uint64_t seed, const char* what) {
+  (void)what;
   uint64_t words[LOG_MAX_WORDS];
   const size_t count = log_words(n, seed);
   record_of(n, seed, words, count);
   words[count - 1] ^= 1;
-  if (pmemlog_append(plp, words, count * 8) != 0) FAIL("pmemlog_append: %s", pmemlog_errormsg());
-  pmemlog_close(plp);
+  if (pmemlog_append(pool, words, count * 8) != 0) FAIL("pmemlog_append: %s", pmemlog_errormsg());
+}
+
+/* --- the commands, over either library ------------------------------------------------------------------ */
+
+struct io_type {
+  const char* name;
+  const char* opening;    /* what opening runs, for the checker's guard */
+  const char* reading;    /* how the state is read */
+  const char* damages[3]; /* the damage it takes, by name (null-terminated) */
+  size_t damage_min_n;    /* the operations a damage needs behind it */
+  void* (*open)(const char* path, int create);
+  void (*close)(void* pool);
+  /* Operations #from..#n-1; with `marked`, #0..#from-1 are marked too, done already. */
+  void (*run)(void* pool, uint64_t from, uint64_t n, uint64_t seed, int marked);
+  /* The m whose state the pool holds, the largest no greater than `begun` where several are alike; fails
+   * when the pool holds content no operation wrote, or no prefix's state. */
+  uint64_t (*state)(void* pool, uint64_t n, uint64_t seed, uint64_t begun);
+  void (*check_closed)(const char* path); /* a check of the closed, recovered pool; may be null */
+  void (*damage)(void* pool, uint64_t n, uint64_t seed, const char* what);
+};
+
+static const struct io_type kTypes[] = {
+    {"blk",
+     "opening the pool (pmemblk_open, the BTT's recovery)",
+     "reading the blocks",
+     {"torn", "stale", NULL},
+     2 * BLOCKS_USED,
+     blk_open,
+     blk_close,
+     blk_run,
+     blk_state,
+     blk_check_closed,
+     blk_damage},
+    {"log",
+     "opening the pool (pmemlog_open)",
+     "walking the log (pmemlog_walk)",
+     {"torn", NULL},
+     1,
+     log_open,
+     log_close,
+     log_run,
+     log_state,
+     NULL,
+     log_damage},
+};
+
+static int cmd_write(const struct io_type* t, const char* path, uint64_t n, uint64_t seed) {
+  void* pool = t->open(path, !subject_file_exists(path));
+  const uint64_t m = t->state(pool, n, seed, n);
+  subject_arm_kill_timer();
+  t->run(pool, m, n, seed, 1);
+  t->close(pool);
+  return SUBJECT_OK;
+}
+
+static int cmd_check(const struct io_type* t, const char* path, uint64_t n, uint64_t seed) {
+  subject_guard_install(label);
+  subject_guard_phase(t->opening, 1);
+  void* pool = t->open(path, 0);
+  subject_guard_phase(t->reading, 0);
+  const uint64_t begun = operations_begun(n);
+  const uint64_t m = t->state(pool, n, seed, begun);
+  require_marked(m, begun);
+  if (t->check_closed) {
+    t->close(pool);
+    subject_guard_phase("checking the recovered pool with the library's own check", 0);
+    t->check_closed(path);
+    pool = t->open(path, 0);
+  }
+  if (m < n && !subject_env_is_off("PMDK_SUBJECT_CHECK_USE")) {
+    snprintf(label + strlen(label), sizeof(label) - strlen(label),
+             ", after running #%" PRIu64 "..#%" PRIu64 " on the recovered pool", m, n - 1);
+    subject_guard_phase("running the remaining operations on the recovered pool", 0);
+    t->run(pool, m, n, seed, 0);
+    const uint64_t all = t->state(pool, n, seed, n);
+    if (all != n) FAIL("the pool holds the state after %" PRIu64 " operations, not all %" PRIu64, all, n);
+  }
+  t->close(pool);
+  printf("%s: consistent: the state after %" PRIu64 " of %" PRIu64 " operations\n", label, m, n);
+  return SUBJECT_OK;
+}
+
+static int cmd_damage(const struct io_type* t, const char* path, uint64_t n, uint64_t seed, const char* what) {
+  size_t d = 0;
+  while (t->damages[d] && strcmp(t->damages[d], what) != 0) ++d;
+  if (!t->damages[d])
+    subject_fail(SUBJECT_USAGE, label, "unknown damage '%s' (%s%s%s)", what, t->damages[0], t->damages[1] ? ", " : "",
+                 t->damages[1] ? t->damages[1] : "");
+  if (n < t->damage_min_n) subject_fail(SUBJECT_USAGE, label, "damage needs N >= %zu", t->damage_min_n);
+  void* pool = t->open(path, 0);
+  t->damage(pool, n, seed, what);
+  t->close(pool);
   return SUBJECT_OK;
 }
 
@@ -379,20 +400,20 @@ static void usage(const char* prog) {
 int main(int argc, char* argv[]) {
   const char* base = subject_program_name(argc, argv, "pmdk-io");
   if (argc < 4) usage(base);
-  const char* type = argv[1];
   const char* cmd = argv[2];
   const char* path = argv[3];
-  const int blk = strcmp(type, "blk") == 0;
-  if (!blk && strcmp(type, "log") != 0) {
-    fprintf(stderr, "%s: unknown type '%s' (blk, log)\n", base, type);
+  const struct io_type* t = NULL;
+  for (size_t i = 0; i < sizeof(kTypes) / sizeof(kTypes[0]) && !t; ++i)
+    if (strcmp(argv[1], kTypes[i].name) == 0) t = &kTypes[i];
+  if (!t) {
+    fprintf(stderr, "%s: unknown type '%s' (blk, log)\n", base, argv[1]);
     return SUBJECT_USAGE;
   }
-  snprintf(label, sizeof(label), "%s %s %s", base, type, cmd);
+  snprintf(label, sizeof(label), "%s %s %s", base, t->name, cmd);
 
   if (strcmp(cmd, "create") == 0) {
     if (argc != 4) usage(base);
-    if (blk) pmemblk_close(blk_open(path, 1));
-    else pmemlog_close(log_open(path, 1));
+    t->close(t->open(path, 1));
     return SUBJECT_OK;
   }
   const int damage = strcmp(cmd, "damage") == 0;
@@ -402,8 +423,6 @@ int main(int argc, char* argv[]) {
   if (argc < seed_at || argc > seed_at + 1 || subject_parse_u64(argv[4], &n) || n >= (1ULL << 40) ||
       (argc == seed_at + 1 && subject_parse_u64(argv[seed_at], &seed)))
     usage(base);
-  if (damage) return blk ? blk_damage(path, n, seed, argv[5]) : log_damage(path, n, seed, argv[5]);
-  if (strcmp(cmd, "write") == 0) return blk ? blk_write(path, n, seed) : log_write(path, n, seed);
-  subject_guard_install(label);
-  return blk ? blk_check(path, n, seed) : log_check(path, n, seed);
+  if (damage) return cmd_damage(t, path, n, seed, argv[5]);
+  return strcmp(cmd, "write") == 0 ? cmd_write(t, path, n, seed) : cmd_check(t, path, n, seed);
 }
