@@ -20,9 +20,10 @@
  * Operations run one after another and each is durable when it returns, so a crash leaves exactly the state
  * after #0..#m-1 for some m: blk, every block as the last of #0..#m-1 that touched it left it (zero where
  * none did); log, records #0..#m-1 back to back and nothing after. The check finds such an m or fails
- * (a block holding no operation's whole record, a record out of sequence, a state no prefix leaves). Under
- * crash exec each operation is marked with pmlab/trace.h, and m must also cover every operation that had
- * returned before the crash ($PMLAB_CRASH_OPS_DONE) and none that had not begun ($PMLAB_CRASH_OPS_BEGUN).
+ * (a block holding no operation's whole record or another block's, a record out of sequence, a state no
+ * prefix leaves). Under crash exec each operation is marked with pmlab/trace.h, and m must also cover every
+ * operation that had returned before the crash ($PMLAB_CRASH_OPS_DONE) and none that had not begun
+ * ($PMLAB_CRASH_OPS_BEGUN).
  * blk: pmemblk_check (PMDK's own offline check of the BTT) must then pass on the recovered pool.
  *
  * Then the check uses what recovery left: it runs #m..#N-1 as write does and requires the state after all N
