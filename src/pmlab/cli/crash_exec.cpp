@@ -29,7 +29,7 @@ struct ExecArgs {
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24;
   double timeout = 10;
-  bool recheck = false, trace_only = false, compare_pages = false;
+  bool recheck = false, trace_only = false, compare_pages = false, keep_aslr = false;
 };
 
 std::string run_name(const std::string& program, const crash::exec::ExecRun& r) {
@@ -179,6 +179,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.work_dir = a.work_dir;
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.find_stores = a.compare_pages ? "compare" : a.stores;
+  o.keep_aslr = a.keep_aslr;
   return o;
 }
 
@@ -334,6 +335,9 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
                                  "stores by system calls), scan or compare (default: the first that works)")
                      ->check(CLI::IsMember({"signals", "faults", "scan", "compare"}));
   cmd->add_flag("--compare-pages", a->compare_pages, "the same as --stores compare")->excludes(stores);
+  cmd->add_flag("--keep-aslr", a->keep_aslr,
+                "run the program, --setup and the checks with address-space randomization (default: without, as "
+                "a debugger runs a program, so that pointers it stores repeat from run to run)");
   cmd->add_option("program", a->program, "-- PROGRAM [ARGS...]")->required();
   cmd->callback([&exit_code, a] { exit_code = run_exec_command(*a); });
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/personality.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,6 +41,22 @@ std::string ProcessResult::outcome() const {
     return "killed by signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
   }
   return "exited with " + std::to_string(exit_code);
+}
+
+ProcessesWithoutAslr::ProcessesWithoutAslr() {
+  const int now = personality(0xffffffff);
+  if (now == -1) {
+    why_ = std::string("personality: ") + std::strerror(errno);
+  } else if ((now & ADDR_NO_RANDOMIZE) == 0) {
+    if (personality(static_cast<unsigned long>(now) | ADDR_NO_RANDOMIZE) == -1)
+      why_ = std::string("personality: ") + std::strerror(errno);
+    else before_.reset(new int(now));
+  }
+}
+
+void ProcessesWithoutAslr::Restore::operator()(const int* before) const noexcept {
+  personality(static_cast<unsigned long>(*before));
+  delete before;
 }
 
 std::string tail_lines(const std::string& text, size_t lines) {

@@ -3,6 +3,7 @@
 // same environment handling, output capture, timeout and clean-up.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,25 @@ struct ProcessResult {
 // Runs it to the end (or the timeout). An error only when it cannot be started; its own failure is in
 // the result. The child has its own process group and reads /dev/null.
 Result<ProcessResult> run_process(const ProcessSpec& spec);
+
+// While it lives, the processes this one starts run without address-space randomization, as a debugger runs
+// the program it debugs (personality ADDR_NO_RANDOMIZE; this process keeps the layout it has): a program that
+// stores pointers lays them out alike from one run to the next. The kernel may refuse (a container's seccomp
+// filter may): ok() is then false and why() says so. The setting from before comes back at its end.
+class ProcessesWithoutAslr {
+ public:
+  ProcessesWithoutAslr();
+
+  bool ok() const noexcept { return why_.empty(); }
+  const std::string& why() const noexcept { return why_; }
+
+ private:
+  struct Restore {
+    void operator()(const int* before) const noexcept;
+  };
+  std::unique_ptr<const int, Restore> before_;  // the personality it restores at its end; null: none changed
+  std::string why_;
+};
 
 // The last `lines` lines of `text` (for a failure report).
 std::string tail_lines(const std::string& text, size_t lines);

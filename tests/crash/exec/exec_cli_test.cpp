@@ -1,6 +1,8 @@
 // `pmlab crash exec` end to end, on a program of a user's own (subjects/own/pmem_log.c): every route it
 // persists by, every bug it can plant, caught where the bug exists and nowhere else. Budgets are small: a
 // planted bug shows in the first states of the crash points after it.
+#include <sys/personality.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,32 +30,60 @@ struct Outcome {
   }
 };
 
-// pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
-Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,
-                 std::string check_args = "", uint64_t n = 8, std::vector<std::string> env = {}) {
-  static int runs = 0;
-  const std::string pool = dir.file("log.pool"), out = dir.file("out-" + std::to_string(++runs));
+// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left.
+Outcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
+                   const std::vector<std::string>& options, const std::vector<std::string>& program,
+                   std::vector<std::string> env = {}) {
   platform::ProcessSpec spec;
-  spec.argv = {
-      PMLAB_CLI_PATH, "crash", "exec",  "--setup", "rm -f " + pool, "--check", kLog + " check {} " + check_args,
-      "--jobs",       "2",     "--out", out};
-  if (std::find(options.begin(), options.end(), "--budget") == options.end())
-    spec.argv.insert(spec.argv.end(), {"--budget", "120"});
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", setup, "--check", check, "--jobs", "2", "--out", out};
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-  spec.argv.insert(spec.argv.end(), {"--", kLog, "append", pool, std::to_string(n)});
-  spec.argv.insert(spec.argv.end(), program_args.begin(), program_args.end());
+  spec.argv.push_back("--");
+  spec.argv.insert(spec.argv.end(), program.begin(), program.end());
   spec.set_env = std::move(env);
   spec.timeout_s = 120;
-  auto run = platform::run_process(spec);
-  EXPECT_TRUE(run.ok()) << run.status().message();
   Outcome o;
   o.out = out;
+  auto run = platform::run_process(spec);
   if (!run.ok()) return o;
   o.exit_code = run->exit_code;
   o.err = run->err;
   const auto file = std::filesystem::path(out) / "results.json";
   if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
   return o;
+}
+
+// pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
+Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,
+                 std::string check_args = "", uint64_t n = 8, std::vector<std::string> env = {}) {
+  static int runs = 0;
+  const std::string pool = dir.file("log.pool");
+  if (std::find(options.begin(), options.end(), "--budget") == options.end())
+    options.insert(options.begin(), {"--budget", "120"});
+  std::vector<std::string> program = {kLog, "append", pool, std::to_string(n)};
+  program.insert(program.end(), program_args.begin(), program_args.end());
+  return crash_exec("rm -f " + pool, kLog + " check {} " + check_args, dir.file("out-" + std::to_string(++runs)),
+                    options, program, std::move(env));
+}
+
+// The program and its checks run without address-space randomization, so that pointers a program stores in its
+// pool repeat from run to run; --keep-aslr leaves it on. Each check notes the personality it ran with.
+TEST(CrashExec, TheProgramAndItsChecksRunWithoutAslrUnlessKept) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool"), seen = dir.file("personality");
+  for (const bool keep : {false, true}) {
+    std::vector<std::string> options = {"--granularity", "line", "--budget", "4"};
+    if (keep) options.push_back("--keep-aslr");
+    const Outcome o = crash_exec("rm -f " + pool, "cat /proc/self/personality > " + seen + " && " + kLog + " check {}",
+                                 dir.file(keep ? "kept" : "off"), options, {kLog, "append", pool, "4"});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const unsigned long persona = std::stoul(testing::read_all(seen), nullptr, 16);
+    if (!keep && (persona & ADDR_NO_RANDOMIZE) == 0) {
+      ASSERT_NE(o.err.find("address-space randomization stays on"), std::string::npos) << o.err;
+      GTEST_SKIP() << "the kernel refuses to turn ASLR off here: " << o.err;
+    }
+    if (keep && (persona & ADDR_NO_RANDOMIZE) != 0) GTEST_SKIP() << "this test runs without ASLR already";
+    EXPECT_EQ((persona & ADDR_NO_RANDOMIZE) != 0, !keep) << (keep ? "--keep-aslr" : "default");
+  }
 }
 
 TEST(CrashExec, ACorrectProgramPassesOnEveryRoute) {
@@ -286,28 +316,6 @@ TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   EXPECT_EQ(merged->exit_code, 1) << merged->err << " (failures: exit 1)";
   const auto m = totals(nlohmann::json::parse(testing::read_all(dir.file("merged") + "/results.json")));
   EXPECT_EQ(m.second, w.second);
-}
-
-// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left.
-Outcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
-                   const std::vector<std::string>& options, const std::vector<std::string>& program,
-                   std::vector<std::string> env = {}) {
-  platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", setup, "--check", check, "--jobs", "2", "--out", out};
-  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-  spec.argv.push_back("--");
-  spec.argv.insert(spec.argv.end(), program.begin(), program.end());
-  spec.set_env = std::move(env);
-  spec.timeout_s = 120;
-  Outcome o;
-  o.out = out;
-  auto run = platform::run_process(spec);
-  if (!run.ok()) return o;
-  o.exit_code = run->exit_code;
-  o.err = run->err;
-  const auto file = std::filesystem::path(out) / "results.json";
-  if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
-  return o;
 }
 
 // A PMDK subject (subjects/pmdk): `checker TYPE create` as the setup, `program TYPE OP POOL N` traced, and

@@ -38,65 +38,6 @@ std::string joined(const std::vector<Frame>& frames) {
 
 }  // namespace
 
-Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
-                                const std::string& log_path) {
-  auto runtime = find_runtime();
-  if (!runtime) return runtime.status();
-  TracedRun run;
-  run.domain = domain;
-  run.trace_path = trace_path;
-  if (!o.setup.empty()) {
-    platform::ProcessSpec setup;
-    setup.argv = {"/bin/sh", "-c", o.setup};
-    setup.timeout_s = o.timeout_s * 60;
-    auto r = platform::run_process(setup);
-    if (!r) return r.status();
-    if (!r->ok())
-      return error(Errc::failed,
-                   "--setup " + r->outcome() + ": " + platform::tail_lines(r->err.empty() ? r->out : r->err, 3));
-  }
-  platform::ProcessSpec spec;
-  spec.argv = o.program;
-  const char* preload = std::getenv("LD_PRELOAD");
-  spec.set_env = {"LD_PRELOAD=" + *runtime + (preload && *preload ? std::string(":") + preload : ""),
-                  "PMLAB_TRACE_FILE=" + trace_path, "PMLAB_TRACE_DOMAIN=" + std::string(persist::to_string(domain)),
-                  "PMLAB_TRACE_STACK_DEPTH=" + std::to_string(o.stack_depth)};
-  std::string pools;
-  for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
-  if (!pools.empty()) spec.set_env.push_back("PMLAB_TRACE_POOLS=" + pools);
-  if (!o.find_stores.empty()) spec.set_env.push_back("PMLAB_TRACE_WRITES=" + o.find_stores);
-  for (auto& e : program_environment(domain)) spec.set_env.push_back(std::move(e));
-  spec.set_env_with_pid = "PMLAB_TRACE_PID={pid}";
-  spec.output = platform::ProcessSpec::Output::file;
-  spec.output_file = log_path;
-  spec.timeout_s = o.timeout_s * 60;
-  std::error_code ec;
-  fs::remove(trace_path, ec);
-  auto r = platform::run_process(spec);
-  if (!r) return r.status();
-  run.seconds = r->seconds;
-  run.outcome = r->outcome();
-  if (!r->ok()) {
-    auto text = read_regular_file(log_path, "program output");
-    const std::string out = platform::tail_lines(text ? *text : std::string(), 5);
-    return error(Errc::failed, "the traced program " + r->outcome() + (out.empty() ? "" : ":\n" + out));
-  }
-  if (!fs::exists(trace_path))
-    return error(Errc::failed, "the program left no trace: the runtime " + *runtime +
-                                   " was not loaded (a statically linked or set-user-ID program ignores LD_PRELOAD)");
-  return run;
-}
-
-std::vector<std::string> program_environment(persist::Domain domain) {
-  std::vector<std::string> env;
-  // PMDK on a file that is not DAX would msync instead of flushing: it runs as on real persistent memory,
-  // at the domain under test, unless the user chose otherwise.
-  if (!std::getenv("PMEM_IS_PMEM_FORCE")) env.push_back("PMEM_IS_PMEM_FORCE=1");
-  if (!std::getenv("PMEM2_FORCE_GRANULARITY"))
-    env.push_back(std::string("PMEM2_FORCE_GRANULARITY=") + (domain == persist::Domain::eadr ? "BYTE" : "CACHE_LINE"));
-  return env;
-}
-
 namespace {
 
 void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
@@ -452,24 +393,6 @@ uint64_t ExecReport::failures() const {
   return n;
 }
 
-Result<std::string> find_runtime() {
-  if (const char* forced = std::getenv("PMLAB_TRACE_RUNTIME")) {
-    if (access(forced, R_OK) != 0)
-      return error(Errc::not_found, std::string("PMLAB_TRACE_RUNTIME=") + forced + ": no such file");
-    return fs::absolute(forced).string();
-  }
-  const fs::path self = executable_path();
-  // Beside the executable in a build tree; lib/pmlab (lib) under an installation's prefix.
-  const fs::path prefix = self.parent_path().parent_path();
-  std::error_code ec;
-  for (const fs::path& dir : {self.parent_path(), prefix / "lib" / "pmlab", prefix / "lib"}) {
-    const fs::path candidate = dir / PMLAB_TRACE_RUNTIME_NAME;
-    if (!self.empty() && fs::exists(candidate, ec)) return candidate.string();
-  }
-  return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " +
-                                    self.string() + " (build it, or set PMLAB_TRACE_RUNTIME)");
-}
-
 namespace {
 
 // The first run the campaign made of the program, without --setup: the files every later run starts from.
@@ -513,9 +436,8 @@ Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, con
   return traced;
 }
 
-}  // namespace
-
-Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
+// What is wrong with the options, found before anything runs.
+Status check_options(const ExecOptions& o) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
   if (o.check.empty() && !o.trace_only)
     return error(Errc::invalid_argument, "--check names the command that judges a crash image");
@@ -525,7 +447,13 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
   std::vector<ImageFile> named;  // refused before a run where the check names a --pool file itself
   for (const std::string& p : o.pools) named.push_back({p});
-  if (Status s = check_reads_crash_images(o.check, named); !s) return s;
+  return check_reads_crash_images(o.check, named);
+}
+
+}  // namespace
+
+Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
+  PMLAB_TRY(check_options(o));
   // The user's --work-dir is kept; a scratch directory of our own is removed afterwards.
   std::optional<ScratchDirectory> own_scratch;
   if (o.work_dir.empty()) {
@@ -538,6 +466,8 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     if (ec) return error(Errc::io_error, "cannot create " + o.work_dir + ": " + ec.message());
   }
   const std::string scratch = own_scratch ? own_scratch->path() : o.work_dir;
+  std::optional<platform::ProcessesWithoutAslr> fixed_layout;
+  if (!o.keep_aslr) fixed_layout.emplace();
   ExecReport report;
   report.program = program_name(o.program);
   ModuleCodeCache module_code;  // the same modules in every domain's run
@@ -587,6 +517,10 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
       report.runs.push_back(std::move(run.result));
     }
   }
+  if (fixed_layout && !fixed_layout->ok() && !report.traces.empty())
+    report.traces.front().notes.push_back("address-space randomization stays on (" + fixed_layout->why() +
+                                          "): pointers the program stores may differ from run to run, and with "
+                                          "them the states a granularity tears out of them");
   if (random_image_passed && report.failures() == 0)
     report.traces.front().notes.push_back(
         "--check passed an image of random bytes too: unless its recovery accepts any content, it does not read "

@@ -49,6 +49,10 @@ struct ExecOptions {
   // How the runtime finds plain stores (PMLAB_TRACE_WRITES): signals, faults, scan or compare; empty: the
   // first of them that works here.
   std::string find_stores;
+  // The program, --setup and the checks run with address-space randomization. By default they run without
+  // it, as a debugger runs a program: a program that stores pointers in its pool stores the same ones every
+  // run, and the states a granularity tears out of them repeat.
+  bool keep_aslr = false;
 };
 
 // One line a failing state persisted, and where the program put it there.
