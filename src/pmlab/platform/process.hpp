@@ -42,10 +42,12 @@ struct ProcessResult {
 // the result. The child has its own process group and reads /dev/null.
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 
-// While it lives, the processes this one starts run without address-space randomization, as a debugger runs
-// the program it debugs (personality ADDR_NO_RANDOMIZE; this process keeps the layout it has): a program that
-// stores pointers lays them out alike from one run to the next. The kernel may refuse (a container's seccomp
-// filter may): ok() is then false and why() says so. The setting from before comes back at its end.
+// While it lives, the processes this thread starts, and those started by threads it creates meanwhile, run
+// without address-space randomization, as a debugger runs the program it debugs (personality
+// ADDR_NO_RANDOMIZE, which Linux keeps per thread; this process keeps the layout it has): a program that
+// stores pointers lays them out alike from one run to the next. Threads that exist already keep their
+// setting. The kernel may refuse (a container's seccomp filter may): ok() is then false and why() says so.
+// This thread's setting from before comes back at its end.
 class ProcessesWithoutAslr {
  public:
   ProcessesWithoutAslr();

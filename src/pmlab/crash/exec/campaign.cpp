@@ -466,6 +466,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     if (ec) return error(Errc::io_error, "cannot create " + o.work_dir + ": " + ec.message());
   }
   const std::string scratch = own_scratch ? own_scratch->path() : o.work_dir;
+  // Before the judges' threads start, which inherit it and start the checks.
   std::optional<platform::ProcessesWithoutAslr> fixed_layout;
   if (!o.keep_aslr) fixed_layout.emplace();
   ExecReport report;
