@@ -12,6 +12,7 @@
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/random.hpp"
+#include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -80,7 +81,7 @@ class SlotFile {
       base_ = static_cast<std::byte*>(p);
       size_ = n;
     }
-    constexpr size_t kPage = 4096;
+    constexpr size_t kPage = trace::kPageBytes;  // the granule the images are built and compared in
     for (size_t at = 0; at < n; at += kPage) {
       const size_t len = std::min(kPage, n - at);
       if (std::memcmp(base_ + at, data + at, len) != 0) std::memcpy(base_ + at, data + at, len);
