@@ -56,6 +56,33 @@ void* traced_copy(void* ra, void* dest, size_t len, unsigned flags, const pmlab_
   return r;
 }
 
+// What a persistence call does to [p, p+n), reported around the real call when it is the outermost
+// interposed one: a write-back, reported before the real flush (which may evict the lines the report
+// compares), and a fence, reported after the call returns.
+enum Persistence : unsigned { kWritesBack = 1u << 0, kFences = 1u << 1 };
+
+class FenceOnReturn {
+ public:
+  FenceOnReturn(bool report, void* ra) noexcept : report_(report), site_(caller(ra)) {}
+  ~FenceOnReturn() {
+    if (report_) pmlab_trace::fence(site_);
+  }
+  FenceOnReturn(const FenceOnReturn&) = delete;
+  FenceOnReturn& operator=(const FenceOnReturn&) = delete;
+
+ private:
+  bool report_;
+  uintptr_t site_;
+};
+
+template <class Call>
+decltype(auto) traced_persistence(void* ra, unsigned does, const void* p, size_t n, Call&& call) {
+  Outermost o;
+  if (o && (does & kWritesBack)) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
+  const FenceOnReturn fence(o && (does & kFences), ra);  // destroyed before `o`, after the call
+  return call();
+}
+
 bool shared_writable_file(int prot, int flags, int fd) {
   const int type = flags & MAP_TYPE;
   return fd >= 0 && (prot & PROT_WRITE) && (type == MAP_SHARED || type == 0x03 /* MAP_SHARED_VALIDATE */);
@@ -86,23 +113,13 @@ struct Pmem2Fns {
 } pmem2_real;
 
 void pmem2_flush_traced(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  pmem2_real.flush(p, n);
+  traced_persistence(__builtin_return_address(0), kWritesBack, p, n, [&] { pmem2_real.flush(p, n); });
 }
 void pmem2_drain_traced() {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  pmem2_real.drain();
-  if (o) pmlab_trace::fence(caller(ra));
+  traced_persistence(__builtin_return_address(0), kFences, nullptr, 0, [] { pmem2_real.drain(); });
 }
 void pmem2_persist_traced(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  pmem2_real.persist(p, n);
-  if (o) pmlab_trace::fence(caller(ra));
+  traced_persistence(__builtin_return_address(0), kWritesBack | kFences, p, n, [&] { pmem2_real.persist(p, n); });
 }
 void* pmem2_memcpy_traced(void* d, const void* s, size_t n, unsigned flags) {
   return traced_copy(__builtin_return_address(0), d, n, flags, from_source(d, s, n),
@@ -155,51 +172,31 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status) { _exit(
 
 // --- libpmem ------------------------------------------------------------------------------------------
 
+// The body of libpmem's f(p, n) that does `does` to [p, p+n).
+#define PMLAB_PERSISTENCE(name, does)     \
+  void* ra = __builtin_return_address(0); \
+  PMLAB_REAL(name, "LIBPMEM_1.0");        \
+  return traced_persistence(ra, (does), p, n, [&] { return real_fn(p, n); })
+
 __attribute__((visibility("default"))) void pmem_flush(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  PMLAB_REAL(pmem_flush, "LIBPMEM_1.0");
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  real_fn(p, n);
+  PMLAB_PERSISTENCE(pmem_flush, kWritesBack);
 }
 __attribute__((visibility("default"))) void pmem_deep_flush(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  PMLAB_REAL(pmem_deep_flush, "LIBPMEM_1.0");
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  real_fn(p, n);
+  PMLAB_PERSISTENCE(pmem_deep_flush, kWritesBack);
 }
 __attribute__((visibility("default"))) void pmem_drain(void) {
   void* ra = __builtin_return_address(0);
   PMLAB_REAL(pmem_drain, "LIBPMEM_1.0");
-  Outermost o;
-  real_fn();
-  if (o) pmlab_trace::fence(caller(ra));
+  traced_persistence(ra, kFences, nullptr, 0, [] { real_fn(); });
 }
 __attribute__((visibility("default"))) int pmem_deep_drain(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  PMLAB_REAL(pmem_deep_drain, "LIBPMEM_1.0");
-  Outermost o;
-  const int r = real_fn(p, n);
-  if (o) pmlab_trace::fence(caller(ra));
-  return r;
+  PMLAB_PERSISTENCE(pmem_deep_drain, kFences);
 }
 __attribute__((visibility("default"))) void pmem_persist(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  PMLAB_REAL(pmem_persist, "LIBPMEM_1.0");
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  real_fn(p, n);
-  if (o) pmlab_trace::fence(caller(ra));
+  PMLAB_PERSISTENCE(pmem_persist, kWritesBack | kFences);
 }
 __attribute__((visibility("default"))) int pmem_deep_persist(const void* p, size_t n) {
-  void* ra = __builtin_return_address(0);
-  PMLAB_REAL(pmem_deep_persist, "LIBPMEM_1.0");
-  Outermost o;
-  if (o) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(ra));
-  const int r = real_fn(p, n);
-  if (o) pmlab_trace::fence(caller(ra));
-  return r;
+  PMLAB_PERSISTENCE(pmem_deep_persist, kWritesBack | kFences);
 }
 __attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
   void* ra = __builtin_return_address(0);
