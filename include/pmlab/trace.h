@@ -18,7 +18,7 @@
  *   pmlab_persist(p, n)   pmlab_flush(p, n) then pmlab_fence()
  *   pmlab_nt_store(p, n)  [p, p+n) was just stored with non-temporal stores (movnti, movntdq): aligned
  *                         8-byte words of whole lines persist whole, and the lines are on their way to memory
- *   pmlab_traced()        1 when the runtime is tracing this process
+ *   pmlab_traced()        1 when the runtime traces this process, or will once it maps persistent memory
  *
  * A program may also mark its operations, so that its checker can require every operation that returned
  * to have survived a crash, not only a consistent prefix of them:
@@ -107,7 +107,8 @@ static inline void pmlab_op_end(void) {
   if (e->op_end) e->op_end();
 }
 
-/* 1 when the runtime is tracing this process. */
+/* 1 when the runtime traces this process, or will once it maps persistent memory (a process the program
+ * started). */
 static inline int pmlab_traced(void) {
   int (*active)(void);
   void* a = dlsym((void*)0, "pmlab_trace_active");

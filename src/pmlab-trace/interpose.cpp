@@ -97,7 +97,7 @@ bool made_by_pmdk(void* ra) {
 void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off, void* ra) {
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
   if (p == MAP_FAILED) return p;  // syscall() set errno
-  if (pmlab_trace::active() && shared_writable_file(prot, flags, fd))
+  if (pmlab_trace::may_trace() && shared_writable_file(prot, flags, fd))
     pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
   return p;
 }
@@ -209,7 +209,7 @@ __attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
 // The domain under test decides: a program that skips flushes under eADR is tested under eADR.
 __attribute__((visibility("default"))) int pmem_has_auto_flush(void) {
   PMLAB_REAL(pmem_has_auto_flush, "LIBPMEM_1.0");
-  if (pmlab_trace::active()) return pmlab_trace::eadr() ? 1 : 0;
+  if (pmlab_trace::may_trace()) return pmlab_trace::eadr() ? 1 : 0;
   return real_fn();
 }
 
@@ -293,7 +293,7 @@ __attribute__((visibility("default"))) void pmlab_trace_persist(const void* p, s
 __attribute__((visibility("default"))) void pmlab_trace_nt_store(const void* p, size_t n) {
   pmlab_trace::stored_non_temporal(p, n, caller(__builtin_return_address(0)));
 }
-__attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::active() ? 1 : 0; }
+__attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::may_trace() ? 1 : 0; }
 __attribute__((visibility("default"))) void pmlab_trace_op_begin(void) {
   pmlab_trace::operation(trace::OperationMark::begin, caller(__builtin_return_address(0)));
 }

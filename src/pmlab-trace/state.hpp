@@ -3,6 +3,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -67,6 +68,24 @@ class TraceFile {
     if (bn) std::memcpy(out + sizeof rh + an, b, bn);
     std::memset(out + sizeof rh + an + bn, 0, bytes - sizeof rh - an - bn);
     header()->used_bytes += bytes;
+  }
+  // The trace of a process the program started, created as `path` + ".part", locked, then renamed to `path`:
+  // pmlab waits for the lock, which holds until the process exits, and never finds the trace unlocked
+  // before its end.
+  bool open_locked(const std::string& path) {
+    const std::string part = path + ".part";
+    if (!open(part.c_str())) return false;
+    if (flock(fd_, LOCK_EX) == 0 && rename(part.c_str(), path.c_str()) == 0) return true;
+    release();
+    unlink(part.c_str());
+    return false;
+  }
+  // In a forked child: the trace is the parent's, and the child's copy of the descriptor would hold its lock.
+  void release() {
+    if (base_ != nullptr) syscall(SYS_munmap, base_, capacity_);
+    base_ = nullptr;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
   }
   void close() {
     if (base_ == nullptr) return;
@@ -138,6 +157,10 @@ constexpr size_t kMaxHotPages = 128;
 struct Tracer {
   std::mutex mutex;
   bool active = false;
+  // A process the program started (its shell's command, its test driver's child): traced, into a trace of
+  // its own (`trace_path`.<pid>), from its first mapping of persistent memory on.
+  bool armed = false;
+  std::string trace_path;
   bool eadr = false;
   unsigned stack_depth = 24;
   bool stack_cache = true;  // PMLAB_TRACE_STACK_CACHE=0 unwinds at every fence (the cache's test oracle)

@@ -79,19 +79,32 @@ bool is_pool_file(Tracer& t, int fd) {
   return false;
 }
 
-// The child is not the traced program: its events are not ours, and SIGBUS is its own again (its pages are
-// not protected: a fork does not carry the userfaultfd over).
+// A forked child is not the traced program: its events are not ours, and SIGBUS is its own again (its pages
+// are not protected: a fork does not carry the userfaultfd over). A child of a process that has mapped no
+// persistent memory yet (a shell, a test driver) may be the program, and is traced once it maps some.
 void fork_child() {
   Tracer& t = tracer();
-  t.active = false;
+  if (t.active) {
+    t.active = false;
+    t.file.release();
+    t.armed = t.regions.empty();
+  }
   if (t.takes_sigbus.exchange(false)) libc_sigaction(SIGBUS, &t.program_sigbus, nullptr);
 }
 
-__attribute__((constructor)) void start() {
-  const char* file = getenv("PMLAB_TRACE_FILE");
-  const char* pid = getenv("PMLAB_TRACE_PID");
-  if (file == nullptr || pid == nullptr || std::strtoll(pid, nullptr, 10) != getpid()) return;
-  Tracer& t = tracer();
+// Another process of the program maps persistent memory: it is traced from here on, into its own trace.
+bool trace_from_here(Tracer& t) {
+  t.armed = false;
+  const std::string path = t.trace_path + "." + std::to_string(getpid());
+  if (!t.file.open_locked(path)) {
+    std::fprintf(stderr, "pmlab-trace: cannot write the trace %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
+  }
+  t.active = true;
+  return true;
+}
+
+void read_options(Tracer& t) {
   if (const char* d = getenv("PMLAB_TRACE_DOMAIN")) t.eadr = std::strcmp(d, "eadr") == 0;
   if (const char* s = getenv("PMLAB_TRACE_STACK_DEPTH"))
     t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
@@ -112,12 +125,27 @@ __attribute__((constructor)) void start() {
       from = colon + 1;
     }
   }
+}
+
+// The process pmlab started is traced from its start; any process it starts, from its first mapping of
+// persistent memory (a program run by a shell or a driver).
+__attribute__((constructor)) void start() {
+  const char* file = getenv("PMLAB_TRACE_FILE");
+  const char* pid = getenv("PMLAB_TRACE_PID");
+  if (file == nullptr || pid == nullptr) return;
+  Tracer& t = tracer();
+  read_options(t);
+  t.trace_path = file;
+  dl_iterate_phdr(find_own, &t);
+  pthread_atfork(nullptr, nullptr, fork_child);
+  if (std::strtoll(pid, nullptr, 10) != getpid()) {
+    t.armed = true;
+    return;
+  }
   if (!t.file.open(file)) {
     std::fprintf(stderr, "pmlab-trace: cannot write the trace %s: %s\n", file, std::strerror(errno));
     return;
   }
-  dl_iterate_phdr(find_own, &t);
-  pthread_atfork(nullptr, nullptr, fork_child);
   t.active = true;
 }
 
@@ -126,6 +154,10 @@ __attribute__((destructor)) void stop() { exiting(0); }
 }  // namespace
 
 bool active() noexcept { return tracer().active; }
+bool may_trace() noexcept {
+  const Tracer& t = tracer();
+  return t.active || t.armed;
+}
 bool eadr() noexcept { return tracer().eadr; }
 
 Outermost::Outermost() noexcept : outermost_(tls_depth++ == 0 && tracer().active) {}
@@ -170,10 +202,10 @@ void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, 
 
 void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept {
   Tracer& t = tracer();
-  if (!t.active || length == 0) return;
+  if ((!t.active && !t.armed) || length == 0) return;
   ++tls_depth;
   std::lock_guard lock(t.mutex);
-  if (!from_pmdk && !is_pool_file(t, fd)) {
+  if ((!from_pmdk && !is_pool_file(t, fd)) || !(t.active || trace_from_here(t))) {
     --tls_depth;
     return;
   }

@@ -26,8 +26,12 @@ namespace pmlab_trace {
 
 namespace trace = pmlab::crash::exec::trace;
 
-// True in the process pmlab started (PMLAB_TRACE_PID), once the trace file is open.
+// True in the traced process, once its trace file is open: the process pmlab started (PMLAB_TRACE_PID) from
+// its start, or a process that one started from its first mapping of persistent memory.
 bool active() noexcept;
+// True where active, or where a mapping of persistent memory would make it so: such a process answers
+// pmem_has_auto_flush for the domain under test and tells pmlab/trace.h that it is traced.
+bool may_trace() noexcept;
 // The durability domain under test (PMLAB_TRACE_DOMAIN): eADR makes pmem_has_auto_flush true.
 bool eadr() noexcept;
 

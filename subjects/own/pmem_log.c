@@ -32,7 +32,8 @@
  *   --records-by read      records reach the log through a pipe: read() stores them, a store the kernel makes
  *   --signals blocked      every thread that appends blocks every signal first, as servers' workers do
  *   --own-sigbus yes       before appending, the program catches a SIGBUS of its own (a store past the end
- *                          of a file it mapped) with its own handler, and sigaction shows that handler */
+ *                          of a file it mapped) with its own handler, and sigaction shows that handler
+ *   --then COMMAND         after its appends the program runs COMMAND (system(3)), another process of its own */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -282,10 +283,13 @@ static int catch_own_sigbus(void) {
   return caught ? 0 : -1;
 }
 
+static const char* then_command = NULL;
+
 static int usage(void) {
   fprintf(stderr,
           "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
+          "                              [--then COMMAND]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n");
   return 2;
 }
@@ -349,6 +353,7 @@ int main(int argc, char** argv) {
     } else if (strcmp(opt, "--records-by") == 0) records_by_read = strcmp(val, "read") == 0;
     else if (strcmp(opt, "--signals") == 0) block_signals = strcmp(val, "blocked") == 0;
     else if (strcmp(opt, "--own-sigbus") == 0) own_sigbus = strcmp(val, "yes") == 0;
+    else if (strcmp(opt, "--then") == 0) then_command = val;
     else if (strcmp(opt, "--require") == 0 && (strcmp(val, "returned") == 0 || strcmp(val, "prefix") == 0))
       require_returned = strcmp(val, "returned") == 0;
     else return usage();
@@ -390,5 +395,7 @@ int main(int argc, char** argv) {
   }
   if (threads > 1)
     for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
+  /* A program that starts another when it is done (a server's helper, a test's next step). */
+  if (then_command && system(then_command) != 0) return 5;
   return 0;
 }

@@ -297,10 +297,12 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_option("--pool", a->pools, "a file the program maps itself (PMDK's pools need not be named); repeatable")
       ->expected(1)
       ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(non_empty_value());
   cmd->add_option("--domain", a->domains, "adr and/or eadr, comma-separated or repeated (default adr)")
       ->expected(1)
       ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(non_empty_value());
   cmd->add_option("--granularity", a->granularity,
                   "line and/or word, comma-separated (default line,word); byte tears every plain store")

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../../support/crash_exec.hpp"
 #include "../../support/temp_dir.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -18,39 +19,8 @@ namespace {
 
 const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 
-struct Outcome {
-  std::string out;  // the run directory
-  int exit_code = -1;
-  std::string err;
-  nlohmann::json results;
-  uint64_t failures(const std::string& granularity) const {
-    for (const auto& r : results["runs"])
-      if (r["params"]["granularity"] == granularity) return r["metrics"]["failures"]["value"].get<uint64_t>();
-    return UINT64_MAX;
-  }
-};
-
-// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left.
-Outcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
-                   const std::vector<std::string>& options, const std::vector<std::string>& program,
-                   std::vector<std::string> env = {}) {
-  platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", setup, "--check", check, "--jobs", "2", "--out", out};
-  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-  spec.argv.push_back("--");
-  spec.argv.insert(spec.argv.end(), program.begin(), program.end());
-  spec.set_env = std::move(env);
-  spec.timeout_s = 120;
-  Outcome o;
-  o.out = out;
-  auto run = platform::run_process(spec);
-  if (!run.ok()) return o;
-  o.exit_code = run->exit_code;
-  o.err = run->err;
-  const auto file = std::filesystem::path(out) / "results.json";
-  if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(testing::read_all(file.string()));
-  return o;
-}
+using Outcome = testing::ExecOutcome;
+using testing::crash_exec;
 
 // pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
 Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,

@@ -432,7 +432,7 @@ Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, con
   if (o.setup.empty() && !first.files) first.cutoff = StartingFiles::birth_cutoff();
   auto traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
   if (!traced) return traced.status();
-  traced->notes = std::move(put_back);
+  traced->notes.insert(traced->notes.begin(), put_back.begin(), put_back.end());
   return traced;
 }
 

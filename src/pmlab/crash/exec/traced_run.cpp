@@ -1,12 +1,19 @@
 // The traced run: the program started under pmlab's runtime (src/pmlab-trace), after --setup, in the
 // environment a program under test gets.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
+#include "pmlab/crash/exec/trace_file.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -30,6 +37,98 @@ Result<std::string> find_runtime() {
   return error(Errc::not_found, std::string("pmlab's runtime ") + PMLAB_TRACE_RUNTIME_NAME + " is not beside " +
                                     self.string() + " (build it, or set PMLAB_TRACE_RUNTIME)");
 }
+
+namespace {
+
+// The traces of the processes the program started that mapped persistent memory (`trace_path`.<pid>, each
+// written by the runtime from the process's first such mapping), by process id; with `unfinished`, also
+// those still being created (`.part`).
+std::vector<std::pair<long, fs::path>> process_traces(const std::string& trace_path, bool unfinished = false) {
+  const fs::path main = fs::absolute(trace_path);
+  const std::string prefix = main.filename().string() + ".";
+  std::vector<std::pair<long, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(main.parent_path(), ec)) {
+    std::string rest = entry.path().filename().string();
+    if (rest.size() <= prefix.size() || rest.compare(0, prefix.size(), prefix) != 0) continue;
+    rest.erase(0, prefix.size());
+    if (unfinished && rest.ends_with(".part")) rest.erase(rest.size() - 5);
+    if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos) continue;
+    found.emplace_back(std::stol(rest), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void remove_traces(const std::string& trace_path) {
+  std::error_code ec;
+  fs::remove(trace_path, ec);
+  for (const auto& [pid, path] : process_traces(trace_path, true)) fs::remove(path, ec);
+}
+
+// Waits, `seconds` at most, until the process writing the trace at `path` has closed it (exited): the
+// runtime holds the file's lock until then.
+bool wait_for_writer(const fs::path& path, double seconds) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  bool closed = false;
+  while (!(closed = flock(fd, LOCK_SH | LOCK_NB) == 0) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::close(fd);
+  return closed;
+}
+
+// "process 123 (/usr/bin/prog)", and the persistent files its trace names.
+std::string process_and_files(long pid, const fs::path& path, std::string* files) {
+  auto trace = TraceFile::open(path.string());
+  std::set<std::string> paths;
+  if (trace)
+    for (const auto& [id, region] : trace->regions()) paths.insert(region.path);
+  for (const std::string& p : paths) *files += (files->empty() ? "" : ", ") + p;
+  const std::string exe = trace && !trace->modules().empty() ? trace->modules().front().path : "?";
+  return "process " + std::to_string(pid) + " (" + exe + ")";
+}
+
+// One process is traced: the one pmlab started, or where that one mapped no persistent memory (a shell, a
+// test driver), the first process it started that did. Any other that did is named in a note: its stores
+// are not in the trace. Waits for those processes to exit, `seconds` at most.
+Status settle_process_traces(TracedRun& run, double seconds) {
+  const auto others = process_traces(run.trace_path);
+  if (others.empty()) return Status::success();
+  for (const auto& [pid, path] : others)
+    if (!wait_for_writer(path, seconds))
+      return error(Errc::failed, "process " + std::to_string(pid) +
+                                     ", which the program started and which maps persistent memory, still runs after "
+                                     "the program ended: a run is judged once it has exited");
+  auto main = TraceFile::open(run.trace_path);
+  const size_t traced = main && !main->regions().empty() ? others.size() : 0;
+  constexpr size_t kNamed = 3;  // untraced processes named one by one; the rest are counted
+  size_t untraced = 0;
+  for (size_t i = 0; i < others.size(); ++i) {
+    if (i != traced && ++untraced > kNamed) continue;
+    std::string files;
+    const std::string who = process_and_files(others[i].first, others[i].second, &files);
+    if (i == traced)
+      run.notes.push_back("traced: " + who +
+                          ", which the program started; the program itself mapped no persistent memory");
+    else
+      run.notes.push_back(who + ", which the program started, also mapped persistent memory (" + files +
+                          ") and is not traced: its stores are not in the crash states");
+  }
+  if (untraced > kNamed)
+    run.notes.push_back(std::to_string(untraced - kNamed) +
+                        (untraced - kNamed == 1 ? " more process" : " more processes") +
+                        " the program started mapped persistent memory, not traced");
+  std::error_code ec;
+  if (traced < others.size()) fs::rename(others[traced].second, run.trace_path, ec);
+  if (ec) return error(Errc::io_error, "cannot move the trace " + others[traced].second.string() + ": " + ec.message());
+  for (size_t i = 0; i < others.size(); ++i)
+    if (i != traced) fs::remove(others[i].second, ec);
+  return Status::success();
+}
+
+}  // namespace
 
 Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
                                 const std::string& log_path) {
@@ -63,13 +162,14 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   spec.output = platform::ProcessSpec::Output::file;
   spec.output_file = log_path;
   spec.timeout_s = o.timeout_s * 60;
-  std::error_code ec;
-  fs::remove(trace_path, ec);
+  remove_traces(trace_path);
   auto r = platform::run_process(spec);
   if (!r) return r.status();
   run.seconds = r->seconds;
   run.outcome = r->outcome();
+  if (r->ok()) PMLAB_TRY(settle_process_traces(run, std::max(1.0, spec.timeout_s - r->seconds)));
   if (!r->ok()) {
+    remove_traces(trace_path);
     auto text = read_regular_file(log_path, "program output");
     const std::string out = platform::tail_lines(text ? *text : std::string(), 5);
     return error(Errc::failed, "the traced program " + r->outcome() + (out.empty() ? "" : ":\n" + out));

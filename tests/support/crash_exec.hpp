@@ -1,0 +1,56 @@
+// `pmlab crash exec` run as a user runs it, and what it left: for the tests of exec mode end to end.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pmlab/platform/process.hpp"
+#include "temp_dir.hpp"
+
+namespace pmlab::testing {
+
+struct ExecOutcome {
+  std::string out;  // the run directory
+  int exit_code = -1;
+  std::string err;
+  nlohmann::json results;
+
+  // The run of `granularity` (of the first domain that has one); null when there is none.
+  const nlohmann::json* run(const std::string& granularity, const std::string& domain = "") const {
+    for (const auto& r : results["runs"])
+      if (r["params"]["granularity"] == granularity && (domain.empty() || r["params"]["domain"] == domain)) return &r;
+    return nullptr;
+  }
+  uint64_t metric(const std::string& granularity, const std::string& name, const std::string& domain = "") const {
+    const nlohmann::json* r = run(granularity, domain);
+    return r != nullptr ? (*r)["metrics"][name]["value"].get<uint64_t>() : UINT64_MAX;
+  }
+  uint64_t failures(const std::string& granularity) const { return metric(granularity, "failures"); }
+};
+
+// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left.
+inline ExecOutcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
+                              const std::vector<std::string>& options, const std::vector<std::string>& program,
+                              std::vector<std::string> env = {}) {
+  platform::ProcessSpec spec;
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", setup, "--check", check, "--jobs", "2", "--out", out};
+  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+  spec.argv.push_back("--");
+  spec.argv.insert(spec.argv.end(), program.begin(), program.end());
+  spec.set_env = std::move(env);
+  spec.timeout_s = 120;
+  ExecOutcome o;
+  o.out = out;
+  auto run = platform::run_process(spec);
+  if (!run.ok()) return o;
+  o.exit_code = run->exit_code;
+  o.err = run->err;
+  const auto file = std::filesystem::path(out) / "results.json";
+  if (std::filesystem::exists(file)) o.results = nlohmann::json::parse(read_all(file.string()));
+  return o;
+}
+
+}  // namespace pmlab::testing
