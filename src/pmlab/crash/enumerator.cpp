@@ -15,7 +15,12 @@ namespace {
 constexpr size_t kWord = 8;
 constexpr double kHuge = 1e300;
 
-uint64_t word_term(uint64_t index, uint64_t value) { return mix64(value ^ (index * 0x9e3779b97f4a7c15ULL)); }
+// A zero word adds nothing, so an image's hash is that of its words that are not zero: growing an image by
+// zeros, or hashing a mostly empty pool, costs nothing per zero word.
+uint64_t word_term(uint64_t index, uint64_t value) {
+  const uint64_t at = index * 0x9e3779b97f4a7c15ULL;
+  return mix64(value ^ at) - mix64(at);
+}
 
 uint64_t load_word(const std::byte* image, size_t size, size_t word) {
   uint64_t v = 0;
@@ -94,7 +99,7 @@ constexpr auto kStrategies = enum_names<Strategy>("strategy", {{Strategy::none, 
 
 const char* to_string(Strategy s) noexcept { return kStrategies.name(s); }
 
-CrashSpace make_space(std::vector<PendingLine> lines, const std::vector<std::byte>& durable, Granularity g) {
+CrashSpace make_space(std::vector<PendingLine> lines, std::span<const std::byte> durable, Granularity g) {
   CrashSpace space;
   space.granularity = g;
   space.lines = std::move(lines);
@@ -439,16 +444,19 @@ std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t
   return out;
 }
 
-void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state,
-                 std::byte* out) {
-  std::memcpy(out, durable.data(), durable.size());
+void apply_state(const CrashSpace& space, const CrashState& state, std::byte* image) {
   for (size_t p = 0; p < space.pieces.size(); ++p) {
     const uint8_t c = state.choice[p];
     if (c == 0) continue;
     const Piece& piece = space.pieces[p];
-    std::memcpy(out + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size,
+    std::memcpy(image + space.lines[piece.line].offset + piece.offset, piece.options.data() + (c - 1) * piece.size,
                 piece.size);
   }
+}
+
+void build_image(std::span<const std::byte> durable, const CrashSpace& space, const CrashState& state, std::byte* out) {
+  std::memcpy(out, durable.data(), durable.size());
+  apply_state(space, state, out);
 }
 
 uint64_t word_hash_term(uint64_t index, uint64_t value) { return word_term(index, value); }
@@ -459,7 +467,7 @@ uint64_t image_hash(const std::byte* image, size_t size) {
   return h;
 }
 
-uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable, const CrashSpace& space,
+uint64_t state_hash(uint64_t durable_hash, std::span<const std::byte> durable, const CrashSpace& space,
                     const CrashState& state) {
   uint64_t h = durable_hash;
   size_t word = SIZE_MAX;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ struct CrashSpace {
   double line_states = 1;             // whole-line crash states (product over lines)
 };
 
-CrashSpace make_space(std::vector<PendingLine> lines, const std::vector<std::byte>& durable, Granularity g);
+CrashSpace make_space(std::vector<PendingLine> lines, std::span<const std::byte> durable, Granularity g);
 
 struct CrashState {
   std::vector<uint8_t> choice;  // option per piece
@@ -74,15 +75,16 @@ Exploration explore(const CrashSpace& space, uint64_t budget, uint64_t seed);
 std::vector<uint64_t> allocate_budget(const std::vector<double>& sizes, uint64_t budget);
 
 // The crash image of a state: the durable image with the chosen options written over it.
-void build_image(const std::vector<std::byte>& durable, const CrashSpace& space, const CrashState& state,
-                 std::byte* out);
+void build_image(std::span<const std::byte> durable, const CrashSpace& space, const CrashState& state, std::byte* out);
+// The same over an image that already holds the durable one: only the state's pieces are written.
+void apply_state(const CrashSpace& space, const CrashState& state, std::byte* image);
 
 // A content hash of an image: a sum over 8-byte words of a mix of (word index, value), so a state's hash
 // follows from the durable image's by the words its pieces change.
 uint64_t image_hash(const std::byte* image, size_t size);
 // One word's term of image_hash: an image's hash changes by term(i, new) - term(i, old) when word i changes.
 uint64_t word_hash_term(uint64_t index, uint64_t value);
-uint64_t state_hash(uint64_t durable_hash, const std::vector<std::byte>& durable, const CrashSpace& space,
+uint64_t state_hash(uint64_t durable_hash, std::span<const std::byte> durable, const CrashSpace& space,
                     const CrashState& state);
 
 // "0x40 (latest), 0x80 (written back), 0xc0 torn (+0:8 latest, +8:8 durable)": what a state persisted.

@@ -117,5 +117,44 @@ TEST(CrashExecFiles, ACheckThatPassesRandomBytesIsNamedWhenNothingFailed) {
   EXPECT_NE(results["runs"][0]["trace"]["notes"].dump().find("random bytes"), std::string::npos);
 }
 
+// A file of gigabytes the run touched in a few pages (libpmem2's log example appending to a new 2 GiB file):
+// each checker finds its image whole in content and sparse on disk, holding the pages the run gave content.
+TEST(CrashExecFiles, AFileOfGigabytesCostsThePagesTheRunGaveContent) {
+  const std::string subjects = PMLAB_SUBJECTS_DIR;
+  if (!std::filesystem::exists(subjects + "/pmdk2-log")) GTEST_SKIP() << "libpmem2's log example not built";
+  testing::TempDir dir;
+  const std::string pool = dir.file("big.pool");
+  const std::string check =
+      "test $(du -k {} | cut -f1) -le 64 && " + subjects + "/pmdk2-log-check " + subjects + "/pmdk2-log {} aa bb cc";
+  auto r = run({PMLAB_CLI_PATH,
+                "crash",
+                "exec",
+                "--setup",
+                "rm -f " + pool + " && truncate -s 2G " + pool,
+                "--check",
+                check,
+                "--budget",
+                "100",
+                "--jobs",
+                "2",
+                "--out",
+                dir.file("out"),
+                "--",
+                subjects + "/pmdk2-log",
+                pool,
+                "append",
+                "aa",
+                "append",
+                "bb",
+                "append",
+                "cc"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto results = nlohmann::json::parse(testing::read_all(dir.file("out") + "/results.json"));
+  for (const auto& run : results["runs"]) {
+    EXPECT_GT(run["metrics"]["states_checked"]["value"].get<double>(), 5) << run["params"]["granularity"];
+    EXPECT_EQ(run["metrics"]["failures"]["value"].get<double>(), 0) << run["params"]["granularity"];
+  }
+}
+
 }  // namespace
 }  // namespace pmlab::crash::exec

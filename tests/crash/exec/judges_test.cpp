@@ -6,6 +6,9 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "../../support/temp_dir.hpp"
 
@@ -34,7 +37,7 @@ TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {
   constexpr int kChecks = 24;
   for (int i = 0; i < kChecks; ++i) {
     Judges::Slot& slot = (*judges)->acquire();
-    std::fill(slot.image.begin(), slot.image.end(), static_cast<std::byte>(i % 3 == 0 ? 'b' : 'a'));
+    std::fill(slot.image, slot.image + 4096, static_cast<std::byte>(i % 3 == 0 ? 'b' : 'a'));
     ASSERT_TRUE((*judges)
                     ->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i)},
                              [&, i](const Verdict& v) {
@@ -78,35 +81,42 @@ TEST(ExecJudges, AHungCheckerIsAFailureAndTheNextImageIsWrittenWhole) {
   EXPECT_TRUE(verdicts[1].consistent) << verdicts[1].outcome << ": " << verdicts[1].output;
 }
 
-// A slot's image file keeps what the last checker left of it, and the next image is written over that: only
-// its pages that differ are written. Whatever a checker does to its image (overwrites a page the next image
-// shares with it, cuts it, removes it, replaces it, extends it), the next checker in that slot must find its
-// own image, byte for byte.
+// A slot's image file keeps what the last checker left of it, and the next image is built over that: the pages
+// the run gave content are compared and copied, and holes are punched wherever else the file holds data.
+// Whatever a checker does to its image (overwrites a page the next image shares with it or one no image has
+// content in, cuts it, removes it, replaces it, extends it), the next checker in that slot must find its own
+// image, byte for byte, with the page no image has content in a hole.
 TEST(ExecJudges, WhateverACheckerDidToItsImageTheNextOneFindsItsOwn) {
   testing::TempDir dir;
   JudgeOptions o;
   o.check =
-      "/bin/sh -c 'cmp -s {} \"$EXPECTED\" || exit 1; case $((PMLAB_CRASH_STATE % 5)) in "
+      "/bin/sh -c 'cmp -s {} \"$EXPECTED\" || exit 1; test $(du -k {} | cut -f1) -le 12 || exit 2; "
+      "case $((PMLAB_CRASH_STATE % 6)) in "
       "0) printf junk | dd of={} bs=1 seek=5000 conv=notrunc 2>/dev/null;; 1) truncate -s 100 {};; 2) rm {};; "
-      "3) printf junk > {}.new && mv {}.new {};; 4) printf junk >> {};; esac'";
+      "3) printf junk > {}.new && mv {}.new {};; 4) printf junk >> {};; "
+      "5) printf junk | dd of={} bs=1 seek=13000 conv=notrunc 2>/dev/null;; esac'";
   o.timeout_s = 30;
   o.jobs = 1;
   o.work_dir = dir.path();
-  constexpr size_t kBytes = 3 * 4096;
+  constexpr size_t kBytes = 4 * 4096;
   o.files = {ImageFile{"/x/pool", 1, 2, 0, kBytes}};
   o.image_bytes = kBytes;
   auto judges = Judges::start(o);
   ASSERT_TRUE(judges.ok()) << judges.status().message();
-  constexpr int kChecks = 15;
+  // Pages 0 and 1 are the same in every image, page 2 is each check's own, page 3 is zero in all.
+  const std::vector<size_t> pages = {2, 0, 1};
+  const std::vector<bool> listed = {true, true, true, false};
+  constexpr int kChecks = 18;
   std::vector<Verdict> verdicts(kChecks);
   for (int i = 0; i < kChecks; ++i) {
-    // The first two pages are the same in every image; the last one is the check's own.
-    std::string image(kBytes, 'k');
-    std::fill(image.begin() + 2 * 4096, image.end(), static_cast<char>('a' + i));
+    std::string image(kBytes, '\0');
+    std::fill(image.begin(), image.begin() + 2 * 4096, 'k');
+    std::fill(image.begin() + 2 * 4096, image.begin() + 3 * 4096, static_cast<char>('a' + i));
     const std::string expected = dir.file("expected-" + std::to_string(i));
     testing::write_all(expected, image);
     Judges::Slot& slot = (*judges)->acquire();
-    std::memcpy(slot.image.data(), image.data(), kBytes);
+    const std::span<const std::byte> durable(reinterpret_cast<const std::byte*>(image.data()), kBytes);
+    ASSERT_TRUE((*judges)->restore(slot, durable, pages, listed).ok());
     ASSERT_TRUE((*judges)
                     ->submit(slot, {"PMLAB_CRASH_STATE=" + std::to_string(i), "EXPECTED=" + expected},
                              [&, i](const Verdict& v) { verdicts[i] = v; })

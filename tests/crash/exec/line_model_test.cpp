@@ -22,7 +22,7 @@ std::vector<std::byte> line_of(const LineModel& m, size_t line) {
 
 TEST(ExecLineModel, AdrLineIsDurableOnlyAfterItsThreadWritesBackAndFences) {
   LineModel m(persist::Domain::adr);
-  m.resize(4 * kLineBytes);
+  ASSERT_TRUE(m.resize(4 * kLineBytes).ok());
   m.store(1, filled(7), false, 0);
   ASSERT_EQ(m.pending().size(), 1u);
   EXPECT_FALSE(m.fence_orders(0));  // nothing written back yet
@@ -39,7 +39,7 @@ TEST(ExecLineModel, AdrLineIsDurableOnlyAfterItsThreadWritesBackAndFences) {
 
 TEST(ExecLineModel, AdrMakesDurableTheContentAtTheWriteBackNotTheLatest) {
   LineModel m(persist::Domain::adr);
-  m.resize(2 * kLineBytes);
+  ASSERT_TRUE(m.resize(2 * kLineBytes).ok());
   m.store(0, filled(1), false, 0);
   m.writeback(0, 1, 0, 0);
   m.store(0, filled(2), false, 0);
@@ -57,7 +57,7 @@ TEST(ExecLineModel, AdrMakesDurableTheContentAtTheWriteBackNotTheLatest) {
 
 TEST(ExecLineModel, EadrMakesEveryStoreDurableAtAnyFence) {
   LineModel m(persist::Domain::eadr);
-  m.resize(2 * kLineBytes);
+  ASSERT_TRUE(m.resize(2 * kLineBytes).ok());
   EXPECT_FALSE(m.fence_orders(0));
   m.store(1, filled(9), false, 0);
   EXPECT_TRUE(m.fence_orders(3));
@@ -68,7 +68,7 @@ TEST(ExecLineModel, EadrMakesEveryStoreDurableAtAnyFence) {
 
 TEST(ExecLineModel, CountsWriteBacksThatHadNothingNewToWriteBack) {
   LineModel m(persist::Domain::adr);
-  m.resize(4 * kLineBytes);
+  ASSERT_TRUE(m.resize(4 * kLineBytes).ok());
   EXPECT_EQ(m.writeback(0, 2, 0, 0), 2u) << "clean lines";
   m.store(0, filled(3), false, 0);
   EXPECT_EQ(m.writeback(0, 1, 0, 0), 0u);
@@ -78,7 +78,7 @@ TEST(ExecLineModel, CountsWriteBacksThatHadNothingNewToWriteBack) {
 
 TEST(ExecLineModel, PlainAndNonTemporalBytesAreKeptApart) {
   LineModel m(persist::Domain::adr);
-  m.resize(kLineBytes);
+  ASSERT_TRUE(m.resize(kLineBytes).ok());
   LineBytes v{};
   v[0] = std::byte{1};
   m.store(0, v, true, 0);
@@ -90,19 +90,19 @@ TEST(ExecLineModel, PlainAndNonTemporalBytesAreKeptApart) {
 
 TEST(ExecLineModel, KeepsTheDurableHashOfItsImage) {
   LineModel m(persist::Domain::adr);
-  m.resize(8 * kLineBytes);
+  ASSERT_TRUE(m.resize(8 * kLineBytes).ok());
   std::vector<std::byte> base(kLineBytes * 2, std::byte{5});
   m.set_base(2 * kLineBytes, base.data(), base.size());
   m.store(3, filled(6), false, 0);
   m.writeback(3, 1, 0, 0);
   m.fence(0, 0);
-  m.resize(16 * kLineBytes);
+  ASSERT_TRUE(m.resize(16 * kLineBytes).ok());
   EXPECT_EQ(m.durable_hash(), image_hash(m.durable().data(), m.durable().size()));
 }
 
 TEST(ExecLineModel, NamesLinesWhoseLatestContentWasNeverWrittenBack) {
   LineModel m(persist::Domain::adr);
-  m.resize(4 * kLineBytes);
+  ASSERT_TRUE(m.resize(4 * kLineBytes).ok());
   m.store(0, filled(1), false, 0);
   m.store(2, filled(1), false, 0);
   m.writeback(2, 1, 0, 0);
@@ -114,7 +114,7 @@ TEST(ExecLineModel, NamesLinesWhoseLatestContentWasNeverWrittenBack) {
 
 TEST(ExecLineModel, OriginNamesTheFenceThatFirstSawAStore) {
   LineModel m(persist::Domain::adr);
-  m.resize(2 * kLineBytes);
+  ASSERT_TRUE(m.resize(2 * kLineBytes).ok());
   m.store(0, filled(1), false, 0);
   m.fence(0, 7);
   ASSERT_NE(m.origin(0), nullptr);
@@ -123,6 +123,26 @@ TEST(ExecLineModel, OriginNamesTheFenceThatFirstSawAStore) {
   m.writeback(0, 1, 0, 0x1234);
   EXPECT_EQ(m.origin(0)->written_back_site, 0x1234u);
   EXPECT_EQ(m.origin(0)->written_back_after_fence, 1u);
+}
+
+// A model of a 1 GiB image knows the pages the run gave content, in the order it did, and no other: a
+// starting page, and a page a store changed (not one a store left as it was); it reads zero elsewhere.
+TEST(ExecLineModel, TheImagesPagesWithContentAreTheOnesTheRunGaveContent) {
+  LineModel m(persist::Domain::adr);
+  constexpr size_t kPage = 4096, kBytes = size_t{1} << 30;
+  ASSERT_TRUE(m.resize(kBytes).ok());
+  std::vector<std::byte> page(kPage, std::byte{9});
+  m.set_base(5 * kPage, page.data(), kPage);
+  m.store(3 * kPage / kLineBytes, filled(1), false, 0);
+  m.store(7 * kPage / kLineBytes, filled(0), false, 0);  // zero over zero: no change
+  m.store(kBytes / kLineBytes - 1, filled(2), false, 0);
+  EXPECT_EQ(m.content_pages(), (std::vector<size_t>{5, 3, kBytes / kPage - 1}));
+  for (size_t p = 0; p < 8; ++p) EXPECT_EQ(m.has_content()[p], p == 5 || p == 3) << p;
+  EXPECT_EQ(m.durable()[5 * kPage], std::byte{9});
+  EXPECT_EQ(m.durable()[(kBytes / kPage / 2) * kPage], std::byte{0});
+  uint64_t expected = 0;  // the base page's words; a zero word adds nothing, and the stores are not durable
+  for (size_t w = 0; w < kPage / 8; ++w) expected += word_hash_term(5 * kPage / 8 + w, 0x0909090909090909ULL);
+  EXPECT_EQ(m.durable_hash(), expected) << "a zero word adds nothing to the hash";
 }
 
 }  // namespace

@@ -252,9 +252,10 @@ struct GranularityRun {
       j.origins.push_back(origin ? *origin : LineOrigin{});
     }
     Judges::Slot& slot = judges.acquire();
-    build_image(m.durable(), space, state, slot.image.data());
+    PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
+    apply_state(space, state, slot.image);
     if (o.replay)
-      if (Status s = judges.write_files(slot.image, o.replay_image); !s) return s;
+      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image); !s) return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
         "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops.begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops.ended)};
@@ -507,7 +508,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     auto judges = Judges::start(jo);
     if (!judges) return judges.status();
     if (report.traces.size() == 1 && !o.replay) {
-      auto probe = (*judges)->judge_random_image(o.seed);
+      auto probe = (*judges)->judge_random_image(o.seed, findings.content_pages());
       if (!probe) return probe.status();
       random_image_passed = probe->consistent;
     }

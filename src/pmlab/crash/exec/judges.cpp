@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <linux/falloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@ namespace pmlab::crash::exec {
 namespace {
 
 namespace fs = std::filesystem;
+constexpr size_t kPage = trace::kPageBytes;  // the granule images are built, compared and punched in
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -26,79 +28,90 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-Status write_span(const std::string& path, const std::byte* data, size_t n) {
-  // Overwritten in place: truncating would free every page only for the write to allocate it again.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return errno_status(errno, "cannot write the crash image " + path);
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t w = pwrite(fd, data + done, n - done, static_cast<off_t>(done));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int err = errno;
-      ::close(fd);
-      return errno_status(err, "cannot write the crash image " + path);
+// Writes [data, data+n) to `path` as a file of n bytes that holds the listed pages (page indices from
+// `first`) and holes elsewhere, which read zero: the rest of an image is.
+Status write_sparse(const std::string& path, const std::byte* data, size_t n, size_t first,
+                    const std::vector<size_t>& pages) {
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd.get() < 0 || ftruncate(fd.get(), static_cast<off_t>(n)) != 0)
+    return errno_status(errno, "cannot write the crash image " + path);
+  for (size_t page : pages) {
+    if (page < first || (page - first) * kPage >= n) continue;
+    const size_t at = (page - first) * kPage, len = std::min(kPage, n - at);
+    for (size_t done = 0; done < len;) {
+      const ssize_t w = pwrite(fd.get(), data + at + done, len - done, static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return errno_status(errno, "cannot write the crash image " + path);
+      done += static_cast<size_t>(w);
     }
-    done += static_cast<size_t>(w);
   }
-  // A checker that grew the file leaves no tail behind.
-  const int cut = ftruncate(fd, static_cast<off_t>(n));
-  const int err = errno;
-  ::close(fd);
-  return cut == 0 ? Status{} : errno_status(err, "cannot write the crash image " + path);
+  return {};
 }
 
 }  // namespace
 
-// One image file of a slot, kept open and mapped between checks, so that putting the next image there
-// writes only the pages that differ from what the file holds: the slot's last image, or what its checker
-// left of it (a recovery writes). Reading both costs less than writing every page through the kernel.
+// One image file of a slot, kept open and mapped at its place in the slot's image between checks.
 class SlotFile {
  public:
-  ~SlotFile() { unmap(); }
-
-  Status put(const std::string& path, const std::byte* data, size_t n) {
+  // The file at `path` (opened anew where a checker removed or replaced it), `n` bytes long (a tail a checker
+  // added goes; a part it cut comes back as a hole), mapped at `at`.
+  Status attach(const std::string& path, std::byte* at, size_t n) {
     struct stat st {};
-    // A checker may have removed or replaced the file: the path is what the next checker opens.
     if (fd_.get() < 0 || ::stat(path.c_str(), &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
-      unmap();
       fd_ = FileDescriptor(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
       if (fd_.get() < 0 || fstat(fd_.get(), &st) != 0)
         return errno_status(errno, "cannot write the crash image " + path);
       dev_ = st.st_dev;
       ino_ = st.st_ino;
+      mapped_ = false;
     } else if (fstat(fd_.get(), &st) != 0) {
       return errno_status(errno, "cannot write the crash image " + path);
     }
-    // A tail a checker added goes; a part it cut comes back as zeros, to be compared like any other.
     if (static_cast<size_t>(st.st_size) != n && ftruncate(fd_.get(), static_cast<off_t>(n)) != 0)
       return errno_status(errno, "cannot write the crash image " + path);
-    if (n == 0) return {};
-    if (base_ == nullptr || size_ != n) {
-      unmap();
-      void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
-      if (p == MAP_FAILED) return errno_status(errno, "cannot map the crash image " + path);
-      base_ = static_cast<std::byte*>(p);
-      size_ = n;
+    if (!mapped_ && n > 0) {
+      if (mmap(at, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_.get(), 0) == MAP_FAILED)
+        return errno_status(errno, "cannot map the crash image " + path);
+      mapped_ = true;
     }
-    constexpr size_t kPage = trace::kPageBytes;  // the granule the images are built and compared in
-    for (size_t at = 0; at < n; at += kPage) {
-      const size_t len = std::min(kPage, n - at);
-      if (std::memcmp(base_ + at, data + at, len) != 0) std::memcpy(base_ + at, data + at, len);
+    at_ = at;
+    size_ = n;
+    return {};
+  }
+
+  // Makes every page `listed` does not mark (a page index in the file) zero: where the file holds data
+  // there, a hole is punched. Pages are never read for it: reading a hole through a mapping fills it.
+  Status zero_unlisted(const std::function<bool(size_t)>& listed) {
+    for (off_t from = 0; static_cast<size_t>(from) < size_;) {
+      const off_t data = lseek(fd_.get(), from, SEEK_DATA);
+      if (data < 0) return errno == ENXIO ? Status{} : errno_status(errno, "cannot read a crash image's extents");
+      const off_t hole = std::min<off_t>(lseek(fd_.get(), data, SEEK_HOLE), static_cast<off_t>(size_));
+      for (size_t page = static_cast<size_t>(data) / kPage; page * kPage < static_cast<size_t>(hole);) {
+        size_t end = page;
+        while (end * kPage < static_cast<size_t>(hole) && !listed(end)) ++end;
+        if (end > page) PMLAB_TRY(zero(page * kPage, std::min(end * kPage, size_) - page * kPage));
+        page = end + 1;
+      }
+      from = hole;
     }
     return {};
   }
 
  private:
-  void unmap() {
-    if (base_ != nullptr) munmap(base_, size_);
-    base_ = nullptr;
-    size_ = 0;
+  Status zero(size_t at, size_t n) {
+    if (fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
+                  static_cast<off_t>(n)) == 0)
+      return {};
+    if (errno != EOPNOTSUPP) return errno_status(errno, "cannot clear a crash image");
+    std::memset(at_ + at, 0, n);  // a file system without holes
+    return {};
   }
+
   FileDescriptor fd_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
-  std::byte* base_ = nullptr;
+  bool mapped_ = false;
+  std::byte* at_ = nullptr;
   size_t size_ = 0;
 };
 
@@ -118,7 +131,9 @@ std::string read_tail(const std::string& path, size_t lines) {
 
 }  // namespace
 
-Judges::Slot::~Slot() = default;
+Judges::Slot::~Slot() {
+  if (image != nullptr) munmap(image, bytes);
+}
 
 Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
   std::unique_ptr<Judges> j(new Judges(options));
@@ -138,7 +153,12 @@ Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
     std::error_code ec;
     fs::create_directories(slot->dir, ec);
     if (ec) return error(Errc::io_error, "cannot create " + slot->dir + ": " + ec.message());
-    slot->image.resize(options.image_bytes);
+    // The image's address range, held so the files map side by side in it.
+    void* range = mmap(nullptr, std::max<size_t>(options.image_bytes, 1), PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (range == MAP_FAILED) return errno_status(errno, "cannot reserve the address range of a crash image");
+    slot->image = static_cast<std::byte*>(range);
+    slot->bytes = std::max<size_t>(options.image_bytes, 1);
     for (size_t i = 0; i < options.files.size(); ++i) slot->files.push_back(std::make_unique<SlotFile>());
     j->free_.push_back(slot.get());
     j->slots_.push_back(std::move(slot));
@@ -161,31 +181,62 @@ std::string Judges::image_path(const Slot& slot, size_t file) const {
 }
 
 Judges::Slot& Judges::acquire() {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !free_.empty(); });
-  Slot* s = free_.back();
-  free_.pop_back();
+  Slot* s = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !free_.empty(); });
+    s = free_.back();
+    free_.pop_back();
+  }
+  s->files_ready = Status::success();
+  for (size_t i = 0; i < options_.files.size() && s->files_ready; ++i) {
+    const ImageFile& f = options_.files[i];
+    s->files_ready = s->files[i]->attach(image_path(*s, i), s->image + f.base, f.size);
+  }
   return *s;
 }
 
-Status Judges::write_files(const std::vector<std::byte>& image, const std::string& path) const {
+void Judges::release(Slot& slot) {
+  std::lock_guard lock(mutex_);
+  free_.push_back(&slot);
+  changed_.notify_all();
+}
+
+Status Judges::restore(Slot& slot, std::span<const std::byte> durable, const std::vector<size_t>& pages,
+                       const std::vector<bool>& listed) {
+  Status s = slot.files_ready;
+  for (size_t i = 0; i < options_.files.size() && s; ++i) {
+    const size_t first = options_.files[i].base / kPage;
+    s = slot.files[i]->zero_unlisted([&](size_t p) { return first + p < listed.size() && listed[first + p]; });
+  }
+  if (!s) {
+    release(slot);
+    return s;
+  }
+  for (size_t page : pages) {
+    const size_t at = page * kPage;
+    if (at >= durable.size()) continue;
+    const size_t len = std::min(kPage, durable.size() - at);
+    if (std::memcmp(slot.image + at, durable.data() + at, len) != 0)
+      std::memcpy(slot.image + at, durable.data() + at, len);
+  }
+  return {};
+}
+
+Status Judges::write_files(std::span<const std::byte> image, const std::vector<size_t>& pages,
+                           const std::string& path) const {
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     const std::string to = i == 0 ? path : path + "." + std::to_string(i);
-    if (Status s = write_span(to, image.data() + f.base, f.size); !s) return s;
+    if (Status s = write_sparse(to, image.data() + f.base, f.size, f.base / kPage, pages); !s) return s;
   }
   return {};
 }
 
 Status Judges::submit(Slot& slot, std::vector<std::string> env, std::function<void(const Verdict&)> done) {
-  for (size_t i = 0; i < options_.files.size(); ++i) {
-    const ImageFile& f = options_.files[i];
-    if (Status s = slot.files[i]->put(image_path(slot, i), slot.image.data() + f.base, f.size); !s) {
-      std::lock_guard lock(mutex_);
-      free_.push_back(&slot);
-      changed_.notify_all();
-      return s;
-    }
+  if (!slot.files_ready) {
+    release(slot);
+    return slot.files_ready;
   }
   slot.env = std::move(env);
   slot.done = std::move(done);
@@ -224,14 +275,15 @@ void Judges::work() {
   }
 }
 
-Result<Verdict> Judges::judge_random_image(uint64_t seed) {
+Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size_t>& pages) {
   drain();
   Slot& slot = acquire();
   Random rng(seed);
-  for (size_t at = 0; at < slot.image.size(); at += sizeof(uint64_t)) {
-    const uint64_t word = rng.next();
-    std::memcpy(slot.image.data() + at, &word, std::min(sizeof word, slot.image.size() - at));
-  }
+  for (size_t page : pages)
+    for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {
+      const uint64_t word = rng.next();
+      std::memcpy(slot.image + at, &word, std::min(sizeof word, options_.image_bytes - at));
+    }
   Verdict verdict;
   if (Status s = submit(
           slot, {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0", "PMLAB_CRASH_OPS_BEGUN=0", "PMLAB_CRASH_OPS_DONE=0"},

@@ -2,6 +2,11 @@
 // image of every persistent file; the campaign builds an image into a free slot and hands it over, a
 // worker thread runs the checker on it and reports the verdict. A checker that writes to its image (PMDK's
 // recovery does) changes only its slot's copy, which the next image overwrites.
+//
+// A slot's files stay mapped, side by side as in the image, and an image is built in place: the pages the
+// run gave content are compared with the durable image and copied where they differ, and every other page
+// is a hole of the file, punched again where a checker wrote. A pool of gigabytes of which a run touched a
+// few megabytes costs those megabytes a slot, and a state the pages that hold content.
 #pragma once
 
 #include <condition_variable>
@@ -9,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,11 +52,13 @@ class Judges {
   struct Slot {
     size_t index = 0;
     std::string dir;
-    std::vector<std::byte> image;  // the whole image, files at their bases
+    std::byte* image = nullptr;    // the image: its files mapped at their bases, written in place
+    Status files_ready;            // whether acquire() found the files and mapped them
     std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
     std::function<void(const Verdict&)> done;
     std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `dir`
-    ~Slot();                                       // where SlotFile is complete
+    size_t bytes = 0;
+    ~Slot();  // where SlotFile is complete; unmaps the image
   };
 
   static Result<std::unique_ptr<Judges>> start(const JudgeOptions& options);
@@ -58,25 +66,33 @@ class Judges {
   Judges(const Judges&) = delete;
   Judges& operator=(const Judges&) = delete;
 
-  // A free slot (blocks while every slot is busy); build the image into slot.image.
+  // A free slot (blocks while every slot is busy), its files where its checker expects them, mapped at
+  // slot.image; build the image there (restore, then the state's pieces).
   Slot& acquire();
-  // Writes the slot's files and has a checker judge them; `done` runs on the checker's thread.
+  // Makes the slot's image `durable`: the pages `pages` lists (marked in `listed`) are compared and copied,
+  // and wherever else the slot's files hold anything, holes are punched (every other page of the image is
+  // zero).
+  Status restore(Slot& slot, std::span<const std::byte> durable, const std::vector<size_t>& pages,
+                 const std::vector<bool>& listed);
+  // Has a checker judge the slot's image; `done` runs on the checker's thread.
   Status submit(Slot& slot, std::vector<std::string> env, std::function<void(const Verdict&)> done);
   // Returns once every submitted check has been judged.
   void drain();
-  // Judges an image of random bytes (drawn from `seed`) in every file, once nothing else is being judged. A
-  // check that reads its crash image rarely passes one; a check that passes it either accepts any content
-  // or judges another file.
-  Result<Verdict> judge_random_image(uint64_t seed);
+  // Judges an image of random bytes (drawn from `seed`) in the pages `pages` lists, the pages a run gave
+  // content, once nothing else is being judged. A check that reads its crash image rarely passes one; a
+  // check that passes it either accepts any content or judges another file.
+  Result<Verdict> judge_random_image(uint64_t seed, const std::vector<size_t>& pages);
   // Where slot `slot` keeps file `file`'s image.
   std::string image_path(const Slot& slot, size_t file) const;
-  // Writes the image in `image` to `path` (file 0) and `path`.1, .2, … for the others.
-  Status write_files(const std::vector<std::byte>& image, const std::string& path) const;
+  // Writes the image in `image` to `path` (file 0) and `path`.1, .2, …, for the others: the pages `pages`
+  // lists, and holes (zero) elsewhere.
+  Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path) const;
 
  private:
   explicit Judges(JudgeOptions options) : options_(std::move(options)) {}
   void work();
   Verdict judge(Slot& slot);
+  void release(Slot& slot);
 
   JudgeOptions options_;
   std::vector<std::string> names_;  // per file: its image's name in a slot

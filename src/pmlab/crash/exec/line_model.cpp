@@ -4,9 +4,12 @@
 #include <cstring>
 
 #include "pmlab/crash/enumerator.hpp"
+#include "pmlab/crash/exec/trace_format.hpp"
 
 namespace pmlab::crash::exec {
 namespace {
+
+constexpr size_t kPageBytes = trace::kPageBytes;
 
 uint64_t word_at(const std::byte* p) {
   uint64_t v;
@@ -16,23 +19,37 @@ uint64_t word_at(const std::byte* p) {
 
 }  // namespace
 
-void LineModel::resize(size_t bytes) {
-  const size_t old = durable_.size();
-  if (bytes <= old) return;
-  durable_.resize(bytes);
-  for (size_t w = old / 8; w < bytes / 8; ++w) durable_hash_ += word_hash_term(w, 0);
+Status LineModel::resize(size_t bytes) {
+  if (bytes <= size_) return Status::success();
+  auto grown = std::make_unique<media::AnonymousMapping>();
+  PMLAB_TRY(grown->map(bytes, media::Pages::base, "for the durable image of the program's persistent files"));
+  if (durable_) std::memcpy(grown->base(), durable_->base(), size_);
+  durable_ = std::move(grown);
+  size_ = bytes;
+  has_content_.resize((bytes + kPageBytes - 1) / kPageBytes, false);
+  return Status::success();
+}
+
+void LineModel::note_content(size_t offset, size_t n) {
+  for (size_t page = offset / kPageBytes; page * kPageBytes < offset + n; ++page)
+    if (!has_content_[page]) {
+      has_content_[page] = true;
+      content_pages_.push_back(page);
+    }
 }
 
 void LineModel::set_base(size_t offset, const std::byte* bytes, size_t n) {
+  std::byte* d = durable_->base();
   for (size_t b = 0; b + 8 <= n; b += 8) {
     const size_t w = (offset + b) / 8;
-    durable_hash_ += word_hash_term(w, word_at(bytes + b)) - word_hash_term(w, word_at(durable_.data() + offset + b));
+    durable_hash_ += word_hash_term(w, word_at(bytes + b)) - word_hash_term(w, word_at(d + offset + b));
   }
-  std::memcpy(durable_.data() + offset, bytes, n);
+  std::memcpy(d + offset, bytes, n);
+  note_content(offset, n);
 }
 
 void LineModel::make_durable(size_t line, const std::byte* content) {
-  std::byte* d = durable_.data() + line * kLineBytes;
+  std::byte* d = durable_->base() + line * kLineBytes;
   for (size_t b = 0; b < kLineBytes; b += 8) {
     const size_t w = (line * kLineBytes + b) / 8;
     durable_hash_ += word_hash_term(w, word_at(content + b)) - word_hash_term(w, word_at(d + b));
@@ -48,12 +65,13 @@ int LineModel::written_back_by(const Line& l, unsigned thread) const {
 
 void LineModel::store(size_t line, const LineBytes& now, bool non_temporal, uint64_t site) {
   auto it = lines_.find(line);
-  const std::byte* current = it == lines_.end() || it->second.history.empty() ? durable_.data() + line * kLineBytes
+  const std::byte* current = it == lines_.end() || it->second.history.empty() ? durable_->base() + line * kLineBytes
                                                                               : it->second.history.back().data();
   uint64_t changed = 0;
   for (size_t i = 0; i < kLineBytes; ++i)
     if (now[i] != current[i]) changed |= uint64_t{1} << i;
   if (changed == 0) return;
+  note_content(line * kLineBytes, kLineBytes);
   ++events_;
   if (it == lines_.end()) {
     it = lines_.emplace(line, Line{}).first;
@@ -156,7 +174,7 @@ std::vector<PendingLine> LineModel::pending() const {
   for (size_t index : order) {
     const Line& line = lines_.at(index);
     LineBytes base{};
-    std::memcpy(base.data(), durable_.data() + index * kLineBytes, kLineBytes);
+    std::memcpy(base.data(), durable_->base() + index * kLineBytes, kLineBytes);
     int newest = -1;
     for (const auto& wb : line.written_back) newest = std::max(newest, wb.second);
     PendingLine p = pending_line(index * kLineBytes, kLineBytes, line.order, line.plain_bytes, base,

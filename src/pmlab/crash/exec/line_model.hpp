@@ -13,10 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "pmlab/common/status.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/media/region.hpp"
 #include "pmlab/persist/persister.hpp"
 
 namespace pmlab::crash::exec {
@@ -34,9 +38,10 @@ class LineModel {
  public:
   explicit LineModel(persist::Domain domain) : domain_(domain) {}
 
-  // The image grows as files appear; new bytes are zero and durable.
-  void resize(size_t bytes);
-  size_t size() const noexcept { return durable_.size(); }
+  // The image grows as files appear; new bytes are zero and durable. Its pages cost memory once they hold
+  // content: a pool of gigabytes that a run touches in a few pages takes a few pages.
+  Status resize(size_t bytes);
+  size_t size() const noexcept { return size_; }
   // Content the run started from (a file's pages as first mapped): durable, nothing pending.
   void set_base(size_t offset, const std::byte* bytes, size_t n);
 
@@ -55,7 +60,11 @@ class LineModel {
 
   // The lines a crash now may leave other than durable, in address order.
   std::vector<PendingLine> pending() const;
-  const std::vector<std::byte>& durable() const noexcept { return durable_; }
+  std::span<const std::byte> durable() const noexcept { return {durable_ ? durable_->base() : nullptr, size_}; }
+  // The image's pages the run gave content (a starting page that is not zero, a page a recorded line is in),
+  // in the order it first did; every other page is zero in the durable image and in every crash image.
+  const std::vector<size_t>& content_pages() const noexcept { return content_pages_; }
+  const std::vector<bool>& has_content() const noexcept { return has_content_; }
   // image_hash(durable()), kept as lines commit.
   uint64_t durable_hash() const noexcept { return durable_hash_; }
   const LineOrigin* origin(size_t line) const;
@@ -75,8 +84,13 @@ class LineModel {
   int written_back_by(const Line& l, unsigned thread) const;
   void make_durable(size_t line, const std::byte* content);
 
+  void note_content(size_t offset, size_t n);
+
   persist::Domain domain_;
-  std::vector<std::byte> durable_;
+  std::unique_ptr<media::AnonymousMapping> durable_;  // untouched pages read zero and cost nothing
+  size_t size_ = 0;
+  std::vector<bool> has_content_;      // per page
+  std::vector<size_t> content_pages_;  // the pages has_content_ marks
   uint64_t durable_hash_ = 0;
   std::unordered_map<size_t, Line> lines_;  // the lines not durable as they are
   std::vector<size_t> stored_since_fence_;

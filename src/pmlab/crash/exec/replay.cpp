@@ -1,7 +1,5 @@
 #include "pmlab/crash/exec/replay.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -55,19 +53,13 @@ struct Replay::FirstMappings {
 };
 
 Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point) {
-  // The durable image is kept in memory whole: persistent files larger than half of it are refused.
-  const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  if (image_bytes_ > memory / 2)
-    return error(Errc::unsupported, "the program's persistent files hold " + std::to_string(image_bytes_ >> 20) +
-                                        " MiB; crash-testing them needs their image in memory, and this machine has " +
-                                        std::to_string(memory >> 20) + " MiB");
   LineModel model(domain_);
-  model.resize(image_bytes_);
+  PMLAB_TRY(model.resize(image_bytes_));
   findings_ = {};
   FirstMappings first{std::vector<bool>(image_bytes_ / kPage, false), {}};
   uint64_t points = 0;
   trace::OperationCounts ops;
-  return trace_.replay([&](const TraceRecord& rec) -> Status {
+  const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
       case trace::Kind::region: map_region(rec, first); break;
       case trace::Kind::base_page: set_base_page(rec, first, model); break;
@@ -107,6 +99,8 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
     }
     return {};
   });
+  content_pages_ = model.content_pages();
+  return replayed;
 }
 
 void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {

@@ -56,6 +56,8 @@ class Replay {
   const std::vector<ImageFile>& files() const noexcept { return files_; }
   size_t image_bytes() const noexcept { return image_bytes_; }
   const Findings& findings() const noexcept { return findings_; }
+  // After run(): the image's pages the run gave content (LineModel::content_pages).
+  const std::vector<size_t>& content_pages() const noexcept { return content_pages_; }
   // "pool.obj+0x1c40": where an offset of the image lies.
   std::string where(size_t offset) const;
 
@@ -76,6 +78,7 @@ class Replay {
   size_t image_bytes_ = 0;
   std::map<uint32_t, RegionPlace> places_;
   Findings findings_;
+  std::vector<size_t> content_pages_;
 };
 
 }  // namespace pmlab::crash::exec
