@@ -184,6 +184,7 @@ struct Tracer {
   std::vector<std::vector<uintptr_t>> stacks;                     // id - 1 -> frames
   bool modules_written = false;
   bool exited = false;
+  bool forked_with_regions = false;  // noted once
 };
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.

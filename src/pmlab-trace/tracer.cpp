@@ -92,6 +92,21 @@ void fork_child() {
   if (t.takes_sigbus.exchange(false)) libc_sigaction(SIGBUS, &t.program_sigbus, nullptr);
 }
 
+// The traced process forked while it has persistent memory mapped: the child shares those pages, and its
+// stores to them are not traced (the child is not). Said once, in the trace.
+void fork_parent() {
+  Tracer& t = tracer();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active && !t.regions.empty() && !t.forked_with_regions) {
+      t.forked_with_regions = true;
+      note(t, "the program forked while it had persistent memory mapped: a child's stores to it are not traced");
+    }
+  }
+  --tls_depth;
+}
+
 // Another process of the program maps persistent memory: it is traced from here on, into its own trace.
 bool trace_from_here(Tracer& t) {
   t.armed = false;
@@ -137,7 +152,7 @@ __attribute__((constructor)) void start() {
   read_options(t);
   t.trace_path = file;
   dl_iterate_phdr(find_own, &t);
-  pthread_atfork(nullptr, nullptr, fork_child);
+  pthread_atfork(nullptr, fork_parent, fork_child);
   if (std::strtoll(pid, nullptr, 10) != getpid()) {
     t.armed = true;
     return;

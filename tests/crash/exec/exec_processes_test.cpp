@@ -124,6 +124,31 @@ TEST(CrashExecProcesses, AForkedWorkerOfAProgramThatMapsNothingIsTraced) {
   }
 }
 
+// The traced program forks while it has its file mapped, and the child persists a record of its own there:
+// the child's stores are not in the trace, and the run says so.
+TEST(CrashExecProcesses, AForkAfterMappingPersistentMemoryIsNamed) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("shared.pool"), program = dir.file("fork_after_map.py");
+  std::ofstream(program) << "import mmap, os, sys\n"
+                            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+                            "os.ftruncate(fd, 8192)\n"
+                            "m = mmap.mmap(fd, 8192)\n"
+                            "m[0:64] = b'A' * 64\n"
+                            "m.flush(0, 4096)\n"
+                            "pid = os.fork()\n"
+                            "if pid == 0:\n"
+                            "    m[4096:4160] = b'B' * 64\n"
+                            "    m.flush(4096, 4096)\n"
+                            "    os._exit(0)\n"
+                            "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n";
+  const ExecOutcome o =
+      testing::crash_exec("rm -f " + pool, "test -s {}", dir.file("out"),
+                          {"--granularity", "line", "--budget", "20", "--pool", pool}, {"python3", program, pool});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("the program forked while it had persistent memory mapped"), std::string::npos) << o.err;
+  EXPECT_EQ(o.metric("line", "crash_points"), 2u) << "the parent's msync and its exit; the child's msync is unseen";
+}
+
 // The traced program starts another that maps persistent memory too (pmem-log --then, through system(3)):
 // the program stays the one traced, and the other is named with its file, whose stores the states lack.
 TEST(CrashExecProcesses, OneProcessIsTracedAndAnotherThatMapsPersistentMemoryIsNamed) {
