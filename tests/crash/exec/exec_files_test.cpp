@@ -117,6 +117,26 @@ TEST(CrashExecFiles, ACheckThatPassesRandomBytesIsNamedWhenNothingFailed) {
   EXPECT_NE(results["runs"][0]["trace"]["notes"].dump().find("random bytes"), std::string::npos);
 }
 
+// A check that cannot run judges nothing: named before the program runs when it is a plain command, found by
+// the first check (of random bytes) when a shell runs it, and either way an error, not a failure per state.
+TEST(CrashExecFiles, ACheckThatCannotRunIsAnErrorAndNoStateFails) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool"), script = dir.file("not-executable.sh");
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  struct Case {
+    std::string check, said;
+  };
+  for (const Case& c : {Case{"no-such-checker {}", "--check: no-such-checker: no such program"},
+                        Case{"sh -c 'no-such-checker {}'", "--check cannot run: exited with 127"},
+                        Case{"sh -c '" + script + " {}'", "--check cannot run: exited with 126"}}) {
+    auto r = run({PMLAB_CLI_PATH, "crash", "exec", "--check", c.check, "--granularity", "line", "--budget", "20",
+                  "--out", dir.file("out"), "--", kLog, "append", pool, "4"});
+    EXPECT_GE(r.exit_code, 2) << c.check << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.said), std::string::npos) << c.check << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out") + "/results.json")) << c.check;
+  }
+}
+
 // A file of gigabytes the run touched in a few pages (libpmem2's log example appending to a new 2 GiB file):
 // each checker finds its image whole in content and sparse on disk, holding the pages the run gave content.
 TEST(CrashExecFiles, AFileOfGigabytesCostsThePagesTheRunGaveContent) {

@@ -446,6 +446,12 @@ Status check_options(const ExecOptions& o) {
   if (o.replay && o.replay_image.empty())
     return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
+  if (!o.check.empty()) {
+    const auto argv = checker_argv(o.check, "image");
+    if (argv.empty()) return error(Errc::invalid_argument, "--check names no command");
+    if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
+      return error(Errc::not_found, "--check: " + argv[0] + ": no such program");
+  }
   std::vector<ImageFile> named;  // refused before a run where the check names a --pool file itself
   for (const std::string& p : o.pools) named.push_back({p});
   return check_reads_crash_images(o.check, named);
@@ -510,6 +516,11 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     if (report.traces.size() == 1 && !o.replay) {
       auto probe = (*judges)->judge_random_image(o.seed, findings.content_pages());
       if (!probe) return probe.status();
+      if (probe->not_run) {
+        const std::string said = platform::tail_lines(probe->output, 1);
+        return error(Errc::invalid_argument,
+                     "--check cannot run: " + probe->outcome + (said.empty() ? "" : " (" + said + ")"));
+      }
       random_image_passed = probe->consistent;
     }
     for (Granularity g : o.granularities) {

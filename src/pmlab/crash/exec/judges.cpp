@@ -294,8 +294,7 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
   return verdict;
 }
 
-// The checker's command line: split into words when it is a plain list of words (one process fewer per
-// check), else run by the shell; `{}` becomes the image's path either way.
+// A plain list of words saves a process per check.
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
   auto replaced = [&](std::string text, bool quote) {
     const std::string path = quote ? shell_quote(image) : image;
@@ -359,11 +358,13 @@ Verdict Judges::judge(Slot& slot) {
     auto run = platform::run_process(spec);
     if (!run) {
       v.outcome = "the checker could not run: " + run.status().message();
+      v.not_run = true;
       return v;
     }
     if (!run->ok()) {
       v.outcome = (round == 1 ? "recheck on the image the first check left: " : "") + run->outcome();
       v.output = read_tail(spec.output_file, 6);
+      v.not_run = !run->timed_out && run->signal == 0 && (run->exit_code == 126 || run->exit_code == 127);
       return v;
     }
   }

@@ -28,6 +28,8 @@ struct Verdict {
   bool consistent = false;
   std::string outcome;  // the checker's exit, or why it could not run
   std::string output;   // its last lines
+  // The checker did not start, or a shell found no command to run (exit 126, 127): a verdict on nothing.
+  bool not_run = false;
 };
 
 struct JudgeOptions {
@@ -44,6 +46,10 @@ struct JudgeOptions {
 // $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR): it would judge the file the traced run left, the same whatever the
 // crash state, and pass every one.
 Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files);
+
+// The checker's command line for an image at `image`: split into words when it is a plain list of words,
+// else run by /bin/sh; `{}` becomes the image's path either way.
+std::vector<std::string> checker_argv(const std::string& check, const std::string& image);
 
 class SlotFile;
 
