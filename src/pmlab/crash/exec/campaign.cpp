@@ -457,6 +457,32 @@ Status check_options(const ExecOptions& o) {
   return check_reads_crash_images(o.check, named);
 }
 
+// The judges of one domain's states (one checker where a single state is replayed).
+Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay& layout, const std::string& scratch) {
+  JudgeOptions jo;
+  jo.check = o.check;
+  jo.timeout_s = o.timeout_s;
+  jo.recheck = o.recheck;
+  jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
+  jo.work_dir = scratch;
+  jo.files = layout.files();
+  jo.image_bytes = layout.image_bytes();
+  return Judges::start(jo);
+}
+
+// Before the first state, the check judges random bytes in the pages the run gave content: whether it
+// passed them; a check that cannot run (a shell's 126 or 127) stops the run here.
+Result<bool> passes_random_bytes(Judges& judges, const ExecOptions& o, const std::vector<size_t>& pages) {
+  auto probe = judges.judge_random_image(o.seed, pages);
+  if (!probe) return probe.status();
+  if (probe->not_run) {
+    const std::string said = platform::tail_lines(probe->output, 1);
+    return error(Errc::invalid_argument,
+                 "--check cannot run: " + probe->outcome + (said.empty() ? "" : " (" + said + ")"));
+  }
+  return probe->consistent;
+}
+
 }  // namespace
 
 Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
@@ -503,25 +529,12 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
     report.traces.push_back(*traced);
     if (o.trace_only) continue;
     if (Status s = check_reads_crash_images(o.check, layout.files()); !s) return s;
-    JudgeOptions jo;
-    jo.check = o.check;
-    jo.timeout_s = o.timeout_s;
-    jo.recheck = o.recheck;
-    jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
-    jo.work_dir = scratch;
-    jo.files = layout.files();
-    jo.image_bytes = layout.image_bytes();
-    auto judges = Judges::start(jo);
+    auto judges = start_judges(o, layout, scratch);
     if (!judges) return judges.status();
     if (report.traces.size() == 1 && !o.replay) {
-      auto probe = (*judges)->judge_random_image(o.seed, findings.content_pages());
-      if (!probe) return probe.status();
-      if (probe->not_run) {
-        const std::string said = platform::tail_lines(probe->output, 1);
-        return error(Errc::invalid_argument,
-                     "--check cannot run: " + probe->outcome + (said.empty() ? "" : " (" + said + ")"));
-      }
-      random_image_passed = probe->consistent;
+      auto passed = passes_random_bytes(**judges, o, findings.content_pages());
+      if (!passed) return passed.status();
+      random_image_passed = *passed;
     }
     for (Granularity g : o.granularities) {
       GranularityRun run{o, *trace, domain, g, **judges, progress, {}, {}, {}, {}};
