@@ -95,6 +95,8 @@ bool made_by_pmdk(void* ra) {
 }
 
 void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off, void* ra) {
+  // A fixed mapping replaces what was mapped there: a persistent region it covers ends there first.
+  if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED) pmlab_trace::unmapping(addr, len);
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
   if (p == MAP_FAILED) return p;  // syscall() set errno
   if (pmlab_trace::may_trace() && shared_writable_file(prot, flags, fd))

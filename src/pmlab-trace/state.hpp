@@ -122,6 +122,8 @@ class TraceFile {
 struct Region {
   uint32_t id = 0;
   uintptr_t begin = 0, end = 0;
+  trace::RegionRecord record{};  // as the trace names it; its path follows it there
+  std::string path;
   std::byte* shadow = nullptr;   // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
   // Per page, captures since a store changed it while it is left unprotected (a written page is compared

@@ -249,15 +249,16 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
     const ssize_t n = readlink(link, target, sizeof target - 1);
     return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
   }();
-  trace::RegionRecord rec{r.id,
-                          static_cast<uint32_t>(path.size()),
-                          r.begin,
-                          length,
-                          static_cast<uint64_t>(offset),
-                          static_cast<uint64_t>(st.st_size),
-                          st.st_dev,
-                          st.st_ino};
-  t.file.append(trace::Kind::region, 0, &rec, sizeof rec, path.data(), path.size());
+  r.record = trace::RegionRecord{r.id,
+                                 static_cast<uint32_t>(path.size()),
+                                 r.begin,
+                                 length,
+                                 static_cast<uint64_t>(offset),
+                                 static_cast<uint64_t>(st.st_size),
+                                 st.st_dev,
+                                 st.st_ino};
+  r.path = path;
+  t.file.append(trace::Kind::region, 0, &r.record, sizeof r.record, path.data(), path.size());
   read_base_pages(t, r, fd, st, offset, length);
   r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
   r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
@@ -277,12 +278,49 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) 
   --tls_depth;
 }
 
+namespace {
+// The part [from, to) of `r`, page-aligned and inside it, as a region of its own: the same file, its shadow,
+// its pages' state, a new id, and a region record without base pages (its content continues).
+Region piece_of(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
+  Region p;
+  p.id = t.next_region++;
+  p.begin = from;
+  p.end = to;
+  p.record = r.record;
+  p.record.id = p.id;
+  p.record.address = from;
+  p.record.length = to - from;
+  p.record.file_offset = r.record.file_offset + (from - r.begin);
+  p.path = r.path;
+  p.shadow = r.shadow + (from - r.begin);
+  p.write_protected = r.write_protected;
+  p.captures = r.captures;
+  const size_t first = (from - r.begin) / kPageBytes, last = (to - r.begin) / kPageBytes;
+  auto slice = [&](const auto& v) { return std::decay_t<decltype(v)>(v.begin() + first, v.begin() + last); };
+  p.quiet = slice(r.quiet);
+  p.unprotected = slice(r.unprotected);
+  p.protected_at = slice(r.protected_at);
+  p.returns_soon = slice(r.returns_soon);
+  p.kernel_stores = slice(r.kernel_stores);
+  p.hot.reserve(last - first);  // room for every page: a signal handler allocates nothing
+  for (uintptr_t page : r.hot)
+    if (page >= from && page < to) p.hot.push_back(page);
+  t.file.append(trace::Kind::region, 0, &p.record, sizeof p.record, p.path.data(), p.path.size());
+  return p;
+}
+}  // namespace
+
+// Before [address, address+length) is unmapped or mapped over: each region it overlaps is captured one last
+// time and ends, and what lies outside the range goes on as regions of their own (PMDK maps a poolset's
+// first part over the whole pool, then its other parts over the tail).
 void unmapping(void* address, size_t length) noexcept {
   Tracer& t = tracer();
-  if (!t.active || t.regions.empty()) return;
+  if (!t.active || t.regions.empty() || length == 0) return;
   ++tls_depth;
   std::lock_guard lock(t.mutex);
-  const auto from = reinterpret_cast<uintptr_t>(address), to = from + length;
+  const auto from = reinterpret_cast<uintptr_t>(address) & ~uintptr_t{kPageBytes - 1};
+  const auto to = (reinterpret_cast<uintptr_t>(address) + length + kPageBytes - 1) & ~uintptr_t{kPageBytes - 1};
+  std::vector<Region> kept;
   for (size_t i = 0; i < t.regions.size();) {
     Region& r = t.regions[i];
     if (r.end <= from || r.begin >= to) {
@@ -292,13 +330,17 @@ void unmapping(void* address, size_t length) noexcept {
     capture(t, r);
     trace::UnmapRecord rec{r.id, 0};
     t.file.append(trace::Kind::unmap, 0, &rec, sizeof rec);
+    const uintptr_t gone_from = std::max(r.begin, from), gone_to = std::min(r.end, to);
     if (r.write_protected) {
-      uffdio_range range{r.begin, r.end - r.begin};
+      uffdio_range range{gone_from, gone_to - gone_from};
       ioctl(t.uffd, UFFDIO_UNREGISTER, &range);
     }
-    syscall(SYS_munmap, r.shadow, r.end - r.begin);
+    if (r.begin < gone_from) kept.push_back(piece_of(t, r, r.begin, gone_from));
+    if (gone_to < r.end) kept.push_back(piece_of(t, r, gone_to, r.end));
+    syscall(SYS_munmap, r.shadow + (gone_from - r.begin), gone_to - gone_from);
     t.regions.erase(t.regions.begin() + static_cast<std::ptrdiff_t>(i));
   }
+  for (Region& k : kept) t.regions.push_back(std::move(k));
   --tls_depth;
 }
 

@@ -76,7 +76,8 @@ static void usage(const char* prog) {
           "       %s TYPE insert POOL N [SEED]\n"
           "       %s TYPE check POOL N [SEED]\n"
           "TYPE: %s; SEED: the key sequence (default 1).\n"
-          "Pool size: PMDK_MAP_POOL_SIZE (default %zu bytes). check exits 0 consistent, 1 inconsistent,\n"
+          "Pool size: PMDK_MAP_POOL_SIZE (default %zu bytes), or a poolset file's parts. check exits 0 consistent, 1 "
+          "inconsistent,\n"
           "2 usage, 3 the pool cannot be opened.\n",
           prog, prog, prog, subject_map_type_names(), (size_t)PMEMOBJ_MIN_POOL);
   exit(SUBJECT_USAGE);
@@ -108,7 +109,9 @@ static PMEMobjpool* open_pool(const struct subject_map_type* type, const char* p
   subject_map_layout(type, layout, sizeof(layout));
   PMEMobjpool* pop;
   if (create)
-    pop = pmemobj_create(path, layout, subject_pool_size(label, "PMDK_MAP_POOL_SIZE", PMEMOBJ_MIN_POOL), 0666);
+    pop = pmemobj_create(
+        path, layout, subject_is_poolset(path) ? 0 : subject_pool_size(label, "PMDK_MAP_POOL_SIZE", PMEMOBJ_MIN_POOL),
+        0666);
   else pop = pmemobj_open(path, layout);
   if (!pop)
     subject_fail(SUBJECT_NO_POOL, label, "cannot %s pool %s: %s", create ? "create" : "open", path, pmemobj_errormsg());

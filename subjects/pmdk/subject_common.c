@@ -165,6 +165,16 @@ int subject_file_exists(const char* path) {
   return stat(path, &st) == 0;
 }
 
+int subject_is_poolset(const char* path) {
+  static const char kSignature[] = "PMEMPOOLSET";
+  char head[sizeof kSignature - 1];
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  const int is = fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, kSignature, sizeof head) == 0;
+  fclose(f);
+  return is;
+}
+
 int subject_env_is_off(const char* var) {
   const char* text = getenv(var);
   return text && strcmp(text, "0") == 0;

@@ -84,6 +84,8 @@ int subject_parse_size(const char* text, size_t* out);
  * value or one below `min`. */
 size_t subject_pool_size(const char* prog, const char* var, size_t min);
 int subject_file_exists(const char* path);
+/* 1 when `path` is a PMDK poolset file (its first line PMEMPOOLSET): a pool of its parts, created with size 0. */
+int subject_is_poolset(const char* path);
 /* 1 when environment variable `var` is set to 0: a switch that is on by default. */
 int subject_env_is_off(const char* var);
 /* How many inserts had returned before the crash this image is of ($PMLAB_CRASH_OPS_DONE: the driver marks

@@ -137,6 +137,55 @@ TEST(CrashExecFiles, ACheckThatCannotRunIsAnErrorAndNoStateFails) {
   }
 }
 
+// A PMDK pool of two parts (a poolset): libpmemobj maps the first part over the whole pool, then the second
+// over its tail. Each part's image is its file, of its own size, under its own name in $PMLAB_CRASH_DIR, where
+// the check writes a poolset naming them. The first part is small, so the pool's lanes reach into the second,
+// whose stores count only where its mapping ends the first's region. The example map passes; with a planted
+// bug it fails.
+TEST(CrashExecFiles, APoolsetsPartsAreImagedAsTheirFiles) {
+  const std::string subjects = PMLAB_SUBJECTS_DIR;
+  if (!std::filesystem::exists(subjects + "/pmdk-map")) GTEST_SKIP() << "subjects/pmdk not built";
+  testing::TempDir dir;
+  const std::string set = dir.file("pool.set"), check = dir.file("check.sh");
+  auto poolset = [](const std::string& at) { return "PMEMPOOLSET\n2M " + at + "/part1\n14M " + at + "/part2\n"; };
+  std::ofstream(set) << poolset(dir.path());
+  std::ofstream(check) << "#!/bin/sh\nprintf '" << poolset("%s") << "' \"$PMLAB_CRASH_DIR\" \"$PMLAB_CRASH_DIR\" > "
+                       << "\"$PMLAB_CRASH_DIR/pool.set\"\nexec " << subjects
+                       << "/pmdk-map btree check \"$PMLAB_CRASH_DIR/pool.set\" 30\n";
+  std::filesystem::permissions(check, std::filesystem::perms::owner_all);
+  for (const std::string program : {"pmdk-map", "pmdk-map-bug-btree-leaf-no-snapshot"}) {
+    const std::string out = dir.file("out-" + program);
+    auto r = run(
+        {PMLAB_CLI_PATH,
+         "crash",
+         "exec",
+         "--setup",
+         "rm -f " + dir.file("part1") + " " + dir.file("part2") + " && " + subjects + "/pmdk-map btree create " + set,
+         "--check",
+         check,
+         "--granularity",
+         "line",
+         "--budget",
+         "150",
+         "--jobs",
+         "2",
+         "--out",
+         out,
+         "--",
+         subjects + "/" + program,
+         "btree",
+         "insert",
+         set,
+         "30"});
+    ASSERT_EQ(r.exit_code, program == "pmdk-map" ? 0 : 1) << program << "\n" << r.err;
+    const auto results = nlohmann::json::parse(testing::read_all(out + "/results.json"));
+    const auto& run = results["runs"][0];
+    EXPECT_EQ(run["trace"]["files"], nlohmann::json::array({dir.file("part1"), dir.file("part2")})) << program;
+    EXPECT_GT(run["metrics"]["states_checked"]["value"].get<double>(), 100) << program;
+    EXPECT_EQ(run["metrics"]["failures"]["value"].get<double>() == 0, program == "pmdk-map") << program;
+  }
+}
+
 // A file of gigabytes the run touched in a few pages (libpmem2's log example appending to a new 2 GiB file):
 // each checker finds its image whole in content and sparse on disk, holding the pages the run gave content.
 TEST(CrashExecFiles, AFileOfGigabytesCostsThePagesTheRunGaveContent) {

@@ -14,7 +14,10 @@ size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPage - 1) / kPage 
 }  // namespace
 
 Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), domain_(domain) {
-  // Files in the order the run first mapped them, each as large as any mapping of it reaches.
+  // Files in the order the run first mapped them, each as large as it was when mapped or as far as the run
+  // gave it content (a program may grow a file it mapped past its end). A mapping's extent past that is no
+  // part of the file: PMDK maps a poolset's first part over the whole pool, then the other parts over its
+  // tail. A device has no size: its mappings' extent is its image.
   for (const auto& [id, r] : trace.regions()) {
     auto it = std::find_if(files_.begin(), files_.end(),
                            [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
@@ -22,7 +25,9 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
       files_.push_back({r.path, r.device, r.inode, 0, 0});
       it = files_.end() - 1;
     }
-    it->size = std::max(it->size, page_up(std::max(r.file_size, r.file_offset + r.length)));
+    const uint64_t extent =
+        r.file_size > 0 ? std::max(r.file_size, r.file_offset + r.content_end) : r.file_offset + r.length;
+    it->size = std::max(it->size, page_up(extent));
   }
   for (ImageFile& f : files_) {
     f.base = image_bytes_;
@@ -33,6 +38,11 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
                                  [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
     places_[id] = {static_cast<size_t>(it - files_.begin()), it->base + r.file_offset, r.length};
   }
+}
+
+size_t Replay::file_end(uint32_t region) const {
+  const ImageFile& f = files_[places_.at(region).file];
+  return f.base + f.size;
 }
 
 std::string Replay::where(size_t offset) const {
@@ -66,7 +76,7 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
-        if (at + kLineBytes > image_bytes_) break;  // past the end of the file: no byte of it persists
+        if (at + kLineBytes > file_end(r.region)) break;  // past the end of the file: no byte of it persists
         LineBytes now;
         std::memcpy(now.data(), r.bytes, kLineBytes);
         model.store(at / kLineBytes, now, rec.flags == static_cast<uint8_t>(trace::LineHow::non_temporal), 0);
@@ -107,7 +117,9 @@ void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {
   const auto r = rec.as<trace::RegionRecord>();
   const RegionPlace& place = places_.at(r.id);
   std::vector<bool>& mine = first.fresh[r.id];
-  mine.assign(page_up(place.length) / kPage, false);
+  // Up to the file's end: a mapping's extent past it is no page of this file.
+  const size_t within = std::min(place.base + page_up(place.length), file_end(r.id));
+  mine.assign(within > place.base ? (within - place.base) / kPage : 0, false);
   for (size_t p = 0; p < mine.size(); ++p) {
     const size_t page = place.base / kPage + p;
     if (page < first.seen.size() && !first.seen[page]) mine[p] = first.seen[page] = true;
@@ -120,7 +132,8 @@ void Replay::set_base_page(const TraceRecord& rec, FirstMappings& first, LineMod
   const size_t page = r.offset / kPage;
   const auto& mine = first.fresh[r.region];
   if (page < mine.size() && mine[page]) {
-    const size_t n = std::min<size_t>(kPage, image_bytes_ - (place.base + r.offset));
+    if (place.base + r.offset >= file_end(r.region)) return;
+    const size_t n = std::min<size_t>(kPage, file_end(r.region) - (place.base + r.offset));
     std::byte content[kPage];
     trace::expand_base_page(r.lines, rec.after(sizeof(trace::BasePageRecord)), content);
     model.set_base(place.base + r.offset, content, n);
@@ -134,7 +147,7 @@ void Replay::write_back(const TraceRecord& rec, LineModel& model) {
     return;
   }
   const size_t from = places_.at(r.region).base + r.offset;
-  const size_t to = std::min(image_bytes_, from + r.length);
+  const size_t to = std::min(file_end(r.region), from + r.length);
   if (from >= to) return;
   ++findings_.writebacks;
   findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;

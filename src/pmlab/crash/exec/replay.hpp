@@ -71,6 +71,8 @@ class Replay {
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);
+  // Where the file a region maps ends in the image: nothing past it persists.
+  size_t file_end(uint32_t region) const;
 
   const TraceFile& trace_;
   persist::Domain domain_;

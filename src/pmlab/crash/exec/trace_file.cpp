@@ -121,6 +121,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       if (!within(r.region, r.offset) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
         return bad(at, "base page outside its region");
       if (extra != trace::base_page_bytes(r.lines)) return bad(at, "base page with other than its lines");
+      regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + trace::kPageBytes);
       return {};
     }
     case trace::Kind::line: {
@@ -128,6 +129,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       std::memcpy(&r, p, sizeof r);
       if (!within(r.region, r.offset) || r.offset % trace::kLineBytes != 0) return bad(at, "line outside its region");
       if (rh.flags > 1) return bad(at, "unknown line kind");
+      regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + trace::kLineBytes);
       return {};
     }
     case trace::Kind::writeback: {
@@ -176,7 +178,7 @@ Status TraceFile::read_region(size_t at, const std::byte* p, size_t extra) {
       r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
     return bad(at, "region of impossible size or offset");
   const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
-  regions_[r.id] = {r.id, path, r.address, r.length, r.file_offset, r.file_size, r.device, r.inode};
+  regions_[r.id] = {r.id, path, r.address, r.length, r.file_offset, r.file_size, r.device, r.inode, 0};
   return {};
 }
 

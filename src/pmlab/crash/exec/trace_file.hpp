@@ -20,6 +20,7 @@ struct TraceRegion {
   uint32_t id = 0;
   std::string path;
   uint64_t address = 0, length = 0, file_offset = 0, file_size = 0, device = 0, inode = 0;
+  uint64_t content_end = 0;  // past the furthest base page or line the trace records in it
 };
 
 struct TraceModule {
