@@ -1,6 +1,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,7 +33,16 @@ void set_command_line(int argc, char** argv) {
 const std::string& command_line() { return g_command_line; }
 
 int report_error(const Status& status) {
-  std::fprintf(stderr, "pmlab: error: %s\n", printable(status.message()).c_str());
+  // A message may end with lines of a program's output: each goes on a line of its own, marked, so that no
+  // line of it can pass for pmlab's, and each is made printable.
+  const std::string& message = status.message();
+  const size_t first_end = std::min(message.find('\n'), message.size());
+  std::fprintf(stderr, "pmlab: error: %s\n", printable(message.substr(0, first_end)).c_str());
+  for (size_t from = first_end + 1; from < message.size();) {
+    const size_t end = std::min(message.find('\n', from), message.size());
+    std::fprintf(stderr, "  | %s\n", printable(message.substr(from, end - from)).c_str());
+    from = end + 1;
+  }
   return status.exit_code();
 }
 

@@ -29,6 +29,7 @@ struct ExecArgs {
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24;
   double timeout = 10;
+  double program_timeout = 600;
   bool recheck = false, trace_only = false, compare_pages = false, keep_aslr = false;
 };
 
@@ -157,6 +158,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.seed = a.seed;
   o.jobs = static_cast<unsigned>(a.jobs);
   o.timeout_s = a.timeout;
+  o.program_timeout_s = a.program_timeout;
   PMLAB_TRY(read_shard_and_replay(a.shard, a.replay, o));
   if (!a.replay.empty()) {
     if (o.domains.size() != 1 || o.granularities.size() != 1)
@@ -219,6 +221,7 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
           {"budget", o.budget},
           {"seed", o.seed},
           {"timeout_s", o.timeout_s},
+          {"program_timeout_s", o.program_timeout_s},
           {"recheck", o.recheck},
           {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
           {"model",
@@ -313,6 +316,9 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_option("--jobs", a->jobs, "checkers at once (default: one per CPU)")->check(count_value(0, 256));
   cmd->add_option("--timeout", a->timeout, "seconds a check may take before it counts as hung (default 10)")
       ->check(real_value(0.001, 86400));
+  cmd->add_option("--program-timeout", a->program_timeout,
+                  "seconds the traced program (and --setup) may run before it is killed (default 600; 0: none)")
+      ->check(real_value(0, 1e7));
   cmd->add_option("--shard", a->shard, "judge only shard K of N (K/N); `pmlab crash merge` adds them up")
       ->check(non_empty_value());
   cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-exec-<run-id>)")

@@ -149,6 +149,29 @@ TEST(CrashExecProcesses, AForkAfterMappingPersistentMemoryIsNamed) {
   EXPECT_EQ(o.metric("line", "crash_points"), 2u) << "the parent's msync and its exit; the child's msync is unseen";
 }
 
+// The program's own limit: one that runs past --program-timeout is killed, and the error names the option;
+// 0 lets it run. A program that fails shows its last lines, each on a line of its own.
+TEST(CrashExecProcesses, AProgramPastItsTimeoutIsKilledAndAFailingOneShowsItsLines) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  auto exec = [&](const std::string& limit, const std::string& script, const char* out) {
+    return testing::crash_exec("rm -f " + pool, kLog + " check {}", dir.file(out),
+                               {"--granularity", "line", "--budget", "10", "--program-timeout", limit},
+                               {"/bin/sh", "-c", script});
+  };
+  const std::string append = kLog + " append " + pool + " 2";
+  const ExecOutcome killed = exec("0.5", "sleep 30; " + append, "killed");
+  EXPECT_EQ(killed.exit_code, 1) << killed.err;
+  EXPECT_NE(killed.err.find("the traced program ran past --program-timeout (0.5 s) and was killed"), std::string::npos)
+      << killed.err;
+  const ExecOutcome unlimited = exec("0", "sleep 1; " + append, "unlimited");
+  EXPECT_EQ(unlimited.exit_code, 0) << unlimited.err;
+  const ExecOutcome failing = exec("60", "echo first >&2; echo second >&2; exit 3", "failing");
+  EXPECT_NE(failing.err.find("pmlab: error: the traced program exited with 3:\n  | first\n  | second\n"),
+            std::string::npos)
+      << failing.err;
+}
+
 // The traced program starts another that maps persistent memory too (pmem-log --then, through system(3)):
 // the program stays the one traced, and the other is named with its file, whose stores the states lack.
 TEST(CrashExecProcesses, OneProcessIsTracedAndAnotherThatMapsPersistentMemoryIsNamed) {

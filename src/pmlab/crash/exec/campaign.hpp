@@ -34,8 +34,9 @@ struct ExecOptions {
   std::vector<Granularity> granularities{Granularity::line, Granularity::word};
   uint64_t budget = 2000;  // crash states per domain and granularity
   uint64_t seed = 1;
-  unsigned jobs = 0;      // checkers at once; 0: one per CPU this process may use
-  double timeout_s = 10;  // per check, and the traced run's 60x this
+  unsigned jobs = 0;               // checkers at once; 0: one per CPU this process may use
+  double timeout_s = 10;           // per check
+  double program_timeout_s = 600;  // the traced program, and --setup, each time (0: none)
   uint64_t shard = 0, shards = 1;
   bool recheck = false;                                 // run the checker again on the image its first run left
   std::optional<std::pair<uint64_t, uint64_t>> replay;  // one (crash point, state)

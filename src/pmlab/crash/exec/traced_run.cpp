@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -71,6 +74,11 @@ void remove_traces(const std::string& trace_path) {
 bool wait_for_writer(const fs::path& path, double seconds) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return true;
+  if (!std::isfinite(seconds)) {  // no limit: wait as long as it runs
+    while (flock(fd, LOCK_SH) != 0 && errno == EINTR) {}
+    ::close(fd);
+    return true;
+  }
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   bool closed = false;
   while (!(closed = flock(fd, LOCK_SH | LOCK_NB) == 0) && std::chrono::steady_clock::now() < until)
@@ -128,6 +136,14 @@ Status settle_process_traces(TracedRun& run, double seconds) {
   return Status::success();
 }
 
+// How a process ended, a limit it ran into named: "ran past --program-timeout (600 s) and was killed".
+std::string ran(const platform::ProcessResult& r, double limit_s) {
+  if (!r.timed_out) return r.outcome();
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", limit_s);
+  return std::string("ran past --program-timeout (") + limit + " s) and was killed";
+}
+
 }  // namespace
 
 Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
@@ -140,12 +156,13 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   if (!o.setup.empty()) {
     platform::ProcessSpec setup;
     setup.argv = {"/bin/sh", "-c", o.setup};
-    setup.timeout_s = o.timeout_s * 60;
+    setup.timeout_s = o.program_timeout_s;
     auto r = platform::run_process(setup);
     if (!r) return r.status();
-    if (!r->ok())
-      return error(Errc::failed,
-                   "--setup " + r->outcome() + ": " + platform::tail_lines(r->err.empty() ? r->out : r->err, 3));
+    if (!r->ok()) {
+      const std::string said = platform::tail_lines(r->err.empty() ? r->out : r->err, 3);
+      return error(Errc::failed, "--setup " + ran(*r, o.program_timeout_s) + (said.empty() ? "" : ":\n" + said));
+    }
   }
   platform::ProcessSpec spec;
   spec.argv = o.program;
@@ -161,18 +178,21 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   spec.set_env_with_pid = "PMLAB_TRACE_PID={pid}";
   spec.output = platform::ProcessSpec::Output::file;
   spec.output_file = log_path;
-  spec.timeout_s = o.timeout_s * 60;
+  spec.timeout_s = o.program_timeout_s;
   remove_traces(trace_path);
   auto r = platform::run_process(spec);
   if (!r) return r.status();
   run.seconds = r->seconds;
   run.outcome = r->outcome();
-  if (r->ok()) PMLAB_TRY(settle_process_traces(run, std::max(1.0, spec.timeout_s - r->seconds)));
+  if (r->ok()) {
+    const double left = spec.timeout_s > 0 ? std::max(1.0, spec.timeout_s - r->seconds) : HUGE_VAL;
+    PMLAB_TRY(settle_process_traces(run, left));
+  }
   if (!r->ok()) {
     remove_traces(trace_path);
     auto text = read_regular_file(log_path, "program output");
     const std::string out = platform::tail_lines(text ? *text : std::string(), 5);
-    return error(Errc::failed, "the traced program " + r->outcome() + (out.empty() ? "" : ":\n" + out));
+    return error(Errc::failed, "the traced program " + ran(*r, o.program_timeout_s) + (out.empty() ? "" : ":\n" + out));
   }
   if (!fs::exists(trace_path))
     return error(Errc::failed, "the program left no trace: the runtime " + *runtime +
