@@ -85,7 +85,8 @@ class SlotFile {
     for (off_t from = 0; static_cast<size_t>(from) < size_;) {
       const off_t data = lseek(fd_.get(), from, SEEK_DATA);
       if (data < 0) return errno == ENXIO ? Status{} : errno_status(errno, "cannot read a crash image's extents");
-      const off_t hole = std::min<off_t>(lseek(fd_.get(), data, SEEK_HOLE), static_cast<off_t>(size_));
+      off_t hole = lseek(fd_.get(), data, SEEK_HOLE);
+      hole = hole <= data ? static_cast<off_t>(size_) : std::min(hole, static_cast<off_t>(size_));
       for (size_t page = static_cast<size_t>(data) / kPage; page * kPage < static_cast<size_t>(hole);) {
         size_t end = page;
         while (end * kPage < static_cast<size_t>(hole) && !listed(end)) ++end;
