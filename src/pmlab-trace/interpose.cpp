@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstring>
 
 #include "pmlab-trace/real.hpp"
@@ -149,6 +150,27 @@ __attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int pr
 }
 __attribute__((visibility("default"))) void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   return traced_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+// A persistent mapping moved or resized ends at its old place and is traced again at its new one.
+__attribute__((visibility("default"))) void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) {
+  void* fixed_at = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list args;
+    va_start(args, flags);
+    fixed_at = va_arg(args, void*);
+    va_end(args);
+  }
+  pmlab_trace::MappedFile file;
+  const bool persistent = pmlab_trace::remapping(old, old_len, &file);
+  void* p = reinterpret_cast<void*>(syscall(SYS_mremap, old, old_len, new_len, flags, fixed_at));
+  if (persistent) {
+    const int saved_errno = errno;
+    if (p != MAP_FAILED) pmlab_trace::remapped(p, new_len, file);
+    else pmlab_trace::remapped(old, old_len, file);  // still mapped where it was
+    errno = saved_errno;
+  }
+  return p;
 }
 
 __attribute__((visibility("default"))) int munmap(void* addr, size_t len) {

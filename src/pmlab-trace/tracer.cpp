@@ -344,6 +344,51 @@ void unmapping(void* address, size_t length) noexcept {
   --tls_depth;
 }
 
+bool remapping(void* address, size_t length, MappedFile* file) noexcept {
+  Tracer& t = tracer();
+  if (!t.active) return false;
+  {
+    ++tls_depth;
+    std::lock_guard lock(t.mutex);
+    const auto a = reinterpret_cast<uintptr_t>(address);
+    const Region* r = region_of(t, a);
+    if (r != nullptr) *file = {r->path, r->record.device, r->record.inode, r->record.file_offset + (a - r->begin)};
+    --tls_depth;
+    if (r == nullptr) return false;
+  }
+  unmapping(address, length);
+  return true;
+}
+
+void remapped(void* address, size_t length, const MappedFile& file) noexcept {
+  Tracer& t = tracer();
+  if (!t.active) return;
+  // The file by its path, or where it was renamed or removed since, through the mapping itself.
+  int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != file.device || st.st_ino != file.inode)) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    char link[80];
+    const auto a = reinterpret_cast<uintptr_t>(address);
+    std::snprintf(link, sizeof link, "/proc/self/map_files/%lx-%lx", static_cast<unsigned long>(a),
+                  static_cast<unsigned long>(a + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1})));
+    fd = ::open(link, O_RDONLY | O_CLOEXEC);
+  }
+  if (fd < 0) {
+    ++tls_depth;
+    std::lock_guard lock(t.mutex);
+    note(t, "a persistent mapping of " + file.path +
+                " moved by mremap cannot be traced again: its stores from here on are not in the trace");
+    --tls_depth;
+    return;
+  }
+  mapped(address, length, fd, static_cast<off_t>(file.offset), true);
+  ::close(fd);
+}
+
 bool persistent(const void* p, size_t n) noexcept {
   Tracer& t = tracer();
   if (!t.active) return false;

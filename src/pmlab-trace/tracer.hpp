@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "pmlab/crash/exec/trace_format.hpp"
 
@@ -52,8 +53,21 @@ class Outermost {
 // A shared, writable file mapping was made. `from_pmdk`: a PMDK library made it (it maps pools only);
 // otherwise it is persistent only when the file is one of the --pool files.
 void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept;
-// Before an unmap: the regions inside it are captured one last time and dropped.
+// Before an unmap, or a fixed mapping over the range: the part of each region inside it is captured one
+// last time and ends; the rest of the region goes on.
 void unmapping(void* address, size_t length) noexcept;
+
+// The file of a persistent mapping, at one of its addresses.
+struct MappedFile {
+  std::string path;
+  uint64_t device = 0, inode = 0, offset = 0;
+};
+// Before a mremap of [address, address+length): when a persistent region holds `address`, its file there goes
+// to `file`, the range ends as unmapping ends it, and the call returns true.
+bool remapping(void* address, size_t length, MappedFile* file) noexcept;
+// After the mremap (or after it failed, at the old range): the file's mapping at [address, address+length) is
+// traced from here on, as a mapping of it made now.
+void remapped(void* address, size_t length, const MappedFile& file) noexcept;
 
 // Events, each with the return address of the call that made it.
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;

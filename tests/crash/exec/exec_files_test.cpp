@@ -186,6 +186,43 @@ TEST(CrashExecFiles, APoolsetsPartsAreImagedAsTheirFiles) {
   }
 }
 
+// A Python program grows its mapping (mmap.resize: ftruncate, then mremap, which moves it) between two records:
+// the mapping is traced where it went, so the msyncs after the move are crash points, and a commit persisted
+// before its record is caught. Before mremap was interposed, the runtime read the old address at the next
+// fence and the program died.
+TEST(CrashExecFiles, AMappingMovedByMremapIsTracedWhereItWent) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("grow.pool");
+  const std::string programs = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/";
+  for (const std::string order : {"record-first", "commit-first"}) {
+    const std::string out = dir.file("out-" + order);
+    auto r = run({PMLAB_CLI_PATH,
+                  "crash",
+                  "exec",
+                  "--setup",
+                  "rm -f " + pool,
+                  "--check",
+                  "python3 " + programs + "check_before.py {} 4096 B 64 C",
+                  "--pool",
+                  pool,
+                  "--granularity",
+                  "line",
+                  "--budget",
+                  "40",
+                  "--out",
+                  out,
+                  "--",
+                  "python3",
+                  programs + "grow.py",
+                  pool,
+                  order});
+    ASSERT_EQ(r.exit_code, order == "record-first" ? 0 : 1) << order << "\n" << r.err;
+    const auto results = nlohmann::json::parse(testing::read_all(out + "/results.json"));
+    EXPECT_EQ(results["runs"][0]["metrics"]["crash_points"]["value"].get<double>(), 4)
+        << order << ": three msyncs, one before the move, and the exit";
+  }
+}
+
 // A file of gigabytes the run touched in a few pages (libpmem2's log example appending to a new 2 GiB file):
 // each checker finds its image whole in content and sparse on disk, holding the pages the run gave content.
 TEST(CrashExecFiles, AFileOfGigabytesCostsThePagesTheRunGaveContent) {

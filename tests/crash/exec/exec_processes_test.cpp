@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,8 @@ namespace {
 using testing::ExecOutcome;
 
 const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
+// Programs of a user's own that the tests run (tests/crash/exec/programs).
+const std::string kPrograms = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/";
 
 bool names_traced_process(const ExecOutcome& o, const std::string& program = kLog) {
   return o.err.find("traced: process") != std::string::npos &&
@@ -96,27 +97,12 @@ TEST(CrashExecProcesses, AProgramThatOutlivesItsShellIsWaitedFor) {
 // first is caught.
 TEST(CrashExecProcesses, AForkedWorkerOfAProgramThatMapsNothingIsTraced) {
   testing::TempDir dir;
-  const std::string pool = dir.file("py.pool"), program = dir.file("worker.py"), check = dir.file("check.py");
-  std::ofstream(program) << "import mmap, os, sys\n"
-                            "records = [(0, b'A'), (4096, b'B')]\n"
-                            "if sys.argv[2] == 'second-first': records.reverse()\n"
-                            "pid = os.fork()\n"
-                            "if pid == 0:\n"
-                            "    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
-                            "    os.ftruncate(fd, 8192)\n"
-                            "    m = mmap.mmap(fd, 8192)\n"
-                            "    for at, byte in records:\n"
-                            "        m[at:at + 64] = byte * 64\n"
-                            "        m.flush(at, 4096)\n"
-                            "    os._exit(0)\n"
-                            "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n";
-  std::ofstream(check) << "import sys\n"
-                          "d = open(sys.argv[1], 'rb').read()\n"
-                          "sys.exit(1 if d[4096:4160] == b'B' * 64 and d[0:64] != b'A' * 64 else 0)\n";
+  const std::string pool = dir.file("py.pool");
   for (const std::string order : {"first-first", "second-first"}) {
-    const ExecOutcome o = testing::crash_exec("rm -f " + pool, "python3 " + check + " {}", dir.file(order),
-                                              {"--granularity", "line", "--budget", "40", "--pool", pool},
-                                              {"python3", program, pool, order});
+    const ExecOutcome o =
+        testing::crash_exec("rm -f " + pool, "python3 " + kPrograms + "check_before.py {} 0 A 4096 B", dir.file(order),
+                            {"--granularity", "line", "--budget", "40", "--pool", pool},
+                            {"python3", kPrograms + "forked_worker.py", pool, order});
     ASSERT_EQ(o.exit_code, order == "first-first" ? 0 : 1) << order << "\n" << o.err;
     EXPECT_TRUE(names_traced_process(o, "")) << o.err;
     EXPECT_EQ(o.metric("line", "crash_points"), 3u) << order << ": two msyncs and the exit";
@@ -128,22 +114,10 @@ TEST(CrashExecProcesses, AForkedWorkerOfAProgramThatMapsNothingIsTraced) {
 // the child's stores are not in the trace, and the run says so.
 TEST(CrashExecProcesses, AForkAfterMappingPersistentMemoryIsNamed) {
   testing::TempDir dir;
-  const std::string pool = dir.file("shared.pool"), program = dir.file("fork_after_map.py");
-  std::ofstream(program) << "import mmap, os, sys\n"
-                            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
-                            "os.ftruncate(fd, 8192)\n"
-                            "m = mmap.mmap(fd, 8192)\n"
-                            "m[0:64] = b'A' * 64\n"
-                            "m.flush(0, 4096)\n"
-                            "pid = os.fork()\n"
-                            "if pid == 0:\n"
-                            "    m[4096:4160] = b'B' * 64\n"
-                            "    m.flush(4096, 4096)\n"
-                            "    os._exit(0)\n"
-                            "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n";
-  const ExecOutcome o =
-      testing::crash_exec("rm -f " + pool, "test -s {}", dir.file("out"),
-                          {"--granularity", "line", "--budget", "20", "--pool", pool}, {"python3", program, pool});
+  const std::string pool = dir.file("shared.pool");
+  const ExecOutcome o = testing::crash_exec("rm -f " + pool, "test -s {}", dir.file("out"),
+                                            {"--granularity", "line", "--budget", "20", "--pool", pool},
+                                            {"python3", kPrograms + "fork_after_map.py", pool});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("the program forked while it had persistent memory mapped"), std::string::npos) << o.err;
   EXPECT_EQ(o.metric("line", "crash_points"), 2u) << "the parent's msync and its exit; the child's msync is unseen";
