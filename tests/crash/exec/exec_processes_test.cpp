@@ -81,10 +81,13 @@ TEST(CrashExecProcesses, APmdkProgramStartedByAShellIsTracedAsIfRunDirectly) {
 // runtime holds its trace's lock until it exits, and judges its whole run.
 TEST(CrashExecProcesses, AProgramThatOutlivesItsShellIsWaitedFor) {
   testing::TempDir dir;
-  const std::string pool = dir.file("log.pool");
-  const ExecOutcome o = testing::crash_exec(
-      "rm -f " + pool, kLog + " check {}", dir.file("out"), {"--granularity", "line", "--budget", "40"},
-      {"/bin/sh", "-c", kLog + " append " + pool + " 8 --then 'sleep 1' & sleep 0.3"});
+  const std::string pool = dir.file("log.pool"), appended = dir.file("appended");
+  // The shell exits once the program has appended (so it holds its trace) and while it still runs.
+  const ExecOutcome o = testing::crash_exec("rm -f " + pool + " " + appended, kLog + " check {}", dir.file("out"),
+                                            {"--granularity", "line", "--budget", "40"},
+                                            {"/bin/sh", "-c",
+                                             kLog + " append " + pool + " 8 --then 'touch " + appended +
+                                                 "; sleep 1' & while [ ! -e " + appended + " ]; do sleep 0.01; done"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_TRUE(names_traced_process(o)) << o.err;
   ASSERT_NE(o.run("line"), nullptr);

@@ -145,5 +145,23 @@ TEST(ExecLineModel, TheImagesPagesWithContentAreTheOnesTheRunGaveContent) {
   EXPECT_EQ(m.durable_hash(), expected) << "a zero word adds nothing to the hash";
 }
 
+// Growing the image keeps what its pages with content hold, and the new pages read zero.
+TEST(ExecLineModel, GrowingTheImageKeepsItsContent) {
+  LineModel m(persist::Domain::eadr);
+  constexpr size_t kPage = 4096;
+  ASSERT_TRUE(m.resize(2 * kPage).ok());
+  std::vector<std::byte> page(kPage, std::byte{5});
+  m.set_base(kPage, page.data(), kPage);
+  m.store(0, filled(3), false, 0);
+  m.fence(0, 0);  // eADR: the store is durable
+  const uint64_t hash = m.durable_hash();
+  ASSERT_TRUE(m.resize(8 * kPage).ok());
+  EXPECT_EQ(m.size(), 8 * kPage);
+  EXPECT_EQ(line_of(m, 0)[0], std::byte{3});
+  EXPECT_EQ(m.durable()[kPage + 100], std::byte{5});
+  EXPECT_EQ(m.durable()[5 * kPage], std::byte{0});
+  EXPECT_EQ(m.durable_hash(), hash) << "zeros add nothing";
+}
+
 }  // namespace
 }  // namespace pmlab::crash::exec

@@ -23,7 +23,9 @@ Status LineModel::resize(size_t bytes) {
   if (bytes <= size_) return Status::success();
   auto grown = std::make_unique<media::AnonymousMapping>();
   PMLAB_TRY(grown->map(bytes, media::Pages::base, "for the durable image of the program's persistent files"));
-  if (durable_) std::memcpy(grown->base(), durable_->base(), size_);
+  for (size_t page : content_pages_)  // every other page is zero, as a new mapping's are
+    std::memcpy(grown->base() + page * kPageBytes, durable_->base() + page * kPageBytes,
+                std::min<size_t>(kPageBytes, size_ - page * kPageBytes));
   durable_ = std::move(grown);
   size_ = bytes;
   has_content_.resize((bytes + kPageBytes - 1) / kPageBytes, false);
