@@ -50,13 +50,12 @@ ProcessesWithoutAslr::ProcessesWithoutAslr() {
   } else if ((now & ADDR_NO_RANDOMIZE) == 0) {
     if (personality(static_cast<unsigned long>(now) | ADDR_NO_RANDOMIZE) == -1)
       why_ = std::string("personality: ") + std::strerror(errno);
-    else before_.reset(new int(now));
+    else before_ = now;
   }
 }
 
-void ProcessesWithoutAslr::Restore::operator()(const int* before) const noexcept {
-  personality(static_cast<unsigned long>(*before));
-  delete before;
+ProcessesWithoutAslr::~ProcessesWithoutAslr() {
+  if (before_) personality(static_cast<unsigned long>(*before_));
 }
 
 std::string tail_lines(const std::string& text, size_t lines) {

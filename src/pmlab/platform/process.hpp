@@ -3,7 +3,6 @@
 // same environment handling, output capture, timeout and clean-up.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,15 +50,15 @@ Result<ProcessResult> run_process(const ProcessSpec& spec);
 class ProcessesWithoutAslr {
  public:
   ProcessesWithoutAslr();
+  ~ProcessesWithoutAslr();
+  ProcessesWithoutAslr(const ProcessesWithoutAslr&) = delete;
+  ProcessesWithoutAslr& operator=(const ProcessesWithoutAslr&) = delete;
 
   bool ok() const noexcept { return why_.empty(); }
   const std::string& why() const noexcept { return why_; }
 
  private:
-  struct Restore {
-    void operator()(const int* before) const noexcept;
-  };
-  std::unique_ptr<const int, Restore> before_;  // the personality it restores at its end; null: none changed
+  std::optional<int> before_;  // the personality it restores at its end; none: it changed nothing
   std::string why_;
 };
 
