@@ -203,8 +203,11 @@ void forward_sigbus(int sig, siginfo_t* info, void* context) {
 // page is noted and the protection lifted; returning runs the store again. A SIGBUS at a page the runtime
 // does not protect (past a file's end, a sent one) is the program's. A page another thread lifted between
 // this thread's fault and its handler is stored to again on return; a page that faults twice in a row on
-// one thread while unprotected is not a write fault.
+// one thread while unprotected, with no protection of it in between, is not a write fault. (The protection
+// counts: a thread that loses that race on a page twice, the page protected again in between, faults
+// twice in a row while it is unprotected, and both are write faults.)
 PMLAB_TRACE_STATIC_TLS thread_local uintptr_t tls_refaulted = 0;
+PMLAB_TRACE_STATIC_TLS thread_local uint32_t tls_refaulted_protection = 0;
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   Tracer& t = tracer();
@@ -213,9 +216,12 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
   if (info->si_code == BUS_ADRERR) {
     std::lock_guard lock(t.mutex);
     if (Region* r = region_of(t, page); r != nullptr && r->write_protected) {
-      const bool lifted = r->unprotected[(page - r->begin) / kPageBytes];
-      ours = !lifted || tls_refaulted != page;
+      const size_t index = (page - r->begin) / kPageBytes;
+      const bool lifted = r->unprotected[index];
+      const uint32_t protection = r->protected_at[index];
+      ours = !lifted || tls_refaulted != page || tls_refaulted_protection != protection;
       tls_refaulted = lifted ? page : 0;
+      tls_refaulted_protection = protection;
       mark_written(t, *r, page);
     }
   }
