@@ -254,3 +254,12 @@ def test_exec_table_names_programs_first_failures_and_findings_once():
         r.extra["trace"] = {"notes": [note]}
     assert crash.exec_tables(runs)[2].rows == (("pmdk-map", "adr", note),)
     assert crash.exec_tables([_crash_run(0, "log.zero", "adr", 0)]) == []
+
+
+def test_exec_rows_of_later_schedules_name_their_schedule_and_keep_their_own_findings():
+    finding = {"kind": "empty_fence", "site": "append (log.c:12)", "count": 4}
+    own, later = _exec_run(0, "line", [], [finding]), _exec_run(1, "line", [], [dict(finding, count=6)])
+    later.params["schedule"] = 2
+    main, findings = crash.exec_tables([own, later])
+    assert [row[1] for row in main.rows] == ["adr", "adr, schedule 2"]
+    assert [(row[1], row[-1]) for row in findings.rows] == [("adr", "4"), ("adr, schedule 2", "6")]

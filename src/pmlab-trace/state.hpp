@@ -38,6 +38,8 @@ inline bool mmap_failed(void* p) { return p == MAP_FAILED; }  // syscall() retur
 // How deep in the runtime's own calls this thread is (Outermost), and its index in the trace.
 PMLAB_TRACE_STATIC_TLS extern thread_local int tls_depth;
 uint16_t thread_index();
+// How many threads have made an event so far.
+int threads_seen() noexcept;
 
 // The trace file, appended through a shared mapping that grows a step at a time.
 class TraceFile {

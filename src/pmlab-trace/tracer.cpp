@@ -1,5 +1,6 @@
 #include "pmlab-trace/tracer.hpp"
 
+#include "pmlab-trace/schedule.hpp"
 #include "pmlab-trace/stacks.hpp"
 #include "pmlab-trace/state.hpp"
 #include "pmlab-trace/write_tracking.hpp"
@@ -44,6 +45,7 @@ uint16_t thread_index() {
   if (tls_thread < 0) tls_thread = next_thread.fetch_add(1, std::memory_order_relaxed);
   return static_cast<uint16_t>(tls_thread);
 }
+int threads_seen() noexcept { return next_thread.load(std::memory_order_relaxed); }
 
 Tracer& tracer() {
   static Tracer* t = new Tracer;  // never destroyed: events may come from destructors after ours
@@ -150,6 +152,7 @@ __attribute__((constructor)) void start() {
   if (file == nullptr || pid == nullptr) return;
   Tracer& t = tracer();
   read_options(t);
+  read_schedule();
   t.trace_path = file;
   dl_iterate_phdr(find_own, &t);
   pthread_atfork(nullptr, fork_parent, fork_child);
@@ -456,6 +459,7 @@ void fence_locked(Tracer& t, uintptr_t site) {
 
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept {
   Tracer& t = tracer();
+  if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
@@ -479,6 +483,7 @@ void copying(const void* dest, size_t n) noexcept {
 void copied(const void* dest, size_t n, const CopyContent& content, trace::WritebackKind kind,
             uintptr_t site) noexcept {
   Tracer& t = tracer();
+  if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
@@ -500,6 +505,7 @@ void stored_non_temporal(const void* p, size_t n, uintptr_t site) noexcept {
 
 void fence(uintptr_t site) noexcept {
   Tracer& t = tracer();
+  if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
@@ -510,6 +516,7 @@ void fence(uintptr_t site) noexcept {
 
 void persist(const void* p, size_t n, uintptr_t site) noexcept {
   Tracer& t = tracer();
+  if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
@@ -523,6 +530,7 @@ void persist(const void* p, size_t n, uintptr_t site) noexcept {
 
 void operation(trace::OperationMark mark, uintptr_t site) noexcept {
   Tracer& t = tracer();
+  if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
@@ -567,6 +575,7 @@ void exiting(int status) noexcept {
       t.exited = true;
       for (Region& r : t.regions) capture(t, r);
       dl_iterate_phdr(write_module, &t);
+      if (const std::string said = schedule_note(); !said.empty()) note(t, said);
       trace::ExitRecord rec{status, 0};
       t.file.append(trace::Kind::exit, 0, &rec, sizeof rec);
       t.file.header()->complete = 1;

@@ -9,7 +9,8 @@ Reads:
   crash.cost      params design, domain, granularity; metrics tracking_slowdown, states_per_second
   crash.designs   derived rows (pmlab run with the crash suite): params design; notes family, role,
                   description, domains, tests — every registered persistent design, whatever was tested
-  crash.exec:<program>  (pmlab crash exec) params domain, granularity; metrics as a design's, plus fences,
+  crash.exec:<program>  (pmlab crash exec) params domain, granularity, schedule (past the program's own,
+                  with --schedules); metrics as a design's, plus fences,
                   traced_seconds; lists "failures" (stack, lines, checker output), "findings", "trace"
   crash.exec_cost params map, inserts; metrics native_seconds, traced_seconds, tracing_slowdown,
                   native_us_per_insert, traced_us_per_insert, valgrind_none_seconds, valgrind_none_slowdown,
@@ -45,6 +46,12 @@ def _family(run: Run) -> str:
 def _is_exec(run: Run) -> bool:
     """A run of `pmlab crash exec`: a program of the user's own, not a registered design."""
     return run.case.startswith("exec:")
+
+
+def _exec_run(run: Run) -> str:
+    """The traced run an exec row comes from: its domain, and its schedule past the program's own."""
+    schedule = run.param("schedule")
+    return str(run.param("domain")) + ("" if schedule is None else f", schedule {schedule}")
 
 
 def _is_crash_test(run: Run) -> bool:
@@ -300,33 +307,33 @@ def exec_tables(runs: Sequence[Run]) -> list[Table]:
     for r in sorted(execs, key=lambda r: r.name):
         failures = r.extra.get("failures") or []
         first = failures[0] if failures else None
-        rows.append((r.case.split(":", 1)[1], str(r.param("domain")), str(r.param("granularity")),
+        rows.append((r.case.split(":", 1)[1], _exec_run(r), str(r.param("granularity")),
                      _count(r.value("crash_points")), _count(r.value("states_checked")), _count(r.value("duplicate_states")),
                      _count(r.value("failures")), _count(r.value("states_per_second")),
                      "–" if first is None else f"{first.get('replay')}: {first.get('site') or '?'} — {first.get('property')}"))
-    tables = [Table(title=f"{len(execs)} runs", columns=("program", "domain", "granularity", "crash points (count)",
+    tables = [Table(title=f"{len(execs)} runs", columns=("program", "traced run", "granularity", "crash points (count)",
                                                          "states judged (count)", "duplicates (count)", "failures (count)",
                                                          "speed (states/s)", "first failure"), rows=tuple(rows))]
     findings = []
     seen = set()
     for r in execs:
         for f in r.extra.get("findings") or []:
-            key = (r.case, r.param("domain"), f.get("kind"), f.get("site"))
+            key = (r.case, _exec_run(r), f.get("kind"), f.get("site"))
             if key in seen:  # the same traced run's findings, repeated per granularity
                 continue
             seen.add(key)
-            findings.append((r.case.split(":", 1)[1], str(r.param("domain")), str(f.get("kind")), str(f.get("site")),
+            findings.append((r.case.split(":", 1)[1], _exec_run(r), str(f.get("kind")), str(f.get("site")),
                              _count(f.get("count"))))
     if findings:
         tables.append(Table(title=f"Performance findings ({len(findings)} call sites)",
-                            columns=("program", "domain", "finding", "call site", "count"), rows=tuple(findings),
+                            columns=("program", "traced run", "finding", "call site", "count"), rows=tuple(findings),
                             note="redundant_writeback: lines written back with nothing new to write back; empty_fence: a "
                                  "fence with nothing of its thread to order; non_pm_writeback: a write-back outside "
                                  "every persistent mapping; unflushed_at_exit: lines whose content at exit was never "
                                  "written back (ADR).", collapsed=len(findings) > 12))
     notes = _exec_notes(execs)
     if notes:
-        tables.append(Table(title=f"What the traced runs noted ({len(notes)})", columns=("program", "domain", "note"),
+        tables.append(Table(title=f"What the traced runs noted ({len(notes)})", columns=("program", "traced run", "note"),
                             rows=tuple(notes), collapsed=len(notes) > 12))
     return tables
 
@@ -337,10 +344,10 @@ def _exec_notes(execs: Sequence[Run]) -> list[tuple[str, str, str]]:
     notes, seen = [], set()
     for r in execs:
         for note in (r.extra.get("trace") or {}).get("notes") or []:
-            key = (r.case, r.param("domain"), note)
+            key = (r.case, _exec_run(r), note)
             if key not in seen:
                 seen.add(key)
-                notes.append((r.case.split(":", 1)[1], str(r.param("domain")), str(note)))
+                notes.append((r.case.split(":", 1)[1], _exec_run(r), str(note)))
     return notes
 
 

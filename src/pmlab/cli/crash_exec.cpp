@@ -27,15 +27,23 @@ using json = nlohmann::ordered_json;
 struct ExecArgs {
   std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores;
   std::vector<std::string> pools, domains, program;
-  uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24;
+  uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24, schedules = 1;
   double timeout = 10;
   double program_timeout = 600;
   bool recheck = false, trace_only = false, compare_pages = false, keep_aslr = false;
 };
 
+// Schedule 1, the program's own, is named as a run without --schedules is.
 std::string run_name(const std::string& program, const crash::exec::ExecRun& r) {
   return "crash.exec:" + program + "/domain:" + persist::to_string(r.domain) +
-         "/granularity:" + crash::to_string(r.granularity);
+         "/granularity:" + crash::to_string(r.granularity) +
+         (r.schedule > 1 ? "/schedule:" + std::to_string(r.schedule) : "");
+}
+
+// "adr/word" or "adr/word, schedule 2".
+std::string run_label(const crash::exec::ExecRun& r) {
+  return std::string(persist::to_string(r.domain)) + "/" + crash::to_string(r.granularity) +
+         (r.schedule > 1 ? ", schedule " + std::to_string(r.schedule) : "");
 }
 
 json failure_json(const crash::exec::ExecFailure& f) {
@@ -62,6 +70,7 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
                               const crash::exec::TracedRun& traced, uint64_t hash) {
   record::RunRecord run = crash_run_record(
       run_name(report.program, r), "exec:" + report.program, r, [](const auto& f) { return f.outcome; }, hash);
+  if (r.schedule > 1) run.params["schedule"] = r.schedule;
   const auto count = [](uint64_t v) { return static_cast<double>(v); };
   measure_states(run, r);
   measure_outcome(run, r);
@@ -85,6 +94,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
       {"path", traced.trace_path},   {"files", traced.files},     {"write_tracking", traced.write_tracking},
       {"complete", traced.complete}, {"program", traced.outcome}, {"threads", traced.threads},
       {"notes", traced.notes}};
+  run.details["trace"]["schedule"] = traced.schedule;
+  run.details["trace"]["thread_switches"] = traced.thread_switches;
   return run;
 }
 
@@ -155,6 +166,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   if (!g) return g.status();
   o.granularities = *g;
   o.budget = a.budget;
+  o.schedules = static_cast<uint32_t>(a.schedules);
   o.seed = a.seed;
   o.jobs = static_cast<unsigned>(a.jobs);
   o.timeout_s = a.timeout;
@@ -219,6 +231,7 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
           {"domains", domains},
           {"granularities", a.granularity},
           {"budget", o.budget},
+          {"schedules", o.schedules},
           {"seed", o.seed},
           {"timeout_s", o.timeout_s},
           {"program_timeout_s", o.program_timeout_s},
@@ -232,11 +245,16 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
 
 void print_traces(const crash::exec::ExecReport& report) {
   for (const auto& t : report.traces) {
+    const std::string schedule = t.schedule > 1 ? " (schedule " + std::to_string(t.schedule) + ")" : "";
+    const std::string threads = t.threads > 1 ? ", " + std::to_string(t.threads) + " threads switching " +
+                                                    std::to_string(t.thread_switches) + " times between calls"
+                                              : "";
     std::fprintf(stderr,
-                 "pmlab crash exec: %s under %s: %s in %.2f s, %llu fences, %llu write-backs; stores found by %s\n",
-                 report.program.c_str(), persist::to_string(t.domain), t.outcome.c_str(), t.seconds,
+                 "pmlab crash exec: %s under %s%s: %s in %.2f s, %llu fences, %llu write-backs%s; stores found by "
+                 "%s\n",
+                 report.program.c_str(), persist::to_string(t.domain), schedule.c_str(), t.outcome.c_str(), t.seconds,
                  static_cast<unsigned long long>(t.fences), static_cast<unsigned long long>(t.writebacks),
-                 t.write_tracking.c_str());
+                 threads.c_str(), t.write_tracking.c_str());
     for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     for (const auto& f : t.findings)
       std::fprintf(stderr, "  finding (%s): %s x%llu at %s\n", persist::to_string(t.domain), f.kind.c_str(),
@@ -263,14 +281,14 @@ int run_exec_command(const ExecArgs& a) {
   print_traces(*report);
   for (const auto& r : report->runs) {
     const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(),
-                                       [&](const auto& t) { return t.domain == r.domain; });
-    std::fprintf(
-        stderr,
-        "pmlab crash exec: %s/%s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
-        "%llu failures (%.1f s)\n",
-        persist::to_string(r.domain), crash::to_string(r.granularity), static_cast<unsigned long long>(r.crash_points),
-        static_cast<unsigned long long>(r.states_enumerated), static_cast<unsigned long long>(r.states_checked),
-        static_cast<unsigned long long>(r.duplicate_states), static_cast<unsigned long long>(r.failures), r.seconds);
+                                       [&](const auto& t) { return t.domain == r.domain && t.schedule == r.schedule; });
+    std::fprintf(stderr,
+                 "pmlab crash exec: %s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
+                 "%llu failures (%.1f s)\n",
+                 run_label(r).c_str(), static_cast<unsigned long long>(r.crash_points),
+                 static_cast<unsigned long long>(r.states_enumerated),
+                 static_cast<unsigned long long>(r.states_checked), static_cast<unsigned long long>(r.duplicate_states),
+                 static_cast<unsigned long long>(r.failures), r.seconds);
     for (const auto& f : r.details) print_failure(f, replay_hint(a, r, traced.trace_path));
     results.add(exec_record(*report, r, traced, hash));
   }
@@ -310,9 +328,14 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_option("--granularity", a->granularity,
                   "line and/or word, comma-separated (default line,word); byte tears every plain store")
       ->check(non_empty_value());
-  cmd->add_option("--budget", a->budget, "crash states per domain and granularity (default 2000)")
+  cmd->add_option("--budget", a->budget, "crash states per domain, granularity and schedule (default 2000)")
       ->check(count_value(1, 1ULL << 40));
-  cmd->add_option("--seed", a->seed, "seed of random crash states (default 1)")->check(count_value(0));
+  cmd->add_option("--schedules", a->schedules,
+                  "traced runs per domain: the program's own schedule, then runs whose threads pause at persistence "
+                  "calls so that they interleave otherwise (default 1)")
+      ->check(count_value(1, 1000));
+  cmd->add_option("--seed", a->seed, "seed of random crash states and of the schedules' pauses (default 1)")
+      ->check(count_value(0));
   cmd->add_option("--jobs", a->jobs, "checkers at once (default: one per CPU)")->check(count_value(0, 256));
   cmd->add_option("--timeout", a->timeout, "seconds a check may take before it counts as hung (default 10)")
       ->check(real_value(0.001, 86400));

@@ -60,6 +60,7 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   run.fences = t.fences();
   run.records = t.records();
   run.threads = t.threads();
+  run.thread_switches = t.thread_switches();
   run.notes.insert(run.notes.end(), t.notes().begin(), t.notes().end());
   for (const ImageFile& f : replay.files()) run.files.push_back(f.path);
   if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
@@ -144,8 +145,10 @@ struct GranularityRun {
   const ExecOptions& o;
   const TraceFile& trace;
   persist::Domain domain;
+  uint32_t schedule;
   Granularity granularity;
   Judges& judges;
+  std::unordered_set<uint64_t>& seen;  // images judged in this domain and granularity, by every schedule
   const std::function<void(const ExecProgress&)>& progress;
   ExecRun result;
   std::vector<Judged> failed;
@@ -155,12 +158,12 @@ struct GranularityRun {
   Status run() {
     const uint64_t start = platform::Clock::monotonic_ns();
     result.domain = domain;
+    result.schedule = schedule;
     result.granularity = granularity;
     auto allocation = allocate();
     if (!allocation) return allocation.status();
     // Second replay: explore and judge.
     Replay replay(trace, domain);
-    std::unordered_set<uint64_t> seen;
     bool replayed = false;
     Status status = replay.run([&](const CrashPointInfo& p, const LineModel& m) -> Status {
       const uint64_t budget = (*allocation)[p.index - 1];
@@ -220,7 +223,8 @@ struct GranularityRun {
     std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
     result.crash_points = sizes.size();
     for (double s : sizes) result.state_space += s;
-    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity);
+    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity) +
+                  (o.schedules > 1 ? ", schedule " + std::to_string(schedule) : "");
     for (uint64_t a : allocation) shown.total += a;
     if (o.replay) {
       if (o.replay->first == 0 || o.replay->first > sizes.size())
@@ -409,15 +413,20 @@ struct FirstRun {
   }
 };
 
-// The domain's traced run: the trace --trace names when it exists, else the program run under the runtime.
-Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, const std::string& scratch,
-                               FirstRun& first) {
-  const std::string name = persist::to_string(domain);
-  const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string()
-                                                 : o.trace + (o.domains.size() > 1 ? "." + name : "");
+// The traced run of a domain and schedule: the trace --trace names when it exists, else the program run under
+// the runtime. Traces are told apart by a suffix: the domain's where there are several, the schedule's past
+// the first (`FILE.adr.schedule2`), so a failure's replay, with one domain and schedule, reads FILE itself.
+Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, uint32_t schedule,
+                               const std::string& scratch, FirstRun& first) {
+  const std::string name =
+      std::string(persist::to_string(domain)) + (schedule > 1 ? ".schedule" + std::to_string(schedule) : "");
+  const std::string suffix = (o.domains.size() > 1 ? "." + std::string(persist::to_string(domain)) : "") +
+                             (schedule > 1 ? ".schedule" + std::to_string(schedule) : "");
+  const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string() : o.trace + suffix;
   if (!o.trace.empty() && fs::exists(trace_path)) {
     TracedRun reused;
     reused.domain = domain;
+    reused.schedule = schedule;
     reused.trace_path = trace_path;
     reused.outcome = "reused " + trace_path;
     return reused;
@@ -431,7 +440,8 @@ Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, con
     put_back = std::move(*notes);
   }
   if (o.setup.empty() && !first.files) first.cutoff = StartingFiles::birth_cutoff();
-  auto traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string());
+  auto traced =
+      trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string(), schedule);
   if (!traced) return traced.status();
   traced->notes.insert(traced->notes.begin(), put_back.begin(), put_back.end());
   return traced;
@@ -445,6 +455,10 @@ Status check_options(const ExecOptions& o) {
   if (!platform::find_program(o.program[0])) return error(Errc::not_found, o.program[0] + ": no such program");
   if (o.replay && o.replay_image.empty())
     return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
+  if (o.schedules == 0) return error(Errc::invalid_argument, "--schedules counts traced runs: at least 1");
+  if (o.replay && o.schedules > 1)
+    return error(Errc::invalid_argument,
+                 "--replay rebuilds a state of one traced run: give that run's --trace, without --schedules");
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
   if (!o.check.empty()) {
     const auto argv = checker_argv(o.check, "image");
@@ -483,6 +497,58 @@ Result<bool> passes_random_bytes(Judges& judges, const ExecOptions& o, const std
   return probe->consistent;
 }
 
+// Every traced run of a campaign, each judged at every granularity.
+struct Campaign {
+  const ExecOptions& o;
+  const std::function<void(const ExecProgress&)>& progress;
+  const std::string& scratch;
+  ExecReport report;
+  ModuleCodeCache module_code;  // the same modules in every run
+  FirstRun first;
+  bool random_image_passed = false;
+  std::map<std::pair<persist::Domain, Granularity>, std::unordered_set<uint64_t>> seen;
+
+  Status trace_and_judge(persist::Domain domain, uint32_t schedule) {
+    std::string phase = "tracing " + std::string(persist::to_string(domain));
+    if (o.schedules > 1) phase += ", schedule " + std::to_string(schedule);
+    if (progress) progress({phase, 0, 0, 0});
+    auto traced = run_or_reuse(o, domain, schedule, scratch, first);
+    if (!traced) return traced.status();
+    auto trace = TraceFile::open(traced->trace_path);
+    if (!trace) return trace.status();
+    first.found(*trace, traced->trace_path);
+    const Replay layout(*trace, domain);
+    describe_trace(*traced, *trace, layout);
+    if (layout.files().empty())
+      return error(Errc::failed,
+                   "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
+                   "maps itself with --pool)");
+    Symbolizer symbols(trace->modules());
+    // The findings are the same at every granularity: one replay gives them.
+    Replay findings(*trace, domain);
+    if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
+    add_findings(*traced, findings.findings(), symbols, *trace);
+    note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code);
+    report.traces.push_back(*traced);
+    if (o.trace_only) return {};
+    PMLAB_TRY(check_reads_crash_images(o.check, layout.files()));
+    auto judges = start_judges(o, layout, scratch);
+    if (!judges) return judges.status();
+    if (report.traces.size() == 1 && !o.replay) {
+      auto passed = passes_random_bytes(**judges, o, findings.content_pages());
+      if (!passed) return passed.status();
+      random_image_passed = *passed;
+    }
+    for (Granularity g : o.granularities) {
+      GranularityRun run{o, *trace, domain, schedule, g, **judges, seen[{domain, g}], progress, {}, {}, {}, {}};
+      PMLAB_TRY(run.run());
+      run.explain(symbols, o.max_failure_details);
+      report.runs.push_back(std::move(run.result));
+    }
+    return {};
+  }
+};
+
 }  // namespace
 
 Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const ExecProgress&)>& progress) {
@@ -502,57 +568,22 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   // Before the judges' threads start, which inherit it and start the checks.
   std::optional<platform::ProcessesWithoutAslr> fixed_layout;
   if (!o.keep_aslr) fixed_layout.emplace();
-  ExecReport report;
-  report.program = program_name(o.program);
-  ModuleCodeCache module_code;  // the same modules in every domain's run
-  FirstRun first;
-  bool random_image_passed = false;
-  for (persist::Domain domain : o.domains) {
-    if (progress) progress({"tracing " + std::string(persist::to_string(domain)), 0, 0, 0});
-    auto traced = run_or_reuse(o, domain, scratch, first);
-    if (!traced) return traced.status();
-    auto trace = TraceFile::open(traced->trace_path);
-    if (!trace) return trace.status();
-    first.found(*trace, traced->trace_path);
-    const Replay layout(*trace, domain);
-    describe_trace(*traced, *trace, layout);
-    if (layout.files().empty())
-      return error(Errc::failed,
-                   "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
-                   "maps itself with --pool)");
-    Symbolizer symbols(trace->modules());
-    // The findings are the same at every granularity: one replay gives them.
-    Replay findings(*trace, domain);
-    if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
-    add_findings(*traced, findings.findings(), symbols, *trace);
-    note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code);
-    report.traces.push_back(*traced);
-    if (o.trace_only) continue;
-    if (Status s = check_reads_crash_images(o.check, layout.files()); !s) return s;
-    auto judges = start_judges(o, layout, scratch);
-    if (!judges) return judges.status();
-    if (report.traces.size() == 1 && !o.replay) {
-      auto passed = passes_random_bytes(**judges, o, findings.content_pages());
-      if (!passed) return passed.status();
-      random_image_passed = *passed;
-    }
-    for (Granularity g : o.granularities) {
-      GranularityRun run{o, *trace, domain, g, **judges, progress, {}, {}, {}, {}};
-      if (Status s = run.run(); !s) return s;
-      run.explain(symbols, o.max_failure_details);
-      report.runs.push_back(std::move(run.result));
-    }
-  }
+  Campaign campaign{o, progress, scratch, {}, {}, {}, false, {}};
+  campaign.report.program = program_name(o.program);
+  for (persist::Domain domain : o.domains)
+    for (uint32_t schedule = 1; schedule <= o.schedules; ++schedule)
+      PMLAB_TRY(campaign.trace_and_judge(domain, schedule));
+  ExecReport& report = campaign.report;
   if (fixed_layout && !fixed_layout->ok() && !report.traces.empty())
     report.traces.front().notes.push_back("address-space randomization stays on (" + fixed_layout->why() +
                                           "): pointers the program stores may differ from run to run, and with "
                                           "them the states a granularity tears out of them");
-  if (random_image_passed && report.failures() == 0)
+  if (campaign.random_image_passed && report.failures() == 0)
     report.traces.front().notes.push_back(
         "--check passed an image of random bytes too: unless its recovery accepts any content, it does not read "
         "the crash images ({}, $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR), and its verdicts say nothing of the "
         "crash states");
-  return report;
+  return std::move(report);
 }
 
 }  // namespace pmlab::crash::exec

@@ -1,11 +1,12 @@
 // Crash-testing a program nobody compiled for pmlab: `pmlab crash exec`.
 //
 // Per durability domain the program runs once under the preloaded runtime (src/pmlab-trace), after the
-// user's setup command, and leaves a trace. Per granularity the trace is replayed twice through the
-// durability model: the first replay sizes every crash point's state space so the budget is split as the
-// simulator splits it; the second enumerates each point's crash states (the simulator's enumerator) and has
-// the user's checker judge each distinct image, in parallel, on private copies of the program's persistent
-// files. A failure is explained in the program's terms: the call stack of the crash point's fence and, for
+// user's setup command, and leaves a trace; with `schedules` above 1 it runs that many times, each run after
+// the first with its threads paused at persistence calls where a seed says (pmlab-trace/schedule.hpp). Per granularity
+// the trace is replayed twice through the durability model: the first replay sizes every crash point's state space so
+// the budget is split as the simulator splits it; the second enumerates each point's crash states (the simulator's
+// enumerator) and has the user's checker judge each distinct image, in parallel, on private copies of the program's
+// persistent files. A failure is explained in the program's terms: the call stack of the crash point's fence and, for
 // each line the state persisted, where it was stored and written back.
 //
 // Everything after the traced run is a function of (trace, domain, granularity, budget, seed): a shard
@@ -32,7 +33,11 @@ struct ExecOptions {
   std::vector<std::string> pools;    // files the program maps itself (PMDK's mappings are found without this)
   std::vector<persist::Domain> domains{persist::Domain::adr};
   std::vector<Granularity> granularities{Granularity::line, Granularity::word};
-  uint64_t budget = 2000;  // crash states per domain and granularity
+  // Traced runs per domain: the first as the program schedules its threads by itself, each further one with
+  // its threads paused at persistence calls where the seed and the run's number say, so that they
+  // interleave otherwise. A state whose image an earlier run's state had is not judged again.
+  uint32_t schedules = 1;
+  uint64_t budget = 2000;  // crash states per domain, granularity and schedule
   uint64_t seed = 1;
   unsigned jobs = 0;               // checkers at once; 0: one per CPU this process may use
   double timeout_s = 10;           // per check
@@ -85,15 +90,18 @@ struct FindingSite {
   uint64_t count = 0;
 };
 
-// The traced run of one domain.
+// The traced run of one domain and schedule.
 struct TracedRun {
   persist::Domain domain = persist::Domain::adr;
+  uint32_t schedule = 1;  // 1: the program's own
   std::string trace_path;
   double seconds = 0;     // the program under the tracer
   std::string outcome;    // the program's exit
   bool complete = false;  // the trace ends with the program's exit
   std::string write_tracking;
   uint64_t fences = 0, records = 0, threads = 0, writebacks = 0, lines_written_back = 0;
+  // Write-backs, fences and operation marks made by another thread than the one before them.
+  uint64_t thread_switches = 0;
   std::vector<std::string> files;  // the persistent files it mapped
   std::vector<std::string> notes;
   std::vector<FindingSite> findings;
@@ -101,6 +109,7 @@ struct TracedRun {
 
 struct ExecRun {
   persist::Domain domain = persist::Domain::adr;
+  uint32_t schedule = 1;
   Granularity granularity = Granularity::line;
   uint64_t crash_points = 0, crash_points_checked = 0;
   uint64_t states_enumerated = 0, states_checked = 0, duplicate_states = 0, failures = 0;
@@ -125,9 +134,10 @@ struct ExecProgress {
 Result<ExecReport> run_exec(const ExecOptions& options, const std::function<void(const ExecProgress&)>& progress);
 
 // The traced run alone: the setup, then the program under the runtime, leaving its trace at `trace_path`
-// and its output at `log_path`. An error when the program fails or leaves no trace.
+// and its output at `log_path`. An error when the program fails or leaves no trace. Schedule 1 is the
+// program's own; another pauses its threads where `options.seed` and the schedule's number say.
 Result<TracedRun> trace_program(const ExecOptions& options, persist::Domain domain, const std::string& trace_path,
-                                const std::string& log_path);
+                                const std::string& log_path, uint32_t schedule = 1);
 // The environment a program runs in under test, traced or not (PMDK as on persistent memory, at the domain).
 std::vector<std::string> program_environment(persist::Domain domain);
 

@@ -84,6 +84,7 @@ Status TraceFile::check() {
     return error(Errc::corrupted, "the trace header counts more bytes than the file holds (truncated)");
   const size_t end = sizeof h + h.used_bytes;
   std::vector<bool> thread_seen;
+  int last_thread = -1;  // of the last persistence event
   for (size_t at = sizeof h; at < end;) {
     if (end - at < sizeof(trace::RecordHeader)) return bad(at, "truncated record header");
     trace::RecordHeader rh;
@@ -97,6 +98,10 @@ Status TraceFile::check() {
     if (Status s = check_record(at, rh); !s) return s;
     if (rh.thread >= thread_seen.size()) thread_seen.resize(rh.thread + 1u, false);
     thread_seen[rh.thread] = true;
+    if (kind == trace::Kind::writeback || kind == trace::Kind::fence || kind == trace::Kind::operation) {
+      if (last_thread >= 0 && last_thread != rh.thread) ++thread_switches_;
+      last_thread = rh.thread;
+    }
     records_.push_back({kind, rh.flags, rh.thread, rh.bytes, at});
     at += rh.bytes;
   }

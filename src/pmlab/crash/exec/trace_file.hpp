@@ -66,6 +66,9 @@ class TraceFile {
   uint64_t fences() const noexcept { return fences_; }
   uint64_t records() const noexcept { return records_.size(); }
   uint64_t threads() const noexcept { return threads_; }
+  // Write-backs, fences and operation marks made by another thread than the one before them: how much the
+  // threads' persistence calls interleaved.
+  uint64_t thread_switches() const noexcept { return thread_switches_; }
 
   // Calls `f` on every record in order; stops early when it returns a failed Status.
   Status replay(const std::function<Status(const TraceRecord&)>& f) const;
@@ -92,6 +95,7 @@ class TraceFile {
   std::vector<std::string> notes_;
   uint64_t fences_ = 0;
   uint64_t threads_ = 0;
+  uint64_t thread_switches_ = 0;
 };
 
 }  // namespace pmlab::crash::exec

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/random.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
 #include "pmlab/platform/process.hpp"
@@ -147,11 +148,12 @@ std::string ran(const platform::ProcessResult& r, double limit_s) {
 }  // namespace
 
 Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
-                                const std::string& log_path) {
+                                const std::string& log_path, uint32_t schedule) {
   auto runtime = find_runtime();
   if (!runtime) return runtime.status();
   TracedRun run;
   run.domain = domain;
+  run.schedule = schedule;
   run.trace_path = trace_path;
   if (!o.setup.empty()) {
     platform::ProcessSpec setup;
@@ -174,6 +176,9 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
   if (!pools.empty()) spec.set_env.push_back("PMLAB_TRACE_POOLS=" + pools);
   if (!o.find_stores.empty()) spec.set_env.push_back("PMLAB_TRACE_WRITES=" + o.find_stores);
+  if (schedule > 1)
+    spec.set_env.push_back("PMLAB_TRACE_SCHEDULE=" +
+                           std::to_string(mix64(o.seed * 0x9e3779b97f4a7c15ULL + schedule) | 1));
   for (auto& e : program_environment(domain)) spec.set_env.push_back(std::move(e));
   spec.set_env_with_pid = "PMLAB_TRACE_PID={pid}";
   spec.output = platform::ProcessSpec::Output::file;
