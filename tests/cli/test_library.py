@@ -120,7 +120,8 @@ def examples(prefix, tmp_path_factory):
     out = tmp_path_factory.mktemp("examples")
     env = {k: v for k, v in os.environ.items() if k not in ("CPATH", "LIBRARY_PATH", "LD_LIBRARY_PATH")}
     built = {}
-    for name, binary in (("wal", "wal"), ("kv-store", "kv"), ("crash-design", "libcrash_design.so")):
+    for name, binary in (("wal", "wal"), ("kv-store", "kv"), ("crash-design", "libcrash_design.so"),
+                         ("id-set", "ids")):
         source = out / name
         shutil.copytree(ROOT / "examples" / name, source)
         _run(["cmake", "-S", source, "-B", source / "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
@@ -292,6 +293,25 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
     eadr = crash_exec("push", "12", "--broken", domain="eadr")
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr
+
+
+def test_a_threaded_program_on_the_library_holds_in_every_schedule_exec_tries(examples, prefix, shm_dir, tmp_path):
+    # Four threads add to the installed library's lock-free set, each add marked as an operation: in the
+    # program's own schedule and in two where the runtime pauses threads at persistence calls, every crash
+    # state keeps each thread's returned adds. The same program acknowledging an add before making it fails.
+    pmlab, ids, pool = prefix / "bin" / "pmlab", examples["id-set"], shm_dir / "ids.pool"
+
+    def crash_exec(name, *extra):
+        return subprocess.run([str(pmlab), "crash", "exec", "--setup", f"rm -f {pool} && {ids} {pool} create",
+                               "--check", f"{ids} {{}} check 4", "--granularity", "line", "--budget", "200",
+                               "--schedules", "3", "--out", str(tmp_path / name), "--", str(ids), str(pool), "add",
+                               "4", "30", *extra], capture_output=True, text=True, timeout=240)
+
+    good = crash_exec("good")
+    assert good.returncode == 0 and "3 runs, 0 failures" in good.stdout, good.stdout + good.stderr
+    assert good.stderr.count("pauses before persistence calls") == 2, good.stderr
+    early = crash_exec("early", "--ack-early")
+    assert early.returncode == 1 and "adds had returned" in early.stderr, early.stdout + early.stderr
 
 
 def test_a_concurrent_design_of_ones_own_runs_threads_under_load(examples, prefix, tmp_path):
