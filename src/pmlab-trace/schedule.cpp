@@ -29,19 +29,21 @@ PMLAB_TRACE_STATIC_TLS thread_local uint64_t tls_random = 0;
 // done, or wait for this thread), a pause would only wait again.
 PMLAB_TRACE_STATIC_TLS thread_local uint64_t tls_others_idle_at = UINT64_MAX;
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
+// splitmix64, as pmlab/common/random.hpp has it: the runtime includes nothing of pmlab's but the trace format.
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t x = state += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
 
 // The thread's own sequence: it depends on the seed and the thread's index only, not on the other threads.
 uint64_t next_random() {
-  if (tls_random == 0) tls_random = mix(g_seed ^ (uint64_t{thread_index()} + 1) * 0x9e3779b97f4a7c15ULL) | 1;
-  tls_random += 0x9e3779b97f4a7c15ULL;
-  return mix(tls_random);
+  if (tls_random == 0) {
+    tls_random = g_seed ^ (uint64_t{thread_index()} + 1) * 0x9e3779b97f4a7c15ULL;
+    splitmix64(tls_random);
+  }
+  return splitmix64(tls_random);
 }
 
 int64_t now_ns() {
@@ -85,7 +87,8 @@ void before_event() noexcept {
 std::string schedule_note() {
   if (g_seed == 0) return {};
   const uint64_t pauses = g_pauses.load(), ran_out = g_waits_ran_out.load();
-  if (pauses == 0) return "schedule: no pause (one thread made persistence calls)";
+  if (pauses == 0)
+    return threads_seen() < 2 ? "schedule: no pause (one thread made persistence calls)" : "schedule: no pause";
   return "schedule: " + std::to_string(pauses) + " pauses before persistence calls until other threads made theirs, " +
          std::to_string(ran_out) + " of them ended by the wait (" + std::to_string(kWaitNs / 1'000'000) + " ms)";
 }

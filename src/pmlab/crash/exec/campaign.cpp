@@ -418,10 +418,10 @@ struct FirstRun {
 // the first (`FILE.adr.schedule2`), so a failure's replay, with one domain and schedule, reads FILE itself.
 Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, uint32_t schedule,
                                const std::string& scratch, FirstRun& first) {
-  const std::string name =
-      std::string(persist::to_string(domain)) + (schedule > 1 ? ".schedule" + std::to_string(schedule) : "");
-  const std::string suffix = (o.domains.size() > 1 ? "." + std::string(persist::to_string(domain)) : "") +
-                             (schedule > 1 ? ".schedule" + std::to_string(schedule) : "");
+  const std::string domain_name = persist::to_string(domain);
+  const std::string later = schedule > 1 ? ".schedule" + std::to_string(schedule) : "";
+  const std::string name = domain_name + later;
+  const std::string suffix = (o.domains.size() > 1 ? "." + domain_name : "") + later;
   const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string() : o.trace + suffix;
   if (!o.trace.empty() && fs::exists(trace_path)) {
     TracedRun reused;
