@@ -3,6 +3,7 @@
 // (subjects/own/shared_log.c) has a race that only an interleaving its own schedule seldom takes shows.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,30 @@ TEST(CrashExecSchedules, AOneThreadProgramGivesEveryScheduleTheSameStates) {
     EXPECT_EQ(metric(run, "states_checked"), 0u) << run["name"];
     EXPECT_EQ(metric(run, "duplicate_states"), metric(run, "states_enumerated")) << run["name"];
   }
+}
+
+// PMDK's pi example, unmodified: a thread per task persists its sum and moves the task to the done list with
+// libpmemobj's atomic list API. Every schedule keeps every task that was put on the list, done once with
+// its sum, after the example's own recovery (`finish`); without the persist of the sum a task can be done
+// with a sum of 0.
+TEST(CrashExecSchedules, PmdksThreadedPiExampleHoldsInEverySchedule) {
+  const std::string subjects = PMLAB_SUBJECTS_DIR;
+  if (!std::filesystem::exists(subjects + "/pmdk-pi")) GTEST_SKIP() << "subjects/pmdk's pmdk-pi not built";
+  testing::TempDir dir;
+  const std::string pool = dir.file("pi.pool");
+  auto crash_exec = [&](const std::string& program) {
+    return testing::crash_exec("rm -f " + pool + " && " + subjects + "/pmdk-pi " + pool + " print",
+                               subjects + "/pmdk-pi-check " + subjects + "/pmdk-pi {} 4 400", dir.file(program),
+                               {"--granularity", "line", "--budget", "60", "--schedules", "2"},
+                               {subjects + "/" + program, pool, "calc", "4", "400"});
+  };
+  const ExecOutcome unmodified = crash_exec("pmdk-pi");
+  ASSERT_EQ(unmodified.exit_code, 0) << unmodified.err;
+  ASSERT_EQ(unmodified.results["runs"].size(), 2u) << unmodified.err;
+  for (const auto& run : unmodified.results["runs"]) EXPECT_GT(metric(run, "states_checked"), 0u) << run["name"];
+  const ExecOutcome bug = crash_exec("pmdk-pi-bug-result-unpersisted");
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_NE(bug.err.find("holds 0, not its sum"), std::string::npos) << bug.err;
 }
 
 TEST(CrashExecSchedules, ZeroSchedulesOrAReplayOfSeveralAreRefused) {
