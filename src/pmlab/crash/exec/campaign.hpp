@@ -1,13 +1,14 @@
 // Crash-testing a program nobody compiled for pmlab: `pmlab crash exec`.
 //
-// Per durability domain the program runs once under the preloaded runtime (src/pmlab-trace), after the
-// user's setup command, and leaves a trace; with `schedules` above 1 it runs that many times, each run after
-// the first with its threads paused at persistence calls where a seed says (pmlab-trace/schedule.hpp). Per granularity
-// the trace is replayed twice through the durability model: the first replay sizes every crash point's state space so
-// the budget is split as the simulator splits it; the second enumerates each point's crash states (the simulator's
-// enumerator) and has the user's checker judge each distinct image, in parallel, on private copies of the program's
-// persistent files. A failure is explained in the program's terms: the call stack of the crash point's fence and, for
-// each line the state persisted, where it was stored and written back.
+// Per durability domain the program runs once under the preloaded runtime (src/pmlab-trace), after the user's
+// setup command, and leaves a trace; with `schedules` above 1 it runs that many times, each run after the
+// first with its threads paused at persistence calls where a seed says (pmlab-trace/schedule.hpp). Per
+// granularity the trace is replayed twice through the durability model: the first replay sizes every crash
+// point's state space so the budget is split as the simulator splits it; the second enumerates each point's
+// crash states (the simulator's enumerator) and has the user's checker judge each distinct image, in
+// parallel, on private copies of the program's persistent files. A failure is explained in the program's
+// terms: the call stack of the crash point's fence and, for each line the state persisted, where it was
+// stored and written back.
 //
 // Everything after the traced run is a function of (trace, domain, granularity, budget, seed): a shard
 // replays the same trace and judges its share of the states, and `--replay P:S` rebuilds one image.
