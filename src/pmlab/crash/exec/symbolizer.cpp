@@ -24,6 +24,11 @@ bool library_module(const std::string& path) {
 
 bool library_function(const std::string& function) { return function.rfind("pmlab::", 0) == 0; }
 
+bool library_source(const std::string& path) {
+  return path.rfind("/usr/include/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 ||
+         path.find("/include/pmlab/") != std::string::npos;
+}
+
 namespace {
 
 // Whether the ELF file at `path` keeps its full symbol table (.symtab), which names every function; a
@@ -86,7 +91,8 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
     if (unread) table->second = has_symbol_table(m->path);
     const bool named = table->second;
     platform::ProcessSpec spec;
-    spec.argv = {*addr2line, "-f", "-C", "-e", m->path};
+    // -a starts each address's lines with the address, -i follows them with the frames it was inlined into.
+    spec.argv = {*addr2line, "-a", "-f", "-C", "-i", "-e", m->path};
     for (uint64_t a : list) {
       // A return address points after its call: the call's own line is one byte back.
       char buf[32];
@@ -95,21 +101,40 @@ void Symbolizer::resolve(const std::vector<uint64_t>& addresses) {
     }
     spec.timeout_s = 30;
     auto run = platform::run_process(spec);
-    if (!run || !run->ok()) continue;
-    std::istringstream lines(run->out);
-    for (uint64_t a : list) {
-      std::string function, location;
-      if (!std::getline(lines, function) || !std::getline(lines, location)) break;
-      Frame& f = known_[a];
-      // "file.c:42", "file.c:42 (discriminator 3)", or "??:0"/"??:?" without line information.
-      if (const size_t d = location.find(" (discriminator"); d != std::string::npos) location.resize(d);
-      const bool has_line = location.rfind("??", 0) != 0 && location.find(":?") == std::string::npos;
-      if (has_line) f.location = std::filesystem::path(location).filename().string();
-      // A stripped library names an address by the exported symbol before it, which is seldom the function
-      // it is in: without a line, only the program's own frames and a module with its symbol table get one.
-      if (function != "??" && (has_line || f.own || named)) f.function = function;
-      if (library_function(f.function)) f.own = false;
+    if (run && run->ok()) read_names(list, run->out, named);
+  }
+}
+
+void Symbolizer::read_names(const std::vector<uint64_t>& list, const std::string& out, bool named) {
+  std::istringstream lines(out);
+  std::string line;
+  size_t next = 0;
+  uint64_t a = 0;
+  bool own_module = false;
+  int level = -1;  // of the current address: 0 its own frame, then its inlined callers
+  while (std::getline(lines, line)) {
+    if (line.rfind("0x", 0) == 0 && line.find_first_not_of("0123456789abcdefx") == std::string::npos) {
+      if (next == list.size()) break;
+      a = list[next++];
+      own_module = known_[a].own;
+      level = 0;
+      continue;
     }
+    std::string location;
+    if (level < 0 || !std::getline(lines, location)) break;
+    // "file.c:42", "file.c:42 (discriminator 3)", or "??:0"/"??:?" without line information.
+    if (const size_t d = location.find(" (discriminator"); d != std::string::npos) location.resize(d);
+    const bool has_line = location.rfind("??", 0) != 0 && location.find(":?") == std::string::npos;
+    const std::string source = has_line ? location.substr(0, location.rfind(':')) : std::string();
+    Frame f = level == 0 ? known_[a] : Frame{a, "?", "", own_module};
+    if (has_line) f.location = std::filesystem::path(location).filename().string();
+    // A stripped library names an address by the exported symbol before it, which is seldom the function
+    // it is in: without a line, only the program's own frames and a module with its symbol table get one.
+    if (line != "??" && (has_line || f.own || named)) f.function = line;
+    if (library_function(f.function) || library_source(source)) f.own = false;
+    if (level == 0) known_[a] = f;
+    else if (has_line) callers_[a].push_back(f);
+    ++level;
   }
 }
 
@@ -122,10 +147,12 @@ std::vector<Frame> Symbolizer::own_frames(const std::vector<uint64_t>& stack, si
   resolve(stack);
   std::vector<Frame> own, all;
   for (uint64_t a : stack) {
-    const Frame f = frame(a);
-    all.push_back(f);
-    if (f.own && own.size() < max) own.push_back(f);
+    all.push_back(frame(a));
+    const auto inlined = callers_.find(a);
+    if (inlined != callers_.end()) all.insert(all.end(), inlined->second.begin(), inlined->second.end());
   }
+  for (const Frame& f : all)
+    if (f.own && own.size() < max) own.push_back(f);
   if (!own.empty()) return own;
   if (all.size() > max) all.resize(max);
   return all;

@@ -2,6 +2,8 @@
 // whether the frame is the program's own or a library's (libpmem, libpmemobj, the C library, pmlab's
 // runtime), so a failure points at the program's line first. Names come from binutils' addr2line on the
 // modules the trace recorded; without it, or without debug information, a frame is its module and offset.
+// A return address inside code the compiler inlined stands for several frames, as a debugger shows them:
+// the inlined function's line, then each caller it was inlined into, at the line of the call.
 #pragma once
 
 #include <cstdint>
@@ -27,15 +29,19 @@ class Symbolizer {
   // Names every address in one addr2line run per module (call before frame()).
   void resolve(const std::vector<uint64_t>& addresses);
   Frame frame(uint64_t address);
-  // A stack's frames, the program's own first where it has any: those up to `max` of them, else the
-  // innermost frames.
+  // A stack's frames, inlined ones included, the program's own first where it has any: those up to `max`
+  // of them, else the innermost frames.
   std::vector<Frame> own_frames(const std::vector<uint64_t>& stack, size_t max);
 
  private:
   const TraceModule* module_of(uint64_t address) const;
+  // What one addr2line run printed for `list`: each address's innermost frame into known_, its inlined
+  // callers into callers_.
+  void read_names(const std::vector<uint64_t>& list, const std::string& out, bool named);
   std::vector<TraceModule> modules_;
   std::map<uint64_t, Frame> known_;
-  std::map<std::string, bool> symbol_tables_;  // module path -> whether it keeps its full symbol table
+  std::map<uint64_t, std::vector<Frame>> callers_;  // the functions an address's code was inlined into, inner first
+  std::map<std::string, bool> symbol_tables_;       // module path -> whether it keeps its full symbol table
 };
 
 // True for a library whose frames are not the program's own.
@@ -43,5 +49,8 @@ bool library_module(const std::string& path);
 // True for a function of pmlab's own library, also where it is linked into the program statically: its
 // frames are a library's too, and its flush instructions report themselves.
 bool library_function(const std::string& function);
+// True for a source file of a library's headers, whose inlined code is not the program's own: the system's
+// (the C++ standard library's thread and invoke machinery, say) and pmlab's own (pmlab/trace.h).
+bool library_source(const std::string& path);
 
 }  // namespace pmlab::crash::exec
