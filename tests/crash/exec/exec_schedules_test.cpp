@@ -124,6 +124,22 @@ TEST(CrashExecSchedules, PmdksThreadedPiExampleHoldsInEverySchedule) {
   EXPECT_NE(bug.err.find("holds 0, not its sum"), std::string::npos) << bug.err;
 }
 
+// A run of one schedule whose threads both persist says that it judged one interleaving, and how to get more;
+// a one-thread run does not.
+TEST(CrashExecSchedules, ARunOfOneScheduleWithThreadsPointsToSchedules) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  for (const char* threads : {"1", "2"}) {
+    const ExecOutcome o = testing::crash_exec(
+        "rm -f " + pool, kLog + " check {} --threads " + std::string(threads), dir.file(std::string("out-") + threads),
+        {"--granularity", "line", "--budget", "50"}, {kLog, "append", pool, "8", "--threads", threads});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(has_note(o.results["runs"][0], "2 threads made persistence calls"), std::string(threads) == "2")
+        << threads << " threads\n"
+        << o.err;
+  }
+}
+
 TEST(CrashExecSchedules, ZeroSchedulesOrAReplayOfSeveralAreRefused) {
   testing::TempDir dir;
   const std::string pool = dir.file("log.pool");

@@ -40,7 +40,8 @@ std::string joined(const std::vector<Frame>& frames) {
 
 namespace {
 
-void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
+// `schedules`: how many traced runs the campaign makes of each domain.
+void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay, uint32_t schedules) {
   run.complete = t.complete();
   switch (t.write_tracking()) {
     case trace::WriteTracking::faults:
@@ -61,6 +62,11 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay) {
   run.records = t.records();
   run.threads = t.threads();
   run.thread_switches = t.thread_switches();
+  if (run.schedule == 1 && schedules == 1 && t.persisting_threads() > 1)
+    run.notes.push_back(std::to_string(t.persisting_threads()) +
+                        " threads made persistence calls, and this run judged the one interleaving they took: "
+                        "--schedules N traces the program again with its threads paused at persistence calls, so "
+                        "that they interleave otherwise");
   run.notes.insert(run.notes.end(), t.notes().begin(), t.notes().end());
   for (const ImageFile& f : replay.files()) run.files.push_back(f.path);
   if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
@@ -518,7 +524,7 @@ struct Campaign {
     if (!trace) return trace.status();
     first.found(*trace, traced->trace_path);
     const Replay layout(*trace, domain);
-    describe_trace(*traced, *trace, layout);
+    describe_trace(*traced, *trace, layout, o.schedules);
     if (layout.files().empty())
       return error(Errc::failed,
                    "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "

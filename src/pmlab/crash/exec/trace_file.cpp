@@ -85,6 +85,7 @@ Status TraceFile::check() {
   const size_t end = sizeof h + h.used_bytes;
   std::vector<bool> thread_seen;
   int last_thread = -1;  // of the last persistence event
+  std::vector<bool> persisting;
   for (size_t at = sizeof h; at < end;) {
     if (end - at < sizeof(trace::RecordHeader)) return bad(at, "truncated record header");
     trace::RecordHeader rh;
@@ -101,11 +102,14 @@ Status TraceFile::check() {
     if (kind == trace::Kind::writeback || kind == trace::Kind::fence || kind == trace::Kind::operation) {
       if (last_thread >= 0 && last_thread != rh.thread) ++thread_switches_;
       last_thread = rh.thread;
+      if (rh.thread >= persisting.size()) persisting.resize(rh.thread + 1u, false);
+      persisting[rh.thread] = true;
     }
     records_.push_back({kind, rh.flags, rh.thread, rh.bytes, at});
     at += rh.bytes;
   }
   threads_ = static_cast<uint64_t>(std::count(thread_seen.begin(), thread_seen.end(), true));
+  persisting_threads_ = static_cast<uint64_t>(std::count(persisting.begin(), persisting.end(), true));
   return {};
 }
 

@@ -69,6 +69,8 @@ class TraceFile {
   // Write-backs, fences and operation marks made by another thread than the one before them: how much the
   // threads' persistence calls interleaved.
   uint64_t thread_switches() const noexcept { return thread_switches_; }
+  // Threads that made a write-back, a fence or an operation mark.
+  uint64_t persisting_threads() const noexcept { return persisting_threads_; }
 
   // Calls `f` on every record in order; stops early when it returns a failed Status.
   Status replay(const std::function<Status(const TraceRecord&)>& f) const;
@@ -96,6 +98,7 @@ class TraceFile {
   uint64_t fences_ = 0;
   uint64_t threads_ = 0;
   uint64_t thread_switches_ = 0;
+  uint64_t persisting_threads_ = 0;
 };
 
 }  // namespace pmlab::crash::exec
