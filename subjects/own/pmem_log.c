@@ -49,6 +49,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xmmintrin.h>
 
 #include "pmlab/trace.h"
 
@@ -94,7 +95,9 @@ static int has_clwb;
     if (has_clwb) __asm__ volatile("clwb %0" : "+m"(*(volatile char*)(p))); \
     else __asm__ volatile("clflush %0" : "+m"(*(volatile char*)(p)));       \
   } while (0)
-#define RAW_SFENCE() __asm__ volatile("sfence" ::: "memory")
+/* The fence through the compiler's intrinsic, as many programs write it: its code comes from a system header,
+ * and crash exec must still name the program's function it was inlined into. */
+#define RAW_SFENCE() _mm_sfence()
 #define MY_CLWB(p)        \
   do {                    \
     RAW_CLWB(p);          \

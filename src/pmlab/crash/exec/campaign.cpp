@@ -143,7 +143,7 @@ std::string stored_text(const LineOrigin& o, const Judged& at, Symbolizer& symbo
 
 std::string written_back_text(const LineOrigin& o, Symbolizer& symbols) {
   if (o.written_back_site == 0) return "never written back";
-  return "at " + symbols.frame(o.written_back_site).text() + ", after fence #" +
+  return "at " + symbols.own_frame(o.written_back_site).text() + ", after fence #" +
          std::to_string(o.written_back_after_fence);
 }
 

@@ -173,7 +173,7 @@ void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, Modul
       std::string text;
       for (const std::string& mnemonic : found.first) text += (text.empty() ? "" : ", ") + mnemonic;
       // frame() names return addresses (one byte back): one byte on names the instruction itself.
-      const Frame frame = symbols.frame(found.second + m.bias + 1);
+      const Frame frame = symbols.own_frame(found.second + m.bias + 1);
       named.push_back(text + " in " + (symbol.empty() ? std::string("?") : symbol) + " (" + frame.location + ")");
     }
   }

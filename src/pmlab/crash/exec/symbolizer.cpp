@@ -143,6 +143,15 @@ Frame Symbolizer::frame(uint64_t address) {
   return known_[address];
 }
 
+Frame Symbolizer::own_frame(uint64_t address) {
+  const Frame innermost = frame(address);
+  if (innermost.own) return innermost;
+  if (const auto inlined = callers_.find(address); inlined != callers_.end())
+    for (const Frame& f : inlined->second)
+      if (f.own) return f;
+  return innermost;
+}
+
 std::vector<Frame> Symbolizer::own_frames(const std::vector<uint64_t>& stack, size_t max) {
   resolve(stack);
   std::vector<Frame> own, all;

@@ -29,6 +29,10 @@ class Symbolizer {
   // Names every address in one addr2line run per module (call before frame()).
   void resolve(const std::vector<uint64_t>& addresses);
   Frame frame(uint64_t address);
+  // The innermost of the address's frames, inlined ones included, that is the program's own; its innermost
+  // frame where none is (an instruction in an intrinsic of the compiler's headers, named by the function
+  // of the program's that it was inlined into).
+  Frame own_frame(uint64_t address);
   // A stack's frames, inlined ones included, the program's own first where it has any: those up to `max`
   // of them, else the innermost frames.
   std::vector<Frame> own_frames(const std::vector<uint64_t>& stack, size_t max);
