@@ -297,7 +297,8 @@ def design_table(runs: Sequence[Run]) -> list[Table]:
 @table("crash", title="Programs crash-tested from outside (pmlab crash exec)",
        caption="pmlab crash exec: the program ran under the tracing runtime (libpmem, libpmem2, libpmemobj, msync and "
                "pmlab/trace.h calls seen; plain stores found by write-protected pages), and the user's checker judged "
-               "each distinct crash image. Duplicates: states whose image was judged before. A failure names the "
+               "each distinct crash image. Duplicates: states whose image was judged before, in this or an earlier "
+               "schedule (--schedules: later traced runs with threads paused at persistence calls). A failure names the "
                "crash point's fence in the program's own source and replays with --replay. Measured in this run.")
 def exec_tables(runs: Sequence[Run]) -> list[Table]:
     execs = [r for r in runs if _is_exec(r)]
