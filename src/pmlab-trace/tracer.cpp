@@ -218,12 +218,12 @@ void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, 
 }
 }  // namespace
 
-void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept {
+void mapped(void* address, size_t length, int fd, off_t offset, bool persistent) noexcept {
   Tracer& t = tracer();
   if ((!t.active && !t.armed) || length == 0) return;
   ++tls_depth;
   std::lock_guard lock(t.mutex);
-  if ((!from_pmdk && !is_pool_file(t, fd)) || !(t.active || trace_from_here(t))) {
+  if ((!persistent && !is_pool_file(t, fd)) || !(t.active || trace_from_here(t))) {
     --tls_depth;
     return;
   }

@@ -50,9 +50,10 @@ class Outermost {
   bool outermost_;
 };
 
-// A shared, writable file mapping was made. `from_pmdk`: a PMDK library made it (it maps pools only);
-// otherwise it is persistent only when the file is one of the --pool files.
-void mapped(void* address, size_t length, int fd, off_t offset, bool from_pmdk) noexcept;
+// A shared, writable file mapping was made. `persistent`: known to be persistent memory (a PMDK library made
+// it, which maps pools only, or it is a persistent mapping mremap moved); otherwise it is persistent only
+// when the file is one of the --pool files.
+void mapped(void* address, size_t length, int fd, off_t offset, bool persistent) noexcept;
 // Before an unmap, or a fixed mapping over the range: the part of each region inside it is captured one
 // last time and ends; the rest of the region goes on.
 void unmapping(void* address, size_t length) noexcept;

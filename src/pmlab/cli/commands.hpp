@@ -31,6 +31,9 @@ void add_crash_exec(CLI::App& crash, int& exit_code);
 
 // Prints "pmlab: error: <message>" on stderr and returns the status's exit code.
 int report_error(const Status& status);
+// Each line of `text` (a program's output) on stderr after `indent` and "| ", made printable: no line of it
+// can pass for pmlab's own, nor move the terminal.
+void print_marked_lines(const std::string& text, const char* indent);
 // Runs `python3 -m MODULE ARGS…` of the Python side (python/pmlab_report); returns its exit code.
 int run_python_tool(const std::string& module, const std::vector<std::string>& args);
 // Runs the Python report renderer on a run directory; returns its exit code.

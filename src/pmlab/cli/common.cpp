@@ -32,17 +32,20 @@ void set_command_line(int argc, char** argv) {
 
 const std::string& command_line() { return g_command_line; }
 
+void print_marked_lines(const std::string& text, const char* indent) {
+  for (size_t from = 0; from < text.size();) {
+    const size_t end = std::min(text.find('\n', from), text.size());
+    std::fprintf(stderr, "%s| %s\n", indent, printable(std::string_view(text).substr(from, end - from)).c_str());
+    from = end + 1;
+  }
+}
+
 int report_error(const Status& status) {
-  // A message may end with lines of a program's output: each goes on a line of its own, marked, so that no
-  // line of it can pass for pmlab's, and each is made printable.
+  // A message may end with lines of a program's output, marked as such below its first line.
   const std::string& message = status.message();
   const size_t first_end = std::min(message.find('\n'), message.size());
   std::fprintf(stderr, "pmlab: error: %s\n", printable(message.substr(0, first_end)).c_str());
-  for (size_t from = first_end + 1; from < message.size();) {
-    const size_t end = std::min(message.find('\n', from), message.size());
-    std::fprintf(stderr, "  | %s\n", printable(message.substr(from, end - from)).c_str());
-    from = end + 1;
-  }
+  if (first_end < message.size()) print_marked_lines(message.substr(first_end + 1), "  ");
   return status.exit_code();
 }
 

@@ -40,12 +40,6 @@ std::string run_name(const std::string& program, const crash::exec::ExecRun& r) 
          (r.schedule > 1 ? "/schedule:" + std::to_string(r.schedule) : "");
 }
 
-// "adr/word" or "adr/word, schedule 2".
-std::string run_label(const crash::exec::ExecRun& r) {
-  return std::string(persist::to_string(r.domain)) + "/" + crash::to_string(r.granularity) +
-         (r.schedule > 1 ? ", schedule " + std::to_string(r.schedule) : "");
-}
-
 json failure_json(const crash::exec::ExecFailure& f) {
   json lines = json::array();
   for (const auto& l : f.lines)
@@ -107,16 +101,7 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
     std::fprintf(stderr, "    operations: %llu returned, %llu begun (pmlab_op_end, pmlab_op_begin)\n",
                  static_cast<unsigned long long>(f.ops.ended), static_cast<unsigned long long>(f.ops.begun));
   std::fprintf(stderr, "    checker: %s\n", f.outcome.c_str());
-  if (!f.output.empty()) {
-    size_t from = 0;
-    while (from < f.output.size()) {
-      const size_t nl = f.output.find('\n', from);
-      std::fprintf(stderr, "      | %s\n",
-                   f.output.substr(from, nl == std::string::npos ? std::string::npos : nl - from).c_str());
-      if (nl == std::string::npos) break;
-      from = nl + 1;
-    }
-  }
+  print_marked_lines(f.output, "      ");
   std::fprintf(stderr, "    persisted (%s): %s\n", f.strategy.c_str(), f.persisted.c_str());
   for (size_t i = 0; i < f.lines.size() && i < 8; ++i)
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
@@ -285,7 +270,7 @@ int run_exec_command(const ExecArgs& a) {
     std::fprintf(stderr,
                  "pmlab crash exec: %s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
                  "%llu failures (%.1f s)\n",
-                 run_label(r).c_str(), static_cast<unsigned long long>(r.crash_points),
+                 r.label().c_str(), static_cast<unsigned long long>(r.crash_points),
                  static_cast<unsigned long long>(r.states_enumerated),
                  static_cast<unsigned long long>(r.states_checked), static_cast<unsigned long long>(r.duplicate_states),
                  static_cast<unsigned long long>(r.failures), r.seconds);

@@ -264,6 +264,19 @@ TEST(CrashExec, AFailureNamesTheProgramsSourceLinesAndReplays) {
   EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
 }
 
+// A failing checker's lines are printed marked and made printable: an escape sequence in them cannot move or
+// clear the user's terminal.
+TEST(CrashExec, ACheckersOutputIsPrintedMarkedAndPrintable) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  const Outcome o = crash_exec("rm -f " + pool, "printf '\\033[2Jcleared\\nsecond line\\n'; exit 1", dir.file("out"),
+                               {"--granularity", "line", "--budget", "4"}, {kLog, "append", pool, "2"});
+  ASSERT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("| \\x1b[2Jcleared\n"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("| second line\n"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
+}
+
 TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   testing::TempDir dir;
   const std::string trace = dir.file("shared.pmtrace");

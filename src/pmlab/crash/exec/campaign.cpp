@@ -229,8 +229,7 @@ struct GranularityRun {
     std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
     result.crash_points = sizes.size();
     for (double s : sizes) result.state_space += s;
-    shown.phase = std::string(persist::to_string(domain)) + "/" + to_string(granularity) +
-                  (o.schedules > 1 ? ", schedule " + std::to_string(schedule) : "");
+    shown.phase = result.label();
     for (uint64_t a : allocation) shown.total += a;
     if (o.replay) {
       if (o.replay->first == 0 || o.replay->first > sizes.size())
@@ -397,6 +396,11 @@ std::string program_name(const std::vector<std::string>& program) {
 }
 
 }  // namespace
+
+std::string ExecRun::label() const {
+  return std::string(persist::to_string(domain)) + "/" + to_string(granularity) +
+         (schedule > 1 ? ", schedule " + std::to_string(schedule) : "");
+}
 
 uint64_t ExecReport::failures() const {
   uint64_t n = 0;

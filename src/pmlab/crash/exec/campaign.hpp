@@ -117,6 +117,7 @@ struct ExecRun {
   uint64_t exhaustive_points = 0, max_pending_lines = 0, dropped_values = 0;
   double state_space = 0, seconds = 0;
   std::vector<ExecFailure> details;  // the first failures (with --replay: the replayed state, whatever its verdict)
+  std::string label() const;         // "adr/word", or "adr/word, schedule 2"
 };
 
 struct ExecReport {
