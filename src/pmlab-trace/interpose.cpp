@@ -8,7 +8,9 @@
 // libpmemobj, libpmemlog and libpmemblk persist through libpmem's exported functions (their dynamic
 // symbol tables import pmem_flush, pmem_drain, pmem_memcpy, …), so interposing libpmem covers them.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 namespace {
 
 using pmlab_trace::Outermost;
+using pmlab_trace::SyncedFiles;
 namespace trace = pmlab_trace::trace;
 
 constexpr unsigned kNoDrain = 1u << 0, kNonTemporal = 1u << 1, kWc = 1u << 3, kNoFlush = 1u << 5;
@@ -137,6 +140,28 @@ void* pmem2_memset_traced(void* d, int c, size_t n, unsigned flags) {
                      [&] { return pmem2_real.memset_fn(d, c, n, flags); });
 }
 
+// The file `fd` names, all of it.
+bool file_of(int fd, SyncedFiles::Scope scope, SyncedFiles* which) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  *which = {scope, st.st_dev, st.st_ino};
+  return true;
+}
+
+// `sync` (the real call) synced `which` (or nothing, when it failed); fenced when `fences`.
+template <class Sync, class Which>
+int traced_sync(void* ra, Sync&& sync, bool fences, Which&& which) {
+  Outermost o;
+  const int r = sync();
+  SyncedFiles files;
+  if (o && r == 0 && pmlab_trace::active()) {
+    const int saved_errno = errno;
+    if (which(&files)) pmlab_trace::synced(files, fences, caller(ra));
+    errno = saved_errno;
+  }
+  return r;
+}
+
 }  // namespace
 
 struct pmem2_map;
@@ -183,8 +208,57 @@ __attribute__((visibility("default"))) int msync(void* addr, size_t len, int fla
   void* ra = __builtin_return_address(0);
   Outermost o;
   const int r = static_cast<int>(syscall(SYS_msync, addr, len, flags));
-  if (o && r == 0 && pmlab_trace::persistent(addr, len)) pmlab_trace::persist(addr, len, caller(ra));
+  if (o && r == 0 && pmlab_trace::persistent(addr, len))
+    pmlab_trace::persist(addr, len, caller(ra), trace::WritebackKind::synced);
   return r;
+}
+
+// Or it syncs the file: every mapping of it is written back and made durable (on a DAX file system the
+// kernel flushes the mapped pages' lines; elsewhere it writes the pages to the device).
+__attribute__((visibility("default"))) int fsync(int fd) {
+  PMLAB_REAL(fsync, nullptr);
+  return traced_sync(
+      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
+}
+__attribute__((visibility("default"))) int fdatasync(int fd) {
+  PMLAB_REAL(fdatasync, nullptr);
+  return traced_sync(
+      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
+}
+__attribute__((visibility("default"))) int syncfs(int fd) {
+  PMLAB_REAL(syncfs, nullptr);
+  return traced_sync(
+      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file_system, w); });
+}
+__attribute__((visibility("default"))) void sync(void) {
+  PMLAB_REAL(sync, nullptr);
+  traced_sync(
+      __builtin_return_address(0),
+      [&] {
+        real_fn();
+        return 0;
+      },
+      true,
+      [](SyncedFiles* w) {
+        *w = SyncedFiles{};  // every file
+        return true;
+      });
+}
+// Writes a part of a file back, and promises nothing of durability (sync_file_range(2)): a write-back and
+// no fence, which the program's next fence or sync completes.
+__attribute__((visibility("default"))) int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned flags) {
+  PMLAB_REAL(sync_file_range, nullptr);
+  return traced_sync(
+      __builtin_return_address(0), [&] { return real_fn(fd, offset, nbytes, flags); }, false,
+      [&](SyncedFiles* w) {
+        if (!(flags & SYNC_FILE_RANGE_WRITE) || !file_of(fd, SyncedFiles::Scope::file, w)) return false;
+        w->from = static_cast<uint64_t>(offset);
+        if (nbytes != 0) w->to = w->from + static_cast<uint64_t>(nbytes);
+        return true;
+      });
 }
 
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
@@ -227,7 +301,7 @@ __attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
   PMLAB_REAL(pmem_msync, "LIBPMEM_1.0");
   Outermost o;
   const int r = real_fn(p, n);
-  if (o && r == 0) pmlab_trace::persist(p, n, caller(ra));
+  if (o && r == 0) pmlab_trace::persist(p, n, caller(ra), trace::WritebackKind::synced);
   return r;
 }
 // The domain under test decides: a program that skips flushes under eADR is tested under eADR.

@@ -2,7 +2,7 @@
  * for `pmlab crash exec`'s own tests. Not PMDK's code and not pmlab's: a user's program, as a user would
  * write one.
  *
- *   pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]
+ *   pmem-log append FILE N [--api ROUTE] [--bug NAME] [--threads T]
  *   pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]
  *                                                           exit 0 consistent, 1 not (why, on stderr)
  *
@@ -14,10 +14,13 @@
  * as appends had returned before the crash ($PMLAB_CRASH_OPS_DONE); --require prefix drops that last part.
  *
  * Routes (--api): libpmem (pmem_map_file, pmem_flush / pmem_drain / pmem_memcpy_nodrain), pmem2 (libpmem2's
- * flush / drain functions of the map), msync (the program maps the file itself and msyncs: pass --pool),
- * asm (the program maps the file itself and persists with its own inline clwb / sfence macros, each told to
- * pmlab through pmlab/trace.h: pass --pool), asm-unreported (the same macros without the calls, as a program
- * that forgot them: crash exec sees no write-back and no fence, and its run names where the instructions are).
+ * flush / drain functions of the map), asm (the program maps the file itself and persists with its own
+ * inline clwb / sfence macros, each told to pmlab through pmlab/trace.h: pass --pool), asm-unreported (the
+ * same macros without the calls, as a program that forgot them: crash exec sees no write-back and no fence,
+ * and its run names where the instructions are). Through the kernel, the program mapping the file itself
+ * (pass --pool): msync (the pages of what it persists), fsync, fdatasync, syncfs, sync (the whole file, its
+ * file system, every file), sync-file-range (the pages, SYNC_FILE_RANGE_WRITE and both waits: a write-back
+ * that promises no durability, so this route loses appends whatever the bug).
  *
  * Bugs (--bug): no-flush (the record is never written back), no-fence (no fence between the record's
  * write-back and the commit), commit-first (the commit is stored before the record), torn-commit (the commit
@@ -69,7 +72,21 @@ struct record {
   uint8_t payload[RECORD_BYTES - 16];
 };
 
-enum api { API_LIBPMEM, API_PMEM2, API_MSYNC, API_ASM, API_ASM_UNREPORTED };
+enum api {
+  API_LIBPMEM,
+  API_PMEM2,
+  API_ASM,
+  API_ASM_UNREPORTED,
+  /* through the kernel: */
+  API_MSYNC,
+  API_FSYNC,
+  API_FDATASYNC,
+  API_SYNCFS,
+  API_SYNC,
+  API_SYNC_FILE_RANGE
+};
+static const char* api_names[] = {"libpmem", "pmem2",     "asm",    "asm-unreported", "msync",
+                                  "fsync",   "fdatasync", "syncfs", "sync",           "sync-file-range"};
 enum bug {
   BUG_NONE,
   BUG_NO_FLUSH,
@@ -84,6 +101,7 @@ enum bug {
 static enum api api = API_LIBPMEM;
 static enum bug bug = BUG_NONE;
 static char* base;
+static int file_fd = -1; /* the kernel's routes sync through it */
 static pmem2_flush_fn pmem2_flush;
 static pmem2_drain_fn pmem2_drain;
 static int has_clwb;
@@ -113,13 +131,13 @@ static void flush(const void* p, size_t n) {
   switch (api) {
     case API_LIBPMEM: pmem_flush(p, n); break;
     case API_PMEM2: pmem2_flush(p, n); break;
-    case API_MSYNC: break; /* msync writes back and fences at once: see fence_range() */
     case API_ASM:
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) MY_CLWB((void*)a);
       break;
     case API_ASM_UNREPORTED:
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) RAW_CLWB((void*)a);
       break;
+    default: break; /* the kernel's routes write back and fence at once: see persist() */
   }
 }
 
@@ -127,21 +145,33 @@ static void fence(void) {
   switch (api) {
     case API_LIBPMEM: pmem_drain(); break;
     case API_PMEM2: pmem2_drain(); break;
-    case API_MSYNC: break;
     case API_ASM: MY_SFENCE(); break;
     case API_ASM_UNREPORTED: RAW_SFENCE(); break;
+    default: break;
   }
 }
 
-/* Write back [p, p+n) and fence. msync's unit is the page. */
+/* Write back [p, p+n) and fence. The kernel's unit is the page, or the file. */
 static void persist(const void* p, size_t n) {
-  if (api == API_MSYNC) {
-    uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
-    if (msync((void*)from, (uintptr_t)p + n - from, MS_SYNC) != 0) perror("msync");
-    return;
+  const uintptr_t from = (uintptr_t)p & ~(uintptr_t)4095;
+  const size_t pages = (uintptr_t)p + n - from;
+  int rc = 0;
+  switch (api) {
+    case API_MSYNC: rc = msync((void*)from, pages, MS_SYNC); break;
+    case API_FSYNC: rc = fsync(file_fd); break;
+    case API_FDATASYNC: rc = fdatasync(file_fd); break;
+    case API_SYNCFS: rc = syncfs(file_fd); break;
+    case API_SYNC: sync(); break;
+    case API_SYNC_FILE_RANGE:
+      rc = sync_file_range(file_fd, (off_t)(from - (uintptr_t)base), (off_t)pages,
+                           SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      break;
+    default:
+      flush(p, n);
+      fence();
+      return;
   }
-  flush(p, n);
-  fence();
+  if (rc != 0) perror(api_names[api]);
 }
 
 /* --- the log --------------------------------------------------------------------------------------- */
@@ -182,7 +212,7 @@ static void store_commit(int log, uint64_t count) {
   const uint64_t word = count | check_of(count) << 40;
   if (bug == BUG_TORN_COMMIT) memcpy(commit_of(log), &word, sizeof word); /* two 8-byte words' halves */
   else __atomic_store_n((uint64_t*)commit_of(log), word, __ATOMIC_RELEASE);
-  if (bug == BUG_UNFENCED_COMMIT && api != API_MSYNC) flush(commit_of(log), sizeof word);
+  if (bug == BUG_UNFENCED_COMMIT && api < API_MSYNC) flush(commit_of(log), sizeof word);
   else persist(commit_of(log), sizeof word);
 }
 
@@ -193,7 +223,7 @@ static void append(int log, uint64_t i) {
   if (bug == BUG_COMMIT_FIRST) store_commit(log, i + 1);
   write_record(log, i);
   if (bug != BUG_NO_FLUSH) flush(record_of(log, i), bug == BUG_SHORT_PERSIST ? 64 : RECORD_BYTES);
-  if (api == API_MSYNC && bug != BUG_NO_FLUSH) persist(record_of(log, i), RECORD_BYTES);
+  if (api >= API_MSYNC && bug != BUG_NO_FLUSH) persist(record_of(log, i), RECORD_BYTES);
   if (bug == BUG_CROSS_FENCE) {
     /* Thread 1 fences "for both" once both have written back: its fence orders nothing of thread 0's. */
     pthread_barrier_wait(&step);
@@ -290,10 +320,11 @@ static const char* then_command = NULL;
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: pmem-log append FILE N [--api libpmem|pmem2|msync|asm|asm-unreported] [--bug NAME] [--threads T]\n"
+          "usage: pmem-log append FILE N [--api ROUTE] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "                              [--then COMMAND]\n"
-          "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n");
+          "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
+          "ROUTE: libpmem pmem2 asm asm-unreported msync fsync fdatasync syncfs sync sync-file-range\n");
   return 2;
 }
 
@@ -321,7 +352,8 @@ static int map_file(const char* path, int create) {
     return 0;
   }
   base = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
+  if (api > API_MSYNC) file_fd = fd;
+  else close(fd);
   return base == MAP_FAILED ? (perror("mmap"), 3) : 0;
 }
 
@@ -340,13 +372,12 @@ int main(int argc, char** argv) {
   for (; arg + 1 < argc; arg += 2) {
     const char *opt = argv[arg], *val = argv[arg + 1];
     if (strcmp(opt, "--threads") == 0) threads = atoi(val);
-    else if (strcmp(opt, "--api") == 0)
-      api = strcmp(val, "pmem2") == 0            ? API_PMEM2
-            : strcmp(val, "msync") == 0          ? API_MSYNC
-            : strcmp(val, "asm") == 0            ? API_ASM
-            : strcmp(val, "asm-unreported") == 0 ? API_ASM_UNREPORTED
-                                                 : API_LIBPMEM;
-    else if (strcmp(opt, "--bug") == 0) {
+    else if (strcmp(opt, "--api") == 0) {
+      int found = 0;
+      for (int a = 0; a < (int)(sizeof api_names / sizeof *api_names); ++a)
+        if (strcmp(val, api_names[a]) == 0) api = (enum api)a, found = 1;
+      if (!found) return usage();
+    } else if (strcmp(opt, "--bug") == 0) {
       static const char* names[] = {"none",        "no-flush",      "no-fence",    "commit-first",
                                     "torn-commit", "short-persist", "cross-fence", "unfenced-commit"};
       int found = 0;

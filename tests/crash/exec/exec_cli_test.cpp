@@ -106,6 +106,34 @@ TEST(CrashExec, EveryPlantedBugIsCaughtOnEveryRouteWhereItIsOne) {
   EXPECT_EQ(exec_log(dir, pool, {"--api", "msync", "--bug", "short-persist"}).failures("line"), 0u);
 }
 
+// A program that maps its file itself may make it durable by syncing the file: fsync, fdatasync, syncfs and
+// sync write back every persistent mapping of it and fence (a crash point each), so the correct log passes
+// and its bugs fail. sync_file_range writes back and promises no durability: no fence, and a log that relies
+// on it loses what it appended, though its lines were written back.
+TEST(CrashExec, ProgramsThatSyncTheirFileAreJudgedAtTheirSyncs) {
+  testing::TempDir dir;
+  const std::vector<std::string> pool = {"--pool", dir.file("log.pool"), "--granularity", "line"};
+  for (const char* api : {"fsync", "fdatasync", "syncfs", "sync"}) {
+    const Outcome o = exec_log(dir, pool, {"--api", api});
+    EXPECT_EQ(o.exit_code, 0) << api << ": " << o.err;
+    EXPECT_EQ(o.failures("line"), 0u) << api;
+    ASSERT_EQ(o.results["runs"].size(), 1u) << api;
+    const auto& run = o.results["runs"][0];
+    EXPECT_EQ(run["metrics"]["crash_points"]["value"].get<double>(), 17) << api << ": 16 syncs and the exit";
+    for (const auto& f : run["findings"])
+      EXPECT_NE(f["kind"], "redundant_writeback") << api << ": the kernel writes back dirty pages only";
+    for (const char* bug : {"no-flush", "commit-first"})
+      EXPECT_GT(exec_log(dir, pool, {"--api", api, "--bug", bug}).failures("line"), 0u) << api << " " << bug;
+  }
+  const Outcome range = exec_log(dir, pool, {"--api", "sync-file-range"});
+  EXPECT_EQ(range.exit_code, 1) << range.err;
+  EXPECT_GT(range.failures("line"), 0u);
+  ASSERT_EQ(range.results["runs"].size(), 1u);
+  const auto& metrics = range.results["runs"][0]["metrics"];
+  EXPECT_EQ(metrics["fences"]["value"].get<double>(), 0) << metrics.dump();
+  EXPECT_EQ(metrics["writebacks"]["value"].get<double>(), 16) << metrics.dump();
+}
+
 // An append that returns before its commit is fenced leaves a consistent prefix after any crash: only a check
 // that requires every returned append (PMLAB_CRASH_OPS_DONE, from the program's pmlab_op_end) fails it.
 TEST(CrashExec, AReturnedOperationACrashTakesBackFailsAgainstTheOperationsMarked) {

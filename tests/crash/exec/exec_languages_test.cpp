@@ -42,5 +42,24 @@ TEST(CrashExecLanguages, AJavaProgramsMappedByteBufferIsTracedThroughItsMsync) {
   EXPECT_NE(bug.err.find("is not whole"), std::string::npos) << bug.err;
 }
 
+// A Python program that makes its mmap durable by syncing the file (os.fdatasync, os.fsync): each sync is the C
+// library's call, a write-back of the mapping and a fence.
+TEST(CrashExecLanguages, APythonProgramThatSyncsItsMappedFileIsTracedThroughItsSyncs) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log"), program = kPrograms + "synced_log.py";
+  auto crash_exec = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"python3", program, "append", pool, "12"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing::crash_exec("rm -f " + pool, "python3 " + program + " check {}", dir.file(out),
+                               {"--pool", pool, "--granularity", "line", "--budget", "60"}, argv);
+  };
+  const auto good = crash_exec("good", {});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.metric("line", "crash_points"), 25u) << "a fence per sync, 2 per append, and the exit";
+  const auto bug = crash_exec("bug", {"unsynced-record"});
+  ASSERT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_NE(bug.err.find("counted is not whole"), std::string::npos) << bug.err;
+}
+
 }  // namespace
 }  // namespace pmlab::crash::exec

@@ -113,6 +113,49 @@ TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {
   EXPECT_EQ(f.unflushed_at_exit[0].first, 128u);
 }
 
+// A file synced whole (fsync, msync of a whole mapping) is written back by the kernel, which writes only its
+// dirty pages: its clean lines are no redundant write-back, and what was stored becomes durable at the sync's
+// fence. Over a region of 1 GiB the write-back costs the lines pending, not the region's 16 M lines.
+TEST(ExecTrace, ASyncedFileWritesBackWhatIsPendingAndNothingIsRedundant) {
+  constexpr uint64_t kRegion = uint64_t{1} << 30;
+  auto synced = [](TraceBuilder& b, uint64_t site) -> TraceBuilder& {
+    return b.add(trace::Kind::writeback, trace::WritebackRecord{0, 0, 0, kRegion, site}, {}, 0,
+                 static_cast<uint8_t>(trace::WritebackKind::synced));
+  };
+  TraceBuilder b;
+  b.region(0, kRegion).line(0, 0, 'a').line(0, kRegion - 64, 'z');
+  synced(b, 0x5).fence(0x5);
+  synced(b, 0x6).fence(0x6);  // nothing new: not a redundant write-back, an empty fence
+  const std::string bytes = b.exit().bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  std::vector<size_t> pending;
+  std::string durable_ends;
+  ASSERT_TRUE(
+      replay
+          .run([&](const CrashPointInfo&, const LineModel& m) {
+            pending.push_back(m.pending().size());
+            durable_ends.assign({static_cast<char>(m.durable()[0]), static_cast<char>(m.durable()[kRegion - 1])});
+            return Status{};
+          })
+          .ok());
+  EXPECT_EQ(pending, (std::vector<size_t>{2, 0, 0}));
+  EXPECT_EQ(durable_ends, "az");
+  const Findings& f = replay.findings();
+  EXPECT_TRUE(f.redundant_writebacks.empty());
+  EXPECT_EQ(f.lines_written_back, 2u) << "the lines that had something to write back";
+  EXPECT_EQ(f.empty_fences.at(0x6), 1u);
+  // The same write-back as a program's flush of the whole region: every clean line in it is redundant.
+  TraceBuilder flushed;
+  flushed.region(0, kRegion).line(0, 0, 'a').writeback(0, 0, kRegion, 0x7).fence().exit();
+  auto ft = TraceFile::parse(flushed.bytes());
+  ASSERT_TRUE(ft.ok()) << ft.status().message();
+  Replay flush_replay(*ft, persist::Domain::adr);
+  ASSERT_TRUE(flush_replay.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }).ok());
+  EXPECT_EQ(flush_replay.findings().redundant_writebacks.at(0x7), kRegion / 64 - 1);
+}
+
 // Each crash point knows how many operations the program had begun and ended before it, across threads.
 TEST(ExecTrace, CrashPointsCountTheOperationsMarkedBeforeThem) {
   auto mark = [](TraceBuilder& b, trace::OperationMark m, uint16_t thread) -> TraceBuilder& {

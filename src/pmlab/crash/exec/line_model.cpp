@@ -103,27 +103,34 @@ void LineModel::store(size_t line, const LineBytes& now, bool non_temporal, uint
 }
 
 size_t LineModel::writeback(size_t first, size_t count, unsigned thread, uint64_t site) {
-  size_t redundant = 0;
-  for (size_t line = first; line < first + count; ++line) {
-    auto it = lines_.find(line);
-    if (it == lines_.end() || it->second.history.empty()) {
-      ++redundant;  // durable as it is
-      continue;
-    }
-    Line& l = it->second;
+  // Whether line `l` (pending) had nothing new to write back for `thread`.
+  auto write_back = [&](Line& l) {
+    l.origin.written_back_site = site;
+    l.origin.written_back_after_fence = fences_;
     const int latest = static_cast<int>(l.history.size()) - 1;
     auto mine =
         std::find_if(l.written_back.begin(), l.written_back.end(), [&](const auto& wb) { return wb.first == thread; });
     if (mine == l.written_back.end()) {
       l.written_back.emplace_back(thread, latest);
-    } else {
-      if (mine->second == latest) ++redundant;
-      mine->second = latest;
+      return false;
     }
-    l.origin.written_back_site = site;
-    l.origin.written_back_after_fence = fences_;
+    const bool redundant = mine->second == latest;
+    mine->second = latest;
+    return redundant;
+  };
+  // A line that is not pending is durable as it is. A range wider than the pending lines (a file synced
+  // whole) is walked through those lines, so it costs what is pending, not the file's size.
+  size_t with_news = 0;
+  if (count > lines_.size()) {
+    for (auto& [line, l] : lines_)
+      if (line >= first && line - first < count && !l.history.empty()) with_news += write_back(l) ? 0 : 1;
+  } else {
+    for (size_t line = first; line < first + count; ++line) {
+      auto it = lines_.find(line);
+      if (it != lines_.end() && !it->second.history.empty()) with_news += write_back(it->second) ? 0 : 1;
+    }
   }
-  return redundant;
+  return count - with_news;
 }
 
 bool LineModel::fence_orders(unsigned thread) const {

@@ -150,9 +150,14 @@ void Replay::write_back(const TraceRecord& rec, LineModel& model) {
   const size_t to = std::min(file_end(r.region), from + r.length);
   if (from >= to) return;
   ++findings_.writebacks;
-  findings_.lines_written_back += (to - from + kLineBytes - 1) / kLineBytes;
-  const size_t redundant =
-      model.writeback(from / kLineBytes, (to - from + kLineBytes - 1) / kLineBytes, rec.thread, r.site);
+  const size_t lines = (to - from + kLineBytes - 1) / kLineBytes;
+  const size_t redundant = model.writeback(from / kLineBytes, lines, rec.thread, r.site);
+  // The kernel writes back only the dirty pages of what a program syncs: the rest cost it nothing.
+  if (rec.flags == static_cast<uint8_t>(trace::WritebackKind::synced)) {
+    findings_.lines_written_back += lines - redundant;
+    return;
+  }
+  findings_.lines_written_back += lines;
   if (redundant && domain_ == persist::Domain::adr) findings_.redundant_writebacks[r.site] += redundant;
 }
 

@@ -148,7 +148,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
           (!within(r.region, 0) || r.offset > regions_[r.region].length + trace::kPageBytes ||
            r.length > regions_[r.region].length + trace::kPageBytes - r.offset))
         return bad(at, "write-back outside its region");
-      if (rh.flags > 1) return bad(at, "unknown write-back kind");
+      if (rh.flags > 2) return bad(at, "unknown write-back kind");
       return {};
     }
     case trace::Kind::fence: {

@@ -30,7 +30,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -125,7 +125,10 @@ struct LineRecord {
   uint8_t bytes[kLineBytes];
 };
 
-enum class WritebackKind : uint8_t { flush = 0, non_temporal = 1 };
+// flush: the program wrote back the range (a flush instruction, libpmem's). synced: the kernel wrote back the
+// dirty pages of the range (msync, fsync, fdatasync, syncfs, sync, sync_file_range), so a line in it with
+// nothing to write back is no redundant write-back of the program's.
+enum class WritebackKind : uint8_t { flush = 0, non_temporal = 1, synced = 2 };
 
 struct WritebackRecord {
   uint32_t region;  // kNoRegion: the range is not persistent memory (then `offset` is the address)

@@ -1,0 +1,212 @@
+// The persistence events of tracer.hpp: write-backs, copies, fences, syncs and operation marks, each recorded
+// under the tracer's lock as one step of the trace, with what stores it finds first.
+#include "pmlab-trace/schedule.hpp"
+#include "pmlab-trace/stacks.hpp"
+#include "pmlab-trace/state.hpp"
+#include "pmlab-trace/tracer.hpp"
+#include "pmlab-trace/write_tracking.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+namespace pmlab_trace {
+
+using namespace detail;
+
+bool persistent(const void* p, size_t n) noexcept {
+  Tracer& t = tracer();
+  if (!t.active) return false;
+  std::lock_guard lock(t.mutex);
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (const Region& r : t.regions)
+    if (a < r.end && a + n > r.begin) return true;
+  return false;
+}
+
+namespace {
+// A copy's whole line at `line`, `at` bytes into the copy, is recorded when it differs from the shadow.
+void copied_line(Tracer& t, const Region& r, uintptr_t line, size_t at, const CopyContent& content,
+                 trace::LineHow how) {
+  std::byte bytes[kLineBytes];
+  if (content.source != nullptr) std::memcpy(bytes, static_cast<const std::byte*>(content.source) + at, kLineBytes);
+  else std::memset(bytes, content.fill, kLineBytes);
+  if (std::memcmp(bytes, r.shadow + (line - r.begin), kLineBytes) != 0) record_line(t, r, line, how, bytes);
+}
+
+// `content`: what a copy stored there (null: the stores are unknown, and the lines are compared).
+void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind kind, uintptr_t site,
+                      const CopyContent* content = nullptr) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  Region* r = n == 0 ? nullptr : region_of(t, a);
+  if (r == nullptr) {
+    trace::WritebackRecord rec{trace::kNoRegion, 0, a, n, site};
+    t.file.append(trace::Kind::writeback, static_cast<uint8_t>(kind), &rec, sizeof rec);
+    return;
+  }
+  const uintptr_t from = a & ~uintptr_t{kLineBytes - 1};
+  const uintptr_t to = std::min<uintptr_t>(r->end, (a + n + kLineBytes - 1) & ~uintptr_t{kLineBytes - 1});
+  if (kind == trace::WritebackKind::synced) {
+    // The kernel writes back what stores left in the dirty pages: the capture finds those, in the pages
+    // stores made writable, where comparing the whole range would cost a file's size.
+    capture(t, *r);
+  } else if (kind == trace::WritebackKind::non_temporal || content != nullptr) {
+    // Non-temporal stores keep aligned words whole only on whole lines; partial edge lines went through
+    // the cache as plain stores.
+    for (uintptr_t line = from; line < to; line += kLineBytes) {
+      const bool whole = line >= a && line + kLineBytes <= a + n;
+      const auto how =
+          whole && kind == trace::WritebackKind::non_temporal ? trace::LineHow::non_temporal : trace::LineHow::plain;
+      if (whole && content != nullptr) copied_line(t, *r, line, line - a, *content, how);
+      else compare_lines(t, *r, line, line + kLineBytes, how);
+    }
+  } else {
+    compare_lines(t, *r, from, to, trace::LineHow::plain);
+  }
+  trace::WritebackRecord rec{r->id, 0, from - r->begin, to - from, site};
+  t.file.append(trace::Kind::writeback, static_cast<uint8_t>(kind), &rec, sizeof rec);
+  if (a + n > r->end) {
+    CopyContent rest;
+    if (content != nullptr) {
+      rest = *content;
+      if (rest.source != nullptr) rest.source = static_cast<const std::byte*>(rest.source) + (r->end - a);
+    }
+    writeback_locked(t, reinterpret_cast<const void*>(r->end), a + n - r->end, kind, site,
+                     content != nullptr ? &rest : nullptr);
+  }
+}
+
+void fence_locked(Tracer& t, uintptr_t site) {
+  for (Region& r : t.regions) capture(t, r);
+  trace::FenceRecord rec{site, stack_id(t, site), 0};
+  t.file.append(trace::Kind::fence, 0, &rec, sizeof rec);
+}
+}  // namespace
+
+void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (t.active) before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) writeback_locked(t, p, n, kind, site);
+  }
+  --tls_depth;
+}
+
+void copying(const void* dest, size_t n) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || n == 0) return;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const auto a = reinterpret_cast<uintptr_t>(dest);
+    if (t.active) will_store(t, a, a + n);
+  }
+  --tls_depth;
+}
+
+void copied(const void* dest, size_t n, const CopyContent& content, trace::WritebackKind kind,
+            uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (t.active) before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) writeback_locked(t, dest, n, kind, site, &content);
+  }
+  // The copy's non-temporal stores (and flushes, on processors whose write-back evicts) left its lines
+  // out of the cache, and the next capture compares its pages: asking for them back now, while the program
+  // goes on to its fence, takes that read off the fence's path. Past what a core's cache keeps, no use.
+  constexpr size_t kMostRefetched = 16 * kPageBytes;
+  const auto first = reinterpret_cast<uintptr_t>(dest) & ~uintptr_t{kLineBytes - 1};
+  const uintptr_t last = reinterpret_cast<uintptr_t>(dest) + std::min(n, kMostRefetched);
+  for (uintptr_t line = first; line < last; line += kLineBytes) __builtin_prefetch(reinterpret_cast<const void*>(line));
+  --tls_depth;
+}
+
+void stored_non_temporal(const void* p, size_t n, uintptr_t site) noexcept {
+  writeback(p, n, trace::WritebackKind::non_temporal, site);
+}
+
+void fence(uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (t.active) before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) fence_locked(t, site);
+  }
+  --tls_depth;
+}
+
+void persist(const void* p, size_t n, uintptr_t site, trace::WritebackKind kind) noexcept {
+  Tracer& t = tracer();
+  if (t.active) before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) {
+      writeback_locked(t, p, n, kind, site);
+      fence_locked(t, site);
+    }
+  }
+  --tls_depth;
+}
+
+namespace {
+// The addresses of the part of region `r` that `which` syncs, empty when none.
+std::pair<uintptr_t, uintptr_t> synced_part(const Region& r, const SyncedFiles& which) {
+  using Scope = SyncedFiles::Scope;
+  const trace::RegionRecord& f = r.record;
+  if ((which.scope == Scope::file && (f.device != which.device || f.inode != which.inode)) ||
+      (which.scope == Scope::file_system && f.device != which.device))
+    return {0, 0};
+  const uint64_t from = std::max(which.from, f.file_offset), to = std::min(which.to, f.file_offset + f.length);
+  if (from >= to) return {0, 0};
+  return {r.begin + (from - f.file_offset), r.begin + (to - f.file_offset)};
+}
+
+bool syncs_any(Tracer& t, const SyncedFiles& which) {
+  std::lock_guard lock(t.mutex);
+  return std::any_of(t.regions.begin(), t.regions.end(), [&](const Region& r) {
+    const auto [from, to] = synced_part(r, which);
+    return from != to;
+  });
+}
+}  // namespace
+
+void synced(const SyncedFiles& which, bool fences, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || !syncs_any(t, which)) return;
+  before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active) {
+      // By index: a write-back adds no region, but keeps no reference across the loop either.
+      for (size_t i = 0; i < t.regions.size(); ++i) {
+        const auto [from, to] = synced_part(t.regions[i], which);
+        if (from != to)
+          writeback_locked(t, reinterpret_cast<const void*>(from), to - from, trace::WritebackKind::synced, site);
+      }
+      if (fences) fence_locked(t, site);
+    }
+  }
+  --tls_depth;
+}
+
+void operation(trace::OperationMark mark, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (t.active) before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const trace::OperationRecord rec{site};
+    if (t.active) t.file.append(trace::Kind::operation, static_cast<uint8_t>(mark), &rec, sizeof rec);
+  }
+  --tls_depth;
+}
+
+}  // namespace pmlab_trace
