@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace pmlab_trace {
@@ -77,10 +78,10 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
   }
 }
 
-void fence_locked(Tracer& t, uintptr_t site) {
+void fence_locked(Tracer& t, uintptr_t site, trace::FenceCall call = trace::FenceCall::fence) {
   for (Region& r : t.regions) capture(t, r);
   trace::FenceRecord rec{site, stack_id(t, site), 0};
-  t.file.append(trace::Kind::fence, 0, &rec, sizeof rec);
+  t.file.append(trace::Kind::fence, static_cast<uint8_t>(call), &rec, sizeof rec);
 }
 }  // namespace
 
@@ -141,15 +142,16 @@ void fence(uintptr_t site) noexcept {
   --tls_depth;
 }
 
-void persist(const void* p, size_t n, uintptr_t site, trace::WritebackKind kind) noexcept {
+void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call) noexcept {
   Tracer& t = tracer();
   if (t.active) before_event();
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
     if (t.active) {
-      writeback_locked(t, p, n, kind, site);
-      fence_locked(t, site);
+      writeback_locked(
+          t, p, n, call == trace::FenceCall::fence ? trace::WritebackKind::flush : trace::WritebackKind::synced, site);
+      fence_locked(t, site, call);
     }
   }
   --tls_depth;
@@ -177,7 +179,7 @@ bool syncs_any(Tracer& t, const SyncedFiles& which) {
 }
 }  // namespace
 
-void synced(const SyncedFiles& which, bool fences, uintptr_t site) noexcept {
+void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::FenceCall> fence) noexcept {
   Tracer& t = tracer();
   if (!t.active || !syncs_any(t, which)) return;
   before_event();
@@ -185,13 +187,12 @@ void synced(const SyncedFiles& which, bool fences, uintptr_t site) noexcept {
   {
     std::lock_guard lock(t.mutex);
     if (t.active) {
-      // By index: a write-back adds no region, but keeps no reference across the loop either.
-      for (size_t i = 0; i < t.regions.size(); ++i) {
-        const auto [from, to] = synced_part(t.regions[i], which);
+      for (const Region& r : t.regions) {
+        const auto [from, to] = synced_part(r, which);
         if (from != to)
           writeback_locked(t, reinterpret_cast<const void*>(from), to - from, trace::WritebackKind::synced, site);
       }
-      if (fences) fence_locked(t, site);
+      if (fence) fence_locked(t, site, *fence);
     }
   }
   --tls_depth;

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <optional>
 
 #include "pmlab-trace/real.hpp"
 #include "pmlab-trace/tracer.hpp"
@@ -148,15 +149,15 @@ bool file_of(int fd, SyncedFiles::Scope scope, SyncedFiles* which) {
   return true;
 }
 
-// `sync` (the real call) synced `which` (or nothing, when it failed); fenced when `fences`.
+// `sync` (the real call) synced `which` (or nothing, when it failed), made durable by `fence`.
 template <class Sync, class Which>
-int traced_sync(void* ra, Sync&& sync, bool fences, Which&& which) {
+int traced_sync(void* ra, Sync&& sync, std::optional<trace::FenceCall> fence, Which&& which) {
   Outermost o;
   const int r = sync();
   SyncedFiles files;
   if (o && r == 0 && pmlab_trace::active()) {
     const int saved_errno = errno;
-    if (which(&files)) pmlab_trace::synced(files, fences, caller(ra));
+    if (which(&files)) pmlab_trace::synced(files, caller(ra), fence);
     errno = saved_errno;
   }
   return r;
@@ -209,7 +210,7 @@ __attribute__((visibility("default"))) int msync(void* addr, size_t len, int fla
   Outermost o;
   const int r = static_cast<int>(syscall(SYS_msync, addr, len, flags));
   if (o && r == 0 && pmlab_trace::persistent(addr, len))
-    pmlab_trace::persist(addr, len, caller(ra), trace::WritebackKind::synced);
+    pmlab_trace::persist(addr, len, caller(ra), trace::FenceCall::msync);
   return r;
 }
 
@@ -218,19 +219,19 @@ __attribute__((visibility("default"))) int msync(void* addr, size_t len, int fla
 __attribute__((visibility("default"))) int fsync(int fd) {
   PMLAB_REAL(fsync, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::fsync,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
 }
 __attribute__((visibility("default"))) int fdatasync(int fd) {
   PMLAB_REAL(fdatasync, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::fdatasync,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
 }
 __attribute__((visibility("default"))) int syncfs(int fd) {
   PMLAB_REAL(syncfs, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, true,
+      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::syncfs,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file_system, w); });
 }
 __attribute__((visibility("default"))) void sync(void) {
@@ -241,7 +242,7 @@ __attribute__((visibility("default"))) void sync(void) {
         real_fn();
         return 0;
       },
-      true,
+      trace::FenceCall::sync,
       [](SyncedFiles* w) {
         *w = SyncedFiles{};  // every file
         return true;
@@ -252,7 +253,7 @@ __attribute__((visibility("default"))) void sync(void) {
 __attribute__((visibility("default"))) int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned flags) {
   PMLAB_REAL(sync_file_range, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd, offset, nbytes, flags); }, false,
+      __builtin_return_address(0), [&] { return real_fn(fd, offset, nbytes, flags); }, std::nullopt,
       [&](SyncedFiles* w) {
         if (!(flags & SYNC_FILE_RANGE_WRITE) || !file_of(fd, SyncedFiles::Scope::file, w)) return false;
         w->from = static_cast<uint64_t>(offset);
@@ -301,7 +302,7 @@ __attribute__((visibility("default"))) int pmem_msync(const void* p, size_t n) {
   PMLAB_REAL(pmem_msync, "LIBPMEM_1.0");
   Outermost o;
   const int r = real_fn(p, n);
-  if (o && r == 0) pmlab_trace::persist(p, n, caller(ra), trace::WritebackKind::synced);
+  if (o && r == 0) pmlab_trace::persist(p, n, caller(ra), trace::FenceCall::msync);
   return r;
 }
 // The domain under test decides: a program that skips flushes under eADR is tested under eADR.

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "pmlab/crash/exec/trace_format.hpp"
@@ -86,8 +87,9 @@ void copying(const void* dest, size_t n) noexcept;
 // cache (a read that costs a miss a line); its partial lines went through the cache and are compared.
 void copied(const void* dest, size_t n, const CopyContent& content, trace::WritebackKind kind, uintptr_t site) noexcept;
 void fence(uintptr_t site) noexcept;
-// A write-back of [p, p+n) of `kind` and a fence: pmem_persist, a persisting copy (flush), msync (synced).
-void persist(const void* p, size_t n, uintptr_t site, trace::WritebackKind kind = trace::WritebackKind::flush) noexcept;
+// A write-back of [p, p+n) and a fence: pmem_persist, a persisting copy; or `call`, the kernel's msync, whose
+// write-back is the kernel's (trace::WritebackKind::synced).
+void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call = trace::FenceCall::fence) noexcept;
 // Files whose dirty pages the kernel was asked to write back: fsync and fdatasync name one file, syncfs its
 // file system, sync every file; sync_file_range one part of one file.
 struct SyncedFiles {
@@ -95,9 +97,10 @@ struct SyncedFiles {
   uint64_t device = 0, inode = 0;      // file: both; file_system: the device
   uint64_t from = 0, to = UINT64_MAX;  // the part of the file, in bytes from its start
 };
-// The kernel wrote back the part of every persistent mapping of the files `which` names, and (`fences`)
-// made it durable. A file no persistent mapping shows is no event.
-void synced(const SyncedFiles& which, bool fences, uintptr_t site) noexcept;
+// The kernel wrote back the part of every persistent mapping of the files `which` names, and made it
+// durable by `fence` (none: sync_file_range, which promises no durability). A file no persistent mapping
+// shows is no event.
+void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::FenceCall> fence) noexcept;
 // The program marked the start (or the end) of one of its operations (pmlab/trace.h).
 void operation(trace::OperationMark mark, uintptr_t site) noexcept;
 // The last crash point: everything stored is captured, then the exit record.

@@ -49,6 +49,7 @@ json failure_json(const crash::exec::ExecFailure& f) {
           {"state", f.state},
           {"replay", f.replay()},
           {"at_exit", f.at_exit},
+          {"call", f.at_exit ? "exit" : to_string(f.call)},
           {"operations_begun", f.ops.begun},
           {"operations_returned", f.ops.ended},
           {"site", f.stack.empty() ? "" : f.stack.front()},
@@ -95,7 +96,10 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
 
 void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_hint) {
   std::fprintf(stderr, "  %s at crash point %s (%s%s)\n", f.consistent ? "consistent" : "FAILED", f.replay().c_str(),
-               f.at_exit ? "at exit" : "a fence", f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
+               f.at_exit                                        ? "at exit"
+               : f.call == crash::exec::trace::FenceCall::fence ? "a fence"
+                                                                : to_string(f.call),
+               f.stack.empty() ? "" : (" in " + f.stack.front()).c_str());
   for (size_t i = 1; i < f.stack.size(); ++i) std::fprintf(stderr, "      called from %s\n", f.stack[i].c_str());
   if (f.ops.begun != 0)
     std::fprintf(stderr, "    operations: %llu returned, %llu begun (pmlab_op_end, pmlab_op_begin)\n",

@@ -122,8 +122,15 @@ TEST(CrashExec, ProgramsThatSyncTheirFileAreJudgedAtTheirSyncs) {
     EXPECT_EQ(run["metrics"]["crash_points"]["value"].get<double>(), 17) << api << ": 16 syncs and the exit";
     for (const auto& f : run["findings"])
       EXPECT_NE(f["kind"], "redundant_writeback") << api << ": the kernel writes back dirty pages only";
-    for (const char* bug : {"no-flush", "commit-first"})
-      EXPECT_GT(exec_log(dir, pool, {"--api", api, "--bug", bug}).failures("line"), 0u) << api << " " << bug;
+    for (const char* bug : {"no-flush", "commit-first"}) {
+      const Outcome failed = exec_log(dir, pool, {"--api", api, "--bug", bug});
+      EXPECT_GT(failed.failures("line"), 0u) << api << " " << bug;
+      // A crash point at a sync is named by the program's call, not as a fence it never issued.
+      EXPECT_NE(failed.err.find("(" + std::string(api) + " in "), std::string::npos) << failed.err;
+      size_t at_syncs = 0;
+      for (const auto& f : failed.results["runs"][0]["failures"]) at_syncs += f["call"] == api ? 1 : 0;
+      EXPECT_GT(at_syncs, 0u) << api << " " << bug;
+    }
   }
   const Outcome range = exec_log(dir, pool, {"--api", "sync-file-range"});
   EXPECT_EQ(range.exit_code, 1) << range.err;

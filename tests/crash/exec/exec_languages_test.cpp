@@ -38,7 +38,7 @@ TEST(CrashExecLanguages, AJavaProgramsMappedByteBufferIsTracedThroughItsMsync) {
   EXPECT_GT(good.metric("line", "states_checked"), 0u);
   const auto bug = crash_exec("bug", {"bug"});
   ASSERT_EQ(bug.exit_code, 1) << bug.err;
-  EXPECT_NE(bug.err.find("a fence in Java_java_nio_MappedMemoryUtils_force0"), std::string::npos) << bug.err;
+  EXPECT_NE(bug.err.find("(msync in Java_java_nio_MappedMemoryUtils_force0"), std::string::npos) << bug.err;
   EXPECT_NE(bug.err.find("is not whole"), std::string::npos) << bug.err;
 }
 

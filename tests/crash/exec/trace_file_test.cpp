@@ -118,29 +118,35 @@ TEST(ExecTrace, FindsWhatCostsWithoutMakingAnythingMoreDurable) {
 // fence. Over a region of 1 GiB the write-back costs the lines pending, not the region's 16 M lines.
 TEST(ExecTrace, ASyncedFileWritesBackWhatIsPendingAndNothingIsRedundant) {
   constexpr uint64_t kRegion = uint64_t{1} << 30;
-  auto synced = [](TraceBuilder& b, uint64_t site) -> TraceBuilder& {
-    return b.add(trace::Kind::writeback, trace::WritebackRecord{0, 0, 0, kRegion, site}, {}, 0,
-                 static_cast<uint8_t>(trace::WritebackKind::synced));
+  auto sync_file = [](TraceBuilder& b, uint64_t site) -> TraceBuilder& {
+    b.add(trace::Kind::writeback, trace::WritebackRecord{0, 0, 0, kRegion, site}, {}, 0,
+          static_cast<uint8_t>(trace::WritebackKind::synced));
+    return b.add(trace::Kind::fence, trace::FenceRecord{site, trace::kNoStack, 0}, {}, 0,
+                 static_cast<uint8_t>(trace::FenceCall::fdatasync));
   };
   TraceBuilder b;
   b.region(0, kRegion).line(0, 0, 'a').line(0, kRegion - 64, 'z');
-  synced(b, 0x5).fence(0x5);
-  synced(b, 0x6).fence(0x6);  // nothing new: not a redundant write-back, an empty fence
+  sync_file(b, 0x5);
+  sync_file(b, 0x6);  // nothing new: not a redundant write-back, an empty fence
   const std::string bytes = b.exit().bytes();
   auto t = TraceFile::parse(bytes);
   ASSERT_TRUE(t.ok()) << t.status().message();
   Replay replay(*t, persist::Domain::adr);
   std::vector<size_t> pending;
+  std::vector<trace::FenceCall> calls;
   std::string durable_ends;
   ASSERT_TRUE(
       replay
-          .run([&](const CrashPointInfo&, const LineModel& m) {
+          .run([&](const CrashPointInfo& p, const LineModel& m) {
             pending.push_back(m.pending().size());
+            calls.push_back(p.call);
             durable_ends.assign({static_cast<char>(m.durable()[0]), static_cast<char>(m.durable()[kRegion - 1])});
             return Status{};
           })
           .ok());
   EXPECT_EQ(pending, (std::vector<size_t>{2, 0, 0}));
+  using enum trace::FenceCall;
+  EXPECT_EQ(calls, (std::vector<trace::FenceCall>{fdatasync, fdatasync, fence})) << "the exit is no sync";
   EXPECT_EQ(durable_ends, "az");
   const Findings& f = replay.findings();
   EXPECT_TRUE(f.redundant_writebacks.empty());
@@ -154,6 +160,13 @@ TEST(ExecTrace, ASyncedFileWritesBackWhatIsPendingAndNothingIsRedundant) {
   Replay flush_replay(*ft, persist::Domain::adr);
   ASSERT_TRUE(flush_replay.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }).ok());
   EXPECT_EQ(flush_replay.findings().redundant_writebacks.at(0x7), kRegion / 64 - 1);
+  // A fence made by a call this reader does not know is refused.
+  TraceBuilder unknown;
+  unknown.region(0, 4096).add(trace::Kind::fence, trace::FenceRecord{0x8, trace::kNoStack, 0}, {}, 0,
+                              static_cast<uint8_t>(trace::kLastFenceCall) + 1);
+  auto refused = TraceFile::parse(unknown.bytes());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("unknown fence call"), std::string::npos) << refused.status().message();
 }
 
 // Each crash point knows how many operations the program had begun and ended before it, across threads.

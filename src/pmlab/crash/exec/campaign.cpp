@@ -122,10 +122,8 @@ void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings
 
 // A state judged inconsistent, with what it takes to explain it later.
 struct Judged {
-  uint64_t point = 0, state = 0;
-  trace::OperationCounts ops;
-  bool at_exit = false;
-  uint32_t stack = 0;
+  CrashPointInfo at;
+  uint64_t state = 0;
   std::string strategy, persisted;
   std::vector<std::pair<std::string, std::string>> lines;  // (where, content)
   std::vector<LineOrigin> origins;
@@ -134,9 +132,9 @@ struct Judged {
 
 // Where a line's content was stored: in the fence interval that ends at fence #N. A store not yet seen by a
 // fence is in the crash point's own interval.
-std::string stored_text(const LineOrigin& o, const Judged& at, Symbolizer& symbols, const TraceFile& t) {
+std::string stored_text(const LineOrigin& o, const CrashPointInfo& at, Symbolizer& symbols, const TraceFile& t) {
   if (o.stored_before_fence == 0 && at.at_exit) return "after the last fence, before exit";
-  const uint64_t fence = o.stored_before_fence ? o.stored_before_fence : at.point;
+  const uint64_t fence = o.stored_before_fence ? o.stored_before_fence : at.index;
   const uint32_t stack = o.stored_before_fence ? o.stored_stack : at.stack;
   return "before fence #" + std::to_string(fence) + " at " + joined(symbols.own_frames(t.stack(stack), 2));
 }
@@ -246,11 +244,8 @@ struct GranularityRun {
   Status judge(const CrashPointInfo& p, const LineModel& m, const CrashSpace& space, uint64_t i,
                const CrashState& state, const Replay& replay) {
     Judged j;
-    j.point = p.index;
+    j.at = p;
     j.state = i;
-    j.at_exit = p.at_exit;
-    j.stack = p.stack;
-    j.ops = p.ops;
     j.strategy = to_string(state.strategy);
     j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
     for (uint32_t l = 0; l < space.lines.size(); ++l) {
@@ -295,27 +290,29 @@ struct GranularityRun {
 
   // The first failures, by crash point and state, in the program's terms.
   void explain(Symbolizer& symbols, size_t max) {
-    std::sort(failed.begin(), failed.end(),
-              [](const Judged& a, const Judged& b) { return std::tie(a.point, a.state) < std::tie(b.point, b.state); });
+    std::sort(failed.begin(), failed.end(), [](const Judged& a, const Judged& b) {
+      return std::tie(a.at.index, a.state) < std::tie(b.at.index, b.state);
+    });
     if (failed.size() > max) failed.resize(max);
     std::vector<uint64_t> wanted;  // one addr2line per module for every address named below
     auto want = [&](uint32_t stack) {
       wanted.insert(wanted.end(), trace.stack(stack).begin(), trace.stack(stack).end());
     };
     for (const Judged& j : failed) {
-      want(j.stack);
+      want(j.at.stack);
       for (const LineOrigin& o : j.origins) {
-        want(o.stored_before_fence ? o.stored_stack : j.stack);
+        want(o.stored_before_fence ? o.stored_stack : j.at.stack);
         wanted.push_back(o.written_back_site);
       }
     }
     symbols.resolve(wanted);
     for (size_t i = 0; i < failed.size(); ++i) {
       const Judged& j = failed[i];
-      ExecFailure f{.crash_point = j.point,
+      ExecFailure f{.crash_point = j.at.index,
                     .state = j.state,
-                    .ops = j.ops,
-                    .at_exit = j.at_exit,
+                    .ops = j.at.ops,
+                    .at_exit = j.at.at_exit,
+                    .call = j.at.call,
                     .strategy = j.strategy,
                     .persisted = j.persisted,
                     .consistent = j.verdict.consistent,
@@ -323,9 +320,9 @@ struct GranularityRun {
                     .output = j.verdict.output,
                     .stack = {},
                     .lines = {}};
-      for (const Frame& fr : symbols.own_frames(trace.stack(j.stack), kStackFrames)) f.stack.push_back(fr.text());
+      for (const Frame& fr : symbols.own_frames(trace.stack(j.at.stack), kStackFrames)) f.stack.push_back(fr.text());
       for (size_t l = 0; l < j.lines.size(); ++l)
-        f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j, symbols, trace),
+        f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j.at, symbols, trace),
                            written_back_text(j.origins[l], symbols)});
       result.details.push_back(std::move(f));
     }

@@ -74,6 +74,7 @@ struct ExecFailure {
   uint64_t crash_point = 0, state = 0;
   trace::OperationCounts ops;  // operations the program marked before the crash point
   bool at_exit = false;
+  trace::FenceCall call = trace::FenceCall::fence;  // what made the crash point's fence
   std::string strategy;
   std::string persisted;           // the enumerator's summary of the state
   bool consistent = false;         // only a replayed state can be: it is explained whatever its verdict

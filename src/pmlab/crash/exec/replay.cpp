@@ -86,13 +86,14 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::fence: {
         const auto r = rec.as<trace::FenceRecord>();
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
-        const CrashPointInfo point{++points, false, rec.thread, r.site, r.stack, ops};
+        const CrashPointInfo point{
+            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true, rec.thread, 0, 0, ops};
+        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));

@@ -31,6 +31,7 @@ struct CrashPointInfo {
   unsigned thread = 0;
   uint64_t site = 0;  // the fence's call
   uint32_t stack = 0;
+  trace::FenceCall call = trace::FenceCall::fence;
   // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
   trace::OperationCounts ops;
 };

@@ -155,6 +155,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       trace::FenceRecord r;
       std::memcpy(&r, p, sizeof r);
       if (r.stack > stacks_.size()) return bad(at, "fence names an unknown stack");
+      if (rh.flags > static_cast<uint8_t>(trace::kLastFenceCall)) return bad(at, "unknown fence call");
       ++fences_;
       return {};
     }

@@ -73,7 +73,7 @@ enum class Kind : uint8_t {
 
 struct RecordHeader {
   uint8_t kind;
-  uint8_t flags;    // writeback: WritebackKind; line: LineHow; operation: OperationMark
+  uint8_t flags;    // writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
 };
@@ -137,6 +137,22 @@ struct WritebackRecord {
   uint64_t length;
   uint64_t site;  // return address of the call that wrote back
 };
+
+// What made a fence: a fence instruction or a library's drain or persist (fence), or a call of the kernel's
+// that synced persistent files, named so that a crash point there reads as the program's own call.
+enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync };
+inline constexpr FenceCall kLastFenceCall = FenceCall::sync;
+constexpr const char* to_string(FenceCall c) noexcept {
+  switch (c) {
+    case FenceCall::fence: return "fence";
+    case FenceCall::msync: return "msync";
+    case FenceCall::fsync: return "fsync";
+    case FenceCall::fdatasync: return "fdatasync";
+    case FenceCall::syncfs: return "syncfs";
+    case FenceCall::sync: return "sync";
+  }
+  return "fence";
+}
 
 struct FenceRecord {
   uint64_t site;
