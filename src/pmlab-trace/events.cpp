@@ -157,6 +157,22 @@ void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call) noe
   --tls_depth;
 }
 
+void msynced_without_sync(const void* p, size_t n) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || !persistent(p, n)) return;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active && !t.async_msync) {
+      t.async_msync = true;
+      note(t,
+           "the program called msync without MS_SYNC on persistent memory, which makes nothing durable (Linux does "
+           "nothing for MS_ASYNC): no write-back or fence was recorded for it");
+    }
+  }
+  --tls_depth;
+}
+
 namespace {
 // The addresses of the part of region `r` that `which` syncs, empty when none.
 std::pair<uintptr_t, uintptr_t> synced_part(const Region& r, const SyncedFiles& which) {

@@ -204,13 +204,14 @@ __attribute__((visibility("default"))) int munmap(void* addr, size_t len) {
   return static_cast<int>(syscall(SYS_munmap, addr, len));
 }
 
-// A program that maps a file itself persists it with msync: a write-back and a fence.
+// A program that maps a file itself persists it with msync(MS_SYNC): a write-back and a fence.
 __attribute__((visibility("default"))) int msync(void* addr, size_t len, int flags) {
   void* ra = __builtin_return_address(0);
   Outermost o;
   const int r = static_cast<int>(syscall(SYS_msync, addr, len, flags));
-  if (o && r == 0 && pmlab_trace::persistent(addr, len))
-    pmlab_trace::persist(addr, len, caller(ra), trace::FenceCall::msync);
+  if (!o || r != 0) return r;
+  if (!(flags & MS_SYNC)) pmlab_trace::msynced_without_sync(addr, len);
+  else if (pmlab_trace::persistent(addr, len)) pmlab_trace::persist(addr, len, caller(ra), trace::FenceCall::msync);
   return r;
 }
 

@@ -189,6 +189,7 @@ struct Tracer {
   bool modules_written = false;
   bool exited = false;
   bool forked_with_regions = false;  // noted once
+  bool async_msync = false;          // noted once
 };
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.

@@ -90,6 +90,9 @@ void fence(uintptr_t site) noexcept;
 // A write-back of [p, p+n) and a fence: pmem_persist, a persisting copy; or `call`, the kernel's msync, whose
 // write-back is the kernel's (trace::WritebackKind::synced).
 void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call = trace::FenceCall::fence) noexcept;
+// The program msynced [p, p+n) without MS_SYNC, which Linux does nothing for (MS_ASYNC has been a no-op since
+// 2.6.19): no event; the trace notes it once, since the program may count on it.
+void msynced_without_sync(const void* p, size_t n) noexcept;
 // Files whose dirty pages the kernel was asked to write back: fsync and fdatasync name one file, syncfs its
 // file system, sync every file; sync_file_range one part of one file.
 struct SyncedFiles {

@@ -19,8 +19,9 @@
  * same macros without the calls, as a program that forgot them: crash exec sees no write-back and no fence,
  * and its run names where the instructions are). Through the kernel, the program mapping the file itself
  * (pass --pool): msync (the pages of what it persists), fsync, fdatasync, syncfs, sync (the whole file, its
- * file system, every file), sync-file-range (the pages, SYNC_FILE_RANGE_WRITE and both waits: a write-back
- * that promises no durability, so this route loses appends whatever the bug).
+ * file system, every file); and two that promise no durability, so these routes lose appends whatever the
+ * bug: msync-async (MS_ASYNC, which Linux does nothing for), sync-file-range (the pages,
+ * SYNC_FILE_RANGE_WRITE and both waits: a write-back).
  *
  * Bugs (--bug): no-flush (the record is never written back), no-fence (no fence between the record's
  * write-back and the commit), commit-first (the commit is stored before the record), torn-commit (the commit
@@ -79,13 +80,14 @@ enum api {
   API_ASM_UNREPORTED,
   /* through the kernel: */
   API_MSYNC,
+  API_MSYNC_ASYNC,
   API_FSYNC,
   API_FDATASYNC,
   API_SYNCFS,
   API_SYNC,
   API_SYNC_FILE_RANGE
 };
-static const char* api_names[] = {"libpmem", "pmem2",     "asm",    "asm-unreported", "msync",
+static const char* api_names[] = {"libpmem", "pmem2",     "asm",    "asm-unreported", "msync",          "msync-async",
                                   "fsync",   "fdatasync", "syncfs", "sync",           "sync-file-range"};
 enum bug {
   BUG_NONE,
@@ -158,6 +160,7 @@ static void persist(const void* p, size_t n) {
   int rc = 0;
   switch (api) {
     case API_MSYNC: rc = msync((void*)from, pages, MS_SYNC); break;
+    case API_MSYNC_ASYNC: rc = msync((void*)from, pages, MS_ASYNC); break;
     case API_FSYNC: rc = fsync(file_fd); break;
     case API_FDATASYNC: rc = fdatasync(file_fd); break;
     case API_SYNCFS: rc = syncfs(file_fd); break;
@@ -324,7 +327,7 @@ static int usage(void) {
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "                              [--then COMMAND]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
-          "ROUTE: libpmem pmem2 asm asm-unreported msync fsync fdatasync syncfs sync sync-file-range\n");
+          "ROUTE: libpmem pmem2 asm asm-unreported msync msync-async fsync fdatasync syncfs sync sync-file-range\n");
   return 2;
 }
 
