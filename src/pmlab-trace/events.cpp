@@ -49,9 +49,8 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
   const uintptr_t from = a & ~uintptr_t{kLineBytes - 1};
   const uintptr_t to = std::min<uintptr_t>(r->end, (a + n + kLineBytes - 1) & ~uintptr_t{kLineBytes - 1});
   if (kind == trace::WritebackKind::synced) {
-    // The kernel writes back what stores left in the dirty pages: the capture finds those, in the pages
-    // stores made writable, where comparing the whole range would cost a file's size.
-    capture(t, *r);
+    // The kernel writes back what stores left in the dirty pages: the caller's capture of every region found
+    // those, in the pages stores made writable, where comparing the range would cost a file's size.
   } else if (kind == trace::WritebackKind::non_temporal || content != nullptr) {
     // Non-temporal stores keep aligned words whole only on whole lines; partial edge lines went through
     // the cache as plain stores.
@@ -78,10 +77,19 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
   }
 }
 
-void fence_locked(Tracer& t, uintptr_t site, trace::FenceCall call = trace::FenceCall::fence) {
+// Every region's stores since the last look, recorded now.
+void capture_all(Tracer& t) {
   for (Region& r : t.regions) capture(t, r);
+}
+
+void fence_record(Tracer& t, uintptr_t site, trace::FenceCall call) {
   trace::FenceRecord rec{site, stack_id(t, site), 0};
   t.file.append(trace::Kind::fence, static_cast<uint8_t>(call), &rec, sizeof rec);
+}
+
+void fence_locked(Tracer& t, uintptr_t site) {
+  capture_all(t);
+  fence_record(t, site, trace::FenceCall::fence);
 }
 }  // namespace
 
@@ -149,9 +157,14 @@ void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call) noe
   {
     std::lock_guard lock(t.mutex);
     if (t.active) {
-      writeback_locked(
-          t, p, n, call == trace::FenceCall::fence ? trace::WritebackKind::flush : trace::WritebackKind::synced, site);
-      fence_locked(t, site, call);
+      if (call == trace::FenceCall::fence) {
+        writeback_locked(t, p, n, trace::WritebackKind::flush, site);
+        fence_locked(t, site);
+      } else {
+        capture_all(t);  // once, for the kernel's write-back and its fence
+        writeback_locked(t, p, n, trace::WritebackKind::synced, site);
+        fence_record(t, site, call);
+      }
     }
   }
   --tls_depth;
@@ -203,12 +216,13 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
   {
     std::lock_guard lock(t.mutex);
     if (t.active) {
+      capture_all(t);  // once, for the kernel's write-backs and its fence
       for (const Region& r : t.regions) {
         const auto [from, to] = synced_part(r, which);
         if (from != to)
           writeback_locked(t, reinterpret_cast<const void*>(from), to - from, trace::WritebackKind::synced, site);
       }
-      if (fence) fence_locked(t, site, *fence);
+      if (fence) fence_record(t, site, *fence);
     }
   }
   --tls_depth;

@@ -355,7 +355,7 @@ static int map_file(const char* path, int create) {
     return 0;
   }
   base = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (api > API_MSYNC) file_fd = fd;
+  if (api >= API_FSYNC) file_fd = fd;
   else close(fd);
   return base == MAP_FAILED ? (perror("mmap"), 3) : 0;
 }
