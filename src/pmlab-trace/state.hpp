@@ -190,6 +190,7 @@ struct Tracer {
   bool exited = false;
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
+  bool unwritable_pool = false;      // noted once
 };
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.

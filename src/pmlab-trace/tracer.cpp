@@ -60,6 +60,14 @@ using namespace detail;
 
 namespace {
 
+// The path the file descriptor was opened by ("?" when /proc does not say).
+std::string path_of(int fd) {
+  char link[64], target[4096];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t n = readlink(link, target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
+}
+
 bool is_pool_file(Tracer& t, int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return false;
@@ -67,11 +75,8 @@ bool is_pool_file(Tracer& t, int fd) {
   for (auto& p : t.pools)
     if (p == id) return true;
   // A --pool file the program created after it started: compare paths.
-  char link[64], target[4096];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  const ssize_t n = readlink(link, target, sizeof target - 1);
-  if (n <= 0) return false;
-  const std::string path(target, static_cast<size_t>(n));
+  const std::string path = path_of(fd);
+  if (path == "?") return false;
   for (const auto& p : t.pool_paths) {
     char* real = realpath(p.c_str(), nullptr);
     const bool same = real != nullptr && path == real;
@@ -246,12 +251,7 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
     return;
   }
   r.shadow = static_cast<std::byte*>(shadow);
-  const std::string path = [&] {
-    char link[64], target[4096];
-    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    const ssize_t n = readlink(link, target, sizeof target - 1);
-    return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
-  }();
+  const std::string path = path_of(fd);
   r.record = trace::RegionRecord{r.id,
                                  static_cast<uint32_t>(path.size()),
                                  r.begin,
@@ -279,6 +279,25 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
   t.regions.push_back(std::move(r));  // moved: r.hot keeps the room it reserved
   --tls_depth;
+}
+
+void mapped_unwritable(int fd) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || t.unwritable_pool) return;
+  const int saved_errno = errno;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (!t.unwritable_pool && is_pool_file(t, fd)) {
+      t.unwritable_pool = true;
+      note(t, path_of(fd) +
+                  " is mapped read-only or private, so that mapping is not traced: exec mode sees what a program "
+                  "persists through a writable shared mapping, not what it writes to the file with write(2) or "
+                  "pwrite(2) and syncs");
+    }
+  }
+  --tls_depth;
+  errno = saved_errno;
 }
 
 namespace {

@@ -55,6 +55,10 @@ class Outermost {
 // it, which maps pools only, or it is a persistent mapping mremap moved); otherwise it is persistent only
 // when the file is one of the --pool files.
 void mapped(void* address, size_t length, int fd, off_t offset, bool persistent) noexcept;
+// A file mapping that is not shared and writable was made: when the file is a --pool file, the trace notes
+// (once) that such a mapping is not traced, since a program that maps its pool read-only and changes it with
+// write(2) would otherwise find only "no persistent memory" said of it.
+void mapped_unwritable(int fd) noexcept;
 // Before an unmap, or a fixed mapping over the range: the part of each region inside it is captured one
 // last time and ends; the rest of the region goes on.
 void unmapping(void* address, size_t length) noexcept;

@@ -526,10 +526,13 @@ struct Campaign {
     first.found(*trace, traced->trace_path);
     const Replay layout(*trace, domain);
     describe_trace(*traced, *trace, layout, o.schedules);
-    if (layout.files().empty())
-      return error(Errc::failed,
-                   "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it "
-                   "maps itself with --pool)");
+    if (layout.files().empty()) {
+      std::string why =
+          "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it maps "
+          "itself with --pool)";
+      for (const auto& n : trace->notes()) why += "; " + n;  // they may say why
+      return error(Errc::failed, why);
+    }
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
