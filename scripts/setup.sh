@@ -11,7 +11,8 @@ debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       clang-format  # scripts/check_layout.py: the tree as .clang-format lays it out
       chromium  # the report's browser test (python/tests/test_browser.py) renders it headless
       openjdk-17-jdk-headless  # tests/crash/exec: a JVM program crash-tested as it is
-      liblmdb-dev lmdb-utils)  # subjects/lmdb: a storage engine crash-tested as Debian ships it
+      liblmdb-dev lmdb-utils  # subjects/lmdb: a storage engine crash-tested as Debian ships it
+      rustc)  # tests/crash/exec: a Rust program crash-tested as it is
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

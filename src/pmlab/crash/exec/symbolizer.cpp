@@ -25,8 +25,19 @@ bool library_module(const std::string& path) {
 bool library_function(const std::string& function) { return function.rfind("pmlab::", 0) == 0; }
 
 bool library_source(const std::string& path) {
-  return path.rfind("/usr/include/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 ||
-         path.find("/include/pmlab/") != std::string::npos;
+  if (path.rfind("/usr/include/", 0) == 0 || path.rfind("/usr/lib/", 0) == 0 ||
+      path.find("/include/pmlab/") != std::string::npos)
+    return true;
+  // Rust's standard library, compiled into every Rust program from the toolchain's library/ sources.
+  for (const char* crate : {"library/std/src/", "library/core/src/", "library/alloc/src/"})
+    if (path.find(crate) != std::string::npos) return true;
+  return false;
+}
+
+bool standard_library_function(const std::string& function) {
+  for (const char* prefix : {"std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"})
+    if (function.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 namespace {
@@ -131,7 +142,10 @@ void Symbolizer::read_names(const std::vector<uint64_t>& list, const std::string
     // A stripped library names an address by the exported symbol before it, which is seldom the function
     // it is in: without a line, only the program's own frames and a module with its symbol table get one.
     if (line != "??" && (has_line || f.own || named)) f.function = line;
-    if (library_function(f.function) || library_source(source)) f.own = false;
+    // With a line, its source tells: addr2line names an inlined innermost frame by the function it is
+    // inlined into (a C++ thread's lambda by std::thread's _M_run).
+    if (library_function(f.function) || library_source(source) || (!has_line && standard_library_function(f.function)))
+      f.own = false;
     if (level == 0) known_[a] = f;
     else if (has_line) callers_[a].push_back(f);
     ++level;

@@ -54,7 +54,11 @@ bool library_module(const std::string& path);
 // frames are a library's too, and its flush instructions report themselves.
 bool library_function(const std::string& function);
 // True for a source file of a library's headers, whose inlined code is not the program's own: the system's
-// (the C++ standard library's thread and invoke machinery, say) and pmlab's own (pmlab/trace.h).
+// (the C++ standard library's thread and invoke machinery, say), pmlab's own (pmlab/trace.h) and Rust's
+// standard library, which every Rust program carries compiled in.
 bool library_source(const std::string& path);
+// True for a function of C++'s or Rust's standard library (std::, core::, alloc::): a frame of it without a
+// line (compiled into the program without debug information) is the library's, not the program's.
+bool standard_library_function(const std::string& function);
 
 }  // namespace pmlab::crash::exec
