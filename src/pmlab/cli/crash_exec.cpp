@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
       {"notes", traced.notes}};
   run.details["trace"]["schedule"] = traced.schedule;
   run.details["trace"]["thread_switches"] = traced.thread_switches;
+  run.details["trace"]["fences_by_call"] =
+      std::map<std::string, uint64_t>(traced.fences_by_call.begin(), traced.fences_by_call.end());
   return run;
 }
 
@@ -238,12 +241,18 @@ void print_traces(const crash::exec::ExecReport& report) {
     const std::string threads = t.threads > 1 ? ", " + std::to_string(t.threads) + " threads switching " +
                                                     std::to_string(t.thread_switches) + " times between calls"
                                               : "";
+    // "40 fences (40 msync)": a program that syncs a file issues no fence instruction.
+    std::string by_call;
+    if (!(t.fences_by_call.size() == 1 && t.fences_by_call[0].first == "fence"))
+      for (const auto& [call, n] : t.fences_by_call)
+        by_call += (by_call.empty() ? " (" : ", ") + std::to_string(n) + " " + call;
+    if (!by_call.empty()) by_call += ")";
     std::fprintf(stderr,
-                 "pmlab crash exec: %s under %s%s: %s in %.2f s, %llu fences, %llu write-backs%s; stores found by "
+                 "pmlab crash exec: %s under %s%s: %s in %.2f s, %llu fences%s, %llu write-backs%s; stores found by "
                  "%s\n",
                  report.program.c_str(), persist::to_string(t.domain), schedule.c_str(), t.outcome.c_str(), t.seconds,
-                 static_cast<unsigned long long>(t.fences), static_cast<unsigned long long>(t.writebacks),
-                 threads.c_str(), t.write_tracking.c_str());
+                 static_cast<unsigned long long>(t.fences), by_call.c_str(),
+                 static_cast<unsigned long long>(t.writebacks), threads.c_str(), t.write_tracking.c_str());
     for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     for (const auto& f : t.findings)
       std::fprintf(stderr, "  finding (%s): %s x%llu at %s\n", persist::to_string(t.domain), f.kind.c_str(),

@@ -120,6 +120,14 @@ TEST(CrashExec, ProgramsThatSyncTheirFileAreJudgedAtTheirSyncs) {
     ASSERT_EQ(o.results["runs"].size(), 1u) << api;
     const auto& run = o.results["runs"][0];
     EXPECT_EQ(run["metrics"]["crash_points"]["value"].get<double>(), 17) << api << ": 16 syncs and the exit";
+    // Every fence was a sync the program called, and the summary says which.
+    const auto& by_call = run["trace"]["fences_by_call"];
+    EXPECT_GT(by_call.value(api, 0), 0) << by_call.dump();
+    EXPECT_FALSE(by_call.contains("fence")) << by_call.dump();
+    double fences = 0;
+    for (const auto& [call, n] : by_call.items()) fences += n.get<double>();
+    EXPECT_EQ(fences, run["metrics"]["fences"]["value"].get<double>()) << by_call.dump();
+    EXPECT_NE(o.err.find("16 fences ("), std::string::npos) << o.err;
     for (const auto& f : run["findings"])
       EXPECT_NE(f["kind"], "redundant_writeback") << api << ": the kernel writes back dirty pages only";
     for (const char* bug : {"no-flush", "commit-first"}) {

@@ -59,6 +59,7 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay, ui
       break;
   }
   run.fences = t.fences();
+  run.fences_by_call = t.fences_by_call();
   run.records = t.records();
   run.threads = t.threads();
   run.thread_switches = t.thread_switches();

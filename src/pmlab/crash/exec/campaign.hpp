@@ -102,6 +102,8 @@ struct TracedRun {
   bool complete = false;  // the trace ends with the program's exit
   std::string write_tracking;
   uint64_t fences = 0, records = 0, threads = 0, writebacks = 0, lines_written_back = 0;
+  // The fences by the call that made them ("fence", "msync", "fdatasync", ...), the calls that made any.
+  std::vector<std::pair<std::string, uint64_t>> fences_by_call;
   // Write-backs, fences and operation marks made by another thread than the one before them.
   uint64_t thread_switches = 0;
   std::vector<std::string> files;  // the persistent files it mapped

@@ -157,6 +157,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       if (r.stack > stacks_.size()) return bad(at, "fence names an unknown stack");
       if (rh.flags > static_cast<uint8_t>(trace::kLastFenceCall)) return bad(at, "unknown fence call");
       ++fences_;
+      ++fences_by_call_[rh.flags];
       return {};
     }
     case trace::Kind::stack: return read_stack(at, p, extra);
@@ -220,6 +221,14 @@ Status TraceFile::read_module(size_t at, const std::byte* p, size_t extra) {
   m.path.assign(reinterpret_cast<const char*>(variable + r.segments * 16), r.path_bytes);
   modules_.push_back(std::move(m));
   return {};
+}
+
+std::vector<std::pair<std::string, uint64_t>> TraceFile::fences_by_call() const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (size_t c = 0; c < fences_by_call_.size(); ++c)
+    if (fences_by_call_[c] > 0)
+      out.emplace_back(trace::to_string(static_cast<trace::FenceCall>(c)), fences_by_call_[c]);
+  return out;
 }
 
 Status TraceFile::replay(const std::function<Status(const TraceRecord&)>& f) const {

@@ -3,6 +3,7 @@
 // the first bad record (Errc::corrupted), never half-replayed.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,6 +65,9 @@ class TraceFile {
   const std::vector<uint64_t>& stack(uint32_t id) const;
   const std::vector<std::string>& notes() const noexcept { return notes_; }
   uint64_t fences() const noexcept { return fences_; }
+  // The fences by the call that made them ("fence" for a fence instruction, "msync", "fdatasync", ...), the
+  // calls that made any.
+  std::vector<std::pair<std::string, uint64_t>> fences_by_call() const;
   uint64_t records() const noexcept { return records_.size(); }
   uint64_t threads() const noexcept { return threads_; }
   // Write-backs, fences and operation marks made by another thread than the one before them: how much the
@@ -96,6 +100,7 @@ class TraceFile {
   std::vector<std::vector<uint64_t>> stacks_;
   std::vector<std::string> notes_;
   uint64_t fences_ = 0;
+  std::array<uint64_t, static_cast<size_t>(trace::kLastFenceCall) + 1> fences_by_call_{};
   uint64_t threads_ = 0;
   uint64_t thread_switches_ = 0;
   uint64_t persisting_threads_ = 0;
