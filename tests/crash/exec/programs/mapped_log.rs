@@ -61,6 +61,10 @@ fn main() {
         eprintln!("append needs a record count");
         exit(2)
     });
+    if 8 + 2 * n > (BYTES / 8) as u64 {
+        eprintln!("{} records do not fit the {}-byte log", n, BYTES);
+        exit(2);
+    }
     let unsynced_record = args.get(4).map(|s| s == "unsynced-record").unwrap_or(false);
     for i in 0..n {
         let at = 8 + 2 * i as usize;
