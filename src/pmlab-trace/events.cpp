@@ -228,6 +228,43 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
   --tls_depth;
 }
 
+namespace {
+// The part of the program's mapping `r` of a file that [from, to) of the file covers, widened to whole lines
+// and kept inside `r`, as file offsets; empty when none.
+std::pair<uint64_t, uint64_t> mapped_part(const Region& r, const FileWrite& w, uint64_t from, uint64_t to) {
+  const trace::RegionRecord& f = r.record;
+  if (r.written_by_calls || f.device != w.device || f.inode != w.inode) return {0, 0};
+  const uint64_t begin = std::max(from & ~uint64_t{kLineBytes - 1}, f.file_offset);
+  const uint64_t end = std::min((to + kLineBytes - 1) & ~uint64_t{kLineBytes - 1}, f.file_offset + (r.end - r.begin));
+  return begin < end ? std::pair{begin, end} : std::pair<uint64_t, uint64_t>{0, 0};
+}
+}  // namespace
+
+void file_wrote(const FileWrite& w, size_t n, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || n == 0) return;
+  before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const Region* view = view_of(t, w.device, w.inode);
+    if (t.active && view != nullptr && w.offset + n <= view->record.length) {
+      writeback_locked(t, reinterpret_cast<const void*>(view->begin + w.offset), n, trace::WritebackKind::non_temporal,
+                       site);
+      // A mapping of the program's shows the write too (file_will_write captured what it stored before): its
+      // shadow takes the lines the view recorded as the kernel's, so that they are not recorded again as stores.
+      for (Region& r : t.regions)
+        if (const auto [from, to] = mapped_part(r, w, w.offset, w.offset + n); from != to)
+          std::memcpy(r.shadow + (from - r.record.file_offset), view->shadow + from, to - from);
+      if (w.synced) {
+        capture_all(t);
+        fence_record(t, site, trace::FenceCall::dsync_write);
+      }
+    }
+  }
+  --tls_depth;
+}
+
 void operation(trace::OperationMark mark, uintptr_t site) noexcept {
   Tracer& t = tracer();
   if (t.active) before_event();

@@ -106,7 +106,8 @@ void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
   if (p == MAP_FAILED) return p;  // syscall() set errno
   if (pmlab_trace::may_trace() && shared_writable_file(prot, flags, fd))
     pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
-  else if (fd >= 0 && pmlab_trace::active()) pmlab_trace::mapped_unwritable(fd);
+  else if (fd >= 0 && (prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE && pmlab_trace::active())
+    pmlab_trace::mapped_private(fd);
   return p;
 }
 

@@ -128,6 +128,10 @@ struct Region {
   std::string path;
   std::byte* shadow = nullptr;   // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
+  // The runtime's own read-only view of a --pool file that the program writes with write(2) and its kin
+  // (trace::RegionHow::written): those calls alone change it, each recorded as it returns, so it is never
+  // captured or protected, and has none of the per-page state below.
+  bool written_by_calls = false;
   // Per page, captures since a store changed it while it is left unprotected (a written page is compared
   // at every capture until it has been quiet for its grace, then protected again).
   std::vector<uint16_t> quiet;
@@ -190,8 +194,18 @@ struct Tracer {
   bool exited = false;
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
-  bool unwritable_pool = false;      // noted once
+  bool private_pool = false;         // noted once
+  // (device, inode) of the files a write(2) was found not to be a --pool file: a write's test costs a
+  // fstat, not the path comparisons of is_pool_file.
+  std::vector<std::pair<uint64_t, uint64_t>> not_pools;
 };
+
+// The runtime's view of the file (device, inode), or null.
+inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
+  for (Region& r : t.regions)
+    if (r.written_by_calls && r.record.device == device && r.record.inode == inode) return &r;
+  return nullptr;
+}
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.
 Tracer& tracer();

@@ -187,12 +187,12 @@ Outermost::Outermost() noexcept : outermost_(tls_depth++ == 0 && tracer().active
 Outermost::~Outermost() { --tls_depth; }
 
 namespace {
-// The file as it is now is the durable image the run starts from: its pages that are not all zero go into
-// the shadow and the trace (so the shadow's other pages stay the kernel's zero page). A file is read
-// through a bounce buffer: reading the program's mapping instead would fault in every page, which costs
-// more here than the copy. A device (device DAX) cannot be read, and has no size to go by: it is read
-// through the mapping, which is its extent, before the mapping is protected.
-void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, off_t offset, size_t length) {
+// The file as it is now is the durable image the run starts from: the pages of region `r` in [from, from +
+// length) that are not all zero go into the shadow and the trace (so the shadow's other pages stay the
+// kernel's zero page). A file is read through a bounce buffer: reading the program's mapping instead would
+// fault in every page, which costs more here than the copy. A device (device DAX) cannot be read, and has
+// no size to go by: it is read through the mapping, which is its extent, before the mapping is protected.
+void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, size_t from, size_t length) {
   static const std::byte zeros[kPageBytes] = {};
   auto take = [&](size_t off, const std::byte* page) {
     const trace::BasePageRecord record{r.id, 0, off, changed_lines(page, zeros, kPageBytes / kLineBytes)};
@@ -205,21 +205,45 @@ void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, 
     t.file.append(trace::Kind::base_page, 0, &record, sizeof record, lines, kept);
   };
   if (S_ISCHR(st.st_mode)) {
-    for (size_t off = 0; off < length; off += kPageBytes) take(off, reinterpret_cast<const std::byte*>(r.begin + off));
+    for (size_t off = from; off < from + length; off += kPageBytes)
+      take(off, reinterpret_cast<const std::byte*>(r.begin + off));
     return;
   }
   static std::byte chunk[64 * kPageBytes];  // the caller holds the tracer's lock
-  for (size_t from = 0; from < length; from += sizeof chunk) {
-    const size_t want = std::min(sizeof chunk, length - from);
+  for (size_t at = from; at < from + length; at += sizeof chunk) {
+    const size_t want = std::min(sizeof chunk, from + length - at);
     size_t got = 0;
     while (got < want) {  // past the file's end, the image reads zero
-      const ssize_t n = pread(fd, chunk + got, want - got, offset + static_cast<off_t>(from + got));
+      const ssize_t n = pread(fd, chunk + got, want - got, static_cast<off_t>(r.record.file_offset + at + got));
       if (n <= 0) break;
       got += static_cast<size_t>(n);
     }
     std::memset(chunk + got, 0, sizeof chunk - got);
-    for (size_t off = 0; off < want; off += kPageBytes) take(from + off, chunk + off);
+    for (size_t off = 0; off < want; off += kPageBytes) take(at + off, chunk + off);
   }
+}
+}  // namespace
+
+namespace {
+// A new region of the file `path` (`st`), `length` bytes of it from `offset` at `begin`, with its shadow:
+// given the next id and declared in the trace, after the loaded objects (once), which name its calls.
+Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, const std::string& path,
+               const struct stat& st, uint64_t offset, trace::RegionHow how) {
+  if (!t.modules_written) {
+    dl_iterate_phdr(write_module, &t);
+    t.modules_written = true;
+  }
+  Region r;
+  r.id = t.next_region++;
+  r.begin = begin;
+  r.end = begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
+  r.shadow = shadow;
+  r.path = path;
+  r.written_by_calls = how == trace::RegionHow::written;
+  r.record = trace::RegionRecord{r.id,   static_cast<uint32_t>(path.size()), begin,     length,
+                                 offset, static_cast<uint64_t>(st.st_size),  st.st_dev, st.st_ino};
+  t.file.append(trace::Kind::region, static_cast<uint8_t>(how), &r.record, sizeof r.record, path.data(), path.size());
+  return r;
 }
 }  // namespace
 
@@ -234,35 +258,18 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
   }
   struct stat st {};
   fstat(fd, &st);
-  if (!t.modules_written) {
-    dl_iterate_phdr(write_module, &t);
-    t.modules_written = true;
-  }
-  Region r;
-  r.id = t.next_region++;
-  r.begin = reinterpret_cast<uintptr_t>(address);
-  r.end = r.begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
   // Not populated: a page of it is allocated when the file's content or a recorded line is copied in, so
   // a mostly empty pool costs its written pages only.
-  void* shadow = raw_mmap(nullptr, r.end - r.begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t bytes = (length + kPageBytes - 1) & ~size_t{kPageBytes - 1};
+  void* shadow = raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mmap_failed(shadow)) {
-    note(t, "cannot allocate a shadow of " + std::to_string(r.end - r.begin) + " bytes: the mapping is not traced");
+    note(t, "cannot allocate a shadow of " + std::to_string(bytes) + " bytes: the mapping is not traced");
     --tls_depth;
     return;
   }
-  r.shadow = static_cast<std::byte*>(shadow);
-  const std::string path = path_of(fd);
-  r.record = trace::RegionRecord{r.id,
-                                 static_cast<uint32_t>(path.size()),
-                                 r.begin,
-                                 length,
-                                 static_cast<uint64_t>(offset),
-                                 static_cast<uint64_t>(st.st_size),
-                                 st.st_dev,
-                                 st.st_ino};
-  r.path = path;
-  t.file.append(trace::Kind::region, 0, &r.record, sizeof r.record, path.data(), path.size());
-  read_base_pages(t, r, fd, st, offset, length);
+  Region r = declare(t, reinterpret_cast<uintptr_t>(address), length, static_cast<std::byte*>(shadow), path_of(fd), st,
+                     static_cast<uint64_t>(offset), trace::RegionHow::mapped);
+  read_base_pages(t, r, fd, st, 0, length);
   r.quiet.assign((r.end - r.begin) / kPageBytes, 0);
   r.unprotected.assign((r.end - r.begin) / kPageBytes, false);
   r.protected_at.assign((r.end - r.begin) / kPageBytes, 0);
@@ -273,7 +280,7 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
   t.file.header()->write_tracking =
       static_cast<uint32_t>(r.write_protected ? t.tracking : trace::WriteTracking::compare);
   if (!r.write_protected)
-    note(t, "stores to " + path + " found by comparing every page at every fence (" + t.uffd_problem + ")");
+    note(t, "stores to " + r.path + " found by comparing every page at every fence (" + t.uffd_problem + ")");
   else if (t.tracking == trace::WriteTracking::scan && !t.uffd_problem.empty() && t.regions.empty())
     note(t, "stores found by scanning write-protected pages at every fence (" + t.uffd_problem + ")");
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
@@ -281,23 +288,114 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
   --tls_depth;
 }
 
-void mapped_unwritable(int fd) noexcept {
+void mapped_private(int fd) noexcept {
   Tracer& t = tracer();
-  if (!t.active || t.unwritable_pool) return;
+  if (!t.active || t.private_pool) return;
   const int saved_errno = errno;
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
-    if (!t.unwritable_pool && is_pool_file(t, fd)) {
-      t.unwritable_pool = true;
+    if (!t.private_pool && is_pool_file(t, fd)) {
+      t.private_pool = true;
       note(t, path_of(fd) +
-                  " is mapped read-only or private, so that mapping is not traced: exec mode sees what a program "
-                  "persists through a writable shared mapping, not what it writes to the file with write(2) or "
-                  "pwrite(2) and syncs");
+                  " is mapped private and writable: stores through that mapping never reach the file, and are not "
+                  "traced");
     }
   }
   --tls_depth;
   errno = saved_errno;
+}
+
+namespace {
+// A --pool file the program writes with write(2) and its kin is traced through a view of the runtime's own:
+// the file mapped shared and read-only, from its start, at least this long, and twice as long each time a
+// write goes past it. Only lines a write has just put inside the file are read through it, so the view may
+// run past the file's end.
+constexpr size_t kViewBytes = size_t{64} << 20;
+
+size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPageBytes - 1) & ~uint64_t{kPageBytes - 1}); }
+
+// A file a write(2) goes to is a --pool file; what is not stays not (its device and inode are kept).
+bool written_pool(Tracer& t, int fd, const struct stat& st) {
+  const std::pair<uint64_t, uint64_t> id{st.st_dev, st.st_ino};
+  if (std::find(t.not_pools.begin(), t.not_pools.end(), id) != t.not_pools.end()) return false;
+  if (is_pool_file(t, fd)) return true;
+  t.not_pools.push_back(id);
+  return false;
+}
+
+// The view of the file `fd` (`st`) as far as byte `end`, made or grown. A new view's pages past the old one's
+// are a starting point; the view is a new region (the old one ends), its shadow the old one's, moved.
+Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
+  Region* old = view_of(t, st.st_dev, st.st_ino);
+  if (old != nullptr && end <= old->record.length) return old;
+  const size_t old_bytes = old != nullptr ? old->end - old->begin : 0;
+  const size_t bytes = std::max({kViewBytes, 2 * old_bytes, page_up(end)});
+  const std::string path = path_of(fd);
+  // Read through a descriptor of its own: the program's may be write-only (LMDB writes its meta page so).
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const int readable = ::open(link, O_RDONLY | O_CLOEXEC);
+  void* view = readable < 0 ? MAP_FAILED : raw_mmap(nullptr, bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, readable, 0);
+  void* shadow =
+      mmap_failed(view) ? MAP_FAILED
+      : old != nullptr
+          ? reinterpret_cast<void*>(syscall(SYS_mremap, old->shadow, old_bytes, bytes, MREMAP_MAYMOVE))
+          : raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mmap_failed(shadow)) {
+    if (!mmap_failed(view)) syscall(SYS_munmap, view, bytes);
+    if (readable >= 0) ::close(readable);
+    note(t, "cannot view " + path + " as far as " + std::to_string(end) + " bytes (" + std::strerror(errno) +
+                "): what the program writes there with write(2) is not traced");
+    return nullptr;
+  }
+  Region v = declare(t, reinterpret_cast<uintptr_t>(view), bytes, static_cast<std::byte*>(shadow), path, st, 0,
+                     trace::RegionHow::written);
+  if (old != nullptr) {
+    const trace::UnmapRecord rec{old->id, 0};
+    t.file.append(trace::Kind::unmap, 0, &rec, sizeof rec);
+    syscall(SYS_munmap, old->begin, old_bytes);
+    t.regions.erase(t.regions.begin() + (old - t.regions.data()));
+  }
+  const size_t file_bytes = std::min(bytes, page_up(static_cast<uint64_t>(st.st_size)));
+  if (file_bytes > old_bytes) read_base_pages(t, v, readable, st, old_bytes, file_bytes - old_bytes);
+  ::close(readable);
+  if (std::all_of(t.regions.begin(), t.regions.end(), [](const Region& r) { return r.written_by_calls; }))
+    t.file.header()->write_tracking = static_cast<uint32_t>(trace::WriteTracking::calls);
+  t.regions.push_back(std::move(v));
+  return &t.regions.back();
+}
+}  // namespace
+
+bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* write) noexcept {
+  Tracer& t = tracer();
+  // A process the program started is traced from its first write to a --pool file, as from its first
+  // mapping of one; a write the runtime's own calls make is none of the program's.
+  if ((!t.active && !t.armed) || n == 0 || tls_depth > 0) return false;
+  const int saved_errno = errno;
+  bool traced = false;
+  ++tls_depth;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    std::lock_guard lock(t.mutex);
+    const int flags = fcntl(fd, F_GETFL);
+    // O_APPEND writes at the end, pwrite(2) too (a Linux quirk the man page states).
+    const off_t offset = flags >= 0 && (flags & O_APPEND) ? st.st_size
+                         : at                             ? static_cast<off_t>(*at)
+                                                          : lseek(fd, 0, SEEK_CUR);
+    if (flags >= 0 && offset >= 0 && written_pool(t, fd, st) && (t.active || trace_from_here(t)) &&
+        file_view(t, fd, st, static_cast<uint64_t>(offset) + n) != nullptr) {
+      *write = {st.st_dev, st.st_ino, static_cast<uint64_t>(offset), (flags & O_DSYNC) != 0};
+      traced = true;
+      // What the program stored through its own mappings of the file is recorded before the write changes
+      // what they show.
+      for (Region& r : t.regions)
+        if (!r.written_by_calls && r.record.device == st.st_dev && r.record.inode == st.st_ino) capture(t, r);
+    }
+  }
+  --tls_depth;
+  errno = saved_errno;
+  return traced;
 }
 
 namespace {

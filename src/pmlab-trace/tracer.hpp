@@ -55,10 +55,9 @@ class Outermost {
 // it, which maps pools only, or it is a persistent mapping mremap moved); otherwise it is persistent only
 // when the file is one of the --pool files.
 void mapped(void* address, size_t length, int fd, off_t offset, bool persistent) noexcept;
-// A file mapping that is not shared and writable was made: when the file is a --pool file, the trace notes
-// (once) that such a mapping is not traced, since a program that maps its pool read-only and changes it with
-// write(2) would otherwise find only "no persistent memory" said of it.
-void mapped_unwritable(int fd) noexcept;
+// A private, writable file mapping was made: when the file is a --pool file, the trace notes (once) that its
+// stores never reach the file, since the program would otherwise find only "no persistent memory" said of it.
+void mapped_private(int fd) noexcept;
 // Before an unmap, or a fixed mapping over the range: the part of each region inside it is captured one
 // last time and ends; the rest of the region goes on.
 void unmapping(void* address, size_t length) noexcept;
@@ -74,6 +73,20 @@ bool remapping(void* address, size_t length, MappedFile* file) noexcept;
 // After the mremap (or after it failed, at the old range): the file's mapping at [address, address+length) is
 // traced from here on, as a mapping of it made now.
 void remapped(void* address, size_t length, const MappedFile& file) noexcept;
+
+// A write(2), pwrite(2) or one of their vectored kin of `n` bytes to `fd` at file offset `at` (none: at the
+// file position) is about to run. When the file is a --pool file, the runtime's view of it is made or grown
+// to cover the write first, with the file's content as its starting point, `write` says where the write
+// goes, and the call returns true; otherwise the write is no event. A process the program started is traced
+// from its first such write on, as from its first mapping of persistent memory.
+struct FileWrite {
+  uint64_t device = 0, inode = 0, offset = 0;
+  bool synced = false;  // the descriptor was opened O_DSYNC or O_SYNC: durable when the call returns
+};
+bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* write) noexcept;
+// The write stored its first `n` bytes: on a DAX file system the kernel's copy, non-temporal stores whose
+// partial lines go through the cache and are written back; and a fence when `write.synced`.
+void file_wrote(const FileWrite& write, size_t n, uintptr_t site) noexcept;
 
 // Events, each with the return address of the call that made it.
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;

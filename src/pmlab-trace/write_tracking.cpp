@@ -421,6 +421,7 @@ void protect_quiet(Tracer& t, Region& r, const std::vector<uintptr_t>& quiet) {
 // The scan reports the pages written since they were last protected: the quiet ones among them are
 // protected again, then compared once more for a store that came between.
 void capture(Tracer& t, Region& r) {
+  if (r.written_by_calls) return;
   ++r.captures;
   if (!r.write_protected) {
     compare_pages(t, r, r.begin, r.end);

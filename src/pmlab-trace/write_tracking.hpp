@@ -21,7 +21,8 @@ uint64_t changed_lines(const std::byte* a, const std::byte* b, size_t lines);
 void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, trace::LineHow how);
 // Records that the line at `line` now holds `bytes` (its 64 bytes in memory, when null).
 void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how, const std::byte* bytes = nullptr);
-// Every store to the region since its last capture becomes line records.
+// Every store to the region since its last capture becomes line records (a view of a file written by calls
+// has none: its calls record what they wrote).
 void capture(Tracer& t, Region& r);
 Region* region_of(Tracer& t, uintptr_t p);
 // Signals mode: the C library call about to make the kernel store into [from, to) finds those pages

@@ -17,7 +17,10 @@
  * flush / drain functions of the map), asm (the program maps the file itself and persists with its own
  * inline clwb / sfence macros, each told to pmlab through pmlab/trace.h: pass --pool), asm-unreported (the
  * same macros without the calls, as a program that forgot them: crash exec sees no write-back and no fence,
- * and its run names where the instructions are). Through the kernel, the program mapping the file itself
+ * and its run names where the instructions are). With write(2), the program keeping the log in its own memory
+ * (pass --pool): write (a write-back is a pwrite of the range to the file, a fence an fdatasync), write-dsync
+ * (the same pwrite on a descriptor opened O_DSYNC, durable when it returns: no fence needed). Through the
+ * kernel, the program mapping the file itself
  * (pass --pool): msync (the pages of what it persists), fsync, fdatasync, syncfs, sync (the whole file, its
  * file system, every file); and two that promise no durability, so these routes lose appends whatever the
  * bug: msync-async (MS_ASYNC, which Linux does nothing for), sync-file-range (the pages,
@@ -78,6 +81,8 @@ enum api {
   API_PMEM2,
   API_ASM,
   API_ASM_UNREPORTED,
+  API_WRITE,
+  API_WRITE_DSYNC,
   /* through the kernel: */
   API_MSYNC,
   API_MSYNC_ASYNC,
@@ -87,8 +92,9 @@ enum api {
   API_SYNC,
   API_SYNC_FILE_RANGE
 };
-static const char* api_names[] = {"libpmem", "pmem2",     "asm",    "asm-unreported", "msync",          "msync-async",
-                                  "fsync",   "fdatasync", "syncfs", "sync",           "sync-file-range"};
+static const char* api_names[] = {"libpmem",        "pmem2",       "asm",   "asm-unreported", "write",  "write-dsync",
+                                  "msync",          "msync-async", "fsync", "fdatasync",      "syncfs", "sync",
+                                  "sync-file-range"};
 enum bug {
   BUG_NONE,
   BUG_NO_FLUSH,
@@ -103,7 +109,7 @@ enum bug {
 static enum api api = API_LIBPMEM;
 static enum bug bug = BUG_NONE;
 static char* base;
-static int file_fd = -1; /* the kernel's routes sync through it */
+static int file_fd = -1; /* the kernel's routes sync through it; the write routes write through it */
 static pmem2_flush_fn pmem2_flush;
 static pmem2_drain_fn pmem2_drain;
 static int has_clwb;
@@ -139,6 +145,10 @@ static void flush(const void* p, size_t n) {
     case API_ASM_UNREPORTED:
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) RAW_CLWB((void*)a);
       break;
+    case API_WRITE:
+    case API_WRITE_DSYNC:
+      if (pwrite(file_fd, p, n, (off_t)((const char*)p - base)) != (ssize_t)n) perror("pwrite");
+      break;
     default: break; /* the kernel's routes write back and fence at once: see persist() */
   }
 }
@@ -149,6 +159,9 @@ static void fence(void) {
     case API_PMEM2: pmem2_drain(); break;
     case API_ASM: MY_SFENCE(); break;
     case API_ASM_UNREPORTED: RAW_SFENCE(); break;
+    case API_WRITE:
+      if (fdatasync(file_fd) != 0) perror("fdatasync");
+      break;
     default: break;
   }
 }
@@ -327,7 +340,8 @@ static int usage(void) {
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "                              [--then COMMAND]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
-          "ROUTE: libpmem pmem2 asm asm-unreported msync msync-async fsync fdatasync syncfs sync sync-file-range\n");
+          "ROUTE: libpmem pmem2 asm asm-unreported write write-dsync msync msync-async fsync fdatasync syncfs sync\n"
+          "       sync-file-range\n");
   return 2;
 }
 
@@ -338,8 +352,15 @@ static int map_file(const char* path, int create) {
     base = pmem_map_file(path, FILE_BYTES, create ? PMEM_FILE_CREATE : 0, 0600, &mapped, &is_pmem);
     return base ? 0 : (perror(path), 3);
   }
-  int fd = open(path, O_RDWR | (create ? O_CREAT : 0), 0600);
+  const int dsync = api == API_WRITE_DSYNC ? O_DSYNC : 0;
+  int fd = open(path, O_RDWR | dsync | (create ? O_CREAT : 0), 0600);
   if (fd < 0 || (create && ftruncate(fd, FILE_BYTES) != 0)) return perror(path), 3;
+  if (api == API_WRITE || api == API_WRITE_DSYNC) {
+    /* The log in the program's own memory, as the file holds it; its changes reach the file by pwrite. */
+    base = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    file_fd = fd;
+    return base == MAP_FAILED || pread(fd, base, FILE_BYTES, 0) < 0 ? (perror(path), 3) : 0;
+  }
   if (api == API_PMEM2) {
     struct pmem2_config* cfg;
     struct pmem2_source* src;

@@ -44,6 +44,13 @@ class TraceBuilder {
         trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, file_size, device, inode},
         path);
   }
+  // The runtime's view of a file written with write(2): `length` bytes reserved, the file `file_size` bytes.
+  TraceBuilder& written_view(uint32_t id, uint64_t length, uint64_t file_size) {
+    const std::string path = "/dev/shm/pool";
+    return add(trace::Kind::region,
+               trace::RegionRecord{id, static_cast<uint32_t>(path.size()), 0x10000, length, 0, file_size, 1, 7}, path,
+               0, static_cast<uint8_t>(trace::RegionHow::written));
+  }
   TraceBuilder& base_page(uint32_t region, uint64_t offset, char fill) {
     return add(trace::Kind::base_page, trace::BasePageRecord{region, 0, offset, ~uint64_t{0}},
                std::string(trace::kPageBytes, fill));
@@ -60,9 +67,10 @@ class TraceBuilder {
     std::memset(r.bytes, fill, sizeof r.bytes);
     return add(trace::Kind::line, r, {}, thread);
   }
-  TraceBuilder& writeback(uint32_t region, uint64_t offset, uint64_t length, uint64_t site = 0x42,
-                          uint16_t thread = 0) {
-    return add(trace::Kind::writeback, trace::WritebackRecord{region, 0, offset, length, site}, {}, thread);
+  TraceBuilder& writeback(uint32_t region, uint64_t offset, uint64_t length, uint64_t site = 0x42, uint16_t thread = 0,
+                          trace::WritebackKind kind = trace::WritebackKind::flush) {
+    return add(trace::Kind::writeback, trace::WritebackRecord{region, 0, offset, length, site}, {}, thread,
+               static_cast<uint8_t>(kind));
   }
   TraceBuilder& fence(uint64_t site = 0x99, uint16_t thread = 0) {
     return add(trace::Kind::fence, trace::FenceRecord{site, trace::kNoStack, 0}, {}, thread);

@@ -30,27 +30,36 @@ platform::ProcessResult run(std::vector<std::string> argv) {
   return r.ok() ? *r : platform::ProcessResult{};
 }
 
-// LMDB with MDB_WRITEMAP commits in two steps, each made durable by an msync: the new pages, then the meta
-// page that points at them, written in place. Its fields are stored one by one, the transaction id last,
-// and the page's cache lines reach persistent memory in any order before its msync: a crash can keep the
-// new transaction id and root beside the entry count of the transaction before last. Every such failure is
-// at the meta page's msync (every second crash point of a commit), and in the meta pages' lines only.
-TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItsLinesPersistApart) {
-  if (!std::filesystem::exists(kLmdbKv)) GTEST_SKIP() << "subjects/lmdb not built (no liblmdb-dev)";
-  testing::TempDir dir;
-  const std::string env = dir.file("kv.mdb"), n = std::to_string(kInserts);
-  const std::string setup = "rm -f " + env + " " + env + "-lock && " + kLmdbKv + " create " + env;
-  const std::vector<std::string> options = {"--pool", env, "--granularity", "line", "--domain", "adr"};
-  const auto o =
-      testing::crash_exec(setup, kLmdbKv + " check {} " + n, dir.file("map"), options, {kLmdbKv, "insert", env, n});
+// A crash-tested run of lmdb-kv inserting kInserts keys, LMDB writing its pages as `writes` says.
+struct LmdbRun {
+  testing::ExecOutcome outcome;
+  std::string env, setup;
+  std::vector<std::string> options;
+};
+LmdbRun crash_lmdb(const testing::TempDir& dir, const std::string& writes) {
+  LmdbRun r;
+  r.env = dir.file("kv.mdb");
+  r.setup = "rm -f " + r.env + " " + r.env + "-lock && " + kLmdbKv + " create " + r.env;
+  r.options = {"--pool", r.env, "--granularity", "line", "--domain", "adr"};
+  const std::string n = std::to_string(kInserts);
+  r.outcome = testing::crash_exec(r.setup, kLmdbKv + " check {} " + n, dir.file(writes), r.options,
+                                  {kLmdbKv, "insert", r.env, n}, {"LMDB_KV_WRITES=" + writes});
+  return r;
+}
+
+// A commit is made durable in two steps, the new pages, then the meta page that points at them, written in
+// place: the page's cache lines reach persistent memory in any order before the second step, and a crash
+// can keep the new transaction id and root beside the entry count of the transaction before last. Every
+// failure is at that second step, `call` (every second crash point), and in the meta pages' lines only.
+void expect_torn_meta_pages(const testing::ExecOutcome& o, const std::string& call) {
   ASSERT_EQ(o.exit_code, 1) << o.err;
-  EXPECT_EQ(o.metric("line", "crash_points"), 2 * kInserts + 1) << "two msyncs per commit, and the exit";
+  EXPECT_EQ(o.metric("line", "crash_points"), 2 * kInserts + 1) << "two steps per commit, and the exit";
   const nlohmann::json* line = o.run("line");
   ASSERT_NE(line, nullptr);
   ASSERT_GT((*line)["failures"].size(), 0u);
   for (const auto& f : (*line)["failures"]) {
-    EXPECT_EQ(f["call"], "msync");
-    EXPECT_EQ(f["crash_point"].get<uint64_t>() % 2, 0u) << "a failure at the data pages' msync: " << f.dump();
+    EXPECT_EQ(f["call"], call);
+    EXPECT_EQ(f["crash_point"].get<uint64_t>() % 2, 0u) << "a failure at the data pages' step: " << f.dump();
     EXPECT_NE(f["checker_output"].get<std::string>().find("the database counts"), std::string::npos) << f.dump();
     bool transaction_id = false;
     for (const auto& l : f["lines"]) {
@@ -60,6 +69,20 @@ TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItsLinesPersistApart) {
     }
     EXPECT_TRUE(transaction_id) << "a failure without the new transaction id: " << f.dump();
   }
+}
+
+// With MDB_WRITEMAP, LMDB stores into a writable shared mapping and msyncs the new pages, then the meta page,
+// whose fields it stores one by one, the transaction id last.
+TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItsLinesPersistApart) {
+  if (!std::filesystem::exists(kLmdbKv)) GTEST_SKIP() << "subjects/lmdb not built (no liblmdb-dev)";
+  testing::TempDir dir;
+  const LmdbRun lmdb = crash_lmdb(dir, "map");
+  expect_torn_meta_pages(lmdb.outcome, "msync");
+  const std::string &env = lmdb.env, &setup = lmdb.setup, n = std::to_string(kInserts);
+  const std::vector<std::string>& options = lmdb.options;
+  const nlohmann::json* line = lmdb.outcome.run("line");
+  ASSERT_NE(line, nullptr);
+  ASSERT_GT((*line)["failures"].size(), 0u);
 
   // LMDB's own tools, on the image of the first failure: mdb_stat reads the meta page's entry count,
   // mdb_dump walks the tree, and they disagree.
@@ -83,19 +106,20 @@ TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItsLinesPersistApart) {
   }
 }
 
-// Without MDB_WRITEMAP, LMDB maps its file read-only and writes pages with pwrite(2): nothing persists
-// through a mapping, and exec mode says why it has nothing to test.
-TEST(CrashExecEngines, AnEngineThatWritesItsMappedFileWithPwriteIsToldApart) {
+// By default LMDB maps its file read-only and writes with pwrite(2): the new pages, then fdatasync, then the
+// meta page's changed fields in one pwrite on a descriptor opened O_DSYNC. On a DAX file system the kernel
+// copies that write in with non-temporal stores, which reach persistent memory in any order until the call
+// syncs: the same tear as through the mapping, at the O_DSYNC write.
+TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItIsWrittenWithPwriteToo) {
   if (!std::filesystem::exists(kLmdbKv)) GTEST_SKIP() << "subjects/lmdb not built (no liblmdb-dev)";
   testing::TempDir dir;
-  const std::string env = dir.file("kv.mdb");
-  const auto o = testing::crash_exec("rm -f " + env + " " + env + "-lock && " + kLmdbKv + " create " + env,
-                                     kLmdbKv + " check {} 4", dir.file("write"), {"--pool", env},
-                                     {kLmdbKv, "insert", env, "4"}, {"LMDB_KV_WRITES=write"});
-  EXPECT_EQ(o.exit_code, 1) << o.err;
-  EXPECT_NE(o.err.find("the program mapped no persistent memory"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find(env + " is mapped read-only or private"), std::string::npos) << o.err;
-  EXPECT_NE(o.err.find("pwrite(2)"), std::string::npos) << o.err;
+  const LmdbRun lmdb = crash_lmdb(dir, "write");
+  expect_torn_meta_pages(lmdb.outcome, "O_DSYNC write");
+  const nlohmann::json* run = lmdb.outcome.run("line");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ((*run)["trace"]["fences_by_call"]["fdatasync"], kInserts);
+  EXPECT_EQ((*run)["trace"]["fences_by_call"]["O_DSYNC write"], kInserts);
+  EXPECT_NE((*run)["trace"]["write_tracking"].get<std::string>().find("write(2)"), std::string::npos);
 }
 
 }  // namespace

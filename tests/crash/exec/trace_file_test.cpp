@@ -197,6 +197,41 @@ TEST(ExecTrace, CrashPointsCountTheOperationsMarkedBeforeThem) {
   EXPECT_EQ(counts, expected);
 }
 
+// A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
+// sync of the whole view names. Its writes' lines are the kernel's copy, which no flush of the program's
+// made redundant.
+TEST(ExecTrace, AWrittenFileIsAsLongAsItsWritesReached) {
+  using enum trace::WritebackKind;
+  const std::string bytes = TraceBuilder()
+                                .written_view(0, 64 << 20, 4096)
+                                .line(0, 8192, 'w')
+                                .writeback(0, 8192, 64, 0x42, 0, non_temporal)
+                                .writeback(0, 8192, 64, 0x42, 0, non_temporal)  // the same bytes written again
+                                .writeback(0, 0, 64 << 20, 0x43, 0, synced)
+                                .fence()
+                                .exit()
+                                .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE(t->regions().at(0).written);
+  Replay replay(*t, persist::Domain::adr);
+  EXPECT_EQ(replay.image_bytes(), 3 * 4096u);
+  std::vector<char> durable;
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo&, const LineModel& m) {
+                    durable.push_back(static_cast<char>(m.durable()[8192]));
+                    return Status{};
+                  })
+                  .ok());
+  EXPECT_EQ(durable, (std::vector<char>{'\0', 'w'}));
+  EXPECT_TRUE(replay.findings().redundant_writebacks.empty());
+  const std::string unknown = TraceBuilder()
+                                  .add(trace::Kind::region, trace::RegionRecord{0, 0, 0x10000, 4096, 0, 4096, 1, 7}, {},
+                                       0, static_cast<uint8_t>(trace::RegionHow::written) + 1)
+                                  .bytes();
+  EXPECT_FALSE(TraceFile::parse(unknown).ok()) << "a region of a kind this pmlab does not know";
+}
+
 TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
   const std::string good = TraceBuilder().region(0, 8192).line(0, 64, 'b').fence().exit().bytes();
   ASSERT_TRUE(TraceFile::parse(good).ok());

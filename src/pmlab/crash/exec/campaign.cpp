@@ -43,21 +43,10 @@ namespace {
 // `schedules`: how many traced runs the campaign makes of each domain.
 void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay, uint32_t schedules) {
   run.complete = t.complete();
-  switch (t.write_tracking()) {
-    case trace::WriteTracking::faults:
-      run.write_tracking = "write-protected pages, each first store reported (userfaultfd)";
-      break;
-    case trace::WriteTracking::scan:
-      run.write_tracking = "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)";
-      break;
-    case trace::WriteTracking::signals:
-      run.write_tracking = "write-protected pages, each first store a SIGBUS to the storing thread (userfaultfd)";
-      break;
-    case trace::WriteTracking::compare: run.write_tracking = "every page compared at every fence"; break;
-    default:
-      run.write_tracking = "a way this pmlab does not know (" + std::to_string(t.header().write_tracking) + ")";
-      break;
-  }
+  const char* tracking = trace::describe(t.write_tracking());
+  run.write_tracking = tracking != nullptr
+                           ? tracking
+                           : "a way this pmlab does not know (" + std::to_string(t.header().write_tracking) + ")";
   run.fences = t.fences();
   run.fences_by_call = t.fences_by_call();
   run.records = t.records();
@@ -529,8 +518,8 @@ struct Campaign {
     describe_trace(*traced, *trace, layout, o.schedules);
     if (layout.files().empty()) {
       std::string why =
-          "the program mapped no persistent memory (PMDK's pools are found by themselves; name a file it maps "
-          "itself with --pool)";
+          "the program mapped no persistent memory and wrote none (PMDK's pools are found by themselves; name a "
+          "file it maps or writes itself with --pool)";
       for (const auto& n : trace->notes()) why += "; " + n;  // they may say why
       return error(Errc::failed, why);
     }

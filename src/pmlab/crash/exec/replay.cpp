@@ -17,7 +17,8 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
   // Files in the order the run first mapped them, each as large as it was when mapped or as far as the run
   // gave it content (a program may grow a file it mapped past its end). A mapping's extent past that is no
   // part of the file: PMDK maps a poolset's first part over the whole pool, then the other parts over its
-  // tail. A device has no size: its mappings' extent is its image.
+  // tail. A device has no size: its mappings' extent is its image. A file written with write(2) is as long
+  // as the writes made it.
   for (const auto& [id, r] : trace.regions()) {
     auto it = std::find_if(files_.begin(), files_.end(),
                            [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
@@ -26,7 +27,7 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
       it = files_.end() - 1;
     }
     const uint64_t extent =
-        r.file_size > 0 ? std::max(r.file_size, r.file_offset + r.content_end) : r.file_offset + r.length;
+        r.file_size > 0 || r.written ? std::max(r.file_size, r.file_offset + r.content_end) : r.file_offset + r.length;
     it->size = std::max(it->size, page_up(extent));
   }
   for (ImageFile& f : files_) {
@@ -153,8 +154,9 @@ void Replay::write_back(const TraceRecord& rec, LineModel& model) {
   ++findings_.writebacks;
   const size_t lines = (to - from + kLineBytes - 1) / kLineBytes;
   const size_t redundant = model.writeback(from / kLineBytes, lines, rec.thread, r.site);
-  // The kernel writes back only the dirty pages of what a program syncs: the rest cost it nothing.
-  if (rec.flags == static_cast<uint8_t>(trace::WritebackKind::synced)) {
+  // The kernel writes back only the dirty pages of what a program syncs: the rest cost it nothing. And its
+  // copy of a write(2) writes back what the write stored, no flush of the program's to call redundant.
+  if (rec.flags == static_cast<uint8_t>(trace::WritebackKind::synced) || trace_.regions().at(r.region).written) {
     findings_.lines_written_back += lines - redundant;
     return;
   }

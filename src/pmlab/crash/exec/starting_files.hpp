@@ -6,8 +6,8 @@
 // size and the content of every page as it was first mapped. A file born after the run began (its birth
 // time, where the file system keeps one) is one the run created, and is removed instead.
 //
-// Only what the run changed through its persistent mappings comes back; a file it wrote with write(2), or a
-// page it changed before mapping it, does not: --setup recreates those.
+// Only what the run changed through its persistent mappings or its writes to a --pool file comes back; a
+// page it changed before mapping or writing it does not: --setup recreates those.
 #pragma once
 
 #include <cstdint>

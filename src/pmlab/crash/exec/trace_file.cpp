@@ -123,7 +123,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     return regions_.count(region) != 0 && offset < regions_[region].length + trace::kPageBytes;
   };
   switch (kind) {
-    case trace::Kind::region: return read_region(at, p, extra);
+    case trace::Kind::region: return read_region(at, rh.flags, p, extra);
     case trace::Kind::base_page: {
       trace::BasePageRecord r;
       std::memcpy(&r, p, sizeof r);
@@ -149,6 +149,10 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
            r.length > regions_[r.region].length + trace::kPageBytes - r.offset))
         return bad(at, "write-back outside its region");
       if (rh.flags > 2) return bad(at, "unknown write-back kind");
+      // A write(2) makes the file as long as it reached; a sync of the whole view does not.
+      if (r.region != trace::kNoRegion && regions_[r.region].written &&
+          rh.flags != static_cast<uint8_t>(trace::WritebackKind::synced))
+        regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + r.length);
       return {};
     }
     case trace::Kind::fence: {
@@ -180,16 +184,18 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
   return {};
 }
 
-Status TraceFile::read_region(size_t at, const std::byte* p, size_t extra) {
+Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t extra) {
   trace::RegionRecord r;
   std::memcpy(&r, p, sizeof r);
+  if (how > static_cast<uint8_t>(trace::RegionHow::written)) return bad(at, "unknown region kind");
   if (r.path_bytes > extra) return bad(at, "region path runs past its record");
   if (regions_.count(r.id)) return bad(at, "region " + std::to_string(r.id) + " declared twice");
   if (r.length == 0 || r.length > (uint64_t{1} << 46) || r.file_offset > (uint64_t{1} << 46) ||
       r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
     return bad(at, "region of impossible size or offset");
   const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
-  regions_[r.id] = {r.id, path, r.address, r.length, r.file_offset, r.file_size, r.device, r.inode, 0};
+  regions_[r.id] = {r.id,        path,     r.address, r.length, r.file_offset,
+                    r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written)};
   return {};
 }
 

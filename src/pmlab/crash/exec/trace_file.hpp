@@ -21,7 +21,8 @@ struct TraceRegion {
   uint32_t id = 0;
   std::string path;
   uint64_t address = 0, length = 0, file_offset = 0, file_size = 0, device = 0, inode = 0;
-  uint64_t content_end = 0;  // past the furthest base page or line the trace records in it
+  uint64_t content_end = 0;  // past the furthest base page or line the trace records in it (or write, if written)
+  bool written = false;      // the runtime's view of a file written with write(2) (trace::RegionHow::written)
 };
 
 struct TraceModule {
@@ -82,7 +83,7 @@ class TraceFile {
  private:
   Status check();
   Status check_record(size_t at, const trace::RecordHeader& rh);
-  Status read_region(size_t at, const std::byte* p, size_t extra);
+  Status read_region(size_t at, uint8_t how, const std::byte* p, size_t extra);
   Status read_stack(size_t at, const std::byte* p, size_t extra);
   Status read_module(size_t at, const std::byte* p, size_t extra);
   const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(bytes_.data()); }

@@ -6,7 +6,9 @@
 // record, so a program killed mid-run leaves every record it finished.
 //
 // What the records say, in the order they happened (one lock orders them across threads):
-//   region     a persistent mapping: a file range mapped shared and writable by PMDK or named by --pool
+//   region     a persistent mapping: a file range mapped shared and writable by PMDK or named by --pool;
+//              or (RegionHow::written) the runtime's own view of a --pool file the program writes with
+//              write(2) and its kin, which those calls alone change
 //   base_page  a page of that file range as it was when first mapped (only pages that are not all zero,
 //              and of those only the lines that are not): the durable image the run starts from
 //   line       a cache line of a region now holds these 64 bytes (its content changed since it was last
@@ -30,7 +32,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -43,7 +45,20 @@ enum class WriteTracking : uint32_t {
   scan = 1,     // userfaultfd asynchronous write-protection, written pages found by PAGEMAP_SCAN at each capture
   compare = 2,  // every page of every region compared at every capture (no write tracking available)
   signals = 3,  // userfaultfd write-protection, each first store to a page a SIGBUS to the thread that stored
+  calls = 4,    // no mapping to track: the program changed its --pool files with write(2) and its kin alone
 };
+// In words, for a run's summary; null for a value this pmlab does not know.
+constexpr const char* describe(WriteTracking w) noexcept {
+  switch (w) {
+    case WriteTracking::faults: return "write-protected pages, each first store reported (userfaultfd)";
+    case WriteTracking::scan: return "write-protected pages scanned at each fence (userfaultfd, PAGEMAP_SCAN)";
+    case WriteTracking::compare: return "every page compared at every fence";
+    case WriteTracking::signals:
+      return "write-protected pages, each first store a SIGBUS to the storing thread (userfaultfd)";
+    case WriteTracking::calls: return "the program's write(2) calls (it mapped no persistent memory writable)";
+  }
+  return nullptr;
+}
 
 struct FileHeader {
   char magic[8];
@@ -73,11 +88,19 @@ enum class Kind : uint8_t {
 
 struct RecordHeader {
   uint8_t kind;
-  uint8_t flags;    // writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark
+  uint8_t
+      flags;  // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
 };
 static_assert(sizeof(RecordHeader) == 8);
+
+// mapped: the program's mapping. written: a view of the runtime's own, of a file the program changes with
+// write(2), pwrite(2) and their vectored kin: on a DAX file system the kernel copies such a write in with
+// non-temporal stores (the edges of a line through the cache, then written back), and nothing orders them
+// until the file is synced; a descriptor opened O_DSYNC or O_SYNC syncs before the call returns. The file
+// is as long as its writes reached.
+enum class RegionHow : uint8_t { mapped = 0, written = 1 };
 
 struct RegionRecord {
   uint32_t id;
@@ -139,9 +162,10 @@ struct WritebackRecord {
 };
 
 // What made a fence: a fence instruction or a library's drain or persist (fence), or a call of the kernel's
-// that synced persistent files, named so that a crash point there reads as the program's own call.
-enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync };
-inline constexpr FenceCall kLastFenceCall = FenceCall::sync;
+// that synced persistent files, named so that a crash point there reads as the program's own call
+// (dsync_write: a write on a descriptor opened O_DSYNC or O_SYNC).
+enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync, dsync_write };
+inline constexpr FenceCall kLastFenceCall = FenceCall::dsync_write;
 constexpr const char* to_string(FenceCall c) noexcept {
   switch (c) {
     case FenceCall::fence: return "fence";
@@ -150,6 +174,7 @@ constexpr const char* to_string(FenceCall c) noexcept {
     case FenceCall::fdatasync: return "fdatasync";
     case FenceCall::syncfs: return "syncfs";
     case FenceCall::sync: return "sync";
+    case FenceCall::dsync_write: return "O_DSYNC write";
   }
   return "fence";
 }

@@ -120,7 +120,7 @@ Status settle_process_traces(TracedRun& run, double seconds) {
     const std::string who = process_and_files(others[i].first, others[i].second, &files);
     if (i == traced)
       run.notes.push_back("traced: " + who +
-                          ", which the program started; the program itself mapped no persistent memory");
+                          ", which the program started; the program itself mapped or wrote no persistent memory");
     else
       run.notes.push_back(who + ", which the program started, also mapped persistent memory (" + files +
                           ") and is not traced: its stores are not in the crash states");

@@ -1,0 +1,154 @@
+// Programs that change their pool file with write(2) and pwrite(2), crash-tested as a DAX file system carries
+// the writes out: each a copy of non-temporal stores, unordered until the file is synced or, on a
+// descriptor opened O_DSYNC, until the call returns.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../../support/crash_exec.hpp"
+#include "../../support/temp_dir.hpp"
+#include "pmlab/crash/exec/trace_file.hpp"
+
+namespace pmlab::crash::exec {
+namespace {
+
+const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
+const std::string kWrittenFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/written_file.py";
+
+// `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
+testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
+                              const std::string& granularity = "line") {
+  const std::string pool = dir.file("log.pool");
+  return testing::crash_exec("rm -f " + pool, kLog + " check {}", dir.file(api + "-" + bug + "-" + granularity),
+                             {"--pool", pool, "--granularity", granularity, "--budget", "200"},
+                             {kLog, "append", pool, "6", "--api", api, "--bug", bug});
+}
+
+// Every failure of the run of `granularity` is at a crash point made by `call`; true when there was one.
+bool fails_at(const testing::ExecOutcome& o, const std::string& call, const std::string& granularity = "line") {
+  const nlohmann::json* run = o.run(granularity);
+  if (run == nullptr || (*run)["failures"].empty()) return false;
+  for (const auto& f : (*run)["failures"])
+    if (f["call"] != call) return false;
+  return true;
+}
+
+// The write route: a write-back is a pwrite of the range, a fence an fdatasync. Correct, it passes at line
+// and word granularity with a crash point per fdatasync (2 per append) and the exit. Without the fdatasync
+// between the record's write and the commit's, both are in flight together at the commit's sync, where
+// the commit can persist without the record.
+TEST(CrashExecWrites, APwriteLogPassesAndFailsWithoutTheSyncBetweenItsWrites) {
+  testing::TempDir dir;
+  for (const char* granularity : {"line", "word"}) {
+    const auto good = exec_log(dir, "write", "none", granularity);
+    EXPECT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_EQ(good.failures(granularity), 0u);
+    EXPECT_EQ(good.metric(granularity, "crash_points"), 13u) << good.err;
+    EXPECT_GT(good.metric(granularity, "states_checked"), 0u);
+  }
+  const auto bug = exec_log(dir, "write", "no-fence");
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_TRUE(fails_at(bug, "fdatasync")) << bug.err;
+  EXPECT_NE(bug.err.find("committed is not whole"), std::string::npos) << bug.err;
+}
+
+// On a descriptor opened O_DSYNC a write is durable when it returns: no fence is needed, and each write is
+// a crash point of its own, where its lines may have persisted in part. Writing the commit first fails.
+TEST(CrashExecWrites, AWriteOnAnODsyncDescriptorIsDurableWhenItReturns) {
+  testing::TempDir dir;
+  const auto good = exec_log(dir, "write-dsync", "no-fence");
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.metric("line", "crash_points"), 13u) << good.err;
+  const nlohmann::json* run = good.run("line");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ((*run)["trace"]["fences_by_call"]["O_DSYNC write"], 12) << (*run)["trace"].dump();
+  EXPECT_NE((*run)["trace"]["write_tracking"].get<std::string>().find("write(2)"), std::string::npos);
+  const auto bug = exec_log(dir, "write-dsync", "commit-first");
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_TRUE(fails_at(bug, "O_DSYNC write")) << bug.err;
+}
+
+// How many line records at file offset `offset` a run's trace holds, from the runtime's views of written
+// files (`written`) or from the program's mappings.
+uint64_t lines_recorded_at(const testing::ExecOutcome& o, uint64_t offset, bool written) {
+  const nlohmann::json* run = o.run("line");
+  if (run == nullptr) return UINT64_MAX;
+  auto trace = TraceFile::open((*run)["trace"]["path"].get<std::string>());
+  if (!trace.ok()) return UINT64_MAX;
+  uint64_t n = 0;
+  EXPECT_TRUE(trace->replay([&](const TraceRecord& rec) -> Status {
+    if (rec.kind != trace::Kind::line) return {};
+    const auto line = rec.as<trace::LineRecord>();
+    const TraceRegion& region = trace->regions().at(line.region);
+    n += region.written == written && region.file_offset + line.offset == offset;
+    return {};
+  }));
+  return n;
+}
+
+// A program started by a shell is traced from its first write to the pool, as from a first mapping: the
+// same crash points as when pmlab starts it, and a note names it.
+TEST(CrashExecWrites, AProcessTheProgramStartsIsTracedFromItsFirstWrite) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  const auto o = testing::crash_exec(
+      "rm -f " + pool, kLog + " check {}", dir.file("sh"), {"--pool", pool, "--granularity", "line"},
+      {"sh", "-c", kLog + " append " + pool + " 6 --api write --bug no-fence; echo appended"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.metric("line", "crash_points"), 7u) << o.err;
+  EXPECT_TRUE(fails_at(o, "fdatasync")) << o.err;
+  EXPECT_NE(o.err.find("which the program started; the program itself mapped or wrote no persistent memory"),
+            std::string::npos)
+      << o.err;
+}
+
+// A Python program that stores records through a mapping of its file's first page, or writes them with
+// os.pwrite 80 MiB into the file (past the runtime's first view of it, which then grows), and writes the
+// count with os.pwrite into the mapped page: the two routes to one file judged together. Writing the count
+// first fails at its fdatasync, either way.
+TEST(CrashExecWrites, WritesAndMappedStoresToOneFileAreJudgedTogether) {
+  testing::TempDir dir;
+  const std::string file = dir.file("records");
+  for (const std::string where : {"near", "far"}) {
+    auto exec = [&](const std::string& out, const std::vector<std::string>& bug) {
+      std::vector<std::string> program = {"python3", kWrittenFile, "append", file, "6", where};
+      program.insert(program.end(), bug.begin(), bug.end());
+      return testing::crash_exec("rm -f " + file, "python3 " + kWrittenFile + " check {} " + where,
+                                 dir.file(where + out), {"--pool", file, "--granularity", "line"}, program);
+    };
+    const auto good = exec("good", {});
+    EXPECT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_EQ(good.metric("line", "crash_points"), 13u) << good.err;
+    // Each count (1 to 6) is recorded once, as the kernel's write, never again as a store through the
+    // mapping that shows it.
+    EXPECT_EQ(lines_recorded_at(good, 0, true), 6u);
+    EXPECT_EQ(lines_recorded_at(good, 0, false), 0u);
+    const auto bug = exec("bug", {"count-first"});
+    EXPECT_EQ(bug.exit_code, 1) << bug.err;
+    EXPECT_TRUE(fails_at(bug, "fdatasync")) << bug.err;
+    EXPECT_NE(bug.err.find("counted is not whole"), std::string::npos) << bug.err;
+  }
+}
+
+// A private, writable mapping of the pool never reaches the file: exec mode has nothing to test, and says why.
+TEST(CrashExecWrites, APrivateMappingOfThePoolIsToldApart) {
+  testing::TempDir dir;
+  const std::string file = dir.file("private");
+  const std::string program =
+      "import mmap, os\n"
+      "fd = os.open('" +
+      file +
+      "', os.O_RDWR | os.O_CREAT, 0o600)\n"
+      "os.ftruncate(fd, 4096)\n"
+      "m = mmap.mmap(fd, 4096, access=mmap.ACCESS_COPY)\n"
+      "m[0:8] = b'12345678'\n";
+  const auto o =
+      testing::crash_exec("rm -f " + file, "true {}", dir.file("out"), {"--pool", file}, {"python3", "-c", program});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("the program mapped no persistent memory"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(file + " is mapped private and writable"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace pmlab::crash::exec
