@@ -12,6 +12,7 @@ debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       chromium  # the report's browser test (python/tests/test_browser.py) renders it headless
       openjdk-17-jdk-headless  # tests/crash/exec: a JVM program crash-tested as it is
       liblmdb-dev lmdb-utils  # subjects/lmdb: a storage engine crash-tested as Debian ships it
+      libsqlite3-dev sqlite3  # subjects/sqlite: one that writes its files with pwrite(2)
       rustc)  # tests/crash/exec: a Rust program crash-tested as it is
 missing=()
 for p in "${debs[@]}"; do

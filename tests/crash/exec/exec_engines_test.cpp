@@ -1,4 +1,5 @@
-// Storage engines nobody here wrote, crash-tested as their distribution ships them (subjects/lmdb).
+// Storage engines nobody here wrote, crash-tested as their distribution ships them (subjects/lmdb,
+// subjects/sqlite).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@ namespace pmlab::crash::exec {
 namespace {
 
 const std::string kLmdbKv = std::string(PMLAB_SUBJECTS_DIR) + "/lmdb-kv";
+const std::string kSqliteKv = std::string(PMLAB_SUBJECTS_DIR) + "/sqlite-kv";
 
 constexpr uint64_t kPageBytes = 4096;
 constexpr uint64_t kMetaPages = 2;             // LMDB's two meta pages lead its file
@@ -120,6 +122,119 @@ TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItIsWrittenWithPwriteToo) {
   EXPECT_EQ((*run)["trace"]["fences_by_call"]["fdatasync"], kInserts);
   EXPECT_EQ((*run)["trace"]["fences_by_call"]["O_DSYNC write"], kInserts);
   EXPECT_NE((*run)["trace"]["write_tracking"].get<std::string>().find("write(2)"), std::string::npos);
+}
+
+// sqlite-kv inserting `n` keys into kv.db in `dir`, the journal mode and sync of `env`, crash-tested at the
+// budget given; its check opens the database's image beside its journal's, under their own names.
+testing::ExecOutcome crash_sqlite(const testing::TempDir& dir, const std::string& out, uint64_t n, uint64_t budget,
+                                  std::vector<std::string> env) {
+  const std::string db = dir.file("kv.db");
+  const std::string setup =
+      "rm -f " + db + " " + db + "-wal " + db + "-shm " + db + "-journal && " + kSqliteKv + " create " + db;
+  return testing::crash_exec(setup, kSqliteKv + " check $PMLAB_CRASH_DIR/kv.db " + std::to_string(n), dir.file(out),
+                             {"--pool", db, "--pool", db + "-wal", "--pool", db + "-journal", "--budget",
+                              std::to_string(budget), "--domain", "adr"},
+                             {kSqliteKv, "insert", db, std::to_string(n)}, std::move(env));
+}
+
+// SQLite's write-ahead log checksums every frame and salts it with the log's generation, so that recovery
+// stops at the last whole commit: torn writes lose nothing committed. With synchronous=normal a commit is
+// not synced when it returns: returned inserts are lost in a crash, and the database stays consistent, the
+// trade SQLite documents.
+TEST(CrashExecEngines, SqlitesWriteAheadLogSurvivesTornWrites) {
+  if (!std::filesystem::exists(kSqliteKv)) GTEST_SKIP() << "subjects/sqlite not built (no libsqlite3-dev)";
+  testing::TempDir dir;
+  const auto full = crash_sqlite(dir, "full", 20, 400, {"SQLITE_KV_JOURNAL=wal", "SQLITE_KV_SYNC=full"});
+  EXPECT_EQ(full.exit_code, 0) << full.err;
+  for (const char* granularity : {"line", "word"}) {
+    EXPECT_EQ(full.failures(granularity), 0u) << granularity;
+    EXPECT_GT(full.metric(granularity, "states_checked"), 300u) << granularity;
+  }
+  EXPECT_GT(full.metric("line", "crash_points"), 20u) << "a sync at least per commit";
+  const auto normal = crash_sqlite(dir, "normal", 20, 400, {"SQLITE_KV_JOURNAL=wal", "SQLITE_KV_SYNC=normal"});
+  EXPECT_EQ(normal.exit_code, 1) << normal.err;
+  const nlohmann::json* run = normal.run("line");
+  ASSERT_NE(run, nullptr);
+  ASSERT_GT((*run)["failures"].size(), 0u);
+  for (const auto& f : (*run)["failures"])
+    EXPECT_NE(f["checker_output"].get<std::string>().find("inserts had returned"), std::string::npos) << f.dump();
+  const auto consistent = crash_sqlite(
+      dir, "consistent", 20, 400, {"SQLITE_KV_JOURNAL=wal", "SQLITE_KV_SYNC=normal", "SQLITE_KV_CHECK_RETURNED=0"});
+  EXPECT_EQ(consistent.exit_code, 0) << consistent.err;
+}
+
+// In journal_mode=persist a transaction commits by zeroing its rollback journal's 28-byte header in place.
+// At word granularity that write can persist in part: the header's magic number without its zeroed record
+// count, a hot journal of no records whose database size from before the transaction truncates a database
+// the transaction grew, and SQLite finds it malformed. A whole line persisting at once never does.
+TEST(CrashExecEngines, SqlitesPersistedJournalCommitTearsAtWordGranularity) {
+  if (!std::filesystem::exists(kSqliteKv)) GTEST_SKIP() << "subjects/sqlite not built (no libsqlite3-dev)";
+  testing::TempDir dir;
+  const auto o = crash_sqlite(dir, "persist", 20, 1000, {"SQLITE_KV_JOURNAL=persist", "SQLITE_KV_SYNC=full"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.failures("line"), 0u);
+  const nlohmann::json* word = o.run("word");
+  ASSERT_NE(word, nullptr);
+  ASSERT_GT((*word)["failures"].size(), 0u);
+  for (const auto& f : (*word)["failures"]) {
+    EXPECT_EQ(f["call"], "fdatasync");
+    EXPECT_NE(f["checker_output"].get<std::string>().find("malformed"), std::string::npos) << f.dump();
+    ASSERT_EQ(f["lines"].size(), 1u) << f.dump();
+    EXPECT_EQ(f["lines"][0]["where"], "kv.db-journal+0x0") << f.dump();
+  }
+
+  // SQLite's own shell on the first failure's image agrees: with its journal beside it the database is
+  // malformed, without it whole.
+  if (!platform::find_program("sqlite3")) return;
+  const std::string db = dir.file("kv.db"), state = (*word)["failures"][0]["replay"];
+  std::vector<std::string> replay = {PMLAB_CLI_PATH,
+                                     "crash",
+                                     "exec",
+                                     "--setup",
+                                     "rm -f " + db + "*",
+                                     "--check",
+                                     "true {}",
+                                     "--pool",
+                                     db,
+                                     "--pool",
+                                     db + "-wal",
+                                     "--pool",
+                                     db + "-journal",
+                                     "--domain",
+                                     "adr",
+                                     "--granularity",
+                                     "word",
+                                     "--trace",
+                                     (*word)["trace"]["path"],
+                                     "--replay",
+                                     state,
+                                     "--image",
+                                     dir.file("torn"),
+                                     "--out",
+                                     dir.file("replay"),
+                                     "--",
+                                     kSqliteKv,
+                                     "insert",
+                                     db,
+                                     "20"};
+  ASSERT_EQ(run(replay).exit_code, 0);
+  const std::string torn = dir.file("torn-db");
+  std::filesystem::create_directory(torn);
+  const auto& files = (*word)["trace"]["files"];
+  auto image_of = [&](size_t i) { return dir.file("torn") + (i == 0 ? "" : "." + std::to_string(i)); };
+  size_t db_image = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string name = std::filesystem::path(files[i].get<std::string>()).filename().string();
+    std::filesystem::copy_file(image_of(i), torn + "/" + name);
+    if (files[i] == db) db_image = i;
+  }
+  const auto with_journal = run({"sqlite3", torn + "/kv.db", "PRAGMA integrity_check;"});
+  EXPECT_NE(with_journal.out + with_journal.err, "ok\n");
+  EXPECT_NE((with_journal.out + with_journal.err).find("malformed"), std::string::npos) << with_journal.err;
+  const std::string whole = dir.file("whole-db");
+  std::filesystem::create_directory(whole);
+  std::filesystem::copy_file(image_of(db_image), whole + "/kv.db");
+  EXPECT_EQ(run({"sqlite3", whole + "/kv.db", "PRAGMA integrity_check;"}).out, "ok\n");
 }
 
 }  // namespace

@@ -13,6 +13,29 @@ namespace {
 
 using testing::TraceBuilder;
 
+// Replays `replay` under its domain: at each crash point, the durable bytes at `offsets`, as one string.
+std::vector<std::string> durable_at(Replay& replay, std::initializer_list<size_t> offsets) {
+  std::vector<std::string> seen;
+  EXPECT_TRUE(replay
+                  .run([&](const CrashPointInfo&, const LineModel& m) {
+                    std::string bytes;
+                    for (size_t at : offsets) bytes += static_cast<char>(m.durable()[at]);
+                    seen.push_back(bytes);
+                    return Status{};
+                  })
+                  .ok());
+  return seen;
+}
+
+// The same for the trace `bytes`, replayed under ADR.
+std::vector<std::string> durable_at(const std::string& bytes, std::initializer_list<size_t> offsets) {
+  auto t = TraceFile::parse(bytes);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  Replay replay(*t, persist::Domain::adr);
+  return durable_at(replay, offsets);
+}
+
 TEST(ExecTrace, ReplaysCrashPointsWithTheDurableImageAndWhatIsPending) {
   const std::string bytes =
       TraceBuilder().region(0, 8192).base_page(0, 0, 'a').line(0, 64, 'b').writeback(0, 64, 64).fence().exit().bytes();
@@ -53,13 +76,7 @@ TEST(ExecTrace, APageMappedAgainBringsTheRunsStoresNotAStartingPoint) {
   Replay replay(*t, persist::Domain::adr);
   ASSERT_EQ(replay.files().size(), 1u);
   EXPECT_EQ(replay.image_bytes(), 8192u);
-  ASSERT_TRUE(replay
-                  .run([&](const CrashPointInfo&, const LineModel& m) {
-                    EXPECT_EQ(static_cast<char>(m.durable()[0]), 'a');
-                    EXPECT_EQ(static_cast<char>(m.durable()[4096]), 'c');
-                    return Status{};
-                  })
-                  .ok());
+  EXPECT_EQ(durable_at(replay, {0, 4096}), (std::vector<std::string>{"ac"}));
 }
 
 // A base page carries its lines that are not zero; the others start zero, in the image and in the file a
@@ -197,6 +214,25 @@ TEST(ExecTrace, CrashPointsCountTheOperationsMarkedBeforeThem) {
   EXPECT_EQ(counts, expected);
 }
 
+// A file the run maps or writes only after some crash points held its starting content before: every crash
+// image has it, not zeros, from the first crash point on.
+TEST(ExecTrace, AFileFirstSeenLateHoldsItsStartingContentAtEveryCrashPoint) {
+  const std::string bytes = TraceBuilder()
+                                .region(0, 4096, "/dev/shm/log", 4096, 1, 7)
+                                .line(0, 0, 'l')
+                                .writeback(0, 0, 64)
+                                .fence()
+                                .region(1, 4096, "/dev/shm/db", 4096, 1, 8)
+                                .base_page(1, 0, 'd')
+                                .line(1, 0, 'n')
+                                .writeback(1, 0, 64)
+                                .fence()
+                                .exit()
+                                .bytes();
+  // The second file's first two lines (the first file's image is one page).
+  EXPECT_EQ(durable_at(bytes, {4096, 4096 + 64}), (std::vector<std::string>{"dd", "dd", "nd"}));
+}
+
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
 // sync of the whole view names. Its writes' lines are the kernel's copy, which no flush of the program's
 // made redundant.
@@ -216,14 +252,7 @@ TEST(ExecTrace, AWrittenFileIsAsLongAsItsWritesReached) {
   EXPECT_TRUE(t->regions().at(0).written);
   Replay replay(*t, persist::Domain::adr);
   EXPECT_EQ(replay.image_bytes(), 3 * 4096u);
-  std::vector<char> durable;
-  ASSERT_TRUE(replay
-                  .run([&](const CrashPointInfo&, const LineModel& m) {
-                    durable.push_back(static_cast<char>(m.durable()[8192]));
-                    return Status{};
-                  })
-                  .ok());
-  EXPECT_EQ(durable, (std::vector<char>{'\0', 'w'}));
+  EXPECT_EQ(durable_at(replay, {8192}), (std::vector<std::string>{std::string(1, '\0'), "w"}));
   EXPECT_TRUE(replay.findings().redundant_writebacks.empty());
   const std::string unknown = TraceBuilder()
                                   .add(trace::Kind::region, trace::RegionRecord{0, 0, 0x10000, 4096, 0, 4096, 1, 7}, {},

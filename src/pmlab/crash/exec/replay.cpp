@@ -56,8 +56,9 @@ std::string Replay::where(size_t offset) const {
   return "?";
 }
 
-// A page's content at its first mapping is the run's starting point; a later mapping of a page already
-// seen brings the run's own stores, not a starting point.
+// A page's content at its first mapping is the run's starting point, durable from the first crash point on,
+// also where the run maps or writes its file only later (nothing the trace misses changed it before); a
+// later mapping of a page already seen brings the run's own stores, not a starting point.
 struct Replay::FirstMappings {
   std::vector<bool> seen;                       // image page -> mapped before
   std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
@@ -68,12 +69,15 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   PMLAB_TRY(model.resize(image_bytes_));
   findings_ = {};
   FirstMappings first{std::vector<bool>(image_bytes_ / kPage, false), {}};
+  PMLAB_TRY(trace_.replay([&](const TraceRecord& rec) -> Status {
+    if (rec.kind == trace::Kind::region) map_region(rec, first);
+    else if (rec.kind == trace::Kind::base_page) set_base_page(rec, first, model);
+    return {};
+  }));
   uint64_t points = 0;
   trace::OperationCounts ops;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
-      case trace::Kind::region: map_region(rec, first); break;
-      case trace::Kind::base_page: set_base_page(rec, first, model); break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
@@ -104,6 +108,8 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::operation:
         ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? ops.ended : ops.begun);
         break;
+      case trace::Kind::region:     // the starting point is in the model already
+      case trace::Kind::base_page:  // (above)
       case trace::Kind::stack:
       case trace::Kind::module:
       case trace::Kind::unmap:
