@@ -125,13 +125,14 @@ TEST(CrashExecEngines, LmdbsMetaPageTearsWhenItIsWrittenWithPwriteToo) {
 }
 
 // sqlite-kv inserting `n` keys into kv.db in `dir`, the journal mode and sync of `env`, crash-tested at the
-// budget given; its check opens the database's image beside its journal's, under their own names.
+// budget given. The check opens `{}`, the image of the first --pool (kv.db, though the run writes its journal
+// first), beside its journal's.
 testing::ExecOutcome crash_sqlite(const testing::TempDir& dir, const std::string& out, uint64_t n, uint64_t budget,
                                   std::vector<std::string> env) {
   const std::string db = dir.file("kv.db");
   const std::string setup =
       "rm -f " + db + " " + db + "-wal " + db + "-shm " + db + "-journal && " + kSqliteKv + " create " + db;
-  return testing::crash_exec(setup, kSqliteKv + " check $PMLAB_CRASH_DIR/kv.db " + std::to_string(n), dir.file(out),
+  return testing::crash_exec(setup, kSqliteKv + " check {} " + std::to_string(n), dir.file(out),
                              {"--pool", db, "--pool", db + "-wal", "--pool", db + "-journal", "--budget",
                               std::to_string(budget), "--domain", "adr"},
                              {kSqliteKv, "insert", db, std::to_string(n)}, std::move(env));
@@ -220,20 +221,19 @@ TEST(CrashExecEngines, SqlitesPersistedJournalCommitTearsAtWordGranularity) {
   ASSERT_EQ(run(replay).exit_code, 0);
   const std::string torn = dir.file("torn-db");
   std::filesystem::create_directory(torn);
+  // --image writes the database's image, the one {} names, to FILE, and each other file's to FILE.N.
   const auto& files = (*word)["trace"]["files"];
-  auto image_of = [&](size_t i) { return dir.file("torn") + (i == 0 ? "" : "." + std::to_string(i)); };
-  size_t db_image = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string name = std::filesystem::path(files[i].get<std::string>()).filename().string();
-    std::filesystem::copy_file(image_of(i), torn + "/" + name);
-    if (files[i] == db) db_image = i;
+    const std::string image = dir.file("torn") + (files[i] == db ? "" : "." + std::to_string(i));
+    std::filesystem::copy_file(image, torn + "/" + name);
   }
   const auto with_journal = run({"sqlite3", torn + "/kv.db", "PRAGMA integrity_check;"});
   EXPECT_NE(with_journal.out + with_journal.err, "ok\n");
   EXPECT_NE((with_journal.out + with_journal.err).find("malformed"), std::string::npos) << with_journal.err;
   const std::string whole = dir.file("whole-db");
   std::filesystem::create_directory(whole);
-  std::filesystem::copy_file(image_of(db_image), whole + "/kv.db");
+  std::filesystem::copy_file(dir.file("torn"), whole + "/kv.db");
   EXPECT_EQ(run({"sqlite3", whole + "/kv.db", "PRAGMA integrity_check;"}).out, "ok\n");
 }
 

@@ -17,6 +17,16 @@ namespace {
 
 // Checkers run on worker threads while the next images are built: every submitted image is judged once,
 // on its own content, with its own environment.
+// `{}` names the first --pool the run traced, whatever order the run touched its files in (SQLite writes its
+// log before its database); with no --pool traced, the first file (a PMDK pool found by itself).
+TEST(ExecJudges, TheImageACheckNamesIsTheFirstPoolTraced) {
+  const std::vector<ImageFile> files = {{"/shm/kv.db-wal"}, {"/shm/kv.db"}, {"/shm/other"}};
+  EXPECT_EQ(named_image(files, {"/shm/kv.db", "/shm/kv.db-wal"}), 1u);
+  EXPECT_EQ(named_image(files, {"/shm/absent", "/shm/other"}), 2u);
+  EXPECT_EQ(named_image(files, {"/shm/./kv.db-wal"}), 0u) << "paths compared as the same file";
+  EXPECT_EQ(named_image(files, {}), 0u);
+}
+
 TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {
   testing::TempDir dir;
   JudgeOptions o;

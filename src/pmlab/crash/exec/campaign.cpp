@@ -477,6 +477,7 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay&
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
   jo.work_dir = scratch;
   jo.files = layout.files();
+  jo.image_file = named_image(jo.files, o.pools);
   jo.image_bytes = layout.image_bytes();
   return Judges::start(jo);
 }

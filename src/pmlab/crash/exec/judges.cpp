@@ -228,7 +228,7 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
                            const std::string& path) const {
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
-    const std::string to = i == 0 ? path : path + "." + std::to_string(i);
+    const std::string to = i == options_.image_file ? path : path + "." + std::to_string(i);
     if (Status s = write_sparse(to, image.data() + f.base, f.size, f.base / kPage, pages); !s) return s;
   }
   return {};
@@ -316,13 +316,23 @@ std::vector<std::string> checker_argv(const std::string& check, const std::strin
   return words;
 }
 
+namespace {
+fs::path canonical(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path) : p;
+}
+}  // namespace
+
+size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools) {
+  for (const std::string& pool : pools)
+    for (size_t i = 0; i < files.size(); ++i)
+      if (canonical(pool) == canonical(files[i].path)) return i;
+  return 0;
+}
+
 Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files) {
   if (check.find("{}") != std::string::npos || check.find("PMLAB_CRASH_") != std::string::npos) return {};
-  auto canonical = [](const std::string& path) {
-    std::error_code ec;
-    const fs::path p = fs::weakly_canonical(path, ec);
-    return ec ? fs::path(path) : p;
-  };
   std::string word;
   for (size_t i = 0; i <= check.size(); ++i) {
     const char c = i < check.size() ? check[i] : ' ';
@@ -343,7 +353,7 @@ Status check_reads_crash_images(const std::string& check, const std::vector<Imag
 }
 
 Verdict Judges::judge(Slot& slot) {
-  const std::string image = image_path(slot, 0);
+  const std::string image = image_path(slot, options_.image_file);
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
   spec.set_env = slot.env;

@@ -33,14 +33,19 @@ struct Verdict {
 };
 
 struct JudgeOptions {
-  std::string check;  // shell command; `{}` is replaced by the first file's image path (quoted)
+  std::string check;  // shell command; `{}` is replaced by the image path of files[image_file] (quoted)
   double timeout_s = 10;
   bool recheck = false;  // judge the image the first check left, again
   unsigned jobs = 1;
   std::string work_dir;
   std::vector<ImageFile> files;
+  size_t image_file = 0;
   size_t image_bytes = 0;
 };
+
+// The file whose image `{}` names: the first of `pools` (--pool, in the order given) that the run traced,
+// or else the first file it traced (PMDK's pools, found by themselves).
+size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools);
 
 // Refuses a check that names one of the program's persistent files itself and never its image (`{}`,
 // $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR): it would judge the file the traced run left, the same whatever the
@@ -90,8 +95,8 @@ class Judges {
   Result<Verdict> judge_random_image(uint64_t seed, const std::vector<size_t>& pages);
   // Where slot `slot` keeps file `file`'s image.
   std::string image_path(const Slot& slot, size_t file) const;
-  // Writes the image in `image` to `path` (file 0) and `path`.1, .2, …, for the others: the pages `pages`
-  // lists, and holes (zero) elsewhere.
+  // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N: the pages
+  // `pages` lists, and holes (zero) elsewhere.
   Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path) const;
 
  private:
