@@ -6,7 +6,11 @@
 #include "pmlab-trace/tracer.hpp"
 #include "pmlab-trace/write_tracking.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -263,6 +267,67 @@ void file_wrote(const FileWrite& w, size_t n, uintptr_t site) noexcept {
     }
   }
   --tls_depth;
+}
+
+namespace {
+// A region of the file (device, inode): whether the trace knows the file.
+bool traces_file(const Tracer& t, uint64_t device, uint64_t inode) {
+  return std::any_of(t.regions.begin(), t.regions.end(),
+                     [&](const Region& r) { return r.record.device == device && r.record.inode == inode; });
+}
+}  // namespace
+
+// The runtime's own calls (its trace file's growth is an ftruncate, made under the lock) are no events.
+bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || path == nullptr || tls_depth > 0) return false;
+  const int saved_errno = errno;
+  struct stat st {};
+  const bool exists = fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+  errno = saved_errno;
+  if (!exists) return false;
+  ++tls_depth;
+  bool traced = false;
+  {
+    std::lock_guard lock(t.mutex);
+    traced = traces_file(t, st.st_dev, st.st_ino);
+  }
+  --tls_depth;
+  *file = {st.st_dev, st.st_ino};
+  return traced;
+}
+
+void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || tls_depth > 0) return;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const trace::GoneRecord rec{site, file.device, file.inode};
+    if (t.active) t.file.append(trace::Kind::gone, static_cast<uint8_t>(call), &rec, sizeof rec);
+  }
+  --tls_depth;
+}
+
+void file_truncating(int fd, const char* path, uint64_t length) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || t.truncated_pool || tls_depth > 0) return;
+  const int saved_errno = errno;
+  struct stat st {};
+  const bool shortens = (fd >= 0 ? fstat(fd, &st) == 0 : path != nullptr && stat(path, &st) == 0) &&
+                        length < static_cast<uint64_t>(st.st_size);
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (shortens && !t.truncated_pool && traces_file(t, st.st_dev, st.st_ino)) {
+      t.truncated_pool = true;
+      note(t, "the program truncated a persistent file from " + std::to_string(st.st_size) + " to " +
+                  std::to_string(length) +
+                  " bytes: exec mode does not model a file's length, and a crash image keeps what lay past its end");
+    }
+  }
+  --tls_depth;
+  errno = saved_errno;
 }
 
 void operation(trace::OperationMark mark, uintptr_t site) noexcept {

@@ -41,7 +41,8 @@ uint16_t thread_index();
 // How many threads have made an event so far.
 int threads_seen() noexcept;
 
-// The trace file, appended through a shared mapping that grows a step at a time.
+// The trace file, appended through a shared mapping that grows a step at a time. Its calls that the runtime
+// interposes (ftruncate, rename, unlink) are made as system calls: they are the runtime's, not the program's.
 class TraceFile {
  public:
   bool open(const char* path) {
@@ -77,9 +78,9 @@ class TraceFile {
   bool open_locked(const std::string& path) {
     const std::string part = path + ".part";
     if (!open(part.c_str())) return false;
-    if (flock(fd_, LOCK_EX) == 0 && rename(part.c_str(), path.c_str()) == 0) return true;
+    if (flock(fd_, LOCK_EX) == 0 && syscall(SYS_rename, part.c_str(), path.c_str()) == 0) return true;
     release();
-    unlink(part.c_str());
+    syscall(SYS_unlink, part.c_str());
     return false;
   }
   // In a forked child: the trace is the parent's, and the child's copy of the descriptor would hold its lock.
@@ -94,7 +95,7 @@ class TraceFile {
     const uint64_t total = sizeof(trace::FileHeader) + header()->used_bytes;
     syscall(SYS_munmap, base_, capacity_);
     base_ = nullptr;
-    if (ftruncate(fd_, static_cast<off_t>(total)) != 0) { /* the header's count still bounds the records */
+    if (syscall(SYS_ftruncate, fd_, static_cast<off_t>(total)) != 0) { /* the header's count still bounds the records */
     }
     ::close(fd_);
   }
@@ -106,7 +107,7 @@ class TraceFile {
   static constexpr size_t kGrowBytes = size_t{1} << 20;
 
   bool grow(size_t bytes) {
-    if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0) return false;
+    if (syscall(SYS_ftruncate, fd_, static_cast<off_t>(bytes)) != 0) return false;
     void* p = base_ == nullptr ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0)
                                : reinterpret_cast<void*>(syscall(SYS_mremap, base_, capacity_, bytes, MREMAP_MAYMOVE));
     if (mmap_failed(p)) return false;
@@ -195,6 +196,7 @@ struct Tracer {
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
   bool private_pool = false;         // noted once
+  bool truncated_pool = false;       // noted once
   // (device, inode) of the files a write(2) was found not to be a --pool file: a write's test costs a
   // fstat, not the path comparisons of is_pool_file.
   std::vector<std::pair<uint64_t, uint64_t>> not_pools;

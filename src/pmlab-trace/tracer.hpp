@@ -88,6 +88,18 @@ bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* wr
 // partial lines go through the cache and are written back; and a fence when `write.synced`.
 void file_wrote(const FileWrite& write, size_t n, uintptr_t site) noexcept;
 
+// The program is about to unlink or rename the file at `path` (relative to `dirfd`, as the *at calls take it):
+// when that is a persistent file, true, and `file` says which. After the call succeeded, `file_gone` records
+// that the path no longer leads to it.
+struct TracedFile {
+  uint64_t device = 0, inode = 0;
+};
+bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
+void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site) noexcept;
+// The program is about to truncate the file `fd` (or at `path`, when fd < 0) to `length` bytes: when that
+// shortens a persistent file, the trace notes (once) that a file's length is not modelled.
+void file_truncating(int fd, const char* path, uint64_t length) noexcept;
+
 // Events, each with the return address of the call that made it.
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;
 // [p, p+n) was just stored with non-temporal stores (recorded with its write-back).

@@ -15,6 +15,16 @@
 namespace pmlab::crash::exec {
 namespace {
 
+// Options for one checker running `check` in `dir`.
+JudgeOptions one_checker(const testing::TempDir& dir, std::string check) {
+  JudgeOptions o;
+  o.check = std::move(check);
+  o.timeout_s = 30;
+  o.jobs = 1;
+  o.work_dir = dir.path();
+  return o;
+}
+
 // Checkers run on worker threads while the next images are built: every submitted image is judged once,
 // on its own content, with its own environment.
 // `{}` names the first --pool the run traced, whatever order the run touched its files in (SQLite writes its
@@ -98,16 +108,13 @@ TEST(ExecJudges, AHungCheckerIsAFailureAndTheNextImageIsWrittenWhole) {
 // image, byte for byte, with the page no image has content in a hole.
 TEST(ExecJudges, WhateverACheckerDidToItsImageTheNextOneFindsItsOwn) {
   testing::TempDir dir;
-  JudgeOptions o;
-  o.check =
+  JudgeOptions o = one_checker(
+      dir,
       "/bin/sh -c 'cmp -s {} \"$EXPECTED\" || exit 1; test $(du -k {} | cut -f1) -le 12 || exit 2; "
       "case $((PMLAB_CRASH_STATE % 6)) in "
       "0) printf junk | dd of={} bs=1 seek=5000 conv=notrunc 2>/dev/null;; 1) truncate -s 100 {};; 2) rm {};; "
       "3) printf junk > {}.new && mv {}.new {};; 4) printf junk >> {};; "
-      "5) printf junk | dd of={} bs=1 seek=13000 conv=notrunc 2>/dev/null;; esac'";
-  o.timeout_s = 30;
-  o.jobs = 1;
-  o.work_dir = dir.path();
+      "5) printf junk | dd of={} bs=1 seek=13000 conv=notrunc 2>/dev/null;; esac'");
   constexpr size_t kBytes = 4 * 4096;
   o.files = {ImageFile{"/x/pool", 1, 2, 0, kBytes}};
   o.image_bytes = kBytes;
@@ -134,6 +141,45 @@ TEST(ExecJudges, WhateverACheckerDidToItsImageTheNextOneFindsItsOwn) {
   }
   (*judges)->drain();
   for (int i = 0; i < kChecks; ++i) EXPECT_TRUE(verdicts[i].consistent) << i << ": " << verdicts[i].outcome;
+}
+
+// A checker finds the files a crash leaves and nothing else: of two files at one path (the run removed the
+// first and made another there) the one present, under the path's name; no file the crash does not leave;
+// and nothing a checker before it added.
+TEST(ExecJudges, ACheckerFindsTheFilesTheCrashLeavesAndNothingElse) {
+  testing::TempDir dir;
+  JudgeOptions o = one_checker(dir,
+                               "/bin/sh -c 'test \"$(ls -A \"$PMLAB_CRASH_DIR\" | tr \"\\n\" \" \")\" = \"$LISTED\" && "
+                               "test \"$(head -c 1 \"$PMLAB_CRASH_DIR/journal\" 2>/dev/null)\" = \"$FIRST\" && "
+                               "touch \"$PMLAB_CRASH_DIR/lock\"'");
+  o.files = {ImageFile{"/x/db", 1, 1, 0, 4096}, ImageFile{"/x/journal", 1, 2, 4096, 4096},
+             ImageFile{"/x/journal", 1, 3, 8192, 4096}};
+  o.image_bytes = 3 * 4096;
+  auto judges = Judges::start(o);
+  ASSERT_TRUE(judges.ok()) << judges.status().message();
+  std::string image(3 * 4096, 'd');
+  std::fill(image.begin() + 4096, image.begin() + 8192, 'a');  // the first journal
+  std::fill(image.begin() + 8192, image.end(), 'b');           // the one made at its path after it
+  const std::span<const std::byte> durable(reinterpret_cast<const std::byte*>(image.data()), image.size());
+  struct Case {
+    std::vector<bool> present;
+    std::string listed, first;
+  };
+  const std::vector<Case> cases = {{{true, true, false}, "db journal ", "a"},
+                                   {{true, false, true}, "db journal ", "b"},
+                                   {{true, false, false}, "db ", ""}};
+  std::vector<Verdict> verdicts(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Judges::Slot& slot = (*judges)->acquire();
+    ASSERT_TRUE((*judges)->restore(slot, durable, {0, 1, 2}, {true, true, true}).ok());
+    slot.present = cases[i].present;
+    ASSERT_TRUE((*judges)
+                    ->submit(slot, {"LISTED=" + cases[i].listed, "FIRST=" + cases[i].first},
+                             [&, i](const Verdict& v) { verdicts[i] = v; })
+                    .ok());
+    (*judges)->drain();
+  }
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_TRUE(verdicts[i].consistent) << i << ": " << verdicts[i].outcome;
 }
 
 }  // namespace

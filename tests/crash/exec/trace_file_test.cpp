@@ -27,6 +27,22 @@ std::vector<std::string> durable_at(Replay& replay, std::initializer_list<size_t
   return seen;
 }
 
+// The trace `bytes` replayed under ADR: at each crash point, which files a crash leaves.
+std::vector<std::vector<bool>> present_at(const std::string& bytes) {
+  auto t = TraceFile::parse(bytes);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  Replay replay(*t, persist::Domain::adr);
+  std::vector<std::vector<bool>> present;
+  EXPECT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    present.push_back(p.present);
+                    return Status{};
+                  })
+                  .ok());
+  return present;
+}
+
 // The same for the trace `bytes`, replayed under ADR.
 std::vector<std::string> durable_at(const std::string& bytes, std::initializer_list<size_t> offsets) {
   auto t = TraceFile::parse(bytes);
@@ -231,6 +247,27 @@ TEST(ExecTrace, AFileFirstSeenLateHoldsItsStartingContentAtEveryCrashPoint) {
                                 .bytes();
   // The second file's first two lines (the first file's image is one page).
   EXPECT_EQ(durable_at(bytes, {4096, 4096 + 64}), (std::vector<std::string>{"dd", "dd", "nd"}));
+}
+
+// A crash leaves at a path the file there at that moment: the first file from the start, the one the run
+// made there later from when the run first wrote it, none once the run unlinked it.
+TEST(ExecTrace, ACrashLeavesTheFileAPathLeadsToThen) {
+  const std::string bytes =
+      TraceBuilder()
+          .region(0, 4096, "/dev/shm/journal", 4096, 1, 7)
+          .fence()
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 7})  // unlinked
+          .fence()
+          .region(1, 4096, "/dev/shm/journal", 4096, 1, 8)  // made again: another inode at the path
+          .fence()
+          .add(trace::Kind::gone, trace::GoneRecord{0x43, 1, 8}, {}, 0, static_cast<uint8_t>(trace::GoneCall::rename))
+          .exit()
+          .bytes();
+  EXPECT_EQ(present_at(bytes),
+            (std::vector<std::vector<bool>>{{true, false}, {false, false}, {false, true}, {false, false}}));
+  EXPECT_FALSE(
+      TraceFile::parse(TraceBuilder().add(trace::Kind::gone, trace::GoneRecord{0, 1, 7}, {}, 0, 2).bytes()).ok())
+      << "a call this pmlab does not know";
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a

@@ -174,6 +174,7 @@ struct GranularityRun {
         uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
         // One image is two states where the operations it must hold differ.
         if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
+        for (size_t f = 0; f < p.present.size(); ++f) h = mix64(h ^ (p.present[f] ? f + 1 : 0));  // which files
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -248,8 +249,10 @@ struct GranularityRun {
     Judges::Slot& slot = judges.acquire();
     PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
     apply_state(space, state, slot.image);
+    slot.present = p.present;
     if (o.replay)
-      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image); !s) return s;
+      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, p.present); !s)
+        return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
         "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops.begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops.ended)};

@@ -138,22 +138,34 @@ Judges::Slot::~Slot() {
 
 Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
   std::unique_ptr<Judges> j(new Judges(options));
-  // Each file's image keeps its name (a checker may look for it), made unique where two files share one.
-  for (size_t i = 0; i < options.files.size(); ++i) {
-    std::string name = fs::path(options.files[i].path).filename().string();
+  // Each file's image keeps its name (a checker may look for it), made unique where files at two paths share
+  // one. Files at one path (one replaced another) share it: a crash leaves one of them there.
+  const auto& files = options.files;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string name = fs::path(files[i].path).filename().string();
     if (name.empty()) name = "pool";
-    if (std::count(j->names_.begin(), j->names_.end(), name)) name = std::to_string(i) + "-" + name;
-    j->names_.push_back(name);
+    for (size_t k = 0; k < i; ++k)
+      if (j->names_[k] == name && files[k].path != files[i].path) name = std::to_string(i) + "-" + name;
+    const auto same_path = std::find_if(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(i),
+                                        [&](const ImageFile& f) { return f.path == files[i].path; });
+    j->names_.push_back(same_path != files.begin() + static_cast<std::ptrdiff_t>(i)
+                            ? j->names_[static_cast<size_t>(same_path - files.begin())]
+                            : name);
   }
   const unsigned jobs = std::max(1u, options.jobs);
   // One slot more than checkers, so the next image is built while every checker runs.
   for (size_t s = 0; s < jobs + 1u; ++s) {
     auto slot = std::make_unique<Slot>();
     slot->index = s;
-    slot->dir = (fs::path(options.work_dir) / ("slot-" + std::to_string(s))).string();
-    std::error_code ec;
-    fs::create_directories(slot->dir, ec);
-    if (ec) return error(Errc::io_error, "cannot create " + slot->dir + ": " + ec.message());
+    const fs::path home = fs::path(options.work_dir) / ("slot-" + std::to_string(s));
+    slot->dir = (home / "crash").string();
+    slot->store = (home / "images").string();
+    slot->present.assign(options.files.size(), true);
+    for (const std::string& d : {slot->dir, slot->store}) {
+      std::error_code ec;
+      fs::create_directories(d, ec);
+      if (ec) return error(Errc::io_error, "cannot create " + d + ": " + ec.message());
+    }
     // The image's address range, held so the files map side by side in it.
     void* range = mmap(nullptr, std::max<size_t>(options.image_bytes, 1), PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -178,7 +190,27 @@ Judges::~Judges() {
 }
 
 std::string Judges::image_path(const Slot& slot, size_t file) const {
+  return (fs::path(slot.store) / std::to_string(file)).string();
+}
+
+std::string Judges::shown_path(const Slot& slot, size_t file) const {
   return (fs::path(slot.dir) / names_[file]).string();
+}
+
+// A checker may add files (a database's lock or index file), remove or replace its image's: each check
+// starts from a directory that holds the present files' images and nothing else.
+Status Judges::lay_out(const Slot& slot) const {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(slot.dir, ec)) fs::remove_all(entry.path(), ec);
+  if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
+  for (size_t i = 0; i < options_.files.size(); ++i) {
+    if (!slot.present[i]) continue;
+    const std::string shown = shown_path(slot, i);
+    ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
+    if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
+      return errno_status(errno, "cannot place the crash image " + shown);
+  }
+  return {};
 }
 
 Judges::Slot& Judges::acquire() {
@@ -224,10 +256,11 @@ Status Judges::restore(Slot& slot, std::span<const std::byte> durable, const std
   return {};
 }
 
-Status Judges::write_files(std::span<const std::byte> image, const std::vector<size_t>& pages,
-                           const std::string& path) const {
+Status Judges::write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
+                           const std::vector<bool>& present) const {
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
+    if (!present[i]) continue;
     const std::string to = i == options_.image_file ? path : path + "." + std::to_string(i);
     if (Status s = write_sparse(to, image.data() + f.base, f.size, f.base / kPage, pages); !s) return s;
   }
@@ -279,6 +312,7 @@ void Judges::work() {
 Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size_t>& pages) {
   drain();
   Slot& slot = acquire();
+  slot.present.assign(options_.files.size(), true);
   Random rng(seed);
   for (size_t page : pages)
     for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {
@@ -353,7 +387,13 @@ Status check_reads_crash_images(const std::string& check, const std::vector<Imag
 }
 
 Verdict Judges::judge(Slot& slot) {
-  const std::string image = image_path(slot, options_.image_file);
+  Verdict v;
+  if (Status s = lay_out(slot); !s) {
+    v.outcome = "the checker could not run: " + s.message();
+    v.not_run = true;
+    return v;
+  }
+  const std::string image = shown_path(slot, options_.image_file);
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
   spec.set_env = slot.env;
@@ -362,9 +402,8 @@ Verdict Judges::judge(Slot& slot) {
   // The checker is not the traced program: nothing of the tracer reaches it.
   spec.unset_env = {"LD_PRELOAD", "PMLAB_TRACE_FILE", "PMLAB_TRACE_PID", "PMLAB_TRACE_POOLS", "PMLAB_TRACE_DOMAIN"};
   spec.output = platform::ProcessSpec::Output::file;
-  spec.output_file = (std::filesystem::path(slot.dir) / "check.log").string();
+  spec.output_file = (fs::path(slot.dir).parent_path() / "check.log").string();
   spec.timeout_s = options_.timeout_s;
-  Verdict v;
   for (int round = 0; round < (options_.recheck ? 2 : 1); ++round) {
     auto run = platform::run_process(spec);
     if (!run) {

@@ -62,12 +62,14 @@ class Judges {
  public:
   struct Slot {
     size_t index = 0;
-    std::string dir;
-    std::byte* image = nullptr;    // the image: its files mapped at their bases, written in place
-    Status files_ready;            // whether acquire() found the files and mapped them
+    std::string dir;             // where a checker finds the files of its crash image ($PMLAB_CRASH_DIR)
+    std::string store;           // where the slot keeps each file's image, linked into `dir` where the file is present
+    std::vector<bool> present;   // per file: whether the crash leaves it (CrashPointInfo::present)
+    std::byte* image = nullptr;  // the image: its files mapped at their bases, written in place
+    Status files_ready;          // whether acquire() found the files and mapped them
     std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
     std::function<void(const Verdict&)> done;
-    std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `dir`
+    std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `store`
     size_t bytes = 0;
     ~Slot();  // where SlotFile is complete; unmaps the image
   };
@@ -93,20 +95,24 @@ class Judges {
   // content, once nothing else is being judged. A check that reads its crash image rarely passes one; a
   // check that passes it either accepts any content or judges another file.
   Result<Verdict> judge_random_image(uint64_t seed, const std::vector<size_t>& pages);
-  // Where slot `slot` keeps file `file`'s image.
+  // Where slot `slot` keeps file `file`'s image, and where its checker finds it.
   std::string image_path(const Slot& slot, size_t file) const;
-  // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N: the pages
-  // `pages` lists, and holes (zero) elsewhere.
-  Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path) const;
+  std::string shown_path(const Slot& slot, size_t file) const;
+  // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that is
+  // `present`: the pages `pages` lists, and holes (zero) elsewhere.
+  Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
+                     const std::vector<bool>& present) const;
 
  private:
   explicit Judges(JudgeOptions options) : options_(std::move(options)) {}
   void work();
   Verdict judge(Slot& slot);
+  // Empties the slot's `dir` of what its last checker left, then links each present file's image there.
+  Status lay_out(const Slot& slot) const;
   void release(Slot& slot);
 
   JudgeOptions options_;
-  std::vector<std::string> names_;  // per file: its image's name in a slot
+  std::vector<std::string> names_;  // per file: its image's name in a slot's `dir` (its own file name)
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<Slot*> free_, queued_;
   size_t busy_ = 0;

@@ -76,8 +76,11 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   }));
   uint64_t points = 0;
   trace::OperationCounts ops;
+  Presence files = initial_presence();
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
+      case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
+      case trace::Kind::gone: file_gone(rec, files); break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
@@ -92,13 +95,13 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         const auto r = rec.as<trace::FenceRecord>();
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
         const CrashPointInfo point{
-            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops};
+            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops, files.present};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops};
+        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops, files.present};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -108,8 +111,7 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::operation:
         ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? ops.ended : ops.begun);
         break;
-      case trace::Kind::region:     // the starting point is in the model already
-      case trace::Kind::base_page:  // (above)
+      case trace::Kind::base_page:  // the starting point is in the model already (above)
       case trace::Kind::stack:
       case trace::Kind::module:
       case trace::Kind::unmap:
@@ -119,6 +121,32 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   });
   content_pages_ = model.content_pages();
   return replayed;
+}
+
+Replay::Presence Replay::initial_presence() const {
+  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false)};
+  for (size_t f = 0; f < files_.size(); ++f)
+    p.present[f] = std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
+                                [&](const ImageFile& e) { return e.path == files_[f].path; });
+  return p;
+}
+
+// A file the run maps or writes for the first time replaced whatever was at its path before.
+void Replay::file_seen(uint32_t region, Presence& files) const {
+  const size_t f = places_.at(region).file;
+  if (files.present[f] || files.gone[f]) return;
+  for (size_t g = 0; g < files_.size(); ++g)
+    if (files_[g].path == files_[f].path) files.present[g] = false;
+  files.present[f] = true;
+}
+
+void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
+  const auto r = rec.as<trace::GoneRecord>();
+  for (size_t f = 0; f < files_.size(); ++f)
+    if (files_[f].device == r.device && files_[f].inode == r.inode) {
+      files.present[f] = false;
+      files.gone[f] = true;
+    }
 }
 
 void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {

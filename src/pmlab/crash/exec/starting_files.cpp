@@ -73,7 +73,10 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
   for (const auto& [id, r] : trace.regions()) {
     if (std::find(seen.begin(), seen.end(), std::pair{r.device, r.inode}) != seen.end()) continue;
     seen.emplace_back(r.device, r.inode);
-    File f{r.path, r.file_size, Action::put_back, ""};
+    // A file the run made at a path after removing the one there (a journal per transaction) is no
+    // starting point: the path's first file is.
+    if (std::any_of(s.files_.begin(), s.files_.end(), [&](const File& f) { return f.path == r.path; })) continue;
+    File f{r.path, r.device, r.inode, r.file_size, Action::put_back, ""};
     const Identity now = identify(r.path);
     if (!now.exists) {
       f.action = Action::leave;
@@ -100,8 +103,8 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
   // Per file page: covered by a mapping already; first mapped with no base content (zero) so far.
   std::vector<std::vector<bool>> seen(files_.size()), pending_zero(files_.size());
   std::vector<uint64_t> rewritten(files_.size(), 0);
-  std::map<std::pair<uint64_t, uint64_t>, size_t> index;
-  for (const auto& [id, r] : trace.regions()) index.try_emplace({r.device, r.inode}, index.size());
+  std::map<std::pair<uint64_t, uint64_t>, size_t> index;  // (device, inode) -> files_
+  for (size_t i = 0; i < files_.size(); ++i) index.try_emplace({files_[i].device, files_[i].inode}, i);
   for (size_t i = 0; i < files_.size(); ++i) {
     const File& f = files_[i];
     if (f.action == Action::leave) {
@@ -121,11 +124,13 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
     pending_zero[i].assign(pages, false);
     seen[i].assign(pages, false);
   }
-  std::map<uint32_t, std::pair<size_t, uint64_t>> places;  // region -> (file, file offset)
-  for (const auto& [id, r] : trace.regions()) places[id] = {index.at({r.device, r.inode}), r.file_offset};
+  std::map<uint32_t, std::pair<size_t, uint64_t>> places;  // region -> (file, file offset), of files_ only
+  for (const auto& [id, r] : trace.regions())
+    if (const auto it = index.find({r.device, r.inode}); it != index.end()) places[id] = {it->second, r.file_offset};
   Status replayed = trace.replay([&](const TraceRecord& rec) -> Status {
     if (rec.kind == trace::Kind::region) {
       const auto r = rec.as<trace::RegionRecord>();
+      if (!places.count(r.id)) return {};
       const auto [file, offset] = places.at(r.id);
       if (fds[file].get() < 0) return {};
       // Pages no earlier mapping covered start here: zero unless a base page follows.
@@ -133,6 +138,7 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
         if (!seen[file][p]) seen[file][p] = pending_zero[file][p] = true;
     } else if (rec.kind == trace::Kind::base_page) {
       const auto b = rec.as<trace::BasePageRecord>();
+      if (!places.count(b.region)) return {};
       const auto [file, offset] = places.at(b.region);
       const size_t page = (offset + b.offset) / kPage;
       if (fds[file].get() < 0 || page >= pending_zero[file].size() || !pending_zero[file][page]) return {};

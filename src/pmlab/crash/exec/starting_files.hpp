@@ -41,6 +41,7 @@ class StartingFiles {
   };
   struct File {
     std::string path;
+    uint64_t device = 0, inode = 0;
     uint64_t size = 0;  // when first mapped
     Action action = Action::put_back;
     std::string why;  // for leave

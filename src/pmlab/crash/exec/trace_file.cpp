@@ -30,6 +30,7 @@ size_t fixed_bytes(trace::Kind kind) {
     case trace::Kind::note: return 0;
     case trace::Kind::exit: return sizeof(trace::ExitRecord);
     case trace::Kind::operation: return sizeof(trace::OperationRecord);
+    case trace::Kind::gone: return sizeof(trace::GoneRecord);
   }
   return SIZE_MAX;
 }
@@ -180,6 +181,9 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     }
     case trace::Kind::exit: return {};
     case trace::Kind::operation: return rh.flags > 1 ? bad(at, "unknown operation mark") : Status{};
+    case trace::Kind::gone:
+      return rh.flags > static_cast<uint8_t>(trace::GoneCall::rename) ? bad(at, "unknown call that removed a file")
+                                                                      : Status{};
   }
   return {};
 }

@@ -22,6 +22,8 @@
 //   exit       the program is exiting: the last crash point
 //   operation  the program marked the start or the end of one of its operations (pmlab/trace.h's
 //              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
+//   gone       a persistent file's path no longer leads to it: the program unlinked it, renamed it away or
+//              renamed another file over it (file-system metadata, taken as durable when the call returns)
 #pragma once
 
 #include <bit>
@@ -32,7 +34,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 4;
+inline constexpr uint32_t kVersion = 5;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -83,13 +85,15 @@ enum class Kind : uint8_t {
   unmap,
   note,
   exit,
-  operation
+  operation,
+  gone
 };
 
 struct RecordHeader {
   uint8_t kind;
-  uint8_t
-      flags;  // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark
+  // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark;
+  // gone: GoneCall
+  uint8_t flags;
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
 };
@@ -215,6 +219,13 @@ struct OperationCounts {
 struct ExitRecord {
   int32_t status;
   uint32_t reserved;
+};
+
+enum class GoneCall : uint8_t { unlink = 0, rename = 1 };
+
+struct GoneRecord {
+  uint64_t site;  // return address of the call
+  uint64_t device, inode;
 };
 
 // Records are padded to 8 bytes.

@@ -1,0 +1,161 @@
+// The C library's calls that change files, interposed by preloading like the calls in interpose.cpp. A
+// program may keep its pool in a file it changes with write(2) and pwrite(2) (LMDB does, by default) instead
+// of stores to a mapping: a write to a --pool file is recorded as a DAX file system carries it out
+// (tracer.hpp's file_wrote); a write to any other file costs a fstat. A program may also remove a
+// persistent file while it runs (SQLite's journal_mode=delete commits so): unlink and rename record that
+// its path no longer leads to it. Each forwards to the real function.
+//
+// Calls the C library makes by itself are not seen: stdio's buffered fwrite, remove(3)'s unlink, and the
+// kernel's own copies (copy_file_range, sendfile, io_uring), which the runtime does not interpose.
+#undef _FORTIFY_SOURCE  // the fortified pwrite is an inline wrapper, not a symbol to define
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+
+#include "pmlab-trace/real.hpp"
+#include "pmlab-trace/tracer.hpp"
+
+namespace trace = pmlab_trace::trace;
+
+namespace {
+
+size_t total(const iovec* v, int count) {
+  size_t n = 0;
+  for (int i = 0; i < count; ++i) n += v[i].iov_len;
+  return n;
+}
+
+// `write` (the real call) of `n` bytes to `fd` at `at` (none: the file position), reported from `ra`;
+// `flags`: pwritev2's, whose RWF_DSYNC and RWF_SYNC make this one call durable when it returns.
+template <class Write>
+ssize_t traced_write(void* ra, int fd, std::optional<uint64_t> at, size_t n, Write&& write, int flags = 0) {
+  pmlab_trace::FileWrite w;
+  const bool traced = pmlab_trace::file_will_write(fd, at, n, &w);
+  if (flags & (RWF_DSYNC | RWF_SYNC)) w.synced = true;
+  const ssize_t r = write();
+  if (traced && r > 0) {
+    const int saved_errno = errno;
+    pmlab_trace::file_wrote(w, static_cast<size_t>(r), reinterpret_cast<uintptr_t>(ra));
+    errno = saved_errno;
+  }
+  return r;
+}
+
+// `remove` (the real call) takes away the path `path` at `dirfd` (and `over`, a rename's target): a persistent
+// file either named is gone from it once the call succeeded.
+template <class Remove>
+int traced_removal(void* ra, int dirfd, const char* path, const char* over, trace::GoneCall call, Remove&& remove) {
+  pmlab_trace::TracedFile named, replaced;
+  const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
+  const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(dirfd, over, &replaced);
+  const int r = remove();
+  if (r == 0 && (was_named || was_replaced)) {
+    const int saved_errno = errno;
+    if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
+    if (was_replaced) pmlab_trace::file_gone(replaced, call, reinterpret_cast<uintptr_t>(ra));
+    errno = saved_errno;
+  }
+  return r;
+}
+
+std::optional<uint64_t> at_offset(off64_t at) {
+  return at >= 0 ? std::optional<uint64_t>(static_cast<uint64_t>(at)) : std::nullopt;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, size_t n) {
+  PMLAB_REAL(write, nullptr);
+  return traced_write(__builtin_return_address(0), fd, std::nullopt, n, [&] { return real_fn(fd, buf, n); });
+}
+__attribute__((visibility("default"))) ssize_t pwrite(int fd, const void* buf, size_t n, off_t at) {
+  PMLAB_REAL(pwrite, nullptr);
+  return traced_write(__builtin_return_address(0), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
+}
+__attribute__((visibility("default"))) ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t at) {
+  PMLAB_REAL(pwrite64, nullptr);
+  return traced_write(__builtin_return_address(0), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
+}
+__attribute__((visibility("default"))) ssize_t writev(int fd, const iovec* v, int count) {
+  PMLAB_REAL(writev, nullptr);
+  return traced_write(__builtin_return_address(0), fd, std::nullopt, total(v, count),
+                      [&] { return real_fn(fd, v, count); });
+}
+__attribute__((visibility("default"))) ssize_t pwritev(int fd, const iovec* v, int count, off_t at) {
+  PMLAB_REAL(pwritev, nullptr);
+  return traced_write(__builtin_return_address(0), fd, at_offset(at), total(v, count),
+                      [&] { return real_fn(fd, v, count, at); });
+}
+__attribute__((visibility("default"))) ssize_t pwritev64(int fd, const iovec* v, int count, off64_t at) {
+  PMLAB_REAL(pwritev64, nullptr);
+  return traced_write(__builtin_return_address(0), fd, at_offset(at), total(v, count),
+                      [&] { return real_fn(fd, v, count, at); });
+}
+// pwritev2 at -1 writes at the file position.
+__attribute__((visibility("default"))) ssize_t pwritev2(int fd, const iovec* v, int count, off_t at, int flags) {
+  PMLAB_REAL(pwritev2, nullptr);
+  return traced_write(
+      __builtin_return_address(0), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); },
+      flags);
+}
+__attribute__((visibility("default"))) ssize_t pwritev64v2(int fd, const iovec* v, int count, off64_t at, int flags) {
+  PMLAB_REAL(pwritev64v2, nullptr);
+  return traced_write(
+      __builtin_return_address(0), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); },
+      flags);
+}
+
+// unlink and rename take a path from a persistent file; renameat's two directories are one here only when
+// both paths are absolute or both relative to the same one, the usual case (a rename across directories
+// whose target is persistent is not seen as removing it).
+__attribute__((visibility("default"))) int unlink(const char* path) {
+  PMLAB_REAL(unlink, nullptr);
+  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, nullptr, trace::GoneCall::unlink,
+                        [&] { return real_fn(path); });
+}
+__attribute__((visibility("default"))) int unlinkat(int dirfd, const char* path, int flags) {
+  PMLAB_REAL(unlinkat, nullptr);
+  return traced_removal(__builtin_return_address(0), dirfd, path, nullptr, trace::GoneCall::unlink,
+                        [&] { return real_fn(dirfd, path, flags); });
+}
+__attribute__((visibility("default"))) int rename(const char* from, const char* to) {
+  PMLAB_REAL(rename, nullptr);
+  return traced_removal(__builtin_return_address(0), AT_FDCWD, from, to, trace::GoneCall::rename,
+                        [&] { return real_fn(from, to); });
+}
+__attribute__((visibility("default"))) int renameat(int from_dir, const char* from, int to_dir, const char* to) {
+  PMLAB_REAL(renameat, nullptr);
+  return traced_removal(__builtin_return_address(0), from_dir, from, from_dir == to_dir ? to : nullptr,
+                        trace::GoneCall::rename, [&] { return real_fn(from_dir, from, to_dir, to); });
+}
+__attribute__((visibility("default"))) int renameat2(int from_dir, const char* from, int to_dir, const char* to,
+                                                     unsigned flags) {
+  PMLAB_REAL(renameat2, nullptr);
+  // RENAME_EXCHANGE swaps the two: each path then leads to the other file, and both are gone from theirs.
+  return traced_removal(__builtin_return_address(0), from_dir, from, from_dir == to_dir ? to : nullptr,
+                        trace::GoneCall::rename, [&] { return real_fn(from_dir, from, to_dir, to, flags); });
+}
+
+__attribute__((visibility("default"))) int ftruncate(int fd, off_t length) {
+  PMLAB_REAL(ftruncate, nullptr);
+  pmlab_trace::file_truncating(fd, nullptr, static_cast<uint64_t>(length));
+  return real_fn(fd, length);
+}
+__attribute__((visibility("default"))) int ftruncate64(int fd, off64_t length) {
+  PMLAB_REAL(ftruncate64, nullptr);
+  pmlab_trace::file_truncating(fd, nullptr, static_cast<uint64_t>(length));
+  return real_fn(fd, length);
+}
+__attribute__((visibility("default"))) int truncate(const char* path, off_t length) {
+  PMLAB_REAL(truncate, nullptr);
+  pmlab_trace::file_truncating(-1, path, static_cast<uint64_t>(length));
+  return real_fn(path, length);
+}
+
+}  // extern "C"
