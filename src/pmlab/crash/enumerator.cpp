@@ -455,7 +455,7 @@ void apply_state(const CrashSpace& space, const CrashState& state, std::byte* im
 }
 
 void build_image(std::span<const std::byte> durable, const CrashSpace& space, const CrashState& state, std::byte* out) {
-  std::memcpy(out, durable.data(), durable.size());
+  if (!durable.empty()) std::memcpy(out, durable.data(), durable.size());  // an image of no file has no memory
   apply_state(space, state, out);
 }
 
