@@ -15,6 +15,7 @@ namespace {
 
 const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 const std::string kWrittenFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/written_file.py";
+const std::string kAppendedLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/appended_log.py";
 
 // `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
 testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
@@ -129,6 +130,23 @@ TEST(CrashExecWrites, WritesAndMappedStoresToOneFileAreJudgedTogether) {
     EXPECT_TRUE(fails_at(bug, "fdatasync")) << bug.err;
     EXPECT_NE(bug.err.find("counted is not whole"), std::string::npos) << bug.err;
   }
+}
+
+// A write that extends a file makes its new length durable at once (docs/crash-simulator.md): a log appended
+// without checksums shows a torn last record, and the same log with a CRC per record passes.
+TEST(CrashExecWrites, AnAppendedLogNeedsChecksumsForItsTornLastRecord) {
+  testing::TempDir dir;
+  const std::string log = dir.file("appended");
+  auto exec = [&](const std::string& mode) {
+    return testing::crash_exec("rm -f " + log, "python3 " + kAppendedLog + " check {} " + mode, dir.file(mode),
+                               {"--pool", log}, {"python3", kAppendedLog, "append", log, "6", mode});
+  };
+  const auto plain = exec("plain");
+  EXPECT_EQ(plain.exit_code, 1) << plain.err;
+  EXPECT_TRUE(fails_at(plain, "fdatasync", "word")) << plain.err;
+  const auto checksummed = exec("checksummed");
+  EXPECT_EQ(checksummed.exit_code, 0) << checksummed.err;
+  EXPECT_GT(checksummed.metric("word", "states_checked"), 6u);
 }
 
 // A private, writable mapping of the pool never reaches the file: exec mode has nothing to test, and says why.
