@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -297,14 +300,40 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
   return traced;
 }
 
-void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site) noexcept {
+namespace {
+// The absolute path of `path` at `dirfd`, resolved (the file is there): "" when it cannot be told.
+std::string absolute_path(int dirfd, const char* path) {
+  std::string full = path;
+  if (path[0] != '/') {
+    char dir[4096];
+    ssize_t n = -1;
+    if (dirfd == AT_FDCWD) n = getcwd(dir, sizeof dir) != nullptr ? static_cast<ssize_t>(std::strlen(dir)) : -1;
+    else {
+      char link[64];
+      std::snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+      n = readlink(link, dir, sizeof dir - 1);
+    }
+    if (n <= 0) return "";
+    full = std::string(dir, static_cast<size_t>(n)) + "/" + path;
+  }
+  char* real = realpath(full.c_str(), nullptr);
+  if (real == nullptr) return full;
+  std::string resolved = real;
+  std::free(real);
+  return resolved;
+}
+}  // namespace
+
+void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir, const char* to) noexcept {
   Tracer& t = tracer();
   if (!t.active || tls_depth > 0) return;
   ++tls_depth;
+  const std::string moved_to = to != nullptr ? absolute_path(to_dir, to) : "";
   {
     std::lock_guard lock(t.mutex);
-    const trace::GoneRecord rec{site, file.device, file.inode};
-    if (t.active) t.file.append(trace::Kind::gone, static_cast<uint8_t>(call), &rec, sizeof rec);
+    const trace::GoneRecord rec{site, file.device, file.inode, static_cast<uint32_t>(moved_to.size()), 0};
+    if (t.active)
+      t.file.append(trace::Kind::gone, static_cast<uint8_t>(call), &rec, sizeof rec, moved_to.data(), moved_to.size());
   }
   --tls_depth;
 }

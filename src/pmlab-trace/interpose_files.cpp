@@ -45,18 +45,22 @@ ssize_t traced_write(void* ra, int fd, std::optional<uint64_t> at, size_t n, Wri
   return r;
 }
 
-// `remove` (the real call) takes away the path `path` at `dirfd` (and `over`, a rename's target): a persistent
-// file either named is gone from it once the call succeeded.
+// `remove` (the real call) takes away the path `path` at `dirfd` (and a rename's target `over` at `over_dir`):
+// a persistent file either named is gone from it once the call succeeded.
 template <class Remove>
-int traced_removal(void* ra, int dirfd, const char* path, const char* over, trace::GoneCall call, Remove&& remove) {
+int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const char* over, trace::GoneCall call,
+                   Remove&& remove) {
   pmlab_trace::TracedFile named, replaced;
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
-  const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(dirfd, over, &replaced);
+  const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(over_dir, over, &replaced);
   const int r = remove();
   if (r == 0 && (was_named || was_replaced)) {
     const int saved_errno = errno;
-    if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
+    // The replaced file first: the renamed one then takes its path.
     if (was_replaced) pmlab_trace::file_gone(replaced, call, reinterpret_cast<uintptr_t>(ra));
+    if (was_named && call == trace::GoneCall::rename)
+      pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra), over_dir, over);
+    else if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
     errno = saved_errno;
   }
   return r;
@@ -111,35 +115,33 @@ __attribute__((visibility("default"))) ssize_t pwritev64v2(int fd, const iovec* 
       flags);
 }
 
-// unlink and rename take a path from a persistent file; renameat's two directories are one here only when
-// both paths are absolute or both relative to the same one, the usual case (a rename across directories
-// whose target is persistent is not seen as removing it).
+// unlink and rename take a path from a persistent file (a rename also from the file it replaces).
 __attribute__((visibility("default"))) int unlink(const char* path) {
   PMLAB_REAL(unlink, nullptr);
-  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, nullptr, trace::GoneCall::unlink,
+  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(path); });
 }
 __attribute__((visibility("default"))) int unlinkat(int dirfd, const char* path, int flags) {
   PMLAB_REAL(unlinkat, nullptr);
-  return traced_removal(__builtin_return_address(0), dirfd, path, nullptr, trace::GoneCall::unlink,
+  return traced_removal(__builtin_return_address(0), dirfd, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(dirfd, path, flags); });
 }
 __attribute__((visibility("default"))) int rename(const char* from, const char* to) {
   PMLAB_REAL(rename, nullptr);
-  return traced_removal(__builtin_return_address(0), AT_FDCWD, from, to, trace::GoneCall::rename,
+  return traced_removal(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, trace::GoneCall::rename,
                         [&] { return real_fn(from, to); });
 }
 __attribute__((visibility("default"))) int renameat(int from_dir, const char* from, int to_dir, const char* to) {
   PMLAB_REAL(renameat, nullptr);
-  return traced_removal(__builtin_return_address(0), from_dir, from, from_dir == to_dir ? to : nullptr,
-                        trace::GoneCall::rename, [&] { return real_fn(from_dir, from, to_dir, to); });
+  return traced_removal(__builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
+                        [&] { return real_fn(from_dir, from, to_dir, to); });
 }
+// RENAME_EXCHANGE swaps the two: the file that was at `to` is taken as gone (its new path is not followed).
 __attribute__((visibility("default"))) int renameat2(int from_dir, const char* from, int to_dir, const char* to,
                                                      unsigned flags) {
   PMLAB_REAL(renameat2, nullptr);
-  // RENAME_EXCHANGE swaps the two: each path then leads to the other file, and both are gone from theirs.
-  return traced_removal(__builtin_return_address(0), from_dir, from, from_dir == to_dir ? to : nullptr,
-                        trace::GoneCall::rename, [&] { return real_fn(from_dir, from, to_dir, to, flags); });
+  return traced_removal(__builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
+                        [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
 
 __attribute__((visibility("default"))) int ftruncate(int fd, off_t length) {

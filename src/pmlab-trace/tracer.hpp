@@ -95,7 +95,9 @@ struct TracedFile {
   uint64_t device = 0, inode = 0;
 };
 bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
-void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site) noexcept;
+// `to` (at `to_dir`): where a rename moved the file; null when the file has no path now.
+void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir = -1,
+               const char* to = nullptr) noexcept;
 // The program is about to truncate the file `fd` (or at `path`, when fd < 0) to `length` bytes: when that
 // shortens a persistent file, the trace notes (once) that a file's length is not modelled.
 void file_truncating(int fd, const char* path, uint64_t length) noexcept;

@@ -256,18 +256,48 @@ TEST(ExecTrace, ACrashLeavesTheFileAPathLeadsToThen) {
       TraceBuilder()
           .region(0, 4096, "/dev/shm/journal", 4096, 1, 7)
           .fence()
-          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 7})  // unlinked
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 7, 0, 0})  // unlinked
           .fence()
           .region(1, 4096, "/dev/shm/journal", 4096, 1, 8)  // made again: another inode at the path
           .fence()
-          .add(trace::Kind::gone, trace::GoneRecord{0x43, 1, 8}, {}, 0, static_cast<uint8_t>(trace::GoneCall::rename))
+          .add(trace::Kind::gone, trace::GoneRecord{0x43, 1, 8, 0, 0}, {}, 0,
+               static_cast<uint8_t>(trace::GoneCall::rename))
           .exit()
           .bytes();
   EXPECT_EQ(present_at(bytes),
             (std::vector<std::vector<bool>>{{true, false}, {false, false}, {false, true}, {false, false}}));
   EXPECT_FALSE(
-      TraceFile::parse(TraceBuilder().add(trace::Kind::gone, trace::GoneRecord{0, 1, 7}, {}, 0, 2).bytes()).ok())
+      TraceFile::parse(TraceBuilder().add(trace::Kind::gone, trace::GoneRecord{0, 1, 7, 0, 0}, {}, 0, 2).bytes()).ok())
       << "a call this pmlab does not know";
+}
+
+// A file renamed over another is left under the other's name; the one it replaced is gone.
+TEST(ExecTrace, ARenamedFileIsLeftUnderItsNewName) {
+  const std::string to = "/dev/shm/state";
+  const std::string bytes =
+      TraceBuilder()
+          .region(0, 4096, "/dev/shm/state.tmp", 4096, 1, 9)
+          .region(1, 4096, to, 4096, 1, 8)
+          .fence()
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 8, 0, 0}, {}, 0, uint8_t{1})
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 9, static_cast<uint32_t>(to.size()), 0}, to, 0, uint8_t{1})
+          .exit()
+          .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  std::vector<std::pair<std::vector<bool>, std::vector<std::string>>> seen;
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    seen.emplace_back(p.present, p.names);
+                    return Status{};
+                  })
+                  .ok());
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].first, (std::vector<bool>{true, true}));
+  EXPECT_EQ(seen[0].second, (std::vector<std::string>{"state.tmp", "state"}));
+  EXPECT_EQ(seen[1].first, (std::vector<bool>{true, false}));
+  EXPECT_EQ(seen[1].second, (std::vector<std::string>{"state", "state"}));
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a

@@ -174,7 +174,8 @@ struct GranularityRun {
         uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
         // One image is two states where the operations it must hold differ.
         if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
-        for (size_t f = 0; f < p.present.size(); ++f) h = mix64(h ^ (p.present[f] ? f + 1 : 0));  // which files
+        for (size_t f = 0; f < p.present.size(); ++f)  // which files, under which names
+          if (p.present[f]) h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(p.names[f]));
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -250,6 +251,7 @@ struct GranularityRun {
     PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
     apply_state(space, state, slot.image);
     slot.present = p.present;
+    slot.names = p.names;
     if (o.replay)
       if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, p.present); !s)
         return s;
@@ -481,6 +483,8 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay&
   jo.work_dir = scratch;
   jo.files = layout.files();
   jo.image_file = named_image(jo.files, o.pools);
+  // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
+  if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();
   jo.image_bytes = layout.image_bytes();
   return Judges::start(jo);
 }

@@ -205,7 +205,8 @@ Status Judges::lay_out(const Slot& slot) const {
   if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
   for (size_t i = 0; i < options_.files.size(); ++i) {
     if (!slot.present[i]) continue;
-    const std::string shown = shown_path(slot, i);
+    const bool renamed = i < slot.names.size() && slot.names[i] != fs::path(options_.files[i].path).filename().string();
+    const std::string shown = renamed ? (fs::path(slot.dir) / slot.names[i]).string() : shown_path(slot, i);
     ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
     if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
@@ -313,6 +314,7 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
   drain();
   Slot& slot = acquire();
   slot.present.assign(options_.files.size(), true);
+  slot.names.clear();
   Random rng(seed);
   for (size_t page : pages)
     for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {
@@ -393,7 +395,8 @@ Verdict Judges::judge(Slot& slot) {
     v.not_run = true;
     return v;
   }
-  const std::string image = shown_path(slot, options_.image_file);
+  const std::string image = options_.image_name.empty() ? shown_path(slot, options_.image_file)
+                                                        : (fs::path(slot.dir) / options_.image_name).string();
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
   spec.set_env = slot.env;

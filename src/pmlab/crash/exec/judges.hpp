@@ -33,18 +33,21 @@ struct Verdict {
 };
 
 struct JudgeOptions {
-  std::string check;  // shell command; `{}` is replaced by the image path of files[image_file] (quoted)
+  // Shell command; `{}` is replaced by the path (quoted) of `image_name` in the crash directory, or where that
+  // is empty of files[image_file]'s image.
+  std::string check;
   double timeout_s = 10;
   bool recheck = false;  // judge the image the first check left, again
   unsigned jobs = 1;
   std::string work_dir;
   std::vector<ImageFile> files;
   size_t image_file = 0;
+  std::string image_name;
   size_t image_bytes = 0;
 };
 
-// The file whose image `{}` names: the first of `pools` (--pool, in the order given) that the run traced,
-// or else the first file it traced (PMDK's pools, found by themselves).
+// The file whose image `--replay --image FILE` writes to FILE: the first of `pools` (--pool, in the order
+// given) that the run traced, or else the first file it traced (PMDK's pools, found by themselves).
 size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools);
 
 // Refuses a check that names one of the program's persistent files itself and never its image (`{}`,
@@ -62,12 +65,13 @@ class Judges {
  public:
   struct Slot {
     size_t index = 0;
-    std::string dir;             // where a checker finds the files of its crash image ($PMLAB_CRASH_DIR)
-    std::string store;           // where the slot keeps each file's image, linked into `dir` where the file is present
-    std::vector<bool> present;   // per file: whether the crash leaves it (CrashPointInfo::present)
-    std::byte* image = nullptr;  // the image: its files mapped at their bases, written in place
-    Status files_ready;          // whether acquire() found the files and mapped them
-    std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
+    std::string dir;            // where a checker finds the files of its crash image ($PMLAB_CRASH_DIR)
+    std::string store;          // where the slot keeps each file's image, linked into `dir` where the file is present
+    std::vector<bool> present;  // per file: whether the crash leaves it (CrashPointInfo::present)
+    std::vector<std::string> names;  // per file: its name then, where a rename gave it another (or empty)
+    std::byte* image = nullptr;      // the image: its files mapped at their bases, written in place
+    Status files_ready;              // whether acquire() found the files and mapped them
+    std::vector<std::string> env;    // per check: PMLAB_CRASH_POINT, …
     std::function<void(const Verdict&)> done;
     std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `store`
     size_t bytes = 0;

@@ -94,14 +94,16 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::fence: {
         const auto r = rec.as<trace::FenceRecord>();
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
-        const CrashPointInfo point{
-            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops, files.present};
+        const CrashPointInfo point{++points, false,         rec.thread,
+                                   r.site,   r.stack,       static_cast<trace::FenceCall>(rec.flags),
+                                   ops,      files.present, names_of(files)};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops, files.present};
+        const CrashPointInfo point{++points, true,          rec.thread,     0, 0, trace::FenceCall::fence,
+                                   ops,      files.present, names_of(files)};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -124,29 +126,53 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
 }
 
 Replay::Presence Replay::initial_presence() const {
-  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false)};
+  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false), {}};
+  for (const ImageFile& f : files_) p.paths.push_back(f.path);
+  // A file empty when the run first mapped or wrote it is taken as one the run made then.
+  std::vector<bool> empty_at_first(files_.size(), false), seen(files_.size(), false);
+  for (const auto& [id, r] : trace_.regions()) {
+    const size_t f = places_.at(id).file;
+    if (!seen[f]) empty_at_first[f] = r.file_size == 0;
+    seen[f] = true;
+  }
   for (size_t f = 0; f < files_.size(); ++f)
-    p.present[f] = std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
-                                [&](const ImageFile& e) { return e.path == files_[f].path; });
+    p.present[f] = !empty_at_first[f] && std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
+                                                      [&](const ImageFile& e) { return e.path == files_[f].path; });
   return p;
 }
 
 // A file the run maps or writes for the first time replaced whatever was at its path before.
+namespace {
+// File `f` is now at its path in `files`: any other file there is not.
+void takes_path(std::vector<bool>& present, const std::vector<std::string>& paths, size_t f) {
+  for (size_t g = 0; g < paths.size(); ++g)
+    if (g != f && paths[g] == paths[f]) present[g] = false;
+  present[f] = true;
+}
+}  // namespace
+
 void Replay::file_seen(uint32_t region, Presence& files) const {
   const size_t f = places_.at(region).file;
-  if (files.present[f] || files.gone[f]) return;
-  for (size_t g = 0; g < files_.size(); ++g)
-    if (files_[g].path == files_[f].path) files.present[g] = false;
-  files.present[f] = true;
+  if (!files.present[f] && !files.gone[f]) takes_path(files.present, files.paths, f);
 }
 
 void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const auto r = rec.as<trace::GoneRecord>();
-  for (size_t f = 0; f < files_.size(); ++f)
-    if (files_[f].device == r.device && files_[f].inode == r.inode) {
-      files.present[f] = false;
-      files.gone[f] = true;
-    }
+  const std::string moved_to(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes);
+  for (size_t f = 0; f < files_.size(); ++f) {
+    if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
+    files.present[f] = false;
+    files.gone[f] = moved_to.empty();
+    if (moved_to.empty()) continue;
+    files.paths[f] = moved_to;
+    takes_path(files.present, files.paths, f);
+  }
+}
+
+std::vector<std::string> Replay::names_of(const Presence& files) {
+  std::vector<std::string> names;
+  for (const std::string& p : files.paths) names.push_back(std::filesystem::path(p).filename().string());
+  return names;
 }
 
 void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {

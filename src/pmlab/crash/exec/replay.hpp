@@ -34,10 +34,13 @@ struct CrashPointInfo {
   trace::FenceCall call = trace::FenceCall::fence;
   // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
   trace::OperationCounts ops;
-  // Per file (Replay::files), whether a crash here leaves it at its path: a path's first file from the
-  // start, a later one from when the run first mapped or wrote it (it replaced the one before), until the run
-  // unlinked it or renamed it away or over (file-system metadata, durable when its call returns).
+  // Per file (Replay::files), whether a crash here leaves it, and under which name: a path's first file from
+  // the start (from when the run first mapped or wrote it, where it was empty then: the run made it), a
+  // later one from when the run first mapped or wrote it (it replaced the one before), until the
+  // run unlinked it or renamed another over it; a renamed file under its new name (file-system metadata,
+  // durable when its call returns).
   std::vector<bool> present;
+  std::vector<std::string> names;
 };
 
 // Per call site (a return address), how often the run did something that made nothing more durable.
@@ -76,10 +79,12 @@ class Replay {
   // Which files exist at their paths as the trace goes (CrashPointInfo::present).
   struct Presence {
     std::vector<bool> present, gone;
+    std::vector<std::string> paths;  // where each file is now
   };
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  static std::vector<std::string> names_of(const Presence& files);
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);

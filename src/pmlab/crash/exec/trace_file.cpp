@@ -181,9 +181,12 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     }
     case trace::Kind::exit: return {};
     case trace::Kind::operation: return rh.flags > 1 ? bad(at, "unknown operation mark") : Status{};
-    case trace::Kind::gone:
-      return rh.flags > static_cast<uint8_t>(trace::GoneCall::rename) ? bad(at, "unknown call that removed a file")
-                                                                      : Status{};
+    case trace::Kind::gone: {
+      trace::GoneRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (rh.flags > static_cast<uint8_t>(trace::GoneCall::rename)) return bad(at, "unknown call that removed a file");
+      return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
+    }
   }
   return {};
 }

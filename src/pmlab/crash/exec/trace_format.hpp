@@ -22,8 +22,9 @@
 //   exit       the program is exiting: the last crash point
 //   operation  the program marked the start or the end of one of its operations (pmlab/trace.h's
 //              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
-//   gone       a persistent file's path no longer leads to it: the program unlinked it, renamed it away or
-//              renamed another file over it (file-system metadata, taken as durable when the call returns)
+//   gone       a persistent file's path no longer leads to it: the program unlinked it, renamed another file
+//              over it, or renamed it (then to the path that follows) (file-system metadata, taken as durable
+//              when the call returns)
 #pragma once
 
 #include <bit>
@@ -34,7 +35,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -226,6 +227,8 @@ enum class GoneCall : uint8_t { unlink = 0, rename = 1 };
 struct GoneRecord {
   uint64_t site;  // return address of the call
   uint64_t device, inode;
+  uint32_t path_bytes;  // a renamed file's new path follows, not terminated (0: the file has no path now)
+  uint32_t reserved;
 };
 
 // Records are padded to 8 bytes.
