@@ -71,7 +71,9 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
   } else {
     compare_lines(t, *r, from, to, trace::LineHow::plain);
   }
-  trace::WritebackRecord rec{r->id, 0, from - r->begin, to - from, site};
+  // A write(2)'s last line may end the file inside it: how far short of the line it ends is recorded.
+  const auto tail = static_cast<uint32_t>(r->written_by_calls && to > a + n ? to - (a + n) : 0);
+  trace::WritebackRecord rec{r->id, tail, from - r->begin, to - from, site};
   t.file.append(trace::Kind::writeback, static_cast<uint8_t>(kind), &rec, sizeof rec);
   if (a + n > r->end) {
     CopyContent rest;

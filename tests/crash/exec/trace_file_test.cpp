@@ -319,6 +319,7 @@ TEST(ExecTrace, AWrittenFileIsAsLongAsItsWritesReached) {
   EXPECT_TRUE(t->regions().at(0).written);
   Replay replay(*t, persist::Domain::adr);
   EXPECT_EQ(replay.image_bytes(), 3 * 4096u);
+  EXPECT_EQ(replay.files()[0].length, 8192u + 64) << "the file itself ends where its last write did";
   EXPECT_EQ(durable_at(replay, {8192}), (std::vector<std::string>{std::string(1, '\0'), "w"}));
   EXPECT_TRUE(replay.findings().redundant_writebacks.empty());
   const std::string unknown = TraceBuilder()

@@ -210,6 +210,10 @@ Status Judges::lay_out(const Slot& slot) const {
     ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
     if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
+    // The file as long as the run left it, not its page-rounded image (acquire() extends it again).
+    const ImageFile& f = options_.files[i];
+    if (f.length != 0 && f.length < f.size && ::truncate(shown.c_str(), static_cast<off_t>(f.length)) != 0)
+      return errno_status(errno, "cannot place the crash image " + shown);
   }
   return {};
 }
@@ -263,7 +267,8 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
     const ImageFile& f = options_.files[i];
     if (!present[i]) continue;
     const std::string to = i == options_.image_file ? path : path + "." + std::to_string(i);
-    if (Status s = write_sparse(to, image.data() + f.base, f.size, f.base / kPage, pages); !s) return s;
+    const size_t length = f.length != 0 ? std::min(f.length, f.size) : f.size;
+    if (Status s = write_sparse(to, image.data() + f.base, length, f.base / kPage, pages); !s) return s;
   }
   return {};
 }

@@ -29,6 +29,7 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
     const uint64_t extent =
         r.file_size > 0 || r.written ? std::max(r.file_size, r.file_offset + r.content_end) : r.file_offset + r.length;
     it->size = std::max(it->size, page_up(extent));
+    it->length = std::max<size_t>(it->length, static_cast<size_t>(extent));
   }
   for (ImageFile& f : files_) {
     f.base = image_bytes_;

@@ -22,7 +22,8 @@ namespace pmlab::crash::exec {
 struct ImageFile {
   std::string path;
   uint64_t device = 0, inode = 0;
-  size_t base = 0, size = 0;
+  size_t base = 0, size = 0;  // its place in the image: the file rounded up to a page
+  size_t length = 0;          // the file's own length (0: size)
 };
 
 struct CrashPointInfo {

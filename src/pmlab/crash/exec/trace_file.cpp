@@ -123,6 +123,12 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
   auto within = [&](uint32_t region, uint64_t offset) {
     return regions_.count(region) != 0 && offset < regions_[region].length + trace::kPageBytes;
   };
+  // How far a record shows its region's file to reach: a mapped file by the pages and lines it holds, a
+  // written one by its writes' ends alone (its size when first seen covers the rest).
+  auto reaches = [&](uint32_t region, uint64_t end, bool by_write) {
+    TraceRegion& r = regions_[region];
+    if (r.written == by_write) r.content_end = std::max(r.content_end, end);
+  };
   switch (kind) {
     case trace::Kind::region: return read_region(at, rh.flags, p, extra);
     case trace::Kind::base_page: {
@@ -131,7 +137,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       if (!within(r.region, r.offset) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
         return bad(at, "base page outside its region");
       if (extra != trace::base_page_bytes(r.lines)) return bad(at, "base page with other than its lines");
-      regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + trace::kPageBytes);
+      reaches(r.region, r.offset + trace::kPageBytes, false);
       return {};
     }
     case trace::Kind::line: {
@@ -139,7 +145,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       std::memcpy(&r, p, sizeof r);
       if (!within(r.region, r.offset) || r.offset % trace::kLineBytes != 0) return bad(at, "line outside its region");
       if (rh.flags > 1) return bad(at, "unknown line kind");
-      regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + trace::kLineBytes);
+      reaches(r.region, r.offset + trace::kLineBytes, false);
       return {};
     }
     case trace::Kind::writeback: {
@@ -151,9 +157,8 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
         return bad(at, "write-back outside its region");
       if (rh.flags > 2) return bad(at, "unknown write-back kind");
       // A write(2) makes the file as long as it reached; a sync of the whole view does not.
-      if (r.region != trace::kNoRegion && regions_[r.region].written &&
-          rh.flags != static_cast<uint8_t>(trace::WritebackKind::synced))
-        regions_[r.region].content_end = std::max(regions_[r.region].content_end, r.offset + r.length);
+      if (r.region != trace::kNoRegion && rh.flags != static_cast<uint8_t>(trace::WritebackKind::synced))
+        reaches(r.region, r.offset + r.length - std::min<uint64_t>(r.unwritten_tail, r.length), true);
       return {};
     }
     case trace::Kind::fence: {

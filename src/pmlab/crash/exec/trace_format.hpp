@@ -160,7 +160,8 @@ enum class WritebackKind : uint8_t { flush = 0, non_temporal = 1, synced = 2 };
 
 struct WritebackRecord {
   uint32_t region;  // kNoRegion: the range is not persistent memory (then `offset` is the address)
-  uint32_t reserved;
+  // A write(2)'s (RegionHow::written): the bytes of its last line past its end, where it may end the file.
+  uint32_t unwritten_tail;
   uint64_t offset;  // in the region
   uint64_t length;
   uint64_t site;  // return address of the call that wrote back
