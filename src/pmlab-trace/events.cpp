@@ -88,6 +88,7 @@ void writeback_locked(Tracer& t, const void* p, size_t n, trace::WritebackKind k
 
 // Every region's stores since the last look, recorded now.
 void capture_all(Tracer& t) {
+  view_untouched_pools(t);
   for (Region& r : t.regions) capture(t, r);
 }
 
@@ -295,6 +296,7 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
   bool traced = false;
   {
     std::lock_guard lock(t.mutex);
+    view_untouched_pools(t);
     traced = traces_file(t, st.st_dev, st.st_ino);
   }
   --tls_depth;

@@ -197,6 +197,8 @@ struct Tracer {
   bool async_msync = false;          // noted once
   bool private_pool = false;         // noted once
   bool truncated_pool = false;       // noted once
+  bool pools_viewed = false;         // view_untouched_pools ran
+  bool started_traced = false;       // the process pmlab started (not one it started in turn)
   // (device, inode) of the files a write(2) was found not to be a --pool file: a write's test costs a
   // fstat, not the path comparisons of is_pool_file.
   std::vector<std::pair<uint64_t, uint64_t>> not_pools;
@@ -208,6 +210,12 @@ inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
     if (r.written_by_calls && r.record.device == device && r.record.inode == inode) return &r;
   return nullptr;
 }
+
+// Once the process pmlab started has mapped or written persistent memory, at its next persistence event or
+// file call, a view of each --pool file that no region shows yet (the lock held): its content then is where
+// the run started, and a crash image holds it also where the run only renames another file over it. Not in
+// a process that one started (a shell's program is traced, but which files are its own is not known).
+void view_untouched_pools(Tracer& t);
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.
 Tracer& tracer();

@@ -91,6 +91,7 @@ bool is_pool_file(Tracer& t, int fd) {
 // persistent memory yet (a shell, a test driver) may be the program, and is traced once it maps some.
 void fork_child() {
   Tracer& t = tracer();
+  t.started_traced = false;
   if (t.active) {
     t.active = false;
     t.file.release();
@@ -170,6 +171,7 @@ __attribute__((constructor)) void start() {
     return;
   }
   t.active = true;
+  t.started_traced = true;
 }
 
 __attribute__((destructor)) void stop() { exiting(0); }
@@ -367,6 +369,22 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
 }
 }  // namespace
 
+void detail::view_untouched_pools(Tracer& t) {
+  if (t.pools_viewed || !t.active || !t.started_traced || t.regions.empty()) return;
+  t.pools_viewed = true;
+  for (const std::string& p : t.pool_paths) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // none yet: one the run makes is traced when it maps or writes it
+    struct stat st {};
+    const bool untouched = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+                           std::none_of(t.regions.begin(), t.regions.end(), [&](const Region& r) {
+                             return r.record.device == st.st_dev && r.record.inode == st.st_ino;
+                           });
+    if (untouched) file_view(t, fd, st, static_cast<uint64_t>(st.st_size));
+    ::close(fd);
+  }
+}
+
 bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* write) noexcept {
   Tracer& t = tracer();
   // A process the program started is traced from its first write to a --pool file, as from its first
@@ -383,6 +401,7 @@ bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* wr
     const off_t offset = flags >= 0 && (flags & O_APPEND) ? st.st_size
                          : at                             ? static_cast<off_t>(*at)
                                                           : lseek(fd, 0, SEEK_CUR);
+    if (t.active) view_untouched_pools(t);
     if (flags >= 0 && offset >= 0 && written_pool(t, fd, st) && (t.active || trace_from_here(t)) &&
         file_view(t, fd, st, static_cast<uint64_t>(offset) + n) != nullptr) {
       *write = {st.st_dev, st.st_ino, static_cast<uint64_t>(offset), (flags & O_DSYNC) != 0};

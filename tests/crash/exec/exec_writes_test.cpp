@@ -16,6 +16,7 @@ namespace {
 const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 const std::string kWrittenFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/written_file.py";
 const std::string kAppendedLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/appended_log.py";
+const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/replaced_file.py";
 
 // `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
 testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
@@ -147,6 +148,30 @@ TEST(CrashExecWrites, AnAppendedLogNeedsChecksumsForItsTornLastRecord) {
   const auto checksummed = exec("checksummed");
   EXPECT_EQ(checksummed.exit_code, 0) << checksummed.err;
   EXPECT_GT(checksummed.metric("word", "states_checked"), 6u);
+}
+
+// Replace by rename: each version written to a temporary file, synced, then renamed over the state file the
+// run never writes itself (its starting content is viewed at the run's first event). A crash leaves the
+// renamed file under the state file's name; synced only after the rename, a version can be left torn.
+TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
+  testing::TempDir dir;
+  const std::string state = dir.file("state");
+  auto exec = [&](const std::string& out, const std::vector<std::string>& bug) {
+    std::vector<std::string> program = {"python3", kReplacedFile, "update", state, "4"};
+    program.insert(program.end(), bug.begin(), bug.end());
+    return testing::crash_exec(
+        "rm -f " + state + " " + state + ".tmp && python3 " + kReplacedFile + " update " + state + " 1",
+        "python3 " + kReplacedFile + " check {}", dir.file(out),
+        {"--pool", state, "--pool", state + ".tmp", "--granularity", "line", "--budget", "60"}, program);
+  };
+  const auto good = exec("good", {});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.metric("line", "crash_points"), 5u) << good.err;
+  EXPECT_GT(good.metric("line", "states_checked"), 20u);
+  const auto bug = exec("bug", {"sync-after-rename"});
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_TRUE(fails_at(bug, "fsync")) << bug.err;
+  EXPECT_NE(bug.err.find("no whole version"), std::string::npos) << bug.err;
 }
 
 // A private, writable mapping of the pool never reaches the file: exec mode has nothing to test, and says why.
