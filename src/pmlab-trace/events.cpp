@@ -275,14 +275,6 @@ void file_wrote(const FileWrite& w, size_t n, uintptr_t site) noexcept {
   --tls_depth;
 }
 
-namespace {
-// A region of the file (device, inode): whether the trace knows the file.
-bool traces_file(const Tracer& t, uint64_t device, uint64_t inode) {
-  return std::any_of(t.regions.begin(), t.regions.end(),
-                     [&](const Region& r) { return r.record.device == device && r.record.inode == inode; });
-}
-}  // namespace
-
 // The runtime's own calls (its trace file's growth is an ftruncate, made under the lock) are no events.
 bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
   Tracer& t = tracer();

@@ -204,6 +204,12 @@ struct Tracer {
   std::vector<std::pair<uint64_t, uint64_t>> not_pools;
 };
 
+// Whether a region shows the file (device, inode): the trace knows it.
+inline bool traces_file(const Tracer& t, uint64_t device, uint64_t inode) {
+  return std::any_of(t.regions.begin(), t.regions.end(),
+                     [&](const Region& r) { return r.record.device == device && r.record.inode == inode; });
+}
+
 // The runtime's view of the file (device, inode), or null.
 inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
   for (Region& r : t.regions)

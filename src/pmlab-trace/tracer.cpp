@@ -376,10 +376,8 @@ void detail::view_untouched_pools(Tracer& t) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;  // none yet: one the run makes is traced when it maps or writes it
     struct stat st {};
-    const bool untouched = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-                           std::none_of(t.regions.begin(), t.regions.end(), [&](const Region& r) {
-                             return r.record.device == st.st_dev && r.record.inode == st.st_ino;
-                           });
+    const bool untouched =
+        fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && !traces_file(t, st.st_dev, st.st_ino);
     if (untouched) file_view(t, fd, st, static_cast<uint64_t>(st.st_size));
     ::close(fd);
   }
@@ -396,13 +394,16 @@ bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* wr
   struct stat st {};
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     std::lock_guard lock(t.mutex);
-    const int flags = fcntl(fd, F_GETFL);
+    // A write to any other file stops here, at the cached answer: no fcntl or lseek on it.
+    const bool pool = written_pool(t, fd, st);
+    const int flags = pool ? fcntl(fd, F_GETFL) : -1;
     // O_APPEND writes at the end, pwrite(2) too (a Linux quirk the man page states).
-    const off_t offset = flags >= 0 && (flags & O_APPEND) ? st.st_size
-                         : at                             ? static_cast<off_t>(*at)
-                                                          : lseek(fd, 0, SEEK_CUR);
-    if (t.active) view_untouched_pools(t);
-    if (flags >= 0 && offset >= 0 && written_pool(t, fd, st) && (t.active || trace_from_here(t)) &&
+    const off_t offset = flags < 0            ? -1
+                         : (flags & O_APPEND) ? st.st_size
+                         : at                 ? static_cast<off_t>(*at)
+                                              : lseek(fd, 0, SEEK_CUR);
+    if (pool && t.active) view_untouched_pools(t);
+    if (offset >= 0 && (t.active || trace_from_here(t)) &&
         file_view(t, fd, st, static_cast<uint64_t>(offset) + n) != nullptr) {
       *write = {st.st_dev, st.st_ino, static_cast<uint64_t>(offset), (flags & O_DSYNC) != 0};
       traced = true;

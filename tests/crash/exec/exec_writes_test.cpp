@@ -27,13 +27,16 @@ testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& ap
                              {kLog, "append", pool, "6", "--api", api, "--bug", bug});
 }
 
-// Every failure of the run of `granularity` is at a crash point made by `call`; true when there was one.
-bool fails_at(const testing::ExecOutcome& o, const std::string& call, const std::string& granularity = "line") {
+// `o` failed, with failures at `granularity` every one at a crash point made by `call`, and its output says
+// `broken` (where given).
+void expect_fails_at(const testing::ExecOutcome& o, const std::string& call, const std::string& broken = "",
+                     const std::string& granularity = "line") {
+  EXPECT_EQ(o.exit_code, 1) << o.err;
   const nlohmann::json* run = o.run(granularity);
-  if (run == nullptr || (*run)["failures"].empty()) return false;
-  for (const auto& f : (*run)["failures"])
-    if (f["call"] != call) return false;
-  return true;
+  ASSERT_NE(run, nullptr) << o.err;
+  EXPECT_FALSE((*run)["failures"].empty()) << o.err;
+  for (const auto& f : (*run)["failures"]) EXPECT_EQ(f["call"], call) << f.dump();
+  if (!broken.empty()) { EXPECT_NE(o.err.find(broken), std::string::npos) << o.err; }
 }
 
 // The write route: a write-back is a pwrite of the range, a fence an fdatasync. Correct, it passes at line
@@ -50,9 +53,7 @@ TEST(CrashExecWrites, APwriteLogPassesAndFailsWithoutTheSyncBetweenItsWrites) {
     EXPECT_GT(good.metric(granularity, "states_checked"), 0u);
   }
   const auto bug = exec_log(dir, "write", "no-fence");
-  EXPECT_EQ(bug.exit_code, 1) << bug.err;
-  EXPECT_TRUE(fails_at(bug, "fdatasync")) << bug.err;
-  EXPECT_NE(bug.err.find("committed is not whole"), std::string::npos) << bug.err;
+  expect_fails_at(bug, "fdatasync", "committed is not whole");
 }
 
 // On a descriptor opened O_DSYNC a write is durable when it returns: no fence is needed, and each write is
@@ -67,8 +68,7 @@ TEST(CrashExecWrites, AWriteOnAnODsyncDescriptorIsDurableWhenItReturns) {
   EXPECT_EQ((*run)["trace"]["fences_by_call"]["O_DSYNC write"], 12) << (*run)["trace"].dump();
   EXPECT_NE((*run)["trace"]["write_tracking"].get<std::string>().find("write(2)"), std::string::npos);
   const auto bug = exec_log(dir, "write-dsync", "commit-first");
-  EXPECT_EQ(bug.exit_code, 1) << bug.err;
-  EXPECT_TRUE(fails_at(bug, "O_DSYNC write")) << bug.err;
+  expect_fails_at(bug, "O_DSYNC write");
 }
 
 // How many line records at file offset `offset` a run's trace holds, from the runtime's views of written
@@ -97,9 +97,8 @@ TEST(CrashExecWrites, AProcessTheProgramStartsIsTracedFromItsFirstWrite) {
   const auto o = testing::crash_exec(
       "rm -f " + pool, kLog + " check {}", dir.file("sh"), {"--pool", pool, "--granularity", "line"},
       {"sh", "-c", kLog + " append " + pool + " 6 --api write --bug no-fence; echo appended"});
-  EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_EQ(o.metric("line", "crash_points"), 7u) << o.err;
-  EXPECT_TRUE(fails_at(o, "fdatasync")) << o.err;
+  expect_fails_at(o, "fdatasync");
   EXPECT_NE(o.err.find("which the program started; the program itself mapped or wrote no persistent memory"),
             std::string::npos)
       << o.err;
@@ -127,9 +126,7 @@ TEST(CrashExecWrites, WritesAndMappedStoresToOneFileAreJudgedTogether) {
     EXPECT_EQ(lines_recorded_at(good, 0, true), 6u);
     EXPECT_EQ(lines_recorded_at(good, 0, false), 0u);
     const auto bug = exec("bug", {"count-first"});
-    EXPECT_EQ(bug.exit_code, 1) << bug.err;
-    EXPECT_TRUE(fails_at(bug, "fdatasync")) << bug.err;
-    EXPECT_NE(bug.err.find("counted is not whole"), std::string::npos) << bug.err;
+    expect_fails_at(bug, "fdatasync", "counted is not whole");
   }
 }
 
@@ -143,8 +140,7 @@ TEST(CrashExecWrites, AnAppendedLogNeedsChecksumsForItsTornLastRecord) {
                                {"--pool", log}, {"python3", kAppendedLog, "append", log, "6", mode});
   };
   const auto plain = exec("plain");
-  EXPECT_EQ(plain.exit_code, 1) << plain.err;
-  EXPECT_TRUE(fails_at(plain, "fdatasync", "word")) << plain.err;
+  expect_fails_at(plain, "fdatasync", "", "word");
   const auto checksummed = exec("checksummed");
   EXPECT_EQ(checksummed.exit_code, 0) << checksummed.err;
   EXPECT_GT(checksummed.metric("word", "states_checked"), 6u);
@@ -169,9 +165,7 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
   EXPECT_EQ(good.metric("line", "crash_points"), 5u) << good.err;
   EXPECT_GT(good.metric("line", "states_checked"), 20u);
   const auto bug = exec("bug", {"sync-after-rename"});
-  EXPECT_EQ(bug.exit_code, 1) << bug.err;
-  EXPECT_TRUE(fails_at(bug, "fsync")) << bug.err;
-  EXPECT_NE(bug.err.find("no whole version"), std::string::npos) << bug.err;
+  expect_fails_at(bug, "fsync", "no whole version");
 }
 
 // A private, writable mapping of the pool never reaches the file: exec mode has nothing to test, and says why.

@@ -97,14 +97,14 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
         const CrashPointInfo point{++points, false,         rec.thread,
                                    r.site,   r.stack,       static_cast<trace::FenceCall>(rec.flags),
-                                   ops,      files.present, names_of(files)};
+                                   ops,      files.present, files.names};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true,          rec.thread,     0, 0, trace::FenceCall::fence,
-                                   ops,      files.present, names_of(files)};
+        const CrashPointInfo point{++points, true,          rec.thread, 0, 0, trace::FenceCall::fence,
+                                   ops,      files.present, files.names};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -127,8 +127,11 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
 }
 
 Replay::Presence Replay::initial_presence() const {
-  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false), {}};
-  for (const ImageFile& f : files_) p.paths.push_back(f.path);
+  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false), {}, {}};
+  for (const ImageFile& f : files_) {
+    p.paths.push_back(f.path);
+    p.names.push_back(std::filesystem::path(f.path).filename().string());
+  }
   // A file empty when the run first mapped or wrote it is taken as one the run made then.
   std::vector<bool> empty_at_first(files_.size(), false), seen(files_.size(), false);
   for (const auto& [id, r] : trace_.regions()) {
@@ -166,14 +169,9 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
     files.gone[f] = moved_to.empty();
     if (moved_to.empty()) continue;
     files.paths[f] = moved_to;
+    files.names[f] = std::filesystem::path(moved_to).filename().string();
     takes_path(files.present, files.paths, f);
   }
-}
-
-std::vector<std::string> Replay::names_of(const Presence& files) {
-  std::vector<std::string> names;
-  for (const std::string& p : files.paths) names.push_back(std::filesystem::path(p).filename().string());
-  return names;
 }
 
 void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {

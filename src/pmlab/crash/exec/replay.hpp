@@ -81,11 +81,11 @@ class Replay {
   struct Presence {
     std::vector<bool> present, gone;
     std::vector<std::string> paths;  // where each file is now
+    std::vector<std::string> names;  // and its file name there
   };
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
-  static std::vector<std::string> names_of(const Presence& files);
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);
