@@ -7,6 +7,7 @@
 #include "pmlab-trace/write_tracking.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -275,13 +276,37 @@ void file_wrote(const FileWrite& w, size_t n, uintptr_t site) noexcept {
   --tls_depth;
 }
 
-// The runtime's own calls (its trace file's growth is an ftruncate, made under the lock) are no events.
-bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
+namespace {
+// A persistent file's mappings before it is cut to `length` bytes: what the program stored through them is
+// recorded, and their pages past the new end are no longer traced (reading them would be a SIGBUS).
+void cutting(Tracer& t, const struct stat& st, uint64_t length) {
+  const uint64_t end = (length + kPageBytes - 1) & ~uint64_t{kPageBytes - 1};
+  std::vector<std::pair<uintptr_t, uintptr_t>> past_end;
+  for (Region& r : t.regions) {
+    const trace::RegionRecord& f = r.record;
+    if (r.written_by_calls || f.device != st.st_dev || f.inode != st.st_ino) continue;
+    capture(t, r);
+    if (f.file_offset + (r.end - r.begin) > end)
+      past_end.emplace_back(r.begin + (end > f.file_offset ? end - f.file_offset : 0), r.end);
+  }
+  for (const auto& [from, to] : past_end) untrace(t, from, to);
+  if (!past_end.empty() && !t.cut_while_mapped) {
+    t.cut_while_mapped = true;
+    note(t, "the program cut a persistent file to " + std::to_string(length) +
+                " bytes while it mapped it further: what it stores there after the file grows again is not traced");
+  }
+}
+
+// The regular file `fd`, or at `path` of `dirfd` where fd < 0 (stat'ed with `at_flags`): whether it is a
+// persistent file, and `file` says which. With `cut_to`, the file is about to be cut to that length
+// (cutting(), above). The runtime's own calls (its trace file's growth is an ftruncate, made under the
+// lock) are no events.
+bool traced_file(int fd, int dirfd, const char* path, int at_flags, std::optional<uint64_t> cut_to, TracedFile* file) {
   Tracer& t = tracer();
-  if (!t.active || path == nullptr || tls_depth > 0) return false;
+  if (!t.active || (fd < 0 && path == nullptr) || tls_depth > 0) return false;
   const int saved_errno = errno;
   struct stat st {};
-  const bool exists = fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+  const bool exists = (fd >= 0 ? fstat(fd, &st) : fstatat(dirfd, path, &st, at_flags)) == 0 && S_ISREG(st.st_mode);
   errno = saved_errno;
   if (!exists) return false;
   ++tls_depth;
@@ -289,11 +314,22 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
   {
     std::lock_guard lock(t.mutex);
     view_untouched_pools(t);
-    traced = traces_file(t, st.st_dev, st.st_ino);
+    traced = t.active && traces_file(t, st.st_dev, st.st_ino);
+    if (traced && cut_to) cutting(t, st, *cut_to);
   }
   --tls_depth;
+  errno = saved_errno;
   *file = {st.st_dev, st.st_ino};
   return traced;
+}
+}  // namespace
+
+bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
+  return traced_file(-1, dirfd, path, AT_SYMLINK_NOFOLLOW, std::nullopt, file);
+}
+
+bool file_will_resize(int fd, int dirfd, const char* path, uint64_t length, TracedFile* file) noexcept {
+  return traced_file(fd, dirfd, path, 0, length, file);
 }
 
 namespace {
@@ -334,25 +370,27 @@ void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int
   --tls_depth;
 }
 
-void file_truncating(int fd, const char* path, uint64_t length) noexcept {
+void file_resized(const TracedFile& file, uint64_t length, uintptr_t site) noexcept {
   Tracer& t = tracer();
-  if (!t.active || t.truncated_pool || tls_depth > 0) return;
-  const int saved_errno = errno;
-  struct stat st {};
-  const bool shortens = (fd >= 0 ? fstat(fd, &st) == 0 : path != nullptr && stat(path, &st) == 0) &&
-                        length < static_cast<uint64_t>(st.st_size);
+  if (!t.active || tls_depth > 0) return;
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
-    if (shortens && !t.truncated_pool && traces_file(t, st.st_dev, st.st_ino)) {
-      t.truncated_pool = true;
-      note(t, "the program truncated a persistent file from " + std::to_string(st.st_size) + " to " +
-                  std::to_string(length) +
-                  " bytes: exec mode does not model a file's length, and a crash image keeps what lay past its end");
+    const trace::ResizeRecord rec{site, file.device, file.inode, length};
+    if (t.active) t.file.append(trace::Kind::resize, 0, &rec, sizeof rec);
+    // Each region's shadow reads zero past the end, as the file does (a mapping's pages past it are no
+    // longer traced: cutting()).
+    for (Region& r : t.regions) {
+      const trace::RegionRecord& f = r.record;
+      const uint64_t bytes = r.end - r.begin;
+      if (f.device != file.device || f.inode != file.inode || length >= f.file_offset + bytes) continue;
+      const uint64_t from = length > f.file_offset ? length - f.file_offset : 0;
+      const uint64_t whole = std::min(bytes, (from + kPageBytes - 1) & ~uint64_t{kPageBytes - 1});
+      std::memset(r.shadow + from, 0, whole - from);
+      if (whole < bytes) madvise(r.shadow + whole, bytes - whole, MADV_DONTNEED);
     }
   }
   --tls_depth;
-  errno = saved_errno;
 }
 
 void operation(trace::OperationMark mark, uintptr_t site) noexcept {

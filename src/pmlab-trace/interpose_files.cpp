@@ -3,7 +3,8 @@
 // of stores to a mapping: a write to a --pool file is recorded as a DAX file system carries it out
 // (tracer.hpp's file_wrote); a write to any other file costs a fstat. A program may also remove a
 // persistent file while it runs (SQLite's journal_mode=delete commits so): unlink and rename record that
-// its path no longer leads to it. Each forwards to the real function.
+// its path no longer leads to it; or cut it short (journal_mode=truncate): ftruncate and truncate record its
+// new length. Each forwards to the real function.
 //
 // Calls the C library makes by itself are not seen: stdio's buffered fwrite, remove(3)'s unlink, and the
 // kernel's own copies (copy_file_range, sendfile, io_uring), which the runtime does not interpose.
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <optional>
 
 #include "pmlab-trace/real.hpp"
@@ -65,6 +67,38 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   }
   return r;
 }
+
+// `resize` (the real call) makes the file `fd` (or at `path` of `dirfd`) `length` bytes long; it returns 0
+// or, for an open, the new descriptor.
+template <class Resize>
+int traced_resize(void* ra, int fd, int dirfd, const char* path, off64_t length, Resize&& resize) {
+  pmlab_trace::TracedFile file;
+  const bool traced =
+      length >= 0 && pmlab_trace::file_will_resize(fd, dirfd, path, static_cast<uint64_t>(length), &file);
+  const int r = resize();
+  if (r >= 0 && traced) {
+    const int saved_errno = errno;
+    pmlab_trace::file_resized(file, static_cast<uint64_t>(length), reinterpret_cast<uintptr_t>(ra));
+    errno = saved_errno;
+  }
+  return r;
+}
+
+// `open` (the real call) opens `path` at `dirfd` with `flags`: O_TRUNC cuts an existing file to nothing.
+template <class Open>
+int traced_open(void* ra, int dirfd, const char* path, int flags, Open&& open) {
+  return flags & O_TRUNC ? traced_resize(ra, -1, dirfd, path, 0, open) : open();
+}
+
+// The mode an open's `flags` say follows them.
+#define PMLAB_OPEN_MODE(flags)                                      \
+  mode_t mode = 0;                                                  \
+  if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) { \
+    va_list rest;                                                   \
+    va_start(rest, flags);                                          \
+    mode = static_cast<mode_t>(va_arg(rest, int));                  \
+    va_end(rest);                                                   \
+  }
 
 std::optional<uint64_t> at_offset(off64_t at) {
   return at >= 0 ? std::optional<uint64_t>(static_cast<uint64_t>(at)) : std::nullopt;
@@ -144,20 +178,49 @@ __attribute__((visibility("default"))) int renameat2(int from_dir, const char* f
                         [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
 
+// ftruncate and truncate make a persistent file as long as they say (what lay past its new end is gone);
+// an open with O_TRUNC (Python's open(path, "wb"), creat) cuts it to nothing.
 __attribute__((visibility("default"))) int ftruncate(int fd, off_t length) {
   PMLAB_REAL(ftruncate, nullptr);
-  pmlab_trace::file_truncating(fd, nullptr, static_cast<uint64_t>(length));
-  return real_fn(fd, length);
-}
-__attribute__((visibility("default"))) int ftruncate64(int fd, off64_t length) {
-  PMLAB_REAL(ftruncate64, nullptr);
-  pmlab_trace::file_truncating(fd, nullptr, static_cast<uint64_t>(length));
-  return real_fn(fd, length);
+  return traced_resize(__builtin_return_address(0), fd, AT_FDCWD, nullptr, length, [&] { return real_fn(fd, length); });
 }
 __attribute__((visibility("default"))) int truncate(const char* path, off_t length) {
   PMLAB_REAL(truncate, nullptr);
-  pmlab_trace::file_truncating(-1, path, static_cast<uint64_t>(length));
-  return real_fn(path, length);
+  return traced_resize(__builtin_return_address(0), -1, AT_FDCWD, path, length, [&] { return real_fn(path, length); });
 }
+__attribute__((visibility("default"))) int open(const char* path, int flags, ...) {
+  PMLAB_REAL(open, nullptr);
+  PMLAB_OPEN_MODE(flags);
+  return traced_open(__builtin_return_address(0), AT_FDCWD, path, flags, [&] { return real_fn(path, flags, mode); });
+}
+__attribute__((visibility("default"))) int openat(int dirfd, const char* path, int flags, ...) {
+  PMLAB_REAL(openat, nullptr);
+  PMLAB_OPEN_MODE(flags);
+  return traced_open(__builtin_return_address(0), dirfd, path, flags,
+                     [&] { return real_fn(dirfd, path, flags, mode); });
+}
+// The fortified C library's opens (_FORTIFY_SOURCE, flags unknown when compiled), which take no mode.
+__attribute__((visibility("default"))) int __open_2(const char* path, int flags) {
+  PMLAB_REAL(__open_2, nullptr);
+  return traced_open(__builtin_return_address(0), AT_FDCWD, path, flags, [&] { return real_fn(path, flags); });
+}
+__attribute__((visibility("default"))) int __openat_2(int dirfd, const char* path, int flags) {
+  PMLAB_REAL(__openat_2, nullptr);
+  return traced_open(__builtin_return_address(0), dirfd, path, flags, [&] { return real_fn(dirfd, path, flags); });
+}
+__attribute__((visibility("default"))) int creat(const char* path, mode_t mode) {
+  PMLAB_REAL(creat, nullptr);
+  return traced_open(__builtin_return_address(0), AT_FDCWD, path, O_TRUNC, [&] { return real_fn(path, mode); });
+}
+// On a 64-bit C library each `64` form is the same call as its plain one (a file offset is 64 bits either
+// way), so it is the plain one's wrapper under a second name.
+__attribute__((visibility("default"), alias("ftruncate"))) int ftruncate64(int fd, off64_t length);
+__attribute__((visibility("default"), alias("truncate"))) int truncate64(const char* path, off64_t length);
+__attribute__((visibility("default"), alias("open"))) int open64(const char* path, int flags, ...);
+__attribute__((visibility("default"), alias("openat"))) int openat64(int dirfd, const char* path, int flags, ...);
+__attribute__((visibility("default"), alias("__open_2"))) int __open64_2(const char* path, int flags);
+__attribute__((visibility("default"), alias("__openat_2"))) int __openat64_2(int dirfd, const char* path, int flags);
+__attribute__((visibility("default"), alias("creat"))) int creat64(const char* path, mode_t mode);
+static_assert(sizeof(off_t) == sizeof(off64_t), "the 64 forms are the plain calls");
 
 }  // extern "C"

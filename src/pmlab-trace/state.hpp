@@ -42,11 +42,12 @@ uint16_t thread_index();
 int threads_seen() noexcept;
 
 // The trace file, appended through a shared mapping that grows a step at a time. Its calls that the runtime
-// interposes (ftruncate, rename, unlink) are made as system calls: they are the runtime's, not the program's.
+// interposes (open, ftruncate, rename, unlink) are made as system calls: they are the runtime's, not the
+// program's.
 class TraceFile {
  public:
   bool open(const char* path) {
-    fd_ = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    fd_ = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (fd_ < 0) return false;
     if (!grow(kGrowBytes)) return false;
     auto* h = header();
@@ -196,7 +197,7 @@ struct Tracer {
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
   bool private_pool = false;         // noted once
-  bool truncated_pool = false;       // noted once
+  bool cut_while_mapped = false;     // noted once
   bool pools_viewed = false;         // view_untouched_pools ran
   bool started_traced = false;       // the process pmlab started (not one it started in turn)
   // (device, inode) of the files a write(2) was found not to be a --pool file: a write's test costs a
@@ -222,6 +223,10 @@ inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
 // the run started, and a crash image holds it also where the run only renames another file over it. Not in
 // a process that one started (a shell's program is traced, but which files are its own is not known).
 void view_untouched_pools(Tracer& t);
+
+// The addresses [from, to) (page-aligned) are no longer traced (the lock held): each region they overlap is
+// captured one last time and ends, and what lies outside them goes on as regions of their own.
+void untrace(Tracer& t, uintptr_t from, uintptr_t to);
 
 // The one tracer of the process, never destroyed: events may come from destructors after ours.
 Tracer& tracer();

@@ -457,9 +457,15 @@ void unmapping(void* address, size_t length) noexcept {
   Tracer& t = tracer();
   if (!t.active || t.regions.empty() || length == 0) return;
   ++tls_depth;
-  std::lock_guard lock(t.mutex);
-  const auto from = reinterpret_cast<uintptr_t>(address) & ~uintptr_t{kPageBytes - 1};
-  const auto to = (reinterpret_cast<uintptr_t>(address) + length + kPageBytes - 1) & ~uintptr_t{kPageBytes - 1};
+  {
+    std::lock_guard lock(t.mutex);
+    const auto from = reinterpret_cast<uintptr_t>(address) & ~uintptr_t{kPageBytes - 1};
+    untrace(t, from, (reinterpret_cast<uintptr_t>(address) + length + kPageBytes - 1) & ~uintptr_t{kPageBytes - 1});
+  }
+  --tls_depth;
+}
+
+void detail::untrace(Tracer& t, uintptr_t from, uintptr_t to) {
   std::vector<Region> kept;
   for (size_t i = 0; i < t.regions.size();) {
     Region& r = t.regions[i];
@@ -481,7 +487,6 @@ void unmapping(void* address, size_t length) noexcept {
     t.regions.erase(t.regions.begin() + static_cast<std::ptrdiff_t>(i));
   }
   for (Region& k : kept) t.regions.push_back(std::move(k));
-  --tls_depth;
 }
 
 bool remapping(void* address, size_t length, MappedFile* file) noexcept {

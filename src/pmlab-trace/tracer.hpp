@@ -98,9 +98,11 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
 // `to` (at `to_dir`): where a rename moved the file; null when the file has no path now.
 void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir = -1,
                const char* to = nullptr) noexcept;
-// The program is about to truncate the file `fd` (or at `path`, when fd < 0) to `length` bytes: when that
-// shortens a persistent file, the trace notes (once) that a file's length is not modelled.
-void file_truncating(int fd, const char* path, uint64_t length) noexcept;
+// The program is about to resize the file `fd` (or at `path` of `dirfd`, when fd < 0) to `length` bytes:
+// when that is a persistent file, true, and `file` says which (what its mappings show is recorded first).
+// After the call succeeded, `file_resized` records its new length.
+bool file_will_resize(int fd, int dirfd, const char* path, uint64_t length, TracedFile* file) noexcept;
+void file_resized(const TracedFile& file, uint64_t length, uintptr_t site) noexcept;
 
 // Events, each with the return address of the call that made it.
 void writeback(const void* p, size_t n, trace::WritebackKind kind, uintptr_t site) noexcept;

@@ -17,6 +17,8 @@ const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 const std::string kWrittenFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/written_file.py";
 const std::string kAppendedLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/appended_log.py";
 const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/replaced_file.py";
+const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/cut_mapped.py";
+const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 
 // `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
 testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
@@ -166,6 +168,45 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
   EXPECT_GT(good.metric("line", "states_checked"), 20u);
   const auto bug = exec("bug", {"sync-after-rename"});
   expect_fails_at(bug, "fsync", "no whole version");
+}
+
+// An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash
+// after the cut finds no journal to roll back, so every update that returned survives (the check requires
+// it); without the cut modelled, the journal's old content would roll back committed updates. Cut before
+// the new version is synced, a crash can leave that version torn with nothing to roll it back.
+TEST(CrashExecWrites, AJournalCutToCommitLeavesNothingToRollBack) {
+  testing::TempDir dir;
+  const std::string db = dir.file("db");
+  auto exec = [&](const std::string& how) {
+    return testing::crash_exec("rm -f " + db + " " + db + "-journal && python3 " + kTruncatedJournal + " init " + db,
+                               "python3 " + kTruncatedJournal + " check {}", dir.file(how),
+                               {"--pool", db, "--pool", db + "-journal", "--granularity", "line", "--budget", "40"},
+                               {"python3", kTruncatedJournal, "update", db, "3", how});
+  };
+  for (const char* how : {"ftruncate", "open-trunc", "truncate-path"}) {
+    const auto good = exec(how);
+    EXPECT_EQ(good.exit_code, 0) << how << ": " << good.err;
+    EXPECT_EQ(good.metric("line", "crash_points"), 10u) << how << ": " << good.err;
+    EXPECT_GT(good.metric("line", "states_checked"), 20u) << how;
+  }
+  const auto bug = exec("truncate-first");
+  expect_fails_at(bug, "fsync", "no whole version");
+}
+
+// A file cut short while the program maps it further: the runtime stops reading the mapping's pages past the
+// new end (a read there is a SIGBUS, in every way of finding stores), notes it, and the crash images after
+// the cut are as long as the file, zero past what the program kept.
+TEST(CrashExecWrites, AFileCutWhileMappedIsTracedUpToItsNewEnd) {
+  testing::TempDir dir;
+  const std::string file = dir.file("cut");
+  for (const char* stores : {"signals", "compare"}) {
+    const auto o = testing::crash_exec("rm -f " + file, "python3 " + kCutMapped + " check {}", dir.file(stores),
+                                       {"--pool", file, "--stores", stores, "--granularity", "line"},
+                                       {"python3", kCutMapped, "run", file});
+    EXPECT_EQ(o.exit_code, 0) << stores << ": " << o.err;
+    EXPECT_EQ(o.metric("line", "crash_points"), 3u) << stores << ": " << o.err;
+    EXPECT_NE(o.err.find("while it mapped it further"), std::string::npos) << stores << ": " << o.err;
+  }
 }
 
 // A private, writable mapping of the pool never reaches the file: exec mode has nothing to test, and says why.

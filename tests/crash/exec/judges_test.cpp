@@ -144,13 +144,14 @@ TEST(ExecJudges, WhateverACheckerDidToItsImageTheNextOneFindsItsOwn) {
 }
 
 // A checker finds the files a crash leaves and nothing else: of two files at one path (the run removed the
-// first and made another there) the one present, under the path's name; no file the crash does not leave;
-// and nothing a checker before it added.
+// first and made another there) the one present, under the path's name, as long as the crash leaves it; no
+// file the crash does not leave; and nothing a checker before it added.
 TEST(ExecJudges, ACheckerFindsTheFilesTheCrashLeavesAndNothingElse) {
   testing::TempDir dir;
   JudgeOptions o = one_checker(dir,
                                "/bin/sh -c 'test \"$(ls -A \"$PMLAB_CRASH_DIR\" | tr \"\\n\" \" \")\" = \"$LISTED\" && "
                                "test \"$(head -c 1 \"$PMLAB_CRASH_DIR/journal\" 2>/dev/null)\" = \"$FIRST\" && "
+                               "test \"$(wc -c < \"$PMLAB_CRASH_DIR/journal\" 2>/dev/null)\" = \"$BYTES\" && "
                                "touch \"$PMLAB_CRASH_DIR/lock\"'");
   o.files = {ImageFile{"/x/db", 1, 1, 0, 4096}, ImageFile{"/x/journal", 1, 2, 4096, 4096},
              ImageFile{"/x/journal", 1, 3, 8192, 4096}};
@@ -162,19 +163,24 @@ TEST(ExecJudges, ACheckerFindsTheFilesTheCrashLeavesAndNothingElse) {
   std::fill(image.begin() + 8192, image.end(), 'b');           // the one made at its path after it
   const std::span<const std::byte> durable(reinterpret_cast<const std::byte*>(image.data()), image.size());
   struct Case {
-    std::vector<bool> present;
-    std::string listed, first;
+    std::vector<FileAtCrash> left;
+    std::string listed, first, bytes;
   };
-  const std::vector<Case> cases = {{{true, true, false}, "db journal ", "a"},
-                                   {{true, false, true}, "db journal ", "b"},
-                                   {{true, false, false}, "db ", ""}};
+  const FileAtCrash db{true, "db", 4096}, none{false, "journal", 0};
+  const std::vector<Case> cases = {
+      {{db, {true, "journal", 4096}, none}, "db journal ", "a", "4096"},
+      {{db, none, {true, "journal", 4096}}, "db journal ", "b", "4096"},
+      {{db, none, none}, "db ", "", ""},
+      {{db, none, {true, "journal", 10}}, "db journal ", "b", "10"},  // cut short
+      {{db, {true, "journal", 0}, none}, "db journal ", "", "0"},     // cut to nothing
+  };
   std::vector<Verdict> verdicts(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     Judges::Slot& slot = (*judges)->acquire();
     ASSERT_TRUE((*judges)->restore(slot, durable, {0, 1, 2}, {true, true, true}).ok());
-    slot.present = cases[i].present;
+    slot.left = cases[i].left;
     ASSERT_TRUE((*judges)
-                    ->submit(slot, {"LISTED=" + cases[i].listed, "FIRST=" + cases[i].first},
+                    ->submit(slot, {"LISTED=" + cases[i].listed, "FIRST=" + cases[i].first, "BYTES=" + cases[i].bytes},
                              [&, i](const Verdict& v) { verdicts[i] = v; })
                     .ok());
     (*judges)->drain();

@@ -27,6 +27,18 @@ std::vector<std::string> durable_at(Replay& replay, std::initializer_list<size_t
   return seen;
 }
 
+// At each crash point of `replay`, what a crash leaves of each file.
+std::vector<std::vector<FileAtCrash>> files_at(Replay& replay) {
+  std::vector<std::vector<FileAtCrash>> files;
+  EXPECT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    files.push_back(p.files);
+                    return Status{};
+                  })
+                  .ok());
+  return files;
+}
+
 // The trace `bytes` replayed under ADR: at each crash point, which files a crash leaves.
 std::vector<std::vector<bool>> present_at(const std::string& bytes) {
   auto t = TraceFile::parse(bytes);
@@ -34,13 +46,21 @@ std::vector<std::vector<bool>> present_at(const std::string& bytes) {
   if (!t.ok()) return {};
   Replay replay(*t, persist::Domain::adr);
   std::vector<std::vector<bool>> present;
-  EXPECT_TRUE(replay
-                  .run([&](const CrashPointInfo& p, const LineModel&) {
-                    present.push_back(p.present);
-                    return Status{};
-                  })
-                  .ok());
+  for (const auto& files : files_at(replay)) {
+    present.emplace_back();
+    for (const FileAtCrash& f : files) present.back().push_back(f.present);
+  }
   return present;
+}
+
+// At each crash point of `replay`, how long a crash leaves each file.
+std::vector<std::vector<size_t>> lengths_at(Replay& replay) {
+  std::vector<std::vector<size_t>> lengths;
+  for (const auto& files : files_at(replay)) {
+    lengths.emplace_back();
+    for (const FileAtCrash& f : files) lengths.back().push_back(f.length);
+  }
+  return lengths;
 }
 
 // The same for the trace `bytes`, replayed under ADR.
@@ -286,18 +306,16 @@ TEST(ExecTrace, ARenamedFileIsLeftUnderItsNewName) {
   auto t = TraceFile::parse(bytes);
   ASSERT_TRUE(t.ok()) << t.status().message();
   Replay replay(*t, persist::Domain::adr);
-  std::vector<std::pair<std::vector<bool>, std::vector<std::string>>> seen;
-  ASSERT_TRUE(replay
-                  .run([&](const CrashPointInfo& p, const LineModel&) {
-                    seen.emplace_back(p.present, p.names);
-                    return Status{};
-                  })
-                  .ok());
+  const auto seen = files_at(replay);
   ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(seen[0].first, (std::vector<bool>{true, true}));
-  EXPECT_EQ(seen[0].second, (std::vector<std::string>{"state.tmp", "state"}));
-  EXPECT_EQ(seen[1].first, (std::vector<bool>{true, false}));
-  EXPECT_EQ(seen[1].second, (std::vector<std::string>{"state", "state"}));
+  auto presence = [](const std::vector<FileAtCrash>& files) {
+    std::vector<std::pair<bool, std::string>> out;
+    for (const FileAtCrash& f : files) out.emplace_back(f.present, f.name);
+    return out;
+  };
+  using Named = std::vector<std::pair<bool, std::string>>;
+  EXPECT_EQ(presence(seen[0]), (Named{{true, "state.tmp"}, {true, "state"}}));
+  EXPECT_EQ(presence(seen[1]), (Named{{true, "state"}, {false, "state"}}));
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
@@ -319,7 +337,8 @@ TEST(ExecTrace, AWrittenFileIsAsLongAsItsWritesReached) {
   EXPECT_TRUE(t->regions().at(0).written);
   Replay replay(*t, persist::Domain::adr);
   EXPECT_EQ(replay.image_bytes(), 3 * 4096u);
-  EXPECT_EQ(replay.files()[0].length, 8192u + 64) << "the file itself ends where its last write did";
+  EXPECT_EQ(lengths_at(replay), (std::vector<std::vector<size_t>>{{8192 + 64}, {8192 + 64}}))
+      << "the file itself ends where its last write did";
   EXPECT_EQ(durable_at(replay, {8192}), (std::vector<std::string>{std::string(1, '\0'), "w"}));
   EXPECT_TRUE(replay.findings().redundant_writebacks.empty());
   const std::string unknown = TraceBuilder()
@@ -327,6 +346,53 @@ TEST(ExecTrace, AWrittenFileIsAsLongAsItsWritesReached) {
                                        0, static_cast<uint8_t>(trace::RegionHow::written) + 1)
                                   .bytes();
   EXPECT_FALSE(TraceFile::parse(unknown).ok()) << "a region of a kind this pmlab does not know";
+}
+
+// A file cut short (ftruncate) loses what lay past its new end, durable or pending, and reads zero there
+// when it grows again; a file resized longer than anything wrote it is that long in the image.
+TEST(ExecTrace, AFileCutShortLosesWhatLayPastItsEnd) {
+  using enum trace::WritebackKind;
+  auto resize = [](uint64_t length) { return trace::ResizeRecord{0x77, 1, 7, length}; };
+  const std::string bytes = TraceBuilder()
+                                .written_view(0, 64 << 20, 4096)
+                                .base_page(0, 0, 'a')
+                                .line(0, 4096, 'w')
+                                .writeback(0, 4096, 64, 0x42, 0, non_temporal)
+                                .fence()  // 1: the write pending
+                                .line(0, 64, 'p')
+                                .writeback(0, 64, 64, 0x42, 0, non_temporal)
+                                .add(trace::Kind::resize, resize(100))
+                                .fence()  // 2: cut to 100 bytes, the pending line's bytes past them with it
+                                .line(0, 4096, 'x')
+                                .writeback(0, 4096, 64, 0x42, 0, non_temporal)
+                                .fence()  // 3: grown again by a write, the bytes between zero
+                                .add(trace::Kind::resize, resize(5 * 4096 + 1))
+                                .exit()
+                                .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  EXPECT_EQ(replay.image_bytes(), 6 * 4096u) << "as long as the longest resize";
+  EXPECT_EQ(lengths_at(replay), (std::vector<std::vector<size_t>>{{4096 + 64}, {100}, {4096 + 64}, {5 * 4096 + 1}}));
+  const std::string zero(1, '\0');
+  EXPECT_EQ(durable_at(replay, {0, 99, 100, 4095, 4096}),
+            (std::vector<std::string>{"aaaa" + zero, "aa" + zero + zero + zero, "ap" + zero + zero + zero,
+                                      "ap" + zero + zero + "x"}));
+  std::vector<std::pair<size_t, std::string>> pending;  // at crash points 2 and 3
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel& m) {
+                    if (p.index == 2 || p.index == 3)
+                      for (const PendingLine& l : m.pending()) {
+                        const auto& newest = l.values.back();
+                        pending.emplace_back(l.offset, std::string(reinterpret_cast<const char*>(newest.data()), 64));
+                      }
+                    return Status{};
+                  })
+                  .ok());
+  EXPECT_EQ(pending, (std::vector<std::pair<size_t, std::string>>{{64, std::string(36, 'p') + std::string(28, '\0')},
+                                                                  {4096, std::string(64, 'x')}}))
+      << "the cut line keeps only its bytes before the end";
+  EXPECT_FALSE(TraceFile::parse(TraceBuilder().add(trace::Kind::resize, resize(uint64_t{1} << 50)).bytes()).ok());
 }
 
 TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {

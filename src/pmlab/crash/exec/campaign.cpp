@@ -174,8 +174,9 @@ struct GranularityRun {
         uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
         // One image is two states where the operations it must hold differ.
         if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
-        for (size_t f = 0; f < p.present.size(); ++f)  // which files, under which names
-          if (p.present[f]) h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(p.names[f]));
+        for (size_t f = 0; f < p.files.size(); ++f)  // which files, under which names, how long
+          if (p.files[f].present)
+            h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(p.files[f].name) ^ mix64(p.files[f].length));
         if (o.shards > 1 && h % o.shards != o.shard) {
           note_done(false);
           continue;
@@ -250,10 +251,9 @@ struct GranularityRun {
     Judges::Slot& slot = judges.acquire();
     PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
     apply_state(space, state, slot.image);
-    slot.present = p.present;
-    slot.names = p.names;
+    slot.left = p.files;
     if (o.replay)
-      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, p.present); !s)
+      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, p.files); !s)
         return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),

@@ -160,7 +160,6 @@ Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
     const fs::path home = fs::path(options.work_dir) / ("slot-" + std::to_string(s));
     slot->dir = (home / "crash").string();
     slot->store = (home / "images").string();
-    slot->present.assign(options.files.size(), true);
     for (const std::string& d : {slot->dir, slot->store}) {
       std::error_code ec;
       fs::create_directories(d, ec);
@@ -204,15 +203,16 @@ Status Judges::lay_out(const Slot& slot) const {
   for (const auto& entry : fs::directory_iterator(slot.dir, ec)) fs::remove_all(entry.path(), ec);
   if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
   for (size_t i = 0; i < options_.files.size(); ++i) {
-    if (!slot.present[i]) continue;
-    const bool renamed = i < slot.names.size() && slot.names[i] != fs::path(options_.files[i].path).filename().string();
-    const std::string shown = renamed ? (fs::path(slot.dir) / slot.names[i]).string() : shown_path(slot, i);
+    const ImageFile& f = options_.files[i];
+    const FileAtCrash left = i < slot.left.size() ? slot.left[i] : FileAtCrash{true, names_[i], f.size};
+    if (!left.present) continue;
+    const bool renamed = i < slot.left.size() && left.name != fs::path(f.path).filename().string();
+    const std::string shown = renamed ? (fs::path(slot.dir) / left.name).string() : shown_path(slot, i);
     ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
     if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
-    // The file as long as the run left it, not its page-rounded image (acquire() extends it again).
-    const ImageFile& f = options_.files[i];
-    if (f.length != 0 && f.length < f.size && ::truncate(shown.c_str(), static_cast<off_t>(f.length)) != 0)
+    // The file as long as the crash leaves it, not its page-rounded image (acquire() extends it again).
+    if (left.length < f.size && ::truncate(shown.c_str(), static_cast<off_t>(left.length)) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
   }
   return {};
@@ -262,12 +262,12 @@ Status Judges::restore(Slot& slot, std::span<const std::byte> durable, const std
 }
 
 Status Judges::write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
-                           const std::vector<bool>& present) const {
+                           const std::vector<FileAtCrash>& left) const {
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
-    if (!present[i]) continue;
+    if (!left[i].present) continue;
     const std::string to = i == options_.image_file ? path : path + "." + std::to_string(i);
-    const size_t length = f.length != 0 ? std::min(f.length, f.size) : f.size;
+    const size_t length = std::min(left[i].length, f.size);
     if (Status s = write_sparse(to, image.data() + f.base, length, f.base / kPage, pages); !s) return s;
   }
   return {};
@@ -318,8 +318,7 @@ void Judges::work() {
 Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size_t>& pages) {
   drain();
   Slot& slot = acquire();
-  slot.present.assign(options_.files.size(), true);
-  slot.names.clear();
+  slot.left.clear();  // every file, whole
   Random rng(seed);
   for (size_t page : pages)
     for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {

@@ -65,13 +65,13 @@ class Judges {
  public:
   struct Slot {
     size_t index = 0;
-    std::string dir;            // where a checker finds the files of its crash image ($PMLAB_CRASH_DIR)
-    std::string store;          // where the slot keeps each file's image, linked into `dir` where the file is present
-    std::vector<bool> present;  // per file: whether the crash leaves it (CrashPointInfo::present)
-    std::vector<std::string> names;  // per file: its name then, where a rename gave it another (or empty)
-    std::byte* image = nullptr;      // the image: its files mapped at their bases, written in place
-    Status files_ready;              // whether acquire() found the files and mapped them
-    std::vector<std::string> env;    // per check: PMLAB_CRASH_POINT, …
+    std::string dir;    // where a checker finds the files of its crash image ($PMLAB_CRASH_DIR)
+    std::string store;  // where the slot keeps each file's image, linked into `dir` where the file is present
+    // Per file: what the crash leaves of it (CrashPointInfo::files); a file past its end is left whole.
+    std::vector<FileAtCrash> left;
+    std::byte* image = nullptr;    // the image: its files mapped at their bases, written in place
+    Status files_ready;            // whether acquire() found the files and mapped them
+    std::vector<std::string> env;  // per check: PMLAB_CRASH_POINT, …
     std::function<void(const Verdict&)> done;
     std::vector<std::unique_ptr<SlotFile>> files;  // per persistent file, its image in `store`
     size_t bytes = 0;
@@ -102,10 +102,10 @@ class Judges {
   // Where slot `slot` keeps file `file`'s image, and where its checker finds it.
   std::string image_path(const Slot& slot, size_t file) const;
   std::string shown_path(const Slot& slot, size_t file) const;
-  // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that is
-  // `present`: the pages `pages` lists, and holes (zero) elsewhere.
+  // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that the
+  // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere.
   Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
-                     const std::vector<bool>& present) const;
+                     const std::vector<FileAtCrash>& left) const;
 
  private:
   explicit Judges(JudgeOptions options) : options_(std::move(options)) {}

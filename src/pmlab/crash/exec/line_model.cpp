@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
@@ -48,6 +49,45 @@ void LineModel::set_base(size_t offset, const std::byte* bytes, size_t n) {
   }
   std::memcpy(d + offset, bytes, n);
   note_content(offset, n);
+}
+
+void LineModel::discard(size_t offset, size_t n) {
+  n = std::min(n, size_ - std::min(offset, size_));
+  if (n == 0) return;
+  const size_t end = offset + n;
+  std::byte* d = durable_->base();
+  auto zero_durable = [&](size_t page) {
+    const size_t from = std::max(offset, page * kPageBytes), to = std::min(end, (page + 1) * kPageBytes);
+    for (size_t w = from / 8; w * 8 < to; ++w) {
+      const uint64_t old = word_at(d + w * 8);
+      std::memset(d + std::max(from, w * 8), 0, std::min(to, w * 8 + 8) - std::max(from, w * 8));
+      durable_hash_ += word_hash_term(w, word_at(d + w * 8)) - word_hash_term(w, old);
+    }
+  };
+  const size_t first_page = offset / kPageBytes, pages = (end - 1) / kPageBytes - first_page + 1;
+  if (pages > content_pages_.size()) {
+    for (size_t page : content_pages_)
+      if (page >= first_page && page - first_page < pages) zero_durable(page);
+  } else {
+    for (size_t page = first_page; page < first_page + pages; ++page)
+      if (has_content_[page]) zero_durable(page);
+  }
+  // A line the range covers whole is durable zero; a line it covers in part keeps its other bytes pending.
+  auto cut = [&](std::unordered_map<size_t, Line>::iterator it) {
+    const size_t at = it->first * kLineBytes;
+    if (offset <= at && at + kLineBytes <= end) return lines_.erase(it);
+    const size_t from = std::max(offset, at) - at, to = std::min(end, at + kLineBytes) - at;
+    for (LineBytes& value : it->second.history) std::fill(value.begin() + from, value.begin() + to, std::byte{0});
+    return std::next(it);
+  };
+  const size_t first_line = offset / kLineBytes, lines = (end - 1) / kLineBytes - first_line + 1;
+  if (lines > lines_.size()) {
+    for (auto it = lines_.begin(); it != lines_.end();)
+      it = it->first >= first_line && it->first - first_line < lines ? cut(it) : std::next(it);
+  } else {
+    for (size_t line = first_line; line < first_line + lines; ++line)
+      if (auto it = lines_.find(line); it != lines_.end()) cut(it);
+  }
 }
 
 void LineModel::make_durable(size_t line, const std::byte* content) {

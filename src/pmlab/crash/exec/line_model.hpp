@@ -44,6 +44,10 @@ class LineModel {
   size_t size() const noexcept { return size_; }
   // Content the run started from (a file's pages as first mapped): durable, nothing pending.
   void set_base(size_t offset, const std::byte* bytes, size_t n);
+  // Bytes [offset, offset+n) are zero and durable, nothing pending in them: a file cut short, whose bytes
+  // past its new end the file system frees (they read zero where the file grows again). Costs the pages
+  // with content and the pending lines in the range, never its size.
+  void discard(size_t offset, size_t n);
 
   // Line `line` (index into the image) holds `now`; `non_temporal`: the changed aligned words were written
   // whole by non-temporal stores, else by plain stores. `fence` counts the fences so far; `site` is the

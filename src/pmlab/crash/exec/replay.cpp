@@ -11,14 +11,20 @@ namespace {
 constexpr size_t kPage = trace::kPageBytes;
 size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPage - 1) / kPage * kPage); }
 
+// How long a region's record shows its file to be: its size then, or a device's mapped extent (a device has
+// no size).
+uint64_t declared_extent(const TraceRegion& r) {
+  return r.file_size > 0 || r.written ? r.file_size : r.file_offset + r.length;
+}
+
 }  // namespace
 
 Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), domain_(domain) {
-  // Files in the order the run first mapped them, each as large as it was when mapped or as far as the run
-  // gave it content (a program may grow a file it mapped past its end). A mapping's extent past that is no
-  // part of the file: PMDK maps a poolset's first part over the whole pool, then the other parts over its
-  // tail. A device has no size: its mappings' extent is its image. A file written with write(2) is as long
-  // as the writes made it.
+  // Files in the order the run first mapped them, each as large as it was when mapped, as far as the run
+  // gave it content (a program may grow a file it mapped past its end) or as long as it was resized to. A
+  // mapping's extent past that is no part of the file: PMDK maps a poolset's first part over the whole
+  // pool, then the other parts over its tail. A device has no size: its mappings' extent is its image. A
+  // file written with write(2) is as long as the writes made it.
   for (const auto& [id, r] : trace.regions()) {
     auto it = std::find_if(files_.begin(), files_.end(),
                            [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
@@ -27,18 +33,20 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), 
       it = files_.end() - 1;
     }
     const uint64_t extent =
-        r.file_size > 0 || r.written ? std::max(r.file_size, r.file_offset + r.content_end) : r.file_offset + r.length;
+        std::max(declared_extent(r), r.file_size > 0 || r.written ? r.file_offset + r.content_end : 0);
     it->size = std::max(it->size, page_up(extent));
-    it->length = std::max<size_t>(it->length, static_cast<size_t>(extent));
   }
   for (ImageFile& f : files_) {
+    if (auto resized = trace.longest_resize().find({f.device, f.inode}); resized != trace.longest_resize().end())
+      f.size = std::max(f.size, page_up(resized->second));
     f.base = image_bytes_;
     image_bytes_ += f.size;
   }
   for (const auto& [id, r] : trace.regions()) {
     const auto it = std::find_if(files_.begin(), files_.end(),
                                  [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
-    places_[id] = {static_cast<size_t>(it - files_.begin()), it->base + r.file_offset, r.length};
+    places_[id] = {static_cast<size_t>(it - files_.begin()), it->base + r.file_offset, r.length, r.file_offset,
+                   r.written};
   }
 }
 
@@ -78,10 +86,21 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
   uint64_t points = 0;
   trace::OperationCounts ops;
   Presence files = initial_presence();
+  // A file was removed or resized since the last sync: a sync then orders it, though the model takes it as
+  // durable at once (a real file system needs that sync), so the sync is no empty fence.
+  bool metadata_changed = false;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
+    file_reached(rec, files);
     switch (rec.kind) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
-      case trace::Kind::gone: file_gone(rec, files); break;
+      case trace::Kind::gone:
+        file_gone(rec, files);
+        metadata_changed = true;
+        break;
+      case trace::Kind::resize:
+        file_resized(rec, files, model);
+        metadata_changed = true;
+        break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
@@ -94,17 +113,17 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::writeback: write_back(rec, model); break;
       case trace::Kind::fence: {
         const auto r = rec.as<trace::FenceRecord>();
-        if (!model.fence_orders(rec.thread)) ++findings_.empty_fences[r.site];
-        const CrashPointInfo point{++points, false,         rec.thread,
-                                   r.site,   r.stack,       static_cast<trace::FenceCall>(rec.flags),
-                                   ops,      files.present, files.names};
+        const bool sync = rec.flags != static_cast<uint8_t>(trace::FenceCall::fence);
+        if (!model.fence_orders(rec.thread) && !(sync && metadata_changed)) ++findings_.empty_fences[r.site];
+        metadata_changed = metadata_changed && !sync;
+        const CrashPointInfo point{
+            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops, files.files};
         if (Status s = at_point(point, model); !s) return s;
         model.fence(rec.thread, r.stack);
         break;
       }
       case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true,          rec.thread, 0, 0, trace::FenceCall::fence,
-                                   ops,      files.present, files.names};
+        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops, files.files};
         if (domain_ == persist::Domain::adr)
           for (size_t line : model.never_written_back())
             findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -127,37 +146,70 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
 }
 
 Replay::Presence Replay::initial_presence() const {
-  Presence p{std::vector<bool>(files_.size(), false), std::vector<bool>(files_.size(), false), {}, {}};
-  for (const ImageFile& f : files_) {
-    p.paths.push_back(f.path);
-    p.names.push_back(std::filesystem::path(f.path).filename().string());
+  Presence p{std::vector<FileAtCrash>(files_.size()), std::vector<bool>(files_.size(), false), {}};
+  for (size_t f = 0; f < files_.size(); ++f) {
+    p.paths.push_back(files_[f].path);
+    p.files[f].name = std::filesystem::path(files_[f].path).filename().string();
   }
-  // A file empty when the run first mapped or wrote it is taken as one the run made then.
-  std::vector<bool> empty_at_first(files_.size(), false), seen(files_.size(), false);
+  // A file empty when the run first mapped or wrote it is taken as one the run made then; one that was not
+  // is as long as it was then.
+  std::vector<bool> seen(files_.size(), false);
   for (const auto& [id, r] : trace_.regions()) {
     const size_t f = places_.at(id).file;
-    if (!seen[f]) empty_at_first[f] = r.file_size == 0;
+    if (seen[f]) continue;
     seen[f] = true;
+    p.files[f].present =
+        r.file_size != 0 && std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
+                                         [&](const ImageFile& e) { return e.path == files_[f].path; });
+    if (p.files[f].present) p.files[f].length = std::min<size_t>(declared_extent(r), files_[f].size);
   }
-  for (size_t f = 0; f < files_.size(); ++f)
-    p.present[f] = !empty_at_first[f] && std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
-                                                      [&](const ImageFile& e) { return e.path == files_[f].path; });
   return p;
 }
 
 // A file the run maps or writes for the first time replaced whatever was at its path before.
 namespace {
-// File `f` is now at its path in `files`: any other file there is not.
-void takes_path(std::vector<bool>& present, const std::vector<std::string>& paths, size_t f) {
+// File `f` is now at its path in `paths`: any other file there is not.
+void takes_path(std::vector<FileAtCrash>& files, const std::vector<std::string>& paths, size_t f) {
   for (size_t g = 0; g < paths.size(); ++g)
-    if (g != f && paths[g] == paths[f]) present[g] = false;
-  present[f] = true;
+    if (g != f && paths[g] == paths[f]) files[g].present = false;
+  files[f].present = true;
 }
 }  // namespace
 
 void Replay::file_seen(uint32_t region, Presence& files) const {
   const size_t f = places_.at(region).file;
-  if (!files.present[f] && !files.gone[f]) takes_path(files.present, files.paths, f);
+  if (!files.files[f].present && !files.gone[f]) takes_path(files.files, files.paths, f);
+  file_reaches(f, declared_extent(trace_.regions().at(region)), files);
+}
+
+// How far a record shows its file to reach: a mapped file by its pages and stores, a written one by its
+// writes' ends (a sync of the whole view reaches nothing; the size it had when seen covers the rest).
+void Replay::file_reached(const TraceRecord& rec, Presence& files) const {
+  uint32_t region = trace::kNoRegion;
+  uint64_t end = 0;
+  bool by_write = false;
+  if (rec.kind == trace::Kind::base_page) {
+    const auto r = rec.as<trace::BasePageRecord>();
+    region = r.region;
+    end = r.offset + kPage;
+  } else if (rec.kind == trace::Kind::line) {
+    const auto r = rec.as<trace::LineRecord>();
+    region = r.region;
+    end = r.offset + kLineBytes;
+  } else if (rec.kind == trace::Kind::writeback && rec.flags != static_cast<uint8_t>(trace::WritebackKind::synced)) {
+    const auto r = rec.as<trace::WritebackRecord>();
+    region = r.region;
+    end = r.offset + r.length - std::min<uint64_t>(r.unwritten_tail, r.length);
+    by_write = true;
+  }
+  if (region == trace::kNoRegion) return;
+  const RegionPlace& place = places_.at(region);
+  if (place.written == by_write) file_reaches(place.file, place.file_offset + end, files);
+}
+
+void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {
+  size_t& length = files.files[file].length;
+  length = std::max(length, static_cast<size_t>(std::min<uint64_t>(end, files_[file].size)));
 }
 
 void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
@@ -165,12 +217,23 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const std::string moved_to(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes);
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
-    files.present[f] = false;
+    files.files[f].present = false;
     files.gone[f] = moved_to.empty();
     if (moved_to.empty()) continue;
     files.paths[f] = moved_to;
-    files.names[f] = std::filesystem::path(moved_to).filename().string();
-    takes_path(files.present, files.paths, f);
+    files.files[f].name = std::filesystem::path(moved_to).filename().string();
+    takes_path(files.files, files.paths, f);
+  }
+}
+
+// What lay past a file's new end is gone: it reads zero where the file grows again.
+void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const {
+  const auto r = rec.as<trace::ResizeRecord>();
+  for (size_t f = 0; f < files_.size(); ++f) {
+    if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
+    const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
+    model.discard(files_[f].base + length, files_[f].size - length);
+    files.files[f].length = length;
   }
 }
 

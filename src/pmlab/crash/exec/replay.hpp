@@ -22,8 +22,19 @@ namespace pmlab::crash::exec {
 struct ImageFile {
   std::string path;
   uint64_t device = 0, inode = 0;
-  size_t base = 0, size = 0;  // its place in the image: the file rounded up to a page
-  size_t length = 0;          // the file's own length (0: size)
+  size_t base = 0, size = 0;  // its place in the image: the file at its longest, rounded up to a page
+};
+
+// What a crash leaves of one of the run's files (file-system metadata, taken as durable when its call
+// returns). A path's first file is left from the start (from when the run first mapped or wrote it, where
+// it was empty then: the run made it), a later one from when the run first mapped or wrote it (it replaced
+// the one before), until the run unlinked it or renamed another over it; a renamed file under its new name.
+// Its length: as long as it was when first seen, then as far as its mappings' stores and its writes reached,
+// or as long as ftruncate last made it.
+struct FileAtCrash {
+  bool present = false;
+  std::string name;  // its file name
+  size_t length = 0;
 };
 
 struct CrashPointInfo {
@@ -35,13 +46,7 @@ struct CrashPointInfo {
   trace::FenceCall call = trace::FenceCall::fence;
   // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
   trace::OperationCounts ops;
-  // Per file (Replay::files), whether a crash here leaves it, and under which name: a path's first file from
-  // the start (from when the run first mapped or wrote it, where it was empty then: the run made it), a
-  // later one from when the run first mapped or wrote it (it replaced the one before), until the
-  // run unlinked it or renamed another over it; a renamed file under its new name (file-system metadata,
-  // durable when its call returns).
-  std::vector<bool> present;
-  std::vector<std::string> names;
+  std::vector<FileAtCrash> files;  // per file (Replay::files)
 };
 
 // Per call site (a return address), how often the run did something that made nothing more durable.
@@ -75,17 +80,23 @@ class Replay {
     size_t file = 0;
     size_t base = 0;  // the region's first byte in the image
     uint64_t length = 0;
+    uint64_t file_offset = 0;
+    bool written = false;  // trace::RegionHow::written
   };
   struct FirstMappings;
-  // Which files exist at their paths as the trace goes (CrashPointInfo::present).
+  // What a crash leaves of each file as the trace goes (CrashPointInfo::files).
   struct Presence {
-    std::vector<bool> present, gone;
+    std::vector<FileAtCrash> files;
+    std::vector<bool> gone;
     std::vector<std::string> paths;  // where each file is now
-    std::vector<std::string> names;  // and its file name there
   };
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  void file_reached(const TraceRecord& rec, Presence& files) const;
+  // File `file` now reaches `end` (a file offset): it is at least that long.
+  void file_reaches(size_t file, uint64_t end, Presence& files) const;
+  void file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const;
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);

@@ -31,6 +31,7 @@ size_t fixed_bytes(trace::Kind kind) {
     case trace::Kind::exit: return sizeof(trace::ExitRecord);
     case trace::Kind::operation: return sizeof(trace::OperationRecord);
     case trace::Kind::gone: return sizeof(trace::GoneRecord);
+    case trace::Kind::resize: return sizeof(trace::ResizeRecord);
   }
   return SIZE_MAX;
 }
@@ -192,6 +193,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       if (rh.flags > static_cast<uint8_t>(trace::GoneCall::rename)) return bad(at, "unknown call that removed a file");
       return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
     }
+    case trace::Kind::resize: return read_resize(at, p);
   }
   return {};
 }
@@ -208,6 +210,15 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
   const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
   regions_[r.id] = {r.id,        path,     r.address, r.length, r.file_offset,
                     r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written)};
+  return {};
+}
+
+Status TraceFile::read_resize(size_t at, const std::byte* p) {
+  trace::ResizeRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (r.length > (uint64_t{1} << 46)) return bad(at, "a file resized to an impossible length");
+  uint64_t& longest = longest_resize_[{r.device, r.inode}];
+  longest = std::max(longest, r.length);
   return {};
 }
 

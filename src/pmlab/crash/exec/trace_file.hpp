@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pmlab/common/status.hpp"
@@ -62,6 +63,8 @@ class TraceFile {
   }
   const std::map<uint32_t, TraceRegion>& regions() const noexcept { return regions_; }
   const std::vector<TraceModule>& modules() const noexcept { return modules_; }
+  // Per file (device, inode) the trace resizes: the longest length a resize record gives it.
+  const std::map<std::pair<uint64_t, uint64_t>, uint64_t>& longest_resize() const noexcept { return longest_resize_; }
   // Return addresses of stack `id`, innermost first (empty for kNoStack).
   const std::vector<uint64_t>& stack(uint32_t id) const;
   const std::vector<std::string>& notes() const noexcept { return notes_; }
@@ -84,6 +87,7 @@ class TraceFile {
   Status check();
   Status check_record(size_t at, const trace::RecordHeader& rh);
   Status read_region(size_t at, uint8_t how, const std::byte* p, size_t extra);
+  Status read_resize(size_t at, const std::byte* p);
   Status read_stack(size_t at, const std::byte* p, size_t extra);
   Status read_module(size_t at, const std::byte* p, size_t extra);
   const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(bytes_.data()); }
@@ -98,6 +102,7 @@ class TraceFile {
   std::vector<Entry> records_;
   std::map<uint32_t, TraceRegion> regions_;
   std::vector<TraceModule> modules_;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> longest_resize_;
   std::vector<std::vector<uint64_t>> stacks_;
   std::vector<std::string> notes_;
   uint64_t fences_ = 0;

@@ -35,7 +35,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 6;
+inline constexpr uint32_t kVersion = 7;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -87,7 +87,8 @@ enum class Kind : uint8_t {
   note,
   exit,
   operation,
-  gone
+  gone,
+  resize
 };
 
 struct RecordHeader {
@@ -230,6 +231,12 @@ struct GoneRecord {
   uint64_t device, inode;
   uint32_t path_bytes;  // a renamed file's new path follows, not terminated (0: the file has no path now)
   uint32_t reserved;
+};
+
+struct ResizeRecord {
+  uint64_t site;  // return address of the call
+  uint64_t device, inode;
+  uint64_t length;  // the file's new length in bytes
 };
 
 // Records are padded to 8 bytes.
