@@ -221,6 +221,18 @@ bool syncs_any(Tracer& t, const SyncedFiles& which) {
 
 void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::FenceCall> fence) noexcept {
   Tracer& t = tracer();
+  if (t.active && which.scope == SyncedFiles::Scope::directory) {
+    // What it makes durable (files made, removed, renamed) the trace's own records say: a crash point, once
+    // the run traces any file.
+    before_event();
+    ++tls_depth;
+    {
+      std::lock_guard lock(t.mutex);
+      if (t.active && !t.regions.empty()) fence_record(t, site, trace::FenceCall::directory_sync);
+    }
+    --tls_depth;
+    return;
+  }
   if (!t.active || !syncs_any(t, which)) return;
   before_event();
   ++tls_depth;

@@ -143,10 +143,11 @@ void* pmem2_memset_traced(void* d, int c, size_t n, unsigned flags) {
                      [&] { return pmem2_real.memset_fn(d, c, n, flags); });
 }
 
-// The file `fd` names, all of it.
+// The file `fd` names, all of it (a directory's entries, where it is one).
 bool file_of(int fd, SyncedFiles::Scope scope, SyncedFiles* which) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return false;
+  if (S_ISDIR(st.st_mode) && scope == SyncedFiles::Scope::file) scope = SyncedFiles::Scope::directory;
   *which = {scope, st.st_dev, st.st_ino};
   return true;
 }

@@ -129,7 +129,8 @@ void msynced_without_sync(const void* p, size_t n) noexcept;
 // Files whose dirty pages the kernel was asked to write back: fsync and fdatasync name one file, syncfs its
 // file system, sync every file; sync_file_range one part of one file.
 struct SyncedFiles {
-  enum class Scope { file, file_system, all } scope = Scope::all;
+  // directory: a directory's entries, no file's data
+  enum class Scope { file, directory, file_system, all } scope = Scope::all;
   uint64_t device = 0, inode = 0;      // file: both; file_system: the device
   uint64_t from = 0, to = UINT64_MAX;  // the part of the file, in bytes from its start
 };

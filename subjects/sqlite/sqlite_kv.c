@@ -8,9 +8,9 @@
  * SQLITE_KV_JOURNAL: wal (default: a write-ahead log, DB-wal, checkpointed every 16 pages), delete (SQLite's
  * own default: a rollback journal, DB-journal, deleted to commit), truncate (the rollback journal cut to
  * nothing to commit) or persist (the rollback journal kept between transactions and cleared by zeroing its
- * header). Pass the database and its journal to pmlab as
- * --pool. SQLITE_KV_SYNC: full (default: every commit durable when it returns) or normal
- * (in WAL mode a commit may be lost in a crash, the database still consistent: SQLite's documented trade).
+ * header). Pass the database and its journal to pmlab as --pool. SQLITE_KV_SYNC: full (default: every
+ * commit durable when it returns), normal (in WAL mode a commit may be lost in a crash, the database still
+ * consistent: SQLite's documented trade) or extra (full, and a deleted journal's directory synced after it).
  * Under pmlab the check requires every insert that had returned; SQLITE_KV_CHECK_RETURNED=0 asks for a
  * consistent database only. */
 #define _GNU_SOURCE
@@ -50,9 +50,9 @@ static int open_db(const char* path, enum kv_op op, void** handle) {
   const char* sync = env_or("SQLITE_KV_SYNC", "full");
   if ((strcmp(journal, "wal") != 0 && strcmp(journal, "persist") != 0 && strcmp(journal, "delete") != 0 &&
        strcmp(journal, "truncate") != 0) ||
-      (strcmp(sync, "full") != 0 && strcmp(sync, "normal") != 0)) {
+      (strcmp(sync, "full") != 0 && strcmp(sync, "normal") != 0 && strcmp(sync, "extra") != 0)) {
     fprintf(stderr,
-            "sqlite-kv: SQLITE_KV_JOURNAL is wal, delete, truncate or persist, SQLITE_KV_SYNC full or normal\n");
+            "sqlite-kv: SQLITE_KV_JOURNAL is wal, delete, truncate or persist, SQLITE_KV_SYNC full, normal or extra\n");
     return kExitUsage;
   }
   sqlite3* db = NULL;

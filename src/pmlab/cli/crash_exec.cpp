@@ -26,7 +26,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct ExecArgs {
-  std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores;
+  std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores,
+                            metadata = "at-call";
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24, schedules = 1;
   double timeout = 10;
@@ -57,6 +58,7 @@ json failure_json(const crash::exec::ExecFailure& f) {
           {"stack", f.stack},
           {"strategy", f.strategy},
           {"persisted", f.persisted},
+          {"metadata_lost", f.lost},
           {"property", f.outcome + (f.output.empty() ? "" : ": " + f.output)},
           {"checker_output", f.output},
           {"lines", lines}};
@@ -110,6 +112,7 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
   std::fprintf(stderr, "    checker: %s\n", f.outcome.c_str());
   print_marked_lines(f.output, "      ");
   std::fprintf(stderr, "    persisted (%s): %s\n", f.strategy.c_str(), f.persisted.c_str());
+  if (!f.lost.empty()) std::fprintf(stderr, "    file system: %s\n", f.lost.c_str());
   for (size_t i = 0; i < f.lines.size() && i < 8; ++i)
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
                  f.lines[i].stored.c_str(), f.lines[i].written_back.c_str());
@@ -131,6 +134,7 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
       std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
   if (a.budget != 2000) hint += " --budget " + std::to_string(a.budget);
   if (a.seed != 1) hint += " --seed " + std::to_string(a.seed);
+  if (a.metadata != "at-call") hint += " --metadata " + a.metadata;
   hint += " --trace " + quoted(trace);
   hint += " --";
   for (const auto& w : a.program) hint += " " + quoted(w);
@@ -186,6 +190,8 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.find_stores = a.compare_pages ? "compare" : a.stores;
   o.keep_aslr = a.keep_aslr;
+  o.metadata =
+      a.metadata == "at-sync" ? crash::exec::MetadataDurability::at_sync : crash::exec::MetadataDurability::at_call;
   return o;
 }
 
@@ -228,6 +234,7 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
           {"timeout_s", o.timeout_s},
           {"program_timeout_s", o.program_timeout_s},
           {"recheck", o.recheck},
+          {"metadata", a.metadata},
           {"shard", {{"index", o.shard + 1}, {"of", o.shards}}},
           {"model",
            "ADR: a line is durable once written back and fenced; eADR: every store before a fence. A line "
@@ -364,6 +371,11 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
                                  "stores by system calls), scan or compare (default: the first that works)")
                      ->check(CLI::IsMember({"signals", "faults", "scan", "compare"}));
   cmd->add_flag("--compare-pages", a->compare_pages, "the same as --stores compare")->excludes(stores);
+  cmd->add_option("--metadata", a->metadata,
+                  "when a file made, removed, renamed, cut or extended is durable: at-call (when its call returns; "
+                  "default) or at-sync (at the next sync of any file or directory, in order: a crash may lose the "
+                  "changes since the last sync from any one of them on)")
+      ->check(CLI::IsMember({"at-call", "at-sync"}));
   cmd->add_flag("--keep-aslr", a->keep_aslr,
                 "run the program, --setup and the checks with address-space randomization (default: without, as "
                 "a debugger runs a program, so that pointers it stores repeat from run to run)");

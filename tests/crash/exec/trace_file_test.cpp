@@ -318,6 +318,84 @@ TEST(ExecTrace, ARenamedFileIsLeftUnderItsNewName) {
   EXPECT_EQ(presence(seen[1]), (Named{{true, "state"}, {false, "state"}}));
 }
 
+// --metadata at-sync: a crash may lose the changes of the file system since the last sync from any one of them
+// on, in order; a rename over a file is one change; a sync of any file or directory makes every change before
+// it durable, and a directory's sync is a crash point only there.
+TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
+  const std::string to = "/dev/shm/state";
+  auto sync = [](trace::FenceCall call) {
+    return std::pair{trace::FenceRecord{0x99, trace::kNoStack, 0}, static_cast<uint8_t>(call)};
+  };
+  const auto [fsync, fsync_call] = sync(trace::FenceCall::fsync);
+  const auto [dir_sync, dir_sync_call] = sync(trace::FenceCall::directory_sync);
+  const std::string bytes =
+      TraceBuilder()
+          .region(0, 4096, "/dev/shm/state.tmp", 4096, 1, 9)
+          .region(1, 4096, to, 4096, 1, 8)
+          .add(trace::Kind::fence, fsync, {}, 0, fsync_call)  // 1
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 8, 0, 0}, {}, 0, uint8_t{1})
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 9, static_cast<uint32_t>(to.size()), 0}, to, 0, uint8_t{1})
+          .add(trace::Kind::resize, trace::ResizeRecord{0x43, 1, 9, 100})
+          .fence()                                                  // 2: a fence instruction syncs nothing
+          .add(trace::Kind::fence, dir_sync, {}, 0, dir_sync_call)  // 3 at-sync only
+          .exit()
+          .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  using Left = std::vector<std::tuple<bool, std::string, size_t>>;
+  auto left = [](const std::vector<FileAtCrash>& files) {
+    Left out;
+    for (const FileAtCrash& f : files) out.emplace_back(f.present, f.name, f.length);
+    return out;
+  };
+  const Left synced{{true, "state.tmp", 4096}, {true, "state", 4096}},
+      renamed{{true, "state", 4096}, {false, "state", 4096}}, cut{{true, "state", 100}, {false, "state", 4096}};
+  for (const auto metadata : {MetadataDurability::at_call, MetadataDurability::at_sync}) {
+    Replay replay(*t, persist::Domain::adr, metadata);
+    std::vector<std::pair<Left, std::vector<Left>>> points;
+    ASSERT_TRUE(replay
+                    .run([&](const CrashPointInfo& p, const LineModel&) {
+                      std::vector<Left> unsynced;
+                      for (const auto& files : p.unsynced) unsynced.push_back(left(files.files));
+                      points.emplace_back(left(p.files), unsynced);
+                      return Status{};
+                    })
+                    .ok());
+    if (metadata == MetadataDurability::at_call) {
+      EXPECT_EQ(points, (std::vector<std::pair<Left, std::vector<Left>>>{{synced, {}}, {cut, {}}, {cut, {}}}));
+    } else {
+      EXPECT_EQ(points, (std::vector<std::pair<Left, std::vector<Left>>>{
+                            {synced, {}}, {cut, {synced, renamed}}, {cut, {synced, renamed}}, {cut, {}}}));
+    }
+  }
+  // A file cut 40 times between syncs: the crash point keeps the last sync's files and the latest changes.
+  TraceBuilder many;
+  many.region(0, 4096, "/dev/shm/log", 4096, 1, 9).add(trace::Kind::fence, fsync, {}, 0, fsync_call);
+  for (uint64_t n = 1; n <= 40; ++n) many.add(trace::Kind::resize, trace::ResizeRecord{0x43, 1, 9, 4096 - n});
+  auto cut_often = TraceFile::parse(many.exit().bytes());
+  ASSERT_TRUE(cut_often.ok()) << cut_often.status().message();
+  Replay replay(*cut_often, persist::Domain::adr, MetadataDurability::at_sync);
+  std::vector<uint64_t> kept;
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    if (!p.at_exit) return Status{};
+                    EXPECT_EQ(p.changes_since_sync, 40u);
+                    for (const UnsyncedFiles& files : p.unsynced) kept.push_back(files.kept);
+                    if (!p.unsynced.empty()) { EXPECT_EQ(p.unsynced.back().files[0].length, 4096u - 39); }
+                    return Status{};
+                  })
+                  .ok());
+  ASSERT_EQ(kept.size(), kMaxUnsynced);
+  EXPECT_EQ(kept.front(), 0u);
+  EXPECT_EQ(kept[1], 40u - (kMaxUnsynced - 1));
+  EXPECT_EQ(kept.back(), 39u);
+
+  const std::vector<FileAtCrash> before{{true, "state.tmp", 4096}, {true, "state", 4096}},
+      after{{true, "state", 100}, {false, "state", 4096}};
+  EXPECT_EQ(describe_lost(before, after, 2),
+            "2 changes since the last sync lost: state still named state.tmp, state still there");
+}
+
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
 // sync of the whole view names. Its writes' lines are the kernel's copy, which no flush of the program's
 // made redundant.

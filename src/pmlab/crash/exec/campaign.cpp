@@ -14,11 +14,11 @@
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/exec/judges.hpp"
-#include "pmlab/crash/exec/raw_instructions.hpp"
 #include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/starting_files.hpp"
 #include "pmlab/crash/exec/symbolizer.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
+#include "pmlab/crash/exec/trace_summary.hpp"
 #include "pmlab/crash/simulator.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/process.hpp"
@@ -30,91 +30,12 @@ namespace fs = std::filesystem;
 
 constexpr size_t kStackFrames = 4;  // of the program's own, per stack in a failure
 
-std::string joined(const std::vector<Frame>& frames) {
-  std::string out;
-  for (const Frame& f : frames) out += (out.empty() ? "" : " <- ") + f.text();
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
-// `schedules`: how many traced runs the campaign makes of each domain.
-void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay, uint32_t schedules) {
-  run.complete = t.complete();
-  const char* tracking = trace::describe(t.write_tracking());
-  run.write_tracking = tracking != nullptr
-                           ? tracking
-                           : "a way this pmlab does not know (" + std::to_string(t.header().write_tracking) + ")";
-  run.fences = t.fences();
-  run.fences_by_call = t.fences_by_call();
-  run.records = t.records();
-  run.threads = t.threads();
-  run.thread_switches = t.thread_switches();
-  if (run.schedule == 1 && schedules == 1 && t.persisting_threads() > 1)
-    run.notes.push_back(std::to_string(t.persisting_threads()) +
-                        " threads made persistence calls, and this run judged the one interleaving they took: "
-                        "--schedules N traces the program again with its threads paused at persistence calls, so "
-                        "that they interleave otherwise");
-  run.notes.insert(run.notes.end(), t.notes().begin(), t.notes().end());
-  for (const ImageFile& f : replay.files()) run.files.push_back(f.path);
-  if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
-}
-
-void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const TraceFile& t) {
-  run.writebacks = f.writebacks;
-  run.lines_written_back = f.lines_written_back;
-  // One addr2line per module for every address named below.
-  std::vector<uint64_t> wanted;
-  for (const auto* m : {&f.redundant_writebacks, &f.empty_fences, &f.non_pm_writebacks})
-    for (const auto& [site, n] : *m) wanted.push_back(site);
-  for (const auto& line : f.unflushed_at_exit)
-    if (line.second.stored_before_fence) {
-      const auto& stack = t.stack(line.second.stored_stack);
-      wanted.insert(wanted.end(), stack.begin(), stack.end());
-    }
-  symbols.resolve(wanted);
-  auto top = [&](const std::map<uint64_t, uint64_t>& by_site, const char* kind) {
-    std::vector<std::pair<uint64_t, uint64_t>> v(by_site.begin(), by_site.end());
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (size_t i = 0; i < v.size() && i < 10; ++i)
-      run.findings.push_back({kind, symbols.frame(v[i].first).text(), v[i].second});
-  };
-  top(f.redundant_writebacks, "redundant_writeback");
-  top(f.empty_fences, "empty_fence");
-  top(f.non_pm_writebacks, "non_pm_writeback");
-  // Lines never written back, grouped by the stack of the fence that saw their last store.
-  std::map<std::string, std::pair<uint64_t, uint64_t>> unflushed;  // where -> (lines, first fence)
-  for (const auto& line : f.unflushed_at_exit) {
-    const LineOrigin& origin = line.second;
-    const std::string where = origin.stored_before_fence ? joined(symbols.own_frames(t.stack(origin.stored_stack), 2))
-                                                         : "after the last fence";
-    auto& [lines, first] = unflushed[where];
-    ++lines;
-    if (origin.stored_before_fence && (first == 0 || origin.stored_before_fence < first))
-      first = origin.stored_before_fence;
-  }
-  for (const auto& [where, counts] : unflushed)
-    run.findings.push_back(
-        {"unflushed_at_exit",
-         counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
-         counts.first});
-}
-
-// The program's own persistence instructions the runtime did not hear of, when the run shows what unseen
-// ones leave behind: no fence at all, or stores never written back (raw_instructions.hpp).
-void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings& f, Symbolizer& symbols,
-                              ModuleCodeCache& code) {
-  if (t.fences() > 0 && f.unflushed_at_exit.empty()) return;
-  note_unreported_instructions(t, symbols, code, run.notes);
-}
-
 // A state judged inconsistent, with what it takes to explain it later.
 struct Judged {
   CrashPointInfo at;
   uint64_t state = 0;
   std::string strategy, persisted;
+  std::string lost;                                        // of the changes of the file system since the last sync
   std::vector<std::pair<std::string, std::string>> lines;  // (where, content)
   std::vector<LineOrigin> origins;
   Verdict verdict;
@@ -148,6 +69,7 @@ struct GranularityRun {
   std::vector<Judged> failed;
   std::mutex mutex;
   ExecProgress shown;
+  bool replayed = false;  // --replay's state was judged
 
   Status run() {
     const uint64_t start = platform::Clock::monotonic_ns();
@@ -157,38 +79,31 @@ struct GranularityRun {
     auto allocation = allocate();
     if (!allocation) return allocation.status();
     // Second replay: explore and judge.
-    Replay replay(trace, domain);
-    bool replayed = false;
+    Replay replay(trace, domain, o.metadata);
     Status status = replay.run([&](const CrashPointInfo& p, const LineModel& m) -> Status {
       const uint64_t budget = (*allocation)[p.index - 1];
       if (budget == 0 || (o.replay && o.replay->first != p.index)) return {};
       const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
-      const Exploration ex = explore(space, budget, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)));
-      result.states_enumerated += ex.states.size();
-      result.exhaustive_points += ex.exhaustive ? 1 : 0;
       result.max_pending_lines = std::max<uint64_t>(result.max_pending_lines, space.lines.size());
+      // The files as every change of the file system left them, then as a crash that loses the changes since
+      // the last sync from one of them on leaves them (MetadataDurability::at_sync), sharing the budget. A
+      // state's number counts on through them.
+      std::vector<const UnsyncedFiles*> left;
+      const UnsyncedFiles every{p.changes_since_sync, p.files};
+      left.push_back(&every);
+      for (const UnsyncedFiles& files : p.unsynced) left.push_back(&files);
+      uint64_t first = 0;
       bool covered = false;
-      for (uint64_t i = 0; i < ex.states.size(); ++i) {
-        if (o.replay && o.replay->second != i) continue;
-        const CrashState& state = ex.states[i];
-        uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
-        // One image is two states where the operations it must hold differ.
-        if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
-        for (size_t f = 0; f < p.files.size(); ++f)  // which files, under which names, how long
-          if (p.files[f].present)
-            h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(p.files[f].name) ^ mix64(p.files[f].length));
-        if (o.shards > 1 && h % o.shards != o.shard) {
-          note_done(false);
-          continue;
-        }
-        covered = true;
-        if (!o.replay && !seen.insert(h).second) {
-          ++result.duplicate_states;
-          note_done(false);
-          continue;
-        }
-        if (Status s = judge(p, m, space, i, state, replay); !s) return s;
-        replayed = replayed || o.replay.has_value();
+      for (size_t c = 0; c < left.size(); ++c) {
+        const uint64_t share = budget / left.size() + (c < budget % left.size() ? 1 : 0);
+        if (share == 0) continue;
+        const Exploration ex = explore(space, share, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)) ^ c);
+        result.states_enumerated += ex.states.size();
+        result.exhaustive_points += ex.exhaustive && c == 0 ? 1 : 0;
+        const std::string lost =
+            c == 0 ? "" : describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept);
+        PMLAB_TRY(judge_states(p, m, space, ex, {left[c]->files, lost, first}, covered, replay));
+        first += ex.states.size();
       }
       if (covered) ++result.crash_points_checked;
       result.dropped_values = std::max(result.dropped_values, m.dropped_values());
@@ -204,14 +119,53 @@ struct GranularityRun {
     return {};
   }
 
+  // What a crash leaves of the files in the states of one exploration: the files, what it lost of the
+  // changes since the last sync ("": none), and the number of its first state.
+  struct FilesLeft {
+    const std::vector<FileAtCrash>& files;
+    std::string lost;
+    uint64_t first = 0;
+  };
+
+  // Judges the states `ex` found at crash point `p`, but those another shard judges or an earlier state's
+  // image was; `covered`: some were this shard's.
+  Status judge_states(const CrashPointInfo& p, const LineModel& m, const CrashSpace& space, const Exploration& ex,
+                      const FilesLeft& left, bool& covered, const Replay& replay) {
+    for (uint64_t k = 0; k < ex.states.size(); ++k) {
+      const uint64_t i = left.first + k;
+      if (o.replay && o.replay->second != i) continue;
+      const CrashState& state = ex.states[k];
+      uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
+      // One image is two states where the operations it must hold differ.
+      if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
+      for (size_t f = 0; f < left.files.size(); ++f)  // which files, under which names, how long
+        if (left.files[f].present)
+          h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(left.files[f].name) ^ mix64(left.files[f].length));
+      if (o.shards > 1 && h % o.shards != o.shard) {
+        note_done(false);
+        continue;
+      }
+      covered = true;
+      if (!o.replay && !seen.insert(h).second) {
+        ++result.duplicate_states;
+        note_done(false);
+        continue;
+      }
+      PMLAB_TRY(judge(p, m, space, i, state, replay, left));
+      replayed = replayed || o.replay.has_value();
+    }
+    return {};
+  }
+
   // First replay: every crash point's state space, so the budget goes where the states are. Returns each
   // point's share.
   Result<std::vector<uint64_t>> allocate() {
     std::vector<double> sizes;
     std::vector<uint32_t> stacks;
-    Replay sizing(trace, domain);
+    Replay sizing(trace, domain, o.metadata);
     if (Status s = sizing.run([&](const CrashPointInfo& p, const LineModel& m) {
-          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states);
+          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states *
+                          static_cast<double>(1 + p.unsynced.size()));
           stacks.push_back(p.stack);
           return Status{};
         });
@@ -235,10 +189,12 @@ struct GranularityRun {
   // Builds state `i` of crash point `p` and hands it to a judge, with what explains it if it fails; with
   // --replay, also writes its image.
   Status judge(const CrashPointInfo& p, const LineModel& m, const CrashSpace& space, uint64_t i,
-               const CrashState& state, const Replay& replay) {
+               const CrashState& state, const Replay& replay, const FilesLeft& left) {
     Judged j;
-    j.at = p;
+    // The crash point without the other ways its files could be left, which a failure does not need.
+    j.at = CrashPointInfo{p.index, p.at_exit, p.thread, p.site, p.stack, p.call, p.ops, p.files, {}, 0};
     j.state = i;
+    j.lost = left.lost;
     j.strategy = to_string(state.strategy);
     j.persisted = describe(space, state, [&](size_t off) { return replay.where(off); });
     for (uint32_t l = 0; l < space.lines.size(); ++l) {
@@ -251,9 +207,9 @@ struct GranularityRun {
     Judges::Slot& slot = judges.acquire();
     PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
     apply_state(space, state, slot.image);
-    slot.left = p.files;
+    slot.left = left.files;
     if (o.replay)
-      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, p.files); !s)
+      if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, left.files); !s)
         return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
@@ -310,6 +266,7 @@ struct GranularityRun {
                     .call = j.at.call,
                     .strategy = j.strategy,
                     .persisted = j.persisted,
+                    .lost = j.lost,
                     .consistent = j.verdict.consistent,
                     .outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome,
                     .output = j.verdict.output,

@@ -22,6 +22,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/persist/persister.hpp"
 
@@ -60,6 +61,9 @@ struct ExecOptions {
   // it, as a debugger runs a program: a program that stores pointers in its pool stores the same ones every
   // run, and the states a granularity tears out of them repeat.
   bool keep_aslr = false;
+  // When a file made, removed, renamed, cut or extended is durable: when its call returns, or at the next
+  // sync (a crash may lose the changes since the last sync from any one of them on).
+  MetadataDurability metadata = MetadataDurability::at_call;
 };
 
 // One line a failing state persisted, and where the program put it there.
@@ -76,7 +80,10 @@ struct ExecFailure {
   bool at_exit = false;
   trace::FenceCall call = trace::FenceCall::fence;  // what made the crash point's fence
   std::string strategy;
-  std::string persisted;           // the enumerator's summary of the state
+  std::string persisted;  // the enumerator's summary of the state
+  // What the crash lost of the changes of the file system since the last sync ("": none; --metadata
+  // at-sync).
+  std::string lost;
   bool consistent = false;         // only a replayed state can be: it is explained whatever its verdict
   std::string outcome;             // the checker's: "exited with 1", "killed by signal 11 (SIGSEGV)", …
   std::string output;              // its last lines

@@ -19,7 +19,8 @@ uint64_t declared_extent(const TraceRegion& r) {
 
 }  // namespace
 
-Replay::Replay(const TraceFile& trace, persist::Domain domain) : trace_(trace), domain_(domain) {
+Replay::Replay(const TraceFile& trace, persist::Domain domain, MetadataDurability metadata)
+    : trace_(trace), domain_(domain), metadata_(metadata) {
   // Files in the order the run first mapped them, each as large as it was when mapped, as far as the run
   // gave it content (a program may grow a file it mapped past its end) or as long as it was resized to. A
   // mapping's extent past that is no part of the file: PMDK maps a poolset's first part over the whole
@@ -73,7 +74,7 @@ struct Replay::FirstMappings {
   std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
 };
 
-Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point) {
+Status Replay::run(const AtPoint& at_point) {
   LineModel model(domain_);
   PMLAB_TRY(model.resize(image_bytes_));
   findings_ = {};
@@ -83,24 +84,20 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
     else if (rec.kind == trace::Kind::base_page) set_base_page(rec, first, model);
     return {};
   }));
-  uint64_t points = 0;
-  trace::OperationCounts ops;
-  Presence files = initial_presence();
-  // A file was removed or resized since the last sync: a sync then orders it, though the model takes it as
-  // durable at once (a real file system needs that sync), so the sync is no empty fence.
-  bool metadata_changed = false;
+  Walk walk{0, {}, initial_presence()};
+  Presence& files = walk.files;
+  files.latest = files.files;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     file_reached(rec, files);
     switch (rec.kind) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
       case trace::Kind::gone:
         file_gone(rec, files);
-        metadata_changed = true;
+        // A file a rename replaced: one change with the rename's own record, which follows.
+        if (rec.flags == static_cast<uint8_t>(trace::GoneCall::rename) && rec.as<trace::GoneRecord>().path_bytes == 0)
+          return {};
         break;
-      case trace::Kind::resize:
-        file_resized(rec, files, model);
-        metadata_changed = true;
-        break;
+      case trace::Kind::resize: file_resized(rec, files, model); break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const size_t at = places_.at(r.region).base + r.offset;
@@ -111,27 +108,10 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
         break;
       }
       case trace::Kind::writeback: write_back(rec, model); break;
-      case trace::Kind::fence: {
-        const auto r = rec.as<trace::FenceRecord>();
-        const bool sync = rec.flags != static_cast<uint8_t>(trace::FenceCall::fence);
-        if (!model.fence_orders(rec.thread) && !(sync && metadata_changed)) ++findings_.empty_fences[r.site];
-        metadata_changed = metadata_changed && !sync;
-        const CrashPointInfo point{
-            ++points, false, rec.thread, r.site, r.stack, static_cast<trace::FenceCall>(rec.flags), ops, files.files};
-        if (Status s = at_point(point, model); !s) return s;
-        model.fence(rec.thread, r.stack);
-        break;
-      }
-      case trace::Kind::exit: {
-        const CrashPointInfo point{++points, true, rec.thread, 0, 0, trace::FenceCall::fence, ops, files.files};
-        if (domain_ == persist::Domain::adr)
-          for (size_t line : model.never_written_back())
-            findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
-        if (Status s = at_point(point, model); !s) return s;
-        break;
-      }
+      case trace::Kind::fence:
+      case trace::Kind::exit: count_change(files); return crash_point(rec, walk, model, at_point);
       case trace::Kind::operation:
-        ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? ops.ended : ops.begun);
+        ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? walk.ops.ended : walk.ops.begun);
         break;
       case trace::Kind::base_page:  // the starting point is in the model already (above)
       case trace::Kind::stack:
@@ -139,14 +119,75 @@ Status Replay::run(const std::function<Status(const CrashPointInfo&, const LineM
       case trace::Kind::unmap:
       case trace::Kind::note: break;
     }
+    count_change(files);
     return {};
   });
   content_pages_ = model.content_pages();
   return replayed;
 }
 
+void Replay::count_change(Presence& files) const {
+  if (!files.changed) return;
+  files.changed = false;
+  ++files.changes_since_sync;
+  if (metadata_ != MetadataDurability::at_sync) return;
+  files.unsynced.push_back({files.changes_since_sync - 1, std::move(files.latest)});
+  files.latest = files.files;
+  // A program that changes its files thousands of times between syncs (appends without syncing) would
+  // hold as many copies of them: the last sync's and the latest are kept.
+  if (files.unsynced.size() > kMaxUnsynced) files.unsynced.erase(files.unsynced.begin() + 1);
+}
+
+Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point) {
+  Presence& files = walk.files;
+  const bool at_exit = rec.kind == trace::Kind::exit;
+  const auto r = at_exit ? trace::FenceRecord{} : rec.as<trace::FenceRecord>();
+  const auto call = at_exit ? trace::FenceCall::fence : static_cast<trace::FenceCall>(rec.flags);
+  const bool sync = call != trace::FenceCall::fence, data = call != trace::FenceCall::directory_sync;
+  // A sync after a change of the files orders it, even where the model takes it as durable at once (a real
+  // file system needs that sync), so that sync is no empty fence. Where changes are durable at their calls,
+  // a directory's sync makes nothing more durable: no crash point.
+  if (!data && metadata_ == MetadataDurability::at_call) {
+    files.changes_since_sync = 0;
+    return {};
+  }
+  if (!at_exit && data && !model.fence_orders(rec.thread) && !(sync && files.changes_since_sync > 0))
+    ++findings_.empty_fences[r.site];
+  const CrashPointInfo point{++walk.points, at_exit,  rec.thread,  r.site,         r.stack,
+                             call,          walk.ops, files.files, files.unsynced, files.changes_since_sync};
+  if (at_exit && domain_ == persist::Domain::adr)
+    for (size_t line : model.never_written_back())
+      findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
+  PMLAB_TRY(at_point(point, model));
+  if (sync) {
+    files.changes_since_sync = 0;
+    files.unsynced.clear();
+  }
+  if (!at_exit && data) model.fence(rec.thread, r.stack);
+  return {};
+}
+
+std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes) {
+  std::string out = std::to_string(changes) + (changes == 1 ? " change" : " changes") + " since the last sync lost";
+  const char* sep = ": ";
+  for (size_t f = 0; f < left.size() && f < every.size(); ++f) {
+    const FileAtCrash &was = left[f], &is = every[f];
+    std::string what;
+    if (was.present != is.present) what = was.present ? was.name + " still there" : is.name + " not there";
+    else if (was.present && was.name != is.name) what = is.name + " still named " + was.name;
+    else if (was.present && was.length != is.length)
+      what = was.name + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
+    if (what.empty()) continue;
+    out += sep + what;
+    sep = ", ";
+  }
+  return out;
+}
+
 Replay::Presence Replay::initial_presence() const {
-  Presence p{std::vector<FileAtCrash>(files_.size()), std::vector<bool>(files_.size(), false), {}};
+  Presence p;
+  p.files.resize(files_.size());
+  p.gone.assign(files_.size(), false);
   for (size_t f = 0; f < files_.size(); ++f) {
     p.paths.push_back(files_[f].path);
     p.files[f].name = std::filesystem::path(files_[f].path).filename().string();
@@ -178,7 +219,10 @@ void takes_path(std::vector<FileAtCrash>& files, const std::vector<std::string>&
 
 void Replay::file_seen(uint32_t region, Presence& files) const {
   const size_t f = places_.at(region).file;
-  if (!files.files[f].present && !files.gone[f]) takes_path(files.files, files.paths, f);
+  if (!files.files[f].present && !files.gone[f]) {
+    takes_path(files.files, files.paths, f);
+    files.changed = true;
+  }
   file_reaches(f, declared_extent(trace_.regions().at(region)), files);
 }
 
@@ -209,7 +253,10 @@ void Replay::file_reached(const TraceRecord& rec, Presence& files) const {
 
 void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {
   size_t& length = files.files[file].length;
-  length = std::max(length, static_cast<size_t>(std::min<uint64_t>(end, files_[file].size)));
+  const size_t reached = static_cast<size_t>(std::min<uint64_t>(end, files_[file].size));
+  if (reached <= length) return;
+  length = reached;
+  files.changed = files.changed || files.files[file].present;
 }
 
 void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
@@ -217,6 +264,7 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const std::string moved_to(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes);
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
+    files.changed = true;
     files.files[f].present = false;
     files.gone[f] = moved_to.empty();
     if (moved_to.empty()) continue;
@@ -234,6 +282,7 @@ void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& mo
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
     model.discard(files_[f].base + length, files_[f].size - length);
     files.files[f].length = length;
+    files.changed = true;
   }
 }
 

@@ -37,6 +37,22 @@ struct FileAtCrash {
   size_t length = 0;
 };
 
+// When a change of the file system (a file made, removed, renamed, cut or extended) is durable.
+enum class MetadataDurability {
+  at_call,  // when its call returns, as where the file system commits such changes synchronously
+  // At the next sync of any file or directory, in the order the changes were made: a crash keeps the
+  // changes since the last sync up to one of them (ext4's and XFS's journals, committed whole at a sync).
+  at_sync,
+};
+
+// The files as a crash that keeps only the first `kept` changes of the file system since the last sync
+// leaves them.
+struct UnsyncedFiles {
+  uint64_t kept = 0;
+  std::vector<FileAtCrash> files;
+  bool operator==(const UnsyncedFiles&) const = default;
+};
+
 struct CrashPointInfo {
   uint64_t index = 0;  // crash points counted from 1: the fences in trace order, then the exit
   bool at_exit = false;
@@ -46,8 +62,19 @@ struct CrashPointInfo {
   trace::FenceCall call = trace::FenceCall::fence;
   // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
   trace::OperationCounts ops;
-  std::vector<FileAtCrash> files;  // per file (Replay::files)
+  std::vector<FileAtCrash> files;  // per file (Replay::files), every change of the file system made
+  // MetadataDurability::at_sync: what a crash may leave of the files instead, where it loses the changes
+  // since the last sync from one of them on: the files at that sync, then after each change but the last
+  // (after the latest kMaxUnsynced - 1 of them, where there are more).
+  std::vector<UnsyncedFiles> unsynced;
+  uint64_t changes_since_sync = 0;
 };
+inline constexpr size_t kMaxUnsynced = 32;
+
+// What a crash that left `left` lost of the changes of the file system since the last sync (the `changes`
+// last of them), against `every`, the files with all of them made: "2 changes since the last sync lost:
+// kv.db-journal still there".
+std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes);
 
 // Per call site (a return address), how often the run did something that made nothing more durable.
 struct Findings {
@@ -62,10 +89,11 @@ struct Findings {
 
 class Replay {
  public:
-  Replay(const TraceFile& trace, persist::Domain domain);
+  Replay(const TraceFile& trace, persist::Domain domain, MetadataDurability metadata = MetadataDurability::at_call);
 
+  using AtPoint = std::function<Status(const CrashPointInfo&, const LineModel&)>;
   // Walks the trace; `at_point` sees every crash point before its fence takes effect.
-  Status run(const std::function<Status(const CrashPointInfo&, const LineModel&)>& at_point);
+  Status run(const AtPoint& at_point);
 
   const std::vector<ImageFile>& files() const noexcept { return files_; }
   size_t image_bytes() const noexcept { return image_bytes_; }
@@ -89,7 +117,22 @@ class Replay {
     std::vector<FileAtCrash> files;
     std::vector<bool> gone;
     std::vector<std::string> paths;  // where each file is now
+    bool changed = false;            // set by a change of `files`
+    uint64_t changes_since_sync = 0;
+    // at_sync: CrashPointInfo::unsynced, and the files after the last change or sync.
+    std::vector<UnsyncedFiles> unsynced;
+    std::vector<FileAtCrash> latest;
   };
+  // Where the walk through the trace stands (run()).
+  struct Walk {
+    uint64_t points = 0;
+    trace::OperationCounts ops;
+    Presence files;
+  };
+  // A fence's or the exit's crash point; then the fence takes effect.
+  Status crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point);
+  // After a record: a change of the files it made is one more since the last sync.
+  void count_change(Presence& files) const;
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
@@ -105,6 +148,7 @@ class Replay {
 
   const TraceFile& trace_;
   persist::Domain domain_;
+  MetadataDurability metadata_;
   std::vector<ImageFile> files_;
   size_t image_bytes_ = 0;
   std::map<uint32_t, RegionPlace> places_;

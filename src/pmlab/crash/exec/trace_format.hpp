@@ -170,9 +170,10 @@ struct WritebackRecord {
 
 // What made a fence: a fence instruction or a library's drain or persist (fence), or a call of the kernel's
 // that synced persistent files, named so that a crash point there reads as the program's own call
-// (dsync_write: a write on a descriptor opened O_DSYNC or O_SYNC).
-enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync, dsync_write };
-inline constexpr FenceCall kLastFenceCall = FenceCall::dsync_write;
+// (dsync_write: a write on a descriptor opened O_DSYNC or O_SYNC; directory_sync: fsync or fdatasync of a
+// directory, which makes its entries durable and writes back no file's data).
+enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync, dsync_write, directory_sync };
+inline constexpr FenceCall kLastFenceCall = FenceCall::directory_sync;
 constexpr const char* to_string(FenceCall c) noexcept {
   switch (c) {
     case FenceCall::fence: return "fence";
@@ -182,6 +183,7 @@ constexpr const char* to_string(FenceCall c) noexcept {
     case FenceCall::syncfs: return "syncfs";
     case FenceCall::sync: return "sync";
     case FenceCall::dsync_write: return "O_DSYNC write";
+    case FenceCall::directory_sync: return "directory fsync";
   }
   return "fence";
 }
