@@ -282,7 +282,7 @@ void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& mo
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
     model.discard(files_[f].base + length, files_[f].size - length);
     files.files[f].length = length;
-    files.changed = true;
+    files.changed = files.changed || files.files[f].present;
   }
 }
 
