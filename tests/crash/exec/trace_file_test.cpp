@@ -393,7 +393,7 @@ TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
   const std::vector<FileAtCrash> before{{true, "state.tmp", 4096}, {true, "state", 4096}},
       after{{true, "state", 100}, {false, "state", 4096}};
   EXPECT_EQ(describe_lost(before, after, 2),
-            "2 changes since the last sync lost: state still named state.tmp, state still there");
+            "2 changes since the last sync lost: state (file 0) still named state.tmp, state (file 1) still there");
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a

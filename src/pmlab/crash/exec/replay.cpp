@@ -170,13 +170,22 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
 std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes) {
   std::string out = std::to_string(changes) + (changes == 1 ? " change" : " changes") + " since the last sync lost";
   const char* sep = ": ";
+  // A name two of the run's files had (a journal deleted and made again) says which: its number in the
+  // results' trace.files, as --replay's images are numbered.
+  auto named = [&](size_t f, const std::string& name) {
+    for (size_t g = 0; g < every.size(); ++g)
+      if (g != f && (every[g].name == name || (g < left.size() && left[g].name == name)))
+        return name + " (file " + std::to_string(f) + ")";
+    return name;
+  };
   for (size_t f = 0; f < left.size() && f < every.size(); ++f) {
     const FileAtCrash &was = left[f], &is = every[f];
     std::string what;
-    if (was.present != is.present) what = was.present ? was.name + " still there" : is.name + " not there";
-    else if (was.present && was.name != is.name) what = is.name + " still named " + was.name;
+    if (was.present != is.present)
+      what = was.present ? named(f, was.name) + " still there" : named(f, is.name) + " not there";
+    else if (was.present && was.name != is.name) what = named(f, is.name) + " still named " + was.name;
     else if (was.present && was.length != is.length)
-      what = was.name + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
+      what = named(f, was.name) + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
     if (what.empty()) continue;
     out += sep + what;
     sep = ", ";
