@@ -25,10 +25,10 @@ struct ImageFile {
   size_t base = 0, size = 0;  // its place in the image: the file at its longest, rounded up to a page
 };
 
-// What a crash leaves of one of the run's files (file-system metadata, taken as durable when its call
-// returns). A path's first file is left from the start (from when the run first mapped or wrote it, where
-// it was empty then: the run made it), a later one from when the run first mapped or wrote it (it replaced
-// the one before), until the run unlinked it or renamed another over it; a renamed file under its new name.
+// What a crash leaves of one of the run's files where every change of the file system made before it is
+// durable (but see MetadataDurability). A path's first file is left from the start (from when the run first mapped or
+// wrote it, where it was empty then: the run made it), a later one from when the run first mapped or wrote it (it
+// replaced the one before), until the run unlinked it or renamed another over it; a renamed file under its new name.
 // Its length: as long as it was when first seen, then as far as its mappings' stores and its writes reached,
 // or as long as ftruncate last made it.
 struct FileAtCrash {
@@ -50,11 +50,12 @@ enum class MetadataDurability {
 struct UnsyncedFiles {
   uint64_t kept = 0;
   std::vector<FileAtCrash> files;
-  bool operator==(const UnsyncedFiles&) const = default;
 };
 
 struct CrashPointInfo {
-  uint64_t index = 0;  // crash points counted from 1: the fences in trace order, then the exit
+  // Crash points counted from 1: the fences in trace order (a directory's sync only under at_sync), then
+  // the exit.
+  uint64_t index = 0;
   bool at_exit = false;
   unsigned thread = 0;
   uint64_t site = 0;  // the fence's call
