@@ -297,11 +297,11 @@ void cutting(Tracer& t, const struct stat& st, uint64_t length) {
   for (Region& r : t.regions) {
     const trace::RegionRecord& f = r.record;
     if (r.written_by_calls || f.device != st.st_dev || f.inode != st.st_ino) continue;
-    capture(t, r);
     if (f.file_offset + (r.end - r.begin) > end)
       past_end.emplace_back(r.begin + (end > f.file_offset ? end - f.file_offset : 0), r.end);
+    else capture(t, r);
   }
-  for (const auto& [from, to] : past_end) untrace(t, from, to);
+  for (const auto& [from, to] : past_end) untrace(t, from, to);  // which captures what it ends first
   if (!past_end.empty() && !t.cut_while_mapped) {
     t.cut_while_mapped = true;
     note(t, "the program cut a persistent file to " + std::to_string(length) +

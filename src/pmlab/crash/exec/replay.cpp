@@ -33,9 +33,7 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain, MetadataDurabilit
       files_.push_back({r.path, r.device, r.inode, 0, 0});
       it = files_.end() - 1;
     }
-    const uint64_t extent =
-        std::max(declared_extent(r), r.file_size > 0 || r.written ? r.file_offset + r.content_end : 0);
-    it->size = std::max(it->size, page_up(extent));
+    it->size = std::max(it->size, page_up(std::max(declared_extent(r), r.file_offset + r.content_end)));
   }
   for (ImageFile& f : files_) {
     if (auto resized = trace.longest_resize().find({f.device, f.inode}); resized != trace.longest_resize().end())
@@ -88,7 +86,6 @@ Status Replay::run(const AtPoint& at_point) {
   Presence& files = walk.files;
   files.latest = files.files;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
-    file_reached(rec, files);
     switch (rec.kind) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
       case trace::Kind::gone:
@@ -100,20 +97,26 @@ Status Replay::run(const AtPoint& at_point) {
       case trace::Kind::resize: file_resized(rec, files, model); break;
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
-        const size_t at = places_.at(r.region).base + r.offset;
-        if (at + kLineBytes > file_end(r.region)) break;  // past the end of the file: no byte of it persists
+        const RegionPlace& place = places_.at(r.region);
+        const size_t at = place.base + r.offset;
+        const ImageFile& file = files_[place.file];
+        if (at + kLineBytes > file.base + file.size) break;  // past the end of the file: no byte of it persists
+        file_reached(place, reach_of(rec.kind, rec.flags, rec.payload), files);
         LineBytes now;
         std::memcpy(now.data(), r.bytes, kLineBytes);
         model.store(at / kLineBytes, now, rec.flags == static_cast<uint8_t>(trace::LineHow::non_temporal), 0);
         break;
       }
-      case trace::Kind::writeback: write_back(rec, model); break;
+      case trace::Kind::writeback:
+        file_reached(rec, files);
+        write_back(rec, model);
+        break;
+      case trace::Kind::base_page: file_reached(rec, files); break;  // its content is in the model already
       case trace::Kind::fence:
       case trace::Kind::exit: count_change(files); return crash_point(rec, walk, model, at_point);
       case trace::Kind::operation:
         ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? walk.ops.ended : walk.ops.begun);
         break;
-      case trace::Kind::base_page:  // the starting point is in the model already (above)
       case trace::Kind::stack:
       case trace::Kind::module:
       case trace::Kind::unmap:
@@ -235,29 +238,13 @@ void Replay::file_seen(uint32_t region, Presence& files) const {
   file_reaches(f, declared_extent(trace_.regions().at(region)), files);
 }
 
-// How far a record shows its file to reach: a mapped file by its pages and stores, a written one by its
-// writes' ends (a sync of the whole view reaches nothing; the size it had when seen covers the rest).
 void Replay::file_reached(const TraceRecord& rec, Presence& files) const {
-  uint32_t region = trace::kNoRegion;
-  uint64_t end = 0;
-  bool by_write = false;
-  if (rec.kind == trace::Kind::base_page) {
-    const auto r = rec.as<trace::BasePageRecord>();
-    region = r.region;
-    end = r.offset + kPage;
-  } else if (rec.kind == trace::Kind::line) {
-    const auto r = rec.as<trace::LineRecord>();
-    region = r.region;
-    end = r.offset + kLineBytes;
-  } else if (rec.kind == trace::Kind::writeback && rec.flags != static_cast<uint8_t>(trace::WritebackKind::synced)) {
-    const auto r = rec.as<trace::WritebackRecord>();
-    region = r.region;
-    end = r.offset + r.length - std::min<uint64_t>(r.unwritten_tail, r.length);
-    by_write = true;
-  }
-  if (region == trace::kNoRegion) return;
-  const RegionPlace& place = places_.at(region);
-  if (place.written == by_write) file_reaches(place.file, place.file_offset + end, files);
+  if (const Reach reach = reach_of(rec.kind, rec.flags, rec.payload); reach.region != trace::kNoRegion)
+    file_reached(places_.at(reach.region), reach, files);
+}
+
+void Replay::file_reached(const RegionPlace& place, const Reach& reach, Presence& files) const {
+  if (place.written == reach.by_write) file_reaches(place.file, place.file_offset + reach.end, files);
 }
 
 void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {

@@ -26,11 +26,11 @@ struct ImageFile {
 };
 
 // What a crash leaves of one of the run's files where every change of the file system made before it is
-// durable (but see MetadataDurability). A path's first file is left from the start (from when the run first mapped or
-// wrote it, where it was empty then: the run made it), a later one from when the run first mapped or wrote it (it
-// replaced the one before), until the run unlinked it or renamed another over it; a renamed file under its new name.
-// Its length: as long as it was when first seen, then as far as its mappings' stores and its writes reached,
-// or as long as ftruncate last made it.
+// durable (but see MetadataDurability). A path's first file is left from the start (from when the run first
+// mapped or wrote it, where it was empty then: the run made it), a later one from when the run first mapped
+// or wrote it (it replaced the one before), until the run unlinked it or renamed another over it; a renamed
+// file under its new name. Its length: as long as it was when first seen, then as far as its mappings' stores
+// and its writes reached, or as long as ftruncate last made it.
 struct FileAtCrash {
   bool present = false;
   std::string name;  // its file name
@@ -137,7 +137,9 @@ class Replay {
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  // The file a record's region shows reaches as far as the record says (reach_of).
   void file_reached(const TraceRecord& rec, Presence& files) const;
+  void file_reached(const RegionPlace& place, const Reach& reach, Presence& files) const;
   // File `file` now reaches `end` (a file offset): it is at least that long.
   void file_reaches(size_t file, uint64_t end, Presence& files) const;
   void file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const;

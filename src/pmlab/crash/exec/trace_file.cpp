@@ -38,6 +38,25 @@ size_t fixed_bytes(trace::Kind kind) {
 
 }  // namespace
 
+Reach reach_of(trace::Kind kind, uint8_t flags, const std::byte* payload) {
+  if (kind == trace::Kind::base_page) {
+    trace::BasePageRecord r;
+    std::memcpy(&r, payload, sizeof r);
+    return {r.region, r.offset + trace::kPageBytes, false};
+  }
+  if (kind == trace::Kind::line) {
+    trace::LineRecord r;
+    std::memcpy(&r, payload, sizeof r);
+    return {r.region, r.offset + trace::kLineBytes, false};
+  }
+  if (kind == trace::Kind::writeback && flags != static_cast<uint8_t>(trace::WritebackKind::synced)) {
+    trace::WritebackRecord r;
+    std::memcpy(&r, payload, sizeof r);
+    return {r.region, r.offset + r.length - std::min<uint64_t>(r.unwritten_tail, r.length), true};
+  }
+  return {};
+}
+
 Result<TraceFile> TraceFile::open(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY, "trace file");
   if (!fd) return fd.status();
@@ -124,12 +143,6 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
   auto within = [&](uint32_t region, uint64_t offset) {
     return regions_.count(region) != 0 && offset < regions_[region].length + trace::kPageBytes;
   };
-  // How far a record shows its region's file to reach: a mapped file by the pages and lines it holds, a
-  // written one by its writes' ends alone (its size when first seen covers the rest).
-  auto reaches = [&](uint32_t region, uint64_t end, bool by_write) {
-    TraceRegion& r = regions_[region];
-    if (r.written == by_write) r.content_end = std::max(r.content_end, end);
-  };
   switch (kind) {
     case trace::Kind::region: return read_region(at, rh.flags, p, extra);
     case trace::Kind::base_page: {
@@ -138,16 +151,14 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       if (!within(r.region, r.offset) || r.offset % trace::kPageBytes != 0 || r.offset >= regions_[r.region].length)
         return bad(at, "base page outside its region");
       if (extra != trace::base_page_bytes(r.lines)) return bad(at, "base page with other than its lines");
-      reaches(r.region, r.offset + trace::kPageBytes, false);
-      return {};
+      break;
     }
     case trace::Kind::line: {
       trace::LineRecord r;
       std::memcpy(&r, p, sizeof r);
       if (!within(r.region, r.offset) || r.offset % trace::kLineBytes != 0) return bad(at, "line outside its region");
       if (rh.flags > 1) return bad(at, "unknown line kind");
-      reaches(r.region, r.offset + trace::kLineBytes, false);
-      return {};
+      break;
     }
     case trace::Kind::writeback: {
       trace::WritebackRecord r;
@@ -157,10 +168,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
            r.length > regions_[r.region].length + trace::kPageBytes - r.offset))
         return bad(at, "write-back outside its region");
       if (rh.flags > 2) return bad(at, "unknown write-back kind");
-      // A write(2) makes the file as long as it reached; a sync of the whole view does not.
-      if (r.region != trace::kNoRegion && rh.flags != static_cast<uint8_t>(trace::WritebackKind::synced))
-        reaches(r.region, r.offset + r.length - std::min<uint64_t>(r.unwritten_tail, r.length), true);
-      return {};
+      break;
     }
     case trace::Kind::fence: {
       trace::FenceRecord r;
@@ -194,6 +202,11 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
     }
     case trace::Kind::resize: return read_resize(at, p);
+  }
+  // A checked base page, line or write-back: its region's file reaches as far as it shows.
+  if (const Reach reach = reach_of(kind, rh.flags, p); reach.region != trace::kNoRegion) {
+    TraceRegion& r = regions_[reach.region];
+    if (r.written == reach.by_write) r.content_end = std::max(r.content_end, reach.end);
   }
   return {};
 }

@@ -50,6 +50,16 @@ struct TraceRecord {
   const std::byte* after(size_t fixed) const noexcept { return payload + fixed; }
 };
 
+// How far a record shows its region's file to reach: a mapped file by the pages and lines it holds, a
+// written one by its writes' ends alone (a sync of the whole view reaches nothing; the file's size when
+// first seen covers the rest). `end` is an offset in the region; region kNoRegion: the record shows none.
+struct Reach {
+  uint32_t region = trace::kNoRegion;
+  uint64_t end = 0;
+  bool by_write = false;  // counts for a written region (RegionHow::written) only, else for a mapped one only
+};
+Reach reach_of(trace::Kind kind, uint8_t flags, const std::byte* payload);
+
 class TraceFile {
  public:
   static Result<TraceFile> open(const std::string& path);
