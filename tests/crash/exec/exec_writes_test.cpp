@@ -178,15 +178,18 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash
 // after the cut finds no journal to roll back, so every update that returned survives (the check requires
 // it); without the cut modelled, the journal's old content would roll back committed updates. Cut before
-// the new version is synced, a crash can leave that version torn with nothing to roll it back.
+// the new version is synced, a crash can leave that version torn with nothing to roll it back. A cut never
+// synced is durable where the file system commits it at once; where it waits for a sync, a crash can undo
+// it and find the journal's old content, which rolls back an update that returned.
 TEST(CrashExecWrites, AJournalCutToCommitLeavesNothingToRollBack) {
   testing::TempDir dir;
   const std::string db = dir.file("db");
-  auto exec = [&](const std::string& how) {
-    return testing::crash_exec("rm -f " + db + " " + db + "-journal && python3 " + kTruncatedJournal + " init " + db,
-                               "python3 " + kTruncatedJournal + " check {}", dir.file(how),
-                               {"--pool", db, "--pool", db + "-journal", "--granularity", "line", "--budget", "40"},
-                               {"python3", kTruncatedJournal, "update", db, "3", how});
+  auto exec = [&](const std::string& how, const std::string& metadata = "at-call") {
+    return testing::crash_exec(
+        "rm -f " + db + " " + db + "-journal && python3 " + kTruncatedJournal + " init " + db,
+        "python3 " + kTruncatedJournal + " check {}", dir.file(how + metadata),
+        {"--pool", db, "--pool", db + "-journal", "--granularity", "line", "--budget", "40", "--metadata", metadata},
+        {"python3", kTruncatedJournal, "update", db, "3", how});
   };
   for (const char* how : {"ftruncate", "open-trunc", "truncate-path"}) {
     const auto good = exec(how);
@@ -196,6 +199,20 @@ TEST(CrashExecWrites, AJournalCutToCommitLeavesNothingToRollBack) {
   }
   const auto bug = exec("truncate-first");
   expect_fails_at(bug, "fsync", "no whole version");
+
+  const auto durable_at_once = exec("unsynced-cut");
+  EXPECT_EQ(durable_at_once.exit_code, 0) << durable_at_once.err;
+  const auto undone = exec("unsynced-cut", "at-sync");
+  EXPECT_EQ(undone.exit_code, 1) << undone.err;
+  const nlohmann::json* run = undone.run("line");
+  ASSERT_NE(run, nullptr) << undone.err;
+  EXPECT_FALSE((*run)["failures"].empty());
+  for (const auto& f : (*run)["failures"]) {
+    EXPECT_NE(f["metadata_lost"].get<std::string>().find("cut to 0 bytes undone (what it cut is back)"),
+              std::string::npos)
+        << f.dump();
+  }
+  EXPECT_NE(undone.err.find("updates had returned"), std::string::npos) << undone.err;
 }
 
 // A file cut short while the program maps it further: the runtime stops reading the mapping's pages past the

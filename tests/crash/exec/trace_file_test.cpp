@@ -331,6 +331,7 @@ TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
   const std::string bytes =
       TraceBuilder()
           .region(0, 4096, "/dev/shm/state.tmp", 4096, 1, 9)
+          .base_page(0, 0, 's')
           .region(1, 4096, to, 4096, 1, 8)
           .add(trace::Kind::fence, fsync, {}, 0, fsync_call)  // 1
           .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 8, 0, 0}, {}, 0, uint8_t{1})
@@ -353,14 +354,32 @@ TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
   for (const auto metadata : {MetadataDurability::at_call, MetadataDurability::at_sync}) {
     Replay replay(*t, persist::Domain::adr, metadata);
     std::vector<std::pair<Left, std::vector<Left>>> points;
+    std::vector<std::vector<std::shared_ptr<const CutContent>>> cuts;
     ASSERT_TRUE(replay
                     .run([&](const CrashPointInfo& p, const LineModel&) {
                       std::vector<Left> unsynced;
                       for (const auto& files : p.unsynced) unsynced.push_back(left(files.files));
                       points.emplace_back(left(p.files), unsynced);
+                      cuts.push_back(p.cuts);
                       return Status{};
                     })
                     .ok());
+    // The cut (the second change since the sync) took what the file held durable past its new end, which a
+    // crash that loses the cut shows again.
+    for (size_t point = 0; point < cuts.size(); ++point) {
+      const bool kept = metadata == MetadataDurability::at_sync && (point == 1 || point == 2);
+      ASSERT_EQ(cuts[point].size(), kept ? 1u : 0u) << point;
+      if (!kept) continue;
+      const CutContent& taken = *cuts[point][0];
+      EXPECT_EQ(std::tuple(taken.change, taken.file, taken.length), std::tuple(1u, 0u, 100u));
+      ASSERT_EQ(taken.pieces.size(), 1u);
+      EXPECT_EQ(taken.pieces[0].first, 100u);
+      EXPECT_EQ(taken.pieces[0].second, std::vector<std::byte>(4096 - 100, std::byte{'s'}));
+      EXPECT_EQ(describe_lost({{true, "state", 4096}, {false, "state", 4096}},
+                              {{true, "state", 100}, {false, "state", 4096}}, 1, {&taken}),
+                "1 change since the last sync lost: state (file 0) 4096 bytes long, not 100, its cut to 100 bytes "
+                "undone (what it cut is back)");
+    }
     if (metadata == MetadataDurability::at_call) {
       EXPECT_EQ(points, (std::vector<std::pair<Left, std::vector<Left>>>{{synced, {}}, {cut, {}}, {cut, {}}}));
     } else {

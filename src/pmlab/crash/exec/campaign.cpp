@@ -100,9 +100,14 @@ struct GranularityRun {
         const Exploration ex = explore(space, share, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)) ^ c);
         result.states_enumerated += ex.states.size();
         result.exhaustive_points += ex.exhaustive && c == 0 ? 1 : 0;
-        const std::string lost =
-            c == 0 ? "" : describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept);
-        PMLAB_TRY(judge_states(p, m, space, ex, {left[c]->files, lost, first}, covered, replay));
+        FilesLeft files{left[c]->files, "", {}, first};
+        if (c > 0) {
+          // The earliest lost cut's content is laid last: it was there before the later ones.
+          for (auto cut = p.cuts.rbegin(); cut != p.cuts.rend(); ++cut)
+            if ((*cut)->change >= left[c]->kept) files.restored.push_back(cut->get());
+          files.lost = describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept, files.restored);
+        }
+        PMLAB_TRY(judge_states(p, m, space, ex, files, covered, replay));
         first += ex.states.size();
       }
       if (covered) ++result.crash_points_checked;
@@ -120,10 +125,12 @@ struct GranularityRun {
   }
 
   // What a crash leaves of the files in the states of one exploration: the files, what it lost of the
-  // changes since the last sync ("": none), and the number of its first state.
+  // changes since the last sync ("": none) and the content of the cuts it lost, and the number of its first
+  // state.
   struct FilesLeft {
     const std::vector<FileAtCrash>& files;
     std::string lost;
+    std::vector<const CutContent*> restored;
     uint64_t first = 0;
   };
 
@@ -141,6 +148,7 @@ struct GranularityRun {
       for (size_t f = 0; f < left.files.size(); ++f)  // which files, under which names, how long
         if (left.files[f].present)
           h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(left.files[f].name) ^ mix64(left.files[f].length));
+      for (const CutContent* cut : left.restored) h = mix64(h ^ cut->hash);
       if (o.shards > 1 && h % o.shards != o.shard) {
         note_done(false);
         continue;
@@ -192,7 +200,7 @@ struct GranularityRun {
                const CrashState& state, const Replay& replay, const FilesLeft& left) {
     Judged j;
     // The crash point without the other ways its files could be left, which a failure does not need.
-    j.at = CrashPointInfo{p.index, p.at_exit, p.thread, p.site, p.stack, p.call, p.ops, p.files, {}, 0};
+    j.at = CrashPointInfo{p.index, p.at_exit, p.thread, p.site, p.stack, p.call, p.ops, p.files, {}, 0, {}};
     j.state = i;
     j.lost = left.lost;
     j.strategy = to_string(state.strategy);
@@ -207,6 +215,7 @@ struct GranularityRun {
     Judges::Slot& slot = judges.acquire();
     PMLAB_TRY(judges.restore(slot, m.durable(), m.content_pages(), m.has_content()));
     apply_state(space, state, slot.image);
+    for (const CutContent* cut : left.restored) cut->restore(slot.image);
     slot.left = left.files;
     if (o.replay)
       if (Status s = judges.write_files({slot.image, m.size()}, m.content_pages(), o.replay_image, left.files); !s)

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <string_view>
+
+#include "pmlab/common/random.hpp"
 
 namespace pmlab::crash::exec {
 namespace {
@@ -157,7 +161,8 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
   if (!at_exit && data && !model.fence_orders(rec.thread) && !(sync && files.changes_since_sync > 0))
     ++findings_.empty_fences[r.site];
   const CrashPointInfo point{++walk.points, at_exit,  rec.thread,  r.site,         r.stack,
-                             call,          walk.ops, files.files, files.unsynced, files.changes_since_sync};
+                             call,          walk.ops, files.files, files.unsynced, files.changes_since_sync,
+                             files.cuts};
   if (at_exit && domain_ == persist::Domain::adr)
     for (size_t line : model.never_written_back())
       findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
@@ -165,12 +170,14 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
   if (sync) {
     files.changes_since_sync = 0;
     files.unsynced.clear();
+    files.cuts.clear();
   }
   if (!at_exit && data) model.fence(rec.thread, r.stack);
   return {};
 }
 
-std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes) {
+std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes,
+                          const std::vector<const CutContent*>& cuts) {
   std::string out = std::to_string(changes) + (changes == 1 ? " change" : " changes") + " since the last sync lost";
   const char* sep = ": ";
   // A name two of the run's files had (a journal deleted and made again) says which: its number in the
@@ -189,6 +196,13 @@ std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vecto
     else if (was.present && was.name != is.name) what = named(f, is.name) + " still named " + was.name;
     else if (was.present && was.length != is.length)
       what = named(f, was.name) + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
+    // The shortest lost cut of the file says from where its old content is back.
+    const CutContent* cut = nullptr;
+    for (const CutContent* c : cuts)
+      if (c->file == f && (cut == nullptr || c->length < cut->length)) cut = c;
+    if (cut != nullptr && was.present)
+      what += (what.empty() ? named(f, was.name) + "'s" : ", its") + " cut to " + std::to_string(cut->length) +
+              " bytes undone (what it cut is back)";
     if (what.empty()) continue;
     out += sep + what;
     sep = ", ";
@@ -270,16 +284,43 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   }
 }
 
-// What lay past a file's new end is gone: it reads zero where the file grows again.
+void CutContent::restore(std::byte* image) const {
+  for (const auto& [offset, bytes] : pieces) std::memcpy(image + offset, bytes.data(), bytes.size());
+}
+
+// What lay past a file's new end is gone: it reads zero where the file grows again. Where the cut may be
+// lost (at_sync), what it took is kept for the crashes that lose it.
 void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const {
   const auto r = rec.as<trace::ResizeRecord>();
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
+    if (metadata_ == MetadataDurability::at_sync && files.files[f].present && files.files[f].length > length)
+      files.cuts.push_back(cut_content(f, length, files.files[f].length, files.changes_since_sync, model));
     model.discard(files_[f].base + length, files_[f].size - length);
     files.files[f].length = length;
     files.changed = files.changed || files.files[f].present;
   }
+}
+
+std::shared_ptr<const CutContent> Replay::cut_content(size_t file, size_t length, size_t was, uint64_t change,
+                                                      const LineModel& model) const {
+  auto cut = std::make_shared<CutContent>();
+  cut->change = change;
+  cut->file = file;
+  cut->length = length;
+  cut->hash = mix64(change + 1);
+  const std::span<const std::byte> durable = model.durable();
+  const size_t offset = files_[file].base + length, end = files_[file].base + was;
+  for (size_t page = offset / kPage; page * kPage < end; ++page) {
+    if (!model.has_content()[page]) continue;
+    const size_t from = std::max(offset, page * kPage), to = std::min(end, (page + 1) * kPage);
+    cut->pieces.emplace_back(from, std::vector<std::byte>(durable.begin() + from, durable.begin() + to));
+    cut->hash = mix64(cut->hash ^ from ^
+                      std::hash<std::string_view>{}(
+                          std::string_view(reinterpret_cast<const char*>(durable.data() + from), to - from)));
+  }
+  return cut;
 }
 
 void Replay::map_region(const TraceRecord& rec, FirstMappings& first) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,19 @@ struct UnsyncedFiles {
   std::vector<FileAtCrash> files;
 };
 
+// MetadataDurability::at_sync: what a cut took from a file, durable then, which a crash that loses the cut
+// shows again (the file system had not freed those blocks), whatever the file held there after it.
+struct CutContent {
+  uint64_t change = 0;  // the cut's number among the changes since the last sync, from 0
+  size_t file = 0;      // per Replay::files
+  size_t length = 0;    // what the cut made the file's length
+  // The image's pages the run gave content in what the cut took: (image offset, bytes).
+  std::vector<std::pair<size_t, std::vector<std::byte>>> pieces;
+  uint64_t hash = 0;  // of the pieces
+  // Writes the pieces into `image`.
+  void restore(std::byte* image) const;
+};
+
 struct CrashPointInfo {
   // Crash points counted from 1: the fences in trace order (a directory's sync only under at_sync), then
   // the exit.
@@ -69,13 +83,15 @@ struct CrashPointInfo {
   // (after the latest kMaxUnsynced - 1 of them, where there are more).
   std::vector<UnsyncedFiles> unsynced;
   uint64_t changes_since_sync = 0;
+  std::vector<std::shared_ptr<const CutContent>> cuts;  // at_sync: the cuts since the last sync, in order
 };
 inline constexpr size_t kMaxUnsynced = 32;
 
 // What a crash that left `left` lost of the changes of the file system since the last sync (the `changes`
-// last of them), against `every`, the files with all of them made: "2 changes since the last sync lost:
-// kv.db-journal still there".
-std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes);
+// last of them), against `every`, the files with all of them made, and whose lost `cuts` show their content
+// again: "2 changes since the last sync lost: kv.db-journal still there".
+std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes,
+                          const std::vector<const CutContent*>& cuts = {});
 
 // Per call site (a return address), how often the run did something that made nothing more durable.
 struct Findings {
@@ -123,6 +139,7 @@ class Replay {
     // at_sync: CrashPointInfo::unsynced, and the files after the last change or sync.
     std::vector<UnsyncedFiles> unsynced;
     std::vector<FileAtCrash> latest;
+    std::vector<std::shared_ptr<const CutContent>> cuts;
   };
   // Where the walk through the trace stands (run()).
   struct Walk {
@@ -143,6 +160,10 @@ class Replay {
   // File `file` now reaches `end` (a file offset): it is at least that long.
   void file_reaches(size_t file, uint64_t end, Presence& files) const;
   void file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const;
+  // What the `change`th change since the last sync, a cut of `file` from `was` bytes to `length`, takes: as
+  // the model holds it durable.
+  std::shared_ptr<const CutContent> cut_content(size_t file, size_t length, size_t was, uint64_t change,
+                                                const LineModel& model) const;
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);

@@ -3,7 +3,9 @@ journal_mode=truncate does. `init DB` writes version 0. `update DB N [MODE]` mak
 operation (marked through pmlab's runtime when it traces the program): the record's old content written to
 DB-journal with its CRC-32 and synced, the new version written over DB and synced, then the journal cut to
 nothing with os.ftruncate and synced. MODE open-trunc cuts it by opening it with O_TRUNC instead, and
-truncate-path with os.truncate; truncate-first (the bug) cuts it before the new version is synced. `check DB` rolls back a whole journal, as
+truncate-path with os.truncate; truncate-first (the bug) cuts it before the new version is synced, and
+unsynced-cut (a bug where the file system makes a cut durable only at a sync) never syncs the cut journal.
+`check DB` rolls back a whole journal, as
 recovery does, then exits 1 unless DB holds one whole version, no older than the updates that had returned
 (PMLAB_CRASH_OPS_DONE)."""
 import ctypes
@@ -68,7 +70,8 @@ for i in range(1, int(sys.argv[3]) + 1):
         jfd = os.open(journal, os.O_WRONLY | os.O_TRUNC)
     elif how == "truncate-path":
         os.truncate(journal, 0)
-    elif how == "ftruncate":
+    elif how in ("ftruncate", "unsynced-cut"):
         os.ftruncate(jfd, 0)
-    os.fsync(jfd)
+    if how != "unsynced-cut":
+        os.fsync(jfd)
     op_end()
