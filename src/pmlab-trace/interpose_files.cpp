@@ -6,8 +6,9 @@
 // its path no longer leads to it; or cut it short (journal_mode=truncate): ftruncate and truncate record its
 // new length. Each forwards to the real function.
 //
-// Calls the C library makes by itself are not seen: stdio's buffered fwrite, remove(3)'s unlink, and the
-// kernel's own copies (copy_file_range, sendfile, io_uring), which the runtime does not interpose.
+// Calls the C library makes by itself are not seen (stdio's writes are watched from outside, in
+// interpose_stdio.cpp; remove(3) is interposed itself), nor the kernel's own copies (copy_file_range,
+// sendfile, io_uring), which the runtime does not interpose.
 #undef _FORTIFY_SOURCE  // the fortified pwrite is an inline wrapper, not a symbol to define
 #include <fcntl.h>
 #include <stdio.h>
@@ -159,6 +160,12 @@ __attribute__((visibility("default"))) int unlinkat(int dirfd, const char* path,
   PMLAB_REAL(unlinkat, nullptr);
   return traced_removal(__builtin_return_address(0), dirfd, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(dirfd, path, flags); });
+}
+// remove(3) unlinks a file with the C library's own call.
+__attribute__((visibility("default"))) int remove(const char* path) {
+  PMLAB_REAL(remove, nullptr);
+  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
+                        [&] { return real_fn(path); });
 }
 __attribute__((visibility("default"))) int rename(const char* from, const char* to) {
   PMLAB_REAL(rename, nullptr);

@@ -224,6 +224,11 @@ inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
 // a process that one started (a shell's program is traced, but which files are its own is not known).
 void view_untouched_pools(Tracer& t);
 
+// At the exit (the lock held): what the program stored through its mappings is recorded; where a file written
+// by calls differs from what those calls recorded, something the runtime does not see changed it, and the
+// trace notes how many lines, since the crash images do not hold them.
+void capture_at_exit(Tracer& t);
+
 // The addresses [from, to) (page-aligned) are no longer traced (the lock held): each region they overlap is
 // captured one last time and ends, and what lies outside them goes on as regions of their own.
 void untrace(Tracer& t, uintptr_t from, uintptr_t to);

@@ -6,11 +6,9 @@
 #include "pmlab-trace/write_tracking.hpp"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <linux/userfaultfd.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -20,7 +18,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -29,7 +26,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace pmlab_trace {
@@ -174,7 +170,11 @@ __attribute__((constructor)) void start() {
   t.started_traced = true;
 }
 
-__attribute__((destructor)) void stop() { exiting(0); }
+// The C library would write what stdio streams still buffer after this: written first, so the trace holds it.
+__attribute__((destructor)) void stop() {
+  flush_pool_streams();
+  exiting(0);
+}
 
 }  // namespace
 
@@ -383,6 +383,19 @@ void detail::view_untouched_pools(Tracer& t) {
   }
 }
 
+bool written_pool_file(int fd) noexcept {
+  Tracer& t = tracer();
+  const int saved_errno = errno;
+  struct stat st {};
+  bool pool = tls_depth == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (pool) {
+    std::lock_guard lock(t.mutex);
+    pool = written_pool(t, fd, st);
+  }
+  errno = saved_errno;
+  return pool;
+}
+
 bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* write) noexcept {
   Tracer& t = tracer();
   // A process the program started is traced from its first write to a --pool file, as from its first
@@ -403,9 +416,11 @@ bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* wr
                          : at                 ? static_cast<off_t>(*at)
                                               : lseek(fd, 0, SEEK_CUR);
     if (pool && t.active) view_untouched_pools(t);
-    if (offset >= 0 && (t.active || trace_from_here(t)) &&
-        file_view(t, fd, st, static_cast<uint64_t>(offset) + n) != nullptr) {
-      *write = {st.st_dev, st.st_ino, static_cast<uint64_t>(offset), (flags & O_DSYNC) != 0};
+    const Region* view = offset >= 0 && (t.active || trace_from_here(t))
+                             ? file_view(t, fd, st, static_cast<uint64_t>(offset) + n)
+                             : nullptr;
+    if (view != nullptr) {
+      *write = {st.st_dev, st.st_ino, static_cast<uint64_t>(offset), (flags & O_DSYNC) != 0, view->record.length};
       traced = true;
       // What the program stored through its own mappings of the file is recorded before the write changes
       // what they show.
@@ -567,7 +582,7 @@ void exiting(int status) noexcept {
     std::lock_guard lock(t.mutex);
     if (t.active && !t.exited) {
       t.exited = true;
-      for (Region& r : t.regions) capture(t, r);
+      capture_at_exit(t);
       dl_iterate_phdr(write_module, &t);
       if (const std::string said = schedule_note(); !said.empty()) note(t, said);
       trace::ExitRecord rec{status, 0};

@@ -82,11 +82,18 @@ void remapped(void* address, size_t length, const MappedFile& file) noexcept;
 struct FileWrite {
   uint64_t device = 0, inode = 0, offset = 0;
   bool synced = false;  // the descriptor was opened O_DSYNC or O_SYNC: durable when the call returns
+  uint64_t viewed = 0;  // how far the runtime's view of the file reaches: a write past it is no event
 };
 bool file_will_write(int fd, std::optional<uint64_t> at, size_t n, FileWrite* write) noexcept;
 // The write stored its first `n` bytes: on a DAX file system the kernel's copy, non-temporal stores whose
 // partial lines go through the cache and are written back; and a fence when `write.synced`.
 void file_wrote(const FileWrite& write, size_t n, uintptr_t site) noexcept;
+
+// Whether `fd` is a --pool file, whose writes are traced (a stdio stream's, asked when it is opened).
+bool written_pool_file(int fd) noexcept;
+// Flushes the stdio streams of --pool files, tracing what they write (interpose_stdio.cpp): at the exit,
+// before its record, since the C library flushes them only after the runtime's last word.
+void flush_pool_streams() noexcept;
 
 // The program is about to unlink or rename the file at `path` (relative to `dirfd`, as the *at calls take it):
 // when that is a persistent file, true, and `file` says which. After the call succeeded, `file_gone` records

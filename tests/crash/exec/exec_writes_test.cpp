@@ -3,12 +3,14 @@
 // descriptor opened O_DSYNC, until the call returns.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "../../support/crash_exec.hpp"
 #include "../../support/temp_dir.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
+#include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
 namespace {
@@ -19,6 +21,7 @@ const std::string kAppendedLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/e
 const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/replaced_file.py";
 const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/cut_mapped.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
+const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
 
 // `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
 testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
@@ -248,6 +251,63 @@ TEST(CrashExecWrites, APrivateMappingOfThePoolIsToldApart) {
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("the program mapped no persistent memory"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find(file + " is mapped private and writable"), std::string::npos) << o.err;
+}
+
+// A log written through C's stdio: the C library writes a stream's buffer with its own write(2), which the
+// runtime sees from outside the stream's calls. Written with fprintf, fwrite, the inline putc, a record longer
+// than the buffer, or over a placeholder after an fseek, the synced log passes, each of its 6 records a
+// write, each fsync a write-back and a crash point, and the trailer the C library writes at the exit a 13th
+// write-back; written with write(2) itself, it gives the same states. Flushed but never synced, records that
+// had returned are lost. Deleted with remove(3) at the end, the log is gone from the exit's crash image (the
+// check then finds no record). Written with dprintf, which the runtime does not see, the trace notes the
+// lines that changed unseen.
+TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
+  if (!platform::find_program("cc")) GTEST_SKIP() << "no C compiler here";
+  testing::TempDir dir;
+  const std::string program = dir.file("stdio-log"), log = dir.file("log");
+  platform::ProcessSpec cc;
+  cc.argv = {"cc", "-O2", "-g", "-I", std::string(PMLAB_SOURCE_DIR) + "/include", "-o", program, kStdioLog};
+  cc.timeout_s = 120;
+  const auto built = platform::run_process(cc);
+  ASSERT_TRUE(built.ok() && built->ok()) << (built.ok() ? built->err : "cc did not start");
+  auto exec = [&](const std::string& how) {
+    return testing::crash_exec("rm -f " + log, program + " check {}", dir.file(how),
+                               {"--pool", log, "--granularity", "line", "--budget", "60"},
+                               {program, "append", log, "6", how});
+  };
+  std::map<std::string, uint64_t> states;
+  for (const char* how : {"fprintf", "fwrite", "putc", "large", "seek", "write"}) {
+    const auto good = exec(how);
+    EXPECT_EQ(good.exit_code, 0) << how << ": " << good.err;
+    EXPECT_EQ(good.metric("line", "crash_points"), 7u) << how << ": " << good.err;
+    // A record longer than the buffer reaches the file in two writes, fwrite's and fflush's; a rewritten one
+    // too, the placeholder's (flushed by fseek) and the record's.
+    const bool twice = std::string(how) == "large" || std::string(how) == "seek";
+    EXPECT_NE(good.err.find(twice ? "6 fences (6 fsync), 19 write-backs" : "6 fences (6 fsync), 13 write-backs"),
+              std::string::npos)
+        << good.err;
+    states[how] = good.metric("line", "states_checked");
+  }
+  // The same records written with write(2) itself: the same states.
+  EXPECT_EQ(states["fwrite"], states["write"]);
+  EXPECT_EQ(states["fprintf"], states["write"]);
+  // dprintf writes with the C library's own write: unseen, and the trace says so.
+  const auto dprintf = exec("dprintf");
+  ASSERT_NE(dprintf.run("line"), nullptr) << dprintf.err;
+  EXPECT_NE((*dprintf.run("line"))["trace"]["notes"].dump().find("5 lines of " + log + " changed in ways"),
+            std::string::npos)
+      << dprintf.err;
+  const auto unsynced = exec("unsynced");
+  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
+  EXPECT_NE(unsynced.err.find("appends had returned"), std::string::npos) << unsynced.err;
+  const auto removed = exec("removed");
+  const nlohmann::json* run = removed.run("line");
+  ASSERT_NE(run, nullptr) << removed.err;
+  ASSERT_FALSE((*run)["failures"].empty()) << removed.err;
+  for (const auto& f : (*run)["failures"]) {
+    EXPECT_TRUE(f["at_exit"].get<bool>()) << f.dump();
+    EXPECT_EQ(f["checker_output"], "0 whole records, but 6 appends had returned") << f.dump();
+  }
 }
 
 }  // namespace
