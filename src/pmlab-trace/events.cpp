@@ -448,8 +448,8 @@ void detail::capture_at_exit(Tracer& t) {
     if (!view.written_by_calls) continue;
     if (const size_t n = unseen_lines(t, view); n > 0)
       note(t, std::to_string(n) + " lines of " + view.path +
-                  " changed in ways the runtime does not see (dprintf, the kernel's copies: copy_file_range, "
-                  "sendfile, io_uring; another process): the crash images do not hold what they wrote");
+                  " changed in ways the runtime does not see (dprintf, io_uring, fallocate moving bytes, another "
+                  "process): the crash images do not hold what they wrote");
   }
 }
 

@@ -6,15 +6,18 @@
 // its path no longer leads to it; or cut it short (journal_mode=truncate): ftruncate and truncate record its
 // new length. Each forwards to the real function.
 //
-// Calls the C library makes by itself are not seen (stdio's writes are watched from outside, in
-// interpose_stdio.cpp; remove(3) is interposed itself), nor the kernel's own copies (copy_file_range,
-// sendfile, io_uring), which the runtime does not interpose.
+// The kernel's copies into a file (copy_file_range, sendfile, splice) and fallocate's zeros are recorded as
+// writes of what they left. Calls the C library makes by itself are not seen (stdio's writes are watched from
+// outside, in interpose_stdio.cpp; remove(3) is interposed itself), nor io_uring's writes.
 #undef _FORTIFY_SOURCE  // the fortified pwrite is an inline wrapper, not a symbol to define
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <optional>
@@ -46,6 +49,28 @@ ssize_t traced_write(void* ra, int fd, std::optional<uint64_t> at, size_t n, Wri
     errno = saved_errno;
   }
   return r;
+}
+
+// `allocate` (the real call, fallocate's `mode`) makes [at, at + n) of the file `fd` zero where it held nothing,
+// or where it held anything (a hole punched, a range zeroed); it returns 0, or an error.
+template <class Allocate>
+int traced_allocation(void* ra, int fd, int mode, off_t at, off_t n, Allocate&& allocate) {
+  if ((mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) != 0 || at < 0 || n <= 0) return allocate();
+  struct stat st {};
+  const int saved_errno = errno;
+  if (fstat(fd, &st) != 0) return allocate();
+  errno = saved_errno;
+  const uint64_t from = static_cast<uint64_t>(at), to = from + static_cast<uint64_t>(n);
+  // Keeping its size, the file changes only up to its old end; growing, it is zero past that.
+  const uint64_t end = (mode & FALLOC_FL_KEEP_SIZE) != 0 ? std::min(to, static_cast<uint64_t>(st.st_size)) : to;
+  const bool zeroes = (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) != 0;
+  if (end <= from || (!zeroes && end <= static_cast<uint64_t>(st.st_size))) return allocate();
+  int result = 0;
+  traced_write(ra, fd, from, end - from, [&]() -> ssize_t {
+    result = allocate();
+    return result == 0 ? static_cast<ssize_t>(end - from) : -1;
+  });
+  return result;
 }
 
 // `remove` (the real call) takes away the path `path` at `dirfd` (and a rename's target `over` at `over_dir`):
@@ -150,6 +175,39 @@ __attribute__((visibility("default"))) ssize_t pwritev64v2(int fd, const iovec* 
       flags);
 }
 
+// The kernel's own copies into a file: what they wrote is recorded as a write of it (read through the
+// runtime's view), at the output's offset or its file position.
+__attribute__((visibility("default"))) ssize_t copy_file_range(int in, off64_t* in_at, int out, off64_t* out_at,
+                                                               size_t n, unsigned flags) {
+  PMLAB_REAL(copy_file_range, nullptr);
+  return traced_write(__builtin_return_address(0), out, out_at ? at_offset(*out_at) : std::nullopt, n,
+                      [&] { return real_fn(in, in_at, out, out_at, n, flags); });
+}
+__attribute__((visibility("default"))) ssize_t sendfile(int out, int in, off_t* in_at, size_t n) {
+  PMLAB_REAL(sendfile, nullptr);
+  return traced_write(__builtin_return_address(0), out, std::nullopt, n, [&] { return real_fn(out, in, in_at, n); });
+}
+__attribute__((visibility("default"))) ssize_t splice(int in, off64_t* in_at, int out, off64_t* out_at, size_t n,
+                                                      unsigned flags) {
+  PMLAB_REAL(splice, nullptr);
+  return traced_write(__builtin_return_address(0), out, out_at ? at_offset(*out_at) : std::nullopt, n,
+                      [&] { return real_fn(in, in_at, out, out_at, n, flags); });
+}
+
+// fallocate and posix_fallocate make [at, at + n) of a file zero where it held nothing (and the file that
+// long, unless FALLOC_FL_KEEP_SIZE), or zero whatever it held (FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE):
+// recorded as a write of the zeros it left, unordered until the file is synced, inside the file's old
+// length where it keeps its size. Moving a file's bytes (FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE)
+// is not followed: the exit's comparison notes what it changed.
+__attribute__((visibility("default"))) int fallocate(int fd, int mode, off_t at, off_t n) {
+  PMLAB_REAL(fallocate, nullptr);
+  return traced_allocation(__builtin_return_address(0), fd, mode, at, n, [&] { return real_fn(fd, mode, at, n); });
+}
+__attribute__((visibility("default"))) int posix_fallocate(int fd, off_t at, off_t n) {
+  PMLAB_REAL(posix_fallocate, nullptr);
+  return traced_allocation(__builtin_return_address(0), fd, 0, at, n, [&] { return real_fn(fd, at, n); });
+}
+
 // unlink and rename take a path from a persistent file (a rename also from the file it replaces).
 __attribute__((visibility("default"))) int unlink(const char* path) {
   PMLAB_REAL(unlink, nullptr);
@@ -228,6 +286,9 @@ __attribute__((visibility("default"), alias("openat"))) int openat64(int dirfd, 
 __attribute__((visibility("default"), alias("__open_2"))) int __open64_2(const char* path, int flags);
 __attribute__((visibility("default"), alias("__openat_2"))) int __openat64_2(int dirfd, const char* path, int flags);
 __attribute__((visibility("default"), alias("creat"))) int creat64(const char* path, mode_t mode);
+__attribute__((visibility("default"), alias("sendfile"))) ssize_t sendfile64(int out, int in, off64_t* in_at, size_t n);
+__attribute__((visibility("default"), alias("fallocate"))) int fallocate64(int fd, int mode, off64_t at, off64_t n);
+__attribute__((visibility("default"), alias("posix_fallocate"))) int posix_fallocate64(int fd, off64_t at, off64_t n);
 static_assert(sizeof(off_t) == sizeof(off64_t), "the 64 forms are the plain calls");
 
 }  // extern "C"

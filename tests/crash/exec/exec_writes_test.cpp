@@ -22,6 +22,7 @@ const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/
 const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/cut_mapped.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
+const std::string kKernelCopies = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/kernel_copies.py";
 
 // `pmem-log append POOL 6 --api API --bug BUG` crash-tested at `granularity`, from no pool.
 testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& api, const std::string& bug,
@@ -307,6 +308,34 @@ TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
   for (const auto& f : (*run)["failures"]) {
     EXPECT_TRUE(f["at_exit"].get<bool>()) << f.dump();
     EXPECT_EQ(f["checker_output"], "0 whole records, but 6 appends had returned") << f.dump();
+  }
+}
+
+// The kernel's copies into a file (copy_file_range, sendfile, splice) and fallocate's zeros are writes the
+// runtime reads through its view: versions copied into slots of their own pass, a crash point per fsync
+// and the exit; a file made 64 KiB long with posix_fallocate stays so; a version punched out by an update
+// that returned is gone. Unsynced, updates that had returned are lost. Unseen, the copies left no trace at
+// all and the punched version stayed whole (checked).
+TEST(CrashExecWrites, TheKernelsCopiesAndFallocateAreTracedAsWrites) {
+  testing::TempDir dir;
+  const std::string db = dir.file("db");
+  auto exec = [&](const std::string& how, const std::string& bug) {
+    return testing::crash_exec("rm -f " + db + " " + db + ".staging && python3 " + kKernelCopies + " init " + db,
+                               "python3 " + kKernelCopies + " check {} " + how, dir.file(how + bug),
+                               {"--pool", db, "--granularity", "line", "--budget", "30"},
+                               {"python3", kKernelCopies, "update", db, "3", how, bug});
+  };
+  for (const auto& [how, crash_points] : std::vector<std::pair<std::string, uint64_t>>{
+           {"copy_file_range", 4}, {"sendfile", 4}, {"splice", 4}, {"prealloc", 5}, {"punch", 7}}) {
+    const auto good = exec(how, "synced");
+    EXPECT_EQ(good.exit_code, 0) << how << ": " << good.err;
+    EXPECT_EQ(good.metric("line", "crash_points"), crash_points) << how << ": " << good.err;
+    EXPECT_EQ(good.err.find("the runtime does not see"), std::string::npos) << how << ": " << good.err;
+  }
+  for (const char* how : {"copy_file_range", "punch"}) {
+    const auto bug = exec(how, "unsynced");
+    EXPECT_EQ(bug.exit_code, 1) << how << ": " << bug.err;
+    EXPECT_NE(bug.err.find("updates had returned"), std::string::npos) << how << ": " << bug.err;
   }
 }
 

@@ -8,18 +8,14 @@ unsynced-cut (a bug where the file system makes a cut durable only at a sync) ne
 `check DB` rolls back a whole journal, as
 recovery does, then exits 1 unless DB holds one whole version, no older than the updates that had returned
 (PMLAB_CRASH_OPS_DONE)."""
-import ctypes
 import os
 import sys
 import zlib
 
+from versions import held, opened, operation_marks, version
+
 mode, db = sys.argv[1], sys.argv[2]
 journal = db + "-journal"
-
-
-def version(i):
-    body = (b"version %d " % i).ljust(252, b"v")
-    return body + zlib.crc32(body).to_bytes(4, "little")
 
 
 def whole(record):
@@ -36,25 +32,17 @@ if mode == "check":
         with open(db, "r+b") as f:
             f.write(saved)
         record = saved
-    held = next((i for i in range(1000) if record == version(i)), None)
-    if held is None:
+    kept = held(record)
+    if kept is None:
         sys.exit(f"{os.path.basename(db)} holds {record[:12]!r}... ({len(record)} bytes), no whole version")
     done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
-    if held < done:
-        sys.exit(f"version {held}, but {done} updates had returned")
+    if kept < done:
+        sys.exit(f"version {kept}, but {done} updates had returned")
     sys.exit(0)
 
-dbfd = os.open(db, os.O_RDWR | os.O_CREAT, 0o600)
-if mode == "init":
-    os.pwrite(dbfd, version(0), 0)
-    os.fsync(dbfd)
-    sys.exit(0)
+dbfd = opened(db, mode)
 
-try:  # pmlab/trace.h's operation marks, found in the preloaded runtime
-    runtime = ctypes.CDLL(None)
-    op_begin, op_end = runtime.pmlab_trace_op_begin, runtime.pmlab_trace_op_end
-except AttributeError:
-    op_begin = op_end = lambda: None
+op_begin, op_end = operation_marks()
 how = sys.argv[4] if len(sys.argv) > 4 else "ftruncate"
 jfd = os.open(journal, os.O_WRONLY | os.O_CREAT, 0o600)
 for i in range(1, int(sys.argv[3]) + 1):
