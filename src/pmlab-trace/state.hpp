@@ -186,6 +186,7 @@ struct Tracer {
   uint32_t next_region = 0;
   std::vector<std::pair<uint64_t, uint64_t>> pools;  // (device, inode) of the --pool files
   std::vector<std::string> pool_paths;
+  std::vector<std::string> pool_dirs;  // the --pool directories, resolved
   int uffd = -1, pagemap = -1;
   bool uffd_tried = false;
   std::string uffd_problem;
@@ -217,6 +218,15 @@ inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
     if (r.written_by_calls && r.record.device == device && r.record.inode == inode) return &r;
   return nullptr;
 }
+
+// The --pool files and directories (pools.cpp).
+// The path the file descriptor was opened by ("?" when /proc does not say).
+std::string path_of(int fd);
+// Reads PMLAB_TRACE_POOLS, paths separated by colons: a directory's files are pools, each directly in it.
+void read_pools(Tracer& t, const std::string& list);
+bool is_pool_file(Tracer& t, int fd);
+// The --pool files' paths, then the regular files now directly in each --pool directory.
+std::vector<std::string> pool_files(const Tracer& t);
 
 // Once the process pmlab started has mapped or written persistent memory, at its next persistence event or
 // file call, a view of each --pool file that no region shows yet (the lock held): its content then is where

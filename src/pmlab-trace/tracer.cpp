@@ -56,32 +56,6 @@ using namespace detail;
 
 namespace {
 
-// The path the file descriptor was opened by ("?" when /proc does not say).
-std::string path_of(int fd) {
-  char link[64], target[4096];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  const ssize_t n = readlink(link, target, sizeof target - 1);
-  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?");
-}
-
-bool is_pool_file(Tracer& t, int fd) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return false;
-  const std::pair<uint64_t, uint64_t> id{st.st_dev, st.st_ino};
-  for (auto& p : t.pools)
-    if (p == id) return true;
-  // A --pool file the program created after it started: compare paths.
-  const std::string path = path_of(fd);
-  if (path == "?") return false;
-  for (const auto& p : t.pool_paths) {
-    char* real = realpath(p.c_str(), nullptr);
-    const bool same = real != nullptr && path == real;
-    std::free(real);
-    if (same) return true;
-  }
-  return false;
-}
-
 // A forked child is not the traced program: its events are not ours, and SIGBUS is its own again (its pages
 // are not protected: a fork does not carry the userfaultfd over). A child of a process that has mapped no
 // persistent memory yet (a shell, a test driver) may be the program, and is traced once it maps some.
@@ -129,21 +103,7 @@ void read_options(Tracer& t) {
     t.stack_depth = static_cast<unsigned>(std::strtoul(s, nullptr, 10));
   if (const char* c = getenv("PMLAB_TRACE_STACK_CACHE")) t.stack_cache = std::strcmp(c, "0") != 0;
   if (const char* w = getenv("PMLAB_TRACE_WRITES")) t.writes = w;
-  if (const char* pools = getenv("PMLAB_TRACE_POOLS")) {
-    std::string all = pools;
-    size_t from = 0;
-    while (from <= all.size()) {
-      const size_t colon = all.find(':', from);
-      std::string p = all.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
-      if (!p.empty()) {
-        struct stat st {};
-        if (stat(p.c_str(), &st) == 0) t.pools.emplace_back(st.st_dev, st.st_ino);
-        t.pool_paths.push_back(p);
-      }
-      if (colon == std::string::npos) break;
-      from = colon + 1;
-    }
-  }
+  if (const char* pools = getenv("PMLAB_TRACE_POOLS")) read_pools(t, pools);
 }
 
 // The process pmlab started is traced from its start; any process it starts, from its first mapping of
@@ -372,7 +332,7 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
 void detail::view_untouched_pools(Tracer& t) {
   if (t.pools_viewed || !t.active || !t.started_traced || t.regions.empty()) return;
   t.pools_viewed = true;
-  for (const std::string& p : t.pool_paths) {
+  for (const std::string& p : pool_files(t)) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;  // none yet: one the run makes is traced when it maps or writes it
     struct stat st {};

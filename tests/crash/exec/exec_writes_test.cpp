@@ -177,6 +177,21 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
     const auto bug = exec("bug", {"sync-after-rename"}, metadata);
     expect_fails_at(bug, "fsync", "no whole version");
   }
+  // Temporary files named as the program goes (mkstemp, as `sed -i` makes them) cannot be named with --pool:
+  // their directory is, and {} is the crash image of the directory.
+  const std::string states = dir.file("states");
+  auto named = [&](const std::string& out, const std::vector<std::string>& bug) {
+    std::vector<std::string> program = {"python3", kReplacedFile, "update", states + "/state", "4", "mkstemp"};
+    program.insert(program.end(), bug.begin(), bug.end());
+    return testing::crash_exec(
+        "rm -rf " + states + " && mkdir " + states + " && python3 " + kReplacedFile + " update " + states + "/state 1",
+        "python3 " + kReplacedFile + " check {}/state", dir.file(out),
+        {"--pool", states, "--granularity", "line", "--budget", "60"}, program);
+  };
+  const auto good = named("named-good", {});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.metric("line", "crash_points"), 5u) << good.err;
+  expect_fails_at(named("named-bug", {"sync-after-rename"}), "fsync", "no whole version");
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash

@@ -451,6 +451,8 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay&
   jo.image_file = named_image(jo.files, o.pools);
   // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
   if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();
+  std::error_code ec;
+  jo.image_is_directory = !o.pools.empty() && std::filesystem::is_directory(o.pools.front(), ec);
   jo.image_bytes = layout.image_bytes();
   return Judges::start(jo);
 }

@@ -263,10 +263,15 @@ Status Judges::restore(Slot& slot, std::span<const std::byte> durable, const std
 
 Status Judges::write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
                            const std::vector<FileAtCrash>& left) const {
+  std::error_code ec;
+  if (options_.image_is_directory && !fs::create_directories(path, ec) && ec)
+    return error(Errc::io_error, "cannot make " + path + ": " + ec.message());
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     if (!left[i].present) continue;
-    const std::string to = i == options_.image_file ? path : path + "." + std::to_string(i);
+    const std::string to = options_.image_is_directory ? (fs::path(path) / left[i].name).string()
+                           : i == options_.image_file  ? path
+                                                       : path + "." + std::to_string(i);
     const size_t length = std::min(left[i].length, f.size);
     if (Status s = write_sparse(to, image.data() + f.base, length, f.base / kPage, pages); !s) return s;
   }
@@ -399,8 +404,9 @@ Verdict Judges::judge(Slot& slot) {
     v.not_run = true;
     return v;
   }
-  const std::string image = options_.image_name.empty() ? shown_path(slot, options_.image_file)
-                                                        : (fs::path(slot.dir) / options_.image_name).string();
+  const std::string image = options_.image_is_directory   ? slot.dir
+                            : options_.image_name.empty() ? shown_path(slot, options_.image_file)
+                                                          : (fs::path(slot.dir) / options_.image_name).string();
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
   spec.set_env = slot.env;

@@ -43,6 +43,8 @@ struct JudgeOptions {
   std::vector<ImageFile> files;
   size_t image_file = 0;
   std::string image_name;
+  // The first --pool is a directory: `{}` is the crash directory, and --replay's image a directory too.
+  bool image_is_directory = false;
   size_t image_bytes = 0;
 };
 
@@ -103,7 +105,8 @@ class Judges {
   std::string image_path(const Slot& slot, size_t file) const;
   std::string shown_path(const Slot& slot, size_t file) const;
   // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that the
-  // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere.
+  // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere. With
+  // image_is_directory, `path` is a directory made to hold each file under the name the crash leaves it.
   Status write_files(std::span<const std::byte> image, const std::vector<size_t>& pages, const std::string& path,
                      const std::vector<FileAtCrash>& left) const;
 
