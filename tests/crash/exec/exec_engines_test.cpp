@@ -1,5 +1,5 @@
 // Storage engines nobody here wrote, crash-tested as their distribution ships them (subjects/lmdb,
-// subjects/sqlite).
+// subjects/sqlite, subjects/leveldb).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,6 +15,7 @@ namespace {
 
 const std::string kLmdbKv = std::string(PMLAB_SUBJECTS_DIR) + "/lmdb-kv";
 const std::string kSqliteKv = std::string(PMLAB_SUBJECTS_DIR) + "/sqlite-kv";
+const std::string kLevelDbKv = std::string(PMLAB_SUBJECTS_DIR) + "/leveldb-kv";
 
 constexpr uint64_t kPageBytes = 4096;
 constexpr uint64_t kMetaPages = 2;             // LMDB's two meta pages lead its file
@@ -292,6 +293,33 @@ TEST(CrashExecEngines, SqlitesPersistedJournalCommitTearsAtWordGranularity) {
   std::filesystem::create_directory(whole);
   std::filesystem::copy_file(dir.file("torn"), whole + "/kv.db");
   EXPECT_EQ(run({"sqlite3", whole + "/kv.db", "PRAGMA integrity_check;"}).out, "ok\n");
+}
+
+// LevelDB names its files as it goes, so its directory is the pool and {} the crash image of it. Each synced
+// write appends a checksummed record to the log; a log record torn by a crash is skipped at recovery, and no
+// such state fails. 40 inserts of 4 KiB fill the memtable twice: a thread of LevelDB's flushes it into a
+// table and appends a record to the manifest, synced only after the write extends the file. A crash that
+// keeps the record's first line, its checksum and length, and not the rest leaves a record LevelDB's
+// recovery reads as corruption, and the database does not open. Every failure is that one.
+TEST(CrashExecEngines, LevelDbsManifestRecordCanTearWhereItsLogRecordsCannot) {
+  if (!std::filesystem::exists(kLevelDbKv)) GTEST_SKIP() << "subjects/leveldb not built (no libleveldb-dev)";
+  testing::TempDir dir;
+  const std::string db = dir.file("db");
+  const auto o = testing::crash_exec(
+      "rm -rf " + db + " && " + kLevelDbKv + " create " + db, kLevelDbKv + " check {} 40", dir.file("out"),
+      {"--pool", db, "--granularity", "line", "--domain", "adr"}, {kLevelDbKv, "insert", db, "40"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  const nlohmann::json* run = o.run("line");
+  ASSERT_NE(run, nullptr) << o.err;
+  EXPECT_EQ((*run)["trace"]["threads"], 2) << "the writer and LevelDB's compaction thread";
+  EXPECT_NE((*run)["trace"]["files"].dump().find(".ldb"), std::string::npos) << "a table flushed";
+  EXPECT_GT(o.metric("line", "crash_points"), 40u) << "a sync at least per write";
+  ASSERT_GT((*run)["failures"].size(), 0u);
+  for (const auto& f : (*run)["failures"]) {
+    EXPECT_NE(f["checker_output"].get<std::string>().find("Corruption: checksum mismatch"), std::string::npos)
+        << f.dump();
+    EXPECT_NE(f["persisted"].get<std::string>().find("MANIFEST-"), std::string::npos) << f.dump();
+  }
 }
 
 }  // namespace
