@@ -354,5 +354,28 @@ TEST(CrashExecWrites, TheKernelsCopiesAndFallocateAreTracedAsWrites) {
   }
 }
 
+// GNU sed -i, a program nobody here wrote: it writes the edited text to a temporary file of a made-up name
+// through stdio (fdopen, fwrite, fclose) and renames it over the file, syncing nothing. Its directory is the
+// pool. The one crash point is the exit, and a crash there can leave the renamed file without the bytes it
+// was written: neither the old text nor the new.
+TEST(CrashExecWrites, SedInPlaceRenamesATemporaryFileItNeverSynced) {
+  if (!platform::find_program("sed")) GTEST_SKIP() << "no sed here";
+  testing::TempDir dir;
+  const std::string texts = dir.file("texts"), old_text = dir.file("old"), new_text = dir.file("new");
+  testing::write_all(old_text, "alpha line one\nalpha line two\n");
+  testing::write_all(new_text, "beta line one\nbeta line two\n");
+  const auto o =
+      testing::crash_exec("rm -rf " + texts + " && mkdir " + texts + " && cp " + old_text + " " + texts,
+                          "cmp -s {}/old " + old_text + " || cmp -s {}/old " + new_text, dir.file("out"),
+                          {"--pool", texts, "--granularity", "line"}, {"sed", "-i", "s/alpha/beta/", texts + "/old"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.metric("line", "crash_points"), 1u) << o.err;
+  const nlohmann::json* run = o.run("line");
+  ASSERT_NE(run, nullptr) << o.err;
+  EXPECT_EQ((*run)["trace"]["files"].size(), 2u) << "the file and sed's temporary one";
+  ASSERT_FALSE((*run)["failures"].empty());
+  for (const auto& f : (*run)["failures"]) EXPECT_TRUE(f["at_exit"].get<bool>()) << f.dump();
+}
+
 }  // namespace
 }  // namespace pmlab::crash::exec
