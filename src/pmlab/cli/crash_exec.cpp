@@ -320,9 +320,7 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_option("--check", a->check, "shell command judging a crash image: {} is its path; exit 0 means consistent")
       ->check(non_empty_value());
   // One value per occurrence: a vector option would otherwise take the `--` before PROGRAM as its own end.
-  cmd->add_option("--pool", a->pools,
-                  "a file the program maps or writes itself (PMDK's pools need not be named), or a directory of such "
-                  "files; repeatable")
+  cmd->add_option("--pool", a->pools, "a file, or directory of files, the program maps or writes; repeatable")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
