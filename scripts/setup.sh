@@ -14,6 +14,7 @@ debs=(cmake ninja-build g++ make pkg-config git dpkg-dev file
       liblmdb-dev lmdb-utils  # subjects/lmdb: a storage engine crash-tested as Debian ships it
       libsqlite3-dev sqlite3  # subjects/sqlite: one that writes its files with pwrite(2)
       libleveldb-dev  # subjects/leveldb: one that names its files as it goes (a --pool directory)
+      libtdb-dev  # subjects/tdb: one that maps its file ahead of growing it
       rustc)  # tests/crash/exec: a Rust program crash-tested as it is
 missing=()
 for p in "${debs[@]}"; do

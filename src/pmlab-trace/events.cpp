@@ -407,36 +407,19 @@ void file_resized(const TracedFile& file, uint64_t length, uintptr_t site) noexc
 }
 
 namespace {
-// The size of the file a view shows now: by its path, or where it was renamed or removed since, through the
-// view itself. -1 when it cannot be told.
-off_t viewed_size(const Region& view) {
-  struct stat st {};
-  if (stat(view.path.c_str(), &st) == 0 && st.st_dev == view.record.device && st.st_ino == view.record.inode)
-    return st.st_size;
-  char link[80];
-  std::snprintf(link, sizeof link, "/proc/self/map_files/%lx-%lx", static_cast<unsigned long>(view.begin),
-                static_cast<unsigned long>(view.end));
-  return stat(link, &st) == 0 ? st.st_size : -1;
-}
-
-// How many lines of the file `view` shows differ from what the runtime recorded of it, where no mapping of
-// the program's shows the file (its stores are recorded there).
+// How many lines of the file `view` shows differ from what the runtime recorded of it; none where the
+// program ever mapped the file (its stores through the mapping are recorded there, not in the view).
 size_t unseen_lines(const Tracer& t, const Region& view) {
-  const off_t size = viewed_size(view);
+  const std::pair<uint64_t, uint64_t> file{view.record.device, view.record.inode};
+  if (std::find(t.mapped_files.begin(), t.mapped_files.end(), file) != t.mapped_files.end()) return 0;
+  const off_t size = file_size_now(view);
   if (size <= 0) return 0;
   const size_t bytes = std::min<size_t>(view.end - view.begin, static_cast<size_t>(size));
   size_t unseen = 0;
   for (size_t page = 0; page < bytes; page += kPageBytes) {
     const size_t lines = (std::min<size_t>(bytes - page, kPageBytes) + kLineBytes - 1) / kLineBytes;
     const auto* seen = reinterpret_cast<const std::byte*>(view.begin + page);
-    for (uint64_t changed = changed_lines(seen, view.shadow + page, lines); changed != 0; changed &= changed - 1) {
-      const uint64_t at = page + static_cast<uint64_t>(std::countr_zero(changed)) * kLineBytes;
-      const bool mapped = std::any_of(t.regions.begin(), t.regions.end(), [&](const Region& r) {
-        return !r.written_by_calls && r.record.device == view.record.device && r.record.inode == view.record.inode &&
-               at >= r.record.file_offset && at < r.record.file_offset + (r.end - r.begin);
-      });
-      unseen += mapped ? 0 : 1;
-    }
+    unseen += static_cast<size_t>(std::popcount(changed_lines(seen, view.shadow + page, lines)));
   }
   return unseen;
 }

@@ -187,6 +187,9 @@ struct Tracer {
   std::vector<std::pair<uint64_t, uint64_t>> pools;  // (device, inode) of the --pool files
   std::vector<std::string> pool_paths;
   std::vector<std::string> pool_dirs;  // the --pool directories, resolved
+  // (device, inode) of every file the program mapped persistent, while mapped or since: what it stored there
+  // is in its mappings' records, not in the view of a file it also writes with calls.
+  std::vector<std::pair<uint64_t, uint64_t>> mapped_files;
   int uffd = -1, pagemap = -1;
   bool uffd_tried = false;
   std::string uffd_problem;
@@ -235,8 +238,8 @@ std::vector<std::string> pool_files(const Tracer& t);
 void view_untouched_pools(Tracer& t);
 
 // At the exit (the lock held): what the program stored through its mappings is recorded; where a file written
-// by calls differs from what those calls recorded, something the runtime does not see changed it, and the
-// trace notes how many lines, since the crash images do not hold them.
+// by calls, and never mapped, differs from what those calls recorded, something the runtime does not see
+// changed it, and the trace notes how many lines, since the crash images do not hold them.
 void capture_at_exit(Tracer& t);
 
 // The addresses [from, to) (page-aligned) are no longer traced (the lock held): each region they overlap is

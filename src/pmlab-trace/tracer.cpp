@@ -202,6 +202,9 @@ Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, con
   r.shadow = shadow;
   r.path = path;
   r.written_by_calls = how == trace::RegionHow::written;
+  const std::pair<uint64_t, uint64_t> file{st.st_dev, st.st_ino};
+  if (!r.written_by_calls && std::find(t.mapped_files.begin(), t.mapped_files.end(), file) == t.mapped_files.end())
+    t.mapped_files.push_back(file);
   r.record = trace::RegionRecord{r.id,   static_cast<uint32_t>(path.size()), begin,     length,
                                  offset, static_cast<uint64_t>(st.st_size),  st.st_dev, st.st_ino};
   t.file.append(trace::Kind::region, static_cast<uint8_t>(how), &r.record, sizeof r.record, path.data(), path.size());

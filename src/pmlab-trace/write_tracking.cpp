@@ -8,9 +8,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 
 namespace pmlab_trace::detail {
 namespace {
@@ -206,9 +208,17 @@ void forward_sigbus(int sig, siginfo_t* info, void* context) {
 // one thread while unprotected, with no protection of it in between, is not a write fault. (The protection
 // counts: a thread that loses that race on a page twice, the page protected again in between, faults
 // twice in a row while it is unprotected, and both are write faults.)
+// Set while the runtime reads a persistent mapping under its lock: a SIGBUS then is its own read past a
+// file's end, which it cannot take (the lock is held), so the program stops with a message, not a hang.
+PMLAB_TRACE_STATIC_TLS thread_local bool tls_reading = false;
 PMLAB_TRACE_STATIC_TLS thread_local uintptr_t tls_refaulted = 0;
 PMLAB_TRACE_STATIC_TLS thread_local uint32_t tls_refaulted_protection = 0;
 void on_sigbus(int sig, siginfo_t* info, void* context) {
+  if (tls_reading) {
+    static const char said[] = "pmlab-trace: the runtime read a persistent mapping past its file's end\n";
+    (void)!::write(2, said, sizeof said - 1);
+    _exit(70);
+  }
   const int saved_errno = errno;
   Tracer& t = tracer();
   const uintptr_t page = reinterpret_cast<uintptr_t>(info->si_addr) & ~uintptr_t{kPageBytes - 1};
@@ -358,14 +368,40 @@ void compare_lines(Tracer& t, const Region& r, uintptr_t from, uintptr_t to, tra
     record_changed(t, r, at, (std::min(to - at, kChunk)) / kLineBytes, how);
 }
 
+off_t file_size_now(const Region& r) {
+  struct stat st {};
+  if (stat(r.path.c_str(), &st) != 0 || st.st_dev != r.record.device || st.st_ino != r.record.inode) {
+    char link[80];
+    std::snprintf(link, sizeof link, "/proc/self/map_files/%lx-%lx", static_cast<unsigned long>(r.begin),
+                  static_cast<unsigned long>(r.end));
+    if (stat(link, &st) != 0) return -1;
+  }
+  return S_ISREG(st.st_mode) ? st.st_size : -1;
+}
+
 namespace {
 
 // Records the changed lines of [page, page + n); true when there were any.
 bool compare_page(Tracer& t, const Region& r, uintptr_t page, size_t n) {
-  return record_changed(t, r, page, n / kLineBytes, trace::LineHow::plain);
+  tls_reading = true;
+  const bool changed = record_changed(t, r, page, n / kLineBytes, trace::LineHow::plain);
+  tls_reading = false;
+  return changed;
+}
+
+// Where the file `r` maps ends now, as an address inside r: a mapping may reach past its file's end (TDB maps
+// ahead of growing its file), and a read there is a SIGBUS.
+uintptr_t file_end_in(const Region& r) {
+  const off_t size = file_size_now(r);
+  if (size < 0) return r.end;
+  const uint64_t offset = r.record.file_offset, in_file = static_cast<uint64_t>(size) > offset
+                                                              ? static_cast<uint64_t>(size) - offset + kPageBytes - 1
+                                                              : 0;
+  return r.begin + std::min<uint64_t>(r.end - r.begin, in_file / kPageBytes * kPageBytes);
 }
 
 void compare_pages(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
+  to = std::min(to, file_end_in(r));
   for (uintptr_t page = from; page < to; page += kPageBytes)
     compare_page(t, r, page, std::min<uintptr_t>(kPageBytes, to - page));
 }

@@ -25,6 +25,10 @@ void record_line(Tracer& t, const Region& r, uintptr_t line, trace::LineHow how,
 // has none: its calls record what they wrote).
 void capture(Tracer& t, Region& r);
 Region* region_of(Tracer& t, uintptr_t p);
+// How long the file a region shows is now, in bytes: by its path, or where it was renamed or removed since,
+// through the region itself. -1 where that cannot be told or the file is no regular file (a device's mapping
+// has no end but its own).
+off_t file_size_now(const Region& r);
 // Signals mode: the C library call about to make the kernel store into [from, to) finds those pages
 // unprotected, and they stay so until kernel_stored says it returned.
 void kernel_will_store(Tracer& t, uintptr_t from, uintptr_t to);

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmlab/trace.h"
+
 enum { kExitInconsistent = 1, kExitUsage = 2, kExitNoDb = 3 };
 
 enum kv_op { KV_CREATE, KV_INSERT, KV_CHECK };
@@ -62,6 +64,82 @@ static inline uint64_t kv_key(uint64_t i, uint64_t seed) {
 static inline uint64_t kv_returned(void) {
   const char* done = getenv("PMLAB_CRASH_OPS_DONE");
   return done != NULL ? strtoull(done, NULL, 10) : 0;
+}
+
+/* Engines whose keys and values are byte strings (subjects/leveldb, subjects/tdb) share their inserts and
+ * their judging: key #i is kv_key's 16 hexadecimal digits, its value its index and key in text, padded with
+ * letters to `value_bytes` - 1 bytes. Such a driver gives the three calls below. */
+struct kv_strings {
+  size_t value_bytes;
+  /* Stores `value` under the 16-byte `key` as one durable write or transaction: 0, or kExitInconsistent
+   * with the reason on stderr. */
+  int (*put)(void* db, const char* key, const char* value, size_t length);
+  /* Reads `key`: 1 with *value (to be freed with `release`) of *length bytes, 0 where it is absent, -1 with
+   * the reason on stderr. */
+  int (*get)(void* db, const char* key, char** value, size_t* length);
+  void (*release)(char* value);
+  /* How many keys the database holds, or -1 with the reason on stderr. */
+  long long (*count)(void* db);
+};
+
+static inline void kv_string_key(uint64_t i, uint64_t seed, char out[17]) {
+  snprintf(out, 17, "%016llx", (unsigned long long)kv_key(i, seed));
+}
+
+static inline void kv_string_value(uint64_t i, const char* key, char* out, size_t bytes) {
+  const int n = snprintf(out, bytes, "value of #%llu, key %s, ", (unsigned long long)i, key);
+  for (size_t k = (size_t)n; k + 1 < bytes; ++k) out[k] = (char)('a' + (i + k) % 26);
+  out[bytes - 1] = '\0';
+}
+
+/* Inserts keys #from..#n-1, each a put of its own; `traced` marks each operation for pmlab crash exec. */
+static inline int kv_strings_insert(const struct kv_strings* s, void* db, uint64_t from, uint64_t n, uint64_t seed,
+                                    int traced) {
+  char key[17];
+  char* value = malloc(s->value_bytes);
+  int rc = 0;
+  for (uint64_t i = from; i < n && rc == 0; ++i) {
+    if (traced) pmlab_op_begin();
+    kv_string_key(i, seed, key);
+    kv_string_value(i, key, value, s->value_bytes);
+    rc = s->put(db, key, value, strlen(value));
+    if (rc != 0) fprintf(stderr, "(insert #%llu)\n", (unsigned long long)i);
+    if (traced && rc == 0) pmlab_op_end();
+  }
+  free(value);
+  return rc;
+}
+
+/* Judges the database: keys #0..#m-1 are present with their values for some m <= n, and nothing else (the
+ * database counts m keys). Sets *present to m. */
+static inline int kv_strings_judge(const struct kv_strings* s, void* db, uint64_t n, uint64_t seed, uint64_t* present) {
+  char key[17];
+  char* want = malloc(s->value_bytes);
+  uint64_t m = 0;
+  int verdict = 0;
+  for (; m < n && verdict == 0; ++m) {
+    kv_string_key(m, seed, key);
+    kv_string_value(m, key, want, s->value_bytes);
+    char* got = NULL;
+    size_t length = 0;
+    const int found = s->get(db, key, &got, &length);
+    if (found == 0) break;
+    if (found < 0 || length != strlen(want) || memcmp(got, want, length) != 0) {
+      if (found > 0) fprintf(stderr, "key #%llu holds another value\n", (unsigned long long)m);
+      verdict = kExitInconsistent;
+    }
+    if (found > 0) s->release(got);
+  }
+  free(want);
+  if (verdict != 0) return verdict;
+  const long long keys = s->count(db);
+  if (keys < 0 || (uint64_t)keys != m) {
+    if (keys >= 0)
+      fprintf(stderr, "the first %llu keys present, but the database counts %lld\n", (unsigned long long)m, keys);
+    return kExitInconsistent;
+  }
+  *present = m;
+  return 0;
 }
 
 /* An engine behind a driver. */

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "kv/kv_driver.h"
-#include "pmlab/trace.h"
 
 struct db {
   leveldb_t* db;
@@ -30,19 +29,8 @@ struct db {
   leveldb_readoptions_t* read;
 };
 
-/* Key #i: its 16 hexadecimal digits, so that LevelDB's order is not the insert order. */
-static void key_of(uint64_t i, uint64_t seed, char out[17]) {
-  snprintf(out, 17, "%016llx", (unsigned long long)kv_key(i, seed));
-}
-
-/* The value of key #i: its index and key in text, padded to 4 KiB, so that 16 fill LevelDB's smallest
- * memtable (64 KiB). */
+/* Values of 4 KiB, so that 16 fill LevelDB's smallest memtable (64 KiB). */
 enum { kValueBytes = 4096 };
-static void value_of(uint64_t i, const char* key, char* out, size_t room) {
-  const int n = snprintf(out, room, "value of #%llu, key %s, ", (unsigned long long)i, key);
-  for (size_t k = (size_t)n; k + 1 < room && k + 1 < kValueBytes; ++k) out[k] = (char)('a' + (i + k) % 26);
-  out[kValueBytes - 1 < room ? kValueBytes - 1 : room - 1] = '\0';
-}
 
 static uint64_t env_number(const char* name, uint64_t fallback) {
   const char* v = getenv(name);
@@ -80,71 +68,50 @@ static int open_db(const char* path, enum kv_op op, void** handle) {
   return 0;
 }
 
-/* Inserts keys #from..#n-1 unless present, each a write of its own; `traced` marks each operation for pmlab
- * crash exec. */
-static int insert(void* handle, uint64_t from, uint64_t n, uint64_t seed, int traced) {
+static int put(void* handle, const char* key, const char* value, size_t length) {
   struct db* d = handle;
-  for (uint64_t i = from; i < n; ++i) {
-    if (traced) pmlab_op_begin();
-    char key[17], value[kValueBytes];
-    key_of(i, seed, key);
-    value_of(i, key, value, sizeof value);
-    char* error = NULL;
-    leveldb_put(d->db, d->write, key, 16, value, strlen(value), &error);
-    if (error != NULL) {
-      fprintf(stderr, "leveldb-kv: insert #%llu: %s\n", (unsigned long long)i, error);
-      leveldb_free(error);
-      return kExitInconsistent;
-    }
-    if (traced) pmlab_op_end();
-  }
-  return 0;
+  char* error = NULL;
+  leveldb_put(d->db, d->write, key, 16, value, length, &error);
+  if (error == NULL) return 0;
+  fprintf(stderr, "leveldb-kv: %s\n", error);
+  leveldb_free(error);
+  return kExitInconsistent;
 }
 
-/* Judges the database: keys #0..#m-1 are present with their values for some m <= n, and nothing else (a
- * scan of the whole database, its checksums verified, finds m keys). Sets *present to m. */
-static int judge(void* handle, uint64_t n, uint64_t seed, uint64_t* present) {
+static int get(void* handle, const char* key, char** value, size_t* length) {
   struct db* d = handle;
-  uint64_t m = 0;
-  int verdict = 0;
-  for (; m < n && verdict == 0; ++m) {
-    char key[17], want[kValueBytes];
-    key_of(m, seed, key);
-    value_of(m, key, want, sizeof want);
-    size_t length = 0;
-    char* error = NULL;
-    char* value = leveldb_get(d->db, d->read, key, 16, &length, &error);
-    if (error != NULL) {
-      fprintf(stderr, "key #%llu cannot be read: %s\n", (unsigned long long)m, error);
-      leveldb_free(error);
-      verdict = kExitInconsistent;
-    } else if (value == NULL) {
-      break;
-    } else if (length != strlen(want) || memcmp(value, want, length) != 0) {
-      fprintf(stderr, "key #%llu holds another value\n", (unsigned long long)m);
-      verdict = kExitInconsistent;
-    }
-    leveldb_free(value);
-  }
-  if (verdict != 0) return verdict;
-  uint64_t keys = 0;
+  char* error = NULL;
+  *value = leveldb_get(d->db, d->read, key, 16, length, &error);
+  if (error == NULL) return *value != NULL;
+  fprintf(stderr, "key %s cannot be read: %s\n", key, error);
+  leveldb_free(error);
+  return -1;
+}
+
+static void release(char* value) { leveldb_free(value); }
+
+/* A scan of the whole database, its checksums verified. */
+static long long count(void* handle) {
+  struct db* d = handle;
+  long long keys = 0;
   leveldb_iterator_t* it = leveldb_create_iterator(d->db, d->read);
   for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) ++keys;
   char* error = NULL;
   leveldb_iter_get_error(it, &error);
   leveldb_iter_destroy(it);
-  if (error != NULL) {
-    fprintf(stderr, "a scan of the database failed: %s\n", error);
-    leveldb_free(error);
-    return kExitInconsistent;
-  }
-  if (keys != m) {
-    fprintf(stderr, "the first %llu keys present, but a scan finds %llu\n", (unsigned long long)m,
-            (unsigned long long)keys);
-    return kExitInconsistent;
-  }
-  *present = m;
-  return 0;
+  if (error == NULL) return keys;
+  fprintf(stderr, "a scan of the database failed: %s\n", error);
+  leveldb_free(error);
+  return -1;
+}
+
+static const struct kv_strings kStrings = {kValueBytes, put, get, release, count};
+
+static int insert(void* db, uint64_t from, uint64_t n, uint64_t seed, int traced) {
+  return kv_strings_insert(&kStrings, db, from, n, seed, traced);
+}
+static int judge(void* db, uint64_t n, uint64_t seed, uint64_t* present) {
+  return kv_strings_judge(&kStrings, db, n, seed, present);
 }
 
 int main(int argc, char** argv) {

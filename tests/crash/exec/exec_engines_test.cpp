@@ -1,5 +1,5 @@
 // Storage engines nobody here wrote, crash-tested as their distribution ships them (subjects/lmdb,
-// subjects/sqlite, subjects/leveldb).
+// subjects/sqlite, subjects/leveldb, subjects/tdb).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +16,7 @@ namespace {
 const std::string kLmdbKv = std::string(PMLAB_SUBJECTS_DIR) + "/lmdb-kv";
 const std::string kSqliteKv = std::string(PMLAB_SUBJECTS_DIR) + "/sqlite-kv";
 const std::string kLevelDbKv = std::string(PMLAB_SUBJECTS_DIR) + "/leveldb-kv";
+const std::string kTdbKv = std::string(PMLAB_SUBJECTS_DIR) + "/tdb-kv";
 
 constexpr uint64_t kPageBytes = 4096;
 constexpr uint64_t kMetaPages = 2;             // LMDB's two meta pages lead its file
@@ -320,6 +321,32 @@ TEST(CrashExecEngines, LevelDbsManifestRecordCanTearWhereItsLogRecordsCannot) {
         << f.dump();
     EXPECT_NE(f["persisted"].get<std::string>().find("MANIFEST-"), std::string::npos) << f.dump();
   }
+}
+
+// TDB maps its file ahead of growing it and writes it through the mapping and with pwrite; a transaction
+// commits through an undo record, synced (msync and fdatasync) before and after the data. Every state passes,
+// in every way of finding stores: comparing every page reads the mapping only as far as the file reaches (past
+// it, a read is a SIGBUS, which hung the runtime before). Opened TDB_NOSYNC, nothing is synced and a crash at
+// the exit leaves a database TDB finds corrupt.
+TEST(CrashExecEngines, TdbsTransactionsHoldUnlessTheyCommitUnsynced) {
+  if (!std::filesystem::exists(kTdbKv)) GTEST_SKIP() << "subjects/tdb not built (no libtdb-dev)";
+  testing::TempDir dir;
+  const std::string db = dir.file("kv.tdb");
+  auto exec = [&](const std::string& out, const std::string& stores, const std::string& no_sync) {
+    return testing::crash_exec("rm -f " + db + " && " + kTdbKv + " create " + db, kTdbKv + " check {} 12",
+                               dir.file(out), {"--pool", db, "--budget", "300", "--stores", stores},
+                               {kTdbKv, "insert", db, "12"}, {"TDB_KV_NOSYNC=" + no_sync});
+  };
+  for (const char* stores : {"signals", "compare"}) {
+    const auto good = exec(stores, stores, "0");
+    EXPECT_EQ(good.exit_code, 0) << stores << ": " << good.err;
+    EXPECT_EQ(good.metric("line", "crash_points"), 12u * 8 + 1) << "4 msyncs and 4 fdatasyncs a commit";
+    EXPECT_GT(good.metric("word", "states_checked"), 200u) << stores;
+  }
+  const auto unsynced = exec("unsynced", "signals", "1");
+  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
+  EXPECT_EQ(unsynced.metric("line", "crash_points"), 1u);
+  EXPECT_NE(unsynced.err.find("a traversal fails"), std::string::npos) << unsynced.err;
 }
 
 }  // namespace
