@@ -190,6 +190,7 @@ struct Tracer {
   // (device, inode) of every file the program mapped persistent, while mapped or since: what it stored there
   // is in its mappings' records, not in the view of a file it also writes with calls.
   std::vector<std::pair<uint64_t, uint64_t>> mapped_files;
+  std::vector<std::string> compared_paths;  // files whose mappings are compared whole, noted once each
   int uffd = -1, pagemap = -1;
   bool uffd_tried = false;
   std::string uffd_problem;

@@ -244,9 +244,12 @@ void mapped(void* address, size_t length, int fd, off_t offset, bool persistent)
   r.write_protected = protect(t, r);
   t.file.header()->write_tracking =
       static_cast<uint32_t>(r.write_protected ? t.tracking : trace::WriteTracking::compare);
-  if (!r.write_protected)
+  // Said once a file: a program may map one many times (TDB maps its file again whenever it grows).
+  if (!r.write_protected &&
+      std::find(t.compared_paths.begin(), t.compared_paths.end(), r.path) == t.compared_paths.end()) {
+    t.compared_paths.push_back(r.path);
     note(t, "stores to " + r.path + " found by comparing every page at every fence (" + t.uffd_problem + ")");
-  else if (t.tracking == trace::WriteTracking::scan && !t.uffd_problem.empty() && t.regions.empty())
+  } else if (t.tracking == trace::WriteTracking::scan && !t.uffd_problem.empty() && t.regions.empty())
     note(t, "stores found by scanning write-protected pages at every fence (" + t.uffd_problem + ")");
   // What the program stored between the map and now (nothing, but for another thread) is captured next time.
   t.regions.push_back(std::move(r));  // moved: r.hot keeps the room it reserved
