@@ -142,9 +142,11 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
 }
 
 // The campaign's options from the command line; `out` the run directory, made here unless the run only
-// replays a state. The run directory keeps the trace, so a failure replays on the very run that showed it
-// (a program with threads, or with time in it, need not repeat itself); --trace names another place.
-Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem::path& out) {
+// replays a state, and `made` the first directory that making it made (empty when none). The run directory
+// keeps the trace, so a failure replays on the very run that showed it (a program with threads, or with time
+// in it, need not repeat itself); --trace names another place.
+Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem::path& out,
+                                              std::filesystem::path& made) {
   crash::exec::ExecOptions o;
   o.program = a.program;
   o.setup = a.setup;
@@ -177,10 +179,16 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
     return error(Errc::invalid_argument, "--image goes with --replay POINT:STATE");
   }
   o.recheck = a.recheck;
+  std::error_code ec;
+  // The default run directory is made at once (so that two runs never share one), results/ with it.
+  const bool had_results = std::filesystem::exists("results", ec);
   out = out_dir(a.out, "crash-exec-" + bench::run_id_now());
+  if (a.out.empty() && !o.replay) made = std::filesystem::absolute(had_results ? out : "results", ec);
   if (!o.replay) {
     PMLAB_TRY(bench::check_out_dir(out, /*force=*/false));
-    std::error_code ec;
+    for (std::filesystem::path p = std::filesystem::absolute(out, ec); !p.empty() && !std::filesystem::exists(p, ec);
+         p = p.parent_path() == p ? std::filesystem::path() : p.parent_path())
+      made = p;
     std::filesystem::create_directories(out, ec);
     if (ec) return error(Errc::io_error, "cannot create " + out.string() + ": " + ec.message());
   }
@@ -267,17 +275,34 @@ void print_traces(const crash::exec::ExecReport& report) {
   }
 }
 
+// A run that failed before it wrote anything leaves no directory of its own making behind.
+void remove_if_empty(const std::filesystem::path& out, const std::filesystem::path& made) {
+  std::error_code ec;
+  if (made.empty() || !std::filesystem::is_empty(out, ec) || ec) return;
+  for (std::filesystem::path p = std::filesystem::absolute(out, ec); !ec && std::filesystem::is_empty(p, ec);
+       p = p.parent_path()) {
+    std::filesystem::remove(p, ec);
+    if (p == made) break;
+  }
+}
+
 int run_exec_command(const ExecArgs& a) {
-  std::filesystem::path out;
-  auto options = exec_options(a, out);
-  if (!options) return report_error(options.status());
+  std::filesystem::path out, made;
+  auto options = exec_options(a, out, made);
+  if (!options) {
+    remove_if_empty(out, made);
+    return report_error(options.status());
+  }
   const crash::exec::ExecOptions& o = *options;
   sweep_scratch_directories(scratch_base_directory(),
                             [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto report = crash::exec::run_exec(o, progress_printer());
   if (tty) std::fprintf(stderr, "\r\033[K");
-  if (!report) return report_error(report.status());
+  if (!report) {
+    remove_if_empty(out, made);
+    return report_error(report.status());
+  }
   if (!a.name.empty()) report->program = a.name;
   std::string domains;
   for (auto d : o.domains) domains += (domains.empty() ? "" : ",") + std::string(persist::to_string(d));

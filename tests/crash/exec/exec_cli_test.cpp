@@ -566,9 +566,10 @@ TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {
     spec.timeout_s = 60;
     return *platform::run_process(spec);
   };
-  auto missing_check = pmlab({"--", kLog, "append", dir.file("p"), "4"});
+  auto missing_check = pmlab({"--out", dir.file("o0") + "/run", "--", kLog, "append", dir.file("p"), "4"});
   EXPECT_EQ(missing_check.exit_code, 2);
   EXPECT_NE(missing_check.err.find("--check"), std::string::npos) << missing_check.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("o0"))) << "a run refused leaves no directory it made";
   auto no_program = pmlab({"--check", "true", "--out", dir.file("o1"), "--", dir.file("no-such-program")});
   EXPECT_EQ(no_program.exit_code, 3) << no_program.err;
   auto fails = pmlab({"--check", "true", "--out", dir.file("o2"), "--", "/bin/false"});
