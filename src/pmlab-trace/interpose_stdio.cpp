@@ -235,6 +235,17 @@ __attribute__((visibility("default"))) int fclose(FILE* f) {
   forget(f);
   return real_fn(f);
 }
+// fcloseall closes every stream with the C library's own fclose: the list of streams goes with them.
+__attribute__((visibility("default"))) int fcloseall() {
+  PMLAB_REAL(fcloseall, nullptr);
+  pmlab_trace::flush_pool_streams();
+  {
+    PoolStreams& s = pool_streams();
+    std::lock_guard lock(s.mutex);
+    s.open.clear();
+  }
+  return real_fn();
+}
 __attribute__((visibility("default"))) int fseek(FILE* f, long at, int whence) {
   PMLAB_REAL(fseek, nullptr);
   flush_before(__builtin_return_address(0), f);

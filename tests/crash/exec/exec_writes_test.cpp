@@ -272,11 +272,11 @@ TEST(CrashExecWrites, APrivateMappingOfThePoolIsToldApart) {
 // A log written through C's stdio: the C library writes a stream's buffer with its own write(2), which the
 // runtime sees from outside the stream's calls. Written with fprintf, fwrite, the inline putc, a record longer
 // than the buffer, or over a placeholder after an fseek, the synced log passes, each of its 6 records a
-// write, each fsync a write-back and a crash point, and the trailer the C library writes at the exit a 13th
-// write-back; written with write(2) itself, it gives the same states. Flushed but never synced, records that
-// had returned are lost. Deleted with remove(3) at the end, the log is gone from the exit's crash image (the
-// check then finds no record). Written with dprintf, which the runtime does not see, the trace notes the
-// lines that changed unseen.
+// write, each fsync a write-back and a crash point, and the trailer the C library writes at the exit (or
+// fcloseall, where the program calls it) a 13th write-back; written with write(2) itself, it gives the same
+// states. Flushed but never synced, records that had returned are lost. Deleted with remove(3) at the end,
+// the log is gone from the exit's crash image (the check then finds no record). Written with dprintf, which
+// the runtime does not see, the trace notes the lines that changed unseen.
 TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
   if (!platform::find_program("cc")) GTEST_SKIP() << "no C compiler here";
   testing::TempDir dir;
@@ -292,7 +292,7 @@ TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
                                {program, "append", log, "6", how});
   };
   std::map<std::string, uint64_t> states;
-  for (const char* how : {"fprintf", "fwrite", "putc", "large", "seek", "write"}) {
+  for (const char* how : {"fprintf", "fwrite", "putc", "large", "seek", "write", "fcloseall"}) {
     const auto good = exec(how);
     EXPECT_EQ(good.exit_code, 0) << how << ": " << good.err;
     EXPECT_EQ(good.metric("line", "crash_points"), 7u) << how << ": " << good.err;

@@ -1,15 +1,17 @@
-/* A log kept with C's stdio: `append LOG N HOW` opens LOG with fopen(LOG, "w") and appends N records, each
- * an operation (pmlab/trace.h's marks) that returns once the record is flushed and synced (fflush, then
- * fsync of fileno). A record is a line "R <i> <payload> <checksum>", where the checksum (FNV-1a, in hex)
- * covers what precedes it. HOW says how a record is written: `fprintf`, `fwrite`, `putc` (a character at a
- * time, through the inline putc_unlocked), `large` (a record longer than the stream's buffer, which fwrite
- * writes straight to the file), `seek` (each record written over a placeholder line after an fseek back to
- * it), `write` (no stream: write(2) on its descriptor), `dprintf` (likewise, through the C library's own
- * write, which exec mode does not see), or `unsynced` (the bug: fflush without fsync). After the last record the
- * program prints a trailer line it neither flushes nor syncs: the C library writes it at the exit; HOW `removed` writes
- * as `fwrite` does, then closes the log and deletes it with remove(3). `check LOG` exits 1 unless LOG begins with whole
- * records 1, 2, ... in order, as many as the operations that had returned (PMLAB_CRASH_OPS_DONE) or more, and what
- * follows them begins a record, a placeholder, the trailer or zeros. */
+/* A log kept with C's stdio: `append LOG N HOW` opens LOG with fopen(LOG, "w") and appends N records, each an
+ * operation (pmlab/trace.h's marks) that returns once the record is flushed and synced (fflush, then fsync of
+ * fileno). A record is a line "R <i> <payload> <checksum>", where the checksum (FNV-1a, in hex) covers what
+ * precedes it. HOW says how a record is written: `fprintf`, `fwrite`, `putc` (a character at a time, through
+ * the inline putc_unlocked), `large` (a record longer than the stream's buffer, which fwrite writes straight
+ * to the file), `seek` (each record written over a placeholder line after an fseek back to it), `write` (no
+ * stream: write(2) on its descriptor), `dprintf` (likewise, through the C library's own write, which exec mode
+ * does not see), or `unsynced` (the bug: fflush without fsync). After the last record the program prints a
+ * trailer line it neither flushes nor syncs: the C library writes it at the exit. HOW `removed` writes as
+ * `fwrite` does, then closes the log and deletes it with remove(3); `fcloseall` writes as `fwrite` does, and
+ * fcloseall writes the trailer.
+ * `check LOG` exits 1 unless LOG begins with whole records 1, 2, ... in order, as many as the operations that
+ * had returned (PMLAB_CRASH_OPS_DONE) or more, and what follows them begins a record, a placeholder, the
+ * trailer or zeros. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -68,9 +70,9 @@ static int check(const char* path) {
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "check") == 0) return check(argv[2]);
   if (argc != 5 || strcmp(argv[1], "append") != 0) {
-    fprintf(
-        stderr,
-        "usage: stdio_log append LOG N fprintf|fwrite|putc|large|seek|write|dprintf|unsynced|removed, or check LOG\n");
+    fprintf(stderr,
+            "usage: stdio_log append LOG N fprintf|fwrite|putc|large|seek|write|dprintf|unsynced|removed|fcloseall, or "
+            "check LOG\n");
     return 2;
   }
   const char* how = argv[4];
@@ -104,5 +106,6 @@ int main(int argc, char** argv) {
   }
   fputs("end\n", f);
   if (strcmp(how, "removed") == 0) return fclose(f) != 0 || remove(argv[2]) != 0 ? 2 : 0;
+  if (strcmp(how, "fcloseall") == 0) return fcloseall() != 0 ? 2 : 0;
   return 0;
 }
