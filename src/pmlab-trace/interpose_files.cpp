@@ -7,8 +7,9 @@
 // new length. Each forwards to the real function.
 //
 // The kernel's copies into a file (copy_file_range, sendfile, splice) and fallocate's zeros are recorded as
-// writes of what they left. Calls the C library makes by itself are not seen (stdio's writes are watched from
-// outside, in interpose_stdio.cpp; remove(3) is interposed itself), nor io_uring's writes.
+// writes of what they left, dprintf as a write. Calls the C library makes by itself are not seen (stdio's
+// writes are watched from outside, in interpose_stdio.cpp; remove(3) is interposed itself), nor io_uring's
+// writes or a program's own system calls.
 #undef _FORTIFY_SOURCE  // the fortified pwrite is an inline wrapper, not a symbol to define
 #include <fcntl.h>
 #include <stdio.h>
@@ -173,6 +174,39 @@ __attribute__((visibility("default"))) ssize_t pwritev64v2(int fd, const iovec* 
   return traced_write(
       __builtin_return_address(0), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); },
       flags);
+}
+
+// dprintf formats into a stream of the C library's own over the descriptor and writes it with the library's
+// own write: one write of what it returns, at the file position.
+__attribute__((visibility("default"))) int vdprintf(int fd, const char* format, va_list args) {
+  PMLAB_REAL(vdprintf, nullptr);
+  return static_cast<int>(
+      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
+}
+__attribute__((visibility("default"))) int dprintf(int fd, const char* format, ...) {
+  PMLAB_REAL(vdprintf, nullptr);
+  va_list args;
+  va_start(args, format);
+  const int r = static_cast<int>(
+      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
+  va_end(args);
+  return r;
+}
+// The fortified C library's forms (_FORTIFY_SOURCE), declared here: this file is compiled without it.
+int __vdprintf_chk(int fd, int flag, const char* format, va_list args);
+__attribute__((visibility("default"))) int __vdprintf_chk(int fd, int flag, const char* format, va_list args) {
+  PMLAB_REAL(__vdprintf_chk, nullptr);
+  return static_cast<int>(
+      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
+}
+__attribute__((visibility("default"))) int __dprintf_chk(int fd, int flag, const char* format, ...) {
+  PMLAB_REAL(__vdprintf_chk, nullptr);
+  va_list args;
+  va_start(args, format);
+  const int r = static_cast<int>(
+      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
+  va_end(args);
+  return r;
 }
 
 // The kernel's own copies into a file: what they wrote is recorded as a write of it (read through the

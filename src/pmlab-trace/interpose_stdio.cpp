@@ -10,8 +10,8 @@
 // or a reopen writes out the stream's buffer first: that is done here, as a traced fflush, before the real
 // call. What an inline putc macro stores in the buffer reaches the file in __overflow or a later call,
 // both seen. What the streams still buffer at the exit the runtime flushes before its last record
-// (flush_pool_streams). Not seen: a stream made another way (tmpfile, fmemopen, popen), dprintf, and wide
-// output (fputwc, fwprintf).
+// (flush_pool_streams). Not seen: a stream made another way (tmpfile, fmemopen, popen), and wide output
+// (fputwc, fwprintf). dprintf writes no stream of the program's: interpose_files.cpp traces it.
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdio_ext.h>

@@ -4,8 +4,9 @@
  * precedes it. HOW says how a record is written: `fprintf`, `fwrite`, `putc` (a character at a time, through
  * the inline putc_unlocked), `large` (a record longer than the stream's buffer, which fwrite writes straight
  * to the file), `seek` (each record written over a placeholder line after an fseek back to it), `write` (no
- * stream: write(2) on its descriptor), `dprintf` (likewise, through the C library's own write, which exec mode
- * does not see), or `unsynced` (the bug: fflush without fsync). After the last record the program prints a
+ * stream: write(2) on its descriptor), `dprintf` (likewise, through the C library's own write), `syscall`
+ * (likewise, by a system call of the program's own, which exec mode does not see), or `unsynced` (the bug:
+ * fflush without fsync). After the last record the program prints a
  * trailer line it neither flushes nor syncs: the C library writes it at the exit. HOW `removed` writes as
  * `fwrite` does, then closes the log and deletes it with remove(3); `fcloseall` writes as `fwrite` does, and
  * fcloseall writes the trailer.
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pmlab/trace.h"
@@ -71,7 +73,8 @@ int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "check") == 0) return check(argv[2]);
   if (argc != 5 || strcmp(argv[1], "append") != 0) {
     fprintf(stderr,
-            "usage: stdio_log append LOG N fprintf|fwrite|putc|large|seek|write|dprintf|unsynced|removed|fcloseall, or "
+            "usage: stdio_log append LOG N "
+            "fprintf|fwrite|putc|large|seek|write|dprintf|syscall|unsynced|removed|fcloseall, or "
             "check LOG\n");
     return 2;
   }
@@ -97,6 +100,8 @@ int main(int argc, char** argv) {
       if (write(fileno(f), line, n) != (ssize_t)n) return 2;
     } else if (strcmp(how, "dprintf") == 0) {
       dprintf(fileno(f), "%s", line);
+    } else if (strcmp(how, "syscall") == 0) {
+      if (syscall(SYS_write, fileno(f), line, n) != (long)n) return 2;
     } else {
       fwrite(line, 1, n, f);
     }
