@@ -1,5 +1,6 @@
-/* What the key-value drivers of the storage engines under test share (subjects/lmdb, subjects/sqlite): their
- * command line and their keys, so that each engine is driven and judged the same way.
+/* What the key-value drivers of the storage engines under test share (subjects/lmdb, subjects/sqlite,
+ * subjects/leveldb, subjects/tdb): their command line and their keys, so that each engine is driven and
+ * judged the same way.
  *
  *   DRIVER create DB             an empty database
  *   DRIVER insert DB N [SEED]    insert keys #0..#N-1, one transaction each (keys present are skipped)
@@ -68,7 +69,7 @@ static inline uint64_t kv_returned(void) {
 
 /* Engines whose keys and values are byte strings (subjects/leveldb, subjects/tdb) share their inserts and
  * their judging: key #i is kv_key's 16 hexadecimal digits, its value its index and key in text, padded with
- * letters to `value_bytes` - 1 bytes. Such a driver gives the three calls below. */
+ * letters to `value_bytes` - 1 bytes. Such a driver gives the calls below. */
 struct kv_strings {
   size_t value_bytes;
   /* Stores `value` under the 16-byte `key` as one durable write or transaction: 0, or kExitInconsistent
