@@ -24,9 +24,11 @@
 #include <optional>
 
 #include "pmlab-trace/real.hpp"
+#include "pmlab-trace/traced_resize.hpp"
 #include "pmlab-trace/tracer.hpp"
 
 namespace trace = pmlab_trace::trace;
+using pmlab_trace::detail::traced_resize;
 
 namespace {
 
@@ -90,22 +92,6 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
     if (was_named && call == trace::GoneCall::rename)
       pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra), over_dir, over);
     else if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
-    errno = saved_errno;
-  }
-  return r;
-}
-
-// `resize` (the real call) makes the file `fd` (or at `path` of `dirfd`) `length` bytes long; it returns 0
-// or, for an open, the new descriptor.
-template <class Resize>
-int traced_resize(void* ra, int fd, int dirfd, const char* path, off64_t length, Resize&& resize) {
-  pmlab_trace::TracedFile file;
-  const bool traced =
-      length >= 0 && pmlab_trace::file_will_resize(fd, dirfd, path, static_cast<uint64_t>(length), &file);
-  const int r = resize();
-  if (r >= 0 && traced) {
-    const int saved_errno = errno;
-    pmlab_trace::file_resized(file, static_cast<uint64_t>(length), reinterpret_cast<uintptr_t>(ra));
     errno = saved_errno;
   }
   return r;

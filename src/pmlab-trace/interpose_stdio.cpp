@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "pmlab-trace/real.hpp"
+#include "pmlab-trace/traced_resize.hpp"
 #include "pmlab-trace/tracer.hpp"
 
 namespace {
@@ -134,16 +135,8 @@ void flush_before(void* ra, FILE* f) {
 // An fopen or freopen of `path` in `mode` by `open` (the real call): "w" cuts a --pool file to nothing.
 template <class Open>
 FILE* traced_fopen(void* ra, const char* path, const char* mode, Open&& open) {
-  pmlab_trace::TracedFile file;
-  const bool cuts = path != nullptr && mode != nullptr && std::strchr(mode, 'w') != nullptr &&
-                    pmlab_trace::file_will_resize(-1, AT_FDCWD, path, 0, &file);
-  FILE* f = open();
-  if (f != nullptr && cuts) {
-    const int saved_errno = errno;
-    pmlab_trace::file_resized(file, 0, reinterpret_cast<uintptr_t>(ra));
-    errno = saved_errno;
-  }
-  return opened(f);
+  const bool cuts = path != nullptr && mode != nullptr && std::strchr(mode, 'w') != nullptr;
+  return opened(cuts ? pmlab_trace::detail::traced_resize(ra, -1, AT_FDCWD, path, 0, open) : open());
 }
 
 }  // namespace

@@ -277,7 +277,8 @@ TEST(CrashExecWrites, APrivateMappingOfThePoolIsToldApart) {
 // states. Flushed but never synced, records that had returned are lost. Deleted with remove(3) at the end,
 // the log is gone from the exit's crash image (the check then finds no record). Written by system calls of
 // the program's own, which the runtime does not see, the trace notes the lines that changed unseen; written
-// with dprintf, it gives the same states as with write(2).
+// with dprintf, it gives the same states as with write(2). Written anew through freopen(LOG, "w"), a crash
+// before the new copy is synced finds the log cut.
 TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
   if (!platform::find_program("cc")) GTEST_SKIP() << "no C compiler here";
   testing::TempDir dir;
@@ -318,6 +319,11 @@ TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
   const auto unsynced = exec("unsynced");
   EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
   EXPECT_NE(unsynced.err.find("appends had returned"), std::string::npos) << unsynced.err;
+  // Written anew after every append returned (freopen "w" cuts it): a crash before the new copy is synced
+  // finds the log cut, which the cut's record shows; without it the old records would still be there.
+  const auto reopened = exec("reopen");
+  EXPECT_EQ(reopened.exit_code, 1) << reopened.err;
+  EXPECT_NE(reopened.err.find("whole records, but 6 appends had returned"), std::string::npos) << reopened.err;
   const auto removed = exec("removed");
   const nlohmann::json* run = removed.run("line");
   ASSERT_NE(run, nullptr) << removed.err;

@@ -9,7 +9,8 @@
  * fflush without fsync). After the last record the program prints a
  * trailer line it neither flushes nor syncs: the C library writes it at the exit. HOW `removed` writes as
  * `fwrite` does, then closes the log and deletes it with remove(3); `fcloseall` writes as `fwrite` does, and
- * fcloseall writes the trailer.
+ * fcloseall writes the trailer; `reopen` writes as `fwrite` does, then writes the log anew (freopen "w", every
+ * record again, synced): a crash in between finds it cut (the bug, where every append had returned).
  * `check LOG` exits 1 unless LOG begins with whole records 1, 2, ... in order, as many as the operations that
  * had returned (PMLAB_CRASH_OPS_DONE) or more, and what follows them begins a record, a placeholder, the
  * trailer or zeros. */
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   if (argc != 5 || strcmp(argv[1], "append") != 0) {
     fprintf(stderr,
             "usage: stdio_log append LOG N "
-            "fprintf|fwrite|putc|large|seek|write|dprintf|syscall|unsynced|removed|fcloseall, or "
+            "fprintf|fwrite|putc|large|seek|write|dprintf|syscall|unsynced|removed|fcloseall|reopen, or "
             "check LOG\n");
     return 2;
   }
@@ -108,6 +109,11 @@ int main(int argc, char** argv) {
     fflush(f);
     if (strcmp(how, "unsynced") != 0) fsync(fileno(f));
     pmlab_op_end();
+  }
+  if (strcmp(how, "reopen") == 0) {  // the log written anew: cut by freopen, every record again, synced
+    f = freopen(argv[2], "w", f);
+    for (long i = 1; f != NULL && i <= atol(argv[3]); ++i) fwrite(line, 1, record(i, payload, line), f);
+    if (f == NULL || fflush(f) != 0 || fsync(fileno(f)) != 0) return 2;
   }
   fputs("end\n", f);
   if (strcmp(how, "removed") == 0) return fclose(f) != 0 || remove(argv[2]) != 0 ? 2 : 0;
