@@ -94,6 +94,12 @@ void capture_all(Tracer& t) {
   for (Region& r : t.regions) capture(t, r);
 }
 
+// What the sync whose fence follows synced.
+void synced_record(Tracer& t, trace::SyncScope scope, uint64_t device, uint64_t inode, const std::string& path = {}) {
+  const trace::SyncedRecord rec{device, inode, static_cast<uint32_t>(path.size()), 0};
+  t.file.append(trace::Kind::synced, static_cast<uint8_t>(scope), &rec, sizeof rec, path.data(), path.size());
+}
+
 void fence_record(Tracer& t, uintptr_t site, trace::FenceCall call) {
   trace::FenceRecord rec{site, stack_id(t, site), 0};
   t.file.append(trace::Kind::fence, static_cast<uint8_t>(call), &rec, sizeof rec);
@@ -175,6 +181,8 @@ void persist(const void* p, size_t n, uintptr_t site, trace::FenceCall call) noe
       } else {
         capture_all(t);  // once, for the kernel's write-back and its fence
         writeback_locked(t, p, n, trace::WritebackKind::synced, site);
+        if (const Region* r = region_of(t, reinterpret_cast<uintptr_t>(p)))
+          synced_record(t, trace::SyncScope::file, r->record.device, r->record.inode);
         fence_record(t, site, call);
       }
     }
@@ -225,11 +233,15 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
   if (t.active && which.scope == SyncedFiles::Scope::directory) {
     // What it makes durable (files made, removed, renamed) the trace's own records say: a crash point, once
     // the run traces any file.
+    const std::string directory = path_of(which.fd);
     before_event();
     ++tls_depth;
     {
       std::lock_guard lock(t.mutex);
-      if (t.active && !t.regions.empty()) fence_record(t, site, trace::FenceCall::directory_sync);
+      if (t.active && !t.regions.empty()) {
+        synced_record(t, which.scope, which.device, which.inode, directory);
+        fence_record(t, site, trace::FenceCall::directory_sync);
+      }
     }
     --tls_depth;
     return;
@@ -246,7 +258,10 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
         if (from != to)
           writeback_locked(t, reinterpret_cast<const void*>(from), to - from, trace::WritebackKind::synced, site);
       }
-      if (fence) fence_record(t, site, *fence);
+      if (fence) {
+        synced_record(t, which.scope, which.device, which.inode);
+        fence_record(t, site, *fence);
+      }
     }
   }
   --tls_depth;
@@ -282,6 +297,7 @@ void file_wrote(const FileWrite& w, size_t n, uintptr_t site) noexcept {
           std::memcpy(r.shadow + (from - r.record.file_offset), view->shadow + from, to - from);
       if (w.synced) {
         capture_all(t);
+        synced_record(t, trace::SyncScope::file, w.device, w.inode);
         fence_record(t, site, trace::FenceCall::dsync_write);
       }
     }

@@ -148,7 +148,7 @@ bool file_of(int fd, SyncedFiles::Scope scope, SyncedFiles* which) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return false;
   if (S_ISDIR(st.st_mode) && scope == SyncedFiles::Scope::file) scope = SyncedFiles::Scope::directory;
-  *which = {scope, st.st_dev, st.st_ino};
+  *which = {scope, st.st_dev, st.st_ino, 0, UINT64_MAX, fd};
   return true;
 }
 

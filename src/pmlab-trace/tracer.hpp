@@ -136,10 +136,11 @@ void msynced_without_sync(const void* p, size_t n) noexcept;
 // Files whose dirty pages the kernel was asked to write back: fsync and fdatasync name one file, syncfs its
 // file system, sync every file; sync_file_range one part of one file.
 struct SyncedFiles {
-  // directory: a directory's entries, no file's data
-  enum class Scope { file, directory, file_system, all } scope = Scope::all;
-  uint64_t device = 0, inode = 0;      // file: both; file_system: the device
+  using Scope = trace::SyncScope;  // directory: a directory's entries, no file's data
+  Scope scope = Scope::all;
+  uint64_t device = 0, inode = 0;      // file and directory: both; file_system: the device
   uint64_t from = 0, to = UINT64_MAX;  // the part of the file, in bytes from its start
+  int fd = -1;                         // what it was synced by (a directory's path is read from it)
 };
 // The kernel wrote back the part of every persistent mapping of the files `which` names, and made it
 // durable by `fence` (none: sync_file_range, which promises no durability). A file no persistent mapping

@@ -5,7 +5,7 @@
 //
 // Input: the trace's bytes after its 64-byte header, which the target writes itself (magic, version, the
 // byte count) so that the fuzzer spends its time on the records; one leading byte chooses the domain, the
-// granularity and when changes of the file system are durable.
+// granularity and when changes of the file system are durable (bits 2 and 3).
 #include <cstring>
 #include <string>
 
@@ -32,7 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const persist::Domain domain = data[0] & 1 ? persist::Domain::eadr : persist::Domain::adr;
-  const auto metadata = data[0] & 4 ? MetadataDurability::at_sync : MetadataDurability::at_call;
+  const auto metadata = data[0] & 4   ? MetadataDurability::at_sync
+                        : data[0] & 8 ? MetadataDurability::at_own_sync
+                                      : MetadataDurability::at_call;
   Replay replay(*t, domain, metadata);
   if (replay.image_bytes() > (64u << 20)) return 0;  // a real pool may be this large; the fuzzer's memory not
   const auto g = data[0] & 2 ? crash::Granularity::word : crash::Granularity::line;
@@ -42,6 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (p.unsynced.size() > kMaxUnsynced) std::abort();
     for (const UnsyncedFiles& u : p.unsynced)
       if (u.kept > p.changes_since_sync || u.files.size() != p.files.size()) std::abort();
+    for (const auto& cut : p.cuts)
+      if (cut->change >= p.changes_since_sync || cut->file >= p.files.size()) std::abort();
+    if (p.changes_since_sync > kMaxNotDurable && metadata == MetadataDurability::at_own_sync) std::abort();
     const crash::CrashSpace space = crash::make_space(m.pending(), m.durable(), g);
     const crash::Exploration ex = crash::explore(space, 8, points);
     std::vector<std::byte> image(m.durable().size());

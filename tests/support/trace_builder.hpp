@@ -75,6 +75,13 @@ class TraceBuilder {
   TraceBuilder& fence(uint64_t site = 0x99, uint16_t thread = 0) {
     return add(trace::Kind::fence, trace::FenceRecord{site, trace::kNoStack, 0}, {}, thread);
   }
+  // A sync by `call` of what `scope` names (a synced record, then the sync's fence).
+  TraceBuilder& sync(trace::FenceCall call, trace::SyncScope scope, uint64_t device, uint64_t inode,
+                     const std::string& directory = {}) {
+    add(trace::Kind::synced, trace::SyncedRecord{device, inode, static_cast<uint32_t>(directory.size()), 0}, directory,
+        0, static_cast<uint8_t>(scope));
+    return add(trace::Kind::fence, trace::FenceRecord{0x99, trace::kNoStack, 0}, {}, 0, static_cast<uint8_t>(call));
+  }
   TraceBuilder& exit() { return add(trace::Kind::exit, trace::ExitRecord{0, 0}); }
   std::string bytes() const {
     std::string b = bytes_;

@@ -198,8 +198,10 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.find_stores = a.compare_pages ? "compare" : a.stores;
   o.keep_aslr = a.keep_aslr;
-  o.metadata =
-      a.metadata == "at-sync" ? crash::exec::MetadataDurability::at_sync : crash::exec::MetadataDurability::at_call;
+  using crash::exec::MetadataDurability;
+  o.metadata = a.metadata == "at-sync"       ? MetadataDurability::at_sync
+               : a.metadata == "at-own-sync" ? MetadataDurability::at_own_sync
+                                             : MetadataDurability::at_call;
   return o;
 }
 
@@ -398,9 +400,11 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_flag("--compare-pages", a->compare_pages, "the same as --stores compare")->excludes(stores);
   cmd->add_option("--metadata", a->metadata,
                   "when a file made, removed, renamed, cut or extended is durable: at-call (when its call returns; "
-                  "default) or at-sync (at the next sync of any file or directory, in order: a crash may lose the "
-                  "changes since the last sync from any one of them on)")
-      ->check(CLI::IsMember({"at-call", "at-sync"}));
+                  "default), at-sync (at the next sync of any file or directory, in order: a crash may lose the "
+                  "changes since the last sync from any one of them on) or at-own-sync (at a sync of what it "
+                  "changed: its directory's fsync for a file made, removed or renamed, the file's own sync for its "
+                  "length; a crash may lose the changes not yet durable from any one of them on)")
+      ->check(CLI::IsMember({"at-call", "at-sync", "at-own-sync"}));
   cmd->add_flag("--keep-aslr", a->keep_aslr,
                 "run the program, --setup and the checks with address-space randomization (default: without, as "
                 "a debugger runs a program, so that pointers it stores repeat from run to run)");

@@ -296,19 +296,25 @@ TEST(CrashExecEngines, SqlitesPersistedJournalCommitTearsAtWordGranularity) {
   EXPECT_EQ(run({"sqlite3", whole + "/kv.db", "PRAGMA integrity_check;"}).out, "ok\n");
 }
 
-// LevelDB names its files as it goes, so its directory is the pool and {} the crash image of it. Each synced
-// write appends a checksummed record to the log; a log record torn by a crash is skipped at recovery, and no
-// such state fails. 40 inserts of 4 KiB fill the memtable twice: a thread of LevelDB's flushes it into a
-// table and appends a record to the manifest, synced only after the write extends the file. A crash that
-// keeps the record's first line, its checksum and length, and not the rest leaves a record LevelDB's
-// recovery reads as corruption, and the database does not open. Every failure is that one.
+// leveldb-kv inserting 40 keys into a database in `dir`, crash-tested at line granularity under ADR with
+// `options` besides. LevelDB names its files as it goes, so its directory is the pool and {} the crash image of
+// it.
+testing::ExecOutcome crash_leveldb(const testing::TempDir& dir, std::vector<std::string> options) {
+  const std::string db = dir.file("db");
+  options.insert(options.begin(), {"--pool", db, "--granularity", "line", "--domain", "adr"});
+  return testing::crash_exec("rm -rf " + db + " && " + kLevelDbKv + " create " + db, kLevelDbKv + " check {} 40",
+                             dir.file("out"), options, {kLevelDbKv, "insert", db, "40"});
+}
+
+// Each synced write appends a checksummed record to the log; a log record torn by a crash is skipped at
+// recovery, and no such state fails. 40 inserts of 4 KiB fill the memtable twice: a thread of LevelDB's
+// flushes it into a table and appends a record to the manifest, synced only after the write extends the file.
+// A crash that keeps the record's first line, its checksum and length, and not the rest leaves a record
+// LevelDB's recovery reads as corruption, and the database does not open. Every failure is that one.
 TEST(CrashExecEngines, LevelDbsManifestRecordCanTearWhereItsLogRecordsCannot) {
   if (!std::filesystem::exists(kLevelDbKv)) GTEST_SKIP() << "subjects/leveldb not built (no libleveldb-dev)";
   testing::TempDir dir;
-  const std::string db = dir.file("db");
-  const auto o = testing::crash_exec(
-      "rm -rf " + db + " && " + kLevelDbKv + " create " + db, kLevelDbKv + " check {} 40", dir.file("out"),
-      {"--pool", db, "--granularity", "line", "--domain", "adr"}, {kLevelDbKv, "insert", db, "40"});
+  const auto o = crash_leveldb(dir, {});
   EXPECT_EQ(o.exit_code, 1) << o.err;
   const nlohmann::json* run = o.run("line");
   ASSERT_NE(run, nullptr) << o.err;
@@ -320,6 +326,26 @@ TEST(CrashExecEngines, LevelDbsManifestRecordCanTearWhereItsLogRecordsCannot) {
     EXPECT_NE(f["checker_output"].get<std::string>().find("Corruption: checksum mismatch"), std::string::npos)
         << f.dump();
     EXPECT_NE(f["persisted"].get<std::string>().find("MANIFEST-"), std::string::npos) << f.dump();
+  }
+}
+
+// LevelDB syncs its directory only when it syncs a manifest, so the write-ahead log it makes as it opens is
+// synced (fdatasync) write by write but its name is not. Where a new file's name is durable only at its
+// directory's sync, as POSIX promises (--metadata at-own-sync), a crash loses the log and with it inserts that
+// had returned; ext4 and XFS commit the name with the log's first sync (at-sync), where only the torn
+// manifest record above fails.
+TEST(CrashExecEngines, LevelDbsNewLogIsNamedDurablyOnlyWhenItsDirectoryIsSynced) {
+  if (!std::filesystem::exists(kLevelDbKv)) GTEST_SKIP() << "subjects/leveldb not built (no libleveldb-dev)";
+  testing::TempDir dir;
+  const auto o = crash_leveldb(dir, {"--budget", "300", "--metadata", "at-own-sync"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  const nlohmann::json* run = o.run("line");
+  ASSERT_NE(run, nullptr) << o.err;
+  EXPECT_GT(o.failures("line"), 40u) << o.err;
+  EXPECT_GT((*run)["trace"]["fences_by_call"]["directory fsync"], 0u) << "as it syncs a manifest";
+  for (const auto& f : (*run)["failures"]) {
+    EXPECT_NE(f["checker_output"].get<std::string>().find("inserts had returned"), std::string::npos) << f.dump();
+    EXPECT_NE(f["metadata_lost"].get<std::string>().find(".log not there"), std::string::npos) << f.dump();
   }
 }
 
@@ -347,6 +373,30 @@ TEST(CrashExecEngines, TdbsTransactionsHoldUnlessTheyCommitUnsynced) {
   EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
   EXPECT_EQ(unsynced.metric("line", "crash_points"), 1u);
   EXPECT_NE(unsynced.err.find("a traversal fails"), std::string::npos) << unsynced.err;
+}
+
+// TDB's first commit grows the file for its undo record and writes where that record lies into the header,
+// in place, before it syncs. Where the file's new length is durable only at the sync (--metadata at-sync, as
+// ext4 and XFS commit it), a crash can keep the header's line and lose the growth: the header names an undo
+// record past the file's end and TDB will not open the database. Every failure is that one.
+TEST(CrashExecEngines, TdbsFirstCommitNamesItsUndoRecordBeforeTheFilesGrowthIsDurable) {
+  if (!std::filesystem::exists(kTdbKv)) GTEST_SKIP() << "subjects/tdb not built (no libtdb-dev)";
+  testing::TempDir dir;
+  const std::string db = dir.file("kv.tdb");
+  const auto o =
+      testing::crash_exec("rm -f " + db + " && " + kTdbKv + " create " + db, kTdbKv + " check {} 12", dir.file("out"),
+                          {"--pool", db, "--budget", "600", "--granularity", "line", "--metadata", "at-sync"},
+                          {kTdbKv, "insert", db, "12"}, {"TDB_KV_NOSYNC=0"});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  const nlohmann::json* run = o.run("line");
+  ASSERT_NE(run, nullptr) << o.err;
+  ASSERT_GT((*run)["failures"].size(), 0u);
+  for (const auto& f : (*run)["failures"]) {
+    EXPECT_EQ(f["crash_point"], 1) << f.dump();
+    EXPECT_NE(f["checker_output"].get<std::string>().find("cannot open"), std::string::npos) << f.dump();
+    EXPECT_NE(f["persisted"].get<std::string>().find("kv.tdb+0x0 "), std::string::npos) << f.dump();
+    EXPECT_NE(f["metadata_lost"].get<std::string>().find("kv.tdb"), std::string::npos) << f.dump();
+  }
 }
 
 }  // namespace

@@ -63,6 +63,14 @@ std::vector<std::vector<size_t>> lengths_at(Replay& replay) {
   return lengths;
 }
 
+// What a crash leaves of each file: there or not, its name, its length.
+using Left = std::vector<std::tuple<bool, std::string, size_t>>;
+Left left(const std::vector<FileAtCrash>& files) {
+  Left out;
+  for (const FileAtCrash& f : files) out.emplace_back(f.present, f.name, f.length);
+  return out;
+}
+
 // The same for the trace `bytes`, replayed under ADR.
 std::vector<std::string> durable_at(const std::string& bytes, std::initializer_list<size_t> offsets) {
   auto t = TraceFile::parse(bytes);
@@ -343,12 +351,6 @@ TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
           .bytes();
   auto t = TraceFile::parse(bytes);
   ASSERT_TRUE(t.ok()) << t.status().message();
-  using Left = std::vector<std::tuple<bool, std::string, size_t>>;
-  auto left = [](const std::vector<FileAtCrash>& files) {
-    Left out;
-    for (const FileAtCrash& f : files) out.emplace_back(f.present, f.name, f.length);
-    return out;
-  };
   const Left synced{{true, "state.tmp", 4096}, {true, "state", 4096}},
       renamed{{true, "state", 4096}, {false, "state", 4096}}, cut{{true, "state", 100}, {false, "state", 4096}};
   for (const auto metadata : {MetadataDurability::at_call, MetadataDurability::at_sync}) {
@@ -413,6 +415,105 @@ TEST(ExecTrace, ChangesOfTheFileSystemSinceTheLastSyncMayBeLostInOrder) {
       after{{true, "state", 100}, {false, "state", 4096}};
   EXPECT_EQ(describe_lost(before, after, 2),
             "2 changes since the last sync lost: state (file 0) still named state.tmp, state (file 1) still there");
+}
+
+// --metadata at-own-sync: a change is durable at a sync of what it changed. A file made is there only once
+// its directory is synced, whatever its own fsync made durable (its length); a rename between directories
+// once both are; a cut once the file is synced. A crash keeps the durable changes and the others up to one
+// of them, in order.
+TEST(ExecTrace, AChangeIsDurableAtASyncOfWhatItChanged) {
+  using trace::FenceCall, trace::SyncScope;
+  const std::string bytes = TraceBuilder()
+                                .region(0, 4096, "/dev/shm/d/a", 4096, 1, 9)  // there from the start
+                                .base_page(0, 0, 'a')
+                                .region(1, 4096, "/dev/shm/d/b", 0, 1, 10)  // made by the run
+                                .sync(FenceCall::fsync, SyncScope::file, 1, 10)
+                                .fence()
+                                .sync(FenceCall::directory_sync, SyncScope::directory, 1, 2, "/dev/shm/d")
+                                .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 10, 12, 0}, "/dev/shm/e/c", 0,
+                                     static_cast<uint8_t>(trace::GoneCall::rename))
+                                .sync(FenceCall::directory_sync, SyncScope::directory, 1, 3, "/dev/shm/e")
+                                .add(trace::Kind::resize, trace::ResizeRecord{0x43, 1, 9, 100})
+                                .sync(FenceCall::directory_sync, SyncScope::directory, 1, 2, "/dev/shm/d")
+                                .sync(FenceCall::fdatasync, SyncScope::file, 1, 9)
+                                .exit()
+                                .bytes();
+  auto t = TraceFile::parse(bytes);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr, MetadataDurability::at_own_sync);
+  std::vector<std::pair<uint64_t, std::vector<std::pair<uint64_t, Left>>>> points;
+  std::vector<std::vector<std::pair<uint64_t, size_t>>> cuts;
+  ASSERT_TRUE(replay
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    std::vector<std::pair<uint64_t, Left>> unsynced;
+                    for (const auto& files : p.unsynced) unsynced.emplace_back(files.kept, left(files.files));
+                    points.emplace_back(p.changes_since_sync, unsynced);
+                    cuts.emplace_back();
+                    for (const auto& cut : p.cuts) cuts.back().emplace_back(cut->change, cut->length);
+                    return Status{};
+                  })
+                  .ok());
+  using Point = std::pair<uint64_t, std::vector<std::pair<uint64_t, Left>>>;
+  EXPECT_EQ(points, (std::vector<Point>{
+                        // b made (its entry, then its length), neither synced
+                        {2, {{0, {{true, "a", 4096}, {false, "b", 0}}}, {1, {{true, "a", 4096}, {true, "b", 0}}}}},
+                        // its fsync made its length durable, not its entry
+                        {1, {{0, {{true, "a", 4096}, {false, "b", 4096}}}}},
+                        {1, {{0, {{true, "a", 4096}, {false, "b", 4096}}}}},
+                        // d synced; b moved to e as c, which e's sync alone does not make durable
+                        {1, {{0, {{true, "a", 4096}, {true, "b", 4096}}}}},
+                        // a's cut follows the move, and d's sync makes the move durable, not the cut
+                        {2, {{0, {{true, "a", 4096}, {true, "b", 4096}}}, {1, {{true, "a", 4096}, {true, "c", 4096}}}}},
+                        {1, {{0, {{true, "a", 4096}, {true, "c", 4096}}}}},
+                        {0, {}},
+                    }));
+  EXPECT_EQ(cuts[3], (std::vector<std::pair<uint64_t, size_t>>{}));
+  EXPECT_EQ(cuts[4], (std::vector<std::pair<uint64_t, size_t>>{{1, 100}}));
+  EXPECT_EQ(cuts[5], (std::vector<std::pair<uint64_t, size_t>>{{0, 100}})) << "numbered among those left";
+  EXPECT_TRUE(cuts[6].empty());
+  EXPECT_EQ(describe_lost({{true, "a", 4096}, {false, "b", 4096}}, {{true, "a", 4096}, {true, "b", 4096}}, 1, {},
+                          changes_lost(MetadataDurability::at_own_sync)),
+            "1 change not yet synced lost: b not there");
+  // A rename over a file is one change: no crash leaves the old file gone without the new one in its place.
+  const std::string to = "/dev/shm/d/state";
+  auto renamed = TraceFile::parse(
+      TraceBuilder()
+          .region(0, 4096, "/dev/shm/d/state.tmp", 4096, 1, 9)
+          .region(1, 4096, to, 4096, 1, 8)
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 8, 0, 0}, {}, 0, uint8_t{1})
+          .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 9, static_cast<uint32_t>(to.size()), 0}, to, 0, uint8_t{1})
+          .exit()
+          .bytes());
+  ASSERT_TRUE(renamed.ok()) << renamed.status().message();
+  Replay over(*renamed, persist::Domain::adr, MetadataDurability::at_own_sync);
+  std::vector<std::pair<uint64_t, std::vector<std::pair<uint64_t, Left>>>> at_exit;
+  ASSERT_TRUE(over.run([&](const CrashPointInfo& p, const LineModel&) {
+                    std::vector<std::pair<uint64_t, Left>> unsynced;
+                    for (const auto& files : p.unsynced) unsynced.emplace_back(files.kept, left(files.files));
+                    at_exit.emplace_back(p.changes_since_sync, unsynced);
+                    return Status{};
+                  })
+                  .ok());
+  EXPECT_EQ(at_exit, (std::vector<Point>{{1, {{0, {{true, "state.tmp", 4096}, {true, "state", 4096}}}}}}));
+  // A sync the trace does not say the target of syncs every file.
+  auto unnamed = TraceFile::parse(TraceBuilder()
+                                      .region(0, 4096, "/dev/shm/d/b", 0, 1, 10)
+                                      .add(trace::Kind::fence, trace::FenceRecord{0x99, trace::kNoStack, 0}, {}, 0,
+                                           static_cast<uint8_t>(FenceCall::fsync))
+                                      .exit()
+                                      .bytes());
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status().message();
+  Replay all(*unnamed, persist::Domain::adr, MetadataDurability::at_own_sync);
+  std::vector<uint64_t> not_durable;
+  ASSERT_TRUE(all.run([&](const CrashPointInfo& p, const LineModel&) {
+                   not_durable.push_back(p.changes_since_sync);
+                   return Status{};
+                 })
+                  .ok());
+  EXPECT_EQ(not_durable, (std::vector<uint64_t>{2, 0}));
+  EXPECT_FALSE(
+      TraceFile::parse(TraceBuilder().add(trace::Kind::synced, trace::SyncedRecord{1, 2, 0, 0}, {}, 0, 4).bytes()).ok())
+      << "a scope this pmlab does not know";
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a

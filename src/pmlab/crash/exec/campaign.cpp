@@ -85,9 +85,9 @@ struct GranularityRun {
       if (budget == 0 || (o.replay && o.replay->first != p.index)) return {};
       const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
       result.max_pending_lines = std::max<uint64_t>(result.max_pending_lines, space.lines.size());
-      // The files as every change of the file system left them, then as a crash that loses the changes since
-      // the last sync from one of them on leaves them (MetadataDurability::at_sync), sharing the budget. A
-      // state's number counts on through them.
+      // The files as every change of the file system left them, then as a crash that loses the changes not yet
+      // durable from one of them on leaves them (MetadataDurability::at_sync, at_own_sync), sharing the budget.
+      // A state's number counts on through them.
       std::vector<const UnsyncedFiles*> left;
       const UnsyncedFiles every{p.changes_since_sync, p.files};
       left.push_back(&every);
@@ -105,7 +105,8 @@ struct GranularityRun {
           // The earliest lost cut's content is laid last: it was there before the later ones.
           for (auto cut = p.cuts.rbegin(); cut != p.cuts.rend(); ++cut)
             if ((*cut)->change >= left[c]->kept) files.restored.push_back(cut->get());
-          files.lost = describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept, files.restored);
+          files.lost = describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept, files.restored,
+                                     changes_lost(o.metadata));
         }
         PMLAB_TRY(judge_states(p, m, space, ex, files, covered, replay));
         first += ex.states.size();

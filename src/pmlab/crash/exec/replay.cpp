@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
 #include "pmlab/common/random.hpp"
@@ -89,6 +90,8 @@ Status Replay::run(const AtPoint& at_point) {
   Walk walk{0, {}, initial_presence()};
   Presence& files = walk.files;
   files.latest = files.files;
+  files.durable = files.files;
+  files.latest_paths = files.paths;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
@@ -99,6 +102,12 @@ Status Replay::run(const AtPoint& at_point) {
           return {};
         break;
       case trace::Kind::resize: file_resized(rec, files, model); break;
+      case trace::Kind::synced: {
+        const auto r = rec.as<trace::SyncedRecord>();
+        files.sync_target = {static_cast<trace::SyncScope>(rec.flags), r.device, r.inode,
+                             std::string(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes)};
+        break;
+      }
       case trace::Kind::line: {
         const auto r = rec.as<trace::LineRecord>();
         const RegionPlace& place = places_.at(r.region);
@@ -137,6 +146,7 @@ void Replay::count_change(Presence& files) const {
   if (!files.changed) return;
   files.changed = false;
   ++files.changes_since_sync;
+  if (metadata_ == MetadataDurability::at_own_sync) add_not_durable(files);
   if (metadata_ != MetadataDurability::at_sync) return;
   files.unsynced.push_back({files.changes_since_sync - 1, std::move(files.latest)});
   files.latest = files.files;
@@ -158,6 +168,7 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
     files.changes_since_sync = 0;
     return {};
   }
+  if (metadata_ == MetadataDurability::at_own_sync) list_not_durable(files);
   if (!at_exit && data && !model.fence_orders(rec.thread) && !(sync && files.changes_since_sync > 0))
     ++findings_.empty_fences[r.site];
   const CrashPointInfo point{++walk.points, at_exit,  rec.thread,  r.site,         r.stack,
@@ -167,18 +178,26 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
     for (size_t line : model.never_written_back())
       findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
   PMLAB_TRY(at_point(point, model));
-  if (sync) {
+  if (sync && metadata_ == MetadataDurability::at_own_sync) {
+    make_durable(files, files.sync_target);
+  } else if (sync) {
     files.changes_since_sync = 0;
     files.unsynced.clear();
     files.cuts.clear();
   }
+  files.sync_target = {};
   if (!at_exit && data) model.fence(rec.thread, r.stack);
   return {};
 }
 
+std::string_view changes_lost(MetadataDurability metadata) {
+  return metadata == MetadataDurability::at_own_sync ? "not yet synced" : "since the last sync";
+}
+
 std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes,
-                          const std::vector<const CutContent*>& cuts) {
-  std::string out = std::to_string(changes) + (changes == 1 ? " change" : " changes") + " since the last sync lost";
+                          const std::vector<const CutContent*>& cuts, std::string_view which) {
+  std::string out = std::to_string(changes) + (changes == 1 ? " change " : " changes ");
+  out.append(which).append(" lost");
   const char* sep = ": ";
   // A name two of the run's files had (a journal deleted and made again) says which: its number in the
   // results' trace.files, as --replay's images are numbered.
@@ -284,6 +303,111 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   }
 }
 
+void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {
+  for (const auto& [f, after] : files) {
+    if (entry) {
+      now[f].present = after.present;
+      now[f].name = after.name;
+    } else {
+      now[f].length = after.length;
+    }
+  }
+}
+
+namespace {
+std::string directory_of(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
+}  // namespace
+
+// Where files are, changed by one call (a rename over a file: the one gone, the other in its place), is one
+// change, durable once each directory it changed is synced; a file's length is a change of its own.
+void Replay::add_not_durable(Presence& files) const {
+  NotDurable moved{true, {}, {}, nullptr};
+  auto in = [&](const std::string& path) {
+    const std::string d = directory_of(path);
+    if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
+      moved.directories.push_back(d);
+  };
+  for (size_t f = 0; f < files.files.size(); ++f) {
+    const FileAtCrash &was = files.latest[f], &is = files.files[f];
+    if (was.present == is.present && was.name == is.name) continue;
+    moved.files.emplace_back(f, is);
+    if (was.present) in(files.latest_paths[f]);
+    if (is.present) in(files.paths[f]);
+  }
+  if (moved.directories.empty()) moved.make(files.durable);  // nowhere before or after: nothing to lose
+  else if (!moved.files.empty()) files.not_durable.push_back(std::move(moved));
+  for (size_t f = 0; f < files.files.size(); ++f) {
+    if (files.latest[f].length == files.files[f].length) continue;
+    files.not_durable.push_back({false, {{f, files.files[f]}}, {}, nullptr});
+    if (files.new_cut && files.new_cut->file == f) files.not_durable.back().cut = std::move(files.new_cut);
+  }
+  files.new_cut = nullptr;
+  files.latest = files.files;
+  files.latest_paths = files.paths;
+  files.not_durable_changed = true;
+  if (files.not_durable.size() <= kMaxNotDurable) return;
+  files.not_durable.front().make(files.durable);
+  files.not_durable.erase(files.not_durable.begin());
+}
+
+void Replay::make_durable(Presence& files, const SyncTarget& target) const {
+  using Scope = trace::SyncScope;
+  auto synced = [&](NotDurable& c) {
+    switch (target.scope) {
+      case Scope::all: return true;
+      case Scope::file_system:
+        return std::any_of(c.files.begin(), c.files.end(),
+                           [&](const auto& f) { return files_[f.first].device == target.device; });
+      case Scope::file: {
+        const ImageFile& file = files_[c.files.front().first];
+        return !c.entry && file.device == target.device && file.inode == target.inode;
+      }
+      case Scope::directory: std::erase(c.directories, target.directory); return c.entry && c.directories.empty();
+    }
+    return false;
+  };
+  // A change durable makes those before it of the same files and kind durable: a file's place or length
+  // never goes back to an older one.
+  std::vector<bool> durable(files.not_durable.size(), false);
+  std::set<std::pair<size_t, bool>> forced;
+  for (size_t i = files.not_durable.size(); i-- > 0;) {
+    NotDurable& c = files.not_durable[i];
+    const bool made = synced(c) || std::any_of(c.files.begin(), c.files.end(), [&](const auto& f) {
+                        return forced.count({f.first, c.entry}) != 0;
+                      });
+    if (!made) continue;
+    durable[i] = true;
+    for (const auto& f : c.files) forced.insert({f.first, c.entry});
+  }
+  if (forced.empty()) return;
+  std::vector<NotDurable> left;
+  for (size_t i = 0; i < files.not_durable.size(); ++i) {
+    if (durable[i]) files.not_durable[i].make(files.durable);
+    else left.push_back(std::move(files.not_durable[i]));
+  }
+  files.not_durable = std::move(left);
+  files.not_durable_changed = true;
+}
+
+void Replay::list_not_durable(Presence& files) const {
+  files.changes_since_sync = files.not_durable.size();
+  if (!files.not_durable_changed) return;
+  files.not_durable_changed = false;
+  files.unsynced.clear();
+  files.cuts.clear();
+  const size_t n = files.not_durable.size();
+  std::vector<FileAtCrash> state = files.durable;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 0 || i + kMaxUnsynced > n) files.unsynced.push_back({i, state});
+    const NotDurable& c = files.not_durable[i];
+    c.make(state);
+    if (c.cut) {
+      c.cut->change = i;
+      files.cuts.push_back(c.cut);
+    }
+  }
+}
+
 void CutContent::restore(std::byte* image) const {
   for (const auto& [offset, bytes] : pieces) std::memcpy(image + offset, bytes.data(), bytes.size());
 }
@@ -295,16 +419,18 @@ void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& mo
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
-    if (metadata_ == MetadataDurability::at_sync && files.files[f].present && files.files[f].length > length)
-      files.cuts.push_back(cut_content(f, length, files.files[f].length, files.changes_since_sync, model));
+    if (metadata_ != MetadataDurability::at_call && files.files[f].present && files.files[f].length > length) {
+      files.new_cut = cut_content(f, length, files.files[f].length, files.changes_since_sync, model);
+      if (metadata_ == MetadataDurability::at_sync) files.cuts.push_back(std::move(files.new_cut));
+    }
     model.discard(files_[f].base + length, files_[f].size - length);
     files.files[f].length = length;
     files.changed = files.changed || files.files[f].present;
   }
 }
 
-std::shared_ptr<const CutContent> Replay::cut_content(size_t file, size_t length, size_t was, uint64_t change,
-                                                      const LineModel& model) const {
+std::shared_ptr<CutContent> Replay::cut_content(size_t file, size_t length, size_t was, uint64_t change,
+                                                const LineModel& model) const {
   auto cut = std::make_shared<CutContent>();
   cut->change = change;
   cut->file = file;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pmlab/common/status.hpp"
@@ -44,6 +45,11 @@ enum class MetadataDurability {
   // At the next sync of any file or directory, in the order the changes were made: a crash keeps the
   // changes since the last sync up to one of them (ext4's and XFS's journals, committed whole at a sync).
   at_sync,
+  // At a sync of what it changed: a file made, removed or renamed at an fsync of its directory (of both, for a
+  // rename between two), a file's length at its own fsync, fdatasync, msync or O_DSYNC write; syncfs and sync
+  // make every change durable. A crash keeps the durable changes and the others up to one of them, in order.
+  // This is what POSIX promises (fsync(2): a file's fsync need not make its directory entry durable).
+  at_own_sync,
 };
 
 // The files as a crash that keeps only the first `kept` changes of the file system since the last sync
@@ -53,10 +59,11 @@ struct UnsyncedFiles {
   std::vector<FileAtCrash> files;
 };
 
-// MetadataDurability::at_sync: what a cut took from a file, durable then, which a crash that loses the cut
-// shows again (the file system had not freed those blocks), whatever the file held there after it.
+// MetadataDurability::at_sync and at_own_sync: what a cut took from a file, durable then, which a crash that
+// loses the cut shows again (the file system had not freed those blocks), whatever the file held there after
+// it.
 struct CutContent {
-  uint64_t change = 0;  // the cut's number among the changes since the last sync, from 0
+  uint64_t change = 0;  // the cut's number among the changes not yet durable, from 0
   size_t file = 0;      // per Replay::files
   size_t length = 0;    // what the cut made the file's length
   // The image's pages the run gave content in what the cut took: (image offset, bytes).
@@ -78,20 +85,26 @@ struct CrashPointInfo {
   // Operations the program marked (pmlab_op_begin / pmlab_op_end) before the crash point.
   trace::OperationCounts ops;
   std::vector<FileAtCrash> files;  // per file (Replay::files), every change of the file system made
-  // MetadataDurability::at_sync: what a crash may leave of the files instead, where it loses the changes
-  // since the last sync from one of them on: the files at that sync, then after each change but the last
-  // (after the latest kMaxUnsynced - 1 of them, where there are more).
+  // MetadataDurability::at_sync and at_own_sync: what a crash may leave of the files instead, where it loses
+  // the changes not yet durable from one of them on: the files with none of them, then after each of them
+  // but the last (after the latest kMaxUnsynced - 1 of them, where there are more).
   std::vector<UnsyncedFiles> unsynced;
-  uint64_t changes_since_sync = 0;
-  std::vector<std::shared_ptr<const CutContent>> cuts;  // at_sync: the cuts since the last sync, in order
+  uint64_t changes_since_sync = 0;                      // at_own_sync: the changes not yet durable
+  std::vector<std::shared_ptr<const CutContent>> cuts;  // the cuts among those changes, in order
 };
 inline constexpr size_t kMaxUnsynced = 32;
+// at_own_sync: the most changes not yet durable a replay keeps; where a program makes more without syncing
+// what they changed, the earliest are taken as durable.
+inline constexpr size_t kMaxNotDurable = 1024;
 
-// What a crash that left `left` lost of the changes of the file system since the last sync (the `changes`
-// last of them), against `every`, the files with all of them made, and whose lost `cuts` show their content
-// again: "2 changes since the last sync lost: kv.db-journal still there".
+// What a crash that left `left` lost of the changes of the file system not yet durable (the `changes` last of
+// them), against `every`, the files with all of them made, and whose lost `cuts` show their content again:
+// "2 changes since the last sync lost: kv.db-journal still there" (`which` names those changes).
 std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes,
-                          const std::vector<const CutContent*>& cuts = {});
+                          const std::vector<const CutContent*>& cuts = {},
+                          std::string_view which = "since the last sync");
+// describe_lost's `which` under `metadata`.
+std::string_view changes_lost(MetadataDurability metadata);
 
 // Per call site (a return address), how often the run did something that made nothing more durable.
 struct Findings {
@@ -129,6 +142,21 @@ class Replay {
     bool written = false;  // trace::RegionHow::written
   };
   struct FirstMappings;
+  // at_own_sync: a change of the files not yet durable.
+  struct NotDurable {
+    bool entry = false;  // it changed where files are (made, removed, renamed); else how long one is
+    std::vector<std::pair<size_t, FileAtCrash>> files;  // each file it changed (per Replay::files), as it left it
+    std::vector<std::string> directories;               // entry: those it changed that no sync has made it durable in
+    std::shared_ptr<CutContent> cut;                    // a cut's content
+    // The change made in `now`.
+    void make(std::vector<FileAtCrash>& now) const;
+  };
+  // What the sync whose fence follows synced (trace::Kind::synced); all: no record said.
+  struct SyncTarget {
+    trace::SyncScope scope = trace::SyncScope::all;
+    uint64_t device = 0, inode = 0;
+    std::string directory;
+  };
   // What a crash leaves of each file as the trace goes (CrashPointInfo::files).
   struct Presence {
     std::vector<FileAtCrash> files;
@@ -140,6 +168,14 @@ class Replay {
     std::vector<UnsyncedFiles> unsynced;
     std::vector<FileAtCrash> latest;
     std::vector<std::shared_ptr<const CutContent>> cuts;
+    // at_own_sync: the files with every durable change made, the changes not yet durable, where each file was
+    // before the latest change, a cut the record being replayed made, and what the next sync syncs.
+    std::vector<FileAtCrash> durable;
+    std::vector<NotDurable> not_durable;
+    bool not_durable_changed = false;
+    std::vector<std::string> latest_paths;
+    std::shared_ptr<CutContent> new_cut;
+    SyncTarget sync_target;
   };
   // Where the walk through the trace stands (run()).
   struct Walk {
@@ -151,6 +187,12 @@ class Replay {
   Status crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point);
   // After a record: a change of the files it made is one more since the last sync.
   void count_change(Presence& files) const;
+  // at_own_sync: the change a record made, as changes of one file each, not yet durable.
+  void add_not_durable(Presence& files) const;
+  // at_own_sync: the changes a sync of `target` makes durable, and those before them of the same file and kind.
+  void make_durable(Presence& files, const SyncTarget& target) const;
+  // at_own_sync: CrashPointInfo::unsynced and cuts, from the changes not yet durable.
+  void list_not_durable(Presence& files) const;
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
@@ -162,8 +204,8 @@ class Replay {
   void file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const;
   // What the `change`th change since the last sync, a cut of `file` from `was` bytes to `length`, takes: as
   // the model holds it durable.
-  std::shared_ptr<const CutContent> cut_content(size_t file, size_t length, size_t was, uint64_t change,
-                                                const LineModel& model) const;
+  std::shared_ptr<CutContent> cut_content(size_t file, size_t length, size_t was, uint64_t change,
+                                          const LineModel& model) const;
   void map_region(const TraceRecord& rec, FirstMappings& first) const;
   void set_base_page(const TraceRecord& rec, FirstMappings& first, LineModel& model) const;
   void write_back(const TraceRecord& rec, LineModel& model);

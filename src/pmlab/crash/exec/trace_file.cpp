@@ -32,6 +32,7 @@ size_t fixed_bytes(trace::Kind kind) {
     case trace::Kind::operation: return sizeof(trace::OperationRecord);
     case trace::Kind::gone: return sizeof(trace::GoneRecord);
     case trace::Kind::resize: return sizeof(trace::ResizeRecord);
+    case trace::Kind::synced: return sizeof(trace::SyncedRecord);
   }
   return SIZE_MAX;
 }
@@ -202,6 +203,12 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
     }
     case trace::Kind::resize: return read_resize(at, p);
+    case trace::Kind::synced: {
+      trace::SyncedRecord r;
+      std::memcpy(&r, p, sizeof r);
+      if (rh.flags > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
+      return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
+    }
   }
   // A checked base page, line or write-back: its region's file reaches as far as it shows.
   if (const Reach reach = reach_of(kind, rh.flags, p); reach.region != trace::kNoRegion) {

@@ -25,6 +25,9 @@
 //   gone       a persistent file's path no longer leads to it: the program unlinked it, renamed another file
 //              over it, or renamed it (then to the path that follows) (file-system metadata, taken as durable
 //              when the call returns)
+//   resize     a persistent file was cut short or extended by ftruncate, truncate or an open with O_TRUNC
+//   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
+//              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
 #pragma once
 
 #include <bit>
@@ -35,7 +38,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 7;
+inline constexpr uint32_t kVersion = 8;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -88,13 +91,14 @@ enum class Kind : uint8_t {
   exit,
   operation,
   gone,
-  resize
+  resize,
+  synced
 };
 
 struct RecordHeader {
   uint8_t kind;
   // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark;
-  // gone: GoneCall
+  // gone: GoneCall; synced: SyncScope
   uint8_t flags;
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
@@ -239,6 +243,18 @@ struct ResizeRecord {
   uint64_t site;  // return address of the call
   uint64_t device, inode;
   uint64_t length;  // the file's new length in bytes
+};
+
+// What a sync synced, so that a change of the file system durable only at a sync of what it changed knows
+// when it is: a file (its data and length: fsync, fdatasync, msync, an O_DSYNC write), a directory (its
+// entries: a file made, removed or renamed there), a file system (syncfs) or every file (sync).
+enum class SyncScope : uint8_t { file = 0, directory, file_system, all };
+inline constexpr SyncScope kLastSyncScope = SyncScope::all;
+
+struct SyncedRecord {
+  uint64_t device, inode;  // file and directory: both; file_system: the device
+  uint32_t path_bytes;     // a directory's absolute path follows, not terminated
+  uint32_t reserved;
 };
 
 // Records are padded to 8 bytes.

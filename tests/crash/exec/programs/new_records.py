@@ -1,0 +1,43 @@
+"""Records kept each in a file of its own, as a store that keeps every new object in a new file does (a mail
+directory's messages, a blob store's blobs). `add DIR N [dir-sync]` adds N records, each an operation (marked
+through pmlab's runtime when it traces the program): record i written to DIR/record-<i>, a new file, and
+synced with os.fsync; with dir-sync DIR is synced after it too, which POSIX asks for before a new file's
+name is durable (fsync(2)). `check DIR` exits 1 unless each record that had returned (PMLAB_CRASH_OPS_DONE)
+is there, and each there is whole but the last, which a crash may have cut short."""
+import os
+import sys
+
+from versions import held, operation_marks, version
+
+mode, directory = sys.argv[1], sys.argv[2]
+
+
+def name(i):
+    return os.path.join(directory, "record-%d" % i)
+
+
+if mode == "check":
+    done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
+    there = sorted(int(f[len("record-"):]) for f in os.listdir(directory) if f.startswith("record-"))
+    for i in range(1, done + 1):
+        if i not in there:
+            sys.exit(f"record-{i} is not there, but it had returned")
+    for i in there:  # the last may be the one a crash cut short
+        record = open(name(i), "rb").read()
+        if held(record) != i and (i != there[-1] or i <= done):
+            sys.exit(f"record-{i} holds {record[:12]!r}... ({len(record)} bytes), not record {i}")
+    sys.exit(0)
+
+begin, end = operation_marks()
+sync_directory = "dir-sync" in sys.argv[4:]
+for i in range(1, int(sys.argv[3]) + 1):
+    begin()
+    fd = os.open(name(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, version(i))
+    os.fsync(fd)
+    os.close(fd)
+    if sync_directory:
+        d = os.open(directory, os.O_RDONLY)
+        os.fsync(d)
+        os.close(d)
+    end()
