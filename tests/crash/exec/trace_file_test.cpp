@@ -514,6 +514,26 @@ TEST(ExecTrace, AChangeIsDurableAtASyncOfWhatItChanged) {
   EXPECT_FALSE(
       TraceFile::parse(TraceBuilder().add(trace::Kind::synced, trace::SyncedRecord{1, 2, 0, 0}, {}, 0, 4).bytes()).ok())
       << "a scope this pmlab does not know";
+  // A file cut more times than a replay keeps changes without a sync of it: the earliest are taken as durable,
+  // and a crash point lists the files with none of the rest, then after each of the latest.
+  TraceBuilder many;
+  many.region(0, 4096, "/dev/shm/d/log", 4096, 1, 9);
+  for (uint64_t n = 1; n <= kMaxNotDurable + 10; ++n)
+    many.add(trace::Kind::resize, trace::ResizeRecord{0x43, 1, 9, 4096 - n});
+  auto cut_often = TraceFile::parse(many.exit().bytes());
+  ASSERT_TRUE(cut_often.ok()) << cut_often.status().message();
+  Replay often(*cut_often, persist::Domain::adr, MetadataDurability::at_own_sync);
+  ASSERT_TRUE(often
+                  .run([&](const CrashPointInfo& p, const LineModel&) {
+                    EXPECT_EQ(p.changes_since_sync, kMaxNotDurable);
+                    EXPECT_EQ(p.cuts.size(), kMaxNotDurable);
+                    EXPECT_EQ(p.unsynced.size(), kMaxUnsynced);
+                    if (p.unsynced.empty()) return Status{};
+                    EXPECT_EQ(p.unsynced.front().files[0].length, 4096u - 10) << "the earliest 10 cuts durable";
+                    EXPECT_EQ(p.unsynced.back().kept, kMaxNotDurable - 1);
+                    return Status{};
+                  })
+                  .ok());
 }
 
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
