@@ -314,10 +314,12 @@ int run_exec_command(const ExecArgs& a) {
   for (const auto& r : report->runs) {
     const auto& traced = *std::find_if(report->traces.begin(), report->traces.end(),
                                        [&](const auto& t) { return t.domain == r.domain && t.schedule == r.schedule; });
+    // A model of the file system other than the default is named, so that runs of several can be told apart.
+    const std::string label = r.label() + (a.metadata == "at-call" ? "" : ", metadata " + a.metadata);
     std::fprintf(stderr,
                  "pmlab crash exec: %s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
                  "%llu failures (%.1f s)\n",
-                 r.label().c_str(), static_cast<unsigned long long>(r.crash_points),
+                 label.c_str(), static_cast<unsigned long long>(r.crash_points),
                  static_cast<unsigned long long>(r.states_enumerated),
                  static_cast<unsigned long long>(r.states_checked), static_cast<unsigned long long>(r.duplicate_states),
                  static_cast<unsigned long long>(r.failures), r.seconds);
