@@ -222,6 +222,14 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
     EXPECT_NE(unsynced.err.find("is not there, but it had returned"), std::string::npos) << unsynced.err;
     EXPECT_NE(unsynced.err.find("not yet synced lost: record-1 not there"), std::string::npos) << unsynced.err;
   }
+  // More names not yet durable than a replay keeps: the earliest are taken as durable, and the run says so.
+  const auto many = testing::crash_exec(
+      "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {}", dir.file("many"),
+      {"--pool", records, "--granularity", "line", "--budget", "5", "--metadata", "at-own-sync"},
+      {"python3", kNewRecords, "add", records, "1100"});
+  EXPECT_NE(many.err.find("77 changes of the file system were taken as durable before a sync made them so"),
+            std::string::npos)
+      << many.err;
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash

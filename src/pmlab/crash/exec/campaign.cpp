@@ -117,6 +117,7 @@ struct GranularityRun {
     });
     judges.drain();
     if (!status) return status;
+    result.changes_taken_as_durable = replay.findings().changes_taken_as_durable;
     if (o.replay && !replayed)
       return error(Errc::invalid_argument, "--replay " + std::to_string(o.replay->first) + ":" +
                                                std::to_string(o.replay->second) +
@@ -519,6 +520,13 @@ struct Campaign {
     for (Granularity g : o.granularities) {
       GranularityRun run{o, *trace, domain, schedule, g, **judges, seen[{domain, g}], progress, {}, {}, {}, {}};
       PMLAB_TRY(run.run());
+      if (const uint64_t taken = run.result.changes_taken_as_durable; taken > 0 && g == o.granularities.front()) {
+        const std::string kept = std::to_string(kMaxNotDurable);
+        report.traces.back().notes.push_back(std::to_string(taken) +
+                                             " changes of the file system were taken as durable before a sync made "
+                                             "them so: a replay keeps the latest " +
+                                             kept + " not yet durable, and a crash loses none of those before");
+      }
       run.explain(symbols, o.max_failure_details);
       report.runs.push_back(std::move(run.result));
     }

@@ -125,6 +125,7 @@ struct ExecRun {
   uint64_t crash_points = 0, crash_points_checked = 0;
   uint64_t states_enumerated = 0, states_checked = 0, duplicate_states = 0, failures = 0;
   uint64_t exhaustive_points = 0, max_pending_lines = 0, dropped_values = 0;
+  uint64_t changes_taken_as_durable = 0;  // Findings::changes_taken_as_durable
   double state_space = 0, seconds = 0;
   std::vector<ExecFailure> details;  // the first failures (with --replay: the replayed state, whatever its verdict)
   std::string label() const;         // "adr/word", or "adr/word, schedule 2"

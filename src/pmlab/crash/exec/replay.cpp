@@ -139,6 +139,7 @@ Status Replay::run(const AtPoint& at_point) {
     return {};
   });
   content_pages_ = model.content_pages();
+  findings_.changes_taken_as_durable = walk.files.taken_as_durable;
   return replayed;
 }
 
@@ -346,6 +347,7 @@ void Replay::add_not_durable(Presence& files) const {
   files.latest_paths = files.paths;
   files.not_durable_changed = true;
   if (files.not_durable.size() <= kMaxNotDurable) return;
+  ++files.taken_as_durable;
   files.not_durable.front().make(files.durable);
   files.not_durable.erase(files.not_durable.begin());
 }

@@ -114,6 +114,8 @@ struct Findings {
   // ADR: lines (image offsets) whose content at exit was never written back, and where it was stored.
   std::vector<std::pair<size_t, LineOrigin>> unflushed_at_exit;
   uint64_t writebacks = 0;  // write-back calls into persistent mappings
+  // at_own_sync: changes taken as durable because more than kMaxNotDurable were not.
+  uint64_t changes_taken_as_durable = 0;
   uint64_t lines_written_back = 0;
 };
 
@@ -176,6 +178,7 @@ class Replay {
     std::vector<std::string> latest_paths;
     std::shared_ptr<CutContent> new_cut;
     SyncTarget sync_target;
+    uint64_t taken_as_durable = 0;  // Findings::changes_taken_as_durable
   };
   // Where the walk through the trace stands (run()).
   struct Walk {
