@@ -1,7 +1,7 @@
 // Which files the runtime takes as persistent memory without a PMDK library mapping them: the --pool files
 // (PMLAB_TRACE_POOLS), each by its device and inode, or, where the program makes it while it runs, by its
-// path; and every file directly in a --pool directory (a program that names its files as it goes: a
-// database's logs and tables, a temporary file renamed over another). Internal to the runtime
+// path; and every file below a --pool directory (a program that names its files as it goes: a database's
+// logs and tables, a temporary file renamed over another, a mail directory's messages). Internal to the runtime
 // (src/pmlab-trace).
 #include <dirent.h>
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -43,18 +44,53 @@ void read_pools(Tracer& t, const std::string& list) {
   }
 }
 
+namespace {
+// `path` lies below one of the --pool directories.
+bool below_pool_dir(const Tracer& t, const std::string& path) {
+  return std::any_of(t.pool_dirs.begin(), t.pool_dirs.end(), [&](const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');
+  });
+}
+
+// The regular files and the directories below `dir`, in an order that does not depend on the directory's
+// (symbolic links are not followed).
+void walk(const std::string& dir, std::vector<std::string>& files, std::vector<std::string>& dirs) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::pair<std::string, bool>> in;  // (path, is a directory)
+  while (const dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    const std::string path = (dir == "/" ? "" : dir) + "/" + e->d_name;
+    unsigned char type = e->d_type;
+    if (type == DT_UNKNOWN) {
+      struct stat st {};
+      if (lstat(path.c_str(), &st) != 0) continue;
+      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    }
+    if (type == DT_DIR || type == DT_REG) in.emplace_back(path, type == DT_DIR);
+  }
+  closedir(d);
+  std::sort(in.begin(), in.end());
+  for (const auto& [path, is_dir] : in) {
+    if (!is_dir) {
+      files.push_back(path);
+      continue;
+    }
+    dirs.push_back(path);
+    walk(path, files, dirs);
+  }
+}
+}  // namespace
+
 bool is_pool_file(Tracer& t, int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return false;
   const std::pair<uint64_t, uint64_t> id{st.st_dev, st.st_ino};
   if (std::find(t.pools.begin(), t.pools.end(), id) != t.pools.end()) return true;
-  // A --pool file the program made after it started, or a file in a --pool directory: by its path.
+  // A --pool file the program made after it started, or a file below a --pool directory: by its path.
   const std::string path = path_of(fd);
   if (path == "?") return false;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && std::find(t.pool_dirs.begin(), t.pool_dirs.end(),
-                                              path.substr(0, std::max<size_t>(slash, 1))) != t.pool_dirs.end())
-    return true;
+  if (below_pool_dir(t, path)) return true;
   for (const auto& p : t.pool_paths) {
     char* real = realpath(p.c_str(), nullptr);
     const bool same = real != nullptr && path == real;
@@ -65,18 +101,22 @@ bool is_pool_file(Tracer& t, int fd) {
 }
 
 std::vector<std::string> pool_files(const Tracer& t) {
-  std::vector<std::string> files = t.pool_paths;
-  for (const std::string& dir : t.pool_dirs) {
-    DIR* d = opendir(dir.c_str());
-    if (d == nullptr) continue;
-    std::vector<std::string> in;
-    while (const dirent* e = readdir(d))
-      if (e->d_type == DT_REG || e->d_type == DT_UNKNOWN) in.push_back(dir + "/" + e->d_name);
-    closedir(d);
-    std::sort(in.begin(), in.end());  // the image's files in an order that does not depend on the directory's
-    files.insert(files.end(), in.begin(), in.end());
-  }
+  std::vector<std::string> files = t.pool_paths, dirs;
+  for (const std::string& dir : t.pool_dirs) walk(dir, files, dirs);
   return files;
+}
+
+void record_pool_directories(Tracer& t) {
+  std::vector<std::string> files, dirs;
+  for (const std::string& dir : t.pool_dirs) {
+    const trace::DirectoryRecord root{static_cast<uint32_t>(dir.size()), 0};
+    t.file.append(trace::Kind::directory, 1, &root, sizeof root, dir.data(), dir.size());
+    walk(dir, files, dirs);
+  }
+  for (const std::string& dir : dirs) {
+    const trace::DirectoryRecord below{static_cast<uint32_t>(dir.size()), 0};
+    t.file.append(trace::Kind::directory, 0, &below, sizeof below, dir.data(), dir.size());
+  }
 }
 
 }  // namespace pmlab_trace::detail

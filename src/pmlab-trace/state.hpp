@@ -226,11 +226,13 @@ inline Region* view_of(Tracer& t, uint64_t device, uint64_t inode) {
 // The --pool files and directories (pools.cpp).
 // The path the file descriptor was opened by ("?" when /proc does not say).
 std::string path_of(int fd);
-// Reads PMLAB_TRACE_POOLS, paths separated by colons: a directory's files are pools, each directly in it.
+// Reads PMLAB_TRACE_POOLS, paths separated by colons: a directory's files are pools, each anywhere below it.
 void read_pools(Tracer& t, const std::string& list);
 bool is_pool_file(Tracer& t, int fd);
-// The --pool files' paths, then the regular files now directly in each --pool directory.
+// The --pool files' paths, then the regular files now below each --pool directory.
 std::vector<std::string> pool_files(const Tracer& t);
+// Records each --pool directory and the directories now below it (trace::Kind::directory).
+void record_pool_directories(Tracer& t);
 
 // Once the process pmlab started has mapped or written persistent memory, at its next persistence event or
 // file call, a view of each --pool file that no region shows yet (the lock held): its content then is where

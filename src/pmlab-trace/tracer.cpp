@@ -128,6 +128,7 @@ __attribute__((constructor)) void start() {
   }
   t.active = true;
   t.started_traced = true;
+  record_pool_directories(t);
 }
 
 // The C library would write what stdio streams still buffer after this: written first, so the trace holds it.

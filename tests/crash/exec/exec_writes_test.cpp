@@ -20,6 +20,7 @@ const std::string kWrittenFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/e
 const std::string kAppendedLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/appended_log.py";
 const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/replaced_file.py";
 const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/cut_mapped.py";
+const std::string kMaildir = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/maildir.py";
 const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/new_records.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
@@ -230,6 +231,31 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
   EXPECT_NE(many.err.find("77 changes of the file system were taken as durable before a sync made them so"),
             std::string::npos)
       << many.err;
+}
+
+// A mail directory's messages, written to tmp/, synced, and renamed to new/: the directories below the --pool
+// directory are in every crash image (the check requires tmp/ and new/, empty or not), and a file in them is
+// named there by its path below it. A move between two directories is durable at a sync of both where each
+// change waits for a sync of what it changed (at-own-sync): syncing new/ alone, enough where the journal
+// commits the move whole (at-sync), loses deliveries that had returned.
+TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced) {
+  testing::TempDir dir;
+  const std::string box = dir.file("box");
+  auto exec = [&](const std::string& metadata, const std::string& how) {
+    return testing::crash_exec("rm -rf " + box + " && mkdir -p " + box + "/tmp " + box + "/new " + box + "/cur",
+                               "python3 " + kMaildir + " check {}", dir.file(metadata + "-" + how),
+                               {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                               {"python3", kMaildir, "deliver", box, "3", how});
+  };
+  const auto journaled = exec("at-sync", "sync-new");
+  EXPECT_EQ(journaled.exit_code, 0) << journaled.err;
+  EXPECT_EQ(journaled.metric("line", "crash_points"), 7u) << journaled.err;
+  const auto one = exec("at-own-sync", "sync-new");
+  EXPECT_EQ(one.exit_code, 1) << one.err;
+  EXPECT_NE(one.err.find("new/msg-1 is not there, but its delivery had returned"), std::string::npos) << one.err;
+  const auto both = exec("at-own-sync", "sync-both");
+  EXPECT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_GT(both.metric("line", "states_checked"), 40u) << both.err;
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash

@@ -536,6 +536,43 @@ TEST(ExecTrace, AChangeIsDurableAtASyncOfWhatItChanged) {
                   .ok());
 }
 
+// A file below a --pool directory is named in a crash image by its path below it (below the deepest, where
+// they nest); any other file by its name. The image holds the directories below a --pool directory.
+TEST(ExecTrace, AFileBelowAPoolDirectoryIsNamedByItsPathBelowIt) {
+  auto directory = [](const std::string& path, uint8_t root) {
+    return std::pair{trace::DirectoryRecord{static_cast<uint32_t>(path.size()), 0}, root};
+  };
+  TraceBuilder b;
+  for (const auto& [path, root] : std::vector<std::pair<std::string, uint8_t>>{{"/dev/shm/box", 1},
+                                                                               {"/dev/shm/box/new", 0},
+                                                                               {"/dev/shm/box/tmp", 0},
+                                                                               {"/dev/shm/box/new/", 0},
+                                                                               {"/dev/shm/other", 0},
+                                                                               {"/dev/shm/box/cur/inner", 1},
+                                                                               {"/dev/shm/box/cur", 0}}) {
+    const auto [record, flags] = directory(path, root);
+    b.add(trace::Kind::directory, record, path, 0, flags);
+  }
+  auto t = TraceFile::parse(b.exit().bytes());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->image_name("/dev/shm/box/new/msg-1"), "new/msg-1");
+  EXPECT_EQ(t->image_name("/dev/shm/box/db"), "db");
+  EXPECT_EQ(t->image_name("/dev/shm/box/cur/inner/x"), "x") << "the deepest root";
+  EXPECT_EQ(t->image_name("/dev/shm/boxes/db"), "db") << "not below /dev/shm/box";
+  EXPECT_EQ(t->image_name("/var/lib/kv.db"), "kv.db");
+  EXPECT_EQ(t->image_directories(), (std::vector<std::string>{"cur", "new", "tmp"}))
+      << "once each, parents first, none outside a root";
+  for (const auto& [path, root] : std::vector<std::pair<std::string, uint8_t>>{{"relative", 0}, {"/x", 2}}) {
+    const auto [record, flags] = directory(path, root);
+    EXPECT_FALSE(TraceFile::parse(TraceBuilder().add(trace::Kind::directory, record, path, 0, flags).bytes()).ok())
+        << path;
+  }
+  EXPECT_FALSE(TraceFile::parse(
+                   TraceBuilder().add(trace::Kind::directory, trace::DirectoryRecord{64, 0}, "/short", 0, 0).bytes())
+                   .ok())
+      << "a path past its record";
+}
+
 // A file written with write(2) is as long as its writes reached: not its view's reservation, and not what a
 // sync of the whole view names. Its writes' lines are the kernel's copy, which no flush of the program's
 // made redundant.

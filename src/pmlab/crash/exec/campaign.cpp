@@ -442,7 +442,8 @@ Status check_options(const ExecOptions& o) {
 }
 
 // The judges of one domain's states (one checker where a single state is replayed).
-Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay& layout, const std::string& scratch) {
+Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
+                                             const std::string& scratch) {
   JudgeOptions jo;
   jo.check = o.check;
   jo.timeout_s = o.timeout_s;
@@ -450,6 +451,8 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const Replay&
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
   jo.work_dir = scratch;
   jo.files = layout.files();
+  for (const ImageFile& f : jo.files) jo.names.push_back(trace.image_name(f.path));
+  jo.directories = trace.image_directories();
   jo.image_file = named_image(jo.files, o.pools);
   // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
   if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();
@@ -510,7 +513,7 @@ struct Campaign {
     report.traces.push_back(*traced);
     if (o.trace_only) return {};
     PMLAB_TRY(check_reads_crash_images(o.check, layout.files()));
-    auto judges = start_judges(o, layout, scratch);
+    auto judges = start_judges(o, *trace, layout, scratch);
     if (!judges) return judges.status();
     if (report.traces.size() == 1 && !o.replay) {
       auto passed = passes_random_bytes(**judges, o, findings.content_pages());

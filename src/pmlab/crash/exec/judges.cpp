@@ -142,10 +142,13 @@ Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
   // one. Files at one path (one replaced another) share it: a crash leaves one of them there.
   const auto& files = options.files;
   for (size_t i = 0; i < files.size(); ++i) {
-    std::string name = fs::path(files[i].path).filename().string();
+    std::string name = j->given_name(i);
     if (name.empty()) name = "pool";
     for (size_t k = 0; k < i; ++k)
-      if (j->names_[k] == name && files[k].path != files[i].path) name = std::to_string(i) + "-" + name;
+      if (j->names_[k] == name && files[k].path != files[i].path) {
+        const fs::path p(name);  // beside the other, in its directory
+        name = (p.parent_path() / (std::to_string(i) + "-" + p.filename().string())).string();
+      }
     const auto same_path = std::find_if(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(i),
                                         [&](const ImageFile& f) { return f.path == files[i].path; });
     j->names_.push_back(same_path != files.begin() + static_cast<std::ptrdiff_t>(i)
@@ -196,18 +199,34 @@ std::string Judges::shown_path(const Slot& slot, size_t file) const {
   return (fs::path(slot.dir) / names_[file]).string();
 }
 
+std::string Judges::given_name(size_t file) const {
+  return file < options_.names.size() ? options_.names[file] : fs::path(options_.files[file].path).filename().string();
+}
+
+Status Judges::make_directories(const std::string& dir) const {
+  std::error_code ec;
+  for (const std::string& d : options_.directories)
+    if (fs::create_directories(fs::path(dir) / d, ec); ec)
+      return error(Errc::io_error, "cannot make " + (fs::path(dir) / d).string() + ": " + ec.message());
+  return {};
+}
+
 // A checker may add files (a database's lock or index file), remove or replace its image's: each check
 // starts from a directory that holds the present files' images and nothing else.
 Status Judges::lay_out(const Slot& slot) const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(slot.dir, ec)) fs::remove_all(entry.path(), ec);
   if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
+  PMLAB_TRY(make_directories(slot.dir));
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     const FileAtCrash left = i < slot.left.size() ? slot.left[i] : FileAtCrash{true, names_[i], f.size};
     if (!left.present) continue;
-    const bool renamed = i < slot.left.size() && left.name != fs::path(f.path).filename().string();
+    const bool renamed = i < slot.left.size() && left.name != given_name(i);
     const std::string shown = renamed ? (fs::path(slot.dir) / left.name).string() : shown_path(slot, i);
+    // A directory the run made is there where a file the crash leaves is in it.
+    if (fs::create_directories(fs::path(shown).parent_path(), ec); ec)
+      return error(Errc::io_error, "cannot place the crash image " + shown + ": " + ec.message());
     ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
     if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
@@ -266,6 +285,7 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
   std::error_code ec;
   if (options_.image_is_directory && !fs::create_directories(path, ec) && ec)
     return error(Errc::io_error, "cannot make " + path + ": " + ec.message());
+  if (options_.image_is_directory) PMLAB_TRY(make_directories(path));
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     if (!left[i].present) continue;
@@ -273,6 +293,10 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
                            : i == options_.image_file  ? path
                                                        : path + "." + std::to_string(i);
     const size_t length = std::min(left[i].length, f.size);
+    if (options_.image_is_directory) {
+      fs::create_directories(fs::path(to).parent_path(), ec);
+      if (ec) return error(Errc::io_error, "cannot make the directory of " + to + ": " + ec.message());
+    }
     if (Status s = write_sparse(to, image.data() + f.base, length, f.base / kPage, pages); !s) return s;
   }
   return {};

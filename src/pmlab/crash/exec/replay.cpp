@@ -133,6 +133,7 @@ Status Replay::run(const AtPoint& at_point) {
       case trace::Kind::stack:
       case trace::Kind::module:
       case trace::Kind::unmap:
+      case trace::Kind::directory:
       case trace::Kind::note: break;
     }
     count_change(files);
@@ -236,7 +237,7 @@ Replay::Presence Replay::initial_presence() const {
   p.gone.assign(files_.size(), false);
   for (size_t f = 0; f < files_.size(); ++f) {
     p.paths.push_back(files_[f].path);
-    p.files[f].name = std::filesystem::path(files_[f].path).filename().string();
+    p.files[f].name = trace_.image_name(files_[f].path);
   }
   // A file empty when the run first mapped or wrote it is taken as one the run made then; one that was not
   // is as long as it was then.
@@ -299,7 +300,7 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
     files.gone[f] = moved_to.empty();
     if (moved_to.empty()) continue;
     files.paths[f] = moved_to;
-    files.files[f].name = std::filesystem::path(moved_to).filename().string();
+    files.files[f].name = trace_.image_name(moved_to);
     takes_path(files.files, files.paths, f);
   }
 }

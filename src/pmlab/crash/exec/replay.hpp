@@ -35,7 +35,7 @@ struct ImageFile {
 // and its writes reached, or as long as ftruncate last made it.
 struct FileAtCrash {
   bool present = false;
-  std::string name;  // its file name
+  std::string name;  // its name in a crash image (TraceFile::image_name)
   size_t length = 0;
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include "pmlab/common/files.hpp"
 
@@ -33,6 +34,7 @@ size_t fixed_bytes(trace::Kind kind) {
     case trace::Kind::gone: return sizeof(trace::GoneRecord);
     case trace::Kind::resize: return sizeof(trace::ResizeRecord);
     case trace::Kind::synced: return sizeof(trace::SyncedRecord);
+    case trace::Kind::directory: return sizeof(trace::DirectoryRecord);
   }
   return SIZE_MAX;
 }
@@ -203,12 +205,8 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
       return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
     }
     case trace::Kind::resize: return read_resize(at, p);
-    case trace::Kind::synced: {
-      trace::SyncedRecord r;
-      std::memcpy(&r, p, sizeof r);
-      if (rh.flags > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
-      return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
-    }
+    case trace::Kind::synced: return read_synced(at, rh.flags, p, extra);
+    case trace::Kind::directory: return read_directory(at, rh.flags, p, extra);
   }
   // A checked base page, line or write-back: its region's file reaches as far as it shows.
   if (const Reach reach = reach_of(kind, rh.flags, p); reach.region != trace::kNoRegion) {
@@ -231,6 +229,54 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
   regions_[r.id] = {r.id,        path,     r.address, r.length, r.file_offset,
                     r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written)};
   return {};
+}
+
+Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra) {
+  trace::SyncedRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (scope > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
+  return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
+}
+
+Status TraceFile::read_directory(size_t at, uint8_t root, const std::byte* p, size_t extra) {
+  trace::DirectoryRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (root > 1) return bad(at, "unknown kind of directory");
+  if (r.path_bytes > extra) return bad(at, "a directory's path runs past its record");
+  std::string path(reinterpret_cast<const char*>(p + sizeof r), r.path_bytes);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (path.empty() || path[0] != '/') return bad(at, "a directory's path is not absolute");
+  auto& list = root ? roots_ : directories_;
+  if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(std::move(path));
+  return {};
+}
+
+namespace {
+// `path` lies below the directory `root`.
+bool below(const std::string& path, const std::string& root) {
+  return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+         (root == "/" || path[root.size()] == '/');
+}
+// The root `path` lies below (the deepest, where roots nest), or none.
+const std::string* root_of(const std::vector<std::string>& roots, const std::string& path) {
+  const std::string* found = nullptr;
+  for (const std::string& r : roots)
+    if (below(path, r) && (found == nullptr || r.size() > found->size())) found = &r;
+  return found;
+}
+}  // namespace
+
+std::string TraceFile::image_name(const std::string& path) const {
+  if (const std::string* root = root_of(roots_, path)) return path.substr(root->size() + (*root == "/" ? 0 : 1));
+  return std::filesystem::path(path).filename().string();
+}
+
+std::vector<std::string> TraceFile::image_directories() const {
+  std::vector<std::string> out;
+  for (const std::string& d : directories_)
+    if (root_of(roots_, d) != nullptr) out.push_back(image_name(d));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status TraceFile::read_resize(size_t at, const std::byte* p) {

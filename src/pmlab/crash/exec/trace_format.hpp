@@ -28,6 +28,8 @@
 //   resize     a persistent file was cut short or extended by ftruncate, truncate or an open with O_TRUNC
 //   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
 //              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
+//   directory  a --pool directory (a root), or a directory one holds when the run starts: crash images hold
+//              it, and a file under a root is named in them by its path below that root
 #pragma once
 
 #include <bit>
@@ -92,13 +94,14 @@ enum class Kind : uint8_t {
   operation,
   gone,
   resize,
-  synced
+  synced,
+  directory
 };
 
 struct RecordHeader {
   uint8_t kind;
   // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark;
-  // gone: GoneCall; synced: SyncScope
+  // gone: GoneCall; synced: SyncScope; directory: 1 for a root, else 0
   uint8_t flags;
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
@@ -254,6 +257,11 @@ inline constexpr SyncScope kLastSyncScope = SyncScope::all;
 struct SyncedRecord {
   uint64_t device, inode;  // file and directory: both; file_system: the device
   uint32_t path_bytes;     // a directory's absolute path follows, not terminated
+  uint32_t reserved;
+};
+
+struct DirectoryRecord {
+  uint32_t path_bytes;  // its absolute path follows, not terminated
   uint32_t reserved;
 };
 
