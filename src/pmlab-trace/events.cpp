@@ -385,6 +385,28 @@ std::string absolute_path(int dirfd, const char* path) {
 }
 }  // namespace
 
+void directory_renaming(int dirfd, const char* path) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || tls_depth > 0 || path == nullptr || t.pool_dirs.empty() || t.directory_renamed) return;
+  const int saved_errno = errno;
+  struct stat st {};
+  if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+    ++tls_depth;
+    const std::string full = absolute_path(dirfd, path);
+    {
+      std::lock_guard lock(t.mutex);
+      if (t.active && !t.directory_renamed && below_pool_dir(t, full)) {
+        t.directory_renamed = true;
+        note(t, "the program renamed " + full +
+                    ", a directory below a --pool directory: crash images name the files below it by the paths "
+                    "they were first seen at");
+      }
+    }
+    --tls_depth;
+  }
+  errno = saved_errno;
+}
+
 void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir, const char* to) noexcept {
   Tracer& t = tracer();
   if (!t.active || tls_depth > 0) return;

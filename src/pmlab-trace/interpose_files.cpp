@@ -82,6 +82,7 @@ template <class Remove>
 int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const char* over, trace::GoneCall call,
                    Remove&& remove) {
   pmlab_trace::TracedFile named, replaced;
+  if (call == trace::GoneCall::rename) pmlab_trace::directory_renaming(dirfd, path);
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
   const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(over_dir, over, &replaced);
   const int r = remove();

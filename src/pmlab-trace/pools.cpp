@@ -44,13 +44,13 @@ void read_pools(Tracer& t, const std::string& list) {
   }
 }
 
-namespace {
-// `path` lies below one of the --pool directories.
 bool below_pool_dir(const Tracer& t, const std::string& path) {
   return std::any_of(t.pool_dirs.begin(), t.pool_dirs.end(), [&](const std::string& dir) {
     return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');
   });
 }
+
+namespace {
 
 // The regular files and the directories below `dir`, in an order that does not depend on the directory's
 // (symbolic links are not followed).

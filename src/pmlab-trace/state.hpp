@@ -201,6 +201,7 @@ struct Tracer {
   bool exited = false;
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
+  bool directory_renamed = false;    // noted once
   bool private_pool = false;         // noted once
   bool cut_while_mapped = false;     // noted once
   bool pools_viewed = false;         // view_untouched_pools ran
@@ -231,6 +232,8 @@ void read_pools(Tracer& t, const std::string& list);
 bool is_pool_file(Tracer& t, int fd);
 // The --pool files' paths, then the regular files now below each --pool directory.
 std::vector<std::string> pool_files(const Tracer& t);
+// `path` (absolute) lies below one of the --pool directories.
+bool below_pool_dir(const Tracer& t, const std::string& path);
 // Records each --pool directory and the directories now below it (trace::Kind::directory).
 void record_pool_directories(Tracer& t);
 

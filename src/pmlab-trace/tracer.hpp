@@ -102,6 +102,9 @@ struct TracedFile {
   uint64_t device = 0, inode = 0;
 };
 bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
+// The program is about to rename `path` at `dirfd`: a directory below a --pool directory is noted once, since
+// crash images name the files below it by the paths they were first seen at.
+void directory_renaming(int dirfd, const char* path) noexcept;
 // `to` (at `to_dir`): where a rename moved the file; null when the file has no path now.
 void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir = -1,
                const char* to = nullptr) noexcept;

@@ -256,6 +256,17 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
   const auto both = exec("at-own-sync", "sync-both");
   EXPECT_EQ(both.exit_code, 0) << both.err;
   EXPECT_GT(both.metric("line", "states_checked"), 40u) << both.err;
+  // A directory renamed is not followed: the run says so.
+  const auto moved = testing::crash_exec(
+      "rm -rf " + box + " && mkdir -p " + box + "/tmp " + box + "/new " + box + "/cur",
+      "python3 " + kMaildir + " check {}", dir.file("moved"), {"--pool", box, "--granularity", "line", "--budget", "4"},
+      {"python3", "-c",
+       "import os, sys; os.rename(sys.argv[1] + '/cur', sys.argv[1] + '/old'); open(sys.argv[1] + '/new/msg-1', "
+       "'wb').write(b'x')",
+       box});
+  EXPECT_NE(moved.err.find("the program renamed " + box + "/cur, a directory below a --pool directory"),
+            std::string::npos)
+      << moved.err;
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash
