@@ -52,8 +52,12 @@ bool below_pool_dir(const Tracer& t, const std::string& path) {
 
 namespace {
 
+// A --pool directory is meant for a program's own files: a tree larger than this is more likely a mistake
+// (a home directory), whose every file would be viewed and copied.
+constexpr size_t kMaxBelowPoolDirs = 10000;
+
 // The regular files and the directories below `dir`, in an order that does not depend on the directory's
-// (symbolic links are not followed).
+// (symbolic links are not followed), until there are kMaxBelowPoolDirs of them.
 void walk(const std::string& dir, std::vector<std::string>& files, std::vector<std::string>& dirs) {
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
@@ -72,6 +76,7 @@ void walk(const std::string& dir, std::vector<std::string>& files, std::vector<s
   closedir(d);
   std::sort(in.begin(), in.end());
   for (const auto& [path, is_dir] : in) {
+    if (files.size() + dirs.size() >= kMaxBelowPoolDirs) return;
     if (!is_dir) {
       files.push_back(path);
       continue;
@@ -101,8 +106,9 @@ bool is_pool_file(Tracer& t, int fd) {
 }
 
 std::vector<std::string> pool_files(const Tracer& t) {
-  std::vector<std::string> files = t.pool_paths, dirs;
+  std::vector<std::string> files, dirs;
   for (const std::string& dir : t.pool_dirs) walk(dir, files, dirs);
+  files.insert(files.begin(), t.pool_paths.begin(), t.pool_paths.end());
   return files;
 }
 
@@ -117,6 +123,10 @@ void record_pool_directories(Tracer& t) {
     const trace::DirectoryRecord below{static_cast<uint32_t>(dir.size()), 0};
     t.file.append(trace::Kind::directory, 0, &below, sizeof below, dir.data(), dir.size());
   }
+  if (files.size() + dirs.size() >= kMaxBelowPoolDirs)
+    note(t, "the --pool directories hold " + std::to_string(kMaxBelowPoolDirs) +
+                " files and directories or more: crash images hold the first of them (in order of their "
+                "paths) as the run found them, and of the rest only what the run maps or writes");
 }
 
 }  // namespace pmlab_trace::detail

@@ -267,6 +267,14 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
   EXPECT_NE(moved.err.find("the program renamed " + box + "/cur, a directory below a --pool directory"),
             std::string::npos)
       << moved.err;
+  // A tree too large to be a program's own files (a home directory named by mistake) is taken only in part.
+  const auto large = testing::crash_exec(
+      "rm -rf " + box + " && mkdir -p " + box + "/new " + box + "/tmp && python3 -c \"import sys\nfor i in " +
+          "range(10001): open(sys.argv[1] + '/tmp/e%05d' % i, 'w').close()\" " + box,
+      "python3 " + kMaildir + " check {}", dir.file("large"), {"--pool", box, "--granularity", "line", "--budget", "2"},
+      {"python3", "-c", "import sys; open(sys.argv[1] + '/new/msg-1', 'wb').write(b'x')", box});
+  EXPECT_NE(large.err.find("the --pool directories hold 10000 files and directories or more"), std::string::npos)
+      << large.err;
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash
