@@ -238,7 +238,7 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
     ++tls_depth;
     {
       std::lock_guard lock(t.mutex);
-      if (t.active && !t.regions.empty()) {
+      if (t.active && (!t.regions.empty() || !t.pool_dirs.empty())) {
         synced_record(t, which.scope, which.device, which.inode, directory);
         fence_record(t, site, trace::FenceCall::directory_sync);
       }
@@ -384,6 +384,31 @@ std::string absolute_path(int dirfd, const char* path) {
   return resolved;
 }
 }  // namespace
+
+std::string directory_path(int dirfd, const char* path) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || tls_depth > 0 || path == nullptr || t.pool_dirs.empty()) return "";
+  const int saved_errno = errno;
+  ++tls_depth;
+  std::string full = absolute_path(dirfd, path);
+  --tls_depth;
+  errno = saved_errno;
+  return below_pool_dir(t, full) ? full : "";
+}
+
+void directory_changed(const std::string& full, bool made) noexcept {
+  Tracer& t = tracer();
+  if (full.empty() || !t.active) return;
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    const trace::DirectoryRecord rec{static_cast<uint32_t>(full.size()), 0};
+    const auto event = made ? trace::DirectoryEvent::made : trace::DirectoryEvent::removed;
+    if (t.active)
+      t.file.append(trace::Kind::directory, static_cast<uint8_t>(event), &rec, sizeof rec, full.data(), full.size());
+  }
+  --tls_depth;
+}
 
 void directory_renaming(int dirfd, const char* path) noexcept {
   Tracer& t = tracer();

@@ -98,6 +98,20 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   return r;
 }
 
+// `call` (the real one) makes (`made`) or removes the directory `path` at `dirfd`; a removal's path is read
+// before the call, while it still resolves.
+template <class Call>
+int traced_directory(int dirfd, const char* path, bool made, Call&& call) {
+  const std::string removed = made ? std::string() : pmlab_trace::directory_path(dirfd, path);
+  const int r = call();
+  if (r == 0) {
+    const int saved_errno = errno;
+    pmlab_trace::directory_changed(made ? pmlab_trace::directory_path(dirfd, path) : removed, made);
+    errno = saved_errno;
+  }
+  return r;
+}
+
 // `open` (the real call) opens `path` at `dirfd` with `flags`: O_TRUNC cuts an existing file to nothing.
 template <class Open>
 int traced_open(void* ra, int dirfd, const char* path, int flags, Open&& open) {
@@ -229,6 +243,20 @@ __attribute__((visibility("default"))) int posix_fallocate(int fd, off_t at, off
   return traced_allocation(__builtin_return_address(0), fd, 0, at, n, [&] { return real_fn(fd, at, n); });
 }
 
+// A directory made or removed below a --pool directory is a change of the file system a crash may lose.
+__attribute__((visibility("default"))) int mkdir(const char* path, mode_t mode) {
+  PMLAB_REAL(mkdir, nullptr);
+  return traced_directory(AT_FDCWD, path, true, [&] { return real_fn(path, mode); });
+}
+__attribute__((visibility("default"))) int mkdirat(int dirfd, const char* path, mode_t mode) {
+  PMLAB_REAL(mkdirat, nullptr);
+  return traced_directory(dirfd, path, true, [&] { return real_fn(dirfd, path, mode); });
+}
+__attribute__((visibility("default"))) int rmdir(const char* path) {
+  PMLAB_REAL(rmdir, nullptr);
+  return traced_directory(AT_FDCWD, path, false, [&] { return real_fn(path); });
+}
+
 // unlink and rename take a path from a persistent file (a rename also from the file it replaces).
 __attribute__((visibility("default"))) int unlink(const char* path) {
   PMLAB_REAL(unlink, nullptr);
@@ -237,6 +265,7 @@ __attribute__((visibility("default"))) int unlink(const char* path) {
 }
 __attribute__((visibility("default"))) int unlinkat(int dirfd, const char* path, int flags) {
   PMLAB_REAL(unlinkat, nullptr);
+  if (flags & AT_REMOVEDIR) return traced_directory(dirfd, path, false, [&] { return real_fn(dirfd, path, flags); });
   return traced_removal(__builtin_return_address(0), dirfd, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(dirfd, path, flags); });
 }

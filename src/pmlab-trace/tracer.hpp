@@ -102,6 +102,10 @@ struct TracedFile {
   uint64_t device = 0, inode = 0;
 };
 bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
+// The program made (`made`) or removed the directory `path` at `dirfd`; `full` is its absolute path, which a
+// removal reads before the call (directory_path). A directory below a --pool directory is recorded.
+std::string directory_path(int dirfd, const char* path) noexcept;
+void directory_changed(const std::string& full, bool made) noexcept;
 // The program is about to rename `path` at `dirfd`: a directory below a --pool directory is noted once, since
 // crash images name the files below it by the paths they were first seen at.
 void directory_renaming(int dirfd, const char* path) noexcept;

@@ -233,6 +233,27 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
       << many.err;
 }
 
+// The same records in a directory the program makes first: where each change waits for a sync of what it
+// changed, the new directory is there only once its parent is synced, and the records in it with it.
+TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
+  testing::TempDir dir;
+  const std::string records = dir.file("records");
+  auto exec = [&](const std::string& out, const std::vector<std::string>& how) {
+    std::vector<std::string> program = {"python3", kNewRecords, "add", records, "3", "dir-sync", "new-dir"};
+    program.insert(program.end(), how.begin(), how.end());
+    return testing::crash_exec(
+        "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {} new-dir", dir.file(out),
+        {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"}, program);
+  };
+  const auto unsynced = exec("unsynced", {});
+  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
+  EXPECT_NE(unsynced.err.find("is not there, but it had returned"), std::string::npos) << unsynced.err;
+  EXPECT_NE(unsynced.err.find(", records not there"), std::string::npos) << unsynced.err;
+  const auto synced = exec("synced", {"parent-sync"});
+  EXPECT_EQ(synced.exit_code, 0) << synced.err;
+  EXPECT_EQ(synced.metric("line", "crash_points"), 8u) << "the parent's sync, before any record, is one";
+}
+
 // A mail directory's messages, written to tmp/, synced, and renamed to new/: the directories below the --pool
 // directory are in every crash image (the check requires tmp/ and new/, empty or not), and a file in them is
 // named there by its path below it. A move between two directories is durable at a sync of both where each

@@ -537,20 +537,23 @@ TEST(ExecTrace, AChangeIsDurableAtASyncOfWhatItChanged) {
 }
 
 // A file below a --pool directory is named in a crash image by its path below it (below the deepest, where
-// they nest); any other file by its name. The image holds the directories below a --pool directory.
+// they nest); any other file by its name. The trace lists the directories below a --pool directory it names,
+// each with whether it was there at the start.
 TEST(ExecTrace, AFileBelowAPoolDirectoryIsNamedByItsPathBelowIt) {
-  auto directory = [](const std::string& path, uint8_t root) {
-    return std::pair{trace::DirectoryRecord{static_cast<uint32_t>(path.size()), 0}, root};
+  using trace::DirectoryEvent;
+  auto directory = [](const std::string& path, DirectoryEvent event) {
+    return std::pair{trace::DirectoryRecord{static_cast<uint32_t>(path.size()), 0}, static_cast<uint8_t>(event)};
   };
   TraceBuilder b;
-  for (const auto& [path, root] : std::vector<std::pair<std::string, uint8_t>>{{"/dev/shm/box", 1},
-                                                                               {"/dev/shm/box/new", 0},
-                                                                               {"/dev/shm/box/tmp", 0},
-                                                                               {"/dev/shm/box/new/", 0},
-                                                                               {"/dev/shm/other", 0},
-                                                                               {"/dev/shm/box/cur/inner", 1},
-                                                                               {"/dev/shm/box/cur", 0}}) {
-    const auto [record, flags] = directory(path, root);
+  for (const auto& [path, event] :
+       std::vector<std::pair<std::string, DirectoryEvent>>{{"/dev/shm/box", DirectoryEvent::root},
+                                                           {"/dev/shm/box/new", DirectoryEvent::there},
+                                                           {"/dev/shm/box/tmp", DirectoryEvent::there},
+                                                           {"/dev/shm/box/new/", DirectoryEvent::there},
+                                                           {"/dev/shm/box/cur/inner", DirectoryEvent::root},
+                                                           {"/dev/shm/box/cur", DirectoryEvent::made},
+                                                           {"/dev/shm/box/cur", DirectoryEvent::removed}}) {
+    const auto [record, flags] = directory(path, event);
     b.add(trace::Kind::directory, record, path, 0, flags);
   }
   auto t = TraceFile::parse(b.exit().bytes());
@@ -560,11 +563,19 @@ TEST(ExecTrace, AFileBelowAPoolDirectoryIsNamedByItsPathBelowIt) {
   EXPECT_EQ(t->image_name("/dev/shm/box/cur/inner/x"), "x") << "the deepest root";
   EXPECT_EQ(t->image_name("/dev/shm/boxes/db"), "db") << "not below /dev/shm/box";
   EXPECT_EQ(t->image_name("/var/lib/kv.db"), "kv.db");
-  EXPECT_EQ(t->image_directories(), (std::vector<std::string>{"cur", "new", "tmp"}))
-      << "once each, parents first, none outside a root";
-  for (const auto& [path, root] : std::vector<std::pair<std::string, uint8_t>>{{"relative", 0}, {"/x", 2}}) {
-    const auto [record, flags] = directory(path, root);
-    EXPECT_FALSE(TraceFile::parse(TraceBuilder().add(trace::Kind::directory, record, path, 0, flags).bytes()).ok())
+  EXPECT_EQ(t->directories(), (std::vector<std::pair<std::string, bool>>{
+                                  {"/dev/shm/box/new", true}, {"/dev/shm/box/tmp", true}, {"/dev/shm/box/cur", false}}))
+      << "once each";
+  // Refused: a relative path, an event this pmlab does not know, a directory below no --pool directory.
+  for (const auto& [path, event] :
+       std::vector<std::pair<std::string, uint8_t>>{{"relative", 0}, {"/dev/shm/box/x", 4}, {"/dev/shm/other", 0}}) {
+    const auto [record, flags] = directory(path, DirectoryEvent::there);
+    const auto [root, root_flags] = directory("/dev/shm/box", DirectoryEvent::root);
+    EXPECT_FALSE(TraceFile::parse(TraceBuilder()
+                                      .add(trace::Kind::directory, root, "/dev/shm/box", 0, root_flags)
+                                      .add(trace::Kind::directory, record, path, 0, event)
+                                      .bytes())
+                     .ok())
         << path;
   }
   EXPECT_FALSE(TraceFile::parse(

@@ -452,7 +452,6 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFi
   jo.work_dir = scratch;
   jo.files = layout.files();
   for (const ImageFile& f : jo.files) jo.names.push_back(trace.image_name(f.path));
-  jo.directories = trace.image_directories();
   jo.image_file = named_image(jo.files, o.pools);
   // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
   if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();

@@ -203,12 +203,15 @@ std::string Judges::given_name(size_t file) const {
   return file < options_.names.size() ? options_.names[file] : fs::path(options_.files[file].path).filename().string();
 }
 
-Status Judges::make_directories(const std::string& dir) const {
-  std::error_code ec;
-  for (const std::string& d : options_.directories)
-    if (fs::create_directories(fs::path(dir) / d, ec); ec)
-      return error(Errc::io_error, "cannot make " + (fs::path(dir) / d).string() + ": " + ec.message());
-  return {};
+// A file whose directory a crash lost (made, not yet durable) is not reached by its path.
+bool Judges::left_there(const std::vector<FileAtCrash>& left, size_t file) const {
+  if (file < left.size() && !left[file].present) return false;
+  const std::string& name = file < left.size() ? left[file].name : names_[file];
+  for (size_t d = 0; d < options_.files.size() && d < left.size(); ++d)
+    if (options_.files[d].directory && !left[d].present && name.size() > left[d].name.size() &&
+        name.compare(0, left[d].name.size(), left[d].name) == 0 && name[left[d].name.size()] == '/')
+      return false;
+  return true;
 }
 
 // A checker may add files (a database's lock or index file), remove or replace its image's: each check
@@ -217,11 +220,15 @@ Status Judges::lay_out(const Slot& slot) const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(slot.dir, ec)) fs::remove_all(entry.path(), ec);
   if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
-  PMLAB_TRY(make_directories(slot.dir));
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     const FileAtCrash left = i < slot.left.size() ? slot.left[i] : FileAtCrash{true, names_[i], f.size};
-    if (!left.present) continue;
+    if (!left_there(slot.left, i)) continue;
+    if (f.directory) {
+      if (fs::create_directories(fs::path(slot.dir) / left.name, ec); ec)
+        return error(Errc::io_error, "cannot make the crash image's directory " + left.name + ": " + ec.message());
+      continue;
+    }
     const bool renamed = i < slot.left.size() && left.name != given_name(i);
     const std::string shown = renamed ? (fs::path(slot.dir) / left.name).string() : shown_path(slot, i);
     // A directory the run made is there where a file the crash leaves is in it.
@@ -248,7 +255,7 @@ Judges::Slot& Judges::acquire() {
   s->files_ready = Status::success();
   for (size_t i = 0; i < options_.files.size() && s->files_ready; ++i) {
     const ImageFile& f = options_.files[i];
-    s->files_ready = s->files[i]->attach(image_path(*s, i), s->image + f.base, f.size);
+    if (!f.directory) s->files_ready = s->files[i]->attach(image_path(*s, i), s->image + f.base, f.size);
   }
   return *s;
 }
@@ -264,7 +271,8 @@ Status Judges::restore(Slot& slot, std::span<const std::byte> durable, const std
   Status s = slot.files_ready;
   for (size_t i = 0; i < options_.files.size() && s; ++i) {
     const size_t first = options_.files[i].base / kPage;
-    s = slot.files[i]->zero_unlisted([&](size_t p) { return first + p < listed.size() && listed[first + p]; });
+    if (!options_.files[i].directory)
+      s = slot.files[i]->zero_unlisted([&](size_t p) { return first + p < listed.size() && listed[first + p]; });
   }
   if (!s) {
     release(slot);
@@ -285,10 +293,16 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
   std::error_code ec;
   if (options_.image_is_directory && !fs::create_directories(path, ec) && ec)
     return error(Errc::io_error, "cannot make " + path + ": " + ec.message());
-  if (options_.image_is_directory) PMLAB_TRY(make_directories(path));
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
-    if (!left[i].present) continue;
+    if (!left_there(left, i)) continue;
+    if (f.directory) {
+      if (!options_.image_is_directory) continue;
+      fs::create_directories(fs::path(path) / left[i].name, ec);
+      if (ec)
+        return error(Errc::io_error, "cannot make " + (fs::path(path) / left[i].name).string() + ": " + ec.message());
+      continue;
+    }
     const std::string to = options_.image_is_directory ? (fs::path(path) / left[i].name).string()
                            : i == options_.image_file  ? path
                                                        : path + "." + std::to_string(i);
@@ -396,7 +410,7 @@ fs::path canonical(const std::string& path) {
 size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools) {
   for (const std::string& pool : pools)
     for (size_t i = 0; i < files.size(); ++i)
-      if (canonical(pool) == canonical(files[i].path)) return i;
+      if (!files[i].directory && canonical(pool) == canonical(files[i].path)) return i;
   return 0;
 }
 
@@ -410,7 +424,7 @@ Status check_reads_crash_images(const std::string& check, const std::vector<Imag
       continue;
     }
     for (const ImageFile& f : files)
-      if (!word.empty() && canonical(word) == canonical(f.path))
+      if (!word.empty() && !f.directory && canonical(word) == canonical(f.path))
         return error(Errc::invalid_argument,
                      "--check names " + f.path +
                          ", a file the program maps, and not its crash image: it would judge the file as the "

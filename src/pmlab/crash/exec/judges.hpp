@@ -41,9 +41,8 @@ struct JudgeOptions {
   unsigned jobs = 1;
   std::string work_dir;
   std::vector<ImageFile> files;
-  // What a crash image names each file (TraceFile::image_name; empty: its file name), and the directories it
-  // holds besides those files' own (TraceFile::image_directories).
-  std::vector<std::string> names, directories;
+  // What a crash image names each file (TraceFile::image_name; empty: its file name).
+  std::vector<std::string> names;
   size_t image_file = 0;
   std::string image_name;
   // The first --pool is a directory: `{}` is the crash directory, and --replay's image a directory too.
@@ -109,8 +108,8 @@ class Judges {
   std::string shown_path(const Slot& slot, size_t file) const;
   // What the options name file `file` (its file name where they name none).
   std::string given_name(size_t file) const;
-  // Makes the directories a crash image holds (JudgeOptions::directories) in `dir`.
-  Status make_directories(const std::string& dir) const;
+  // Whether file `file` is one a crash leaves (`left`) where no directory it lies in is one it does not.
+  bool left_there(const std::vector<FileAtCrash>& left, size_t file) const;
   // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that the
   // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere. With
   // image_is_directory, `path` is a directory made to hold each file under the name the crash leaves it.

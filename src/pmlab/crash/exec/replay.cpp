@@ -46,6 +46,7 @@ Replay::Replay(const TraceFile& trace, persist::Domain domain, MetadataDurabilit
     f.base = image_bytes_;
     image_bytes_ += f.size;
   }
+  for (const auto& [path, there] : trace.directories()) files_.push_back({path, 0, 0, image_bytes_, 0, true});
   for (const auto& [id, r] : trace.regions()) {
     const auto it = std::find_if(files_.begin(), files_.end(),
                                  [&](const ImageFile& f) { return f.device == r.device && f.inode == r.inode; });
@@ -132,8 +133,8 @@ Status Replay::run(const AtPoint& at_point) {
         break;
       case trace::Kind::stack:
       case trace::Kind::module:
+      case trace::Kind::directory: directory_changed(rec, files); break;
       case trace::Kind::unmap:
-      case trace::Kind::directory:
       case trace::Kind::note: break;
     }
     count_change(files);
@@ -239,6 +240,8 @@ Replay::Presence Replay::initial_presence() const {
     p.paths.push_back(files_[f].path);
     p.files[f].name = trace_.image_name(files_[f].path);
   }
+  for (size_t d = 0; d < trace_.directories().size(); ++d)
+    p.files[files_.size() - trace_.directories().size() + d].present = trace_.directories()[d].second;
   // A file empty when the run first mapped or wrote it is taken as one the run made then; one that was not
   // is as long as it was then.
   std::vector<bool> seen(files_.size(), false);
@@ -294,7 +297,7 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const auto r = rec.as<trace::GoneRecord>();
   const std::string moved_to(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes);
   for (size_t f = 0; f < files_.size(); ++f) {
-    if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
+    if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
     files.changed = true;
     files.files[f].present = false;
     files.gone[f] = moved_to.empty();
@@ -359,8 +362,9 @@ void Replay::make_durable(Presence& files, const SyncTarget& target) const {
     switch (target.scope) {
       case Scope::all: return true;
       case Scope::file_system:
-        return std::any_of(c.files.begin(), c.files.end(),
-                           [&](const auto& f) { return files_[f.first].device == target.device; });
+        return std::any_of(c.files.begin(), c.files.end(), [&](const auto& f) {
+          return files_[f.first].directory || files_[f.first].device == target.device;
+        });
       case Scope::file: {
         const ImageFile& file = files_[c.files.front().first];
         return !c.entry && file.device == target.device && file.inode == target.inode;
@@ -411,6 +415,18 @@ void Replay::list_not_durable(Presence& files) const {
   }
 }
 
+void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
+  const auto event = static_cast<trace::DirectoryEvent>(rec.flags);
+  if (event != trace::DirectoryEvent::made && event != trace::DirectoryEvent::removed) return;
+  const std::string path = TraceFile::directory_path(rec.payload);
+  for (size_t f = 0; f < files_.size(); ++f) {
+    if (!files_[f].directory || files_[f].path != path) continue;
+    const bool there = event == trace::DirectoryEvent::made;
+    files.changed = files.changed || files.files[f].present != there;
+    files.files[f].present = there;
+  }
+}
+
 void CutContent::restore(std::byte* image) const {
   for (const auto& [offset, bytes] : pieces) std::memcpy(image + offset, bytes.data(), bytes.size());
 }
@@ -420,7 +436,7 @@ void CutContent::restore(std::byte* image) const {
 void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const {
   const auto r = rec.as<trace::ResizeRecord>();
   for (size_t f = 0; f < files_.size(); ++f) {
-    if (files_[f].device != r.device || files_[f].inode != r.inode) continue;
+    if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
     if (metadata_ != MetadataDurability::at_call && files.files[f].present && files.files[f].length > length) {
       files.new_cut = cut_content(f, length, files.files[f].length, files.changes_since_sync, model);

@@ -20,11 +20,13 @@
 
 namespace pmlab::crash::exec {
 
-// A persistent file of the run, at [base, base + size) of the image.
+// A persistent file of the run, at [base, base + size) of the image; or a directory below a --pool directory
+// (TraceFile::directories), which a crash image holds where a crash leaves it, and which holds no bytes.
 struct ImageFile {
   std::string path;
   uint64_t device = 0, inode = 0;
   size_t base = 0, size = 0;  // its place in the image: the file at its longest, rounded up to a page
+  bool directory = false;
 };
 
 // What a crash leaves of one of the run's files where every change of the file system made before it is
@@ -199,6 +201,8 @@ class Replay {
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  // A directory below a --pool directory made or removed (trace::Kind::directory).
+  void directory_changed(const TraceRecord& rec, Presence& files) const;
   // The file a record's region shows reaches as far as the record says (reach_of).
   void file_reached(const TraceRecord& rec, Presence& files) const;
   void file_reached(const RegionPlace& place, const Reach& reach, Presence& files) const;

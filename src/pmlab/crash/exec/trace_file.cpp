@@ -206,7 +206,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     }
     case trace::Kind::resize: return read_resize(at, p);
     case trace::Kind::synced: return read_synced(at, rh.flags, p, extra);
-    case trace::Kind::directory: return read_directory(at, rh.flags, p, extra);
+    case trace::Kind::directory: return read_directory(at, static_cast<trace::DirectoryEvent>(rh.flags), p, extra);
   }
   // A checked base page, line or write-back: its region's file reaches as far as it shows.
   if (const Reach reach = reach_of(kind, rh.flags, p); reach.region != trace::kNoRegion) {
@@ -231,26 +231,6 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
   return {};
 }
 
-Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra) {
-  trace::SyncedRecord r;
-  std::memcpy(&r, p, sizeof r);
-  if (scope > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
-  return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
-}
-
-Status TraceFile::read_directory(size_t at, uint8_t root, const std::byte* p, size_t extra) {
-  trace::DirectoryRecord r;
-  std::memcpy(&r, p, sizeof r);
-  if (root > 1) return bad(at, "unknown kind of directory");
-  if (r.path_bytes > extra) return bad(at, "a directory's path runs past its record");
-  std::string path(reinterpret_cast<const char*>(p + sizeof r), r.path_bytes);
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  if (path.empty() || path[0] != '/') return bad(at, "a directory's path is not absolute");
-  auto& list = root ? roots_ : directories_;
-  if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(std::move(path));
-  return {};
-}
-
 namespace {
 // `path` lies below the directory `root`.
 bool below(const std::string& path, const std::string& root) {
@@ -266,17 +246,41 @@ const std::string* root_of(const std::vector<std::string>& roots, const std::str
 }
 }  // namespace
 
+Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra) {
+  trace::SyncedRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (scope > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
+  return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
+}
+
+std::string TraceFile::directory_path(const std::byte* payload) {
+  trace::DirectoryRecord r;
+  std::memcpy(&r, payload, sizeof r);
+  std::string path(reinterpret_cast<const char*>(payload + sizeof r), r.path_bytes);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+Status TraceFile::read_directory(size_t at, trace::DirectoryEvent event, const std::byte* p, size_t extra) {
+  trace::DirectoryRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (event > trace::kLastDirectoryEvent) return bad(at, "unknown kind of directory");
+  if (r.path_bytes > extra) return bad(at, "a directory's path runs past its record");
+  std::string path = directory_path(p);
+  if (path.empty() || path[0] != '/') return bad(at, "a directory's path is not absolute");
+  if (event == trace::DirectoryEvent::root) {
+    if (std::find(roots_.begin(), roots_.end(), path) == roots_.end()) roots_.push_back(std::move(path));
+    return {};
+  }
+  if (root_of(roots_, path) == nullptr) return bad(at, "a directory below no --pool directory");
+  if (std::none_of(directories_.begin(), directories_.end(), [&](const auto& d) { return d.first == path; }))
+    directories_.emplace_back(std::move(path), event == trace::DirectoryEvent::there);
+  return {};
+}
+
 std::string TraceFile::image_name(const std::string& path) const {
   if (const std::string* root = root_of(roots_, path)) return path.substr(root->size() + (*root == "/" ? 0 : 1));
   return std::filesystem::path(path).filename().string();
-}
-
-std::vector<std::string> TraceFile::image_directories() const {
-  std::vector<std::string> out;
-  for (const std::string& d : directories_)
-    if (root_of(roots_, d) != nullptr) out.push_back(image_name(d));
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 Status TraceFile::read_resize(size_t at, const std::byte* p) {

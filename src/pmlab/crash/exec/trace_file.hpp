@@ -81,9 +81,11 @@ class TraceFile {
   // What a crash image names the file at `path`: its path below the --pool directory it lies in, else its
   // file name.
   std::string image_name(const std::string& path) const;
-  // The directories the --pool directories held when the run started, as image_name names them (parents
-  // first).
-  std::vector<std::string> image_directories() const;
+  // The directories below the --pool directories the trace names (there when the run started, or made or
+  // removed by it), each with whether it was there at the start, in order of first mention.
+  const std::vector<std::pair<std::string, bool>>& directories() const noexcept { return directories_; }
+  // The path a directory record's payload names (trace::Kind::directory).
+  static std::string directory_path(const std::byte* payload);
   uint64_t fences() const noexcept { return fences_; }
   // The fences by the call that made them ("fence" for a fence instruction, "msync", "fdatasync", ...), the
   // calls that made any.
@@ -105,7 +107,7 @@ class TraceFile {
   Status read_region(size_t at, uint8_t how, const std::byte* p, size_t extra);
   Status read_resize(size_t at, const std::byte* p);
   Status read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra);
-  Status read_directory(size_t at, uint8_t root, const std::byte* p, size_t extra);
+  Status read_directory(size_t at, trace::DirectoryEvent event, const std::byte* p, size_t extra);
   Status read_stack(size_t at, const std::byte* p, size_t extra);
   Status read_module(size_t at, const std::byte* p, size_t extra);
   const std::byte* data() const noexcept { return reinterpret_cast<const std::byte*>(bytes_.data()); }
@@ -123,7 +125,8 @@ class TraceFile {
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> longest_resize_;
   std::vector<std::vector<uint64_t>> stacks_;
   std::vector<std::string> notes_;
-  std::vector<std::string> roots_, directories_;  // trace::Kind::directory
+  std::vector<std::string> roots_;                         // trace::DirectoryEvent::root
+  std::vector<std::pair<std::string, bool>> directories_;  // directories()
   uint64_t fences_ = 0;
   std::array<uint64_t, static_cast<size_t>(trace::kLastFenceCall) + 1> fences_by_call_{};
   uint64_t threads_ = 0;

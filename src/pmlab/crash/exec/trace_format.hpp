@@ -28,8 +28,9 @@
 //   resize     a persistent file was cut short or extended by ftruncate, truncate or an open with O_TRUNC
 //   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
 //              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
-//   directory  a --pool directory (a root), or a directory one holds when the run starts: crash images hold
-//              it, and a file under a root is named in them by its path below that root
+//   directory  a --pool directory (a root), a directory below one when the run starts, or one the program
+//              made or removed there then (DirectoryEvent): crash images hold those a crash leaves, and a file
+//              below a root is named in them by its path below that root
 #pragma once
 
 #include <bit>
@@ -101,7 +102,7 @@ enum class Kind : uint8_t {
 struct RecordHeader {
   uint8_t kind;
   // region: RegionHow; writeback: WritebackKind; line: LineHow; fence: FenceCall; operation: OperationMark;
-  // gone: GoneCall; synced: SyncScope; directory: 1 for a root, else 0
+  // gone: GoneCall; synced: SyncScope; directory: DirectoryEvent
   uint8_t flags;
   uint16_t thread;  // the thread that caused it, numbered from 0 in order of first event
   uint32_t bytes;   // the whole record, header included, a multiple of 8
@@ -259,6 +260,9 @@ struct SyncedRecord {
   uint32_t path_bytes;     // a directory's absolute path follows, not terminated
   uint32_t reserved;
 };
+
+enum class DirectoryEvent : uint8_t { there = 0, root, made, removed };
+inline constexpr DirectoryEvent kLastDirectoryEvent = DirectoryEvent::removed;
 
 struct DirectoryRecord {
   uint32_t path_bytes;  // its absolute path follows, not terminated

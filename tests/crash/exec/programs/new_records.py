@@ -1,15 +1,20 @@
 """Records kept each in a file of its own, as a store that keeps every new object in a new file does (a mail
-directory's messages, a blob store's blobs). `add DIR N [dir-sync]` adds N records, each an operation (marked
-through pmlab's runtime when it traces the program): record i written to DIR/record-<i>, a new file, and
-synced with os.fsync; with dir-sync DIR is synced after it too, which POSIX asks for before a new file's
-name is durable (fsync(2)). `check DIR` exits 1 unless each record that had returned (PMLAB_CRASH_OPS_DONE)
-is there, and each there is whole but the last, which a crash may have cut short."""
+directory's messages, a blob store's blobs). `add DIR N [dir-sync] [new-dir [parent-sync]]` adds N records,
+each an operation (marked through pmlab's runtime when it traces the program): record i written to
+DIR/record-<i>, a new file, and synced with os.fsync; with dir-sync DIR is synced after it too, which POSIX
+asks for before a new file's name is durable (fsync(2)). With new-dir the records go to DIR/records, a
+directory the program makes first (os.mkdir), and dir-sync syncs that one; parent-sync syncs DIR after
+making it. `check DIR [new-dir]` exits 1 unless each record that had returned (PMLAB_CRASH_OPS_DONE) is
+there, and each there is whole but the last, which a crash may have cut short."""
 import os
 import sys
 
 from versions import held, operation_marks, version
 
 mode, directory = sys.argv[1], sys.argv[2]
+parent = directory
+if "new-dir" in sys.argv[3:]:
+    directory = os.path.join(parent, "records")
 
 
 def name(i):
@@ -18,7 +23,8 @@ def name(i):
 
 if mode == "check":
     done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
-    there = sorted(int(f[len("record-"):]) for f in os.listdir(directory) if f.startswith("record-"))
+    listed = os.listdir(directory) if os.path.isdir(directory) else []
+    there = sorted(int(f[len("record-"):]) for f in listed if f.startswith("record-"))
     for i in range(1, done + 1):
         if i not in there:
             sys.exit(f"record-{i} is not there, but it had returned")
@@ -28,8 +34,19 @@ if mode == "check":
             sys.exit(f"record-{i} holds {record[:12]!r}... ({len(record)} bytes), not record {i}")
     sys.exit(0)
 
+
+def sync(path):
+    d = os.open(path, os.O_RDONLY)
+    os.fsync(d)
+    os.close(d)
+
+
 begin, end = operation_marks()
 sync_directory = "dir-sync" in sys.argv[4:]
+if directory != parent:
+    os.mkdir(directory)
+    if "parent-sync" in sys.argv[4:]:
+        sync(parent)
 for i in range(1, int(sys.argv[3]) + 1):
     begin()
     fd = os.open(name(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -37,7 +54,5 @@ for i in range(1, int(sys.argv[3]) + 1):
     os.fsync(fd)
     os.close(fd)
     if sync_directory:
-        d = os.open(directory, os.O_RDONLY)
-        os.fsync(d)
-        os.close(d)
+        sync(directory)
     end()
