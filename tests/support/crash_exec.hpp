@@ -36,7 +36,8 @@ inline ExecOutcome crash_exec(const std::string& setup, const std::string& check
                               const std::vector<std::string>& options, const std::vector<std::string>& program,
                               std::vector<std::string> env = {}) {
   platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--setup", setup, "--check", check, "--jobs", "2", "--out", out};
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--check", check, "--jobs", "2", "--out", out};
+  if (!setup.empty()) spec.argv.insert(spec.argv.begin() + 3, {"--setup", setup});  // "": none
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.push_back("--");
   spec.argv.insert(spec.argv.end(), program.begin(), program.end());

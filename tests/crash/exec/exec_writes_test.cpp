@@ -252,6 +252,16 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
   const auto synced = exec("synced", {"parent-sync"});
   EXPECT_EQ(synced.exit_code, 0) << synced.err;
   EXPECT_EQ(synced.metric("line", "crash_points"), 8u) << "the parent's sync, before any record, is one";
+  // Without --setup, what the first domain's run made goes before the next one's: its mkdir would fail.
+  std::filesystem::remove_all(records);
+  std::filesystem::create_directories(records);
+  const auto domains =
+      testing::crash_exec("", "python3 " + kNewRecords + " check {} new-dir", dir.file("domains"),
+                          {"--pool", records, "--domain", "adr,eadr", "--granularity", "line", "--budget", "10"},
+                          {"python3", kNewRecords, "add", records, "2", "dir-sync", "new-dir", "parent-sync"});
+  EXPECT_EQ(domains.exit_code, 0) << domains.err;
+  EXPECT_NE(domains.err.find("removed " + records + "/records/, which the first traced run made"), std::string::npos)
+      << domains.err;
 }
 
 // A mail directory's messages, written to tmp/, synced, and renamed to new/: the directories below the --pool

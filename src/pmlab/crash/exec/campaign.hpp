@@ -113,7 +113,7 @@ struct TracedRun {
   std::vector<std::pair<std::string, uint64_t>> fences_by_call;
   // Write-backs, fences and operation marks made by another thread than the one before them.
   uint64_t thread_switches = 0;
-  std::vector<std::string> files;  // the persistent files it mapped
+  std::vector<std::string> files;  // the persistent files it mapped, then the directories below --pool ones ("d/")
   std::vector<std::string> notes;
   std::vector<FindingSite> findings;
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "pmlab/common/files.hpp"
@@ -97,8 +98,35 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
   return s;
 }
 
+namespace {
+// Below a --pool directory, a directory the run removed comes back, empty, before the files put back in it.
+Status bring_back_directories(const TraceFile& trace, std::vector<std::string>& notes) {
+  for (const auto& [path, there] : trace.directories()) {
+    std::error_code ec;
+    if (!there || std::filesystem::is_directory(path, ec)) continue;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return error(Errc::io_error, "cannot make " + path + ": " + ec.message());
+    notes.push_back("made " + path + "/ again, which the first traced run removed");
+  }
+  return {};
+}
+
+// And a directory the run made goes, with all in it (the run made that too).
+Status remove_made_directories(const TraceFile& trace, std::vector<std::string>& notes) {
+  for (auto d = trace.directories().rbegin(); d != trace.directories().rend(); ++d) {
+    std::error_code ec;
+    if (d->second || !std::filesystem::is_directory(d->first, ec)) continue;
+    std::filesystem::remove_all(d->first, ec);
+    if (ec) return error(Errc::io_error, "cannot remove " + d->first + ": " + ec.message());
+    notes.push_back("removed " + d->first + "/, which the first traced run made");
+  }
+  return {};
+}
+}  // namespace
+
 Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) const {
   std::vector<std::string> notes;
+  PMLAB_TRY(bring_back_directories(trace, notes));
   std::vector<FileDescriptor> fds(files_.size());
   // Per file page: covered by a mapping already; first mapped with no base content (zero) so far.
   std::vector<std::vector<bool>> seen(files_.size()), pending_zero(files_.size());
@@ -151,6 +179,7 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
     return {};
   });
   if (!replayed) return replayed;
+  PMLAB_TRY(remove_made_directories(trace, notes));
   static const std::byte zeros[kPage] = {};
   for (size_t i = 0; i < files_.size(); ++i) {
     if (fds[i].get() < 0) continue;
