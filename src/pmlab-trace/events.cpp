@@ -410,25 +410,32 @@ void directory_changed(const std::string& full, bool made) noexcept {
   --tls_depth;
 }
 
-void directory_renaming(int dirfd, const char* path) noexcept {
+std::string directory_renaming(int dirfd, const char* path) noexcept {
   Tracer& t = tracer();
-  if (!t.active || tls_depth > 0 || path == nullptr || t.pool_dirs.empty() || t.directory_renamed) return;
+  if (!t.active || tls_depth > 0 || path == nullptr || t.pool_dirs.empty()) return "";
   const int saved_errno = errno;
   struct stat st {};
-  if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-    ++tls_depth;
-    const std::string full = absolute_path(dirfd, path);
-    {
-      std::lock_guard lock(t.mutex);
-      if (t.active && !t.directory_renamed && below_pool_dir(t, full)) {
-        t.directory_renamed = true;
-        note(t, "the program renamed " + full +
-                    ", a directory below a --pool directory: crash images name the files below it by the paths "
-                    "they were first seen at");
-      }
-    }
-    --tls_depth;
+  std::string full;
+  if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) full = directory_path(dirfd, path);
+  errno = saved_errno;
+  return full;
+}
+
+void directory_renamed(const std::string& from, int to_dir, const char* to) noexcept {
+  Tracer& t = tracer();
+  if (from.empty() || !t.active || tls_depth > 0) return;
+  const int saved_errno = errno;
+  ++tls_depth;
+  const std::string moved_to = absolute_path(to_dir, to);
+  {
+    std::lock_guard lock(t.mutex);
+    const trace::DirectoryRecord rec{static_cast<uint32_t>(from.size()), static_cast<uint32_t>(moved_to.size())};
+    const std::string paths = from + moved_to;
+    if (t.active)
+      t.file.append(trace::Kind::directory, static_cast<uint8_t>(trace::DirectoryEvent::moved), &rec, sizeof rec,
+                    paths.data(), paths.size());
   }
+  --tls_depth;
   errno = saved_errno;
 }
 

@@ -82,10 +82,11 @@ template <class Remove>
 int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const char* over, trace::GoneCall call,
                    Remove&& remove) {
   pmlab_trace::TracedFile named, replaced;
-  if (call == trace::GoneCall::rename) pmlab_trace::directory_renaming(dirfd, path);
+  const std::string moved = call == trace::GoneCall::rename ? pmlab_trace::directory_renaming(dirfd, path) : "";
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
   const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(over_dir, over, &replaced);
   const int r = remove();
+  if (r == 0 && !moved.empty()) pmlab_trace::directory_renamed(moved, over_dir, over);
   if (r == 0 && (was_named || was_replaced)) {
     const int saved_errno = errno;
     // The replaced file first: the renamed one then takes its path.

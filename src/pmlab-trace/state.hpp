@@ -201,7 +201,6 @@ struct Tracer {
   bool exited = false;
   bool forked_with_regions = false;  // noted once
   bool async_msync = false;          // noted once
-  bool directory_renamed = false;    // noted once
   bool private_pool = false;         // noted once
   bool cut_while_mapped = false;     // noted once
   bool pools_viewed = false;         // view_untouched_pools ran

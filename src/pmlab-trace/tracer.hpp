@@ -106,9 +106,11 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
 // removal reads before the call (directory_path). A directory below a --pool directory is recorded.
 std::string directory_path(int dirfd, const char* path) noexcept;
 void directory_changed(const std::string& full, bool made) noexcept;
-// The program is about to rename `path` at `dirfd`: a directory below a --pool directory is noted once, since
-// crash images name the files below it by the paths they were first seen at.
-void directory_renaming(int dirfd, const char* path) noexcept;
+// The program is about to rename `path` at `dirfd`: its absolute path where it is a directory below a --pool
+// directory, else "". Once the rename succeeded, `directory_renamed` records where it went (`to` at `to_dir`),
+// and with it all below it.
+std::string directory_renaming(int dirfd, const char* path) noexcept;
+void directory_renamed(const std::string& from, int to_dir, const char* to) noexcept;
 // `to` (at `to_dir`): where a rename moved the file; null when the file has no path now.
 void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir = -1,
                const char* to = nullptr) noexcept;

@@ -328,6 +328,7 @@ std::string directory_of(const std::string& path) { return std::filesystem::path
 void Replay::add_not_durable(Presence& files) const {
   NotDurable moved{true, {}, {}, nullptr};
   auto in = [&](const std::string& path) {
+    if (!files.moved_between.empty()) return;  // a directory's move: durable in its parents, below
     const std::string d = directory_of(path);
     if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
       moved.directories.push_back(d);
@@ -339,6 +340,10 @@ void Replay::add_not_durable(Presence& files) const {
     if (was.present) in(files.latest_paths[f]);
     if (is.present) in(files.paths[f]);
   }
+  for (const std::string& d : files.moved_between)
+    if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
+      moved.directories.push_back(d);
+  files.moved_between.clear();
   if (moved.directories.empty()) moved.make(files.durable);  // nowhere before or after: nothing to lose
   else if (!moved.files.empty()) files.not_durable.push_back(std::move(moved));
   for (size_t f = 0; f < files.files.size(); ++f) {
@@ -417,14 +422,28 @@ void Replay::list_not_durable(Presence& files) const {
 
 void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
   const auto event = static_cast<trace::DirectoryEvent>(rec.flags);
-  if (event != trace::DirectoryEvent::made && event != trace::DirectoryEvent::removed) return;
-  const std::string path = TraceFile::directory_path(rec.payload);
-  for (size_t f = 0; f < files_.size(); ++f) {
-    if (!files_[f].directory || files_[f].path != path) continue;
+  const size_t entry = trace_.directory_entry(rec.offset);
+  const size_t first = files_.size() - trace_.directories().size();
+  if (entry == SIZE_MAX || first + entry >= files_.size()) return;
+  if (event == trace::DirectoryEvent::made || event == trace::DirectoryEvent::removed) {
     const bool there = event == trace::DirectoryEvent::made;
-    files.changed = files.changed || files.files[f].present != there;
-    files.files[f].present = there;
+    FileAtCrash& dir = files.files[first + entry];
+    files.changed = files.changed || dir.present != there;
+    dir.present = there;
+    return;
   }
+  if (event != trace::DirectoryEvent::moved) return;
+  // Everything below it moves with it: a change of where files are in the directories it left and entered.
+  const std::string from = TraceFile::directory_path(rec.payload), to = TraceFile::directory_path(rec.payload, true);
+  for (size_t f = 0; f < files_.size(); ++f) {
+    std::string& path = files.paths[f];
+    if (path != from && path.compare(0, from.size() + 1, from + "/") != 0) continue;
+    path = to + path.substr(from.size());
+    files.files[f].name = trace_.image_name(path);
+    files.changed = true;
+  }
+  files.moved_between = {std::filesystem::path(from).parent_path().string(),
+                         std::filesystem::path(to).parent_path().string()};
 }
 
 void CutContent::restore(std::byte* image) const {

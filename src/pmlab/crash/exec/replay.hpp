@@ -180,7 +180,8 @@ class Replay {
     std::vector<std::string> latest_paths;
     std::shared_ptr<CutContent> new_cut;
     SyncTarget sync_target;
-    uint64_t taken_as_durable = 0;  // Findings::changes_taken_as_durable
+    uint64_t taken_as_durable = 0;           // Findings::changes_taken_as_durable
+    std::vector<std::string> moved_between;  // a directory's move: the directories it left and entered
   };
   // Where the walk through the trace stands (run()).
   struct Walk {

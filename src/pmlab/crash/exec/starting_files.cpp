@@ -99,8 +99,16 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
 }
 
 namespace {
-// Below a --pool directory, a directory the run removed comes back, empty, before the files put back in it.
+// Below a --pool directory, a directory the run moved goes back, and one it removed comes back, empty, before
+// the files put back in them.
 Status bring_back_directories(const TraceFile& trace, std::vector<std::string>& notes) {
+  for (auto m = trace.moves().rbegin(); m != trace.moves().rend(); ++m) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(m->second, ec) || std::filesystem::exists(m->first, ec)) continue;
+    std::filesystem::rename(m->second, m->first, ec);
+    if (ec) return error(Errc::io_error, "cannot move " + m->second + " back: " + ec.message());
+    notes.push_back("moved " + m->second + "/ back to " + m->first + ", as the first traced run found it");
+  }
   for (const auto& [path, there] : trace.directories()) {
     std::error_code ec;
     if (!there || std::filesystem::is_directory(path, ec)) continue;

@@ -253,10 +253,11 @@ Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size
   return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
 }
 
-std::string TraceFile::directory_path(const std::byte* payload) {
+std::string TraceFile::directory_path(const std::byte* payload, bool to) {
   trace::DirectoryRecord r;
   std::memcpy(&r, payload, sizeof r);
-  std::string path(reinterpret_cast<const char*>(payload + sizeof r), r.path_bytes);
+  std::string path(reinterpret_cast<const char*>(payload + sizeof r + (to ? r.path_bytes : 0)),
+                   to ? r.to_bytes : r.path_bytes);
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   return path;
 }
@@ -265,17 +266,48 @@ Status TraceFile::read_directory(size_t at, trace::DirectoryEvent event, const s
   trace::DirectoryRecord r;
   std::memcpy(&r, p, sizeof r);
   if (event > trace::kLastDirectoryEvent) return bad(at, "unknown kind of directory");
-  if (r.path_bytes > extra) return bad(at, "a directory's path runs past its record");
+  const bool moved = event == trace::DirectoryEvent::moved;
+  if (r.path_bytes > extra || (moved && r.to_bytes > extra - r.path_bytes))
+    return bad(at, "a directory's path runs past its record");
   std::string path = directory_path(p);
-  if (path.empty() || path[0] != '/') return bad(at, "a directory's path is not absolute");
+  const std::string to = moved ? directory_path(p, true) : "/";
+  if (path.empty() || path[0] != '/' || to.empty() || to[0] != '/')
+    return bad(at, "a directory's path is not absolute");
+  if (moved) moves_.emplace_back(path, to);
   if (event == trace::DirectoryEvent::root) {
     if (std::find(roots_.begin(), roots_.end(), path) == roots_.end()) roots_.push_back(std::move(path));
     return {};
   }
   if (root_of(roots_, path) == nullptr) return bad(at, "a directory below no --pool directory");
-  if (std::none_of(directories_.begin(), directories_.end(), [&](const auto& d) { return d.first == path; }))
-    directories_.emplace_back(std::move(path), event == trace::DirectoryEvent::there);
+  // Each record names the entry of the directory at its path then: a directory made where another was
+  // moved or removed from is an entry of its own.
+  auto live = live_directories_.find(path);
+  if (live == live_directories_.end() || event == trace::DirectoryEvent::made) {
+    if (live != live_directories_.end() && event == trace::DirectoryEvent::made) {
+      entry_of_record_[at] = live->second;  // made where one is: the same
+      return {};
+    }
+    directories_.emplace_back(path, event != trace::DirectoryEvent::made);
+    live = live_directories_.insert_or_assign(path, directories_.size() - 1).first;
+  }
+  entry_of_record_[at] = live->second;
+  if (event == trace::DirectoryEvent::removed) live_directories_.erase(live);
+  if (!moved) return {};
+  std::map<std::string, size_t> moved_to;
+  for (auto it = live_directories_.begin(); it != live_directories_.end();)
+    if (it->first == path || below(it->first, path)) {
+      moved_to[to + it->first.substr(path.size())] = it->second;
+      it = live_directories_.erase(it);
+    } else {
+      ++it;
+    }
+  for (auto& [moved_path, entry] : moved_to) live_directories_.insert_or_assign(moved_path, entry);
   return {};
+}
+
+size_t TraceFile::directory_entry(size_t record_offset) const {
+  const auto it = entry_of_record_.find(record_offset);
+  return it == entry_of_record_.end() ? SIZE_MAX : it->second;
 }
 
 std::string TraceFile::image_name(const std::string& path) const {

@@ -81,11 +81,16 @@ class TraceFile {
   // What a crash image names the file at `path`: its path below the --pool directory it lies in, else its
   // file name.
   std::string image_name(const std::string& path) const;
-  // The directories below the --pool directories the trace names (there when the run started, or made or
-  // removed by it), each with whether it was there at the start, in order of first mention.
+  // The directories below the --pool directories the trace names (there when the run started, or made,
+  // removed or moved by it), each with whether it was there at the start: one entry a directory, by the path
+  // it was first named at (a directory made where another was removed or moved from is one of its own).
   const std::vector<std::pair<std::string, bool>>& directories() const noexcept { return directories_; }
-  // The path a directory record's payload names (trace::Kind::directory).
-  static std::string directory_path(const std::byte* payload);
+  // The entry of directories() a directory record at `record_offset` names (SIZE_MAX: none, a root).
+  size_t directory_entry(size_t record_offset) const;
+  // The directories below --pool directories the run moved: (from, to), in order.
+  const std::vector<std::pair<std::string, std::string>>& moves() const noexcept { return moves_; }
+  // The path a directory record's payload names (trace::Kind::directory), or `to`, where a move took it.
+  static std::string directory_path(const std::byte* payload, bool to = false);
   uint64_t fences() const noexcept { return fences_; }
   // The fences by the call that made them ("fence" for a fence instruction, "msync", "fdatasync", ...), the
   // calls that made any.
@@ -127,6 +132,9 @@ class TraceFile {
   std::vector<std::string> notes_;
   std::vector<std::string> roots_;                         // trace::DirectoryEvent::root
   std::vector<std::pair<std::string, bool>> directories_;  // directories()
+  std::vector<std::pair<std::string, std::string>> moves_;
+  std::map<std::string, size_t> live_directories_;  // while checking: a path's entry of directories_ now
+  std::map<size_t, size_t> entry_of_record_;        // directory_entry()
   uint64_t fences_ = 0;
   std::array<uint64_t, static_cast<size_t>(trace::kLastFenceCall) + 1> fences_by_call_{};
   uint64_t threads_ = 0;

@@ -29,8 +29,8 @@
 //   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
 //              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
 //   directory  a --pool directory (a root), a directory below one when the run starts, or one the program
-//              made or removed there then (DirectoryEvent): crash images hold those a crash leaves, and a file
-//              below a root is named in them by its path below that root
+//              made, removed or moved there then (DirectoryEvent): crash images hold those a crash leaves, and
+//              a file below a root is named in them by its path below that root
 #pragma once
 
 #include <bit>
@@ -261,12 +261,13 @@ struct SyncedRecord {
   uint32_t reserved;
 };
 
-enum class DirectoryEvent : uint8_t { there = 0, root, made, removed };
-inline constexpr DirectoryEvent kLastDirectoryEvent = DirectoryEvent::removed;
+// moved: renamed, with all below it, to the path that follows its own.
+enum class DirectoryEvent : uint8_t { there = 0, root, made, removed, moved };
+inline constexpr DirectoryEvent kLastDirectoryEvent = DirectoryEvent::moved;
 
 struct DirectoryRecord {
   uint32_t path_bytes;  // its absolute path follows, not terminated
-  uint32_t reserved;
+  uint32_t to_bytes;    // moved: the absolute path it was moved to follows that, not terminated
 };
 
 // Records are padded to 8 bytes.

@@ -4,8 +4,10 @@ each an operation (marked through pmlab's runtime when it traces the program): r
 DIR/record-<i>, a new file, and synced with os.fsync; with dir-sync DIR is synced after it too, which POSIX
 asks for before a new file's name is durable (fsync(2)). With new-dir the records go to DIR/records, a
 directory the program makes first (os.mkdir), and dir-sync syncs that one; parent-sync syncs DIR after
-making it. `check DIR [new-dir]` exits 1 unless each record that had returned (PMLAB_CRASH_OPS_DONE) is
-there, and each there is whole but the last, which a crash may have cut short."""
+making it. With publish, one more operation renames DIR/records to DIR/published and syncs DIR (not with
+publish-unsynced). `check DIR [new-dir] [publish N]` exits 1 unless each record that had returned
+(PMLAB_CRASH_OPS_DONE) is there (in DIR/published once the N records and the publishing had returned), and
+each there is whole but the last, which a crash may have cut short."""
 import os
 import sys
 
@@ -15,6 +17,7 @@ mode, directory = sys.argv[1], sys.argv[2]
 parent = directory
 if "new-dir" in sys.argv[3:]:
     directory = os.path.join(parent, "records")
+published = os.path.join(parent, "published")
 
 
 def name(i):
@@ -23,6 +26,13 @@ def name(i):
 
 if mode == "check":
     done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
+    if "publish" in sys.argv[3:]:
+        n = int(sys.argv[sys.argv.index("publish") + 1])
+        if done > n and not os.path.isdir(published):
+            sys.exit("published is not there, but its publishing had returned")
+        if os.path.isdir(published):
+            directory = published
+        done = min(done, n)
     listed = os.listdir(directory) if os.path.isdir(directory) else []
     there = sorted(int(f[len("record-"):]) for f in listed if f.startswith("record-"))
     for i in range(1, done + 1):
@@ -55,4 +65,10 @@ for i in range(1, int(sys.argv[3]) + 1):
     os.close(fd)
     if sync_directory:
         sync(directory)
+    end()
+if "publish" in sys.argv[4:] or "publish-unsynced" in sys.argv[4:]:
+    begin()
+    os.rename(directory, published)
+    if "publish" in sys.argv[4:]:
+        sync(parent)
     end()
