@@ -238,12 +238,14 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
 TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
   testing::TempDir dir;
   const std::string records = dir.file("records");
-  auto exec = [&](const std::string& out, const std::vector<std::string>& how) {
+  // `how` the program adds 3 records; `checked` what the check looks for besides them.
+  auto exec = [&](const std::string& out, const std::vector<std::string>& how, const std::string& checked = "") {
     std::vector<std::string> program = {"python3", kNewRecords, "add", records, "3", "dir-sync", "new-dir"};
     program.insert(program.end(), how.begin(), how.end());
     return testing::crash_exec(
-        "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {} new-dir", dir.file(out),
-        {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"}, program);
+        "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {} new-dir" + checked,
+        dir.file(out), {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"},
+        program);
   };
   const auto unsynced = exec("unsynced", {});
   EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
@@ -263,15 +265,9 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
   EXPECT_NE(domains.err.find("removed " + records + "/records/, which the first traced run made"), std::string::npos)
       << domains.err;
   // Renamed, the directory takes what is below it along, in the directories it left and entered.
-  auto publish = [&](const std::string& how) {
-    return testing::crash_exec(
-        "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {} new-dir publish 3",
-        dir.file(how), {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"},
-        {"python3", kNewRecords, "add", records, "3", "dir-sync", "new-dir", "parent-sync", how});
-  };
-  const auto published = publish("publish");
+  const auto published = exec("publish", {"parent-sync", "publish"}, " publish 3");
   EXPECT_EQ(published.exit_code, 0) << published.err;
-  const auto unpublished = publish("publish-unsynced");
+  const auto unpublished = exec("publish-unsynced", {"parent-sync", "publish-unsynced"}, " publish 3");
   EXPECT_EQ(unpublished.exit_code, 1) << unpublished.err;
   EXPECT_NE(unpublished.err.find("published still named records"), std::string::npos) << unpublished.err;
 }

@@ -203,14 +203,19 @@ std::string Judges::given_name(size_t file) const {
   return file < options_.names.size() ? options_.names[file] : fs::path(options_.files[file].path).filename().string();
 }
 
+std::set<std::string> Judges::lost_directories(const std::vector<FileAtCrash>& left) const {
+  std::set<std::string> lost;
+  for (size_t d = 0; d < options_.files.size() && d < left.size(); ++d)
+    if (options_.files[d].directory && !left[d].present) lost.insert(left[d].name);
+  return lost;
+}
+
 // A file whose directory a crash lost (made, not yet durable) is not reached by its path.
-bool Judges::left_there(const std::vector<FileAtCrash>& left, size_t file) const {
+bool Judges::left_there(const std::vector<FileAtCrash>& left, size_t file, const std::set<std::string>& lost) const {
   if (file < left.size() && !left[file].present) return false;
   const std::string& name = file < left.size() ? left[file].name : names_[file];
-  for (size_t d = 0; d < options_.files.size() && d < left.size(); ++d)
-    if (options_.files[d].directory && !left[d].present && name.size() > left[d].name.size() &&
-        name.compare(0, left[d].name.size(), left[d].name) == 0 && name[left[d].name.size()] == '/')
-      return false;
+  for (size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0; slash = name.rfind('/', slash - 1))
+    if (lost.count(name.substr(0, slash))) return false;
   return true;
 }
 
@@ -220,10 +225,11 @@ Status Judges::lay_out(const Slot& slot) const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(slot.dir, ec)) fs::remove_all(entry.path(), ec);
   if (ec) return error(Errc::io_error, "cannot clear " + slot.dir + ": " + ec.message());
+  const std::set<std::string> lost = lost_directories(slot.left);
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
     const FileAtCrash left = i < slot.left.size() ? slot.left[i] : FileAtCrash{true, names_[i], f.size};
-    if (!left_there(slot.left, i)) continue;
+    if (!left_there(slot.left, i, lost)) continue;
     if (f.directory) {
       if (fs::create_directories(fs::path(slot.dir) / left.name, ec); ec)
         return error(Errc::io_error, "cannot make the crash image's directory " + left.name + ": " + ec.message());
@@ -231,9 +237,11 @@ Status Judges::lay_out(const Slot& slot) const {
     }
     const bool renamed = i < slot.left.size() && left.name != given_name(i);
     const std::string shown = renamed ? (fs::path(slot.dir) / left.name).string() : shown_path(slot, i);
-    // A directory the run made is there where a file the crash leaves is in it.
-    if (fs::create_directories(fs::path(shown).parent_path(), ec); ec)
-      return error(Errc::io_error, "cannot place the crash image " + shown + ": " + ec.message());
+    // Its directory, made now: the directories' own entries follow the files.
+    if (left.name.find('/') != std::string::npos) {
+      fs::create_directories(fs::path(shown).parent_path(), ec);
+      if (ec) return error(Errc::io_error, "cannot place the crash image " + shown + ": " + ec.message());
+    }
     ::unlink(shown.c_str());  // a file at the same path the crash leaves instead
     if (::link(image_path(slot, i).c_str(), shown.c_str()) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
@@ -293,9 +301,10 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
   std::error_code ec;
   if (options_.image_is_directory && !fs::create_directories(path, ec) && ec)
     return error(Errc::io_error, "cannot make " + path + ": " + ec.message());
+  const std::set<std::string> lost = lost_directories(left);
   for (size_t i = 0; i < options_.files.size(); ++i) {
     const ImageFile& f = options_.files[i];
-    if (!left_there(left, i)) continue;
+    if (!left_there(left, i, lost)) continue;
     if (f.directory) {
       if (!options_.image_is_directory) continue;
       fs::create_directories(fs::path(path) / left[i].name, ec);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -109,7 +110,9 @@ class Judges {
   // What the options name file `file` (its file name where they name none).
   std::string given_name(size_t file) const;
   // Whether file `file` is one a crash leaves (`left`) where no directory it lies in is one it does not.
-  bool left_there(const std::vector<FileAtCrash>& left, size_t file) const;
+  // The names of the directories `left` does not leave.
+  std::set<std::string> lost_directories(const std::vector<FileAtCrash>& left) const;
+  bool left_there(const std::vector<FileAtCrash>& left, size_t file, const std::set<std::string>& lost) const;
   // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that the
   // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere. With
   // image_is_directory, `path` is a directory made to hold each file under the name the crash leaves it.

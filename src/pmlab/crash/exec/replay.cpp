@@ -131,9 +131,9 @@ Status Replay::run(const AtPoint& at_point) {
       case trace::Kind::operation:
         ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? walk.ops.ended : walk.ops.begun);
         break;
+      case trace::Kind::directory: directory_changed(rec, files); break;
       case trace::Kind::stack:
       case trace::Kind::module:
-      case trace::Kind::directory: directory_changed(rec, files); break;
       case trace::Kind::unmap:
       case trace::Kind::note: break;
     }
@@ -327,9 +327,7 @@ std::string directory_of(const std::string& path) { return std::filesystem::path
 // change, durable once each directory it changed is synced; a file's length is a change of its own.
 void Replay::add_not_durable(Presence& files) const {
   NotDurable moved{true, {}, {}, nullptr};
-  auto in = [&](const std::string& path) {
-    if (!files.moved_between.empty()) return;  // a directory's move: durable in its parents, below
-    const std::string d = directory_of(path);
+  auto in = [&](const std::string& d) {
     if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
       moved.directories.push_back(d);
   };
@@ -337,12 +335,11 @@ void Replay::add_not_durable(Presence& files) const {
     const FileAtCrash &was = files.latest[f], &is = files.files[f];
     if (was.present == is.present && was.name == is.name) continue;
     moved.files.emplace_back(f, is);
-    if (was.present) in(files.latest_paths[f]);
-    if (is.present) in(files.paths[f]);
+    if (!files.moved_between.empty()) continue;  // a directory's move: durable in its parents, below
+    if (was.present) in(directory_of(files.latest_paths[f]));
+    if (is.present) in(directory_of(files.paths[f]));
   }
-  for (const std::string& d : files.moved_between)
-    if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
-      moved.directories.push_back(d);
+  for (const std::string& d : files.moved_between) in(d);
   files.moved_between.clear();
   if (moved.directories.empty()) moved.make(files.durable);  // nowhere before or after: nothing to lose
   else if (!moved.files.empty()) files.not_durable.push_back(std::move(moved));
@@ -437,13 +434,12 @@ void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
   const std::string from = TraceFile::directory_path(rec.payload), to = TraceFile::directory_path(rec.payload, true);
   for (size_t f = 0; f < files_.size(); ++f) {
     std::string& path = files.paths[f];
-    if (path != from && path.compare(0, from.size() + 1, from + "/") != 0) continue;
+    if (path != from && !path_below(path, from)) continue;
     path = to + path.substr(from.size());
     files.files[f].name = trace_.image_name(path);
     files.changed = true;
   }
-  files.moved_between = {std::filesystem::path(from).parent_path().string(),
-                         std::filesystem::path(to).parent_path().string()};
+  files.moved_between = {directory_of(from), directory_of(to)};
 }
 
 void CutContent::restore(std::byte* image) const {

@@ -231,17 +231,16 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
   return {};
 }
 
-namespace {
-// `path` lies below the directory `root`.
-bool below(const std::string& path, const std::string& root) {
-  return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-         (root == "/" || path[root.size()] == '/');
+bool path_below(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');
 }
+
+namespace {
 // The root `path` lies below (the deepest, where roots nest), or none.
 const std::string* root_of(const std::vector<std::string>& roots, const std::string& path) {
   const std::string* found = nullptr;
   for (const std::string& r : roots)
-    if (below(path, r) && (found == nullptr || r.size() > found->size())) found = &r;
+    if (path_below(path, r) && (found == nullptr || r.size() > found->size())) found = &r;
   return found;
 }
 }  // namespace
@@ -282,20 +281,16 @@ Status TraceFile::read_directory(size_t at, trace::DirectoryEvent event, const s
   // Each record names the entry of the directory at its path then: a directory made where another was
   // moved or removed from is an entry of its own.
   auto live = live_directories_.find(path);
-  if (live == live_directories_.end() || event == trace::DirectoryEvent::made) {
-    if (live != live_directories_.end() && event == trace::DirectoryEvent::made) {
-      entry_of_record_[at] = live->second;  // made where one is: the same
-      return {};
-    }
+  if (live == live_directories_.end()) {
     directories_.emplace_back(path, event != trace::DirectoryEvent::made);
-    live = live_directories_.insert_or_assign(path, directories_.size() - 1).first;
+    live = live_directories_.emplace(path, directories_.size() - 1).first;
   }
   entry_of_record_[at] = live->second;
   if (event == trace::DirectoryEvent::removed) live_directories_.erase(live);
   if (!moved) return {};
   std::map<std::string, size_t> moved_to;
   for (auto it = live_directories_.begin(); it != live_directories_.end();)
-    if (it->first == path || below(it->first, path)) {
+    if (it->first == path || path_below(it->first, path)) {
       moved_to[to + it->first.substr(path.size())] = it->second;
       it = live_directories_.erase(it);
     } else {

@@ -60,6 +60,9 @@ struct Reach {
 };
 Reach reach_of(trace::Kind kind, uint8_t flags, const std::byte* payload);
 
+// `path` lies below the directory `dir` ("a/b" below "a"; not "a" itself, nor "ab").
+bool path_below(const std::string& path, const std::string& dir);
+
 class TraceFile {
  public:
   static Result<TraceFile> open(const std::string& path);

@@ -7,7 +7,7 @@ whole messages."""
 import os
 import sys
 
-from versions import held, operation_marks, version
+from versions import held, operation_marks, sync_directory, version
 
 mode, maildir = sys.argv[1], sys.argv[2]
 tmp, new = os.path.join(maildir, "tmp"), os.path.join(maildir, "new")
@@ -30,12 +30,6 @@ if mode == "check":
     sys.exit(0)
 
 
-def sync(directory):
-    fd = os.open(directory, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
-
-
 begin, end = operation_marks()
 how = sys.argv[4] if len(sys.argv) > 4 else ""
 for i in range(1, int(sys.argv[3]) + 1):
@@ -46,7 +40,7 @@ for i in range(1, int(sys.argv[3]) + 1):
     os.close(fd)
     os.rename(os.path.join(tmp, name(i)), os.path.join(new, name(i)))
     if how == "sync-both":
-        sync(tmp)
+        sync_directory(tmp)
     if how in ("sync-new", "sync-both"):
-        sync(new)
+        sync_directory(new)
     end()

@@ -11,7 +11,7 @@ each there is whole but the last, which a crash may have cut short."""
 import os
 import sys
 
-from versions import held, operation_marks, version
+from versions import held, operation_marks, sync_directory, version
 
 mode, directory = sys.argv[1], sys.argv[2]
 parent = directory
@@ -45,30 +45,24 @@ if mode == "check":
     sys.exit(0)
 
 
-def sync(path):
-    d = os.open(path, os.O_RDONLY)
-    os.fsync(d)
-    os.close(d)
-
-
 begin, end = operation_marks()
-sync_directory = "dir-sync" in sys.argv[4:]
+each_synced = "dir-sync" in sys.argv[4:]
 if directory != parent:
     os.mkdir(directory)
     if "parent-sync" in sys.argv[4:]:
-        sync(parent)
+        sync_directory(parent)
 for i in range(1, int(sys.argv[3]) + 1):
     begin()
     fd = os.open(name(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, version(i))
     os.fsync(fd)
     os.close(fd)
-    if sync_directory:
-        sync(directory)
+    if each_synced:
+        sync_directory(directory)
     end()
 if "publish" in sys.argv[4:] or "publish-unsynced" in sys.argv[4:]:
     begin()
     os.rename(directory, published)
     if "publish" in sys.argv[4:]:
-        sync(parent)
+        sync_directory(parent)
     end()

@@ -1,5 +1,5 @@
 """What the programs here that keep a record in versions share: version i of the record, 256 bytes that end
-in their CRC-32, and pmlab/trace.h's operation marks, found in the runtime pmlab preloads into a program it
+in their CRC-32, a directory's sync, and pmlab/trace.h's operation marks, found in the runtime pmlab preloads into a program it
 traces (calls that do nothing where the program runs alone)."""
 import ctypes
 import os
@@ -24,6 +24,13 @@ def operation_marks():
         return runtime.pmlab_trace_op_begin, runtime.pmlab_trace_op_end
     except AttributeError:
         return (lambda: None), (lambda: None)
+
+
+def sync_directory(path):
+    """Makes the entries of the directory at `path` durable (fsync on the directory)."""
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
 
 
 def opened(path, mode):
