@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
+
+#include "../support/temp_dir.hpp"
 
 namespace pmlab::platform {
 namespace {
@@ -32,6 +36,28 @@ TEST(Process, ChildrenRunWithoutAslrWhileTheGuardLivesAndWithItAfter) {
     EXPECT_NE(child_personality() & ADDR_NO_RANDOMIZE, 0u) << "an inner guard turned it back on";
   }
   EXPECT_EQ(child_personality() & ADDR_NO_RANDOMIZE, 0u) << "the setting from before did not come back";
+}
+
+// A program that cannot run is refused with what is wrong: missing, a directory, or a file without execute
+// permission, whether named by its path or found in PATH.
+TEST(Process, AProgramThatCannotRunIsRefusedWithWhy) {
+  testing::TempDir dir;
+  const std::string plain = dir.file("plain");
+  std::ofstream(plain) << "#!/bin/sh\nexit 0\n";
+  EXPECT_EQ(why_no_program(dir.file("missing")), dir.file("missing") + ": no such program");
+  EXPECT_EQ(why_no_program(dir.path()), dir.path() + ": a directory, not a program");
+  EXPECT_EQ(why_no_program(plain), plain + ": not executable (no execute permission)");
+  EXPECT_EQ(why_no_program("pmlab-no-such-program"), "pmlab-no-such-program: no such program (not found in PATH)");
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", (dir.path() + ":" + path).c_str(), 1);
+  const std::string found = why_no_program("plain");
+  setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(found, "plain: " + plain + " is not executable (no execute permission)");
+  ProcessSpec spec;
+  spec.argv = {plain};
+  auto r = run_process(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), plain + ": not executable (no execute permission)");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/personality.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,26 @@ std::optional<std::string> find_program(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return std::nullopt;
+}
+
+namespace {
+// What stands at `path` that cannot be run, or nothing where no file is there.
+std::optional<std::string> not_runnable(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return S_ISDIR(st.st_mode) ? "a directory, not a program" : "not executable (no execute permission)";
+}
+}  // namespace
+
+std::string why_no_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name + ": " + not_runnable(name).value_or("no such program");
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty())
+      if (auto why = not_runnable(dir + "/" + name)) return name + ": " + dir + "/" + name + " is " + *why;
+  return name + ": no such program (not found in PATH)";
 }
 
 std::string ProcessResult::outcome() const {
@@ -281,8 +302,7 @@ class Waiter {
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
   const auto program = find_program(spec.argv[0]);
-  if (!program)
-    return error(Errc::not_found, spec.argv[0] + ": no such program (not found in PATH, or not executable)");
+  if (!program) return error(Errc::not_found, why_no_program(spec.argv[0]));
   auto output = open_output(spec);
   if (!output) return output.status();
   ChildImage image = child_image(spec);

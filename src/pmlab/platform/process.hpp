@@ -14,6 +14,10 @@ namespace pmlab::platform {
 // The program's full path from PATH (a name with a slash is taken as it is), or nothing.
 std::optional<std::string> find_program(const std::string& name);
 
+// Why find_program finds no program `name`: "no such program", "not executable" or "a directory", with
+// where it looked, for an error that lets the user fix the right thing.
+std::string why_no_program(const std::string& name);
+
 struct ProcessSpec {
   std::vector<std::string> argv;       // argv[0] is looked up in PATH
   std::vector<std::string> set_env;    // NAME=value, replacing the inherited value

@@ -127,6 +127,7 @@ TEST(CrashExecFiles, ACheckThatCannotRunIsAnErrorAndNoStateFails) {
     std::string check, said;
   };
   for (const Case& c : {Case{"no-such-checker {}", "--check: no-such-checker: no such program"},
+                        Case{script + " {}", "--check: " + script + ": not executable"},
                         Case{"sh -c 'no-such-checker {}'", "--check cannot run: exited with 127"},
                         Case{"sh -c '" + script + " {}'", "--check cannot run: exited with 126"}}) {
     auto r = run({PMLAB_CLI_PATH, "crash", "exec", "--check", c.check, "--granularity", "line", "--budget", "20",

@@ -422,7 +422,7 @@ Status check_options(const ExecOptions& o) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
   if (o.check.empty() && !o.trace_only)
     return error(Errc::invalid_argument, "--check names the command that judges a crash image");
-  if (!platform::find_program(o.program[0])) return error(Errc::not_found, o.program[0] + ": no such program");
+  if (!platform::find_program(o.program[0])) return error(Errc::not_found, platform::why_no_program(o.program[0]));
   if (o.replay && o.replay_image.empty())
     return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
   if (o.schedules == 0) return error(Errc::invalid_argument, "--schedules counts traced runs: at least 1");
@@ -434,7 +434,7 @@ Status check_options(const ExecOptions& o) {
     const auto argv = checker_argv(o.check, "image");
     if (argv.empty()) return error(Errc::invalid_argument, "--check names no command");
     if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
-      return error(Errc::not_found, "--check: " + argv[0] + ": no such program");
+      return error(Errc::not_found, "--check: " + platform::why_no_program(argv[0]));
   }
   std::vector<ImageFile> named;  // refused before a run where the check names a --pool file itself
   for (const std::string& p : o.pools) named.push_back({p});
