@@ -305,6 +305,25 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
       << large.err;
 }
 
+// What leaves a --pool directory leaves its crash images: a message and then new/ itself moved out beside the
+// mail directory are in none once the move is durable (neither under its file name at the top, where images
+// once put them), and new/ made again at the old path holds the name's place. Either way of committing the
+// moves passes; the check fails any image that holds another entry than tmp/, new/ and cur/.
+TEST(CrashExecWrites, WhatIsMovedOutOfAPoolDirectoryLeavesItsImages) {
+  testing::TempDir dir;
+  const std::string box = dir.file("box");
+  for (const char* metadata : {"at-call", "at-own-sync"}) {
+    const auto o =
+        testing::crash_exec("rm -rf " + box + " " + box + "-first " + box + "-archive && mkdir -p " + box + "/tmp " +
+                                box + "/new " + box + "/cur",
+                            "python3 " + kMaildir + " check {} archive 3", dir.file(metadata),
+                            {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                            {"python3", kMaildir, "deliver", box, "3", "sync-both", "archive"});
+    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
+    EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
+  }
+}
+
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash
 // after the cut finds no journal to roll back, so every update that returned survives (the check requires
 // it); without the cut modelled, the journal's old content would roll back committed updates. Cut before

@@ -204,15 +204,17 @@ std::string Judges::given_name(size_t file) const {
 }
 
 std::set<std::string> Judges::lost_directories(const std::vector<FileAtCrash>& left) const {
-  std::set<std::string> lost;
+  // A name two entries had (a directory made where another was moved from) is lost only where neither is there.
+  std::set<std::string> lost, there;
   for (size_t d = 0; d < options_.files.size() && d < left.size(); ++d)
-    if (options_.files[d].directory && !left[d].present) lost.insert(left[d].name);
+    if (options_.files[d].directory) (in_image(left[d]) ? there : lost).insert(left[d].name);
+  for (const std::string& name : there) lost.erase(name);
   return lost;
 }
 
 // A file whose directory a crash lost (made, not yet durable) is not reached by its path.
 bool Judges::left_there(const std::vector<FileAtCrash>& left, size_t file, const std::set<std::string>& lost) const {
-  if (file < left.size() && !left[file].present) return false;
+  if (file < left.size() && !in_image(left[file])) return false;
   const std::string& name = file < left.size() ? left[file].name : names_[file];
   for (size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0; slash = name.rfind('/', slash - 1))
     if (lost.count(name.substr(0, slash))) return false;

@@ -213,16 +213,16 @@ std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vecto
   for (size_t f = 0; f < left.size() && f < every.size(); ++f) {
     const FileAtCrash &was = left[f], &is = every[f];
     std::string what;
-    if (was.present != is.present)
-      what = was.present ? named(f, was.name) + " still there" : named(f, is.name) + " not there";
-    else if (was.present && was.name != is.name) what = named(f, is.name) + " still named " + was.name;
-    else if (was.present && was.length != is.length)
+    if (in_image(was) != in_image(is))
+      what = in_image(was) ? named(f, was.name) + " still there" : named(f, is.name) + " not there";
+    else if (in_image(was) && was.name != is.name) what = named(f, is.name) + " still named " + was.name;
+    else if (in_image(was) && was.length != is.length)
       what = named(f, was.name) + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
     // The shortest lost cut of the file says from where its old content is back.
     const CutContent* cut = nullptr;
     for (const CutContent* c : cuts)
       if (c->file == f && (cut == nullptr || c->length < cut->length)) cut = c;
-    if (cut != nullptr && was.present)
+    if (cut != nullptr && in_image(was))
       what += (what.empty() ? named(f, was.name) + "'s" : ", its") + " cut to " + std::to_string(cut->length) +
               " bytes undone (what it cut is back)";
     if (what.empty()) continue;
@@ -303,9 +303,16 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
     files.gone[f] = moved_to.empty();
     if (moved_to.empty()) continue;
     files.paths[f] = moved_to;
-    files.files[f].name = trace_.image_name(moved_to);
+    files.files[f].name = name_at(f, moved_to);
     takes_path(files.files, files.paths, f);
   }
+}
+
+// A file first seen below a --pool directory and moved out of every one is in no crash image (until it is
+// moved back): the crash image of a directory holds what is below it.
+std::string Replay::name_at(size_t file, const std::string& path) const {
+  const bool left_the_tree = trace_.below_a_pool_directory(files_[file].path) && !trace_.below_a_pool_directory(path);
+  return left_the_tree ? std::string() : trace_.image_name(path);
 }
 
 void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {
@@ -436,7 +443,7 @@ void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
     std::string& path = files.paths[f];
     if (path != from && !path_below(path, from)) continue;
     path = to + path.substr(from.size());
-    files.files[f].name = trace_.image_name(path);
+    files.files[f].name = name_at(f, path);
     files.changed = true;
   }
   files.moved_between = {directory_of(from), directory_of(to)};
@@ -447,7 +454,7 @@ void CutContent::restore(std::byte* image) const {
 }
 
 // What lay past a file's new end is gone: it reads zero where the file grows again. Where the cut may be
-// lost (at_sync), what it took is kept for the crashes that lose it.
+// lost (at_sync, at_own_sync), what it took is kept for the crashes that lose it.
 void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const {
   const auto r = rec.as<trace::ResizeRecord>();
   for (size_t f = 0; f < files_.size(); ++f) {

@@ -37,20 +37,27 @@ struct ImageFile {
 // and its writes reached, or as long as ftruncate last made it.
 struct FileAtCrash {
   bool present = false;
-  std::string name;  // its name in a crash image (TraceFile::image_name)
+  // Its name in a crash image (TraceFile::image_name); empty while a file that lay below a --pool directory
+  // is moved out of every one, where no crash image holds it.
+  std::string name;
   size_t length = 0;
 };
 
-// When a change of the file system (a file made, removed, renamed, cut or extended) is durable.
+// Whether a crash image holds the file.
+inline bool in_image(const FileAtCrash& f) noexcept { return f.present && !f.name.empty(); }
+
+// When a change of the file system (a file made, removed, renamed, cut or extended; a directory below a --pool
+// directory made, removed or moved) is durable.
 enum class MetadataDurability {
   at_call,  // when its call returns, as where the file system commits such changes synchronously
-  // At the next sync of any file or directory, in the order the changes were made: a crash keeps the
+  // At the next sync of a traced file or any directory, in the order the changes were made: a crash keeps the
   // changes since the last sync up to one of them (ext4's and XFS's journals, committed whole at a sync).
   at_sync,
   // At a sync of what it changed: a file made, removed or renamed at an fsync of its directory (of both, for a
-  // rename between two), a file's length at its own fsync, fdatasync, msync or O_DSYNC write; syncfs and sync
-  // make every change durable. A crash keeps the durable changes and the others up to one of them, in order.
-  // This is what POSIX promises (fsync(2): a file's fsync need not make its directory entry durable).
+  // rename between two), a file's length at its own fsync, fdatasync, msync or O_DSYNC write; syncfs every
+  // change on its file system (directories' entries included), sync every change. A crash keeps the durable changes and
+  // the others up to one of them, in order. This is what POSIX promises (fsync(2): a file's fsync need not make its
+  // directory entry durable).
   at_own_sync,
 };
 
@@ -76,8 +83,8 @@ struct CutContent {
 };
 
 struct CrashPointInfo {
-  // Crash points counted from 1: the fences in trace order (a directory's sync only under at_sync), then
-  // the exit.
+  // Crash points counted from 1: the fences in trace order (a directory's sync only where metadata waits for syncs),
+  // then the exit.
   uint64_t index = 0;
   bool at_exit = false;
   unsigned thread = 0;
@@ -202,6 +209,7 @@ class Replay {
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  std::string name_at(size_t file, const std::string& path) const;
   // A directory below a --pool directory made or removed (trace::Kind::directory).
   void directory_changed(const TraceRecord& rec, Presence& files) const;
   // The file a record's region shows reaches as far as the record says (reach_of).

@@ -305,6 +305,8 @@ size_t TraceFile::directory_entry(size_t record_offset) const {
   return it == entry_of_record_.end() ? SIZE_MAX : it->second;
 }
 
+bool TraceFile::below_a_pool_directory(const std::string& path) const { return root_of(roots_, path) != nullptr; }
+
 std::string TraceFile::image_name(const std::string& path) const {
   if (const std::string* root = root_of(roots_, path)) return path.substr(root->size() + (*root == "/" ? 0 : 1));
   return std::filesystem::path(path).filename().string();

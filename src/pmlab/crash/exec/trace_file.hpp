@@ -84,6 +84,8 @@ class TraceFile {
   // What a crash image names the file at `path`: its path below the --pool directory it lies in, else its
   // file name.
   std::string image_name(const std::string& path) const;
+  // Whether `path` lies below a --pool directory.
+  bool below_a_pool_directory(const std::string& path) const;
   // The directories below the --pool directories the trace names (there when the run started, or made,
   // removed or moved by it), each with whether it was there at the start: one entry a directory, by the path
   // it was first named at (a directory made where another was removed or moved from is one of its own).
