@@ -348,14 +348,10 @@ bool traced_file(int fd, int dirfd, const char* path, int at_flags, std::optiona
   }
   --tls_depth;
   errno = saved_errno;
-  *file = {st.st_dev, st.st_ino};
+  *file = {st.st_dev, st.st_ino, {}};
   return traced;
 }
 }  // namespace
-
-bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept {
-  return traced_file(-1, dirfd, path, AT_SYMLINK_NOFOLLOW, std::nullopt, file);
-}
 
 bool file_will_resize(int fd, int dirfd, const char* path, uint64_t length, TracedFile* file) noexcept {
   return traced_file(fd, dirfd, path, 0, length, file);
@@ -384,6 +380,16 @@ std::string absolute_path(int dirfd, const char* path) {
   return resolved;
 }
 }  // namespace
+
+bool traced_file_at(int dirfd, const char* path, TracedFile* file, bool follow) noexcept {
+  if (!traced_file(-1, dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, std::nullopt, file)) return false;
+  const int saved_errno = errno;
+  ++tls_depth;
+  file->path = absolute_path(dirfd, path);
+  --tls_depth;
+  errno = saved_errno;
+  return true;
+}
 
 std::string directory_path(int dirfd, const char* path) noexcept {
   Tracer& t = tracer();
@@ -444,11 +450,14 @@ void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int
   if (!t.active || tls_depth > 0) return;
   ++tls_depth;
   const std::string moved_to = to != nullptr ? absolute_path(to_dir, to) : "";
+  // A link keeps the name it was made from; the other calls take it away.
+  const std::string paths = moved_to + (call == trace::GoneCall::link ? "" : file.path);
   {
     std::lock_guard lock(t.mutex);
-    const trace::GoneRecord rec{site, file.device, file.inode, static_cast<uint32_t>(moved_to.size()), 0};
+    const trace::GoneRecord rec{site, file.device, file.inode, static_cast<uint32_t>(moved_to.size()),
+                                static_cast<uint32_t>(paths.size() - moved_to.size())};
     if (t.active)
-      t.file.append(trace::Kind::gone, static_cast<uint8_t>(call), &rec, sizeof rec, moved_to.data(), moved_to.size());
+      t.file.append(trace::Kind::gone, static_cast<uint8_t>(call), &rec, sizeof rec, paths.data(), paths.size());
   }
   --tls_depth;
 }

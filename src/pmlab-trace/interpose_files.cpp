@@ -99,6 +99,21 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   return r;
 }
 
+// `link` (the real call) gives the file at `path` (at `dirfd`; a symbolic link followed where `follow`) the
+// new name `to` at `to_dir`: a persistent file keeps the name it had and has this one too.
+template <class Link>
+int traced_link(void* ra, int dirfd, const char* path, int to_dir, const char* to, bool follow, Link&& link) {
+  pmlab_trace::TracedFile named;
+  const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named, follow);
+  const int r = link();
+  if (r == 0 && was_named) {
+    const int saved_errno = errno;
+    pmlab_trace::file_gone(named, trace::GoneCall::link, reinterpret_cast<uintptr_t>(ra), to_dir, to);
+    errno = saved_errno;
+  }
+  return r;
+}
+
 // `call` (the real one) makes (`made`) or removes the directory `path` at `dirfd`; a removal's path is read
 // before the call, while it still resolves.
 template <class Call>
@@ -285,6 +300,20 @@ __attribute__((visibility("default"))) int renameat(int from_dir, const char* fr
   PMLAB_REAL(renameat, nullptr);
   return traced_removal(__builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
                         [&] { return real_fn(from_dir, from, to_dir, to); });
+}
+// link and linkat name a persistent file again (the Maildir convention delivers so, and a checkpoint keeps
+// a table under two names). linkat's AT_EMPTY_PATH (naming an open file, O_TMPFILE's) is not followed.
+__attribute__((visibility("default"))) int link(const char* from, const char* to) {
+  PMLAB_REAL(link, nullptr);
+  return traced_link(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, false,
+                     [&] { return real_fn(from, to); });
+}
+__attribute__((visibility("default"))) int linkat(int from_dir, const char* from, int to_dir, const char* to,
+                                                  int flags) {
+  PMLAB_REAL(linkat, nullptr);
+  if (from == nullptr || (flags & AT_EMPTY_PATH) != 0) return real_fn(from_dir, from, to_dir, to, flags);
+  return traced_link(__builtin_return_address(0), from_dir, from, to_dir, to, (flags & AT_SYMLINK_FOLLOW) != 0,
+                     [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
 // RENAME_EXCHANGE swaps the two: the file that was at `to` is taken as gone (its new path is not followed).
 __attribute__((visibility("default"))) int renameat2(int from_dir, const char* from, int to_dir, const char* to,

@@ -95,13 +95,14 @@ bool written_pool_file(int fd) noexcept;
 // before its record, since the C library flushes them only after the runtime's last word.
 void flush_pool_streams() noexcept;
 
-// The program is about to unlink or rename the file at `path` (relative to `dirfd`, as the *at calls take it):
-// when that is a persistent file, true, and `file` says which. After the call succeeded, `file_gone` records
-// that the path no longer leads to it.
+// The program is about to unlink, rename or link the file at `path` (relative to `dirfd`, as the *at calls take
+// it; a symbolic link there is followed where `follow`): when that is a persistent file, true, and `file` says
+// which and by what absolute path. After the call succeeded, `file_gone` records how its names changed.
 struct TracedFile {
   uint64_t device = 0, inode = 0;
+  std::string path;  // traced_file_at: the name the call is about to take away, move or link
 };
-bool traced_file_at(int dirfd, const char* path, TracedFile* file) noexcept;
+bool traced_file_at(int dirfd, const char* path, TracedFile* file, bool follow = false) noexcept;
 // The program made (`made`) or removed the directory `path` at `dirfd`; `full` is its absolute path, which a
 // removal reads before the call (directory_path). A directory below a --pool directory is recorded.
 std::string directory_path(int dirfd, const char* path) noexcept;
@@ -111,7 +112,8 @@ void directory_changed(const std::string& full, bool made) noexcept;
 // and with it all below it.
 std::string directory_renaming(int dirfd, const char* path) noexcept;
 void directory_renamed(const std::string& from, int to_dir, const char* to) noexcept;
-// `to` (at `to_dir`): where a rename moved the file; null when the file has no path now.
+// `to` (at `to_dir`): where a rename moved the file or the new name a link gave it; null when the call only
+// took a name away.
 void file_gone(const TracedFile& file, trace::GoneCall call, uintptr_t site, int to_dir = -1,
                const char* to = nullptr) noexcept;
 // The program is about to resize the file `fd` (or at `path` of `dirfd`, when fd < 0) to `length` bytes:

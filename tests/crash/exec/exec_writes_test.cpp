@@ -22,6 +22,7 @@ const std::string kReplacedFile = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/
 const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/cut_mapped.py";
 const std::string kMaildir = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/maildir.py";
 const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/new_records.py";
+const std::string kHardLinks = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/hard_links.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
 const std::string kKernelCopies = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/kernel_copies.py";
@@ -322,6 +323,41 @@ TEST(CrashExecWrites, WhatIsMovedOutOfAPoolDirectoryLeavesItsImages) {
     EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
     EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
   }
+}
+
+// A file linked (link, linkat) is in the crash images under each name a crash leaves it, as one file. Messages
+// delivered by a link to new/ and an unlink from tmp/ stay in new/ (the unlink takes the tmp/ name only);
+// tables kept under a second name in snap/ stay there once their first name is taken away. Where a change
+// waits for a sync of what it changed, a link is an entry of its directory: snap/ left unsynced loses tables
+// that had returned, which the journal's commit (at-sync) keeps.
+TEST(CrashExecWrites, ALinkedFileIsInItsImagesUnderEachName) {
+  testing::TempDir dir;
+  const std::string box = dir.file("box"), tables = dir.file("tables");
+  for (const char* metadata : {"at-call", "at-own-sync"}) {
+    const auto o =
+        testing::crash_exec("rm -rf " + box + " && mkdir -p " + box + "/tmp " + box + "/new " + box + "/cur",
+                            "python3 " + kMaildir + " check {}", dir.file(std::string("box-") + metadata),
+                            {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                            {"python3", kMaildir, "deliver", box, "3", "sync-both", "by-link"});
+    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
+    EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
+  }
+  auto snapshot = [&](const std::string& metadata, const std::string& how) {
+    return testing::crash_exec("rm -rf " + tables + " && mkdir " + tables, "python3 " + kHardLinks + " check {}",
+                               dir.file("tables-" + metadata + how),
+                               {"--pool", tables, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                               {"python3", kHardLinks, "run", tables, "3", how});
+  };
+  for (const char* metadata : {"at-call", "at-own-sync"}) {
+    const auto o = snapshot(metadata, "");
+    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
+    EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
+  }
+  const auto unsynced = snapshot("at-own-sync", "unsynced-snap");
+  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
+  EXPECT_NE(unsynced.err.find("snap/table-1 is not there, but its operation had returned"), std::string::npos)
+      << unsynced.err;
+  EXPECT_EQ(snapshot("at-sync", "unsynced-snap").exit_code, 0);
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash

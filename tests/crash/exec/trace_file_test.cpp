@@ -295,7 +295,7 @@ TEST(ExecTrace, ACrashLeavesTheFileAPathLeadsToThen) {
   EXPECT_EQ(present_at(bytes),
             (std::vector<std::vector<bool>>{{true, false}, {false, false}, {false, true}, {false, false}}));
   EXPECT_FALSE(
-      TraceFile::parse(TraceBuilder().add(trace::Kind::gone, trace::GoneRecord{0, 1, 7, 0, 0}, {}, 0, 2).bytes()).ok())
+      TraceFile::parse(TraceBuilder().add(trace::Kind::gone, trace::GoneRecord{0, 1, 7, 0, 0}, {}, 0, 3).bytes()).ok())
       << "a call this pmlab does not know";
 }
 
@@ -324,6 +324,43 @@ TEST(ExecTrace, ARenamedFileIsLeftUnderItsNewName) {
   using Named = std::vector<std::pair<bool, std::string>>;
   EXPECT_EQ(presence(seen[0]), (Named{{true, "state.tmp"}, {true, "state"}}));
   EXPECT_EQ(presence(seen[1]), (Named{{true, "state"}, {false, "state"}}));
+}
+
+// A file linked is there under each of its names: the link's, and the one it had until a call takes that away
+// (then its oldest link is its first name); a rename moves the name it names. A removal that names no path
+// (the runtime could not tell it) takes the first name.
+TEST(ExecTrace, ALinkedFileIsThereUnderEachNameUntilItIsTakenAway) {
+  TraceBuilder b;
+  auto gone = [&](trace::GoneCall call, const std::string& to, const std::string& from) {
+    b.add(trace::Kind::gone,
+          trace::GoneRecord{0x42, 1, 9, static_cast<uint32_t>(to.size()), static_cast<uint32_t>(from.size())},
+          to + from, 0, static_cast<uint8_t>(call));
+    b.fence();
+  };
+  b.region(0, 4096, "/dev/shm/d/a", 4096, 1, 9).fence();
+  gone(trace::GoneCall::link, "/dev/shm/d/b", "");
+  gone(trace::GoneCall::link, "/dev/shm/d/c", "");
+  gone(trace::GoneCall::rename, "/dev/shm/d/e", "/dev/shm/d/c");  // a link's rename
+  gone(trace::GoneCall::unlink, "", "/dev/shm/d/a");              // the first name: b takes its place
+  gone(trace::GoneCall::rename, "/dev/shm/d/f", "/dev/shm/d/b");
+  gone(trace::GoneCall::unlink, "", "/dev/shm/d/e");
+  gone(trace::GoneCall::unlink, "", "");
+  auto t = TraceFile::parse(b.exit().bytes());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Replay replay(*t, persist::Domain::adr);
+  std::vector<std::string> names;
+  for (const auto& files : files_at(replay)) {
+    std::string named = files[0].present ? files[0].name : "-";
+    for (const std::string& l : files[0].links) named += "+" + l;
+    names.push_back(named);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "a+b", "a+b+c", "a+b+e", "b+e", "f+e", "f", "-", "-"}));
+  EXPECT_FALSE(TraceFile::parse(TraceBuilder()
+                                    .add(trace::Kind::gone, trace::GoneRecord{0, 1, 9, 0, 0}, {}, 0,
+                                         static_cast<uint8_t>(trace::GoneCall::link))
+                                    .bytes())
+                   .ok())
+      << "a link with no new name";
 }
 
 // --metadata at-sync: a crash may lose the changes of the file system since the last sync from any one of them
@@ -671,7 +708,7 @@ TEST(ExecTrace, RefusesDamagedTracesWithTheOffsetOfTheFirstBadRecord) {
   EXPECT_TRUE(refused(""));
   EXPECT_TRUE(refused(std::string(64, 'x')));
   std::string v = good;
-  v[8] = 9;  // version
+  v[8] = static_cast<char>(trace::kVersion + 1);  // a version this pmlab does not read
   EXPECT_TRUE(refused(v));
   std::string truncated = good.substr(0, good.size() - 8);  // the header still counts the whole
   EXPECT_TRUE(refused(truncated));

@@ -215,10 +215,27 @@ std::set<std::string> Judges::lost_directories(const std::vector<FileAtCrash>& l
 // A file whose directory a crash lost (made, not yet durable) is not reached by its path.
 bool Judges::left_there(const std::vector<FileAtCrash>& left, size_t file, const std::set<std::string>& lost) const {
   if (file < left.size() && !in_image(left[file])) return false;
-  const std::string& name = file < left.size() ? left[file].name : names_[file];
+  return reachable(file < left.size() ? left[file].name : names_[file], lost);
+}
+
+bool Judges::reachable(const std::string& name, const std::set<std::string>& lost) {
   for (size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0; slash = name.rfind('/', slash - 1))
     if (lost.count(name.substr(0, slash))) return false;
   return true;
+}
+
+// A file's links: `placed` (in `dir`) under each other name a crash leaves it, the same file.
+Status Judges::place_links(const std::string& dir, const std::string& placed, const FileAtCrash& left,
+                           const std::set<std::string>& lost) {
+  for (const std::string& l : left.links) {
+    if (l.empty() || !reachable(l, lost)) continue;
+    const std::string at = (fs::path(dir) / l).string();
+    std::error_code ec;
+    fs::create_directories(fs::path(at).parent_path(), ec);
+    ::unlink(at.c_str());
+    if (ec || ::link(placed.c_str(), at.c_str()) != 0) return errno_status(errno, "cannot place the crash image " + at);
+  }
+  return {};
 }
 
 // A checker may add files (a database's lock or index file), remove or replace its image's: each check
@@ -250,6 +267,7 @@ Status Judges::lay_out(const Slot& slot) const {
     // The file as long as the crash leaves it, not its page-rounded image (acquire() extends it again).
     if (left.length < f.size && ::truncate(shown.c_str(), static_cast<off_t>(left.length)) != 0)
       return errno_status(errno, "cannot place the crash image " + shown);
+    PMLAB_TRY(place_links(slot.dir, shown, left, lost));
   }
   return {};
 }
@@ -323,6 +341,7 @@ Status Judges::write_files(std::span<const std::byte> image, const std::vector<s
       if (ec) return error(Errc::io_error, "cannot make the directory of " + to + ": " + ec.message());
     }
     if (Status s = write_sparse(to, image.data() + f.base, length, f.base / kPage, pages); !s) return s;
+    if (options_.image_is_directory) PMLAB_TRY(place_links(path, to, left[i], lost));
   }
   return {};
 }

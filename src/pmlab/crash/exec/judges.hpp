@@ -113,6 +113,10 @@ class Judges {
   // The names of the directories `left` does not leave.
   std::set<std::string> lost_directories(const std::vector<FileAtCrash>& left) const;
   bool left_there(const std::vector<FileAtCrash>& left, size_t file, const std::set<std::string>& lost) const;
+  // Whether a crash that lost the directories `lost` leaves a path to `name`.
+  static bool reachable(const std::string& name, const std::set<std::string>& lost);
+  static Status place_links(const std::string& dir, const std::string& placed, const FileAtCrash& left,
+                            const std::set<std::string>& lost);
   // Writes the image in `image` to `path` (the file `{}` names) and `path`.N for each other file N that the
   // crash leaves (`left`), as long as it leaves it: the pages `pages` lists, and holes (zero) elsewhere. With
   // image_is_directory, `path` is a directory made to hold each file under the name the crash leaves it.

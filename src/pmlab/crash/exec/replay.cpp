@@ -93,6 +93,7 @@ Status Replay::run(const AtPoint& at_point) {
   files.latest = files.files;
   files.durable = files.files;
   files.latest_paths = files.paths;
+  files.latest_link_paths = files.link_paths;
   const Status replayed = trace_.replay([&](const TraceRecord& rec) -> Status {
     switch (rec.kind) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
@@ -193,45 +194,6 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
   return {};
 }
 
-std::string_view changes_lost(MetadataDurability metadata) {
-  return metadata == MetadataDurability::at_own_sync ? "not yet synced" : "since the last sync";
-}
-
-std::string describe_lost(const std::vector<FileAtCrash>& left, const std::vector<FileAtCrash>& every, size_t changes,
-                          const std::vector<const CutContent*>& cuts, std::string_view which) {
-  std::string out = std::to_string(changes) + (changes == 1 ? " change " : " changes ");
-  out.append(which).append(" lost");
-  const char* sep = ": ";
-  // A name two of the run's files had (a journal deleted and made again) says which: its number in the
-  // results' trace.files, as --replay's images are numbered.
-  auto named = [&](size_t f, const std::string& name) {
-    for (size_t g = 0; g < every.size(); ++g)
-      if (g != f && (every[g].name == name || (g < left.size() && left[g].name == name)))
-        return name + " (file " + std::to_string(f) + ")";
-    return name;
-  };
-  for (size_t f = 0; f < left.size() && f < every.size(); ++f) {
-    const FileAtCrash &was = left[f], &is = every[f];
-    std::string what;
-    if (in_image(was) != in_image(is))
-      what = in_image(was) ? named(f, was.name) + " still there" : named(f, is.name) + " not there";
-    else if (in_image(was) && was.name != is.name) what = named(f, is.name) + " still named " + was.name;
-    else if (in_image(was) && was.length != is.length)
-      what = named(f, was.name) + " " + std::to_string(was.length) + " bytes long, not " + std::to_string(is.length);
-    // The shortest lost cut of the file says from where its old content is back.
-    const CutContent* cut = nullptr;
-    for (const CutContent* c : cuts)
-      if (c->file == f && (cut == nullptr || c->length < cut->length)) cut = c;
-    if (cut != nullptr && in_image(was))
-      what += (what.empty() ? named(f, was.name) + "'s" : ", its") + " cut to " + std::to_string(cut->length) +
-              " bytes undone (what it cut is back)";
-    if (what.empty()) continue;
-    out += sep + what;
-    sep = ", ";
-  }
-  return out;
-}
-
 Replay::Presence Replay::initial_presence() const {
   Presence p;
   p.files.resize(files_.size());
@@ -240,6 +202,7 @@ Replay::Presence Replay::initial_presence() const {
     p.paths.push_back(files_[f].path);
     p.files[f].name = trace_.image_name(files_[f].path);
   }
+  p.link_paths.assign(files_.size(), {});
   for (size_t d = 0; d < trace_.directories().size(); ++d)
     p.files[files_.size() - trace_.directories().size() + d].present = trace_.directories()[d].second;
   // A file empty when the run first mapped or wrote it is taken as one the run made then; one that was not
@@ -258,19 +221,11 @@ Replay::Presence Replay::initial_presence() const {
 }
 
 // A file the run maps or writes for the first time replaced whatever was at its path before.
-namespace {
-// File `f` is now at its path in `paths`: any other file there is not.
-void takes_path(std::vector<FileAtCrash>& files, const std::vector<std::string>& paths, size_t f) {
-  for (size_t g = 0; g < paths.size(); ++g)
-    if (g != f && paths[g] == paths[f]) files[g].present = false;
-  files[f].present = true;
-}
-}  // namespace
 
 void Replay::file_seen(uint32_t region, Presence& files) const {
   const size_t f = places_.at(region).file;
   if (!files.files[f].present && !files.gone[f]) {
-    takes_path(files.files, files.paths, f);
+    takes_path(files, f, files.paths[f]);
     files.changed = true;
   }
   file_reaches(f, declared_extent(trace_.regions().at(region)), files);
@@ -293,42 +248,17 @@ void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {
   files.changed = files.changed || files.files[file].present;
 }
 
-void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
-  const auto r = rec.as<trace::GoneRecord>();
-  const std::string moved_to(reinterpret_cast<const char*>(rec.after(sizeof r)), r.path_bytes);
-  for (size_t f = 0; f < files_.size(); ++f) {
-    if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
-    files.changed = true;
-    files.files[f].present = false;
-    files.gone[f] = moved_to.empty();
-    if (moved_to.empty()) continue;
-    files.paths[f] = moved_to;
-    files.files[f].name = name_at(f, moved_to);
-    takes_path(files.files, files.paths, f);
-  }
-}
-
-// A file first seen below a --pool directory and moved out of every one is in no crash image (until it is
-// moved back): the crash image of a directory holds what is below it.
-std::string Replay::name_at(size_t file, const std::string& path) const {
-  const bool left_the_tree = trace_.below_a_pool_directory(files_[file].path) && !trace_.below_a_pool_directory(path);
-  return left_the_tree ? std::string() : trace_.image_name(path);
-}
-
 void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {
   for (const auto& [f, after] : files) {
     if (entry) {
       now[f].present = after.present;
       now[f].name = after.name;
+      now[f].links = after.links;
     } else {
       now[f].length = after.length;
     }
   }
 }
-
-namespace {
-std::string directory_of(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
-}  // namespace
 
 // Where files are, changed by one call (a rename over a file: the one gone, the other in its place), is one
 // change, durable once each directory it changed is synced; a file's length is a change of its own.
@@ -338,13 +268,25 @@ void Replay::add_not_durable(Presence& files) const {
     if (std::find(moved.directories.begin(), moved.directories.end(), d) == moved.directories.end())
       moved.directories.push_back(d);
   };
+  // Every path that leads to file `f`, before the change (`latest`) or after it.
+  auto paths_of = [&](size_t f, bool latest) {
+    std::set<std::string> paths;
+    const FileAtCrash& file = latest ? files.latest[f] : files.files[f];
+    if (!file.present) return paths;
+    paths.insert(latest ? files.latest_paths[f] : files.paths[f]);
+    for (const std::string& p : latest ? files.latest_link_paths[f] : files.link_paths[f]) paths.insert(p);
+    return paths;
+  };
   for (size_t f = 0; f < files.files.size(); ++f) {
     const FileAtCrash &was = files.latest[f], &is = files.files[f];
-    if (was.present == is.present && was.name == is.name) continue;
+    if (was.present == is.present && was.name == is.name && was.links == is.links) continue;
     moved.files.emplace_back(f, is);
     if (!files.moved_between.empty()) continue;  // a directory's move: durable in its parents, below
-    if (was.present) in(directory_of(files.latest_paths[f]));
-    if (is.present) in(directory_of(files.paths[f]));
+    const std::set<std::string> before = paths_of(f, true), after = paths_of(f, false);
+    for (const std::string& p : before)
+      if (!after.count(p)) in(directory_of(p));
+    for (const std::string& p : after)
+      if (!before.count(p)) in(directory_of(p));
   }
   for (const std::string& d : files.moved_between) in(d);
   files.moved_between.clear();
@@ -358,6 +300,7 @@ void Replay::add_not_durable(Presence& files) const {
   files.new_cut = nullptr;
   files.latest = files.files;
   files.latest_paths = files.paths;
+  files.latest_link_paths = files.link_paths;
   files.not_durable_changed = true;
   if (files.not_durable.size() <= kMaxNotDurable) return;
   ++files.taken_as_durable;
@@ -422,31 +365,6 @@ void Replay::list_not_durable(Presence& files) const {
       files.cuts.push_back(c.cut);
     }
   }
-}
-
-void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
-  const auto event = static_cast<trace::DirectoryEvent>(rec.flags);
-  const size_t entry = trace_.directory_entry(rec.offset);
-  const size_t first = files_.size() - trace_.directories().size();
-  if (entry == SIZE_MAX || first + entry >= files_.size()) return;
-  if (event == trace::DirectoryEvent::made || event == trace::DirectoryEvent::removed) {
-    const bool there = event == trace::DirectoryEvent::made;
-    FileAtCrash& dir = files.files[first + entry];
-    files.changed = files.changed || dir.present != there;
-    dir.present = there;
-    return;
-  }
-  if (event != trace::DirectoryEvent::moved) return;
-  // Everything below it moves with it: a change of where files are in the directories it left and entered.
-  const std::string from = TraceFile::directory_path(rec.payload), to = TraceFile::directory_path(rec.payload, true);
-  for (size_t f = 0; f < files_.size(); ++f) {
-    std::string& path = files.paths[f];
-    if (path != from && !path_below(path, from)) continue;
-    path = to + path.substr(from.size());
-    files.files[f].name = name_at(f, path);
-    files.changed = true;
-  }
-  files.moved_between = {directory_of(from), directory_of(to)};
 }
 
 void CutContent::restore(std::byte* image) const {

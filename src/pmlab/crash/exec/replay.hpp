@@ -41,6 +41,8 @@ struct FileAtCrash {
   // is moved out of every one, where no crash image holds it.
   std::string name;
   size_t length = 0;
+  // Its other names in a crash image, as `name` is: hard links the run made (link, linkat).
+  std::vector<std::string> links = {};
 };
 
 // Whether a crash image holds the file.
@@ -172,8 +174,9 @@ class Replay {
   struct Presence {
     std::vector<FileAtCrash> files;
     std::vector<bool> gone;
-    std::vector<std::string> paths;  // where each file is now
-    bool changed = false;            // set by a change of `files`
+    std::vector<std::string> paths;                    // where each file is now
+    std::vector<std::vector<std::string>> link_paths;  // and where its links are (FileAtCrash::links)
+    bool changed = false;                              // set by a change of `files`
     uint64_t changes_since_sync = 0;
     // at_sync: CrashPointInfo::unsynced, and the files after the last change or sync.
     std::vector<UnsyncedFiles> unsynced;
@@ -185,6 +188,7 @@ class Replay {
     std::vector<NotDurable> not_durable;
     bool not_durable_changed = false;
     std::vector<std::string> latest_paths;
+    std::vector<std::vector<std::string>> latest_link_paths;
     std::shared_ptr<CutContent> new_cut;
     SyncTarget sync_target;
     uint64_t taken_as_durable = 0;           // Findings::changes_taken_as_durable
@@ -208,7 +212,14 @@ class Replay {
   void list_not_durable(Presence& files) const;
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
+  // A name of a file taken away, moved or added (trace::Kind::gone).
   void file_gone(const TraceRecord& rec, Presence& files) const;
+  // Taken away: `from` (empty: the trace does not say); `gone`: the file does not come back by a mapping.
+  void name_removed(size_t file, const std::string& from, bool gone, Presence& files) const;
+  void name_moved(size_t file, const std::string& from, const std::string& to, Presence& files) const;
+  void name_added(size_t file, const std::string& to, Presence& files) const;
+  // File `file` is now named `path`: any other file named so is not.
+  void takes_path(Presence& files, size_t file, const std::string& path) const;
   std::string name_at(size_t file, const std::string& path) const;
   // A directory below a --pool directory made or removed (trace::Kind::directory).
   void directory_changed(const TraceRecord& rec, Presence& files) const;

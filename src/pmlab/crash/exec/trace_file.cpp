@@ -201,8 +201,11 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     case trace::Kind::gone: {
       trace::GoneRecord r;
       std::memcpy(&r, p, sizeof r);
-      if (rh.flags > static_cast<uint8_t>(trace::GoneCall::rename)) return bad(at, "unknown call that removed a file");
-      return r.path_bytes > extra ? bad(at, "a renamed file's path runs past its record") : Status{};
+      if (rh.flags > static_cast<uint8_t>(trace::kLastGoneCall)) return bad(at, "unknown call that named a file");
+      if (rh.flags == static_cast<uint8_t>(trace::GoneCall::link) && r.path_bytes == 0)
+        return bad(at, "a link with no new name");
+      return r.path_bytes > extra || r.from_bytes > extra - r.path_bytes ? bad(at, "a file's path runs past its record")
+                                                                         : Status{};
     }
     case trace::Kind::resize: return read_resize(at, p);
     case trace::Kind::synced: return read_synced(at, rh.flags, p, extra);
@@ -230,6 +233,8 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
                     r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written)};
   return {};
 }
+
+std::string directory_of(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
 
 bool path_below(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');

@@ -62,6 +62,8 @@ Reach reach_of(trace::Kind kind, uint8_t flags, const std::byte* payload);
 
 // `path` lies below the directory `dir` ("a/b" below "a"; not "a" itself, nor "ab").
 bool path_below(const std::string& path, const std::string& dir);
+// The directory `path` lies in.
+std::string directory_of(const std::string& path);
 
 class TraceFile {
  public:

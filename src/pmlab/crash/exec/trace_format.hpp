@@ -22,9 +22,9 @@
 //   exit       the program is exiting: the last crash point
 //   operation  the program marked the start or the end of one of its operations (pmlab/trace.h's
 //              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
-//   gone       a persistent file's path no longer leads to it: the program unlinked it, renamed another file
-//              over it, or renamed it (then to the path that follows) (file-system metadata, taken as durable
-//              when the call returns)
+//   gone       a name of a persistent file changed: the program unlinked it, renamed another file over it,
+//              renamed it (then to the path that follows), or linked it (GoneCall::link: a new name, the path
+//              that follows, beside its others); the name it had follows that (file-system metadata)
 //   resize     a persistent file was cut short or extended by ftruncate, truncate or an open with O_TRUNC
 //   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
 //              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
@@ -41,7 +41,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 8;
+inline constexpr uint32_t kVersion = 9;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -234,13 +234,16 @@ struct ExitRecord {
   uint32_t reserved;
 };
 
-enum class GoneCall : uint8_t { unlink = 0, rename = 1 };
+enum class GoneCall : uint8_t { unlink = 0, rename = 1, link = 2 };
+inline constexpr GoneCall kLastGoneCall = GoneCall::link;
 
 struct GoneRecord {
   uint64_t site;  // return address of the call
   uint64_t device, inode;
-  uint32_t path_bytes;  // a renamed file's new path follows, not terminated (0: the file has no path now)
-  uint32_t reserved;
+  // The paths follow, not terminated: the name it has now (a rename's target, a link's new name; 0: none),
+  // then the name the call removed or renamed (0: not known, where the file is taken to have one name).
+  uint32_t path_bytes;
+  uint32_t from_bytes;
 };
 
 struct ResizeRecord {

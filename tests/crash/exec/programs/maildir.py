@@ -1,16 +1,17 @@
-"""Messages delivered to a mail directory as the Maildir convention has it: each written to DIR/tmp under a
-name of its own and synced with os.fsync, then renamed to DIR/new. `deliver DIR N [MODE]` delivers N
-messages, each an operation (marked through pmlab's runtime when it traces the program); MODE sync-new then
-syncs DIR/new, sync-both DIR/tmp and DIR/new. With archive after MODE, one more operation moves the first
-message out of DIR/new (to DIR-first beside DIR) and syncs DIR/new, moves DIR/new out too (to DIR-archive),
-makes DIR/new again and syncs DIR and its parent. `check DIR [archive N]`
-exits 1 unless DIR holds tmp and new and nothing else, each delivery that had returned
-(PMLAB_CRASH_OPS_DONE) is in DIR/new whole, and nothing else is there but whole messages; once the archiving
-(operation N + 1) had begun, new/ may be gone or hold none of them, and once it had returned, it holds none."""
+"""Messages delivered to a mail directory as the Maildir convention has it: each written to DIR/tmp under a name
+of its own and synced with os.fsync, then renamed to DIR/new (with by-link after MODE, linked there and
+unlinked from DIR/tmp, as the convention first had it). `deliver DIR N [MODE]` delivers N messages, each an
+operation (marked through pmlab's runtime when it traces the program); MODE sync-new then syncs DIR/new,
+sync-both DIR/tmp and DIR/new. With archive after MODE, one more operation moves the first message out of
+DIR/new (to DIR-first beside DIR) and syncs DIR/new, moves DIR/new out too (to DIR-archive), makes DIR/new
+again and syncs DIR and its parent. `check DIR [archive N]` exits 1 unless DIR holds tmp and new and nothing
+else, each delivery that had returned (PMLAB_CRASH_OPS_DONE) is in DIR/new whole, and nothing else is there
+but whole messages; once the archiving (operation N + 1) had begun, new/ may be gone or hold none of them, and
+once it had returned, it holds none."""
 import os
 import sys
 
-from versions import held, operation_marks, sync_directory, version
+from versions import held, operation_marks, sync_directory, write_new
 
 mode, maildir = sys.argv[1], sys.argv[2]
 tmp, new = os.path.join(maildir, "tmp"), os.path.join(maildir, "new")
@@ -45,11 +46,12 @@ begin, end = operation_marks()
 how = sys.argv[4] if len(sys.argv) > 4 else ""
 for i in range(1, int(sys.argv[3]) + 1):
     begin()
-    fd = os.open(os.path.join(tmp, name(i)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.write(fd, version(i))
-    os.fsync(fd)
-    os.close(fd)
-    os.rename(os.path.join(tmp, name(i)), os.path.join(new, name(i)))
+    write_new(os.path.join(tmp, name(i)), i)
+    if "by-link" in sys.argv[5:]:
+        os.link(os.path.join(tmp, name(i)), os.path.join(new, name(i)))
+        os.unlink(os.path.join(tmp, name(i)))
+    else:
+        os.rename(os.path.join(tmp, name(i)), os.path.join(new, name(i)))
     if how == "sync-both":
         sync_directory(tmp)
     if how in ("sync-new", "sync-both"):

@@ -11,7 +11,7 @@ each there is whole but the last, which a crash may have cut short."""
 import os
 import sys
 
-from versions import held, operation_marks, sync_directory, version
+from versions import held, operation_marks, sync_directory, write_new
 
 mode, directory = sys.argv[1], sys.argv[2]
 parent = directory
@@ -53,10 +53,7 @@ if directory != parent:
         sync_directory(parent)
 for i in range(1, int(sys.argv[3]) + 1):
     begin()
-    fd = os.open(name(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.write(fd, version(i))
-    os.fsync(fd)
-    os.close(fd)
+    write_new(name(i), i)
     if each_synced:
         sync_directory(directory)
     end()

@@ -26,6 +26,14 @@ def operation_marks():
         return (lambda: None), (lambda: None)
 
 
+def write_new(path, i):
+    """Writes version i to a new file at `path` (there must be none) and syncs it with os.fsync."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, version(i))
+    os.fsync(fd)
+    os.close(fd)
+
+
 def sync_directory(path):
     """Makes the entries of the directory at `path` durable (fsync on the directory)."""
     fd = os.open(path, os.O_RDONLY)
