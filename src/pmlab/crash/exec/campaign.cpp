@@ -145,11 +145,14 @@ struct GranularityRun {
       if (o.replay && o.replay->second != i) continue;
       const CrashState& state = ex.states[k];
       uint64_t h = state_hash(m.durable_hash(), m.durable(), space, state);
-      // One image is two states where the operations it must hold differ.
+      // One image is two states where the operations it must hold differ, or where the program had exited.
       if ((p.ops.begun | p.ops.ended) != 0) h = mix64(h ^ mix64(p.ops.begun * 0x9e3779b97f4a7c15ULL + p.ops.ended));
-      for (size_t f = 0; f < left.files.size(); ++f)  // which files, under which names, how long
-        if (left.files[f].present)
-          h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(left.files[f].name) ^ mix64(left.files[f].length));
+      if (p.at_exit) h = mix64(h ^ 0x5851f42d4c957f2dULL);
+      for (size_t f = 0; f < left.files.size(); ++f) {  // which files, under which names, how long
+        if (!left.files[f].present) continue;
+        h = mix64(h ^ (f + 1) ^ std::hash<std::string>{}(left.files[f].name) ^ mix64(left.files[f].length));
+        for (const std::string& link : left.files[f].links) h = mix64(h ^ std::hash<std::string>{}(link));
+      }
       for (const CutContent* cut : left.restored) h = mix64(h ^ cut->hash);
       if (o.shards > 1 && h % o.shards != o.shard) {
         note_done(false);
@@ -224,7 +227,8 @@ struct GranularityRun {
         return s;
     std::vector<std::string> env = {
         "PMLAB_CRASH_POINT=" + std::to_string(p.index), "PMLAB_CRASH_STATE=" + std::to_string(i),
-        "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops.begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops.ended)};
+        "PMLAB_CRASH_OPS_BEGUN=" + std::to_string(p.ops.begun), "PMLAB_CRASH_OPS_DONE=" + std::to_string(p.ops.ended),
+        std::string("PMLAB_CRASH_AT_EXIT=") + (p.at_exit ? "1" : "0")};
     auto shared = std::make_shared<Judged>(std::move(j));
     return judges.submit(slot, std::move(env), [this, shared](const Verdict& v) { judged(*shared, v); });
   }

@@ -399,9 +399,10 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
       std::memcpy(slot.image + at, &word, std::min(sizeof word, options_.image_bytes - at));
     }
   Verdict verdict;
-  if (Status s = submit(
-          slot, {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0", "PMLAB_CRASH_OPS_BEGUN=0", "PMLAB_CRASH_OPS_DONE=0"},
-          [&](const Verdict& v) { verdict = v; });
+  if (Status s = submit(slot,
+                        {"PMLAB_CRASH_POINT=0", "PMLAB_CRASH_STATE=0", "PMLAB_CRASH_OPS_BEGUN=0",
+                         "PMLAB_CRASH_OPS_DONE=0", "PMLAB_CRASH_AT_EXIT=0"},
+                        [&](const Verdict& v) { verdict = v; });
       !s)
     return s;
   drain();
