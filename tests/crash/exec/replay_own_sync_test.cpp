@@ -1,7 +1,7 @@
 // --metadata at-own-sync against a reference written from its definition: random runs of files made,
-// renamed (over others too), removed, cut and extended in two directories, with syncs of files and
-// directories between. The replay keeps what is durable as it goes; the reference works out, at every crash
-// point and from the whole history, which changes a sync before it made durable, and what a crash that
+// renamed (over others too), linked, removed (a name at a time), cut and extended in two directories, with
+// syncs of files and directories between. The replay keeps what is durable as it goes; the reference works out, at
+// every crash point and from the whole history, which changes a sync before it made durable, and what a crash that
 // keeps those and a prefix of the rest leaves.
 #include <gtest/gtest.h>
 
@@ -19,12 +19,14 @@
 namespace pmlab::crash::exec {
 namespace {
 
-using Files = std::vector<std::tuple<bool, std::string, size_t>>;  // per file: there, name, length
+using Names = std::vector<std::string>;
+using File = std::tuple<bool, std::string, size_t, Names>;  // there, first name, length, its links' names
+using Files = std::vector<File>;
 
 struct Change {
   size_t at = 0;       // its place in the run, among changes, syncs and crash points
   bool entry = false;  // where files are; else one file's length
-  std::vector<std::pair<size_t, std::tuple<bool, std::string, size_t>>> after;
+  std::vector<std::pair<size_t, File>> after;
   std::set<std::string> directories;  // entry
   bool cut = false;
 };
@@ -77,10 +79,11 @@ std::vector<bool> durable_at(const std::vector<Change>& changes, const std::vect
 
 void apply(const Change& c, Files& files) {
   for (const auto& [f, state] : c.after) {
-    auto& [present, name, length] = files[f];
+    auto& [present, name, length, links] = files[f];
     if (c.entry) {
       present = std::get<0>(state);
       name = std::get<1>(state);
+      links = std::get<3>(state);
     } else {
       length = std::get<2>(state);
     }
@@ -127,21 +130,44 @@ RandomRun random_run(uint32_t seed) {
   testing::TraceBuilder b;
   Files now(kFiles), start(kFiles);
   std::vector<std::string> paths(kFiles);
+  std::vector<Names> link_paths(kFiles);
   std::vector<bool> made(kFiles, false);
   for (size_t f = 0; f < kFiles; ++f) {
     paths[f] = dirs[f % 2] + "/f" + std::to_string(f);
-    now[f] = start[f] = {false, "f" + std::to_string(f), 0};
+    now[f] = start[f] = {false, "f" + std::to_string(f), 0, {}};
   }
   std::vector<Change> changes;
   std::vector<Sync> syncs;
   std::vector<size_t> points;  // each crash point's place
   size_t at = 0, names = kFiles;
   auto dir_of = [](const std::string& p) { return std::filesystem::path(p).parent_path().string(); };
+  auto name_of = [](const std::string& p) { return std::filesystem::path(p).filename().string(); };
   auto present = [&](size_t f) { return std::get<0>(now[f]); };
+  auto gone = [&](size_t f, trace::GoneCall call, const std::string& to, const std::string& from) {
+    b.add(trace::Kind::gone,
+          trace::GoneRecord{0x42, 1, 10 + f, static_cast<uint32_t>(to.size()), static_cast<uint32_t>(from.size())},
+          to + from, 0, static_cast<uint8_t>(call));
+  };
+  // File `f`'s name at `path` taken away: a link of that name, or its first, whose place its oldest link takes.
+  auto take_name = [&](size_t f, const std::string& path) {
+    auto& [there, name, length, links] = now[f];
+    const auto link = std::find(link_paths[f].begin(), link_paths[f].end(), path);
+    if (path != paths[f] && link != link_paths[f].end()) {
+      links.erase(links.begin() + (link - link_paths[f].begin()));
+      link_paths[f].erase(link);
+    } else if (!link_paths[f].empty()) {
+      paths[f] = link_paths[f].front();
+      name = links.front();
+      link_paths[f].erase(link_paths[f].begin());
+      links.erase(links.begin());
+    } else {
+      there = false;
+    }
+  };
   for (int step = 0; step < 40; ++step) {
     ++at;
     const size_t f = pick(kFiles);
-    switch (pick(7)) {
+    switch (pick(8)) {
       case 0:  // made: first written, at its path
         if (made[f]) break;
         made[f] = true;
@@ -159,13 +185,11 @@ RandomRun random_run(uint32_t seed) {
         Change c{at, true, {}, {dir_of(paths[f]), dir_of(to)}, false};
         for (size_t g = 0; g < kFiles; ++g)
           if (g != f && present(g) && paths[g] == to) {
-            b.add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 10 + g, 0, 0}, {}, 0,
-                  static_cast<uint8_t>(trace::GoneCall::rename));
-            std::get<0>(now[g]) = false;
+            gone(g, trace::GoneCall::rename, "", to);
+            take_name(g, to);
             c.after.emplace_back(g, now[g]);
           }
-        b.add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 10 + f, static_cast<uint32_t>(to.size()), 0}, to, 0,
-              static_cast<uint8_t>(trace::GoneCall::rename));
+        gone(f, trace::GoneCall::rename, to, paths[f]);
         paths[f] = to;
         std::get<1>(now[f]) = std::filesystem::path(to).filename().string();
         c.after.emplace(c.after.begin(), f, now[f]);
@@ -173,13 +197,24 @@ RandomRun random_run(uint32_t seed) {
         changes.push_back(std::move(c));
         break;
       }
-      case 2:  // removed, for good (made[f] stays: it is not made again)
+      case 2: {  // a name removed: its first or a link; the last for good (made[f] stays: not made again)
         if (!present(f)) break;
-        b.add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 10 + f, 0, 0}, {}, 0,
-              static_cast<uint8_t>(trace::GoneCall::unlink));
-        std::get<0>(now[f]) = false;
-        changes.push_back({at, true, {{f, now[f]}}, {dir_of(paths[f])}, false});
+        const size_t k = pick(link_paths[f].size() + 1);
+        const std::string path = k == 0 ? paths[f] : link_paths[f][k - 1];
+        gone(f, trace::GoneCall::unlink, "", path);
+        take_name(f, path);
+        changes.push_back({at, true, {{f, now[f]}}, {dir_of(path)}, false});
         break;
+      }
+      case 7: {  // linked: a new name beside those it has
+        if (!present(f)) break;
+        const std::string to = dirs[pick(2)] + "/l" + std::to_string(names++);
+        gone(f, trace::GoneCall::link, to, "");
+        link_paths[f].push_back(to);
+        std::get<3>(now[f]).push_back(name_of(to));
+        changes.push_back({at, true, {{f, now[f]}}, {dir_of(to)}, false});
+        break;
+      }
       case 3: {  // cut or extended
         if (!present(f)) break;
         const size_t length = pick(9) * 1024, was = std::get<2>(now[f]);
@@ -242,7 +277,7 @@ TEST(ExecOwnSync, TheReplayLeavesWhatTheDefinitionAllowsAtEveryCrashPoint) {
                       Expected e{p.changes_since_sync, {}, {}, {}};
                       auto files = [](const std::vector<FileAtCrash>& of) {
                         Files out;
-                        for (const FileAtCrash& f : of) out.emplace_back(f.present, f.name, f.length);
+                        for (const FileAtCrash& f : of) out.emplace_back(f.present, f.name, f.length, f.links);
                         return out;
                       };
                       for (const UnsyncedFiles& u : p.unsynced) e.unsynced.emplace_back(u.kept, files(u.files));
