@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "../../support/temp_dir.hpp"
@@ -71,6 +72,54 @@ TEST(StartingFiles, AFileGetsItsPagesBackAndADeviceIsLeftWithANote) {
             "left /dev/null as it is: it is a device (device DAX), which is not put back (--setup can "
             "recreate it)");
   EXPECT_EQ((*notes)[1], "put " + pool + " back as the first traced run found it (1 page(s) rewritten)");
+}
+
+// A file the run made goes under every name it has when the run ends, wherever renames and links took it
+// (a message delivered from tmp/ to new/ and linked into snap/); one that existed before and that the run
+// renamed is left, with a note that names where it went.
+TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
+  testing::TempDir dir;
+  for (const char* sub : {"tmp", "new", "snap"}) std::filesystem::create_directory(dir.file(sub));
+  const std::string old = dir.file("tmp/old"), made = dir.file("tmp/a");
+  testing::write_all(old, std::string(trace::kPageBytes, 'o'));
+  const int64_t cutoff = StartingFiles::birth_cutoff();
+  testing::write_all(made, "a");
+  if (birth_ns(made) < 0) GTEST_SKIP() << "this file system keeps no birth times";
+  struct stat a {
+  }, o{};
+  ASSERT_EQ(::stat(made.c_str(), &a), 0);
+  ASSERT_EQ(::stat(old.c_str(), &o), 0);
+  std::filesystem::rename(made, dir.file("new/a"));
+  std::filesystem::create_hard_link(dir.file("new/a"), dir.file("snap/a"));
+  std::filesystem::rename(old, dir.file("new/old"));
+  testing::TraceBuilder b;
+  auto gone = [&](const struct stat& st, trace::GoneCall call, const std::string& to, const std::string& from) {
+    b.add(trace::Kind::gone,
+          trace::GoneRecord{0x42, st.st_dev, st.st_ino, static_cast<uint32_t>(to.size()),
+                            static_cast<uint32_t>(from.size())},
+          to + from, 0, static_cast<uint8_t>(call));
+  };
+  b.region(0, trace::kPageBytes, made, 0, a.st_dev, a.st_ino);
+  gone(a, trace::GoneCall::rename, dir.file("new/a"), made);
+  gone(a, trace::GoneCall::link, dir.file("snap/a"), "");
+  b.region(1, trace::kPageBytes, old, trace::kPageBytes, o.st_dev, o.st_ino);
+  gone(o, trace::GoneCall::rename, dir.file("new/old"), old);
+  auto parsed = TraceFile::parse(b.exit().bytes());
+  ASSERT_TRUE(parsed) << parsed.status().message();
+  const StartingFiles files = StartingFiles::of(*parsed, cutoff);
+  ASSERT_EQ(files.files().size(), 2u);
+  EXPECT_EQ(files.files()[0].action, StartingFiles::Action::remove);
+  EXPECT_EQ(files.files()[0].names, (std::vector<std::string>{dir.file("new/a"), dir.file("snap/a")}));
+  EXPECT_EQ(files.files()[1].action, StartingFiles::Action::leave);
+  EXPECT_EQ(files.files()[1].why, "the first traced run renamed it to " + dir.file("new/old"));
+  auto notes = files.restore(*parsed);
+  ASSERT_TRUE(notes) << notes.status().message();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("new/a")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("snap/a")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("new/old")));
+  ASSERT_FALSE(notes->empty());
+  EXPECT_EQ(notes->front(),
+            "removed " + dir.file("new/a") + " and " + dir.file("snap/a") + ", which the first traced run created");
 }
 
 }  // namespace

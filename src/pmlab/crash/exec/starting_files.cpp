@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "pmlab/common/files.hpp"
 
@@ -51,6 +52,44 @@ Status put_page(int fd, size_t page, const std::byte* content, size_t n, const s
   return {};
 }
 
+using FileKey = std::pair<uint64_t, uint64_t>;  // (device, inode)
+
+// Every name each file has when the run ends: the path it was first seen at, then as the trace's unlinks,
+// renames and links, and the moves of directories below a --pool directory, changed its names.
+std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace) {
+  std::map<FileKey, std::vector<std::string>> names;
+  auto renamed = [&](const TraceRecord& rec) {
+    const auto r = rec.as<trace::GoneRecord>();
+    const auto it = names.find({r.device, r.inode});
+    if (it == names.end()) return;
+    std::vector<std::string>& of = it->second;
+    const char* paths = reinterpret_cast<const char*>(rec.after(sizeof r));
+    const std::string to(paths, r.path_bytes), from(paths + r.path_bytes, r.from_bytes);
+    if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) return of.push_back(to);
+    auto name = std::find(of.begin(), of.end(), from);
+    if (name == of.end()) name = of.begin();  // a name the trace does not say: its first
+    if (name == of.end()) return;
+    if (to.empty()) of.erase(name);
+    else *name = to;
+  };
+  (void)trace.replay([&](const TraceRecord& rec) -> Status {
+    if (rec.kind == trace::Kind::region) {
+      const TraceRegion& r = trace.regions().at(rec.as<trace::RegionRecord>().id);
+      names.try_emplace({r.device, r.inode}, std::vector<std::string>{r.path});
+    } else if (rec.kind == trace::Kind::gone) {
+      renamed(rec);
+    } else if (rec.kind == trace::Kind::directory && rec.flags == static_cast<uint8_t>(trace::DirectoryEvent::moved)) {
+      const std::string from = TraceFile::directory_path(rec.payload),
+                        to = TraceFile::directory_path(rec.payload, true);
+      for (auto& [file, of] : names)
+        for (std::string& path : of)
+          if (path == from || path_below(path, from)) path = to + path.substr(from.size());
+    }
+    return {};
+  });
+  return names;
+}
+
 }  // namespace
 
 int64_t StartingFiles::birth_cutoff() {
@@ -70,6 +109,7 @@ int64_t StartingFiles::birth_cutoff() {
 
 StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
   StartingFiles s;
+  const std::map<FileKey, std::vector<std::string>> at_end = names_at_end(trace);
   std::vector<std::pair<uint64_t, uint64_t>> seen;  // (device, inode) of files_
   for (const auto& [id, r] : trace.regions()) {
     if (std::find(seen.begin(), seen.end(), std::pair{r.device, r.inode}) != seen.end()) continue;
@@ -77,21 +117,27 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
     // A file the run made at a path after removing the one there (a journal per transaction) is no
     // starting point: the path's first file is.
     if (std::any_of(s.files_.begin(), s.files_.end(), [&](const File& f) { return f.path == r.path; })) continue;
-    File f{r.path, r.device, r.inode, r.file_size, Action::put_back, ""};
+    File f{r.path, r.device, r.inode, r.file_size, Action::put_back, "", {}};
+    std::optional<Identity> born;  // the file, found by a name it has at the end
+    if (const auto names = at_end.find({r.device, r.inode}); names != at_end.end())
+      for (const std::string& name : names->second)
+        if (const Identity there = identify(name); there.exists && there.device == r.device && there.inode == r.inode) {
+          f.names.push_back(name);
+          born = there;
+        }
     const Identity now = identify(r.path);
-    if (!now.exists) {
+    if (born && !now.is_device && born->birth_known && born->birth_ns > cutoff_ns) {
+      f.action = Action::remove;
+    } else if (!now.exists || now.device != r.device || now.inode != r.inode) {
       f.action = Action::leave;
-      f.why = "the first traced run left no file there";
-    } else if (now.device != r.device || now.inode != r.inode) {
-      f.action = Action::leave;
-      f.why = "the first traced run replaced it with another file";
+      f.why = !f.names.empty() ? "the first traced run renamed it to " + f.names.front()
+              : now.exists     ? "the first traced run replaced it with another file"
+                               : "the first traced run left no file there";
     } else if (now.is_device) {
       // A device has no size to give back, and device DAX takes neither write(2) nor ftruncate: its pages
       // could come back only through a mapping, which no device here could test.
       f.action = Action::leave;
       f.why = "it is a device (device DAX), which is not put back";
-    } else if (now.birth_known && now.birth_ns > cutoff_ns) {
-      f.action = Action::remove;
     }
     s.files_.push_back(std::move(f));
   }
@@ -134,6 +180,16 @@ Status remove_made_directories(const TraceFile& trace, std::vector<std::string>&
 
 Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) const {
   std::vector<std::string> notes;
+  // The files the run made go first, by the names they have at its end, before any directory moves back.
+  for (const File& f : files_) {
+    if (f.action != Action::remove) continue;
+    std::string removed;
+    for (const std::string& name : f.names) {
+      if (::unlink(name.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cannot remove " + name);
+      removed += (removed.empty() ? "" : " and ") + name;
+    }
+    notes.push_back("removed " + removed + ", which the first traced run created");
+  }
   PMLAB_TRY(bring_back_directories(trace, notes));
   std::vector<FileDescriptor> fds(files_.size());
   // Per file page: covered by a mapping already; first mapped with no base content (zero) so far.
@@ -147,11 +203,7 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
       notes.push_back("left " + f.path + " as it is: " + f.why + " (--setup can recreate it)");
       continue;
     }
-    if (f.action == Action::remove) {
-      if (::unlink(f.path.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cannot remove " + f.path);
-      notes.push_back("removed " + f.path + ", which the first traced run created");
-      continue;
-    }
+    if (f.action == Action::remove) continue;
     const int fd = ::open(f.path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return errno_status(errno, "cannot restore " + f.path);
     fds[i] = FileDescriptor(fd);

@@ -4,7 +4,8 @@
 // from what the ADR run left (a log twice as long, a pool already holding the keys), and its verdicts would
 // depend on which domain ran first. The first run's trace holds what is needed to undo that: each file's
 // size and the content of every page as it was first mapped. A file born after the run began (its birth
-// time, where the file system keeps one) is one the run created, and is removed instead.
+// time, where the file system keeps one) is one the run created, and is removed instead, under every name it
+// has when the run ends (the trace's renames, links and directory moves say which).
 //
 // Only what the run changed through its persistent mappings or its writes to a --pool file comes back; a
 // page it changed before mapping or writing it does not: --setup recreates those.
@@ -44,7 +45,8 @@ class StartingFiles {
     uint64_t device = 0, inode = 0;
     uint64_t size = 0;  // when first mapped
     Action action = Action::put_back;
-    std::string why;  // for leave
+    std::string why;                 // for leave
+    std::vector<std::string> names;  // for remove: every name that leads to it when the run ends
   };
   const std::vector<File>& files() const noexcept { return files_; }
 
