@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "pmlab/common/random.hpp"
 
@@ -254,9 +255,22 @@ void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {
       now[f].present = after.present;
       now[f].name = after.name;
       now[f].links = after.links;
+      now[f].named_by = seq;
     } else {
       now[f].length = after.length;
     }
+  }
+  if (moved_from.empty()) return;
+  auto rebase = [&](std::string& name) {
+    if (name != moved_from && !path_below(name, moved_from)) return;
+    name = moved_to.empty() ? std::string() : moved_to + name.substr(moved_from.size());
+  };
+  for (size_t g = 0; g < now.size(); ++g) {
+    if (now[g].named_by >= seq ||
+        std::any_of(files.begin(), files.end(), [&](const auto& moved) { return moved.first == g; }))
+      continue;
+    rebase(now[g].name);
+    for (std::string& link : now[g].links) rebase(link);
   }
 }
 
@@ -290,6 +304,9 @@ void Replay::add_not_durable(Presence& files) const {
   }
   for (const std::string& d : files.moved_between) in(d);
   files.moved_between.clear();
+  moved.seq = ++files.changes_made;
+  std::tie(moved.moved_from, moved.moved_to) = std::move(files.moved_names);
+  files.moved_names = {};
   if (moved.directories.empty()) moved.make(files.durable);  // nowhere before or after: nothing to lose
   else if (!moved.files.empty()) files.not_durable.push_back(std::move(moved));
   for (size_t f = 0; f < files.files.size(); ++f) {

@@ -43,6 +43,8 @@ struct FileAtCrash {
   size_t length = 0;
   // Its other names in a crash image, as `name` is: hard links the run made (link, linkat).
   std::vector<std::string> links = {};
+  // at_own_sync: the change that last gave it its names (Replay's NotDurable::seq; 0: none).
+  uint64_t named_by = 0;
 };
 
 // Whether a crash image holds the file.
@@ -161,6 +163,11 @@ class Replay {
     std::vector<std::pair<size_t, FileAtCrash>> files;  // each file it changed (per Replay::files), as it left it
     std::vector<std::string> directories;               // entry: those it changed that no sync has made it durable in
     std::shared_ptr<CutContent> cut;                    // a cut's content
+    uint64_t seq = 0;                                   // its place among the run's changes, from 1
+    // A directory's move: its name in a crash image before and after it ("" after: out of every --pool
+    // directory). A file named below it by an earlier change is moved too where the move is made: it had
+    // left the directory since, by a change not made in that state.
+    std::string moved_from = {}, moved_to = {};
     // The change made in `now`.
     void make(std::vector<FileAtCrash>& now) const;
   };
@@ -191,8 +198,10 @@ class Replay {
     std::vector<std::vector<std::string>> latest_link_paths;
     std::shared_ptr<CutContent> new_cut;
     SyncTarget sync_target;
-    uint64_t taken_as_durable = 0;           // Findings::changes_taken_as_durable
-    std::vector<std::string> moved_between;  // a directory's move: the directories it left and entered
+    uint64_t taken_as_durable = 0;                    // Findings::changes_taken_as_durable
+    std::vector<std::string> moved_between;           // a directory's move: the directories it left and entered
+    std::pair<std::string, std::string> moved_names;  // and its names in a crash image, before and after
+    uint64_t changes_made = 0;                        // NotDurable::seq
   };
   // Where the walk through the trace stands (run()).
   struct Walk {

@@ -161,11 +161,13 @@ void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
     name = name_at(f, path);
     files.changed = true;
   };
+  const std::string name_before = files.files[first + entry].name;
   for (size_t f = 0; f < files_.size(); ++f) {
     move(f, files.paths[f], files.files[f].name);
     for (size_t k = 0; k < files.link_paths[f].size(); ++k) move(f, files.link_paths[f][k], files.files[f].links[k]);
   }
   files.moved_between = {directory_of(from), directory_of(to)};
+  files.moved_names = {name_before, files.files[first + entry].name};
 }
 
 }  // namespace pmlab::crash::exec

@@ -4,10 +4,10 @@ unlinked from DIR/tmp, as the convention first had it). `deliver DIR N [MODE]` d
 operation (marked through pmlab's runtime when it traces the program); MODE sync-new then syncs DIR/new,
 sync-both DIR/tmp and DIR/new. With archive after MODE, one more operation moves the first message out of
 DIR/new (to DIR-first beside DIR) and syncs DIR/new, moves DIR/new out too (to DIR-archive), makes DIR/new
-again and syncs DIR and its parent. `check DIR [archive N]` exits 1 unless DIR holds tmp and new and nothing
-else, each delivery that had returned (PMLAB_CRASH_OPS_DONE) is in DIR/new whole, and nothing else is there
-but whole messages; once the archiving (operation N + 1) had begun, new/ may be gone or hold none of them, and
-once it had returned, it holds none."""
+again and syncs DIR and its parent (archive-unsynced: DIR/new is not synced after the message left it). `check
+DIR [archive N]` exits 1 unless DIR holds tmp and new and nothing else, each delivery that had returned
+(PMLAB_CRASH_OPS_DONE) is in DIR/new whole, and nothing else is there but whole messages; once the archiving
+(operation N + 1) had begun, new/ may be gone or hold none of them, and once it had returned, it holds none."""
 import os
 import sys
 
@@ -57,10 +57,11 @@ for i in range(1, int(sys.argv[3]) + 1):
     if how in ("sync-new", "sync-both"):
         sync_directory(new)
     end()
-if "archive" in sys.argv[5:]:
+if "archive" in sys.argv[5:] or "archive-unsynced" in sys.argv[5:]:
     begin()
     os.rename(os.path.join(new, name(1)), maildir.rstrip("/") + "-first")
-    sync_directory(new)
+    if "archive" in sys.argv[5:]:
+        sync_directory(new)
     os.rename(new, maildir.rstrip("/") + "-archive")
     os.mkdir(new)
     sync_directory(maildir)
