@@ -80,7 +80,7 @@ int traced_allocation(void* ra, int fd, int mode, off_t at, off_t n, Allocate&& 
 // a persistent file either named is gone from it once the call succeeded.
 template <class Remove>
 int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const char* over, trace::GoneCall call,
-                   Remove&& remove) {
+                   Remove&& remove, bool exchange = false) {
   pmlab_trace::TracedFile named, replaced;
   const std::string moved = call == trace::GoneCall::rename ? pmlab_trace::directory_renaming(dirfd, path) : "";
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
@@ -89,8 +89,10 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   if (r == 0 && !moved.empty()) pmlab_trace::directory_renamed(moved, over_dir, over);
   if (r == 0 && (was_named || was_replaced)) {
     const int saved_errno = errno;
-    // The replaced file first: the renamed one then takes its path.
-    if (was_replaced) pmlab_trace::file_gone(replaced, call, reinterpret_cast<uintptr_t>(ra));
+    // The replaced file first: the renamed one then takes its path. Exchanged, it is at the source now.
+    if (was_replaced && exchange)
+      pmlab_trace::file_gone(replaced, trace::GoneCall::exchange, reinterpret_cast<uintptr_t>(ra), dirfd, path);
+    else if (was_replaced) pmlab_trace::file_gone(replaced, call, reinterpret_cast<uintptr_t>(ra));
     if (was_named && call == trace::GoneCall::rename)
       pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra), over_dir, over);
     else if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
@@ -315,12 +317,13 @@ __attribute__((visibility("default"))) int linkat(int from_dir, const char* from
   return traced_link(__builtin_return_address(0), from_dir, from, to_dir, to, (flags & AT_SYMLINK_FOLLOW) != 0,
                      [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
-// RENAME_EXCHANGE swaps the two: the file that was at `to` is taken as gone (its new path is not followed).
+// RENAME_EXCHANGE swaps the two files (a directory exchanged is not followed).
 __attribute__((visibility("default"))) int renameat2(int from_dir, const char* from, int to_dir, const char* to,
                                                      unsigned flags) {
   PMLAB_REAL(renameat2, nullptr);
-  return traced_removal(__builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
-                        [&] { return real_fn(from_dir, from, to_dir, to, flags); });
+  return traced_removal(
+      __builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
+      [&] { return real_fn(from_dir, from, to_dir, to, flags); }, (flags & RENAME_EXCHANGE) != 0);
 }
 
 // ftruncate and truncate make a persistent file as long as they say (what lay past its new end is gone);

@@ -25,6 +25,7 @@ const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exe
 const std::string kMaildir = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/maildir.py";
 const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/new_records.py";
 const std::string kHardLinks = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/hard_links.py";
+const std::string kExchanged = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/exchanged.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
 const std::string kKernelCopies = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/kernel_copies.py";
@@ -374,6 +375,23 @@ TEST(CrashExecWrites, ALinkedFileIsInItsImagesUnderEachName) {
   EXPECT_NE(unsynced.err.find("snap/table-1 is not there, but its operation had returned"), std::string::npos)
       << unsynced.err;
   EXPECT_EQ(snapshot("at-sync", "unsynced-snap").exit_code, 0);
+}
+
+// renameat2's RENAME_EXCHANGE swaps two files in one change: a state kept as current/ and spare/ versions,
+// each new version written over the spare and swapped in, leaves the version before it under the spare's
+// name in every image (taken as gone, the file swapped out was missing there: "spare is not there").
+TEST(CrashExecWrites, AnExchangeSwapsTwoFilesInOneChange) {
+  testing::TempDir dir;
+  const std::string state = dir.file("state");
+  for (const char* metadata : {"at-call", "at-sync", "at-own-sync"}) {
+    const auto o =
+        testing::crash_exec("rm -rf " + state + " && mkdir " + state + " && python3 " + kExchanged + " init " + state,
+                            "python3 " + kExchanged + " check {}", dir.file(metadata),
+                            {"--pool", state, "--granularity", "line", "--budget", "80", "--metadata", metadata},
+                            {"python3", kExchanged, "run", state, "3"});
+    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
+    EXPECT_GT(o.metric("line", "states_checked"), 10u) << metadata << ": " << o.err;
+  }
 }
 
 // An undo journal that commits by cutting itself to nothing (ftruncate, truncate, an open with O_TRUNC): a crash

@@ -100,8 +100,10 @@ Status Replay::run(const AtPoint& at_point) {
       case trace::Kind::region: file_seen(rec.as<trace::RegionRecord>().id, files); break;
       case trace::Kind::gone:
         file_gone(rec, files);
-        // A file a rename replaced: one change with the rename's own record, which follows.
-        if (rec.flags == static_cast<uint8_t>(trace::GoneCall::rename) && rec.as<trace::GoneRecord>().path_bytes == 0)
+        // A file a rename replaced, or swapped with: one change with the rename's own record, which follows.
+        if ((rec.flags == static_cast<uint8_t>(trace::GoneCall::rename) &&
+             rec.as<trace::GoneRecord>().path_bytes == 0) ||
+            rec.flags == static_cast<uint8_t>(trace::GoneCall::exchange))
           return {};
         break;
       case trace::Kind::resize: file_resized(rec, files, model); break;

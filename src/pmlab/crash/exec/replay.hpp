@@ -225,7 +225,9 @@ class Replay {
   void file_gone(const TraceRecord& rec, Presence& files) const;
   // Taken away: `from` (empty: the trace does not say); `gone`: the file does not come back by a mapping.
   void name_removed(size_t file, const std::string& from, bool gone, Presence& files) const;
-  void name_moved(size_t file, const std::string& from, const std::string& to, Presence& files) const;
+  // `replaces`: a file named `to` is not (a rename); else it is about to be moved away (an exchange).
+  void name_moved(size_t file, const std::string& from, const std::string& to, Presence& files,
+                  bool replaces = true) const;
   void name_added(size_t file, const std::string& to, Presence& files) const;
   // File `file` is now named `path`: any other file named so is not.
   void takes_path(Presence& files, size_t file, const std::string& path) const;

@@ -81,7 +81,8 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
     if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
     if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) name_added(f, to, files);
     else if (to.empty()) name_removed(f, from, true, files);
-    else name_moved(f, from, to, files);
+    // The other file of an exchange is still at `to` until the rename's record that follows moves it.
+    else name_moved(f, from, to, files, rec.flags != static_cast<uint8_t>(trace::GoneCall::exchange));
   }
 }
 
@@ -105,7 +106,8 @@ void Replay::name_removed(size_t f, const std::string& from, bool gone, Presence
   }
 }
 
-void Replay::name_moved(size_t f, const std::string& from, const std::string& to, Presence& files) const {
+void Replay::name_moved(size_t f, const std::string& from, const std::string& to, Presence& files,
+                        bool replaces) const {
   std::vector<std::string>& links = files.link_paths[f];
   if (const size_t k = link_named(links, files.paths[f], from); k < links.size()) {
     links[k] = to;
@@ -115,7 +117,8 @@ void Replay::name_moved(size_t f, const std::string& from, const std::string& to
     files.files[f].name = name_at(f, to);
     files.gone[f] = false;
   }
-  takes_path(files, f, to);
+  if (replaces) takes_path(files, f, to);
+  else files.files[f].present = true;
   files.changed = true;
 }
 

@@ -198,15 +198,7 @@ Status TraceFile::check_record(size_t at, const trace::RecordHeader& rh) {
     }
     case trace::Kind::exit: return {};
     case trace::Kind::operation: return rh.flags > 1 ? bad(at, "unknown operation mark") : Status{};
-    case trace::Kind::gone: {
-      trace::GoneRecord r;
-      std::memcpy(&r, p, sizeof r);
-      if (rh.flags > static_cast<uint8_t>(trace::kLastGoneCall)) return bad(at, "unknown call that named a file");
-      if (rh.flags == static_cast<uint8_t>(trace::GoneCall::link) && r.path_bytes == 0)
-        return bad(at, "a link with no new name");
-      return r.path_bytes > extra || r.from_bytes > extra - r.path_bytes ? bad(at, "a file's path runs past its record")
-                                                                         : Status{};
-    }
+    case trace::Kind::gone: return read_gone(at, rh.flags, p, extra);
     case trace::Kind::resize: return read_resize(at, p);
     case trace::Kind::synced: return read_synced(at, rh.flags, p, extra);
     case trace::Kind::directory: return read_directory(at, static_cast<trace::DirectoryEvent>(rh.flags), p, extra);
@@ -249,6 +241,17 @@ const std::string* root_of(const std::vector<std::string>& roots, const std::str
   return found;
 }
 }  // namespace
+
+Status TraceFile::read_gone(size_t at, uint8_t call, const std::byte* p, size_t extra) {
+  trace::GoneRecord r;
+  std::memcpy(&r, p, sizeof r);
+  if (call > static_cast<uint8_t>(trace::kLastGoneCall)) return bad(at, "unknown call that named a file");
+  const bool names =
+      call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::exchange);
+  if (names && r.path_bytes == 0) return bad(at, "a link or an exchange with no new name");
+  return r.path_bytes > extra || r.from_bytes > extra - r.path_bytes ? bad(at, "a file's path runs past its record")
+                                                                     : Status{};
+}
 
 Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra) {
   trace::SyncedRecord r;

@@ -118,6 +118,7 @@ class TraceFile {
   Status check_record(size_t at, const trace::RecordHeader& rh);
   Status read_region(size_t at, uint8_t how, const std::byte* p, size_t extra);
   Status read_resize(size_t at, const std::byte* p);
+  Status read_gone(size_t at, uint8_t call, const std::byte* p, size_t extra);
   Status read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra);
   Status read_directory(size_t at, trace::DirectoryEvent event, const std::byte* p, size_t extra);
   Status read_stack(size_t at, const std::byte* p, size_t extra);

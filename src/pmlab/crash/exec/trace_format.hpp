@@ -24,7 +24,8 @@
 //              pmlab_op_begin / pmlab_op_end): a check learns how many had ended before its crash point
 //   gone       a name of a persistent file changed: the program unlinked it, renamed another file over it,
 //              renamed it (then to the path that follows), or linked it (GoneCall::link: a new name, the path
-//              that follows, beside its others); the name it had follows that (file-system metadata)
+//              that follows, beside its others), or swapped it with another (GoneCall::exchange); the name
+//              it had follows that (file-system metadata)
 //   resize     a persistent file was cut short or extended by ftruncate, truncate or an open with O_TRUNC
 //   synced     what the sync whose fence follows synced: a file, a directory's entries, a file system or
 //              every file (--metadata at-own-sync makes a change durable at a sync of what it changed)
@@ -234,8 +235,10 @@ struct ExitRecord {
   uint32_t reserved;
 };
 
-enum class GoneCall : uint8_t { unlink = 0, rename = 1, link = 2 };
-inline constexpr GoneCall kLastGoneCall = GoneCall::link;
+// exchange: the file at a rename's target, moved to its source (renameat2's RENAME_EXCHANGE); the rename's own
+// record follows, and the two are one change.
+enum class GoneCall : uint8_t { unlink = 0, rename = 1, link = 2, exchange = 3 };
+inline constexpr GoneCall kLastGoneCall = GoneCall::exchange;
 
 struct GoneRecord {
   uint64_t site;  // return address of the call
