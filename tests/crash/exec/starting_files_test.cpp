@@ -76,7 +76,7 @@ TEST(StartingFiles, AFileGetsItsPagesBackAndADeviceIsLeftWithANote) {
 
 // A file the run made goes under every name it has when the run ends, wherever renames and links took it
 // (a message delivered from tmp/ to new/ and linked into snap/); one that existed before and that the run
-// renamed is left, with a note that names where it went.
+// renamed goes back to its path, with the content it had.
 TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   testing::TempDir dir;
   for (const char* sub : {"tmp", "new", "snap"}) std::filesystem::create_directory(dir.file(sub));
@@ -102,7 +102,7 @@ TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   b.region(0, trace::kPageBytes, made, 0, a.st_dev, a.st_ino);
   gone(a, trace::GoneCall::rename, dir.file("new/a"), made);
   gone(a, trace::GoneCall::link, dir.file("snap/a"), "");
-  b.region(1, trace::kPageBytes, old, trace::kPageBytes, o.st_dev, o.st_ino);
+  b.region(1, trace::kPageBytes, old, trace::kPageBytes, o.st_dev, o.st_ino).base_page(1, 0, 'o');
   gone(o, trace::GoneCall::rename, dir.file("new/old"), old);
   auto parsed = TraceFile::parse(b.exit().bytes());
   ASSERT_TRUE(parsed) << parsed.status().message();
@@ -110,16 +110,18 @@ TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   ASSERT_EQ(files.files().size(), 2u);
   EXPECT_EQ(files.files()[0].action, StartingFiles::Action::remove);
   EXPECT_EQ(files.files()[0].names, (std::vector<std::string>{dir.file("new/a"), dir.file("snap/a")}));
-  EXPECT_EQ(files.files()[1].action, StartingFiles::Action::leave);
-  EXPECT_EQ(files.files()[1].why, "the first traced run renamed it to " + dir.file("new/old"));
+  EXPECT_EQ(files.files()[1].action, StartingFiles::Action::move_back);
+  testing::write_all(dir.file("new/old"), std::string(trace::kPageBytes, 'x') + "grown");  // the run wrote it
   auto notes = files.restore(*parsed);
   ASSERT_TRUE(notes) << notes.status().message();
   EXPECT_FALSE(std::filesystem::exists(dir.file("new/a")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("snap/a")));
-  EXPECT_TRUE(std::filesystem::exists(dir.file("new/old")));
-  ASSERT_FALSE(notes->empty());
-  EXPECT_EQ(notes->front(),
+  EXPECT_FALSE(std::filesystem::exists(dir.file("new/old")));
+  EXPECT_EQ(testing::read_all(old), std::string(trace::kPageBytes, 'o'));
+  ASSERT_GE(notes->size(), 2u);
+  EXPECT_EQ((*notes)[0],
             "removed " + dir.file("new/a") + " and " + dir.file("snap/a") + ", which the first traced run created");
+  EXPECT_EQ((*notes)[1], "moved " + dir.file("new/old") + " back to " + old + ", as the first traced run found it");
 }
 
 }  // namespace

@@ -128,11 +128,12 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
     const Identity now = identify(r.path);
     if (born && !now.is_device && born->birth_known && born->birth_ns > cutoff_ns) {
       f.action = Action::remove;
+    } else if (born && (!now.exists || now.device != r.device || now.inode != r.inode)) {
+      f.action = Action::move_back;
     } else if (!now.exists || now.device != r.device || now.inode != r.inode) {
       f.action = Action::leave;
-      f.why = !f.names.empty() ? "the first traced run renamed it to " + f.names.front()
-              : now.exists     ? "the first traced run replaced it with another file"
-                               : "the first traced run left no file there";
+      f.why =
+          now.exists ? "the first traced run replaced it with another file" : "the first traced run left no file there";
     } else if (now.is_device) {
       // A device has no size to give back, and device DAX takes neither write(2) nor ftruncate: its pages
       // could come back only through a mapping, which no device here could test.
@@ -165,6 +166,42 @@ Status bring_back_directories(const TraceFile& trace, std::vector<std::string>& 
   return {};
 }
 
+Status remove_made_files(const std::vector<StartingFiles::File>& files, std::vector<std::string>& notes) {
+  for (const StartingFiles::File& f : files) {
+    if (f.action != StartingFiles::Action::remove) continue;
+    std::string removed;
+    for (const std::string& name : f.names) {
+      if (::unlink(name.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cannot remove " + name);
+      removed += (removed.empty() ? "" : " and ") + name;
+    }
+    notes.push_back("removed " + removed + ", which the first traced run created");
+  }
+  return {};
+}
+
+// A file that existed before the run, which renamed it, goes back to its path, and the other names the run
+// gave it go: whether it did (where another file holds the path, or no name leads to it, it is left).
+Result<bool> move_back(const StartingFiles::File& f, std::vector<std::string>& notes) {
+  auto leads_to_it = [&](const std::string& name) {
+    const Identity id = identify(name);
+    return id.exists && id.device == f.device && id.inode == f.inode;
+  };
+  const auto from = std::find_if(f.names.begin(), f.names.end(), leads_to_it);
+  if (identify(f.path).exists || from == f.names.end()) {
+    notes.push_back("left " + f.path + " as it is: the first traced run renamed it, and " +
+                    (from == f.names.end() ? "no name leads to it now" : "another file holds its path now") +
+                    " (--setup can recreate it)");
+    return false;
+  }
+  if (::rename(from->c_str(), f.path.c_str()) != 0)
+    return errno_status(errno, "cannot move " + *from + " back to " + f.path);
+  for (const std::string& name : f.names)
+    if (name != *from && leads_to_it(name) && ::unlink(name.c_str()) != 0)
+      return errno_status(errno, "cannot remove " + name);
+  notes.push_back("moved " + *from + " back to " + f.path + ", as the first traced run found it");
+  return true;
+}
+
 // And a directory the run made goes, with all in it (the run made that too).
 Status remove_made_directories(const TraceFile& trace, std::vector<std::string>& notes) {
   for (auto d = trace.directories().rbegin(); d != trace.directories().rend(); ++d) {
@@ -181,16 +218,15 @@ Status remove_made_directories(const TraceFile& trace, std::vector<std::string>&
 Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) const {
   std::vector<std::string> notes;
   // The files the run made go first, by the names they have at its end, before any directory moves back.
-  for (const File& f : files_) {
-    if (f.action != Action::remove) continue;
-    std::string removed;
-    for (const std::string& name : f.names) {
-      if (::unlink(name.c_str()) != 0 && errno != ENOENT) return errno_status(errno, "cannot remove " + name);
-      removed += (removed.empty() ? "" : " and ") + name;
-    }
-    notes.push_back("removed " + removed + ", which the first traced run created");
-  }
+  PMLAB_TRY(remove_made_files(files_, notes));
   PMLAB_TRY(bring_back_directories(trace, notes));
+  std::vector<bool> in_place(files_.size(), true);  // false: a file renamed away that could not go back
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].action != Action::move_back) continue;
+    auto moved = move_back(files_[i], notes);
+    if (!moved) return moved.status();
+    in_place[i] = *moved;
+  }
   std::vector<FileDescriptor> fds(files_.size());
   // Per file page: covered by a mapping already; first mapped with no base content (zero) so far.
   std::vector<std::vector<bool>> seen(files_.size()), pending_zero(files_.size());
@@ -203,7 +239,7 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
       notes.push_back("left " + f.path + " as it is: " + f.why + " (--setup can recreate it)");
       continue;
     }
-    if (f.action == Action::remove) continue;
+    if (f.action == Action::remove || !in_place[i]) continue;
     const int fd = ::open(f.path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return errno_status(errno, "cannot restore " + f.path);
     fds[i] = FileDescriptor(fd);

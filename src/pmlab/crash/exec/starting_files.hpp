@@ -36,9 +36,10 @@ class StartingFiles {
 
   // What restore() does with a file.
   enum class Action {
-    put_back,  // it existed before the run: its size and first-mapped pages come back
-    remove,    // the run created it (born after the run began)
-    leave,     // gone, replaced by another file at its path (the trace cannot tell what to bring back), or a device
+    put_back,   // it existed before the run: its size and first-mapped pages come back
+    remove,     // the run created it (born after the run began)
+    move_back,  // it existed before the run, which renamed it: back to its path first, then as put_back
+    leave,      // gone, replaced by another file at its path (the trace cannot tell what to bring back), or a device
   };
   struct File {
     std::string path;
@@ -46,7 +47,7 @@ class StartingFiles {
     uint64_t size = 0;  // when first mapped
     Action action = Action::put_back;
     std::string why;                 // for leave
-    std::vector<std::string> names;  // for remove: every name that leads to it when the run ends
+    std::vector<std::string> names;  // for remove and move_back: every name that leads to it when the run ends
   };
   const std::vector<File>& files() const noexcept { return files_; }
 
