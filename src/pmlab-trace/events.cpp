@@ -408,10 +408,7 @@ void directory_changed(const std::string& full, bool made) noexcept {
   ++tls_depth;
   {
     std::lock_guard lock(t.mutex);
-    const trace::DirectoryRecord rec{static_cast<uint32_t>(full.size()), 0};
-    const auto event = made ? trace::DirectoryEvent::made : trace::DirectoryEvent::removed;
-    if (t.active)
-      t.file.append(trace::Kind::directory, static_cast<uint8_t>(event), &rec, sizeof rec, full.data(), full.size());
+    if (t.active) append_directory(t, made ? trace::DirectoryEvent::made : trace::DirectoryEvent::removed, full);
   }
   --tls_depth;
 }
@@ -435,11 +432,7 @@ void directory_renamed(const std::string& from, int to_dir, const char* to) noex
   const std::string moved_to = absolute_path(to_dir, to);
   {
     std::lock_guard lock(t.mutex);
-    const trace::DirectoryRecord rec{static_cast<uint32_t>(from.size()), static_cast<uint32_t>(moved_to.size())};
-    const std::string paths = from + moved_to;
-    if (t.active)
-      t.file.append(trace::Kind::directory, static_cast<uint8_t>(trace::DirectoryEvent::moved), &rec, sizeof rec,
-                    paths.data(), paths.size());
+    if (t.active) append_directory(t, trace::DirectoryEvent::moved, from, moved_to);
   }
   --tls_depth;
   errno = saved_errno;

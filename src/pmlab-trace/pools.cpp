@@ -112,17 +112,19 @@ std::vector<std::string> pool_files(const Tracer& t) {
   return files;
 }
 
+void append_directory(Tracer& t, trace::DirectoryEvent event, const std::string& path, const std::string& to) {
+  const trace::DirectoryRecord rec{static_cast<uint32_t>(path.size()), static_cast<uint32_t>(to.size())};
+  const std::string paths = path + to;
+  t.file.append(trace::Kind::directory, static_cast<uint8_t>(event), &rec, sizeof rec, paths.data(), paths.size());
+}
+
 void record_pool_directories(Tracer& t) {
   std::vector<std::string> files, dirs;
   for (const std::string& dir : t.pool_dirs) {
-    const trace::DirectoryRecord root{static_cast<uint32_t>(dir.size()), 0};
-    t.file.append(trace::Kind::directory, 1, &root, sizeof root, dir.data(), dir.size());
+    append_directory(t, trace::DirectoryEvent::root, dir);
     walk(dir, files, dirs);
   }
-  for (const std::string& dir : dirs) {
-    const trace::DirectoryRecord below{static_cast<uint32_t>(dir.size()), 0};
-    t.file.append(trace::Kind::directory, 0, &below, sizeof below, dir.data(), dir.size());
-  }
+  for (const std::string& dir : dirs) append_directory(t, trace::DirectoryEvent::there, dir);
   if (files.size() + dirs.size() >= kMaxBelowPoolDirs)
     note(t, "the --pool directories hold " + std::to_string(kMaxBelowPoolDirs) +
                 " files and directories or more: crash images hold the first of them (in order of their "

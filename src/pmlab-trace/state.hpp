@@ -233,6 +233,8 @@ bool is_pool_file(Tracer& t, int fd);
 std::vector<std::string> pool_files(const Tracer& t);
 // `path` (absolute) lies below one of the --pool directories.
 bool below_pool_dir(const Tracer& t, const std::string& path);
+// Appends a directory record (`to`: where a move took it); the caller holds the lock, or runs alone.
+void append_directory(Tracer& t, trace::DirectoryEvent event, const std::string& path, const std::string& to = {});
 // Records each --pool directory and the directories now below it (trace::Kind::directory).
 void record_pool_directories(Tracer& t);
 

@@ -21,21 +21,19 @@ extern char** environ;
 
 namespace pmlab::platform {
 
-std::optional<std::string> find_program(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+namespace {
+// Where a program `name` may be: the name itself where it has a slash, else each PATH directory's entry.
+std::vector<std::string> places_of(const std::string& name) {
+  if (name.find('/') != std::string::npos) return {name};
+  std::vector<std::string> places;
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
   std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty()) places.push_back(dir + "/" + name);
+  return places;
 }
 
-namespace {
 // What stands at `path` that cannot be run, or nothing where no file is there.
 std::optional<std::string> not_runnable(const std::string& path) {
   struct stat st {};
@@ -44,14 +42,17 @@ std::optional<std::string> not_runnable(const std::string& path) {
 }
 }  // namespace
 
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  for (const std::string& place : places_of(name))
+    if (access(place.c_str(), X_OK) == 0) return place;
+  return std::nullopt;
+}
+
 std::string why_no_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name + ": " + not_runnable(name).value_or("no such program");
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':'))
-    if (!dir.empty())
-      if (auto why = not_runnable(dir + "/" + name)) return name + ": " + dir + "/" + name + " is " + *why;
+  for (const std::string& place : places_of(name))
+    if (auto why = not_runnable(place)) return name + ": " + place + " is " + *why;
   return name + ": no such program (not found in PATH)";
 }
 

@@ -76,7 +76,7 @@ TEST(StartingFiles, AFileGetsItsPagesBackAndADeviceIsLeftWithANote) {
 
 // A file the run made goes under every name it has when the run ends, wherever renames and links took it
 // (a message delivered from tmp/ to new/ and linked into snap/); one that existed before and that the run
-// renamed goes back to its path, with the content it had.
+// renamed (and linked) goes back to its path, with the content it had, and its other name goes.
 TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   testing::TempDir dir;
   for (const char* sub : {"tmp", "new", "snap"}) std::filesystem::create_directory(dir.file(sub));
@@ -92,6 +92,7 @@ TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   std::filesystem::rename(made, dir.file("new/a"));
   std::filesystem::create_hard_link(dir.file("new/a"), dir.file("snap/a"));
   std::filesystem::rename(old, dir.file("new/old"));
+  std::filesystem::create_hard_link(dir.file("new/old"), dir.file("snap/old"));
   testing::TraceBuilder b;
   auto gone = [&](const struct stat& st, trace::GoneCall call, const std::string& to, const std::string& from) {
     b.add(trace::Kind::gone,
@@ -104,6 +105,7 @@ TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   gone(a, trace::GoneCall::link, dir.file("snap/a"), "");
   b.region(1, trace::kPageBytes, old, trace::kPageBytes, o.st_dev, o.st_ino).base_page(1, 0, 'o');
   gone(o, trace::GoneCall::rename, dir.file("new/old"), old);
+  gone(o, trace::GoneCall::link, dir.file("snap/old"), "");
   auto parsed = TraceFile::parse(b.exit().bytes());
   ASSERT_TRUE(parsed) << parsed.status().message();
   const StartingFiles files = StartingFiles::of(*parsed, cutoff);
@@ -117,11 +119,13 @@ TEST(StartingFiles, AFileTheRunMadeGoesUnderEveryNameItHasAtTheEnd) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("new/a")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("snap/a")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("new/old")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("snap/old")));
   EXPECT_EQ(testing::read_all(old), std::string(trace::kPageBytes, 'o'));
-  ASSERT_GE(notes->size(), 2u);
+  ASSERT_GE(notes->size(), 3u);
   EXPECT_EQ((*notes)[0],
             "removed " + dir.file("new/a") + " and " + dir.file("snap/a") + ", which the first traced run created");
   EXPECT_EQ((*notes)[1], "moved " + dir.file("new/old") + " back to " + old + ", as the first traced run found it");
+  EXPECT_EQ((*notes)[2], "removed " + dir.file("snap/old") + ", a name the first traced run gave " + old);
 }
 
 }  // namespace

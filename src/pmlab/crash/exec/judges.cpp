@@ -232,8 +232,9 @@ Status Judges::place_links(const std::string& dir, const std::string& placed, co
     const std::string at = (fs::path(dir) / l).string();
     std::error_code ec;
     fs::create_directories(fs::path(at).parent_path(), ec);
+    if (ec) return error(Errc::io_error, "cannot place the crash image " + at + ": " + ec.message());
     ::unlink(at.c_str());
-    if (ec || ::link(placed.c_str(), at.c_str()) != 0) return errno_status(errno, "cannot place the crash image " + at);
+    if (::link(placed.c_str(), at.c_str()) != 0) return errno_status(errno, "cannot place the crash image " + at);
   }
   return {};
 }

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <set>
 #include <string_view>
-#include <tuple>
 
 #include "pmlab/common/random.hpp"
 
@@ -224,7 +223,6 @@ Replay::Presence Replay::initial_presence() const {
 }
 
 // A file the run maps or writes for the first time replaced whatever was at its path before.
-
 void Replay::file_seen(uint32_t region, Presence& files) const {
   const size_t f = places_.at(region).file;
   if (!files.files[f].present && !files.gone[f]) {
@@ -297,18 +295,21 @@ void Replay::add_not_durable(Presence& files) const {
     const FileAtCrash &was = files.latest[f], &is = files.files[f];
     if (was.present == is.present && was.name == is.name && was.links == is.links) continue;
     moved.files.emplace_back(f, is);
-    if (!files.moved_between.empty()) continue;  // a directory's move: durable in its parents, below
+    if (files.moved) continue;  // a directory's move: durable in its parents, below
     const std::set<std::string> before = paths_of(f, true), after = paths_of(f, false);
     for (const std::string& p : before)
       if (!after.count(p)) in(directory_of(p));
     for (const std::string& p : after)
       if (!before.count(p)) in(directory_of(p));
   }
-  for (const std::string& d : files.moved_between) in(d);
-  files.moved_between.clear();
   moved.seq = ++files.changes_made;
-  std::tie(moved.moved_from, moved.moved_to) = std::move(files.moved_names);
-  files.moved_names = {};
+  if (files.moved) {
+    in(files.moved->left);
+    in(files.moved->entered);
+    moved.moved_from = std::move(files.moved->name_before);
+    moved.moved_to = std::move(files.moved->name_after);
+    files.moved.reset();
+  }
   if (moved.directories.empty()) moved.make(files.durable);  // nowhere before or after: nothing to lose
   else if (!moved.files.empty()) files.not_durable.push_back(std::move(moved));
   for (size_t f = 0; f < files.files.size(); ++f) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -198,10 +199,14 @@ class Replay {
     std::vector<std::vector<std::string>> latest_link_paths;
     std::shared_ptr<CutContent> new_cut;
     SyncTarget sync_target;
-    uint64_t taken_as_durable = 0;                    // Findings::changes_taken_as_durable
-    std::vector<std::string> moved_between;           // a directory's move: the directories it left and entered
-    std::pair<std::string, std::string> moved_names;  // and its names in a crash image, before and after
-    uint64_t changes_made = 0;                        // NotDurable::seq
+    uint64_t taken_as_durable = 0;  // Findings::changes_taken_as_durable
+    // The move of a directory the record being replayed made: the directories it left and entered, and its
+    // names in a crash image before and after it.
+    struct MovedDirectory {
+      std::string left, entered, name_before, name_after;
+    };
+    std::optional<MovedDirectory> moved;
+    uint64_t changes_made = 0;  // NotDurable::seq
   };
   // Where the walk through the trace stands (run()).
   struct Walk {

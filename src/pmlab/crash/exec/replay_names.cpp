@@ -75,8 +75,7 @@ void Replay::takes_path(Presence& files, size_t f, const std::string& path) cons
 
 void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const auto r = rec.as<trace::GoneRecord>();
-  const char* paths = reinterpret_cast<const char*>(rec.after(sizeof r));
-  const std::string to(paths, r.path_bytes), from(paths + r.path_bytes, r.from_bytes);
+  const auto [to, from] = TraceFile::gone_paths(rec.payload);
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
     if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) name_added(f, to, files);
@@ -159,8 +158,7 @@ void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
   // Everything below it moves with it: a change of where files are in the directories it left and entered.
   const std::string from = TraceFile::directory_path(rec.payload), to = TraceFile::directory_path(rec.payload, true);
   auto move = [&](size_t f, std::string& path, std::string& name) {
-    if (path != from && !path_below(path, from)) return;
-    path = to + path.substr(from.size());
+    if (!moved_along(path, from, to)) return;
     name = name_at(f, path);
     files.changed = true;
   };
@@ -169,8 +167,7 @@ void Replay::directory_changed(const TraceRecord& rec, Presence& files) const {
     move(f, files.paths[f], files.files[f].name);
     for (size_t k = 0; k < files.link_paths[f].size(); ++k) move(f, files.link_paths[f][k], files.files[f].links[k]);
   }
-  files.moved_between = {directory_of(from), directory_of(to)};
-  files.moved_names = {name_before, files.files[first + entry].name};
+  files.moved = {directory_of(from), directory_of(to), name_before, files.files[first + entry].name};
 }
 
 }  // namespace pmlab::crash::exec

@@ -63,8 +63,7 @@ std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace)
     const auto it = names.find({r.device, r.inode});
     if (it == names.end()) return;
     std::vector<std::string>& of = it->second;
-    const char* paths = reinterpret_cast<const char*>(rec.after(sizeof r));
-    const std::string to(paths, r.path_bytes), from(paths + r.path_bytes, r.from_bytes);
+    const auto [to, from] = TraceFile::gone_paths(rec.payload);
     if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) return of.push_back(to);
     auto name = std::find(of.begin(), of.end(), from);
     if (name == of.end()) name = of.begin();  // a name the trace does not say: its first
@@ -82,8 +81,7 @@ std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace)
       const std::string from = TraceFile::directory_path(rec.payload),
                         to = TraceFile::directory_path(rec.payload, true);
       for (auto& [file, of] : names)
-        for (std::string& path : of)
-          if (path == from || path_below(path, from)) path = to + path.substr(from.size());
+        for (std::string& path : of) moved_along(path, from, to);
     }
     return {};
   });
@@ -179,26 +177,31 @@ Status remove_made_files(const std::vector<StartingFiles::File>& files, std::vec
   return {};
 }
 
-// A file that existed before the run, which renamed it, goes back to its path, and the other names the run
-// gave it go: whether it did (where another file holds the path, or no name leads to it, it is left).
-Result<bool> move_back(const StartingFiles::File& f, std::vector<std::string>& notes) {
+// A file that existed before the run goes back to its path where the run renamed it, and the other names the
+// run gave it go: whether it is at its path (where another file holds the path, or no name leads to it, it is
+// left where it is).
+Result<bool> back_to_its_path(const StartingFiles::File& f, std::vector<std::string>& notes) {
   auto leads_to_it = [&](const std::string& name) {
     const Identity id = identify(name);
     return id.exists && id.device == f.device && id.inode == f.inode;
   };
-  const auto from = std::find_if(f.names.begin(), f.names.end(), leads_to_it);
-  if (identify(f.path).exists || from == f.names.end()) {
-    notes.push_back("left " + f.path + " as it is: the first traced run renamed it, and " +
-                    (from == f.names.end() ? "no name leads to it now" : "another file holds its path now") +
-                    " (--setup can recreate it)");
-    return false;
+  if (!leads_to_it(f.path)) {
+    const auto from = std::find_if(f.names.begin(), f.names.end(), leads_to_it);
+    if (identify(f.path).exists || from == f.names.end()) {
+      notes.push_back("left " + f.path + " as it is: the first traced run renamed it, and " +
+                      (from == f.names.end() ? "no name leads to it now" : "another file holds its path now") +
+                      " (--setup can recreate it)");
+      return false;
+    }
+    if (::rename(from->c_str(), f.path.c_str()) != 0)
+      return errno_status(errno, "cannot move " + *from + " back to " + f.path);
+    notes.push_back("moved " + *from + " back to " + f.path + ", as the first traced run found it");
   }
-  if (::rename(from->c_str(), f.path.c_str()) != 0)
-    return errno_status(errno, "cannot move " + *from + " back to " + f.path);
-  for (const std::string& name : f.names)
-    if (name != *from && leads_to_it(name) && ::unlink(name.c_str()) != 0)
-      return errno_status(errno, "cannot remove " + name);
-  notes.push_back("moved " + *from + " back to " + f.path + ", as the first traced run found it");
+  for (const std::string& name : f.names) {
+    if (name == f.path || !leads_to_it(name)) continue;
+    if (::unlink(name.c_str()) != 0) return errno_status(errno, "cannot remove " + name);
+    notes.push_back("removed " + name + ", a name the first traced run gave " + f.path);
+  }
   return true;
 }
 
@@ -220,10 +223,10 @@ Result<std::vector<std::string>> StartingFiles::restore(const TraceFile& trace) 
   // The files the run made go first, by the names they have at its end, before any directory moves back.
   PMLAB_TRY(remove_made_files(files_, notes));
   PMLAB_TRY(bring_back_directories(trace, notes));
-  std::vector<bool> in_place(files_.size(), true);  // false: a file renamed away that could not go back
+  std::vector<bool> in_place(files_.size(), true);  // false: a file the run renamed that could not go back
   for (size_t i = 0; i < files_.size(); ++i) {
-    if (files_[i].action != Action::move_back) continue;
-    auto moved = move_back(files_[i], notes);
+    if (files_[i].action != Action::move_back && files_[i].action != Action::put_back) continue;
+    auto moved = back_to_its_path(files_[i], notes);
     if (!moved) return moved.status();
     in_place[i] = *moved;
   }

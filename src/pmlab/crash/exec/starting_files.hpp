@@ -36,7 +36,7 @@ class StartingFiles {
 
   // What restore() does with a file.
   enum class Action {
-    put_back,   // it existed before the run: its size and first-mapped pages come back
+    put_back,   // it existed before the run: its size and first-mapped pages come back (links the run made go)
     remove,     // the run created it (born after the run began)
     move_back,  // it existed before the run, which renamed it: back to its path first, then as put_back
     leave,      // gone, replaced by another file at its path (the trace cannot tell what to bring back), or a device

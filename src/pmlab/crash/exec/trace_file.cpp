@@ -232,6 +232,12 @@ bool path_below(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');
 }
 
+bool moved_along(std::string& path, const std::string& from, const std::string& to) {
+  if (path != from && !path_below(path, from)) return false;
+  path = to + path.substr(from.size());
+  return true;
+}
+
 namespace {
 // The root `path` lies below (the deepest, where roots nest), or none.
 const std::string* root_of(const std::vector<std::string>& roots, const std::string& path) {
@@ -258,6 +264,13 @@ Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size
   std::memcpy(&r, p, sizeof r);
   if (scope > static_cast<uint8_t>(trace::kLastSyncScope)) return bad(at, "unknown scope of a sync");
   return r.path_bytes > extra ? bad(at, "a synced directory's path runs past its record") : Status{};
+}
+
+std::pair<std::string, std::string> TraceFile::gone_paths(const std::byte* payload) {
+  trace::GoneRecord r;
+  std::memcpy(&r, payload, sizeof r);
+  const char* paths = reinterpret_cast<const char*>(payload + sizeof r);
+  return {std::string(paths, r.path_bytes), std::string(paths + r.path_bytes, r.from_bytes)};
 }
 
 std::string TraceFile::directory_path(const std::byte* payload, bool to) {
@@ -298,8 +311,8 @@ Status TraceFile::read_directory(size_t at, trace::DirectoryEvent event, const s
   if (!moved) return {};
   std::map<std::string, size_t> moved_to;
   for (auto it = live_directories_.begin(); it != live_directories_.end();)
-    if (it->first == path || path_below(it->first, path)) {
-      moved_to[to + it->first.substr(path.size())] = it->second;
+    if (std::string now = it->first; moved_along(now, path, to)) {
+      moved_to[now] = it->second;
       it = live_directories_.erase(it);
     } else {
       ++it;

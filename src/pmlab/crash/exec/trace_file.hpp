@@ -64,6 +64,8 @@ Reach reach_of(trace::Kind kind, uint8_t flags, const std::byte* payload);
 bool path_below(const std::string& path, const std::string& dir);
 // The directory `path` lies in.
 std::string directory_of(const std::string& path);
+// Where a move of the directory `from` to `to` takes `path`: rewritten, and true, where it is `from` or below it.
+bool moved_along(std::string& path, const std::string& from, const std::string& to);
 
 class TraceFile {
  public:
@@ -98,6 +100,9 @@ class TraceFile {
   const std::vector<std::pair<std::string, std::string>>& moves() const noexcept { return moves_; }
   // The path a directory record's payload names (trace::Kind::directory), or `to`, where a move took it.
   static std::string directory_path(const std::byte* payload, bool to = false);
+  // The paths a gone record's payload names (trace::Kind::gone): the name the file has now (a rename's target,
+  // a link's new name; "" for none), then the name the call took away ("" where the trace does not say).
+  static std::pair<std::string, std::string> gone_paths(const std::byte* payload);
   uint64_t fences() const noexcept { return fences_; }
   // The fences by the call that made them ("fence" for a fence instruction, "msync", "fdatasync", ...), the
   // calls that made any.
