@@ -381,8 +381,8 @@ std::string absolute_path(int dirfd, const char* path) {
 }
 }  // namespace
 
-bool traced_file_at(int dirfd, const char* path, TracedFile* file, bool follow) noexcept {
-  if (!traced_file(-1, dirfd, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, std::nullopt, file)) return false;
+bool traced_file_at(int dirfd, const char* path, TracedFile* file, int at_flags) noexcept {
+  if (!traced_file(-1, dirfd, path, at_flags, std::nullopt, file)) return false;
   const int saved_errno = errno;
   ++tls_depth;
   file->path = absolute_path(dirfd, path);

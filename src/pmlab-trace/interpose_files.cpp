@@ -101,12 +101,12 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   return r;
 }
 
-// `link` (the real call) gives the file at `path` (at `dirfd`; a symbolic link followed where `follow`) the
-// new name `to` at `to_dir`: a persistent file keeps the name it had and has this one too.
+// `link` (the real call) gives the file at `path` (at `dirfd`, found as fstatat finds it with `at_flags`) the
+// new name `to` at `to_dir`: a persistent file keeps the names it had and has this one too.
 template <class Link>
-int traced_link(void* ra, int dirfd, const char* path, int to_dir, const char* to, bool follow, Link&& link) {
+int traced_link(void* ra, int dirfd, const char* path, int to_dir, const char* to, int at_flags, Link&& link) {
   pmlab_trace::TracedFile named;
-  const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named, follow);
+  const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named, at_flags);
   const int r = link();
   if (r == 0 && was_named) {
     const int saved_errno = errno;
@@ -304,17 +304,21 @@ __attribute__((visibility("default"))) int renameat(int from_dir, const char* fr
                         [&] { return real_fn(from_dir, from, to_dir, to); });
 }
 // link and linkat name a persistent file again (the Maildir convention delivers so, and a checkpoint keeps
-// a table under two names). linkat's AT_EMPTY_PATH (naming an open file, O_TMPFILE's) is not followed.
+// a table under two names), or give an open file without a name its first (O_TMPFILE's, by AT_EMPTY_PATH or
+// by /proc/self/fd/N followed).
 __attribute__((visibility("default"))) int link(const char* from, const char* to) {
   PMLAB_REAL(link, nullptr);
-  return traced_link(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, false,
+  return traced_link(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, AT_SYMLINK_NOFOLLOW,
                      [&] { return real_fn(from, to); });
 }
 __attribute__((visibility("default"))) int linkat(int from_dir, const char* from, int to_dir, const char* to,
                                                   int flags) {
   PMLAB_REAL(linkat, nullptr);
-  if (from == nullptr || (flags & AT_EMPTY_PATH) != 0) return real_fn(from_dir, from, to_dir, to, flags);
-  return traced_link(__builtin_return_address(0), from_dir, from, to_dir, to, (flags & AT_SYMLINK_FOLLOW) != 0,
+  if (from == nullptr) return real_fn(from_dir, from, to_dir, to, flags);
+  const int at_flags = (flags & AT_EMPTY_PATH) != 0 && *from == '\0' ? AT_EMPTY_PATH
+                       : (flags & AT_SYMLINK_FOLLOW) != 0            ? 0
+                                                                     : AT_SYMLINK_NOFOLLOW;
+  return traced_link(__builtin_return_address(0), from_dir, from, to_dir, to, at_flags,
                      [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
 // RENAME_EXCHANGE swaps the two files (a directory exchanged is not followed).

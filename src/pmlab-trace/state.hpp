@@ -127,7 +127,10 @@ struct Region {
   uint32_t id = 0;
   uintptr_t begin = 0, end = 0;
   trace::RegionRecord record{};  // as the trace names it; its path follows it there
-  std::string path;
+  std::string path;              // where the runtime reads the file (its /proc name where it has none)
+  // The file had no name when the region was declared (O_TMPFILE, or unlinked while open): the trace gives
+  // it none, so that a crash image holds it only under a name a link gives it later.
+  bool nameless = false;
   std::byte* shadow = nullptr;   // the content last recorded
   bool write_protected = false;  // userfaultfd tracks its written pages; else every page is compared
   // The runtime's own read-only view of a --pool file that the program writes with write(2) and its kin

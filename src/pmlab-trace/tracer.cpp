@@ -26,6 +26,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pmlab_trace {
@@ -188,6 +189,13 @@ void read_base_pages(Tracer& t, const Region& r, int fd, const struct stat& st, 
 }  // namespace
 
 namespace {
+// The region's record in the trace, followed by its file's path (none where the file has no name).
+void append_region(Tracer& t, Region& r, trace::RegionHow how) {
+  const std::string_view path = r.nameless ? std::string_view() : std::string_view(r.path);
+  r.record.path_bytes = static_cast<uint32_t>(path.size());
+  t.file.append(trace::Kind::region, static_cast<uint8_t>(how), &r.record, sizeof r.record, path.data(), path.size());
+}
+
 // A new region of the file `path` (`st`), `length` bytes of it from `offset` at `begin`, with its shadow:
 // given the next id and declared in the trace, after the loaded objects (once), which name its calls.
 Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, const std::string& path,
@@ -202,13 +210,14 @@ Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, con
   r.end = begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
   r.shadow = shadow;
   r.path = path;
+  r.nameless = st.st_nlink == 0;
   r.written_by_calls = how == trace::RegionHow::written;
   const std::pair<uint64_t, uint64_t> file{st.st_dev, st.st_ino};
   if (!r.written_by_calls && std::find(t.mapped_files.begin(), t.mapped_files.end(), file) == t.mapped_files.end())
     t.mapped_files.push_back(file);
-  r.record = trace::RegionRecord{r.id,   static_cast<uint32_t>(path.size()), begin,     length,
-                                 offset, static_cast<uint64_t>(st.st_size),  st.st_dev, st.st_ino};
-  t.file.append(trace::Kind::region, static_cast<uint8_t>(how), &r.record, sizeof r.record, path.data(), path.size());
+  r.record =
+      trace::RegionRecord{r.id, 0, begin, length, offset, static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino};
+  append_region(t, r, how);
   return r;
 }
 }  // namespace
@@ -414,6 +423,7 @@ Region piece_of(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
   p.record.length = to - from;
   p.record.file_offset = r.record.file_offset + (from - r.begin);
   p.path = r.path;
+  p.nameless = r.nameless;
   p.shadow = r.shadow + (from - r.begin);
   p.write_protected = r.write_protected;
   p.captures = r.captures;
@@ -427,7 +437,7 @@ Region piece_of(Tracer& t, const Region& r, uintptr_t from, uintptr_t to) {
   p.hot.reserve(last - first);  // room for every page: a signal handler allocates nothing
   for (uintptr_t page : r.hot)
     if (page >= from && page < to) p.hot.push_back(page);
-  t.file.append(trace::Kind::region, 0, &p.record, sizeof p.record, p.path.data(), p.path.size());
+  append_region(t, p, trace::RegionHow::mapped);
   return p;
 }
 }  // namespace

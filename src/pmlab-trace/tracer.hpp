@@ -14,6 +14,7 @@
 // compared at every fence, and the trace says so.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -96,13 +97,14 @@ bool written_pool_file(int fd) noexcept;
 void flush_pool_streams() noexcept;
 
 // The program is about to unlink, rename or link the file at `path` (relative to `dirfd`, as the *at calls take
-// it; a symbolic link there is followed where `follow`): when that is a persistent file, true, and `file` says
-// which and by what absolute path. After the call succeeded, `file_gone` records how its names changed.
+// it; `at_flags` as fstatat's: AT_SYMLINK_NOFOLLOW, or 0 to follow a symbolic link there, AT_EMPTY_PATH for
+// the file `dirfd` itself): when that is a persistent file, true, and `file` says which and by what absolute
+// path. After the call succeeded, `file_gone` records how its names changed.
 struct TracedFile {
   uint64_t device = 0, inode = 0;
   std::string path;  // traced_file_at: the name the call is about to take away, move or link
 };
-bool traced_file_at(int dirfd, const char* path, TracedFile* file, bool follow = false) noexcept;
+bool traced_file_at(int dirfd, const char* path, TracedFile* file, int at_flags = AT_SYMLINK_NOFOLLOW) noexcept;
 // The program made (`made`) or removed the directory `path` at `dirfd`; `full` is its absolute path, which a
 // removal reads before the call (directory_path). A directory below a --pool directory is recorded.
 std::string directory_path(int dirfd, const char* path) noexcept;

@@ -25,6 +25,7 @@ const std::string kCutMapped = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exe
 const std::string kMaildir = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/maildir.py";
 const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/new_records.py";
 const std::string kHardLinks = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/hard_links.py";
+const std::string kUnnamedRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/unnamed_records.py";
 const std::string kExchanged = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/exchanged.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
@@ -354,6 +355,42 @@ TEST(CrashExecWrites, AMessageDeliveredByALinkStaysInNew) {
                           {"python3", kMaildir, "deliver", box, "3", "sync-both", "by-link"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
   EXPECT_NE(domains.err.find("removed " + box + "/new/msg-1, which the first traced run created"), std::string::npos)
+      << domains.err;
+}
+
+// A file made with O_TMPFILE is in the crash images only once linkat names it (by AT_EMPTY_PATH, or by
+// /proc/self/fd/N followed), and one that no link names, or that was unlinked while open, is in none. Where a
+// change waits for a sync of what it changed, the record's length waits for its own fsync and its name for
+// the directory's; without --setup, the next domain's run starts without the records the first named.
+TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
+  testing::TempDir dir;
+  const std::string records = dir.file("records");
+  auto run = [&](const std::string& metadata, const std::string& how) {
+    return testing::crash_exec("rm -rf " + records + " && mkdir " + records, "python3 " + kUnnamedRecords + " check {}",
+                               dir.file(metadata + how),
+                               {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                               {"python3", kUnnamedRecords, "run", records, "3", how});
+  };
+  for (const char* how : {"empty-path", "proc"})
+    for (const char* metadata : {"at-call", "at-own-sync"}) {
+      const auto o = run(metadata, how);
+      EXPECT_EQ(o.exit_code, 0) << metadata << " " << how << ": " << o.err;
+      EXPECT_GT(o.metric("line", "states_checked"), 30u) << metadata << " " << how << ": " << o.err;
+    }
+  const auto data = run("at-call", "unsynced-data");
+  EXPECT_EQ(data.exit_code, 1) << data.err;
+  EXPECT_NE(data.err.find("record-1 is not whole"), std::string::npos) << data.err;
+  const auto entry = run("at-own-sync", "unsynced-dir");
+  EXPECT_EQ(entry.exit_code, 1) << entry.err;
+  EXPECT_NE(entry.err.find("record-1 is not there, but its operation had returned"), std::string::npos) << entry.err;
+  std::filesystem::remove_all(records);
+  std::filesystem::create_directories(records);
+  const auto domains =
+      testing::crash_exec("", "python3 " + kUnnamedRecords + " check {}", dir.file("domains"),
+                          {"--pool", records, "--granularity", "line", "--budget", "30", "--domain", "adr,eadr"},
+                          {"python3", kUnnamedRecords, "run", records, "3"});
+  EXPECT_EQ(domains.exit_code, 0) << domains.err;
+  EXPECT_NE(domains.err.find("removed " + records + "/record-1, which the first traced run created"), std::string::npos)
       << domains.err;
 }
 

@@ -363,6 +363,35 @@ TEST(ExecTrace, ALinkedFileIsThereUnderEachNameUntilItIsTakenAway) {
       << "a link with no new name";
 }
 
+// A file the run first sees without a name (O_TMPFILE's, or one unlinked while open) is in no crash image
+// until a link names it, and is known by that name; one that no link names is in none.
+TEST(ExecTrace, AFileWithoutANameIsInNoImageUntilALinkNamesIt) {
+  const std::string named = "/dev/shm/d/record";
+  auto t = TraceFile::parse(TraceBuilder()
+                                .region(0, 4096, "", 0, 1, 9)
+                                .line(0, 0, 'r')
+                                .region(1, 4096, "", 0, 1, 10)
+                                .line(1, 0, 's')
+                                .fence()
+                                .add(trace::Kind::gone, trace::GoneRecord{0x42, 1, 9, uint32_t(named.size()), 0}, named,
+                                     0, static_cast<uint8_t>(trace::GoneCall::link))
+                                .fence()
+                                .exit()
+                                .bytes());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE(t->regions().at(0).nameless);
+  EXPECT_EQ(t->regions().at(0).path, named);
+  EXPECT_EQ(t->regions().at(1).path, "");
+  Replay replay(*t, persist::Domain::adr);
+  std::vector<std::string> names;
+  for (const auto& files : files_at(replay)) {
+    std::string in;
+    for (const FileAtCrash& f : files) in += in_image(f) ? f.name + " " : "- ";
+    names.push_back(in);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"- - ", "record - ", "record - "}));
+}
+
 // --metadata at-sync: a crash may lose the changes of the file system since the last sync from any one of them
 // on, in order; a rename over a file is one change; a sync of any file or directory makes every change before
 // it durable, and a directory's sync is a crash point only there.

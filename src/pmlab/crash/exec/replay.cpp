@@ -65,7 +65,8 @@ std::string Replay::where(size_t offset) const {
     if (offset < f.base || offset >= f.base + f.size) continue;
     char buf[64];
     std::snprintf(buf, sizeof buf, "+0x%zx", offset - f.base);
-    return std::filesystem::path(f.path).filename().string() + buf;
+    return (f.path.empty() ? std::string("(a file with no name)") : std::filesystem::path(f.path).filename().string()) +
+           buf;
   }
   return "?";
 }
@@ -214,9 +215,11 @@ Replay::Presence Replay::initial_presence() const {
     const size_t f = places_.at(id).file;
     if (seen[f]) continue;
     seen[f] = true;
-    p.files[f].present =
-        r.file_size != 0 && std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
-                                         [&](const ImageFile& e) { return e.path == files_[f].path; });
+    // One without a name is in no crash image until a link names it.
+    p.gone[f] = r.nameless;
+    p.files[f].present = !r.nameless && r.file_size != 0 &&
+                         std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
+                                      [&](const ImageFile& e) { return e.path == files_[f].path; });
     if (p.files[f].present) p.files[f].length = std::min<size_t>(declared_extent(r), files_[f].size);
   }
   return p;
@@ -246,7 +249,9 @@ void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {
   const size_t reached = static_cast<size_t>(std::min<uint64_t>(end, files_[file].size));
   if (reached <= length) return;
   length = reached;
-  files.changed = files.changed || files.files[file].present;
+  // Where a change waits for a sync of the file, so does the length of one in no image yet (O_TMPFILE's before
+  // its link), or taken away by an unlink that may not be durable.
+  files.changed = files.changed || files.files[file].present || metadata_ == MetadataDurability::at_own_sync;
 }
 
 void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {

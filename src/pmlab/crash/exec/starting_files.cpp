@@ -64,7 +64,11 @@ std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace)
     if (it == names.end()) return;
     std::vector<std::string>& of = it->second;
     const auto [to, from] = TraceFile::gone_paths(rec.payload);
-    if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) return of.push_back(to);
+    if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) {
+      // A file without a name is first seen under its first link's (TraceRegion::nameless).
+      if (std::find(of.begin(), of.end(), to) == of.end()) of.push_back(to);
+      return;
+    }
     auto name = std::find(of.begin(), of.end(), from);
     if (name == of.end()) name = of.begin();  // a name the trace does not say: its first
     if (name == of.end()) return;
@@ -112,6 +116,7 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
   for (const auto& [id, r] : trace.regions()) {
     if (std::find(seen.begin(), seen.end(), std::pair{r.device, r.inode}) != seen.end()) continue;
     seen.emplace_back(r.device, r.inode);
+    if (r.path.empty()) continue;  // no name, and no link gave it one: nothing of it is left to put back
     // A file the run made at a path after removing the one there (a journal per transaction) is no
     // starting point: the path's first file is.
     if (std::any_of(s.files_.begin(), s.files_.end(), [&](const File& f) { return f.path == r.path; })) continue;

@@ -222,7 +222,8 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
     return bad(at, "region of impossible size or offset");
   const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
   regions_[r.id] = {r.id,        path,     r.address, r.length, r.file_offset,
-                    r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written)};
+                    r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written),
+                    path.empty()};
   return {};
 }
 
@@ -255,8 +256,13 @@ Status TraceFile::read_gone(size_t at, uint8_t call, const std::byte* p, size_t 
   const bool names =
       call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::exchange);
   if (names && r.path_bytes == 0) return bad(at, "a link or an exchange with no new name");
-  return r.path_bytes > extra || r.from_bytes > extra - r.path_bytes ? bad(at, "a file's path runs past its record")
-                                                                     : Status{};
+  if (r.path_bytes > extra || r.from_bytes > extra - r.path_bytes) return bad(at, "a file's path runs past its record");
+  // A file without a name is known by the first a link gives it.
+  if (call == static_cast<uint8_t>(trace::GoneCall::link))
+    for (auto& [id, region] : regions_)
+      if (region.nameless && region.path.empty() && region.device == r.device && region.inode == r.inode)
+        region.path = gone_paths(p).first;
+  return {};
 }
 
 Status TraceFile::read_synced(size_t at, uint8_t scope, const std::byte* p, size_t extra) {

@@ -24,6 +24,9 @@ struct TraceRegion {
   uint64_t address = 0, length = 0, file_offset = 0, file_size = 0, device = 0, inode = 0;
   uint64_t content_end = 0;  // past the furthest base page or line the trace records in it (or write, if written)
   bool written = false;      // the runtime's view of a file written with write(2) (trace::RegionHow::written)
+  // The file had no name when the region was declared (O_TMPFILE): `path` is the first name a later link gave
+  // it, "" where none did.
+  bool nameless = false;
 };
 
 struct TraceModule {

@@ -42,7 +42,7 @@
 namespace pmlab::crash::exec::trace {
 
 inline constexpr char kMagic[8] = {'P', 'M', 'L', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kVersion = 9;
+inline constexpr uint32_t kVersion = 10;
 inline constexpr uint32_t kLineBytes = 64;
 inline constexpr uint32_t kPageBytes = 4096;
 inline constexpr uint32_t kNoRegion = 0xffffffffu;
@@ -119,8 +119,10 @@ enum class RegionHow : uint8_t { mapped = 0, written = 1 };
 
 struct RegionRecord {
   uint32_t id;
-  uint32_t path_bytes;  // the path follows, not terminated
-  uint64_t address;     // where the run mapped it
+  // The path follows, not terminated. 0: the file had no name then (O_TMPFILE, or unlinked while open), and
+  // has one only from a link that names it (a gone record, GoneCall::link).
+  uint32_t path_bytes;
+  uint64_t address;  // where the run mapped it
   uint64_t length;
   uint64_t file_offset;
   uint64_t file_size;

@@ -28,7 +28,8 @@ void describe_trace(TracedRun& run, const TraceFile& t, const Replay& replay, ui
                         "--schedules N traces the program again with its threads paused at persistence calls, so "
                         "that they interleave otherwise");
   run.notes.insert(run.notes.end(), t.notes().begin(), t.notes().end());
-  for (const ImageFile& f : replay.files()) run.files.push_back(f.directory ? f.path + "/" : f.path);
+  for (const ImageFile& f : replay.files())
+    run.files.push_back(f.directory ? f.path + "/" : f.path.empty() ? "(a file with no name, never linked)" : f.path);
   if (!t.complete()) run.notes.push_back("the trace ends before the program's exit: no crash point at exit");
 }
 
