@@ -1,5 +1,6 @@
-// --metadata at-own-sync against a reference written from its definition: random runs of files made,
-// renamed (over others too), linked, removed (a name at a time), cut and extended in two directories, with
+// --metadata at-own-sync against a reference written from its definition: random runs of files made (some
+// without a name, as O_TMPFILE makes them, named by their first link), renamed (over others too), linked,
+// removed (a name at a time), cut and extended in two directories, with
 // syncs of files and directories between. The replay keeps what is durable as it goes; the reference works out, at
 // every crash point and from the whole history, which changes a sync before it made durable, and what a crash that
 // keeps those and a prefix of the rest leaves.
@@ -131,11 +132,16 @@ RandomRun random_run(uint32_t seed) {
   Files now(kFiles), start(kFiles);
   std::vector<std::string> paths(kFiles);
   std::vector<Names> link_paths(kFiles);
-  std::vector<bool> made(kFiles, false);
+  std::vector<bool> made(kFiles, false), nameless(kFiles, false), named(kFiles, false);
   for (size_t f = 0; f < kFiles; ++f) {
-    paths[f] = dirs[f % 2] + "/f" + std::to_string(f);
-    now[f] = start[f] = {false, "f" + std::to_string(f), 0, {}};
+    // A file made without a name is known by the name its first link will give it.
+    nameless[f] = pick(3) == 0;
+    const std::string name = (nameless[f] ? "u" : "f") + std::to_string(f);
+    paths[f] = dirs[nameless[f] ? pick(2) : f % 2] + "/" + name;
+    now[f] = start[f] = {false, name, 0, {}};
   }
+  // Made, without a name, and not linked yet: in no image, but its length is a change of its own.
+  auto unnamed = [&](size_t f) { return made[f] && nameless[f] && !named[f]; };
   std::vector<Change> changes;
   std::vector<Sync> syncs;
   std::vector<size_t> points;  // each crash point's place
@@ -168,12 +174,14 @@ RandomRun random_run(uint32_t seed) {
     ++at;
     const size_t f = pick(kFiles);
     switch (pick(8)) {
-      case 0:  // made: first written, at its path
+      case 0:  // made: first written, at its path (or at none)
         if (made[f]) break;
         made[f] = true;
-        b.region(static_cast<uint32_t>(f), 4096, paths[f], 0, 1, 10 + f);
-        std::get<0>(now[f]) = true;
-        changes.push_back({at, true, {{f, now[f]}}, {dir_of(paths[f])}, false});
+        b.region(static_cast<uint32_t>(f), 4096, nameless[f] ? "" : paths[f], 0, 1, 10 + f);
+        if (!nameless[f]) {
+          std::get<0>(now[f]) = true;
+          changes.push_back({at, true, {{f, now[f]}}, {dir_of(paths[f])}, false});
+        }
         std::get<2>(now[f]) = 4096;
         changes.push_back({at, false, {{f, now[f]}}, {}, false});
         break;
@@ -206,7 +214,14 @@ RandomRun random_run(uint32_t seed) {
         changes.push_back({at, true, {{f, now[f]}}, {dir_of(path)}, false});
         break;
       }
-      case 7: {  // linked: a new name beside those it has
+      case 7: {  // linked: a new name beside those it has, or the first of one made without
+        if (unnamed(f)) {
+          gone(f, trace::GoneCall::link, paths[f], "");
+          named[f] = true;
+          std::get<0>(now[f]) = true;
+          changes.push_back({at, true, {{f, now[f]}}, {dir_of(paths[f])}, false});
+          break;
+        }
         if (!present(f)) break;
         const std::string to = dirs[pick(2)] + "/l" + std::to_string(names++);
         gone(f, trace::GoneCall::link, to, "");
@@ -216,7 +231,7 @@ RandomRun random_run(uint32_t seed) {
         break;
       }
       case 3: {  // cut or extended
-        if (!present(f)) break;
+        if (!present(f) && !unnamed(f)) break;
         const size_t length = pick(9) * 1024, was = std::get<2>(now[f]);
         if (length == was) break;
         b.add(trace::Kind::resize, trace::ResizeRecord{0x43, 1, 10 + f, length});
@@ -248,6 +263,14 @@ RandomRun random_run(uint32_t seed) {
   }
   points.push_back(++at);
   b.exit();
+  // One that no link named has no name at all.
+  for (size_t f = 0; f < kFiles; ++f) {
+    if (!unnamed(f)) continue;
+    std::get<1>(start[f]) = "";
+    for (Change& c : changes)
+      for (auto& [g, state] : c.after)
+        if (g == f) std::get<1>(state) = "";
+  }
   RandomRun run{b.bytes(), {}};
   // The replay images the files the run made, in order; the others are no part of it.
   auto imaged = [&](const Files& all) {

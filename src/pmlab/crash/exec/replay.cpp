@@ -249,9 +249,13 @@ void Replay::file_reaches(size_t file, uint64_t end, Presence& files) const {
   const size_t reached = static_cast<size_t>(std::min<uint64_t>(end, files_[file].size));
   if (reached <= length) return;
   length = reached;
-  // Where a change waits for a sync of the file, so does the length of one in no image yet (O_TMPFILE's before
-  // its link), or taken away by an unlink that may not be durable.
-  files.changed = files.changed || files.files[file].present || metadata_ == MetadataDurability::at_own_sync;
+  files.changed = files.changed || length_matters(files, file);
+}
+
+// Where a change waits for a sync of the file, so does the length of one in no image yet (O_TMPFILE's before
+// its link), or taken away by an unlink that may not be durable.
+bool Replay::length_matters(const Presence& files, size_t file) const {
+  return files.files[file].present || metadata_ == MetadataDurability::at_own_sync;
 }
 
 void Replay::NotDurable::make(std::vector<FileAtCrash>& now) const {
@@ -403,13 +407,13 @@ void Replay::file_resized(const TraceRecord& rec, Presence& files, LineModel& mo
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
     const size_t length = static_cast<size_t>(std::min<uint64_t>(r.length, files_[f].size));
-    if (metadata_ != MetadataDurability::at_call && files.files[f].present && files.files[f].length > length) {
+    if (metadata_ != MetadataDurability::at_call && length_matters(files, f) && files.files[f].length > length) {
       files.new_cut = cut_content(f, length, files.files[f].length, files.changes_since_sync, model);
       if (metadata_ == MetadataDurability::at_sync) files.cuts.push_back(std::move(files.new_cut));
     }
     model.discard(files_[f].base + length, files_[f].size - length);
     files.files[f].length = length;
-    files.changed = files.changed || files.files[f].present;
+    files.changed = files.changed || length_matters(files, f);
   }
 }
 

@@ -244,6 +244,8 @@ class Replay {
   void file_reached(const RegionPlace& place, const Reach& reach, Presence& files) const;
   // File `file` now reaches `end` (a file offset): it is at least that long.
   void file_reaches(size_t file, uint64_t end, Presence& files) const;
+  // Whether a change of file `file`'s length is one a crash may lose (it changes what a crash may leave).
+  bool length_matters(const Presence& files, size_t file) const;
   void file_resized(const TraceRecord& rec, Presence& files, LineModel& model) const;
   // What the `change`th change since the last sync, a cut of `file` from `was` bytes to `length`, takes: as
   // the model holds it durable.
