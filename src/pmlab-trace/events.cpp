@@ -391,6 +391,45 @@ bool traced_file_at(int dirfd, const char* path, TracedFile* file, int at_flags)
   return true;
 }
 
+void arriving(int to_dir, const char* to) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || tls_depth > 0 || to == nullptr || t.pools_viewed) return;
+  const int saved_errno = errno;
+  ++tls_depth;
+  const std::string full = absolute_path(to_dir, to);
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active && is_pool_path(t, full)) view_untouched_pools(t, true);
+  }
+  --tls_depth;
+  errno = saved_errno;
+}
+
+bool file_arrived(int from_dir, const char* from, int to_dir, const char* to, TracedFile* file) noexcept {
+  Tracer& t = tracer();
+  if (!t.active || tls_depth > 0 || to == nullptr || (t.pool_dirs.empty() && t.pool_paths.empty())) return false;
+  const int saved_errno = errno;
+  ++tls_depth;
+  bool arrived = false;
+  const int fd = ::openat(to_dir, to, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  struct stat st {};
+  if (fd >= 0 && fstat(fd, &st) == 0) {
+    std::lock_guard lock(t.mutex);
+    arrived = t.active && view_arrived(t, fd, st);
+    if (arrived && !t.arrived_noted) {
+      t.arrived_noted = true;
+      note(t, absolute_path(to_dir, to) +
+                  " came into the --pool files from outside them: what was written to it before is taken as "
+                  "durable when it came (writes outside the --pool files are not traced)");
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  if (arrived) *file = {st.st_dev, st.st_ino, from != nullptr ? absolute_path(from_dir, from) : std::string()};
+  --tls_depth;
+  errno = saved_errno;
+  return arrived;
+}
+
 std::string directory_path(int dirfd, const char* path) noexcept {
   Tracer& t = tracer();
   if (!t.active || tls_depth > 0 || path == nullptr || t.pool_dirs.empty()) return "";

@@ -84,16 +84,20 @@ int traced_removal(void* ra, int dirfd, const char* path, int over_dir, const ch
   pmlab_trace::TracedFile named, replaced;
   const std::string moved = call == trace::GoneCall::rename ? pmlab_trace::directory_renaming(dirfd, path) : "";
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named);
+  if (!was_named && over != nullptr) pmlab_trace::arriving(over_dir, over);
   const bool was_replaced = over != nullptr && pmlab_trace::traced_file_at(over_dir, over, &replaced);
   const int r = remove();
   if (r == 0 && !moved.empty()) pmlab_trace::directory_renamed(moved, over_dir, over);
-  if (r == 0 && (was_named || was_replaced)) {
+  // A file renamed in from outside is seen from here on, before the file it replaced goes: one change.
+  const bool arrived = r == 0 && !was_named && moved.empty() && call == trace::GoneCall::rename && !exchange &&
+                       pmlab_trace::file_arrived(dirfd, path, over_dir, over, &named);
+  if (r == 0 && (was_named || arrived || was_replaced)) {
     const int saved_errno = errno;
     // The replaced file first: the renamed one then takes its path. Exchanged, it is at the source now.
     if (was_replaced && exchange)
       pmlab_trace::file_gone(replaced, trace::GoneCall::exchange, reinterpret_cast<uintptr_t>(ra), dirfd, path);
     else if (was_replaced) pmlab_trace::file_gone(replaced, call, reinterpret_cast<uintptr_t>(ra));
-    if (was_named && call == trace::GoneCall::rename)
+    if ((was_named || arrived) && call == trace::GoneCall::rename)
       pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra), over_dir, over);
     else if (was_named) pmlab_trace::file_gone(named, call, reinterpret_cast<uintptr_t>(ra));
     errno = saved_errno;
@@ -107,8 +111,9 @@ template <class Link>
 int traced_link(void* ra, int dirfd, const char* path, int to_dir, const char* to, int at_flags, Link&& link) {
   pmlab_trace::TracedFile named;
   const bool was_named = pmlab_trace::traced_file_at(dirfd, path, &named, at_flags);
+  if (!was_named) pmlab_trace::arriving(to_dir, to);
   const int r = link();
-  if (r == 0 && was_named) {
+  if (r == 0 && (was_named || pmlab_trace::file_arrived(dirfd, path, to_dir, to, &named))) {
     const int saved_errno = errno;
     pmlab_trace::file_gone(named, trace::GoneCall::link, reinterpret_cast<uintptr_t>(ra), to_dir, to);
     errno = saved_errno;

@@ -94,11 +94,14 @@ bool is_pool_file(Tracer& t, int fd) {
   if (std::find(t.pools.begin(), t.pools.end(), id) != t.pools.end()) return true;
   // A --pool file the program made after it started, or a file below a --pool directory: by its path.
   const std::string path = path_of(fd);
-  if (path == "?") return false;
+  return path != "?" && is_pool_path(t, path);
+}
+
+bool is_pool_path(const Tracer& t, const std::string& path) {
   if (below_pool_dir(t, path)) return true;
   for (const auto& p : t.pool_paths) {
     char* real = realpath(p.c_str(), nullptr);
-    const bool same = real != nullptr && path == real;
+    const bool same = path == (real != nullptr ? std::string(real) : p);
     std::free(real);
     if (same) return true;
   }

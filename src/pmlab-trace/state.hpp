@@ -206,6 +206,7 @@ struct Tracer {
   bool async_msync = false;          // noted once
   bool private_pool = false;         // noted once
   bool cut_while_mapped = false;     // noted once
+  bool arrived_noted = false;        // a file that came into the --pool directories, noted once
   bool pools_viewed = false;         // view_untouched_pools ran
   bool started_traced = false;       // the process pmlab started (not one it started in turn)
   // (device, inode) of the files a write(2) was found not to be a --pool file: a write's test costs a
@@ -232,6 +233,8 @@ std::string path_of(int fd);
 // Reads PMLAB_TRACE_POOLS, paths separated by colons: a directory's files are pools, each anywhere below it.
 void read_pools(Tracer& t, const std::string& list);
 bool is_pool_file(Tracer& t, int fd);
+// `path` (absolute, resolved where it exists) is a --pool file's or lies below a --pool directory.
+bool is_pool_path(const Tracer& t, const std::string& path);
 // The --pool files' paths, then the regular files now below each --pool directory.
 std::vector<std::string> pool_files(const Tracer& t);
 // `path` (absolute) lies below one of the --pool directories.
@@ -245,7 +248,14 @@ void record_pool_directories(Tracer& t);
 // file call, a view of each --pool file that no region shows yet (the lock held): its content then is where
 // the run started, and a crash image holds it also where the run only renames another file over it. Not in
 // a process that one started (a shell's program is traced, but which files are its own is not known).
-void view_untouched_pools(Tracer& t);
+// `now`: whether or not the process has mapped or written persistent memory yet (a file is coming in).
+void view_untouched_pools(Tracer& t, bool now = false);
+
+// The file `fd` (`st`), which the program has just renamed or linked into a --pool directory (or to a --pool
+// path) from outside, gets a view of its own (the lock held): a region that names no file, its content then
+// the starting point, so that the move's record that follows gives it its name. False where the file is none
+// of that (not a regular file, traced already, or still outside).
+bool view_arrived(Tracer& t, int fd, const struct stat& st);
 
 // At the exit (the lock held): what the program stored through its mappings is recorded; where a file written
 // by calls, and never mapped, differs from what those calls recorded, something the runtime does not see

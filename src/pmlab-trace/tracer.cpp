@@ -199,7 +199,7 @@ void append_region(Tracer& t, Region& r, trace::RegionHow how) {
 // A new region of the file `path` (`st`), `length` bytes of it from `offset` at `begin`, with its shadow:
 // given the next id and declared in the trace, after the loaded objects (once), which name its calls.
 Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, const std::string& path,
-               const struct stat& st, uint64_t offset, trace::RegionHow how) {
+               const struct stat& st, uint64_t offset, trace::RegionHow how, bool nameless = false) {
   if (!t.modules_written) {
     dl_iterate_phdr(write_module, &t);
     t.modules_written = true;
@@ -210,7 +210,7 @@ Region declare(Tracer& t, uintptr_t begin, size_t length, std::byte* shadow, con
   r.end = begin + ((length + kPageBytes - 1) & ~size_t{kPageBytes - 1});
   r.shadow = shadow;
   r.path = path;
-  r.nameless = st.st_nlink == 0;
+  r.nameless = nameless || st.st_nlink == 0;
   r.written_by_calls = how == trace::RegionHow::written;
   const std::pair<uint64_t, uint64_t> file{st.st_dev, st.st_ino};
   if (!r.written_by_calls && std::find(t.mapped_files.begin(), t.mapped_files.end(), file) == t.mapped_files.end())
@@ -297,14 +297,16 @@ size_t page_up(uint64_t n) { return static_cast<size_t>((n + kPageBytes - 1) & ~
 bool written_pool(Tracer& t, int fd, const struct stat& st) {
   const std::pair<uint64_t, uint64_t> id{st.st_dev, st.st_ino};
   if (std::find(t.not_pools.begin(), t.not_pools.end(), id) != t.not_pools.end()) return false;
-  if (is_pool_file(t, fd)) return true;
+  // One the trace knows is one whatever name the descriptor was opened by (a file linked in from outside).
+  if (traces_file(t, st.st_dev, st.st_ino) || is_pool_file(t, fd)) return true;
   t.not_pools.push_back(id);
   return false;
 }
 
 // The view of the file `fd` (`st`) as far as byte `end`, made or grown. A new view's pages past the old one's
-// are a starting point; the view is a new region (the old one ends), its shadow the old one's, moved.
-Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
+// are a starting point; the view is a new region (the old one ends), its shadow the old one's, moved. A new
+// one `nameless` gives its file no name in the trace (it has one only from a rename or link that follows).
+Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end, bool nameless = false) {
   Region* old = view_of(t, st.st_dev, st.st_ino);
   if (old != nullptr && end <= old->record.length) return old;
   const size_t old_bytes = old != nullptr ? old->end - old->begin : 0;
@@ -328,7 +330,7 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
     return nullptr;
   }
   Region v = declare(t, reinterpret_cast<uintptr_t>(view), bytes, static_cast<std::byte*>(shadow), path, st, 0,
-                     trace::RegionHow::written);
+                     trace::RegionHow::written, nameless && old == nullptr);
   if (old != nullptr) {
     const trace::UnmapRecord rec{old->id, 0};
     t.file.append(trace::Kind::unmap, 0, &rec, sizeof rec);
@@ -345,8 +347,8 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end) {
 }
 }  // namespace
 
-void detail::view_untouched_pools(Tracer& t) {
-  if (t.pools_viewed || !t.active || !t.started_traced || t.regions.empty()) return;
+void detail::view_untouched_pools(Tracer& t, bool now) {
+  if (t.pools_viewed || !t.active || !t.started_traced || (t.regions.empty() && !now)) return;
   t.pools_viewed = true;
   for (const std::string& p : pool_files(t)) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
@@ -357,6 +359,12 @@ void detail::view_untouched_pools(Tracer& t) {
     if (untouched) file_view(t, fd, st, static_cast<uint64_t>(st.st_size));
     ::close(fd);
   }
+}
+
+bool detail::view_arrived(Tracer& t, int fd, const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || traces_file(t, st.st_dev, st.st_ino) || !is_pool_file(t, fd)) return false;
+  std::erase(t.not_pools, std::pair<uint64_t, uint64_t>{st.st_dev, st.st_ino});
+  return file_view(t, fd, st, static_cast<uint64_t>(st.st_size), true) != nullptr;
 }
 
 bool written_pool_file(int fd) noexcept {

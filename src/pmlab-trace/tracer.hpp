@@ -105,6 +105,14 @@ struct TracedFile {
   std::string path;  // traced_file_at: the name the call is about to take away, move or link
 };
 bool traced_file_at(int dirfd, const char* path, TracedFile* file, int at_flags = AT_SYMLINK_NOFOLLOW) noexcept;
+// The program is about to rename or link a file that is none of the persistent files to `to` (at `to_dir`):
+// where that is a --pool path or below a --pool directory, the --pool files as they are now are where the
+// run starts (a file the move replaces among them).
+void arriving(int to_dir, const char* to) noexcept;
+// The program has renamed or linked the file at `from` (at `from_dir`), which is none of the persistent files,
+// to `to` (at `to_dir`): where that is a --pool path or below a --pool directory, the file is one from now on,
+// with its content then as its starting point, and `file` says which (the rename's or link's record follows).
+bool file_arrived(int from_dir, const char* from, int to_dir, const char* to, TracedFile* file) noexcept;
 // The program made (`made`) or removed the directory `path` at `dirfd`; `full` is its absolute path, which a
 // removal reads before the call (directory_path). A directory below a --pool directory is recorded.
 std::string directory_path(int dirfd, const char* path) noexcept;

@@ -26,6 +26,7 @@ const std::string kMaildir = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/
 const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/new_records.py";
 const std::string kHardLinks = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/hard_links.py";
 const std::string kUnnamedRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/unnamed_records.py";
+const std::string kArrivedRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/arrived_records.py";
 const std::string kExchanged = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/exchanged.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
@@ -389,6 +390,50 @@ TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
       testing::crash_exec("", "python3 " + kUnnamedRecords + " check {}", dir.file("domains"),
                           {"--pool", records, "--granularity", "line", "--budget", "30", "--domain", "adr,eadr"},
                           {"python3", kUnnamedRecords, "run", records, "3"});
+  EXPECT_EQ(domains.exit_code, 0) << domains.err;
+  EXPECT_NE(domains.err.find("removed " + records + "/record-1, which the first traced run created"), std::string::npos)
+      << domains.err;
+}
+
+// A file written outside the --pool directory and renamed or linked into it is there from that call on, with
+// what it held then (untraced writes, taken as durable), and what the program writes to it after is traced,
+// also through a descriptor opened by its name outside. Its name waits for the directory's sync where
+// --metadata says so; one renamed over a --pool file replaces it in one change. Without --setup, the next
+// domain's run starts without the records the first brought in.
+TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
+  testing::TempDir dir;
+  const std::string records = dir.file("records"), outside = dir.file("outside");
+  const std::string fresh = "rm -rf " + records + " " + outside + " && mkdir " + records + " " + outside;
+  auto run = [&](const std::string& metadata, const std::string& how) {
+    const bool over = how == "over";
+    return testing::crash_exec(fresh + (over ? " && python3 " + kArrivedRecords + " init " + records : ""),
+                               "python3 " + kArrivedRecords + " check {}" + (over ? " over" : ""),
+                               dir.file(metadata + how),
+                               {"--pool", records, "--granularity", "line", "--budget", "40", "--metadata", metadata},
+                               {"python3", kArrivedRecords, "run", records, outside, "3", how});
+  };
+  for (const char* how : {"rename", "link"})
+    for (const char* metadata : {"at-call", "at-own-sync"}) {
+      const auto o = run(metadata, how);
+      EXPECT_EQ(o.exit_code, 0) << metadata << " " << how << ": " << o.err;
+      EXPECT_GT(o.metric("line", "states_checked"), 30u) << metadata << " " << how << ": " << o.err;
+      EXPECT_NE(o.err.find("/record-1 came into the --pool files from outside them"), std::string::npos) << o.err;
+    }
+  const auto unsynced = run("at-own-sync", "unsynced-dir");
+  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
+  EXPECT_NE(unsynced.err.find("record-1 is not there, but its operation had returned"), std::string::npos)
+      << unsynced.err;
+  const auto over = run("at-sync", "over");
+  EXPECT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_GT(over.metric("line", "states_checked"), 4u) << over.err;
+  std::filesystem::remove_all(records);
+  std::filesystem::remove_all(outside);
+  std::filesystem::create_directories(records);
+  std::filesystem::create_directories(outside);
+  const auto domains =
+      testing::crash_exec("", "python3 " + kArrivedRecords + " check {}", dir.file("domains"),
+                          {"--pool", records, "--granularity", "line", "--budget", "20", "--domain", "adr,eadr"},
+                          {"python3", kArrivedRecords, "run", records, outside, "3", "link"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
   EXPECT_NE(domains.err.find("removed " + records + "/record-1, which the first traced run created"), std::string::npos)
       << domains.err;

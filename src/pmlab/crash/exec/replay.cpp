@@ -220,7 +220,9 @@ Replay::Presence Replay::initial_presence() const {
     p.files[f].present = !r.nameless && r.file_size != 0 &&
                          std::none_of(files_.begin(), files_.begin() + static_cast<std::ptrdiff_t>(f),
                                       [&](const ImageFile& e) { return e.path == files_[f].path; });
-    if (p.files[f].present) p.files[f].length = std::min<size_t>(declared_extent(r), files_[f].size);
+    // So is one without a name yet that was not empty (renamed in from outside), once it is named.
+    if (r.file_size != 0 && (p.files[f].present || r.nameless))
+      p.files[f].length = std::min<size_t>(declared_extent(r), files_[f].size);
   }
   return p;
 }

@@ -78,7 +78,13 @@ void Replay::file_gone(const TraceRecord& rec, Presence& files) const {
   const auto [to, from] = TraceFile::gone_paths(rec.payload);
   for (size_t f = 0; f < files_.size(); ++f) {
     if (files_[f].directory || files_[f].device != r.device || files_[f].inode != r.inode) continue;
-    if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link)) name_added(f, to, files);
+    // A name it kept outside (it was linked in from there) is in no crash image: taking it away changes
+    // nothing there, and a rename from it names the file once more.
+    const std::vector<std::string>& links = files.link_paths[f];
+    const bool from_outside = from != files.paths[f] && std::find(links.begin(), links.end(), from) == links.end() &&
+                              trace_.outside_name(from, files.paths[f]);
+    if (from_outside && to.empty()) continue;
+    if (rec.flags == static_cast<uint8_t>(trace::GoneCall::link) || from_outside) name_added(f, to, files);
     else if (to.empty()) name_removed(f, from, true, files);
     // The other file of an exchange is still at `to` until the rename's record that follows moves it.
     else name_moved(f, from, to, files, rec.flags != static_cast<uint8_t>(trace::GoneCall::exchange));

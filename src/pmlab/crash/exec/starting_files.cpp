@@ -70,6 +70,10 @@ std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace)
       return;
     }
     auto name = std::find(of.begin(), of.end(), from);
+    if (name == of.end() && !of.empty() && trace.outside_name(from, of.front())) {  // one it kept outside
+      if (!to.empty() && std::find(of.begin(), of.end(), to) == of.end()) of.push_back(to);
+      return;
+    }
     if (name == of.end()) name = of.begin();  // a name the trace does not say: its first
     if (name == of.end()) return;
     if (to.empty()) of.erase(name);

@@ -257,8 +257,10 @@ Status TraceFile::read_gone(size_t at, uint8_t call, const std::byte* p, size_t 
       call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::exchange);
   if (names && r.path_bytes == 0) return bad(at, "a link or an exchange with no new name");
   if (r.path_bytes > extra || r.from_bytes > extra - r.path_bytes) return bad(at, "a file's path runs past its record");
-  // A file without a name is known by the first a link gives it.
-  if (call == static_cast<uint8_t>(trace::GoneCall::link))
+  // A file without a name is known by the first a link gives it, or a rename that brings it in from outside
+  // the --pool files.
+  if (r.path_bytes > 0 &&
+      (call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::rename)))
     for (auto& [id, region] : regions_)
       if (region.nameless && region.path.empty() && region.device == r.device && region.inode == r.inode)
         region.path = gone_paths(p).first;
@@ -333,6 +335,10 @@ size_t TraceFile::directory_entry(size_t record_offset) const {
 }
 
 bool TraceFile::below_a_pool_directory(const std::string& path) const { return root_of(roots_, path) != nullptr; }
+
+bool TraceFile::outside_name(const std::string& name, const std::string& first) const {
+  return !name.empty() && !below_a_pool_directory(name) && below_a_pool_directory(first);
+}
 
 std::string TraceFile::image_name(const std::string& path) const {
   if (const std::string* root = root_of(roots_, path)) return path.substr(root->size() + (*root == "/" ? 0 : 1));

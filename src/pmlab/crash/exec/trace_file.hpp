@@ -24,8 +24,8 @@ struct TraceRegion {
   uint64_t address = 0, length = 0, file_offset = 0, file_size = 0, device = 0, inode = 0;
   uint64_t content_end = 0;  // past the furthest base page or line the trace records in it (or write, if written)
   bool written = false;      // the runtime's view of a file written with write(2) (trace::RegionHow::written)
-  // The file had no name when the region was declared (O_TMPFILE): `path` is the first name a later link gave
-  // it, "" where none did.
+  // The file had no name when the region was declared (O_TMPFILE), or none below the --pool files: `path` is
+  // the first name a later link or rename gave it, "" where none did.
   bool nameless = false;
 };
 
@@ -93,6 +93,9 @@ class TraceFile {
   std::string image_name(const std::string& path) const;
   // Whether `path` lies below a --pool directory.
   bool below_a_pool_directory(const std::string& path) const;
+  // Whether `name`, a name a call took from a file whose first name is `first`, is one no crash image holds: it
+  // lies outside the --pool directories, and `first` below one (a file linked in keeps its name outside).
+  bool outside_name(const std::string& name, const std::string& first) const;
   // The directories below the --pool directories the trace names (there when the run started, or made,
   // removed or moved by it), each with whether it was there at the start: one entry a directory, by the path
   // it was first named at (a directory made where another was removed or moved from is one of its own).

@@ -119,8 +119,9 @@ enum class RegionHow : uint8_t { mapped = 0, written = 1 };
 
 struct RegionRecord {
   uint32_t id;
-  // The path follows, not terminated. 0: the file had no name then (O_TMPFILE, or unlinked while open), and
-  // has one only from a link that names it (a gone record, GoneCall::link).
+  // The path follows, not terminated. 0: the file had no name then (O_TMPFILE, or unlinked while open), or
+  // none below the --pool files (it is being renamed or linked in from outside them), and has one only from a
+  // link or rename that names it (a gone record that follows).
   uint32_t path_bytes;
   uint64_t address;  // where the run mapped it
   uint64_t length;
