@@ -228,6 +228,24 @@ bool syncs_any(Tracer& t, const SyncedFiles& which) {
 }
 }  // namespace
 
+namespace {
+// A sync of a file that is none of the persistent files: where changes of the file system wait for a sync
+// (--metadata at-sync, a journal's commit), this one commits those the run made, so it is a crash point,
+// once the run traces any file.
+void other_file_synced(Tracer& t, const SyncedFiles& which, uintptr_t site) {
+  before_event();
+  ++tls_depth;
+  {
+    std::lock_guard lock(t.mutex);
+    if (t.active && (!t.regions.empty() || !t.pool_dirs.empty())) {
+      synced_record(t, which.scope, which.device, which.inode);
+      fence_record(t, site, trace::FenceCall::other_file_sync);
+    }
+  }
+  --tls_depth;
+}
+}  // namespace
+
 void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::FenceCall> fence) noexcept {
   Tracer& t = tracer();
   if (t.active && which.scope == SyncedFiles::Scope::directory) {
@@ -246,7 +264,11 @@ void synced(const SyncedFiles& which, uintptr_t site, std::optional<trace::Fence
     --tls_depth;
     return;
   }
-  if (!t.active || !syncs_any(t, which)) return;
+  if (!t.active) return;
+  if (!syncs_any(t, which)) {
+    if (fence && which.scope == SyncedFiles::Scope::file) other_file_synced(t, which, site);
+    return;
+  }
   before_event();
   ++tls_depth;
   {

@@ -403,7 +403,7 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_option("--metadata", a->metadata,
                   "when a file made, removed, renamed, cut or extended (or a directory below a --pool directory made, "
                   "removed or moved) is durable: at-call (when its call returns; default), at-sync (at the next "
-                  "sync of a traced file or any directory, in order: a crash may lose the "
+                  "sync of any file or directory, in order: a crash may lose the "
                   "changes since the last sync from any one of them on) or at-own-sync (at a sync of what it "
                   "changed: its directory's fsync for a file made, removed or renamed, the file's own sync for its "
                   "length; a crash may lose the changes not yet durable from any one of them on)")

@@ -27,6 +27,7 @@ const std::string kNewRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/ex
 const std::string kHardLinks = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/hard_links.py";
 const std::string kUnnamedRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/unnamed_records.py";
 const std::string kArrivedRecords = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/arrived_records.py";
+const std::string kSyncedElsewhere = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/synced_elsewhere.py";
 const std::string kExchanged = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/exchanged.py";
 const std::string kTruncatedJournal = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/truncated_journal.py";
 const std::string kStdioLog = std::string(PMLAB_SOURCE_DIR) + "/tests/crash/exec/programs/stdio_log.c";
@@ -39,6 +40,18 @@ testing::ExecOutcome exec_log(const testing::TempDir& dir, const std::string& ap
   return testing::crash_exec("rm -f " + pool, kLog + " check {}", dir.file(api + "-" + bug + "-" + granularity),
                              {"--pool", pool, "--granularity", granularity, "--budget", "200"},
                              {kLog, "append", pool, "6", "--api", api, "--bug", bug});
+}
+
+// `o` passed, having judged more than `states` states at line granularity (`what`: which run it was).
+void expect_passed(const testing::ExecOutcome& o, const std::string& what, uint64_t states) {
+  EXPECT_EQ(o.exit_code, 0) << what << ": " << o.err;
+  EXPECT_GT(o.metric("line", "states_checked"), states) << what << ": " << o.err;
+}
+
+// `o` failed, and its output says `text`.
+void expect_failed_saying(const testing::ExecOutcome& o, const std::string& text) {
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find(text), std::string::npos) << o.err;
 }
 
 // `o` failed, with failures at `granularity` every one at a crash point made by `call`, and its output says
@@ -225,8 +238,7 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
       EXPECT_EQ(unsynced.exit_code, 0) << metadata << ": " << unsynced.err;
       continue;
     }
-    EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
-    EXPECT_NE(unsynced.err.find("is not there, but it had returned"), std::string::npos) << unsynced.err;
+    expect_failed_saying(unsynced, "is not there, but it had returned");
     EXPECT_NE(unsynced.err.find("not yet synced lost: record-1 not there"), std::string::npos) << unsynced.err;
   }
   // More names not yet durable than a replay keeps: the earliest are taken as durable, and the run says so.
@@ -254,8 +266,7 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
         program);
   };
   const auto unsynced = exec("unsynced", {});
-  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
-  EXPECT_NE(unsynced.err.find("is not there, but it had returned"), std::string::npos) << unsynced.err;
+  expect_failed_saying(unsynced, "is not there, but it had returned");
   EXPECT_NE(unsynced.err.find(", records not there"), std::string::npos) << unsynced.err;
   const auto synced = exec("synced", {"parent-sync"});
   EXPECT_EQ(synced.exit_code, 0) << synced.err;
@@ -274,8 +285,7 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
   const auto published = exec("publish", {"parent-sync", "publish"}, " publish 3");
   EXPECT_EQ(published.exit_code, 0) << published.err;
   const auto unpublished = exec("publish-unsynced", {"parent-sync", "publish-unsynced"}, " publish 3");
-  EXPECT_EQ(unpublished.exit_code, 1) << unpublished.err;
-  EXPECT_NE(unpublished.err.find("published still named records"), std::string::npos) << unpublished.err;
+  expect_failed_saying(unpublished, "published still named records");
 }
 
 // A mail directory's messages, written to tmp/, synced, and renamed to new/: the directories below the --pool
@@ -296,8 +306,7 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
   EXPECT_EQ(journaled.exit_code, 0) << journaled.err;
   EXPECT_EQ(journaled.metric("line", "crash_points"), 7u) << journaled.err;
   const auto one = exec("at-own-sync", "sync-new");
-  EXPECT_EQ(one.exit_code, 1) << one.err;
-  EXPECT_NE(one.err.find("new/msg-1 is not there, but its delivery had returned"), std::string::npos) << one.err;
+  expect_failed_saying(one, "new/msg-1 is not there, but its delivery had returned");
   const auto both = exec("at-own-sync", "sync-both");
   EXPECT_EQ(both.exit_code, 0) << both.err;
   EXPECT_GT(both.metric("line", "states_checked"), 40u) << both.err;
@@ -328,8 +337,7 @@ TEST(CrashExecWrites, WhatIsMovedOutOfAPoolDirectoryLeavesItsImages) {
                             "python3 " + kMaildir + " check {} archive 3", dir.file(metadata + "-" + archive),
                             {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                             {"python3", kMaildir, "deliver", box, "3", "sync-both", archive});
-    EXPECT_EQ(o.exit_code, 0) << how << ": " << o.err;
-    EXPECT_GT(o.metric("line", "states_checked"), 40u) << how << ": " << o.err;
+    expect_passed(o, how, 40);
   }
 }
 
@@ -345,8 +353,7 @@ TEST(CrashExecWrites, AMessageDeliveredByALinkStaysInNew) {
                             "python3 " + kMaildir + " check {}", dir.file(std::string("box-") + metadata),
                             {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                             {"python3", kMaildir, "deliver", box, "3", "sync-both", "by-link"});
-    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
-    EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
+    expect_passed(o, metadata, 40);
   }
   std::filesystem::remove_all(box);
   for (const char* sub : {"/tmp", "/new", "/cur"}) std::filesystem::create_directories(box + sub);
@@ -375,15 +382,12 @@ TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
   for (const char* how : {"empty-path", "proc"})
     for (const char* metadata : {"at-call", "at-own-sync"}) {
       const auto o = run(metadata, how);
-      EXPECT_EQ(o.exit_code, 0) << metadata << " " << how << ": " << o.err;
-      EXPECT_GT(o.metric("line", "states_checked"), 30u) << metadata << " " << how << ": " << o.err;
+      expect_passed(o, std::string(metadata) + " " + how, 30);
     }
   const auto data = run("at-call", "unsynced-data");
-  EXPECT_EQ(data.exit_code, 1) << data.err;
-  EXPECT_NE(data.err.find("record-1 is not whole"), std::string::npos) << data.err;
+  expect_failed_saying(data, "record-1 is not whole");
   const auto entry = run("at-own-sync", "unsynced-dir");
-  EXPECT_EQ(entry.exit_code, 1) << entry.err;
-  EXPECT_NE(entry.err.find("record-1 is not there, but its operation had returned"), std::string::npos) << entry.err;
+  expect_failed_saying(entry, "record-1 is not there, but its operation had returned");
   std::filesystem::remove_all(records);
   std::filesystem::create_directories(records);
   const auto domains =
@@ -415,14 +419,11 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   for (const char* how : {"rename", "link"})
     for (const char* metadata : {"at-call", "at-own-sync"}) {
       const auto o = run(metadata, how);
-      EXPECT_EQ(o.exit_code, 0) << metadata << " " << how << ": " << o.err;
-      EXPECT_GT(o.metric("line", "states_checked"), 30u) << metadata << " " << how << ": " << o.err;
+      expect_passed(o, std::string(metadata) + " " + how, 30);
       EXPECT_NE(o.err.find("/record-1 came into the --pool files from outside them"), std::string::npos) << o.err;
     }
   const auto unsynced = run("at-own-sync", "unsynced-dir");
-  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
-  EXPECT_NE(unsynced.err.find("record-1 is not there, but its operation had returned"), std::string::npos)
-      << unsynced.err;
+  expect_failed_saying(unsynced, "record-1 is not there, but its operation had returned");
   const auto over = run("at-sync", "over");
   EXPECT_EQ(over.exit_code, 0) << over.err;
   EXPECT_GT(over.metric("line", "states_checked"), 4u) << over.err;
@@ -437,6 +438,29 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
   EXPECT_NE(domains.err.find("removed " + records + "/record-1, which the first traced run created"), std::string::npos)
       << domains.err;
+}
+
+// A sync of a file that is none of the --pool files (a journal kept elsewhere) is a crash point where changes
+// of the file system wait for a sync: under at-sync, as a journaling file system commits them with it, the
+// renames made before it are durable; syncing nothing loses them; POSIX (at-own-sync) promises them only at
+// a sync of their directory.
+TEST(CrashExecWrites, AnotherFilesSyncCommitsTheRunsRenamesWhereTheyWait) {
+  testing::TempDir dir;
+  const std::string records = dir.file("records"), outside = dir.file("outside");
+  auto run = [&](const std::string& metadata, const std::string& how) {
+    return testing::crash_exec("rm -rf " + records + " " + outside + " && mkdir " + records + " " + outside,
+                               "python3 " + kSyncedElsewhere + " check {}", dir.file(metadata + how),
+                               {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata},
+                               {"python3", kSyncedElsewhere, "run", records, outside, "3", how});
+  };
+  for (const char* metadata : {"at-call", "at-sync"}) {
+    const auto o = run(metadata, "journal-synced");
+    expect_passed(o, metadata, 40);
+  }
+  const auto unsynced = run("at-sync", "nothing-synced");
+  expect_failed_saying(unsynced, "record-1 is not there, but its operation had returned");
+  const auto posix = run("at-own-sync", "journal-synced");
+  expect_failed_saying(posix, "another file's sync");
 }
 
 // A file linked (link, linkat) is in the crash images under each name a crash leaves it, as one file: tables
@@ -454,13 +478,10 @@ TEST(CrashExecWrites, ALinkedFileIsInItsImagesUnderEachName) {
   };
   for (const char* metadata : {"at-call", "at-own-sync"}) {
     const auto o = snapshot(metadata, "");
-    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
-    EXPECT_GT(o.metric("line", "states_checked"), 40u) << metadata << ": " << o.err;
+    expect_passed(o, metadata, 40);
   }
   const auto unsynced = snapshot("at-own-sync", "unsynced-snap");
-  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
-  EXPECT_NE(unsynced.err.find("snap/table-1 is not there, but its operation had returned"), std::string::npos)
-      << unsynced.err;
+  expect_failed_saying(unsynced, "snap/table-1 is not there, but its operation had returned");
   EXPECT_EQ(snapshot("at-sync", "unsynced-snap").exit_code, 0);
 }
 
@@ -476,8 +497,7 @@ TEST(CrashExecWrites, AnExchangeSwapsTwoFilesInOneChange) {
                             "python3 " + kExchanged + " check {}", dir.file(metadata),
                             {"--pool", state, "--granularity", "line", "--budget", "80", "--metadata", metadata},
                             {"python3", kExchanged, "run", state, "3"});
-    EXPECT_EQ(o.exit_code, 0) << metadata << ": " << o.err;
-    EXPECT_GT(o.metric("line", "states_checked"), 10u) << metadata << ": " << o.err;
+    expect_passed(o, metadata, 10);
   }
 }
 
@@ -551,8 +571,7 @@ TEST(CrashExecWrites, APrivateMappingOfThePoolIsToldApart) {
       "m[0:8] = b'12345678'\n";
   const auto o =
       testing::crash_exec("rm -f " + file, "true {}", dir.file("out"), {"--pool", file}, {"python3", "-c", program});
-  EXPECT_EQ(o.exit_code, 1) << o.err;
-  EXPECT_NE(o.err.find("the program mapped no persistent memory"), std::string::npos) << o.err;
+  expect_failed_saying(o, "the program mapped no persistent memory");
   EXPECT_NE(o.err.find(file + " is mapped private and writable"), std::string::npos) << o.err;
 }
 
@@ -604,13 +623,11 @@ TEST(CrashExecWrites, AStdioLogIsTracedThroughItsStreamsCalls) {
             std::string::npos)
       << own_call.err;
   const auto unsynced = exec("unsynced");
-  EXPECT_EQ(unsynced.exit_code, 1) << unsynced.err;
-  EXPECT_NE(unsynced.err.find("appends had returned"), std::string::npos) << unsynced.err;
+  expect_failed_saying(unsynced, "appends had returned");
   // Written anew after every append returned (freopen "w" cuts it): a crash before the new copy is synced
   // finds the log cut, which the cut's record shows; without it the old records would still be there.
   const auto reopened = exec("reopen");
-  EXPECT_EQ(reopened.exit_code, 1) << reopened.err;
-  EXPECT_NE(reopened.err.find("whole records, but 6 appends had returned"), std::string::npos) << reopened.err;
+  expect_failed_saying(reopened, "whole records, but 6 appends had returned");
   const auto removed = exec("removed");
   const nlohmann::json* run = removed.run("line");
   ASSERT_NE(run, nullptr) << removed.err;

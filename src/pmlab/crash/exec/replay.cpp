@@ -167,10 +167,11 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
   const bool at_exit = rec.kind == trace::Kind::exit;
   const auto r = at_exit ? trace::FenceRecord{} : rec.as<trace::FenceRecord>();
   const auto call = at_exit ? trace::FenceCall::fence : static_cast<trace::FenceCall>(rec.flags);
-  const bool sync = call != trace::FenceCall::fence, data = call != trace::FenceCall::directory_sync;
+  const bool sync = call != trace::FenceCall::fence,
+             data = call != trace::FenceCall::directory_sync && call != trace::FenceCall::other_file_sync;
   // A sync after a change of the files orders it, even where the model takes it as durable at once (a real
   // file system needs that sync), so that sync is no empty fence. Where changes are durable at their calls,
-  // a directory's sync makes nothing more durable: no crash point.
+  // a directory's sync, or another file's, makes nothing more durable: no crash point.
   if (!data && metadata_ == MetadataDurability::at_call) {
     files.changes_since_sync = 0;
     return {};

@@ -55,7 +55,7 @@ inline bool in_image(const FileAtCrash& f) noexcept { return f.present && !f.nam
 // directory made, removed or moved) is durable.
 enum class MetadataDurability {
   at_call,  // when its call returns, as where the file system commits such changes synchronously
-  // At the next sync of a traced file or any directory, in the order the changes were made: a crash keeps the
+  // At the next sync of any file or directory, in the order the changes were made: a crash keeps the
   // changes since the last sync up to one of them (ext4's and XFS's journals, committed whole at a sync).
   at_sync,
   // At a sync of what it changed: a file made, removed or renamed at an fsync of its directory (of both, for a

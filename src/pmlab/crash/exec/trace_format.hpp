@@ -183,9 +183,21 @@ struct WritebackRecord {
 // What made a fence: a fence instruction or a library's drain or persist (fence), or a call of the kernel's
 // that synced persistent files, named so that a crash point there reads as the program's own call
 // (dsync_write: a write on a descriptor opened O_DSYNC or O_SYNC; directory_sync: fsync or fdatasync of a
-// directory, which makes its entries durable and writes back no file's data).
-enum class FenceCall : uint8_t { fence = 0, msync, fsync, fdatasync, syncfs, sync, dsync_write, directory_sync };
-inline constexpr FenceCall kLastFenceCall = FenceCall::directory_sync;
+// directory, which makes its entries durable and writes back no file's data; other_file_sync: fsync,
+// fdatasync or msync of a file that is none of the persistent files, which writes back none of theirs and,
+// where a file system journals its metadata, commits their changes of the file system with its own).
+enum class FenceCall : uint8_t {
+  fence = 0,
+  msync,
+  fsync,
+  fdatasync,
+  syncfs,
+  sync,
+  dsync_write,
+  directory_sync,
+  other_file_sync
+};
+inline constexpr FenceCall kLastFenceCall = FenceCall::other_file_sync;
 constexpr const char* to_string(FenceCall c) noexcept {
   switch (c) {
     case FenceCall::fence: return "fence";
@@ -196,6 +208,7 @@ constexpr const char* to_string(FenceCall c) noexcept {
     case FenceCall::sync: return "sync";
     case FenceCall::dsync_write: return "O_DSYNC write";
     case FenceCall::directory_sync: return "directory fsync";
+    case FenceCall::other_file_sync: return "another file's sync";
   }
   return "fence";
 }

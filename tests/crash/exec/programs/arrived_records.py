@@ -10,7 +10,7 @@ is there with both copies; with over, unless DIR/state holds one version whole, 
 import os
 import sys
 
-from versions import held, operation_marks, sync_directory, version
+from versions import held, operation_marks, returned_there, sync_directory, version
 
 mode, directory = sys.argv[1], sys.argv[2]
 state = os.path.join(directory, "state")
@@ -36,9 +36,7 @@ if mode == "check":
             sys.exit(f"{name} does not begin with version {i}")
         if i <= done and content != version(i) * 2:
             sys.exit(f"{name} is {len(content)} bytes, not both copies, but its operation had returned")
-    for i in range(1, done + 1):
-        if not os.path.exists(record(i)):
-            sys.exit(f"record-{i} is not there, but its operation had returned")
+    returned_there(record)
     sys.exit(0)
 
 if mode == "init":

@@ -10,7 +10,7 @@ import ctypes
 import os
 import sys
 
-from versions import held, operation_marks, sync_directory, version
+from versions import held, operation_marks, returned_there, sync_directory, version
 
 AT_FDCWD, AT_SYMLINK_FOLLOW, AT_EMPTY_PATH = -100, 0x400, 0x1000
 
@@ -23,10 +23,7 @@ def record(i):
 
 
 if mode == "check":
-    done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
-    for i in range(1, done + 1):
-        if not os.path.exists(record(i)):
-            sys.exit(f"record-{i} is not there, but its operation had returned")
+    returned_there(record)
     for name in sorted(os.listdir(directory)):
         if not name.startswith("record-"):
             sys.exit(f"{name} is in the directory")

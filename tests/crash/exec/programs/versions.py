@@ -26,6 +26,16 @@ def operation_marks():
         return (lambda: None), (lambda: None)
 
 
+def returned_there(path_of):
+    """The count of operations that had returned (PMLAB_CRASH_OPS_DONE); exits 1 unless the file at path_of(i)
+    is there for each i of them."""
+    done = int(os.environ.get("PMLAB_CRASH_OPS_DONE", "0"))
+    for i in range(1, done + 1):
+        if not os.path.exists(path_of(i)):
+            sys.exit(f"{os.path.basename(path_of(i))} is not there, but its operation had returned")
+    return done
+
+
 def write_new(path, i):
     """Writes version i to a new file at `path` (there must be none) and syncs it with os.fsync."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
