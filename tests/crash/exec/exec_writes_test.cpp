@@ -403,7 +403,8 @@ TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
 // what it held then (untraced writes, taken as durable), and what the program writes to it after is traced,
 // also through a descriptor opened by its name outside. Its name waits for the directory's sync where
 // --metadata says so; one renamed over a --pool file replaces it in one change. Without --setup, the next
-// domain's run starts without the records the first brought in.
+// domain's run starts without the records the first brought in, and with those it moved in from outside
+// back there.
 TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   testing::TempDir dir;
   const std::string records = dir.file("records"), outside = dir.file("outside");
@@ -438,6 +439,20 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
   EXPECT_NE(domains.err.find("removed " + records + "/record-1, which the first traced run created"), std::string::npos)
       << domains.err;
+  // One that was there before the run goes back where it came from.
+  std::filesystem::remove_all(records);
+  std::filesystem::create_directories(records);
+  platform::ProcessSpec prepare;
+  prepare.argv = {"python3", kArrivedRecords, "prepare", outside, "3"};
+  const auto prepared_files = platform::run_process(prepare);
+  ASSERT_TRUE(prepared_files.ok() && prepared_files->ok());
+  const auto prepared =
+      testing::crash_exec("", "python3 " + kArrivedRecords + " check {}", dir.file("prepared"),
+                          {"--pool", records, "--granularity", "line", "--budget", "20", "--domain", "adr,eadr"},
+                          {"python3", kArrivedRecords, "run", records, outside, "3", "prepared"});
+  EXPECT_EQ(prepared.exit_code, 0) << prepared.err;
+  EXPECT_NE(prepared.err.find("moved " + records + "/record-1 back to " + outside + "/tmp-1"), std::string::npos)
+      << prepared.err;
 }
 
 // A sync of a file that is none of the --pool files (a journal kept elsewhere) is a crash point where changes

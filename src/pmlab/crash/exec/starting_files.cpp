@@ -121,10 +121,12 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
     if (std::find(seen.begin(), seen.end(), std::pair{r.device, r.inode}) != seen.end()) continue;
     seen.emplace_back(r.device, r.inode);
     if (r.path.empty()) continue;  // no name, and no link gave it one: nothing of it is left to put back
+    // A file renamed in from outside starts where it came from.
+    const std::string& path = r.came_from.empty() ? r.path : r.came_from;
     // A file the run made at a path after removing the one there (a journal per transaction) is no
     // starting point: the path's first file is.
-    if (std::any_of(s.files_.begin(), s.files_.end(), [&](const File& f) { return f.path == r.path; })) continue;
-    File f{r.path, r.device, r.inode, r.file_size, Action::put_back, "", {}};
+    if (std::any_of(s.files_.begin(), s.files_.end(), [&](const File& f) { return f.path == path; })) continue;
+    File f{path, r.device, r.inode, r.file_size, Action::put_back, "", {}};
     std::optional<Identity> born;  // the file, found by a name it has at the end
     if (const auto names = at_end.find({r.device, r.inode}); names != at_end.end())
       for (const std::string& name : names->second)
@@ -132,7 +134,7 @@ StartingFiles StartingFiles::of(const TraceFile& trace, int64_t cutoff_ns) {
           f.names.push_back(name);
           born = there;
         }
-    const Identity now = identify(r.path);
+    const Identity now = identify(path);
     if (born && !now.is_device && born->birth_known && born->birth_ns > cutoff_ns) {
       f.action = Action::remove;
     } else if (born && (!now.exists || now.device != r.device || now.inode != r.inode)) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <tuple>
 
 #include "pmlab/common/files.hpp"
 
@@ -221,9 +222,9 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
       r.file_size > (uint64_t{1} << 46) || r.file_offset % trace::kPageBytes != 0)
     return bad(at, "region of impossible size or offset");
   const std::string path(reinterpret_cast<const char*>(p + fixed_bytes(trace::Kind::region)), r.path_bytes);
-  regions_[r.id] = {r.id,        path,     r.address, r.length, r.file_offset,
-                    r.file_size, r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written),
-                    path.empty()};
+  regions_[r.id] = {r.id,         path,     r.address, r.length, r.file_offset,
+                    r.file_size,  r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written),
+                    path.empty(), {}};
   return {};
 }
 
@@ -262,8 +263,10 @@ Status TraceFile::read_gone(size_t at, uint8_t call, const std::byte* p, size_t 
   if (r.path_bytes > 0 &&
       (call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::rename)))
     for (auto& [id, region] : regions_)
-      if (region.nameless && region.path.empty() && region.device == r.device && region.inode == r.inode)
-        region.path = gone_paths(p).first;
+      if (region.nameless && region.path.empty() && region.device == r.device && region.inode == r.inode) {
+        std::tie(region.path, region.came_from) = gone_paths(p);
+        if (call == static_cast<uint8_t>(trace::GoneCall::link)) region.came_from.clear();
+      }
   return {};
 }
 

@@ -27,6 +27,7 @@ struct TraceRegion {
   // The file had no name when the region was declared (O_TMPFILE), or none below the --pool files: `path` is
   // the first name a later link or rename gave it, "" where none did.
   bool nameless = false;
+  std::string came_from;  // where that rename took it from (outside the --pool files)
 };
 
 struct TraceModule {

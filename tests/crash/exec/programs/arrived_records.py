@@ -3,7 +3,8 @@ files elsewhere does: `run DIR OUTSIDE N [MODE]` writes version i of a record to
 operation i and syncs it there, renames it to DIR/record-i, writes version i again after it through the
 descriptor it still holds (the record is then 512 bytes), syncs it and syncs DIR. MODE link links it into DIR
 and unlinks it from OUTSIDE instead of renaming; unsynced-dir leaves DIR unsynced; over renames each version
-over DIR/state, which `init DIR` makes (version 0), and writes nothing after. `check DIR [over]` exits 1 unless
+over DIR/state, which `init DIR` makes (version 0), and writes nothing after; prepared renames the tmp-i that
+`prepare OUTSIDE N` wrote before the run, then appends the second copy through a descriptor of its own. `check DIR [over]` exits 1 unless
 each record there begins with its version whole, and each whose operation had returned (PMLAB_CRASH_OPS_DONE)
 is there with both copies; with over, unless DIR/state holds one version whole, one that had returned or later.
 """
@@ -45,22 +46,33 @@ if mode == "init":
         os.fsync(f.fileno())
     sys.exit(0)
 
+if mode == "prepare":
+    for i in range(1, int(sys.argv[3]) + 1):
+        with open(os.path.join(directory, "tmp-%d" % i), "wb") as f:
+            f.write(version(i))
+            os.fsync(f.fileno())
+    sys.exit(0)
+
 outside, how = sys.argv[3], (sys.argv[5] if len(sys.argv) > 5 else "rename")
 begin, end = operation_marks()
 for i in range(1, int(sys.argv[4]) + 1):
     begin()
     tmp = os.path.join(outside, "tmp-%d" % i)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.write(fd, version(i))
-    os.fsync(fd)
-    if how == "over":
-        os.rename(tmp, state)
+    if how == "prepared":  # written before the run: renamed in, then written through a descriptor of its own
+        os.rename(tmp, record(i))
+        fd = os.open(record(i), os.O_WRONLY | os.O_APPEND)
     else:
-        if how == "link":
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, version(i))
+        os.fsync(fd)
+        if how == "over":
+            os.rename(tmp, state)
+        elif how == "link":
             os.link(tmp, record(i))
             os.unlink(tmp)
         else:
             os.rename(tmp, record(i))
+    if how != "over":
         os.write(fd, version(i))
         os.fsync(fd)
     os.close(fd)
