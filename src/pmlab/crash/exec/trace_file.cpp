@@ -225,6 +225,7 @@ Status TraceFile::read_region(size_t at, uint8_t how, const std::byte* p, size_t
   regions_[r.id] = {r.id,         path,     r.address, r.length, r.file_offset,
                     r.file_size,  r.device, r.inode,   0,        how == static_cast<uint8_t>(trace::RegionHow::written),
                     path.empty(), {}};
+  if (path.empty()) unnamed_[{r.device, r.inode}].push_back(r.id);
   return {};
 }
 
@@ -260,13 +261,16 @@ Status TraceFile::read_gone(size_t at, uint8_t call, const std::byte* p, size_t 
   if (r.path_bytes > extra || r.from_bytes > extra - r.path_bytes) return bad(at, "a file's path runs past its record");
   // A file without a name is known by the first a link gives it, or a rename that brings it in from outside
   // the --pool files.
-  if (r.path_bytes > 0 &&
-      (call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::rename)))
-    for (auto& [id, region] : regions_)
-      if (region.nameless && region.path.empty() && region.device == r.device && region.inode == r.inode) {
-        std::tie(region.path, region.came_from) = gone_paths(p);
-        if (call == static_cast<uint8_t>(trace::GoneCall::link)) region.came_from.clear();
-      }
+  const bool gives_a_name =
+      call == static_cast<uint8_t>(trace::GoneCall::link) || call == static_cast<uint8_t>(trace::GoneCall::rename);
+  const auto unnamed = unnamed_.find({r.device, r.inode});
+  if (r.path_bytes == 0 || !gives_a_name || unnamed == unnamed_.end()) return {};
+  for (uint32_t id : unnamed->second) {
+    TraceRegion& region = regions_[id];
+    std::tie(region.path, region.came_from) = gone_paths(p);
+    if (call == static_cast<uint8_t>(trace::GoneCall::link)) region.came_from.clear();
+  }
+  unnamed_.erase(unnamed);
   return {};
 }
 

@@ -148,6 +148,8 @@ class TraceFile {
   std::map<uint32_t, TraceRegion> regions_;
   std::vector<TraceModule> modules_;
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> longest_resize_;
+  // While checking: per file (device, inode), its regions without a name that no link or rename named yet.
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> unnamed_;
   std::vector<std::vector<uint64_t>> stacks_;
   std::vector<std::string> notes_;
   std::vector<std::string> roots_;                         // trace::DirectoryEvent::root
