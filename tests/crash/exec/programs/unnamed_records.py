@@ -1,10 +1,10 @@
 """Records written to files that have no name until they are whole, as O_TMPFILE lets a program make them: `run
 DIR N [MODE]` first leaves two scratch files in DIR that never get a name (one made with O_TMPFILE, one
 unlinked while open, each written and synced), then for each operation i writes version i to a new O_TMPFILE
-file in DIR, syncs it, names it DIR/record-i with linkat(2) and syncs DIR. The name comes from AT_EMPTY_PATH
-on the open file, or with MODE proc from /proc/self/fd/N followed (open(2)'s way for a process without the
-privilege AT_EMPTY_PATH may want). MODE unsynced-data leaves the file's data unsynced, unsynced-dir leaves DIR
-unsynced. `check DIR` exits 1 unless each record whose operation had returned (PMLAB_CRASH_OPS_DONE) is there
+file in DIR, syncs it, names it DIR/record-i with linkat(2) and syncs DIR. The name comes from /proc/self/fd/N
+followed (open(2)'s way), or with MODE empty-path from AT_EMPTY_PATH on the open file, which Linux before 6.10
+grants only with CAP_DAC_READ_SEARCH (`can-name-by-fd DIR` exits 0 where this process may). MODE
+unsynced-data leaves the file's data unsynced, unsynced-dir leaves DIR unsynced. `check DIR` exits 1 unless each record whose operation had returned (PMLAB_CRASH_OPS_DONE) is there
 whole, every record there is whole, and DIR holds nothing else."""
 import ctypes
 import os
@@ -15,7 +15,7 @@ from versions import held, operation_marks, returned_there, sync_directory, vers
 AT_FDCWD, AT_SYMLINK_FOLLOW, AT_EMPTY_PATH = -100, 0x400, 0x1000
 
 mode, directory = sys.argv[1], sys.argv[2]
-how = sys.argv[4] if len(sys.argv) > 4 else "empty-path"
+how = sys.argv[4] if len(sys.argv) > 4 else "proc"
 
 
 def record(i):
@@ -54,12 +54,20 @@ def scratch():
 
 
 def name(fd, path):
-    if how == "proc":
-        r = libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD, path.encode(), AT_SYMLINK_FOLLOW)
-    else:
+    if how == "empty-path":
         r = libc.linkat(fd, b"", AT_FDCWD, path.encode(), AT_EMPTY_PATH)
+    else:
+        r = libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD, path.encode(), AT_SYMLINK_FOLLOW)
     if r != 0:
         sys.exit(f"linkat to {path}: {os.strerror(ctypes.get_errno())}")
+
+
+if mode == "can-name-by-fd":
+    how = "empty-path"
+    probe = os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    name(probe, os.path.join(directory, "named-by-fd"))
+    os.unlink(os.path.join(directory, "named-by-fd"))
+    sys.exit(0)
 
 
 begin, end = operation_marks()
