@@ -3,7 +3,7 @@
 
 A folder under src/pmlab/ is a concept and stands on one floor; a file may include from its own floor and
 the floors below, never from above. A folder on no floor is an error too: a new concept must be placed.
-The preloaded runtime (src/pmlab-trace) links nothing of pmlab's and may include only the trace format it
+The preloaded runtime (src/pmlab-trace) links nothing of pmlab's and may include only the trace and trap formats it
 shares with the simulator.
 
     scripts/check_floors.py [SRC_DIR]      exit 0: no arrow up; 1: the arrows up, one a line
@@ -27,7 +27,7 @@ FLOORS = [
     ("cli",),
 ]
 FLOOR_OF = {folder: level for level, folders in enumerate(FLOORS) for folder in folders}
-TRACE_RUNTIME_MAY_INCLUDE = {"pmlab/crash/exec/trace_format.hpp"}
+TRACE_RUNTIME_MAY_INCLUDE = {"pmlab/crash/exec/trace_format.hpp", "pmlab/crash/exec/trap_format.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(pmlab(?:-trace)?/[^"]+)"', re.MULTILINE)
 
 

@@ -1,8 +1,10 @@
 /* pmlab/trace.h: tell `pmlab crash exec` about persistence a program does with its own instructions.
  *
  * A program that persists through libpmem, libpmem2 or libpmemobj needs nothing: pmlab's preloaded runtime
- * sees those calls. A program with its own flush macros (inline clwb / clflushopt / sfence / movnti) adds
- * one call beside each instruction, e.g.
+ * sees those calls. Nor does a program with its own flush macros (inline clwb / clflushopt / sfence / movnti):
+ * crash exec finds those instructions in its code and traps each as it runs. A program may instead report
+ * them itself (`pmlab crash exec --own-instructions reported`), or report those that cannot be trapped (a
+ * non-temporal store relative to rip), with one call beside each instruction, e.g.
  *
  *     #define MY_CLWB(p)  do { asm volatile("clwb %0" : "+m"(*(volatile char *)(p))); pmlab_flush((p), 64); } while (0)
  *     #define MY_SFENCE() do { pmlab_fence(); asm volatile("sfence" ::: "memory"); } while (0)

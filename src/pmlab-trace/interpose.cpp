@@ -384,17 +384,22 @@ __attribute__((visibility("default"))) int pmem2_deep_flush(pmem2_map* map, void
 
 // --- pmlab/trace.h ------------------------------------------------------------------------------------
 
+// A report from a function whose instructions are trapped is dropped: its trap reported the same.
 __attribute__((visibility("default"))) void pmlab_trace_flush(const void* p, size_t n) {
-  pmlab_trace::writeback(p, n, trace::WritebackKind::flush, caller(__builtin_return_address(0)));
+  const uintptr_t site = caller(__builtin_return_address(0));
+  if (!pmlab_trace::reported_by_traps(site)) pmlab_trace::writeback(p, n, trace::WritebackKind::flush, site);
 }
 __attribute__((visibility("default"))) void pmlab_trace_fence(void) {
-  pmlab_trace::fence(caller(__builtin_return_address(0)));
+  const uintptr_t site = caller(__builtin_return_address(0));
+  if (!pmlab_trace::reported_by_traps(site)) pmlab_trace::fence(site);
 }
 __attribute__((visibility("default"))) void pmlab_trace_persist(const void* p, size_t n) {
-  pmlab_trace::persist(p, n, caller(__builtin_return_address(0)));
+  const uintptr_t site = caller(__builtin_return_address(0));
+  if (!pmlab_trace::reported_by_traps(site)) pmlab_trace::persist(p, n, site);
 }
 __attribute__((visibility("default"))) void pmlab_trace_nt_store(const void* p, size_t n) {
-  pmlab_trace::stored_non_temporal(p, n, caller(__builtin_return_address(0)));
+  const uintptr_t site = caller(__builtin_return_address(0));
+  if (!pmlab_trace::reported_by_traps(site)) pmlab_trace::stored_non_temporal(p, n, site);
 }
 __attribute__((visibility("default"))) int pmlab_trace_active(void) { return pmlab_trace::may_trace() ? 1 : 0; }
 __attribute__((visibility("default"))) void pmlab_trace_op_begin(void) {

@@ -1,8 +1,9 @@
 // What signals mode (write_tracking.hpp) needs of the C library, interposed by preloading like the calls in
 // interpose.cpp: the calls that make the kernel store into the program's memory, whose pages a store
 // must find unprotected (a kernel store cannot take a signal: it would fail with EFAULT), and the calls
-// that set SIGBUS's action or block it (SIGBUS is the runtime's while it takes stores this way). Each
-// forwards to the real function; outside signals mode each adds one test.
+// that set SIGBUS's action or block it (SIGBUS is the runtime's while it takes stores this way); likewise
+// SIGTRAP's, while the program's own instructions are trapped (traps.cpp). Each forwards to the real
+// function; outside signals mode each adds one test.
 //
 // A store the kernel makes by any other call (a raw syscall, io_uring, aio) into a protected page fails
 // with EFAULT in signals mode: faults mode (pmlab crash exec --stores faults) takes those too.
@@ -57,10 +58,15 @@ class KernelStores {
 
 // A mask the program sets, without SIGBUS while it is the runtime's: a write fault on a thread that blocks
 // it would kill the program.
+// Likewise SIGTRAP while the program's own instructions are trapped.
 const sigset_t* without_sigbus(int how, const sigset_t* set, sigset_t& copy) {
-  if (set == nullptr || how == SIG_UNBLOCK || !pmlab_trace::takes_sigbus() || !sigismember(set, SIGBUS)) return set;
+  if (set == nullptr || how == SIG_UNBLOCK) return set;
+  const bool bus = pmlab_trace::takes_sigbus() && sigismember(set, SIGBUS);
+  const bool trap = pmlab_trace::takes_sigtrap() && sigismember(set, SIGTRAP);
+  if (!bus && !trap) return set;
   copy = *set;
-  sigdelset(&copy, SIGBUS);
+  if (bus) sigdelset(&copy, SIGBUS);
+  if (trap) sigdelset(&copy, SIGTRAP);
   return &copy;
 }
 
@@ -145,16 +151,18 @@ __attribute__((visibility("default"))) ssize_t getrandom(void* buf, size_t n, un
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
   PMLAB_REAL(sigaction, nullptr);
   if (sig == SIGBUS && pmlab_trace::program_sigbus(act, old)) return 0;
+  if (sig == SIGTRAP && pmlab_trace::program_sigtrap(act, old)) return 0;
   return real_fn(sig, act, old);
 }
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
   PMLAB_REAL(signal, nullptr);
-  if (sig != SIGBUS || handler == SIG_ERR) return real_fn(sig, handler);
+  if ((sig != SIGBUS && sig != SIGTRAP) || handler == SIG_ERR) return real_fn(sig, handler);
   struct sigaction act {};
   struct sigaction old {};
   act.sa_handler = handler;
   act.sa_flags = SA_RESTART;  // signal()'s BSD semantics, as glibc gives them
-  if (!pmlab_trace::program_sigbus(&act, &old)) return real_fn(sig, handler);
+  const bool kept = sig == SIGBUS ? pmlab_trace::program_sigbus(&act, &old) : pmlab_trace::program_sigtrap(&act, &old);
+  if (!kept) return real_fn(sig, handler);
   return old.sa_handler;  // shares its place with sa_sigaction, as signal() returns either
 }
 __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t* set, sigset_t* old) {

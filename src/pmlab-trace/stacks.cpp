@@ -7,6 +7,9 @@
 #include <array>
 
 namespace pmlab_trace::detail {
+
+PMLAB_TRACE_STATIC_TLS thread_local uintptr_t tls_trapped_at = 0;
+
 namespace {
 
 uint64_t hash_frames(const uintptr_t* frames, int n) {
@@ -120,7 +123,11 @@ uint32_t unwind(Tracer& t, uintptr_t sp, uintptr_t site, KnownStack* way) {
   _Unwind_Backtrace(collect, &u);
   uintptr_t frames[trace::kMaxFrames];
   int n = 0, last = 0;  // last: the outermost unwound frame recorded
-  for (int i = 0; i < u.n && n < depth; ++i) {
+  int first = 0;        // the first frame that may be the program's
+  if (tls_trapped_at != 0)
+    while (first < u.n && unwound[first].ip != tls_trapped_at) ++first;
+  if (first == u.n) first = 0;
+  for (int i = first; i < u.n && n < depth; ++i) {
     if (n == 0 && unwound[i].ip >= t.own_begin && unwound[i].ip < t.own_end) continue;
     frames[n++] = unwound[i].ip;
     last = i;
@@ -175,15 +182,11 @@ uint32_t stack_id(Tracer& t, uintptr_t site) {
   return unwind(t, sp, site, way);
 }
 
-namespace {
-
 std::string self_exe() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
-
-}  // namespace
 
 int write_module(dl_phdr_info* info, size_t, void* data) {
   auto& t = *static_cast<Tracer*>(data);

@@ -95,6 +95,7 @@ bool trace_from_here(Tracer& t) {
     return false;
   }
   t.active = true;
+  if (!traps_note().empty()) note(t, traps_note());
   return true;
 }
 
@@ -118,6 +119,7 @@ __attribute__((constructor)) void start() {
   read_schedule();
   t.trace_path = file;
   dl_iterate_phdr(find_own, &t);
+  if (const char* sites = getenv("PMLAB_TRACE_TRAPS")) install_traps(sites);
   pthread_atfork(nullptr, fork_parent, fork_child);
   if (std::strtoll(pid, nullptr, 10) != getpid()) {
     t.armed = true;
@@ -129,6 +131,7 @@ __attribute__((constructor)) void start() {
   }
   t.active = true;
   t.started_traced = true;
+  if (!traps_note().empty()) note(t, traps_note());
   record_pool_directories(t);
 }
 

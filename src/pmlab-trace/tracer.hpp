@@ -172,6 +172,21 @@ void operation(trace::OperationMark mark, uintptr_t site) noexcept;
 // The last crash point: everything stored is captured, then the exit record.
 void exiting(int status) noexcept;
 
+// The program's own flush, fence and non-temporal store instructions that crash exec found (PMLAB_TRACE_TRAPS,
+// pmlab/crash/exec/trap_format.hpp), each made a breakpoint that reports it as the program runs it
+// (traps.cpp). Called at the start of every process the runtime is loaded into, before any thread.
+void install_traps(const char* path) noexcept;
+// What was trapped, and what could not be, for the trace's notes ("" when nothing was asked).
+const std::string& traps_note() noexcept;
+// True where a pmlab/trace.h report comes from a function whose instructions are trapped (`site`, a return
+// address): the trap has reported what the call reports.
+bool reported_by_traps(uintptr_t site) noexcept;
+// True while SIGTRAP is the runtime's: the program's masks must not block it.
+bool takes_sigtrap() noexcept;
+// The program's own action for SIGTRAP, read (old) and set (act) instead of the real one; false when SIGTRAP
+// is not the runtime's.
+bool program_sigtrap(const struct sigaction* act, struct sigaction* old) noexcept;
+
 // True when [p, p+n) lies in a persistent region (msync of anything else is not an event).
 bool persistent(const void* p, size_t n) noexcept;
 

@@ -175,11 +175,7 @@ int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old) 
   return libc(sig, act, old);
 }
 
-namespace {
-
-// The program's own action for a SIGBUS that is not the runtime's, as the kernel would take it.
-void forward_sigbus(int sig, siginfo_t* info, void* context) {
-  struct sigaction& own = tracer().program_sigbus;
+void forward_signal(struct sigaction& own, int sig, siginfo_t* info, void* context) {
   if (own.sa_flags & SA_SIGINFO) {
     const auto handler = own.sa_sigaction;
     if (own.sa_flags & SA_RESETHAND) own.sa_handler = SIG_DFL;
@@ -189,17 +185,19 @@ void forward_sigbus(int sig, siginfo_t* info, void* context) {
   const auto handler = own.sa_handler;
   if (handler == SIG_IGN && info->si_code <= 0) return;  // sent, and ignored
   if (handler == SIG_DFL || handler == SIG_IGN) {
-    // A fault comes again when the handler returns, a sent signal is raised again: either way the default
-    // action, as without the runtime (a fault the program ignores kills it all the same).
+    // A fault or a trap comes again when the handler returns, a sent signal is raised again: either way the
+    // default action, as without the runtime (a fault the program ignores kills it all the same).
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
-    libc_sigaction(SIGBUS, &dfl, nullptr);
-    if (info->si_code <= 0) raise(SIGBUS);
+    libc_sigaction(sig, &dfl, nullptr);
+    if (info->si_code <= 0 || sig == SIGTRAP) raise(sig);
     return;
   }
   if (own.sa_flags & SA_RESETHAND) own.sa_handler = SIG_DFL;
   handler(sig);
 }
+
+namespace {
 
 // Signals mode: the kernel turns a store to a protected page into a SIGBUS at the storing instruction. The
 // page is noted and the protection lifted; returning runs the store again. A SIGBUS at a page the runtime
@@ -237,7 +235,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
   }
   if (ours) lift(t, page);
   errno = saved_errno;
-  if (!ours) forward_sigbus(sig, info, context);
+  if (!ours) forward_signal(tracer().program_sigbus, sig, info, context);
 }
 
 }  // namespace

@@ -39,5 +39,7 @@ void kernel_stored(Tracer& t, uintptr_t from, uintptr_t to);
 void will_store(Tracer& t, uintptr_t from, uintptr_t to);
 // The C library's sigaction (the runtime's own calls must not reach its interposed one).
 int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
+// Takes a signal that is not the runtime's as the program's own action `own` would, as the kernel would.
+void forward_signal(struct sigaction& own, int sig, siginfo_t* info, void* context);
 
 }  // namespace pmlab_trace::detail

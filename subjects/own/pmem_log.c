@@ -16,9 +16,11 @@
  * Routes (--api): libpmem (pmem_map_file, pmem_flush / pmem_drain / pmem_memcpy_nodrain), pmem2 (libpmem2's
  * flush / drain functions of the map), asm (the program maps the file itself and persists with its own
  * inline clwb / sfence macros, each told to pmlab through pmlab/trace.h: pass --pool), asm-unreported (the
- * same macros without the calls, as a program that forgot them: crash exec sees no write-back and no fence,
- * and its run names where the instructions are). With write(2), the program keeping the log in its own memory
- * (pass --pool): write (a write-back is a pwrite of the range to the file, a fence an fdatasync), write-dsync
+ * same macros without the calls, as a program that never heard of pmlab: crash exec traps the instructions,
+ * or with --own-instructions reported sees no write-back and no fence, and its run names where they are),
+ * nt-unreported (records and commit words stored with non-temporal stores, movntdq and movnti, and ordered by
+ * sfence alone: nothing is written back; no pmlab/trace.h call). With write(2), the program keeping the log in its own
+ * memory (pass --pool): write (a write-back is a pwrite of the range to the file, a fence an fdatasync), write-dsync
  * (the same pwrite on a descriptor opened O_DSYNC, durable when it returns: no fence needed). Through the
  * kernel, the program mapping the file itself
  * (pass --pool): msync (the pages of what it persists), fsync, fdatasync, syncfs, sync (the whole file, its
@@ -56,7 +58,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xmmintrin.h>
+#include <emmintrin.h>
 
 #include "pmlab/trace.h"
 
@@ -81,6 +83,7 @@ enum api {
   API_PMEM2,
   API_ASM,
   API_ASM_UNREPORTED,
+  API_NT_UNREPORTED,
   API_WRITE,
   API_WRITE_DSYNC,
   /* through the kernel: */
@@ -92,9 +95,9 @@ enum api {
   API_SYNC,
   API_SYNC_FILE_RANGE
 };
-static const char* api_names[] = {"libpmem",        "pmem2",       "asm",   "asm-unreported", "write",  "write-dsync",
-                                  "msync",          "msync-async", "fsync", "fdatasync",      "syncfs", "sync",
-                                  "sync-file-range"};
+static const char* api_names[] = {"libpmem",   "pmem2",       "asm",   "asm-unreported", "nt-unreported",
+                                  "write",     "write-dsync", "msync", "msync-async",    "fsync",
+                                  "fdatasync", "syncfs",      "sync",  "sync-file-range"};
 enum bug {
   BUG_NONE,
   BUG_NO_FLUSH,
@@ -145,6 +148,7 @@ static void flush(const void* p, size_t n) {
     case API_ASM_UNREPORTED:
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) RAW_CLWB((void*)a);
       break;
+    case API_NT_UNREPORTED: break; /* its stores bypass the cache: nothing to write back */
     case API_WRITE:
     case API_WRITE_DSYNC:
       if (pwrite(file_fd, p, n, (off_t)((const char*)p - base)) != (ssize_t)n) perror("pwrite");
@@ -158,7 +162,8 @@ static void fence(void) {
     case API_LIBPMEM: pmem_drain(); break;
     case API_PMEM2: pmem2_drain(); break;
     case API_ASM: MY_SFENCE(); break;
-    case API_ASM_UNREPORTED: RAW_SFENCE(); break;
+    case API_ASM_UNREPORTED:
+    case API_NT_UNREPORTED: RAW_SFENCE(); break;
     case API_WRITE:
       if (fdatasync(file_fd) != 0) perror("fdatasync");
       break;
@@ -213,6 +218,14 @@ static void write_record(int log, uint64_t i) {
   r.index = i;
   for (size_t k = 0; k < sizeof r.payload; ++k) r.payload[k] = (uint8_t)(i * 31 + k + (uint64_t)log * 7);
   r.sum = sum_of(&r);
+  if (api == API_NT_UNREPORTED && bug != BUG_NO_FLUSH) {
+    /* Non-temporal stores, 16 bytes each (short-persist: the first line only; the rest stored plainly). */
+    const size_t streamed = bug == BUG_SHORT_PERSIST ? 64 : sizeof r;
+    __m128i* to = (__m128i*)record_of(log, i);
+    for (size_t k = 0; k < streamed / 16; ++k) _mm_stream_si128(to + k, _mm_loadu_si128((const __m128i*)&r + k));
+    memcpy((char*)to + streamed, (const char*)&r + streamed, sizeof r - streamed);
+    return;
+  }
   if (!records_by_read) {
     memcpy(record_of(log, i), &r, sizeof r);
     return;
@@ -227,6 +240,7 @@ static void write_record(int log, uint64_t i) {
 static void store_commit(int log, uint64_t count) {
   const uint64_t word = count | check_of(count) << 40;
   if (bug == BUG_TORN_COMMIT) memcpy(commit_of(log), &word, sizeof word); /* two 8-byte words' halves */
+  else if (api == API_NT_UNREPORTED) _mm_stream_si64((long long*)commit_of(log), (long long)word);
   else __atomic_store_n((uint64_t*)commit_of(log), word, __ATOMIC_RELEASE);
   if (bug == BUG_UNFENCED_COMMIT && api < API_MSYNC) flush(commit_of(log), sizeof word);
   else persist(commit_of(log), sizeof word);
@@ -340,7 +354,8 @@ static int usage(void) {
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "                              [--then COMMAND]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
-          "ROUTE: libpmem pmem2 asm asm-unreported write write-dsync msync msync-async fsync fdatasync syncfs sync\n"
+          "ROUTE: libpmem pmem2 asm asm-unreported nt-unreported write write-dsync msync msync-async fsync fdatasync "
+          "syncfs sync\n"
           "       sync-file-range\n");
   return 2;
 }

@@ -27,7 +27,7 @@ using json = nlohmann::ordered_json;
 
 struct ExecArgs {
   std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores,
-                            metadata = "at-call";
+                            metadata = "at-call", own_instructions = "trap";
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24, schedules = 1;
   double timeout = 10;
@@ -198,6 +198,7 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   o.stack_depth = static_cast<unsigned>(a.stack_depth);
   o.find_stores = a.compare_pages ? "compare" : a.stores;
   o.keep_aslr = a.keep_aslr;
+  o.trap_own_instructions = a.own_instructions == "trap";
   using crash::exec::MetadataDurability;
   o.metadata = a.metadata == "at-sync"       ? MetadataDurability::at_sync
                : a.metadata == "at-own-sync" ? MetadataDurability::at_own_sync
@@ -411,6 +412,11 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
   cmd->add_flag("--keep-aslr", a->keep_aslr,
                 "run the program, --setup and the checks with address-space randomization (default: without, as "
                 "a debugger runs a program, so that pointers it stores repeat from run to run)");
+  cmd->add_option("--own-instructions", a->own_instructions,
+                  "the program's own flush, fence and non-temporal store instructions (clwb, sfence, movnti, ...): "
+                  "trap (a breakpoint each, which reports it as it runs; default) or reported (the program reports "
+                  "them through pmlab/trace.h; a note names those it does not)")
+      ->check(CLI::IsMember({"trap", "reported"}));
   cmd->add_option("program", a->program, "-- PROGRAM [ARGS...]")->required();
   cmd->callback([&exit_code, a] { exit_code = run_exec_command(*a); });
 }

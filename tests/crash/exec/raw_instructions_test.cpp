@@ -44,6 +44,21 @@ TEST(RawInstructions, FindsEachPersistenceInstructionInItsFunction) {
   EXPECT_EQ(code.instructions[3].address, 0x10a0u);
 }
 
+TEST(RawInstructions, KeepsEachInstructionsBytesAndOperandsWhereObjdumpPrintsThem) {
+  const ModuleCode code = parse_disassembly(kDisassembly);
+  EXPECT_TRUE(code.instructions[0].bytes.empty());
+  EXPECT_EQ(code.instructions[0].operands, "(%rax)");
+  EXPECT_EQ(code.instructions[3].bytes, (std::vector<uint8_t>{0x66, 0x0f, 0xe7, 0x07}));
+  EXPECT_EQ(code.instructions[3].operands, "%xmm0,(%rdi)");
+  EXPECT_EQ(code.instructions[5].bytes, (std::vector<uint8_t>{0x0f, 0xae, 0xf8}));
+  EXPECT_EQ(code.instructions[5].operands, "");
+  const ModuleCode commented = parse_disassembly(
+      "0000000000000050 <h>:\n  50:\t66 0f ae 35 00 00 00 00 \tclwb   0x0(%rip)        # 58 <h+0x8>\n");
+  ASSERT_EQ(commented.instructions.size(), 1u);
+  EXPECT_EQ(commented.instructions[0].operands, "0x0(%rip)");
+  EXPECT_EQ(commented.instructions[0].bytes.size(), 8u);
+}
+
 TEST(RawInstructions, NamesTheFunctionAnAddressLiesIn) {
   const ModuleCode code = parse_disassembly(kDisassembly);
   EXPECT_EQ(code.symbol_at(0x1000), "");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_set>
 
 #include "pmlab/common/files.hpp"
@@ -19,6 +20,8 @@
 #include "pmlab/crash/exec/symbolizer.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
 #include "pmlab/crash/exec/trace_summary.hpp"
+#include "pmlab/crash/exec/traced_run.hpp"
+#include "pmlab/crash/exec/trap_sites.hpp"
 #include "pmlab/crash/simulator.hpp"
 #include "pmlab/platform/clock.hpp"
 #include "pmlab/platform/process.hpp"
@@ -374,53 +377,6 @@ uint64_t ExecReport::failures() const {
 
 namespace {
 
-// The first run the campaign made of the program, without --setup: the files every later run starts from.
-struct FirstRun {
-  std::optional<StartingFiles> files;
-  std::string trace;
-  int64_t cutoff = 0;  // of the run that is to be the first, until its trace is read
-
-  void found(const TraceFile& t, const std::string& path) {
-    if (cutoff == 0 || files) return;
-    files = StartingFiles::of(t, cutoff);
-    trace = path;
-  }
-};
-
-// The traced run of a domain and schedule: the trace --trace names when it exists, else the program run under
-// the runtime. Traces are told apart by a suffix: the domain's where there are several, the schedule's past
-// the first (`FILE.adr.schedule2`), so a failure's replay, with one domain and schedule, reads FILE itself.
-Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, uint32_t schedule,
-                               const std::string& scratch, FirstRun& first) {
-  const std::string domain_name = persist::to_string(domain);
-  const std::string later = schedule > 1 ? ".schedule" + std::to_string(schedule) : "";
-  const std::string name = domain_name + later;
-  const std::string suffix = (o.domains.size() > 1 ? "." + domain_name : "") + later;
-  const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string() : o.trace + suffix;
-  if (!o.trace.empty() && fs::exists(trace_path)) {
-    TracedRun reused;
-    reused.domain = domain;
-    reused.schedule = schedule;
-    reused.trace_path = trace_path;
-    reused.outcome = "reused " + trace_path;
-    return reused;
-  }
-  std::vector<std::string> put_back;
-  if (first.files) {
-    auto trace = TraceFile::open(first.trace);
-    if (!trace) return trace.status();
-    auto notes = first.files->restore(*trace);
-    if (!notes) return notes.status();
-    put_back = std::move(*notes);
-  }
-  if (o.setup.empty() && !first.files) first.cutoff = StartingFiles::birth_cutoff();
-  auto traced =
-      trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string(), schedule);
-  if (!traced) return traced.status();
-  traced->notes.insert(traced->notes.begin(), put_back.begin(), put_back.end());
-  return traced;
-}
-
 // What is wrong with the options, found before anything runs.
 Status check_options(const ExecOptions& o) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
@@ -486,18 +442,54 @@ struct Campaign {
   ExecReport report;
   ModuleCodeCache module_code;  // the same modules in every run
   FirstRun first;
+  // The program's own instructions the runtime traps, decided after the first traced run.
+  bool traps_decided = false;
+  std::string trap_sites;                              // their file, "" when none
+  std::set<std::pair<std::string, uint64_t>> trapped;  // (module, own address)
+  std::vector<std::string> trap_notes;                 // what could not be trapped
   bool random_image_passed = false;
   std::map<std::pair<persist::Domain, Granularity>, std::unordered_set<uint64_t>> seen;
+
+  // After the first traced run: where the program's own code holds flush, fence or non-temporal store
+  // instructions, the runtime traps them, and the run is to be traced again with the traps (true).
+  Result<bool> decide_traps(const TraceFile& t, const TracedRun& traced) {
+    traps_decided = true;
+    if (!o.trap_own_instructions || traced.outcome.rfind("reused ", 0) == 0) return false;
+    const std::vector<ModuleTraps> modules = own_traps(t, module_code, trap_notes);
+    if (modules.empty()) return false;
+    trap_sites = (fs::path(scratch) / "trap-sites").string();
+    PMLAB_TRY(write_trap_sites(modules, trap_sites));
+    trapped = trapped_addresses(modules);
+    return true;
+  }
 
   Status trace_and_judge(persist::Domain domain, uint32_t schedule) {
     std::string phase = "tracing " + std::string(persist::to_string(domain));
     if (o.schedules > 1) phase += ", schedule " + std::to_string(schedule);
     if (progress) progress({phase, 0, 0, 0});
-    auto traced = run_or_reuse(o, domain, schedule, scratch, first);
+    auto traced = run_or_reuse(o, domain, schedule, scratch, first, trap_sites);
     if (!traced) return traced.status();
     auto trace = TraceFile::open(traced->trace_path);
     if (!trace) return trace.status();
     first.found(*trace, traced->trace_path);
+    if (!traps_decided) {
+      auto trap = decide_traps(*trace, *traced);
+      if (!trap) return trap.status();
+      if (*trap) {
+        // Written by this campaign, so not one to reuse; kept aside for the files every later run starts from.
+        const std::string aside = (fs::path(scratch) / "trace-untrapped").string();
+        std::error_code ec;
+        fs::copy_file(traced->trace_path, aside, fs::copy_options::overwrite_existing, ec);
+        if (!ec) fs::remove(traced->trace_path, ec);
+        if (ec) return error(Errc::io_error, "cannot move the trace " + traced->trace_path + " aside: " + ec.message());
+        if (first.trace == traced->trace_path) first.trace = aside;
+        traced = run_or_reuse(o, domain, schedule, scratch, first, trap_sites);
+        if (!traced) return traced.status();
+        trace = TraceFile::open(traced->trace_path);
+        if (!trace) return trace.status();
+      }
+      traced->notes.insert(traced->notes.end(), trap_notes.begin(), trap_notes.end());
+    }
     const Replay layout(*trace, domain);
     describe_trace(*traced, *trace, layout, o.schedules);
     if (layout.files().empty()) {
@@ -512,7 +504,7 @@ struct Campaign {
     Replay findings(*trace, domain);
     if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
     add_findings(*traced, findings.findings(), symbols, *trace);
-    note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code);
+    note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code, trapped);
     report.traces.push_back(*traced);
     if (o.trace_only) return {};
     PMLAB_TRY(check_reads_crash_images(o.check, layout.files()));
@@ -559,7 +551,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   // Before the judges' threads start, which inherit it and start the checks.
   std::optional<platform::ProcessesWithoutAslr> fixed_layout;
   if (!o.keep_aslr) fixed_layout.emplace();
-  Campaign campaign{o, progress, scratch, {}, {}, {}, false, {}};
+  Campaign campaign{o, progress, scratch, {}, {}, {}, false, {}, {}, {}, false, {}};
   campaign.report.program = program_name(o.program);
   for (persist::Domain domain : o.domains)
     for (uint32_t schedule = 1; schedule <= o.schedules; ++schedule)

@@ -64,6 +64,10 @@ struct ExecOptions {
   // When a file made, removed, renamed, cut or extended is durable: when its call returns, or at the next
   // sync (a crash may lose the changes since the last sync from any one of them on).
   MetadataDurability metadata = MetadataDurability::at_call;
+  // The program's own flush, fence and non-temporal store instructions, which no call reports: trapped by the
+  // runtime (the run is traced again with the traps where the first run's code holds any), or left to the
+  // program to report through pmlab/trace.h (the ones it does not are named in a note).
+  bool trap_own_instructions = true;
 };
 
 // One line a failing state persisted, and where the program put it there.
@@ -149,8 +153,9 @@ Result<ExecReport> run_exec(const ExecOptions& options, const std::function<void
 // The traced run alone: the setup, then the program under the runtime, leaving its trace at `trace_path`
 // and its output at `log_path`. An error when the program fails or leaves no trace. Schedule 1 is the
 // program's own; another pauses its threads where `options.seed` and the schedule's number say.
+// `trap_sites`: the instructions the runtime traps (trap_format.hpp), none where empty.
 Result<TracedRun> trace_program(const ExecOptions& options, persist::Domain domain, const std::string& trace_path,
-                                const std::string& log_path, uint32_t schedule = 1);
+                                const std::string& log_path, uint32_t schedule = 1, const std::string& trap_sites = {});
 // The environment a program runs in under test, traced or not (PMDK as on persistent memory, at the domain).
 std::vector<std::string> program_environment(persist::Domain domain);
 

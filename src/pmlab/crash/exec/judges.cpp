@@ -483,7 +483,8 @@ Verdict Judges::judge(Slot& slot) {
   spec.set_env.push_back("PMLAB_CRASH_IMAGE=" + image);
   spec.set_env.push_back("PMLAB_CRASH_DIR=" + slot.dir);
   // The checker is not the traced program: nothing of the tracer reaches it.
-  spec.unset_env = {"LD_PRELOAD", "PMLAB_TRACE_FILE", "PMLAB_TRACE_PID", "PMLAB_TRACE_POOLS", "PMLAB_TRACE_DOMAIN"};
+  spec.unset_env = {"LD_PRELOAD",        "PMLAB_TRACE_FILE",   "PMLAB_TRACE_PID",
+                    "PMLAB_TRACE_POOLS", "PMLAB_TRACE_DOMAIN", "PMLAB_TRACE_TRAPS"};
   spec.output = platform::ProcessSpec::Output::file;
   spec.output_file = (fs::path(slot.dir).parent_path() / "check.log").string();
   spec.timeout_s = options_.timeout_s;

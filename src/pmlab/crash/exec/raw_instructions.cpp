@@ -52,8 +52,9 @@ bool symbol_line(std::string_view line, uint64_t* address, std::string* name) {
   return true;
 }
 
-// "    1151:\tclwb   (%rax)" or "    1151:\t66 0f ae 30 \tclwb   (%rax)" -> (0x1151, "clwb")
-bool instruction_line(std::string_view line, uint64_t* address, std::string* mnemonic) {
+// "    1151:\tclwb   (%rax)" or "    1151:\t66 0f ae 30 \tclwb   (%rax)" -> 0x1151, clwb, "(%rax)" and,
+// in the second form, its bytes.
+bool instruction_line(std::string_view line, uint64_t* address, RawInstruction* i) {
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos) return false;
   const std::string_view hex = trim(line.substr(0, colon));
@@ -63,14 +64,20 @@ bool instruction_line(std::string_view line, uint64_t* address, std::string* mne
   // With raw bytes, the instruction follows the last tab.
   if (const size_t tab = rest.rfind('\t'); tab != std::string_view::npos && tab > 0) {
     const std::string_view bytes = trim(rest.substr(0, tab));
-    if (!bytes.empty() && std::all_of(bytes.begin(), bytes.end(),
-                                      [](char c) { return c == ' ' || std::isxdigit(static_cast<unsigned char>(c)); }))
+    if (!bytes.empty() && std::all_of(bytes.begin(), bytes.end(), [](char c) {
+          return c == ' ' || std::isxdigit(static_cast<unsigned char>(c));
+        })) {
       rest = rest.substr(tab + 1);
+      i->bytes.clear();
+      for (std::string_view b = bytes; !b.empty();)
+        i->bytes.push_back(static_cast<uint8_t>(std::strtoul(std::string(next_word(b)).c_str(), nullptr, 16)));
+    }
   }
   std::string_view word = next_word(rest);
   while (std::find(kPrefixes.begin(), kPrefixes.end(), word) != kPrefixes.end()) word = next_word(rest);
-  *mnemonic = std::string(word);
-  return !mnemonic->empty();
+  i->mnemonic = std::string(word);
+  i->operands = std::string(trim(rest.substr(0, rest.find('#'))));
+  return !i->mnemonic.empty();
 }
 
 }  // namespace
@@ -90,13 +97,15 @@ ModuleCode parse_disassembly(std::string_view text) {
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     uint64_t address = 0;
     std::string word;
+    RawInstruction i;
     if (symbol_line(line, &address, &word)) {
       symbol = word;
       code.symbols.emplace_back(address, word);
-    } else if (instruction_line(line, &address, &word) &&
-               std::find(kPersistenceMnemonics.begin(), kPersistenceMnemonics.end(), word) !=
+    } else if (instruction_line(line, &i.address, &i) &&
+               std::find(kPersistenceMnemonics.begin(), kPersistenceMnemonics.end(), i.mnemonic) !=
                    kPersistenceMnemonics.end()) {
-      code.instructions.push_back({address, word, symbol});
+      i.symbol = symbol;
+      code.instructions.push_back(std::move(i));
     }
   }
   std::sort(code.symbols.begin(), code.symbols.end());
@@ -107,7 +116,7 @@ Result<ModuleCode> disassemble(const std::string& path) {
   const auto objdump = platform::find_program("objdump");
   if (!objdump) return Status(Errc::unsupported, "binutils' objdump is not installed");
   platform::ProcessSpec spec;
-  spec.argv = {*objdump, "-d", "-C", "--no-show-raw-insn", "-w", path};
+  spec.argv = {*objdump, "-d", "-C", "-w", path};  // -w: every byte of an instruction on its line
   spec.timeout_s = 120;
   auto run = platform::run_process(spec);
   if (!run) return run.status();
@@ -117,17 +126,28 @@ Result<ModuleCode> disassemble(const std::string& path) {
 
 namespace {
 
-// The system's own libraries (OpenSSL's probes and bignum code hold clflush and movnti) are not the
-// program's code: its executable and libraries elsewhere are searched.
+// The system's own libraries (OpenSSL's probes and bignum code hold clflush and movnti) and programs (an
+// interpreter running the program's script) are not the program's code: its executable and libraries
+// elsewhere are searched.
 bool system_library(const std::string& path) {
-  for (const char* dir : {"/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/"})
+  for (const char* dir : {"/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/bin/", "/sbin/",
+                          "/usr/bin/", "/usr/sbin/", "/usr/libexec/"})
     if (path.rfind(dir, 0) == 0) return true;
   return false;
 }
 
 }  // namespace
 
+std::vector<const TraceModule*> own_modules(const TraceFile& t) {
+  std::vector<const TraceModule*> own;
+  std::set<std::pair<std::string, uint64_t>> seen;  // a trace may list a module more than once
+  for (const TraceModule& m : t.modules())
+    if (!library_module(m.path) && !system_library(m.path) && seen.emplace(m.path, m.bias).second) own.push_back(&m);
+  return own;
+}
+
 void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, ModuleCodeCache& code,
+                                  const std::set<std::pair<std::string, uint64_t>>& trapped,
                                   std::vector<std::string>& notes) {
   std::vector<uint64_t> sites;
   (void)t.replay([&](const TraceRecord& r) {
@@ -138,9 +158,8 @@ void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, Modul
   constexpr size_t kNamed = 4;
   std::vector<std::string> named;
   size_t unnamed = 0;
-  std::set<std::pair<std::string, uint64_t>> seen;  // a trace may list a module more than once
-  for (const TraceModule& m : t.modules()) {
-    if (library_module(m.path) || system_library(m.path) || !seen.emplace(m.path, m.bias).second) continue;
+  for (const TraceModule* own : own_modules(t)) {
+    const TraceModule& m = *own;
     auto at = code.find(m.path);
     if (at == code.end()) at = code.emplace(m.path, disassemble(m.path)).first;
     if (!at->second) {
@@ -161,7 +180,7 @@ void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, Modul
     for (const RawInstruction& i : mc.instructions) {
       // pmlab's Persister reports every instruction it issues, naming the design's call site: its own
       // functions have no reported site of their own.
-      if (reported.count(i.symbol) || library_function(i.symbol)) continue;
+      if (reported.count(i.symbol) || library_function(i.symbol) || trapped.count({m.path, i.address})) continue;
       auto& [mnemonics, first] = unseen.try_emplace(i.symbol, std::set<std::string>{}, i.address).first->second;
       mnemonics.insert(i.mnemonic);
     }

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pmlab/common/status.hpp"
@@ -18,9 +20,11 @@
 namespace pmlab::crash::exec {
 
 struct RawInstruction {
-  uint64_t address = 0;  // in the module's own (link-time) addresses
-  std::string mnemonic;  // clwb, clflushopt, clflush, sfence, mfence, movnti, movntdq, vmovntdq, …
-  std::string symbol;    // the function (symbol) it lies in; "" where objdump names none
+  uint64_t address = 0;        // in the module's own (link-time) addresses
+  std::string mnemonic;        // clwb, clflushopt, clflush, sfence, mfence, movnti, movntdq, vmovntdq, …
+  std::string symbol;          // the function (symbol) it lies in; "" where objdump names none
+  std::string operands;        // as objdump prints them (AT&T), its comment left out
+  std::vector<uint8_t> bytes;  // the instruction's encoding, where objdump printed it
 };
 
 // A module's disassembly, kept to what crash exec asks of it.
@@ -40,10 +44,15 @@ Result<ModuleCode> disassemble(const std::string& path);
 // Disassemblies by path, kept for the other domains' runs of the same program.
 using ModuleCodeCache = std::map<std::string, Result<ModuleCode>>;
 
-// Appends to `notes` one note naming the functions of the traced program's own code (its executable and its
-// libraries outside the system's directories) that hold persistence instructions but made no write-back or
-// fence the trace records, each with its source line; or why a module could not be searched.
+// The traced program's own code, each module once: its executable and its libraries outside the system's
+// directories and pmlab's own.
+std::vector<const TraceModule*> own_modules(const TraceFile& t);
+
+// Appends to `notes` one note naming the functions of the traced program's own code that hold persistence
+// instructions but made no write-back or fence the trace records, each with its source line; or why a module
+// could not be searched. Instructions in `trapped` ((module path, own address)) report themselves.
 void note_unreported_instructions(const TraceFile& t, Symbolizer& symbols, ModuleCodeCache& code,
+                                  const std::set<std::pair<std::string, uint64_t>>& trapped,
                                   std::vector<std::string>& notes);
 
 }  // namespace pmlab::crash::exec

@@ -74,9 +74,9 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
 }
 
 void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings& f, Symbolizer& symbols,
-                              ModuleCodeCache& code) {
+                              ModuleCodeCache& code, const std::set<std::pair<std::string, uint64_t>>& trapped) {
   if (t.fences() > 0 && f.unflushed_at_exit.empty()) return;
-  note_unreported_instructions(t, symbols, code, run.notes);
+  note_unreported_instructions(t, symbols, code, trapped, run.notes);
 }
 
 }  // namespace pmlab::crash::exec

@@ -25,6 +25,6 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
 // The program's own persistence instructions the runtime did not hear of, when the run shows what unseen
 // ones leave behind: no fence at all, or stores never written back (raw_instructions.hpp).
 void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings& f, Symbolizer& symbols,
-                              ModuleCodeCache& code);
+                              ModuleCodeCache& code, const std::set<std::pair<std::string, uint64_t>>& trapped);
 
 }  // namespace pmlab::crash::exec

@@ -16,7 +16,7 @@
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/random.hpp"
-#include "pmlab/crash/exec/campaign.hpp"
+#include "pmlab/crash/exec/traced_run.hpp"
 #include "pmlab/crash/exec/trace_file.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -148,7 +148,7 @@ std::string ran(const platform::ProcessResult& r, double limit_s) {
 }  // namespace
 
 Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, const std::string& trace_path,
-                                const std::string& log_path, uint32_t schedule) {
+                                const std::string& log_path, uint32_t schedule, const std::string& trap_sites) {
   auto runtime = find_runtime();
   if (!runtime) return runtime.status();
   TracedRun run;
@@ -176,6 +176,7 @@ Result<TracedRun> trace_program(const ExecOptions& o, persist::Domain domain, co
   for (const auto& p : o.pools) pools += (pools.empty() ? "" : ":") + fs::absolute(p).string();
   if (!pools.empty()) spec.set_env.push_back("PMLAB_TRACE_POOLS=" + pools);
   if (!o.find_stores.empty()) spec.set_env.push_back("PMLAB_TRACE_WRITES=" + o.find_stores);
+  if (!trap_sites.empty()) spec.set_env.push_back("PMLAB_TRACE_TRAPS=" + trap_sites);
   if (schedule > 1)
     spec.set_env.push_back("PMLAB_TRACE_SCHEDULE=" +
                            std::to_string(mix64(o.seed * 0x9e3779b97f4a7c15ULL + schedule) | 1));
@@ -213,6 +214,37 @@ std::vector<std::string> program_environment(persist::Domain domain) {
   if (!std::getenv("PMEM2_FORCE_GRANULARITY"))
     env.push_back(std::string("PMEM2_FORCE_GRANULARITY=") + (domain == persist::Domain::eadr ? "BYTE" : "CACHE_LINE"));
   return env;
+}
+
+Result<TracedRun> run_or_reuse(const ExecOptions& o, persist::Domain domain, uint32_t schedule,
+                               const std::string& scratch, FirstRun& first, const std::string& trap_sites) {
+  const std::string domain_name = persist::to_string(domain);
+  const std::string later = schedule > 1 ? ".schedule" + std::to_string(schedule) : "";
+  const std::string name = domain_name + later;
+  const std::string suffix = (o.domains.size() > 1 ? "." + domain_name : "") + later;
+  const std::string trace_path = o.trace.empty() ? (fs::path(scratch) / ("trace-" + name)).string() : o.trace + suffix;
+  if (!o.trace.empty() && fs::exists(trace_path)) {
+    TracedRun reused;
+    reused.domain = domain;
+    reused.schedule = schedule;
+    reused.trace_path = trace_path;
+    reused.outcome = "reused " + trace_path;
+    return reused;
+  }
+  std::vector<std::string> put_back;
+  if (first.files) {
+    auto trace = TraceFile::open(first.trace);
+    if (!trace) return trace.status();
+    auto notes = first.files->restore(*trace);
+    if (!notes) return notes.status();
+    put_back = std::move(*notes);
+  }
+  if (o.setup.empty() && !first.files) first.cutoff = StartingFiles::birth_cutoff();
+  auto traced = trace_program(o, domain, trace_path, (fs::path(scratch) / ("program-" + name + ".log")).string(),
+                              schedule, trap_sites);
+  if (!traced) return traced.status();
+  traced->notes.insert(traced->notes.begin(), put_back.begin(), put_back.end());
+  return traced;
 }
 
 }  // namespace pmlab::crash::exec
