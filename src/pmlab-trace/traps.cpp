@@ -51,14 +51,21 @@ struct Site {
   uint8_t bytes[traps::kMaxInstructionBytes] = {};
 };
 
-// Read at the start, before the first breakpoint; read only after.
-std::vector<Site> g_sites;                                 // by address
-std::vector<std::pair<uintptr_t, uintptr_t>> g_functions;  // [begin, end), by begin
-uintptr_t g_copies_begin = 0, g_copies_end = 0;            // the stores' copies, one kCopyBytes slot each
-std::vector<const Site*> g_copy_sites;                     // by slot
-struct sigaction g_program_action {};                      // the program's own for SIGTRAP
-std::atomic<bool> g_takes_sigtrap{false};
-std::string g_note;
+// Made at the start, before the first breakpoint; read only after. Reached through a function, as tracer()
+// is: the runtime's constructor runs before this file's own static initializers would.
+struct Traps {
+  std::vector<Site> sites;                                 // by address
+  std::vector<std::pair<uintptr_t, uintptr_t>> functions;  // [begin, end), by begin
+  uintptr_t copies_begin = 0, copies_end = 0;              // the stores' copies, one kCopyBytes slot each
+  std::vector<const Site*> copy_sites;                     // by slot
+  struct sigaction program_action {};                      // the program's own for SIGTRAP
+  std::atomic<bool> takes_sigtrap{false};
+  std::string note;
+};
+Traps& traps_state() {
+  static Traps* t = new Traps;  // never destroyed: a trap may come after static destructors ran
+  return *t;
+}
 constexpr size_t kCopyBytes = 32;
 
 // A module's sites, as the file gives them, in its own addresses.
@@ -145,20 +152,22 @@ int list_module(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-// Writes the breakpoint at each site that holds the bytes crash exec found (a page at a time made writable,
-// then executable again); the others are counted in `mismatched`.
-void place_breakpoints(std::vector<Site>& sites, size_t& mismatched, size_t& refused) {
-  const auto page_of = [](uintptr_t a) { return a & ~uintptr_t{kPageBytes - 1}; };
+// Writes the breakpoint at each site that holds the bytes crash exec found (its page made writable, then
+// executable again). The sites left are those placed; the others' addresses go to `missed`, and each is
+// counted in `mismatched` (other bytes there) or `refused` (a page that cannot be made writable).
+void place_breakpoints(std::vector<Site>& sites, std::vector<uintptr_t>& missed, size_t& mismatched, size_t& refused) {
   std::vector<Site> placed;
   for (Site& s : sites) {
     if (std::memcmp(reinterpret_cast<const void*>(s.address), s.bytes, s.length) != 0) {
       ++mismatched;
+      missed.push_back(s.address);
       continue;
     }
-    // The first byte only: the instruction is at least 3 bytes and within one page or across two.
-    void* page = reinterpret_cast<void*>(page_of(s.address));
+    // Only the first byte changes.
+    void* page = reinterpret_cast<void*>(s.address & ~uintptr_t{kPageBytes - 1});
     if (mprotect(page, kPageBytes, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
       ++refused;
+      missed.push_back(s.address);
       continue;
     }
     *reinterpret_cast<volatile uint8_t*>(s.address) = 0xcc;
@@ -169,40 +178,40 @@ void place_breakpoints(std::vector<Site>& sites, size_t& mismatched, size_t& ref
 }
 
 // A copy of each non-temporal store, each followed by a breakpoint.
-bool place_copies() {
+bool place_copies(Traps& t) {
   size_t stores = 0;
-  for (const Site& s : g_sites) stores += s.kind == TrapKind::non_temporal_store;
+  for (const Site& s : t.sites) stores += s.kind == TrapKind::non_temporal_store;
   if (stores == 0) return true;
   const size_t bytes = (stores * kCopyBytes + kPageBytes - 1) & ~size_t{kPageBytes - 1};
   void* p = raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mmap_failed(p)) return false;
   auto* out = static_cast<uint8_t*>(p);
-  for (Site& s : g_sites) {
+  for (Site& s : t.sites) {
     if (s.kind != TrapKind::non_temporal_store) continue;
-    uint8_t* slot = out + kCopyBytes * g_copy_sites.size();
+    uint8_t* slot = out + kCopyBytes * t.copy_sites.size();
     std::memcpy(slot, s.bytes, s.length);
     slot[s.length] = 0xcc;
     s.copy = reinterpret_cast<uintptr_t>(slot);
-    g_copy_sites.push_back(&s);
+    t.copy_sites.push_back(&s);
   }
   if (mprotect(p, bytes, PROT_READ | PROT_EXEC) != 0) return false;
-  g_copies_begin = reinterpret_cast<uintptr_t>(p);
-  g_copies_end = g_copies_begin + bytes;
+  t.copies_begin = reinterpret_cast<uintptr_t>(p);
+  t.copies_end = t.copies_begin + bytes;
   return true;
 }
 
-const Site* site_at(uintptr_t address) {
-  auto it = std::lower_bound(g_sites.begin(), g_sites.end(), address,
+const Site* site_at(const Traps& t, uintptr_t address) {
+  auto it = std::lower_bound(t.sites.begin(), t.sites.end(), address,
                              [](const Site& s, uintptr_t a) { return s.address < a; });
-  return it != g_sites.end() && it->address == address ? &*it : nullptr;
+  return it != t.sites.end() && it->address == address ? &*it : nullptr;
 }
 
 // The site whose copy's breakpoint is at `address`.
-const Site* copy_end_at(uintptr_t address) {
-  if (address < g_copies_begin || address >= g_copies_end) return nullptr;
-  const size_t slot = (address - g_copies_begin) / kCopyBytes;
-  if (slot >= g_copy_sites.size()) return nullptr;
-  const Site* s = g_copy_sites[slot];
+const Site* copy_end_at(const Traps& t, uintptr_t address) {
+  if (address < t.copies_begin || address >= t.copies_end) return nullptr;
+  const size_t slot = (address - t.copies_begin) / kCopyBytes;
+  if (slot >= t.copy_sites.size()) return nullptr;
+  const Site* s = t.copy_sites[slot];
   return s->copy + s->length == address ? s : nullptr;
 }
 
@@ -232,10 +241,11 @@ void on_sigtrap(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* g = uc->uc_mcontext.gregs;
   const auto trapped = static_cast<uintptr_t>(g[REG_RIP]) - 1;  // int3 leaves rip past itself
-  const Site* s = site_at(trapped);
-  const Site* stored = s == nullptr ? copy_end_at(trapped) : nullptr;
+  Traps& state = traps_state();
+  const Site* s = site_at(state, trapped);
+  const Site* stored = s == nullptr ? copy_end_at(state, trapped) : nullptr;
   if (s == nullptr && stored == nullptr) {
-    forward_signal(g_program_action, sig, info, context);
+    forward_signal(state.program_action, sig, info, context);
     return;
   }
   const int saved_errno = errno;
@@ -265,6 +275,7 @@ void on_sigtrap(int sig, siginfo_t* info, void* context) {
 }  // namespace
 
 void install_traps(const char* path) noexcept {
+  Traps& t = traps_state();
   std::vector<FileModule> modules = read_sites(path);
   std::vector<LoadedModule> loaded;
   dl_iterate_phdr(list_module, &loaded);
@@ -275,57 +286,63 @@ void install_traps(const char* path) noexcept {
     if (it == loaded.end()) continue;
     for (Site& s : m.sites) s.address += it->bias;
     found += m.sites.size();
-    const size_t placed_before = g_sites.size();
-    place_breakpoints(m.sites, mismatched, refused);
-    g_sites.insert(g_sites.end(), m.sites.begin(), m.sites.end());
-    for (const auto& [begin, end] : m.functions)
-      g_functions.emplace_back(begin + it->bias, end == UINT64_MAX ? UINTPTR_MAX : end + it->bias);
-    if (g_sites.size() > placed_before) {
+    std::vector<uintptr_t> missed;
+    place_breakpoints(m.sites, missed, mismatched, refused);
+    t.sites.insert(t.sites.end(), m.sites.begin(), m.sites.end());
+    // pmlab/trace.h's reports are dropped only from functions whose every instruction is trapped.
+    for (const auto& [begin, end] : m.functions) {
+      const uintptr_t from = begin + it->bias, to = end == UINT64_MAX ? UINTPTR_MAX : end + it->bias;
+      if (std::none_of(missed.begin(), missed.end(), [&](uintptr_t a) { return a >= from && a < to; }))
+        t.functions.emplace_back(from, to);
+    }
+    if (!m.sites.empty()) {
       const size_t slash = m.path.rfind('/');
-      where += (where.empty() ? "" : ", ") + std::to_string(g_sites.size() - placed_before) + " in " +
+      where += (where.empty() ? "" : ", ") + std::to_string(m.sites.size()) + " in " +
                m.path.substr(slash == std::string::npos ? 0 : slash + 1);
     }
   }
   if (found == 0) return;
-  std::sort(g_sites.begin(), g_sites.end(), [](const Site& a, const Site& b) { return a.address < b.address; });
-  std::sort(g_functions.begin(), g_functions.end());
-  if (!place_copies()) {
-    g_note = "the program's own non-temporal stores cannot be trapped (no memory for their copies)";
+  std::sort(t.sites.begin(), t.sites.end(), [](const Site& a, const Site& b) { return a.address < b.address; });
+  std::sort(t.functions.begin(), t.functions.end());
+  if (!place_copies(t)) {
+    t.note = "the program's own non-temporal stores cannot be trapped (no memory for their copies)";
     return;
   }
   struct sigaction mine {};
   mine.sa_sigaction = on_sigtrap;
   mine.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&mine.sa_mask);
-  if (libc_sigaction(SIGTRAP, &mine, &g_program_action) != 0) return;
-  g_takes_sigtrap = true;
-  if (!g_sites.empty())
-    g_note =
+  if (libc_sigaction(SIGTRAP, &mine, &t.program_action) != 0) return;
+  t.takes_sigtrap = true;
+  if (!t.sites.empty())
+    t.note =
         "the program's own flush, fence and non-temporal store instructions are trapped (a breakpoint each, "
         "reported as it runs them): " +
         where;
   if (mismatched + refused > 0)
-    g_note += std::string(g_note.empty() ? "" : "; ") + std::to_string(mismatched + refused) + " were not trapped (" +
+    t.note += std::string(t.note.empty() ? "" : "; ") + std::to_string(mismatched + refused) + " were not trapped (" +
               std::to_string(mismatched) + " held other bytes than crash exec found, " + std::to_string(refused) +
               " in code that could not be made writable): what they do is not seen";
 }
 
-const std::string& traps_note() noexcept { return g_note; }
+const std::string& traps_note() noexcept { return traps_state().note; }
 
 bool reported_by_traps(uintptr_t site) noexcept {
-  if (g_functions.empty()) return false;
+  const auto& functions = traps_state().functions;
+  if (functions.empty()) return false;
   const uintptr_t at = site - 1;  // a return address: the call lies one byte back
-  auto it = std::upper_bound(g_functions.begin(), g_functions.end(), at,
+  auto it = std::upper_bound(functions.begin(), functions.end(), at,
                              [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& f) { return a < f.first; });
-  return it != g_functions.begin() && at < std::prev(it)->second;
+  return it != functions.begin() && at < std::prev(it)->second;
 }
 
-bool takes_sigtrap() noexcept { return g_takes_sigtrap.load(std::memory_order_relaxed); }
+bool takes_sigtrap() noexcept { return traps_state().takes_sigtrap.load(std::memory_order_relaxed); }
 
 bool program_sigtrap(const struct sigaction* act, struct sigaction* old) noexcept {
   if (!takes_sigtrap()) return false;
-  if (old != nullptr) *old = g_program_action;
-  if (act != nullptr) g_program_action = *act;
+  Traps& t = traps_state();
+  if (old != nullptr) *old = t.program_action;
+  if (act != nullptr) t.program_action = *act;
   return true;
 }
 

@@ -40,6 +40,8 @@
  * Shapes a program may have beside its persistence (each a way a tracer could break it):
  *   --records-by read      records reach the log through a pipe: read() stores them, a store the kernel makes
  *   --signals blocked      every thread that appends blocks every signal first, as servers' workers do
+ *   --own-sigtrap yes      before appending, the program raises a SIGTRAP of its own (a debugger's breakpoint)
+ *                          and catches it with its own handler, and sigaction shows that handler
  *   --own-sigbus yes       before appending, the program catches a SIGBUS of its own (a store past the end
  *                          of a file it mapped) with its own handler, and sigaction shows that handler
  *   --then COMMAND         after its appends the program runs COMMAND (system(3)), another process of its own */
@@ -210,7 +212,7 @@ static struct record* record_of(int log, uint64_t i) {
   return (struct record*)(base + (size_t)log * LOG_BYTES + FIRST_RECORD + i * RECORD_BYTES);
 }
 
-static int records_by_read, block_signals, own_sigbus, require_returned = 1;
+static int records_by_read, block_signals, own_sigbus, own_sigtrap, require_returned = 1;
 static int record_pipe[MAX_THREADS][2];
 
 static void write_record(int log, uint64_t i) {
@@ -313,6 +315,28 @@ static int check_log(int log, uint64_t* records) {
   return 0;
 }
 
+/* Sets the program's own handler for `sig`: 0 when sigaction then shows it. */
+static int own_handler(int sig, void (*handler)(int)) {
+  struct sigaction mine, shown;
+  memset(&mine, 0, sizeof mine);
+  mine.sa_handler = handler;
+  sigemptyset(&mine.sa_mask);
+  if (sigaction(sig, &mine, NULL) == 0 && sigaction(sig, NULL, &shown) == 0 && shown.sa_handler == handler) return 0;
+  fprintf(stderr, "sigaction does not show the program's %s handler\n", sig == SIGBUS ? "SIGBUS" : "SIGTRAP");
+  return -1;
+}
+
+static volatile sig_atomic_t sigtrap_caught;
+static void on_own_sigtrap(int sig) { sigtrap_caught = sig == SIGTRAP; }
+
+/* A SIGTRAP of its own, caught by its own handler: 0 when the handler ran and sigaction showed it. */
+static int catch_own_sigtrap(void) {
+  if (own_handler(SIGTRAP, on_own_sigtrap) != 0) return -1;
+  raise(SIGTRAP);
+  if (!sigtrap_caught) fprintf(stderr, "the program's SIGTRAP handler did not run\n");
+  return sigtrap_caught ? 0 : -1;
+}
+
 static sigjmp_buf sigbus_caught;
 static void on_own_sigbus(int sig) {
   (void)sig;
@@ -328,15 +352,7 @@ static int catch_own_sigbus(void) {
   volatile char* past = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (past == MAP_FAILED) return perror("mmap"), -1;
-  struct sigaction mine, shown;
-  memset(&mine, 0, sizeof mine);
-  mine.sa_handler = on_own_sigbus;
-  sigemptyset(&mine.sa_mask);
-  if (sigaction(SIGBUS, &mine, NULL) != 0 || sigaction(SIGBUS, NULL, &shown) != 0 ||
-      shown.sa_handler != on_own_sigbus) {
-    fprintf(stderr, "sigaction does not show the program's SIGBUS handler\n");
-    return -1;
-  }
+  if (own_handler(SIGBUS, on_own_sigbus) != 0) return -1;
   volatile int caught = 0;
   if (sigsetjmp(sigbus_caught, 1) == 0) past[4096] = 1; /* the file ends at 4096 */
   else caught = 1;
@@ -352,6 +368,7 @@ static int usage(void) {
   fprintf(stderr,
           "usage: pmem-log append FILE N [--api ROUTE] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
+          "                              [--own-sigtrap no|yes]\n"
           "                              [--then COMMAND]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
           "ROUTE: libpmem pmem2 asm asm-unreported nt-unreported write write-dsync msync msync-async fsync fdatasync "
@@ -426,6 +443,7 @@ int main(int argc, char** argv) {
     } else if (strcmp(opt, "--records-by") == 0) records_by_read = strcmp(val, "read") == 0;
     else if (strcmp(opt, "--signals") == 0) block_signals = strcmp(val, "blocked") == 0;
     else if (strcmp(opt, "--own-sigbus") == 0) own_sigbus = strcmp(val, "yes") == 0;
+    else if (strcmp(opt, "--own-sigtrap") == 0) own_sigtrap = strcmp(val, "yes") == 0;
     else if (strcmp(opt, "--then") == 0) then_command = val;
     else if (strcmp(opt, "--require") == 0 && (strcmp(val, "returned") == 0 || strcmp(val, "prefix") == 0))
       require_returned = strcmp(val, "returned") == 0;
@@ -455,6 +473,7 @@ int main(int argc, char** argv) {
   int rc = map_file(path, 1);
   if (rc) return rc;
   if (own_sigbus && catch_own_sigbus() != 0) return 4;
+  if (own_sigtrap && catch_own_sigtrap() != 0) return 4;
   for (int t = 0; t < threads && records_by_read; ++t)
     if (pipe(record_pipe[t]) != 0) return perror("pipe"), 4;
   pthread_barrier_init(&step, NULL, (unsigned)threads);

@@ -89,12 +89,32 @@ TEST(CrashExec, AProgramsOwnInstructionsAreTrappedAsItRunsThem) {
     EXPECT_NE(o.err.find("instructions are trapped"), std::string::npos) << api << ": " << o.err;
     EXPECT_EQ(o.err.find("cannot see them"), std::string::npos) << api << ": " << o.err;
   }
-  // Two threads, each blocking every signal, as servers' workers do: SIGTRAP stays the runtime's.
+  // Two threads, each blocking every signal, as servers' workers do: SIGTRAP stays the runtime's. A program
+  // that raises a SIGTRAP of its own has it caught by its own handler, which sigaction shows.
   const Outcome blocked =
       exec_log(dir, {"--pool", dir.file("log.pool")},
                {"--api", "asm-unreported", "--threads", "2", "--signals", "blocked"}, "--threads 2");
   EXPECT_EQ(blocked.exit_code, 0) << blocked.err;
   EXPECT_EQ(blocked.failures("line"), 0u);
+  const Outcome own =
+      exec_log(dir, {"--pool", dir.file("log.pool")}, {"--api", "asm-unreported", "--own-sigtrap", "yes"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.failures("line"), 0u);
+}
+
+// A program started by a script: the executable pmlab runs is the shell's, so the first traced run shows
+// which module holds the instructions, and the run is traced again with them trapped. A bug still fails.
+TEST(CrashExec, AScriptsProgramIsTrappedFromItsSecondRun) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  for (const bool bug : {false, true}) {
+    const std::string append = kLog + " append " + pool + " 8 --api nt-unreported" + (bug ? " --bug no-fence" : "");
+    const Outcome o = crash_exec("rm -f " + pool, kLog + " check {}", dir.file(bug ? "bug" : "correct"),
+                                 {"--pool", pool, "--budget", "120"}, {"/bin/sh", "-c", append});
+    EXPECT_EQ(o.exit_code, bug ? 1 : 0) << o.err;
+    EXPECT_EQ(o.failures("line") > 0, bug) << o.err;
+    EXPECT_NE(o.err.find("instructions are trapped"), std::string::npos) << o.err;
+  }
 }
 
 // Left to report its own instructions (--own-instructions reported), a program whose clwb and sfence go

@@ -450,17 +450,38 @@ struct Campaign {
   bool random_image_passed = false;
   std::map<std::pair<persist::Domain, Granularity>, std::unordered_set<uint64_t>> seen;
 
-  // After the first traced run: where the program's own code holds flush, fence or non-temporal store
-  // instructions, the runtime traps them, and the run is to be traced again with the traps (true).
+  // Writes the traps for the program's own code in `modules` and keeps what they trap; false where that is
+  // what the runtime traps already.
+  Result<bool> trap(const std::vector<std::string>& modules, std::vector<std::string>& notes) {
+    const std::vector<ModuleTraps> traps = own_traps(modules, module_code, notes);
+    auto addresses = trapped_addresses(traps);
+    if (addresses == trapped) return false;
+    trap_sites = (fs::path(scratch) / "trap-sites").string();
+    PMLAB_TRY(write_trap_sites(traps, trap_sites));
+    trapped = std::move(addresses);
+    return true;
+  }
+
+  // Before the first traced run: the executable's own instructions, so that a program that has them all
+  // there runs once. Where it is a script or the system's, its first run shows which modules are its own.
+  Status trap_executable() {
+    if (!o.trap_own_instructions || (!o.trace.empty() && fs::exists(o.trace))) return {};
+    const auto program = platform::find_program(o.program.front());
+    std::error_code ec;
+    const std::string path = program ? fs::canonical(*program, ec).string() : std::string();
+    if (path.empty() || ec || !own_code(path)) return {};
+    std::vector<std::string> ignored;  // said after the first run, where every module is searched
+    return trap({path}, ignored).status();
+  }
+
+  // After the first traced run: the traps for every module of the program's own code that it loaded; where
+  // they trap more than the run had trapped, the run is to be traced again with them (true).
   Result<bool> decide_traps(const TraceFile& t, const TracedRun& traced) {
     traps_decided = true;
     if (!o.trap_own_instructions || traced.outcome.rfind("reused ", 0) == 0) return false;
-    const std::vector<ModuleTraps> modules = own_traps(t, module_code, trap_notes);
-    if (modules.empty()) return false;
-    trap_sites = (fs::path(scratch) / "trap-sites").string();
-    PMLAB_TRY(write_trap_sites(modules, trap_sites));
-    trapped = trapped_addresses(modules);
-    return true;
+    std::vector<std::string> modules;
+    for (const TraceModule* m : own_modules(t)) modules.push_back(m->path);
+    return trap(modules, trap_notes);
   }
 
   Status trace_and_judge(persist::Domain domain, uint32_t schedule) {
@@ -553,6 +574,7 @@ Result<ExecReport> run_exec(const ExecOptions& o, const std::function<void(const
   if (!o.keep_aslr) fixed_layout.emplace();
   Campaign campaign{o, progress, scratch, {}, {}, {}, false, {}, {}, {}, false, {}};
   campaign.report.program = program_name(o.program);
+  PMLAB_TRY(campaign.trap_executable());
   for (persist::Domain domain : o.domains)
     for (uint32_t schedule = 1; schedule <= o.schedules; ++schedule)
       PMLAB_TRY(campaign.trace_and_judge(domain, schedule));

@@ -138,11 +138,13 @@ bool system_library(const std::string& path) {
 
 }  // namespace
 
+bool own_code(const std::string& path) { return !library_module(path) && !system_library(path); }
+
 std::vector<const TraceModule*> own_modules(const TraceFile& t) {
   std::vector<const TraceModule*> own;
   std::set<std::pair<std::string, uint64_t>> seen;  // a trace may list a module more than once
   for (const TraceModule& m : t.modules())
-    if (!library_module(m.path) && !system_library(m.path) && seen.emplace(m.path, m.bias).second) own.push_back(&m);
+    if (own_code(m.path) && seen.emplace(m.path, m.bias).second) own.push_back(&m);
   return own;
 }
 

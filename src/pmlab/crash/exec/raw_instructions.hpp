@@ -44,8 +44,10 @@ Result<ModuleCode> disassemble(const std::string& path);
 // Disassemblies by path, kept for the other domains' runs of the same program.
 using ModuleCodeCache = std::map<std::string, Result<ModuleCode>>;
 
-// The traced program's own code, each module once: its executable and its libraries outside the system's
-// directories and pmlab's own.
+// Whether the module at `path` is the program's own code: not the system's (its libraries and programs, an
+// interpreter running the program's script) and not pmlab's.
+bool own_code(const std::string& path);
+// The traced program's own code, each module once: its executable and its libraries that are own_code.
 std::vector<const TraceModule*> own_modules(const TraceFile& t);
 
 // Appends to `notes` one note naming the functions of the traced program's own code that hold persistence

@@ -155,19 +155,20 @@ ModuleTraps traps_of(const std::string& path, const ModuleCode& mc, std::vector<
 
 }  // namespace
 
-std::vector<ModuleTraps> own_traps(const TraceFile& t, ModuleCodeCache& code, std::vector<std::string>& notes) {
+std::vector<ModuleTraps> own_traps(const std::vector<std::string>& paths, ModuleCodeCache& code,
+                                   std::vector<std::string>& notes) {
   std::vector<ModuleTraps> modules;
   std::vector<std::string> untrapped;
-  for (const TraceModule* m : own_modules(t)) {
-    auto at = code.find(m->path);
-    if (at == code.end()) at = code.emplace(m->path, disassemble(m->path)).first;
+  for (const std::string& path : paths) {
+    auto at = code.find(path);
+    if (at == code.end()) at = code.emplace(path, disassemble(path)).first;
     if (!at->second) {
-      notes.push_back(fs::path(m->path).filename().string() +
+      notes.push_back(fs::path(path).filename().string() +
                       " was not searched for flush and fence instructions to trap: " + at->second.status().message());
       continue;
     }
     if (at->second->instructions.empty()) continue;
-    ModuleTraps traps = traps_of(m->path, *at->second, untrapped);
+    ModuleTraps traps = traps_of(path, *at->second, untrapped);
     if (!traps.sites.empty()) modules.push_back(std::move(traps));
   }
   if (!untrapped.empty()) {

@@ -47,11 +47,12 @@ struct ModuleTraps {
   std::vector<std::pair<uint64_t, uint64_t>> functions;
 };
 
-// The traps for the traced program's own code (its executable and its libraries outside the system's
-// directories, as note_unreported_instructions searches it). A function is trapped whole or not at all:
-// one with an instruction that cannot be trapped keeps all of them untrapped, to be reported through
-// pmlab/trace.h; `notes` says which and why, and why a module could not be searched.
-std::vector<ModuleTraps> own_traps(const TraceFile& t, ModuleCodeCache& code, std::vector<std::string>& notes);
+// The traps for the program's own code in the modules at `paths` (own_modules of a traced run, as
+// note_unreported_instructions searches them). A function is trapped whole or not at all: one with an
+// instruction that cannot be trapped keeps all of them untrapped, to be reported through pmlab/trace.h;
+// `notes` says which and why, and why a module could not be searched.
+std::vector<ModuleTraps> own_traps(const std::vector<std::string>& paths, ModuleCodeCache& code,
+                                   std::vector<std::string>& notes);
 
 // Writes `modules` in trap_format.hpp's form.
 Status write_trap_sites(const std::vector<ModuleTraps>& modules, const std::string& path);
