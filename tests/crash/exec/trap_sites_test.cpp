@@ -92,6 +92,39 @@ TEST(TrapSites, SaysWhyAnInstructionCannotBeTrapped) {
   EXPECT_FALSE(trap_site(instruction("movnti", "%eax,(%rdx)", std::vector<uint8_t>(16, 0x90))).ok());
 }
 
+// Two static functions of one name, one of them with a store that cannot be trapped: that one keeps all its
+// instructions untrapped (and is named), the other and every other function are trapped whole.
+TEST(TrapSites, AFunctionIsTrappedWholeOrNotAtAll) {
+  ModuleCodeCache code;
+  code.emplace("/opt/app/engine", parse_disassembly(R"(
+0000000000001000 <flush>:
+    1000:	66 0f ae 37          	clwb   (%rdi)
+    1004:	0f ae f8             	sfence
+0000000000001100 <flush>:
+    1100:	0f c3 05 00 00 00 00 	movnti %eax,0x0(%rip)        # 1107 <flush+0x7>
+    1107:	66 0f ae 36          	clwb   (%rsi)
+0000000000001200 <fence>:
+    1200:	0f ae f8             	sfence
+)"));
+  std::vector<std::string> notes;
+  const auto modules = own_traps({"/opt/app/engine"}, code, notes);
+  ASSERT_EQ(modules.size(), 1u);
+  std::vector<uint64_t> sites;
+  for (const TrapSite& s : modules[0].sites) sites.push_back(s.address);
+  EXPECT_EQ(sites, (std::vector<uint64_t>{0x1000, 0x1004, 0x1200}));
+  EXPECT_EQ(modules[0].functions, (std::vector<std::pair<uint64_t, uint64_t>>{{0x1000, 0x1100}, {0x1200, UINT64_MAX}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("flush in engine (movnti %eax,0x0(%rip): a non-temporal store relative to rip)"),
+            std::string::npos)
+      << notes[0];
+  // A module that cannot be read is said so, and traps nothing.
+  code.emplace("/opt/app/broken", Status(Errc::failed, "objdump exited with 1"));
+  notes.clear();
+  EXPECT_TRUE(own_traps({"/opt/app/broken"}, code, notes).empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("broken was not searched"), std::string::npos) << notes[0];
+}
+
 TEST(TrapSites, WritesTheFileTheRuntimeReads) {
   testing::TempDir dir;
   ModuleTraps m{"/opt/app/bin/engine", {}, {{0x1100, 0x1200}}};

@@ -125,31 +125,34 @@ namespace {
 // The traps of one module's code: per function, all of its persistence instructions or none.
 ModuleTraps traps_of(const std::string& path, const ModuleCode& mc, std::vector<std::string>& untrapped) {
   ModuleTraps m{path, {}, {}};
-  std::map<std::string, std::vector<TrapSite>> by_function;
-  std::map<std::string, std::string> why_not;
+  // By the function's range ([begin, end): from its symbol to the next), not its name: two static functions
+  // of one name in two files are two functions.
+  using Range = std::pair<uint64_t, uint64_t>;
+  std::map<Range, std::vector<TrapSite>> by_function;
+  std::map<Range, std::string> why_not;  // the function's name and the instruction that cannot be trapped
   for (const RawInstruction& i : mc.instructions) {
-    if (library_function(i.symbol) || why_not.count(i.symbol)) continue;
+    if (library_function(i.symbol)) continue;
+    auto next = std::upper_bound(mc.symbols.begin(), mc.symbols.end(), i.address,
+                                 [](uint64_t a, const std::pair<uint64_t, std::string>& s) { return a < s.first; });
+    const Range function{next == mc.symbols.begin() ? 0 : std::prev(next)->first,
+                         next == mc.symbols.end() ? UINT64_MAX : next->first};
+    if (why_not.count(function)) continue;
     auto site = trap_site(i);
     if (!site) {
-      why_not[i.symbol] = i.mnemonic + " " + i.operands + ": " + site.status().message();
-      by_function.erase(i.symbol);
+      why_not[function] = (i.symbol.empty() ? std::string("?") : i.symbol) + " in " +
+                          fs::path(path).filename().string() + " (" + i.mnemonic + " " + i.operands + ": " +
+                          site.status().message() + ")";
+      by_function.erase(function);
       continue;
     }
-    by_function[i.symbol].push_back(std::move(*site));
+    by_function[function].push_back(std::move(*site));
   }
   for (auto& [function, sites] : by_function) {
-    const uint64_t at = sites.front().address;
-    auto next = std::upper_bound(mc.symbols.begin(), mc.symbols.end(), at,
-                                 [](uint64_t a, const std::pair<uint64_t, std::string>& s) { return a < s.first; });
-    const uint64_t begin = next == mc.symbols.begin() ? 0 : std::prev(next)->first;
-    m.functions.emplace_back(begin, next == mc.symbols.end() ? UINT64_MAX : next->first);
+    m.functions.push_back(function);
     for (TrapSite& s : sites) m.sites.push_back(std::move(s));
   }
-  for (const auto& [function, why] : why_not)
-    untrapped.push_back((function.empty() ? std::string("?") : function) + " in " + fs::path(path).filename().string() +
-                        " (" + why + ")");
+  for (const auto& [function, why] : why_not) untrapped.push_back(why);
   std::sort(m.sites.begin(), m.sites.end(), [](const TrapSite& a, const TrapSite& b) { return a.address < b.address; });
-  std::sort(m.functions.begin(), m.functions.end());
   return m;
 }
 
