@@ -56,10 +56,9 @@ class KernelStores {
   bool active_ = false;
 };
 
-// A mask the program sets, without SIGBUS while it is the runtime's: a write fault on a thread that blocks
-// it would kill the program.
-// Likewise SIGTRAP while the program's own instructions are trapped.
-const sigset_t* without_sigbus(int how, const sigset_t* set, sigset_t& copy) {
+// A mask the program sets, without SIGBUS while it is the runtime's (a write fault on a thread that blocks
+// it would kill the program), and without SIGTRAP while the program's own instructions are trapped.
+const sigset_t* without_runtime_signals(int how, const sigset_t* set, sigset_t& copy) {
   if (set == nullptr || how == SIG_UNBLOCK) return set;
   const bool bus = pmlab_trace::takes_sigbus() && sigismember(set, SIGBUS);
   const bool trap = pmlab_trace::takes_sigtrap() && sigismember(set, SIGTRAP);
@@ -168,12 +167,12 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t
 __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t* set, sigset_t* old) {
   PMLAB_REAL(sigprocmask, nullptr);
   sigset_t copy;
-  return real_fn(how, without_sigbus(how, set, copy), old);
+  return real_fn(how, without_runtime_signals(how, set, copy), old);
 }
 __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) {
   PMLAB_REAL(pthread_sigmask, nullptr);
   sigset_t copy;
-  return real_fn(how, without_sigbus(how, set, copy), old);
+  return real_fn(how, without_runtime_signals(how, set, copy), old);
 }
 
 }  // extern "C"

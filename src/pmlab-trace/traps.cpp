@@ -125,6 +125,15 @@ std::vector<FileModule> read_sites(const char* path) {
     if (std::sscanf(line.c_str(), "site %llx %d %d %d %d %lld %u %31s", &a, &kind, &base, &index, &scale, &displacement,
                     &size, hex) != 8)
       continue;
+    // A line that does not describe a site the handler can run is left out: a register it would read out of
+    // the context's bounds, a store of no width.
+    const auto is_register = [](int r) { return r >= -1 && r <= static_cast<int>(Register::rip); };
+    const bool store = kind == static_cast<int>(TrapKind::non_temporal_store);
+    if (kind < 0 || kind > static_cast<int>(TrapKind::non_temporal_store) || !is_register(base) ||
+        !is_register(index) || index == static_cast<int>(Register::rip) ||
+        (scale != 1 && scale != 2 && scale != 4 && scale != 8) ||
+        (store && (size == 0 || size > 64 || base == static_cast<int>(Register::rip))))
+      continue;
     Site s;
     s.address = a;
     s.kind = static_cast<TrapKind>(kind);
@@ -133,45 +142,69 @@ std::vector<FileModule> read_sites(const char* path) {
     s.scale = static_cast<uint8_t>(scale);
     s.displacement = displacement;
     s.size = size;
-    if (kind <= static_cast<int>(TrapKind::non_temporal_store) && parse_hex_bytes(hex, s))
-      modules.back().sites.push_back(s);
+    if (parse_hex_bytes(hex, s)) modules.back().sites.push_back(s);
   }
   return modules;
 }
 
+// A loaded module: where it is, and its loaded segments with the protection each was mapped with.
 struct LoadedModule {
   std::string path;
   uintptr_t bias;
+  struct Segment {
+    uintptr_t begin, end;
+    int protection;
+  };
+  std::vector<Segment> segments;
+  // The protection of the segment holding [a, a + n), or -1 where no one segment holds it all.
+  int protection_of(uintptr_t a, size_t n) const {
+    for (const Segment& g : segments)
+      if (a >= g.begin && a + n <= g.end) return g.protection;
+    return -1;
+  }
 };
 
 int list_module(dl_phdr_info* info, size_t, void* data) {
   auto& loaded = *static_cast<std::vector<LoadedModule>*>(data);
   std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
   if (path.empty()) path = self_exe();
-  if (!path.empty()) loaded.push_back({path, info->dlpi_addr});
+  if (path.empty()) return 0;
+  LoadedModule m{path, info->dlpi_addr, {}};
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const int protection = (ph.p_flags & PF_R ? PROT_READ : 0) | (ph.p_flags & PF_W ? PROT_WRITE : 0) |
+                           (ph.p_flags & PF_X ? PROT_EXEC : 0);
+    m.segments.push_back({info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz, protection});
+  }
+  loaded.push_back(std::move(m));
   return 0;
 }
 
-// Writes the breakpoint at each site that holds the bytes crash exec found (its page made writable, then
-// executable again). The sites left are those placed; the others' addresses go to `missed`, and each is
-// counted in `mismatched` (other bytes there) or `refused` (a page that cannot be made writable).
-void place_breakpoints(std::vector<Site>& sites, std::vector<uintptr_t>& missed, size_t& mismatched, size_t& refused) {
+// Writes the breakpoint at each site that holds the bytes crash exec found, in executable code of the module
+// (its page made writable, then given back the protection its segment was mapped with). The sites left are
+// those placed; the others' addresses go to `missed`, and each is counted in `mismatched` (other bytes there,
+// or no executable segment) or `refused` (a page that cannot be made writable).
+void place_breakpoints(const LoadedModule& module, std::vector<Site>& sites, std::vector<uintptr_t>& missed,
+                       size_t& mismatched, size_t& refused) {
   std::vector<Site> placed;
   for (Site& s : sites) {
-    if (std::memcmp(reinterpret_cast<const void*>(s.address), s.bytes, s.length) != 0) {
+    const int protection = module.protection_of(s.address, s.length);
+    if (protection < 0 || !(protection & PROT_EXEC) ||
+        std::memcmp(reinterpret_cast<const void*>(s.address), s.bytes, s.length) != 0) {
       ++mismatched;
       missed.push_back(s.address);
       continue;
     }
     // Only the first byte changes.
     void* page = reinterpret_cast<void*>(s.address & ~uintptr_t{kPageBytes - 1});
-    if (mprotect(page, kPageBytes, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+    if (mprotect(page, kPageBytes, protection | PROT_WRITE) != 0) {
       ++refused;
       missed.push_back(s.address);
       continue;
     }
     *reinterpret_cast<volatile uint8_t*>(s.address) = 0xcc;
-    mprotect(page, kPageBytes, PROT_READ | PROT_EXEC);
+    mprotect(page, kPageBytes, protection);
     placed.push_back(s);
   }
   sites = std::move(placed);
@@ -287,7 +320,7 @@ void install_traps(const char* path) noexcept {
     for (Site& s : m.sites) s.address += it->bias;
     found += m.sites.size();
     std::vector<uintptr_t> missed;
-    place_breakpoints(m.sites, missed, mismatched, refused);
+    place_breakpoints(*it, m.sites, missed, mismatched, refused);
     t.sites.insert(t.sites.end(), m.sites.begin(), m.sites.end());
     // pmlab/trace.h's reports are dropped only from functions whose every instruction is trapped.
     for (const auto& [begin, end] : m.functions) {

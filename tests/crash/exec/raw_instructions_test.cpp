@@ -66,6 +66,9 @@ TEST(RawInstructions, NamesTheFunctionAnAddressLiesIn) {
   EXPECT_EQ(code.symbol_at(0x109f), "main");
   EXPECT_EQ(code.symbol_at(0x10a4), "memcpy_nt");
   EXPECT_EQ(code.symbol_at(0x20000), "clflush_like_name");
+  EXPECT_EQ(code.function_at(0x1000), (std::pair<uint64_t, uint64_t>{0, 0x1060}));
+  EXPECT_EQ(code.function_at(0x109f), (std::pair<uint64_t, uint64_t>{0x1060, 0x10a0}));
+  EXPECT_EQ(code.function_at(0x10b8), (std::pair<uint64_t, uint64_t>{0x10b0, UINT64_MAX}));
 }
 
 TEST(RawInstructions, ReadsNothingFromTextThatIsNotADisassembly) {

@@ -82,10 +82,22 @@ bool instruction_line(std::string_view line, uint64_t* address, RawInstruction* 
 
 }  // namespace
 
+namespace {
+// The first symbol that starts after `address`.
+auto symbol_after(const std::vector<std::pair<uint64_t, std::string>>& symbols, uint64_t address) {
+  return std::upper_bound(symbols.begin(), symbols.end(), address,
+                          [](uint64_t a, const std::pair<uint64_t, std::string>& s) { return a < s.first; });
+}
+}  // namespace
+
 std::string ModuleCode::symbol_at(uint64_t address) const {
-  auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
-                             [](uint64_t a, const std::pair<uint64_t, std::string>& s) { return a < s.first; });
+  auto it = symbol_after(symbols, address);
   return it == symbols.begin() ? std::string() : std::prev(it)->second;
+}
+
+std::pair<uint64_t, uint64_t> ModuleCode::function_at(uint64_t address) const {
+  auto it = symbol_after(symbols, address);
+  return {it == symbols.begin() ? 0 : std::prev(it)->first, it == symbols.end() ? UINT64_MAX : it->first};
 }
 
 ModuleCode parse_disassembly(std::string_view text) {

@@ -33,6 +33,8 @@ struct ModuleCode {
   std::vector<std::pair<uint64_t, std::string>> symbols;  // each symbol's start, in address order
   // The symbol `address` lies in: the last one that starts at or before it ("" before the first).
   std::string symbol_at(uint64_t address) const;
+  // That symbol's range, [its start, the next symbol's start): 0 before the first, UINT64_MAX after the last.
+  std::pair<uint64_t, uint64_t> function_at(uint64_t address) const;
 };
 
 // Reads `objdump -d` output (AT&T syntax, with or without raw bytes).

@@ -132,10 +132,7 @@ ModuleTraps traps_of(const std::string& path, const ModuleCode& mc, std::vector<
   std::map<Range, std::string> why_not;  // the function's name and the instruction that cannot be trapped
   for (const RawInstruction& i : mc.instructions) {
     if (library_function(i.symbol)) continue;
-    auto next = std::upper_bound(mc.symbols.begin(), mc.symbols.end(), i.address,
-                                 [](uint64_t a, const std::pair<uint64_t, std::string>& s) { return a < s.first; });
-    const Range function{next == mc.symbols.begin() ? 0 : std::prev(next)->first,
-                         next == mc.symbols.end() ? UINT64_MAX : next->first};
+    const Range function = mc.function_at(i.address);
     if (why_not.count(function)) continue;
     auto site = trap_site(i);
     if (!site) {
