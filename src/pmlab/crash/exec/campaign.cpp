@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <numeric>
 #include <optional>
 #include <cstdlib>
 #include <filesystem>
@@ -32,6 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kStackFrames = 4;  // of the program's own, per stack in a failure
+
+// Replay::run's `wants_files` for a replay that builds no crash image.
+bool no_files(uint64_t) { return false; }
 
 // A state judged inconsistent, with what it takes to explain it later.
 struct Judged {
@@ -83,41 +85,14 @@ struct GranularityRun {
     if (!allocation) return allocation.status();
     // Second replay: explore and judge.
     Replay replay(trace, domain, o.metadata);
-    Status status = replay.run([&](const CrashPointInfo& p, const LineModel& m) -> Status {
-      const uint64_t budget = (*allocation)[p.index - 1];
-      if (budget == 0 || (o.replay && o.replay->first != p.index)) return {};
-      const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
-      result.max_pending_lines = std::max<uint64_t>(result.max_pending_lines, space.lines.size());
-      // The files as every change of the file system left them, then as a crash that loses the changes not yet
-      // durable from one of them on leaves them (MetadataDurability::at_sync, at_own_sync), sharing the budget.
-      // A state's number counts on through them.
-      std::vector<const UnsyncedFiles*> left;
-      const UnsyncedFiles every{p.changes_since_sync, p.files};
-      left.push_back(&every);
-      for (const UnsyncedFiles& files : p.unsynced) left.push_back(&files);
-      uint64_t first = 0;
-      bool covered = false;
-      for (size_t c = 0; c < left.size(); ++c) {
-        const uint64_t share = budget / left.size() + (c < budget % left.size() ? 1 : 0);
-        if (share == 0) continue;
-        const Exploration ex = explore(space, share, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)) ^ c);
-        result.states_enumerated += ex.states.size();
-        result.exhaustive_points += ex.exhaustive && c == 0 ? 1 : 0;
-        FilesLeft files{left[c]->files, "", {}, first};
-        if (c > 0) {
-          // The earliest lost cut's content is laid last: it was there before the later ones.
-          for (auto cut = p.cuts.rbegin(); cut != p.cuts.rend(); ++cut)
-            if ((*cut)->change >= left[c]->kept) files.restored.push_back(cut->get());
-          files.lost = describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept, files.restored,
-                                     changes_lost(o.metadata));
-        }
-        PMLAB_TRY(judge_states(p, m, space, ex, files, covered, replay));
-        first += ex.states.size();
-      }
-      if (covered) ++result.crash_points_checked;
-      result.dropped_values = std::max(result.dropped_values, m.dropped_values());
-      return {};
-    });
+    auto judged_at = [&](uint64_t point) {
+      return point <= allocation->size() && (*allocation)[point - 1] > 0 && (!o.replay || o.replay->first == point);
+    };
+    Status status = replay.run(
+        [&](const CrashPointInfo& p, const LineModel& m) {
+          return judged_at(p.index) ? judge_point(p, m, (*allocation)[p.index - 1], replay) : Status{};
+        },
+        judged_at);
     judges.drain();
     if (!status) return status;
     result.changes_taken_as_durable = replay.findings().changes_taken_as_durable;
@@ -126,6 +101,41 @@ struct GranularityRun {
                                                std::to_string(o.replay->second) +
                                                " names no state of that crash point in this shard and budget");
     result.seconds = static_cast<double>(platform::Clock::monotonic_ns() - start) * 1e-9;
+    return {};
+  }
+
+  // Explores crash point `p` with its `budget` of states and judges them.
+  Status judge_point(const CrashPointInfo& p, const LineModel& m, uint64_t budget, const Replay& replay) {
+    const CrashSpace space = make_space(m.pending(), m.durable(), granularity);
+    result.max_pending_lines = std::max<uint64_t>(result.max_pending_lines, space.lines.size());
+    // The files as every change of the file system left them, then as a crash that loses the changes not yet
+    // durable from one of them on leaves them (MetadataDurability::at_sync, at_own_sync), sharing the budget.
+    // A state's number counts on through them.
+    std::vector<const UnsyncedFiles*> left;
+    const UnsyncedFiles every{p.changes_since_sync, p.files};
+    left.push_back(&every);
+    for (const UnsyncedFiles& files : p.unsynced) left.push_back(&files);
+    uint64_t first = 0;
+    bool covered = false;
+    for (size_t c = 0; c < left.size(); ++c) {
+      const uint64_t share = budget / left.size() + (c < budget % left.size() ? 1 : 0);
+      if (share == 0) continue;
+      const Exploration ex = explore(space, share, mix64(o.seed ^ (p.index * 0x9e3779b97f4a7c15ULL)) ^ c);
+      result.states_enumerated += ex.states.size();
+      result.exhaustive_points += ex.exhaustive && c == 0 ? 1 : 0;
+      FilesLeft files{left[c]->files, "", {}, first};
+      if (c > 0) {
+        // The earliest lost cut's content is laid last: it was there before the later ones.
+        for (auto cut = p.cuts.rbegin(); cut != p.cuts.rend(); ++cut)
+          if ((*cut)->change >= left[c]->kept) files.restored.push_back(cut->get());
+        files.lost = describe_lost(left[c]->files, p.files, p.changes_since_sync - left[c]->kept, files.restored,
+                                   changes_lost(o.metadata));
+      }
+      PMLAB_TRY(judge_states(p, m, space, ex, files, covered, replay));
+      first += ex.states.size();
+    }
+    if (covered) ++result.crash_points_checked;
+    result.dropped_values = std::max(result.dropped_values, m.dropped_values());
     return {};
   }
 
@@ -179,12 +189,14 @@ struct GranularityRun {
     std::vector<double> sizes;
     std::vector<uint32_t> stacks;
     Replay sizing(trace, domain, o.metadata);
-    if (Status s = sizing.run([&](const CrashPointInfo& p, const LineModel& m) {
-          sizes.push_back(make_space(m.pending(), m.durable(), granularity).states *
-                          static_cast<double>(1 + p.unsynced.size()));
-          stacks.push_back(p.stack);
-          return Status{};
-        });
+    if (Status s = sizing.run(
+            [&](const CrashPointInfo& p, const LineModel& m) {
+              sizes.push_back(make_space(m.pending(), m.durable(), granularity).states *
+                              static_cast<double>(1 + p.unsynced.size()));
+              stacks.push_back(p.stack);
+              return Status{};
+            },
+            no_files);
         !s)
       return s;
     std::vector<uint64_t> allocation = allocate_exec_budget(sizes, stacks, o.budget, o.seed);
@@ -300,61 +312,6 @@ struct GranularityRun {
 };
 
 }  // namespace
-
-std::vector<uint64_t> allocate_exec_budget(const std::vector<double>& sizes, const std::vector<uint32_t>& groups,
-                                           uint64_t budget, uint64_t seed) {
-  constexpr uint64_t kDeep = 16;  // states a deeply explored point gets: enough for its torn and deviating states
-  uint64_t deep_total = 0;
-  for (double s : sizes) deep_total += static_cast<uint64_t>(std::min<double>(s, kDeep));
-  if (deep_total <= budget) return allocate_budget(sizes, budget);  // every point at least kDeep deep: as the simulator
-  std::vector<uint64_t> out(sizes.size(), 0);
-  auto give = [&](size_t i, uint64_t up_to, uint64_t& left) {
-    const uint64_t want = std::min<uint64_t>(
-        static_cast<uint64_t>(std::min<double>(sizes[i], static_cast<double>(up_to))), out[i] + left);
-    if (want > out[i]) {
-      left -= want - out[i];
-      out[i] = want;
-    }
-  };
-  // Half the budget in breadth: every point its first states (none, then all), or an even stride of the
-  // points when there are more points than that half.
-  uint64_t breadth = budget / 2;
-  const uint64_t per_point = std::min<uint64_t>(2, breadth / std::max<size_t>(1, sizes.size()));
-  if (per_point > 0) {
-    for (size_t i = 0; i < sizes.size(); ++i) give(i, per_point, breadth);
-  } else {
-    const double stride = static_cast<double>(sizes.size()) / static_cast<double>(breadth);
-    for (uint64_t k = 0; k < budget / 2; ++k) give(static_cast<size_t>(static_cast<double>(k) * stride), 1, breadth);
-  }
-  // The rest in depth, kDeep states a point: a program repeats its operations, so a bug at one kind of
-  // fence recurs at many crash points and a sample of them finds it, where a shallow pass over every point
-  // would never reach a state that needs a torn word. The sample takes every group (a fence's call stack)
-  // once before any twice, in a seeded order, so a fence the program reaches rarely (a rehash among
-  // inserts) is explored deep too.
-  uint64_t depth = budget - std::accumulate(out.begin(), out.end(), uint64_t{0});
-  Random random(mix64(seed ^ 0xdeeb5eedULL));
-  auto shuffle = [&](auto& v) {
-    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[random.next_below(i)]);
-  };
-  std::map<uint32_t, std::vector<size_t>> by_group;
-  for (size_t i = 0; i < sizes.size(); ++i) by_group[i < groups.size() ? groups[i] : 0].push_back(i);
-  std::vector<std::vector<size_t>> members;
-  for (auto& [group, points] : by_group) {
-    shuffle(points);
-    members.push_back(std::move(points));
-  }
-  shuffle(members);
-  for (size_t round = 0; depth > 0; ++round) {
-    bool any = false;
-    for (const auto& points : members) {
-      if (round >= points.size() || depth == 0) continue;
-      any = true;
-      give(points[round], kDeep, depth);
-    }
-    if (!any) break;
-  }
-  return out;
-}
 
 namespace {
 
@@ -523,7 +480,8 @@ struct Campaign {
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
-    if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }); !s) return s;
+    if (Status s = findings.run([](const CrashPointInfo&, const LineModel&) { return Status{}; }, no_files); !s)
+      return s;
     add_findings(*traced, findings.findings(), symbols, *trace);
     note_unseen_instructions(*traced, *trace, findings.findings(), symbols, module_code, trapped);
     report.traces.push_back(*traced);

@@ -79,7 +79,7 @@ struct Replay::FirstMappings {
   std::map<uint32_t, std::vector<bool>> fresh;  // region -> its pages that no earlier mapping covered
 };
 
-Status Replay::run(const AtPoint& at_point) {
+Status Replay::run(const AtPoint& at_point, const std::function<bool(uint64_t)>& wants_files) {
   LineModel model(domain_);
   PMLAB_TRY(model.resize(image_bytes_));
   findings_ = {};
@@ -131,7 +131,7 @@ Status Replay::run(const AtPoint& at_point) {
         break;
       case trace::Kind::base_page: file_reached(rec, files); break;  // its content is in the model already
       case trace::Kind::fence:
-      case trace::Kind::exit: count_change(files); return crash_point(rec, walk, model, at_point);
+      case trace::Kind::exit: count_change(files); return crash_point(rec, walk, model, at_point, wants_files);
       case trace::Kind::operation:
         ++(rec.flags == static_cast<uint8_t>(trace::OperationMark::end) ? walk.ops.ended : walk.ops.begun);
         break;
@@ -162,7 +162,8 @@ void Replay::count_change(Presence& files) const {
   if (files.unsynced.size() > kMaxUnsynced) files.unsynced.erase(files.unsynced.begin() + 1);
 }
 
-Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point) {
+Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point,
+                           const std::function<bool(uint64_t)>& wants_files) {
   Presence& files = walk.files;
   const bool at_exit = rec.kind == trace::Kind::exit;
   const auto r = at_exit ? trace::FenceRecord{} : rec.as<trace::FenceRecord>();
@@ -176,16 +177,31 @@ Status Replay::crash_point(const TraceRecord& rec, Walk& walk, LineModel& model,
     files.changes_since_sync = 0;
     return {};
   }
-  if (metadata_ == MetadataDurability::at_own_sync) list_not_durable(files);
+  const uint64_t index = ++walk.points;
+  if (metadata_ == MetadataDurability::at_own_sync) list_not_durable(files, !wants_files || wants_files(index));
   if (!at_exit && data && !model.fence_orders(rec.thread) && !(sync && files.changes_since_sync > 0))
     ++findings_.empty_fences[r.site];
-  const CrashPointInfo point{++walk.points, at_exit,  rec.thread,  r.site,         r.stack,
-                             call,          walk.ops, files.files, files.unsynced, files.changes_since_sync,
-                             files.cuts};
   if (at_exit && domain_ == persist::Domain::adr)
     for (size_t line : model.never_written_back())
       findings_.unflushed_at_exit.emplace_back(line * kLineBytes, *model.origin(line));
-  PMLAB_TRY(at_point(point, model));
+  // The point holds the files while `at_point` sees them, not a copy: thousands of files at thousands of
+  // points would be copied millions of times.
+  CrashPointInfo point{index,
+                       at_exit,
+                       rec.thread,
+                       r.site,
+                       r.stack,
+                       call,
+                       walk.ops,
+                       std::move(files.files),
+                       std::move(files.unsynced),
+                       files.changes_since_sync,
+                       std::move(files.cuts)};
+  const Status seen = at_point(point, model);
+  files.files = std::move(point.files);
+  files.unsynced = std::move(point.unsynced);
+  files.cuts = std::move(point.cuts);
+  PMLAB_TRY(seen);
   if (sync && metadata_ == MetadataDurability::at_own_sync) {
     make_durable(files, files.sync_target);
   } else if (sync) {
@@ -380,18 +396,19 @@ void Replay::make_durable(Presence& files, const SyncTarget& target) const {
   files.not_durable_changed = true;
 }
 
-void Replay::list_not_durable(Presence& files) const {
+void Replay::list_not_durable(Presence& files, bool with_files) const {
   files.changes_since_sync = files.not_durable.size();
-  if (!files.not_durable_changed) return;
+  if (!files.not_durable_changed && (files.unsynced_has_files || !with_files)) return;
   files.not_durable_changed = false;
+  files.unsynced_has_files = with_files;
   files.unsynced.clear();
   files.cuts.clear();
   const size_t n = files.not_durable.size();
-  std::vector<FileAtCrash> state = files.durable;
+  std::vector<FileAtCrash> state = with_files ? files.durable : std::vector<FileAtCrash>{};
   for (size_t i = 0; i < n; ++i) {
-    if (i == 0 || i + kMaxUnsynced > n) files.unsynced.push_back({i, state});
+    if (i == 0 || i + kMaxUnsynced > n) files.unsynced.push_back({i, with_files ? state : std::vector<FileAtCrash>{}});
     const NotDurable& c = files.not_durable[i];
-    c.make(state);
+    if (with_files) c.make(state);
     if (c.cut) {
       c.cut->change = i;
       files.cuts.push_back(c.cut);

@@ -138,8 +138,11 @@ class Replay {
   Replay(const TraceFile& trace, persist::Domain domain, MetadataDurability metadata = MetadataDurability::at_call);
 
   using AtPoint = std::function<Status(const CrashPointInfo&, const LineModel&)>;
-  // Walks the trace; `at_point` sees every crash point before its fence takes effect.
-  Status run(const AtPoint& at_point);
+  // Walks the trace; `at_point` sees every crash point before its fence takes effect. Under at_own_sync, a
+  // point `wants_files` declines (given its index) need not have the files of CrashPointInfo::unsynced's ways,
+  // only their `kept`: a run with thousands of files not yet durable copies them only where a crash image is
+  // built. An empty `wants_files` wants every point's.
+  Status run(const AtPoint& at_point, const std::function<bool(uint64_t)>& wants_files = {});
 
   const std::vector<ImageFile>& files() const noexcept { return files_; }
   size_t image_bytes() const noexcept { return image_bytes_; }
@@ -195,6 +198,7 @@ class Replay {
     std::vector<FileAtCrash> durable;
     std::vector<NotDurable> not_durable;
     bool not_durable_changed = false;
+    bool unsynced_has_files = false;  // `unsynced` was listed with each way's files
     std::vector<std::string> latest_paths;
     std::vector<std::vector<std::string>> latest_link_paths;
     std::shared_ptr<CutContent> new_cut;
@@ -215,15 +219,17 @@ class Replay {
     Presence files;
   };
   // A fence's or the exit's crash point; then the fence takes effect.
-  Status crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point);
+  Status crash_point(const TraceRecord& rec, Walk& walk, LineModel& model, const AtPoint& at_point,
+                     const std::function<bool(uint64_t)>& wants_files);
   // After a record: a change of the files it made is one more since the last sync.
   void count_change(Presence& files) const;
   // at_own_sync: the change a record made, as changes of one file each, not yet durable.
   void add_not_durable(Presence& files) const;
   // at_own_sync: the changes a sync of `target` makes durable, and those before them of the same file and kind.
   void make_durable(Presence& files, const SyncTarget& target) const;
-  // at_own_sync: CrashPointInfo::unsynced and cuts, from the changes not yet durable.
-  void list_not_durable(Presence& files) const;
+  // at_own_sync: CrashPointInfo::unsynced and cuts, from the changes not yet durable; `with_files`: each
+  // way's files too.
+  void list_not_durable(Presence& files, bool with_files) const;
   Presence initial_presence() const;
   void file_seen(uint32_t region, Presence& files) const;
   // A name of a file taken away, moved or added (trace::Kind::gone).
