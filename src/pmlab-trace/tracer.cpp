@@ -573,6 +573,7 @@ void exiting(int status) noexcept {
       capture_at_exit(t);
       dl_iterate_phdr(write_module, &t);
       if (const std::string said = schedule_note(); !said.empty()) note(t, said);
+      if (const std::string said = traps_missed(); !said.empty()) note(t, said);
       trace::ExitRecord rec{status, 0};
       t.file.append(trace::Kind::exit, 0, &rec, sizeof rec);
       t.file.header()->complete = 1;

@@ -176,8 +176,15 @@ void exiting(int status) noexcept;
 // pmlab/crash/exec/trap_format.hpp), each made a breakpoint that reports it as the program runs it
 // (traps.cpp). Called at the start of every process the runtime is loaded into, before any thread.
 void install_traps(const char* path) noexcept;
+// True while some module of the file is not loaded yet (interpose_dl.cpp); after the program loaded code
+// (dlopen), traps_after_load traps the sites of the modules that came with it.
+bool traps_waiting() noexcept;
+void traps_after_load() noexcept;
+// At the exit: the modules of the file that the program loaded but that were never trapped (loaded by their
+// names alone, with no dlsym after), for the trace's notes ("": none).
+std::string traps_missed() noexcept;
 // What was trapped, and what could not be, for the trace's notes ("" when nothing was asked).
-const std::string& traps_note() noexcept;
+std::string traps_note() noexcept;
 // True where a pmlab/trace.h report comes from a function whose instructions are trapped (`site`, a return
 // address): the trap has reported what the call reports.
 bool reported_by_traps(uintptr_t site) noexcept;

@@ -9,6 +9,10 @@
 //   address comes from are the same at both breakpoints: the store changes none.
 // Each costs a signal (two for a store), where instrumenting the program would cost a call: the price of
 // testing a program unmodified.
+//
+// A module of the file that the process loads later (dlopen: a plugin, a Python extension) is trapped as it
+// loads (interpose_dl.cpp calls traps_after_load): its sites go into a table of their own, published before
+// any of its breakpoints is written, so a thread that runs one finds it. Tables are never changed or freed.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -16,11 +20,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <link.h>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,25 +55,17 @@ struct Site {
   int64_t displacement = 0;
   uint32_t size = 0;
   uintptr_t copy = 0;  // a non-temporal store's copy, followed by a breakpoint
+  int protection = 0;  // its segment's
   uint8_t bytes[traps::kMaxInstructionBytes] = {};
 };
 
-// Made at the start, before the first breakpoint; read only after. Reached through a function, as tracer()
-// is: the runtime's constructor runs before this file's own static initializers would.
-struct Traps {
+// The sites of one placing (at the start, then after each load that brought modules of the file).
+struct TrapTable {
   std::vector<Site> sites;                                 // by address
-  std::vector<std::pair<uintptr_t, uintptr_t>> functions;  // [begin, end), by begin
+  std::vector<std::pair<uintptr_t, uintptr_t>> functions;  // [begin, end), by begin: every instruction trapped
   uintptr_t copies_begin = 0, copies_end = 0;              // the stores' copies, one kCopyBytes slot each
   std::vector<const Site*> copy_sites;                     // by slot
-  struct sigaction program_action {};                      // the program's own for SIGTRAP
-  std::atomic<bool> takes_sigtrap{false};
-  std::string note;
 };
-Traps& traps_state() {
-  static Traps* t = new Traps;  // never destroyed: a trap may come after static destructors ran
-  return *t;
-}
-constexpr size_t kCopyBytes = 32;
 
 // A module's sites, as the file gives them, in its own addresses.
 struct FileModule {
@@ -74,6 +73,28 @@ struct FileModule {
   std::vector<std::pair<uintptr_t, uintptr_t>> functions;
   std::vector<Site> sites;
 };
+
+// Reached through a function, as tracer() is: the runtime's constructor runs before this file's own static
+// initializers would. The handler reads only the published tables, program_action and takes_sigtrap.
+struct Traps {
+  static constexpr size_t kMaxTables = 256;  // placings; a load past the last one is not trapped
+  std::atomic<const TrapTable*> tables[kMaxTables] = {};
+  std::atomic<size_t> published{0};
+  std::mutex placing;               // what follows, to the program's action
+  std::vector<FileModule> waiting;  // the file's modules not loaded yet
+  std::atomic<bool> any_waiting{false};
+  unsigned long long loads_seen = 0;  // dl_phdr_info::dlpi_adds at the last placing
+  std::string where;                  // "3 in kv, 2 in plugin.so"
+  size_t mismatched = 0, refused = 0;
+  std::string note;
+  struct sigaction program_action {};  // the program's own for SIGTRAP
+  std::atomic<bool> takes_sigtrap{false};
+};
+Traps& traps_state() {
+  static Traps* t = new Traps;  // never destroyed: a trap may come after static destructors ran
+  return *t;
+}
+constexpr size_t kCopyBytes = 32;
 
 bool parse_hex_bytes(const char* text, Site& s) {
   const size_t n = std::strlen(text) / 2;
@@ -181,13 +202,14 @@ int list_module(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-// Writes the breakpoint at each site that holds the bytes crash exec found, in executable code of the module
-// (its page made writable, then given back the protection its segment was mapped with). The sites left are
-// those placed; the others' addresses go to `missed`, and each is counted in `mismatched` (other bytes there,
-// or no executable segment) or `refused` (a page that cannot be made writable).
-void place_breakpoints(const LoadedModule& module, std::vector<Site>& sites, std::vector<uintptr_t>& missed,
-                       size_t& mismatched, size_t& refused) {
-  std::vector<Site> placed;
+// Readies each site that holds the bytes crash exec found, in executable code of the module, for its
+// breakpoint: its page made writable (write_breakpoints gives it back the protection its segment was mapped
+// with). The sites left are those readied; the others' addresses go to `missed`, each counted in
+// `mismatched` (other bytes there, or no executable segment) or `refused` (a page that cannot be made
+// writable).
+void ready_sites(const LoadedModule& module, std::vector<Site>& sites, std::vector<uintptr_t>& missed,
+                 size_t& mismatched, size_t& refused) {
+  std::vector<Site> ready;
   for (Site& s : sites) {
     const int protection = module.protection_of(s.address, s.length);
     if (protection < 0 || !(protection & PROT_EXEC) ||
@@ -196,22 +218,32 @@ void place_breakpoints(const LoadedModule& module, std::vector<Site>& sites, std
       missed.push_back(s.address);
       continue;
     }
-    // Only the first byte changes.
     void* page = reinterpret_cast<void*>(s.address & ~uintptr_t{kPageBytes - 1});
     if (mprotect(page, kPageBytes, protection | PROT_WRITE) != 0) {
       ++refused;
       missed.push_back(s.address);
       continue;
     }
-    *reinterpret_cast<volatile uint8_t*>(s.address) = 0xcc;
-    mprotect(page, kPageBytes, protection);
-    placed.push_back(s);
+    s.protection = protection;
+    ready.push_back(s);
   }
-  sites = std::move(placed);
+  sites = std::move(ready);
+}
+
+// Gives each site's page back its segment's protection.
+void protect_again(const TrapTable& table) {
+  for (const Site& s : table.sites)
+    mprotect(reinterpret_cast<void*>(s.address & ~uintptr_t{kPageBytes - 1}), kPageBytes, s.protection);
+}
+
+// Only each site's first byte changes.
+void write_breakpoints(const TrapTable& table) {
+  for (const Site& s : table.sites) *reinterpret_cast<volatile uint8_t*>(s.address) = 0xcc;
+  protect_again(table);
 }
 
 // A copy of each non-temporal store, each followed by a breakpoint.
-bool place_copies(Traps& t) {
+bool place_copies(TrapTable& t) {
   size_t stores = 0;
   for (const Site& s : t.sites) stores += s.kind == TrapKind::non_temporal_store;
   if (stores == 0) return true;
@@ -233,19 +265,27 @@ bool place_copies(Traps& t) {
   return true;
 }
 
-const Site* site_at(const Traps& t, uintptr_t address) {
-  auto it = std::lower_bound(t.sites.begin(), t.sites.end(), address,
-                             [](const Site& s, uintptr_t a) { return s.address < a; });
-  return it != t.sites.end() && it->address == address ? &*it : nullptr;
-}
-
-// The site whose copy's breakpoint is at `address`.
-const Site* copy_end_at(const Traps& t, uintptr_t address) {
-  if (address < t.copies_begin || address >= t.copies_end) return nullptr;
-  const size_t slot = (address - t.copies_begin) / kCopyBytes;
-  if (slot >= t.copy_sites.size()) return nullptr;
-  const Site* s = t.copy_sites[slot];
-  return s->copy + s->length == address ? s : nullptr;
+// The site at `address`, or the site whose copy's breakpoint is there (`stored`), in the published tables.
+const Site* site_at(uintptr_t address, bool& stored) {
+  const Traps& state = traps_state();
+  const size_t n = state.published.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i) {
+    const TrapTable& t = *state.tables[i].load(std::memory_order_relaxed);
+    auto it = std::lower_bound(t.sites.begin(), t.sites.end(), address,
+                               [](const Site& s, uintptr_t a) { return s.address < a; });
+    if (it != t.sites.end() && it->address == address) {
+      stored = false;
+      return &*it;
+    }
+    if (address < t.copies_begin || address >= t.copies_end) continue;
+    const size_t slot = (address - t.copies_begin) / kCopyBytes;
+    if (slot >= t.copy_sites.size()) continue;
+    const Site* s = t.copy_sites[slot];
+    if (s->copy + s->length != address) continue;
+    stored = true;
+    return s;
+  }
+  return nullptr;
 }
 
 greg_t register_value(const greg_t* g, Register r) {
@@ -274,13 +314,14 @@ void on_sigtrap(int sig, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   greg_t* g = uc->uc_mcontext.gregs;
   const auto trapped = static_cast<uintptr_t>(g[REG_RIP]) - 1;  // int3 leaves rip past itself
-  Traps& state = traps_state();
-  const Site* s = site_at(state, trapped);
-  const Site* stored = s == nullptr ? copy_end_at(state, trapped) : nullptr;
-  if (s == nullptr && stored == nullptr) {
-    forward_signal(state.program_action, sig, info, context);
+  bool copy_ended = false;
+  const Site* s = site_at(trapped, copy_ended);
+  if (s == nullptr) {
+    forward_signal(traps_state().program_action, sig, info, context);
     return;
   }
+  const Site* stored = copy_ended ? s : nullptr;
+  if (copy_ended) s = nullptr;
   const int saved_errno = errno;
   // Reported as a call's return address is: one byte past the instruction's start names it.
   const uintptr_t site = (s != nullptr ? s : stored)->address + 1;
@@ -305,68 +346,149 @@ void on_sigtrap(int sig, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
-}  // namespace
+// "3 in plugin.so"
+std::string sites_in(const FileModule& m) {
+  const size_t slash = m.path.rfind('/');
+  return std::to_string(m.sites.size()) + " in " + m.path.substr(slash == std::string::npos ? 0 : slash + 1);
+}
 
-void install_traps(const char* path) noexcept {
-  Traps& t = traps_state();
-  std::vector<FileModule> modules = read_sites(path);
+// Places the sites of every waiting module that is loaded now, as one table; `t.placing` held. Returns the
+// modules placed, "3 in kv, 2 in plugin.so" ("": none).
+std::string place_loaded(Traps& t) {
+  const size_t n = t.published.load(std::memory_order_relaxed);
+  if (n == Traps::kMaxTables) return {};
   std::vector<LoadedModule> loaded;
   dl_iterate_phdr(list_module, &loaded);
-  size_t found = 0, mismatched = 0, refused = 0;
+  auto table = std::make_unique<TrapTable>();
   std::string where;
-  for (FileModule& m : modules) {
+  std::vector<FileModule> still;
+  for (FileModule& m : t.waiting) {
     auto it = std::find_if(loaded.begin(), loaded.end(), [&](const LoadedModule& l) { return l.path == m.path; });
-    if (it == loaded.end()) continue;
+    if (it == loaded.end()) {
+      still.push_back(std::move(m));
+      continue;
+    }
     for (Site& s : m.sites) s.address += it->bias;
-    found += m.sites.size();
     std::vector<uintptr_t> missed;
-    place_breakpoints(*it, m.sites, missed, mismatched, refused);
-    t.sites.insert(t.sites.end(), m.sites.begin(), m.sites.end());
+    ready_sites(*it, m.sites, missed, t.mismatched, t.refused);
+    table->sites.insert(table->sites.end(), m.sites.begin(), m.sites.end());
     // pmlab/trace.h's reports are dropped only from functions whose every instruction is trapped.
     for (const auto& [begin, end] : m.functions) {
       const uintptr_t from = begin + it->bias, to = end == UINT64_MAX ? UINTPTR_MAX : end + it->bias;
       if (std::none_of(missed.begin(), missed.end(), [&](uintptr_t a) { return a >= from && a < to; }))
-        t.functions.emplace_back(from, to);
+        table->functions.emplace_back(from, to);
     }
-    if (!m.sites.empty()) {
-      const size_t slash = m.path.rfind('/');
-      where += (where.empty() ? "" : ", ") + std::to_string(m.sites.size()) + " in " +
-               m.path.substr(slash == std::string::npos ? 0 : slash + 1);
-    }
+    if (!m.sites.empty()) where += (where.empty() ? "" : ", ") + sites_in(m);
   }
-  if (found == 0) return;
-  std::sort(t.sites.begin(), t.sites.end(), [](const Site& a, const Site& b) { return a.address < b.address; });
-  std::sort(t.functions.begin(), t.functions.end());
-  if (!place_copies(t)) {
-    t.note = "the program's own non-temporal stores cannot be trapped (no memory for their copies)";
-    return;
+  t.waiting = std::move(still);
+  t.any_waiting.store(!t.waiting.empty(), std::memory_order_relaxed);
+  if (table->sites.empty()) return {};
+  std::sort(table->sites.begin(), table->sites.end(),
+            [](const Site& a, const Site& b) { return a.address < b.address; });
+  std::sort(table->functions.begin(), table->functions.end());
+  bool handled = t.takes_sigtrap.load(std::memory_order_relaxed);
+  if (!handled) {
+    struct sigaction mine {};
+    mine.sa_sigaction = on_sigtrap;
+    mine.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&mine.sa_mask);
+    handled = libc_sigaction(SIGTRAP, &mine, &t.program_action) == 0;
+    t.takes_sigtrap = handled;
   }
-  struct sigaction mine {};
-  mine.sa_sigaction = on_sigtrap;
-  mine.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&mine.sa_mask);
-  if (libc_sigaction(SIGTRAP, &mine, &t.program_action) != 0) return;
-  t.takes_sigtrap = true;
-  if (!t.sites.empty())
-    t.note =
-        "the program's own flush, fence and non-temporal store instructions are trapped (a breakpoint each, "
-        "reported as it runs them): " +
-        where;
-  if (mismatched + refused > 0)
-    t.note += std::string(t.note.empty() ? "" : "; ") + std::to_string(mismatched + refused) + " were not trapped (" +
-              std::to_string(mismatched) + " held other bytes than crash exec found, " + std::to_string(refused) +
-              " in code that could not be made writable): what they do is not seen";
+  if (!handled || !place_copies(*table)) {
+    protect_again(*table);  // no breakpoint written
+    if (handled) t.note = "the program's own non-temporal stores cannot be trapped (no memory for their copies)";
+    return {};
+  }
+  const TrapTable* placed = table.release();  // never freed: a trap may come at any time after
+  t.tables[n].store(placed, std::memory_order_relaxed);
+  t.published.store(n + 1, std::memory_order_release);
+  write_breakpoints(*placed);
+  return where;
 }
 
-const std::string& traps_note() noexcept { return traps_state().note; }
+// The trace's note on what is trapped so far; `t.placing` held.
+void write_note(Traps& t) {
+  t.note = t.where.empty() ? std::string()
+                           : "the program's own flush, fence and non-temporal store instructions are trapped (a "
+                             "breakpoint each, reported as it runs them): " +
+                                 t.where;
+  if (t.mismatched + t.refused > 0)
+    t.note += std::string(t.note.empty() ? "" : "; ") + std::to_string(t.mismatched + t.refused) +
+              " were not trapped (" + std::to_string(t.mismatched) + " held other bytes than crash exec found, " +
+              std::to_string(t.refused) + " in code that could not be made writable): what they do is not seen";
+}
+
+int count_loads(dl_phdr_info* info, size_t, void* data) {
+  *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+  return 1;
+}
+
+}  // namespace
+
+void install_traps(const char* path) noexcept {
+  Traps& t = traps_state();
+  std::lock_guard lock(t.placing);
+  t.waiting = read_sites(path);
+  dl_iterate_phdr(count_loads, &t.loads_seen);
+  t.where = place_loaded(t);
+  write_note(t);
+}
+
+bool traps_waiting() noexcept { return traps_state().any_waiting.load(std::memory_order_relaxed); }
+
+void traps_after_load() noexcept {
+  Traps& t = traps_state();
+  if (!t.any_waiting.load(std::memory_order_relaxed)) return;
+  std::string where;
+  {
+    std::lock_guard lock(t.placing);
+    unsigned long long loads = 0;
+    dl_iterate_phdr(count_loads, &loads);
+    if (loads == t.loads_seen) return;
+    t.loads_seen = loads;
+    where = place_loaded(t);
+    if (where.empty()) return;
+    t.where += (t.where.empty() ? "" : ", ") + where;
+    write_note(t);
+  }
+  Tracer& tr = tracer();
+  if (tr.active) note(tr, "the program's own instructions in modules it loaded later are trapped too: " + where);
+}
+
+std::string traps_missed() noexcept {
+  Traps& t = traps_state();
+  if (!t.any_waiting.load(std::memory_order_relaxed)) return {};
+  std::lock_guard lock(t.placing);
+  std::vector<LoadedModule> loaded;
+  dl_iterate_phdr(list_module, &loaded);
+  std::string missed;
+  for (const FileModule& m : t.waiting)
+    if (std::any_of(loaded.begin(), loaded.end(), [&](const LoadedModule& l) { return l.path == m.path; }))
+      missed += (missed.empty() ? "" : ", ") + sites_in(m);
+  return missed.empty() ? missed
+                        : "the program's own instructions in modules it loaded by their names alone, with no dlsym "
+                          "after, were not trapped: " +
+                              missed + "; what they do is not seen";
+}
+
+std::string traps_note() noexcept {
+  Traps& t = traps_state();
+  std::lock_guard lock(t.placing);
+  return t.note;
+}
 
 bool reported_by_traps(uintptr_t site) noexcept {
-  const auto& functions = traps_state().functions;
-  if (functions.empty()) return false;
+  const Traps& state = traps_state();
+  const size_t n = state.published.load(std::memory_order_acquire);
   const uintptr_t at = site - 1;  // a return address: the call lies one byte back
-  auto it = std::upper_bound(functions.begin(), functions.end(), at,
-                             [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& f) { return a < f.first; });
-  return it != functions.begin() && at < std::prev(it)->second;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& functions = state.tables[i].load(std::memory_order_relaxed)->functions;
+    auto it = std::upper_bound(functions.begin(), functions.end(), at,
+                               [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& f) { return a < f.first; });
+    if (it != functions.begin() && at < std::prev(it)->second) return true;
+  }
+  return false;
 }
 
 bool takes_sigtrap() noexcept { return traps_state().takes_sigtrap.load(std::memory_order_relaxed); }

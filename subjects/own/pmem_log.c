@@ -19,7 +19,9 @@
  * same macros without the calls, as a program that never heard of pmlab: crash exec traps the instructions,
  * or with --own-instructions reported sees no write-back and no fence, and its run names where they are),
  * nt-unreported (records and commit words stored with non-temporal stores, movntdq and movnti, and ordered by
- * sfence alone: nothing is written back; no pmlab/trace.h call). With write(2), the program keeping the log in its own
+ * sfence alone: nothing is written back; no pmlab/trace.h call), plugin (clwb and sfence in a library the
+ * program loads with dlopen after its start, pmem_log_plugin.c: a storage engine's flush backend as a
+ * plugin, or a Python extension's; no pmlab/trace.h call). With write(2), the program keeping the log in its own
  * memory (pass --pool): write (a write-back is a pwrite of the range to the file, a fence an fdatasync), write-dsync
  * (the same pwrite on a descriptor opened O_DSYNC, durable when it returns: no fence needed). Through the
  * kernel, the program mapping the file itself
@@ -46,6 +48,7 @@
  *                          of a file it mapped) with its own handler, and sigaction shows that handler
  *   --then COMMAND         after its appends the program runs COMMAND (system(3)), another process of its own */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
@@ -86,6 +89,7 @@ enum api {
   API_ASM,
   API_ASM_UNREPORTED,
   API_NT_UNREPORTED,
+  API_PLUGIN,
   API_WRITE,
   API_WRITE_DSYNC,
   /* through the kernel: */
@@ -97,9 +101,9 @@ enum api {
   API_SYNC,
   API_SYNC_FILE_RANGE
 };
-static const char* api_names[] = {"libpmem",   "pmem2",       "asm",   "asm-unreported", "nt-unreported",
-                                  "write",     "write-dsync", "msync", "msync-async",    "fsync",
-                                  "fdatasync", "syncfs",      "sync",  "sync-file-range"};
+static const char* api_names[] = {"libpmem", "pmem2",     "asm",         "asm-unreported", "nt-unreported",
+                                  "plugin",  "write",     "write-dsync", "msync",          "msync-async",
+                                  "fsync",   "fdatasync", "syncfs",      "sync",           "sync-file-range"};
 enum bug {
   BUG_NONE,
   BUG_NO_FLUSH,
@@ -118,6 +122,11 @@ static int file_fd = -1; /* the kernel's routes sync through it; the write route
 static pmem2_flush_fn pmem2_flush;
 static pmem2_drain_fn pmem2_drain;
 static int has_clwb;
+/* --api plugin: the primitives of libpmem-log-plugin.so, loaded with dlopen by its path (or, with --plugin-by
+ * name, by its name alone, found through the program's RUNPATH). */
+static void (*plugin_flush)(const void*, size_t);
+static void (*plugin_fence)(void);
+static int plugin_by_name;
 
 /* --- the program's own persistence primitives, one set per route ------------------------------------- */
 
@@ -151,6 +160,7 @@ static void flush(const void* p, size_t n) {
       for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + n; a += 64) RAW_CLWB((void*)a);
       break;
     case API_NT_UNREPORTED: break; /* its stores bypass the cache: nothing to write back */
+    case API_PLUGIN: plugin_flush(p, n); break;
     case API_WRITE:
     case API_WRITE_DSYNC:
       if (pwrite(file_fd, p, n, (off_t)((const char*)p - base)) != (ssize_t)n) perror("pwrite");
@@ -166,6 +176,7 @@ static void fence(void) {
     case API_ASM: MY_SFENCE(); break;
     case API_ASM_UNREPORTED:
     case API_NT_UNREPORTED: RAW_SFENCE(); break;
+    case API_PLUGIN: plugin_fence(); break;
     case API_WRITE:
       if (fdatasync(file_fd) != 0) perror("fdatasync");
       break;
@@ -364,16 +375,32 @@ static int catch_own_sigbus(void) {
 
 static const char* then_command = NULL;
 
+/* The plugin beside the program's executable, loaded once the log is mapped, as an engine loads its backend. */
+static int load_plugin(void) {
+  char path[4096] = "libpmem-log-plugin.so";
+  if (!plugin_by_name) {
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    if (n <= 0) return perror("/proc/self/exe"), 4;
+    path[n] = 0;
+    strcpy(strrchr(path, '/') + 1, "libpmem-log-plugin.so");
+  }
+  void* plugin = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (plugin == NULL) return fprintf(stderr, "dlopen: %s\n", dlerror()), 4;
+  plugin_flush = (void (*)(const void*, size_t))dlsym(plugin, "plugin_flush");
+  plugin_fence = (void (*)(void))dlsym(plugin, "plugin_fence");
+  return plugin_flush && plugin_fence ? 0 : (fprintf(stderr, "dlsym: %s\n", dlerror()), 4);
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: pmem-log append FILE N [--api ROUTE] [--bug NAME] [--threads T]\n"
           "                              [--records-by memcpy|read] [--signals normal|blocked] [--own-sigbus no|yes]\n"
           "                              [--own-sigtrap no|yes]\n"
-          "                              [--then COMMAND]\n"
+          "                              [--then COMMAND] [--plugin-by path|name]\n"
           "       pmem-log check FILE [--threads T] [--bug torn-commit] [--require returned|prefix]\n"
-          "ROUTE: libpmem pmem2 asm asm-unreported nt-unreported write write-dsync msync msync-async fsync fdatasync "
-          "syncfs sync\n"
-          "       sync-file-range\n");
+          "ROUTE: libpmem pmem2 asm asm-unreported nt-unreported plugin write write-dsync msync msync-async fsync "
+          "fdatasync\n"
+          "       syncfs sync sync-file-range\n");
   return 2;
 }
 
@@ -445,6 +472,8 @@ int main(int argc, char** argv) {
     else if (strcmp(opt, "--own-sigbus") == 0) own_sigbus = strcmp(val, "yes") == 0;
     else if (strcmp(opt, "--own-sigtrap") == 0) own_sigtrap = strcmp(val, "yes") == 0;
     else if (strcmp(opt, "--then") == 0) then_command = val;
+    else if (strcmp(opt, "--plugin-by") == 0 && (strcmp(val, "path") == 0 || strcmp(val, "name") == 0))
+      plugin_by_name = strcmp(val, "name") == 0;
     else if (strcmp(opt, "--require") == 0 && (strcmp(val, "returned") == 0 || strcmp(val, "prefix") == 0))
       require_returned = strcmp(val, "returned") == 0;
     else return usage();
@@ -474,6 +503,7 @@ int main(int argc, char** argv) {
   if (rc) return rc;
   if (own_sigbus && catch_own_sigbus() != 0) return 4;
   if (own_sigtrap && catch_own_sigtrap() != 0) return 4;
+  if (api == API_PLUGIN && load_plugin() != 0) return 4;
   for (int t = 0; t < threads && records_by_read; ++t)
     if (pipe(record_pipe[t]) != 0) return perror("pipe"), 4;
   pthread_barrier_init(&step, NULL, (unsigned)threads);

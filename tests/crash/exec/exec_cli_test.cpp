@@ -102,6 +102,28 @@ TEST(CrashExec, AProgramsOwnInstructionsAreTrappedAsItRunsThem) {
   EXPECT_EQ(own.failures("line"), 0u);
 }
 
+// A plugin's own instructions: pmem-log loads its primitives (libpmem-log-plugin.so) with dlopen once it runs,
+// by their path or by their name alone, which the loader looks up in the program's RUNPATH: the caller's, so
+// the runtime that interposes dlopen must leave the program the caller. The first run shows the module, the
+// second traps it as it loads (before dlsym returns its functions): the log passes at the crash points of
+// the routes that persist in the executable, and a missing fence fails.
+TEST(CrashExec, APluginsOwnInstructionsAreTrappedAsItLoadsThem) {
+  testing::TempDir dir;
+  for (const char* by : {"path", "name"}) {
+    const Outcome o = exec_log(dir, {"--pool", dir.file("log.pool")}, {"--api", "plugin", "--plugin-by", by});
+    EXPECT_EQ(o.exit_code, 0) << by << ": " << o.err;
+    EXPECT_EQ(o.failures("line"), 0u) << by;
+    for (const auto& r : o.results["runs"])
+      EXPECT_EQ(r["metrics"]["crash_points"]["value"].get<double>(), 17) << by << ": 16 fences and the exit";
+    EXPECT_NE(o.err.find("loaded later are trapped too: 3 in libpmem-log-plugin.so"), std::string::npos)
+        << by << ": " << o.err;
+    EXPECT_EQ(o.err.find("cannot see them"), std::string::npos) << by << ": " << o.err;
+  }
+  const Outcome bug = exec_log(dir, {"--pool", dir.file("log.pool")}, {"--api", "plugin", "--bug", "no-fence"});
+  EXPECT_EQ(bug.exit_code, 1) << bug.err;
+  EXPECT_GT(bug.failures("line"), 0u) << bug.err;
+}
+
 // A program started by a script: the executable pmlab runs is the shell's, so the first traced run shows
 // which module holds the instructions, and the run is traced again with them trapped. A bug still fails.
 TEST(CrashExec, AScriptsProgramIsTrappedFromItsSecondRun) {

@@ -25,5 +25,13 @@ TEST(ExecSymbols, TheStandardLibrariesCompiledIntoAProgramAreNotItsOwnCode) {
   EXPECT_FALSE(standard_library_function("<engine::Log as core::ops::drop::Drop>::drop"));
 }
 
+TEST(ExecSymbols, PmdksLibrariesAreNamedWholeNotByTheirPrefix) {
+  for (const char* pmdk : {"/usr/local/lib/libpmem.so.1", "/opt/pmdk/lib/libpmem2.so.1.0.0", "libpmemobj.so.1",
+                           "/usr/lib/x86_64-linux-gnu/libpmemlog.so.1", "/work/build/libpmlab.so.0"})
+    EXPECT_TRUE(library_module(pmdk)) << pmdk;
+  for (const char* own : {"/work/build/subjects/libpmem-log-plugin.so", "/srv/engine/libpmemstore.so", "kvstore"})
+    EXPECT_FALSE(library_module(own)) << own;
+}
+
 }  // namespace
 }  // namespace pmlab::crash::exec

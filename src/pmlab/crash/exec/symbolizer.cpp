@@ -16,9 +16,11 @@ namespace pmlab::crash::exec {
 
 bool library_module(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
-  static const char* const libraries[] = {"libpmem",  "libpmlab-trace", "libpmlab.so", "libc.so", "libc-",
-                                          "ld-linux", "libstdc++",      "libgcc_s",    "libm.so", "libpthread",
-                                          "libndctl", "libdaxctl",      "libdl."};
+  // PMDK's libraries by their whole names: a program's own libpmem-something is the program's.
+  static const char* const libraries[] = {
+      "libpmem.so",     "libpmem2.so", "libpmemobj.so", "libpmemlog.so", "libpmemblk.so", "libpmempool.so",
+      "libpmlab-trace", "libpmlab.so", "libc.so",       "libc-",         "ld-linux",      "libstdc++",
+      "libgcc_s",       "libm.so",     "libpthread",    "libndctl",      "libdaxctl",     "libdl."};
   return std::any_of(std::begin(libraries), std::end(libraries), [&](const char* l) { return name.rfind(l, 0) == 0; });
 }
 
