@@ -47,10 +47,13 @@ TEST_F(Priming, MeasuredHitRatioTracksTheTargetFraction) {
   double previous = -1;
   for (double f : {0.0, 0.5, 1.0}) {
     // Another process on the shared cache can evict primed lines mid-measurement (ctest runs the suite in
-    // parallel): up to three attempts, the one nearest the target counts. Broken priming misses in all.
+    // parallel, beside crash campaigns that stream through memory): up to six attempts, the one nearest the
+    // target counts; each retry calibrates again, since the neighbour may have skewed the threshold too.
+    // Broken priming misses in all.
     double measured = median_of_three(buffer_.region().base, region.bytes, f, t, 100);
-    for (uint64_t attempt = 1; attempt < 3 && std::abs(measured - f) > 0.2; ++attempt) {
-      const double again = median_of_three(buffer_.region().base, region.bytes, f, t, 100 + 10 * attempt);
+    for (uint64_t attempt = 1; attempt < 6 && std::abs(measured - f) > 0.2; ++attempt) {
+      const HitThreshold retry = calibrate_threshold(buffer_.region().base, region.bytes, 13 + attempt);
+      const double again = median_of_three(buffer_.region().base, region.bytes, f, retry, 100 + 10 * attempt);
       if (std::abs(again - f) < std::abs(measured - f)) measured = again;
     }
     EXPECT_NEAR(measured, f, 0.2) << "f=" << f << " on a " << region.bytes << " B region";

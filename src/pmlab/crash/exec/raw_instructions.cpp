@@ -8,6 +8,7 @@
 #include <set>
 
 #include "pmlab/common/text.hpp"
+#include "pmlab/crash/exec/disassembly_cache.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -100,7 +101,7 @@ std::pair<uint64_t, uint64_t> ModuleCode::function_at(uint64_t address) const {
   return {it == symbols.begin() ? 0 : std::prev(it)->first, it == symbols.end() ? UINT64_MAX : it->first};
 }
 
-ModuleCode parse_disassembly(std::string_view text) {
+ModuleCode parse_disassembly(std::string_view text, std::string* kept) {
   ModuleCode code;
   std::string symbol;
   while (!text.empty()) {
@@ -118,7 +119,10 @@ ModuleCode parse_disassembly(std::string_view text) {
                    kPersistenceMnemonics.end()) {
       i.symbol = symbol;
       code.instructions.push_back(std::move(i));
+    } else {
+      continue;
     }
+    if (kept != nullptr) kept->append(line).push_back('\n');
   }
   std::sort(code.symbols.begin(), code.symbols.end());
   return code;
@@ -128,12 +132,18 @@ Result<ModuleCode> disassemble(const std::string& path) {
   const auto objdump = platform::find_program("objdump");
   if (!objdump) return Status(Errc::unsupported, "binutils' objdump is not installed");
   platform::ProcessSpec spec;
+  const std::string cached = disassembly_cache_file(cache_directory(), path, *objdump);
+  if (!cached.empty())
+    if (auto kept = read_cached_disassembly(cached)) return parse_disassembly(*kept);
   spec.argv = {*objdump, "-d", "-C", "-w", path};  // -w: every byte of an instruction on its line
   spec.timeout_s = 120;
   auto run = platform::run_process(spec);
   if (!run) return run.status();
   if (!run->ok()) return Status(Errc::failed, "objdump " + run->outcome() + ": " + platform::tail_lines(run->err, 2));
-  return parse_disassembly(run->out);
+  std::string kept;
+  ModuleCode code = parse_disassembly(run->out, &kept);
+  if (!cached.empty()) (void)write_cached_disassembly(cached, kept);  // one not written costs only time
+  return code;
 }
 
 namespace {

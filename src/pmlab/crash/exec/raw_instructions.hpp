@@ -37,10 +37,12 @@ struct ModuleCode {
   std::pair<uint64_t, uint64_t> function_at(uint64_t address) const;
 };
 
-// Reads `objdump -d` output (AT&T syntax, with or without raw bytes).
-ModuleCode parse_disassembly(std::string_view text);
+// Reads `objdump -d` output (AT&T syntax, with or without raw bytes). `kept`, where given: the lines it read
+// anything from, each ending in a newline, which parse to the same ModuleCode (what the cache keeps).
+ModuleCode parse_disassembly(std::string_view text, std::string* kept = nullptr);
 
-// Disassembles the ELF file at `path` with objdump. Errc::unsupported when objdump is not installed.
+// Disassembles the ELF file at `path` with objdump, or takes what objdump read of the same bytes before from
+// the cache (disassembly_cache.hpp). Errc::unsupported when objdump is not installed.
 Result<ModuleCode> disassemble(const std::string& path);
 
 // Disassemblies by path, kept for the other domains' runs of the same program.
