@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "../../support/temp_dir.hpp"
 #include "pmlab/crash/exec/raw_instructions.hpp"
@@ -66,12 +68,14 @@ TEST(DisassemblyCache, AnEntryIsNamedByTheModulesBytesNotItsPath) {
   testing::write_all(dir.file("a"), "one module");
   testing::write_all(dir.file("b"), "one module");
   testing::write_all(dir.file("c"), "another module");
-  const std::string a = disassembly_cache_file(dir.path(), dir.file("a"), *objdump);
+  const std::string a = disassembly_cache_file(dir.path(), dir.file("a"), *objdump, "clwb");
   EXPECT_FALSE(a.empty());
-  EXPECT_EQ(a, disassembly_cache_file(dir.path(), dir.file("b"), *objdump));
-  EXPECT_NE(a, disassembly_cache_file(dir.path(), dir.file("c"), *objdump));
-  EXPECT_EQ(disassembly_cache_file(dir.path(), dir.file("none"), *objdump), "");
-  EXPECT_EQ(disassembly_cache_file("", dir.file("a"), *objdump), "") << "no cache";
+  EXPECT_EQ(a, disassembly_cache_file(dir.path(), dir.file("b"), *objdump, "clwb"));
+  EXPECT_NE(a, disassembly_cache_file(dir.path(), dir.file("c"), *objdump, "clwb"));
+  EXPECT_NE(a, disassembly_cache_file(dir.path(), dir.file("a"), *objdump, "clwb sfence"))
+      << "a parse that keeps other lines reads other entries";
+  EXPECT_EQ(disassembly_cache_file(dir.path(), dir.file("none"), *objdump, "clwb"), "");
+  EXPECT_EQ(disassembly_cache_file("", dir.file("a"), *objdump, "clwb"), "") << "no cache";
 }
 
 // disassemble() keeps what objdump read, gives the same again from the entry, and reads the entry rather
@@ -84,9 +88,12 @@ TEST(DisassemblyCache, ADisassemblyIsTakenFromItsEntryOnceKept) {
   const std::string restore = before != nullptr ? before : "";
   setenv("PMLAB_CACHE_DIR", dir.path().c_str(), 1);
   const std::string plugin = std::string(PMLAB_SUBJECTS_DIR) + "/libpmem-log-plugin.so";
-  const std::string entry = disassembly_cache_file(dir.path(), plugin, *objdump);
   auto first = disassemble(plugin);
   ASSERT_TRUE(first.ok()) << first.status().message();
+  std::vector<std::string> entries;  // the one entry the disassembly left
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("disassembly"))) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u);
+  const std::string& entry = entries.front();
   EXPECT_TRUE(read_cached_disassembly(entry).has_value());
   auto again = disassemble(plugin);
   ASSERT_TRUE(again.ok());

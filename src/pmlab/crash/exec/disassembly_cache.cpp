@@ -54,8 +54,8 @@ std::string cache_directory() {
   return {};
 }
 
-std::string disassembly_cache_file(const std::string& directory, const std::string& module,
-                                   const std::string& objdump) {
+std::string disassembly_cache_file(const std::string& directory, const std::string& module, const std::string& objdump,
+                                   std::string_view kept_by) {
   if (directory.empty()) return {};
   const auto content = content_hash(module);
   struct stat tool {};
@@ -65,6 +65,7 @@ std::string disassembly_cache_file(const std::string& directory, const std::stri
   const uint64_t tool_id[] = {static_cast<uint64_t>(tool.st_size), static_cast<uint64_t>(tool.st_mtim.tv_sec),
                               static_cast<uint64_t>(tool.st_mtim.tv_nsec)};
   h = fnv1a64(tool_id, sizeof tool_id, h);
+  h = fnv1a64(kept_by.data(), kept_by.size(), h);
   return (fs::path(directory) / "disassembly" / (hex(h) + ".txt")).string();
 }
 

@@ -16,10 +16,12 @@ namespace pmlab::crash::exec {
 // where PMLAB_CACHE_DIR is set empty or none of them is set.
 std::string cache_directory();
 
-// The entry for the module at `module` as `objdump` disassembles it, in `directory`: named by a hash of
-// the module's bytes and of objdump's path, size and time. "" where `directory` is "" or the module cannot
-// be read.
-std::string disassembly_cache_file(const std::string& directory, const std::string& module, const std::string& objdump);
+// The entry for the module at `module` as `objdump` disassembles it and a parse that keeps the lines
+// `kept_by` names (what decides which lines an entry holds) reads it, in `directory`: named by a hash of the
+// module's bytes, of objdump's path, size and time, and of `kept_by`. "" where `directory` is "" or the
+// module cannot be read.
+std::string disassembly_cache_file(const std::string& directory, const std::string& module, const std::string& objdump,
+                                   std::string_view kept_by);
 
 // An entry's kept lines (parse_disassembly's `kept`); nullopt where there is none or it is not whole (its
 // last line holds a checksum of those before it).

@@ -131,10 +131,17 @@ ModuleCode parse_disassembly(std::string_view text, std::string* kept) {
 Result<ModuleCode> disassemble(const std::string& path) {
   const auto objdump = platform::find_program("objdump");
   if (!objdump) return Status(Errc::unsupported, "binutils' objdump is not installed");
-  platform::ProcessSpec spec;
-  const std::string cached = disassembly_cache_file(cache_directory(), path, *objdump);
+  // An entry holds the lines kept for these mnemonics and prefixes: a pmlab that looks for others reads none.
+  static const std::string kept_by = [] {
+    std::string words;
+    for (const char* w : kPersistenceMnemonics) words += std::string(w) + " ";
+    for (const char* w : kPrefixes) words += std::string(w) + " ";
+    return words;
+  }();
+  const std::string cached = disassembly_cache_file(cache_directory(), path, *objdump, kept_by);
   if (!cached.empty())
     if (auto kept = read_cached_disassembly(cached)) return parse_disassembly(*kept);
+  platform::ProcessSpec spec;
   spec.argv = {*objdump, "-d", "-C", "-w", path};  // -w: every byte of an instruction on its line
   spec.timeout_s = 120;
   auto run = platform::run_process(spec);
