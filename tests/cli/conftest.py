@@ -8,6 +8,8 @@ import tempfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# What crash exec keeps across runs goes beside the build, not into the user's own cache.
+os.environ.setdefault("PMLAB_CACHE_DIR", str(ROOT / "build" / "test-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,12 @@
 // and gives what objdump would.
 #include "pmlab/crash/exec/disassembly_cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -109,6 +112,46 @@ TEST(DisassemblyCache, ADisassemblyIsTakenFromItsEntryOnceKept) {
   EXPECT_EQ(listed(*uncached), listed(*first));
   if (before != nullptr) setenv("PMLAB_CACHE_DIR", restore.c_str(), 1);
   else unsetenv("PMLAB_CACHE_DIR");
+}
+
+void set_mtime(const std::string& path, time_t seconds_ago) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const timespec times[2] = {now, {now.tv_sec - seconds_ago, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+// The cache keeps to its size by dropping what was used longest ago: reading an entry keeps it, the entry
+// just written stays whatever its age, and a dead write's hidden file goes only once it is old.
+TEST(DisassemblyCache, ThePruneDropsTheLeastRecentlyUsedEntriesFirst) {
+  testing::TempDir dir;
+  const std::string lines(1000, 'x');
+  auto entry = [&](const char* name) { return dir.file(std::string("disassembly/") + name); };
+  for (const char* name : {"a.txt", "b.txt", "c.txt", "d.txt", "e.txt"})
+    ASSERT_TRUE(write_cached_disassembly(entry(name), lines + "\n").ok());
+  set_mtime(entry("a.txt"), 500);  // the oldest, but the one just written
+  set_mtime(entry("b.txt"), 400);
+  set_mtime(entry("c.txt"), 300);  // read below: the most recently used
+  set_mtime(entry("d.txt"), 200);
+  set_mtime(entry("e.txt"), 100);
+  testing::write_all(entry(".f.txt.tmp-1"), "a write that died");
+  set_mtime(entry(".f.txt.tmp-1"), 7200);
+  testing::write_all(entry(".g.txt.tmp-2"), "a write still going");
+  testing::write_all(entry("notes"), "not an entry");
+  ASSERT_TRUE(read_cached_disassembly(entry("c.txt")).has_value());
+  const uint64_t one = std::filesystem::file_size(entry("a.txt"));
+
+  EXPECT_EQ(prune_disassembly_cache(dir.path(), 5 * one, entry("a.txt")), 1u) << "only the dead write's file";
+  EXPECT_EQ(prune_disassembly_cache(dir.path(), 3 * one, entry("a.txt")), 2u);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("disassembly")))
+    left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".g.txt.tmp-2", "a.txt", "c.txt", "e.txt", "notes"}));
+  EXPECT_EQ(prune_disassembly_cache(dir.path(), 0, entry("a.txt")), 2u);
+  EXPECT_TRUE(std::filesystem::exists(entry("a.txt")));
+  EXPECT_EQ(prune_disassembly_cache("", 0, ""), 0u) << "no cache";
+  EXPECT_EQ(prune_disassembly_cache(dir.file("none"), 0, ""), 0u);
 }
 
 }  // namespace

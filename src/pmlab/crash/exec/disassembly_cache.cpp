@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +84,7 @@ std::optional<std::string> read_cached_disassembly(const std::string& file) {
   if (t.compare(begin, kEnd.size(), kEnd) != 0) return std::nullopt;
   const std::string lines = t.substr(0, begin);
   if (t.substr(begin + kEnd.size(), 16) != hex(fnv1a64(lines.data(), lines.size()))) return std::nullopt;
+  (void)::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);  // a cache that cannot be written is still read
   return lines;
 }
 
@@ -92,6 +95,42 @@ Status write_cached_disassembly(const std::string& file, std::string_view kept) 
   std::string text(kept);
   text += std::string(kEnd) + hex(fnv1a64(kept.data(), kept.size())) + "\n";
   return write_file_atomically(file, text);
+}
+
+size_t prune_disassembly_cache(const std::string& directory, uint64_t max_bytes, const std::string& keep) {
+  if (directory.empty()) return 0;
+  struct Entry {
+    std::string path;
+    uint64_t bytes;
+    timespec used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  size_t removed = 0;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(directory) / "disassembly", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string path = it->path().string(), name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (name.starts_with(".")) {  // write_file_atomically's temporary file
+      if (st.st_mtim.tv_sec < now.tv_sec - 3600 && ::unlink(path.c_str()) == 0) ++removed;
+      continue;
+    }
+    if (!name.ends_with(".txt")) continue;
+    total += static_cast<uint64_t>(st.st_size);
+    if (path != keep) entries.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Entry& e : entries) {
+    if (total <= max_bytes) break;
+    total -= e.bytes;  // gone either way: by this call or by another process's
+    if (::unlink(e.path.c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace pmlab::crash::exec

@@ -4,6 +4,8 @@
 // them: the cache names each entry by both.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,9 +26,17 @@ std::string disassembly_cache_file(const std::string& directory, const std::stri
                                    std::string_view kept_by);
 
 // An entry's kept lines (parse_disassembly's `kept`); nullopt where there is none or it is not whole (its
-// last line holds a checksum of those before it).
+// last line holds a checksum of those before it). Reading an entry makes it the most recently used.
 std::optional<std::string> read_cached_disassembly(const std::string& file);
 // Writes an entry whole or not at all, its directory made where missing.
 Status write_cached_disassembly(const std::string& file, std::string_view kept);
+
+// Every rebuild of a program makes its modules new entries, so the cache is kept to this size in all.
+inline constexpr uint64_t kDisassemblyCacheBytes = 64ULL << 20;
+
+// Removes the entries in `directory` least recently used first until those left take `max_bytes` or less,
+// never `keep` (the entry just written), and the hidden files of writes that died more than an hour ago.
+// Returns how many files it removed; one another process removed first is not counted.
+size_t prune_disassembly_cache(const std::string& directory, uint64_t max_bytes, const std::string& keep);
 
 }  // namespace pmlab::crash::exec

@@ -149,7 +149,8 @@ Result<ModuleCode> disassemble(const std::string& path) {
   if (!run->ok()) return Status(Errc::failed, "objdump " + run->outcome() + ": " + platform::tail_lines(run->err, 2));
   std::string kept;
   ModuleCode code = parse_disassembly(run->out, &kept);
-  if (!cached.empty()) (void)write_cached_disassembly(cached, kept);  // one not written costs only time
+  if (!cached.empty() && write_cached_disassembly(cached, kept).ok())  // one not written costs only time
+    (void)prune_disassembly_cache(cache_directory(), kDisassemblyCacheBytes, cached);
   return code;
 }
 
