@@ -299,7 +299,9 @@ def design_table(runs: Sequence[Run]) -> list[Table]:
                "pmlab/trace.h calls seen; plain stores found by write-protected pages), and the user's checker judged "
                "each distinct crash image. Duplicates: states whose image was judged before, in this or an earlier "
                "schedule (--schedules: later traced runs with threads paused at persistence calls). A failure names the "
-               "crash point's fence in the program's own source and replays with --replay. Measured in this run.")
+               "crash point's fence in the program's own source and replays with --replay. Kinds of failure: failures "
+               "alike (the same crash point's stack, sites of what persisted, and checker message but for its numbers) "
+               "are one kind. Measured in this run.")
 def exec_tables(runs: Sequence[Run]) -> list[Table]:
     execs = [r for r in runs if _is_exec(r)]
     if not execs:
@@ -310,11 +312,13 @@ def exec_tables(runs: Sequence[Run]) -> list[Table]:
         first = failures[0] if failures else None
         rows.append((r.case.split(":", 1)[1], _exec_run(r), str(r.param("granularity")),
                      _count(r.value("crash_points")), _count(r.value("states_checked")), _count(r.value("duplicate_states")),
-                     _count(r.value("failures")), _count(r.value("states_per_second")),
+                     _count(r.value("failures")), _count(r.value("failure_kinds")),
+                     _count(r.value("states_per_second")),
                      "–" if first is None else f"{first.get('replay')}: {first.get('site') or '?'} — {first.get('property')}"))
     tables = [Table(title=f"{len(execs)} runs", columns=("program", "traced run", "granularity", "crash points (count)",
                                                          "states judged (count)", "duplicates (count)", "failures (count)",
-                                                         "speed (states/s)", "first failure"), rows=tuple(rows))]
+                                                         "kinds of failure (count)", "speed (states/s)", "first failure"),
+                   rows=tuple(rows))]
     findings = []
     seen = set()
     for r in execs:

@@ -42,6 +42,13 @@ std::string run_name(const std::string& program, const crash::exec::ExecRun& r) 
          (r.schedule > 1 ? "/schedule:" + std::to_string(r.schedule) : "");
 }
 
+// A cause's key as text: JSON numbers past 2^53 lose digits in many readers.
+std::string hex_cause(uint64_t cause) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(cause));
+  return text;
+}
+
 json failure_json(const crash::exec::ExecFailure& f) {
   json lines = json::array();
   for (const auto& l : f.lines)
@@ -61,7 +68,10 @@ json failure_json(const crash::exec::ExecFailure& f) {
           {"metadata_lost", f.lost},
           {"property", f.outcome + (f.output.empty() ? "" : ": " + f.output)},
           {"checker_output", f.output},
-          {"lines", lines}};
+          {"lines", lines},
+          {"cause", hex_cause(f.cause)},
+          {"alike", f.alike},
+          {"alike_replays", f.alike_replays}};
 }
 
 record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash::exec::ExecRun& r,
@@ -75,6 +85,7 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   measured(run, "coverage",
            r.state_space > 0 ? std::min(1.0, count(r.states_checked + r.duplicate_states) / r.state_space) : 1.0,
            "ratio");
+  measured(run, "failure_kinds", count(r.failure_causes), "count");
   measured(run, "exhaustive_points", count(r.exhaustive_points), "count");
   measured(run, "max_pending_lines", count(r.max_pending_lines), "count");
   measured(run, "dropped_values", count(r.dropped_values), "count");
@@ -116,6 +127,12 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
   for (size_t i = 0; i < f.lines.size() && i < 8; ++i)
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
                  f.lines[i].stored.c_str(), f.lines[i].written_back.c_str());
+  if (f.alike > 0) {
+    std::string listed;
+    for (const auto& r : f.alike_replays) listed += (listed.empty() ? "" : ", ") + r;
+    std::fprintf(stderr, "    and %llu more like it (%s%s)\n", static_cast<unsigned long long>(f.alike), listed.c_str(),
+                 f.alike > f.alike_replays.size() ? ", ..." : "");
+  }
   const size_t dashes = replay_hint.find(" -- ");
   std::fprintf(stderr, "    replay: %s --replay %s --image FILE%s\n", replay_hint.substr(0, dashes).c_str(),
                f.replay().c_str(), replay_hint.substr(dashes).c_str());
@@ -319,11 +336,12 @@ int run_exec_command(const ExecArgs& a) {
     const std::string label = r.label() + (a.metadata == "at-call" ? "" : ", metadata " + a.metadata);
     std::fprintf(stderr,
                  "pmlab crash exec: %s: %llu crash points, %llu states enumerated, %llu judged, %llu duplicates saved, "
-                 "%llu failures (%.1f s)\n",
+                 "%llu failures%s (%.1f s)\n",
                  label.c_str(), static_cast<unsigned long long>(r.crash_points),
                  static_cast<unsigned long long>(r.states_enumerated),
                  static_cast<unsigned long long>(r.states_checked), static_cast<unsigned long long>(r.duplicate_states),
-                 static_cast<unsigned long long>(r.failures), r.seconds);
+                 static_cast<unsigned long long>(r.failures),
+                 r.failures > 0 ? (" of " + std::to_string(r.failure_causes) + " kinds").c_str() : "", r.seconds);
     for (const auto& f : r.details) print_failure(f, replay_hint(a, r, traced.trace_path));
     results.add(exec_record(*report, r, traced, hash));
   }

@@ -1,9 +1,13 @@
 #include "pmlab/crash/shards.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
+
+#include "pmlab/crash/exec/failure_causes.hpp"
 
 namespace pmlab::crash {
 namespace {
@@ -54,6 +58,10 @@ void add_run(json& merged, const json& run) {
     if (merged["metrics"].contains(key) && metrics.contains(key))
       merged["metrics"][key]["value"] =
           merged["metrics"][key]["value"].get<double>() + metrics.at(key).at("value").get<double>();
+  // A shard counts the kinds among its own failures: the whole has at least as many as any shard.
+  if (merged["metrics"].contains("failure_kinds") && metrics.contains("failure_kinds"))
+    merged["metrics"]["failure_kinds"]["value"] = std::max(merged["metrics"]["failure_kinds"]["value"].get<double>(),
+                                                           metrics.at("failure_kinds").at("value").get<double>());
   for (const json& f : run.value("failures", json::array())) merged["failures"].push_back(f);
   if (run.at("status") == "error") {
     merged["status"] = "error";
@@ -61,7 +69,42 @@ void add_run(json& merged, const json& run) {
   }
 }
 
-// The rates and the coverage from the sums; the failures in crash-point order.
+// (crash point, state) of "12:3"; text of another form last.
+std::pair<uint64_t, uint64_t> replay_order(const std::string& replay) {
+  unsigned long long point = 0, state = 0;
+  if (std::sscanf(replay.c_str(), "%llu:%llu", &point, &state) != 2) return {UINT64_MAX, UINT64_MAX};
+  return {point, state};
+}
+
+// Each cause once (crash exec's failures carry theirs): the shards' first failures of one cause become the
+// earliest, the others counted and listed among those alike to it. The failures are in crash-point order.
+void fold_causes(json& failures) {
+  json folded = json::array();
+  std::map<std::string, size_t> at;
+  for (json& f : failures) {
+    if (!f.contains("cause")) {
+      folded.push_back(std::move(f));
+      continue;
+    }
+    auto [it, fresh] = at.emplace(f["cause"].get<std::string>(), folded.size());
+    if (fresh) {
+      folded.push_back(std::move(f));
+      continue;
+    }
+    json& first = folded[it->second];
+    std::vector<std::string> listed = first["alike_replays"].get<std::vector<std::string>>();
+    listed.push_back(f["replay"].get<std::string>());
+    for (const json& r : f["alike_replays"]) listed.push_back(r.get<std::string>());
+    std::sort(listed.begin(), listed.end(),
+              [](const std::string& a, const std::string& b) { return replay_order(a) < replay_order(b); });
+    if (listed.size() > exec::kAlikeListed) listed.resize(exec::kAlikeListed);
+    first["alike_replays"] = listed;
+    first["alike"] = first["alike"].get<uint64_t>() + 1 + f["alike"].get<uint64_t>();
+  }
+  failures = std::move(folded);
+}
+
+// The rates and the coverage from the sums; the failures in crash-point order, each cause once.
 void finish_run(json& run) {
   json& metrics = run["metrics"];
   if (metrics.contains("states_checked") && metrics.contains("seconds")) {
@@ -75,6 +118,11 @@ void finish_run(json& run) {
     return std::make_pair(x["crash_point"].get<uint64_t>(), x["state"].get<uint64_t>()) <
            std::make_pair(y["crash_point"].get<uint64_t>(), y["state"].get<uint64_t>());
   });
+  fold_causes(run["failures"]);
+  // Exact unless a shard had more kinds than it explained (crash exec's max_failure_details): then a floor.
+  if (metrics.contains("failure_kinds"))
+    metrics["failure_kinds"]["value"] =
+        std::max(metrics["failure_kinds"]["value"].get<double>(), static_cast<double>(run["failures"].size()));
 }
 
 // The runs of every shard by name, added up (check_shards has made sure they belong together).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "../../support/crash_exec.hpp"
@@ -420,8 +421,43 @@ TEST(CrashExec, ShardsAddUpToTheWholeRun) {
   auto merged = platform::run_process(merge);
   ASSERT_TRUE(merged.ok());
   EXPECT_EQ(merged->exit_code, 1) << merged->err << " (failures: exit 1)";
-  const auto m = totals(nlohmann::json::parse(testing::read_all(dir.file("merged") + "/results.json")));
+  const auto merged_results = nlohmann::json::parse(testing::read_all(dir.file("merged") + "/results.json"));
+  const auto m = totals(merged_results);
   EXPECT_EQ(m.second, w.second);
+  // Each cause once, as the whole run shows it: its earliest failure, the others counted and listed alike.
+  auto causes = [](const nlohmann::json& results) {
+    std::vector<std::string> out;
+    for (const auto& r : results["runs"])
+      for (const auto& f : r["failures"])
+        out.push_back(f["cause"].get<std::string>() + " " + f["replay"].get<std::string>() + " " +
+                      std::to_string(f["alike"].get<uint64_t>()) + " " + f["alike_replays"].dump());
+    return out;
+  };
+  EXPECT_EQ(causes(merged_results), causes(whole.results));
+  EXPECT_EQ(merged_results["runs"][0]["metrics"]["failure_kinds"],
+            whole.results["runs"][0]["metrics"]["failure_kinds"]);
+}
+
+// A bug shows at every crash point after it: its failures are shown once per cause, each standing for those
+// alike to it, and every failure is counted in one cause.
+TEST(CrashExec, FailuresOfOneCauseAreShownOnce) {
+  testing::TempDir dir;
+  const Outcome o = exec_log(dir, {"--granularity", "line"}, {"--bug", "no-flush"});
+  ASSERT_EQ(o.exit_code, 1) << o.err;
+  const auto& failures = o.results["runs"][0]["failures"];
+  ASSERT_LT(failures.size(), 20u) << "every cause is shown";
+  uint64_t counted = 0;
+  std::set<std::string> causes;
+  for (const auto& f : failures) {
+    counted += 1 + f["alike"].get<uint64_t>();
+    EXPECT_TRUE(causes.insert(f["cause"].get<std::string>()).second) << f.dump();
+    EXPECT_EQ(f["alike_replays"].size(), std::min<uint64_t>(f["alike"].get<uint64_t>(), 8)) << f.dump();
+  }
+  EXPECT_EQ(counted, o.failures("line"));
+  EXPECT_EQ(o.metric("line", "failure_kinds"), failures.size());
+  EXPECT_LT(failures.size(), o.failures("line")) << "a missing flush fails at many crash points alike";
+  EXPECT_NE(o.err.find(" failures of " + std::to_string(failures.size()) + " kinds"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("more like it ("), std::string::npos) << o.err;
 }
 
 // A PMDK subject (subjects/pmdk): `checker TYPE create` as the setup, `program TYPE OP POOL N` traced, and

@@ -13,6 +13,7 @@
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/enumerator.hpp"
+#include "pmlab/crash/exec/failure_causes.hpp"
 #include "pmlab/crash/exec/judges.hpp"
 #include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/starting_files.hpp"
@@ -269,12 +270,40 @@ struct GranularityRun {
     note_done(!v.consistent);
   }
 
-  // The first failures, by crash point and state, in the program's terms.
+  uint64_t cause_of(const Judged& j) const {
+    FailureFacts facts{.at_exit = j.at.at_exit,
+                       .call = static_cast<uint32_t>(j.at.call),
+                       .crash_stack = &trace.stack(j.at.stack),
+                       .persisted = {},
+                       .lost = j.lost,
+                       .outcome = j.verdict.outcome,
+                       .output = j.verdict.output};
+    for (const LineOrigin& o : j.origins)
+      facts.persisted.emplace_back(&trace.stack(o.stored_before_fence ? o.stored_stack : j.at.stack),
+                                   o.written_back_site);
+    return failure_cause(facts);
+  }
+
+  // The first failure of each of the first causes, by crash point and state, in the program's terms.
   void explain(Symbolizer& symbols, size_t max) {
     std::sort(failed.begin(), failed.end(), [](const Judged& a, const Judged& b) {
       return std::tie(a.at.index, a.state) < std::tie(b.at.index, b.state);
     });
-    if (failed.size() > max) failed.resize(max);
+    std::vector<uint64_t> causes;
+    for (const Judged& j : failed) causes.push_back(cause_of(j));
+    const auto groups = group_alike(causes);
+    result.failure_causes = groups.size();
+    std::vector<Judged> first;
+    std::vector<std::vector<std::string>> alike;  // the replays of those after the first, up to kAlikeListed
+    for (size_t g = 0; g < groups.size() && g < max; ++g) {
+      auto& listed = alike.emplace_back();
+      for (size_t k = 1; k < groups[g].size() && listed.size() < kAlikeListed; ++k) {
+        const Judged& a = failed[groups[g][k]];
+        listed.push_back(std::to_string(a.at.index) + ":" + std::to_string(a.state));
+      }
+      first.push_back(std::move(failed[groups[g].front()]));
+    }
+    failed = std::move(first);
     std::vector<uint64_t> wanted;  // one addr2line per module for every address named below
     auto want = [&](uint32_t stack) {
       wanted.insert(wanted.end(), trace.stack(stack).begin(), trace.stack(stack).end());
@@ -301,7 +330,10 @@ struct GranularityRun {
                     .outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome,
                     .output = j.verdict.output,
                     .stack = {},
-                    .lines = {}};
+                    .lines = {},
+                    .cause = causes[groups[i].front()],
+                    .alike = groups[i].size() - 1,
+                    .alike_replays = std::move(alike[i])};
       for (const Frame& fr : symbols.own_frames(trace.stack(j.at.stack), kStackFrames)) f.stack.push_back(fr.text());
       for (size_t l = 0; l < j.lines.size(); ++l)
         f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j.at, symbols, trace),

@@ -52,8 +52,8 @@ struct ExecOptions {
   bool trace_only = false;   // write the trace and stop
   std::string work_dir;      // scratch for images; default a fresh directory under /dev/shm (removed after)
   unsigned stack_depth = 24;
-  std::string runtime;  // libpmlab-trace.so; default beside the pmlab executable
-  size_t max_failure_details = 20;
+  std::string runtime;              // libpmlab-trace.so; default beside the pmlab executable
+  size_t max_failure_details = 20;  // causes explained (each by its first failure)
   // How the runtime finds plain stores (PMLAB_TRACE_WRITES): signals, faults, scan or compare; empty: the
   // first of them that works here.
   std::string find_stores;
@@ -93,6 +93,11 @@ struct ExecFailure {
   std::string output;              // its last lines
   std::vector<std::string> stack;  // the crash point's fence, the program's own frames first
   std::vector<PersistedLine> lines;
+  // The failures of the same cause (failure_causes.hpp) after this one, which stands for them: how many, and
+  // the first of them (crash point:state, at most kAlikeListed).
+  uint64_t cause = 0;
+  uint64_t alike = 0;
+  std::vector<std::string> alike_replays;
   std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
 };
 
@@ -131,8 +136,11 @@ struct ExecRun {
   uint64_t exhaustive_points = 0, max_pending_lines = 0, dropped_values = 0;
   uint64_t changes_taken_as_durable = 0;  // Findings::changes_taken_as_durable
   double state_space = 0, seconds = 0;
-  std::vector<ExecFailure> details;  // the first failures (with --replay: the replayed state, whatever its verdict)
-  std::string label() const;         // "adr/word", or "adr/word, schedule 2"
+  uint64_t failure_causes = 0;  // the failures' distinct causes
+  // The first failure of each cause, the first causes first (with --replay: the replayed state, whatever its
+  // verdict).
+  std::vector<ExecFailure> details;
+  std::string label() const;  // "adr/word", or "adr/word, schedule 2"
 };
 
 struct ExecReport {
