@@ -7,8 +7,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <tuple>
 
 #include "simulate_helpers.hpp"
 
@@ -162,6 +166,45 @@ TEST(Simulator, AFailureNamesItsCrashPointAndReplaysFromItsIndex) {
   ASSERT_EQ(again->failures, 1u);
   EXPECT_EQ(again->details[0].property, f.property);
   EXPECT_EQ(again->details[0].persisted, f.persisted);
+}
+
+// A bug fails state after state alike: each cause is shown once, by its first failure, and stands for the
+// others; a state it names alike fails as it did, but for its numbers.
+TEST(Simulator, FailuresOfOneCauseAreShownOnce) {
+  const char* name = "corpus.broken.length-log-trusted-length";
+  const SimReport r = simulate_ok(name, Domain::adr, Granularity::line, {.budget = 300, .ops = 24});
+  ASSERT_FALSE(r.details.empty());
+  ASSERT_LT(r.details.size(), SimOptions{}.max_failure_details) << "every cause is shown";
+  EXPECT_EQ(r.failure_kinds, r.details.size());
+  EXPECT_LT(r.details.size(), r.failures) << "a trusted length fails at many crash points alike";
+  uint64_t counted = 0;
+  std::set<uint64_t> causes;
+  for (size_t i = 0; i < r.details.size(); ++i) {
+    const Failure& f = r.details[i];
+    counted += 1 + f.alike.others;
+    EXPECT_TRUE(causes.insert(f.alike.cause).second);
+    EXPECT_EQ(f.alike.replays.size(), std::min<uint64_t>(f.alike.others, kAlikeListed));
+    if (i > 0) {
+      EXPECT_LT(std::tie(r.details[i - 1].crash_point, r.details[i - 1].state), std::tie(f.crash_point, f.state));
+    }
+  }
+  EXPECT_EQ(counted, r.failures);
+  const Failure* shown = nullptr;
+  for (const Failure& f : r.details)
+    if (!f.alike.replays.empty()) shown = &f;
+  ASSERT_NE(shown, nullptr);
+  unsigned long long point = 0, state = 0;
+  ASSERT_EQ(std::sscanf(shown->alike.replays.back().c_str(), "%llu:%llu", &point, &state), 2);
+  SimOptions o;
+  o.budget = 300;
+  o.subject.ops = 24;
+  o.replay = std::make_pair(point, state);
+  auto alike = simulate(*SubjectRegistry::instance().find(name), o);
+  ASSERT_TRUE(alike.ok());
+  ASSERT_EQ(alike->details.size(), 1u);
+  EXPECT_EQ(alike->details[0].site, shown->site);
+  EXPECT_EQ(numbers_masked(alike->details[0].property), numbers_masked(shown->property));
+  EXPECT_LT(std::tie(shown->crash_point, shown->state), std::tie(point, state));
 }
 
 // Shards partition the states: together they check what one run checks, and find the same failures.

@@ -63,18 +63,19 @@ record::RunRecord run_record(const crash::SimReport& r, const std::string& desig
   measured(run, "dropped_values", count(r.dropped_values), "count");
   json failures = json::array();
   for (const auto& f : r.details)
-    failures.push_back({{"crash_point", f.crash_point},
-                        {"state", f.state},
-                        {"replay", f.replay()},
-                        {"operation", f.at.op_label},
-                        {"ops_completed", f.at.ops_completed},
-                        {"op_in_flight", f.at.op_in_flight},
-                        {"fence", f.at.fence_index},
-                        {"at_exit", f.at.at_exit},
-                        {"site", f.site},
-                        {"strategy", f.strategy},
-                        {"persisted", f.persisted},
-                        {"property", f.property}});
+    failures.push_back(with_alike({{"crash_point", f.crash_point},
+                                   {"state", f.state},
+                                   {"replay", f.replay()},
+                                   {"operation", f.at.op_label},
+                                   {"ops_completed", f.at.ops_completed},
+                                   {"op_in_flight", f.at.op_in_flight},
+                                   {"fence", f.at.fence_index},
+                                   {"at_exit", f.at.at_exit},
+                                   {"site", f.site},
+                                   {"strategy", f.strategy},
+                                   {"persisted", f.persisted},
+                                   {"property", f.property}},
+                                  f.alike));
   run.details["failures"] = failures;
   return run;
 }
@@ -135,16 +136,20 @@ std::string names_of(const std::vector<T>& items) {
 // `loads`: the --load options a replay needs (empty, or ending in a space).
 void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const std::string& design,
                     const std::string& loads) {
-  for (const auto& f : r.details)
-    std::fprintf(
-        stderr,
-        "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n"
-        "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu --replay %s\n",
-        f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
-        f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(), f.persisted.c_str(),
-        f.property.c_str(), loads.c_str(), design.c_str(), persist::to_string(r.domain),
-        crash::to_string(r.granularity), static_cast<unsigned long long>(o.seed),
-        static_cast<unsigned long long>(o.subject.ops), static_cast<unsigned long long>(o.budget), f.replay().c_str());
+  for (const auto& f : r.details) {
+    std::fprintf(stderr,
+                 "  FAILED at crash point %s (fence %llu%s, %s%s), site %s\n    persisted: %s\n    broken: %s\n",
+                 f.replay().c_str(), static_cast<unsigned long long>(f.at.fence_index), f.at.at_exit ? ", at exit" : "",
+                 f.at.op_in_flight ? "in flight: " : "after: ", f.at.op_label.c_str(), f.site.c_str(),
+                 f.persisted.c_str(), f.property.c_str());
+    print_alike(f.alike);
+    std::fprintf(stderr,
+                 "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu "
+                 "--replay %s\n",
+                 loads.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
+                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
+                 static_cast<unsigned long long>(o.budget), f.replay().c_str());
+  }
 }
 
 // The campaign's options from the command line: every value was checked as typed (options.hpp); what is
@@ -218,8 +223,8 @@ crash::CampaignObserver printing_observer(bench::ResultsDocument& results, uint6
       results.add(failed);
       return;
     }
-    std::fprintf(stderr, "%llu states, %llu failures\n", static_cast<unsigned long long>(r->states_checked),
-                 static_cast<unsigned long long>(r->failures));
+    std::fprintf(stderr, "%llu states, %llu failures%s\n", static_cast<unsigned long long>(r->states_checked),
+                 static_cast<unsigned long long>(r->failures), failures_of_kinds(r->failure_kinds).c_str());
     print_failures(*r, run, design.name, loads);
     results.add(run_record(*r, design.name, hash));
   };

@@ -1,6 +1,7 @@
 #include "pmlab/cli/crash_common.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "pmlab/bench/context.hpp"
 #include "pmlab/bench/results.hpp"
@@ -69,6 +70,25 @@ Result<std::pair<uint64_t, uint64_t>> parse_replay(const std::string& text) {
 void measured(record::RunRecord& rec, const char* name, double value, const char* unit) {
   rec.metrics.push_back({name, value, unit, record::MetricKind::measured, ""});
 }
+
+json with_alike(json failure, const crash::Alike& alike) {
+  char cause[17];
+  std::snprintf(cause, sizeof cause, "%016llx", static_cast<unsigned long long>(alike.cause));
+  failure["cause"] = cause;
+  failure["alike"] = alike.others;
+  failure["alike_replays"] = alike.replays;
+  return failure;
+}
+
+void print_alike(const crash::Alike& alike) {
+  if (alike.others == 0) return;
+  std::string listed;
+  for (const auto& r : alike.replays) listed += (listed.empty() ? "" : ", ") + r;
+  std::fprintf(stderr, "    and %llu more like it (%s%s)\n", static_cast<unsigned long long>(alike.others),
+               listed.c_str(), alike.others > alike.replays.size() ? ", ..." : "");
+}
+
+std::string failures_of_kinds(uint64_t kinds) { return kinds == 0 ? "" : " of " + std::to_string(kinds) + " kinds"; }
 
 record::RunRecord crash_record(const std::string& name, const std::string& design, json params, uint64_t context_hash) {
   record::RunRecord rec;

@@ -13,6 +13,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/crash/failure_groups.hpp"
 #include "pmlab/persist/persister.hpp"
 #include "pmlab/record/record.hpp"
 
@@ -44,6 +45,14 @@ Status read_shard_and_replay(const std::string& shard, const std::string& replay
 }
 
 void measured(record::RunRecord& rec, const char* name, double value, const char* unit);
+
+// A shown failure with its cause's key and the failures alike to it (crash/failure_groups.hpp): "cause" (as
+// hex text: JSON readers lose digits of numbers past 2^53), "alike" and "alike_replays".
+nlohmann::ordered_json with_alike(nlohmann::ordered_json failure, const crash::Alike& alike);
+// "    and 12 more like it (2:6, 4:4, ...)" on stderr, where the failure stands for others.
+void print_alike(const crash::Alike& alike);
+// " of 7 kinds", after a run's count of failures ("" where none failed).
+std::string failures_of_kinds(uint64_t kinds);
 // A crash run's record before its outcome: what it is (an ordinary run record of the `crash` suite).
 record::RunRecord crash_record(const std::string& name, const std::string& design, nlohmann::ordered_json params,
                                uint64_t context_hash);
@@ -78,6 +87,7 @@ template <class Run>
 void measure_outcome(record::RunRecord& rec, const Run& r) {
   const auto count = [](uint64_t v) { return static_cast<double>(v); };
   measured(rec, "failures", count(r.failures), "count");
+  measured(rec, "failure_kinds", count(r.failure_kinds), "count");
   measured(rec, "seconds", r.seconds, "s");
   measured(rec, "states_per_second", r.seconds > 0 ? count(r.states_checked) / r.seconds : 0.0, "states/s");
   measured(rec, "state_space", r.state_space, "count");

@@ -42,13 +42,6 @@ std::string run_name(const std::string& program, const crash::exec::ExecRun& r) 
          (r.schedule > 1 ? "/schedule:" + std::to_string(r.schedule) : "");
 }
 
-// A cause's key as text: JSON numbers past 2^53 lose digits in many readers.
-std::string hex_cause(uint64_t cause) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(cause));
-  return text;
-}
-
 json failure_json(const crash::exec::ExecFailure& f) {
   json lines = json::array();
   for (const auto& l : f.lines)
@@ -68,10 +61,7 @@ json failure_json(const crash::exec::ExecFailure& f) {
           {"metadata_lost", f.lost},
           {"property", f.outcome + (f.output.empty() ? "" : ": " + f.output)},
           {"checker_output", f.output},
-          {"lines", lines},
-          {"cause", hex_cause(f.cause)},
-          {"alike", f.alike},
-          {"alike_replays", f.alike_replays}};
+          {"lines", lines}};
 }
 
 record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash::exec::ExecRun& r,
@@ -85,7 +75,6 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   measured(run, "coverage",
            r.state_space > 0 ? std::min(1.0, count(r.states_checked + r.duplicate_states) / r.state_space) : 1.0,
            "ratio");
-  measured(run, "failure_kinds", count(r.failure_causes), "count");
   measured(run, "exhaustive_points", count(r.exhaustive_points), "count");
   measured(run, "max_pending_lines", count(r.max_pending_lines), "count");
   measured(run, "dropped_values", count(r.dropped_values), "count");
@@ -94,7 +83,7 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   measured(run, "writebacks", count(traced.writebacks), "count");
   json failures = json::array();
   for (const auto& f : r.details)
-    if (!f.consistent) failures.push_back(failure_json(f));
+    if (!f.consistent) failures.push_back(with_alike(failure_json(f), f.alike));
   run.details["failures"] = failures;
   json findings = json::array();
   for (const auto& f : traced.findings) findings.push_back({{"kind", f.kind}, {"site", f.site}, {"count", f.count}});
@@ -127,12 +116,7 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
   for (size_t i = 0; i < f.lines.size() && i < 8; ++i)
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
                  f.lines[i].stored.c_str(), f.lines[i].written_back.c_str());
-  if (f.alike > 0) {
-    std::string listed;
-    for (const auto& r : f.alike_replays) listed += (listed.empty() ? "" : ", ") + r;
-    std::fprintf(stderr, "    and %llu more like it (%s%s)\n", static_cast<unsigned long long>(f.alike), listed.c_str(),
-                 f.alike > f.alike_replays.size() ? ", ..." : "");
-  }
+  print_alike(f.alike);
   const size_t dashes = replay_hint.find(" -- ");
   std::fprintf(stderr, "    replay: %s --replay %s --image FILE%s\n", replay_hint.substr(0, dashes).c_str(),
                f.replay().c_str(), replay_hint.substr(dashes).c_str());
@@ -340,8 +324,7 @@ int run_exec_command(const ExecArgs& a) {
                  label.c_str(), static_cast<unsigned long long>(r.crash_points),
                  static_cast<unsigned long long>(r.states_enumerated),
                  static_cast<unsigned long long>(r.states_checked), static_cast<unsigned long long>(r.duplicate_states),
-                 static_cast<unsigned long long>(r.failures),
-                 r.failures > 0 ? (" of " + std::to_string(r.failure_causes) + " kinds").c_str() : "", r.seconds);
+                 static_cast<unsigned long long>(r.failures), failures_of_kinds(r.failure_kinds).c_str(), r.seconds);
     for (const auto& f : r.details) print_failure(f, replay_hint(a, r, traced.trace_path));
     results.add(exec_record(*report, r, traced, hash));
   }

@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "pmlab/crash/exec/failure_causes.hpp"
+#include "pmlab/crash/failure_groups.hpp"
 
 namespace pmlab::crash {
 namespace {
@@ -76,7 +76,7 @@ std::pair<uint64_t, uint64_t> replay_order(const std::string& replay) {
   return {point, state};
 }
 
-// Each cause once (crash exec's failures carry theirs): the shards' first failures of one cause become the
+// Each cause once: the shards' first failures of one cause become the
 // earliest, the others counted and listed among those alike to it. The failures are in crash-point order.
 void fold_causes(json& failures) {
   json folded = json::array();
@@ -97,7 +97,7 @@ void fold_causes(json& failures) {
     for (const json& r : f["alike_replays"]) listed.push_back(r.get<std::string>());
     std::sort(listed.begin(), listed.end(),
               [](const std::string& a, const std::string& b) { return replay_order(a) < replay_order(b); });
-    if (listed.size() > exec::kAlikeListed) listed.resize(exec::kAlikeListed);
+    if (listed.size() > kAlikeListed) listed.resize(kAlikeListed);
     first["alike_replays"] = listed;
     first["alike"] = first["alike"].get<uint64_t>() + 1 + f["alike"].get<uint64_t>();
   }
@@ -119,7 +119,7 @@ void finish_run(json& run) {
            std::make_pair(y["crash_point"].get<uint64_t>(), y["state"].get<uint64_t>());
   });
   fold_causes(run["failures"]);
-  // Exact unless a shard had more kinds than it explained (crash exec's max_failure_details): then a floor.
+  // Exact unless a shard had more kinds than it explained (max_failure_details): then a floor.
   if (metrics.contains("failure_kinds"))
     metrics["failure_kinds"]["value"] =
         std::max(metrics["failure_kinds"]["value"].get<double>(), static_cast<double>(run["failures"].size()));

@@ -28,7 +28,7 @@ struct MergedShards {
 // Every shard of one run, each once, run with the same settings: their runs by name, with the counts of
 // the states each shard checked added up (states, duplicates, recovery states, failures, seconds), the
 // exploration's own numbers (crash points, state space) taken as they are in every shard, the rates and
-// the coverage recomputed from the sums, and the failures listed in crash-point order (crash exec's each cause
+// the coverage recomputed from the sums, and the failures listed in crash-point order (each cause
 // once: the earliest of the shards' failures of that cause, the others counted alike to it). Anything else is
 // an error naming the shard: a document of another kind, other settings, a shard twice or missing.
 Result<MergedShards> merge_shards(const std::vector<ShardDocument>& shards);

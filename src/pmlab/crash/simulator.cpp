@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "pmlab/common/hash.hpp"
 #include "pmlab/common/random.hpp"
 #include "pmlab/crash/checker.hpp"
 #include "pmlab/crash/enumerator.hpp"
@@ -207,10 +209,7 @@ class Simulation {
       return error(Errc::failed, info_.name + " is not deterministic: its two runs reached " +
                                      std::to_string(sizes_.size()) + " and " + std::to_string(report_.crash_points) +
                                      " crash points (run() must repeat itself exactly)");
-    std::sort(report_.details.begin(), report_.details.end(), [](const Failure& a, const Failure& b) {
-      return std::tie(a.crash_point, a.state) < std::tie(b.crash_point, b.state);
-    });
-    if (report_.details.size() > options_.max_failure_details) report_.details.resize(options_.max_failure_details);
+    explain_failures();
     report_.deviation_depth = partial_depth_ != UINT64_MAX ? partial_depth_ : report_.max_pending_lines;
     return Status::success();
   }
@@ -299,16 +298,56 @@ class Simulation {
       f.strategy = to_string(state.strategy);
       f.persisted = describe(p.space, state);
       f.property = std::move(v.message);
-      report_.details.push_back(std::move(f));
-      // Keep the earliest few, by crash point and state, whatever order verdicts arrive in.
-      if (report_.details.size() > 4 * options_.max_failure_details + 16) {
-        std::sort(report_.details.begin(), report_.details.end(), [](const Failure& a, const Failure& b) {
-          return std::tie(a.crash_point, a.state) < std::tie(b.crash_point, b.state);
-        });
-        report_.details.resize(options_.max_failure_details);
-      }
+      keep_failure(std::move(f));
     }
     pending_.erase(it);
+  }
+
+  // What makes failures alike (Failure::alike): numbers stand for which record, offset or count, which
+  // change from one showing of a bug to the next.
+  static uint64_t cause_of(const Failure& f) {
+    const std::string key = f.site + "\n" +
+                            (f.at.at_exit        ? "exit"
+                             : f.at.op_in_flight ? "in flight"
+                                                 : "after") +
+                            "\n" + numbers_masked(f.at.op_label) + "\n" + numbers_masked(f.persisted) + "\n" +
+                            numbers_masked(f.property);
+    return fnv1a64(key.data(), key.size());
+  }
+
+  // Every failure is counted by its cause; the earliest of each cause is kept whole, whatever order verdicts
+  // arrive in (for the first kMaxCauses causes met: more is a design whose messages are all unlike).
+  void keep_failure(Failure&& f) {
+    static constexpr size_t kMaxCauses = 4096;
+    const uint64_t cause = cause_of(f);
+    failed_.push_back({f.crash_point, f.state, cause});
+    auto it = first_of_cause_.find(cause);
+    if (it == first_of_cause_.end()) {
+      if (first_of_cause_.size() < kMaxCauses) first_of_cause_.emplace(cause, std::move(f));
+    } else if (std::tie(f.crash_point, f.state) < std::tie(it->second.crash_point, it->second.state)) {
+      it->second = std::move(f);
+    }
+  }
+
+  // The first failure of each of the first causes, with those alike to it.
+  void explain_failures() {
+    std::sort(failed_.begin(), failed_.end());
+    std::vector<uint64_t> causes;
+    for (const auto& [point, state, cause] : failed_) causes.push_back(cause);
+    const auto groups = group_alike(causes);
+    report_.failure_kinds = groups.size();
+    for (const auto& group : groups) {
+      if (report_.details.size() == options_.max_failure_details) break;
+      auto first = first_of_cause_.find(causes[group.front()]);
+      if (first == first_of_cause_.end()) continue;
+      Failure& f = report_.details.emplace_back(std::move(first->second));
+      f.alike.cause = first->first;
+      f.alike.others = group.size() - 1;
+      for (size_t k = 1; k < group.size() && f.alike.replays.size() < kAlikeListed; ++k) {
+        const auto& [point, state, cause] = failed_[group[k]];
+        f.alike.replays.push_back(std::to_string(point) + ":" + std::to_string(state));
+      }
+    }
   }
 
   const SubjectInfo& info_;
@@ -324,6 +363,8 @@ class Simulation {
   std::vector<uint64_t> allocation_;
   std::unordered_set<uint64_t> seen_;
   std::unordered_map<uint64_t, Pending> pending_;
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> failed_;  // (crash point, state, cause) of every failure
+  std::unordered_map<uint64_t, Failure> first_of_cause_;
   uint64_t next_tag_ = 0;
   uint64_t partial_depth_ = UINT64_MAX;  // shallowest complete deviation level of a partly covered point
   Status error_;

@@ -17,6 +17,7 @@
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/call_sites.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/crash/failure_groups.hpp"
 #include "pmlab/crashtest/subject.hpp"
 
 namespace pmlab::crash {
@@ -30,7 +31,7 @@ struct SimOptions {
   SubjectOptions subject;
   // Check only this (crash point, state): crash points numbered from 1 in order, states from 0.
   std::optional<std::pair<uint64_t, uint64_t>> replay;
-  size_t max_failure_details = 20;
+  size_t max_failure_details = 20;  // causes explained (each by its first failure)
   // Crash during and at the end of recovery: the recovery of one state in `recovery_every` (picked by a
   // seeded hash of the state, so no pattern of the design can dodge it) runs tracked, and at each of its
   // fences and at its end up to `recovery_budget` crash states of its writes are recovered again. 0: off.
@@ -60,6 +61,9 @@ struct Failure {
   std::string strategy;
   std::string persisted;  // which pieces the state persisted beyond the durable image
   std::string property;   // what the check said
+  // The failures it stands for: those at the same site, in or after the same kind of operation, that
+  // persisted the same pieces and broke the same property, but for the numbers in each.
+  Alike alike;
   std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
 };
 
@@ -77,6 +81,7 @@ struct SimReport {
   uint64_t duplicate_states = 0;         // identical (image, operation history) seen before: checked once
   uint64_t recovery_states_checked = 0;  // crash states taken inside recovery and recovered again
   uint64_t failures = 0;
+  uint64_t failure_kinds = 0;  // the failures' causes
   double seconds = 0.0;
   // Coverage.
   double state_space = 0.0;        // crash states of all points (capped at 1e300 per point)
@@ -86,7 +91,7 @@ struct SimReport {
   uint64_t max_pending_lines = 0;
   uint64_t dropped_values = 0;           // line values beyond the tracker's limit, not explored
   MutationEffects mutation_effects;      // what the calls the mutant changed did (run and recoveries)
-  std::vector<Failure> details;          // the first failures, by crash point and state
+  std::vector<Failure> details;          // the first failure of each of the first causes, by crash point and state
   std::map<SiteKey, std::string> sites;  // with record_sites: the call sites reached
 };
 

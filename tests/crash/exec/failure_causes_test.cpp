@@ -1,4 +1,4 @@
-// Failing states alike in what the program did and what its checker said are one cause: the key ignores
+// A program's failing states alike in what it did and what its checker said are one cause: the key ignores
 // what changes from one showing of a bug to the next (numbers in the message, which record, the order
 // lines are listed in) and nothing else.
 #include "pmlab/crash/exec/failure_causes.hpp"
@@ -6,20 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace pmlab::crash::exec {
 namespace {
-
-TEST(FailureCauses, NumbersAreMaskedWhateverTheirBase) {
-  const std::pair<const char*, const char*> cases[] = {{"head 92 past tail 91", "head # past tail #"},
-                                                       {"slot 0x1f0 at 0Xab, not 0xg", "slot # at #, not #xg"},
-                                                       {"record7 of 12:3", "record# of #:#"},
-                                                       {"no numbers", "no numbers"},
-                                                       {"", ""}};
-  for (const auto& [text, masked] : cases) EXPECT_EQ(numbers_masked(text), masked) << text;
-}
 
 struct Facts {
   std::vector<uint64_t> crash_stack{0x1000, 0x2000};
@@ -78,11 +68,6 @@ TEST(FailureCauses, AnyOtherPlaceOrVerdictIsAnotherCause) {
   FailureFacts lost = base.facts();
   lost.lost = "log/7 is not there";
   EXPECT_NE(failure_cause(lost), cause) << "what the file system lost";
-}
-
-TEST(FailureCauses, GroupsAreInTheOrderOfTheirFirstMember) {
-  EXPECT_EQ(group_alike({7, 3, 7, 9, 3, 7}), (std::vector<std::vector<size_t>>{{0, 2, 5}, {1, 4}, {3}}));
-  EXPECT_TRUE(group_alike({}).empty());
 }
 
 }  // namespace

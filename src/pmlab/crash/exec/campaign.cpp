@@ -292,7 +292,7 @@ struct GranularityRun {
     std::vector<uint64_t> causes;
     for (const Judged& j : failed) causes.push_back(cause_of(j));
     const auto groups = group_alike(causes);
-    result.failure_causes = groups.size();
+    result.failure_kinds = groups.size();
     std::vector<Judged> first;
     std::vector<std::vector<std::string>> alike;  // the replays of those after the first, up to kAlikeListed
     for (size_t g = 0; g < groups.size() && g < max; ++g) {
@@ -318,22 +318,22 @@ struct GranularityRun {
     symbols.resolve(wanted);
     for (size_t i = 0; i < failed.size(); ++i) {
       const Judged& j = failed[i];
-      ExecFailure f{.crash_point = j.at.index,
-                    .state = j.state,
-                    .ops = j.at.ops,
-                    .at_exit = j.at.at_exit,
-                    .call = j.at.call,
-                    .strategy = j.strategy,
-                    .persisted = j.persisted,
-                    .lost = j.lost,
-                    .consistent = j.verdict.consistent,
-                    .outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome,
-                    .output = j.verdict.output,
-                    .stack = {},
-                    .lines = {},
-                    .cause = causes[groups[i].front()],
-                    .alike = groups[i].size() - 1,
-                    .alike_replays = std::move(alike[i])};
+      ExecFailure f{
+          .crash_point = j.at.index,
+          .state = j.state,
+          .ops = j.at.ops,
+          .at_exit = j.at.at_exit,
+          .call = j.at.call,
+          .strategy = j.strategy,
+          .persisted = j.persisted,
+          .lost = j.lost,
+          .consistent = j.verdict.consistent,
+          .outcome = j.verdict.consistent ? "consistent" : j.verdict.outcome,
+          .output = j.verdict.output,
+          .stack = {},
+          .lines = {},
+          .alike = {
+              .cause = causes[groups[i].front()], .others = groups[i].size() - 1, .replays = std::move(alike[i])}};
       for (const Frame& fr : symbols.own_frames(trace.stack(j.at.stack), kStackFrames)) f.stack.push_back(fr.text());
       for (size_t l = 0; l < j.lines.size(); ++l)
         f.lines.push_back({j.lines[l].first, j.lines[l].second, stored_text(j.origins[l], j.at, symbols, trace),

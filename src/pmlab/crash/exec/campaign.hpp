@@ -22,6 +22,7 @@
 
 #include "pmlab/common/status.hpp"
 #include "pmlab/crash/durability_tracker.hpp"
+#include "pmlab/crash/failure_groups.hpp"
 #include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
 #include "pmlab/persist/persister.hpp"
@@ -93,11 +94,7 @@ struct ExecFailure {
   std::string output;              // its last lines
   std::vector<std::string> stack;  // the crash point's fence, the program's own frames first
   std::vector<PersistedLine> lines;
-  // The failures of the same cause (failure_causes.hpp) after this one, which stands for them: how many, and
-  // the first of them (crash point:state, at most kAlikeListed).
-  uint64_t cause = 0;
-  uint64_t alike = 0;
-  std::vector<std::string> alike_replays;
+  Alike alike;  // the failures of its cause (failure_causes.hpp) it stands for
   std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
 };
 
@@ -136,7 +133,7 @@ struct ExecRun {
   uint64_t exhaustive_points = 0, max_pending_lines = 0, dropped_values = 0;
   uint64_t changes_taken_as_durable = 0;  // Findings::changes_taken_as_durable
   double state_space = 0, seconds = 0;
-  uint64_t failure_causes = 0;  // the failures' distinct causes
+  uint64_t failure_kinds = 0;  // the failures' causes
   // The first failure of each cause, the first causes first (with --replay: the replayed state, whatever its
   // verdict).
   std::vector<ExecFailure> details;

@@ -1,11 +1,10 @@
 #include "pmlab/crash/exec/failure_causes.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <unordered_map>
 
 #include "pmlab/common/hash.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/crash/failure_groups.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -21,8 +20,6 @@ uint64_t hash_text(std::string_view text, uint64_t seed) {
   const uint64_t n = text.size();
   return fnv1a64(text.data(), text.size(), fnv1a64(&n, sizeof n, seed));
 }
-
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
@@ -42,33 +39,6 @@ uint64_t failure_cause(const FailureFacts& f) {
   h = hash_text(f.outcome, h);
   // The checker's message is its last line: a Python checker's exception, a C checker's complaint.
   return hash_text(numbers_masked(trim(platform::tail_lines(std::string(f.output), 1))), h);
-}
-
-std::string numbers_masked(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    if (!is_digit(text[i])) {
-      out += text[i++];
-      continue;
-    }
-    const bool hex = text[i] == '0' && i + 2 < text.size() && (text[i + 1] == 'x' || text[i + 1] == 'X') &&
-                     std::isxdigit(static_cast<unsigned char>(text[i + 2]));
-    i += hex ? 2 : 0;
-    while (i < text.size() && (hex ? std::isxdigit(static_cast<unsigned char>(text[i])) != 0 : is_digit(text[i]))) ++i;
-    out += '#';
-  }
-  return out;
-}
-
-std::vector<std::vector<size_t>> group_alike(const std::vector<uint64_t>& keys) {
-  std::vector<std::vector<size_t>> groups;
-  std::unordered_map<uint64_t, size_t> group_of;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    auto [it, fresh] = group_of.emplace(keys[i], groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(i);
-  }
-  return groups;
 }
 
 }  // namespace pmlab::crash::exec

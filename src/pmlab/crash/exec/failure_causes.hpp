@@ -1,22 +1,17 @@
-// Failing states that are one bug seen again. A program with one missing fence fails at every crash point
-// after it, in state after state that differ only in which record the crash cut: listed one by one, twenty
-// alike failures hide the one that is not. States are taken as alike where the program was at the same place
-// (the crash point's call stack), what they persisted was stored and written back at the same places, and the
-// checker said the same (its exit, and its last line but for the numbers in it). Which bytes persisted, and
-// which record, do not count: that is what changes from one showing of a bug to the next.
+// Failing states of a program that are one bug seen again (crash/failure_groups.hpp): taken as alike where
+// the program was at the same place (the crash point's call stack), what they persisted was stored and
+// written back at the same places, and the checker said the same (its exit, and its last line but for the
+// numbers in it). Which bytes persisted, and which record, do not count: that is what changes from one
+// showing of a bug to the next.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace pmlab::crash::exec {
-
-// How many of the failures alike to the one shown are named (as crash point:state).
-inline constexpr size_t kAlikeListed = 8;
 
 // What decides a failing state's cause.
 struct FailureFacts {
@@ -33,13 +28,5 @@ struct FailureFacts {
 // The same key for states alike as above. Persisted lines count as a set: the order the enumerator lists
 // them in, or a second line of the same sites, makes no other cause.
 uint64_t failure_cause(const FailureFacts& facts);
-
-// The text with every number written as '#': a run of digits, or a hexadecimal one after 0x
-// ("slot 0x1f0 holds 92" -> "slot # holds #").
-std::string numbers_masked(std::string_view text);
-
-// The positions of `keys` grouped by key, each group in the order of its positions and the groups in the
-// order of their first position.
-std::vector<std::vector<size_t>> group_alike(const std::vector<uint64_t>& keys);
 
 }  // namespace pmlab::crash::exec
