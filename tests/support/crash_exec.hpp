@@ -1,6 +1,7 @@
 // `pmlab crash exec` run as a user runs it, and what it left: for the tests of exec mode end to end.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -31,12 +32,16 @@ struct ExecOutcome {
   uint64_t failures(const std::string& granularity) const { return metric(granularity, "failures"); }
 };
 
-// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left.
+// pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left
+// (no --check where CHECK is "": OPTIONS give --check-server; no --jobs 2 where OPTIONS give --jobs).
 inline ExecOutcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
                               const std::vector<std::string>& options, const std::vector<std::string>& program,
                               std::vector<std::string> env = {}) {
   platform::ProcessSpec spec;
-  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--check", check, "--jobs", "2", "--out", out};
+  spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--out", out};
+  if (std::find(options.begin(), options.end(), "--jobs") == options.end())
+    spec.argv.insert(spec.argv.end(), {"--jobs", "2"});
+  if (!check.empty()) spec.argv.insert(spec.argv.begin() + 3, {"--check", check});
   if (!setup.empty()) spec.argv.insert(spec.argv.begin() + 3, {"--setup", setup});  // "": none
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.push_back("--");

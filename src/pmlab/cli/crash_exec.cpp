@@ -26,8 +26,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct ExecArgs {
-  std::string setup, check, granularity = "line,word", shard, out, replay, image, trace, work_dir, name, stores,
-                            metadata = "at-call", own_instructions = "trap";
+  std::string setup, check, check_server, granularity = "line,word", shard, out, replay, image, trace, work_dir, name,
+                                          stores, metadata = "at-call", own_instructions = "trap";
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24, schedules = 1;
   double timeout = 10;
@@ -129,7 +129,7 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
   };
   std::string hint = "pmlab crash exec";
   if (!a.setup.empty()) hint += " --setup '" + a.setup + "'";
-  hint += " --check '" + a.check + "'";
+  hint += a.check_server.empty() ? " --check '" + a.check + "'" : " --check-server '" + a.check_server + "'";
   for (const auto& p : a.pools) hint += " --pool " + p;
   hint +=
       std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
@@ -151,7 +151,8 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   crash::exec::ExecOptions o;
   o.program = a.program;
   o.setup = a.setup;
-  o.check = a.check;
+  o.check = a.check_server.empty() ? a.check : a.check_server;
+  o.check_server = !a.check_server.empty();
   o.pools = a.pools;
   if (!a.domains.empty()) {
     std::vector<std::string> names;
@@ -236,7 +237,8 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
   return {{"mode", "exec"},
           {"program", a.program},
           {"setup", a.setup},
-          {"check", a.check},
+          {"check", a.check_server.empty() ? a.check : a.check_server},
+          {"check_server", !a.check_server.empty()},
           {"pools", a.pools},
           {"domains", domains},
           {"granularities", a.granularity},
@@ -340,69 +342,75 @@ int run_exec_command(const ExecArgs& a) {
   return report->failures() ? 1 : 0;
 }
 
-}  // namespace
-
-void add_crash_exec(CLI::App& crash, int& exit_code) {
-  auto* cmd = crash.add_subcommand(
-      "exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2, libpmlab or pmlab/trace.h, unmodified");
-  auto a = std::make_shared<ExecArgs>();
-  cmd->add_option("--setup", a->setup, "shell command run untraced before the program (e.g. creates its pool)")
+// What the program is, which states are judged and by what.
+void add_judging_options(CLI::App* cmd, ExecArgs& a) {
+  cmd->add_option("--setup", a.setup, "shell command run untraced before the program (e.g. creates its pool)")
       ->check(non_empty_value());
-  cmd->add_option("--check", a->check, "shell command judging a crash image: {} is its path; exit 0 means consistent")
-      ->check(non_empty_value());
+  auto* check = cmd->add_option("--check", a.check,
+                                "shell command judging a crash image: {} is its path; exit 0 means consistent")
+                    ->check(non_empty_value());
+  cmd->add_option("--check-server", a.check_server,
+                  "a command that stays and judges image after image: each a JSON line on its stdin, answered by a "
+                  "line on its stdout, ok or what is wrong")
+      ->check(non_empty_value())
+      ->excludes(check);
   // One value per occurrence: a vector option would otherwise take the `--` before PROGRAM as its own end.
-  cmd->add_option("--pool", a->pools, "a file, or directory of files, the program maps or writes; repeatable")
+  cmd->add_option("--pool", a.pools, "a file, or directory of files, the program maps or writes; repeatable")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(non_empty_value());
-  cmd->add_option("--domain", a->domains, "adr and/or eadr, comma-separated or repeated (default adr)")
+  cmd->add_option("--domain", a.domains, "adr and/or eadr, comma-separated or repeated (default adr)")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(non_empty_value());
-  cmd->add_option("--granularity", a->granularity,
+  cmd->add_option("--granularity", a.granularity,
                   "line and/or word, comma-separated (default line,word); byte tears every plain store")
       ->check(non_empty_value());
-  cmd->add_option("--budget", a->budget, "crash states per domain, granularity and schedule (default 2000)")
+  cmd->add_option("--budget", a.budget, "crash states per domain, granularity and schedule (default 2000)")
       ->check(count_value(1, 1ULL << 40));
-  cmd->add_option("--schedules", a->schedules,
+  cmd->add_option("--schedules", a.schedules,
                   "traced runs per domain: the program's own schedule, then runs whose threads pause at persistence "
                   "calls so that they interleave otherwise (default 1)")
       ->check(count_value(1, 1000));
-  cmd->add_option("--seed", a->seed, "seed of random crash states and of the schedules' pauses (default 1)")
+  cmd->add_option("--seed", a.seed, "seed of random crash states and of the schedules' pauses (default 1)")
       ->check(count_value(0));
-  cmd->add_option("--jobs", a->jobs, "checkers at once (default: one per CPU)")->check(count_value(0, 256));
-  cmd->add_option("--timeout", a->timeout, "seconds a check may take before it counts as hung (default 10)")
+  cmd->add_option("--jobs", a.jobs, "checkers at once (default: one per CPU)")->check(count_value(0, 256));
+  cmd->add_option("--timeout", a.timeout, "seconds a check may take before it counts as hung (default 10)")
       ->check(real_value(0.001, 86400));
-  cmd->add_option("--program-timeout", a->program_timeout,
+  cmd->add_option("--program-timeout", a.program_timeout,
                   "seconds the traced program (and --setup) may run before it is killed (default 600; 0: none)")
       ->check(real_value(0, 1e7));
-  cmd->add_option("--shard", a->shard, "judge only shard K of N (K/N); `pmlab crash merge` adds them up")
+  cmd->add_option("--shard", a.shard, "judge only shard K of N (K/N); `pmlab crash merge` adds them up")
       ->check(non_empty_value());
-  cmd->add_option("--out", a->out, "run directory for results.json (default results/crash-exec-<run-id>)")
+}
+
+// Where the results and the trace go, what is replayed, and how the program is traced.
+void add_tracing_options(CLI::App* cmd, ExecArgs& a) {
+  cmd->add_option("--out", a.out, "run directory for results.json (default results/crash-exec-<run-id>)")
       ->check(non_empty_value());
-  cmd->add_option("--replay", a->replay, "rebuild and judge one POINT:STATE, as a failure prints it (with --image)")
+  cmd->add_option("--replay", a.replay, "rebuild and judge one POINT:STATE, as a failure prints it (with --image)")
       ->check(non_empty_value());
-  cmd->add_option("--image", a->image, "with --replay: write the crash image here (for a debugger)")
+  cmd->add_option("--image", a.image, "with --replay: write the crash image here (for a debugger)")
       ->check(non_empty_value());
-  cmd->add_flag("--recheck", a->recheck, "judge again the image the first check left (recovery must be idempotent)");
-  cmd->add_option("--trace", a->trace, "reuse this trace if it exists, else keep the program's trace here")
+  cmd->add_flag("--recheck", a.recheck, "judge again the image the first check left (recovery must be idempotent)");
+  cmd->add_option("--trace", a.trace, "reuse this trace if it exists, else keep the program's trace here")
       ->check(non_empty_value());
-  cmd->add_flag("--trace-only", a->trace_only, "trace the program (into --trace) and stop: shards then judge it");
-  cmd->add_option("--work-dir", a->work_dir, "scratch directory for crash images (default a fresh one under /dev/shm)")
+  cmd->add_flag("--trace-only", a.trace_only, "trace the program (into --trace) and stop: shards then judge it");
+  cmd->add_option("--work-dir", a.work_dir, "scratch directory for crash images (default a fresh one under /dev/shm)")
       ->check(non_empty_value());
-  cmd->add_option("--name", a->name, "the program's name in run names (default its file name)")
+  cmd->add_option("--name", a.name, "the program's name in run names (default its file name)")
       ->check(non_empty_value());
-  cmd->add_option("--stack-depth", a->stack_depth, "frames recorded per fence (default 24; 0: none)")
+  cmd->add_option("--stack-depth", a.stack_depth, "frames recorded per fence (default 24; 0: none)")
       ->check(count_value(0, 32));
-  auto* stores = cmd->add_option("--stores", a->stores,
+  auto* stores = cmd->add_option("--stores", a.stores,
                                  "how the runtime finds plain stores: signals (a SIGBUS on the storing thread; "
                                  "other kernel stores than read and recv fail), faults (the runtime's thread; also "
                                  "stores by system calls), scan or compare (default: the first that works)")
                      ->check(CLI::IsMember({"signals", "faults", "scan", "compare"}));
-  cmd->add_flag("--compare-pages", a->compare_pages, "the same as --stores compare")->excludes(stores);
-  cmd->add_option("--metadata", a->metadata,
+  cmd->add_flag("--compare-pages", a.compare_pages, "the same as --stores compare")->excludes(stores);
+  cmd->add_option("--metadata", a.metadata,
                   "when a file made, removed, renamed, cut or extended (or a directory below a --pool directory made, "
                   "removed or moved) is durable: at-call (when its call returns; default), at-sync (at the next "
                   "sync of any file or directory, in order: a crash may lose the "
@@ -410,14 +418,24 @@ void add_crash_exec(CLI::App& crash, int& exit_code) {
                   "changed: its directory's fsync for a file made, removed or renamed, the file's own sync for its "
                   "length; a crash may lose the changes not yet durable from any one of them on)")
       ->check(CLI::IsMember({"at-call", "at-sync", "at-own-sync"}));
-  cmd->add_flag("--keep-aslr", a->keep_aslr,
+  cmd->add_flag("--keep-aslr", a.keep_aslr,
                 "run the program, --setup and the checks with address-space randomization (default: without, as "
                 "a debugger runs a program, so that pointers it stores repeat from run to run)");
-  cmd->add_option("--own-instructions", a->own_instructions,
+  cmd->add_option("--own-instructions", a.own_instructions,
                   "the program's own flush, fence and non-temporal store instructions (clwb, sfence, movnti, ...): "
                   "trap (a breakpoint each, which reports it as it runs; default) or reported (the program reports "
                   "them through pmlab/trace.h; a note names those it does not)")
       ->check(CLI::IsMember({"trap", "reported"}));
+}
+
+}  // namespace
+
+void add_crash_exec(CLI::App& crash, int& exit_code) {
+  auto* cmd = crash.add_subcommand(
+      "exec", "Crash-test a program of your own: PMDK, libpmem, libpmem2, libpmlab or pmlab/trace.h, unmodified");
+  auto a = std::make_shared<ExecArgs>();
+  add_judging_options(cmd, *a);
+  add_tracing_options(cmd, *a);
   cmd->add_option("program", a->program, "-- PROGRAM [ARGS...]")->required();
   cmd->callback([&exit_code, a] { exit_code = run_exec_command(*a); });
 }

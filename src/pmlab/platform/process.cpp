@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/personality.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -299,6 +300,46 @@ class Waiter {
 };
 
 }  // namespace
+
+Result<TalkingChild> start_talking_child(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
+  const auto program = find_program(spec.argv[0]);
+  if (!program) return error(Errc::not_found, why_no_program(spec.argv[0]));
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    return error(Errc::io_error, std::string("socketpair: ") + std::strerror(errno));
+  const int err = spec.output_file.empty()
+                      ? open("/dev/null", O_WRONLY | O_CLOEXEC)
+                      : open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (err < 0) {
+    const int e = errno;
+    close(pair[0]);
+    close(pair[1]);
+    return error(Errc::io_error, "cannot write " + spec.output_file + ": " + std::strerror(e));
+  }
+  ChildImage image = child_image(spec);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pair[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pair[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, program->c_str(), &actions, &attributes, image.argv.data(), image.envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  close(pair[1]);
+  close(err);
+  if (rc != 0) {
+    close(pair[0]);
+    return error(Errc::not_found, "cannot execute " + *program + ": " + std::strerror(rc));
+  }
+  setpgid(pid, pid);
+  return TalkingChild{pid, pair[0]};
+}
 
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
   if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");

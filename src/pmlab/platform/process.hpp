@@ -45,6 +45,16 @@ struct ProcessResult {
 // the result. The child has its own process group and reads /dev/null.
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 
+// A child that stays and talks (line_server.hpp): started as run_process starts one (its own process group,
+// the same environment), its stdin and stdout both one end of a socket pair whose other end `socket` is, and
+// its stderr appended to `spec.output_file` ("": /dev/null). A socket, not pipes: a write to a child that
+// is gone fails with EPIPE (send's MSG_NOSIGNAL) instead of raising SIGPIPE in this process.
+struct TalkingChild {
+  int pid = -1;
+  int socket = -1;
+};
+Result<TalkingChild> start_talking_child(const ProcessSpec& spec);
+
 // While it lives, the processes this thread starts, and those started by threads it creates meanwhile, run
 // without address-space randomization, as a debugger runs the program it debugs (personality
 // ADDR_NO_RANDOMIZE, which Linux keeps per thread; this process keeps the layout it has): a program that

@@ -371,6 +371,9 @@ Status check_options(const ExecOptions& o) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
   if (o.check.empty() && !o.trace_only)
     return error(Errc::invalid_argument, "--check names the command that judges a crash image");
+  if (o.check_server && o.check.find("{}") != std::string::npos)
+    return error(Errc::invalid_argument,
+                 "--check-server takes no {}: each image's path comes in its request (PMLAB_CRASH_IMAGE)");
   if (!platform::find_program(o.program[0])) return error(Errc::not_found, platform::why_no_program(o.program[0]));
   if (o.replay && o.replay_image.empty())
     return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
@@ -381,11 +384,13 @@ Status check_options(const ExecOptions& o) {
   if (auto runtime = find_runtime(); !runtime) return runtime.status();
   if (!o.check.empty()) {
     const auto argv = checker_argv(o.check, "image");
-    if (argv.empty()) return error(Errc::invalid_argument, "--check names no command");
+    const char* option = o.check_server ? "--check-server" : "--check";
+    if (argv.empty()) return error(Errc::invalid_argument, std::string(option) + " names no command");
     if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
-      return error(Errc::not_found, "--check: " + platform::why_no_program(argv[0]));
+      return error(Errc::not_found, std::string(option) + ": " + platform::why_no_program(argv[0]));
   }
-  std::vector<ImageFile> named;  // refused before a run where the check names a --pool file itself
+  if (o.check_server) return {};  // the image comes in the request, whatever files the command names
+  std::vector<ImageFile> named;   // refused before a run where the check names a --pool file itself
   for (const std::string& p : o.pools) named.push_back({p});
   return check_reads_crash_images(o.check, named);
 }
@@ -395,6 +400,7 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFi
                                              const std::string& scratch) {
   JudgeOptions jo;
   jo.check = o.check;
+  jo.check_server = o.check_server;
   jo.timeout_s = o.timeout_s;
   jo.recheck = o.recheck;
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
@@ -417,8 +423,8 @@ Result<bool> passes_random_bytes(Judges& judges, const ExecOptions& o, const std
   if (!probe) return probe.status();
   if (probe->not_run) {
     const std::string said = platform::tail_lines(probe->output, 1);
-    return error(Errc::invalid_argument,
-                 "--check cannot run: " + probe->outcome + (said.empty() ? "" : " (" + said + ")"));
+    return error(Errc::invalid_argument, std::string(o.check_server ? "--check-server" : "--check") + " cannot run: " +
+                                             probe->outcome + (said.empty() ? "" : " (" + said + ")"));
   }
   return probe->consistent;
 }

@@ -33,7 +33,10 @@ struct ExecOptions {
   std::vector<std::string> program;  // PROGRAM and its arguments
   std::string setup;                 // shell command run untraced before each traced run (may be empty)
   std::string check;                 // shell command judging an image: `{}` is its path; exit 0 = consistent
-  std::vector<std::string> pools;    // files the program maps itself (PMDK's mappings are found without this)
+  // `check` is a command that stays and judges image after image, each named in a request on its stdin and
+  // answered on its stdout (judges.hpp), instead of a command run once per image.
+  bool check_server = false;
+  std::vector<std::string> pools;  // files the program maps itself (PMDK's mappings are found without this)
   std::vector<persist::Domain> domains{persist::Domain::adr};
   std::vector<Granularity> granularities{Granularity::line, Granularity::word};
   // Traced runs per domain: the first as the program schedules its threads by itself, each further one with

@@ -11,9 +11,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/random.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/trace_format.hpp"
+#include "pmlab/platform/line_server.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -118,16 +122,23 @@ class SlotFile {
 
 namespace {
 
-std::string read_tail(const std::string& path, size_t lines) {
+// The last `lines` lines of the file, of what it holds past `since`.
+std::string read_tail(const std::string& path, size_t lines, uint64_t since = 0) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   const off_t size = lseek(fd, 0, SEEK_END);
-  const off_t from = std::max<off_t>(0, size - 8192);
+  const off_t from = std::max<off_t>({0, size - 8192, static_cast<off_t>(std::min<uint64_t>(since, INT64_MAX))});
   std::string text(static_cast<size_t>(size - from), '\0');
   const ssize_t n = pread(fd, text.data(), text.size(), from);
   ::close(fd);
   text.resize(n > 0 ? static_cast<size_t>(n) : 0);
   return platform::tail_lines(text, lines);
+}
+
+// The checker is not the traced program: nothing of the tracer reaches it.
+std::vector<std::string> not_for_the_checker() {
+  return {"LD_PRELOAD",        "PMLAB_TRACE_FILE",   "PMLAB_TRACE_PID",
+          "PMLAB_TRACE_POOLS", "PMLAB_TRACE_DOMAIN", "PMLAB_TRACE_TRAPS"};
 }
 
 }  // namespace
@@ -178,7 +189,7 @@ Result<std::unique_ptr<Judges>> Judges::start(const JudgeOptions& options) {
     j->free_.push_back(slot.get());
     j->slots_.push_back(std::move(slot));
   }
-  for (unsigned w = 0; w < jobs; ++w) j->workers_.emplace_back([p = j.get()] { p->work(); });
+  for (unsigned w = 0; w < jobs; ++w) j->workers_.emplace_back([p = j.get(), w] { p->work(w); });
   return j;
 }
 
@@ -368,7 +379,17 @@ void Judges::drain() {
   changed_.wait(lock, [&] { return busy_ == 0; });
 }
 
-void Judges::work() {
+// A worker's check server, where --check-server gives one: started at its first image, and again after it
+// ended; its stderr goes to `log`.
+struct Judges::CheckServer {
+  std::unique_ptr<platform::LineServer> process;
+  std::string log;
+  bool answered = false;  // ever: one that ends before its first answer may be a command that cannot run
+};
+
+void Judges::work(unsigned worker) {
+  CheckServer server;
+  server.log = (fs::path(options_.work_dir) / ("check-server-" + std::to_string(worker) + ".log")).string();
   for (;;) {
     Slot* slot = nullptr;
     {
@@ -378,7 +399,7 @@ void Judges::work() {
       slot = queued_.front();
       queued_.erase(queued_.begin());
     }
-    const Verdict v = judge(*slot);
+    const Verdict v = judge(*slot, server);
     slot->done(v);
     {
       std::lock_guard lock(mutex_);
@@ -439,6 +460,49 @@ fs::path canonical(const std::string& path) {
 }
 }  // namespace
 
+Verdict Judges::ask(CheckServer& server, const std::vector<std::string>& env) {
+  nlohmann::json request = nlohmann::json::object();
+  for (const std::string& e : env) request[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+  const std::string line = json_text(request);
+  Verdict v;
+  for (int round = 0; round < (options_.recheck ? 2 : 1); ++round) {
+    const std::string again = round == 1 ? "recheck on the image the first check left: " : "";
+    if (!server.process) {
+      platform::ProcessSpec spec;
+      spec.argv = checker_argv(options_.check, "");
+      spec.set_env = {"PMLAB_CHECK_SERVER=1"};
+      spec.unset_env = not_for_the_checker();
+      spec.output_file = server.log;
+      auto started = platform::LineServer::start(spec);
+      if (!started) {
+        v.outcome = "the check server could not start: " + started.status().message();
+        v.not_run = true;
+        return v;
+      }
+      server.process = std::move(*started);
+    }
+    struct stat log {};
+    const uint64_t logged = ::stat(server.log.c_str(), &log) == 0 ? static_cast<uint64_t>(log.st_size) : 0;
+    const platform::LineServer::Answer a = server.process->ask(line, options_.timeout_s);
+    const std::string said = read_tail(server.log, 6, logged);
+    if (!a.answered) {
+      v.outcome = again + "the check server " + a.why + (a.timed_out ? " without an answer" : "");
+      v.output = said;
+      v.not_run = !server.answered && !a.timed_out && (a.exit_code == 126 || a.exit_code == 127);
+      server.process.reset();  // the next image starts another
+      return v;
+    }
+    server.answered = true;
+    if (a.line != "ok") {
+      v.outcome = again + "the check server answered other than ok";
+      v.output = said.empty() ? a.line : said + "\n" + a.line;  // its answer last: what a failure is keyed by
+      return v;
+    }
+  }
+  v.consistent = true;
+  return v;
+}
+
 size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools) {
   for (const std::string& pool : pools)
     for (size_t i = 0; i < files.size(); ++i)
@@ -467,7 +531,7 @@ Status check_reads_crash_images(const std::string& check, const std::vector<Imag
   return {};
 }
 
-Verdict Judges::judge(Slot& slot) {
+Verdict Judges::judge(Slot& slot, CheckServer& server) {
   Verdict v;
   if (Status s = lay_out(slot); !s) {
     v.outcome = "the checker could not run: " + s.message();
@@ -477,14 +541,14 @@ Verdict Judges::judge(Slot& slot) {
   const std::string image = options_.image_is_directory   ? slot.dir
                             : options_.image_name.empty() ? shown_path(slot, options_.image_file)
                                                           : (fs::path(slot.dir) / options_.image_name).string();
+  std::vector<std::string> env = slot.env;
+  env.push_back("PMLAB_CRASH_IMAGE=" + image);
+  env.push_back("PMLAB_CRASH_DIR=" + slot.dir);
+  if (options_.check_server) return ask(server, env);
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
-  spec.set_env = slot.env;
-  spec.set_env.push_back("PMLAB_CRASH_IMAGE=" + image);
-  spec.set_env.push_back("PMLAB_CRASH_DIR=" + slot.dir);
-  // The checker is not the traced program: nothing of the tracer reaches it.
-  spec.unset_env = {"LD_PRELOAD",        "PMLAB_TRACE_FILE",   "PMLAB_TRACE_PID",
-                    "PMLAB_TRACE_POOLS", "PMLAB_TRACE_DOMAIN", "PMLAB_TRACE_TRAPS"};
+  spec.set_env = std::move(env);
+  spec.unset_env = not_for_the_checker();
   spec.output = platform::ProcessSpec::Output::file;
   spec.output_file = (fs::path(slot.dir).parent_path() / "check.log").string();
   spec.timeout_s = options_.timeout_s;

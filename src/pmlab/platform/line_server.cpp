@@ -1,0 +1,93 @@
+#include "pmlab/platform/line_server.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "pmlab/platform/clock.hpp"
+
+namespace pmlab::platform {
+
+Result<std::unique_ptr<LineServer>> LineServer::start(const ProcessSpec& spec) {
+  auto child = start_talking_child(spec);
+  if (!child) return child.status();
+  return std::unique_ptr<LineServer>(new LineServer(*child));
+}
+
+LineServer::~LineServer() { stop(); }
+
+LineServer::Answer LineServer::ask(std::string_view request, double timeout_s) {
+  if (pid_ <= 0) return {.answered = false, .line = {}, .why = "not running", .timed_out = false, .exit_code = -1};
+  pending_.clear();
+  std::string text(request);
+  text += '\n';
+  for (size_t sent = 0; sent < text.size();) {
+    const ssize_t n = ::send(socket_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ended(false);  // it is gone: its end says why
+    sent += static_cast<size_t>(n);
+  }
+  const uint64_t deadline = Clock::monotonic_ns() + static_cast<uint64_t>(timeout_s * 1e9);
+  char buffer[4096];
+  for (;;) {
+    if (const size_t newline = pending_.find('\n'); newline != std::string::npos) {
+      Answer a{.answered = true, .line = pending_.substr(0, newline), .why = {}, .timed_out = false, .exit_code = -1};
+      if (!a.line.empty() && a.line.back() == '\r') a.line.pop_back();
+      pending_.erase(0, newline + 1);
+      return a;
+    }
+    const uint64_t now = Clock::monotonic_ns();
+    if (now >= deadline) return ended(true);
+    pollfd fd{socket_, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, static_cast<int>((deadline - now) / 1000000 + 1));
+    if (ready < 0 && errno != EINTR) return ended(false);
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(socket_, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ended(false);
+    pending_.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+LineServer::Answer LineServer::ended(bool timed_out) {
+  Answer a;
+  a.timed_out = timed_out;
+  if (timed_out) ::kill(-pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+  ProcessResult r;
+  r.timed_out = timed_out;
+  if (!timed_out && WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  else if (!timed_out) r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  a.why = r.outcome();
+  a.exit_code = r.exit_code;
+  ::kill(-pid_, SIGKILL);  // what it started and left behind
+  ::close(socket_);
+  pid_ = socket_ = -1;
+  return a;
+}
+
+void LineServer::stop() {
+  if (pid_ <= 0) return;
+  ::shutdown(socket_, SHUT_WR);  // its stdin ends: a server reading requests in a loop ends of itself
+  int status = 0;
+  for (int waited_ms = 0; waited_ms < 200; waited_ms += 5) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      ::kill(-pid_, SIGKILL);
+      ::close(socket_);
+      pid_ = socket_ = -1;
+      return;
+    }
+    ::usleep(5000);
+  }
+  ::kill(-pid_, SIGKILL);
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+  ::close(socket_);
+  pid_ = socket_ = -1;
+}
+
+}  // namespace pmlab::platform

@@ -1,0 +1,51 @@
+// A child that answers request after request: a line written to its stdin, one line read back from its
+// stdout within a time limit. For work whose every item would otherwise start a process (an interpreter's
+// start costs tens of milliseconds, the item a fraction of one). It has its own process group, killed when
+// the server is stopped, times out or is destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pmlab/common/status.hpp"
+#include "pmlab/platform/process.hpp"
+
+namespace pmlab::platform {
+
+class LineServer {
+ public:
+  struct Answer {
+    bool answered = false;
+    std::string line;  // without its newline
+    // Why there is no answer: the child's end ("exited with 1", "killed by signal 11 (SIGSEGV)") or "still
+    // running after 10 s".
+    std::string why;
+    bool timed_out = false;
+    int exit_code = -1;  // where it exited
+  };
+
+  // `spec.output_file` receives its stderr (appended); its timeout is not used (each ask has its own).
+  static Result<std::unique_ptr<LineServer>> start(const ProcessSpec& spec);
+  ~LineServer();
+  LineServer(const LineServer&) = delete;
+  LineServer& operator=(const LineServer&) = delete;
+
+  // Sends `request` and a newline, and reads one line. Anything the child wrote before the request is
+  // dropped. Without an answer the child is gone (or killed, past `timeout_s`): ask no more.
+  Answer ask(std::string_view request, double timeout_s);
+  bool running() const noexcept { return pid_ > 0; }
+  // Closes its stdin, gives it a moment to end of itself, then kills its process group.
+  void stop();
+
+ private:
+  explicit LineServer(TalkingChild child) : pid_(child.pid), socket_(child.socket) {}
+  Answer ended(bool timed_out);
+
+  int pid_ = -1;
+  int socket_ = -1;
+  std::string pending_;  // read past the last answer
+};
+
+}  // namespace pmlab::platform
