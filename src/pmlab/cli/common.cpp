@@ -12,6 +12,7 @@
 #include "pmlab/cli/commands.hpp"
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/platform/process.hpp"
 
 #ifndef PMLAB_SOURCE_DIR
 #define PMLAB_SOURCE_DIR ""
@@ -71,8 +72,7 @@ int run_python_tool(const std::string& module, const std::vector<std::string>& t
   if (std::getenv("PMLAB_PYTHONPATH") != nullptr && !std::filesystem::is_directory(pythonpath + "/pmlab_report", ec))
     return report_error(error(Errc::not_found, "the report renderer is not at PMLAB_PYTHONPATH=" + pythonpath +
                                                    " (it names the directory that holds pmlab_report)"));
-  const char* python = std::getenv("PMLAB_PYTHON");
-  if (python == nullptr || *python == '\0') python = "python3";
+  const std::string python = platform::python_interpreter();
   std::vector<std::string> args = {python, "-m", module};
   args.insert(args.end(), tool_args.begin(), tool_args.end());
   std::fflush(nullptr);
@@ -88,7 +88,7 @@ int run_python_tool(const std::string& module, const std::vector<std::string>& t
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "pmlab: error: cannot run %s: %s\n", python, std::strerror(errno));
+    std::fprintf(stderr, "pmlab: error: cannot run %s: %s\n", python.c_str(), std::strerror(errno));
     _exit(4);
   }
   int status = 0;

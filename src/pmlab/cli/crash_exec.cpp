@@ -26,14 +26,24 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct ExecArgs {
-  std::string setup, check, check_server, granularity = "line,word", shard, out, replay, image, trace, work_dir, name,
-                                          stores, metadata = "at-call", own_instructions = "trap";
+  std::string setup, check, check_server, check_python, granularity = "line,word", shard, out, replay, image, trace,
+                                                        work_dir, name, stores, metadata = "at-call",
+                                                        own_instructions = "trap";
   std::vector<std::string> pools, domains, program;
   uint64_t budget = 2000, seed = 1, jobs = 0, stack_depth = 24, schedules = 1;
   double timeout = 10;
   double program_timeout = 600;
   bool recheck = false, trace_only = false, compare_pages = false, keep_aslr = false;
 };
+
+// The check command, server or script, whichever option gave it, and which that was.
+const std::string& checker_of(const ExecArgs& a) {
+  return !a.check_server.empty() ? a.check_server : !a.check_python.empty() ? a.check_python : a.check;
+}
+crash::exec::ExecOptions::CheckBy check_by_of(const ExecArgs& a) {
+  using CheckBy = crash::exec::ExecOptions::CheckBy;
+  return !a.check_server.empty() ? CheckBy::server : !a.check_python.empty() ? CheckBy::python : CheckBy::command;
+}
 
 // Schedule 1, the program's own, is named as a run without --schedules is.
 std::string run_name(const std::string& program, const crash::exec::ExecRun& r) {
@@ -129,7 +139,7 @@ std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const 
   };
   std::string hint = "pmlab crash exec";
   if (!a.setup.empty()) hint += " --setup '" + a.setup + "'";
-  hint += a.check_server.empty() ? " --check '" + a.check + "'" : " --check-server '" + a.check_server + "'";
+  hint += std::string(" ") + crash::exec::check_option(check_by_of(a)) + " '" + checker_of(a) + "'";
   for (const auto& p : a.pools) hint += " --pool " + p;
   hint +=
       std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
@@ -151,8 +161,8 @@ Result<crash::exec::ExecOptions> exec_options(const ExecArgs& a, std::filesystem
   crash::exec::ExecOptions o;
   o.program = a.program;
   o.setup = a.setup;
-  o.check = a.check_server.empty() ? a.check : a.check_server;
-  o.check_server = !a.check_server.empty();
+  o.check_by = check_by_of(a);
+  o.check = checker_of(a);
   o.pools = a.pools;
   if (!a.domains.empty()) {
     std::vector<std::string> names;
@@ -237,8 +247,8 @@ json exec_settings(const ExecArgs& a, const crash::exec::ExecOptions& o, const s
   return {{"mode", "exec"},
           {"program", a.program},
           {"setup", a.setup},
-          {"check", a.check_server.empty() ? a.check : a.check_server},
-          {"check_server", !a.check_server.empty()},
+          {"check", checker_of(a)},
+          {"check_by", crash::exec::check_option(o.check_by)},
           {"pools", a.pools},
           {"domains", domains},
           {"granularities", a.granularity},
@@ -354,6 +364,12 @@ void add_judging_options(CLI::App* cmd, ExecArgs& a) {
                   "line on its stdout, ok or what is wrong")
       ->check(non_empty_value())
       ->excludes(check);
+  cmd->add_option("--check-python", a.check_python,
+                  "a Python check script and its arguments ({} the image's path), run per image as python3 would "
+                  "run it, in a fork of one interpreter that loaded it once")
+      ->check(non_empty_value())
+      ->excludes(check)
+      ->excludes("--check-server");
   // One value per occurrence: a vector option would otherwise take the `--` before PROGRAM as its own end.
   cmd->add_option("--pool", a.pools, "a file, or directory of files, the program maps or writes; repeatable")
       ->expected(1)

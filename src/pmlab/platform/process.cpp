@@ -301,6 +301,11 @@ class Waiter {
 
 }  // namespace
 
+std::string python_interpreter() {
+  const char* own = std::getenv("PMLAB_PYTHON");
+  return own != nullptr && *own != '\0' ? own : "python3";
+}
+
 Result<TalkingChild> start_talking_child(const ProcessSpec& spec) {
   if (spec.argv.empty()) return error(Errc::invalid_argument, "no program to run");
   const auto program = find_program(spec.argv[0]);

@@ -76,6 +76,10 @@ class ProcessesWithoutAslr {
   std::string why_;
 };
 
+// The Python interpreter pmlab runs (the report's renderer, --check-python's server): $PMLAB_PYTHON, else
+// python3.
+std::string python_interpreter();
+
 // The last `lines` lines of `text` (for a failure report).
 std::string tail_lines(const std::string& text, size_t lines);
 

@@ -1,6 +1,6 @@
-// A checker that stays (--check-server) judges the states a checker run per image judges, with the same
-// verdicts; one that crashes fails only the image it crashed on and is started again for the next; one that
-// cannot run stops the run before any state.
+// A checker that stays (--check-server, or --check-python's server) judges the states a checker run per image
+// judges, with the same verdicts; one that crashes fails only the image it crashed on and is started again for
+// the next; one that cannot run stops the run before any state.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -70,6 +70,32 @@ TEST(CrashExecCheckServer, AServerThatDiesFailsThatImageAndIsStartedAgain) {
   EXPECT_NE(o.err.find("the check server exited with 3"), std::string::npos) << o.err;
 }
 
+// --check-python runs the same check script per image in a fork of one interpreter: the verdicts of
+// `python3 SCRIPT ARGS` run per image, and each image judged by a process that judged none before it.
+TEST(CrashExecCheckServer, APythonScriptJudgesAsItsOwnRunsDoEachInAFreshFork) {
+  testing::TempDir dir;
+  for (bool bug : {false, true}) {
+    const std::string name = bug ? "bug" : "good";
+    const ExecOutcome each = judged_by(dir, name + "-each", "--check", "python3 " + kLog + " check {}", bug);
+    const ExecOutcome forked = judged_by(dir, name + "-forked", "--check-python", kLog + " check {}", bug);
+    EXPECT_EQ(forked.exit_code, each.exit_code) << forked.err;
+    EXPECT_EQ(forked.metric("line", "states_checked"), each.metric("line", "states_checked"));
+    EXPECT_EQ(forked.failures("line"), each.failures("line")) << forked.err;
+    EXPECT_EQ(failed_states(forked), failed_states(each));
+    if (bug) { EXPECT_NE(forked.err.find("| record 0 of 1 counted is not whole"), std::string::npos) << forked.err; }
+  }
+  // A module the script imports is imported once, before the forks: what one image's run leaves in it is
+  // gone for the next.
+  testing::write_all(dir.file("remembered.py"), "judged = []\n");
+  testing::write_all(dir.file("fresh.py"),
+                     "import sys\nimport remembered\n"
+                     "if remembered.judged:\n    sys.exit('judged after ' + remembered.judged[0])\n"
+                     "remembered.judged.append(sys.argv[1])\n");
+  const ExecOutcome fresh = judged_by(dir, "fresh", "--check-python", dir.file("fresh.py") + " {}", false);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_GT(fresh.metric("line", "states_checked"), 20u);
+}
+
 TEST(CrashExecCheckServer, ACommandThatCannotServeStopsTheRun) {
   testing::TempDir dir;
   const ExecOutcome missing = judged_by(dir, "missing", "--check-server", "sh -c 'exit 127'", false);
@@ -79,6 +105,12 @@ TEST(CrashExecCheckServer, ACommandThatCannotServeStopsTheRun) {
   const ExecOutcome braces = judged_by(dir, "braces", "--check-server", "python3 " + kLog + " serve {}", false);
   EXPECT_EQ(braces.exit_code, 2);
   EXPECT_NE(braces.err.find("--check-server takes no {}"), std::string::npos) << braces.err;
+  const ExecOutcome no_script = judged_by(dir, "no-script", "--check-python", dir.file("none.py") + " {}", false);
+  EXPECT_EQ(no_script.exit_code, 2) << no_script.err;
+  EXPECT_NE(no_script.err.find("--check-python cannot run: the check server exited with 127 (cannot read '" +
+                               dir.file("none.py") + "'"),
+            std::string::npos)
+      << no_script.err;
   const ExecOutcome both =
       judged_by(dir, "both", "--check-server", "python3 " + kLog + " serve", false, {"--check", "true"});
   EXPECT_EQ(both.exit_code, 2);

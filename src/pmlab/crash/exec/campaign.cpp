@@ -15,6 +15,7 @@
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/exec/failure_causes.hpp"
 #include "pmlab/crash/exec/judges.hpp"
+#include "pmlab/crash/exec/check_setup.hpp"
 #include "pmlab/crash/exec/replay.hpp"
 #include "pmlab/crash/exec/starting_files.hpp"
 #include "pmlab/crash/exec/symbolizer.hpp"
@@ -353,6 +354,15 @@ std::string program_name(const std::vector<std::string>& program) {
 
 }  // namespace
 
+const char* check_option(ExecOptions::CheckBy by) {
+  switch (by) {
+    case ExecOptions::CheckBy::command: return "--check";
+    case ExecOptions::CheckBy::server: return "--check-server";
+    case ExecOptions::CheckBy::python: return "--check-python";
+  }
+  return "--check";
+}
+
 std::string ExecRun::label() const {
   return std::string(persist::to_string(domain)) + "/" + to_string(granularity) +
          (schedule > 1 ? ", schedule " + std::to_string(schedule) : "");
@@ -367,68 +377,6 @@ uint64_t ExecReport::failures() const {
 namespace {
 
 // What is wrong with the options, found before anything runs.
-Status check_options(const ExecOptions& o) {
-  if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
-  if (o.check.empty() && !o.trace_only)
-    return error(Errc::invalid_argument, "--check names the command that judges a crash image");
-  if (o.check_server && o.check.find("{}") != std::string::npos)
-    return error(Errc::invalid_argument,
-                 "--check-server takes no {}: each image's path comes in its request (PMLAB_CRASH_IMAGE)");
-  if (!platform::find_program(o.program[0])) return error(Errc::not_found, platform::why_no_program(o.program[0]));
-  if (o.replay && o.replay_image.empty())
-    return error(Errc::invalid_argument, "--replay needs --image FILE to write the image to");
-  if (o.schedules == 0) return error(Errc::invalid_argument, "--schedules counts traced runs: at least 1");
-  if (o.replay && o.schedules > 1)
-    return error(Errc::invalid_argument,
-                 "--replay rebuilds a state of one traced run: give that run's --trace, without --schedules");
-  if (auto runtime = find_runtime(); !runtime) return runtime.status();
-  if (!o.check.empty()) {
-    const auto argv = checker_argv(o.check, "image");
-    const char* option = o.check_server ? "--check-server" : "--check";
-    if (argv.empty()) return error(Errc::invalid_argument, std::string(option) + " names no command");
-    if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
-      return error(Errc::not_found, std::string(option) + ": " + platform::why_no_program(argv[0]));
-  }
-  if (o.check_server) return {};  // the image comes in the request, whatever files the command names
-  std::vector<ImageFile> named;   // refused before a run where the check names a --pool file itself
-  for (const std::string& p : o.pools) named.push_back({p});
-  return check_reads_crash_images(o.check, named);
-}
-
-// The judges of one domain's states (one checker where a single state is replayed).
-Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
-                                             const std::string& scratch) {
-  JudgeOptions jo;
-  jo.check = o.check;
-  jo.check_server = o.check_server;
-  jo.timeout_s = o.timeout_s;
-  jo.recheck = o.recheck;
-  jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
-  jo.work_dir = scratch;
-  jo.files = layout.files();
-  for (const ImageFile& f : jo.files) jo.names.push_back(trace.image_name(f.path));
-  jo.image_file = named_image(jo.files, o.pools);
-  // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
-  if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();
-  std::error_code ec;
-  jo.image_is_directory = !o.pools.empty() && std::filesystem::is_directory(o.pools.front(), ec);
-  jo.image_bytes = layout.image_bytes();
-  return Judges::start(jo);
-}
-
-// Before the first state, the check judges random bytes in the pages the run gave content: whether it
-// passed them; a check that cannot run (a shell's 126 or 127) stops the run here.
-Result<bool> passes_random_bytes(Judges& judges, const ExecOptions& o, const std::vector<size_t>& pages) {
-  auto probe = judges.judge_random_image(o.seed, pages);
-  if (!probe) return probe.status();
-  if (probe->not_run) {
-    const std::string said = platform::tail_lines(probe->output, 1);
-    return error(Errc::invalid_argument, std::string(o.check_server ? "--check-server" : "--check") + " cannot run: " +
-                                             probe->outcome + (said.empty() ? "" : " (" + said + ")"));
-  }
-  return probe->consistent;
-}
-
 // Every traced run of a campaign, each judged at every granularity.
 struct Campaign {
   const ExecOptions& o;

@@ -33,9 +33,10 @@ struct ExecOptions {
   std::vector<std::string> program;  // PROGRAM and its arguments
   std::string setup;                 // shell command run untraced before each traced run (may be empty)
   std::string check;                 // shell command judging an image: `{}` is its path; exit 0 = consistent
-  // `check` is a command that stays and judges image after image, each named in a request on its stdin and
-  // answered on its stdout (judges.hpp), instead of a command run once per image.
-  bool check_server = false;
+  // What `check` is: a command run once per image; a command that stays and judges image after image, each
+  // named in a request on its stdin and answered on its stdout (judges.hpp); or a Python script with its
+  // arguments, run per image in a fork of one interpreter (python_checks.hpp).
+  enum class CheckBy { command, server, python } check_by = CheckBy::command;
   std::vector<std::string> pools;  // files the program maps itself (PMDK's mappings are found without this)
   std::vector<persist::Domain> domains{persist::Domain::adr};
   std::vector<Granularity> granularities{Granularity::line, Granularity::word};
@@ -155,6 +156,9 @@ struct ExecProgress {
   std::string phase;  // "tracing adr", "adr/word"
   uint64_t done = 0, total = 0, failures = 0;
 };
+
+// The option that gives the check: --check, --check-server or --check-python.
+const char* check_option(ExecOptions::CheckBy by);
 
 Result<ExecReport> run_exec(const ExecOptions& options, const std::function<void(const ExecProgress&)>& progress);
 

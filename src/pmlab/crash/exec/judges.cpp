@@ -135,6 +135,8 @@ std::string read_tail(const std::string& path, size_t lines, uint64_t since = 0)
   return platform::tail_lines(text, lines);
 }
 
+constexpr uint64_t kServerLogBytes = 1 << 20;
+
 // The checker is not the traced program: nothing of the tracer reaches it.
 std::vector<std::string> not_for_the_checker() {
   return {"LD_PRELOAD",        "PMLAB_TRACE_FILE",   "PMLAB_TRACE_PID",
@@ -469,7 +471,7 @@ Verdict Judges::ask(CheckServer& server, const std::vector<std::string>& env) {
     const std::string again = round == 1 ? "recheck on the image the first check left: " : "";
     if (!server.process) {
       platform::ProcessSpec spec;
-      spec.argv = checker_argv(options_.check, "");
+      spec.argv = options_.server;
       spec.set_env = {"PMLAB_CHECK_SERVER=1"};
       spec.unset_env = not_for_the_checker();
       spec.output_file = server.log;
@@ -482,7 +484,10 @@ Verdict Judges::ask(CheckServer& server, const std::vector<std::string>& env) {
       server.process = std::move(*started);
     }
     struct stat log {};
-    const uint64_t logged = ::stat(server.log.c_str(), &log) == 0 ? static_cast<uint64_t>(log.st_size) : 0;
+    uint64_t logged = ::stat(server.log.c_str(), &log) == 0 ? static_cast<uint64_t>(log.st_size) : 0;
+    // Only what it says while judging one image is shown, and the log lies in memory (/dev/shm): a chatty
+    // server's is emptied as it grows. Its stderr appends, so it goes on at the new end.
+    if (logged > kServerLogBytes && ::truncate(server.log.c_str(), 0) == 0) logged = 0;
     const platform::LineServer::Answer a = server.process->ask(line, options_.timeout_s);
     const std::string said = read_tail(server.log, 6, logged);
     if (!a.answered) {
@@ -544,7 +549,7 @@ Verdict Judges::judge(Slot& slot, CheckServer& server) {
   std::vector<std::string> env = slot.env;
   env.push_back("PMLAB_CRASH_IMAGE=" + image);
   env.push_back("PMLAB_CRASH_DIR=" + slot.dir);
-  if (options_.check_server) return ask(server, env);
+  if (!options_.server.empty()) return ask(server, env);
   platform::ProcessSpec spec;
   spec.argv = checker_argv(options_.check, image);
   spec.set_env = std::move(env);

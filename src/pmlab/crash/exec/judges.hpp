@@ -37,11 +37,11 @@ struct JudgeOptions {
   // Shell command; `{}` is replaced by the path (quoted) of `image_name` in the crash directory, or where that
   // is empty of files[image_file]'s image.
   std::string check;
-  // `check` is a server: one per checker, started at its first image, sent each image as one line on its
-  // stdin (a JSON object of what a check command's environment would hold: PMLAB_CRASH_IMAGE,
-  // PMLAB_CRASH_DIR, PMLAB_CRASH_POINT, ...), answering one line on its stdout: "ok", or what is wrong. One
-  // that exits, or gives no answer within timeout_s, fails that image and is started again for the next.
-  bool check_server = false;
+  // Where not empty, instead of `check`: a server's argv, one per checker, started at its first image, sent
+  // each image as one line on its stdin (a JSON object of what a check command's environment would hold:
+  // PMLAB_CRASH_IMAGE, PMLAB_CRASH_DIR, PMLAB_CRASH_POINT, ...), answering one line on its stdout: "ok", or
+  // what is wrong. One that exits, or gives no answer within timeout_s, fails that image and is started again.
+  std::vector<std::string> server;
   double timeout_s = 10;
   bool recheck = false;  // judge the image the first check left, again
   unsigned jobs = 1;
