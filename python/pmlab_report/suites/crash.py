@@ -141,7 +141,9 @@ def simulator_cost(runs: Sequence[Run]) -> Figure | None:
        caption="Per design, domain and granularity (line: cache lines persist whole; word: aligned 8-byte words; "
                "byte: plain stores tear byte by byte). State space: crash states of every crash point together; "
                "exhaustive: crash points whose every state was checked; depth: the shallowest whole-line "
-               "deviation level complete at a point not covered exhaustively. Measured in this run.")
+               "deviation level complete at a point not covered exhaustively; kinds of failure: failures at the same "
+               "site that persisted the same pieces and broke the same property, but for their numbers, are one "
+               "kind. Measured in this run.")
 def coverage_tables(runs: Sequence[Run]) -> list[Table]:
     tested = [r for r in runs if r.case != "cost" and not _is_mutation(r) and not _is_exec(r)
               and r.value("states_checked") is not None]
@@ -154,11 +156,13 @@ def coverage_tables(runs: Sequence[Run]) -> list[Table]:
                          _space(r.value("state_space")), "–" if coverage is None else f"{100 * coverage:.3g}",
                          f"{_count(r.value('exhaustive_points'))} / {_count(r.value('crash_points'))}",
                          _count(r.value("deviation_depth")), _count(r.value("recovery_states_checked")),
-                         _count(r.value("failures")), _count(r.value("states_per_second"))))
+                         _count(r.value("failures")), _count(r.value("failure_kinds")),
+                         _count(r.value("states_per_second"))))
         tables.append(Table(title=f"{family} ({len(members)} runs)",
                             columns=("design", "domain", "granularity", "states checked (count)", "state space (count)",
                                      "coverage (%)", "exhaustive / crash points", "depth (lines)",
-                                     "recovery states (count)", "failures (count)", "speed (states/s)"),
+                                     "recovery states (count)", "failures (count)", "kinds of failure (count)",
+                                     "speed (states/s)"),
                             rows=tuple(rows), collapsed=True))
     return tables
 
