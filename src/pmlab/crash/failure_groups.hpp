@@ -15,6 +15,11 @@ namespace pmlab::crash {
 // How many of the failures alike to the one shown are named (as crash point:state).
 inline constexpr size_t kAlikeListed = 8;
 
+// How a failure is named to replay it: "POINT:STATE" (--replay takes it).
+inline std::string replay_id(uint64_t crash_point, uint64_t state) {
+  return std::to_string(crash_point) + ":" + std::to_string(state);
+}
+
 // The failures a shown failure stands for: the others of its key, after it by crash point and state.
 struct Alike {
   uint64_t cause = 0;                // the key its failures share

@@ -76,8 +76,8 @@ std::pair<uint64_t, uint64_t> replay_order(const std::string& replay) {
   return {point, state};
 }
 
-// Each cause once: the shards' first failures of one cause become the
-// earliest, the others counted and listed among those alike to it. The failures are in crash-point order.
+// Each cause once: of the shards' failures of one cause (each standing for its shard's alike ones), the
+// earliest stays, the others counted and listed among those alike to it. The failures are in crash-point order.
 void fold_causes(json& failures) {
   json folded = json::array();
   std::map<std::string, size_t> at;

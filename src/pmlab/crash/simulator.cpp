@@ -345,7 +345,7 @@ class Simulation {
       f.alike.others = group.size() - 1;
       for (size_t k = 1; k < group.size() && f.alike.replays.size() < kAlikeListed; ++k) {
         const auto& [point, state, cause] = failed_[group[k]];
-        f.alike.replays.push_back(std::to_string(point) + ":" + std::to_string(state));
+        f.alike.replays.push_back(replay_id(point, state));
       }
     }
   }

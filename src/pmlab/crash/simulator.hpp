@@ -64,7 +64,7 @@ struct Failure {
   // The failures it stands for: those at the same site, in or after the same kind of operation, that
   // persisted the same pieces and broke the same property, but for the numbers in each.
   Alike alike;
-  std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
+  std::string replay() const { return replay_id(crash_point, state); }
 };
 
 struct SimReport {

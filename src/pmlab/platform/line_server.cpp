@@ -54,40 +54,36 @@ LineServer::Answer LineServer::ask(std::string_view request, double timeout_s) {
 }
 
 LineServer::Answer LineServer::ended(bool timed_out) {
-  Answer a;
-  a.timed_out = timed_out;
-  if (timed_out) ::kill(-pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+  const int status = reap(timed_out);
   ProcessResult r;
   r.timed_out = timed_out;
   if (!timed_out && WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   else if (!timed_out) r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  a.why = r.outcome();
-  a.exit_code = r.exit_code;
-  ::kill(-pid_, SIGKILL);  // what it started and left behind
-  ::close(socket_);
-  pid_ = socket_ = -1;
-  return a;
+  return {.answered = false, .line = {}, .why = r.outcome(), .timed_out = timed_out, .exit_code = r.exit_code};
 }
 
 void LineServer::stop() {
   if (pid_ <= 0) return;
   ::shutdown(socket_, SHUT_WR);  // its stdin ends: a server reading requests in a loop ends of itself
-  int status = 0;
-  for (int waited_ms = 0; waited_ms < 200; waited_ms += 5) {
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      ::kill(-pid_, SIGKILL);
-      ::close(socket_);
-      pid_ = socket_ = -1;
-      return;
-    }
-    ::usleep(5000);
+  bool exited = false;
+  for (int waited_ms = 0; waited_ms < 200 && !exited; waited_ms += 5) {
+    siginfo_t info{};
+    exited = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+    if (!exited) ::usleep(5000);
   }
-  ::kill(-pid_, SIGKILL);
+  reap(!exited);
+}
+
+int LineServer::reap(bool kill_first) {
+  if (kill_first) ::kill(-pid_, SIGKILL);
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+  ::kill(-pid_, SIGKILL);  // what it started and left behind: while it is not reaped, no other group takes its id
+  int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   ::close(socket_);
   pid_ = socket_ = -1;
+  return status;
 }
 
 }  // namespace pmlab::platform

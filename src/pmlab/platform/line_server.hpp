@@ -42,6 +42,9 @@ class LineServer {
  private:
   explicit LineServer(TalkingChild child) : pid_(child.pid), socket_(child.socket) {}
   Answer ended(bool timed_out);
+  // Waits for the child's end (killing its process group first where `kill_first`), kills what it left in its
+  // group, reaps it and closes the socket; its wait status.
+  int reap(bool kill_first);
 
   int pid_ = -1;
   int socket_ = -1;

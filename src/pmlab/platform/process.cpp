@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "pmlab/platform/clock.hpp"
 
@@ -103,9 +104,9 @@ struct ChildOutput {
   int err[2] = {-1, -1};
   int file = -1;
 
-  void close_all() {
-    for (int fd : {out[0], out[1], err[0], err[1], file})
-      if (fd >= 0) close(fd);
+  void close_all() {  // once each, however often called
+    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &file})
+      if (*fd >= 0) close(std::exchange(*fd, -1));
   }
 };
 
@@ -171,15 +172,15 @@ void fill_pid_env(ChildImage& image, const std::string& pattern) {
 }
 
 // posix_spawn shares the parent's memory until the exec (vfork): no page table is copied, which is most of
-// a fork's cost for a parent holding crash images.
-Result<pid_t> spawn_child(const std::string& program, ChildImage& image, ChildOutput& output) {
+// a fork's cost for a parent holding crash images. The child's stdin, stdout and stderr are the descriptors
+// given (-1: /dev/null for stdin, this process's own for the others); it leads a process group of its own.
+Result<pid_t> spawn_child(const std::string& program, ChildImage& image, int in_fd, int out_fd, int err_fd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  const int out_fd = output.capture ? output.out[1] : output.file;
-  const int err_fd = output.capture ? output.err[1] : output.file;
+  if (in_fd >= 0) posix_spawn_file_actions_adddup2(&actions, in_fd, STDIN_FILENO);
+  else posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   if (out_fd >= 0) posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
   if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
@@ -188,10 +189,7 @@ Result<pid_t> spawn_child(const std::string& program, ChildImage& image, ChildOu
   const int rc = posix_spawn(&pid, program.c_str(), &actions, &attributes, image.argv.data(), image.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
-  if (rc != 0) {
-    output.close_all();
-    return error(Errc::not_found, "cannot execute " + program + ": " + std::strerror(rc));
-  }
+  if (rc != 0) return error(Errc::not_found, "cannot execute " + program + ": " + std::strerror(rc));
   return pid;
 }
 
@@ -323,27 +321,15 @@ Result<TalkingChild> start_talking_child(const ProcessSpec& spec) {
     return error(Errc::io_error, "cannot write " + spec.output_file + ": " + std::strerror(e));
   }
   ChildImage image = child_image(spec);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pair[1], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pair[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, program->c_str(), &actions, &attributes, image.argv.data(), image.envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  auto pid = spawn_child(*program, image, pair[1], pair[1], err);
   close(pair[1]);
   close(err);
-  if (rc != 0) {
+  if (!pid) {
     close(pair[0]);
-    return error(Errc::not_found, "cannot execute " + *program + ": " + std::strerror(rc));
+    return pid.status();
   }
-  setpgid(pid, pid);
-  return TalkingChild{pid, pair[0]};
+  setpgid(*pid, *pid);
+  return TalkingChild{*pid, pair[0]};
 }
 
 Result<ProcessResult> run_process(const ProcessSpec& spec) {
@@ -355,8 +341,13 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
   ChildImage image = child_image(spec);
 
   const uint64_t start = Clock::monotonic_ns();
-  auto pid = image.pid_env.empty() ? spawn_child(*program, image, *output) : fork_child(*program, spec, image, *output);
-  if (!pid) return pid.status();
+  auto pid = image.pid_env.empty() ? spawn_child(*program, image, -1, output->capture ? output->out[1] : output->file,
+                                                 output->capture ? output->err[1] : output->file)
+                                   : fork_child(*program, spec, image, *output);
+  if (!pid) {
+    output->close_all();
+    return pid.status();
+  }
   setpgid(*pid, *pid);  // also from here, so the group exists whichever side runs first
   for (int fd : {output->out[1], output->err[1], output->file})
     if (fd >= 0) close(fd);

@@ -208,9 +208,9 @@ struct GranularityRun {
     for (uint64_t a : allocation) shown.total += a;
     if (o.replay) {
       if (o.replay->first == 0 || o.replay->first > sizes.size())
-        return error(Errc::invalid_argument,
-                     "--replay " + std::to_string(o.replay->first) + ":" + std::to_string(o.replay->second) +
-                         " names no crash point (the run has " + std::to_string(sizes.size()) + ")");
+        return error(Errc::invalid_argument, "--replay " + replay_id(o.replay->first, o.replay->second) +
+                                                 " names no crash point (the run has " + std::to_string(sizes.size()) +
+                                                 ")");
       shown.total = 1;
     }
     return allocation;
@@ -300,7 +300,7 @@ struct GranularityRun {
       auto& listed = alike.emplace_back();
       for (size_t k = 1; k < groups[g].size() && listed.size() < kAlikeListed; ++k) {
         const Judged& a = failed[groups[g][k]];
-        listed.push_back(std::to_string(a.at.index) + ":" + std::to_string(a.state));
+        listed.push_back(replay_id(a.at.index, a.state));
       }
       first.push_back(std::move(failed[groups[g].front()]));
     }

@@ -99,7 +99,7 @@ struct ExecFailure {
   std::vector<std::string> stack;  // the crash point's fence, the program's own frames first
   std::vector<PersistedLine> lines;
   Alike alike;  // the failures of its cause (failure_causes.hpp) it stands for
-  std::string replay() const { return std::to_string(crash_point) + ":" + std::to_string(state); }
+  std::string replay() const { return replay_id(crash_point, state); }
 };
 
 // A call site of the program that costs without making anything more durable, and how often.
