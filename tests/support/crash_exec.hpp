@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pmlab/platform/process.hpp"
@@ -32,16 +33,30 @@ struct ExecOutcome {
   uint64_t failures(const std::string& granularity) const { return metric(granularity, "failures"); }
 };
 
+// How a run judges each crash image: `--check COMMAND` (what a string converts to), or one of the other
+// --check-* options; none where the command is "" (the run's OPTIONS then name one).
+struct Judge {
+  Judge(std::string command) : option(command.empty() ? "" : "--check"), value(std::move(command)) {}
+  Judge(const char* command) : Judge(std::string(command)) {}
+  Judge(std::string how, std::string what) : option(std::move(how)), value(std::move(what)) {}
+  std::string option;
+  std::string value;
+};
+
+// A Python check script, `SCRIPT ARGS`, judged by --check-python: the verdicts of `--check "python3 SCRIPT
+// ARGS"` without an interpreter started per image, which was most of the time of the tests that use it.
+inline Judge python_check(std::string script_and_args) { return {"--check-python", std::move(script_and_args)}; }
+
 // pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left
-// (no --check where CHECK is "": OPTIONS give --check-server; no --jobs 2 where OPTIONS give --jobs).
-inline ExecOutcome crash_exec(const std::string& setup, const std::string& check, const std::string& out,
+// (no --jobs 2 where OPTIONS give --jobs).
+inline ExecOutcome crash_exec(const std::string& setup, const Judge& check, const std::string& out,
                               const std::vector<std::string>& options, const std::vector<std::string>& program,
                               std::vector<std::string> env = {}) {
   platform::ProcessSpec spec;
   spec.argv = {PMLAB_CLI_PATH, "crash", "exec", "--out", out};
   if (std::find(options.begin(), options.end(), "--jobs") == options.end())
     spec.argv.insert(spec.argv.end(), {"--jobs", "2"});
-  if (!check.empty()) spec.argv.insert(spec.argv.begin() + 3, {"--check", check});
+  if (!check.option.empty()) spec.argv.insert(spec.argv.begin() + 3, {check.option, check.value});
   if (!setup.empty()) spec.argv.insert(spec.argv.begin() + 3, {"--setup", setup});  // "": none
   spec.argv.insert(spec.argv.end(), options.begin(), options.end());
   spec.argv.push_back("--");

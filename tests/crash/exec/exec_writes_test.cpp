@@ -143,7 +143,7 @@ TEST(CrashExecWrites, WritesAndMappedStoresToOneFileAreJudgedTogether) {
     auto exec = [&](const std::string& out, const std::vector<std::string>& bug) {
       std::vector<std::string> program = {"python3", kWrittenFile, "append", file, "6", where};
       program.insert(program.end(), bug.begin(), bug.end());
-      return testing::crash_exec("rm -f " + file, "python3 " + kWrittenFile + " check {} " + where,
+      return testing::crash_exec("rm -f " + file, testing::python_check(kWrittenFile + " check {} " + where),
                                  dir.file(where + out), {"--pool", file, "--granularity", "line"}, program);
     };
     const auto good = exec("good", {});
@@ -164,8 +164,8 @@ TEST(CrashExecWrites, AnAppendedLogNeedsChecksumsForItsTornLastRecord) {
   testing::TempDir dir;
   const std::string log = dir.file("appended");
   auto exec = [&](const std::string& mode) {
-    return testing::crash_exec("rm -f " + log, "python3 " + kAppendedLog + " check {} " + mode, dir.file(mode),
-                               {"--pool", log}, {"python3", kAppendedLog, "append", log, "6", mode});
+    return testing::crash_exec("rm -f " + log, testing::python_check(kAppendedLog + " check {} " + mode),
+                               dir.file(mode), {"--pool", log}, {"python3", kAppendedLog, "append", log, "6", mode});
   };
   const auto plain = exec("plain");
   expect_fails_at(plain, "fdatasync", "", "word");
@@ -185,7 +185,7 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
     program.insert(program.end(), bug.begin(), bug.end());
     return testing::crash_exec(
         "rm -f " + state + " " + state + ".tmp && python3 " + kReplacedFile + " update " + state + " 1",
-        "python3 " + kReplacedFile + " check {}", dir.file(out + "-" + metadata),
+        testing::python_check(kReplacedFile + " check {}"), dir.file(out + "-" + metadata),
         {"--pool", state, "--pool", state + ".tmp", "--granularity", "line", "--budget", "60", "--metadata", metadata},
         program);
   };
@@ -207,7 +207,7 @@ TEST(CrashExecWrites, AFileReplacedByRenameIsWholeOnlyWhenSyncedFirst) {
     program.insert(program.end(), bug.begin(), bug.end());
     return testing::crash_exec(
         "rm -rf " + states + " && mkdir " + states + " && python3 " + kReplacedFile + " update " + states + "/state 1",
-        "python3 " + kReplacedFile + " check {}/state", dir.file(out),
+        testing::python_check(kReplacedFile + " check {}/state"), dir.file(out),
         {"--pool", states, "--granularity", "line", "--budget", "60"}, program);
   };
   const auto good = named("named-good", {});
@@ -225,10 +225,10 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
   auto exec = [&](const std::string& metadata, const std::vector<std::string>& how) {
     std::vector<std::string> program = {"python3", kNewRecords, "add", records, "3"};
     program.insert(program.end(), how.begin(), how.end());
-    return testing::crash_exec("rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {}",
-                               dir.file(metadata + (how.empty() ? "" : "-synced")),
-                               {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata},
-                               program);
+    return testing::crash_exec(
+        "rm -rf " + records + " && mkdir " + records, testing::python_check(kNewRecords + " check {}"),
+        dir.file(metadata + (how.empty() ? "" : "-synced")),
+        {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata}, program);
   };
   for (const char* metadata : {"at-sync", "at-own-sync"}) {
     const auto synced = exec(metadata, {"dir-sync"});
@@ -244,7 +244,7 @@ TEST(CrashExecWrites, ANewFilesNameIsDurableWhereItsDirectoryIsSynced) {
   }
   // More names not yet durable than a replay keeps: the earliest are taken as durable, and the run says so.
   const auto many = testing::crash_exec(
-      "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {}", dir.file("many"),
+      "rm -rf " + records + " && mkdir " + records, testing::python_check(kNewRecords + " check {}"), dir.file("many"),
       {"--pool", records, "--granularity", "line", "--budget", "5", "--metadata", "at-own-sync"},
       {"python3", kNewRecords, "add", records, "1100"});
   EXPECT_NE(many.err.find("77 changes of the file system were taken as durable before a sync made them so"),
@@ -262,9 +262,9 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
     std::vector<std::string> program = {"python3", kNewRecords, "add", records, "3", "dir-sync", "new-dir"};
     program.insert(program.end(), how.begin(), how.end());
     return testing::crash_exec(
-        "rm -rf " + records + " && mkdir " + records, "python3 " + kNewRecords + " check {} new-dir" + checked,
-        dir.file(out), {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"},
-        program);
+        "rm -rf " + records + " && mkdir " + records,
+        testing::python_check(kNewRecords + " check {} new-dir" + checked), dir.file(out),
+        {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", "at-own-sync"}, program);
   };
   const auto unsynced = exec("unsynced", {});
   expect_failed_saying(unsynced, "is not there, but it had returned");
@@ -276,7 +276,7 @@ TEST(CrashExecWrites, ADirectoryMadeIsDurableWhereItsParentIsSynced) {
   std::filesystem::remove_all(records);
   std::filesystem::create_directories(records);
   const auto domains =
-      testing::crash_exec("", "python3 " + kNewRecords + " check {} new-dir", dir.file("domains"),
+      testing::crash_exec("", testing::python_check(kNewRecords + " check {} new-dir"), dir.file("domains"),
                           {"--pool", records, "--domain", "adr,eadr", "--granularity", "line", "--budget", "10"},
                           {"python3", kNewRecords, "add", records, "2", "dir-sync", "new-dir", "parent-sync"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
@@ -299,7 +299,7 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
   const std::string box = dir.file("box");
   auto exec = [&](const std::string& metadata, const std::string& how) {
     return testing::crash_exec("rm -rf " + box + " && mkdir -p " + box + "/tmp " + box + "/new " + box + "/cur",
-                               "python3 " + kMaildir + " check {}", dir.file(metadata + "-" + how),
+                               testing::python_check(kMaildir + " check {}"), dir.file(metadata + "-" + how),
                                {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                                {"python3", kMaildir, "deliver", box, "3", how});
   };
@@ -315,7 +315,8 @@ TEST(CrashExecWrites, AMessageMovedToAnotherDirectoryIsDurableWhereBothAreSynced
   const auto large = testing::crash_exec(
       "rm -rf " + box + " && mkdir -p " + box + "/new " + box + "/tmp && python3 -c \"import sys\nfor i in " +
           "range(10001): open(sys.argv[1] + '/tmp/e%05d' % i, 'w').close()\" " + box,
-      "python3 " + kMaildir + " check {}", dir.file("large"), {"--pool", box, "--granularity", "line", "--budget", "2"},
+      testing::python_check(kMaildir + " check {}"), dir.file("large"),
+      {"--pool", box, "--granularity", "line", "--budget", "2"},
       {"python3", "-c", "import sys; open(sys.argv[1] + '/new/msg-1', 'wb').write(b'x')", box});
   EXPECT_NE(large.err.find("the --pool directories hold 10000 files and directories or more"), std::string::npos)
       << large.err;
@@ -335,7 +336,7 @@ TEST(CrashExecWrites, WhatIsMovedOutOfAPoolDirectoryLeavesItsImages) {
     const auto o =
         testing::crash_exec("rm -rf " + box + " " + box + "-first " + box + "-archive && mkdir -p " + box + "/tmp " +
                                 box + "/new " + box + "/cur",
-                            "python3 " + kMaildir + " check {} archive 3", dir.file(metadata + "-" + archive),
+                            testing::python_check(kMaildir + " check {} archive 3"), dir.file(metadata + "-" + archive),
                             {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                             {"python3", kMaildir, "deliver", box, "3", "sync-both", archive});
     expect_passed(o, how, 40);
@@ -351,7 +352,7 @@ TEST(CrashExecWrites, AMessageDeliveredByALinkStaysInNew) {
   for (const char* metadata : {"at-call", "at-own-sync"}) {
     const auto o =
         testing::crash_exec("rm -rf " + box + " && mkdir -p " + box + "/tmp " + box + "/new " + box + "/cur",
-                            "python3 " + kMaildir + " check {}", dir.file(std::string("box-") + metadata),
+                            testing::python_check(kMaildir + " check {}"), dir.file(std::string("box-") + metadata),
                             {"--pool", box, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                             {"python3", kMaildir, "deliver", box, "3", "sync-both", "by-link"});
     expect_passed(o, metadata, 40);
@@ -359,7 +360,7 @@ TEST(CrashExecWrites, AMessageDeliveredByALinkStaysInNew) {
   std::filesystem::remove_all(box);
   for (const char* sub : {"/tmp", "/new", "/cur"}) std::filesystem::create_directories(box + sub);
   const auto domains =
-      testing::crash_exec("", "python3 " + kMaildir + " check {}", dir.file("box-domains"),
+      testing::crash_exec("", testing::python_check(kMaildir + " check {}"), dir.file("box-domains"),
                           {"--pool", box, "--granularity", "line", "--budget", "60", "--domain", "adr,eadr"},
                           {"python3", kMaildir, "deliver", box, "3", "sync-both", "by-link"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
@@ -375,8 +376,8 @@ TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
   testing::TempDir dir;
   const std::string records = dir.file("records");
   auto run = [&](const std::string& metadata, const std::string& how) {
-    return testing::crash_exec("rm -rf " + records + " && mkdir " + records, "python3 " + kUnnamedRecords + " check {}",
-                               dir.file(metadata + how),
+    return testing::crash_exec("rm -rf " + records + " && mkdir " + records,
+                               testing::python_check(kUnnamedRecords + " check {}"), dir.file(metadata + how),
                                {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                                {"python3", kUnnamedRecords, "run", records, "3", how});
   };
@@ -398,7 +399,7 @@ TEST(CrashExecWrites, AFileMadeWithoutANameIsThereOnlyOnceALinkNamesIt) {
   std::filesystem::remove_all(records);
   std::filesystem::create_directories(records);
   const auto domains =
-      testing::crash_exec("", "python3 " + kUnnamedRecords + " check {}", dir.file("domains"),
+      testing::crash_exec("", testing::python_check(kUnnamedRecords + " check {}"), dir.file("domains"),
                           {"--pool", records, "--granularity", "line", "--budget", "30", "--domain", "adr,eadr"},
                           {"python3", kUnnamedRecords, "run", records, "3"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
@@ -419,7 +420,7 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   auto run = [&](const std::string& metadata, const std::string& how) {
     const bool over = how == "over";
     return testing::crash_exec(fresh + (over ? " && python3 " + kArrivedRecords + " init " + records : ""),
-                               "python3 " + kArrivedRecords + " check {}" + (over ? " over" : ""),
+                               testing::python_check(kArrivedRecords + " check {}" + (over ? " over" : "")),
                                dir.file(metadata + how),
                                {"--pool", records, "--granularity", "line", "--budget", "40", "--metadata", metadata},
                                {"python3", kArrivedRecords, "run", records, outside, "3", how});
@@ -440,7 +441,7 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   std::filesystem::create_directories(records);
   std::filesystem::create_directories(outside);
   const auto domains =
-      testing::crash_exec("", "python3 " + kArrivedRecords + " check {}", dir.file("domains"),
+      testing::crash_exec("", testing::python_check(kArrivedRecords + " check {}"), dir.file("domains"),
                           {"--pool", records, "--granularity", "line", "--budget", "20", "--domain", "adr,eadr"},
                           {"python3", kArrivedRecords, "run", records, outside, "3", "link"});
   EXPECT_EQ(domains.exit_code, 0) << domains.err;
@@ -454,7 +455,7 @@ TEST(CrashExecWrites, AFileMovedInFromOutsideIsThereFromItsMove) {
   const auto prepared_files = platform::run_process(prepare);
   ASSERT_TRUE(prepared_files.ok() && prepared_files->ok());
   const auto prepared =
-      testing::crash_exec("", "python3 " + kArrivedRecords + " check {}", dir.file("prepared"),
+      testing::crash_exec("", testing::python_check(kArrivedRecords + " check {}"), dir.file("prepared"),
                           {"--pool", records, "--granularity", "line", "--budget", "20", "--domain", "adr,eadr"},
                           {"python3", kArrivedRecords, "run", records, outside, "3", "prepared"});
   EXPECT_EQ(prepared.exit_code, 0) << prepared.err;
@@ -471,7 +472,7 @@ TEST(CrashExecWrites, AnotherFilesSyncCommitsTheRunsRenamesWhereTheyWait) {
   const std::string records = dir.file("records"), outside = dir.file("outside");
   auto run = [&](const std::string& metadata, const std::string& how) {
     return testing::crash_exec("rm -rf " + records + " " + outside + " && mkdir " + records + " " + outside,
-                               "python3 " + kSyncedElsewhere + " check {}", dir.file(metadata + how),
+                               testing::python_check(kSyncedElsewhere + " check {}"), dir.file(metadata + how),
                                {"--pool", records, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                                {"python3", kSyncedElsewhere, "run", records, outside, "3", how});
   };
@@ -493,8 +494,8 @@ TEST(CrashExecWrites, ALinkedFileIsInItsImagesUnderEachName) {
   testing::TempDir dir;
   const std::string tables = dir.file("tables");
   auto snapshot = [&](const std::string& metadata, const std::string& how) {
-    return testing::crash_exec("rm -rf " + tables + " && mkdir " + tables, "python3 " + kHardLinks + " check {}",
-                               dir.file("tables-" + metadata + how),
+    return testing::crash_exec("rm -rf " + tables + " && mkdir " + tables,
+                               testing::python_check(kHardLinks + " check {}"), dir.file("tables-" + metadata + how),
                                {"--pool", tables, "--granularity", "line", "--budget", "60", "--metadata", metadata},
                                {"python3", kHardLinks, "run", tables, "3", how});
   };
@@ -516,7 +517,7 @@ TEST(CrashExecWrites, AnExchangeSwapsTwoFilesInOneChange) {
   for (const char* metadata : {"at-call", "at-sync", "at-own-sync"}) {
     const auto o =
         testing::crash_exec("rm -rf " + state + " && mkdir " + state + " && python3 " + kExchanged + " init " + state,
-                            "python3 " + kExchanged + " check {}", dir.file(metadata),
+                            testing::python_check(kExchanged + " check {}"), dir.file(metadata),
                             {"--pool", state, "--granularity", "line", "--budget", "80", "--metadata", metadata},
                             {"python3", kExchanged, "run", state, "3"});
     expect_passed(o, metadata, 10);
@@ -535,7 +536,7 @@ TEST(CrashExecWrites, AJournalCutToCommitLeavesNothingToRollBack) {
   auto exec = [&](const std::string& how, const std::string& metadata = "at-call") {
     return testing::crash_exec(
         "rm -f " + db + " " + db + "-journal && python3 " + kTruncatedJournal + " init " + db,
-        "python3 " + kTruncatedJournal + " check {}", dir.file(how + metadata),
+        testing::python_check(kTruncatedJournal + " check {}"), dir.file(how + metadata),
         {"--pool", db, "--pool", db + "-journal", "--granularity", "line", "--budget", "40", "--metadata", metadata},
         {"python3", kTruncatedJournal, "update", db, "3", how});
   };
@@ -570,8 +571,8 @@ TEST(CrashExecWrites, AFileCutWhileMappedIsTracedUpToItsNewEnd) {
   testing::TempDir dir;
   const std::string file = dir.file("cut");
   for (const char* stores : {"signals", "compare"}) {
-    const auto o = testing::crash_exec("rm -f " + file, "python3 " + kCutMapped + " check {}", dir.file(stores),
-                                       {"--pool", file, "--stores", stores, "--granularity", "line"},
+    const auto o = testing::crash_exec("rm -f " + file, testing::python_check(kCutMapped + " check {}"),
+                                       dir.file(stores), {"--pool", file, "--stores", stores, "--granularity", "line"},
                                        {"python3", kCutMapped, "run", file});
     EXPECT_EQ(o.exit_code, 0) << stores << ": " << o.err;
     EXPECT_EQ(o.metric("line", "crash_points"), 3u) << stores << ": " << o.err;
@@ -670,7 +671,7 @@ TEST(CrashExecWrites, TheKernelsCopiesAndFallocateAreTracedAsWrites) {
   const std::string db = dir.file("db");
   auto exec = [&](const std::string& how, const std::string& bug) {
     return testing::crash_exec("rm -f " + db + " " + db + ".staging && python3 " + kKernelCopies + " init " + db,
-                               "python3 " + kKernelCopies + " check {} " + how, dir.file(how + bug),
+                               testing::python_check(kKernelCopies + " check {} " + how), dir.file(how + bug),
                                {"--pool", db, "--granularity", "line", "--budget", "30"},
                                {"python3", kKernelCopies, "update", db, "3", how, bug});
   };
