@@ -50,7 +50,8 @@ test-asan: build-asan
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest -j$(JOBS) --output-on-failure
 
-# Concurrent designs under ThreadSanitizer: the tests named *Concurrent* or *Stress*.
+# Concurrent designs under ThreadSanitizer: the tests named *Concurrent* or *Stress*, in a test program that
+# CMake makes of the files holding them (CMakeLists.txt).
 build-tsan: setup $(TSAN_DIR)/build.ninja
 	ninja -C $(TSAN_DIR) pmlab_tests
 
