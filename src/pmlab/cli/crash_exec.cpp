@@ -291,6 +291,33 @@ void print_traces(const crash::exec::ExecReport& report) {
   }
 }
 
+// A --check command that runs a Python script starts an interpreter per image, which is most of what judging
+// one costs; --check-python runs the same script in forks of one interpreter. Returns what --check-python takes
+// to run it (the command less its interpreter), the placeholder "SCRIPT ARGS" where the interpreter takes
+// options before the script, and "" for a command that is not Python.
+std::string python_script_of(std::string_view command) {
+  command = trim(command);
+  const size_t end = command.find_first_of(" \t");
+  const std::string program = std::filesystem::path(command.substr(0, end)).filename().string();
+  if (program.size() > 3 && program.ends_with(".py")) return std::string(command);
+  if (!program.starts_with("python") || program.find_first_not_of("0123456789.", 6) != std::string::npos) return "";
+  const std::string_view rest = end == std::string_view::npos ? "" : trim(command.substr(end));
+  if (rest.empty() || rest.starts_with('-')) return "SCRIPT ARGS";
+  return std::string(rest);
+}
+
+void suggest_check_python(const ExecArgs& a, const crash::exec::ExecReport& report) {
+  if (check_by_of(a) != crash::exec::ExecOptions::CheckBy::command) return;
+  const std::string script = python_script_of(a.check);
+  uint64_t judged = 0;
+  for (const auto& r : report.runs) judged += r.states_checked;
+  if (script.empty() || judged == 0) return;
+  std::fprintf(stderr,
+               "pmlab crash exec: note: the check started Python for each of the %llu images judged; "
+               "--check-python '%s' runs the same script in forks of one interpreter that read it once\n",
+               static_cast<unsigned long long>(judged), script.c_str());
+}
+
 // A run that failed before it wrote anything leaves no directory of its own making behind.
 void remove_if_empty(const std::filesystem::path& out, const std::filesystem::path& made) {
   std::error_code ec;
@@ -340,6 +367,7 @@ int run_exec_command(const ExecArgs& a) {
     for (const auto& f : r.details) print_failure(f, replay_hint(a, r, traced.trace_path));
     results.add(exec_record(*report, r, traced, hash));
   }
+  suggest_check_python(a, *report);
   if (o.trace_only) {
     for (const auto& t : report->traces) std::printf("trace: %s\n", t.trace_path.c_str());
     return 0;

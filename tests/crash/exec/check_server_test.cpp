@@ -83,6 +83,13 @@ TEST(CrashExecCheckServer, APythonScriptJudgesAsItsOwnRunsDoEachInAFreshFork) {
     EXPECT_EQ(forked.failures("line"), each.failures("line")) << forked.err;
     EXPECT_EQ(failed_states(forked), failed_states(each));
     if (bug) { EXPECT_NE(forked.err.find("| record 0 of 1 counted is not whole"), std::string::npos) << forked.err; }
+    // A Python script run by --check is pointed to --check-python, by the argument that runs it so.
+    EXPECT_NE(each.err.find("note: the check started Python for each of the " +
+                            std::to_string(each.metric("line", "states_checked")) + " images judged; --check-python '" +
+                            kLog + " check {}' runs the same script"),
+              std::string::npos)
+        << each.err;
+    EXPECT_EQ(forked.err.find("the check started Python"), std::string::npos) << forked.err;
   }
   // A module the script imports is imported once, before the forks: what one image's run leaves in it is
   // gone for the next.

@@ -137,6 +137,7 @@ TEST(CrashExec, AScriptsProgramIsTrappedFromItsSecondRun) {
     EXPECT_EQ(o.exit_code, bug ? 1 : 0) << o.err;
     EXPECT_EQ(o.failures("line") > 0, bug) << o.err;
     EXPECT_NE(o.err.find("instructions are trapped"), std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find("the check started Python"), std::string::npos) << "a compiled checker: " << o.err;
   }
 }
 
