@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct Case {
   persist::Domain domain;
   Granularity granularity;
 };
+
+// How GoogleTest (and ctest's list of tests) shows a case: its design, domain and granularity, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.design << " " << persist::to_string(c.domain) << "/" << to_string(c.granularity);
+}
 
 std::vector<Case> every_case() {
   std::vector<Case> out;
