@@ -44,7 +44,7 @@ struct Judge {
 };
 
 // A Python check script, `SCRIPT ARGS`, judged by --check-python: the verdicts of `--check "python3 SCRIPT
-// ARGS"` without an interpreter started per image, which was most of the time of the tests that use it.
+// ARGS"` without an interpreter started per image, which would be most of the time of the tests that use it.
 inline Judge python_check(std::string script_and_args) { return {"--check-python", std::move(script_and_args)}; }
 
 // pmlab crash exec --setup SETUP --check CHECK --jobs 2 --out OUT OPTIONS... -- PROGRAM..., and what it left
