@@ -496,6 +496,8 @@ bool takes_sigtrap() noexcept { return traps_state().takes_sigtrap.load(std::mem
 bool program_sigtrap(const struct sigaction* act, struct sigaction* old) noexcept {
   if (!takes_sigtrap()) return false;
   Traps& t = traps_state();
+  // Two threads of the program may set their action at once; the handler, which may not wait, reads it as is.
+  std::lock_guard lock(t.placing);
   if (old != nullptr) *old = t.program_action;
   if (act != nullptr) t.program_action = *act;
   return true;
