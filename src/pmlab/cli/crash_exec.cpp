@@ -306,8 +306,9 @@ std::string python_script_of(std::string_view command) {
   return std::string(rest);
 }
 
+// Not on a --replay, which judges one state.
 void suggest_check_python(const ExecArgs& a, const crash::exec::ExecReport& report) {
-  if (check_by_of(a) != crash::exec::ExecOptions::CheckBy::command) return;
+  if (check_by_of(a) != crash::exec::ExecOptions::CheckBy::command || !a.replay.empty()) return;
   const std::string script = python_script_of(a.check);
   uint64_t judged = 0;
   for (const auto& r : report.runs) judged += r.states_checked;

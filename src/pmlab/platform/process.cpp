@@ -196,11 +196,7 @@ Result<pid_t> spawn_child(const std::string& program, ChildImage& image, int in_
 // A child whose environment names its own pid is forked, since posix_spawn cannot run code in the child.
 Result<pid_t> fork_child(const std::string& program, const ProcessSpec& spec, ChildImage& image, ChildOutput& output) {
   const pid_t pid = fork();
-  if (pid < 0) {
-    const int e = errno;
-    output.close_all();
-    return error(Errc::io_error, std::string("fork: ") + std::strerror(e));
-  }
+  if (pid < 0) return error(Errc::io_error, std::string("fork: ") + std::strerror(errno));
   if (pid > 0) return pid;
   setpgid(0, 0);
   fill_pid_env(image, spec.set_env_with_pid);
