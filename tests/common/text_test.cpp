@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "pmlab/common/units.hpp"
@@ -19,6 +23,43 @@ TEST(Printable, EscapesControlCharactersAndInvalidUtf8) {
   EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");           // truncated sequence
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
   EXPECT_EQ(printable("a\\b"), "a\\\\b");
+}
+
+// What /bin/sh makes of COMMAND: its standard output, run through `printf '%s'` by the command itself.
+std::string shell_output(const std::string& command) {
+  FILE* sh = ::popen(command.c_str(), "r");
+  if (sh == nullptr) return "(popen failed)";
+  std::string out;
+  char buf[256];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, sh)) > 0;) out.append(buf, n);
+  ::pclose(sh);
+  return out;
+}
+
+const std::vector<std::string> kAwkwardValues = {
+    "plain",     "a b",        "it's", "say \"hi\"", "$HOME", "`id`", "$(id)", "back\\slash", "*",
+    "tab\there", "line\nnext", "'",    "\"",         "",      "--",   "~user", "a;b&c|d",     "{}"};
+
+TEST(ShellWord, TheShellReadsTheWordBackAsTheText) {
+  EXPECT_EQ(shell_word("/dev/shm/pool-1.pmem"), "/dev/shm/pool-1.pmem");  // nothing to quote
+  EXPECT_EQ(shell_word("a b"), "'a b'");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word(""), "''");
+  for (const std::string& v : kAwkwardValues)
+    EXPECT_EQ(shell_output("printf '%s' " + shell_word(v)), v) << shell_word(v);
+}
+
+// A placeholder bare, in single quotes and in double quotes, beside quotes and escapes of the command's own.
+TEST(ShellSubstitute, TheShellReadsTheValueWhereverThePlaceholderStands) {
+  for (const std::string& v : kAwkwardValues) {
+    EXPECT_EQ(shell_output(shell_substitute("printf '%s' {}", "{}", v)), v);
+    EXPECT_EQ(shell_output(shell_substitute("printf '%s' \"{}\"", "{}", v)), v);
+    EXPECT_EQ(shell_output(shell_substitute("printf '%s' '{}'", "{}", v)), v);
+    EXPECT_EQ(shell_output(shell_substitute("printf '%s' \"<{}>\" x'{}'y", "{}", v)), "<" + v + ">x" + v + "y");
+    EXPECT_EQ(shell_output(shell_substitute("printf '%s' \"it\\\"s {}\" \\'{}", "{}", v)), "it\"s " + v + "'" + v);
+  }
+  EXPECT_EQ(shell_substitute("check", "{}", "x"), "check");
+  EXPECT_EQ(shell_substitute("check {", "{}", "x"), "check {");
 }
 
 TEST(JsonText, NeverThrowsOnInvalidUtf8) {

@@ -146,9 +146,10 @@ void print_failures(const crash::SimReport& r, const crash::SimOptions& o, const
     std::fprintf(stderr,
                  "    replay: pmlab crash %s%s --domain %s --granularity %s --seed %llu --ops %llu --budget %llu "
                  "--replay %s\n",
-                 loads.c_str(), design.c_str(), persist::to_string(r.domain), crash::to_string(r.granularity),
-                 static_cast<unsigned long long>(o.seed), static_cast<unsigned long long>(o.subject.ops),
-                 static_cast<unsigned long long>(o.budget), f.replay().c_str());
+                 loads.c_str(), shell_word(design).c_str(), persist::to_string(r.domain),
+                 crash::to_string(r.granularity), static_cast<unsigned long long>(o.seed),
+                 static_cast<unsigned long long>(o.subject.ops), static_cast<unsigned long long>(o.budget),
+                 f.replay().c_str());
   }
 }
 
@@ -286,7 +287,7 @@ int run_crash(const CrashArgs& a) {
   const std::string domain = options->domains ? persist::to_string(options->domains->front()) : "adr";
   bench::ResultsDocument results(crash_context(campaign_settings(*options), domain, a.quick, &hash));
   std::string loads;
-  for (const std::string& file : a.load) loads += "--load " + fs::absolute(file).string() + " ";
+  for (const std::string& file : a.load) loads += "--load " + shell_word(fs::absolute(file).string()) + " ";
   MutationTally tally;
   auto summary = crash::run_campaign(*designs, *options, printing_observer(results, hash, loads, tally));
   if (!summary) {

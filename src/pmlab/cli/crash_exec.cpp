@@ -109,7 +109,13 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
   return run;
 }
 
-void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_hint) {
+// The command line that judges one state again: the options that decide the states, and the program.
+struct ReplayHint {
+  std::string options;  // "pmlab crash exec --check … --domain adr --granularity word --trace …"
+  std::string program;  // "prog args", each word as a shell reads it back
+};
+
+void print_failure(const crash::exec::ExecFailure& f, const ReplayHint& replay) {
   std::fprintf(stderr, "  %s at crash point %s (%s%s)\n", f.consistent ? "consistent" : "FAILED", f.replay().c_str(),
                f.at_exit                                        ? "at exit"
                : f.call == crash::exec::trace::FenceCall::fence ? "a fence"
@@ -127,28 +133,22 @@ void print_failure(const crash::exec::ExecFailure& f, const std::string& replay_
     std::fprintf(stderr, "      %s %s: stored %s; %s\n", f.lines[i].where.c_str(), f.lines[i].content.c_str(),
                  f.lines[i].stored.c_str(), f.lines[i].written_back.c_str());
   print_alike(f.alike);
-  const size_t dashes = replay_hint.find(" -- ");
-  std::fprintf(stderr, "    replay: %s --replay %s --image FILE%s\n", replay_hint.substr(0, dashes).c_str(),
-               f.replay().c_str(), replay_hint.substr(dashes).c_str());
+  std::fprintf(stderr, "    replay: %s --replay %s --image FILE -- %s\n", replay.options.c_str(), f.replay().c_str(),
+               replay.program.c_str());
 }
 
-// "pmlab crash exec --check … --domain adr --granularity word -- prog args": the options that decide the states.
-std::string replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const std::string& trace) {
-  auto quoted = [](const std::string& w) {
-    return w.find_first_of(" '\"$\\*?;&|<>(){}") == std::string::npos ? w : "'" + w + "'";
-  };
-  std::string hint = "pmlab crash exec";
-  if (!a.setup.empty()) hint += " --setup '" + a.setup + "'";
-  hint += std::string(" ") + crash::exec::check_option(check_by_of(a)) + " '" + checker_of(a) + "'";
-  for (const auto& p : a.pools) hint += " --pool " + p;
-  hint +=
-      std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
-  if (a.budget != 2000) hint += " --budget " + std::to_string(a.budget);
-  if (a.seed != 1) hint += " --seed " + std::to_string(a.seed);
-  if (a.metadata != "at-call") hint += " --metadata " + a.metadata;
-  hint += " --trace " + quoted(trace);
-  hint += " --";
-  for (const auto& w : a.program) hint += " " + quoted(w);
+ReplayHint replay_hint(const ExecArgs& a, const crash::exec::ExecRun& r, const std::string& trace) {
+  ReplayHint hint{"pmlab crash exec", ""};
+  std::string& o = hint.options;
+  if (!a.setup.empty()) o += " --setup " + shell_word(a.setup);
+  o += std::string(" ") + crash::exec::check_option(check_by_of(a)) + " " + shell_word(checker_of(a));
+  for (const auto& p : a.pools) o += " --pool " + shell_word(p);
+  o += std::string(" --domain ") + persist::to_string(r.domain) + " --granularity " + crash::to_string(r.granularity);
+  if (a.budget != 2000) o += " --budget " + std::to_string(a.budget);
+  if (a.seed != 1) o += " --seed " + std::to_string(a.seed);
+  if (a.metadata != "at-call") o += " --metadata " + shell_word(a.metadata);
+  o += " --trace " + shell_word(trace);
+  for (const auto& w : a.program) hint.program += (hint.program.empty() ? "" : " ") + shell_word(w);
   return hint;
 }
 
@@ -315,8 +315,8 @@ void suggest_check_python(const ExecArgs& a, const crash::exec::ExecReport& repo
   if (script.empty() || judged == 0) return;
   std::fprintf(stderr,
                "pmlab crash exec: note: the check started Python for each of the %llu images judged; "
-               "--check-python '%s' runs the same script in forks of one interpreter that read it once\n",
-               static_cast<unsigned long long>(judged), script.c_str());
+               "--check-python %s runs the same script in forks of one interpreter that read it once\n",
+               static_cast<unsigned long long>(judged), shell_word(script).c_str());
 }
 
 // A run that failed before it wrote anything leaves no directory of its own making behind.

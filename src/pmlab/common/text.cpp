@@ -1,5 +1,6 @@
 #include "pmlab/common/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -68,6 +69,50 @@ std::string printable(std::string_view text) {
       continue;
     }
     text.remove_prefix(n);
+  }
+  return out;
+}
+
+std::string shell_word(std::string_view text) {
+  const auto plain = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_-./:,+@%").find(c) != std::string_view::npos;
+  };
+  if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return std::string(text);
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string_view("'\\''") : std::string_view(&c, 1);
+  return out + "'";
+}
+
+std::string shell_substitute(std::string_view command, std::string_view placeholder, std::string_view value) {
+  enum class Quote { none, single, double_ } quote = Quote::none;
+  // VALUE as the shell must be given it where `quote` is open: in double quotes \ " $ and ` still act.
+  const auto written = [&] {
+    if (quote == Quote::none) return shell_word(value);
+    std::string out;
+    for (char v : value) {
+      if (quote == Quote::single && v == '\'') out += "'\\''";
+      else if (quote == Quote::double_ && std::string_view("\\\"$`").find(v) != std::string_view::npos)
+        out += {'\\', v};
+      else out += v;
+    }
+    return out;
+  };
+  std::string out;
+  for (size_t i = 0; i < command.size();) {
+    const char c = command[i];
+    if (!placeholder.empty() && command.substr(i).starts_with(placeholder)) {
+      out += written();
+      i += placeholder.size();
+    } else if (c == '\\' && quote != Quote::single && i + 1 < command.size()) {
+      out.append(command.substr(i, 2));  // an escaped character opens and closes nothing
+      i += 2;
+    } else {
+      if (c == '\'' && quote != Quote::double_) quote = quote == Quote::single ? Quote::none : Quote::single;
+      if (c == '"' && quote != Quote::single) quote = quote == Quote::double_ ? Quote::none : Quote::double_;
+      out += c;
+      ++i;
+    }
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// Text from outside (paths, header fields, JSON strings) made safe for a terminal and for JSON.
+// Text from outside (paths, header fields, JSON strings, program arguments) made safe for a terminal, for
+// JSON and for a shell.
 #pragma once
 
 #include <string>
@@ -19,6 +20,16 @@ std::vector<std::string> split_commas(const std::string& text);
 
 // V with `digits` digits after the point ("%.*f"), for numbers quoted in notes and messages.
 std::string fixed(double v, int digits);
+
+// TEXT as one word that a POSIX shell reads back as TEXT: as it is when none of its characters means
+// anything to a shell, otherwise in single quotes (a single quote inside written '\''). For the command
+// lines pmlab prints for a user to paste, and for values it puts into a user's shell command.
+std::string shell_word(std::string_view text);
+
+// COMMAND, shell text, with each PLACEHOLDER replaced by VALUE written so that the shell reads VALUE
+// whether the placeholder stands bare, inside single quotes or inside double quotes: users of find and
+// xargs write "{}" as often as {}. Quotes opened by $(...) or backquotes are not followed.
+std::string shell_substitute(std::string_view command, std::string_view placeholder, std::string_view value);
 
 // Serializes a nlohmann JSON value. Strings that are not valid UTF-8 (paths and header fields come
 // from outside) get U+FFFD for their invalid bytes instead of an exception: every JSON pmlab writes

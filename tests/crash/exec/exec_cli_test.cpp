@@ -13,6 +13,7 @@
 
 #include "../../support/crash_exec.hpp"
 #include "../../support/temp_dir.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
@@ -377,6 +378,49 @@ TEST(CrashExec, AFailureNamesTheProgramsSourceLinesAndReplays) {
   auto replay = platform::run_process(spec);
   ASSERT_TRUE(replay.ok());
   EXPECT_EQ(replay->exit_code, 1) << replay->err;
+  platform::ProcessSpec check;
+  check.argv = {kLog, "check", image};
+  auto judged = platform::run_process(check);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
+}
+
+// Paths with spaces and quotes, and a check that quotes its `{}` as find's users do: the checker is given the
+// image's path whatever the quoting (a correct program passes), and a failure's replay line, pasted into a
+// shell, rebuilds the failing state.
+TEST(CrashExec, AQuotedPlaceholderAndAPastedReplayLineReadPathsAsTheyAre) {
+  testing::TempDir dir;
+  const std::string home = dir.file("it's a dir");
+  ASSERT_TRUE(std::filesystem::create_directory(home));
+  const std::string pool = home + "/log $1.pool";
+  auto exec = [&](const std::string& check, std::vector<std::string> bug, const std::string& out) {
+    std::vector<std::string> program = {kLog, "append", pool, "4"};
+    program.insert(program.end(), bug.begin(), bug.end());
+    return crash_exec("rm -f " + shell_word(pool), check, dir.file(out), {"--granularity", "line", "--budget", "40"},
+                      program);
+  };
+  for (const std::string& check : {kLog + " check \"{}\"", kLog + " check '{}'", kLog + " check {} && true"}) {
+    const Outcome o = exec(check, {}, "out-correct");
+    EXPECT_EQ(o.exit_code, 0) << check << "\n" << o.err;
+    EXPECT_EQ(o.failures("line"), 0u) << check;
+    std::filesystem::remove_all(dir.file("out-correct"));
+  }
+  const Outcome o = exec(kLog + " check \"{}\"", {"--bug", "no-flush"}, "out");
+  ASSERT_EQ(o.exit_code, 1) << o.err;
+  const size_t at = o.err.find("    replay: ");
+  ASSERT_NE(at, std::string::npos) << o.err;
+  std::string line = o.err.substr(at + 12, o.err.find('\n', at) - at - 12);
+  ASSERT_TRUE(line.starts_with("pmlab ")) << line;
+  const std::string image = home + "/replayed 'image'";
+  const size_t file = line.find(" --image FILE ");
+  ASSERT_NE(file, std::string::npos) << line;
+  line.replace(file, 14, " --image " + shell_word(image) + " ");
+  line.replace(0, 5, shell_word(PMLAB_CLI_PATH));
+  platform::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", line};
+  auto replay = platform::run_process(spec);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->exit_code, 1) << line << "\n" << replay->err;
   platform::ProcessSpec check;
   check.argv = {kLog, "check", image};
   auto judged = platform::run_process(check);

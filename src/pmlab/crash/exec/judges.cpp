@@ -26,12 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr size_t kPage = trace::kPageBytes;  // the granule images are built, compared and punched in
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // Writes [data, data+n) to `path` as a file of n bytes that holds the listed pages (page indices from
 // `first`) and holes elsewhere, which read zero: the rest of an image is.
 Status write_sparse(const std::string& path, const std::byte* data, size_t n, size_t first,
@@ -435,20 +429,17 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
 
 // A plain list of words saves a process per check.
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
-  auto replaced = [&](std::string text, bool quote) {
-    const std::string path = quote ? shell_quote(image) : image;
-    for (size_t at = text.find("{}"); at != std::string::npos; at = text.find("{}", at + path.size()))
-      text.replace(at, 2, path);
-    return text;
-  };
   if (check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos)
-    return {"/bin/sh", "-c", replaced(check, true)};
+    return {"/bin/sh", "-c", shell_substitute(check, "{}", image)};
   std::vector<std::string> words;
   for (size_t from = 0; from < check.size();) {
     const size_t begin = check.find_first_not_of(' ', from);
     if (begin == std::string::npos) break;
     const size_t end = std::min(check.find(' ', begin), check.size());
-    words.push_back(replaced(check.substr(begin, end - begin), false));
+    std::string word = check.substr(begin, end - begin);
+    for (size_t at = word.find("{}"); at != std::string::npos; at = word.find("{}", at + image.size()))
+      word.replace(at, 2, image);
+    words.push_back(std::move(word));
     from = end;
   }
   return words;

@@ -6,6 +6,7 @@
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -142,8 +143,8 @@ void body(RunContext& ctx) {
   const std::string& dir = scratch->path();
   const std::string pool = dir + "/exec-cost.pool";
   crash::exec::ExecOptions o;
-  o.setup = "rm -f '" + pool + "' && '" + *driver + "' " + map + " create '" + pool + "'";
-  o.check = "'" + *driver + "' " + map + " check {} " + std::to_string(inserts);
+  o.setup = "rm -f " + shell_word(pool) + " && " + shell_word(*driver) + " " + map + " create " + shell_word(pool);
+  o.check = shell_word(*driver) + " " + map + " check {} " + std::to_string(inserts);
   const Example example{ctx, o, *driver, map, pool};
   time_by_turns(ctx, example, dir, inserts);
 
