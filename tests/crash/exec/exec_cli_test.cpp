@@ -733,6 +733,15 @@ TEST(CrashExec, BadInputIsAClearErrorAndLosesNothing) {
       pmlab({"--check", "true", "--trace", dir.file("bad.pmtrace"), "--out", dir.file("o4"), "--", "/bin/true"});
   EXPECT_EQ(bad_trace.exit_code, 3) << bad_trace.err;
   EXPECT_NE(bad_trace.err.find("not a pmlab trace"), std::string::npos) << bad_trace.err;
+  // An unterminated quote would fail every state with the shell's complaint: refused, and nothing runs.
+  for (const char* option : {"--check", "--check-server"}) {
+    auto unparsable = pmlab({option, "test -s \"{", "--out", dir.file("o5"), "--", "/bin/touch", dir.file("ran")});
+    EXPECT_EQ(unparsable.exit_code, 2) << unparsable.err;
+    EXPECT_NE(unparsable.err.find(std::string(option) + " is not a command /bin/sh can read"), std::string::npos)
+        << unparsable.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "the program ran";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("o5")));
+  }
   auto bad_budget = pmlab({"--check", "true", "--budget", "abc", "--", "/bin/true"});
   EXPECT_EQ(bad_budget.exit_code, 2);
   EXPECT_NE(bad_budget.err.find("--budget"), std::string::npos) << bad_budget.err;

@@ -8,6 +8,22 @@
 #include "pmlab/platform/process.hpp"
 
 namespace pmlab::crash::exec {
+namespace {
+
+// A command the shell cannot parse (an unterminated quote) would fail at every state, each failure the
+// shell's complaint: it is refused before the program runs. `sh -n` reads the command and runs nothing.
+Status shell_reads(const std::string& option, const std::string& command) {
+  platform::ProcessSpec parse;
+  parse.argv = {"/bin/sh", "-n", "-c", command};
+  parse.timeout_s = 10;
+  auto parsed = platform::run_process(parse);
+  if (!parsed) return parsed.status();
+  if (parsed->ok()) return {};
+  return error(Errc::invalid_argument,
+               option + " is not a command /bin/sh can read: " + platform::tail_lines(parsed->err, 1));
+}
+
+}  // namespace
 
 Status check_options(const ExecOptions& o) {
   if (o.program.empty()) return error(Errc::invalid_argument, "name the program to run after --");
@@ -36,6 +52,7 @@ Status check_options(const ExecOptions& o) {
     if (argv.empty()) return error(Errc::invalid_argument, option + " names no command");
     if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
       return error(Errc::not_found, option + ": " + platform::why_no_program(argv[0]));
+    if (argv[0] == "/bin/sh") PMLAB_TRY(shell_reads(option, argv[2]));
   }
   if (o.check_by == CheckBy::server) return {};  // the image comes in the request, whatever files it names
   std::vector<ImageFile> named;                  // refused before a run where the check names a --pool file itself
