@@ -1,6 +1,6 @@
 // A checker that stays (--check-server, or --check-python's server) judges the states a checker run per image
 // judges, with the same verdicts; one that crashes fails only the image it crashed on and is started again for
-// the next; one that cannot run stops the run before any state.
+// the next; one that keeps what it found is named; one that cannot run stops the run before any state.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,6 +68,23 @@ TEST(CrashExecCheckServer, AServerThatDiesFailsThatImageAndIsStartedAgain) {
   EXPECT_GT(judged, 20u);
   EXPECT_EQ(o.failures("line"), (judged + 1) / 3) << o.err;
   EXPECT_NE(o.err.find("the check server exited with 3"), std::string::npos) << o.err;
+}
+
+// A server that keeps what it found (every answer "ok" after the first whole log) hides the bug's failures;
+// the image of random bytes it failed first, judged again after the states, now passes, and the run says so.
+// A server that keeps nothing gets no such note.
+TEST(CrashExecCheckServer, AServerThatKeepsWhatItFoundIsNamed) {
+  testing::TempDir dir;
+  const ExecOutcome kept =
+      judged_by(dir, "kept", "--check-server", "python3 " + kLog + " serve remember-ok", true, {"--jobs", "1"});
+  EXPECT_EQ(kept.exit_code, 0) << "the bug hidden by what the server kept: " << kept.err;
+  EXPECT_NE(kept.err.find("--check-server judged one image of random bytes inconsistent before the crash states and "
+                          "consistent after"),
+            std::string::npos)
+      << kept.err;
+  const ExecOutcome fresh = judged_by(dir, "fresh", "--check-server", "python3 " + kLog + " serve", true);
+  EXPECT_EQ(fresh.exit_code, 1) << fresh.err;
+  EXPECT_EQ(fresh.err.find("judged one image of random bytes"), std::string::npos) << fresh.err;
 }
 
 // --check-python runs the same check script per image in a fork of one interpreter: the verdicts of

@@ -475,11 +475,13 @@ struct Campaign {
     PMLAB_TRY(check_reads_crash_images(o.check, layout.files()));
     auto judges = start_judges(o, *trace, layout, scratch);
     if (!judges) return judges.status();
-    if (report.traces.size() == 1 && !o.replay) {
+    const bool probed = report.traces.size() == 1 && !o.replay;
+    if (probed) {
       auto passed = passes_random_bytes(**judges, o, findings.content_pages());
       if (!passed) return passed.status();
       random_image_passed = *passed;
     }
+    uint64_t judged = 0;
     for (Granularity g : o.granularities) {
       GranularityRun run{o, *trace, domain, schedule, g, **judges, seen[{domain, g}], progress, {}, {}, {}, {}};
       PMLAB_TRY(run.run());
@@ -491,8 +493,28 @@ struct Campaign {
                                              kept + " not yet durable, and a crash loses none of those before");
       }
       run.explain(symbols, o.max_failure_details);
+      judged += run.result.states_checked;
       report.runs.push_back(std::move(run.result));
     }
+    if (probed && o.check_by == ExecOptions::CheckBy::server && judged > 0)
+      PMLAB_TRY(probe_again(**judges, findings.content_pages(), judged));
+    return {};
+  }
+
+  // A server that keeps something from one image to the next (an open pool, what it read) judges an image
+  // by what came before it. The image of random bytes it judged first is judged again once it has judged
+  // the states: another verdict on the same image shows such a server (not every one: a server whose verdict
+  // on random bytes cannot change, or whose kept state does not touch it, passes).
+  Status probe_again(Judges& judges, const std::vector<size_t>& pages, uint64_t judged) {
+    auto passed = passes_random_bytes(judges, o, pages);
+    if (!passed) return passed.status();
+    if (*passed == random_image_passed) return {};
+    const auto verdict = [](bool consistent) { return consistent ? "consistent" : "inconsistent"; };
+    report.traces.back().notes.push_back(
+        std::string("--check-server judged one image of random bytes ") + verdict(random_image_passed) +
+        " before the crash states and " + verdict(*passed) + " after " + std::to_string(judged) +
+        " of them: it keeps something from one image to the next, so a state's verdict may be that of the "
+        "states before it. Keep nothing between requests (or judge each in a fork); --check-python forks");
     return {};
   }
 };

@@ -3,7 +3,8 @@
 unsynced-record, the record waits for the count's sync); `check FILE` exits 1 when a counted record is not
 whole. `serve [die-every K]` is the same check as pmlab crash exec's --check-server: a request per line on
 stdin (a JSON object, the image's path in PMLAB_CRASH_IMAGE), answered "ok" or what is wrong on stdout; with
-die-every K it exits at every K-th request instead, as a server that crashes does."""
+die-every K it exits at every K-th request instead, as a server that crashes does; with remember-ok it
+answers "ok" to every request after the first log it found whole, as a server that keeps what it opened does."""
 import json
 import mmap
 import os
@@ -32,10 +33,12 @@ def wrong_in(path):
 mode = sys.argv[1]
 if mode == "serve":
     die_every = int(sys.argv[3]) if sys.argv[2:3] == ["die-every"] else 0
+    remember_ok, found_whole = sys.argv[2:3] == ["remember-ok"], False
     for n, line in enumerate(sys.stdin, start=1):
         if die_every and n % die_every == 0:
             os._exit(3)
-        wrong = wrong_in(json.loads(line)["PMLAB_CRASH_IMAGE"])
+        wrong = None if found_whole else wrong_in(json.loads(line)["PMLAB_CRASH_IMAGE"])
+        found_whole = remember_ok and not wrong
         print(wrong or "ok", flush=True)
     sys.exit(0)
 
