@@ -428,6 +428,22 @@ TEST(CrashExec, AQuotedPlaceholderAndAPastedReplayLineReadPathsAsTheyAre) {
   EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
 }
 
+// `{}` names the first --pool's image: a --pool the run never mapped or wrote (a typo) is named in a note, as
+// every state's check is then given a path where no file is; the --pool it maps gets none.
+TEST(CrashExec, AFirstPoolTheRunNeverTouchedIsNamed) {
+  testing::TempDir dir;
+  const std::string pool = dir.file("log.pool");
+  for (const std::string& named : {dir.file("typo.pool"), pool}) {
+    const Outcome o =
+        crash_exec("rm -f " + pool, kLog + " check {}", dir.file("out-" + std::to_string(named == pool)),
+                   {"--pool", named, "--granularity", "line", "--budget", "8"}, {kLog, "append", pool, "2"});
+    const bool noted = o.err.find("the first --pool, " + named + ", whose crash image {}") != std::string::npos;
+    EXPECT_EQ(noted, named != pool) << o.err;
+    if (named != pool) EXPECT_NE(o.err.find("(the run's files: " + pool + ")"), std::string::npos) << o.err;
+    else EXPECT_EQ(o.exit_code, 0) << o.err;
+  }
+}
+
 // A failing checker's lines are printed marked and made printable: an escape sequence in them cannot move or
 // clear the user's terminal.
 TEST(CrashExec, ACheckersOutputIsPrintedMarkedAndPrintable) {

@@ -463,6 +463,7 @@ struct Campaign {
       for (const auto& n : trace->notes()) why += "; " + n;  // they may say why
       return error(Errc::failed, why);
     }
+    note_untraced_first_pool(*traced, layout.files());
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
@@ -499,6 +500,21 @@ struct Campaign {
     if (probed && o.check_by == ExecOptions::CheckBy::server && judged > 0)
       PMLAB_TRY(probe_again(**judges, findings.content_pages(), judged));
     return {};
+  }
+
+  // `{}` names the first --pool's image. A path the run never mapped or wrote (a typo, a file another run
+  // makes) is in no crash state: the check is given a path where no file is, at every state.
+  void note_untraced_first_pool(TracedRun& traced, const std::vector<ImageFile>& files) const {
+    std::error_code ec;
+    if (o.pools.empty() || fs::is_directory(o.pools.front(), ec) || traced_file(files, o.pools.front())) return;
+    std::string names;
+    for (size_t i = 0; i < files.size() && i < 4; ++i) names += (i ? ", " : "") + files[i].path;
+    if (files.size() > 4) names += ", …";
+    traced.notes.push_back("the first --pool, " + o.pools.front() +
+                           ", whose crash image {} and $PMLAB_CRASH_IMAGE name, is a file the run neither mapped "
+                           "nor wrote: no crash state holds it, so the check is given a path where no file is "
+                           "(the run's files: " +
+                           names + ")");
   }
 
   // A server that keeps something from one image to the next (an open pool, what it read) judges an image

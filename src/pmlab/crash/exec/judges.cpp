@@ -499,10 +499,15 @@ Verdict Judges::ask(CheckServer& server, const std::vector<std::string>& env) {
   return v;
 }
 
+std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path) {
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!files[i].directory && canonical(path) == canonical(files[i].path)) return i;
+  return std::nullopt;
+}
+
 size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools) {
   for (const std::string& pool : pools)
-    for (size_t i = 0; i < files.size(); ++i)
-      if (!files[i].directory && canonical(pool) == canonical(files[i].path)) return i;
+    if (auto i = traced_file(files, pool)) return *i;
   return 0;
 }
 

@@ -56,6 +56,9 @@ struct JudgeOptions {
   size_t image_bytes = 0;
 };
 
+// Where `path` is among the run's files (compared as the same file, whatever the spelling of its path).
+std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path);
+
 // The file whose image `--replay --image FILE` writes to FILE: the first of `pools` (--pool, in the order
 // given) that the run traced, or else the first file it traced (PMDK's pools, found by themselves).
 size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools);
