@@ -16,6 +16,7 @@
 #include "pmlab/cli/crash_common.hpp"
 #include "pmlab/cli/options.hpp"
 #include "pmlab/common/files.hpp"
+#include "pmlab/common/stop_signal.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/crash/exec/campaign.hpp"
 #include "pmlab/platform/clock.hpp"
@@ -341,8 +342,22 @@ int run_exec_command(const ExecArgs& a) {
   sweep_scratch_directories(scratch_base_directory(),
                             [](const std::string& line) { std::fprintf(stderr, "%s\n", printable(line).c_str()); });
   const bool tty = isatty(STDERR_FILENO) != 0;
+  // ^C reaches pmlab only: the program and the checks run in process groups of their own. pmlab kills them,
+  // removes its scratch files and keeps the run's trace (reusable with --trace); it judged too little to say.
+  StopSignals stop_signals;
   auto report = crash::exec::run_exec(o, progress_printer());
   if (tty) std::fprintf(stderr, "\r\033[K");
+  if (stop_requested()) {
+    remove_if_empty(out, made);
+    std::error_code ec;
+    const bool kept = !out.empty() && std::filesystem::exists(out, ec);
+    std::fprintf(stderr,
+                 "pmlab crash exec: stopped on %s: the program and its checks were killed, nothing judged was "
+                 "written%s%s\n",
+                 signal_name(stop_signal()).c_str(), kept ? "; what the run traced is kept in " : "",
+                 kept ? printable(out.string()).c_str() : "");
+    return 128 + stop_signal();
+  }
   if (!report) {
     remove_if_empty(out, made);
     return report_error(report.status());

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <utility>
 
+#include "pmlab/common/stop_signal.hpp"
 #include "pmlab/platform/clock.hpp"
 
 extern char** environ;
@@ -60,6 +61,7 @@ std::string why_no_program(const std::string& name) {
 
 std::string ProcessResult::outcome() const {
   if (timed_out) return "still running after the timeout (killed)";
+  if (stopped_by != 0) return "killed as pmlab stopped on " + signal_name(stopped_by);
   if (signal != 0) {
     const char* name = sigabbrev_np(signal);
     return "killed by signal " + std::to_string(signal) + (name ? std::string(" (SIG") + name + ")" : "");
@@ -227,7 +229,7 @@ class Waiter {
   int wait() {
     while (step()) {}
     for (int i = 0; i < 2; ++i) close_pipe(i);
-    if (result_.timed_out) kill(-pid_, SIGKILL);
+    if (result_.timed_out || result_.stopped_by != 0) kill(-pid_, SIGKILL);
     if (!exited_)
       while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {}
     if (pidfd_ >= 0) close(pidfd_);
@@ -254,6 +256,10 @@ class Waiter {
     const uint64_t now = Clock::monotonic_ns();
     if (now >= deadline_) {
       result_.timed_out = true;
+      return false;
+    }
+    if (!exited_ && stop_requested()) {
+      result_.stopped_by = stop_signal();
       return false;
     }
     const int wait_ms = static_cast<int>(std::min<uint64_t>(

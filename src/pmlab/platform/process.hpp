@@ -34,15 +34,18 @@ struct ProcessResult {
   int exit_code = -1;  // when it exited
   int signal = 0;      // when a signal ended it
   bool timed_out = false;
+  int stopped_by = 0;    // the stop signal pmlab got (stop_signal.hpp) while it waited: the child was killed
   std::string out, err;  // Output::capture
   double seconds = 0;
-  bool ok() const noexcept { return !timed_out && signal == 0 && exit_code == 0; }
+  bool ok() const noexcept { return !timed_out && stopped_by == 0 && signal == 0 && exit_code == 0; }
   // "exited with 1", "killed by signal 11 (SIGSEGV)", "still running after 10 s"
   std::string outcome() const;
 };
 
 // Runs it to the end (or the timeout). An error only when it cannot be started; its own failure is in
-// the result. The child has its own process group and reads /dev/null.
+// the result. The child has its own process group and reads /dev/null. A stop signal that pmlab gets
+// meanwhile (under a StopSignals scope) kills the child's process group, which is out of the reach of a
+// terminal's ^C, within a second: a long program or checker does not go on once pmlab is asked to stop.
 Result<ProcessResult> run_process(const ProcessSpec& spec);
 
 // A child that stays and talks (line_server.hpp): started as run_process starts one (its own process group,

@@ -1,7 +1,11 @@
 // `pmlab crash exec` end to end, on a program of a user's own (subjects/own/pmem_log.c): every route it
 // persists by, every bug it can plant, caught where the bug exists and nowhere else. Budgets are small: a
 // planted bug shows in the first states of the crash points after it.
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/personality.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +17,7 @@
 
 #include "../../support/crash_exec.hpp"
 #include "../../support/temp_dir.hpp"
+#include "pmlab/common/files.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -441,6 +446,58 @@ TEST(CrashExec, AFirstPoolTheRunNeverTouchedIsNamed) {
     EXPECT_EQ(noted, named != pool) << o.err;
     if (named != pool) EXPECT_NE(o.err.find("(the run's files: " + pool + ")"), std::string::npos) << o.err;
     else EXPECT_EQ(o.exit_code, 0) << o.err;
+  }
+}
+
+// ^C reaches pmlab alone (the program and the checks run in process groups of their own): pmlab kills them,
+// removes its scratch files and exits 130, whether it was tracing the program or judging its states. The
+// program and the checker each note their pid and pmlab's (their parent) and sleep; pmlab gets its SIGINT
+// once the note is there.
+TEST(CrashExec, AStopSignalKillsTheProgramAndTheChecksAndLeavesNoScratch) {
+  testing::TempDir dir;
+  const std::string pids = dir.file("pids"), pool = dir.file("log.pool"), sleeper = dir.file("sleeper.sh");
+  { std::ofstream(sleeper) << "echo $$ $PPID >> " << pids << "\nsleep 30\n"; }
+  auto noted = [&] {
+    std::vector<std::pair<long, long>> lines;
+    std::ifstream in(pids);
+    for (long pid, pmlab; in >> pid >> pmlab;) lines.emplace_back(pid, pmlab);
+    return lines;
+  };
+  auto stopped = [&](const std::string& check, std::vector<std::string> program, const std::string& out) {
+    std::vector<std::string> args = {PMLAB_CLI_PATH, "crash",  "exec", "--setup", "rm -f " + pool, "--check",
+                                     check,          "--jobs", "1",    "--out",   dir.file(out),   "--"};
+    args.insert(args.end(), program.begin(), program.end());
+    const std::string err = dir.file(out + ".err");
+    const size_t before = noted().size();
+    std::vector<char*> argv;  // made before the fork: the child only dups and execs
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const pid_t pmlab = fork();
+    if (pmlab == 0) {
+      dup2(err_fd, STDERR_FILENO);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ::close(err_fd);
+    for (int i = 0; i < 1200 && noted().size() == before; ++i) usleep(50'000);
+    EXPECT_GT(noted().size(), before) << "nothing was started";
+    kill(pmlab, SIGINT);
+    int status = 0;
+    waitpid(pmlab, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+    EXPECT_NE(testing::read_all(err).find("pmlab crash exec: stopped on SIGINT"), std::string::npos)
+        << testing::read_all(err);
+  };
+  stopped("true {}", {"/bin/sh", sleeper}, "tracing");
+  stopped("/bin/sh " + sleeper + " {}", {kLog, "append", pool, "2"}, "judging");
+  const auto sides = noted();
+  EXPECT_EQ(sides.size(), 2u) << "the program and a checker noted themselves";
+  for (const auto& [pid, pmlab] : sides) {
+    EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(pid))) << "still running: " << pid;
+    const std::string scratch = "pmlab-exec-" + std::to_string(pmlab) + "-";
+    for (const auto& e : std::filesystem::directory_iterator(scratch_base_directory()))
+      EXPECT_FALSE(e.path().filename().string().starts_with(scratch)) << e.path();
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/random.hpp"
+#include "pmlab/common/stop_signal.hpp"
 #include "pmlab/crash/enumerator.hpp"
 #include "pmlab/crash/exec/failure_causes.hpp"
 #include "pmlab/crash/exec/judges.hpp"
@@ -156,6 +157,8 @@ struct GranularityRun {
   Status judge_states(const CrashPointInfo& p, const LineModel& m, const CrashSpace& space, const Exploration& ex,
                       const FilesLeft& left, bool& covered, const Replay& replay) {
     for (uint64_t k = 0; k < ex.states.size(); ++k) {
+      // A stop signal ends the run between states (the checker running is killed: platform/process.hpp).
+      if (stop_requested()) return error(Errc::failed, "stopped on " + signal_name(stop_signal()));
       const uint64_t i = left.first + k;
       if (o.replay && o.replay->second != i) continue;
       const CrashState& state = ex.states[k];
