@@ -564,8 +564,9 @@ void detail::capture_at_exit(Tracer& t) {
     if (!view.written_by_calls) continue;
     if (const size_t n = unseen_lines(t, view); n > 0)
       note(t, std::to_string(n) + " lines of " + view.path +
-                  " changed in ways the runtime does not see (a system call of the program's own, io_uring, "
-                  "fallocate moving bytes, another process): the crash images do not hold what they wrote");
+                  " changed in ways the runtime does not see (a system call made without the C library, "
+                  "io_uring, fallocate moving bytes, another process): the crash images do not hold what they "
+                  "wrote");
   }
 }
 

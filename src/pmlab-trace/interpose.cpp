@@ -26,6 +26,7 @@ namespace {
 
 using pmlab_trace::Outermost;
 using pmlab_trace::SyncedFiles;
+using pmlab_trace::detail::raw_syscall;
 namespace trace = pmlab_trace::trace;
 
 constexpr unsigned kNoDrain = 1u << 0, kNonTemporal = 1u << 1, kWc = 1u << 3, kNoFlush = 1u << 5;
@@ -102,8 +103,8 @@ bool made_by_pmdk(void* ra) {
 void* traced_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off, void* ra) {
   // A fixed mapping replaces what was mapped there: a persistent region it covers ends there first.
   if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) == MAP_FIXED) pmlab_trace::unmapping(addr, len);
-  void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
-  if (p == MAP_FAILED) return p;  // syscall() set errno
+  void* p = reinterpret_cast<void*>(raw_syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+  if (p == MAP_FAILED) return p;  // raw_syscall set errno
   if (pmlab_trace::may_trace() && shared_writable_file(prot, flags, fd))
     pmlab_trace::mapped(p, len, fd, off, made_by_pmdk(ra));
   else if (fd >= 0 && (prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE && pmlab_trace::active())
@@ -175,10 +176,10 @@ extern "C" {
 // --- the C library ------------------------------------------------------------------------------------
 
 __attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return traced_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+  return traced_mmap(addr, len, prot, flags, fd, off, PMLAB_CALLER());
 }
 __attribute__((visibility("default"))) void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return traced_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+  return traced_mmap(addr, len, prot, flags, fd, off, PMLAB_CALLER());
 }
 
 // A persistent mapping moved or resized ends at its old place and is traced again at its new one.
@@ -192,7 +193,7 @@ __attribute__((visibility("default"))) void* mremap(void* old, size_t old_len, s
   }
   pmlab_trace::MappedFile file;
   const bool persistent = pmlab_trace::remapping(old, old_len, &file);
-  void* p = reinterpret_cast<void*>(syscall(SYS_mremap, old, old_len, new_len, flags, fixed_at));
+  void* p = reinterpret_cast<void*>(raw_syscall(SYS_mremap, old, old_len, new_len, flags, fixed_at));
   if (persistent) {
     const int saved_errno = errno;
     if (p != MAP_FAILED) pmlab_trace::remapped(p, new_len, file);
@@ -204,14 +205,14 @@ __attribute__((visibility("default"))) void* mremap(void* old, size_t old_len, s
 
 __attribute__((visibility("default"))) int munmap(void* addr, size_t len) {
   pmlab_trace::unmapping(addr, len);
-  return static_cast<int>(syscall(SYS_munmap, addr, len));
+  return static_cast<int>(raw_syscall(SYS_munmap, addr, len));
 }
 
 // A program that maps a file itself persists it with msync(MS_SYNC): a write-back and a fence.
 __attribute__((visibility("default"))) int msync(void* addr, size_t len, int flags) {
-  void* ra = __builtin_return_address(0);
+  void* ra = PMLAB_CALLER();
   Outermost o;
-  const int r = static_cast<int>(syscall(SYS_msync, addr, len, flags));
+  const int r = static_cast<int>(raw_syscall(SYS_msync, addr, len, flags));
   if (!o || r != 0) return r;
   if (!(flags & MS_SYNC)) pmlab_trace::msynced_without_sync(addr, len);
   else if (pmlab_trace::persistent(addr, len)) pmlab_trace::persist(addr, len, caller(ra), trace::FenceCall::msync);
@@ -223,25 +224,25 @@ __attribute__((visibility("default"))) int msync(void* addr, size_t len, int fla
 __attribute__((visibility("default"))) int fsync(int fd) {
   PMLAB_REAL(fsync, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::fsync,
+      PMLAB_CALLER(), [&] { return real_fn(fd); }, trace::FenceCall::fsync,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
 }
 __attribute__((visibility("default"))) int fdatasync(int fd) {
   PMLAB_REAL(fdatasync, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::fdatasync,
+      PMLAB_CALLER(), [&] { return real_fn(fd); }, trace::FenceCall::fdatasync,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file, w); });
 }
 __attribute__((visibility("default"))) int syncfs(int fd) {
   PMLAB_REAL(syncfs, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd); }, trace::FenceCall::syncfs,
+      PMLAB_CALLER(), [&] { return real_fn(fd); }, trace::FenceCall::syncfs,
       [&](SyncedFiles* w) { return file_of(fd, SyncedFiles::Scope::file_system, w); });
 }
 __attribute__((visibility("default"))) void sync(void) {
   PMLAB_REAL(sync, nullptr);
   traced_sync(
-      __builtin_return_address(0),
+      PMLAB_CALLER(),
       [&] {
         real_fn();
         return 0;
@@ -257,7 +258,7 @@ __attribute__((visibility("default"))) void sync(void) {
 __attribute__((visibility("default"))) int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned flags) {
   PMLAB_REAL(sync_file_range, nullptr);
   return traced_sync(
-      __builtin_return_address(0), [&] { return real_fn(fd, offset, nbytes, flags); }, std::nullopt,
+      PMLAB_CALLER(), [&] { return real_fn(fd, offset, nbytes, flags); }, std::nullopt,
       [&](SyncedFiles* w) {
         if (!(flags & SYNC_FILE_RANGE_WRITE) || !file_of(fd, SyncedFiles::Scope::file, w)) return false;
         w->from = static_cast<uint64_t>(offset);
@@ -268,7 +269,7 @@ __attribute__((visibility("default"))) int sync_file_range(int fd, off64_t offse
 
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   pmlab_trace::exiting(status);
-  syscall(SYS_exit_group, status);
+  raw_syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
 __attribute__((visibility("default"), noreturn)) void _Exit(int status) { _exit(status); }

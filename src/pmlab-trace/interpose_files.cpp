@@ -9,7 +9,7 @@
 // The kernel's copies into a file (copy_file_range, sendfile, splice) and fallocate's zeros are recorded as
 // writes of what they left, dprintf as a write. Calls the C library makes by itself are not seen (stdio's
 // writes are watched from outside, in interpose_stdio.cpp; remove(3) is interposed itself), nor io_uring's
-// writes or a program's own system calls.
+// writes or system calls made without the C library (those made through syscall(): interpose_syscall.cpp).
 #undef _FORTIFY_SOURCE  // the fortified pwrite is an inline wrapper, not a symbol to define
 #include <fcntl.h>
 #include <stdio.h>
@@ -161,58 +161,52 @@ extern "C" {
 
 __attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, size_t n) {
   PMLAB_REAL(write, nullptr);
-  return traced_write(__builtin_return_address(0), fd, std::nullopt, n, [&] { return real_fn(fd, buf, n); });
+  return traced_write(PMLAB_CALLER(), fd, std::nullopt, n, [&] { return real_fn(fd, buf, n); });
 }
 __attribute__((visibility("default"))) ssize_t pwrite(int fd, const void* buf, size_t n, off_t at) {
   PMLAB_REAL(pwrite, nullptr);
-  return traced_write(__builtin_return_address(0), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
+  return traced_write(PMLAB_CALLER(), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
 }
 __attribute__((visibility("default"))) ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t at) {
   PMLAB_REAL(pwrite64, nullptr);
-  return traced_write(__builtin_return_address(0), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
+  return traced_write(PMLAB_CALLER(), fd, at_offset(at), n, [&] { return real_fn(fd, buf, n, at); });
 }
 __attribute__((visibility("default"))) ssize_t writev(int fd, const iovec* v, int count) {
   PMLAB_REAL(writev, nullptr);
-  return traced_write(__builtin_return_address(0), fd, std::nullopt, total(v, count),
-                      [&] { return real_fn(fd, v, count); });
+  return traced_write(PMLAB_CALLER(), fd, std::nullopt, total(v, count), [&] { return real_fn(fd, v, count); });
 }
 __attribute__((visibility("default"))) ssize_t pwritev(int fd, const iovec* v, int count, off_t at) {
   PMLAB_REAL(pwritev, nullptr);
-  return traced_write(__builtin_return_address(0), fd, at_offset(at), total(v, count),
-                      [&] { return real_fn(fd, v, count, at); });
+  return traced_write(PMLAB_CALLER(), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at); });
 }
 __attribute__((visibility("default"))) ssize_t pwritev64(int fd, const iovec* v, int count, off64_t at) {
   PMLAB_REAL(pwritev64, nullptr);
-  return traced_write(__builtin_return_address(0), fd, at_offset(at), total(v, count),
-                      [&] { return real_fn(fd, v, count, at); });
+  return traced_write(PMLAB_CALLER(), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at); });
 }
 // pwritev2 at -1 writes at the file position.
 __attribute__((visibility("default"))) ssize_t pwritev2(int fd, const iovec* v, int count, off_t at, int flags) {
   PMLAB_REAL(pwritev2, nullptr);
   return traced_write(
-      __builtin_return_address(0), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); },
-      flags);
+      PMLAB_CALLER(), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); }, flags);
 }
 __attribute__((visibility("default"))) ssize_t pwritev64v2(int fd, const iovec* v, int count, off64_t at, int flags) {
   PMLAB_REAL(pwritev64v2, nullptr);
   return traced_write(
-      __builtin_return_address(0), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); },
-      flags);
+      PMLAB_CALLER(), fd, at_offset(at), total(v, count), [&] { return real_fn(fd, v, count, at, flags); }, flags);
 }
 
 // dprintf formats into a stream of the C library's own over the descriptor and writes it with the library's
 // own write: one write of what it returns, at the file position.
 __attribute__((visibility("default"))) int vdprintf(int fd, const char* format, va_list args) {
   PMLAB_REAL(vdprintf, nullptr);
-  return static_cast<int>(
-      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
+  return static_cast<int>(traced_write(PMLAB_CALLER(), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
 }
 __attribute__((visibility("default"))) int dprintf(int fd, const char* format, ...) {
   PMLAB_REAL(vdprintf, nullptr);
   va_list args;
   va_start(args, format);
-  const int r = static_cast<int>(
-      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
+  const int r =
+      static_cast<int>(traced_write(PMLAB_CALLER(), fd, std::nullopt, 1, [&] { return real_fn(fd, format, args); }));
   va_end(args);
   return r;
 }
@@ -221,14 +215,14 @@ int __vdprintf_chk(int fd, int flag, const char* format, va_list args);
 __attribute__((visibility("default"))) int __vdprintf_chk(int fd, int flag, const char* format, va_list args) {
   PMLAB_REAL(__vdprintf_chk, nullptr);
   return static_cast<int>(
-      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
+      traced_write(PMLAB_CALLER(), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
 }
 __attribute__((visibility("default"))) int __dprintf_chk(int fd, int flag, const char* format, ...) {
   PMLAB_REAL(__vdprintf_chk, nullptr);
   va_list args;
   va_start(args, format);
   const int r = static_cast<int>(
-      traced_write(__builtin_return_address(0), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
+      traced_write(PMLAB_CALLER(), fd, std::nullopt, 1, [&] { return real_fn(fd, flag, format, args); }));
   va_end(args);
   return r;
 }
@@ -238,17 +232,17 @@ __attribute__((visibility("default"))) int __dprintf_chk(int fd, int flag, const
 __attribute__((visibility("default"))) ssize_t copy_file_range(int in, off64_t* in_at, int out, off64_t* out_at,
                                                                size_t n, unsigned flags) {
   PMLAB_REAL(copy_file_range, nullptr);
-  return traced_write(__builtin_return_address(0), out, out_at ? at_offset(*out_at) : std::nullopt, n,
+  return traced_write(PMLAB_CALLER(), out, out_at ? at_offset(*out_at) : std::nullopt, n,
                       [&] { return real_fn(in, in_at, out, out_at, n, flags); });
 }
 __attribute__((visibility("default"))) ssize_t sendfile(int out, int in, off_t* in_at, size_t n) {
   PMLAB_REAL(sendfile, nullptr);
-  return traced_write(__builtin_return_address(0), out, std::nullopt, n, [&] { return real_fn(out, in, in_at, n); });
+  return traced_write(PMLAB_CALLER(), out, std::nullopt, n, [&] { return real_fn(out, in, in_at, n); });
 }
 __attribute__((visibility("default"))) ssize_t splice(int in, off64_t* in_at, int out, off64_t* out_at, size_t n,
                                                       unsigned flags) {
   PMLAB_REAL(splice, nullptr);
-  return traced_write(__builtin_return_address(0), out, out_at ? at_offset(*out_at) : std::nullopt, n,
+  return traced_write(PMLAB_CALLER(), out, out_at ? at_offset(*out_at) : std::nullopt, n,
                       [&] { return real_fn(in, in_at, out, out_at, n, flags); });
 }
 
@@ -259,11 +253,11 @@ __attribute__((visibility("default"))) ssize_t splice(int in, off64_t* in_at, in
 // is not followed: the exit's comparison notes what it changed.
 __attribute__((visibility("default"))) int fallocate(int fd, int mode, off_t at, off_t n) {
   PMLAB_REAL(fallocate, nullptr);
-  return traced_allocation(__builtin_return_address(0), fd, mode, at, n, [&] { return real_fn(fd, mode, at, n); });
+  return traced_allocation(PMLAB_CALLER(), fd, mode, at, n, [&] { return real_fn(fd, mode, at, n); });
 }
 __attribute__((visibility("default"))) int posix_fallocate(int fd, off_t at, off_t n) {
   PMLAB_REAL(posix_fallocate, nullptr);
-  return traced_allocation(__builtin_return_address(0), fd, 0, at, n, [&] { return real_fn(fd, at, n); });
+  return traced_allocation(PMLAB_CALLER(), fd, 0, at, n, [&] { return real_fn(fd, at, n); });
 }
 
 // A directory made or removed below a --pool directory is a change of the file system a crash may lose.
@@ -283,29 +277,29 @@ __attribute__((visibility("default"))) int rmdir(const char* path) {
 // unlink and rename take a path from a persistent file (a rename also from the file it replaces).
 __attribute__((visibility("default"))) int unlink(const char* path) {
   PMLAB_REAL(unlink, nullptr);
-  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
+  return traced_removal(PMLAB_CALLER(), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(path); });
 }
 __attribute__((visibility("default"))) int unlinkat(int dirfd, const char* path, int flags) {
   PMLAB_REAL(unlinkat, nullptr);
   if (flags & AT_REMOVEDIR) return traced_directory(dirfd, path, false, [&] { return real_fn(dirfd, path, flags); });
-  return traced_removal(__builtin_return_address(0), dirfd, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
+  return traced_removal(PMLAB_CALLER(), dirfd, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(dirfd, path, flags); });
 }
 // remove(3) unlinks a file with the C library's own call.
 __attribute__((visibility("default"))) int remove(const char* path) {
   PMLAB_REAL(remove, nullptr);
-  return traced_removal(__builtin_return_address(0), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
+  return traced_removal(PMLAB_CALLER(), AT_FDCWD, path, AT_FDCWD, nullptr, trace::GoneCall::unlink,
                         [&] { return real_fn(path); });
 }
 __attribute__((visibility("default"))) int rename(const char* from, const char* to) {
   PMLAB_REAL(rename, nullptr);
-  return traced_removal(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, trace::GoneCall::rename,
+  return traced_removal(PMLAB_CALLER(), AT_FDCWD, from, AT_FDCWD, to, trace::GoneCall::rename,
                         [&] { return real_fn(from, to); });
 }
 __attribute__((visibility("default"))) int renameat(int from_dir, const char* from, int to_dir, const char* to) {
   PMLAB_REAL(renameat, nullptr);
-  return traced_removal(__builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
+  return traced_removal(PMLAB_CALLER(), from_dir, from, to_dir, to, trace::GoneCall::rename,
                         [&] { return real_fn(from_dir, from, to_dir, to); });
 }
 // link and linkat name a persistent file again (the Maildir convention delivers so, and a checkpoint keeps
@@ -313,7 +307,7 @@ __attribute__((visibility("default"))) int renameat(int from_dir, const char* fr
 // by /proc/self/fd/N followed).
 __attribute__((visibility("default"))) int link(const char* from, const char* to) {
   PMLAB_REAL(link, nullptr);
-  return traced_link(__builtin_return_address(0), AT_FDCWD, from, AT_FDCWD, to, AT_SYMLINK_NOFOLLOW,
+  return traced_link(PMLAB_CALLER(), AT_FDCWD, from, AT_FDCWD, to, AT_SYMLINK_NOFOLLOW,
                      [&] { return real_fn(from, to); });
 }
 __attribute__((visibility("default"))) int linkat(int from_dir, const char* from, int to_dir, const char* to,
@@ -323,7 +317,7 @@ __attribute__((visibility("default"))) int linkat(int from_dir, const char* from
   const int at_flags = (flags & AT_EMPTY_PATH) != 0 && *from == '\0' ? AT_EMPTY_PATH
                        : (flags & AT_SYMLINK_FOLLOW) != 0            ? 0
                                                                      : AT_SYMLINK_NOFOLLOW;
-  return traced_link(__builtin_return_address(0), from_dir, from, to_dir, to, at_flags,
+  return traced_link(PMLAB_CALLER(), from_dir, from, to_dir, to, at_flags,
                      [&] { return real_fn(from_dir, from, to_dir, to, flags); });
 }
 // RENAME_EXCHANGE swaps the two files (a directory exchanged is not followed).
@@ -331,7 +325,7 @@ __attribute__((visibility("default"))) int renameat2(int from_dir, const char* f
                                                      unsigned flags) {
   PMLAB_REAL(renameat2, nullptr);
   return traced_removal(
-      __builtin_return_address(0), from_dir, from, to_dir, to, trace::GoneCall::rename,
+      PMLAB_CALLER(), from_dir, from, to_dir, to, trace::GoneCall::rename,
       [&] { return real_fn(from_dir, from, to_dir, to, flags); }, (flags & RENAME_EXCHANGE) != 0);
 }
 
@@ -339,35 +333,34 @@ __attribute__((visibility("default"))) int renameat2(int from_dir, const char* f
 // an open with O_TRUNC (Python's open(path, "wb"), creat) cuts it to nothing.
 __attribute__((visibility("default"))) int ftruncate(int fd, off_t length) {
   PMLAB_REAL(ftruncate, nullptr);
-  return traced_resize(__builtin_return_address(0), fd, AT_FDCWD, nullptr, length, [&] { return real_fn(fd, length); });
+  return traced_resize(PMLAB_CALLER(), fd, AT_FDCWD, nullptr, length, [&] { return real_fn(fd, length); });
 }
 __attribute__((visibility("default"))) int truncate(const char* path, off_t length) {
   PMLAB_REAL(truncate, nullptr);
-  return traced_resize(__builtin_return_address(0), -1, AT_FDCWD, path, length, [&] { return real_fn(path, length); });
+  return traced_resize(PMLAB_CALLER(), -1, AT_FDCWD, path, length, [&] { return real_fn(path, length); });
 }
 __attribute__((visibility("default"))) int open(const char* path, int flags, ...) {
   PMLAB_REAL(open, nullptr);
   PMLAB_OPEN_MODE(flags);
-  return traced_open(__builtin_return_address(0), AT_FDCWD, path, flags, [&] { return real_fn(path, flags, mode); });
+  return traced_open(PMLAB_CALLER(), AT_FDCWD, path, flags, [&] { return real_fn(path, flags, mode); });
 }
 __attribute__((visibility("default"))) int openat(int dirfd, const char* path, int flags, ...) {
   PMLAB_REAL(openat, nullptr);
   PMLAB_OPEN_MODE(flags);
-  return traced_open(__builtin_return_address(0), dirfd, path, flags,
-                     [&] { return real_fn(dirfd, path, flags, mode); });
+  return traced_open(PMLAB_CALLER(), dirfd, path, flags, [&] { return real_fn(dirfd, path, flags, mode); });
 }
 // The fortified C library's opens (_FORTIFY_SOURCE, flags unknown when compiled), which take no mode.
 __attribute__((visibility("default"))) int __open_2(const char* path, int flags) {
   PMLAB_REAL(__open_2, nullptr);
-  return traced_open(__builtin_return_address(0), AT_FDCWD, path, flags, [&] { return real_fn(path, flags); });
+  return traced_open(PMLAB_CALLER(), AT_FDCWD, path, flags, [&] { return real_fn(path, flags); });
 }
 __attribute__((visibility("default"))) int __openat_2(int dirfd, const char* path, int flags) {
   PMLAB_REAL(__openat_2, nullptr);
-  return traced_open(__builtin_return_address(0), dirfd, path, flags, [&] { return real_fn(dirfd, path, flags); });
+  return traced_open(PMLAB_CALLER(), dirfd, path, flags, [&] { return real_fn(dirfd, path, flags); });
 }
 __attribute__((visibility("default"))) int creat(const char* path, mode_t mode) {
   PMLAB_REAL(creat, nullptr);
-  return traced_open(__builtin_return_address(0), AT_FDCWD, path, O_TRUNC, [&] { return real_fn(path, mode); });
+  return traced_open(PMLAB_CALLER(), AT_FDCWD, path, O_TRUNC, [&] { return real_fn(path, mode); });
 }
 // On a 64-bit C library each `64` form is the same call as its plain one (a file offset is 64 bits either
 // way), so it is the plain one's wrapper under a second name.

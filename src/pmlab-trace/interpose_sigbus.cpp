@@ -5,8 +5,9 @@
 // SIGTRAP's, while the program's own instructions are trapped (traps.cpp). Each forwards to the real
 // function; outside signals mode each adds one test.
 //
-// A store the kernel makes by any other call (a raw syscall, io_uring, aio) into a protected page fails
-// with EFAULT in signals mode: faults mode (pmlab crash exec --stores faults) takes those too.
+// A store the kernel makes by any other call (a `syscall` instruction of the program's own, io_uring, aio)
+// into a protected page fails with EFAULT in signals mode: faults mode (pmlab crash exec --stores faults)
+// takes those too. The same calls made through syscall() come here (interpose_syscall.cpp).
 #undef _FORTIFY_SOURCE  // the fortified read, pread and recv are inline wrappers, not symbols to define
 #include <signal.h>
 #include <stdio.h>

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "pmlab-trace/real.hpp"
 #include "pmlab-trace/tracer.hpp"
 
 namespace pmlab_trace::detail {
@@ -26,9 +27,9 @@ using trace::kLineBytes;
 using trace::kPageBytes;
 
 inline void* raw_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+  return reinterpret_cast<void*>(raw_syscall(SYS_mmap, addr, len, prot, flags, fd, off));
 }
-inline bool mmap_failed(void* p) { return p == MAP_FAILED; }  // syscall() returns -1 and sets errno
+inline bool mmap_failed(void* p) { return p == MAP_FAILED; }  // raw_syscall returns -1 and sets errno
 
 // The runtime is preloaded, so its thread-locals fit the static TLS block the program starts with: each
 // access is then one load, where the default model for a shared library calls __tls_get_addr, tens of ns
@@ -47,7 +48,7 @@ int threads_seen() noexcept;
 class TraceFile {
  public:
   bool open(const char* path) {
-    fd_ = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    fd_ = static_cast<int>(raw_syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (fd_ < 0) return false;
     if (!grow(kGrowBytes)) return false;
     auto* h = header();
@@ -79,14 +80,14 @@ class TraceFile {
   bool open_locked(const std::string& path) {
     const std::string part = path + ".part";
     if (!open(part.c_str())) return false;
-    if (flock(fd_, LOCK_EX) == 0 && syscall(SYS_rename, part.c_str(), path.c_str()) == 0) return true;
+    if (flock(fd_, LOCK_EX) == 0 && raw_syscall(SYS_rename, part.c_str(), path.c_str()) == 0) return true;
     release();
-    syscall(SYS_unlink, part.c_str());
+    raw_syscall(SYS_unlink, part.c_str());
     return false;
   }
   // In a forked child: the trace is the parent's, and the child's copy of the descriptor would hold its lock.
   void release() {
-    if (base_ != nullptr) syscall(SYS_munmap, base_, capacity_);
+    if (base_ != nullptr) raw_syscall(SYS_munmap, base_, capacity_);
     base_ = nullptr;
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -94,9 +95,10 @@ class TraceFile {
   void close() {
     if (base_ == nullptr) return;
     const uint64_t total = sizeof(trace::FileHeader) + header()->used_bytes;
-    syscall(SYS_munmap, base_, capacity_);
+    raw_syscall(SYS_munmap, base_, capacity_);
     base_ = nullptr;
-    if (syscall(SYS_ftruncate, fd_, static_cast<off_t>(total)) != 0) { /* the header's count still bounds the records */
+    if (raw_syscall(SYS_ftruncate, fd_, static_cast<off_t>(total)) !=
+        0) { /* the header's count still bounds the records */
     }
     ::close(fd_);
   }
@@ -108,9 +110,10 @@ class TraceFile {
   static constexpr size_t kGrowBytes = size_t{1} << 20;
 
   bool grow(size_t bytes) {
-    if (syscall(SYS_ftruncate, fd_, static_cast<off_t>(bytes)) != 0) return false;
-    void* p = base_ == nullptr ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0)
-                               : reinterpret_cast<void*>(syscall(SYS_mremap, base_, capacity_, bytes, MREMAP_MAYMOVE));
+    if (raw_syscall(SYS_ftruncate, fd_, static_cast<off_t>(bytes)) != 0) return false;
+    void* p = base_ == nullptr
+                  ? raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0)
+                  : reinterpret_cast<void*>(raw_syscall(SYS_mremap, base_, capacity_, bytes, MREMAP_MAYMOVE));
     if (mmap_failed(p)) return false;
     constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14); a hint: without it pages fault in
     if (base_ != nullptr) madvise(static_cast<std::byte*>(p) + capacity_, bytes - capacity_, kPopulateWrite);

@@ -323,10 +323,10 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end, bool n
   void* shadow =
       mmap_failed(view) ? MAP_FAILED
       : old != nullptr
-          ? reinterpret_cast<void*>(syscall(SYS_mremap, old->shadow, old_bytes, bytes, MREMAP_MAYMOVE))
+          ? reinterpret_cast<void*>(raw_syscall(SYS_mremap, old->shadow, old_bytes, bytes, MREMAP_MAYMOVE))
           : raw_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mmap_failed(shadow)) {
-    if (!mmap_failed(view)) syscall(SYS_munmap, view, bytes);
+    if (!mmap_failed(view)) raw_syscall(SYS_munmap, view, bytes);
     if (readable >= 0) ::close(readable);
     note(t, "cannot view " + path + " as far as " + std::to_string(end) + " bytes (" + std::strerror(errno) +
                 "): what the program writes there with write(2) is not traced");
@@ -337,7 +337,7 @@ Region* file_view(Tracer& t, int fd, const struct stat& st, uint64_t end, bool n
   if (old != nullptr) {
     const trace::UnmapRecord rec{old->id, 0};
     t.file.append(trace::Kind::unmap, 0, &rec, sizeof rec);
-    syscall(SYS_munmap, old->begin, old_bytes);
+    raw_syscall(SYS_munmap, old->begin, old_bytes);
     t.regions.erase(t.regions.begin() + (old - t.regions.data()));
   }
   const size_t file_bytes = std::min(bytes, page_up(static_cast<uint64_t>(st.st_size)));
@@ -486,7 +486,7 @@ void detail::untrace(Tracer& t, uintptr_t from, uintptr_t to) {
     }
     if (r.begin < gone_from) kept.push_back(piece_of(t, r, r.begin, gone_from));
     if (gone_to < r.end) kept.push_back(piece_of(t, r, gone_to, r.end));
-    syscall(SYS_munmap, r.shadow + (gone_from - r.begin), gone_to - gone_from);
+    raw_syscall(SYS_munmap, r.shadow + (gone_from - r.begin), gone_to - gone_from);
     t.regions.erase(t.regions.begin() + static_cast<std::ptrdiff_t>(i));
   }
   for (Region& k : kept) t.regions.push_back(std::move(k));

@@ -111,12 +111,12 @@ bool parse_hex_bytes(const char* text, Site& s) {
 // The file crash exec wrote; empty where it cannot be read.
 std::vector<FileModule> read_sites(const char* path) {
   std::vector<FileModule> modules;
-  const int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  const int fd = static_cast<int>(raw_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return modules;
   std::string text;
   char chunk[65536];
-  for (ssize_t n; (n = syscall(SYS_read, fd, chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<size_t>(n));
-  syscall(SYS_close, fd);
+  for (ssize_t n; (n = raw_syscall(SYS_read, fd, chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<size_t>(n));
+  raw_syscall(SYS_close, fd);
   size_t at = 0;
   bool header = false;
   while (at < text.size()) {

@@ -40,7 +40,8 @@ constexpr uint64_t kFeatureWpHugetlbfsShmem = 1u << 12, kFeatureWpUnpopulated = 
 //  - scan: the kernel marks a page written and a scan finds it at every capture, walking the region's page
 //    tables (asynchronous write-protection, Linux 6.7).
 bool open_reported(Tracer& t, bool as_signals) {
-  int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | (as_signals ? UFFD_USER_MODE_ONLY : 0)));
+  int fd =
+      static_cast<int>(raw_syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | (as_signals ? UFFD_USER_MODE_ONLY : 0)));
   uffdio_api api{};
   api.api = UFFD_API;
   api.features = kFeatureWpUnpopulated | kFeatureWpHugetlbfsShmem | (as_signals ? UFFD_FEATURE_SIGBUS : 0);
@@ -57,8 +58,8 @@ bool open_reported(Tracer& t, bool as_signals) {
 }
 
 bool open_scanned(Tracer& t) {
-  int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
-  if (fd < 0) fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
+  int fd = static_cast<int>(raw_syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  if (fd < 0) fd = static_cast<int>(raw_syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
   if (fd < 0) {
     t.uffd_problem = std::string("userfaultfd: ") + std::strerror(errno);
     return false;

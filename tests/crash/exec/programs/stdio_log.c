@@ -5,7 +5,7 @@
  * the inline putc_unlocked), `large` (a record longer than the stream's buffer, which fwrite writes straight
  * to the file), `seek` (each record written over a placeholder line after an fseek back to it), `write` (no
  * stream: write(2) on its descriptor), `dprintf` (likewise, through the C library's own write), `syscall`
- * (likewise, by a system call of the program's own, which exec mode does not see), or `unsynced` (the bug:
+ * (likewise, and synced, by their numbers through syscall(): SYS_write, SYS_fsync), or `unsynced` (the bug:
  * fflush without fsync). After the last record the program prints a
  * trailer line it neither flushes nor syncs: the C library writes it at the exit. HOW `removed` writes as
  * `fwrite` does, then closes the log and deletes it with remove(3); `fcloseall` writes as `fwrite` does, and
@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
       fwrite(line, 1, n, f);
     }
     fflush(f);
-    if (strcmp(how, "unsynced") != 0) fsync(fileno(f));
+    if (strcmp(how, "syscall") == 0) syscall(SYS_fsync, fileno(f));
+    else if (strcmp(how, "unsynced") != 0) fsync(fileno(f));
     pmlab_op_end();
   }
   if (strcmp(how, "reopen") == 0) {  // the log written anew: cut by freopen, every record again, synced
