@@ -334,7 +334,8 @@ TEST(CrashExecEngines, LevelDbsManifestRecordCanTearWhereItsLogRecordsCannot) {
 // synced (fdatasync) write by write but its name is not. Where a new file's name is durable only at its
 // directory's sync, as POSIX promises (--metadata at-own-sync), a crash loses the log and with it inserts that
 // had returned; ext4 and XFS commit the name with the log's first sync (at-sync), where only the torn
-// manifest record above fails.
+// manifest record above fails. That record tears here too, where the budget reaches its state (which depends
+// on how the compaction thread's writes fell among the writer's in the traced run).
 TEST(CrashExecEngines, LevelDbsNewLogIsNamedDurablyOnlyWhenItsDirectoryIsSynced) {
   if (!std::filesystem::exists(kLevelDbKv)) GTEST_SKIP() << "subjects/leveldb not built (no libleveldb-dev)";
   testing::TempDir dir;
@@ -345,6 +346,9 @@ TEST(CrashExecEngines, LevelDbsNewLogIsNamedDurablyOnlyWhenItsDirectoryIsSynced)
   EXPECT_GT(o.failures("line"), 40u) << o.err;
   EXPECT_GT((*run)["trace"]["fences_by_call"]["directory fsync"], 0u) << "as it syncs a manifest";
   for (const auto& f : (*run)["failures"]) {
+    if (f["checker_output"].get<std::string>().find("Corruption: checksum mismatch") != std::string::npos &&
+        f["persisted"].get<std::string>().find("MANIFEST-") != std::string::npos)
+      continue;  // the torn manifest record
     EXPECT_NE(f["checker_output"].get<std::string>().find("inserts had returned"), std::string::npos) << f.dump();
     EXPECT_NE(f["metadata_lost"].get<std::string>().find(".log not there"), std::string::npos) << f.dump();
   }
