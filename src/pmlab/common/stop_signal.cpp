@@ -1,5 +1,6 @@
 #include "pmlab/common/stop_signal.hpp"
 
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,11 @@ constexpr int kStopSignals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 // whether the buffer holds a complete path.
 char g_file_to_remove[4096];
 std::atomic<bool> g_have_file_to_remove{false};
+
+// The process groups of the children being waited for: a second signal kills them (kill is
+// async-signal-safe). 0: a free slot.
+constexpr size_t kChildGroups = 64;
+std::atomic<pid_t> g_child_groups[kChildGroups];
 
 // The process that sent the first stop signal (0: the kernel, as for a terminal's ^C) and when it came.
 std::atomic<pid_t> g_first_sender{0};
@@ -41,6 +47,8 @@ void on_stop_signal(int signo, siginfo_t* info, void*) {
       monotonic_ns() - g_first_ns.load() < kRepeatWindowNs)
     return;
   if (g_have_file_to_remove.load()) ::unlink(g_file_to_remove);
+  for (auto& group : g_child_groups)
+    if (const pid_t g = group.load(); g > 0) ::kill(-g, SIGKILL);
   _exit(128 + expected);
 }
 
@@ -72,6 +80,20 @@ void StopSignals::set_file_to_remove(const std::string& path) {
   if (path.empty() || path.size() >= sizeof g_file_to_remove) return;
   std::memcpy(g_file_to_remove, path.c_str(), path.size() + 1);
   g_have_file_to_remove.store(true);
+}
+
+void StopSignals::note_child_group(pid_t group) noexcept {
+  for (auto& slot : g_child_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, group)) return;
+  }
+}
+
+void StopSignals::forget_child_group(pid_t group) noexcept {
+  for (auto& slot : g_child_groups) {
+    pid_t noted = group;
+    if (slot.compare_exchange_strong(noted, 0)) return;
+  }
 }
 
 std::string signal_name(int signo) {

@@ -3,12 +3,15 @@
 // The first signal only raises a flag: the command polls it between runs and inside its timed loops,
 // finishes what it can cheaply finish, writes what it has (marked interrupted), cleans up and exits
 // with 128 + the signal's number. A second signal means "now": the handler unlinks the registered
-// temporary file itself (unlink is async-signal-safe) and exits at once. The same signal sent again by the
-// same process within a quarter of a second is not a second one: timeout(1) signals the command and then
-// its process group, and a command it bounds should still stop cleanly.
+// temporary file itself (unlink is async-signal-safe), kills the process groups of the children being
+// waited for (a terminal's ^C does not reach them: each runs in a group of its own) and exits at once. The same signal
+// sent again by the same process within a quarter of a second is not a second one: timeout(1) signals the command and
+// then its process group, and a command it bounds should still stop cleanly.
 #pragma once
 
 #include <atomic>
+#include <sys/types.h>
+
 #include <csignal>
 #include <string>
 
@@ -33,6 +36,11 @@ class StopSignals {
 
   // The file a second signal removes before exiting (a temporary pool); empty to forget it.
   static void set_file_to_remove(const std::string& path);
+
+  // A child's process group that a second signal kills, while it is waited for (platform/process.cpp);
+  // the first 64 at once are kept. Safe from any thread.
+  static void note_child_group(pid_t group) noexcept;
+  static void forget_child_group(pid_t group) noexcept;
 
  private:
   struct sigaction previous_[4];

@@ -355,7 +355,9 @@ Result<ProcessResult> run_process(const ProcessSpec& spec) {
     if (fd >= 0) close(fd);
   ProcessResult result;
   const uint64_t deadline = spec.timeout_s > 0 ? start + static_cast<uint64_t>(spec.timeout_s * 1e9) : UINT64_MAX;
+  StopSignals::note_child_group(*pid);
   const int status = Waiter(*pid, *output, deadline, result).wait();
+  StopSignals::forget_child_group(*pid);
   result.seconds = static_cast<double>(Clock::monotonic_ns() - start) * 1e-9;
   if (!result.timed_out) {
     if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
