@@ -1,9 +1,6 @@
 #include "pmlab/platform/process.hpp"
 
-#include <signal.h>
 #include <sys/personality.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,7 +9,6 @@
 #include <string>
 
 #include "../support/temp_dir.hpp"
-#include "pmlab/common/stop_signal.hpp"
 
 namespace pmlab::platform {
 namespace {
@@ -62,42 +58,6 @@ TEST(Process, AProgramThatCannotRunIsRefusedWithWhy) {
   auto r = run_process(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), plain + ": not executable (no execute permission)");
-}
-
-// A child waited for runs in a process group of its own, out of reach of a terminal's ^C. A first stop signal
-// kills it from the wait; a second one exits at once, and kills it first: SIGINT then SIGTERM, sent together
-// to a process that waits for a sleeping child, leave no child behind.
-TEST(Process, ASecondStopSignalKillsTheChildBeingWaitedFor) {
-  testing::TempDir dir;
-  const std::string noted = dir.file("pid");
-  ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "echo $$ > " + noted + ".part && mv " + noted + ".part " + noted + "; exec sleep 30"};
-  const pid_t waiting = fork();
-  if (waiting == 0) {
-    const StopSignals stop;
-    (void)run_process(spec);
-    _exit(0);
-  }
-  long child = 0;
-  for (int i = 0; i < 600 && !(std::ifstream(noted) >> child); ++i) usleep(50'000);
-  ASSERT_GT(child, 0) << "the child did not start";
-  kill(waiting, SIGINT);
-  kill(waiting, SIGTERM);
-  int status = 0;
-  waitpid(waiting, &status, 0);
-  // 128 + the signal handled first, which need not be the one sent first: the kernel may run the second
-  // signal's handler before the first one's has begun.
-  EXPECT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 128 + SIGINT || WEXITSTATUS(status) == 128 + SIGTERM))
-      << status;
-  // Killed, the child is gone or a zombie its new parent has yet to reap.
-  auto gone = [&] {
-    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
-    std::string pid, name, state;
-    return !(stat >> pid >> name >> state) || state == "Z";
-  };
-  for (int i = 0; i < 100 && !gone(); ++i) usleep(20'000);
-  EXPECT_TRUE(gone()) << "the child " << child << " still runs";
-  if (!gone()) kill(static_cast<pid_t>(child), SIGKILL);
 }
 
 }  // namespace
