@@ -22,7 +22,7 @@ F real(const char* name, const char* version) {
 [[gnu::tls_model("initial-exec")]] extern thread_local void* tls_syscall_caller;
 
 // The program's return address for an interposed call: `own`, unless syscall() forwarded the call.
-inline void* caller(void* own) { return tls_syscall_caller != nullptr ? tls_syscall_caller : own; }
+inline void* reported_caller(void* own) { return tls_syscall_caller != nullptr ? tls_syscall_caller : own; }
 
 // A system call of the runtime's own, made here: the C library's syscall() is one of the calls the runtime
 // interposes (interpose_syscall.cpp), and calling it from the runtime would trace the runtime. As syscall()
@@ -52,8 +52,8 @@ long raw_syscall(long number, Args... args) {
 
 }  // namespace pmlab_trace::detail
 
-// The return address an interposed call reports as its caller's (see caller()).
-#define PMLAB_CALLER() pmlab_trace::detail::caller(__builtin_return_address(0))
+// The return address an interposed call reports as its caller's (see reported_caller()).
+#define PMLAB_CALLER() pmlab_trace::detail::reported_caller(__builtin_return_address(0))
 
 // Declares real_fn, the real `name` (of symbol version `version` where given).
 #define PMLAB_REAL(name, version)                                                         \

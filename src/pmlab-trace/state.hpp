@@ -97,9 +97,8 @@ class TraceFile {
     const uint64_t total = sizeof(trace::FileHeader) + header()->used_bytes;
     raw_syscall(SYS_munmap, base_, capacity_);
     base_ = nullptr;
-    if (raw_syscall(SYS_ftruncate, fd_, static_cast<off_t>(total)) !=
-        0) { /* the header's count still bounds the records */
-    }
+    // A failure leaves the file longer than its records: the header's count still bounds them.
+    (void)raw_syscall(SYS_ftruncate, fd_, static_cast<off_t>(total));
     ::close(fd_);
   }
 

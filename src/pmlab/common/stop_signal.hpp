@@ -1,17 +1,18 @@
-// A graceful stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT for long commands (pmlab run).
+// A graceful stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT for long commands (pmlab run, pmlab crash exec).
 //
 // The first signal only raises a flag: the command polls it between runs and inside its timed loops,
 // finishes what it can cheaply finish, writes what it has (marked interrupted), cleans up and exits
 // with 128 + the signal's number. A second signal means "now": the handler unlinks the registered
 // temporary file itself (unlink is async-signal-safe), kills the process groups of the children being
-// waited for (a terminal's ^C does not reach them: each runs in a group of its own) and exits at once. The same signal
-// sent again by the same process within a quarter of a second is not a second one: timeout(1) signals the command and
-// then its process group, and a command it bounds should still stop cleanly.
+// waited for (a terminal's ^C does not reach them: each runs in a group of its own) and exits at once.
+// The same signal sent again by the same process within a quarter of a second is not a second one:
+// timeout(1) signals the command and then its process group, and a command it bounds should still stop
+// cleanly.
 #pragma once
 
-#include <atomic>
 #include <sys/types.h>
 
+#include <atomic>
 #include <csignal>
 #include <string>
 

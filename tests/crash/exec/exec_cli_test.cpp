@@ -29,6 +29,19 @@ const std::string kLog = std::string(PMLAB_SUBJECTS_DIR) + "/pmem-log";
 using Outcome = testing::ExecOutcome;
 using testing::crash_exec;
 
+// `replay` (a pmlab crash exec --replay of a failing pmem-log state) judges its state failing again, and the
+// image it wrote to `image` is one pmem-log check rejects.
+void expect_replayed_failing(const platform::ProcessSpec& replay, const std::string& image) {
+  auto replayed = platform::run_process(replay);
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_EQ(replayed->exit_code, 1) << replayed->err;
+  platform::ProcessSpec check;
+  check.argv = {kLog, "check", image};
+  auto judged = platform::run_process(check);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
+}
+
 // pmlab crash exec OPTIONS -- pmem-log append POOL N PROGRAM_ARGS, judged by pmem-log check.
 Outcome exec_log(const testing::TempDir& dir, std::vector<std::string> options, std::vector<std::string> program_args,
                  std::string check_args = "", uint64_t n = 8, std::vector<std::string> env = {}) {
@@ -380,14 +393,7 @@ TEST(CrashExec, AFailureNamesTheProgramsSourceLinesAndReplays) {
                "8",
                "--bug",
                "no-flush"};
-  auto replay = platform::run_process(spec);
-  ASSERT_TRUE(replay.ok());
-  EXPECT_EQ(replay->exit_code, 1) << replay->err;
-  platform::ProcessSpec check;
-  check.argv = {kLog, "check", image};
-  auto judged = platform::run_process(check);
-  ASSERT_TRUE(judged.ok());
-  EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
+  expect_replayed_failing(spec, image);
 }
 
 // Paths with spaces and quotes, and a check that quotes its `{}` as find's users do: the checker is given the
@@ -423,14 +429,7 @@ TEST(CrashExec, AQuotedPlaceholderAndAPastedReplayLineReadPathsAsTheyAre) {
   line.replace(0, 5, shell_word(PMLAB_CLI_PATH));
   platform::ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", line};
-  auto replay = platform::run_process(spec);
-  ASSERT_TRUE(replay.ok());
-  EXPECT_EQ(replay->exit_code, 1) << line << "\n" << replay->err;
-  platform::ProcessSpec check;
-  check.argv = {kLog, "check", image};
-  auto judged = platform::run_process(check);
-  ASSERT_TRUE(judged.ok());
-  EXPECT_EQ(judged->exit_code, 1) << "the replayed image is the failing one";
+  expect_replayed_failing(spec, image);
 }
 
 // `{}` names the first --pool's image: a --pool the run never mapped or wrote (a typo) is named in a note, as
