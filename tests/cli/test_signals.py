@@ -73,3 +73,19 @@ def test_a_run_bounded_by_timeout_stops_cleanly(shm_dir):
     if proc.returncode != 0:
         assert "stopped by SIGTERM" in proc.stderr, proc.stderr
         assert schema.load(out / "results.json")["context"]["interrupted"] is True
+
+
+def test_a_run_whose_helper_the_stop_killed_is_interrupted_not_failed(shm_dir):
+    # crash.exec_cost spends its run in processes it waits for (the example map natively, traced, under
+    # Valgrind); a stop kills the one running, and the run it cut short is recorded as interrupted, as a run
+    # without processes is, not as the error the killed process gave it.
+    out = shm_dir / "helper"
+    proc = subprocess.Popen([str(ROOT / "build" / "pmlab"), "run", "crash.exec_cost", "--quick", "--no-progress",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode in (0, 130), stderr
+    if (out / "results.json").exists():
+        runs = schema.load(out / "results.json")["runs"]
+        assert all(r["status"] != "error" for r in runs), [(r["name"], r["status"], r.get("reason")) for r in runs]

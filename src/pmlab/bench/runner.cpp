@@ -282,8 +282,9 @@ void execute_body(Execution& ex, const PlannedRun& r, int pass, RunRecord& rec) 
 }
 
 // One run, whatever happens in it: an abort or exception is its record's status, and a run a stop signal
-// cut short is abandoned (it measured less than it says), not recorded as ok. `pass`: the repetition, which
-// places the run in the pool.
+// cut short is abandoned (it measured less than it says), not recorded as ok, nor as the error of a process
+// it waited for, which the stop killed (platform/process.hpp). `pass`: the repetition, which places the run
+// in the pool.
 RunRecord execute_run(Execution& ex, const PlannedRun& r, int pass) {
   RunRecord rec = blank_record(r, ex.context_hash);
   try {
@@ -295,7 +296,7 @@ RunRecord execute_run(Execution& ex, const PlannedRun& r, int pass) {
     rec.status = RunStatus::error;
     rec.reason = e.what();
   }
-  if (stop_requested() && rec.status == RunStatus::ok) {
+  if (stop_requested() && rec.status != RunStatus::skipped) {
     rec = blank_record(r, ex.context_hash);
     rec.status = RunStatus::skipped;
     rec.reason = "interrupted by " + signal_name(stop_signal()) + " before it finished";
