@@ -1,7 +1,8 @@
 // A child that answers request after request: a line written to its stdin, one line read back from its
 // stdout within a time limit. For work whose every item would otherwise start a process (an interpreter's
 // start costs tens of milliseconds, the item a fraction of one). It has its own process group, killed when
-// the server is stopped, times out or is destroyed.
+// the server is stopped, times out or is destroyed, and on a stop signal (common/stop_signal.hpp): the first
+// ends an ask within a second, the second kills the group as pmlab exits.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,8 @@ class LineServer {
   LineServer& operator=(const LineServer&) = delete;
 
   // Sends `request` and a newline, and reads one line. Anything the child wrote before the request is
-  // dropped. Without an answer the child is gone (or killed, past `timeout_s`): ask no more.
+  // dropped. Without an answer the child is gone (or killed, past `timeout_s` or on a stop signal): ask no
+  // more.
   Answer ask(std::string_view request, double timeout_s);
   bool running() const noexcept { return pid_ > 0; }
   // Closes its stdin, gives it a moment to end of itself, then kills its process group.
@@ -41,7 +43,8 @@ class LineServer {
 
  private:
   explicit LineServer(TalkingChild child) : pid_(child.pid), socket_(child.socket) {}
-  Answer ended(bool timed_out);
+  enum class Ending { exited, timed_out, stopped };
+  Answer ended(Ending how);
   // Waits for the child's end (killing its process group first where `kill_first`), kills what it left in its
   // group, reaps it and closes the socket; its wait status.
   int reap(bool kill_first);

@@ -410,7 +410,11 @@ TEST(CrashExec, AQuotedPlaceholderAndAPastedReplayLineReadPathsAsTheyAre) {
     return crash_exec("rm -f " + shell_word(pool), check, dir.file(out), {"--granularity", "line", "--budget", "40"},
                       program);
   };
-  for (const std::string& check : {kLog + " check \"{}\"", kLog + " check '{}'", kLog + " check {} && true"}) {
+  // A script that reads the image's path from the environment, run by a shell the check names itself.
+  const std::string script = dir.file("check.sh");
+  { std::ofstream(script) << "exec " << shell_word(kLog) << " check \"$PMLAB_CRASH_IMAGE\"\n"; }
+  for (const std::string& check :
+       {kLog + " check \"{}\"", kLog + " check '{}'", kLog + " check {} && true", "/bin/sh " + script}) {
     const Outcome o = exec(check, {}, "out-correct");
     EXPECT_EQ(o.exit_code, 0) << check << "\n" << o.err;
     EXPECT_EQ(o.failures("line"), 0u) << check;
@@ -449,22 +453,24 @@ TEST(CrashExec, AFirstPoolTheRunNeverTouchedIsNamed) {
 }
 
 // ^C reaches pmlab alone (the program and the checks run in process groups of their own): pmlab kills them,
-// removes its scratch files and exits 130, whether it was tracing the program or judging its states. The
-// program and the checker each note their pid and pmlab's (their parent) and sleep; pmlab gets its SIGINT
-// once the note is there.
+// removes its scratch files and exits 130, whether it was tracing the program, judging its states or waiting
+// for a check server's answer (well before the check's --timeout). The program and the checkers each note
+// their pid and pmlab's (their parent) and sleep; pmlab gets its SIGINT once the note is there.
 TEST(CrashExec, AStopSignalKillsTheProgramAndTheChecksAndLeavesNoScratch) {
   testing::TempDir dir;
   const std::string pids = dir.file("pids"), pool = dir.file("log.pool"), sleeper = dir.file("sleeper.sh");
-  { std::ofstream(sleeper) << "echo $$ $PPID >> " << pids << "\nsleep 30\n"; }
+  { std::ofstream(sleeper) << "echo $$ $PPID >> " << pids << "\nread request; sleep 300\n"; }
   auto noted = [&] {
     std::vector<std::pair<long, long>> lines;
     std::ifstream in(pids);
     for (long pid, pmlab; in >> pid >> pmlab;) lines.emplace_back(pid, pmlab);
     return lines;
   };
-  auto stopped = [&](const std::string& check, std::vector<std::string> program, const std::string& out) {
-    std::vector<std::string> args = {PMLAB_CLI_PATH, "crash",  "exec", "--setup", "rm -f " + pool, "--check",
-                                     check,          "--jobs", "1",    "--out",   dir.file(out),   "--"};
+  auto stopped = [&](const std::string& judge, const std::string& check, std::vector<std::string> program,
+                     const std::string& out) {
+    std::vector<std::string> args = {
+        PMLAB_CLI_PATH, "crash", "exec",   "--setup", "rm -f " + pool, judge,         check,
+        "--timeout",    "600",   "--jobs", "1",       "--out",         dir.file(out), "--"};
     args.insert(args.end(), program.begin(), program.end());
     const std::string err = dir.file(out + ".err");
     const size_t before = noted().size();
@@ -483,15 +489,23 @@ TEST(CrashExec, AStopSignalKillsTheProgramAndTheChecksAndLeavesNoScratch) {
     EXPECT_GT(noted().size(), before) << "nothing was started";
     kill(pmlab, SIGINT);
     int status = 0;
-    waitpid(pmlab, &status, 0);
+    // Far longer than the second a stop takes, far shorter than the check's timeout: a wait for the check to
+    // end of itself shows as pmlab still running.
+    for (int i = 0; i < 1200 && waitpid(pmlab, &status, WNOHANG) == 0; ++i) usleep(50'000);
+    if (waitpid(pmlab, &status, WNOHANG) == 0) {
+      ADD_FAILURE() << "pmlab still running 60 s after SIGINT (" << out << ")";
+      kill(pmlab, SIGKILL);
+      waitpid(pmlab, &status, 0);
+    }
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
     EXPECT_NE(testing::read_all(err).find("pmlab crash exec: stopped on SIGINT"), std::string::npos)
         << testing::read_all(err);
   };
-  stopped("true {}", {"/bin/sh", sleeper}, "tracing");
-  stopped("/bin/sh " + sleeper + " {}", {kLog, "append", pool, "2"}, "judging");
+  stopped("--check", "true {}", {"/bin/sh", sleeper}, "tracing");
+  stopped("--check", "/bin/sh " + sleeper + " {}", {kLog, "append", pool, "2"}, "judging");
+  stopped("--check-server", "/bin/sh " + sleeper, {kLog, "append", pool, "2"}, "asking");
   const auto sides = noted();
-  EXPECT_EQ(sides.size(), 2u) << "the program and a checker noted themselves";
+  EXPECT_EQ(sides.size(), 3u) << "the program, a checker and a check server noted themselves";
   for (const auto& [pid, pmlab] : sides) {
     EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(pid))) << "still running: " << pid;
     const std::string scratch = "pmlab-exec-" + std::to_string(pmlab) + "-";

@@ -50,9 +50,9 @@ Status check_options(const ExecOptions& o) {
     const auto argv = checker_argv(o.check, "image");
     const std::string option = check_option(o.check_by);
     if (argv.empty()) return error(Errc::invalid_argument, option + " names no command");
-    if (argv[0] != "/bin/sh" && !platform::find_program(argv[0]))
+    if (check_needs_shell(o.check)) PMLAB_TRY(shell_reads(option, o.check));
+    else if (!platform::find_program(argv[0]))
       return error(Errc::not_found, option + ": " + platform::why_no_program(argv[0]));
-    if (argv[0] == "/bin/sh") PMLAB_TRY(shell_reads(option, argv[2]));
   }
   if (o.check_by == CheckBy::server) return {};  // the image comes in the request, whatever files it names
   std::vector<ImageFile> named;                  // refused before a run where the check names a --pool file itself

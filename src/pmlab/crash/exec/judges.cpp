@@ -428,9 +428,12 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
 }
 
 // A plain list of words saves a process per check.
+bool check_needs_shell(const std::string& check) {
+  return check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos;
+}
+
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
-  if (check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos)
-    return {"/bin/sh", "-c", shell_substitute(check, "{}", image)};
+  if (check_needs_shell(check)) return {"/bin/sh", "-c", shell_substitute(check, "{}", image)};
   std::vector<std::string> words;
   for (size_t from = 0; from < check.size();) {
     const size_t begin = check.find_first_not_of(' ', from);

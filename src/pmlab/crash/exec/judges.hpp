@@ -68,6 +68,9 @@ size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::s
 // crash state, and pass every one.
 Status check_reads_crash_images(const std::string& check, const std::vector<ImageFile>& files);
 
+// Whether a check is run by /bin/sh -c: it is more than a plain list of words (quotes, operators, ...).
+bool check_needs_shell(const std::string& check);
+
 // The checker's command line for an image at `image`: split into words when it is a plain list of words,
 // else run by /bin/sh; `{}` becomes the image's path either way.
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image);
