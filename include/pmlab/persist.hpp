@@ -38,7 +38,10 @@ class Persister {
   virtual void flush(const void* addr, size_t len, Site where = Site::current()) const noexcept = 0;
   // Makes every earlier write-back (and non-temporal store) durable, and orders later stores after it.
   virtual void fence(Site where = Site::current()) const noexcept = 0;
-  void persist(const void* addr, size_t len, Site where = Site::current()) const noexcept {
+  // Always inlined, also in an unoptimised build: `pmlab crash exec` names the instruction that called
+  // flush and fence, which is then the design's own rather than this function's.
+  [[gnu::always_inline]] inline void persist(const void* addr, size_t len,
+                                             Site where = Site::current()) const noexcept {
     flush(addr, len, where);
     fence(where);
   }

@@ -290,6 +290,8 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     broken = crash_exec("push", "12", "--broken")
     assert broken.returncode == 1 and "24 fences, 24 write-backs" in broken.stderr, broken.stdout + broken.stderr
     assert "(a fence in stack::push(" in broken.stderr and "| stack: node" in broken.stderr, broken.stderr
+    # A write-back is named at the design's own call, not at the library function that forwards it.
+    assert "; at stack::push(" in broken.stderr and "libpmlab" not in broken.stderr, broken.stderr
     # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
     eadr = crash_exec("push", "12", "--broken", domain="eadr")
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pmlab/api/errors.hpp"
+#include "pmlab/persist/tracing_runtime.hpp"
 
 struct pmlab_pool {
   pmlab::Pool pool;
@@ -75,16 +76,19 @@ uint64_t pmlab_pool_data_size(const pmlab_pool* pool) { return pool != nullptr ?
 
 int pmlab_pool_flush(const pmlab_pool* pool, const void* addr, size_t len) {
   if (const int rc = check_range(pool, addr, len); rc != PMLAB_OK) return rc;
+  const pmlab::persist::EntryCallSite site(__builtin_return_address(0));  // the C caller, for crash exec
   pool->pool.persister().flush(addr, len);
   return PMLAB_OK;
 }
 int pmlab_pool_fence(const pmlab_pool* pool) {
   if (pool == nullptr) return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT, "null pool");
+  const pmlab::persist::EntryCallSite site(__builtin_return_address(0));
   pool->pool.persister().fence();
   return PMLAB_OK;
 }
 int pmlab_pool_persist(const pmlab_pool* pool, const void* addr, size_t len) {
   if (const int rc = check_range(pool, addr, len); rc != PMLAB_OK) return rc;
+  const pmlab::persist::EntryCallSite site(__builtin_return_address(0));
   pool->pool.persister().persist(addr, len);
   return PMLAB_OK;
 }

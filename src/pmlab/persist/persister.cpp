@@ -66,7 +66,7 @@ void Persister::copy_nt(void* dst, const void* src, size_t len, const std::sourc
     return;
   }
   if (observer_ != nullptr) [[unlikely]] {
-    tls_observed_call_site = __builtin_return_address(0);
+    tls_observed_call_site = observed_call_site(__builtin_return_address(0));
     if (observer_->mutation(Call::nt_store, dst, len, where) == Mutation::drop) {
       std::memcpy(dst, src, len);  // cached stores, never written back
       return;
@@ -116,7 +116,7 @@ Result<Persister> Persister::derive(const Config& config) const {
 }
 
 void Persister::flush_observed(const void* addr, size_t len, const std::source_location& where) const noexcept {
-  tls_observed_call_site = __builtin_return_address(0);
+  tls_observed_call_site = observed_call_site(__builtin_return_address(0));
   if (observer_->mutation(Call::flush, addr, len, where) == Mutation::drop) return;
   flush_lines(addr, len);
   const uintptr_t first = reinterpret_cast<uintptr_t>(addr) & ~(kCacheLine - 1);
@@ -125,7 +125,7 @@ void Persister::flush_observed(const void* addr, size_t len, const std::source_l
 }
 
 void Persister::fence_observed(const std::source_location& where) const noexcept {
-  tls_observed_call_site = __builtin_return_address(0);
+  tls_observed_call_site = observed_call_site(__builtin_return_address(0));
   if (observer_->mutation(Call::fence, nullptr, 0, where) == Mutation::drop) return;
   observer_->on_fence(where);
   fence_now();
@@ -133,7 +133,7 @@ void Persister::fence_observed(const std::source_location& where) const noexcept
 
 void Persister::store_record_observed(void* line, const LineRecord& record, void* last_line,
                                       const std::source_location& where) const noexcept {
-  tls_observed_call_site = __builtin_return_address(0);
+  tls_observed_call_site = observed_call_site(__builtin_return_address(0));
   const uint64_t shape = record_shape(record);
   const bool written_back =
       nt_enabled_ && observer_->mutation(Call::nt_store, line, record.line_bytes(), where) != Mutation::drop;

@@ -7,17 +7,24 @@
 #include <pmlab/persist.hpp>
 
 #include "pmlab/persist/persister.hpp"
+#include "pmlab/persist/tracing_runtime.hpp"
 
 namespace pmlab::persist {
 
 class PublicPersister final : public v0::Persister {
  public:
   explicit PublicPersister(const persist::Persister& p) noexcept : p_(&p) {}
-  void flush(const void* addr, size_t len, Site where) const noexcept override { p_->flush(addr, len, where); }
-  void fence(Site where) const noexcept override { p_->fence(where); }
+  // The calls a traced process reports to pmlab's runtime name the design's instruction, the return address
+  // into it, rather than this forwarder's (tracing_runtime.hpp).
+  void flush(const void* addr, size_t len, Site where) const noexcept override {
+    as_callers(__builtin_return_address(0), [&] { p_->flush(addr, len, where); });
+  }
+  void fence(Site where) const noexcept override {
+    as_callers(__builtin_return_address(0), [&] { p_->fence(where); });
+  }
   void store8(uint64_t* word, uint64_t value, Site where) const noexcept override { p_->store8(word, value, where); }
   void copy_nt(void* dst, const void* src, size_t len, Site where) const noexcept override {
-    p_->copy_nt(dst, src, len, where);
+    as_callers(__builtin_return_address(0), [&] { p_->copy_nt(dst, src, len, where); });
   }
   bool compare_exchange(uint64_t* word, uint64_t& expected, uint64_t desired, Site where) const noexcept override {
     return p_->word(word).compare_exchange_strong(expected, desired, std::memory_order_seq_cst, where);
@@ -32,6 +39,16 @@ class PublicPersister final : public v0::Persister {
   }
 
  private:
+  template <class Call>
+  void as_callers(const void* site, const Call& call) const noexcept {
+    if (p_->observer() == nullptr) [[likely]] {
+      call();
+      return;
+    }
+    EntryCallSite entry(site);
+    call();
+  }
+
   const persist::Persister* p_;  // the engine's: the base class's name is the public one here
 };
 

@@ -9,6 +9,7 @@
 namespace pmlab::persist {
 
 thread_local const void* tls_observed_call_site = nullptr;
+thread_local const void* tls_entry_call_site = nullptr;
 
 namespace {
 

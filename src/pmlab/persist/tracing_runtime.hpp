@@ -17,4 +17,31 @@ Observer* tracing_runtime_observer() noexcept;
 // design that called it, which the reporter names to the runtime as where the write-back or fence was made.
 extern thread_local const void* tls_observed_call_site;
 
+// The return address into the user's code of the public API call in progress on this thread (a public
+// Persister's flush, pmlab_pool_persist), or nullptr. Where set, the observed Persister calls name it
+// instead of their own caller, which is the API's forwarding function inside libpmlab.
+extern thread_local const void* tls_entry_call_site;
+
+// Sets tls_entry_call_site for one forwarded call; the outermost entry's caller is the one named.
+class EntryCallSite {
+ public:
+  explicit EntryCallSite(const void* site) noexcept : outer_(tls_entry_call_site != nullptr) {
+    if (!outer_) tls_entry_call_site = site;
+  }
+  ~EntryCallSite() {
+    if (!outer_) tls_entry_call_site = nullptr;
+  }
+  EntryCallSite(const EntryCallSite&) = delete;
+  EntryCallSite& operator=(const EntryCallSite&) = delete;
+
+ private:
+  bool outer_;
+};
+
+// What an observed call names as its site: the public API's caller where one is in progress, else `own`
+// (the return address into the design that called the Persister).
+inline const void* observed_call_site(const void* own) noexcept {
+  return tls_entry_call_site != nullptr ? tls_entry_call_site : own;
+}
+
 }  // namespace pmlab::persist
