@@ -50,7 +50,10 @@ class Pool {
  public:
   // Creates `path` (which must not exist: never overwritten) with `bytes` bytes in all, the header's page
   // included: a multiple of 4096, 1 MiB at least. `layout` names the design (1-31 printable characters
-  // without spaces, not one of pmlab's own); `layout_version` is 1 or more.
+  // without spaces, not one of pmlab's own); `layout_version` is 1 or more. Crash-atomic: the pool is made
+  // under a hidden name beside `path` and renamed to it once its header is durable, so a crash during create
+  // leaves no `path` or a whole pool with a zero-filled data area (the next create of `path` removes what the
+  // crash left under the hidden name).
   static Pool create(const std::string& path, uint64_t bytes, const std::string& layout, uint32_t layout_version = 1,
                      const PoolOptions& options = {});
   // Opens `path`, a pool of `layout` (any version: layout_version() says which).

@@ -277,11 +277,10 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     # and a missing write-back is found in the design's own function.
     pmlab, stack, pool = prefix / "bin" / "pmlab", examples["stack"], shm_dir / "exec.pool"
 
-    def crash_exec(*program, domain="adr"):
-        setup = f"rm -f {pool} && {stack} {pool} push 1"
+    def crash_exec(*program, domain="adr", setup=f"rm -f {pool} && {stack} {pool} push 1", out=None):
         return subprocess.run([str(pmlab), "crash", "exec", "--setup", setup, "--check", f"{stack} {{}} check",
                                "--domain", domain, "--granularity", "line", "--budget", "120", "--out",
-                               str(tmp_path / f"{domain}-{len(program)}"), "--", str(stack), str(pool), *program],
+                               str(tmp_path / (out or f"{domain}-{len(program)}")), "--", str(stack), str(pool), *program],
                               capture_output=True, text=True, timeout=240)
 
     good = crash_exec("push", "12")
@@ -292,6 +291,10 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     assert "(a fence in stack::push(" in broken.stderr and "| stack: node" in broken.stderr, broken.stderr
     # A write-back is named at the design's own call, not at the library function that forwards it.
     assert "; at stack::push(" in broken.stderr and "libpmlab" not in broken.stderr, broken.stderr
+    # The run creates its pool (open_or_create): a crash while it does leaves no pool, or a whole one that the
+    # check opens (a half-made pool no open accepts failed every state of the create before).
+    made = crash_exec("push", "3", setup=f"rm -f {pool}", out="made")
+    assert made.returncode == 0 and "1 runs, 0 failures" in made.stdout, made.stdout + made.stderr
     # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
     eadr = crash_exec("push", "12", "--broken", domain="eadr")
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <fstream>
@@ -105,7 +108,65 @@ TEST_F(BadInput, CreateRefusesAnExistingFile) {
   auto pool = Pool::create(path, kSize, "test");
   EXPECT_EQ(pool.status().code(), Errc::already_exists);
   EXPECT_NE(pool.status().message().find("refusing to overwrite"), std::string::npos);
+  // `pmlab pool remove` would refuse a file that is no pool: the message suggests it for a pool only.
+  EXPECT_EQ(pool.status().message().find("pool remove"), std::string::npos) << pool.status().message();
   EXPECT_EQ(digest(path), before);
+  const std::string existing = create_pool(dir);
+  EXPECT_NE(Pool::create(existing, kSize, "test").status().message().find("(pmlab pool remove " + existing + " first)"),
+            std::string::npos);
+}
+
+// Everything in `dir` but what it named: the hidden files a create makes and leaves.
+std::vector<std::string> names_in(const TempDir& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(BadInput, AFormatThatFailsLeavesNothingBehind) {
+  auto pool = Pool::create(dir.file("p.pool"), kSize, "test", 1, {},
+                           [](Pool&) { return error(Errc::invalid_argument, "the layout refused"); });
+  EXPECT_EQ(pool.status().message(), "the layout refused");
+  EXPECT_TRUE(names_in(dir).empty());
+}
+
+// A process killed while it creates a pool (here in its layout's format) leaves no file under the pool's
+// name, only its hidden one, which the next create of that name removes: open_or_create then starts afresh.
+TEST_F(BadInput, ACreateCutOffLeavesNoPoolAndTheNextCreateSweepsIt) {
+  const std::string path = dir.file("p.pool");
+  const pid_t child = fork();
+  if (child == 0) {
+    (void)Pool::create(path, kSize, "test", 1, {}, [](Pool& p) -> Status {
+      std::memset(p.data(), 0xab, 4096);
+      ::kill(::getpid(), SIGKILL);
+      return Status::success();
+    });
+    _exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  ASSERT_FALSE(std::filesystem::exists(path));
+  const auto left = names_in(dir);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_TRUE(left[0].starts_with(".p.pool.pmlab-new-")) << left[0];
+  auto pool = Pool::create(path, kSize, "test");
+  ASSERT_TRUE(pool.ok()) << pool.status().message();
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"p.pool"});
+  // A create in progress (its hidden file locked) is left alone by another create of the same name, and the
+  // one that names its pool second gets already_exists, not the other's pool overwritten.
+  bool inner_made = false;
+  auto outer = Pool::create(dir.file("q.pool"), kSize, "test", 1, {}, [&](Pool&) -> Status {
+    inner_made = Pool::create(dir.file("q.pool"), kSize, "inner").ok();
+    return Status::success();
+  });
+  EXPECT_TRUE(inner_made);
+  EXPECT_EQ(outer.status().code(), Errc::already_exists) << outer.status().message();
+  auto q = Pool::open(dir.file("q.pool"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(layout_name((*q)->header()), "inner");
+  EXPECT_EQ(names_in(dir), (std::vector<std::string>{"p.pool", "q.pool"}));
 }
 
 TEST_F(BadInput, CreateInAMissingDirectory) {

@@ -37,15 +37,22 @@ TEST(ScratchPool, NamesCarryTheOwnerAndParseBack) {
   EXPECT_THROW(scratch_pool_path("/tmp", "a/b"), std::invalid_argument);
 }
 
+TEST(ScratchPool, APoolBeingCreatedIsNamedByItsHiddenName) {
+  EXPECT_EQ(pool_being_created(".pmlab-12.pool.pmlab-new-Ab3dE9"), "pmlab-12.pool");
+  EXPECT_EQ(pool_being_created(".kv.pool.pmlab-new-Ab3dE9"), "kv.pool");
+  for (const char* name : {"kv.pool.pmlab-new-Ab3dE9", ".kv.pool.pmlab-new-Ab3", ".pmlab-new-Ab3dE9", ".kv.pool"})
+    EXPECT_FALSE(pool_being_created(name).has_value()) << name;
+}
+
 TEST(ScratchPool, OtherNamesHaveNoOwner) {
   for (const char* name : {"pmlab-.pool", "pmlab-abc.pool", "pmlab-12-.pool", "pmlab-12", "other-12.pool",
                            "pmlab-0.pool", "pmlab-12-a b.pool", "pmlab-99999999999.pool", "pmlab-test-Xy12.pool"})
     EXPECT_FALSE(scratch_pool_owner(name).has_value()) << name;
 }
 
-// What a SIGKILLed run leaves: its pool, a side pool of ours, one of PMDK's and one it was still
-// allocating. All four go; a file under a scratch name that no pmlab process made, and the pools of a live
-// process, stay.
+// What a SIGKILLed run leaves: its pool, a side pool of ours, one of PMDK's, one it was still allocating and
+// one it was making under the hidden name Pool::create gives a pool until it is whole. All five go; a file
+// under a scratch name that no pmlab process made, and the pools of a live process, stay.
 TEST(ScratchPool, SweepRemovesTheStalePoolsOfEndedProcessesOnly) {
   TempDir dir;
   const pid_t dead = ended_pid();
@@ -53,11 +60,13 @@ TEST(ScratchPool, SweepRemovesTheStalePoolsOfEndedProcessesOnly) {
   const std::string side = dir.file(name_for(dead, "ds-hashtable-tx"));
   const std::string pmdk = dir.file(name_for(dead, "ptm-pmdk"));
   const std::string unfinished = dir.file(name_for(dead, "ds-bptree-1"));  // killed while it was allocated
+  const std::string making = dir.file("." + name_for(dead, "ds-skiplist") + ".pmlab-new-a1B2c3");
   const std::string foreign = dir.file(name_for(dead, "notes"));
   const std::string live = dir.file(name_for(getppid(), "ds-array"));
   for (const std::string& path : {run, side, live}) ASSERT_TRUE(Pool::create(path, 1 << 20, "bench").ok()) << path;
   write_file(pmdk, std::string("PMEMOBJ") + std::string(8185, '\0'));
   write_file(unfinished, std::string(1 << 16, '\0'));
+  write_file(making, "half a header");
   write_file(foreign, "a user's own file, not a pool");
 
   std::vector<std::string> notes;
@@ -68,15 +77,16 @@ TEST(ScratchPool, SweepRemovesTheStalePoolsOfEndedProcessesOnly) {
   EXPECT_FALSE(fs::exists(side));
   EXPECT_FALSE(fs::exists(pmdk));
   EXPECT_FALSE(fs::exists(unfinished));
+  EXPECT_FALSE(fs::exists(making));
   EXPECT_TRUE(fs::exists(foreign));
   EXPECT_TRUE(fs::exists(live));
-  ASSERT_EQ(notes.size(), 5u);
+  ASSERT_EQ(notes.size(), 6u);
   size_t removed = 0, kept = 0;
   for (const std::string& line : notes) {
     removed += line.find("removed stale pool") != std::string::npos;
     kept += line.find(foreign) != std::string::npos && line.find("not removed") != std::string::npos;
   }
-  EXPECT_EQ(removed, 4u);
+  EXPECT_EQ(removed, 5u);
   EXPECT_EQ(kept, 1u);
 }
 

@@ -63,17 +63,12 @@ void check_threads(unsigned threads, const char* what) {
 template <class Format>
 std::unique_ptr<pool::Pool> new_pool(const std::string& path, uint64_t data_bytes, const char* layout,
                                      const std::vector<persist::Domain>& claimed, const char* design, Format&& format) {
-  auto made = pool::Pool::create(path, pool_bytes_for(data_bytes), layout);
+  auto made = pool::Pool::create(path, pool_bytes_for(data_bytes), layout, 1, {}, [&](pool::Pool& p) -> Status {
+    Status st = domain_carries(p, claimed, design);
+    return st.ok() ? format(p) : st;
+  });
   if (!made) raise(made.status());
-  std::unique_ptr<pool::Pool> p = std::move(*made);
-  Status st = domain_carries(*p, claimed, design);
-  if (st.ok()) st = format(*p);
-  if (!st.ok()) {
-    p.reset();
-    (void)pool::remove(path);
-    raise(st);
-  }
-  return p;
+  return std::move(*made);
 }
 
 void check_thread(unsigned thread, unsigned threads) {

@@ -138,32 +138,33 @@ Tree::Impl& Tree::self() const { return api::impl_of(impl_, "pmlab::Tree"); }
 
 Tree Tree::create(const std::string& path, uint64_t pool_bytes, const TreeOptions& options) {
   validate(options);
-  auto made = pool::Pool::create(path, pool_bytes, kTreeLayout, 1);
-  if (!made) raise(made.status());
   auto impl = std::make_unique<Impl>();
-  impl->pool = std::move(*made);
   impl->options = options;
-  const auto fail = [&](const Status& st) {
-    impl->pool.reset();
-    (void)pool::remove(path);
-    raise(st.code() == Errc::no_space ? Status(Errc::pool_full, st.message()) : st);
-  };
-  if (impl->pool->data_size() < kArenaOffset + 4 * ds::kBlockAlign)
-    fail(error(Errc::no_space, "a pool of " + std::to_string(pool_bytes) + " bytes has no room for a tree"));
-  impl->opened.emplace(*impl->pool, options);
-  if (Status st = impl->tree().create(0); !st) {
-    impl->opened.reset();
-    fail(st);
+  // The tree and its descriptor are written before the pool takes its name (pool::Pool::create).
+  auto made = pool::Pool::create(path, pool_bytes, kTreeLayout, 1, {}, [&](pool::Pool& pool) -> Status {
+    if (pool.data_size() < kArenaOffset + 4 * ds::kBlockAlign)
+      return error(Errc::pool_full, "a pool of " + std::to_string(pool_bytes) + " bytes has no room for a tree");
+    impl->opened.emplace(pool, options);
+    if (Status st = impl->tree().create(0); !st) {
+      impl->opened.reset();
+      return st.code() == Errc::no_space ? Status(Errc::pool_full, st.message()) : st;
+    }
+    const persist::Persister& p = pool.persister();
+    Descriptor& d = descriptor_of(pool);
+    d.key_bytes = options.key_bytes;
+    d.value_bytes = options.value_bytes;
+    d.leaf_slots = kLeafSlots;
+    d.check = descriptor_check(d);
+    p.persist(&d, sizeof d);
+    p.store8(&d.magic, kTreeMagic);
+    p.persist(&d.magic, 8);
+    return Status::success();
+  });
+  if (!made) {
+    impl->opened.reset();  // it named the pool that create removed
+    raise(made.status());
   }
-  const persist::Persister& p = impl->pool->persister();
-  Descriptor& d = descriptor_of(*impl->pool);
-  d.key_bytes = options.key_bytes;
-  d.value_bytes = options.value_bytes;
-  d.leaf_slots = kLeafSlots;
-  d.check = descriptor_check(d);
-  p.persist(&d, sizeof d);
-  p.store8(&d.magic, kTreeMagic);
-  p.persist(&d.magic, 8);
+  impl->pool = std::move(*made);
   return Tree(std::move(impl));
 }
 

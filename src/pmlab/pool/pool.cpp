@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -122,8 +123,68 @@ Status Pool::map(const OpenOptions& options) {
   return Status::success();
 }
 
+namespace {
+
+constexpr std::string_view kCreationMark = ".pmlab-new-";
+
+// The name a pool is made under before it is given its own: hidden, beside it (a rename within a directory),
+// and naming the pool it is for, so that one a crashed create left behind is found by the next create.
+std::string creation_prefix(const std::filesystem::path& path) {
+  return "." + path.filename().string() + std::string(kCreationMark);
+}
+
+// Removes what creates of `path` that did not finish left in its directory: a file under the creation name
+// that no process holds locked (a create holds its file's lock until it is done).
+void remove_abandoned_creations(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string prefix = creation_prefix(path);
+  for (const auto& entry : fs::directory_iterator(path.parent_path().empty() ? "." : path.parent_path(), ec)) {
+    if (!entry.path().filename().string().starts_with(prefix)) continue;
+    FileDescriptor fd(::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (flock(fd.get(), LOCK_EX | LOCK_NB) == 0) (void)::unlink(entry.path().c_str());
+  }
+}
+
+// Gives the made pool `made` its name `path`, unless a file took that name meanwhile; then syncs the
+// directory, so that the name is as durable as the pool.
+Status publish(const std::string& made, const std::string& path) {
+  int rc = ::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {  // a file system without RENAME_NOREPLACE
+    rc = ::link(made.c_str(), path.c_str());
+    if (rc == 0) (void)::unlink(made.c_str());
+  }
+  if (rc != 0) {
+    const int err = errno;
+    return err == EEXIST ? error(Errc::already_exists, path + " appeared while the pool was made; left as it is")
+                         : errno_status(err, "cannot name the new pool " + path);
+  }
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  FileDescriptor dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) (void)::fsync(dir_fd.get());
+  return Status::success();
+}
+
+Status exists_already(const std::string& path) {
+  std::string hint;
+  if (read_header(path).ok()) hint = " (pmlab pool remove " + path + " first)";
+  return error(Errc::already_exists, path + " already exists; refusing to overwrite it" + hint);
+}
+
+}  // namespace
+
+std::optional<std::string> pool_being_created(std::string_view name) {
+  const size_t mark = name.rfind(kCreationMark);
+  if (!name.starts_with('.') || mark == std::string_view::npos || mark < 2 ||
+      name.size() != mark + kCreationMark.size() + 6)
+    return std::nullopt;
+  return std::string(name.substr(1, mark - 1));
+}
+
 Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t size, std::string_view layout,
-                                           uint32_t layout_version, const OpenOptions& options) {
+                                           uint32_t layout_version, const OpenOptions& options, const Format& format) {
   PMLAB_TRY(check_layout_name(layout));
   if (path.empty()) return error(Errc::invalid_argument, "cannot create a pool: the path is empty");
   if (size < kMinPoolSize)
@@ -138,23 +199,25 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec))
     return error(Errc::not_found, "cannot create " + path + ": directory " + parent.string() + " does not exist");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return exists_already(path);
 
-  Fd fd{::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  remove_abandoned_creations(path);
+  std::string made = (parent / (creation_prefix(path) + "XXXXXX")).string();
+  Fd fd{::mkostemp(made.data(), O_CLOEXEC)};
   if (fd.fd < 0) {
     int err = errno;
-    if (err == EEXIST)
-      return error(Errc::already_exists,
-                   path + " already exists; refusing to overwrite it (pmlab pool remove " + path + " first)");
     if (err == EACCES || err == EROFS || err == EPERM)
       return error(Errc::permission_denied, "cannot create " + path + ": " + errno_text(err));
     return error(Errc::io_error, "cannot create " + path + ": " + errno_text(err));
   }
   // From here on the file is ours: on failure remove it, so a failed create leaves nothing behind.
   auto fail = [&](Status s) -> Status {
-    ::unlink(path.c_str());
+    ::unlink(made.c_str());
     return s;
   };
   if (flock(fd.fd, LOCK_EX | LOCK_NB) != 0) return fail(error(Errc::busy, path + " was locked while being created"));
+  (void)::fchmod(fd.fd, 0644);  // mkostemp's 0600, as open(O_CREAT, 0644) would have made it under umask 022
   if (int err = posix_fallocate(fd.fd, 0, static_cast<off_t>(size)); err != 0) {
     if (err == ENOSPC || err == EFBIG || err == EDQUOT)
       return fail(error(Errc::no_space,
@@ -162,10 +225,11 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
     return fail(error(Errc::io_error, "cannot allocate " + path + ": " + errno_text(err)));
   }
   std::unique_ptr<Pool> pool(new Pool(path, fd.release(), false));
-  if (Status s = pool->map(options); !s) {
+  auto unmade = [&](Status s) -> Status {
     pool.reset();
     return fail(s);
-  }
+  };
+  if (Status s = pool->map(options); !s) return unmade(s);
   Header h = make_header(layout, layout_version, size);
   std::memcpy(pool->base_, &h, sizeof h);
   pool->persister_.persist(pool->base_, sizeof h);
@@ -174,6 +238,9 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
     // reboot on a disk-backed file system. Benchmarks never msync.
     msync(pool->base_, kHeaderSize, MS_SYNC);
   }
+  if (format)
+    if (Status s = format(*pool); !s) return unmade(s);
+  if (Status s = publish(made, path); !s) return unmade(s);
   return pool;
 }
 

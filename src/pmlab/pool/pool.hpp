@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,9 +34,17 @@ struct OpenOptions {
 
 class Pool {
  public:
-  // Creates PATH (which must not exist) with `size` bytes and an empty data area. Never overwrites.
+  // What a new pool's layout writes into it before the pool takes its name (a superblock, a structure).
+  using Format = std::function<Status(Pool&)>;
+
+  // Creates PATH (which must not exist) with `size` bytes and a zero-filled data area, formatted by
+  // `format` where given. Never overwrites. The pool is made under a hidden name beside PATH and renamed to
+  // PATH once its header is durable and `format` returned (the directory then synced): a crash at any point
+  // leaves no PATH or a whole pool, never one that no open accepts. What a crashed create left under the
+  // hidden name is removed by the next create of PATH.
   static Result<std::unique_ptr<Pool>> create(const std::string& path, uint64_t size, std::string_view layout,
-                                              uint32_t layout_version = 1, const OpenOptions& options = {});
+                                              uint32_t layout_version = 1, const OpenOptions& options = {},
+                                              const Format& format = {});
   static Result<std::unique_ptr<Pool>> open(const std::string& path, const OpenOptions& options = {});
   ~Pool();
   Pool(const Pool&) = delete;
@@ -75,6 +84,10 @@ class Pool {
   persist::Domain mapped_domain_ = persist::Domain::adr;
   persist::Persister persister_ = persist::Persister::volatile_memory();
 };
+
+// The name of the pool that a file named `name` (a name, not a path) is the making of: a file under the hidden
+// name Pool::create makes a pool under; nullopt for any other name.
+std::optional<std::string> pool_being_created(std::string_view name);
 
 // Reads and validates PATH's header without mapping or locking it (for `pmlab pool info`).
 Result<Header> read_header(const std::string& path);

@@ -55,6 +55,13 @@ Status remove_locked(const std::string& path, int fd) {
   return Status::success();
 }
 
+// What a create left under its hidden name (pool.hpp's pool_being_created), whatever it holds: removed once
+// nobody holds its lock.
+Status remove_unfinished(const std::string& path) {
+  auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "unfinished pool");
+  return fd ? remove_locked(path, fd->get()) : fd.status();
+}
+
 Status remove_scratch_pool(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "scratch pool");
   if (!fd) return fd.status();
@@ -95,12 +102,14 @@ void sweep_scratch_pools(const fs::path& dir, const std::function<void(const std
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const auto owner = scratch_pool_owner(name);
+    // A scratch pool, or one its create did not finish (the create's file, under its hidden name).
+    const auto made_for = pool_being_created(name);
+    const auto owner = scratch_pool_owner(made_for ? *made_for : name);
     // A live process may be a pmlab run that is using its pools: not ours to judge.
     if (!owner || *owner == getpid() || !process_ended(*owner)) continue;
     const std::string path = entry.path().string();
     const std::string pid = std::to_string(*owner);
-    if (Status s = remove_scratch_pool(path); s) {
+    if (Status s = made_for ? remove_unfinished(path) : remove_scratch_pool(path); s) {
       note("pmlab: removed stale pool " + path + " (process " + pid + " ended without removing it)");
     } else if (s.code() != Errc::busy && s.code() != Errc::not_found) {
       note("pmlab: note: " + path + " was left by process " + pid + ", which has ended; not removed: " + s.message() +

@@ -19,20 +19,15 @@
 
 namespace pmlab::pool {
 
-// A new pool of `layout` at `path` with a freshly formatted T in its data area; no pool file is left
-// behind when T refuses the options.
+// A new pool of `layout` at `path` with a freshly formatted T in its data area (named once formatted, as
+// Pool::create says); no pool file is left behind when T refuses the options.
 template <class T, class Options>
 Result<std::unique_ptr<Pool>> create_structure_pool(const std::string& path, uint64_t size, const std::string& layout,
                                                     const Options& options) {
-  auto made = Pool::create(path, size, layout);
-  if (!made) return made.status();
-  auto structure = T::format({(*made)->data(), (*made)->data_size()}, (*made)->persister(), options);
-  if (!structure) {
-    made->reset();
-    (void)remove(path);
-    return structure.status();
-  }
-  return made;
+  return Pool::create(path, size, layout, 1, {}, [&](Pool& pool) -> Status {
+    auto structure = T::format({pool.data(), pool.data_size()}, pool.persister(), options);
+    return structure ? Status::success() : structure.status();
+  });
 }
 
 // The T in an open pool of `layout`, recovered.

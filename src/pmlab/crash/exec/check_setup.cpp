@@ -4,6 +4,7 @@
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/crash/exec/python_checks.hpp"
+#include "pmlab/crash/exec/starting_files.hpp"
 #include "pmlab/crash/simulator.hpp"
 #include "pmlab/platform/process.hpp"
 
@@ -75,10 +76,20 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFi
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
   jo.work_dir = scratch;
   jo.files = layout.files();
-  for (const ImageFile& f : jo.files) jo.names.push_back(trace.image_name(f.path));
+  const auto at_end = names_at_end(trace);
+  for (const ImageFile& f : jo.files) {
+    jo.names.push_back(trace.image_name(f.path));
+    const auto named = at_end.find({f.device, f.inode});
+    jo.names_at_end.push_back(f.directory                                       ? jo.names.back()
+                              : named != at_end.end() && !named->second.empty() ? trace.image_name(named->second[0])
+                                                                                : "");
+  }
   jo.image_file = named_image(jo.files, o.pools);
-  // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another).
+  // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another); with
+  // no --pool, the path the first file the run mapped has when the run ends (made under another name and
+  // renamed, it is not there before the rename).
   if (!o.pools.empty()) jo.image_name = std::filesystem::path(o.pools.front()).filename().string();
+  else if (!jo.files.empty() && !jo.files[jo.image_file].directory) jo.image_name = jo.names_at_end[jo.image_file];
   std::error_code ec;
   jo.image_is_directory = !o.pools.empty() && std::filesystem::is_directory(o.pools.front(), ec);
   jo.image_bytes = layout.image_bytes();

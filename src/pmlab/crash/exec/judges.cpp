@@ -409,7 +409,11 @@ void Judges::work(unsigned worker) {
 Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size_t>& pages) {
   drain();
   Slot& slot = acquire();
-  slot.left.clear();  // every file, whole
+  slot.left.clear();  // every file, whole, under the names the run left it
+  for (size_t i = 0; i < options_.names_at_end.size() && i < options_.files.size(); ++i)
+    slot.left.push_back({.present = !options_.names_at_end[i].empty(),
+                         .name = options_.files[i].directory ? names_[i] : options_.names_at_end[i],
+                         .length = options_.files[i].size});
   Random rng(seed);
   for (size_t page : pages)
     for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {

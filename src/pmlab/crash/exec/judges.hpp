@@ -51,6 +51,9 @@ struct JudgeOptions {
   std::vector<std::string> names;
   size_t image_file = 0;
   std::string image_name;
+  // What a crash image names each file when the run ends ("": it has no name then), as the image of random
+  // bytes lays the files out; empty: as `names`.
+  std::vector<std::string> names_at_end;
   // The first --pool is a directory: `{}` is the crash directory, and --replay's image a directory too.
   bool image_is_directory = false;
   size_t image_bytes = 0;

@@ -52,10 +52,8 @@ Status put_page(int fd, size_t page, const std::byte* content, size_t n, const s
   return {};
 }
 
-using FileKey = std::pair<uint64_t, uint64_t>;  // (device, inode)
+}  // namespace
 
-// Every name each file has when the run ends: the path it was first seen at, then as the trace's unlinks,
-// renames and links, and the moves of directories below a --pool directory, changed its names.
 std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace) {
   std::map<FileKey, std::vector<std::string>> names;
   auto renamed = [&](const TraceRecord& rec) {
@@ -95,8 +93,6 @@ std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace)
   });
   return names;
 }
-
-}  // namespace
 
 int64_t StartingFiles::birth_cutoff() {
   auto ns = [](clockid_t clock) {

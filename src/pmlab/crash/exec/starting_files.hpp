@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,12 @@
 #include "pmlab/crash/exec/trace_file.hpp"
 
 namespace pmlab::crash::exec {
+
+using FileKey = std::pair<uint64_t, uint64_t>;  // (device, inode)
+
+// Every name each file has when the run ends: the path it was first seen at, then as the trace's unlinks,
+// renames and links, and the moves of directories below a --pool directory, changed its names.
+std::map<FileKey, std::vector<std::string>> names_at_end(const TraceFile& trace);
 
 class StartingFiles {
  public:
