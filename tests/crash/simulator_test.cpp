@@ -146,6 +146,24 @@ TEST(Simulator, ARecoveryThatWritesSafelySurvivesItsOwnCrashes) {
   }
 }
 
+// A state that fails its own check is that failure, not a crash of its recovery: crash-testing recovery
+// changes neither the failures, nor their kinds, nor their words, for designs whose bug is not in recovery
+// (a crash state of a recovery that wrote nothing durable is the state itself, and "recovery again" on it
+// repeated the plain check's failure under a recovery's name).
+TEST(Simulator, AStateThatFailsItsOwnCheckIsNoRecoveryCrash) {
+  for (const char* name : {"selftest.broken.unvalidated-length", "selftest.broken.missing-fence",
+                           "selftest.broken.register-busy-mark", "selftest.broken.absolute-stack"}) {
+    const SimReport plain = simulate_ok(name, Domain::adr, Granularity::line, {.budget = 400, .ops = 16});
+    const SimReport crashed = simulate_ok(name, Domain::adr, Granularity::line,
+                                          {.budget = 400, .ops = 16, .recovery_budget = 4, .recovery_every = 1});
+    EXPECT_GT(plain.failures, 0u) << name;
+    EXPECT_EQ(crashed.failures, plain.failures) << name;
+    EXPECT_EQ(crashed.failure_kinds, plain.failure_kinds) << name;
+    for (const Failure& f : crashed.details)
+      EXPECT_EQ(f.property.find("then recovery again"), std::string::npos) << name << ": " << f.property;
+  }
+}
+
 TEST(Simulator, AFailureNamesItsCrashPointAndReplaysFromItsIndex) {
   const SubjectInfo* info = SubjectRegistry::instance().find("selftest.broken.missing-fence");
   ASSERT_NE(info, nullptr);
