@@ -135,12 +135,25 @@ def declarations(text, c_header=False):
     return out
 
 
+def configured(text: str) -> str:
+    """A CMake template's text as the build configures it: its @PROJECT_VERSION…@ from CMakeLists.txt."""
+    found = re.search(r"project\(pmlab VERSION (\d+)\.(\d+)\.(\d+)", (ROOT / "CMakeLists.txt").read_text())
+    if not found:
+        return text
+    major, minor, patch = found.groups()
+    for name, value in (("PROJECT_VERSION_MAJOR", major), ("PROJECT_VERSION_MINOR", minor),
+                        ("PROJECT_VERSION_PATCH", patch), ("PROJECT_VERSION", f"{major}.{minor}.{patch}")):
+        text = text.replace(f"@{name}@", value)
+    return text
+
+
 def generate(include: pathlib.Path):
     sections, missing = [], []
     for name in headers(include):
         path = include / name
         shown = name.removesuffix(".in")
-        entries = declarations(path.read_text(), c_header=name.endswith((".h", ".h.in")))
+        text = configured(path.read_text()) if name.endswith(".in") else path.read_text()
+        entries = declarations(text, c_header=name.endswith((".h", ".h.in")))
         body = [f"## `pmlab/{shown}`", ""]
         for signature, doc, line in entries:
             if not doc:

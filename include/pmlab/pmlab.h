@@ -48,15 +48,16 @@ enum pmlab_status {
   PMLAB_E_RETRY = -100
 };
 
-/* The message of this thread's last error: one line naming what is wrong. Valid until the thread's next
- * pmlab call; "" if none. */
+/* The message of this thread's last failed call: one line naming what is wrong; "" before any failed. A call
+ * that succeeds leaves it as it was (as errno): read it when a call returns a negative code. The pointer is
+ * valid until the thread's next pmlab call. */
 const char* pmlab_errormsg(void);
 /* A short name of a code ("pool full"). */
 const char* pmlab_strerror(int status);
 /* The `pmlab` command's exit code for a status: 0 ok, 2 bad argument, 3 pool or file, 4 unsupported,
  * 1 other. */
 int pmlab_exit_code(int status);
-/* The version of the library running ("0.2.0"); PMLAB_VERSION_STRING is the headers'. */
+/* The version of the library running ("MAJOR.MINOR.PATCH"); PMLAB_VERSION_STRING is the headers'. */
 const char* pmlab_version(void);
 
 /* -------------------------------------------------------------------------- transactional heap */
@@ -74,9 +75,12 @@ enum pmlab_ptm_kind {
 
 /* Options of pmlab_ptm_create; a zero member takes its default. */
 struct pmlab_ptm_config {
-  enum pmlab_ptm_kind kind;      /* 0: PMLAB_PTM_REDO */
-  unsigned threads;              /* transactions that may run at once; 0: 8. More wait for a slot. */
-  uint64_t log_bytes_per_thread; /* bounds the words one transaction writes; 0: 64 KiB */
+  enum pmlab_ptm_kind kind; /* 0: PMLAB_PTM_REDO */
+  unsigned threads;         /* transactions that may run at once; 0: 8. More wait for a slot. */
+  /* Bounds the words one transaction writes, about log_bytes_per_thread / 32 (2042 redo, 2046 undo at
+     64 KiB; writes into blocks it allocated do not count); a transaction that writes more ends the process.
+     0: 64 KiB. */
+  uint64_t log_bytes_per_thread;
 };
 
 /* The number of root words (pmlab_tx_root). */

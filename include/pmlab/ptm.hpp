@@ -39,9 +39,12 @@ enum class PtmKind { redo = PMLAB_PTM_REDO, undo = PMLAB_PTM_UNDO };
 
 // Options of Ptm::create.
 struct PtmOptions {
-  PtmKind kind = PtmKind::redo;           // redo: one fence per writing transaction, disjoint ones in parallel
-  unsigned threads = 8;                   // transactions that may run at once; more wait for a slot
-  uint64_t log_bytes_per_thread = 65536;  // bounds the words one transaction writes (16 bytes per word)
+  PtmKind kind = PtmKind::redo;  // redo: one fence per writing transaction, disjoint ones in parallel
+  unsigned threads = 8;          // transactions that may run at once; more wait for a slot
+  // Bounds the words one transaction writes, about log_bytes_per_thread / 32 (a redo slot keeps two records
+  // of 16-byte entries, an undo slot 32-byte entries): 2042 (redo) or 2046 (undo) at 64 KiB. Writes into blocks
+  // the same transaction allocated do not count. A transaction that writes more ends the process.
+  uint64_t log_bytes_per_thread = 65536;
 };
 
 // What a Ptm has done since it was opened.

@@ -120,6 +120,25 @@ TEST_P(PtmApi, PoolsAreNeverOverwrittenOpenedTwiceOrMistaken) {
 // A run, a session or a session's run from inside a body of the same Ptm would wait forever for the slot or
 // lock the outer transaction holds (undo, or one slot) or commit apart from it: each is refused, and the
 // Error undoes the outer transaction as any exception does. Another Ptm's transaction may run inside.
+// The log slot bounds the words one transaction writes as ptm.hpp says, about log_bytes_per_thread / 32; writes
+// into a block the transaction allocated do not count; one word more ends the process, naming the option.
+TEST_P(PtmApi, ATransactionBeyondItsLogSlotEndsTheProcessNamingTheOption) {
+  auto ptm = pmlab::Ptm::create(dir_.file("heap"), 4 << 20, {GetParam(), 1, 65536});
+  const uint64_t words = GetParam() == pmlab::PtmKind::redo ? 2042 : 2046;
+  uint64_t block = 0;
+  EXPECT_TRUE(ptm.run([&](pmlab::Transaction& tx) {
+    block = tx.alloc((words + 1) * 8);
+    for (uint64_t i = 0; i <= words; ++i) tx.write(block + 8 * i, i);
+  }));
+  EXPECT_TRUE(ptm.run([&](pmlab::Transaction& tx) {
+    for (uint64_t i = 0; i < words; ++i) tx.write(block + 8 * i, i + 1);
+  }));
+  EXPECT_DEATH(ptm.run([&](pmlab::Transaction& tx) {
+    for (uint64_t i = 0; i <= words; ++i) tx.write(block + 8 * i, i + 2);
+  }),
+               "more than " + std::to_string(words) + " words .*log_bytes_per_thread");
+}
+
 TEST_P(PtmApi, TransactionsDoNotNest) {
   auto ptm = make("heap", /*threads=*/1);
   auto other = make("other", /*threads=*/2);

@@ -134,12 +134,20 @@ def examples(prefix, tmp_path_factory):
         shutil.copytree(ROOT / "examples" / "bank-c", source)
         _run(["make", "-C", source, *extra], env=pc_env)
         built[variant] = source / "bank"
-    static = _run(["ldd", built["bank-c-static"]]).stdout
-    assert "libpmlab" not in static and "libpmlab" in _run(["ldd", built["bank-c"]]).stdout
+    # A C project built by CMake links the static library too (it names the C++ runtime the archive needs).
+    source = out / "bank-c-cmake-static"
+    shutil.copytree(ROOT / "examples" / "bank-c", source)
+    _run(["cmake", "-S", source, "-B", source / "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}",
+          "-DBANK_STATIC=ON"], env=env)
+    _run(["cmake", "--build", source / "build"], env=env)
+    built["bank-c-cmake-static"] = source / "build" / "bank"
+    for static in ("bank-c-static", "bank-c-cmake-static"):
+        assert "libpmlab" not in _run(["ldd", built[static]]).stdout, static
+    assert "libpmlab" in _run(["ldd", built["bank-c"]]).stdout
     return built
 
 
-@pytest.mark.parametrize("variant", ["bank-c", "bank-c-static"])
+@pytest.mark.parametrize("variant", ["bank-c", "bank-c-static", "bank-c-cmake-static"])
 def test_the_c_bank_keeps_its_money_through_kill_9(examples, variant, shm_dir):
     bank = examples[variant]
     assert "100000 in all" in _run([bank, shm_dir, "create", 100]).stdout

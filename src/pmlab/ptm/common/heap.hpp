@@ -177,5 +177,8 @@ inline void return_taken(Heap& heap, TxAllocState& st, int arena) {
 // Fatal misuse of a PTM (a transaction larger than its log slot): a message and abort, never a silent
 // truncation of the log.
 [[noreturn]] void ptm_fatal(const std::string& what);
+// What a transaction too large for its log slot is told to do.
+inline constexpr const char* kLargerSlot =
+    "a larger slot holds more: log_bytes_per_thread in the library's options, slot_bytes in the engine's";
 
 }  // namespace pmlab::ptm

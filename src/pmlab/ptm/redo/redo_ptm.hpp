@@ -237,7 +237,7 @@ class RedoPtm::Tx : public TxShell<RedoPtm::Tx, RedoSlot> {
     if (inserted) {
       if (s_.writes.size() == s_.area_capacity)
         ptm_fatal("redo transaction writes more than " + std::to_string(s_.area_capacity) + " words (log slot of " +
-                  std::to_string(ptm_.options_.slot_bytes) + " bytes)");
+                  std::to_string(ptm_.options_.slot_bytes) + " bytes; " + kLargerSlot + ")");
       s_.writes.push_back({off, value});
       s_.filter |= uint64_t{1} << (WordMap::hash(off) & 63);
     } else {

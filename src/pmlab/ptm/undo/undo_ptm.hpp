@@ -102,7 +102,7 @@ class UndoPtm::Tx : public TxShell<UndoPtm::Tx, UndoSlot> {
     if (ptm_.options_.logging && !s_.alloc.is_fresh(off) && s_.logged.insert(off, 0).second) {
       if (s_.n == s_.capacity)
         ptm_fatal("undo transaction logs more than " + std::to_string(s_.capacity) + " words (log slot of " +
-                  std::to_string(ptm_.options_.slot_bytes) + " bytes)");
+                  std::to_string(ptm_.options_.slot_bytes) + " bytes; " + kLargerSlot + ")");
       UndoEntry* e = s_.entries + s_.n++;
       const uint64_t old = *word;
       e->off = off;
