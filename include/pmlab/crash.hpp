@@ -5,7 +5,7 @@
 // The same design runs for real on a pmlab::Pool's Persister (pmlab/pool.hpp):
 //
 //   class MyList final : public pmlab::CrashSubject { ... };
-//   PMLAB_CRASH_SUBJECT(my_list, "mine.list", "my persistent list", false, MyList)
+//   PMLAB_CRASH_SUBJECT(my_list, "mine.list", "my persistent list", false, MyList);
 //
 // Build it as a shared object (it needs pmlab's headers only, nothing to link) and load it:
 //
@@ -162,14 +162,15 @@ extern "C" [[gnu::used, gnu::visibility("default")]] inline const pmlab_crash_su
   return pmlab::detail::crash_subjects().data();
 }
 
-// Registers TYPE (a CrashSubject constructible from const pmlab::CrashOptions&) as NAME. ID is a C++
-// identifier unique in the shared object.
-#define PMLAB_CRASH_SUBJECT(ID, NAME, DESCRIPTION, BROKEN, TYPE)                                            \
-  static const ::pmlab::detail::CrashSubjectRegistration pmlab_crash_subject_##ID {                         \
-    pmlab_crash_subject_entry {                                                                             \
-      NAME, DESCRIPTION, (BROKEN) ? 1 : 0,                                                                  \
-          [](const ::pmlab::CrashOptions* options) -> ::pmlab::CrashSubject* { return new TYPE(*options); } \
-    }                                                                                                       \
+// Registers TYPE (a CrashSubject constructible from const pmlab::CrashOptions&) as NAME; a declaration, ended
+// by a semicolon. ID is a C++ identifier unique in the shared object; TYPE, the last argument, may hold commas
+// (Design<a, b>).
+#define PMLAB_CRASH_SUBJECT(ID, NAME, DESCRIPTION, BROKEN, ...)                                                    \
+  static const ::pmlab::detail::CrashSubjectRegistration pmlab_crash_subject_##ID {                                \
+    pmlab_crash_subject_entry {                                                                                    \
+      NAME, DESCRIPTION, (BROKEN) ? 1 : 0,                                                                         \
+          [](const ::pmlab::CrashOptions* options) -> ::pmlab::CrashSubject* { return new __VA_ARGS__(*options); } \
+    }                                                                                                              \
   }
 #endif  // PMLAB_CRASH_HOST
 
