@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -232,7 +233,11 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
   if (Status s = pool->map(options); !s) return unmade(s);
   Header h = make_header(layout, layout_version, size);
   std::memcpy(pool->base_, &h, sizeof h);
-  pool->persister_.persist(pool->base_, sizeof h);
+  // The fields and the checksum; the reserved lines between them are zero, as the new file was.
+  auto* written = reinterpret_cast<Header*>(pool->base_);
+  pool->persister_.flush(written, offsetof(Header, reserved));
+  pool->persister_.flush(&written->checksum, sizeof written->checksum);
+  pool->persister_.fence();
   if (pool->medium_ == Medium::emulated) {
     // The header is the one write an emulated pool makes durable for real, so a pool file outlives a
     // reboot on a disk-backed file system. Benchmarks never msync.
