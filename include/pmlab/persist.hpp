@@ -29,7 +29,9 @@ enum class Domain { adr = 1, eadr = 2 };
 // How a design persists. Every call names its call site (the crash simulator reports failures and mutants
 // by it). Under ADR a store persists once written back (flush) and fenced; under eADR once fenced. A plain
 // store may also persist early (evicted) at any time, and a crash may tear it byte by byte; only store8
-// and the atomic word operations are never torn. A Persister is used by any number of threads at once.
+// and the atomic word operations are never torn. A Persister is used by any number of threads at once. It
+// checks no address (it runs on every store of a design): one outside its pool's mapping is the caller's bug,
+// where the C API's pmlab_pool_* calls refuse it.
 class Persister {
  public:
   using Site = std::source_location;  // a call site: failures and mutants are reported by it

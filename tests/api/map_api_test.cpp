@@ -308,10 +308,14 @@ TEST(MapCApi, OperationsAndCodes) {
                   s.codes[3] = pmlab_map_remove(tx, s.map, "bb", 2);
                   s.codes[4] = pmlab_map_get(tx, s.map, "abc", 3, value);
                   s.message = pmlab_errormsg();
-                  // A null key, value or map is an error, not a crash.
-                  if (pmlab_map_get(tx, s.map, nullptr, 2, value) != PMLAB_E_INVALID_ARGUMENT ||
-                      pmlab_map_put(tx, s.map, "aa", 2, nullptr) != PMLAB_E_INVALID_ARGUMENT ||
-                      pmlab_map_remove(tx, nullptr, "aa", 2) != PMLAB_E_INVALID_ARGUMENT)
+                  // A null key, value, map or transaction is an error naming it, not a crash.
+                  const auto refused = [](int rc, const char* says) {
+                    return rc == PMLAB_E_INVALID_ARGUMENT && std::strstr(pmlab_errormsg(), says) != nullptr;
+                  };
+                  if (!refused(pmlab_map_get(tx, s.map, nullptr, 2, value), "null key") ||
+                      !refused(pmlab_map_put(tx, s.map, "aa", 2, nullptr), "null value") ||
+                      !refused(pmlab_map_remove(tx, nullptr, "aa", 2), "null map") ||
+                      !refused(pmlab_map_get(nullptr, s.map, "aa", 2, value), "null pmlab_tx"))
                     return 5;
                   s.codes[5] = pmlab_map_scan(tx, s.map, "a", 1, 10, collect, &s.visit, &s.visited);
                   return pmlab_map_size(tx, s.map, &s.size);

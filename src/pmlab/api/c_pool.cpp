@@ -5,6 +5,7 @@
 #include <pmlab/pool.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "pmlab/api/errors.hpp"
@@ -45,13 +46,15 @@ int check_range(const pmlab_pool* pool, const void* addr, size_t len) {
   const auto begin = reinterpret_cast<uintptr_t>(pool->pool.data());
   const uint64_t size = pool->pool.data_size();
   const auto at = reinterpret_cast<uintptr_t>(addr);
-  if (at < begin || at - begin > size || len > size - (at - begin))
-    return pmlab::api::fail(
-        PMLAB_E_INVALID_ARGUMENT,
-        ("the " + std::to_string(len) + " bytes at offset " + std::to_string(static_cast<int64_t>(at - begin)) +
-         " are outside the pool's " + std::to_string(size) + "-byte data area")
-            .c_str());
-  return PMLAB_OK;
+  if (at >= begin && at - begin <= size && len <= size - (at - begin)) return PMLAB_OK;
+  const std::string area = "the pool's " + std::to_string(size) + "-byte data area";
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", addr);
+  const std::string what = "the " + std::to_string(len) + " bytes at ";
+  return pmlab::api::fail(PMLAB_E_INVALID_ARGUMENT,
+                          (at < begin ? what + address + " lie before " + area
+                                      : what + "offset " + std::to_string(at - begin) + " are outside " + area)
+                              .c_str());
 }
 
 }  // namespace

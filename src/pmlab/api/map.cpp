@@ -165,8 +165,7 @@ struct Map::Impl {
   api::ByteKeys keys() const noexcept { return api::ByteKeys(options.key_bytes); }
 
   void* tx_of(const Transaction& tx) const {
-    if (tx.heap_ != heap)
-      raise(PMLAB_E_INVALID_ARGUMENT, "a pmlab::Map used in a transaction of another Ptm than its own");
+    if (tx.heap_ != heap) raise(PMLAB_E_INVALID_ARGUMENT, "a map used in a transaction of another PTM than its own");
     return tx.tx_;
   }
   // The map whose descriptor is at `descriptor` in the heap `tx` runs on (its words read through tx).
@@ -330,8 +329,9 @@ int map_call(pmlab_tx* tx, const pmlab_map* map, F&& f) noexcept {
 template <class F>
 int keyed_call(pmlab_tx* tx, const pmlab_map* map, const void* key, const void* value, bool takes_value,
                F&& f) noexcept {
-  if (key == nullptr || (takes_value && value == nullptr)) return fail(PMLAB_E_INVALID_ARGUMENT, "null key or value");
-  return map_call(tx, map, std::forward<F>(f));
+  if (tx != nullptr && map != nullptr && (key == nullptr || (takes_value && value == nullptr)))
+    return fail(PMLAB_E_INVALID_ARGUMENT, key == nullptr ? "null key" : "null value");
+  return map_call(tx, map, std::forward<F>(f));  // a null transaction or map is named there
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ struct Ptm::Impl {
         check_not_nested(this);  // the slot of a transaction this thread is inside is one of them
         raise(PMLAB_E_INVALID_ARGUMENT, "every log slot of this PTM (" + std::to_string(slots) +
                                             ") is in a session of this thread, which would wait for itself: "
-                                            "run on one of them (Session::run), or create the PTM with more");
+                                            "run on one of them (a session's run), or create the PTM with more");
       }
       std::this_thread::yield();
     }

@@ -270,7 +270,8 @@ using pmlab::api::key_view;
 template <class F>
 int keyed_call(const pmlab_tree* tree, const void* key, const void* value, bool takes_value, F&& f) noexcept {
   if (tree == nullptr) return fail(PMLAB_E_INVALID_ARGUMENT, "null tree");
-  if (key == nullptr || (takes_value && value == nullptr)) return fail(PMLAB_E_INVALID_ARGUMENT, "null key or value");
+  if (key == nullptr || (takes_value && value == nullptr))
+    return fail(PMLAB_E_INVALID_ARGUMENT, key == nullptr ? "null key" : "null value");
   bool absent = false;
   const int rc = guarded([&] { absent = !f(); });
   return rc == PMLAB_OK && absent ? PMLAB_E_NOT_FOUND : rc;
