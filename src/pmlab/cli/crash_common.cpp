@@ -88,7 +88,9 @@ void print_alike(const crash::Alike& alike) {
                listed.c_str(), alike.others > alike.replays.size() ? ", ..." : "");
 }
 
-std::string failures_of_kinds(uint64_t kinds) { return kinds == 0 ? "" : " of " + std::to_string(kinds) + " kinds"; }
+std::string failures_of_kinds(uint64_t kinds) {
+  return kinds == 0 ? "" : " of " + std::to_string(kinds) + (kinds == 1 ? " kind" : " kinds");
+}
 
 record::RunRecord crash_record(const std::string& name, const std::string& design, json params, uint64_t context_hash) {
   record::RunRecord rec;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -298,28 +300,39 @@ class Simulation {
       f.strategy = to_string(state.strategy);
       f.persisted = describe(p.space, state);
       f.property = std::move(v.message);
-      keep_failure(std::move(f));
+      keep_failure(std::move(f), persisted_kinds(p.space, state));
     }
     pending_.erase(it);
   }
 
   // What makes failures alike (Failure::alike): numbers stand for which record, offset or count, which
   // change from one showing of a bug to the next.
-  static uint64_t cause_of(const Failure& f) {
+  static uint64_t cause_of(const Failure& f, const std::string& kinds) {
     const std::string key = f.site + "\n" +
                             (f.at.at_exit        ? "exit"
                              : f.at.op_in_flight ? "in flight"
                                                  : "after") +
-                            "\n" + numbers_masked(f.at.op_label) + "\n" + numbers_masked(f.persisted) + "\n" +
-                            numbers_masked(f.property);
+                            "\n" + numbers_masked(f.at.op_label) + "\n" + kinds + "\n" + numbers_masked(f.property);
     return fnv1a64(key.data(), key.size());
+  }
+
+  // The kinds of pieces a state persisted, each once, but for their numbers ("latest", "value # of #", "torn
+  // (…)"): states that persisted alike pieces of more lines or of others are one cause, as exec mode keys each
+  // line's origin once. Keyed by the whole list, a bug that fails at many lines split into a kind per count.
+  static std::string persisted_kinds(const CrashSpace& space, const CrashState& state) {
+    std::set<std::string> kinds;
+    for (uint32_t l = 0; l < space.lines.size(); ++l)
+      if (const std::string what = describe_line(space, state, l); !what.empty()) kinds.insert(numbers_masked(what));
+    std::string key;
+    for (const std::string& k : kinds) key += k + ";";
+    return key;
   }
 
   // Every failure is counted by its cause; the earliest of each cause is kept whole, whatever order verdicts
   // arrive in (for the first kMaxCauses causes met: more is a design whose messages are all unlike).
-  void keep_failure(Failure&& f) {
+  void keep_failure(Failure&& f, const std::string& kinds) {
     static constexpr size_t kMaxCauses = 4096;
-    const uint64_t cause = cause_of(f);
+    const uint64_t cause = cause_of(f, kinds);
     failed_.push_back({f.crash_point, f.state, cause});
     auto it = first_of_cause_.find(cause);
     if (it == first_of_cause_.end()) {
