@@ -55,7 +55,8 @@ struct LogStats {
 // A log in a pool file, open in this process: one per pool (a second open is refused).
 class Log {
  public:
-  // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty log.
+  // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty log: 1 MiB at least
+  // (PMLAB_E_INVALID_ARGUMENT below), shared by the lanes. Crash-atomic, as every create (pool.hpp).
   static Log create(const std::string& path, uint64_t pool_bytes, const LogOptions& options = {});
   // Opens a log pool and recovers it: every entry whose append returned is kept, an append cut short by a
   // crash is gone whole, a truncation cut short is finished.

@@ -101,7 +101,8 @@ class Ptm {
 
  public:
   // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty heap; no file is left
-  // behind on failure.
+  // behind on failure, and a crash during create leaves no PATH or a whole pool (pool.hpp). `pool_bytes`: 1 MiB
+  // at least (PMLAB_E_INVALID_ARGUMENT below), and room for `threads` log slots (PMLAB_E_NO_SPACE without).
   static Ptm create(const std::string& path, uint64_t pool_bytes, const PtmOptions& options = {});
   // Opens a PTM pool and recovers it: every transaction whose run() returned is there, none that had not
   // returned is, in part or whole. Throws Error(PMLAB_E_BUSY) when the pool is open elsewhere.

@@ -52,8 +52,8 @@ struct TreeStats {
 // Every operation throws Error(PMLAB_E_INVALID_ARGUMENT) for a key or value of the wrong size.
 class Tree {
  public:
-  // Creates PATH (which must not exist) as a pool of `pool_bytes` holding an empty tree; no file is left
-  // behind on failure.
+  // Creates PATH (which must not exist) as a pool of `pool_bytes` (1 MiB at least) holding an empty tree; no
+  // file is left behind on failure, and a crash during create leaves no PATH or a whole pool (pool.hpp).
   static Tree create(const std::string& path, uint64_t pool_bytes, const TreeOptions& options = {});
   // Opens a tree pool and recovers it: every operation that returned is there, one that had not returned
   // is there whole or not at all. Throws Error(PMLAB_E_BUSY) when the pool is open elsewhere,
