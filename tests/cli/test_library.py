@@ -285,9 +285,9 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     # and a missing write-back is found in the design's own function.
     pmlab, stack, pool = prefix / "bin" / "pmlab", examples["stack"], shm_dir / "exec.pool"
 
-    def crash_exec(*program, domain="adr", setup=f"rm -f {pool} && {stack} {pool} push 1", out=None):
+    def crash_exec(*program, domain="adr", setup=f"rm -f {pool} && {stack} {pool} push 1", out=None, options=()):
         return subprocess.run([str(pmlab), "crash", "exec", "--setup", setup, "--check", f"{stack} {{}} check",
-                               "--domain", domain, "--granularity", "line", "--budget", "120", "--out",
+                               *options, "--domain", domain, "--granularity", "line", "--budget", "120", "--out",
                                str(tmp_path / (out or f"{domain}-{len(program)}")), "--", str(stack), str(pool), *program],
                               capture_output=True, text=True, timeout=240)
 
@@ -303,6 +303,9 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     # check opens (a half-made pool no open accepts failed every state of the create before).
     made = crash_exec("push", "3", setup=f"rm -f {pool}", out="made")
     assert made.returncode == 0 and "1 runs, 0 failures" in made.stdout, made.stdout + made.stderr
+    # Named by --pool, the pool it made under another name and renamed is the one {} names, with no note.
+    named = crash_exec("push", "3", setup=f"rm -f {pool}", out="named", options=("--pool", str(pool)))
+    assert named.returncode == 0 and "neither mapped nor wrote" not in named.stderr, named.stderr
     # Under eADR the Persister issues no flush (the pool maps as byte-granular), and the twin's bug is none.
     eadr = crash_exec("push", "12", "--broken", domain="eadr")
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr

@@ -35,6 +35,10 @@ TEST(ExecJudges, TheImageACheckNamesIsTheFirstPoolTraced) {
   EXPECT_EQ(named_image(files, {"/shm/absent", "/shm/other"}), 2u);
   EXPECT_EQ(named_image(files, {"/shm/./kv.db-wal"}), 0u) << "paths compared as the same file";
   EXPECT_EQ(named_image(files, {}), 0u);
+  // A file made under another name and renamed is found by the name it has when the run ends.
+  const std::vector<std::vector<std::string>> at_end = {{"/shm/kv.db-wal"}, {"/shm/kv.db"}, {"/shm/renamed"}};
+  EXPECT_EQ(named_image(files, {"/shm/renamed"}, at_end), 2u);
+  EXPECT_EQ(traced_file(files, "/shm/renamed"), std::nullopt);
 }
 
 TEST(ExecJudgesConcurrent, EveryImageIsJudgedOnceOnItsOwnContent) {

@@ -466,7 +466,7 @@ struct Campaign {
       for (const auto& n : trace->notes()) why += "; " + n;  // they may say why
       return error(Errc::failed, why);
     }
-    note_untraced_first_pool(*traced, layout.files());
+    note_untraced_first_pool(*traced, layout.files(), paths_at_end(*trace, layout.files()));
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
@@ -507,9 +507,10 @@ struct Campaign {
 
   // `{}` names the first --pool's image. A path the run never mapped or wrote (a typo, a file another run
   // makes) is in no crash state: the check is given a path where no file is, at every state.
-  void note_untraced_first_pool(TracedRun& traced, const std::vector<ImageFile>& files) const {
+  void note_untraced_first_pool(TracedRun& traced, const std::vector<ImageFile>& files,
+                                const std::vector<std::vector<std::string>>& at_end) const {
     std::error_code ec;
-    if (o.pools.empty() || fs::is_directory(o.pools.front(), ec) || traced_file(files, o.pools.front())) return;
+    if (o.pools.empty() || fs::is_directory(o.pools.front(), ec) || traced_file(files, o.pools.front(), at_end)) return;
     std::string names;
     for (size_t i = 0; i < files.size() && i < 4; ++i) names += (i ? ", " : "") + files[i].path;
     if (files.size() > 4) names += ", …";

@@ -61,6 +61,15 @@ Status check_options(const ExecOptions& o) {
   return check_reads_crash_images(o.check, named);
 }
 
+std::vector<std::vector<std::string>> paths_at_end(const TraceFile& trace, const std::vector<ImageFile>& files) {
+  const auto at_end = names_at_end(trace);
+  std::vector<std::vector<std::string>> paths(files.size());
+  for (size_t i = 0; i < files.size(); ++i)
+    if (const auto named = at_end.find({files[i].device, files[i].inode}); !files[i].directory && named != at_end.end())
+      paths[i] = named->second;
+  return paths;
+}
+
 Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
                                              const std::string& scratch) {
   JudgeOptions jo;
@@ -76,15 +85,14 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFi
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
   jo.work_dir = scratch;
   jo.files = layout.files();
-  const auto at_end = names_at_end(trace);
-  for (const ImageFile& f : jo.files) {
-    jo.names.push_back(trace.image_name(f.path));
-    const auto named = at_end.find({f.device, f.inode});
-    jo.names_at_end.push_back(f.directory                                       ? jo.names.back()
-                              : named != at_end.end() && !named->second.empty() ? trace.image_name(named->second[0])
-                                                                                : "");
+  const auto at_end = paths_at_end(trace, jo.files);
+  for (size_t i = 0; i < jo.files.size(); ++i) {
+    jo.names.push_back(trace.image_name(jo.files[i].path));
+    jo.names_at_end.push_back(jo.files[i].directory ? jo.names.back()
+                              : at_end[i].empty()   ? ""
+                                                    : trace.image_name(at_end[i].front()));
   }
-  jo.image_file = named_image(jo.files, o.pools);
+  jo.image_file = named_image(jo.files, o.pools, at_end);
   // `{}` is the first --pool's path, whichever file a crash leaves there (a rename may have put another); with
   // no --pool, the path the first file the run mapped has when the run ends (made under another name and
   // renamed, it is not there before the rename).

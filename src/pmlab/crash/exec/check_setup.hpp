@@ -18,6 +18,10 @@ namespace pmlab::crash::exec {
 // --pool file and not its image.
 Status check_options(const ExecOptions& o);
 
+// Per file of `files`, the paths it has when the run ends (none for a directory, or a file the run unlinked):
+// where a program looks for a file it made under another name and renamed.
+std::vector<std::vector<std::string>> paths_at_end(const TraceFile& trace, const std::vector<ImageFile>& files);
+
 // The judges of one domain's states (one checker where a single state is replayed).
 Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
                                              const std::string& scratch);

@@ -506,15 +506,23 @@ Verdict Judges::ask(CheckServer& server, const std::vector<std::string>& env) {
   return v;
 }
 
-std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path) {
-  for (size_t i = 0; i < files.size(); ++i)
-    if (!files[i].directory && canonical(path) == canonical(files[i].path)) return i;
+std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path,
+                                  const std::vector<std::vector<std::string>>& at_end) {
+  const fs::path wanted = canonical(path);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].directory) continue;
+    if (wanted == canonical(files[i].path)) return i;
+    if (i < at_end.size())
+      for (const std::string& name : at_end[i])
+        if (wanted == canonical(name)) return i;
+  }
   return std::nullopt;
 }
 
-size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools) {
+size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools,
+                   const std::vector<std::vector<std::string>>& at_end) {
   for (const std::string& pool : pools)
-    if (auto i = traced_file(files, pool)) return *i;
+    if (auto i = traced_file(files, pool, at_end)) return *i;
   return 0;
 }
 

@@ -59,12 +59,16 @@ struct JudgeOptions {
   size_t image_bytes = 0;
 };
 
-// Where `path` is among the run's files (compared as the same file, whatever the spelling of its path).
-std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path);
+// Where `path` is among the run's files (compared as the same file, whatever the spelling of its path): by
+// the path each was first seen at, or by a name it had when the run ended, per file in `at_end` where given
+// (a file made under another name and renamed to `path`).
+std::optional<size_t> traced_file(const std::vector<ImageFile>& files, const std::string& path,
+                                  const std::vector<std::vector<std::string>>& at_end = {});
 
 // The file whose image `--replay --image FILE` writes to FILE: the first of `pools` (--pool, in the order
 // given) that the run traced, or else the first file it traced (PMDK's pools, found by themselves).
-size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools);
+size_t named_image(const std::vector<ImageFile>& files, const std::vector<std::string>& pools,
+                   const std::vector<std::vector<std::string>>& at_end = {});
 
 // Refuses a check that names one of the program's persistent files itself and never its image (`{}`,
 // $PMLAB_CRASH_IMAGE or $PMLAB_CRASH_DIR): it would judge the file the traced run left, the same whatever the
