@@ -306,6 +306,7 @@ Status Log::check(std::span<const std::byte> region) {
 
 Status Log::recover(bool repair) {
   recovery_ = {};
+  recovery_wrote_ = false;
   uint64_t max_lsn = 0;
   for (uint32_t lane = 0; lane < options_.lanes; ++lane) {
     lanes_[lane] = LaneState{};
@@ -313,9 +314,9 @@ Status Log::recover(bool repair) {
     remember_tail_line(lane);
     max_lsn = std::max(max_lsn, lanes_[lane].last_lsn);
   }
-  // Whatever recover_lane wrote back (torn tails zeroed, stale lanes reset); a recovery that only reads
-  // has nothing to order (mutation testing found this fence equivalent for the classic writers).
-  if (repair && rewrites_lanes()) persister_.fence();
+  // Whatever recover_lane wrote back (torn tails zeroed, stale lanes reset); a recovery that found nothing to
+  // repair has nothing to order, and a fence then would be an empty one in every open.
+  if (repair && recovery_wrote_) persister_.fence();
   const uint64_t next = std::max(first_lsn(), max_lsn + 1);
   next_lsn_.store(next, std::memory_order_relaxed);
   recovery_.next_lsn = next;

@@ -234,6 +234,7 @@ class Log {
   uint64_t lane_bytes_ = 0;
   std::unique_ptr<LaneState[]> lanes_;
   RecoveryReport recovery_;
+  bool recovery_wrote_ = false;  // a recover_lane wrote a repair back: the recovery's one fence orders them
   alignas(64) std::atomic<uint64_t> next_lsn_{1};
 
  private:

@@ -37,7 +37,10 @@ Status SizeFieldLog::recover_lane(uint32_t lane, bool repair) {
   if (stale > 0 && stale == entries) {
     // A truncation the crash interrupted: the watermark is durable, this lane's size was not reset yet.
     ++recovery_.stale_lanes;
-    if (repair) reset_lane(lane);
+    if (repair) {
+      reset_lane(lane);
+      recovery_wrote_ = true;
+    }
     return Status::success();
   }
   // Increasing LSNs put the entries below the watermark first: a partial truncation's, skipped by iteration.

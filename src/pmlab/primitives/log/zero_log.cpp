@@ -68,7 +68,7 @@ class ZeroLog final : public Log {
     }
     recovery_.entries += live;
     s.tail = offset;
-    if (repair) zero_from(lane, offset);
+    if (repair && zero_from(lane, offset)) recovery_wrote_ = true;
     return Status::success();
   }
 
@@ -89,13 +89,16 @@ class ZeroLog final : public Log {
   // The torn entry's count is cleared first, in one store: zeroing takes bits away, and a count torn
   // byte by byte on its way to zero could match what is left of the payload. Whole, it is the old count
   // (more bits than are left) or zero (recovery stops at this entry), whatever else persisted.
-  void zero_from(uint32_t lane, uint64_t offset) {
+  // Whether it wrote anything (a lane already zero past `offset` is left as it is).
+  bool zero_from(uint32_t lane, uint64_t offset) {
     std::byte* data = lane_data(lane);
+    bool wrote = false;
     if (offset + sizeof(om::EntryHeader) <= lane_bytes_) {
       auto* size_and_check = reinterpret_cast<uint64_t*>(data + offset);
       if (*size_and_check != 0) {
         persister_.store8(size_and_check, 0);
         persister_.flush(size_and_check, 8);
+        wrote = true;
       }
     }
     uint64_t line = offset & ~(om::kLine - 1);
@@ -104,6 +107,7 @@ class ZeroLog final : public Log {
       if (!all_zero(data + offset, end - offset)) {
         std::memset(data + offset, 0, end - offset);
         persister_.flush(data + offset, end - offset);
+        wrote = true;
       }
       line += om::kLine;
     }
@@ -112,7 +116,9 @@ class ZeroLog final : public Log {
       if (all_zero(data + line, n)) continue;
       std::memset(data + line, 0, n);
       persister_.flush(data + line, n);
+      wrote = true;
     }
+    return wrote;
   }
 
   // Zeroes and writes back (no fence) the way appends will store: a streaming append costs more when its
