@@ -381,7 +381,8 @@ def _context(ctx: dict) -> str:
                             f"<td>{text(s.get('reason'))}</td></tr>" for s in skipped)
                         + "</tbody></table>")
     else:
-        skipped_html = '<p class="muted">Nothing was skipped.</p>'
+        skipped_html = ('<p class="muted">No case or sweep was left out before the run; a run skipped as it '
+                        'ran says why in the warnings and in its case.</p>')
     return (f'<section id="context"><h2>Context</h2><table class="kv">{body}</table>'
             f'<h3 id="skipped">Skipped cases and sweeps</h3>{skipped_html}</section>')
 

@@ -228,7 +228,9 @@ def verdict_finding(rows: dict[str, Run]) -> str:
     """Which idiosyncrasies a tier shows, and which of them more than local DRAM does, as a clause."""
     present = [i for i, r in sorted(rows.items()) if r.notes.get("verdict") == "present"]
     if not present:
-        return "none of I1–I8 present" if rows else ""
+        if any(r.notes.get("verdict") == "absent" for r in rows.values()):
+            return "none of I1–I8 present"
+        return "I1–I8 not assessed (no idiosyncrasy case ran on it)" if rows else ""
     specific = [i for i in present if _specific(rows[i]) == "yes"]
     return (", ".join(present) + " present" +
             (f" ({', '.join(specific)} beyond local DRAM's)" if specific else ", none beyond local DRAM's"))

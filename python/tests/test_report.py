@@ -109,7 +109,7 @@ def test_partial_report(partial_html):
     assert len(re.findall(r"<img ", partial_html)) == 3
     assert "no pool used" in partial_html
     assert "TSC not used" in partial_html
-    assert "Nothing was skipped." in partial_html
+    assert "No case or sweep was left out before the run" in partial_html
     assert "size 256 not in quick sweep" in partial_html
     assert "clflush faulted on pool mapping" in partial_html
     assert 'class="badge status-skipped"' in partial_html

@@ -93,6 +93,16 @@ def test_each_tier_has_its_idiosyncrasy_verdicts_and_a_finding_names_them():
     assert set(tiers.classifications(runs)) == {"numa:2"}
 
 
+def test_a_tier_no_idiosyncrasy_case_ran_on_is_not_said_to_have_none():
+    runs = _two_tiers()
+    runs += [_classification(len(runs) + i, f"I{i + 1}", "not_applicable", "unknown", None, "numa:2")
+             for i in range(8)]
+    html = tiers.section(runs)
+    assert "none of I1–I8 present" not in html and "I1–I8 not assessed" in html
+    runs.append(_classification(len(runs), "I9", "absent", "unknown", 1.0, "numa:2"))
+    assert "none of I1–I8 present" in tiers.section(runs)
+
+
 def test_the_idiosyncrasy_table_keeps_the_pools_rows_only():
     runs = _two_tiers()
     runs += [_classification(len(runs), "I1", "present", "no", 5.0),

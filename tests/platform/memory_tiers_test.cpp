@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <string>
+
+#include "../support/temp_dir.hpp"
 
 namespace pmlab::platform {
 namespace {
@@ -111,6 +115,83 @@ TEST(PoolBacking, ADaxDeviceOfACxlRegionAndWhatCannotBeTraced) {
   EXPECT_EQ(absent.label, "unknown");
   EXPECT_TRUE(says(absent.evidence, "no block device")) << absent.evidence;
   EXPECT_EQ(pool_backing("/dev/sda1", kTrees / "cxl-expander").label, "unknown");
+}
+
+// A machine made in a temporary directory, file by file.
+class MadeTree : public ::testing::Test {
+ protected:
+  void file(const std::string& path, const std::string& text) {
+    const auto at = std::filesystem::path(dir_.path()) / path;
+    std::filesystem::create_directories(at.parent_path());
+    std::ofstream(at) << text << "\n";
+  }
+  // A node: its cpulist, its MemTotal in KiB and its SLIT row.
+  void node(int id, const std::string& cpus, const std::string& kib, const std::string& distances) {
+    const std::string dir = "sys/devices/system/node/node" + std::to_string(id) + "/";
+    file(dir + "cpulist", cpus);
+    file(dir + "meminfo", "Node " + std::to_string(id) + " MemTotal:       " + kib + " kB");
+    file(dir + "distance", distances);
+  }
+  MemoryTopology read() const { return read_memory_topology(dir_.path()); }
+  bool noted(const MemoryTopology& t, const std::string& part) const {
+    return std::any_of(t.notes.begin(), t.notes.end(), [&](const std::string& n) { return says(n, part); });
+  }
+  testing::TempDir dir_;
+};
+
+// Each node's SLIT row lists a distance to every online node, also to one with neither CPUs nor memory (a
+// CXL node whose memory was taken offline): the distances are read by those nodes, not by the ones listed.
+TEST_F(MadeTree, DistancesAreReadByTheKernelsOnlineNodes) {
+  file("sys/devices/system/node/online", "0-2");
+  node(0, "0-1", "8388608", "10 99 21");
+  node(1, "", "0", "99 10 99");
+  node(2, "2-3", "8388608", "21 99 10");
+  const MemoryTopology t = read();
+  ASSERT_EQ(t.nodes.size(), 2u);
+  EXPECT_EQ(t.online_nodes, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(slit_distance(t, 0, 2), 21);
+  EXPECT_EQ(slit_distance(t, 2, 0), 21);
+  EXPECT_EQ(slit_distance(t, 0, 7), -1);
+  EXPECT_TRUE(says(::pmlab::platform::node(t, 2).evidence, "SLIT distance from node 0: 21"))
+      << ::pmlab::platform::node(t, 2).evidence;
+}
+
+// A file that is there and cannot be read is named, never taken for an answer: a CPU list it cannot parse
+// (or one naming a CPU no kernel has, which would also take memory without bound), a MemTotal that is no
+// count, a SLIT row that is not one number per online node.
+TEST_F(MadeTree, UnreadableFilesAreNamedNotGuessed) {
+  file("sys/devices/system/node/online", "0-3");
+  node(0, "0-1", "8388608", "10 21 21 21");
+  node(1, "2-3,x", "8388608", "21 10 21 21");
+  node(2, "2147483647-2147483647", "8388608", "21 21 10");
+  node(3, "", "lots", "21 21 21 ten");
+  const MemoryTopology t = read();
+  EXPECT_TRUE(noted(t, "node1/cpulist could not be read")) << t.notes.front();
+  EXPECT_TRUE(noted(t, "node2/cpulist could not be read"));
+  EXPECT_TRUE(noted(t, "node2/distance could not be read"));
+  EXPECT_TRUE(noted(t, "node3/meminfo could not be read"));
+  EXPECT_TRUE(noted(t, "node3/distance could not be read"));
+  EXPECT_EQ(slit_distance(t, 2, 0), -1);
+  EXPECT_EQ(slit_distance(t, 0, 1), 21);
+}
+
+// An Optane DAX device onlined as system RAM sits below its nvdimm bus's region0: a CXL region of the same
+// name elsewhere does not make it CXL memory.
+TEST_F(MadeTree, AnNvdimmRegionIsNoCxlRegionOfTheSameName) {
+  file("sys/devices/system/node/online", "0-1");
+  node(0, "0-1", "8388608", "10 17");
+  node(1, "", "268435456", "17 10");
+  file("sys/bus/cxl/devices/region0/mode", "pmem");
+  const std::string dax = "sys/devices/LNXSYSTM:00/ndbus0/region0/dax0.0/dax0.0";
+  file(dax + "/size", "274877906944");
+  file(dax + "/target_node", "1");
+  std::filesystem::create_directories(std::filesystem::path(dir_.path()) / "sys/bus/dax/devices");
+  std::filesystem::create_directory_symlink("../../../devices/LNXSYSTM:00/ndbus0/region0/dax0.0/dax0.0",
+                                            std::filesystem::path(dir_.path()) / "sys/bus/dax/devices/dax0.0");
+  const MemoryTopology t = read();
+  ASSERT_EQ(t.dax_devices.size(), 1u);
+  EXPECT_EQ(t.dax_devices[0].cxl_region, "");
+  EXPECT_NE(::pmlab::platform::node(t, 1).label, TierLabel::cxl) << ::pmlab::platform::node(t, 1).evidence;
 }
 
 TEST(MemoryTiers, ThisMachineReadsWithoutError) {

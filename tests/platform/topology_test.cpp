@@ -15,6 +15,10 @@ TEST(Topology, CpuListsParseAsTheKernelWritesThem) {
   EXPECT_EQ(parse_cpu_list(""), std::vector<int>{});
   EXPECT_EQ(parse_cpu_list("3-1"), std::vector<int>{});
   EXPECT_EQ(parse_cpu_list("x"), std::vector<int>{});
+  // No kernel numbers a CPU so high: refused, not counted out one by one into memory.
+  EXPECT_EQ(parse_cpu_list("2147483647-2147483647"), std::vector<int>{});
+  EXPECT_EQ(parse_cpu_list("0-50000000"), std::vector<int>{});
+  EXPECT_EQ(parse_cpu_list("-1"), std::vector<int>{});
 }
 
 // A tree as the kernel writes it for 4 CPUs on 2 cores with two threads each (CPU n and n + 2 share a core);

@@ -52,6 +52,7 @@ nlohmann::ordered_json memory_tiers_json(const platform::MemoryTopology& t) {
                    {"target_node", d.target_node ? json(*d.target_node) : json(nullptr)},
                    {"cxl_region", d.cxl_region}});
   return {{"initiator_node", t.initiator_node},
+          {"online_nodes", t.online_nodes},
           {"nodes", nodes},
           {"cxl_memdevs", memdevs},
           {"cxl_regions", regions},

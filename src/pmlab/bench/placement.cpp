@@ -12,11 +12,10 @@ const platform::MemoryNode* node_named(const platform::MemoryTopology& t, int id
   return nullptr;
 }
 
-// The SLIT distance from `from` to `to` (the kernel lists a node's distances in node order).
+// The SLIT distance from `from` to `to`; where unknown, the node itself is nearest and the others far.
 int distance(const platform::MemoryTopology& t, const platform::MemoryNode& from, int to) {
-  for (size_t i = 0; i < t.nodes.size() && i < from.distances.size(); ++i)
-    if (t.nodes[i].id == to) return from.distances[i];
-  return from.id == to ? 10 : 255;
+  const int d = platform::slit_distance(t, from.id, to);
+  return d >= 0 ? d : from.id == to ? 10 : 255;
 }
 
 }  // namespace

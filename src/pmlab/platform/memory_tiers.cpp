@@ -61,19 +61,34 @@ std::vector<std::string> entries(const fs::path& dir, std::string_view prefix) {
   return out;
 }
 
-// "Node 2 MemTotal:       67108864 kB"
-uint64_t mem_total_bytes(const fs::path& meminfo) {
+// "Node 2 MemTotal:       67108864 kB"; nullopt where the file or its MemTotal line cannot be read, or holds no
+// count of KiB that fits in 64 bits of bytes.
+std::optional<uint64_t> mem_total_bytes(const fs::path& meminfo) {
   std::ifstream in(meminfo);
   std::string line;
   while (std::getline(in, line)) {
     const size_t at = line.find("MemTotal:");
     if (at == std::string::npos) continue;
-    std::istringstream fields(line.substr(at + 9));
+    std::string_view rest = std::string_view(line).substr(at + 9);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
     uint64_t kib = 0;
-    fields >> kib;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
+    if (ec != std::errc() || end == rest.data() || kib > UINT64_MAX / 1024) return std::nullopt;
     return kib * 1024;
   }
-  return 0;
+  return std::nullopt;
+}
+
+// The kernel's online nodes (node/online, "0-3"): the nodes each SLIT row lists distances to, in order. Where
+// the file is missing, the numbered node directories.
+std::vector<int> online_nodes(const fs::path& node_root) {
+  if (auto listed = read_line(node_root / "online"); listed && !listed->empty())
+    if (std::vector<int> ids = parse_cpu_list(*listed); !ids.empty()) return ids;
+  std::vector<int> ids;
+  for (const std::string& name : entries(node_root, "node"))
+    if (auto id = numbered(name, "node")) ids.push_back(*id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 std::vector<NodeAccess> read_access(const fs::path& node_dir) {
@@ -96,23 +111,37 @@ std::vector<NodeAccess> read_access(const fs::path& node_dir) {
   return out;
 }
 
-std::vector<MemoryNode> read_nodes(const fs::path& node_root) {
-  std::vector<MemoryNode> nodes;
+// The nodes with CPUs or memory, and the online nodes their SLIT rows index; a file that is there and cannot
+// be read is named in the notes (what it leaves unknown), never taken for an answer.
+void read_nodes(const fs::path& node_root, MemoryTopology& t) {
+  t.online_nodes = online_nodes(node_root);
   for (const std::string& name : entries(node_root, "node")) {
     const auto id = numbered(name, "node");
     if (!id) continue;
     const fs::path dir = node_root / name;
+    const auto unreadable = [&](const std::string& file, const std::string& leaves) {
+      t.notes.push_back(name + "/" + file + " could not be read: " + leaves);
+    };
     MemoryNode node;
     node.id = *id;
-    node.cpus = parse_cpu_list(read_line(dir / "cpulist").value_or(""));
-    node.memory_bytes = mem_total_bytes(dir / "meminfo");
-    std::istringstream distances(read_line(dir / "distance").value_or(""));
-    for (int d = 0; distances >> d;) node.distances.push_back(d);
+    const auto cpulist = read_line(dir / "cpulist");
+    node.cpus = parse_cpu_list(cpulist.value_or(""));
+    if (!cpulist || (node.cpus.empty() && !cpulist->empty())) unreadable("cpulist", "its CPUs are unknown");
+    const auto memory = mem_total_bytes(dir / "meminfo");
+    if (!memory) unreadable("meminfo", "its memory is unknown");
+    node.memory_bytes = memory.value_or(0);
+    if (auto row = read_line(dir / "distance")) {
+      std::istringstream distances(*row);
+      for (int d = 0; distances >> d;) node.distances.push_back(d);
+      if (!distances.eof() || node.distances.size() != t.online_nodes.size()) {
+        node.distances.clear();
+        unreadable("distance", "its SLIT distances are unknown (not one number per online node)");
+      }
+    }
     node.access = read_access(dir);
-    if (!node.cpus.empty() || node.memory_bytes > 0) nodes.push_back(std::move(node));
+    if (!node.cpus.empty() || node.memory_bytes > 0) t.nodes.push_back(std::move(node));
   }
-  std::sort(nodes.begin(), nodes.end(), [](const MemoryNode& a, const MemoryNode& b) { return a.id < b.id; });
-  return nodes;
+  std::sort(t.nodes.begin(), t.nodes.end(), [](const MemoryNode& a, const MemoryNode& b) { return a.id < b.id; });
 }
 
 void read_cxl(const fs::path& cxl_devices, MemoryTopology& t) {
@@ -139,15 +168,19 @@ void read_cxl(const fs::path& cxl_devices, MemoryTopology& t) {
   }
 }
 
-// The CXL region a DAX device was carved from: a path component of the device's place in the device tree
-// that names one of the CXL regions.
+// The CXL region a DAX device was carved from: a component of the device's place in the device tree that
+// names one of the CXL regions below a CXL decoder (an nvdimm region below its ndbus may have the same name).
 std::string cxl_region_of(const fs::path& device, const std::vector<CxlRegion>& regions) {
   std::error_code ec;
   const fs::path real = fs::canonical(device, ec);
   if (ec) return {};
-  for (const auto& part : real)
-    for (const CxlRegion& r : regions)
-      if (part == r.name) return r.name;
+  std::string parent;
+  for (const auto& part : real) {
+    if (parent.starts_with("decoder"))
+      for (const CxlRegion& r : regions)
+        if (part == r.name) return r.name;
+    parent = part.string();
+  }
   return {};
 }
 
@@ -184,15 +217,6 @@ std::string gib(uint64_t bytes) {
   return out.str();
 }
 
-// The distance from `from` to `to` in the SLIT, or -1.
-int distance(const std::vector<MemoryNode>& nodes, int from, int to) {
-  auto source = std::find_if(nodes.begin(), nodes.end(), [from](const MemoryNode& n) { return n.id == from; });
-  auto target = std::find_if(nodes.begin(), nodes.end(), [to](const MemoryNode& n) { return n.id == to; });
-  if (source == nodes.end() || target == nodes.end()) return -1;
-  const size_t index = static_cast<size_t>(target - nodes.begin());
-  return index < source->distances.size() ? source->distances[index] : -1;
-}
-
 // HMAT's read latency of a node from its nearest initiators, in words, when the firmware gives it.
 std::string hmat_words(const MemoryNode& node) {
   for (const NodeAccess& a : node.access)
@@ -206,7 +230,7 @@ void label(MemoryTopology& t) {
   const bool cxl_capacity =
       std::any_of(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), [](const CxlMemdev& m) { return m.ram_bytes > 0; });
   for (MemoryNode& node : t.nodes) {
-    const int d = distance(t.nodes, t.initiator_node, node.id);
+    const int d = slit_distance(t, t.initiator_node, node.id);
     const std::string slit =
         d >= 0 ? "SLIT distance from node " + std::to_string(t.initiator_node) + ": " + std::to_string(d)
                : "no SLIT distance";
@@ -321,10 +345,19 @@ const char* to_string(TierLabel label) noexcept {
   return "unknown";
 }
 
+int slit_distance(const MemoryTopology& t, int from, int to) {
+  const auto source =
+      std::find_if(t.nodes.begin(), t.nodes.end(), [from](const MemoryNode& n) { return n.id == from; });
+  const auto column = std::find(t.online_nodes.begin(), t.online_nodes.end(), to);
+  if (source == t.nodes.end() || column == t.online_nodes.end()) return -1;
+  const size_t index = static_cast<size_t>(column - t.online_nodes.begin());
+  return index < source->distances.size() ? source->distances[index] : -1;
+}
+
 MemoryTopology read_memory_topology(const fs::path& root, std::optional<int> initiator_node) {
   MemoryTopology t;
   const fs::path sys = root / "sys";
-  t.nodes = read_nodes(sys / "devices" / "system" / "node");
+  read_nodes(sys / "devices" / "system" / "node", t);
   if (t.nodes.empty()) t.notes.push_back("no NUMA node in sysfs: a kernel without NUMA; the machine is one tier");
   std::error_code ec;
   if (fs::is_directory(sys / "bus" / "cxl" / "devices", ec)) read_cxl(sys / "bus" / "cxl" / "devices", t);

@@ -32,7 +32,7 @@ struct MemoryNode {
   int id = 0;
   std::vector<int> cpus;
   uint64_t memory_bytes = 0;       // the node's MemTotal
-  std::vector<int> distances;      // SLIT: to node 0, 1, … in the order the kernel lists nodes
+  std::vector<int> distances;      // SLIT: to each of MemoryTopology::online_nodes, in order; empty: unknown
   std::vector<NodeAccess> access;  // HMAT
   TierLabel label = TierLabel::unknown;
   std::string evidence;  // what the label rests on, in words
@@ -62,7 +62,9 @@ struct DaxDevice {
 
 struct MemoryTopology {
   std::vector<MemoryNode> nodes;  // every online node with memory or CPUs, by id
-  int initiator_node = 0;         // the node labels are relative to
+  // The online nodes, with or without CPUs and memory: the columns of every node's SLIT row.
+  std::vector<int> online_nodes;
+  int initiator_node = 0;  // the node labels are relative to
   std::vector<CxlMemdev> cxl_memdevs;
   std::vector<CxlRegion> cxl_regions;
   std::vector<DaxDevice> dax_devices;
@@ -87,6 +89,9 @@ struct PoolBacking {
 // `source`: the device the pool's file system is mounted from ("/dev/pmem1"), the pool's own path when it
 // is a DAX device ("/dev/dax1.0"), or a file system without a device ("tmpfs").
 PoolBacking pool_backing(const std::string& source, const std::filesystem::path& root = "/");
+
+// The SLIT distance from node `from` to node `to`, or -1 where the firmware or the kernel did not say.
+int slit_distance(const MemoryTopology& t, int from, int to);
 
 // Reads the tiers below `root`, labelled relative to `initiator_node` (default: the lowest node with CPUs
 // and memory). A missing file is a note, never an error: a kernel without HMAT or CXL support simply has

@@ -65,7 +65,10 @@ std::vector<int> parse_cpu_list(const std::string& text) {
     if (!parse(std::string_view(item).substr(0, dash), first)) return {};
     last = first;
     if (dash != std::string::npos && !parse(std::string_view(item).substr(dash + 1), last)) return {};
-    if (last < first) return {};
+    // A number no kernel gives a CPU or node (NR_CPUS is at most 8192) is a file not to be trusted: a range to
+    // it would also take memory without bound.
+    constexpr int kMaxId = 1 << 20;
+    if (last < first || first < 0 || last > kMaxId) return {};
     for (int c = first; c <= last; ++c) out.push_back(c);
   }
   return out;

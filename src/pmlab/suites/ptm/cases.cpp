@@ -32,12 +32,17 @@ ParamSpec workload_param(std::vector<std::string> defaults, std::vector<std::str
                             workload_names(), std::move(defaults), std::move(quick));
 }
 
-// The medium follows the durability model: pdram runs on DRAM, the rest on the pool.
+// The medium follows the durability model: pdram runs on DRAM, the rest on the pool or on a node's memory
+// (numa:N, a tier measured as the pool would be).
 std::optional<std::string> medium_mismatch(const Params& p) {
   auto d = pmlab::ptm::parse_durability(p.has("durability") ? p.text("durability") : std::string("adr"));
   if (!d) return std::nullopt;
-  const std::string want = pmlab::ptm::data_on_dram(*d) ? "dram" : "pool";
-  if (p.text("medium") != want) return "durability " + p.text("durability") + " runs on " + want;
+  const std::string medium = p.text("medium");
+  if (pmlab::ptm::data_on_dram(*d)) {
+    if (medium != "dram") return "durability " + p.text("durability") + " runs on dram";
+  } else if (medium != "pool" && !medium.starts_with("numa:")) {
+    return "durability " + p.text("durability") + " runs on pool or numa:N";
+  }
   return std::nullopt;
 }
 

@@ -167,12 +167,7 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
   if (!spec.logging || spec.elide_fence)
     ctx.skip("not measurable: PMDK's logging and fences cannot be switched off without modifying libpmemobj");
   const int forced = pmdk::force_pmem_is_pmem();
-  std::string dir = "/dev/shm";
-  if (ctx.region().base != nullptr) {
-    auto d = pmdk::directory_of_mapping(ctx.region().base);
-    if (d) dir = *d;
-  }
-  const std::string path = pool::scratch_pool_path(dir, "ptm-pmdk");
+  const std::string path = pool::scratch_pool_path(pmdk_pool_directory(ctx), "ptm-pmdk");
   auto ptm = pmdk::ObjPtm::create(path, heap_bytes(spec) * 3 / 2 + (16 << 20));
   if (!ptm) ctx.fail(ptm.status().message());
   // Counted over the timed loop only (the load's transactions are subtracted after it).
@@ -208,6 +203,15 @@ void run_pmdk(RunContext& ctx, const RunSpec& spec) {
 }
 
 }  // namespace
+
+std::string pmdk_pool_directory(RunContext& ctx) {
+  if (ctx.region().kind == media::Kind::numa)
+    ctx.skip("libpmemobj maps a pool file, which cannot be bound to node " + std::to_string(ctx.region().node) +
+             ": PMDK runs on medium=pool, or dram (its pool on /dev/shm)");
+  if (ctx.region().base != nullptr)
+    if (auto d = pmdk::directory_of_mapping(ctx.region().base)) return *d;
+  return "/dev/shm";
+}
 
 void run(RunContext& ctx, const RunSpec& spec) {
   ctx.note("durability", assumption(spec.durability));

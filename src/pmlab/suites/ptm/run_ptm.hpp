@@ -32,6 +32,11 @@ Result<RunSpec> spec_of(const bench::Params& p, bool quick);
 
 void run(bench::RunContext& ctx, const RunSpec& spec);
 
+// Where PMDK's pool file goes: beside the run's pool, or on /dev/shm (DRAM, as medium=dram is). Memory bound
+// to a node (medium=numa:N) has no file to put it beside, and a file elsewhere would not be on that node:
+// the run is skipped, never measured on other memory than its medium names.
+std::string pmdk_pool_directory(bench::RunContext& ctx);
+
 // ptm.target: undo, redo and PMDK on the same workload, ADR, one thread, side by side in alternating
 // short phases (bench::interleave: orders from a balanced Latin square); ratios are medians of per-round
 // ratios, so a phase disturbed by another process moves one round, not the verdict.

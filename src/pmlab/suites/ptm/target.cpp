@@ -80,9 +80,8 @@ class ThreePtms {
     if (Status s = redo.format(); !s) ctx.fail(s.message());
     if (!pmdk::ObjPtm::available()) ctx.skip("pmlab was built without libpmemobj");
     forced = pmdk::force_pmem_is_pmem();
-    std::string dir = "/dev/shm";
-    if (auto d = pmdk::directory_of_mapping(ctx.region().base)) dir = *d;
-    auto created = pmdk::ObjPtm::create(pool::scratch_pool_path(dir, "ptm-target"), heap_ * 3 / 2 + (16 << 20));
+    auto created = pmdk::ObjPtm::create(pool::scratch_pool_path(pmdk_pool_directory(ctx), "ptm-target"),
+                                        heap_ * 3 / 2 + (16 << 20));
     if (!created) ctx.fail(created.status().message());
     pmdk = std::move(*created);
     if (Status s = undo_workload_.load(undo, spec.config); !s) ctx.fail(s.message());
