@@ -257,6 +257,9 @@ def test_info_labels_the_memory_tiers_of_a_captured_tree(pmlab):
     assert labels == {0: "local", 1: "remote-socket", 2: "cxl"}
     text = pmlab("info", "--sysfs-root", tree, check=True).stdout
     assert "node 2   cxl" in text and "dax0.0 of CXL region0" in text
+    # Nothing of this machine beside a captured tree's tiers: its CPU or devices would read as the tree's.
+    assert "CPU " not in text and "devices " not in text and set(info) == {"sysfs_root", "memory_tiers"}
+    assert pmlab("info", "--sysfs-root", tree / "sys").returncode == 2  # the directory above sys/
     here = json.loads(pmlab("info", "--json", check=True).stdout)["memory_tiers"]
     assert any(n["label"] == "local" for n in here["nodes"])
     assert pmlab("info", "--sysfs-root", tree / "nowhere").returncode == 2

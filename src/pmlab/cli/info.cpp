@@ -1,5 +1,6 @@
 // pmlab info: what this machine offers pmlab, and what it lacks.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "pmlab/bench/context.hpp"
@@ -44,9 +45,30 @@ void print_memory_tiers(const nlohmann::ordered_json& tiers) {
   for (const auto& note : tiers["notes"]) std::printf("  (%s)\n", printable(note.get<std::string>()).c_str());
 }
 
+// `pmlab info --sysfs-root DIR`: the memory tiers of a captured tree, and nothing of this machine beside them
+// (its CPU, devices and counters would read as the tree's).
+int run_captured_tiers(bool as_json, const std::string& sysfs_root) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::path(sysfs_root) / "sys", ec))
+    return report_error(error(Errc::invalid_argument, "--sysfs-root: " + printable(sysfs_root) +
+                                                          " holds no sys/ directory (name the directory above "
+                                                          "sys/, as scripts/capture_memory_tiers.sh writes it)"));
+  const auto tiers = bench::memory_tiers_json(platform::read_memory_topology(sysfs_root));
+  if (as_json) {
+    std::printf("%s\n",
+                json_text(nlohmann::ordered_json{{"sysfs_root", sysfs_root}, {"memory_tiers", tiers}}, 2).c_str());
+    return 0;
+  }
+  std::printf("memory tiers of the tree at %s (only these: nothing else of that machine is read)\n",
+              printable(sysfs_root).c_str());
+  std::printf("NUMA nodes       %zu, as memory tiers:\n", tiers["nodes"].size());
+  print_memory_tiers(tiers);
+  return 0;
+}
+
 int run_info(bool as_json, const std::string& sysfs_root) {
+  if (!sysfs_root.empty()) return run_captured_tiers(as_json, sysfs_root);
   nlohmann::ordered_json ctx = bench::machine_context();
-  if (!sysfs_root.empty()) ctx["memory_tiers"] = bench::memory_tiers_json(platform::read_memory_topology(sysfs_root));
   const auto inv = platform::pmem_inventory();
   const auto& cpu = platform::CpuFeatures::host();
   ctx["pmem"] = {{"dax_mounts", inv.dax_mounts},          {"dax_devices", inv.dax_devices},
@@ -122,7 +144,7 @@ void add_info(CLI::App& app, int& exit_code) {
   auto sysfs_root = std::make_shared<std::string>();
   cmd->add_flag("--json", *as_json, "print as JSON");
   cmd->add_option("--sysfs-root", *sysfs_root,
-                  "read the memory tiers from DIR/sys instead of /sys (a tree captured on another machine)")
+                  "show the memory tiers of DIR/sys (a tree captured on another machine) and nothing else")
       ->check(CLI::ExistingDirectory);
   cmd->callback([&exit_code, as_json, sysfs_root] { exit_code = run_info(*as_json, *sysfs_root); });
 }
