@@ -285,6 +285,9 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
     assert "medium:dram" in peers.stdout and "numa" not in peers.stdout, peers.stdout
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")
     assert cpu.returncode == 2 and "--cpu-node 999" in cpu.stderr, cpu.stderr
+    assert "nodes with CPUs it may use: " in cpu.stderr, cpu.stderr
+    # A dry run plans the run the options allow: it refuses the same node.
+    assert pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--dry-run").returncode == 2
 
 
 def test_runs_started_together_write_to_two_default_directories(tmp_path):

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <set>
 
+#include "pmlab/bench/placement.hpp"
 #include "pmlab/bench/repetitions.hpp"
 #include "pmlab/platform/cpu.hpp"
+#include "pmlab/platform/memory_tiers.hpp"
+#include "pmlab/platform/topology.hpp"
 #include "pmlab/pool/layout.hpp"
 #include "pmlab/pool/pool.hpp"
 
@@ -67,6 +70,19 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options,
       filter.emplace(options.filter);
     } catch (const std::regex_error&) {
       return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
+    }
+  }
+  if (const std::optional<int> node = options.cpu_node) {
+    const platform::MemoryTopology topology = platform::read_memory_topology();
+    const std::vector<int> allowed = platform::allowed_cpus();
+    if (allowed_cpus_on(topology, allowed, *node).empty()) {
+      std::string usable;
+      for (const platform::MemoryNode& n : topology.nodes)
+        if (!allowed_cpus_on(topology, allowed, n.id).empty())
+          usable += (usable.empty() ? "" : ", ") + std::to_string(n.id);
+      return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*node) + ": node " + std::to_string(*node) +
+                                               " has no CPU this process may use (nodes with CPUs it may use: " +
+                                               (usable.empty() ? "none found" : usable) + ")");
     }
   }
   if (options.flush) PMLAB_TRY(persist::check_supported(*options.flush, platform::CpuFeatures::host()));

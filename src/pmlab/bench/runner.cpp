@@ -425,16 +425,12 @@ std::vector<RunRecord> derive_summaries(const std::vector<RunRecord>& finished, 
   return out;
 }
 
-// What the run's context says of --cpu-node (refused when the node has no usable CPU), of --profile and of
-// the hardware counters readable here (core PMU, uncore IMC, PMEM DIMMs): every run records them.
+// What the run's context says of --cpu-node (a node without a usable CPU was refused with the options), of
+// --profile and of the hardware counters readable here (core PMU, uncore IMC, PMEM DIMMs): every run records
+// them.
 Status prepare_execution(Execution& ex, const std::string& out, nlohmann::ordered_json& ctx,
                          std::unique_ptr<profile::RunProfiler>& profiler) {
-  if (const std::optional<int> node = ex.options.cpu_node) {
-    if (allowed_cpus_on(ex.topology, ex.cpus, *node).empty())
-      return error(Errc::invalid_argument, "--cpu-node " + std::to_string(*node) + ": node " + std::to_string(*node) +
-                                               " has no CPU this process may use (pmlab info lists the nodes)");
-    ctx["cpu_node"] = *node;
-  }
+  if (const std::optional<int> node = ex.options.cpu_node) ctx["cpu_node"] = *node;
   if (ex.options.profile) {
     profiler = std::make_unique<profile::RunProfiler>(out);
     ex.profiler = profiler.get();

@@ -33,13 +33,13 @@ void print_memory_tiers(const nlohmann::ordered_json& tiers) {
                 printable(n["evidence"].get<std::string>()).c_str());
   }
   for (const auto& r : tiers["cxl_regions"])
-    std::printf("  CXL %s: %s, %.1f GiB over %u device(s)\n", r["name"].get<std::string>().c_str(),
-                r["mode"].get<std::string>().c_str(),
+    std::printf("  CXL %s: %s, %.1f GiB over %u device(s)\n", printable(r["name"].get<std::string>()).c_str(),
+                printable(r["mode"].get<std::string>()).c_str(),
                 static_cast<double>(r["size_bytes"].get<uint64_t>()) / (1ULL << 30),
                 r["interleave_ways"].get<unsigned>());
   for (const auto& d : tiers["dax_devices"])
-    std::printf("  DAX %s: %s, %.1f GiB%s\n", d["name"].get<std::string>().c_str(),
-                d["mode"].get<std::string>().c_str(),
+    std::printf("  DAX %s: %s, %.1f GiB%s\n", printable(d["name"].get<std::string>()).c_str(),
+                printable(d["mode"].get<std::string>()).c_str(),
                 static_cast<double>(d["size_bytes"].get<uint64_t>()) / (1ULL << 30),
                 d["target_node"].is_null() ? "" : (", node " + std::to_string(d["target_node"].get<int>())).c_str());
   for (const auto& note : tiers["notes"]) std::printf("  (%s)\n", printable(note.get<std::string>()).c_str());
