@@ -5,6 +5,11 @@
 # targets copied beside them. Usage: scripts/capture_memory_tiers.sh DEST
 set -euo pipefail
 dest=${1:?usage: $0 DEST}
+# Into a tree already there, the copy would mix two machines (this one's nodes beside the other's).
+if [ -e "$dest/sys" ]; then
+  echo "$0: $dest/sys exists: capture into a new directory (or remove it first)" >&2
+  exit 2
+fi
 copy() {  # copy FILE: one sysfs attribute, as text
   local f=$1
   [ -r "$f" ] || return 0

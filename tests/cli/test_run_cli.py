@@ -265,6 +265,17 @@ def test_info_labels_the_memory_tiers_of_a_captured_tree(pmlab):
     assert pmlab("info", "--sysfs-root", tree / "nowhere").returncode == 2
 
 
+def test_a_captured_tree_reads_as_this_machine_and_is_never_mixed_with_another(pmlab, tmp_path):
+    from conftest import ROOT
+    script = ROOT / "scripts" / "capture_memory_tiers.sh"
+    subprocess.run([str(script), str(tmp_path / "here")], check=True, capture_output=True, timeout=60)
+    captured = json.loads(pmlab("info", "--json", "--sysfs-root", tmp_path / "here", check=True).stdout)
+    live = json.loads(pmlab("info", "--json", check=True).stdout)
+    assert captured["memory_tiers"]["nodes"] == live["memory_tiers"]["nodes"]
+    again = subprocess.run([str(script), str(tmp_path / "here")], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "exists" in again.stderr, again.stderr
+
+
 def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
     out = shm_dir / "numa"
     proc = pmlab("run", "idio.dependent_load", "idio.i2_bandwidth", "--quick", "--no-progress", "--out", out,
