@@ -124,6 +124,18 @@ std::vector<std::string> names_in(const TempDir& dir) {
   return names;
 }
 
+// The hidden file a pool is made under is created as the pool's own name would be: the umask applies.
+TEST(Pool, ANewPoolsModeFollowsTheUmask) {
+  TempDir dir;
+  const mode_t before = ::umask(077);
+  auto pool = Pool::create(dir.file("p.pool"), kSize, "test");
+  ::umask(before);
+  ASSERT_TRUE(pool.ok()) << pool.status().message();
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.file("p.pool").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
 TEST_F(BadInput, AFormatThatFailsLeavesNothingBehind) {
   auto pool = Pool::create(dir.file("p.pool"), kSize, "test", 1, {},
                            [](Pool&) { return error(Errc::invalid_argument, "the layout refused"); });

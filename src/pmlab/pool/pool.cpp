@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include "pmlab/common/files.hpp"
 #include "pmlab/common/units.hpp"
@@ -204,8 +205,18 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
   if (::lstat(path.c_str(), &st) == 0) return exists_already(path);
 
   remove_abandoned_creations(path);
-  std::string made = (parent / (creation_prefix(path) + "XXXXXX")).string();
-  Fd fd{::mkostemp(made.data(), O_CLOEXEC)};
+  std::string made;
+  Fd fd;
+  // A name of its own, made with O_EXCL and mode 0644 as the pool's own name would be (the umask applies).
+  std::random_device entropy;
+  for (int tries = 0; fd.fd < 0 && tries < 64; ++tries) {
+    static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::string suffix(6, 'x');
+    for (char& c : suffix) c = kLetters[entropy() % (sizeof kLetters - 1)];
+    made = (parent / (creation_prefix(path) + suffix)).string();
+    fd.fd = ::open(made.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd.fd < 0 && errno != EEXIST) break;
+  }
   if (fd.fd < 0) {
     int err = errno;
     if (err == EACCES || err == EROFS || err == EPERM)
@@ -218,7 +229,6 @@ Result<std::unique_ptr<Pool>> Pool::create(const std::string& path, uint64_t siz
     return s;
   };
   if (flock(fd.fd, LOCK_EX | LOCK_NB) != 0) return fail(error(Errc::busy, path + " was locked while being created"));
-  (void)::fchmod(fd.fd, 0644);  // mkostemp's 0600, as open(O_CREAT, 0644) would have made it under umask 022
   if (int err = posix_fallocate(fd.fd, 0, static_cast<off_t>(size)); err != 0) {
     if (err == ENOSPC || err == EFBIG || err == EDQUOT)
       return fail(error(Errc::no_space,
