@@ -165,7 +165,13 @@ TEST_F(MadeTree, UnreadableFilesAreNamedNotGuessed) {
   node(1, "2-3,x", "8388608", "21 10 21 21");
   node(2, "2147483647-2147483647", "8388608", "21 21 10");
   node(3, "", "lots", "21 21 21 ten");
+  file("sys/devices/system/node/node0/access0/initiators/read_latency", "fast");
+  file("sys/devices/system/node/node0/access0/initiators/read_bandwidth", "28000");
   const MemoryTopology t = read();
+  EXPECT_TRUE(noted(t, "node0/access0/initiators/read_latency could not be read"));
+  ASSERT_FALSE(::pmlab::platform::node(t, 0).access.empty());
+  EXPECT_FALSE(::pmlab::platform::node(t, 0).access[0].read_latency_ns.has_value());
+  EXPECT_EQ(::pmlab::platform::node(t, 0).access[0].read_bandwidth_mb_s, 28000u);
   EXPECT_TRUE(noted(t, "node1/cpulist could not be read")) << t.notes.front();
   EXPECT_TRUE(noted(t, "node2/cpulist could not be read"));
   EXPECT_TRUE(noted(t, "node2/distance could not be read"));

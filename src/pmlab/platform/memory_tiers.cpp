@@ -34,6 +34,15 @@ std::optional<uint64_t> read_number(const fs::path& path) {
   return value;
 }
 
+// read_number, where a file that is there and holds no number is named in `notes` (as `shown`), so that it
+// does not read as a fact the firmware or the kernel left out.
+std::optional<uint64_t> read_number_noted(const fs::path& path, const std::string& shown,
+                                          std::vector<std::string>& notes) {
+  auto value = read_number(path);
+  if (!value && read_line(path)) notes.push_back(shown + " could not be read: left unknown");
+  return value;
+}
+
 std::optional<int> read_int(const fs::path& path) {
   auto text = read_line(path);
   if (!text) return std::nullopt;
@@ -91,7 +100,7 @@ std::vector<int> online_nodes(const fs::path& node_root) {
   return ids;
 }
 
-std::vector<NodeAccess> read_access(const fs::path& node_dir) {
+std::vector<NodeAccess> read_access(const fs::path& node_dir, std::vector<std::string>& notes) {
   std::vector<NodeAccess> out;
   for (const std::string& name : entries(node_dir, "access")) {
     const auto access_class = numbered(name, "access");
@@ -102,10 +111,14 @@ std::vector<NodeAccess> read_access(const fs::path& node_dir) {
     for (const std::string& entry : entries(initiators, "node"))
       if (auto id = numbered(entry, "node")) a.initiators.push_back(*id);
     std::sort(a.initiators.begin(), a.initiators.end());
-    a.read_latency_ns = read_number(initiators / "read_latency");
-    a.write_latency_ns = read_number(initiators / "write_latency");
-    a.read_bandwidth_mb_s = read_number(initiators / "read_bandwidth");
-    a.write_bandwidth_mb_s = read_number(initiators / "write_bandwidth");
+    const auto attribute = [&](const char* file) {
+      return read_number_noted(initiators / file, node_dir.filename().string() + "/" + name + "/initiators/" + file,
+                               notes);
+    };
+    a.read_latency_ns = attribute("read_latency");
+    a.write_latency_ns = attribute("write_latency");
+    a.read_bandwidth_mb_s = attribute("read_bandwidth");
+    a.write_bandwidth_mb_s = attribute("write_bandwidth");
     out.push_back(std::move(a));
   }
   return out;
@@ -138,7 +151,7 @@ void read_nodes(const fs::path& node_root, MemoryTopology& t) {
         unreadable("distance", "its SLIT distances are unknown (not one number per online node)");
       }
     }
-    node.access = read_access(dir);
+    node.access = read_access(dir, t.notes);
     if (!node.cpus.empty() || node.memory_bytes > 0) t.nodes.push_back(std::move(node));
   }
   std::sort(t.nodes.begin(), t.nodes.end(), [](const MemoryNode& a, const MemoryNode& b) { return a.id < b.id; });
@@ -160,8 +173,9 @@ void read_cxl(const fs::path& cxl_devices, MemoryTopology& t) {
     CxlRegion r;
     r.name = name;
     r.mode = read_line(dir / "mode").value_or("");
-    r.size_bytes = read_number(dir / "size").value_or(0);
-    r.interleave_ways = static_cast<unsigned>(read_number(dir / "interleave_ways").value_or(0));
+    r.size_bytes = read_number_noted(dir / "size", "CXL " + name + "/size", t.notes).value_or(0);
+    r.interleave_ways = static_cast<unsigned>(
+        read_number_noted(dir / "interleave_ways", "CXL " + name + "/interleave_ways", t.notes).value_or(0));
     for (const std::string& target : entries(dir, "target"))
       if (auto decoder = read_line(dir / target); decoder && !decoder->empty()) r.targets.push_back(*decoder);
     t.cxl_regions.push_back(std::move(r));
