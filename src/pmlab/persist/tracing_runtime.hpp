@@ -25,17 +25,17 @@ extern thread_local const void* tls_entry_call_site;
 // Sets tls_entry_call_site for one forwarded call; the outermost entry's caller is the one named.
 class EntryCallSite {
  public:
-  explicit EntryCallSite(const void* site) noexcept : outer_(tls_entry_call_site != nullptr) {
-    if (!outer_) tls_entry_call_site = site;
+  explicit EntryCallSite(const void* site) noexcept : nested_(tls_entry_call_site != nullptr) {
+    if (!nested_) tls_entry_call_site = site;
   }
   ~EntryCallSite() {
-    if (!outer_) tls_entry_call_site = nullptr;
+    if (!nested_) tls_entry_call_site = nullptr;
   }
   EntryCallSite(const EntryCallSite&) = delete;
   EntryCallSite& operator=(const EntryCallSite&) = delete;
 
  private:
-  bool outer_;
+  bool nested_;  // inside another entry's call: that one's caller is named
 };
 
 // What an observed call names as its site: the public API's caller where one is in progress, else `own`

@@ -135,19 +135,13 @@ std::string creation_prefix(const std::filesystem::path& path) {
   return "." + path.filename().string() + std::string(kCreationMark);
 }
 
-// Removes what creates of `path` that did not finish left in its directory: a file under the creation name
-// that no process holds locked (a create holds its file's lock until it is done).
+// Removes what creates of `path` that did not finish left in its directory (remove_abandoned_creation).
 void remove_abandoned_creations(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string prefix = creation_prefix(path);
-  for (const auto& entry : fs::directory_iterator(path.parent_path().empty() ? "." : path.parent_path(), ec)) {
-    if (!entry.path().filename().string().starts_with(prefix)) continue;
-    FileDescriptor fd(::open(entry.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    struct stat st {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (flock(fd.get(), LOCK_EX | LOCK_NB) == 0) (void)::unlink(entry.path().c_str());
-  }
+  for (const auto& entry : fs::directory_iterator(path.parent_path().empty() ? "." : path.parent_path(), ec))
+    if (entry.path().filename().string().starts_with(prefix)) (void)remove_abandoned_creation(entry.path().string());
 }
 
 // Gives the made pool `made` its name `path`, unless a file took that name meanwhile; then syncs the
@@ -176,6 +170,16 @@ Status exists_already(const std::string& path) {
 }
 
 }  // namespace
+
+Status remove_abandoned_creation(const std::string& path) {
+  auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "unfinished pool");
+  if (!fd) return fd.status();
+  if (flock(fd->get(), LOCK_EX | LOCK_NB) != 0)
+    return errno == EWOULDBLOCK ? error(Errc::busy, path + " is being created")
+                                : errno_status(errno, "cannot lock " + path);
+  if (::unlink(path.c_str()) != 0) return errno_status(errno, "cannot remove " + path);
+  return Status::success();
+}
 
 std::optional<std::string> pool_being_created(std::string_view name) {
   const size_t mark = name.rfind(kCreationMark);

@@ -89,6 +89,9 @@ class Pool {
 // name Pool::create makes a pool under; nullopt for any other name.
 std::optional<std::string> pool_being_created(std::string_view name);
 
+// Removes `path`, a file a create left under its hidden name, unless a create still holds its lock (busy).
+Status remove_abandoned_creation(const std::string& path);
+
 // Reads and validates PATH's header without mapping or locking it (for `pmlab pool info`).
 Result<Header> read_header(const std::string& path);
 enum class RemoveMode : uint8_t {

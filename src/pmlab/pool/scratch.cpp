@@ -55,13 +55,6 @@ Status remove_locked(const std::string& path, int fd) {
   return Status::success();
 }
 
-// What a create left under its hidden name (pool.hpp's pool_being_created), whatever it holds: removed once
-// nobody holds its lock.
-Status remove_unfinished(const std::string& path) {
-  auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "unfinished pool");
-  return fd ? remove_locked(path, fd->get()) : fd.status();
-}
-
 Status remove_scratch_pool(const std::string& path) {
   auto fd = open_regular_file(path, O_RDONLY | O_NOFOLLOW, "scratch pool");
   if (!fd) return fd.status();
@@ -109,7 +102,7 @@ void sweep_scratch_pools(const fs::path& dir, const std::function<void(const std
     if (!owner || *owner == getpid() || !process_ended(*owner)) continue;
     const std::string path = entry.path().string();
     const std::string pid = std::to_string(*owner);
-    if (Status s = made_for ? remove_unfinished(path) : remove_scratch_pool(path); s) {
+    if (Status s = made_for ? remove_abandoned_creation(path) : remove_scratch_pool(path); s) {
       note("pmlab: removed stale pool " + path + " (process " + pid + " ended without removing it)");
     } else if (s.code() != Errc::busy && s.code() != Errc::not_found) {
       note("pmlab: note: " + path + " was left by process " + pid + ", which has ended; not removed: " + s.message() +

@@ -466,7 +466,8 @@ struct Campaign {
       for (const auto& n : trace->notes()) why += "; " + n;  // they may say why
       return error(Errc::failed, why);
     }
-    note_untraced_first_pool(*traced, layout.files(), paths_at_end(*trace, layout.files()));
+    const auto at_end = paths_at_end(*trace, layout.files());
+    note_untraced_first_pool(*traced, layout.files(), at_end);
     Symbolizer symbols(trace->modules());
     // The findings are the same at every granularity: one replay gives them.
     Replay findings(*trace, domain);
@@ -477,7 +478,7 @@ struct Campaign {
     report.traces.push_back(*traced);
     if (o.trace_only) return {};
     PMLAB_TRY(check_reads_crash_images(o.check, layout.files()));
-    auto judges = start_judges(o, *trace, layout, scratch);
+    auto judges = start_judges(o, *trace, layout, at_end, scratch);
     if (!judges) return judges.status();
     const bool probed = report.traces.size() == 1 && !o.replay;
     if (probed) {

@@ -71,6 +71,7 @@ std::vector<std::vector<std::string>> paths_at_end(const TraceFile& trace, const
 }
 
 Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
+                                             const std::vector<std::vector<std::string>>& at_end,
                                              const std::string& scratch) {
   JudgeOptions jo;
   jo.check = o.check;
@@ -85,7 +86,6 @@ Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFi
   jo.jobs = o.replay ? 1 : (o.jobs ? o.jobs : default_jobs());
   jo.work_dir = scratch;
   jo.files = layout.files();
-  const auto at_end = paths_at_end(trace, jo.files);
   for (size_t i = 0; i < jo.files.size(); ++i) {
     jo.names.push_back(trace.image_name(jo.files[i].path));
     jo.names_at_end.push_back(jo.files[i].directory ? jo.names.back()

@@ -22,8 +22,10 @@ Status check_options(const ExecOptions& o);
 // where a program looks for a file it made under another name and renamed.
 std::vector<std::vector<std::string>> paths_at_end(const TraceFile& trace, const std::vector<ImageFile>& files);
 
-// The judges of one domain's states (one checker where a single state is replayed).
+// The judges of one domain's states (one checker where a single state is replayed); `at_end`: the files'
+// paths_at_end.
 Result<std::unique_ptr<Judges>> start_judges(const ExecOptions& o, const TraceFile& trace, const Replay& layout,
+                                             const std::vector<std::vector<std::string>>& at_end,
                                              const std::string& scratch);
 
 // Before the first state, the check judges random bytes in the pages the run gave content: whether it

@@ -409,11 +409,13 @@ void Judges::work(unsigned worker) {
 Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size_t>& pages) {
   drain();
   Slot& slot = acquire();
-  slot.left.clear();  // every file, whole, under the names the run left it
-  for (size_t i = 0; i < options_.names_at_end.size() && i < options_.files.size(); ++i)
-    slot.left.push_back({.present = !options_.names_at_end[i].empty(),
-                         .name = options_.files[i].directory ? names_[i] : options_.names_at_end[i],
+  slot.left.clear();  // every file, whole, under the names the run left it (a renamed one under its new name)
+  for (size_t i = 0; i < options_.names_at_end.size() && i < options_.files.size(); ++i) {
+    const std::string& at_end = options_.names_at_end[i];
+    slot.left.push_back({.present = !at_end.empty(),
+                         .name = i < options_.names.size() && at_end == options_.names[i] ? names_[i] : at_end,
                          .length = options_.files[i].size});
+  }
   Random rng(seed);
   for (size_t page : pages)
     for (size_t at = page * kPage; at < std::min((page + 1) * kPage, options_.image_bytes); at += sizeof(uint64_t)) {
@@ -431,11 +433,11 @@ Result<Verdict> Judges::judge_random_image(uint64_t seed, const std::vector<size
   return verdict;
 }
 
-// A plain list of words saves a process per check.
 bool check_needs_shell(const std::string& check) {
   return check.find_first_of("'\"\\$`;&|<>()*?~#=\n\t") != std::string::npos;
 }
 
+// A plain list of words saves a process per check.
 std::vector<std::string> checker_argv(const std::string& check, const std::string& image) {
   if (check_needs_shell(check)) return {"/bin/sh", "-c", shell_substitute(check, "{}", image)};
   std::vector<std::string> words;
