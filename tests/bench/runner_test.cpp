@@ -203,6 +203,76 @@ TEST(Runner, RejectsUnknownSelectorsParametersAndFilters) {
   EXPECT_EQ(run(f).status().code(), Errc::invalid_argument);
 }
 
+// A pool-only case beside one that takes every medium: a --set medium=V for the suite reaches both.
+const CaseRegistration pool_only_case{CaseDef{
+    .suite = "selftest_media",
+    .name = "pool_only",
+    .summary = "a peer that maps a pool file of its own",
+    .params = {std_params::choice("medium", "pool: the peer needs a pool file", {"pool"}, {"pool"})},
+    .region_bytes = [](const Params&) { return uint64_t{4096}; },
+    .body = [](RunContext& ctx) { ctx.metric("ran", 1.0, "count"); },
+}};
+const CaseRegistration any_medium_case{CaseDef{
+    .suite = "selftest_media",
+    .name = "any",
+    .summary = "runs on every medium",
+    .params = {std_params::medium({"dram", "pool"})},
+    .region_bytes = [](const Params&) { return uint64_t{4096}; },
+    .body = [](RunContext& ctx) { ctx.metric("ran", 1.0, "count"); },
+}};
+
+TEST(Runner, ASetValueACaseCannotTakeLeavesItOutWhenAnotherTakesIt) {
+  TempDir dir;
+  RunOptions o = quick_options(dir, {"selftest_media"});
+  ASSERT_TRUE(parse_override("medium=dram", o.overrides).ok());
+  auto plan = dry_run(o);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->names, std::vector<std::string>{"selftest_media.any/medium:dram"});
+  ASSERT_EQ(plan->left_out.refused.size(), 1u);
+  EXPECT_EQ(plan->left_out.refused[0].first, "selftest_media.pool_only");
+  EXPECT_EQ(plan->left_out.refused[0].second,
+            "not run: it takes no value of --set medium (parameter medium=dram: must be one of pool; medium: pool: "
+            "the peer needs a pool file)");
+
+  // The case keeps the values it takes.
+  ASSERT_TRUE(parse_override("medium=dram,pool", o.overrides).ok());
+  plan = dry_run(o);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->names,
+            (std::vector<std::string>{"selftest_media.pool_only/medium:pool", "selftest_media.any/medium:dram",
+                                      "selftest_media.any/medium:pool"}));
+  ASSERT_EQ(plan->left_out.refused.size(), 1u);
+  EXPECT_EQ(plan->left_out.refused[0].second, "run without some values: parameter medium=dram: must be one of pool");
+
+  // The results say what was left out and why.
+  auto summary = run(o);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->ok, 3);
+  const nlohmann::json doc = load(summary->results_path);
+  bool recorded = false;
+  for (const auto& s : doc["context"]["skipped"])
+    recorded = recorded || (s["name"] == "selftest_media.pool_only" &&
+                            s["reason"].get<std::string>().find("medium=dram") != std::string::npos);
+  EXPECT_TRUE(recorded) << doc["context"]["skipped"].dump();
+}
+
+TEST(Runner, ASetValueNoSelectedCaseTakesIsRefused) {
+  TempDir dir;
+  RunOptions alone = quick_options(dir, {"selftest_media.pool_only"});
+  ASSERT_TRUE(parse_override("medium=dram", alone.overrides).ok());
+  auto plan = dry_run(alone);
+  EXPECT_EQ(plan.status().code(), Errc::invalid_argument);
+  EXPECT_EQ(plan.status().message(), "selftest_media.pool_only: parameter medium=dram: must be one of pool");
+  // A typo is told what the most permissive case takes, not the pool-only case's one choice.
+  RunOptions typo = quick_options(dir, {"selftest_media"});
+  ASSERT_TRUE(parse_override("medium=dram,poo", typo.overrides).ok());
+  plan = dry_run(typo);
+  EXPECT_EQ(plan.status().code(), Errc::invalid_argument);
+  EXPECT_NE(plan.status().message().find("selftest_media.any: parameter medium=poo: must be one of dram|pool|numa"),
+            std::string::npos)
+      << plan.status().message();
+}
+
 TEST(Runner, NeverOverwritesAFileGivenAsThePool) {
   TempDir dir;
   RunOptions o = quick_options(dir, {"selftest.touch"});

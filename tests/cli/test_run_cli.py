@@ -294,6 +294,13 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
     peers = pmlab("run", "idio.vs_likwid", "idio.vs_fio", "--quick", "--dry-run", "--set", "medium=numa:0,dram")
     assert peers.returncode == 0, peers.stderr
     assert "medium:dram" in peers.stdout and "numa" not in peers.stdout, peers.stdout
+    # A suite-wide node reaches pool-only cases: they are left out, saying why, and the rest is planned.
+    suite = pmlab("run", "primitives", "--quick", "--dry-run", "--set", "medium=numa:0")
+    assert suite.returncode == 0, suite.stderr
+    assert "primitives.log_target not run: it takes no value of --set medium" in suite.stderr, suite.stderr
+    assert "medium:numa:0" in suite.stdout and "log_target" not in suite.stdout, suite.stdout
+    alone = pmlab("run", "primitives.log_target", "--quick", "--dry-run", "--set", "medium=numa:0")
+    assert alone.returncode == 2 and "must be one of pool" in alone.stderr, alone.stderr
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")
     assert cpu.returncode == 2 and "--cpu-node 999" in cpu.stderr, cpu.stderr
     assert "nodes with CPUs it may use: " in cpu.stderr, cpu.stderr

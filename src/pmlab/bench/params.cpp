@@ -102,6 +102,12 @@ std::vector<std::string> ParamSpec::expand_value(const std::string& text) const 
   return out;
 }
 
+Status ParamSpec::check_value(const std::string& text) const {
+  for (const std::string& t : expand_value(text))
+    if (auto v = parse(t); !v) return v.status();
+  return Status::success();
+}
+
 std::string ParamSpec::describe_values() const {
   switch (type) {
     case ParamType::choice: {

@@ -33,6 +33,8 @@ struct ParamSpec {
   Result<nlohmann::ordered_json> parse(const std::string& text) const;
   // The values `text` stands for: itself, or for a medium "numa:all" every NUMA node with memory.
   std::vector<std::string> expand_value(const std::string& text) const;
+  // Whether every value `text` stands for parses: the first one's error when one does not.
+  Status check_value(const std::string& text) const;
   std::string describe_values() const;  // "64..16K", "clwb|clflushopt|…"
 };
 

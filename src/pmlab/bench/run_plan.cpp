@@ -22,6 +22,56 @@ void resolve_auto(Params& p, const persist::Config& defaults) {
   if (p.has("flush") && p.text("flush") == "auto") p.set("flush", persist::to_string(defaults.flush));
 }
 
+const ParamSpec* param_named(const CaseDef& c, const std::string& name) {
+  auto it = std::find_if(c.params.begin(), c.params.end(), [&](const ParamSpec& p) { return p.name == name; });
+  return it == c.params.end() ? nullptr : &*it;
+}
+
+// The --set values `c` takes, each refused one noted in `left_out`; nothing when a parameter of `c` is
+// left with no value (the case is then left out whole).
+std::optional<Overrides> overrides_taken(const CaseDef& c, const Overrides& overrides, LeftOut& left_out) {
+  Overrides taken;
+  for (const auto& [name, values] : overrides) {
+    const ParamSpec* spec = param_named(c, name);
+    if (spec == nullptr) continue;
+    std::vector<std::string>& kept = taken[name];
+    std::string refusals;
+    for (const std::string& value : values) {
+      if (Status s = spec->check_value(value); s) kept.push_back(value);
+      else refusals += (refusals.empty() ? "" : "; ") + s.message();
+    }
+    if (kept.empty()) {
+      left_out.refused.emplace_back(c.full_name(), "not run: it takes no value of --set " + name + " (" + refusals +
+                                                       "; " + name + ": " + spec->doc + ")");
+      return std::nullopt;
+    }
+    if (!refusals.empty()) left_out.refused.emplace_back(c.full_name(), "run without some values: " + refusals);
+  }
+  return taken;
+}
+
+// A --set value that no selected case takes, refused in the words of the case whose parameter takes the
+// most choices (a typo of medium=pool is told dram|pool|numa, not a pool-only case's one choice).
+Status check_values_taken(const Overrides& overrides, const std::vector<const CaseDef*>& selected) {
+  for (const auto& [name, values] : overrides)
+    for (const std::string& value : values) {
+      Status refusal;
+      size_t refusal_choices = 0;
+      bool taken = false;
+      for (const CaseDef* c : selected)
+        if (const ParamSpec* spec = param_named(*c, name); spec != nullptr && !taken) {
+          Status s = spec->check_value(value);
+          taken = s.ok();
+          if (!taken && (refusal.ok() || spec->choices.size() > refusal_choices)) {
+            refusal = error(s.code(), c->full_name() + ": " + s.message());
+            refusal_choices = spec->choices.size();
+          }
+        }
+      if (!taken && !refusal.ok()) return refusal;
+    }
+  return Status::success();
+}
+
 }  // namespace
 
 bool uses_pool(const PlannedRun& r) { return r.params.has("medium") && r.params.text("medium") == "pool"; }
@@ -39,14 +89,16 @@ uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::op
 }
 
 Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& selected, const Overrides& overrides,
-                                          bool quick, size_t& redundant) {
+                                          bool quick, LeftOut& left_out) {
   std::vector<PlannedRun> plan;
   for (const CaseDef* c : selected) {
-    auto points = expand(c->params, overrides, quick);
+    std::optional<Overrides> taken = overrides_taken(*c, overrides, left_out);
+    if (!taken) continue;
+    auto points = expand(c->params, *taken, quick);
     if (!points) return error(Errc::invalid_argument, c->full_name() + ": " + points.status().message());
     for (auto& p : *points) {
       if (c->redundant && c->redundant(p)) {
-        ++redundant;
+        ++left_out.redundant;
         continue;
       }
       plan.push_back({c, std::move(p), {}});
@@ -64,6 +116,7 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options,
     if (!known)
       return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
   }
+  PMLAB_TRY(check_values_taken(options.overrides, selected));
   std::optional<std::regex> filter;
   if (!options.filter.empty()) {
     try {

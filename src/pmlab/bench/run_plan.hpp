@@ -35,12 +35,14 @@ uint64_t region_bytes(const PlannedRun& r);
 // placements (placement_offset).
 uint64_t pool_bytes_for(const std::vector<PlannedRun>& plan, bool quick, std::optional<int> repetitions);
 
-// Every sweep point of the selected cases under `overrides`; `redundant` counts those a case declares
-// redundant (left out).
+// Every sweep point of the selected cases under `overrides`, each case given the --set values it takes; a
+// case that takes none of a parameter's values is left out whole. check_options has made sure some
+// selected case takes every value.
 Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& selected, const Overrides& overrides,
-                                          bool quick, size_t& redundant);
+                                          bool quick, LeftOut& left_out);
 
-// Every --set names a parameter of some selected case (a typo must not silently run defaults), the filter
+// Every --set names a parameter of some selected case and each of its values is one some selected case
+// takes (a typo must not silently run defaults, nor a value no case runs vanish), the filter
 // is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
 // lacks would skip every run and "succeed"), and the run control is positive. Returns the filter.
 Result<std::optional<std::regex>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected);

@@ -92,8 +92,8 @@ Result<std::vector<const CaseDef*>> select_cases(const std::vector<std::string>&
 Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool quick) {
   auto selected = select_cases(selectors);
   if (!selected) return selected.status();
-  size_t redundant = 0;
-  auto plan = plan_runs(*selected, {}, quick, redundant);
+  LeftOut left_out;
+  auto plan = plan_runs(*selected, {}, quick, left_out);
   if (!plan) return plan.status();
   return pool_bytes_for(*plan, quick, std::nullopt);
 }
@@ -381,8 +381,8 @@ std::vector<RunRecord> execute_stability(Execution& ex, const std::vector<Planne
 // The sample points of --stability: the quick sweep's runs the suites registered (bench/stability.hpp),
 // whatever the selection, named under the run's defaults.
 std::vector<PlannedRun> stability_points(const persist::Config& defaults) {
-  size_t redundant = 0;
-  auto all = plan_runs(every_case(), {}, /*quick=*/true, redundant);
+  LeftOut left_out;
+  auto all = plan_runs(every_case(), {}, /*quick=*/true, left_out);
   if (!all) return {};
   std::vector<PlannedRun> out;
   for (PlannedRun& r : name_and_filter(*all, defaults, std::nullopt))
@@ -482,13 +482,14 @@ std::vector<RunRecord> execute(Execution& ex, const Schedule& schedule, Progress
 
 // What the context records once the runs are over: the sweep points left out, the published data read,
 // and whether a stop signal cut the run short.
-void record_context(nlohmann::ordered_json& ctx, size_t redundant, RunSummary& summary) {
+void record_context(nlohmann::ordered_json& ctx, const LeftOut& left_out, RunSummary& summary) {
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-  if (redundant > 0)
-    skipped.push_back(
-        {{"name", "sweep"},
-         {"reason", std::to_string(redundant) + " sweep points duplicate others (e.g. a flush instruction under a "
-                                                "domain that issues none) and were left out"}});
+  if (left_out.redundant > 0)
+    skipped.push_back({{"name", "sweep"},
+                       {"reason", std::to_string(left_out.redundant) +
+                                      " sweep points duplicate others (e.g. a flush instruction under a "
+                                      "domain that issues none) and were left out"}});
+  for (const auto& [name, why] : left_out.refused) skipped.push_back({{"name", name}, {"reason", why}});
   ctx["skipped"] = skipped;
   ctx["reference_data"] = reference_data_context();
   summary.stop_signal = stop_signal();
@@ -503,7 +504,7 @@ Result<RunPlan> dry_run(const RunOptions& options) {
   auto filter = check_options(options, *selected);
   if (!filter) return filter.status();
   RunPlan out;
-  auto planned = plan_runs(*selected, options.overrides, options.quick, out.redundant);
+  auto planned = plan_runs(*selected, options.overrides, options.quick, out.left_out);
   if (!planned) return planned.status();
   auto defaults = run_defaults(options, nullptr);
   if (!defaults) return defaults.status();
@@ -525,9 +526,11 @@ Result<RunSummary> run(const RunOptions& options) {
   if (!filter) return filter.status();
   auto devices = model::resolve_run_devices(options.model, options.emulate);
   if (!devices) return devices.status();
-  size_t redundant = 0;
-  auto planned = plan_runs(*selected, options.overrides, options.quick, redundant);
+  LeftOut left_out;
+  auto planned = plan_runs(*selected, options.overrides, options.quick, left_out);
   if (!planned) return planned.status();
+  for (const auto& [name, why] : left_out.refused)
+    std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
   const std::string run_id = run_id_now();
   auto made = options.out_dir.empty() ? make_default_run_directory(run_id) : fs::path(options.out_dir);
   if (!made) return made.status();
@@ -540,7 +543,7 @@ Result<RunSummary> run(const RunOptions& options) {
   BenchPool bench_pool;
   std::vector<PlannedRun> pool_plan = *planned;
   if (options.stability) {  // the sample points may lie outside the selection: size the pool for all
-    size_t ignored = 0;
+    LeftOut ignored;
     if (auto all = plan_runs(every_case(), {}, /*quick=*/true, ignored)) pool_plan = std::move(*all);
   }
   PMLAB_TRY(bench_pool.open(options, pool_plan));
@@ -582,7 +585,7 @@ Result<RunSummary> run(const RunOptions& options) {
   }
   if (!stop_requested()) results.set_checks(run_checks(finished));
 
-  record_context(ctx, redundant, summary);
+  record_context(ctx, left_out, summary);
   auto written = results.write(out, options.force);
   if (!written) return written.status();
   summary.results_path = *written;

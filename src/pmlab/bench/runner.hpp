@@ -66,9 +66,17 @@ uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass);
 // defaults (without a pool: a pool's map-time defaults may name domain=auto runs otherwise), and the
 // measuring time they take at the least (per run: warm-up and duration, or nothing known with --ops;
 // side-by-side cases alternate their contenders for longer).
+// What planning left out: the sweep points a case declares redundant, and each --set value a selected
+// case cannot take though another selected case does (a suite-wide medium=numa:0 reaching a case whose
+// peer needs a pool file), as {case, why}.
+struct LeftOut {
+  size_t redundant = 0;
+  std::vector<std::pair<std::string, std::string>> refused;
+};
+
 struct RunPlan {
   std::vector<std::string> names;
-  size_t redundant = 0;
+  LeftOut left_out;
   double min_seconds = 0;
 };
 Result<RunPlan> dry_run(const RunOptions& options);

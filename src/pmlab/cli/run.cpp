@@ -116,8 +116,10 @@ int run_run(const RunArgs& a) {
     auto plan = bench::dry_run(o);
     if (!plan) return report_error(plan.status());
     for (const std::string& name : plan->names) std::printf("%s\n", printable(name).c_str());
+    for (const auto& [name, why] : plan->left_out.refused)
+      std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
     std::printf("%zu runs", plan->names.size());
-    if (plan->redundant) std::printf(" (%zu sweep points left out as redundant)", plan->redundant);
+    if (plan->left_out.redundant) std::printf(" (%zu sweep points left out as redundant)", plan->left_out.redundant);
     if (o.ops) std::printf("; --ops fixes the work, not the time\n");
     else std::printf("; at least %.0f s of measuring (side-by-side and peer cases take longer)\n", plan->min_seconds);
     return 0;
