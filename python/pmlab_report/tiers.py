@@ -37,6 +37,9 @@ class Measure:
     select: Callable[[Run], bool]
     peak: bool  # the largest value over the runs (a bandwidth), else the median (a latency)
     higher_is_better: bool
+    # A parameter the measure is read at the largest value of that every tier measured (a pointer chase's
+    # working set: each tier's own largest could be a size another tier's cache still holds).
+    at_largest: str | None = None
 
 
 def _at_lowest_hit_ratio(op: str) -> Callable[[Run], bool]:
@@ -56,6 +59,8 @@ MEASURES = (
             lambda r: r.param("pattern") == "seq", peak=True, higher_is_better=True),
     Measure("rand_read_bw", "peak random read bandwidth (I6)", "MiB/s", "i6_read", "bandwidth",
             lambda r: r.param("pattern") == "rand", peak=True, higher_is_better=True),
+    Measure("chase_ns", "pointer-chase latency (dependent loads)", "ns", "dependent_load", "load_latency",
+            lambda r: True, peak=False, higher_is_better=False, at_largest="wss"),
 )
 
 
@@ -69,6 +74,8 @@ class Tier:
     huge_fraction: float | None = None  # median share of the tier's memory mapping in huge pages, per run
     # Fewest repetitions behind one of the tier's values (their median); 1 when a run kept no spread.
     samples: int | None = None
+    # The parameter value an `at_largest` measure was read at, by measure key.
+    at: dict[str, float] = field(default_factory=dict)
 
 
 def _node_facts(medium: str, runs: Sequence[Run], context: dict) -> tuple[str, str]:
@@ -102,6 +109,17 @@ def _label(medium: str, runs: Sequence[Run], context: dict) -> tuple[str, str]:
     return medium, ""
 
 
+def _largest_in_common(measure: Measure, idio: Sequence[Run]) -> float | None:
+    """The largest value of `measure.at_largest` that every medium measuring the case measured."""
+    per_medium: dict[str, set[float]] = {}
+    for r in idio:
+        value = r.param(measure.at_largest)
+        if r.case == measure.case and measure.select(r) and is_number(r.value(measure.metric)) and is_number(value):
+            per_medium.setdefault(r.param("medium"), set()).add(float(value))
+    common = set.intersection(*per_medium.values()) if per_medium else set()
+    return max(common) if common else None
+
+
 def measure_tiers(runs: Sequence[Run], context: dict | None = None) -> list[Tier]:
     """One Tier per medium the idio runs measured on, local DRAM first, then as the runs name them."""
     context = context or {}
@@ -111,12 +129,18 @@ def measure_tiers(runs: Sequence[Run], context: dict | None = None) -> list[Tier
         if r.param("medium") not in media:
             media.append(r.param("medium"))
     media.sort(key=lambda m: (m != LOCAL, m == "pool", m))
+    largest = {m.key: _largest_in_common(m, idio) for m in MEASURES if m.at_largest}
     tiers = []
     for medium in media:
         mine = [r for r in idio if r.param("medium") == medium]
         tier = Tier(medium, *_label(medium, mine, context))
         for m in MEASURES:
             chosen = [r for r in mine if r.case == m.case and m.select(r) and is_number(r.value(m.metric))]
+            if m.at_largest:
+                at = largest[m.key]
+                chosen = [r for r in chosen if is_number(r.param(m.at_largest)) and float(r.param(m.at_largest)) == at]
+                if chosen:
+                    tier.at[m.key] = at
             if not chosen:
                 continue
             counts = [int((r.metrics[m.metric].stats or {}).get("n") or 1) for r in chosen]
@@ -244,7 +268,7 @@ def finding(tier: Tier, local: Tier, verdicts: dict[str, Run] | None = None) -> 
         if m.key not in tier.values or not is_number(local.values.get(m.key)) or local.values[m.key] <= 0:
             continue
         ratio = tier.values[m.key] / local.values[m.key]
-        what = m.label.split(" (")[0]
+        what = m.label.split(" (")[0] + (f" at {format_quantity(tier.at[m.key], 'B')}" if m.key in tier.at else "")
         if m.peak:
             at = tier.peak_threads.get(m.key)
             parts.append(f"{what} {_times(ratio)} local" + (f", highest at {at} thread{'s' if at != 1 else ''}"
@@ -256,6 +280,14 @@ def finding(tier: Tier, local: Tier, verdicts: dict[str, Run] | None = None) -> 
     if not parts:
         return None
     return f"On {tier.label}: " + "; ".join(parts) + "."
+
+
+def _row_label(measure: Measure, tiers: Sequence[Tier]) -> str:
+    """The measure's name, with the parameter value an `at_largest` measure was read at."""
+    at = next((t.at[measure.key] for t in tiers if measure.key in t.at), None)
+    if at is None:
+        return measure.label
+    return f"{measure.label}, {measure.at_largest} {format_quantity(at, 'B')}"
 
 
 def section(runs: Sequence[Run], context: dict | None = None) -> str:
@@ -278,7 +310,7 @@ def section(runs: Sequence[Run], context: dict | None = None) -> str:
             if local is not None and t is not local and local.values.get(m.key):
                 text += f" ({_times(t.values[m.key] / local.values[m.key])})"
             cells.append(f'<td class="num">{escape(text)}</td>')
-        body.append(f"<tr><td>{escape(m.label)}</td>{''.join(cells)}</tr>")
+        body.append(f"<tr><td>{escape(_row_label(m, tiers))}</td>{''.join(cells)}</tr>")
     if any(t.huge_fraction is not None for t in tiers):
         cells = "".join('<td class="num">' + (_percent(t.huge_fraction) if t.huge_fraction is not None else "–")
                         + "</td>" for t in tiers)

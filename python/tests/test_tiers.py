@@ -55,6 +55,27 @@ def test_the_section_has_a_column_per_tier_and_the_findings():
     assert "p-store latency" not in html
 
 
+def test_the_pointer_chase_is_compared_at_the_largest_working_set_every_tier_measured():
+    runs = _two_tiers()
+    for medium, sizes in (("dram", {4096: 2.0, 64 << 20: 100.0, 128 << 20: 110.0}),
+                          ("numa:2", {4096: 2.0, 64 << 20: 250.0}), ("pool", {64 << 20: 300.0})):
+        for wss, ns in sizes.items():
+            runs.append(_run(len(runs), "dependent_load", {"medium": medium, "wss": wss, "threads": 1},
+                             {"load_latency": ns}, {"placement": CXL_PLACEMENT} if medium == "numa:2" else None))
+    found = tiers.measure_tiers(runs)
+    # 128 MiB only DRAM measured: every tier is read at 64 MiB, where all three ran.
+    assert [t.values["chase_ns"] for t in found] == [100.0, 250.0, 300.0]
+    assert tiers.finding(found[1], found[0]).endswith("pointer-chase latency at 64 MiB 2.50× local.")
+    html = tiers.section(runs)
+    assert "<td>pointer-chase latency (dependent loads), wss 64 MiB</td>" in html
+    assert "250 ns (2.50×)" in html and "300 ns (3×)" in html
+    # A tier that ran no size in common with the others shows a dash.
+    apart = [r for r in runs if not (r.case == "dependent_load" and r.param("medium") == "numa:2")]
+    apart.append(_run(len(apart), "dependent_load", {"medium": "numa:2", "wss": 4 << 30, "threads": 1},
+                      {"load_latency": 400.0}))
+    assert [t.values.get("chase_ns") for t in tiers.measure_tiers(apart)] == [None, None, None]
+
+
 def test_one_tier_gives_no_section():
     runs = [r for r in _two_tiers() if r.param("medium") == "dram"]
     assert tiers.section(runs) == ""
