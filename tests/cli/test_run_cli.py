@@ -1,5 +1,6 @@
 """`pmlab run`, `list`, `info`, `report` as a user calls them."""
 import json
+import os
 import pathlib
 import subprocess
 
@@ -274,6 +275,40 @@ def test_a_captured_tree_reads_as_this_machine_and_is_never_mixed_with_another(p
     assert captured["memory_tiers"]["nodes"] == live["memory_tiers"]["nodes"]
     again = subprocess.run([str(script), str(tmp_path / "here")], capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "exists" in again.stderr, again.stderr
+
+
+def _sysfs_entries(root):
+    """Each file (its text) and link (its target) below root/sys, by path; the trees' .keep files left out,
+    and of an HMAT initiator entry (a link in sysfs) only its name, which is all that is read of it."""
+    out = {}
+    for path in sorted((root / "sys").rglob("*")):
+        if path.is_symlink():
+            out[str(path.relative_to(root))] = "-> " + os.readlink(path)
+        elif path.parent.name == "initiators" and path.name.startswith("node"):
+            out[str(path.relative_to(root))] = "initiator"
+        elif path.is_file() and path.name != ".keep":
+            out[str(path.relative_to(root))] = path.read_text()
+    return out
+
+
+def test_the_capture_script_copies_every_tree_it_is_given_whole(pmlab, tmp_path):
+    # The hand-made trees stand for machines this one is not: copied through the script (SYSFS_ROOT), each
+    # comes back file for file, links and the nvdimm region's persistence domain behind a pmem device too.
+    from conftest import ROOT
+    script = ROOT / "scripts" / "capture_memory_tiers.sh"
+    for tree in sorted((ROOT / "tests" / "platform" / "sysfs").iterdir()):
+        if not (tree / "sys").is_dir():
+            continue
+        copy = tmp_path / tree.name
+        subprocess.run([str(script), str(copy)], check=True, capture_output=True, timeout=60,
+                       env=os.environ | {"SYSFS_ROOT": str(tree)})
+        assert _sysfs_entries(copy) == _sysfs_entries(tree), tree.name
+        assert (json.loads(pmlab("info", "--json", "--sysfs-root", copy, check=True).stdout)["memory_tiers"] ==
+                json.loads(pmlab("info", "--json", "--sysfs-root", tree, check=True).stdout)["memory_tiers"])
+    assert any("persistence_domain" in path for path in _sysfs_entries(tmp_path / "cxl-pmem-region"))
+    bad = subprocess.run([str(script), str(tmp_path / "none")], capture_output=True, text=True, timeout=60,
+                         env=os.environ | {"SYSFS_ROOT": str(tmp_path / "nowhere")})
+    assert bad.returncode == 2 and "holds no sys/" in bad.stderr, bad.stderr
 
 
 def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir):
