@@ -331,15 +331,16 @@ def exec_tables(runs: Sequence[Run]) -> list[Table]:
             if key in seen:  # the same traced run's findings, repeated per granularity
                 continue
             seen.add(key)
-            findings.append((r.case.split(":", 1)[1], _exec_run(r), str(f.get("kind")), str(f.get("site")),
-                             _count(f.get("count"))))
+            site = str(f.get("site")) + (" (a library's code)" if f.get("in_library") else "")
+            findings.append((r.case.split(":", 1)[1], _exec_run(r), str(f.get("kind")), site, _count(f.get("count"))))
     if findings:
         tables.append(Table(title=f"Performance findings ({len(findings)} call sites)",
                             columns=("program", "traced run", "finding", "call site", "count"), rows=tuple(findings),
                             note="redundant_writeback: lines written back with nothing new to write back; empty_fence: a "
                                  "fence with nothing of its thread to order; non_pm_writeback: a write-back outside "
                                  "every persistent mapping; unflushed_at_exit: lines whose content at exit was never "
-                                 "written back (ADR).", collapsed=len(findings) > 12))
+                                 "written back (ADR). A site in a library's code (libpmem, libpmemobj, pmlab's own) "
+                                 "is the library's cost, not the program's.", collapsed=len(findings) > 12))
     notes = _exec_notes(execs)
     if notes:
         tables.append(Table(title=f"What the traced runs noted ({len(notes)})", columns=("program", "traced run", "note"),

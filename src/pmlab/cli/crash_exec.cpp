@@ -97,7 +97,8 @@ record::RunRecord exec_record(const crash::exec::ExecReport& report, const crash
     if (!f.consistent) failures.push_back(with_alike(failure_json(f), f.alike));
   run.details["failures"] = failures;
   json findings = json::array();
-  for (const auto& f : traced.findings) findings.push_back({{"kind", f.kind}, {"site", f.site}, {"count", f.count}});
+  for (const auto& f : traced.findings)
+    findings.push_back({{"kind", f.kind}, {"site", f.site}, {"count", f.count}, {"in_library", f.in_library}});
   run.details["findings"] = findings;
   run.details["trace"] = {
       {"path", traced.trace_path},   {"files", traced.files},     {"write_tracking", traced.write_tracking},
@@ -287,8 +288,9 @@ void print_traces(const crash::exec::ExecReport& report) {
                  static_cast<unsigned long long>(t.writebacks), threads.c_str(), t.write_tracking.c_str());
     for (const auto& n : t.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     for (const auto& f : t.findings)
-      std::fprintf(stderr, "  finding (%s): %s x%llu at %s\n", persist::to_string(t.domain), f.kind.c_str(),
-                   static_cast<unsigned long long>(f.count), f.site.c_str());
+      std::fprintf(stderr, "  finding (%s): %s x%llu at %s%s\n", persist::to_string(t.domain), f.kind.c_str(),
+                   static_cast<unsigned long long>(f.count), f.site.c_str(),
+                   f.in_library ? ", in a library's code, not the program's" : "");
   }
 }
 

@@ -107,6 +107,9 @@ struct FindingSite {
   std::string kind;  // redundant_writeback, empty_fence, non_pm_writeback, unflushed_at_exit
   std::string site;  // function (file:line)
   uint64_t count = 0;
+  // The site is in a library's code (libpmem, libpmemobj, pmlab's own library), not the program's: its
+  // cost is the library's to remove, and the report shows it after the program's own.
+  bool in_library = false;
 };
 
 // The traced run of one domain and schedule.

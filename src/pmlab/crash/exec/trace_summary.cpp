@@ -49,8 +49,10 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
   auto top = [&](const std::map<uint64_t, uint64_t>& by_site, const char* kind) {
     std::vector<std::pair<uint64_t, uint64_t>> v(by_site.begin(), by_site.end());
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (size_t i = 0; i < v.size() && i < 10; ++i)
-      run.findings.push_back({kind, symbols.frame(v[i].first).text(), v[i].second});
+    for (size_t i = 0; i < v.size() && i < 10; ++i) {
+      const Frame site = symbols.frame(v[i].first);
+      run.findings.push_back({kind, site.text(), v[i].second, !site.own});
+    }
   };
   top(f.redundant_writebacks, "redundant_writeback");
   top(f.empty_fences, "empty_fence");
@@ -71,6 +73,8 @@ void add_findings(TracedRun& run, const Findings& f, Symbolizer& symbols, const 
         {"unflushed_at_exit",
          counts.second ? "stored before fences at " + where + " (first #" + std::to_string(counts.second) + ")" : where,
          counts.first});
+  std::stable_partition(run.findings.begin(), run.findings.end(),
+                        [](const FindingSite& found) { return !found.in_library; });
 }
 
 void note_unseen_instructions(TracedRun& run, const TraceFile& t, const Findings& f, Symbolizer& symbols,
