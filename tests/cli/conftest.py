@@ -29,6 +29,14 @@ def pmlab():
     return run
 
 
+@pytest.fixture(scope="session")
+def line_flush(pmlab):
+    """The line write-back pmlab picks on this CPU (clwb, else clflushopt, else clflush): a run filtered to one
+    instruction must name one the CPU has."""
+    import json
+    return json.loads(pmlab("info", "--json", check=True).stdout)["default_flush"]
+
+
 @pytest.fixture
 def shm_dir():
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None

@@ -4,16 +4,16 @@ import csv
 import json
 
 
-def _run(pmlab, out):
-    proc = pmlab("run", "core.persist", "--quick", "--filter", "medium:dram/domain:adr/flush:clwb/size:64/pattern:seq", "--ops", "2000",
-                 "--no-progress", "--out", out)
+def _run(pmlab, out, line_flush):
+    proc = pmlab("run", "core.persist", "--quick", "--filter", f"medium:dram/domain:adr/flush:{line_flush}/size:64/pattern:seq",
+                 "--ops", "2000", "--no-progress", "--out", out)
     assert proc.returncode == 0, proc.stderr
     return out
 
 
-def test_compare_two_runs_and_export_them(pmlab, shm_dir):
-    a = _run(pmlab, shm_dir / "a")
-    b = _run(pmlab, shm_dir / "b")
+def test_compare_two_runs_and_export_them(pmlab, shm_dir, line_flush):
+    a = _run(pmlab, shm_dir / "a", line_flush)
+    b = _run(pmlab, shm_dir / "b", line_flush)
     proc = pmlab("compare", a, b, "--threshold", "5%", "--html", shm_dir / "cmp.html")
     # One sample a side: changes are reported, none is called significant.
     assert proc.returncode == 0, proc.stdout + proc.stderr

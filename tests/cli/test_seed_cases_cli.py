@@ -52,9 +52,9 @@ def test_dependent_load_times_a_chain_per_working_set(pmlab, shm_dir):
     assert "published_load_latency" not in small
 
 
-def test_persist_same_pattern_runs_beside_seq_and_rand(pmlab, shm_dir):
+def test_persist_same_pattern_runs_beside_seq_and_rand(pmlab, shm_dir, line_flush):
     _, runs = _runs(pmlab, shm_dir / "p", "core.persist", "--quick", "--ops", "2000", "--set", "medium=dram",
-                    "--set", "domain=adr", "--set", "flush=clwb", "--set", "size=64")
+                    "--set", "domain=adr", "--set", f"flush={line_flush}", "--set", "size=64")
     patterns = {r["params"]["pattern"]: r["metrics"] for r in runs}
     assert set(patterns) == {"seq", "rand", "same"}
     for metrics in patterns.values():

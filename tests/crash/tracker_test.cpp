@@ -7,6 +7,8 @@
 #include <set>
 
 #include "pmlab/crash/enumerator.hpp"
+#include "pmlab/persist/config.hpp"
+#include "pmlab/platform/cpu.hpp"
 
 namespace pmlab::crash {
 namespace {
@@ -17,7 +19,9 @@ struct alignas(64) Region {
   std::byte bytes[256];
 };
 
-persist::Persister make(Domain d, persist::FlushInstruction f = persist::FlushInstruction::clwb) {
+// By default the line write-back this CPU has: the tracker sees every kind alike.
+persist::Persister make(Domain d,
+                        persist::FlushInstruction f = persist::best_line_flush(platform::CpuFeatures::host())) {
   auto p = persist::Persister::create({.domain = d, .flush = f, .elide_flush = false, .elide_fence = false});
   EXPECT_TRUE(p.ok()) << p.status().message();
   return std::move(p).value();

@@ -11,6 +11,8 @@
 
 #include "../support/temp_dir.hpp"
 #include "pmlab/bench/runner.hpp"
+#include "pmlab/persist/config.hpp"
+#include "pmlab/platform/cpu.hpp"
 #include "pmlab/profile/flamegraph.hpp"
 #include "pmlab/profile/perf.hpp"
 #include "pmlab/profile/run_profiler.hpp"
@@ -177,7 +179,8 @@ TEST(NoPerf, RunnerRecordsTheReasonAndEveryRunIsOk) {
   ::setenv("PMLAB_PERF", "/nonexistent/perf", 1);
   bench::RunOptions o;
   o.selectors = {"core.persist"};
-  o.filter = "medium:dram/domain:adr/flush:clwb/size:64/pattern:seq";
+  o.filter = std::string("medium:dram/domain:adr/flush:") +
+             persist::to_string(persist::best_line_flush(platform::CpuFeatures::host())) + "/size:64/pattern:seq";
   o.quick = true;
   o.ops = 200;
   o.out_dir = dir.file("out");
