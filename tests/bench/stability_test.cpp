@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
+#include "pmlab/bench/runner.hpp"
+#include "pmlab/persist/config.hpp"
+#include "pmlab/platform/cpu.hpp"
+
 namespace pmlab::bench {
 namespace {
 
@@ -58,6 +64,34 @@ TEST(Stability, NoiseAloneWidensTheTolerance) {
 
 TEST(Stability, WithoutAloneRunsThereIsNothingToJudge) {
   EXPECT_EQ(summary_of(stability_rows({seen("core", 100)})), nullptr);
+}
+
+// Each point the suites register names one run of the quick sweep on this CPU: a point naming a flush
+// instruction the CPU lacks would match none and go unwatched without a word.
+TEST(Stability, EachRegisteredPointIsOneRunOfTheQuickSweep) {
+  RunOptions o;
+  o.selectors = {"all"};
+  o.quick = true;
+  auto plan = dry_run(o);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  for (const StabilitySample& s : stability_samples()) {
+    if (s.run_pattern.rfind("^selftest", 0) == 0) continue;  // this file's own
+    const std::regex pattern(s.run_pattern);
+    size_t matches = 0;
+    for (const std::string& name : plan->names) {
+      if (!std::regex_search(name, pattern)) continue;
+      ++matches;
+      // A run of an instruction the CPU lacks is in the plan but skipped when it comes.
+      std::smatch flush;
+      const std::regex named_flush("/flush:([a-z]+)/");
+      if (std::regex_search(name, flush, named_flush)) {
+        const auto instruction = persist::parse_flush(flush[1].str());
+        ASSERT_TRUE(instruction.ok()) << name;
+        EXPECT_TRUE(persist::check_supported(*instruction, platform::CpuFeatures::host()).ok()) << name;
+      }
+    }
+    EXPECT_EQ(matches, 1u) << s.run_pattern;
+  }
 }
 
 }  // namespace
