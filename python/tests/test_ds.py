@@ -92,3 +92,19 @@ def test_every_figure_draws_and_tolerates_no_runs():
         else:
             assert isinstance(drawn, Figure), spec.key
         assert spec.func([]) is None
+
+
+def test_a_nodes_runs_stay_out_of_the_figures_and_are_tabulated_against_the_modes_own_memory():
+    runs = _runs()
+    on_node = _run(len(runs), "bptree", "dram", "write-only", 350e3)
+    on_node.params["medium"] = "numa:2"
+    runs.append(on_node)
+    # DRAM mode's bptree stays at its own memory's 1400 K ops/s: the node's 350 K is not a DRAM-mode sample.
+    assert abs(ds.overhead_ratios(runs)[("bptree", "write-only")]["pmem_cost"] - 0.5) < 1e-12
+    runs.append(_derived(len(runs), "tier", {"structure": "bptree", "mode": "dram", "workload": "write-only",
+                                             "tier": "numa:2"},
+                         {"throughput": 350e3, "throughput_own_memory": 1400e3, "throughput_ratio": 0.25},
+                         {"own_memory": "dram"}))
+    [table] = ds.tier_tables(runs)
+    assert table.rows == (("numa:2", "bptree", "dram", "write-only", "350 kops/s", "dram", "1.40 Mops/s", "0.25×"),)
+    assert ds.tier_tables(_runs()) == []

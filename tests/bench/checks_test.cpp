@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "pmlab/record/query.hpp"
 
 namespace pmlab::bench {
@@ -114,6 +116,29 @@ TEST(Checks, APersistentStructureAboveItsDramTwinIsFlagged) {
       ycsb("hashtable", "dram", {100, 110, 95}), ycsb("hashtable", "persist", {105, 99, 108}),
       ycsb("skiplist", "dram", {100}),           ycsb("skiplist", "persist", {150})};
   EXPECT_EQ(verdicts(of_rule(runs, "persistent-not-above-dram")), "violated ok not_applicable ");
+}
+
+// On a NUMA node's memory a persistent run is held to DRAM mode on the same node: a slow node's DRAM-mode run
+// beside it must not make the pool's persist run look faster than DRAM.
+TEST(Checks, APersistentStructureIsHeldToDramOnTheSameMemory) {
+  auto ycsb = [](const char* mode, const char* medium, std::vector<double> t) {
+    return run("ds.ycsb",
+               {{"structure", "bptree"},
+                {"mode", mode},
+                {"breakdown", "none"},
+                {"medium", medium},
+                {"workload", "a"},
+                {"threads", 1}},
+               {sampled("throughput", t, "ops/s")});
+  };
+  const std::vector<RunRecord> runs = {ycsb("dram", "numa:2", {50, 51, 49}), ycsb("dram", "dram", {100, 101, 99}),
+                                       ycsb("persist", "pool", {80, 79, 81}), ycsb("persist", "numa:2", {60, 61, 59})};
+  std::map<std::string, std::pair<std::string, std::string>> judged;  // persist run -> (DRAM twin, verdict)
+  for (const auto& f : of_rule(runs, "persistent-not-above-dram")) judged[f["runs"][0]] = {f["runs"][1], f["verdict"]};
+  ASSERT_EQ(judged.size(), 2u);
+  // The pool's run against local DRAM: slower, ok; the node's against DRAM mode on the node: faster, flagged.
+  EXPECT_EQ(judged[runs[2].name], (std::pair<std::string, std::string>{runs[1].name, "ok"}));
+  EXPECT_EQ(judged[runs[3].name], (std::pair<std::string, std::string>{runs[0].name, "violated"}));
 }
 
 TEST(Checks, CrossChecksCompareTheSameOperation) {

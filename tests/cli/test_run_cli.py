@@ -339,6 +339,12 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir, li
     assert suite.returncode == 0, suite.stderr
     assert "primitives.log_target not run: it takes no value of --set medium" in suite.stderr, suite.stderr
     assert "medium:numa:0" in suite.stdout and "log_target" not in suite.stdout, suite.stdout
+    # The ds structures run on a node in the two modes whose memory the harness provides.
+    ds = pmlab("run", "ds", "--quick", "--dry-run", "--set", "medium=numa:0")
+    assert ds.returncode == 0, ds.stderr
+    names = [n for n in ds.stdout.splitlines() if n.startswith("ds.")]
+    assert names and all(n.startswith("ds.ycsb/") and "/medium:numa:0/" in n for n in names), names
+    assert {n.split("/mode:")[1].split("/")[0] for n in names} == {"dram", "persist"}, names
     alone = pmlab("run", "primitives.log_target", "--quick", "--dry-run", "--set", "medium=numa:0")
     assert alone.returncode == 2 and "must be one of pool" in alone.stderr, alone.stderr
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")

@@ -9,6 +9,8 @@ Reads:
   ds.target    derived rows: our persist structure / PMDK's peer throughput, target 1.5
   ds.overhead  derived rows: ns per operation per mode, and what switching flushing, fencing or logging
                off saves (the decomposition of [PMDKOverheads])
+  ds.tier      derived rows: a structure on a NUMA node's memory (medium numa:N) against the same on its
+               mode's own memory; the figures leave the node runs out (they compare modes, not memories)
 Ratios drawn here (persistence overhead = persist / pmem-volatile throughput, PMEM cost = pmem-volatile /
 dram, transaction overhead = tx / persist) are computed from measured numbers of the same run file, so they
 are measured too. Every figure tolerates missing combinations and runs whose status is not ok.
@@ -20,8 +22,9 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
-from ..figures import figure, legend_outside, plain_log_y
+from ..figures import Table, figure, legend_outside, plain_log_y, table
 from ..model import Run, is_number as _number
+from ..units import format_quantity
 
 STRUCTURES = ("array", "hashtable", "skiplist", "bptree", "list")
 PEERS = ("pmdk-btree", "pmdk-ctree", "pmdk-rbtree", "pmdk-hashmap-tx", "pmdk-hashmap-atomic", "pmdk-skiplist")
@@ -43,10 +46,16 @@ def _rank(value, preferred: Sequence[str]) -> tuple:
     return (preferred.index(value) if value in preferred else len(preferred), str(value))
 
 
+def _on_node(run: Run) -> bool:
+    """A run on a NUMA node's memory: only ds.tier compares it with its mode's own memory."""
+    return str(run.param("medium", "")).startswith("numa:")
+
+
 def _ycsb(runs: Sequence[Run]) -> list[Run]:
-    """The YCSB runs of the structures as designed (breakdown runs switch a cost off: not a design)."""
+    """The YCSB runs of the structures as designed (breakdown runs switch a cost off: not a design), each on its
+    mode's own memory."""
     return [r for r in runs if r.case == "ycsb" and r.ok and r.value("throughput") is not None
-            and r.param("breakdown", "none") == "none"]
+            and r.param("breakdown", "none") == "none" and not _on_node(r)]
 
 
 # Structures that measure the harness (ds.harness), not designs: no panel, no rank.
@@ -383,7 +392,7 @@ STRUCTURE_COLORS = {"array": "#1f77b4", "hashtable": "#ff7f0e", "skiplist": "#2c
         metrics=("throughput", "published_throughput"))
 def update_ratio(runs: Sequence[Run]) -> Figure | None:
     rows = [r for r in runs if r.case == "update_ratio" and r.ok and _number(r.value("throughput"))
-            and r.value("throughput") > 0]
+            and r.value("throughput") > 0 and not _on_node(r)]
     if not rows:
         return None
     # With several thread counts, the single-thread runs (the study's setup).
@@ -431,3 +440,27 @@ def update_ratio(runs: Sequence[Run]) -> Figure | None:
     fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
     fig.suptitle(f"Throughput versus update share ({threads[0]} thread{'s' if threads[0] != 1 else ''})", fontsize=12)
     return fig
+
+
+@table("ds", title="Structures on memory tiers",
+       caption="Each structure run on a NUMA node's memory (medium numa:N: a remote socket, a CXL expander) against "
+               "the same structure, mode, workload and setting on the mode's own memory (dram mode: local DRAM; "
+               "persist mode: the pool, its write-backs and fences then reaching the node). Throughputs measured "
+               "in this run; the ratio is the node's over the own memory's.")
+def tier_tables(runs: Sequence[Run]) -> list[Table]:
+    rows = [r for r in runs if r.case == "tier" and r.ok and _number(r.value("throughput"))]
+    if not rows:
+        return []
+    rows.sort(key=lambda r: (str(r.param("tier")), _rank(r.param("structure"), STRUCTURES),
+                             _rank(r.param("mode"), MODES), _rank(str(r.param("workload")), WORKLOADS)))
+    cells = []
+    for r in rows:
+        ratio = r.value("throughput_ratio")
+        cells.append((str(r.param("tier")), str(r.param("structure")), str(r.param("mode")), str(r.param("workload")),
+                      format_quantity(r.value("throughput"), "ops/s"), r.notes.get("own_memory", "?"),
+                      format_quantity(r.value("throughput_own_memory"), "ops/s"),
+                      f"{ratio:.3g}×" if _number(ratio) else "–"))
+    return [Table(title=f"{len(rows)} structure runs on a node's memory",
+                  columns=("node", "structure", "mode", "workload", "throughput on the node", "own memory",
+                           "throughput there", "node / own memory"),
+                  rows=tuple(cells), collapsed=len(cells) > 12)]

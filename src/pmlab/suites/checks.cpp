@@ -115,6 +115,10 @@ std::vector<Finding> persistent_not_faster_than_dram(const Runs& runs) {
     if (r.status != record::RunStatus::ok || (mode != "persist" && mode != "tx")) continue;
     Params twin = params_except(r, {"mode", "medium"});
     twin.emplace_back("mode", "dram");
+    // On a NUMA node's memory, DRAM mode on the same node's: a slower node must not make the pool look fast.
+    if (const std::string medium = param_text(r, "medium"); medium.rfind("numa:", 0) == 0)
+      twin.emplace_back("medium", medium);
+    else if (r.params.contains("medium")) twin.emplace_back("medium", "dram");
     const RunRecord* dram = find_run(runs, full_case, twin);
     if (dram == nullptr) continue;
     const Metric* p = r.find("throughput");

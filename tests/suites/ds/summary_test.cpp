@@ -230,5 +230,32 @@ TEST(DsSummary, HarnessShareIsJudgedWithoutTheOperationMixAndReportsBoth) {
   EXPECT_EQ(h->targets[0].metric, "harness_share_with_mix");
 }
 
+// A structure on a node's memory is compared with the same on its mode's own memory, in ds.tier alone: the
+// overhead rows, which compare modes, leave it out.
+TEST(DsSummary, ANodesRunsAreComparedWithTheModesOwnMemoryOnly) {
+  auto on = [](const char* mode, const char* medium, double throughput) {
+    RunRecord r = ycsb("bptree", mode, "none", throughput);
+    r.params["medium"] = medium;
+    return r;
+  };
+  const std::vector<RunRecord> runs{on("dram", "dram", 4e6),          on("dram", "numa:2", 1e6),
+                                    on("pmem-volatile", "pool", 2e6), on("persist", "pool", 1e6),
+                                    on("persist", "numa:2", 5e5),     on("persist", "numa:3", 8e5)};
+  const auto rows = summarize(runs, nlohmann::ordered_json::object());
+  const RunRecord* dram = row_named(rows, "ds.tier/structure:bptree/mode:dram/workload:a/tier:numa:2/");
+  ASSERT_NE(dram, nullptr);
+  EXPECT_DOUBLE_EQ(dram->find("throughput_ratio")->value, 0.25);
+  EXPECT_DOUBLE_EQ(dram->find("throughput_own_memory")->value, 4e6);
+  const RunRecord* persist = row_named(rows, "ds.tier/structure:bptree/mode:persist/workload:a/tier:numa:3/");
+  ASSERT_NE(persist, nullptr);
+  EXPECT_DOUBLE_EQ(persist->find("throughput_ratio")->value, 0.8);
+  EXPECT_EQ(persist->notes.at(0), (std::pair<std::string, std::string>{"own_memory", "pool"}));
+  // The overheads compare the modes on their own memory: DRAM 4e6 over pmem-volatile 2e6, not a node's run.
+  const RunRecord* ov = row_named(rows, "ds.overhead/structure:bptree/workload:a/");
+  ASSERT_NE(ov, nullptr);
+  EXPECT_DOUBLE_EQ(ov->find("medium_cost")->value, 2.0);
+  EXPECT_DOUBLE_EQ(ov->find("persistence_overhead")->value, 2.0);
+}
+
 }  // namespace
 }  // namespace pmlab::suites::ds

@@ -14,7 +14,10 @@
 //       overhead persist / tx) and the decomposition of [PMDKOverheads] in ns per operation: for each
 //       durable mode, the time a breakdown run saves by switching flushing, fencing or logging off. The
 //       parts are not additive in general (a fence waits for the flushes before it); `rest` is what no
-//       switch removes (stores, log bookkeeping, transaction begin/commit).
+//       switch removes (stores, log bookkeeping, transaction begin/commit);
+//   ds.tier/structure:S/mode:M/workload:W/tier:numa:N   a structure on NUMA node N's memory against the same
+//       structure on its mode's own memory (DRAM mode: local DRAM; persist mode: the pool), same workload
+//       and setting: both throughputs and their ratio. The other rows compare runs on the modes' own memory.
 #include <cmath>
 #include <map>
 #include <optional>
@@ -36,6 +39,9 @@ using record::MetricKind;
 using record::param_text;
 using record::RunRecord;
 using record::RunStatus;
+
+// A run on a NUMA node's memory (medium numa:N): only the tier rows compare it.
+bool on_node(const RunRecord& r) { return param_text(r, "medium").rfind("numa:", 0) == 0; }
 
 std::optional<double> value_of(const RunRecord* r, const char* metric) {
   if (r == nullptr) return std::nullopt;
@@ -191,7 +197,7 @@ void append_scaling(const std::vector<RunRecord>& runs, std::vector<RunRecord>& 
   };
 
   const auto pairs = bench::scaling_pairs<ScalingPoint>(runs, [](const RunRecord& r) -> std::optional<ScalingPoint> {
-    if (r.case_name != "ycsb" && r.case_name != "threads") return std::nullopt;
+    if ((r.case_name != "ycsb" && r.case_name != "threads") || on_node(r)) return std::nullopt;
     const std::string breakdown = param_text(r, "breakdown");
     if (!breakdown.empty() && breakdown != "none") return std::nullopt;
     return ScalingPoint{r.case_name,
@@ -327,12 +333,50 @@ RunRecord overhead_row(const Group& g, const std::string& s, const std::string& 
   return row;
 }
 
+// A ds.ycsb point but for its medium.
+struct TierPoint {
+  Setting setting;
+  std::string structure, mode, workload;
+  auto operator<=>(const TierPoint&) const = default;
+};
+
+// ds.tier's rows: each structure run on a node's memory against its run on the mode's own memory.
+void append_tiers(const std::vector<RunRecord>& runs, std::vector<RunRecord>& rows) {
+  std::map<TierPoint, const RunRecord*> own_memory;
+  std::vector<std::pair<TierPoint, const RunRecord*>> on_nodes;
+  for (const RunRecord& r : runs) {
+    const std::string breakdown = param_text(r, "breakdown");
+    if (r.case_name != "ycsb" || r.status != RunStatus::ok || (!breakdown.empty() && breakdown != "none")) continue;
+    const TierPoint at{setting_of(r), param_text(r, "structure"), param_text(r, "mode"), param_text(r, "workload")};
+    if (on_node(r)) on_nodes.emplace_back(at, &r);
+    else own_memory[at] = &r;
+  }
+  for (const auto& [at, run] : on_nodes) {
+    const auto own = own_memory.find(at);
+    RunRecord row;
+    row.case_name = "tier";
+    row.params = {{"structure", at.structure},
+                  {"mode", at.mode},
+                  {"workload", at.workload},
+                  {"tier", param_text(*run, "medium")}};
+    for (const char* k : {"threads", "records", "value", "distribution"})
+      if (auto it = run->params.find(k); it != run->params.end()) row.params[k] = *it;
+    row.name = record::name_in("ds", row);
+    const RunRecord* baseline = own == own_memory.end() ? nullptr : own->second;
+    put(row, "throughput", value_of(run, "throughput"), "ops/s");
+    put(row, "throughput_own_memory", value_of(baseline, "throughput"), "ops/s");
+    put(row, "throughput_ratio", ratio(value_of(run, "throughput"), value_of(baseline, "throughput")), "ratio");
+    row.notes.emplace_back("own_memory", baseline ? param_text(*baseline, "medium") : "not measured in this run");
+    rows.push_back(std::move(row));
+  }
+}
+
 }  // namespace
 
 std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohmann::ordered_json&) {
   std::map<Setting, Group> groups;
   for (const RunRecord& r : runs) {
-    if (r.case_name != "ycsb" || r.status != RunStatus::ok) continue;
+    if (r.case_name != "ycsb" || r.status != RunStatus::ok || on_node(r)) continue;
     const std::string breakdown = param_text(r, "breakdown");
     groups[setting_of(r)].runs[{param_text(r, "structure"), param_text(r, "mode"),
                                 breakdown.empty() ? "none" : breakdown, param_text(r, "workload")}] = &r;
@@ -394,6 +438,7 @@ std::vector<RunRecord> summarize(const std::vector<RunRecord>& runs, const nlohm
     rows.push_back(std::move(row));
   }
   append_scaling(runs, rows);
+  append_tiers(runs, rows);
   return rows;
 }
 
@@ -406,7 +451,8 @@ const bench::SuiteSummaryRegistration summary{bench::SuiteSummary{
       "and verdict"},
      {"scaling", "throughput at N threads over one thread's, per structure, mode and read-mostly workload"},
      {"harness", "the harness's own time per operation (the null structure) against the fastest structure's"},
-     {"overhead", "where a persistent operation's time goes: DRAM, PMEM-volatile, persist, tx, PMDK side by side"}}}};
+     {"overhead", "where a persistent operation's time goes: DRAM, PMEM-volatile, persist, tx, PMDK side by side"},
+     {"tier", "a structure on a NUMA node's memory against the same on its mode's own memory (DRAM or the pool)"}}}};
 }  // namespace
 
 }  // namespace pmlab::suites::ds
