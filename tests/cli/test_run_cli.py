@@ -345,6 +345,11 @@ def test_a_numa_node_is_a_medium_and_an_absent_one_is_refused(pmlab, shm_dir, li
     names = [n for n in ds.stdout.splitlines() if n.startswith("ds.")]
     assert names and all(n.startswith("ds.ycsb/") and "/medium:numa:0/" in n for n in names), names
     assert {n.split("/mode:")[1].split("/")[0] for n in names} == {"dram", "persist"}, names
+    # A selection whose every point is left out says why, not only that nothing matched.
+    lockfree = pmlab("run", "lockfree.ring", "--quick", "--set", "medium=numa:0", "--out", shm_dir / "ring")
+    assert lockfree.returncode == 2, lockfree.stderr
+    assert "sweep points left out as redundant, the first lockfree.ring: " in lockfree.stderr, lockfree.stderr
+    assert " runs on " in lockfree.stderr, lockfree.stderr
     alone = pmlab("run", "primitives.log_target", "--quick", "--dry-run", "--set", "medium=numa:0")
     assert alone.returncode == 2 and "must be one of pool" in alone.stderr, alone.stderr
     cpu = pmlab("run", "idio.dependent_load", "--quick", "--cpu-node", "999", "--out", shm_dir / "cpu")

@@ -97,8 +97,8 @@ Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& sel
     auto points = expand(c->params, *taken, quick);
     if (!points) return error(Errc::invalid_argument, c->full_name() + ": " + points.status().message());
     for (auto& p : *points) {
-      if (c->redundant && c->redundant(p)) {
-        ++left_out.redundant;
+      if (const std::optional<std::string> why = c->redundant ? c->redundant(p) : std::nullopt) {
+        if (left_out.redundant++ == 0) left_out.first_redundant = c->full_name() + ": " + *why;
         continue;
       }
       plan.push_back({c, std::move(p), {}});
@@ -191,6 +191,14 @@ RunControl run_control(const RunOptions& options) {
   control.warmup_s = std::min(0.1, control.duration_s / 5);
   control.ops = options.ops.value_or(0);
   return control;
+}
+
+Status nothing_to_run(const LeftOut& left_out) {
+  const std::string why = left_out.redundant == 0
+                              ? std::string()
+                              : " (" + std::to_string(left_out.redundant) +
+                                    " sweep points left out as redundant, the first " + left_out.first_redundant + ")";
+  return error(Errc::invalid_argument, "nothing to run: the selection and --filter match no run" + why);
 }
 
 }  // namespace pmlab::bench

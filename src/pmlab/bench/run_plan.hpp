@@ -57,4 +57,8 @@ std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const per
 
 RunControl run_control(const RunOptions& options);
 
+// The error of a selection that leaves no run: with the first sweep point left out and why, where every
+// point was (the lock-free designs on a NUMA node), not only that nothing matched.
+Status nothing_to_run(const LeftOut& left_out);
+
 }  // namespace pmlab::bench

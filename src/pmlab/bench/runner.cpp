@@ -550,7 +550,7 @@ Result<RunSummary> run(const RunOptions& options) {
   auto defaults = run_defaults(options, bench_pool.get());
   if (!defaults) return defaults.status();
   const std::vector<PlannedRun> runs = name_and_filter(*planned, *defaults, *filter);
-  if (runs.empty()) return error(Errc::invalid_argument, "nothing to run: the selection and --filter match no run");
+  if (runs.empty()) return nothing_to_run(left_out);
   const RunControl control = run_control(options);
   uint64_t hash = 0;
   ResultsDocument results(run_context(options, run_id, bench_pool.get(), *defaults, *devices, control, &hash));

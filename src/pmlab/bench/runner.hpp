@@ -71,6 +71,7 @@ uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass);
 // peer needs a pool file), as {case, why}.
 struct LeftOut {
   size_t redundant = 0;
+  std::string first_redundant;  // "case: why" of the first, for a selection that leaves nothing to run
   std::vector<std::pair<std::string, std::string>> refused;
 };
 

@@ -119,7 +119,10 @@ int run_run(const RunArgs& a) {
     for (const auto& [name, why] : plan->left_out.refused)
       std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
     std::printf("%zu runs", plan->names.size());
-    if (plan->left_out.redundant) std::printf(" (%zu sweep points left out as redundant)", plan->left_out.redundant);
+    if (plan->left_out.redundant)
+      std::printf(" (%zu sweep points left out as redundant%s%s)", plan->left_out.redundant,
+                  plan->names.empty() ? ", the first " : "",
+                  plan->names.empty() ? printable(plan->left_out.first_redundant).c_str() : "");
     if (o.ops) std::printf("; --ops fixes the work, not the time\n");
     else std::printf("; at least %.0f s of measuring (side-by-side and peer cases take longer)\n", plan->min_seconds);
     return 0;
