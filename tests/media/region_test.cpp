@@ -74,6 +74,8 @@ TEST(Medium, ParsesTheThreeKinds) {
   for (const char* bad : {"numa", "numa:", "numa:x", "numa:-1", "numa:1024", "numa:1 ", "numa:01x", "nvme", ""})
     EXPECT_FALSE(parse_medium(bad).ok()) << bad;
   EXPECT_NE(parse_medium("numa").status().message().find("numa:N"), std::string::npos);
+  EXPECT_TRUE(names_a_node("numa:3"));
+  for (const char* other : {"dram", "pool", "numa", "numa:x", ""}) EXPECT_FALSE(names_a_node(other)) << other;
 }
 
 // This machine's node 0 has memory wherever the kernel was built with NUMA support (one node or many).

@@ -1,10 +1,12 @@
 #include "pmlab/bench/run_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "pmlab/bench/placement.hpp"
 #include "pmlab/bench/repetitions.hpp"
+#include "pmlab/common/text.hpp"
 #include "pmlab/platform/cpu.hpp"
 #include "pmlab/platform/memory_tiers.hpp"
 #include "pmlab/platform/topology.hpp"
@@ -191,6 +193,11 @@ RunControl run_control(const RunOptions& options) {
   control.warmup_s = std::min(0.1, control.duration_s / 5);
   control.ops = options.ops.value_or(0);
   return control;
+}
+
+void say_refused(const LeftOut& left_out) {
+  for (const auto& [name, why] : left_out.refused)
+    std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
 }
 
 Status nothing_to_run(const LeftOut& left_out) {

@@ -57,6 +57,9 @@ std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const per
 
 RunControl run_control(const RunOptions& options);
 
+// Says on stderr, before anything runs, each case left out of a --set value (context.skipped keeps them).
+void say_refused(const LeftOut& left_out);
+
 // The error of a selection that leaves no run: with the first sweep point left out and why, where every
 // point was (the lock-free designs on a NUMA node), not only that nothing matched.
 Status nothing_to_run(const LeftOut& left_out);

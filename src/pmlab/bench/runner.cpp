@@ -506,6 +506,7 @@ Result<RunPlan> dry_run(const RunOptions& options) {
   RunPlan out;
   auto planned = plan_runs(*selected, options.overrides, options.quick, out.left_out);
   if (!planned) return planned.status();
+  say_refused(out.left_out);
   auto defaults = run_defaults(options, nullptr);
   if (!defaults) return defaults.status();
   const RunControl control = run_control(options);
@@ -529,8 +530,7 @@ Result<RunSummary> run(const RunOptions& options) {
   LeftOut left_out;
   auto planned = plan_runs(*selected, options.overrides, options.quick, left_out);
   if (!planned) return planned.status();
-  for (const auto& [name, why] : left_out.refused)
-    std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
+  say_refused(left_out);
   const std::string run_id = run_id_now();
   auto made = options.out_dir.empty() ? make_default_run_directory(run_id) : fs::path(options.out_dir);
   if (!made) return made.status();

@@ -62,10 +62,6 @@ Result<uint64_t> pool_size_for(const std::vector<std::string>& selectors, bool q
 inline constexpr uint64_t kPlacementStep = 64ULL << 20;
 uint64_t placement_offset(uint64_t data_size, uint64_t bytes, int pass);
 
-// What `pmlab run` would run (--dry-run): the run names in order, after --set, --filter and the run-wide
-// defaults (without a pool: a pool's map-time defaults may name domain=auto runs otherwise), and the
-// measuring time they take at the least (per run: warm-up and duration, or nothing known with --ops;
-// side-by-side cases alternate their contenders for longer).
 // What planning left out: the sweep points a case declares redundant, and each --set value a selected
 // case cannot take though another selected case does (a suite-wide medium=numa:0 reaching a case whose
 // peer needs a pool file), as {case, why}.
@@ -75,6 +71,10 @@ struct LeftOut {
   std::vector<std::pair<std::string, std::string>> refused;
 };
 
+// What `pmlab run` would run (--dry-run): the run names in order, after --set, --filter and the run-wide
+// defaults (without a pool: a pool's map-time defaults may name domain=auto runs otherwise), and the
+// measuring time they take at the least (per run: warm-up and duration, or nothing known with --ops;
+// side-by-side cases alternate their contenders for longer).
 struct RunPlan {
   std::vector<std::string> names;
   LeftOut left_out;

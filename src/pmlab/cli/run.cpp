@@ -116,8 +116,6 @@ int run_run(const RunArgs& a) {
     auto plan = bench::dry_run(o);
     if (!plan) return report_error(plan.status());
     for (const std::string& name : plan->names) std::printf("%s\n", printable(name).c_str());
-    for (const auto& [name, why] : plan->left_out.refused)
-      std::fprintf(stderr, "pmlab: %s %s\n", printable(name).c_str(), printable(why).c_str());
     std::printf("%zu runs", plan->names.size());
     if (plan->left_out.redundant)
       std::printf(" (%zu sweep points left out as redundant%s%s)", plan->left_out.redundant,

@@ -47,6 +47,11 @@ Result<Medium> parse_medium(std::string_view text) {
   return Medium{Kind::numa, node};
 }
 
+bool names_a_node(std::string_view text) noexcept {
+  auto medium = parse_medium(text);
+  return medium && medium->kind == Kind::numa;
+}
+
 std::string to_string(const Medium& m) {
   return m.kind == Kind::numa ? "numa:" + std::to_string(m.node) : std::string(to_string(m.kind));
 }

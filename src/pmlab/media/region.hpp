@@ -26,6 +26,8 @@ struct Medium {
   bool operator==(const Medium&) const = default;
 };
 Result<Medium> parse_medium(std::string_view text);
+// Whether `text` names a NUMA node's memory ("numa:N"), as a run's medium parameter or a record's.
+bool names_a_node(std::string_view text) noexcept;
 std::string to_string(const Medium& m);
 
 // A view of memory; owns nothing.

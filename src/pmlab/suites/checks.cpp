@@ -11,6 +11,7 @@
 
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/common/statistics.hpp"
+#include "pmlab/media/region.hpp"
 #include "pmlab/common/text.hpp"
 #include "pmlab/record/query.hpp"
 #include "pmlab/workload/ycsb.hpp"
@@ -116,7 +117,7 @@ std::vector<Finding> persistent_not_faster_than_dram(const Runs& runs) {
     Params twin = params_except(r, {"mode", "medium"});
     twin.emplace_back("mode", "dram");
     // On a NUMA node's memory, DRAM mode on the same node's: a slower node must not make the pool look fast.
-    if (const std::string medium = param_text(r, "medium"); medium.rfind("numa:", 0) == 0)
+    if (const std::string medium = param_text(r, "medium"); media::names_a_node(medium))
       twin.emplace_back("medium", medium);
     else if (r.params.contains("medium")) twin.emplace_back("medium", "dram");
     const RunRecord* dram = find_run(runs, full_case, twin);

@@ -27,6 +27,7 @@
 
 #include "pmlab/bench/checks.hpp"
 #include "pmlab/common/text.hpp"
+#include "pmlab/media/region.hpp"
 #include "pmlab/record/query.hpp"
 #include "pmlab/suites/ds/summary.hpp"
 #include "pmlab/workload/ycsb.hpp"
@@ -41,7 +42,7 @@ using record::RunRecord;
 using record::RunStatus;
 
 // A run on a NUMA node's memory (medium numa:N): only the tier rows compare it.
-bool on_node(const RunRecord& r) { return param_text(r, "medium").rfind("numa:", 0) == 0; }
+bool on_node(const RunRecord& r) { return media::names_a_node(param_text(r, "medium")); }
 
 std::optional<double> value_of(const RunRecord* r, const char* metric) {
   if (r == nullptr) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
+#include "pmlab/media/region.hpp"
 #include "pmlab/suites/ds/contenders.hpp"
 #include "pmlab/suites/ds/ycsb_run.hpp"
 
@@ -19,7 +20,7 @@ ParamSpec structure_param(const char* doc, bool with_list) {
 // A node's memory is compared with a mode's own (ds.tier) on ds.ycsb's points alone: the other cases' runs
 // there would stand in no row or figure.
 std::optional<std::string> ycsb_only_on_a_node(const Params& p) {
-  if (p.text("medium").rfind("numa:", 0) != 0) return std::nullopt;
+  if (!media::names_a_node(p.text("medium"))) return std::nullopt;
   return std::string("on a NUMA node ds.ycsb runs the structures (ds.tier compares them)");
 }
 

@@ -316,7 +316,7 @@ std::optional<std::string> redundant(const Params& p) {
   auto mode = pmlab::ds::parse_mode(mode_text);
   const char* medium = pmdk_mode ? "pool" : mode ? pmlab::ds::medium_of(*mode) : p.text("medium").c_str();
   const std::string& breakdown = p.text("breakdown");
-  if (p.text("medium").rfind("numa:", 0) == 0) {
+  if (media::names_a_node(p.text("medium"))) {
     // A node's memory stands in for the mode's own where the harness provides that memory: DRAM mode's
     // buffer and persist mode's pool (its write-backs and fences then reach the node). tx and PMDK's maps
     // map pool files of their own; pmem-volatile on a node is DRAM mode there.
