@@ -198,7 +198,9 @@ TEST(Runner, RejectsUnknownSelectorsParametersAndFilters) {
   EXPECT_NE(r.status().message().find("sizee"), std::string::npos);
   RunOptions f = quick_options(dir, {"selftest.touch"});
   f.filter = "([";
-  EXPECT_EQ(run(f).status().code(), Errc::invalid_argument);
+  auto bad = run(f);
+  EXPECT_EQ(bad.status().code(), Errc::invalid_argument);
+  EXPECT_EQ(bad.status().message(), "--filter '([' is not a valid regular expression");
   f.filter = "matches-nothing";
   EXPECT_EQ(run(f).status().code(), Errc::invalid_argument);
 }

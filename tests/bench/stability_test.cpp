@@ -3,8 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-
+#include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/bench/runner.hpp"
 #include "pmlab/persist/config.hpp"
 #include "pmlab/platform/cpu.hpp"
@@ -76,16 +75,16 @@ TEST(Stability, EachRegisteredPointIsOneRunOfTheQuickSweep) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   for (const StabilitySample& s : stability_samples()) {
     if (s.run_pattern.rfind("^selftest", 0) == 0) continue;  // this file's own
-    const std::regex pattern(s.run_pattern);
+    const auto pattern = RunPattern::compile(s.run_pattern);
+    ASSERT_TRUE(pattern.ok()) << pattern.status().message();
     size_t matches = 0;
     for (const std::string& name : plan->names) {
-      if (!std::regex_search(name, pattern)) continue;
+      if (!pattern->found_in(name)) continue;
       ++matches;
       // A run of an instruction the CPU lacks is in the plan but skipped when it comes.
-      std::smatch flush;
-      const std::regex named_flush("/flush:([a-z]+)/");
-      if (std::regex_search(name, flush, named_flush)) {
-        const auto instruction = persist::parse_flush(flush[1].str());
+      if (const size_t at = name.find("/flush:"); at != std::string::npos) {
+        const size_t from = at + std::string_view("/flush:").size();
+        const auto instruction = persist::parse_flush(name.substr(from, name.find('/', from) - from));
         ASSERT_TRUE(instruction.ok()) << name;
         EXPECT_TRUE(persist::check_supported(*instruction, platform::CpuFeatures::host()).ok()) << name;
       }

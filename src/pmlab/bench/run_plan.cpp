@@ -109,7 +109,7 @@ Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& sel
   return plan;
 }
 
-Result<std::optional<std::regex>> check_options(const RunOptions& options,
+Result<std::optional<RunPattern>> check_options(const RunOptions& options,
                                                 const std::vector<const CaseDef*>& selected) {
   for (const auto& [name, values] : options.overrides) {
     bool known = false;
@@ -119,13 +119,11 @@ Result<std::optional<std::regex>> check_options(const RunOptions& options,
       return error(Errc::invalid_argument, "--set " + name + ": no selected case has a parameter '" + name + "'");
   }
   PMLAB_TRY(check_values_taken(options.overrides, selected));
-  std::optional<std::regex> filter;
+  std::optional<RunPattern> filter;
   if (!options.filter.empty()) {
-    try {
-      filter.emplace(options.filter);
-    } catch (const std::regex_error&) {
-      return error(Errc::invalid_argument, "--filter '" + options.filter + "' is not a valid regular expression");
-    }
+    auto pattern = RunPattern::compile(options.filter);
+    if (!pattern) return error(Errc::invalid_argument, "--filter " + pattern.status().message());
+    filter = std::move(*pattern);
   }
   if (const std::optional<int> node = options.cpu_node) {
     const platform::MemoryTopology topology = platform::read_memory_topology();
@@ -174,13 +172,13 @@ Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool
 }
 
 std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
-                                        const std::optional<std::regex>& filter) {
+                                        const std::optional<RunPattern>& filter) {
   std::set<std::string> seen;
   std::vector<PlannedRun> runs;
   for (auto& r : plan) {
     resolve_auto(r.params, defaults);
     r.name = r.def->full_name() + r.params.name_suffix();
-    if (filter && !std::regex_search(r.name, *filter)) continue;
+    if (filter && !filter->found_in(r.name)) continue;
     if (!seen.insert(r.name).second) continue;
     runs.push_back(std::move(r));
   }

@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "pmlab/bench/case.hpp"
 #include "pmlab/bench/params.hpp"
+#include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/bench/runner.hpp"
 #include "pmlab/common/status.hpp"
 #include "pmlab/persist/config.hpp"
@@ -45,7 +45,7 @@ Result<std::vector<PlannedRun>> plan_runs(const std::vector<const CaseDef*>& sel
 // takes (a typo must not silently run defaults, nor a value no case runs vanish), the filter
 // is a regular expression, flush instructions named anywhere exist on this CPU (a sweep over one the CPU
 // lacks would skip every run and "succeed"), and the run control is positive. Returns the filter.
-Result<std::optional<std::regex>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected);
+Result<std::optional<RunPattern>> check_options(const RunOptions& options, const std::vector<const CaseDef*>& selected);
 
 // Run-wide persistence defaults: the pool's map-time choice, else ADR with the best flush; then the flags.
 Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool* bench_pool);
@@ -53,7 +53,7 @@ Result<persist::Config> run_defaults(const RunOptions& options, const pool::Pool
 // Names the runs once the defaults are known (domain=auto -> what ran), keeps those the filter selects,
 // once each.
 std::vector<PlannedRun> name_and_filter(std::vector<PlannedRun>& plan, const persist::Config& defaults,
-                                        const std::optional<std::regex>& filter);
+                                        const std::optional<RunPattern>& filter);
 
 RunControl run_control(const RunOptions& options);
 

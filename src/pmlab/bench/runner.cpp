@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <regex>
 #include <set>
 
 #include "pmlab/bench/bench_pool.hpp"
@@ -22,6 +21,7 @@
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/bench/repetitions.hpp"
 #include "pmlab/bench/results.hpp"
+#include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/bench/run_plan.hpp"
 #include "pmlab/bench/stability.hpp"
 #include "pmlab/common/files.hpp"
@@ -387,7 +387,7 @@ std::vector<PlannedRun> stability_points(const persist::Config& defaults) {
   std::vector<PlannedRun> out;
   for (PlannedRun& r : name_and_filter(*all, defaults, std::nullopt))
     for (const StabilitySample& s : stability_samples())
-      if (std::regex_search(r.name, std::regex(s.run_pattern))) {
+      if (const auto pattern = RunPattern::compile(s.run_pattern); pattern && pattern->found_in(r.name)) {
         out.push_back(std::move(r));
         break;
       }

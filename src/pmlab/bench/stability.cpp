@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/common/statistics.hpp"
 #include "pmlab/common/text.hpp"
 
@@ -32,7 +33,8 @@ std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObserva
   for (const StabilityObservation& o : observations) {
     if (o.record.status != record::RunStatus::ok) continue;
     for (const StabilitySample& s : stability_samples()) {
-      if (!std::regex_search(o.record.name, std::regex(s.run_pattern))) continue;
+      const auto pattern = RunPattern::compile(s.run_pattern);
+      if (!pattern || !pattern->found_in(o.record.name)) continue;
       for (const std::string& m : s.metrics)
         if (const record::Metric* x = o.record.find(m); x && std::isfinite(x->value)) {
           seen[{o.record.name, m}].emplace_back(o.after, x->value);

@@ -6,7 +6,6 @@
 // not reach the numbers.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
