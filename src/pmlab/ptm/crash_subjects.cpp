@@ -62,7 +62,7 @@ void apply_op(Tx& tx, uint64_t seed, uint64_t op) {
       tx.write(b, tx.read(b) + amount);
       break;
     }
-    case 1: {  // three swaps (a word may be written twice)
+    case 1: {  // three swaps (a word may be written twice, or with the value it holds)
       for (int k = 0; k < 3; ++k) {
         uint64_t* x = acc + rng.below(kAccounts);
         uint64_t* y = acc + rng.below(kAccounts);

@@ -44,6 +44,42 @@ TEST(RedoPtm, OneFencePerWritingTransactionAndOneFlushPerModifiedLine) {
   }
 }
 
+// A word written with the value it already holds changes nothing in memory: its line is not written back
+// for it (a write-back of an unchanged line is a media write for nothing), while the record still names it,
+// so recovery replays it as the transaction wrote it. (Roots 0-3 share line 0 with the top; 4-11 are line 1.)
+TEST(RedoPtm, AWordWrittenWithTheValueItHoldsIsNotWrittenBack) {
+  Memory m(1 << 16, 1, 4096);
+  auto* heap = reinterpret_cast<HeapHeader*>(m.regions().heap);
+  {
+    RedoPtm ptm(m.regions(), m.options());
+    ASSERT_TRUE(ptm.format().ok());
+    ptm.run(0, [&](auto& tx) {
+      tx.write(tx.root(1), 5);
+      tx.write(tx.root(6), 6);
+    });
+    auto flushes_of_next_commit = [&] {
+      const persist::Counters before = persist::thread_counters();
+      ptm.run(0, [&](auto& tx) { tx.write(tx.root(2), tx.read(tx.root(2)) + 1); });
+      return (persist::thread_counters() - before).flushes;
+    };
+    EXPECT_EQ(flushes_of_next_commit(), 2u) << "both lines of the first transaction";
+    ptm.run(0, [&](auto& tx) {
+      tx.write(tx.root(6), 6);  // line 1: the value it holds
+      tx.write(tx.root(8), 0);  // line 1: the value it holds
+      tx.write(tx.root(1), 7);  // line 0: changed
+    });
+    EXPECT_EQ(flushes_of_next_commit(), 1u) << "line 1 did not change";
+    ptm.run(0, [&](auto& tx) { tx.write(tx.root(6), 6); });
+    EXPECT_EQ(flushes_of_next_commit(), 0u) << "the transaction before changed nothing";
+  }
+  EXPECT_EQ(heap->root[6], 6u);
+  EXPECT_EQ(heap->root[1], 7u);
+  heap->root[6] = 0;  // as if line 1 had never been written back
+  RedoPtm again(m.regions(), m.options());
+  ASSERT_TRUE(again.recover().ok());
+  EXPECT_EQ(heap->root[6], 6u) << "the newest record names root 6 and is replayed";
+}
+
 TEST(RedoPtm, ReadOnlyTransactionIssuesNothing) {
   Memory m(1 << 16, 1, 4096);
   RedoPtm ptm(m.regions(), m.options());

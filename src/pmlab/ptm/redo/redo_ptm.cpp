@@ -318,12 +318,21 @@ void RedoPtm::retire(Slot& p, uint64_t seq) {
 
 // The writes in place, after the commit point, and the write set's locks released at version wv.
 [[gnu::always_inline]] inline void RedoPtm::write_in_place(Slot& s, uint64_t wv) {
-  // Recovery replays the record over a word a crash tore.
-  for (const RedoEntry& e : s.writes) data_p_.store_shared(heap_.at<uint64_t>(e.off), e.value);
-  // Each modified line once, written back by the next commit (or by another thread's that needs this
-  // transaction durable first, from its record).
+  // Recovery replays the record over a word a crash tore. Each modified line once, written back by the next
+  // commit (or by another thread's that needs this transaction durable first, from its record).
+  //
+  // A word that already holds its value (a key's zero padding stored over a free slot's zeros) is neither
+  // stored nor its line written back for it: a write-back of a line that did not change is a wasted media
+  // write. What the word holds is already this transaction's: the lock of its line keeps other writers out
+  // until the store would have happened, and it is durable by the time this record can retire. Its writer,
+  // if an earlier transaction of this slot, had its lines written back before this commit's fence; if
+  // another slot's, that slot is this transaction's predecessor on the line and retire_predecessors wrote
+  // its record's lines back first; with no writer since recovery it was durable already.
   s.lines.clear();
   for (const RedoEntry& e : s.writes) {
+    uint64_t* word = heap_.at<uint64_t>(e.off);
+    if (persist::Persister::load8(word) == e.value) continue;
+    data_p_.store_shared(word, e.value);
     const uint64_t line = e.off & ~uint64_t{63};
     if (s.lines.insert(line, 0).second) s.unflushed.push_back(line);
   }
