@@ -26,7 +26,8 @@
 //            (the previous commit's modified lines are written back just before the record: after the
 //            locked instructions above, which would otherwise wait for them as a fence does)
 //            apply each word in place (written back by the next commit and made durable by its fence;
-//            until then the record stays live); release the orecs.
+//            until then the record stays live; a word that holds its value already is left as it is);
+//            release the orecs.
 //   recover: every valid, live record of every slot and area, replayed in seq order; then every slot
 //            retired up to the newest seq seen.
 // Why two areas: a record must stay until its data is durable, i.e. until the thread's next fence — the
