@@ -21,7 +21,6 @@
 #include "pmlab/bench/progress.hpp"
 #include "pmlab/bench/repetitions.hpp"
 #include "pmlab/bench/results.hpp"
-#include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/bench/run_plan.hpp"
 #include "pmlab/bench/stability.hpp"
 #include "pmlab/common/files.hpp"
@@ -386,11 +385,7 @@ std::vector<PlannedRun> stability_points(const persist::Config& defaults) {
   if (!all) return {};
   std::vector<PlannedRun> out;
   for (PlannedRun& r : name_and_filter(*all, defaults, std::nullopt))
-    for (const StabilitySample& s : stability_samples())
-      if (const auto pattern = RunPattern::compile(s.run_pattern); pattern && pattern->found_in(r.name)) {
-        out.push_back(std::move(r));
-        break;
-      }
+    if (!stability_samples_of(r.name).empty()) out.push_back(std::move(r));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "pmlab/bench/run_pattern.hpp"
 #include "pmlab/common/statistics.hpp"
@@ -16,6 +17,12 @@ std::vector<StabilitySample>& registry() {
   static std::vector<StabilitySample> all;
   return all;
 }
+// Each sample's pattern, compiled once as it registers (none for one that does not compile: it matches no
+// run, and stability_test requires every registered pattern to compile).
+std::vector<std::optional<RunPattern>>& patterns() {
+  static std::vector<std::optional<RunPattern>> all;
+  return all;
+}
 
 record::Metric measured(std::string name, double v, std::string unit) {
   return record::Metric{std::move(name), v, std::move(unit), record::MetricKind::measured, {}};
@@ -23,8 +30,19 @@ record::Metric measured(std::string name, double v, std::string unit) {
 
 }  // namespace
 
-void add_stability_sample(StabilitySample sample) { registry().push_back(std::move(sample)); }
+void add_stability_sample(StabilitySample sample) {
+  auto pattern = RunPattern::compile(sample.run_pattern);
+  patterns().push_back(pattern ? std::optional<RunPattern>(std::move(*pattern)) : std::nullopt);
+  registry().push_back(std::move(sample));
+}
 const std::vector<StabilitySample>& stability_samples() { return registry(); }
+
+std::vector<const StabilitySample*> stability_samples_of(std::string_view run_name) {
+  std::vector<const StabilitySample*> out;
+  for (size_t i = 0; i < registry().size(); ++i)
+    if (patterns()[i] && patterns()[i]->found_in(run_name)) out.push_back(&registry()[i]);
+  return out;
+}
 
 std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObservation>& observations) {
   // (run, metric) -> after -> values, in the order observed.
@@ -32,10 +50,8 @@ std::vector<record::RunRecord> stability_rows(const std::vector<StabilityObserva
   std::map<std::pair<std::string, std::string>, std::string> units;
   for (const StabilityObservation& o : observations) {
     if (o.record.status != record::RunStatus::ok) continue;
-    for (const StabilitySample& s : stability_samples()) {
-      const auto pattern = RunPattern::compile(s.run_pattern);
-      if (!pattern || !pattern->found_in(o.record.name)) continue;
-      for (const std::string& m : s.metrics)
+    for (const StabilitySample* s : stability_samples_of(o.record.name)) {
+      for (const std::string& m : s->metrics)
         if (const record::Metric* x = o.record.find(m); x && std::isfinite(x->value)) {
           seen[{o.record.name, m}].emplace_back(o.after, x->value);
           units[{o.record.name, m}] = x->unit;

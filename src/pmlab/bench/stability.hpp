@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pmlab/record/record.hpp"
@@ -19,6 +20,8 @@ struct StabilitySample {
 };
 void add_stability_sample(StabilitySample sample);
 const std::vector<StabilitySample>& stability_samples();
+// The samples whose pattern `run_name` matches.
+std::vector<const StabilitySample*> stability_samples_of(std::string_view run_name);
 struct StabilityRegistration {
   explicit StabilityRegistration(StabilitySample s) { add_stability_sample(std::move(s)); }
 };
