@@ -311,6 +311,33 @@ def test_a_program_on_the_library_is_crash_tested_by_exec_as_it_is(examples, pre
     assert eadr.returncode == 0 and "24 fences, 0 write-backs" in eadr.stderr, eadr.stdout + eadr.stderr
 
 
+def test_the_library_leaves_no_finding_of_its_own_in_the_examples_crash_exec_runs(examples, prefix, shm_dir,
+                                                                                   tmp_path):
+    # What `crash exec` finds in pmlab's own code would be the user's to read past in every run of their
+    # program. The examples creating their pools (a PTM heap with a map, a log) and opening them (a heap and
+    # a log, a set): no redundant write-back or empty fence in the library. Each check must also hold.
+    pmlab, kv, ids, wal, bank = (prefix / "bin" / "pmlab", examples["kv-store"], examples["id-set"], examples["wal"],
+                                 examples["bank-c"])
+    kv_pool, ids_pool, wal_dir, bank_dir = shm_dir / "kv.pool", shm_dir / "ids.pool", shm_dir / "wal", shm_dir / "bank"
+    runs = {
+        "kv-create": (f"rm -f {kv_pool}", f"{kv} {{}} check", [kv, kv_pool, "load", 5], kv_pool),
+        "kv-open": (f"rm -f {kv_pool} && {kv} {kv_pool} load 3", f"{kv} {{}} check", [kv, kv_pool, "load", 5], kv_pool),
+        "wal-create": (f"rm -rf {wal_dir} && mkdir {wal_dir}", f"{wal} {{}} show", [wal, wal_dir, "put", 5], wal_dir),
+        "bank-open": (f"rm -rf {bank_dir} && mkdir {bank_dir} && {bank} {bank_dir} create 4", f"{bank} {{}} check",
+                      [bank, bank_dir, "transfer", 5], bank_dir),
+        "set-open": (f"rm -f {ids_pool} && {ids} {ids_pool} create", f"{ids} {{}} check 2",
+                     [ids, ids_pool, "add", 2, 5], ids_pool),
+    }
+    for name, (setup, check, program, pool) in runs.items():
+        proc = subprocess.run([str(pmlab), "crash", "exec", "--setup", setup, "--check", check, "--pool", str(pool),
+                               "--granularity", "line", "--budget", "40", "--out", str(tmp_path / name), "--",
+                               *map(str, program)], capture_output=True, text=True, timeout=240)
+        assert proc.returncode == 0 and "1 runs, 0 failures" in proc.stdout, name + proc.stdout + proc.stderr
+        findings = [f for run in json.loads((tmp_path / name / "results.json").read_text())["runs"]
+                    for f in run.get("findings", [])]
+        assert not [f for f in findings if f["in_library"]], (name, findings)
+
+
 def test_a_threaded_program_on_the_library_holds_in_every_schedule_exec_tries(examples, prefix, shm_dir, tmp_path):
     # Four threads add to the installed library's lock-free set, each add marked as an operation: in the
     # program's own schedule and in two where the runtime pauses threads at persistence calls, every crash

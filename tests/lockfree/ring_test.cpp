@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../primitives/aligned_region.hpp"
+#include "../support/write_back_judge.hpp"
 #include "pmlab/lockfree/ring/ring_buffer.hpp"
 
 namespace pmlab::lockfree {
@@ -93,6 +94,25 @@ TEST_P(LockfreeRingFrom, FifoAcrossLapsAndACleanReopen) {
     reopened.pop(0, &out);
     ASSERT_TRUE(intact(out));
     EXPECT_EQ(out.seq, popped++);
+  }
+}
+
+// A format of a new pool's region (zeros), with the recovery it ends in, writes back only lines it
+// changed and fences only after writing: `pmlab crash exec` finds neither a redundant write-back nor an
+// empty fence in a program that makes a ring.
+TEST(LockfreeRingFormat, WritesBackOnlyWhatItChanges) {
+  for (const RingDesign design : {RingDesign::volatile_ring, RingDesign::tx, RingDesign::txfree}) {
+    testing::AlignedRegion region(RingBuffer::bytes_needed(8, sizeof(Element), 2));
+    std::memset(region.base, 0, region.size);
+    testing::WriteBackJudge judge(region.span());
+    persist::Persister judged = persister_for(persist::Domain::adr);
+    judged.attach(&judge);
+    RingBuffer ring(design, region.base, region.size, judged);
+    ASSERT_TRUE(ring.format(8, sizeof(Element), {.max_threads = 2}));
+    EXPECT_EQ(judge.redundant_lines, 0u) << to_string(design);
+    EXPECT_EQ(judge.empty_fences, 0u) << to_string(design);
+    EXPECT_EQ(judge.outside, 0u) << to_string(design);
+    EXPECT_EQ(judge.lines_with_news, 1u + 2u) << "the root and the two threads' lines";
   }
 }
 

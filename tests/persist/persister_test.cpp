@@ -228,6 +228,72 @@ TEST(Persister, NonTemporalZeroingIsExact) {
   }
 }
 
+// store_changed: only the lines whose bytes differ are stored and written back, a run of them as one
+// write-back, a partial line at either end compared on its own bytes; no fence. Under `ntstore` the same
+// lines go non-temporally; under domain none nothing is written back, yet the bytes are stored.
+TEST(Persister, StoreChangedWritesBackOnlyTheLinesThatDiffer) {
+  struct Case {
+    Domain domain;
+    FlushInstruction flush;
+    char writeback;  // the Recorder's event: 'f' flush, 'n' non-temporal, 0 none
+  };
+  for (const Case c : {Case{Domain::adr, kLineFlush, 'f'}, Case{Domain::adr, FlushInstruction::ntstore, 'n'},
+                       Case{Domain::none, kLineFlush, 0}}) {
+    auto dst = std::make_unique<Buffer>();
+    auto src = std::make_unique<Buffer>();
+    std::memset(dst->bytes, 0, sizeof dst->bytes);
+    std::memset(src->bytes, 0, sizeof src->bytes);
+    src->bytes[3 * 64 + 5] = 1;  // lines 3 and 4 differ: one run
+    src->bytes[4 * 64] = 2;
+    src->bytes[10 * 64 + 63] = 3;  // line 10: one more
+    src->bytes[12 * 64 + 4] = 4;   // line 12: differs in the part the first range covers
+    Persister p = make(c.domain, c.flush);
+    Recorder rec;
+    p.attach(&rec);
+    const size_t split = 12 * 64 + 8;  // the first range ends, the second starts, mid-line 12
+    EXPECT_EQ(p.store_changed(dst->bytes + 64, src->bytes + 64, split - 64), 4u);
+    EXPECT_EQ(p.store_changed(dst->bytes + split, src->bytes + split, 8 * 64), 0u) << "nothing differs there";
+    EXPECT_EQ(std::memcmp(dst->bytes, src->bytes, sizeof dst->bytes), 0);
+    std::vector<std::pair<uintptr_t, size_t>> written;
+    for (const auto& e : rec.events) {
+      EXPECT_EQ(e.what, c.writeback) << "store_changed does not fence";
+      written.emplace_back(e.addr - reinterpret_cast<uintptr_t>(dst->bytes), e.len);
+    }
+    if (c.writeback == 0) {
+      EXPECT_TRUE(written.empty());
+      continue;
+    }
+    // A flush covers whole lines; non-temporal stores exactly the bytes of the partial line.
+    const std::vector<std::pair<uintptr_t, size_t>> expected{
+        {3 * 64, 128}, {10 * 64, 64}, {12 * 64, c.writeback == 'n' ? 8u : 64u}};
+    EXPECT_EQ(written, expected) << to_string(c.flush);
+  }
+}
+
+// zero_changed over a range that starts and ends mid-line: bytes outside it are neither compared nor
+// stored, and the count is that of the lines whose part in the range held anything.
+TEST(Persister, ZeroChangedLeavesZeroLinesAndBytesOutsideTheRange) {
+  auto buf = std::make_unique<Buffer>();
+  std::memset(buf->bytes, 0, sizeof buf->bytes);
+  buf->bytes[0] = 9;            // before the range, in its first line
+  buf->bytes[70] = 7;           // line 1
+  buf->bytes[5 * 64] = 5;       // line 5
+  buf->bytes[8 * 64 + 40] = 8;  // after the range, in its last line
+  Persister p = make(Domain::adr, kLineFlush);
+  Recorder rec;
+  p.attach(&rec);
+  EXPECT_EQ(p.zero_changed(buf->bytes + 8, 8 * 64), 2u);
+  EXPECT_EQ(buf->bytes[0], 9);
+  EXPECT_EQ(buf->bytes[70], 0);
+  EXPECT_EQ(buf->bytes[5 * 64], 0);
+  EXPECT_EQ(buf->bytes[8 * 64 + 40], 8);
+  ASSERT_EQ(rec.events.size(), 2u);
+  EXPECT_EQ(rec.events[0].addr, reinterpret_cast<uintptr_t>(buf->bytes + 64));
+  EXPECT_EQ(rec.events[1].addr, reinterpret_cast<uintptr_t>(buf->bytes + 5 * 64));
+  EXPECT_EQ(p.zero_changed(buf->bytes + 8, 8 * 64), 0u);
+  EXPECT_EQ(rec.events.size(), 2u) << "a second zeroing finds nothing to write back";
+}
+
 // What store_record_nt must leave in a line-aligned buffer: the record byte by byte, zeros to the end of
 // its last line.
 std::vector<unsigned char> expected_lines(const LineRecord& r) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../support/temp_dir.hpp"
+#include "../support/write_back_judge.hpp"
 #include "aligned_region.hpp"
 #include "fence_snapshots.hpp"
 #include "pmlab/pool/layout.hpp"
@@ -82,6 +83,25 @@ TEST(PageStore, RefusesBadSizesAndRegions) {
 }
 
 class Flusher : public ::testing::TestWithParam<Policy> {};
+
+// A format of a new pool's region (zeros) writes back only lines it changed and fences only after
+// writing; over what an earlier store left, it leaves the same bytes as on zeros.
+TEST(PageStore, AFormatWritesBackOnlyWhatItChanges) {
+  const StoreOptions o{4096, 16, 2};
+  const uint64_t bytes = PageStore::region_bytes(o).value();
+  Region fresh(bytes), stale(bytes);
+  std::memset(fresh.base, 0, fresh.size);
+  testing::WriteBackJudge judge(fresh.span());
+  persist::Persister judged = adr();
+  judged.attach(&judge);
+  ASSERT_TRUE(PageStore::format(fresh.span(), judged, o).ok());
+  EXPECT_EQ(judge.redundant_lines, 0u);
+  EXPECT_EQ(judge.empty_fences, 0u);
+  EXPECT_EQ(judge.outside, 0u);
+  EXPECT_EQ(judge.lines_with_news, 1 + o.pages + 1) << "the superblock, each page's header, then the magic";
+  ASSERT_TRUE(PageStore::format(stale.span(), adr(), o).ok());
+  EXPECT_EQ(std::memcmp(fresh.base, stale.base, bytes), 0);
+}
 
 TEST_P(Flusher, FlushesReadBackAndSurviveReopen) {
   Region region(512 << 10);

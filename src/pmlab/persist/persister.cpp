@@ -274,6 +274,69 @@ void Persister::zero_nt(void* dst, size_t len, const std::source_location where)
     copy_nt(d + done, kZeros, std::min(sizeof kZeros, len - done), where);
 }
 
+size_t Persister::store_changed(void* dst, const void* src, size_t len,
+                                const std::source_location where) const noexcept {
+  // The runtime of `pmlab crash exec` names the design that called, not this function.
+  const EntryCallSite site(__builtin_return_address(0));
+  return write_changed_lines(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), len, where);
+}
+
+size_t Persister::zero_changed(void* dst, size_t len, const std::source_location where) const noexcept {
+  const EntryCallSite site(__builtin_return_address(0));
+  return write_changed_lines(static_cast<std::byte*>(dst), nullptr, len, where);
+}
+
+namespace {
+bool all_zero(const std::byte* p, size_t n) noexcept {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; ++i) acc |= static_cast<uint64_t>(p[i]);
+  return acc == 0;
+}
+}  // namespace
+
+size_t Persister::write_changed_lines(std::byte* dst, const std::byte* src, size_t len,
+                                      const std::source_location& where) const noexcept {
+  // Consecutive lines that differ are stored and written back as one run: one call for a region that
+  // differs throughout.
+  size_t lines = 0;
+  size_t run = 0;  // where the run of differing lines starts, in [0, at)
+  bool in_run = false;
+  auto write_run = [&](size_t end) {
+    std::byte* d = dst + run;
+    const size_t n = end - run;
+    if (config_.flush == FlushInstruction::ntstore) {
+      if (src != nullptr) copy_nt(d, src + run, n, where);
+      else zero_nt(d, n, where);
+    } else {
+      if (src != nullptr) std::memcpy(d, src + run, n);
+      else std::memset(d, 0, n);
+      flush(d, n, where);
+    }
+  };
+  for (size_t at = 0; at < len;) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(dst + at);
+    const size_t next = std::min(len, at + (kCacheLine - address % kCacheLine));
+    const bool differs =
+        src != nullptr ? std::memcmp(dst + at, src + at, next - at) != 0 : !all_zero(dst + at, next - at);
+    if (differs) {
+      ++lines;
+      if (!in_run) run = at, in_run = true;
+    } else if (in_run) {
+      write_run(at);
+      in_run = false;
+    }
+    at = next;
+  }
+  if (in_run) write_run(len);
+  return lines;
+}
+
 namespace {
 constexpr auto kCalls = enum_names<Call>("persister call", {{Call::flush, "flush"},
                                                             {Call::fence, "fence"},

@@ -70,9 +70,10 @@ class Persister {
 
   // Writes back the cache lines covering [addr, addr+len) toward the durability domain. Unordered
   // until fence(). `where` names the design's call site for observers (every call below has it); it
-  // costs nothing when none is attached.
-  void flush(const void* addr, size_t len,
-             const std::source_location where = std::source_location::current()) const noexcept {
+  // costs nothing when none is attached. Always inlined, as fence and persist are: the runtime of
+  // `pmlab crash exec` names the function the call's return address lies in.
+  [[gnu::always_inline]] void flush(const void* addr, size_t len,
+                                    const std::source_location where = std::source_location::current()) const noexcept {
     if (line_flush_ == LineFlush::none || len == 0) return;
     if (observer_ != nullptr) [[unlikely]] {
       flush_observed(addr, len, where);
@@ -82,7 +83,7 @@ class Persister {
   }
 
   // Makes every earlier flush and non-temporal store durable (and ordered before later stores).
-  void fence(const std::source_location where = std::source_location::current()) const noexcept {
+  [[gnu::always_inline]] void fence(const std::source_location where = std::source_location::current()) const noexcept {
     if (observer_ != nullptr) [[unlikely]] {
       fence_observed(where);
       return;
@@ -90,8 +91,8 @@ class Persister {
     fence_now();
   }
 
-  void persist(const void* addr, size_t len,
-               const std::source_location where = std::source_location::current()) const noexcept {
+  [[gnu::always_inline]] void persist(
+      const void* addr, size_t len, const std::source_location where = std::source_location::current()) const noexcept {
     flush(addr, len, where);
     fence(where);
   }
@@ -162,6 +163,20 @@ class Persister {
     std::memset(dst, byte, len);
     persist(dst, len, where);
   }
+
+  // Stores `src` over [dst, dst+len) where a line of it holds other bytes, and writes those lines back the
+  // way copy_persist does; a line that holds them already is only read. Not fenced. Returns the lines it
+  // wrote back: none, and there is nothing to fence.
+  //
+  // A line that reads as `src` is durable as `src` only where the region holds what is durable: mapped
+  // from a new (zero-filled) file, or after a crash, and stored to since only through write-backs that
+  // were fenced. A format runs on such a region, so a new pool's zeros are neither stored again nor
+  // written back (`pmlab crash exec` reports each such write-back as redundant).
+  size_t store_changed(void* dst, const void* src, size_t len,
+                       const std::source_location where = std::source_location::current()) const noexcept;
+  // store_changed with zeros for `src`.
+  size_t zero_changed(void* dst, size_t len,
+                      const std::source_location where = std::source_location::current()) const noexcept;
 
   // An 8-byte store that no crash can tear: the commit word of every failure-atomic protocol. Designs
   // store commit words through it (never with a plain store): the crash simulator treats only words
@@ -279,6 +294,9 @@ class Persister {
                         const std::source_location& where) const noexcept;
   // copy_nt's instructions, without the observer.
   void copy_nt_now(void* dst, const void* src, size_t len) const noexcept;
+  // store_changed's lines; `src` null stands for zeros.
+  size_t write_changed_lines(std::byte* dst, const std::byte* src, size_t len,
+                             const std::source_location& where) const noexcept;
   // store_record_nt without a record kernel: with non-temporal stores, or plain stores where nothing
   // needs to reach memory (domain none) or a mutation says so.
   void store_record_composed(void* line, const void* prefix, uint64_t word0, uint64_t word1, const void* body,

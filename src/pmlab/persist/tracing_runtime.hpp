@@ -18,8 +18,9 @@ Observer* tracing_runtime_observer() noexcept;
 extern thread_local const void* tls_observed_call_site;
 
 // The return address into the user's code of the public API call in progress on this thread (a public
-// Persister's flush, pmlab_pool_persist), or nullptr. Where set, the observed Persister calls name it
-// instead of their own caller, which is the API's forwarding function inside libpmlab.
+// Persister's flush, pmlab_pool_persist), or into the design that called a Persister function which makes
+// calls of its own (store_changed), or nullptr. Where set, the observed Persister calls name it instead of
+// their own caller, which is the forwarding function inside libpmlab.
 extern thread_local const void* tls_entry_call_site;
 
 // Sets tls_entry_call_site for one forwarded call; the outermost entry's caller is the one named.

@@ -47,6 +47,26 @@ uint64_t superblock_checksum(const Superblock& sb) {
   return fnv1a64_between(sb, &Superblock::version, &Superblock::checksum);
 }
 
+// Formats a region that starts with a Superblock so that a crash at any point leaves one that open
+// refuses or a whole one: the magic to zero, durable before anything else changes; then `formatted`'s other
+// fields and their checksum; then what `write_body` writes (it returns whether it wrote back anything,
+// unfenced); one fence; last the magic, durable. What already holds its formatted value (most of a new
+// pool, which is zero) is only read (Persister::store_changed), and nothing is fenced twice.
+template <class Superblock, class WriteBody>
+void format_behind_magic(Superblock* at, Superblock formatted, uint64_t magic, const persist::Persister& p,
+                         WriteBody&& write_body) {
+  if (persist::Persister::load8(&at->magic) != 0) {
+    p.store8(&at->magic, 0);
+    p.persist(&at->magic, 8);
+  }
+  formatted.magic = 0;
+  formatted.checksum = superblock_checksum(formatted);
+  const bool wrote = p.store_changed(at, &formatted, sizeof formatted) > 0;
+  if (write_body() || wrote) p.fence();
+  p.store8(&at->magic, magic);
+  p.persist(&at->magic, 8);
+}
+
 // Refuses a region that is not `line`-aligned; `what` names the structure in the error.
 inline Status check_region_aligned(std::span<const std::byte> region, uint64_t line, const std::string& what) {
   if (reinterpret_cast<uintptr_t>(region.data()) % line != 0)

@@ -60,18 +60,19 @@ inline constexpr uint64_t kListMagic = 0x706d6c61622d6c6cULL;  // "pmlab-ll"
 
 inline Root& root_of(std::byte* base) noexcept { return *reinterpret_cast<Root*>(base); }
 
-// Zeroes the region a list of `design` needs, writes its root and makes both durable.
+// Zeroes the region a list of `design` needs, writes its root and makes both durable. What holds its
+// formatted value already (a new pool's zeros) is only read (store_changed).
 inline Status format(std::byte* base, size_t size, const persist::Persister& p, uint64_t design, uint32_t capacity,
                      int max_threads) {
   if (max_threads < 1 || max_threads > Slab::kMaxThreads)
     return error(Errc::invalid_argument, "max_threads out of range");
   const uint64_t bytes = bytes_needed(capacity, max_threads);
   if (bytes > size) return error(Errc::no_space, "region too small for the list");
-  std::memset(base, 0, bytes);
-  Root& root = root_of(base);
-  root = Root{kListMagic, design, capacity, static_cast<uint64_t>(max_threads), sizeof(Node), 0, {}};
+  Root root{kListMagic, design, capacity, static_cast<uint64_t>(max_threads), sizeof(Node), 0, {}};
   root.check = root_check(root);
-  p.persist(base, bytes);
+  const size_t written =
+      p.store_changed(base, &root, sizeof root) + p.zero_changed(base + sizeof root, bytes - sizeof root);
+  if (written > 0) p.fence();
   return Status::success();
 }
 

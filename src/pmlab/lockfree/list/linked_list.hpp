@@ -67,23 +67,23 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
     make_slabs();
     std::vector<uint64_t> reached;
     if (Status s = walk(reached); !s) return s;
-    unlink_marked();
-    if constexpr (!kTLog) p_.fence();  // the unlinks durable before recovery returns (TLog fences below)
+    bool repaired = unlink_marked();
     if constexpr (kTLog) {
       for (int t = 0; t < threads(); ++t) {
         uint64_t* log = log_word(t);
-        if (*log != 0) {
-          if (Status s = walk(reached); !s) return s;
-          if (Status s = redo(*log, reached); !s) return s;
-          unlink_marked();
-        }
+        if (*log == 0) continue;
+        if (Status s = walk(reached); !s) return s;
+        if (Status s = redo(*log, reached); !s) return s;
+        unlink_marked();
         // The repairs (flushed as they were made) durable before the log that may be needed to redo them
         // is cleared; one fence for all of them, as a crash before it only repeats idempotent repairs.
         p_.fence();
         p_.store8(log, 0);
         p_.persist(log, 8);
+        repaired = false;
       }
     }
+    if (repaired) p_.fence();  // the unlinks durable before recovery returns
     if (Status s = walk(reached); !s) return s;
     slab_->reset_all_free();
     for (uint64_t n : reached)
@@ -325,7 +325,9 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
     }
   }
   // Recovery: unlinks nodes whose delete had linearized and drops dirty bits (all is durable now).
-  void unlink_marked() {
+  // Whether it wrote back anything (unfenced).
+  bool unlink_marked() {
+    bool wrote = false;
     uint64_t pred = list_layout::kHead;
     for (;;) {
       const uint64_t word = node(pred)->next;
@@ -337,14 +339,17 @@ class LinkedList : public list_layout::Region<LinkedList<D>> {
       if (cw & list_layout::kMark) {
         link(pred).store(list_layout::ptr(cw));
         p_.flush(&node(pred)->next, 8);
+        wrote = true;
         continue;
       }
       if (word & list_layout::kDirty) {
         link(pred).store(curr);
         p_.flush(&node(pred)->next, 8);
+        wrote = true;
       }
       pred = curr;
     }
+    return wrote;
   }
 
   std::unique_ptr<Slab> slab_;

@@ -79,18 +79,20 @@ class LinkFreeList : public list_layout::Region<LinkFreeList> {
     if (!members) return members.status();
     slab_->reset_all_free();
     uint64_t prev = list_layout::kHead;
+    bool flagged = false;
     for (const auto& [key, n] : *members) {
       (void)key;
       node(prev)->next = n;
       if ((node(n)->meta & validity::kInsFlushed) == 0) {
         p_.word(&node(n)->meta).fetch_or(validity::kInsFlushed);
         p_.flush(&node(n)->meta, 8);
+        flagged = true;
       }
       slab_->mark_allocated(n);
       prev = n;
     }
     node(prev)->next = 0;
-    p_.fence();
+    if (flagged) p_.fence();
     return Status::success();
   }
 

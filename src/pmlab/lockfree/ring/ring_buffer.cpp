@@ -123,29 +123,28 @@ Status RingBuffer::format(uint32_t capacity, uint32_t slot_bytes, const RingOpti
     return error(Errc::no_space, "region too small for the ring");
   if (options.first_ticket % capacity != 0 || options.first_ticket >= kConsumed / 2)
     return error(Errc::invalid_argument, "the first ticket must be a multiple of the capacity below 2^62");
-  Root& r = *reinterpret_cast<Root*>(base_);
-  r = Root{kRingMagic,
-           static_cast<uint64_t>(design_),
-           capacity,
-           slot_bytes,
-           static_cast<uint64_t>(options.max_threads),
-           0,
-           0,
-           0};
-  r.check = root_check(r);
-  attach_layout();
-  std::memset(base_ + kLine, 0, slots_off_ - kLine);
-  for (int t = 0; t < threads_; ++t) {
-    uint64_t* line = thread_line(t);
-    line[0] = line[1] = line[2] = kNone;
-  }
+  // What holds its formatted value already (a new pool's zeros) is only read (store_changed).
+  Root root{kRingMagic,
+            static_cast<uint64_t>(design_),
+            capacity,
+            slot_bytes,
+            static_cast<uint64_t>(options.max_threads),
+            0,
+            0,
+            0};
+  root.check = root_check(root);
+  size_t written = p_.store_changed(base_, &root, sizeof root);
+  attach_layout();  // from the root just stored
+  written += p_.zero_changed(base_ + kLine, threads_off_ - kLine);
+  const uint64_t thread_line_formatted[kLine / 8] = {kNone, kNone, kNone};
+  for (int t = 0; t < threads_; ++t) written += p_.store_changed(thread_line(t), thread_line_formatted, kLine);
+  written += p_.zero_changed(base_ + undo_off_, slots_off_ - undo_off_);
   // Slot i last held ticket first_ticket - capacity + i, consumed: recovery goes on from first_ticket.
-  for (uint64_t i = 0; i < capacity_; ++i)
-    *reinterpret_cast<uint64_t*>(slot(i)) =
-        options.first_ticket == 0 ? 0 : (options.first_ticket - capacity_ + i + 1) | kConsumed;
-  p_.persist(base_, slots_off_);
-  for (uint64_t i = 0; i < capacity_; ++i) p_.flush(slot(i), 8);
-  p_.fence();
+  for (uint64_t i = 0; i < capacity_; ++i) {
+    const uint64_t stamp = options.first_ticket == 0 ? 0 : (options.first_ticket - capacity_ + i + 1) | kConsumed;
+    written += p_.store_changed(slot(i), &stamp, 8);
+  }
+  if (written > 0) p_.fence();
   return recover(options);
 }
 
@@ -218,6 +217,7 @@ Status RingBuffer::roll_back_transactions() {
     // Durable at the next fence (the first move's record, or the end of recovery): until then a crash
     // only repeats this roll-back, from the same log.
     p_.flush(log, 8);
+    recovery_unfenced_ = true;
   }
   return Status::success();
 }
@@ -282,7 +282,10 @@ void RingBuffer::drop_pushes_in_flight() {
     position = kNone;  // plain, as push stores it: a torn position names no ticket
     any = true;
   }
-  if (any) p_.fence();
+  if (any) {
+    p_.fence();
+    recovery_unfenced_ = false;
+  }
 }
 
 // 4. Consolidates: moves the survivors down into tickets base, base+1, ... (never onto an unread source),
@@ -298,11 +301,13 @@ void RingBuffer::consolidate(const std::vector<std::pair<uint64_t, uint64_t>>& e
     if (stamp != 0 && (stamp & kConsumed) == 0) {
       stamp = 0;
       p_.flush(&stamp, 8);
+      recovery_unfenced_ = true;
     }
   }
   if (root_move() != 0) {
     p_.store8(&root_move(), 0);
     p_.flush(&root_move(), 8);
+    recovery_unfenced_ = true;
   }
   // The counters are rebuilt here and declared volatile: nothing needs ordering against them, and only
   // the cleared stamps must be durable before recovery returns.
@@ -312,7 +317,9 @@ void RingBuffer::consolidate(const std::vector<std::pair<uint64_t, uint64_t>>& e
     uint64_t* line = thread_line(t);
     line[0] = line[1] = kNone;  // [2], the push position, was reset by drop_pushes_in_flight
   }
-  p_.fence();  // the cleared stamps (the undo logs were cleared durably above; the rest is volatile)
+  // The cleared stamps and logs durable; a recovery that cleared nothing has nothing to fence.
+  if (recovery_unfenced_) p_.fence();
+  recovery_unfenced_ = false;
   last_head_.store(head());
   last_tail_.store(tail());
 }
@@ -328,6 +335,7 @@ void RingBuffer::move_element(uint64_t from, uint64_t to) noexcept {
   p_.persist(slot(to), stride_);
   p_.store8(reinterpret_cast<uint64_t*>(slot(from)), 0);
   p_.persist(slot(from), 8);
+  recovery_unfenced_ = false;
 }
 
 void RingBuffer::wait_for_space(uint64_t ticket) noexcept {

@@ -113,6 +113,8 @@ class RingBuffer {
   std::byte* base_;
   size_t size_;
   const persist::Persister& p_;
+  // Recovery wrote back a line no fence has followed yet (the end of recovery fences it).
+  bool recovery_unfenced_ = false;
   std::optional<persist::Persister> slot_flusher_;  // R5 under eADR: an ADR persister used only to clwb
   uint32_t capacity_ = 0;
   uint32_t slot_bytes_ = 0;

@@ -232,32 +232,25 @@ Result<std::unique_ptr<Log>> Log::format(std::span<std::byte> region, const pers
   Geometry g = *planned;
   g.log_id = options.log_id != 0 ? options.log_id : fresh_log_id();
 
-  // The magic goes first to zero and last to its value: a crash mid-format leaves a region open refuses.
-  auto* sb = reinterpret_cast<om::Superblock*>(region.data());
-  persister.store8(&sb->magic, 0);
-  persister.persist(&sb->magic, 8);
-  sb->version = om::kVersion;
-  sb->kind = static_cast<uint8_t>(options.kind);
-  sb->padded = options.padded ? 1 : 0;
-  sb->reserved = 0;
-  sb->lanes = options.lanes;
-  sb->slots_per_lane = g.slots_per_lane;
-  sb->lane_bytes = g.lane_bytes;
-  sb->data_offset = g.data_offset;
-  sb->log_id = g.log_id;
-  sb->region_bytes = g.region_bytes;
-  sb->checksum = pool::superblock_checksum(*sb);
-  auto* watermark = reinterpret_cast<uint64_t*>(region.data() + om::kWatermarkOffset);
-  persister.store8(watermark, options.first_lsn);
-  std::memset(region.data() + g.slots_offset, 0, g.data_offset - g.slots_offset);
-  persister.flush(region.data(), g.data_offset);
-
   std::unique_ptr<Log> log = make(region, persister, options, g);
-  log->prepare_format();
   log->next_lsn_.store(options.first_lsn, std::memory_order_relaxed);
-  persister.fence();
-  persister.store8(&sb->magic, om::kMagic);
-  persister.persist(&sb->magic, 8);
+  const om::Superblock formatted{.magic = 0,
+                                 .version = om::kVersion,
+                                 .kind = static_cast<uint8_t>(options.kind),
+                                 .padded = static_cast<uint8_t>(options.padded ? 1 : 0),
+                                 .reserved = 0,
+                                 .lanes = options.lanes,
+                                 .slots_per_lane = g.slots_per_lane,
+                                 .lane_bytes = g.lane_bytes,
+                                 .data_offset = g.data_offset,
+                                 .log_id = g.log_id,
+                                 .region_bytes = g.region_bytes,
+                                 .checksum = 0};  // the magic and the checksum are format_behind_magic's to set
+  pool::format_behind_magic(reinterpret_cast<om::Superblock*>(region.data()), formatted, om::kMagic, persister, [&] {
+    bool wrote = persister.store_changed(region.data() + om::kWatermarkOffset, &options.first_lsn, 8) > 0;
+    wrote = persister.zero_changed(region.data() + g.slots_offset, g.data_offset - g.slots_offset) > 0 || wrote;
+    return log->prepare_format() || wrote;
+  });
   return log;
 }
 

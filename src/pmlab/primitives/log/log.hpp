@@ -178,8 +178,9 @@ class Log {
   // Whether reset_lane and recover_lane write at all (a classic lane is disowned by the watermark alone,
   // and its recovery only reads: the next append overwrites a torn tail).
   virtual bool rewrites_lanes() const noexcept { return true; }
-  // Makes freshly formatted space appendable (a zero log zeroes it). Not fenced.
-  virtual void prepare_format() {}
+  // Makes freshly formatted space appendable (a zero log zeroes it). Not fenced: whether it wrote back
+  // anything to fence.
+  virtual bool prepare_format() { return false; }
 
   inline std::byte* lane_data(uint32_t lane) const noexcept;
   uint64_t* size_slot(uint32_t lane, uint32_t slot) const noexcept;

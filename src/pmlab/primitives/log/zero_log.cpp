@@ -78,8 +78,11 @@ class ZeroLog final : public Log {
     if (used > 0) write_zeros(lane_data(lane), used);
   }
 
-  void prepare_format() override {
-    for (uint32_t lane = 0; lane < options_.lanes; ++lane) write_zeros(lane_data(lane), lane_bytes_);
+  // A new pool's lanes are zero already: they are only read.
+  bool prepare_format() override {
+    bool wrote = false;
+    for (uint32_t lane = 0; lane < options_.lanes; ++lane) wrote = zero_from(lane, 0) || wrote;
+    return wrote;
   }
 
  private:
@@ -101,24 +104,7 @@ class ZeroLog final : public Log {
         wrote = true;
       }
     }
-    uint64_t line = offset & ~(om::kLine - 1);
-    if (line < offset) {  // the partial line after the last kept entry
-      const uint64_t end = std::min(line + om::kLine, lane_bytes_);
-      if (!all_zero(data + offset, end - offset)) {
-        std::memset(data + offset, 0, end - offset);
-        persister_.flush(data + offset, end - offset);
-        wrote = true;
-      }
-      line += om::kLine;
-    }
-    for (; line < lane_bytes_; line += om::kLine) {
-      const uint64_t n = std::min(om::kLine, lane_bytes_ - line);
-      if (all_zero(data + line, n)) continue;
-      std::memset(data + line, 0, n);
-      persister_.flush(data + line, n);
-      wrote = true;
-    }
-    return wrote;
+    return persister_.zero_changed(data + offset, lane_bytes_ - offset) > 0 || wrote;
   }
 
   // Zeroes and writes back (no fence) the way appends will store: a streaming append costs more when its
@@ -130,18 +116,6 @@ class ZeroLog final : public Log {
       return;
     }
     persister_.zero_nt(at, n);
-  }
-
-  static bool all_zero(const std::byte* p, uint64_t n) noexcept {
-    uint64_t acc = 0;
-    uint64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      acc |= w;
-    }
-    for (; i < n; ++i) acc |= static_cast<uint64_t>(p[i]);
-    return acc == 0;
   }
 };
 

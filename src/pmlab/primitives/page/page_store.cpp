@@ -157,28 +157,27 @@ Result<std::unique_ptr<PageStore>> PageStore::format(std::span<std::byte> region
                                              std::to_string(options.pages) + " pages of " +
                                              format_size(options.page_size) + " and " + std::to_string(options.lanes) +
                                              " lanes (needs " + format_size(g.region_bytes) + ")");
-  auto* sb = reinterpret_cast<om::Superblock*>(region.data());
-  persister.store8(&sb->magic, 0);
-  persister.persist(&sb->magic, 8);
-  sb->version = om::kVersion;
-  sb->page_size = options.page_size;
-  sb->lanes = options.lanes;
-  sb->reserved = 0;
-  sb->pages = options.pages;
-  sb->slots = g.slots;
-  sb->ulogs_offset = g.ulogs_offset;
-  sb->data_offset = g.data_offset;
-  sb->checksum = pool::superblock_checksum(*sb);
-
   auto store = std::unique_ptr<PageStore>(new PageStore(region, persister, options, g));
-  // Page p starts in slot p at version 1; the last `lanes` slots are the spares.
-  std::memset(region.data() + om::kHeadersOffset, 0, g.data_offset - om::kHeadersOffset);
-  for (uint64_t pid = 0; pid < options.pages; ++pid) *store->slot_header(pid) = om::commit_word(pid, 1);
-  std::memset(region.data() + g.data_offset, 0, g.slots * options.page_size);
-  persister.flush(region.data(), g.region_bytes);
-  persister.fence();
-  persister.store8(&sb->magic, om::kMagic);
-  persister.persist(&sb->magic, 8);
+  const om::Superblock formatted{.magic = 0,
+                                 .version = om::kVersion,
+                                 .page_size = options.page_size,
+                                 .lanes = options.lanes,
+                                 .reserved = 0,
+                                 .pages = options.pages,
+                                 .slots = g.slots,
+                                 .ulogs_offset = g.ulogs_offset,
+                                 .data_offset = g.data_offset,
+                                 .checksum = 0};  // the magic and the checksum are format_behind_magic's to set
+  pool::format_behind_magic(reinterpret_cast<om::Superblock*>(region.data()), formatted, om::kMagic, persister, [&] {
+    // Page p starts in slot p at version 1; the last `lanes` slots are the spares.
+    bool wrote = false;
+    for (uint64_t slot = 0; slot < g.slots; ++slot) {
+      const uint64_t header[om::kLine / 8] = {slot < options.pages ? om::commit_word(slot, 1) : 0};
+      wrote = persister.store_changed(store->slot_header(slot), header, sizeof header) > 0 || wrote;
+    }
+    const uint64_t headers_end = om::kHeadersOffset + g.slots * om::kLine;
+    return persister.zero_changed(region.data() + headers_end, g.region_bytes - headers_end) > 0 || wrote;
+  });
   PMLAB_TRY(store->recover(false));  // builds the DRAM map from what was just written
   return store;
 }

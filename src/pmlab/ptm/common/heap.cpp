@@ -11,17 +11,17 @@ void ptm_fatal(const std::string& what) {
   std::abort();
 }
 
-Status Heap::format(const persist::Persister& data) {
+Status Heap::format(const persist::Persister& data, uint64_t recovered_seq) {
   if (size_ < kFirstBlock + 4 * kBlockGrain)
     return error(Errc::no_space, "ptm heap of " + std::to_string(size_) + " bytes is too small");
   if (reinterpret_cast<uintptr_t>(base_) % 64 != 0)
     return error(Errc::invalid_argument, "ptm heap base is not 64-byte aligned");
-  HeapHeader& h = header();
-  std::memset(&h, 0, sizeof h);
-  h.magic = kHeapMagic;
-  h.size = size_;
-  h.top = kFirstBlock;
-  data.persist(&h, sizeof h);
+  HeapHeader formatted{};  // every byte set: the header has no padding
+  formatted.magic = kHeapMagic;
+  formatted.size = size_;
+  formatted.top = kFirstBlock;
+  formatted.recovered_seq = recovered_seq;
+  if (data.store_changed(&header(), &formatted, sizeof formatted) > 0) data.fence();
   clear_lists();
   return Status::success();
 }

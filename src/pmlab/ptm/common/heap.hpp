@@ -56,8 +56,9 @@ class Heap {
     for (auto& a : arenas_) a = std::make_unique<Arena>();
   }
 
-  // Lays out an empty heap and makes it durable through `data`.
-  Status format(const persist::Persister& data);
+  // Lays out an empty heap and makes it durable through `data`, its header's recovered_seq set. A header
+  // that holds its formatted value already (a new pool's zeros hold most of it) is only read.
+  Status format(const persist::Persister& data, uint64_t recovered_seq = 0);
   // Checks the header and every block below top, and rebuilds the free lists (dealt to the arenas by
   // turns).
   Status open();

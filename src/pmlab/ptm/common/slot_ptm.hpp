@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "pmlab/common/status.hpp"
@@ -83,16 +84,23 @@ class SlotPtm {
     }
   }
 
-  // Formats the heap and zeroes the whole log region, durable once `init_slot` has set up each slot.
+  // Formats the heap, its header's recovered_seq set, and the log: each slot's header as `init_slot`
+  // returns it (having set the slot's own state), the rest of the slot zero; durable on return. What
+  // holds its formatted value already (most of a new pool, which is zero) is only read (store_changed).
   template <class InitSlot>
-  Status format_with(const InitSlot& init_slot) {
+  Status format_with(uint64_t recovered_seq, const InitSlot& init_slot) {
     if (options_.first_seq == 0 || options_.first_seq > (uint64_t{1} << 62))
       return error(Errc::invalid_argument, "a PTM's first sequence number must be 1 to 2^62");
-    if (Status st = heap_.format(data_p_); !st) return st;
-    const uint64_t bytes = log_bytes(options_);
-    std::memset(log_, 0, bytes);
-    for (auto& s : slots_) init_slot(*s);
-    log_p_.persist(log_, bytes);
+    if (Status st = heap_.format(data_p_, recovered_seq); !st) return st;
+    size_t written = 0;
+    for (auto& s : slots_) {
+      const auto header = init_slot(*s);
+      static_assert(std::is_same_v<decltype(header), const std::remove_pointer_t<decltype(s->header)>>);
+      auto* base = reinterpret_cast<std::byte*>(s->header);
+      written += log_p_.store_changed(base, &header, sizeof header);
+      written += log_p_.zero_changed(base + sizeof header, options_.slot_bytes - sizeof header);
+    }
+    if (written > 0) log_p_.fence();
     return Status::success();
   }
 

@@ -39,18 +39,15 @@ Status RedoPtm::format() {
   // The clock before the first transaction: every record up to it counts as retired.
   const uint64_t before = options_.first_seq - 1;
   clock_.store(before);
-  PMLAB_TRY(format_with([before](Slot& s) {
+  return format_with(before, [before](Slot& s) {
     s.last_seq = 0;  // no record of this slot's yet
     s.next_area = 0;
     s.seen_clock = before;  // never past the clock: a read version ahead of it would accept a commit's half
     s.durable_seq.store(before);
     s.retired_durable.store(before);
     std::fill(s.known_durable.begin(), s.known_durable.end(), before);
-  }));
-  uint64_t* recovered = &heap_.header().recovered_seq;
-  data_p_.store8(recovered, before);
-  data_p_.persist(recovered, 8);
-  return Status::success();
+    return RedoRetireLine{};  // nothing retired: recovered_seq covers every record up to `before`
+  });
 }
 
 Status RedoPtm::recover() {

@@ -7,9 +7,9 @@ namespace pmlab::ptm {
 
 Status UndoPtm::format() {
   const uint64_t first = options_.first_seq;
-  return format_with([first](Slot& s) {
-    s.header->seq = first;
+  return format_with(0, [first](Slot& s) {
     s.seq = first;
+    return UndoSlotHeader{.seq = first, .pad = {}};
   });
 }
 
