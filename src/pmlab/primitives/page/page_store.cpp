@@ -324,6 +324,9 @@ void PageStore::zero_ulogs() {
   for (uint64_t line = 0; line < options_.lanes * geometry_.ulog_lane_bytes; line += om::kLine) {
     const std::byte* at = ulogs + line;
     if (std::all_of(at, at + om::kLine, [](std::byte b) { return b == std::byte{0}; })) continue;
+    // Non-temporal, not Persister::zero_changed's plain stores under a line flush: a record's check word
+    // zeroed byte by byte could tear into a count that its torn fields match, where the aligned words of
+    // a non-temporal line change whole.
     persister_.zero_nt(ulogs + line, om::kLine);
     zeroed = true;
   }
