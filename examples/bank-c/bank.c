@@ -1,9 +1,13 @@
 /* A bank on pmlab's C API: accounts in a persistent transactional heap, transfers as transactions, and
  * an audit log of them.
  *
- *   bank DIR create ACCOUNTS   a heap of ACCOUNTS accounts of 1000 each, and an empty audit log
+ *   bank DIR create ACCOUNTS   an empty audit log, and a heap of ACCOUNTS accounts of 1000 each
  *   bank DIR transfer N        N random transfers, each one transaction, each logged once it committed
  *   bank DIR check             opens both (recovering them) and checks the money: exit 0 when it adds up
+ *
+ * A crash in `create` leaves a bank that `check` accepts (none yet, or no accounts yet), and which `create`
+ * run again completes: the log is made first, then the heap, then the accounts in one transaction, which
+ * is the mark that the bank exists.
  *
  * Kill `transfer` at any moment (kill -9) and `check` still finds the total unchanged: a transfer is in
  * the heap whole or not at all. The log may lack the last committed transfer (it is appended after the
@@ -26,10 +30,13 @@ struct setup {
   uint64_t accounts;
 };
 
+/* Aborts with 2 when the accounts exist already: the bank was made before. */
 static int create_accounts(pmlab_tx* tx, void* arg) {
   const struct setup* s = arg;
-  uint64_t array;
-  int rc = pmlab_tx_alloc(tx, 8 * s->accounts, &array);
+  uint64_t array, existing;
+  int rc = pmlab_tx_read(tx, pmlab_tx_root(tx, 1), &existing);
+  if (rc == 0 && existing != 0) return 2;
+  if (rc == 0) rc = pmlab_tx_alloc(tx, 8 * s->accounts, &array);
   for (uint64_t i = 0; rc == 0 && i < s->accounts; ++i) rc = pmlab_tx_write(tx, array + 8 * i, OPENING_BALANCE);
   if (rc == 0) rc = pmlab_tx_write(tx, pmlab_tx_root(tx, 0), array);
   if (rc == 0) rc = pmlab_tx_write(tx, pmlab_tx_root(tx, 1), s->accounts);
@@ -96,15 +103,33 @@ int main(int argc, char** argv) {
   if (strcmp(argv[2], "create") == 0 && argc == 4) {
     struct setup s = {strtoull(argv[3], NULL, 10)};
     struct pmlab_ptm_config config = {PMLAB_PTM_REDO, 1, 0};
-    if ((rc = pmlab_ptm_create(heap_path, 8 << 20, &config, &ptm)) != 0) return die("create heap", rc);
-    if ((rc = pmlab_ptm_run(ptm, create_accounts, &s)) != 0) return die("open accounts", rc);
-    if ((rc = pmlab_log_create(log_path, 8 << 20, NULL, &log)) != 0) return die("create log", rc);
+    if (s.accounts == 0) {
+      fprintf(stderr, "bank: a bank needs at least one account\n");
+      return 2;
+    }
+    /* What a crashed create made is taken as it is (each pool is whole or absent: pmlab creates a pool
+     * under another name and renames it once it is formatted). */
+    if ((rc = pmlab_log_create(log_path, 8 << 20, NULL, &log)) == PMLAB_E_ALREADY_EXISTS)
+      rc = pmlab_log_open(log_path, &log);
+    if (rc != 0) return die("create log", rc);
+    if ((rc = pmlab_ptm_create(heap_path, 8 << 20, &config, &ptm)) == PMLAB_E_ALREADY_EXISTS)
+      rc = pmlab_ptm_open(heap_path, &ptm);
+    if (rc != 0) return die("create heap", rc);
+    if ((rc = pmlab_ptm_run(ptm, create_accounts, &s)) == 2) {
+      fprintf(stderr, "bank: %s holds a bank already\n", argv[1]);
+      return 3;
+    }
+    if (rc != 0) return die("open accounts", rc);
     printf("%" PRIu64 " accounts, %" PRIu64 " in all\n", s.accounts, s.accounts * OPENING_BALANCE);
   } else if (strcmp(argv[2], "transfer") == 0 && argc == 4) {
     if ((rc = pmlab_ptm_open(heap_path, &ptm)) != 0) return die("open heap", rc);
     if ((rc = pmlab_log_open(log_path, &log)) != 0) return die("open log", rc);
     struct totals t;
     if ((rc = pmlab_ptm_run(ptm, add_up, &t)) != 0) return die("read accounts", rc);
+    if (t.accounts == 0) {
+      fprintf(stderr, "bank: no accounts yet: run create again to finish it\n");
+      return 3;
+    }
     const uint64_t n = strtoull(argv[3], NULL, 10);
     srand(12345);
     uint64_t done = 0;
@@ -127,7 +152,12 @@ int main(int argc, char** argv) {
     rc = 0; /* the last transfer may have been refused (rc 1): that is no failure of the run */
     printf("%" PRIu64 " transfers\n", done);
   } else if (strcmp(argv[2], "check") == 0) {
-    if ((rc = pmlab_ptm_open(heap_path, &ptm)) != 0) return die("open heap", rc);
+    /* No heap: no create got that far, and nothing was promised (the log alone is made first). */
+    if ((rc = pmlab_ptm_open(heap_path, &ptm)) == PMLAB_E_NOT_FOUND) {
+      printf("no bank yet\n");
+      return 0;
+    }
+    if (rc != 0) return die("open heap", rc);
     if ((rc = pmlab_log_open(log_path, &log)) != 0) return die("open log", rc);
     struct totals t;
     if ((rc = pmlab_ptm_run(ptm, add_up, &t)) != 0) return die("read accounts", rc);

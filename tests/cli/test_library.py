@@ -150,7 +150,10 @@ def examples(prefix, tmp_path_factory):
 @pytest.mark.parametrize("variant", ["bank-c", "bank-c-static", "bank-c-cmake-static"])
 def test_the_c_bank_keeps_its_money_through_kill_9(examples, variant, shm_dir):
     bank = examples[variant]
+    assert _run([bank, shm_dir, "check"]).stdout == "no bank yet\n"
     assert "100000 in all" in _run([bank, shm_dir, "create", 100]).stdout
+    again = subprocess.run([str(bank), str(shm_dir), "create", "100"], capture_output=True, text=True)
+    assert again.returncode == 3 and "holds a bank already" in again.stderr, again.stderr
     assert "transfers" in _run([bank, shm_dir, "transfer", 500]).stdout
     rng = random.Random(7)
     for _ in range(3):
@@ -323,6 +326,9 @@ def test_the_library_leaves_no_finding_of_its_own_in_the_examples_crash_exec_run
         "kv-create": (f"rm -f {kv_pool}", f"{kv} {{}} check", [kv, kv_pool, "load", 5], kv_pool),
         "kv-open": (f"rm -f {kv_pool} && {kv} {kv_pool} load 3", f"{kv} {{}} check", [kv, kv_pool, "load", 5], kv_pool),
         "wal-create": (f"rm -rf {wal_dir} && mkdir {wal_dir}", f"{wal} {{}} show", [wal, wal_dir, "put", 5], wal_dir),
+        # Two pools, made in an order a crash cannot leave unchecked: the log, the heap, then the accounts.
+        "bank-create": (f"rm -rf {bank_dir} && mkdir {bank_dir}", f"{bank} {{}} check", [bank, bank_dir, "create", 4],
+                        bank_dir),
         "bank-open": (f"rm -rf {bank_dir} && mkdir {bank_dir} && {bank} {bank_dir} create 4", f"{bank} {{}} check",
                       [bank, bank_dir, "transfer", 5], bank_dir),
         "set-open": (f"rm -f {ids_pool} && {ids} {ids_pool} create", f"{ids} {{}} check 2",
