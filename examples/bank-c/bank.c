@@ -12,10 +12,13 @@
  * Kill `transfer` at any moment (kill -9) and `check` still finds the total unchanged: a transfer is in
  * the heap whole or not at all. The log may lack the last committed transfer (it is appended after the
  * commit), never hold one that did not commit; when full, it starts over. */
+#define _POSIX_C_SOURCE 200809L /* stat */
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <pmlab/pmlab.h>
 
@@ -152,7 +155,13 @@ int main(int argc, char** argv) {
     rc = 0; /* the last transfer may have been refused (rc 1): that is no failure of the run */
     printf("%" PRIu64 " transfers\n", done);
   } else if (strcmp(argv[2], "check") == 0) {
-    /* No heap: no create got that far, and nothing was promised (the log alone is made first). */
+    /* No heap in DIR: no create got that far, and nothing was promised (the log alone is made first). A
+     * DIR that is not there is a mistake, not an empty bank. */
+    struct stat dir;
+    if (stat(argv[1], &dir) != 0 || !S_ISDIR(dir.st_mode)) {
+      fprintf(stderr, "bank: %s is not a directory\n", argv[1]);
+      return 3;
+    }
     if ((rc = pmlab_ptm_open(heap_path, &ptm)) == PMLAB_E_NOT_FOUND) {
       printf("no bank yet\n");
       return 0;

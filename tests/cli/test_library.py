@@ -151,6 +151,8 @@ def examples(prefix, tmp_path_factory):
 def test_the_c_bank_keeps_its_money_through_kill_9(examples, variant, shm_dir):
     bank = examples[variant]
     assert _run([bank, shm_dir, "check"]).stdout == "no bank yet\n"
+    missing = subprocess.run([str(bank), str(shm_dir / "nowhere"), "check"], capture_output=True, text=True)
+    assert missing.returncode == 3 and "is not a directory" in missing.stderr, missing.stderr
     assert "100000 in all" in _run([bank, shm_dir, "create", 100]).stdout
     again = subprocess.run([str(bank), str(shm_dir), "create", "100"], capture_output=True, text=True)
     assert again.returncode == 3 and "holds a bank already" in again.stderr, again.stderr
